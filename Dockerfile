@@ -1,0 +1,15 @@
+# The worker (and later the gateway) image. The Temporal server is NOT built here: in a deployment
+# it is a real cluster (docker-compose.yml uses the official images) or Temporal Cloud.
+FROM node:20-bookworm-slim
+WORKDIR /app
+ENV NODE_ENV=production
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund
+COPY bin ./bin
+COPY src ./src
+COPY workflows ./workflows
+COPY activities ./activities
+COPY migrations ./migrations
+USER node
+ENTRYPOINT ["node", "bin/tenantctl.js"]
+CMD ["worker"]

@@ -1,0 +1,48 @@
+// @ts-check
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import { builtinModules } from 'node:module';
+
+const nodeBuiltins = builtinModules.flatMap((m) => [m, `node:${m}`]);
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', '.data/**', 'coverage/**', 'bench/results/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    // Workflow code runs in Temporal's deterministic sandbox: no I/O, no Node built-ins,
+    // no database driver, and activities only as types (values would pull I/O in).
+    files: ['workflows/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            ...nodeBuiltins.map((name) => ({ name, message: 'Workflows are deterministic: no Node built-ins.' })),
+            { name: 'pg', message: 'Workflows do no I/O: use an activity.' },
+            { name: 'pino', message: 'Use log from @temporalio/workflow.' },
+          ],
+          patterns: [
+            {
+              group: ['**/activities/**', '../activities', '../activities/*', '**/src/db/**', '**/src/platform/**'],
+              allowTypeImports: true,
+              message: 'Workflows import activities (and I/O modules) as types only.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+);

@@ -1,0 +1,101 @@
+import { z } from 'zod';
+
+/**
+ * The only reader of process.env: every entry point calls loadConfig(process.env) once and passes
+ * the result down. Every field is described; every problem is reported at once, one line each.
+ * The config object holds secrets (platform key, master keys): never log it.
+ */
+
+const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+const emptyToUndefined = (value: unknown) => (typeof value === 'string' && value.trim() === '' ? undefined : value);
+const optionalString = z.preprocess(emptyToUndefined, z.string().optional());
+
+const postgresUrl = z.preprocess(
+  emptyToUndefined,
+  z
+    .string()
+    .refine((value) => {
+      try {
+        const url = new URL(value);
+        return (url.protocol === 'postgres:' || url.protocol === 'postgresql:') && url.hostname !== '' && url.pathname.length > 1;
+      } catch {
+        return false;
+      }
+    }, 'must be a URL like postgres://user:password@host:5432/database')
+    .optional(),
+);
+
+const hostPort = z.preprocess(
+  emptyToUndefined,
+  z
+    .string()
+    .regex(/^[A-Za-z0-9.-]+:[0-9]{1,5}$|^\[[0-9a-fA-F:]+\]:[0-9]{1,5}$/, 'must be host:port, e.g. localhost:7233')
+    .optional(),
+);
+
+const port = (fallback: number) =>
+  z.preprocess(emptyToUndefined, z.coerce.number().int('must be a whole number').min(0).max(65535).default(fallback));
+
+export const configSchema = z.object({
+  DATABASE_URL: postgresUrl.describe(
+    'Postgres for the parent records. Unset: an embedded Postgres is started under DATA_DIR (dev) or a temp dir (tests).',
+  ),
+  DATA_DIR: z.preprocess(emptyToUndefined, z.string().default('.data')).describe(
+    'Where the dev stack keeps embedded Postgres data and the Temporal dev server database.',
+  ),
+  TEMPORAL_ADDRESS: hostPort.describe(
+    'Temporal frontend host:port. Unset: the dev stack starts a local Temporal dev server (npm start / tests).',
+  ),
+  TEMPORAL_NAMESPACE: z.preprocess(emptyToUndefined, z.string().default('default')).describe('Temporal namespace.'),
+  TEMPORAL_API_KEY: optionalString.describe('API key for Temporal Cloud (implies TLS).'),
+  TEMPORAL_TASK_QUEUE: z
+    .preprocess(emptyToUndefined, z.string().regex(/^[A-Za-z0-9._-]{1,200}$/, 'letters, digits, . _ - only').default('tenant-provisioning'))
+    .describe('Task queue the worker polls and clients start workflows on.'),
+  TEMPORAL_CLI_PATH: optionalString.describe('Path to a `temporal` CLI binary for the dev server (else PATH, cache, go install).'),
+  TEMPORAL_UI_PORT: port(8233).describe('Port for the Temporal Web UI of the dev server (a free one is picked if taken).'),
+  TEMPORAL_DEV_PORT: port(7233).describe('Port for the dev server frontend (a free one is picked if taken).'),
+  LOG_LEVEL: z.preprocess(emptyToUndefined, z.enum(logLevels).default('info')).describe(`One of ${logLevels.join(', ')}.`),
+  PLATFORM_BASE_URL: z
+    .preprocess(emptyToUndefined, z.url({ protocol: /^https?$/, error: 'must be an http(s) URL ending in /api/v1' }).optional())
+    .describe('Platform API base including the version prefix. Unset in the dev stack: the simulator is started.'),
+  PLATFORM_API_KEY: z
+    .preprocess(emptyToUndefined, z.string().startsWith('svpk_', 'must be a platform key (starts with svpk_)').optional())
+    .describe('Parent platform key for control-plane calls.'),
+  SECRETS_KEYS: optionalString.describe(
+    'Master keys for the vault and payload codec: comma-separated keyId:base64(32 bytes); the first encrypts, all decrypt.',
+  ),
+});
+
+export type Config = z.infer<typeof configSchema> & {
+  /** TEMPORAL_* variables (and HOME for the config file), handed to @temporalio/envconfig. */
+  temporalEnv: Record<string, string>;
+};
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  }
+}
+
+/** Validates the environment; throws ConfigError listing every problem (values are never echoed). */
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  const known = Object.fromEntries(Object.keys(configSchema.shape).map((key) => [key, env[key]]));
+  const parsed = configSchema.safeParse(known);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`));
+  }
+  const temporalEnv = Object.fromEntries(
+    Object.entries(env).filter(
+      (entry): entry is [string, string] =>
+        entry[1] !== undefined && (entry[0].startsWith('TEMPORAL_') || ['HOME', 'XDG_CONFIG_HOME', 'APPDATA'].includes(entry[0])),
+    ),
+  );
+  return { ...parsed.data, temporalEnv };
+}
+
+/** Human description of every setting, for `tenantctl config --help` and the README. */
+export function describeConfig(): Array<{ name: string; description: string }> {
+  return Object.entries(configSchema.shape).map(([name, schema]) => ({ name, description: schema.description ?? '' }));
+}

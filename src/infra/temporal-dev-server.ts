@@ -1,0 +1,152 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { Connection } from '@temporalio/client';
+import { SEARCH_ATTRIBUTES } from '../search-attributes.js';
+import { findOrBuildTemporalCli, type Progress } from './temporal-cli.js';
+import { preferredOrFreePort, freePort } from './ports.js';
+
+/**
+ * Starts `temporal server start-dev` ourselves (not through the SDK's fixed 5 s wait), with the
+ * project's search attributes registered and the server version check off (no internet here).
+ */
+export interface DevServerOptions {
+  cliPath?: string | undefined;
+  env?: Record<string, string | undefined>;
+  namespace?: string;
+  port?: number;
+  /** Web UI port; ignored when headless. */
+  uiPort?: number;
+  headless?: boolean;
+  /** Keep workflows across restarts (the run command); tests use the in-memory store. */
+  dbFilename?: string;
+  readyTimeoutMs?: number;
+  onProgress?: Progress;
+}
+
+export interface RunningDevServer {
+  address: string;
+  namespace: string;
+  uiUrl?: string;
+  /** How it was obtained: a binary path, or 'sdk-download'. */
+  source: string;
+  stop(): Promise<void>;
+}
+
+export class DevServerError extends Error {
+  override name = 'DevServerError';
+}
+
+export async function startTemporalDevServer(options: DevServerOptions = {}): Promise<RunningDevServer> {
+  const progress = options.onProgress ?? (() => undefined);
+  const namespace = options.namespace ?? 'default';
+  const binary = await findOrBuildTemporalCli({ cliPath: options.cliPath, env: options.env, onProgress: progress });
+  if (!binary) return startWithSdkDownload(namespace, progress);
+
+  const port = await preferredOrFreePort(options.port ?? 7233);
+  const args = [
+    'server', 'start-dev',
+    '--ip', '127.0.0.1',
+    '--port', String(port),
+    '--http-port', String(await freePort()),
+    '--namespace', namespace,
+    '--log-level', 'error',
+    '--dynamic-config-value', 'frontend.enableServerVersionCheck=false',
+    ...Object.entries(SEARCH_ATTRIBUTES).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]),
+  ];
+  let uiUrl: string | undefined;
+  if (options.headless ?? true) args.push('--headless');
+  else {
+    const uiPort = await preferredOrFreePort(options.uiPort ?? 8233);
+    args.push('--ui-port', String(uiPort), '--ui-ip', '127.0.0.1');
+    uiUrl = `http://127.0.0.1:${uiPort}`;
+  }
+  if (options.dbFilename) args.push('--db-filename', options.dbFilename);
+
+  const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const output: string[] = [];
+  const keep = (chunk: Buffer) => {
+    output.push(...chunk.toString().split('\n').filter(Boolean));
+    output.splice(0, Math.max(0, output.length - 30));
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+
+  const address = `127.0.0.1:${port}`;
+  try {
+    await waitUntilReady(child, address, namespace, options.readyTimeoutMs ?? 60_000, output);
+  } catch (error) {
+    await stopChild(child);
+    process.off('exit', killOnExit);
+    throw error;
+  }
+  return {
+    address,
+    namespace,
+    uiUrl,
+    source: binary,
+    stop: async () => {
+      await stopChild(child);
+      process.off('exit', killOnExit);
+    },
+  };
+}
+
+async function waitUntilReady(child: ChildProcess, address: string, namespace: string, timeoutMs: number, output: string[]) {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) {
+      throw new DevServerError(`Temporal dev server exited with code ${child.exitCode}:\n${output.join('\n')}`);
+    }
+    try {
+      const connection = await Connection.connect({ address, connectTimeout: 1_000 });
+      try {
+        await connection.workflowService.describeNamespace({ namespace });
+        return;
+      } finally {
+        await connection.close();
+      }
+    } catch (error) {
+      lastError = error;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  throw new DevServerError(
+    `Temporal dev server on ${address} was not ready within ${timeoutMs} ms ` +
+      `(last error: ${lastError instanceof Error ? lastError.message : String(lastError)})\n${output.join('\n')}`,
+  );
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const force = setTimeout(() => child.kill('SIGKILL'), 5_000);
+    child.once('exit', () => {
+      clearTimeout(force);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+/** Last resort for users with internet and neither Go nor a binary: the SDK downloads a dev server. */
+async function startWithSdkDownload(namespace: string, progress: Progress): Promise<RunningDevServer> {
+  progress('no Temporal CLI and no Go toolchain found: using the Temporal SDK download (needs internet)');
+  const { TestWorkflowEnvironment } = await import('@temporalio/testing');
+  const env = await TestWorkflowEnvironment.createLocal({
+    server: {
+      namespace,
+      extraArgs: [
+        '--dynamic-config-value', 'frontend.enableServerVersionCheck=false',
+        ...Object.entries(SEARCH_ATTRIBUTES).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]),
+      ],
+    },
+  });
+  return {
+    address: env.address,
+    namespace,
+    source: 'sdk-download',
+    stop: () => env.teardown(),
+  };
+}
