@@ -1,0 +1,88 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { sendError } from '../envelope.js';
+import { projectNotFound, SimErrorCode } from '../errors.js';
+import { faultRulesSchema } from '../faults.js';
+import { REGISTRY_EVENTS } from '../registry-delivery.js';
+import type { SimRuntime } from '../runtime.js';
+import { snapshotOf } from '../snapshot.js';
+import { parseBody } from '../validation.js';
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
+
+export function isLoopbackAddress(address: string | undefined): boolean {
+  return address !== undefined && (LOOPBACK.has(address) || /^(::ffff:)?127\./.test(address));
+}
+
+const eventSchema = z
+  .object({ projectId: z.string().min(1), event: z.enum(REGISTRY_EVENTS), image: z.string().min(1), tag: z.string().min(1) })
+  .strict();
+const balanceSchema = z
+  .object({
+    paidMicroUsd: z.string().regex(/^(0|[1-9][0-9]*)$/, 'must be a whole number of micro-USD as a string'),
+    promoMicroUsd: z.string().regex(/^(0|[1-9][0-9]*)$/, 'must be a whole number of micro-USD as a string').optional(),
+  })
+  .strict();
+const advanceSchema = z.object({ seconds: z.number().min(0).max(10 * 365 * 86_400) }).strict();
+
+/**
+ * Test and demo controls under /__sim, outside the API base. Answers are plain JSON (no envelope: this is not the
+ * platform), errors use the envelope. Anyone not on loopback gets the same 404 as an unknown route.
+ */
+export function registerAdminRoutes(app: FastifyInstance, sim: SimRuntime): void {
+  app.addHook('onRequest', async (request, reply) => {
+    if (!isLoopbackAddress(request.socket.remoteAddress)) {
+      sendError(reply, 404, SimErrorCode.RouteNotFound, `No route for ${request.method} ${request.url.split('?')[0]}.`);
+      return reply;
+    }
+    return undefined;
+  });
+
+  app.get('/__sim/state', (_request, reply) => {
+    void reply.send(snapshotOf(sim));
+  });
+
+  app.post('/__sim/faults', (request, reply) => {
+    const { rules } = parseBody(faultRulesSchema, request.body);
+    sim.faults.setRules(rules);
+    void reply.send({ rules: rules.length });
+  });
+
+  app.delete('/__sim/faults', (_request, reply) => {
+    sim.faults.clear();
+    void reply.send({ rules: 0 });
+  });
+
+  app.post('/__sim/registry/events', (request, reply) => {
+    const body = parseBody(eventSchema, request.body);
+    const project = sim.state.projects.get(body.projectId);
+    if (!project || project.status !== 'active') throw projectNotFound();
+    const deliveries = sim.delivery.emit(sim.state, body);
+    void reply.code(202).send({ deliveries: deliveries.map((d) => ({ deliveryId: d.id, webhookId: d.webhookId })) });
+  });
+
+  // The parent buys credit (or a test sets the stage): sets the parent's balances outright.
+  app.post('/__sim/parents/:parentId/balance', (request, reply) => {
+    const { parentId } = request.params as { parentId: string };
+    const body = parseBody(balanceSchema, request.body);
+    const parent = sim.state.parents.get(parentId);
+    if (!parent) {
+      sendError(reply, 404, SimErrorCode.RouteNotFound, `No parent ${parentId}.`);
+      return;
+    }
+    parent.paidBalance = BigInt(body.paidMicroUsd);
+    if (body.promoMicroUsd !== undefined) parent.promoBalance = BigInt(body.promoMicroUsd);
+    void reply.send({ id: parentId, paidBalanceMicroUsd: parent.paidBalance.toString(), promoBalanceMicroUsd: parent.promoBalance.toString() });
+  });
+
+  app.post('/__sim/clock/advance', (request, reply) => {
+    const { seconds } = parseBody(advanceSchema, request.body);
+    sim.clock.advance(seconds);
+    void reply.send({ now: sim.clock.iso() });
+  });
+
+  app.post('/__sim/reset', (_request, reply) => {
+    sim.reset();
+    void reply.send({ reset: true, now: sim.clock.iso() });
+  });
+}
