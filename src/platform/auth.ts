@@ -1,0 +1,105 @@
+import { PlatformErrorCode, PlatformInputError } from './errors.js';
+import { SecretToken, type TokenPrefix } from './secret-token.js';
+import { assertId } from './validate.js';
+
+/**
+ * Who a resource call acts as (contract, "Authentication"). Explicit on every call so a tenant's request can never
+ * silently run under the parent's identity.
+ * - `tenant-key`: the tenant is derived from the key; we never send X-Service-Subaccount (a conflicting header is
+ *   403 SUBACCOUNT_SCOPE).
+ * - `platform`: the parent's platform key, targeting one tenant with X-Service-Subaccount. The id must come from our
+ *   own ownership records, never straight from a customer.
+ * - `personal`: a human's token. No tenant context is added unless the caller names one explicitly.
+ */
+export type ResourceAuth =
+  | { kind: 'tenant-key'; token: SecretToken | string }
+  | { kind: 'platform'; subaccountId: string }
+  | { kind: 'personal'; subaccountId?: string };
+
+export interface ParentCredentials {
+  platformKey: SecretToken | undefined;
+  personalToken: SecretToken | undefined;
+}
+
+export const SUBACCOUNT_HEADER = 'X-Service-Subaccount';
+
+export function credentialFromOption(
+  value: SecretToken | string | undefined,
+  expected: TokenPrefix,
+  option: string,
+): SecretToken | undefined {
+  if (value === undefined) return undefined;
+  const given: unknown = value;
+  const token =
+    given instanceof SecretToken || (typeof given === 'string' && given !== '') ? SecretToken.from(given) : undefined;
+  if (token?.prefix !== expected) {
+    throw new PlatformInputError({
+      code: PlatformErrorCode.INVALID_INPUT,
+      message: `createPlatformClient: ${option} must be a credential starting with ${expected}`,
+    });
+  }
+  return token;
+}
+
+function bearer(token: SecretToken): Record<string, string> {
+  return { Authorization: `Bearer ${token.reveal()}` };
+}
+
+/** Control-plane calls need parent credentials (rule 1): the platform key, else a personal token. */
+export function parentAuthHeaders(credentials: ParentCredentials, operation: string): Record<string, string> {
+  const token = credentials.platformKey ?? credentials.personalToken;
+  if (!token) {
+    throw new PlatformInputError({
+      code: PlatformErrorCode.MISSING_CREDENTIALS,
+      message: `${operation}: control-plane calls need parent credentials (platformKey or personalToken)`,
+    });
+  }
+  return bearer(token);
+}
+
+export function resourceAuthHeaders(
+  auth: ResourceAuth | undefined,
+  credentials: ParentCredentials,
+  operation: string,
+): Record<string, string> {
+  switch (auth?.kind) {
+    case 'tenant-key': {
+      const given: unknown = auth.token;
+      const token =
+        given instanceof SecretToken || (typeof given === 'string' && given !== '') ? SecretToken.from(given) : undefined;
+      if (token?.prefix !== 'svsk_') {
+        throw new PlatformInputError({
+          code: PlatformErrorCode.INVALID_INPUT,
+          message: `${operation}: auth.token must be a tenant key (prefix svsk_)`,
+        });
+      }
+      return bearer(token);
+    }
+    case 'platform': {
+      if (!credentials.platformKey) {
+        throw new PlatformInputError({
+          code: PlatformErrorCode.MISSING_CREDENTIALS,
+          message: `${operation}: platform auth needs the client's platformKey`,
+        });
+      }
+      const subaccountId = assertId(auth.subaccountId, 'auth.subaccountId', operation);
+      return { ...bearer(credentials.platformKey), [SUBACCOUNT_HEADER]: subaccountId };
+    }
+    case 'personal': {
+      if (!credentials.personalToken) {
+        throw new PlatformInputError({
+          code: PlatformErrorCode.MISSING_CREDENTIALS,
+          message: `${operation}: personal auth needs the client's personalToken`,
+        });
+      }
+      const headers = bearer(credentials.personalToken);
+      if (auth.subaccountId === undefined) return headers;
+      return { ...headers, [SUBACCOUNT_HEADER]: assertId(auth.subaccountId, 'auth.subaccountId', operation) };
+    }
+    default:
+      throw new PlatformInputError({
+        code: PlatformErrorCode.INVALID_INPUT,
+        message: `${operation}: auth must be { kind: 'tenant-key' | 'platform' | 'personal', ... }`,
+      });
+  }
+}

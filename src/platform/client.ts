@@ -1,0 +1,96 @@
+import { credentialFromOption } from './auth.js';
+import type { ClientContext } from './core.js';
+import { PlatformErrorCode, PlatformInputError } from './errors.js';
+import { keyMethods } from './keys.js';
+import { DEFAULT_PATHS, type PathOverrides } from './paths.js';
+import { defaultEnvVarsBody, projectMethods, type DeleteMethod } from './projects.js';
+import type { EnvVars } from './records.js';
+import type { SecretToken } from './secret-token.js';
+import { subaccountMethods } from './subaccounts.js';
+import { createTransport } from './transport.js';
+import type { PlatformClient } from './types.js';
+import { walletMethods } from './wallet.js';
+import { webhookMethods } from './webhooks.js';
+
+export interface PlatformClientOptions {
+  /** The platform's base address including the version prefix, e.g. `https://platform.example/api/v1`. */
+  baseUrl: string;
+  /** Parent platform key (`svpk_`): control-plane calls and `{ kind: 'platform' }` resource calls. */
+  platformKey?: SecretToken | string;
+  /** Personal access token (`sv_`): registry webhooks, `{ kind: 'personal' }`, and control plane without a platform key. */
+  personalToken?: SecretToken | string;
+  /** Per-request deadline, covering the response body too. Default 10 s. */
+  timeoutMs?: number;
+  /** Upper bound on pages fetched by one list call. Default 100. */
+  maxPages?: number;
+  /** Sent as `limit=` on list calls when given. */
+  pageSize?: number;
+  fetch?: typeof fetch;
+  userAgent?: string;
+  /** Overrides for paths the contract does not show (see paths.ts). */
+  paths?: PathOverrides;
+  projectDeleteMethod?: DeleteMethod;
+  envVarsBody?: (vars: EnvVars) => unknown;
+}
+
+export const DEFAULT_TIMEOUT_MS = 10_000;
+export const DEFAULT_MAX_PAGES = 100;
+const DEFAULT_USER_AGENT = 'tenant-orchestrator-platform-client/0.1';
+
+function positiveInteger(value: number | undefined, fallback: number, option: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value <= 0) {
+    throw new PlatformInputError({
+      code: PlatformErrorCode.INVALID_INPUT,
+      message: `createPlatformClient: ${option} must be a positive integer`,
+    });
+  }
+  return value;
+}
+
+function baseUrlOf(value: string): URL {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch (cause) {
+    throw new PlatformInputError({ code: PlatformErrorCode.INVALID_INPUT, message: 'createPlatformClient: baseUrl is not a URL', cause });
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new PlatformInputError({ code: PlatformErrorCode.INVALID_INPUT, message: 'createPlatformClient: baseUrl must be http(s)' });
+  }
+  if (url.search || url.hash || url.username || url.password) {
+    throw new PlatformInputError({
+      code: PlatformErrorCode.INVALID_INPUT,
+      message: 'createPlatformClient: baseUrl must not carry a query, fragment or credentials',
+    });
+  }
+  return url;
+}
+
+export function createPlatformClient(options: PlatformClientOptions): PlatformClient {
+  const ctx: ClientContext = {
+    send: createTransport({
+      baseUrl: baseUrlOf(options.baseUrl),
+      fetch: options.fetch ?? globalThis.fetch,
+      timeoutMs: positiveInteger(options.timeoutMs, DEFAULT_TIMEOUT_MS, 'timeoutMs'),
+      userAgent: options.userAgent ?? DEFAULT_USER_AGENT,
+    }),
+    credentials: {
+      platformKey: credentialFromOption(options.platformKey, 'svpk_', 'platformKey'),
+      personalToken: credentialFromOption(options.personalToken, 'sv_', 'personalToken'),
+    },
+    paths: { ...DEFAULT_PATHS, ...options.paths },
+    maxPages: positiveInteger(options.maxPages, DEFAULT_MAX_PAGES, 'maxPages'),
+    pageSize: options.pageSize === undefined ? undefined : positiveInteger(options.pageSize, 0, 'pageSize'),
+  };
+  return {
+    ...subaccountMethods(ctx),
+    ...walletMethods(ctx),
+    ...keyMethods(ctx),
+    ...projectMethods(ctx, {
+      projectDeleteMethod: options.projectDeleteMethod ?? 'DELETE',
+      envVarsBody: options.envVarsBody ?? defaultEnvVarsBody,
+    }),
+    ...webhookMethods(ctx),
+  };
+}
