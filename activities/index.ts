@@ -1,13 +1,17 @@
-import type { Pool } from '../src/db/pool.js';
+import type { ActivityDeps } from './context.js';
+import { createKeyActivities } from './keys.js';
+import { createTenantActivities } from './tenants.js';
+import { createWalletActivities } from './wallet.js';
 
-/** Dependencies every activity factory receives; built once per worker process. */
-export interface ActivityDeps {
-  pool: Pool;
-}
+export type { ActivityDeps } from './context.js';
 
 /** All activities, registered on the worker; workflows type them with `import type`. */
-export function createActivities(_deps: ActivityDeps) {
-  return {};
+export function createActivities(deps: ActivityDeps) {
+  return {
+    ...createTenantActivities(deps),
+    ...createWalletActivities(deps),
+    ...createKeyActivities(deps),
+  };
 }
 
 export type Activities = ReturnType<typeof createActivities>;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { safeParseMasterKeys } from './secrets/master-keys.js';
 
 /**
  * The only reader of process.env: every entry point calls loadConfig(process.env) once and passes
@@ -62,9 +63,26 @@ export const configSchema = z.object({
   PLATFORM_API_KEY: z
     .preprocess(emptyToUndefined, z.string().startsWith('svpk_', 'must be a platform key (starts with svpk_)').optional())
     .describe('Parent platform key for control-plane calls.'),
-  SECRETS_KEYS: optionalString.describe(
+  SECRETS_KEYS: z
+    .preprocess(
+      emptyToUndefined,
+      z
+        .string()
+        .superRefine((value, ctx) => {
+          const parsed = safeParseMasterKeys(value);
+          if (!parsed.ok) for (const problem of parsed.problems) ctx.addIssue({ code: 'custom', message: problem });
+        })
+        .optional(),
+    )
+    .describe(
     'Master keys for the vault and payload codec: comma-separated keyId:base64(32 bytes); the first encrypts, all decrypt.',
   ),
+  PAYLOAD_CODEC: z
+    .preprocess(emptyToUndefined, z.enum(['auto', 'on', 'off']).default('auto'))
+    .describe('Encrypt every Temporal payload with SECRETS_KEYS: auto (when SECRETS_KEYS is set), on (required), off.'),
+  PLATFORM_TIMEOUT_MS: z
+    .preprocess(emptyToUndefined, z.coerce.number().int('must be a whole number').min(100).max(120_000).default(10_000))
+    .describe('Per-request deadline of platform calls, in ms.'),
 });
 
 export type Config = z.infer<typeof configSchema> & {

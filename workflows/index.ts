@@ -1,2 +1,2 @@
 // Every production workflow, for the worker's bundle. Deterministic code only (see eslint.config.js).
-export {};
+export { onboardTenant } from './onboard-tenant.js';

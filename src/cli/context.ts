@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, loadConfig, type Config } from '../config.js';
+import { InvalidInputError } from '../domain/tenant-input.js';
 
 /**
  * The dev stack (`npm start`) writes the addresses it started into DATA_DIR/stack.json, so that
@@ -28,7 +29,7 @@ export function loadCliConfig(env: Record<string, string | undefined> = process.
 /** Prints an error as one clear line per problem (never a stack trace unless TENANTCTL_DEBUG=1). */
 export function reportError(error: unknown): number {
   if (process.env.TENANTCTL_DEBUG === '1') console.error(error);
-  else if (error instanceof ConfigError) for (const problem of error.problems) console.error(`error: ${problem}`);
+  else if (error instanceof ConfigError || error instanceof InvalidInputError) for (const problem of error.problems) console.error(`error: ${problem}`);
   else console.error(`error: ${error instanceof Error ? error.message : String(error)}`);
-  return error instanceof ConfigError ? 2 : 1;
+  return error instanceof ConfigError || error instanceof InvalidInputError ? 2 : 1;
 }

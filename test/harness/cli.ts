@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 export const TENANTCTL = fileURLToPath(new URL('../../bin/tenantctl.js', import.meta.url));
@@ -27,4 +27,23 @@ export function runCli(args: string[], env: Record<string, string> = {}, timeout
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+/** A long-running `tenantctl` process (e.g. the worker) that a test can kill like a crash would. */
+export function spawnCli(args: string[], env: Record<string, string>): { child: ChildProcess; output: () => string; ready: Promise<void> } {
+  const child = spawn(process.execPath, [TENANTCTL, ...args], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', DATA_DIR: '/nonexistent-stack-dir', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const ready = new Promise<void>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('worker polling')) resolve();
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`tenantctl ${args.join(' ')} exited early (${code}): ${output}`)));
+  });
+  return { child, output: () => output, ready };
 }

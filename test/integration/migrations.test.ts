@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { assertSchemaCurrent, codeSchemaVersion, migrate, SchemaMismatchError } from '../../src/db/migrate.js';
 import { createPool, type Pool } from '../../src/db/pool.js';
 import { ensureDatabase } from '../../src/infra/database.js';
+import { generateMasterKey } from '../../src/secrets/master-keys.js';
 import { runCli } from '../harness/cli.js';
 
 describe('migrations', () => {
@@ -63,10 +64,22 @@ describe('bad configuration on the command line', () => {
 
   it('names an unreachable TEMPORAL_ADDRESS in one line', async () => {
     const databaseUrl = await ensureDatabase(inject('postgresAdminUrl'), inject('templateDatabase'));
-    const result = await runCli(['worker'], { DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: '127.0.0.1:1' });
+    const result = await runCli(['worker'], {
+      DATABASE_URL: databaseUrl,
+      TEMPORAL_ADDRESS: '127.0.0.1:1',
+      PLATFORM_BASE_URL: 'http://127.0.0.1:9/api/v1',
+      PLATFORM_API_KEY: 'svpk_fake_for_config_test',
+      SECRETS_KEYS: generateMasterKey('k1'),
+    });
     expect(result.code).toBe(1);
     expect(result.stderr.trim()).toMatch(/^error: cannot reach Temporal at 127\.0\.0\.1:1: /);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
+  it('lists every missing worker setting at once', async () => {
+    const result = await runCli(['worker'], {});
+    expect(result.code).toBe(2);
+    expect(result.stderr.trim().split('\n').map((l) => l.split(':')[1]!.trim())).toEqual(['DATABASE_URL', 'PLATFORM_BASE_URL', 'PLATFORM_API_KEY', 'SECRETS_KEYS']);
   });
 
   it('names an unreachable database in one line', async () => {

@@ -1,0 +1,23 @@
+import { Context } from '@temporalio/activity';
+import type { Logger } from '../src/log.js';
+import type { Pool } from '../src/db/pool.js';
+import type { PlatformClient } from '../src/platform/index.js';
+import type { Vault } from '../src/secrets/vault.js';
+
+/** Dependencies every activity factory receives; built once per worker process. */
+export interface ActivityDeps {
+  pool: Pool;
+  platform: PlatformClient;
+  vault: Vault;
+  logger: Logger;
+}
+
+/** Who to write into the audit log for the running activity. */
+export function auditOrigin(): { actor: string; workflowId: string | null; runId: string | null } {
+  try {
+    const execution = Context.current().info.workflowExecution;
+    return { actor: 'worker', workflowId: execution?.workflowId ?? null, runId: execution?.runId ?? null };
+  } catch {
+    return { actor: 'worker', workflowId: null, runId: null };
+  }
+}

@@ -1,0 +1,60 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import { classifyError } from '../src/platform/index.js';
+import { safeSnippet } from '../src/platform/secret-token.js';
+
+/**
+ * The one place errors become Temporal failures: `type` is the code from our closed list, the
+ * message is redacted, and retryability follows the platform client's taxonomy. Tests assert the
+ * type, never the message.
+ */
+export const OrchestratorErrorCode = {
+  INVALID_INPUT: 'INVALID_INPUT',
+  EXTERNAL_REF_CONFLICT: 'EXTERNAL_REF_CONFLICT',
+  TENANT_NOT_FOUND: 'TENANT_NOT_FOUND',
+  TENANT_CLOSED: 'TENANT_CLOSED',
+  DUPLICATE_SUBACCOUNTS: 'DUPLICATE_SUBACCOUNTS',
+  TRANSFER_CONFLICT: 'TRANSFER_CONFLICT',
+  KEY_RECORD_STATE: 'KEY_RECORD_STATE',
+  SECRET_MISSING: 'SECRET_MISSING',
+} as const;
+export type OrchestratorErrorCode = (typeof OrchestratorErrorCode)[keyof typeof OrchestratorErrorCode];
+
+export function definiteFailure(code: OrchestratorErrorCode, message: string, details?: Record<string, unknown>): ApplicationFailure {
+  return ApplicationFailure.create({ type: code, message: safeSnippet(message, 500), nonRetryable: true, details: details ? [details] : [] });
+}
+
+/**
+ * Converts anything thrown by a platform call or the database into an ApplicationFailure.
+ * Ambiguous failures are retried: every activity here retries a mutation only under the same
+ * idempotency key, or looks for the earlier attempt's effect first (sub-account by external ref,
+ * key by name, transfer by wallet), so a retry can never double an effect.
+ */
+export function toFailure(error: unknown): ApplicationFailure {
+  if (error instanceof ApplicationFailure) return error;
+  const classified = classifyError(error);
+  return ApplicationFailure.create({
+    type: classified.type,
+    message: safeSnippet(classified.message, 500),
+    nonRetryable: classified.classification === 'ambiguous' ? false : classified.nonRetryable,
+    details: [
+      {
+        classification: classified.classification,
+        status: classified.status ?? null,
+        platformCode: classified.platformCode ?? null,
+        requestId: classified.requestId ?? null,
+      },
+    ],
+    ...(classified.retryAfterMs ? { nextRetryDelay: classified.retryAfterMs } : {}),
+  });
+}
+
+/** Wraps an activity so every failure leaves it converted exactly once. */
+export function boundary<I, O>(fn: (input: I) => Promise<O>): (input: I) => Promise<O> {
+  return async (input: I) => {
+    try {
+      return await fn(input);
+    } catch (error) {
+      throw toFailure(error);
+    }
+  };
+}

@@ -1,0 +1,23 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * Idempotency keys derived from the business key: stable across retries, workers and restarts,
+ * bounded (under 64 characters) and of a safe charset ([a-z0-9-]) whatever the external ref holds.
+ */
+function digest(...parts: string[]): string {
+  return createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, 32);
+}
+
+export function subaccountCreateKey(externalRef: string): string {
+  return `tpo-sub-${digest('subaccount-create', externalRef)}`;
+}
+
+/** One key per attempt generation: the generation moves only after a definite refusal. */
+export function transferKey(externalRef: string, purpose: string, generation: number): string {
+  return `tpo-xfer-${digest('transfer', externalRef, purpose)}-${generation}`;
+}
+
+/** Name prefix of the platform key for a slot generation; each create attempt appends `-a<N>`. */
+export function keyNamePrefix(slot: string, generation: number): string {
+  return `tpo-${slot}-g${generation}`;
+}

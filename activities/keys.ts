@@ -1,0 +1,108 @@
+import { appendAudit } from '../src/db/audit-store.js';
+import { findKeySecret, insertKeySecret } from '../src/db/key-secrets-store.js';
+import { withTransaction } from '../src/db/pool.js';
+import { activateKeyRecord, beginKeyCreateAttempt, findKeyRecord, insertKeyRecordIfAbsent, markKeyVerified } from '../src/db/tenant-keys-store.js';
+import { PlatformBusinessStateError, PlatformNotFoundError, type ApiKeyRecord } from '../src/platform/index.js';
+import { fingerprintToken } from '../src/secrets/fingerprint.js';
+import { sealedKeyId, tenantTokenAad } from '../src/secrets/vault.js';
+import { auditOrigin, type ActivityDeps } from './context.js';
+import { boundary, definiteFailure, OrchestratorErrorCode } from './failures.js';
+import { keyNamePrefix } from './idempotency-keys.js';
+
+export interface IssueKeyInput {
+  externalRef: string;
+  subaccountId: string;
+  slot: string;
+  generation: number;
+}
+
+/** Never the token: only what identifies the key. */
+export type IssueKeyResult =
+  | { state: 'issued'; keyId: string; fingerprint: string; orphansRevoked: string[] }
+  | { state: 'key_limit'; activeKeys: Array<{ id: string; name: string | null; lastUsedAt: string | null; lastUseKnown: boolean }> };
+
+export interface VerifyKeyInput {
+  externalRef: string;
+  slot: string;
+  generation: number;
+}
+
+export function createKeyActivities(deps: ActivityDeps) {
+  const { pool, platform, vault } = deps;
+
+  /**
+   * Keys named by an earlier attempt of this slot generation whose response we lost: the token went
+   * with the response, so the key can never be used by us — revoke it rather than leave an orphan.
+   */
+  async function revokeOrphans(input: IssueKeyInput, keep: string | null): Promise<string[]> {
+    const prefix = `${keyNamePrefix(input.slot, input.generation)}-a`;
+    const { keys } = await platform.listTenantKeys({ subaccountId: input.subaccountId });
+    const orphans = keys.filter((k: ApiKeyRecord) => k.name?.startsWith(prefix) && k.id !== keep && k.status !== 'revoked');
+    for (const orphan of orphans) {
+      try {
+        await platform.revokeTenantKey({ subaccountId: input.subaccountId, keyId: orphan.id });
+      } catch (error) {
+        if (!(error instanceof PlatformNotFoundError)) throw error;
+      }
+      await appendAudit(pool, { ...auditOrigin(), action: 'key.orphan_revoked', externalRef: input.externalRef, subject: orphan.id, details: { name: orphan.name ?? null } });
+    }
+    return orphans.map((o) => o.id);
+  }
+
+  return {
+    issueTenantKey: boundary(async (input: IssueKeyInput): Promise<IssueKeyResult> => {
+      const prefix = keyNamePrefix(input.slot, input.generation);
+      let record = await insertKeyRecordIfAbsent(pool, { externalRef: input.externalRef, slot: input.slot, generation: input.generation, keyName: prefix });
+      if (record.status === 'active') return { state: 'issued', keyId: record.platformKeyId!, fingerprint: record.fingerprint!, orphansRevoked: [] };
+      if (record.status !== 'creating') {
+        throw definiteFailure(OrchestratorErrorCode.KEY_RECORD_STATE, `key ${input.slot} generation ${input.generation} of ${input.externalRef} is ${record.status}`);
+      }
+      const orphansBefore = record.createAttempts > 0 ? await revokeOrphans(input, null) : [];
+      record = await beginKeyCreateAttempt(pool, record.id, prefix);
+
+      let created;
+      try {
+        created = await platform.createTenantKey({ subaccountId: input.subaccountId, name: record.keyName });
+      } catch (error) {
+        if (error instanceof PlatformBusinessStateError && error.code === 'API_KEY_LIMIT_REACHED') {
+          const { keys } = await platform.listTenantKeys({ subaccountId: input.subaccountId });
+          return {
+            state: 'key_limit',
+            activeKeys: keys
+              .filter((k) => k.status !== 'revoked')
+              .map((k) => ({ id: k.id, name: k.name ?? null, lastUsedAt: k.lastUsedAt ?? null, lastUseKnown: k.lastUseKnown })),
+          };
+        }
+        throw error; // ambiguous: the next attempt revokes whatever this one may have created
+      }
+      // Sealed and recorded before anything else can fail: from here the token exists only sealed.
+      const keyId = created.key.id;
+      const fingerprint = fingerprintToken(created.token.reveal());
+      const sealed = vault.seal(created.token.reveal(), tenantTokenAad({ externalRef: input.externalRef, keyId }));
+      await withTransaction(pool, async (tx) => {
+        await insertKeySecret(tx, { tenantKeyId: record.id, masterKeyId: sealedKeyId(sealed), sealed });
+        await activateKeyRecord(tx, record.id, keyId, fingerprint);
+        await appendAudit(tx, { ...auditOrigin(), action: 'key.issued', externalRef: input.externalRef, subject: keyId, details: { slot: input.slot, generation: input.generation, fingerprint, requestId: created.requestId ?? null } });
+      });
+      // A slow earlier attempt may have landed after we listed: look once more on the retry path.
+      const orphansAfter = record.createAttempts > 1 ? await revokeOrphans(input, keyId) : [];
+      return { state: 'issued', keyId, fingerprint, orphansRevoked: [...orphansBefore, ...orphansAfter] };
+    }),
+
+    /** One authenticated call with the new key, proving it works before the tenant is called active. */
+    verifyTenantKey: boundary(async (input: VerifyKeyInput): Promise<{ verified: true; requestId: string | null }> => {
+      const record = await findKeyRecord(pool, input.externalRef, input.slot, input.generation);
+      const secret = record ? await findKeySecret(pool, record.id) : undefined;
+      if (!record?.platformKeyId || !secret) {
+        throw definiteFailure(OrchestratorErrorCode.SECRET_MISSING, `no stored secret for key ${input.slot} generation ${input.generation} of ${input.externalRef}`);
+      }
+      const token = vault.open(secret.sealed, tenantTokenAad({ externalRef: input.externalRef, keyId: record.platformKeyId }));
+      const { requestId } = await platform.listProjects({ auth: { kind: 'tenant-key', token } });
+      await markKeyVerified(pool, record.id);
+      if (!record.verifiedAt) {
+        await appendAudit(pool, { ...auditOrigin(), action: 'key.verified', externalRef: input.externalRef, subject: record.platformKeyId, details: { requestId: requestId ?? null } });
+      }
+      return { verified: true, requestId: requestId ?? null };
+    }),
+  };
+}

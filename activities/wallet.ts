@@ -1,0 +1,168 @@
+import { appendAudit } from '../src/db/audit-store.js';
+import { withTransaction, type Queryable } from '../src/db/pool.js';
+import { findTransferIntent, insertTransferIntentIfAbsent, updateTransferIntent, type TransferIntentRow, type TransferState } from '../src/db/transfer-intents-store.js';
+import { PlatformAmbiguousError, PlatformBusinessStateError, PlatformDefiniteError, PlatformIdempotencyConflictError, PlatformTransientError } from '../src/platform/index.js';
+import { auditOrigin, type ActivityDeps } from './context.js';
+import { boundary, definiteFailure, OrchestratorErrorCode } from './failures.js';
+import { transferKey } from './idempotency-keys.js';
+
+export interface FundWalletInput {
+  externalRef: string;
+  subaccountId: string;
+  amountMicroUsd: string;
+  /** One logical transfer per purpose per tenant, e.g. `initial-funding`. */
+  purpose: string;
+}
+
+/** What the workflow needs to decide; business states are results, not exceptions. */
+export type FundWalletResult =
+  | { state: 'succeeded'; transferId: string | null; resolution: string | null }
+  | { state: 'insufficient_balance'; attempts: number }
+  | { state: 'unknown'; unknownSince: string }
+  | { state: 'needs_operator'; unknownSince: string | null }
+  | { state: 'failed'; code: string };
+
+export interface ResolveTransferInput {
+  externalRef: string;
+  purpose: string;
+  outcome: 'applied' | 'not-applied';
+  operator: string;
+  reason: string;
+}
+
+const OPEN: readonly TransferState[] = ['pending', 'unknown', 'needs_operator'];
+
+function resultOf(row: TransferIntentRow): FundWalletResult {
+  switch (row.state) {
+    case 'succeeded':
+      return { state: 'succeeded', transferId: row.platformTransferId, resolution: row.resolution };
+    case 'unknown':
+      return { state: 'unknown', unknownSince: (row.unknownSince ?? row.updatedAt).toISOString() };
+    case 'needs_operator':
+      return { state: 'needs_operator', unknownSince: row.unknownSince?.toISOString() ?? null };
+    case 'failed':
+      return { state: 'failed', code: row.failureCode ?? 'FAILED' };
+    default:
+      return { state: 'insufficient_balance', attempts: row.attempts };
+  }
+}
+
+export function createWalletActivities(deps: ActivityDeps) {
+  const { pool, platform } = deps;
+
+  async function settle(intent: TransferIntentRow, change: Parameters<typeof updateTransferIntent>[3], action: string, details: Record<string, unknown>) {
+    return withTransaction(pool, async (tx) => {
+      const row = await updateTransferIntent(tx, intent.id, OPEN, change);
+      if (!row) return reread(tx, intent);
+      await appendAudit(tx, { ...auditOrigin(), action, externalRef: intent.externalRef, subject: row.idempotencyKey, details: { amountMicroUsd: row.amountMicroUsd, ...details } });
+      return row;
+    });
+  }
+
+  async function reread(db: Queryable, intent: Pick<TransferIntentRow, 'externalRef' | 'purpose'>): Promise<TransferIntentRow> {
+    const row = await findTransferIntent(db, intent.externalRef, intent.purpose);
+    if (!row) throw definiteFailure(OrchestratorErrorCode.TENANT_NOT_FOUND, `no ${intent.purpose} transfer is recorded for ${intent.externalRef}`);
+    return row;
+  }
+
+  /** One transfer call under the intent's current key; every outcome is written before returning. */
+  async function attempt(intent: TransferIntentRow, subaccountId: string): Promise<TransferIntentRow> {
+    try {
+      const { transfer, requestId } = await platform.transfer({ subaccountId, amountMicroUsd: intent.amountMicroUsd, idempotencyKey: intent.idempotencyKey });
+      return settle(intent, { state: 'succeeded', platformTransferId: transfer.id ?? null }, 'transfer.succeeded', { requestId });
+    } catch (error) {
+      if (error instanceof PlatformAmbiguousError || error instanceof PlatformIdempotencyConflictError) {
+        return settle(intent, { state: 'unknown', failureCode: error.code }, 'transfer.unknown', { requestId: error.requestId ?? null, code: error.code });
+      }
+      if (error instanceof PlatformBusinessStateError && error.code === 'INSUFFICIENT_BALANCE') {
+        // Definitely not applied: the next attempt may (must) use a fresh key, since the platform
+        // may replay this refusal for the old one.
+        const next = transferKey(intent.externalRef, intent.purpose, intent.attempts + 1);
+        return settle(intent, { state: 'pending', failureCode: error.code, nextIdempotencyKey: next }, 'transfer.insufficient_balance', { requestId: error.requestId ?? null });
+      }
+      if (error instanceof PlatformDefiniteError) {
+        return settle(intent, { state: 'failed', failureCode: error.code }, 'transfer.failed', { requestId: error.requestId ?? null, code: error.code });
+      }
+      throw error; // transient: nothing happened, Temporal retries under the same key
+    }
+  }
+
+  /**
+   * An `unknown` transfer: read the wallet first. A transfer listed under our key settles it; a
+   * wallet that shows it absent (its transfer list, or for initial funding a zero balance) makes
+   * a retry under the SAME key safe. Anything else stays unknown, never a new key.
+   */
+  async function reconcile(intent: TransferIntentRow, subaccountId: string): Promise<TransferIntentRow> {
+    const { wallet, requestId } = await platform.getWallet({ subaccountId });
+    if (wallet.transfers) {
+      const match = wallet.transfers.find((t) => t.idempotencyKey === intent.idempotencyKey);
+      if (match) return settle(intent, { state: 'succeeded', platformTransferId: match.id ?? null, resolution: 'wallet-transfer-list' }, 'transfer.reconciled', { requestId, by: 'wallet-transfer-list' });
+      return attempt(intent, subaccountId);
+    }
+    if (wallet.balanceKnown && intent.purpose === 'initial-funding') {
+      const balance = BigInt(wallet.balanceMicroUsd!);
+      if (balance === 0n) return attempt(intent, subaccountId);
+      if (balance === BigInt(intent.amountMicroUsd)) {
+        return settle(intent, { state: 'succeeded', resolution: 'wallet-balance' }, 'transfer.reconciled', { requestId, by: 'wallet-balance' });
+      }
+    }
+    // The wallet cannot tell: the contract's other way is a retry under the same key.
+    return attempt(intent, subaccountId);
+  }
+
+  return {
+    fundWallet: boundary(async (input: FundWalletInput): Promise<FundWalletResult> => {
+      const { row, inserted } = await withTransaction(pool, async (tx) => {
+        const result = await insertTransferIntentIfAbsent(tx, {
+          externalRef: input.externalRef,
+          purpose: input.purpose,
+          amountMicroUsd: input.amountMicroUsd,
+          idempotencyKey: transferKey(input.externalRef, input.purpose, 1),
+        });
+        if (result.inserted) {
+          await appendAudit(tx, { ...auditOrigin(), action: 'transfer.intent', externalRef: input.externalRef, subject: result.row.idempotencyKey, details: { amountMicroUsd: input.amountMicroUsd, purpose: input.purpose } });
+        }
+        return result;
+      });
+      if (!inserted && row.amountMicroUsd !== input.amountMicroUsd) {
+        throw definiteFailure(OrchestratorErrorCode.TRANSFER_CONFLICT, `a ${input.purpose} transfer of another amount is already recorded for ${input.externalRef}`);
+      }
+      if (row.state === 'pending') return resultOf(await attempt(row, input.subaccountId));
+      if (row.state === 'unknown') {
+        try {
+          return resultOf(await reconcile(row, input.subaccountId));
+        } catch (error) {
+          // Still cannot tell: stay unknown (same key kept) and let the workflow's deadline decide.
+          if (error instanceof PlatformTransientError || error instanceof PlatformAmbiguousError) return resultOf(row);
+          throw error;
+        }
+      }
+      return resultOf(row);
+    }),
+
+    markTransferNeedsOperator: boundary(async (input: { externalRef: string; purpose: string }): Promise<FundWalletResult> => {
+      return withTransaction(pool, async (tx) => {
+        const current = await reread(tx, input);
+        const row = await updateTransferIntent(tx, current.id, ['unknown'], { state: 'needs_operator', failureCode: current.failureCode });
+        if (row) await appendAudit(tx, { ...auditOrigin(), action: 'transfer.needs_operator', externalRef: input.externalRef, subject: row.idempotencyKey });
+        return resultOf(row ?? current);
+      });
+    }),
+
+    /** An operator's verdict on an unknown transfer; `not-applied` moves to a fresh key. */
+    resolveTransferByOperator: boundary(async (input: ResolveTransferInput): Promise<FundWalletResult> => {
+      return withTransaction(pool, async (tx) => {
+        const current = await reread(tx, input);
+        const change =
+          input.outcome === 'applied'
+            ? ({ state: 'succeeded', resolution: `operator:${input.operator}` } as const)
+            : ({ state: 'pending', resolution: `operator:${input.operator}:not-applied`, nextIdempotencyKey: transferKey(input.externalRef, input.purpose, current.attempts + 1) } as const);
+        const row = await updateTransferIntent(tx, current.id, ['unknown', 'needs_operator'], change);
+        if (row) {
+          await appendAudit(tx, { actor: `operator:${input.operator}`, workflowId: auditOrigin().workflowId, runId: auditOrigin().runId, action: 'transfer.resolved_by_operator', externalRef: input.externalRef, subject: current.idempotencyKey, details: { outcome: input.outcome, reason: input.reason } });
+        }
+        return resultOf(row ?? current);
+      });
+    }),
+  };
+}

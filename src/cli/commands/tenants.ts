@@ -1,0 +1,71 @@
+import type { Command } from 'commander';
+import { listTenants } from '../../db/tenants-store.js';
+import { revealKey } from '../../keys/reveal.js';
+import { createVault } from '../../secrets/vault.js';
+import { getTenantStatus, type TenantStatusView } from '../../tenants/tenant-status.js';
+import { masterKeysOf } from '../../worker/deps.js';
+import { printJson, withRuntime } from '../runtime.js';
+
+function printStatus(view: TenantStatusView): void {
+  const r = view.record;
+  console.log(`tenant ${view.externalRef}: ${r ? `${r.status} — "${r.name}", sub-account ${r.subaccountId ?? '(none yet)'}` : 'no record yet'}`);
+  if (view.onboarding) {
+    const p = view.onboarding.progress;
+    console.log(`onboarding ${view.onboarding.workflowId}: ${view.onboarding.runStatus}${p ? `, stage ${p.stage}` : ''}`);
+    if (p?.waitingFor) console.log(`  waiting: ${p.waitingFor}`);
+    if (p?.error) console.log(`  error: ${p.error}`);
+  }
+  for (const k of view.keys) console.log(`key ${k.slot} g${k.generation}: ${k.status} ${k.keyId ?? ''} ${k.fingerprint ?? ''}${k.verified ? ' (verified)' : ''}`);
+  for (const t of view.transfers) {
+    console.log(`transfer ${t.purpose}: ${t.state} ${t.amountMicroUsd} micro-USD${t.failureCode ? ` (${t.failureCode})` : ''}${t.resolution ? ` [${t.resolution}]` : ''}`);
+  }
+}
+
+export function registerTenantCommands(program: Command): void {
+  program
+    .command('status')
+    .description("a tenant's records and its onboarding progress (never a secret)")
+    .argument('<externalRef>')
+    .option('--json', 'print JSON')
+    .action(async (externalRef: string, opts: { json?: boolean }) =>
+      withRuntime(async (runtime) => {
+        const view = await getTenantStatus({ pool: runtime.pool(), client: await runtime.client() }, externalRef);
+        if (opts.json) printJson(view);
+        else printStatus(view);
+      }),
+    );
+
+  program
+    .command('list')
+    .description('tenants in our records')
+    .option('--json', 'print JSON')
+    .option('--limit <n>', 'at most this many', '100')
+    .option('--after <externalRef>', 'page: start after this external ref')
+    .action(async (opts: { json?: boolean; limit: string; after?: string }) =>
+      withRuntime(async (runtime) => {
+        const rows = await listTenants(runtime.pool(), { limit: Number(opts.limit), ...(opts.after ? { after: opts.after } : {}) });
+        const view = rows.map((t) => ({ externalRef: t.externalRef, name: t.name, status: t.status, subaccountId: t.subaccountId, createdAt: t.createdAt.toISOString() }));
+        if (opts.json) printJson(view);
+        else for (const t of view) console.log(`${t.externalRef.padEnd(32)} ${t.status.padEnd(10)} ${t.subaccountId ?? '-'}  ${t.name}`);
+      }),
+    );
+
+  const key = program.command('key').description('tenant keys');
+  key
+    .command('reveal')
+    .description("print a tenant's active key token (the one way to read it back; audited)")
+    .argument('<externalRef>')
+    .option('--slot <slot>', 'key slot', 'default')
+    .requiredOption('--operator <name>', 'who reads it (audited)')
+    .option('--reason <text>', 'why (audited)')
+    .option('--json', 'print JSON')
+    .action(async (externalRef: string, opts: { slot: string; operator: string; reason?: string; json?: boolean }) =>
+      withRuntime(async (runtime) => {
+        const keys = masterKeysOf(runtime.config);
+        if (!keys) throw new Error('SECRETS_KEYS: is required to reveal a key');
+        const revealed = await revealKey({ pool: runtime.pool(), vault: createVault(keys) }, { externalRef, ...opts });
+        if (opts.json) printJson(revealed);
+        else process.stdout.write(`${revealed.token}\n`);
+      }),
+    );
+}

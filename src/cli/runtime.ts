@@ -1,0 +1,51 @@
+import type { Client } from '@temporalio/client';
+import type { Config } from '../config.js';
+import { ConfigError } from '../config.js';
+import { createPool, type Pool } from '../db/pool.js';
+import { connectClient } from '../temporal/connection.js';
+import { dataConverterOf } from '../worker/deps.js';
+import { loadCliConfig } from './context.js';
+
+/** Lazily opened connections for one CLI command; close() releases whatever was opened. */
+export interface CliRuntime {
+  config: Config;
+  pool(): Pool;
+  client(): Promise<Client>;
+  close(): Promise<void>;
+}
+
+export function createCliRuntime(): CliRuntime {
+  const config = loadCliConfig();
+  let pool: Pool | undefined;
+  let client: Client | undefined;
+  return {
+    config,
+    pool() {
+      if (!config.DATABASE_URL) throw new ConfigError(['DATABASE_URL: is not set (and no dev stack is running: start one with `npm start`)']);
+      pool ??= createPool(config.DATABASE_URL, { max: 2, applicationName: 'tenantctl' });
+      return pool;
+    },
+    async client() {
+      client ??= await connectClient(config, dataConverterOf(config));
+      return client;
+    },
+    async close() {
+      await pool?.end();
+      await client?.connection.close();
+    },
+  };
+}
+
+/** Runs a command body with a runtime and always closes it. */
+export async function withRuntime<T>(fn: (runtime: CliRuntime) => Promise<T>): Promise<T> {
+  const runtime = createCliRuntime();
+  try {
+    return await fn(runtime);
+  } finally {
+    await runtime.close();
+  }
+}
+
+export function printJson(value: unknown): void {
+  console.log(JSON.stringify(value, null, 2));
+}

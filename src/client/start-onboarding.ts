@@ -1,0 +1,60 @@
+import { WorkflowExecutionAlreadyStartedError, type Client, type WorkflowHandle } from '@temporalio/client';
+import { TypedSearchAttributes } from '@temporalio/common';
+import { onboardTenantInputSchema, parseInput, type OnboardTenantInput } from '../domain/tenant-input.js';
+import { tenantExternalRefKey } from '../search-attributes.js';
+import type { onboardTenant } from '../../workflows/onboard-tenant.js';
+import { onboardingStatusQuery } from '../../workflows/onboard-tenant-messages.js';
+
+/**
+ * For signup backends: start (or join) the onboarding of one tenant. Idempotent on the external
+ * ref — the workflow id is `onboard:<externalRef>`, so 20 concurrent calls give one run — and a
+ * second call that names the same external ref with ANOTHER name is refused, never silently joined.
+ * A failed run may be started again (it resumes from the records); a completed one is returned.
+ */
+export const DEFAULT_TASK_QUEUE = 'tenant-provisioning';
+
+export interface StartOnboardingOptions {
+  taskQueue?: string;
+  /** Lower latency when this client shares the worker's connection. */
+  requestEagerStart?: boolean;
+}
+
+export type OnboardingHandle = WorkflowHandle<typeof onboardTenant> & { started: boolean };
+
+export class ExternalRefConflictError extends Error {
+  override name = 'ExternalRefConflictError';
+  readonly code = 'EXTERNAL_REF_CONFLICT';
+}
+
+export function onboardingWorkflowId(externalRef: string): string {
+  return `onboard:${externalRef}`;
+}
+
+export async function startOnboarding(client: Client, rawInput: unknown, options: StartOnboardingOptions = {}): Promise<OnboardingHandle> {
+  const input: OnboardTenantInput = parseInput(onboardTenantInputSchema, rawInput);
+  const workflowId = onboardingWorkflowId(input.externalRef);
+  try {
+    const handle = await client.workflow.start<typeof onboardTenant>('onboardTenant', {
+      taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
+      workflowId,
+      args: [input],
+      workflowIdConflictPolicy: 'FAIL',
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
+      memo: { tenantName: input.name },
+      typedSearchAttributes: new TypedSearchAttributes([{ key: tenantExternalRefKey, value: input.externalRef }]),
+      ...(options.requestEagerStart ? { requestEagerStart: true } : {}),
+    });
+    return Object.assign(handle, { started: true });
+  } catch (error) {
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+  }
+  const handle = client.workflow.getHandle<typeof onboardTenant>(workflowId);
+  const description = await handle.describe();
+  // Started elsewhere (e.g. the Web UI) without our memo: ask the run itself.
+  const existingName =
+    description.memo?.tenantName ?? (await handle.query(onboardingStatusQuery).then((status) => status.name, () => undefined));
+  if (existingName !== input.name) {
+    throw new ExternalRefConflictError(`external ref ${input.externalRef} is already being onboarded under another name`);
+  }
+  return Object.assign(handle, { started: false });
+}

@@ -1,0 +1,94 @@
+import type { Queryable } from './pool.js';
+
+/** Ownership records: external ref (ours) <-> sub-account id (the platform's). */
+export const TenantStatus = {
+  creating: 'creating',
+  created: 'created',
+  active: 'active',
+  cancelled: 'cancelled',
+  failed: 'failed',
+  suspended: 'suspended',
+  closing: 'closing',
+  closed: 'closed',
+} as const;
+export type TenantStatus = (typeof TenantStatus)[keyof typeof TenantStatus];
+
+export interface TenantRow {
+  externalRef: string;
+  name: string;
+  subaccountId: string | null;
+  status: TenantStatus;
+  createIdempotencyKey: string;
+  createAttempts: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+const COLUMNS = `external_ref AS "externalRef", name, subaccount_id AS "subaccountId", status,
+  create_idempotency_key AS "createIdempotencyKey", create_attempts AS "createAttempts",
+  created_at AS "createdAt", updated_at AS "updatedAt"`;
+
+/** Inserts the record unless the external ref exists; returns the stored row and whether it is new. */
+export async function insertTenantIfAbsent(
+  db: Queryable,
+  input: { externalRef: string; name: string; createIdempotencyKey: string },
+): Promise<{ row: TenantRow; inserted: boolean }> {
+  const inserted = await db.query<TenantRow>(
+    `INSERT INTO tenants (external_ref, name, status, create_idempotency_key)
+     VALUES ($1::text, $2::text, 'creating', $3::text)
+     ON CONFLICT (external_ref) DO NOTHING
+     RETURNING ${COLUMNS}`,
+    [input.externalRef, input.name, input.createIdempotencyKey],
+  );
+  if (inserted.rows[0]) return { row: inserted.rows[0], inserted: true };
+  return { row: await getTenant(db, input.externalRef), inserted: false };
+}
+
+export async function findTenant(db: Queryable, externalRef: string): Promise<TenantRow | undefined> {
+  const { rows } = await db.query<TenantRow>(`SELECT ${COLUMNS} FROM tenants WHERE external_ref = $1::text`, [externalRef]);
+  return rows[0];
+}
+
+export class TenantNotFoundError extends Error {
+  override name = 'TenantNotFoundError';
+  constructor(readonly externalRef: string) {
+    super(`no tenant with external ref ${externalRef} in our records`);
+  }
+}
+
+export async function getTenant(db: Queryable, externalRef: string): Promise<TenantRow> {
+  const row = await findTenant(db, externalRef);
+  if (!row) throw new TenantNotFoundError(externalRef);
+  return row;
+}
+
+/** Counts an attempt to create the sub-account, before the call: a later attempt knows to look first. */
+export async function countCreateAttempt(db: Queryable, externalRef: string): Promise<number> {
+  const { rows } = await db.query<{ attempts: number }>(
+    `UPDATE tenants SET create_attempts = create_attempts + 1, updated_at = now()
+      WHERE external_ref = $1::text RETURNING create_attempts AS attempts`,
+    [externalRef],
+  );
+  return rows[0]!.attempts;
+}
+
+export async function recordSubaccount(db: Queryable, externalRef: string, subaccountId: string): Promise<void> {
+  await db.query(
+    `UPDATE tenants SET subaccount_id = $2::text, status = CASE WHEN status = 'creating' THEN 'created' ELSE status END,
+            updated_at = now()
+      WHERE external_ref = $1::text AND (subaccount_id IS NULL OR subaccount_id = $2::text)`,
+    [externalRef, subaccountId],
+  );
+}
+
+export async function setTenantStatus(db: Queryable, externalRef: string, status: TenantStatus): Promise<void> {
+  await db.query(`UPDATE tenants SET status = $2::text, updated_at = now() WHERE external_ref = $1::text`, [externalRef, status]);
+}
+
+export async function listTenants(db: Queryable, options: { limit?: number; after?: string } = {}): Promise<TenantRow[]> {
+  const { rows } = await db.query<TenantRow>(
+    `SELECT ${COLUMNS} FROM tenants WHERE ($1::text IS NULL OR external_ref > $1::text) ORDER BY external_ref LIMIT $2::int`,
+    [options.after ?? null, options.limit ?? 100],
+  );
+  return rows;
+}

@@ -1,0 +1,99 @@
+import type { Queryable } from './pool.js';
+
+/**
+ * A transfer intent is written BEFORE the transfer call. Its idempotency key changes only after a
+ * definite refusal (nothing moved); an ambiguous outcome keeps the key until reconciled.
+ */
+export const TransferState = {
+  pending: 'pending',
+  succeeded: 'succeeded',
+  failed: 'failed',
+  unknown: 'unknown',
+  needsOperator: 'needs_operator',
+  cancelled: 'cancelled',
+} as const;
+export type TransferState = (typeof TransferState)[keyof typeof TransferState];
+
+export interface TransferIntentRow {
+  id: string;
+  externalRef: string;
+  purpose: string;
+  amountMicroUsd: string;
+  idempotencyKey: string;
+  state: TransferState;
+  platformTransferId: string | null;
+  failureCode: string | null;
+  attempts: number;
+  unknownSince: Date | null;
+  resolution: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+const COLUMNS = `id, external_ref AS "externalRef", purpose, amount_micro_usd::text AS "amountMicroUsd",
+  idempotency_key AS "idempotencyKey", state, platform_transfer_id AS "platformTransferId",
+  failure_code AS "failureCode", attempts, unknown_since AS "unknownSince", resolution,
+  created_at AS "createdAt", updated_at AS "updatedAt"`;
+
+export async function insertTransferIntentIfAbsent(
+  db: Queryable,
+  input: { externalRef: string; purpose: string; amountMicroUsd: string; idempotencyKey: string },
+): Promise<{ row: TransferIntentRow; inserted: boolean }> {
+  const inserted = await db.query<TransferIntentRow>(
+    `INSERT INTO transfer_intents (external_ref, purpose, amount_micro_usd, idempotency_key, state, attempts)
+     VALUES ($1::text, $2::text, $3::numeric, $4::text, 'pending', 1)
+     ON CONFLICT (external_ref, purpose) DO NOTHING
+     RETURNING ${COLUMNS}`,
+    [input.externalRef, input.purpose, input.amountMicroUsd, input.idempotencyKey],
+  );
+  if (inserted.rows[0]) return { row: inserted.rows[0], inserted: true };
+  const { rows } = await db.query<TransferIntentRow>(
+    `SELECT ${COLUMNS} FROM transfer_intents WHERE external_ref = $1::text AND purpose = $2::text`,
+    [input.externalRef, input.purpose],
+  );
+  return { row: rows[0]!, inserted: false };
+}
+
+export async function findTransferIntent(db: Queryable, externalRef: string, purpose: string): Promise<TransferIntentRow | undefined> {
+  const { rows } = await db.query<TransferIntentRow>(
+    `SELECT ${COLUMNS} FROM transfer_intents WHERE external_ref = $1::text AND purpose = $2::text`,
+    [externalRef, purpose],
+  );
+  return rows[0];
+}
+
+export async function listTransferIntents(db: Queryable, externalRef: string): Promise<TransferIntentRow[]> {
+  const { rows } = await db.query<TransferIntentRow>(`SELECT ${COLUMNS} FROM transfer_intents WHERE external_ref = $1::text ORDER BY id`, [externalRef]);
+  return rows;
+}
+
+/** Moves the intent on, but only from a state in `from`: a late writer never undoes a settled outcome. */
+export async function updateTransferIntent(
+  db: Queryable,
+  id: string,
+  from: readonly TransferState[],
+  change: {
+    state: TransferState;
+    platformTransferId?: string | null;
+    failureCode?: string | null;
+    resolution?: string | null;
+    /** A definite refusal: the next attempt uses this new key. */
+    nextIdempotencyKey?: string;
+  },
+): Promise<TransferIntentRow | undefined> {
+  const { rows } = await db.query<TransferIntentRow>(
+    `UPDATE transfer_intents SET
+        state = $3::text,
+        platform_transfer_id = coalesce($4::text, platform_transfer_id),
+        failure_code = CASE WHEN $3::text = 'succeeded' THEN NULL ELSE coalesce($5::text, failure_code) END,
+        resolution = coalesce($6::text, resolution),
+        idempotency_key = coalesce($7::text, idempotency_key),
+        attempts = attempts + CASE WHEN $7::text IS NULL THEN 0 ELSE 1 END,
+        unknown_since = CASE WHEN $3::text IN ('unknown', 'needs_operator') THEN coalesce(unknown_since, now()) ELSE NULL END,
+        updated_at = now()
+      WHERE id = $1::bigint AND state = ANY($2::text[])
+      RETURNING ${COLUMNS}`,
+    [id, from, change.state, change.platformTransferId ?? null, change.failureCode ?? null, change.resolution ?? null, change.nextIdempotencyKey ?? null],
+  );
+  return rows[0];
+}

@@ -1,0 +1,67 @@
+import { z } from 'zod';
+
+/**
+ * Inputs shared by every way in (helper, CLI, gateway, a Web-UI start): validated by the same
+ * schema, so one bad value gives the same clear error everywhere. Safe to import from workflows.
+ */
+export const EXTERNAL_REF_RULE = '1-128 characters of A-Z a-z 0-9 . _ : - starting with a letter or digit';
+export const externalRefSchema = z
+  .string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string') })
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, `must be ${EXTERNAL_REF_RULE}`);
+
+export const tenantNameSchema = z
+  .string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string') })
+  .min(1, 'must not be empty')
+  .max(200, 'must be at most 200 characters')
+  // Control characters and leading/trailing blanks make names that look equal but are not.
+  .regex(/^[^\p{Cc}\p{Cf}]+$/u, 'must not contain control or format characters')
+  .refine((value) => value.trim() === value, 'must not start or end with white space');
+
+export const MICRO_USD_RULE = 'a string of a positive whole number of micro-USD (e.g. "5000000" for 5 USD), at most 30 digits';
+export const microUsdSchema = z
+  .string({ error: (issue) => (issue.input === undefined ? 'is required' : `must be ${MICRO_USD_RULE}`) })
+  .regex(/^[1-9][0-9]{0,29}$/, `must be ${MICRO_USD_RULE}`);
+
+export const slotSchema = z.string().regex(/^[a-z0-9][a-z0-9-]{0,31}$/, 'must be 1-32 characters of a-z 0-9 - starting with a letter or digit');
+
+const duration = z.union([z.string().regex(/^\d+(ms|s|m|h|d)$/, 'must be a duration like 500ms, 30s, 5m, 2h, 1d'), z.number().int().positive()]);
+
+export const onboardTenantInputSchema = z.strictObject({
+  externalRef: externalRefSchema,
+  name: tenantNameSchema,
+  fundingMicroUsd: microUsdSchema.optional(),
+  /** Timings, so tests and operators can use seconds. */
+  options: z
+    .strictObject({
+      /** How often to retry a transfer refused for INSUFFICIENT_BALANCE when no parentFunded signal comes. */
+      balanceRetryInterval: duration.optional(),
+      /** How long an ambiguous transfer may stay unknown before an operator is asked. */
+      unknownTransferDeadline: duration.optional(),
+      /** How often an unknown transfer is reconciled. */
+      reconcileInterval: duration.optional(),
+    })
+    .optional(),
+});
+
+export type OnboardTenantInput = z.infer<typeof onboardTenantInputSchema>;
+
+export class InvalidInputError extends Error {
+  override name = 'InvalidInputError';
+  constructor(readonly problems: string[]) {
+    super(`invalid input: ${problems.join('; ')}`);
+  }
+}
+
+/** Validates, listing every problem as `field: rule` (values are not echoed). */
+export function parseInput<T>(schema: z.ZodType<T>, value: unknown): T {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  throw new InvalidInputError(
+    parsed.error.issues.map((issue) => {
+      const field = issue.path.join('.') || 'input';
+      if (issue.code === 'unrecognized_keys') return `${field}: unknown field(s) ${issue.keys.join(', ')}`;
+      if (issue.code === 'invalid_type' && issue.path.length === 0) return 'input: must be a JSON object';
+      return `${field}: ${issue.message}`;
+    }),
+  );
+}

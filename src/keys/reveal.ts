@@ -1,0 +1,35 @@
+import { appendAudit } from '../db/audit-store.js';
+import { findKeySecret } from '../db/key-secrets-store.js';
+import { withTransaction, type Pool } from '../db/pool.js';
+import { findActiveKey } from '../db/tenant-keys-store.js';
+import { getTenant } from '../db/tenants-store.js';
+import { tenantTokenAad, type Vault } from '../secrets/vault.js';
+
+export class NoActiveKeyError extends Error {
+  override name = 'NoActiveKeyError';
+}
+
+/**
+ * The one way to read a token back. The audit row is written in the same transaction that reads
+ * the sealed value: there is no reveal without its record.
+ */
+export async function revealKey(
+  deps: { pool: Pool; vault: Vault },
+  input: { externalRef: string; slot: string; operator: string; reason?: string },
+): Promise<{ keyId: string; fingerprint: string; token: string }> {
+  return withTransaction(deps.pool, async (tx) => {
+    await getTenant(tx, input.externalRef);
+    const key = await findActiveKey(tx, input.externalRef, input.slot);
+    const secret = key?.platformKeyId ? await findKeySecret(tx, key.id) : undefined;
+    if (!key?.platformKeyId || !secret) throw new NoActiveKeyError(`tenant ${input.externalRef} has no active key in slot ${input.slot}`);
+    const token = deps.vault.open(secret.sealed, tenantTokenAad({ externalRef: input.externalRef, keyId: key.platformKeyId }));
+    await appendAudit(tx, {
+      actor: `operator:${input.operator}`,
+      action: 'key.revealed',
+      externalRef: input.externalRef,
+      subject: key.platformKeyId,
+      details: { slot: input.slot, fingerprint: key.fingerprint, reason: input.reason ?? null },
+    });
+    return { keyId: key.platformKeyId, fingerprint: key.fingerprint ?? '', token };
+  });
+}

@@ -1,0 +1,52 @@
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { listAuditForTenant } from '../db/audit-store.js';
+import type { Pool } from '../db/pool.js';
+import { listKeyRecords } from '../db/tenant-keys-store.js';
+import { findTenant, TenantNotFoundError } from '../db/tenants-store.js';
+import { listTransferIntents } from '../db/transfer-intents-store.js';
+import { onboardingStatusQuery, type OnboardingStatus } from '../../workflows/onboard-tenant-messages.js';
+
+/**
+ * Everything an operator or a signup backend may know about a tenant, from our records and the
+ * onboarding run. Contains no secret: keys appear as id + fingerprint only.
+ */
+export interface TenantStatusView {
+  externalRef: string;
+  record: { name: string; status: string; subaccountId: string | null; createdAt: string; updatedAt: string } | null;
+  keys: Array<{ slot: string; generation: number; keyId: string | null; status: string; fingerprint: string | null; verified: boolean }>;
+  transfers: Array<{ purpose: string; amountMicroUsd: string; state: string; idempotencyKey: string; failureCode: string | null; resolution: string | null }>;
+  onboarding: { workflowId: string; runStatus: string; progress: OnboardingStatus | null } | null;
+  recentAudit: Array<{ at: string; actor: string; action: string; subject: string | null }>;
+}
+
+export async function getTenantStatus(deps: { pool: Pool; client?: Client }, externalRef: string): Promise<TenantStatusView> {
+  const tenant = await findTenant(deps.pool, externalRef);
+  const onboarding = deps.client ? await onboardingRun(deps.client, externalRef) : null;
+  if (!tenant && !onboarding) throw new TenantNotFoundError(externalRef);
+  const [keys, transfers, audit] = tenant
+    ? await Promise.all([listKeyRecords(deps.pool, externalRef), listTransferIntents(deps.pool, externalRef), listAuditForTenant(deps.pool, externalRef, 1000)])
+    : [[], [], []];
+  return {
+    externalRef,
+    record: tenant
+      ? { name: tenant.name, status: tenant.status, subaccountId: tenant.subaccountId, createdAt: tenant.createdAt.toISOString(), updatedAt: tenant.updatedAt.toISOString() }
+      : null,
+    keys: keys.map((k) => ({ slot: k.slot, generation: k.generation, keyId: k.platformKeyId, status: k.status, fingerprint: k.fingerprint, verified: k.verifiedAt !== null })),
+    transfers: transfers.map((t) => ({ purpose: t.purpose, amountMicroUsd: t.amountMicroUsd, state: t.state, idempotencyKey: t.idempotencyKey, failureCode: t.failureCode, resolution: t.resolution })),
+    onboarding,
+    recentAudit: audit.slice(-20).map((a) => ({ at: a.at.toISOString(), actor: a.actor, action: a.action, subject: a.subject })),
+  };
+}
+
+async function onboardingRun(client: Client, externalRef: string): Promise<TenantStatusView['onboarding']> {
+  const handle = client.workflow.getHandle(`onboard:${externalRef}`);
+  try {
+    const description = await handle.describe();
+    const runStatus = description.status.name;
+    const progress = runStatus === 'RUNNING' ? await handle.query(onboardingStatusQuery).catch(() => null) : null;
+    return { workflowId: handle.workflowId, runStatus, progress };
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return null;
+    throw error;
+  }
+}

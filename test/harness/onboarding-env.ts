@@ -1,0 +1,76 @@
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { createActivities } from '../../activities/index.js';
+import { createLogger } from '../../src/log.js';
+import { createPlatformClient } from '../../src/platform/index.js';
+import { generateMasterKey, parseMasterKeys } from '../../src/secrets/master-keys.js';
+import { createVault } from '../../src/secrets/vault.js';
+import { DEFAULT_PLATFORM_KEY, startSimulator, type RunningSimulator, type SimulatorOptions } from '../../src/sim/index.js';
+import { createTestContext, type TestContext, type TestWorker } from './context.js';
+
+/**
+ * A test file's world for orchestrator tests: its own database and task queue (TestContext), its own
+ * platform simulator, a fresh master key, and a worker whose logs are captured for secret checks.
+ */
+export interface OrchestratorEnv extends TestContext {
+  sim: RunningSimulator;
+  secretsKeys: string;
+  logs: string[];
+  /** Environment for `tenantctl` child processes pointed at this world. */
+  cliEnv: Record<string, string>;
+  startOrchestratorWorker(): Promise<TestWorker>;
+}
+
+export async function createOrchestratorEnv(label: string, simOptions: SimulatorOptions = {}): Promise<OrchestratorEnv> {
+  const ctx = await createTestContext(label);
+  const sim = await startSimulator(simOptions);
+  const secretsKeys = generateMasterKey(`t${randomBytes(3).toString('hex')}`);
+  const logs: string[] = [];
+  const logger = createLogger({
+    level: 'debug',
+    destination: new Writable({
+      write(chunk, _encoding, done) {
+        logs.push(String(chunk));
+        done();
+      },
+    }),
+  });
+  const deps = {
+    pool: ctx.pool,
+    platform: createPlatformClient({ baseUrl: sim.apiBase, platformKey: DEFAULT_PLATFORM_KEY, timeoutMs: 2_000 }),
+    vault: createVault(parseMasterKeys(secretsKeys)),
+    logger,
+  };
+  const { inject } = await import('vitest');
+  return {
+    ...ctx,
+    sim,
+    secretsKeys,
+    logs,
+    cliEnv: {
+      DATABASE_URL: ctx.databaseUrl,
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_NAMESPACE: inject('temporalNamespace'),
+      TEMPORAL_TASK_QUEUE: ctx.taskQueue,
+      PLATFORM_BASE_URL: sim.apiBase,
+      PLATFORM_API_KEY: DEFAULT_PLATFORM_KEY,
+      SECRETS_KEYS: secretsKeys,
+      PAYLOAD_CODEC: 'off',
+    },
+    startOrchestratorWorker: () => ctx.startWorker(createActivities(deps)),
+    close: async () => {
+      await ctx.close();
+      await sim.close();
+    },
+  };
+}
+
+/** Sets simulator faults for the test (see src/sim/CONTRACT-CHOICES.md for rule fields). */
+export async function setFaults(sim: RunningSimulator, rules: Array<Record<string, unknown>>): Promise<void> {
+  const response = await fetch(`${sim.url}/__sim/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ rules }) });
+  if (!response.ok) throw new Error(`setting faults failed: ${response.status} ${await response.text()}`);
+}
+
+export async function clearFaults(sim: RunningSimulator): Promise<void> {
+  await fetch(`${sim.url}/__sim/faults`, { method: 'DELETE' });
+}

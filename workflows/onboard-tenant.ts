@@ -1,0 +1,184 @@
+/**
+ * onboardTenant — why: one call from the parent's signup backend must leave exactly one sub-account,
+ * one transfer and one stored key, whatever is lost or killed on the way.
+ *
+ *   validate ─► ensureSubaccount ─┬─► fundWallet ⟲ (insufficient balance: wait for parentFunded or a slow retry;
+ *   (records ownership,           │               unknown: reconcile; too long unknown: needs_operator + signal)
+ *    then creates under a         └─► issueTenantKey ─► verifyTenantKey
+ *    key from the external ref)                      ─► markTenantActive
+ *
+ * Every step is a LOCAL activity: each is idempotent on its own (Postgres records + idempotency keys),
+ * so re-running one after a crash is safe, and they run without a server round trip each. Funding
+ * and the key are independent once the sub-account exists, so they run side by side.
+ * Tokens never pass through here: the key step returns { keyId, fingerprint } only.
+ */
+import {
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  isCancellation,
+  log,
+  proxyLocalActivities,
+  setHandler,
+  sleep,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities/index.js';
+import type { FundWalletResult } from '../activities/wallet.js';
+import { onboardTenantInputSchema, parseInput, InvalidInputError, type OnboardTenantInput } from '../src/domain/tenant-input.js';
+import { tenantExternalRefKey, tenantStatusKey, tenantSubaccountIdKey } from '../src/search-attributes.js';
+import {
+  onboardingStatusQuery,
+  parentFundedSignal,
+  resolveTransferSignal,
+  type OnboardingStatus,
+  type OnboardTenantResult,
+  type ResolveTransferSignalInput,
+} from './onboard-tenant-messages.js';
+import { describeOnboarding } from './onboard-tenant-details.js';
+
+export * from './onboard-tenant-messages.js';
+
+const steps = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '30s',
+  localRetryThreshold: '10s',
+  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 50 },
+});
+
+export const ONBOARDING_PURPOSE = 'initial-funding';
+export const DEFAULT_SLOT = 'default';
+
+export async function onboardTenant(rawInput: OnboardTenantInput): Promise<OnboardTenantResult> {
+  const input = validate(rawInput);
+  const { externalRef, name } = input;
+  const timings = {
+    balanceRetryInterval: input.options?.balanceRetryInterval ?? '10m',
+    unknownTransferDeadline: input.options?.unknownTransferDeadline ?? '15m',
+    reconcileInterval: input.options?.reconcileInterval ?? '30s',
+  };
+
+  const status: OnboardingStatus = {
+    externalRef,
+    name,
+    stage: 'recording',
+    subaccountId: null,
+    funding: input.fundingMicroUsd ? { state: 'pending', amountMicroUsd: input.fundingMicroUsd } : { state: 'skipped' },
+    key: { state: 'pending', keyId: null, fingerprint: null },
+    waitingFor: null,
+    error: null,
+  };
+  let parentFunded = false;
+  let operatorVerdict: ResolveTransferSignalInput | undefined;
+  setHandler(onboardingStatusQuery, () => status);
+  setHandler(parentFundedSignal, () => void (parentFunded = true));
+  setHandler(resolveTransferSignal, (verdict) => void (operatorVerdict = verdict));
+  const show = (stage: OnboardingStatus['stage'], waitingFor: string | null = null) => {
+    status.stage = stage;
+    status.waitingFor = waitingFor;
+    upsertSearchAttributes([{ key: tenantStatusKey, value: stage }]);
+    describeOnboarding(status);
+  };
+  upsertSearchAttributes([{ key: tenantExternalRefKey, value: externalRef }]);
+  show('recording');
+
+  async function fund(subaccountId: string): Promise<void> {
+    const amountMicroUsd = input.fundingMicroUsd;
+    if (!amountMicroUsd) return;
+    for (;;) {
+      const outcome: FundWalletResult = await steps.fundWallet({ externalRef, subaccountId, amountMicroUsd, purpose: ONBOARDING_PURPOSE });
+      status.funding = { ...outcome, amountMicroUsd };
+      switch (outcome.state) {
+        case 'succeeded':
+          return;
+        case 'failed':
+          throw ApplicationFailure.nonRetryable(`the platform refused the funding transfer (${outcome.code})`, outcome.code);
+        case 'insufficient_balance':
+          show('waiting_for_parent_funds', `the parent's paid balance does not cover ${amountMicroUsd} micro-USD: signal parentFunded once funded (retrying every ${timings.balanceRetryInterval})`);
+          parentFunded = false;
+          await condition(() => parentFunded, timings.balanceRetryInterval);
+          break;
+        case 'unknown': {
+          const deadline = Date.parse(outcome.unknownSince) + msOf(timings.unknownTransferDeadline);
+          if (Date.now() >= deadline) {
+            status.funding = { ...(await steps.markTransferNeedsOperator({ externalRef, purpose: ONBOARDING_PURPOSE })), amountMicroUsd };
+            break;
+          }
+          show('reconciling_transfer', `the transfer's outcome is unknown: reconciling every ${timings.reconcileInterval} (same idempotency key) until ${new Date(deadline).toISOString()}`);
+          await sleep(timings.reconcileInterval);
+          break;
+        }
+        case 'needs_operator': {
+          show('needs_operator', 'the transfer could not be reconciled: an operator must check the wallet and signal resolveTransfer with outcome applied or not-applied');
+          await condition(() => operatorVerdict !== undefined);
+          const verdict = operatorVerdict!;
+          operatorVerdict = undefined;
+          status.funding = { ...(await steps.resolveTransferByOperator({ externalRef, purpose: ONBOARDING_PURPOSE, ...verdict })), amountMicroUsd };
+          break;
+        }
+      }
+      show(status.key.state === 'verified' ? 'funding' : 'funding_and_issuing_key');
+    }
+  }
+
+  async function issueAndVerifyKey(subaccountId: string): Promise<void> {
+    const keyRef = { externalRef, slot: DEFAULT_SLOT, generation: 1 };
+    const issued = await steps.issueTenantKey({ ...keyRef, subaccountId });
+    if (issued.state === 'key_limit') {
+      status.key = { state: 'key_limit', keyId: null, fingerprint: null };
+      show('needs_operator', `the tenant is at its active-key limit (${issued.activeKeys.length} active: ${issued.activeKeys.map((k) => k.id).join(', ')}); revoke an unused key, then restart onboarding`);
+      throw ApplicationFailure.nonRetryable('the tenant is at its active-key limit', 'API_KEY_LIMIT_REACHED', issued.activeKeys);
+    }
+    status.key = { state: 'issued', keyId: issued.keyId, fingerprint: issued.fingerprint };
+    await steps.verifyTenantKey(keyRef);
+    status.key = { ...status.key, state: 'verified' };
+  }
+
+  try {
+    const { subaccountId } = await steps.ensureSubaccount({ externalRef, name });
+    status.subaccountId = subaccountId;
+    upsertSearchAttributes([{ key: tenantSubaccountIdKey, value: subaccountId }]);
+    show('funding_and_issuing_key');
+    await Promise.all([fund(subaccountId), issueAndVerifyKey(subaccountId)]);
+    await steps.markTenantActive({ externalRef });
+    show('active');
+    const funding = status.funding.state === 'succeeded' ? { transferId: status.funding.transferId } : null;
+    return { externalRef, subaccountId, status: 'active', keyId: status.key.keyId!, fingerprint: status.key.fingerprint!, funding };
+  } catch (error) {
+    const cancelled = isCancellation(error);
+    status.error = error instanceof Error ? error.message : String(error);
+    const type = error instanceof ApplicationFailure ? error.type : (error as { cause?: ApplicationFailure }).cause?.type;
+    // A conflict means the records belong to another onboarding: leave them untouched.
+    if (type !== 'EXTERNAL_REF_CONFLICT' && type !== 'TENANT_CLOSED') {
+      await CancellationScope.nonCancellable(() =>
+        steps.markOnboardingStopped({ externalRef, name, outcome: cancelled ? 'cancelled' : 'failed', reason: status.error ?? 'unknown' }),
+      );
+    }
+    show(cancelled ? 'cancelled' : 'failed');
+    log.warn('onboarding stopped', { externalRef, cancelled, type: type ?? null });
+    throw error;
+  }
+}
+
+function validate(rawInput: unknown): OnboardTenantInput {
+  let input: OnboardTenantInput;
+  try {
+    input = parseInput(onboardTenantInputSchema, rawInput);
+  } catch (error) {
+    const problems = error instanceof InvalidInputError ? error.problems : [String(error)];
+    throw ApplicationFailure.nonRetryable(`invalid onboardTenant input: ${problems.join('; ')}`, 'INVALID_INPUT', { problems });
+  }
+  const expected = `onboard:${input.externalRef}`;
+  if (workflowInfo().workflowId !== expected) {
+    // The id is the business key: a second start with the same external ref then cannot run twice.
+    throw ApplicationFailure.nonRetryable(`the workflow id must be ${expected} (it is ${workflowInfo().workflowId})`, 'INVALID_INPUT');
+  }
+  return input;
+}
+
+function msOf(duration: string | number): number {
+  if (typeof duration === 'number') return duration;
+  const match = /^(\d+)(ms|s|m|h|d)$/.exec(duration)!;
+  const unit = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] as 'ms' | 's' | 'm' | 'h' | 'd'];
+  return Number(match[1]) * unit;
+}
