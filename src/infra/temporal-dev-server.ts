@@ -61,7 +61,9 @@ export async function startTemporalDevServer(options: DevServerOptions = {}): Pr
   }
   if (options.dbFilename) args.push('--db-filename', options.dbFilename);
 
-  const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  // Its own process group: a Ctrl-C reaches us, not the server, so the worker drains against a live
+  // server before we stop it. The exit hook below still kills it if we die first.
+  const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   const output: string[] = [];
   const keep = (chunk: Buffer) => {
     output.push(...chunk.toString().split('\n').filter(Boolean));

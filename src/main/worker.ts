@@ -23,7 +23,9 @@ export async function startWorker(config: Config): Promise<RunningWorker> {
   const logger = createLogger({ level: config.LOG_LEVEL });
   if (!runtimeInstalled) {
     // The SDK's own logs (bundling, state changes) go through the same redacting logger, one level quieter.
-    Runtime.install({ logger: toTemporalLogger(logger.child({ component: 'temporal-sdk' }, { level: config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL })) });
+    // shutdownSignals: [] — our entry points own SIGINT/SIGTERM and stop the worker before the
+    // server and the database; the SDK's own handlers would race them.
+    Runtime.install({ shutdownSignals: [], logger: toTemporalLogger(logger.child({ component: 'temporal-sdk' }, { level: config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL })) });
     runtimeInstalled = true;
   }
   const dataConverter = dataConverterOf(config);
