@@ -1,7 +1,9 @@
 import { Context } from '@temporalio/activity';
 import type { Logger } from '../src/log.js';
+import type { LifecycleOptions } from './lifecycle.js';
 import type { Pool } from '../src/db/pool.js';
 import type { PlatformClient } from '../src/platform/index.js';
+import type { RotationOptions } from '../src/rotation/options.js';
 import type { Vault } from '../src/secrets/vault.js';
 
 /** Dependencies every activity factory receives; built once per worker process. */
@@ -10,6 +12,10 @@ export interface ActivityDeps {
   platform: PlatformClient;
   vault: Vault;
   logger: Logger;
+  /** Lifecycle settings (resume review floor); defaults apply when absent. */
+  lifecycle?: LifecycleOptions;
+  /** Key rotation settings (deployers); defaults apply when absent. */
+  rotation?: RotationOptions;
 }
 
 /** Who to write into the audit log for the running activity. */

@@ -1,6 +1,8 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { classifyError } from '../src/platform/index.js';
 import { safeSnippet } from '../src/platform/secret-token.js';
+import type { Queryable } from '../src/db/pool.js';
+import { CLOSING_STATES, findTenant } from '../src/db/tenants-store.js';
 
 /**
  * The one place errors become Temporal failures: `type` is the code from our closed list, the
@@ -16,6 +18,8 @@ export const OrchestratorErrorCode = {
   TRANSFER_CONFLICT: 'TRANSFER_CONFLICT',
   KEY_RECORD_STATE: 'KEY_RECORD_STATE',
   SECRET_MISSING: 'SECRET_MISSING',
+  BALANCE_BELOW_FLOOR: 'BALANCE_BELOW_FLOOR',
+  CLEANUP_INCOMPLETE: 'CLEANUP_INCOMPLETE',
 } as const;
 export type OrchestratorErrorCode = (typeof OrchestratorErrorCode)[keyof typeof OrchestratorErrorCode];
 
@@ -46,6 +50,14 @@ export function toFailure(error: unknown): ApplicationFailure {
     ],
     ...(classified.retryAfterMs ? { nextRetryDelay: classified.retryAfterMs } : {}),
   });
+}
+
+/** New work (a transfer, a key) is refused once a close has begun. */
+export async function assertTenantOpen(db: Queryable, externalRef: string): Promise<void> {
+  const tenant = await findTenant(db, externalRef);
+  if (tenant && CLOSING_STATES.includes(tenant.status)) {
+    throw definiteFailure(OrchestratorErrorCode.TENANT_CLOSED, `tenant ${externalRef} is ${tenant.status}: no new transfers or keys`);
+  }
 }
 
 /** Wraps an activity so every failure leaves it converted exactly once. */

@@ -1,5 +1,8 @@
 import type { ActivityDeps } from './context.js';
 import { createKeyActivities } from './keys.js';
+import { createLifecycleActivities } from './lifecycle.js';
+import { createRotationActivities } from './rotation.js';
+import { createRegistryActivities } from './registry.js';
 import { createTenantActivities } from './tenants.js';
 import { createWalletActivities } from './wallet.js';
 
@@ -11,6 +14,9 @@ export function createActivities(deps: ActivityDeps) {
     ...createTenantActivities(deps),
     ...createWalletActivities(deps),
     ...createKeyActivities(deps),
+    ...createLifecycleActivities(deps),
+    ...createRotationActivities(deps),
+    ...createRegistryActivities(deps),
   };
 }
 

@@ -6,7 +6,7 @@ import { PlatformBusinessStateError, PlatformNotFoundError, type ApiKeyRecord } 
 import { fingerprintToken } from '../src/secrets/fingerprint.js';
 import { sealedKeyId, tenantTokenAad } from '../src/secrets/vault.js';
 import { auditOrigin, type ActivityDeps } from './context.js';
-import { boundary, definiteFailure, OrchestratorErrorCode } from './failures.js';
+import { assertTenantOpen, boundary, definiteFailure, OrchestratorErrorCode } from './failures.js';
 import { keyNamePrefix } from './idempotency-keys.js';
 
 export interface IssueKeyInput {
@@ -51,6 +51,7 @@ export function createKeyActivities(deps: ActivityDeps) {
 
   return {
     issueTenantKey: boundary(async (input: IssueKeyInput): Promise<IssueKeyResult> => {
+      await assertTenantOpen(pool, input.externalRef);
       const prefix = keyNamePrefix(input.slot, input.generation);
       let record = await insertKeyRecordIfAbsent(pool, { externalRef: input.externalRef, slot: input.slot, generation: input.generation, keyName: prefix });
       if (record.status === 'active') return { state: 'issued', keyId: record.platformKeyId!, fingerprint: record.fingerprint!, orphansRevoked: [] };

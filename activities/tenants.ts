@@ -1,6 +1,6 @@
 import { appendAudit } from '../src/db/audit-store.js';
 import { withTransaction } from '../src/db/pool.js';
-import { countCreateAttempt, getTenant, insertTenantIfAbsent, recordSubaccount, setTenantStatus, type TenantStatus } from '../src/db/tenants-store.js';
+import { countCreateAttempt, getTenant, insertTenantIfAbsent, recordSubaccount, setTenantStatus, transitionTenant, type TenantStatus } from '../src/db/tenants-store.js';
 import { listTransferIntents, updateTransferIntent } from '../src/db/transfer-intents-store.js';
 import { PlatformIdempotencyConflictError, type SubaccountRecord } from '../src/platform/index.js';
 import { auditOrigin, type ActivityDeps } from './context.js';
@@ -91,7 +91,10 @@ export function createTenantActivities(deps: ActivityDeps) {
       await withTransaction(pool, async (tx) => {
         const tenant = await getTenant(tx, input.externalRef);
         if (tenant.status === 'active') return;
-        await setTenantStatus(tx, input.externalRef, 'active');
+        // Never over a suspension or a close that started meanwhile.
+        if (!(await transitionTenant(tx, input.externalRef, ['creating', 'created'], 'active', null))) {
+          throw definiteFailure(OrchestratorErrorCode.TENANT_CLOSED, `tenant ${input.externalRef} became ${tenant.status} during onboarding`);
+        }
         await appendAudit(tx, { ...auditOrigin(), action: 'tenant.activated', externalRef: input.externalRef, subject: tenant.subaccountId });
       });
     }),

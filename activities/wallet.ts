@@ -1,9 +1,9 @@
 import { appendAudit } from '../src/db/audit-store.js';
 import { withTransaction, type Queryable } from '../src/db/pool.js';
-import { findTransferIntent, insertTransferIntentIfAbsent, updateTransferIntent, type TransferIntentRow, type TransferState } from '../src/db/transfer-intents-store.js';
+import { findTransferIntent, insertTransferIntentIfAbsent, listTransferIntents, updateTransferIntent, type TransferIntentRow, type TransferState } from '../src/db/transfer-intents-store.js';
 import { PlatformAmbiguousError, PlatformBusinessStateError, PlatformDefiniteError, PlatformIdempotencyConflictError, PlatformTransientError } from '../src/platform/index.js';
 import { auditOrigin, type ActivityDeps } from './context.js';
-import { boundary, definiteFailure, OrchestratorErrorCode } from './failures.js';
+import { assertTenantOpen, boundary, definiteFailure, OrchestratorErrorCode } from './failures.js';
 import { transferKey } from './idempotency-keys.js';
 
 export interface FundWalletInput {
@@ -112,6 +112,7 @@ export function createWalletActivities(deps: ActivityDeps) {
 
   return {
     fundWallet: boundary(async (input: FundWalletInput): Promise<FundWalletResult> => {
+      await assertTenantOpen(pool, input.externalRef);
       const { row, inserted } = await withTransaction(pool, async (tx) => {
         const result = await insertTransferIntentIfAbsent(tx, {
           externalRef: input.externalRef,
@@ -138,6 +139,25 @@ export function createWalletActivities(deps: ActivityDeps) {
         }
       }
       return resultOf(row);
+    }),
+
+    /**
+     * Before a close: every transfer still `unknown` is reconciled the same way (wallet, then the
+     * same key). Returns the intents that remain open, for an operator.
+     */
+    reconcileOpenTransfers: boundary(async (input: { externalRef: string; subaccountId: string }): Promise<Array<{ purpose: string; state: TransferState; idempotencyKey: string }>> => {
+      const open: Array<{ purpose: string; state: TransferState; idempotencyKey: string }> = [];
+      for (const intent of await listTransferIntents(pool, input.externalRef)) {
+        let row = intent;
+        if (row.state === 'unknown') {
+          row = await reconcile(row, input.subaccountId).catch((error: unknown) => {
+            if (error instanceof PlatformTransientError || error instanceof PlatformAmbiguousError) return row;
+            throw error;
+          });
+        }
+        if (row.state === 'unknown' || row.state === 'needs_operator') open.push({ purpose: row.purpose, state: row.state, idempotencyKey: row.idempotencyKey });
+      }
+      return open;
     }),
 
     markTransferNeedsOperator: boundary(async (input: { externalRef: string; purpose: string }): Promise<FundWalletResult> => {

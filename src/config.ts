@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { gatewayConfigShape } from './gateway/options.js';
+import { rotationConfigShape } from './rotation/options.js';
 import { safeParseMasterKeys } from './secrets/master-keys.js';
 
 /**
@@ -80,9 +82,15 @@ export const configSchema = z.object({
   PAYLOAD_CODEC: z
     .preprocess(emptyToUndefined, z.enum(['auto', 'on', 'off']).default('auto'))
     .describe('Encrypt every Temporal payload with SECRETS_KEYS: auto (when SECRETS_KEYS is set), on (required), off.'),
+  RESUME_BALANCE_FLOOR_MICRO_USD: z
+    .preprocess(emptyToUndefined, z.string().regex(/^(0|[1-9][0-9]{0,29})$/, 'must be a whole number of micro-USD, e.g. 1000000').default('0'))
+    .describe('resume refuses a tenant whose wallet balance is below this (micro-USD); 0 checks nothing.'),
   PLATFORM_TIMEOUT_MS: z
     .preprocess(emptyToUndefined, z.coerce.number().int('must be a whole number').min(100).max(120_000).default(10_000))
     .describe('Per-request deadline of platform calls, in ms.'),
+  WORKER_METRICS_ADDRESS: hostPort.describe('host:port for the worker SDK Prometheus exporter (e.g. 0.0.0.0:9464); unset: off.'),
+  ...rotationConfigShape,
+  ...gatewayConfigShape,
 });
 
 export type Config = z.infer<typeof configSchema> & {

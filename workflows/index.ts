@@ -1,2 +1,8 @@
 // Every production workflow, for the worker's bundle. Deterministic code only (see eslint.config.js).
 export { onboardTenant } from './onboard-tenant.js';
+export { handleRegistryEvent } from './handle-registry-event.js';
+export { rotateTenantKey } from './rotate-tenant-key.js';
+export { rotateTenantKeyOnSchedule } from './rotate-tenant-key-scheduled.js';
+export { rotateFleet } from './rotate-fleet.js';
+export { suspendTenant, resumeTenant } from './suspend-tenant.js';
+export { closeTenant } from './close-tenant.js';

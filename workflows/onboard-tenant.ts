@@ -22,11 +22,11 @@ import {
   setHandler,
   sleep,
   upsertSearchAttributes,
-  workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { FundWalletResult } from '../activities/wallet.js';
-import { onboardTenantInputSchema, parseInput, InvalidInputError, type OnboardTenantInput } from '../src/domain/tenant-input.js';
+import { onboardTenantInputSchema, type OnboardTenantInput } from '../src/domain/tenant-input.js';
+import { msOf, validateWorkflowInput } from './validate-input.js';
 import { tenantExternalRefKey, tenantStatusKey, tenantSubaccountIdKey } from '../src/search-attributes.js';
 import {
   onboardingStatusQuery,
@@ -50,7 +50,7 @@ export const ONBOARDING_PURPOSE = 'initial-funding';
 export const DEFAULT_SLOT = 'default';
 
 export async function onboardTenant(rawInput: OnboardTenantInput): Promise<OnboardTenantResult> {
-  const input = validate(rawInput);
+  const input = validateWorkflowInput(onboardTenantInputSchema, rawInput, 'onboard');
   const { externalRef, name } = input;
   const timings = {
     balanceRetryInterval: input.options?.balanceRetryInterval ?? '10m',
@@ -158,27 +158,4 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
     log.warn('onboarding stopped', { externalRef, cancelled, type: type ?? null });
     throw error;
   }
-}
-
-function validate(rawInput: unknown): OnboardTenantInput {
-  let input: OnboardTenantInput;
-  try {
-    input = parseInput(onboardTenantInputSchema, rawInput);
-  } catch (error) {
-    const problems = error instanceof InvalidInputError ? error.problems : [String(error)];
-    throw ApplicationFailure.nonRetryable(`invalid onboardTenant input: ${problems.join('; ')}`, 'INVALID_INPUT', { problems });
-  }
-  const expected = `onboard:${input.externalRef}`;
-  if (workflowInfo().workflowId !== expected) {
-    // The id is the business key: a second start with the same external ref then cannot run twice.
-    throw ApplicationFailure.nonRetryable(`the workflow id must be ${expected} (it is ${workflowInfo().workflowId})`, 'INVALID_INPUT');
-  }
-  return input;
-}
-
-function msOf(duration: string | number): number {
-  if (typeof duration === 'number') return duration;
-  const match = /^(\d+)(ms|s|m|h|d)$/.exec(duration)!;
-  const unit = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] as 'ms' | 's' | 'm' | 'h' | 'd'];
-  return Number(match[1]) * unit;
 }

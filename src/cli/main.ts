@@ -3,8 +3,12 @@ import { describeConfig } from '../config.js';
 import { migrate } from '../db/migrate.js';
 import { startWorker } from '../main/worker.js';
 import { generateMasterKey } from '../secrets/master-keys.js';
+import { registerGatewayCommands } from './commands/gateway.js';
+import { registerLifecycleCommands } from './commands/lifecycle.js';
 import { registerOnboardingCommands } from './commands/onboarding.js';
+import { registerRotationCommands } from './commands/rotation.js';
 import { registerTenantCommands } from './commands/tenants.js';
+import { registerWebhookCommands } from './commands/webhooks.js';
 import { loadCliConfig, reportError } from './context.js';
 import { withRuntime } from './runtime.js';
 
@@ -52,7 +56,11 @@ program
   .action((keyId: string) => console.log(generateMasterKey(keyId)));
 
 registerOnboardingCommands(program);
+registerLifecycleCommands(program);
 registerTenantCommands(program);
+registerRotationCommands(program);
+registerGatewayCommands(program);
+registerWebhookCommands(program);
 
 try {
   await program.parseAsync(process.argv);

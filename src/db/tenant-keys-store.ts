@@ -89,3 +89,28 @@ export async function activateKeyRecord(db: Queryable, id: string, platformKeyId
 export async function markKeyVerified(db: Queryable, id: string): Promise<void> {
   await db.query(`UPDATE tenant_keys SET verified_at = coalesce(verified_at, now()) WHERE id = $1::bigint`, [id]);
 }
+
+/** The newest generation recorded for a slot (any status), 0 when the slot has none. */
+export async function findMaxGeneration(db: Queryable, externalRef: string, slot: string): Promise<number> {
+  const { rows } = await db.query<{ generation: number }>(
+    `SELECT coalesce(max(generation), 0)::int AS generation FROM tenant_keys WHERE external_ref = $1::text AND slot = $2::text`,
+    [externalRef, slot],
+  );
+  return rows[0]!.generation;
+}
+
+/** Marks a key revoked (from active or revoking); a key already revoked keeps its first revoked_at. */
+export async function markKeyRevoked(db: Queryable, id: string): Promise<TenantKeyRow | undefined> {
+  const { rows } = await db.query<TenantKeyRow>(
+    `UPDATE tenant_keys SET status = 'revoked', revoked_at = coalesce(revoked_at, now()), updated_at = now()
+      WHERE id = $1::bigint AND status IN ('active', 'revoking', 'revoked')
+      RETURNING ${COLUMNS}`,
+    [id],
+  );
+  return rows[0];
+}
+
+/** A key create that will never finish (rotation aborted or cancelled before the key came back). */
+export async function markCreatingKeyFailed(db: Queryable, id: string): Promise<void> {
+  await db.query(`UPDATE tenant_keys SET status = 'failed', updated_at = now() WHERE id = $1::bigint AND status = 'creating'`, [id]);
+}

@@ -92,3 +92,31 @@ export async function listTenants(db: Queryable, options: { limit?: number; afte
   );
   return rows;
 }
+
+/** Moves the status only from one of `from`; returns the row when it moved. */
+export async function transitionTenant(
+  db: Queryable,
+  externalRef: string,
+  from: readonly TenantStatus[],
+  to: TenantStatus,
+  reason: string | null,
+): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE tenants SET status = $3::text, status_reason = $4::text, updated_at = now()
+      WHERE external_ref = $1::text AND status = ANY($2::text[])`,
+    [externalRef, from, to, reason],
+  );
+  return (rowCount ?? 0) > 0;
+}
+
+export async function markTenantClosed(db: Queryable, externalRef: string, balanceMicroUsd: string | null): Promise<void> {
+  await db.query(
+    `UPDATE tenants SET status = 'closed', closed_at = coalesce(closed_at, now()),
+            closed_balance_micro_usd = coalesce($2::numeric, closed_balance_micro_usd), updated_at = now()
+      WHERE external_ref = $1::text`,
+    [externalRef, balanceMicroUsd],
+  );
+}
+
+/** Tenants in these states take no new work: no onboarding step, no rotation, no new key. */
+export const CLOSING_STATES: readonly TenantStatus[] = ['closing', 'closed'];

@@ -45,6 +45,30 @@ export const onboardTenantInputSchema = z.strictObject({
 
 export type OnboardTenantInput = z.infer<typeof onboardTenantInputSchema>;
 
+const reasonSchema = z
+  .string({ error: (issue) => (issue.input === undefined ? 'is required: say why (it is recorded)' : 'must be a string') })
+  .trim()
+  .min(3, 'is required: say why in at least 3 characters (it is recorded)')
+  .max(500, 'must be at most 500 characters');
+const operatorSchema = z.string().regex(/^[A-Za-z0-9._@:-]{1,100}$/, 'must be 1-100 characters of A-Z a-z 0-9 . _ @ : -');
+
+/** suspendTenant / resumeTenant / closeTenant: who asks and why, always recorded. */
+export const lifecycleInputSchema = z.strictObject({
+  externalRef: externalRefSchema,
+  reason: reasonSchema,
+  operator: operatorSchema.default('unknown'),
+  options: z
+    .strictObject({
+      /** How often a close re-lists projects and keys while cleaning up. */
+      pollInterval: duration.optional(),
+      /** How long a close may wait for an unknown transfer before asking an operator. */
+      unknownTransferDeadline: duration.optional(),
+    })
+    .optional(),
+});
+export type LifecycleWorkflowInput = z.input<typeof lifecycleInputSchema>;
+export type LifecycleRequest = z.output<typeof lifecycleInputSchema>;
+
 export class InvalidInputError extends Error {
   override name = 'InvalidInputError';
   constructor(readonly problems: string[]) {

@@ -16,6 +16,8 @@ export interface DevServerOptions {
   /** Web UI port; ignored when headless. */
   uiPort?: number;
   headless?: boolean;
+  /** The Web UI decodes payloads through this codec endpoint (the gateway's /codec). */
+  uiCodecEndpoint?: string;
   /** Keep workflows across restarts (the run command); tests use the in-memory store. */
   dbFilename?: string;
   readyTimeoutMs?: number;
@@ -58,6 +60,7 @@ export async function startTemporalDevServer(options: DevServerOptions = {}): Pr
     const uiPort = await preferredOrFreePort(options.uiPort ?? 8233);
     args.push('--ui-port', String(uiPort), '--ui-ip', '127.0.0.1');
     uiUrl = `http://127.0.0.1:${uiPort}`;
+    if (options.uiCodecEndpoint) args.push('--ui-codec-endpoint', options.uiCodecEndpoint);
   }
   if (options.dbFilename) args.push('--db-filename', options.dbFilename);
 

@@ -33,6 +33,7 @@ try {
   if (stack.uiUrl) console.log(`  Temporal Web UI:  ${stack.uiUrl}`);
   console.log(`  Temporal:         ${stack.env.TEMPORAL_ADDRESS}`);
   console.log(`  Platform:         ${stack.env.PLATFORM_BASE_URL}${stack.simulatorUrl ? ' (simulator, seeded parent with 1,000 USD paid balance)' : ''}`);
+  console.log(`  Gateway:          ${stack.gatewayUrl} (trigger API /v1, webhooks, codec for the Web UI; API token in ${resolve(config.DATA_DIR, 'dev-gateway-token')})`);
   console.log(`  Postgres:         ${config.DATABASE_URL ? 'DATABASE_URL' : `embedded, data in ${resolve(config.DATA_DIR, 'postgres')}`}`);
   console.log('');
   console.log('Onboard a first tenant from another terminal:');

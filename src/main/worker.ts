@@ -7,6 +7,8 @@ import { createLogger, toTemporalLogger } from '../log.js';
 import { connectNative } from '../temporal/connection.js';
 import { createWorker } from '../worker/create-worker.js';
 import { buildActivityDeps, dataConverterOf, requireWorkerConfig } from '../worker/deps.js';
+import { createPlatformActivityWorker } from '../rotation/platform-worker.js';
+import { buildRotationOptions } from '../rotation/options.js';
 
 export interface RunningWorker {
   worker: Worker;
@@ -25,7 +27,12 @@ export async function startWorker(config: Config): Promise<RunningWorker> {
     // The SDK's own logs (bundling, state changes) go through the same redacting logger, one level quieter.
     // shutdownSignals: [] — our entry points own SIGINT/SIGTERM and stop the worker before the
     // server and the database; the SDK's own handlers would race them.
-    Runtime.install({ shutdownSignals: [], logger: toTemporalLogger(logger.child({ component: 'temporal-sdk' }, { level: config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL })) });
+    Runtime.install({
+      shutdownSignals: [],
+      logger: toTemporalLogger(logger.child({ component: 'temporal-sdk' }, { level: config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL })),
+      // The SDK's own metrics (task latencies, slots, polls) for Prometheus, when asked for.
+      ...(config.WORKER_METRICS_ADDRESS ? { telemetryOptions: { metrics: { prometheus: { bindAddress: config.WORKER_METRICS_ADDRESS } } } } : {}),
+    });
     runtimeInstalled = true;
   }
   const dataConverter = dataConverterOf(config);
@@ -40,22 +47,34 @@ export async function startWorker(config: Config): Promise<RunningWorker> {
     await pool.end();
     throw error;
   });
-  const worker = await createWorker({
+  const activities = createActivities({ ...buildActivityDeps(config, pool, logger), rotation: buildRotationOptions(config) });
+  const worker = await createWorker({ connection, namespace, taskQueue: config.TEMPORAL_TASK_QUEUE, activities, dataConverter });
+  // Platform-calling rotation activities run on their own queue under a server-side rate limit.
+  const platformWorker = await createPlatformActivityWorker({
     connection,
     namespace,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
-    activities: createActivities(buildActivityDeps(config, pool, logger)),
+    activities,
+    requestsPerSecond: config.PLATFORM_RATE_LIMIT_PER_SECOND,
     dataConverter,
   });
-  const done = worker.run().finally(async () => {
-    await connection.close();
-    await pool.end();
-  });
+  const workers = [worker, platformWorker];
+  const stopAll = () => workers.forEach((w) => w.getState() === 'RUNNING' && w.shutdown());
+  // One failing worker stops the other: the process then exits instead of running half a worker.
+  const done = Promise.allSettled(workers.map((w) => w.run().catch((error: unknown) => (stopAll(), Promise.reject(error)))))
+    .then((results) => {
+      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) throw failed.reason;
+    })
+    .finally(async () => {
+      await connection.close();
+      await pool.end();
+    });
   return {
     worker,
     done,
     shutdown: async () => {
-      if (worker.getState() === 'RUNNING') worker.shutdown();
+      stopAll();
       await done;
     },
   };

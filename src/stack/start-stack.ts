@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -8,7 +9,9 @@ import { resolveDatabase } from '../infra/database.js';
 import { startTemporalDevServer } from '../infra/temporal-dev-server.js';
 import { startWorker } from '../main/worker.js';
 import { generateMasterKey } from '../secrets/master-keys.js';
-import { DEFAULT_PLATFORM_KEY, startSimulator } from '../sim/index.js';
+import { DEFAULT_PERSONAL_TOKEN, DEFAULT_PLATFORM_KEY, startSimulator } from '../sim/index.js';
+import { preferredOrFreePort } from '../infra/ports.js';
+import { startGateway } from '../main/gateway.js';
 
 /**
  * The whole stack on embedded defaults, as a library: `npm start` runs it until Ctrl-C, `npm run
@@ -27,6 +30,7 @@ export interface RunningStack {
   env: Record<string, string>;
   simulatorUrl?: string;
   uiUrl?: string;
+  gatewayUrl?: string;
   workerDone: Promise<void>;
   stop(): Promise<void>;
 }
@@ -52,6 +56,9 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
   const env: Record<string, string> = { TEMPORAL_NAMESPACE: config.TEMPORAL_NAMESPACE, TEMPORAL_TASK_QUEUE: config.TEMPORAL_TASK_QUEUE, LOG_LEVEL: config.LOG_LEVEL };
   const result: Partial<RunningStack> = {};
   try {
+    // The gateway's port is chosen first: the Web UI is told where its codec endpoint lives.
+    const gatewayPort = await preferredOrFreePort(options.ephemeral ? 0 : config.GATEWAY_PORT);
+    const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
     if (config.TEMPORAL_ADDRESS) env.TEMPORAL_ADDRESS = config.TEMPORAL_ADDRESS;
     else {
       say('starting the Temporal dev server');
@@ -61,6 +68,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
         port: options.ephemeral ? 0 : config.TEMPORAL_DEV_PORT,
         uiPort: config.TEMPORAL_UI_PORT,
         headless: options.ephemeral ?? false,
+        uiCodecEndpoint: `${gatewayUrl}/codec`,
         ...(options.ephemeral ? {} : { dbFilename: join(dataDir, 'temporal.db') }),
         onProgress: say,
       });
@@ -87,15 +95,24 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       env.PLATFORM_BASE_URL = sim.apiBase;
       env.PLATFORM_API_KEY = DEFAULT_PLATFORM_KEY;
       env.SIMULATOR_URL = sim.url;
+      env.PLATFORM_PERSONAL_TOKEN = DEFAULT_PERSONAL_TOKEN;
       result.simulatorUrl = sim.url;
       say(`platform simulator on ${sim.apiBase} (in memory: it forgets its tenants when the stack stops)`);
     }
 
-    env.SECRETS_KEYS = config.SECRETS_KEYS ?? devMasterKey(dataDir, say);
-    const stackConfig = loadConfig({ ...process.env, ...env });
+    env.SECRETS_KEYS = config.SECRETS_KEYS ?? devSecret(dataDir, 'dev-master-key', () => generateMasterKey('dev1'), say);
+    if (config.GATEWAY_API_TOKENS.length === 0) {
+      env.GATEWAY_API_TOKENS = devSecret(dataDir, 'dev-gateway-token', () => randomBytes(32).toString('base64url'), say);
+    }
+    env.GATEWAY_PUBLIC_URL = config.GATEWAY_PUBLIC_URL ?? gatewayUrl;
+    const stackConfig = loadConfig({ ...process.env, ...env, GATEWAY_PORT: String(gatewayPort) });
     const worker = await startWorker(stackConfig);
     stops.push({ name: 'worker', fn: () => worker.shutdown() });
     result.workerDone = worker.done;
+    const gateway = await startGateway(stackConfig);
+    stops.push({ name: 'gateway', fn: () => gateway.close() });
+    env.GATEWAY_URL = gateway.url;
+    result.gatewayUrl = gateway.url;
     return { ...result, env, workerDone: worker.done, stop } as RunningStack;
   } catch (error) {
     await stop();
@@ -103,12 +120,12 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
   }
 }
 
-/** A dev-only master key kept in the data directory (0600), made on first start. */
-function devMasterKey(dataDir: string, say: (line: string) => void): string {
-  const file = join(dataDir, 'dev-master-key');
+/** A dev-only secret kept in the data directory (0600), made on first start; production sets its variable. */
+function devSecret(dataDir: string, name: string, make: () => string, say: (line: string) => void): string {
+  const file = join(dataDir, name);
   if (!existsSync(file)) {
-    writeFileSync(file, `${generateMasterKey('dev1')}\n`, { mode: 0o600 });
-    say(`generated a DEV master key in ${file} (set SECRETS_KEYS in production)`);
+    writeFileSync(file, `${make()}\n`, { mode: 0o600 });
+    say(`generated a DEV secret in ${file} (set it in the environment in production)`);
   }
   return readFileSync(file, 'utf8').trim();
 }

@@ -4,6 +4,7 @@ import type { Pool } from '../db/pool.js';
 import { listKeyRecords } from '../db/tenant-keys-store.js';
 import { findTenant, TenantNotFoundError } from '../db/tenants-store.js';
 import { listTransferIntents } from '../db/transfer-intents-store.js';
+import { getRotationSection, type RotationSection } from '../rotation/status.js';
 import { onboardingStatusQuery, type OnboardingStatus } from '../../workflows/onboard-tenant-messages.js';
 
 /**
@@ -17,6 +18,8 @@ export interface TenantStatusView {
   transfers: Array<{ purpose: string; amountMicroUsd: string; state: string; idempotencyKey: string; failureCode: string | null; resolution: string | null }>;
   onboarding: { workflowId: string; runStatus: string; progress: OnboardingStatus | null } | null;
   recentAudit: Array<{ at: string; actor: string; action: string; subject: string | null }>;
+  /** Recent key rotations; the live stage (e.g. held, and why) of an open one. */
+  rotation: RotationSection;
 }
 
 export async function getTenantStatus(deps: { pool: Pool; client?: Client }, externalRef: string): Promise<TenantStatusView> {
@@ -35,6 +38,7 @@ export async function getTenantStatus(deps: { pool: Pool; client?: Client }, ext
     transfers: transfers.map((t) => ({ purpose: t.purpose, amountMicroUsd: t.amountMicroUsd, state: t.state, idempotencyKey: t.idempotencyKey, failureCode: t.failureCode, resolution: t.resolution })),
     onboarding,
     recentAudit: audit.slice(-20).map((a) => ({ at: a.at.toISOString(), actor: a.actor, action: a.action, subject: a.subject })),
+    rotation: tenant ? await getRotationSection(deps, externalRef) : { rotations: [] },
   };
 }
 

@@ -46,5 +46,6 @@ export function buildActivityDeps(
     platform: createPlatformClient({ baseUrl: config.PLATFORM_BASE_URL, platformKey: config.PLATFORM_API_KEY, timeoutMs: config.PLATFORM_TIMEOUT_MS }),
     vault: createVault(parseMasterKeys(config.SECRETS_KEYS)),
     logger,
+    lifecycle: { resumeBalanceFloorMicroUsd: config.RESUME_BALANCE_FLOOR_MICRO_USD },
   };
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
-import { createActivities } from '../../activities/index.js';
+import { createActivities, type ActivityDeps } from '../../activities/index.js';
 import { createLogger } from '../../src/log.js';
 import { createPlatformClient } from '../../src/platform/index.js';
 import { generateMasterKey, parseMasterKeys } from '../../src/secrets/master-keys.js';
@@ -21,7 +21,7 @@ export interface OrchestratorEnv extends TestContext {
   startOrchestratorWorker(): Promise<TestWorker>;
 }
 
-export async function createOrchestratorEnv(label: string, simOptions: SimulatorOptions = {}): Promise<OrchestratorEnv> {
+export async function createOrchestratorEnv(label: string, simOptions: SimulatorOptions = {}, extraDeps: Partial<ActivityDeps> = {}): Promise<OrchestratorEnv> {
   const ctx = await createTestContext(label);
   const sim = await startSimulator(simOptions);
   const secretsKeys = generateMasterKey(`t${randomBytes(3).toString('hex')}`);
@@ -40,6 +40,7 @@ export async function createOrchestratorEnv(label: string, simOptions: Simulator
     platform: createPlatformClient({ baseUrl: sim.apiBase, platformKey: DEFAULT_PLATFORM_KEY, timeoutMs: 2_000 }),
     vault: createVault(parseMasterKeys(secretsKeys)),
     logger,
+    ...extraDeps,
   };
   const { inject } = await import('vitest');
   return {

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { listTenants } from '../../db/tenants-store.js';
 import { revealKey } from '../../keys/reveal.js';
 import { createVault } from '../../secrets/vault.js';
+import { formatRotationSection } from '../../rotation/status.js';
 import { getTenantStatus, type TenantStatusView } from '../../tenants/tenant-status.js';
 import { masterKeysOf } from '../../worker/deps.js';
 import { printJson, withRuntime } from '../runtime.js';
@@ -19,6 +20,7 @@ function printStatus(view: TenantStatusView): void {
   for (const t of view.transfers) {
     console.log(`transfer ${t.purpose}: ${t.state} ${t.amountMicroUsd} micro-USD${t.failureCode ? ` (${t.failureCode})` : ''}${t.resolution ? ` [${t.resolution}]` : ''}`);
   }
+  for (const line of formatRotationSection(view.rotation)) console.log(line);
 }
 
 export function registerTenantCommands(program: Command): void {

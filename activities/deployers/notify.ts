@@ -1,0 +1,70 @@
+import { createHmac } from 'node:crypto';
+import { RotationErrorCode, rotationFailure } from '../../src/rotation/errors.js';
+import type { RotationOptions } from '../../src/rotation/options.js';
+
+/**
+ * The `notify` deployer: the vault stays the source of truth and the parent is told which key is
+ * now current, by a POST signed like the platform's own webhooks (HMAC-SHA256 over the exact body,
+ * `sha256=<hex>`). The notice holds ids and a fingerprint, never the token: the parent fetches the
+ * token through its own audited path (`tenantctl key reveal` or the vault API).
+ * Retried until a 2xx answer, by the activity's retry policy; the body is built from stored
+ * values only, so every retry sends the same bytes and the same delivery id.
+ */
+export const NotifyEvent = { keyRotated: 'keyRotated', keyRotationAborted: 'keyRotationAborted' } as const;
+export type NotifyEvent = (typeof NotifyEvent)[keyof typeof NotifyEvent];
+
+export interface KeyRotatedNotice {
+  event: NotifyEvent;
+  deliveryId: string;
+  rotationId: string;
+  externalRef: string;
+  subaccountId: string;
+  slot: string;
+  /** The generation that is current from now on, and its key. */
+  generation: number;
+  keyId: string;
+  fingerprint: string;
+  /** The generation it replaces (keyRotated) or that failed (keyRotationAborted). */
+  otherGeneration: number;
+  otherKeyId: string | null;
+  emergency: boolean;
+  occurredAt: string;
+}
+
+export const SIGNATURE_HEADER = 'X-Tpo-Signature';
+export const EVENT_HEADER = 'X-Tpo-Event';
+export const DELIVERY_HEADER = 'X-Tpo-Delivery';
+
+export function signNotice(body: string, secret: string): string {
+  return `sha256=${createHmac('sha256', secret).update(body, 'utf8').digest('hex')}`;
+}
+
+export async function sendNotice(options: RotationOptions['notify'], notice: KeyRotatedNotice, signal?: AbortSignal): Promise<{ status: number }> {
+  if (!options) {
+    throw rotationFailure(RotationErrorCode.DEPLOYER_NOT_CONFIGURED, 'the notify deployer needs ROTATION_NOTIFY_URL and ROTATION_NOTIFY_SECRET');
+  }
+  const body = JSON.stringify(notice);
+  const timeout = AbortSignal.timeout(options.timeoutMs);
+  let response: Response;
+  try {
+    response = await fetch(options.url, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: {
+        'content-type': 'application/json',
+        [EVENT_HEADER]: notice.event,
+        [DELIVERY_HEADER]: notice.deliveryId,
+        [SIGNATURE_HEADER]: signNotice(body, options.secret),
+      },
+      body,
+      signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+    });
+  } catch (error) {
+    throw rotationFailure(RotationErrorCode.DEPLOY_ENDPOINT_REFUSED, `the notify endpoint could not be reached: ${error instanceof Error ? error.message : String(error)}`, { retryable: true });
+  }
+  await response.body?.cancel().catch(() => undefined);
+  if (response.status < 200 || response.status >= 300) {
+    throw rotationFailure(RotationErrorCode.DEPLOY_ENDPOINT_REFUSED, `the notify endpoint answered ${response.status}`, { retryable: true, details: { status: response.status } });
+  }
+  return { status: response.status };
+}

@@ -1,0 +1,191 @@
+import type { Command } from 'commander';
+import { findTenant, TenantNotFoundError } from '../../db/tenants-store.js';
+import { fleetScheduleId, rotationScheduleId, rotationWorkflowId } from '../../rotation/ids.js';
+import type { DeployerSpec, RotationTimings } from '../../rotation/input.js';
+import { controlSchedule, listRotationSchedules, scheduleFleetRotation, scheduleTenantRotation, type ScheduleCommand } from '../../rotation/schedules.js';
+import { cancelRotation, startRotation } from '../../rotation/start-rotation.js';
+import { printJson, withRuntime, type CliRuntime } from '../runtime.js';
+
+interface TimingFlags {
+  quietPeriod?: string;
+  propagationAllowance?: string;
+  pollInterval?: string;
+  quietDeadline?: string;
+  overlapWindow?: string;
+}
+interface DeployerFlags {
+  deployer?: string;
+  project?: string;
+  envVar?: string;
+}
+
+function withTimingFlags(command: Command): Command {
+  return command
+    .option('--quiet-period <duration>', 'no use of the old key for this long before it is revoked (default 1h)')
+    .option('--propagation-allowance <duration>', 'consumers may use the old key this long after deploy (default 15m)')
+    .option('--poll-interval <duration>', 'how often key records are read while waiting (default 1m)')
+    .option('--quiet-deadline <duration>', 'after deploy: hold for an operator if not quiet by then (default 24h)')
+    .option('--overlap-window <duration>', 'without last-use information: wait this long after deploy (default 24h)')
+    .option('--deployer <kind>', 'notify | project-env (default: ROTATION_DEPLOYER)')
+    .option('--project <projectId>', 'project-env: the project (default: every tenant project that defines the variable)')
+    .option('--env-var <name>', 'project-env: the variable (default: ROTATION_ENV_VAR)');
+}
+
+function timingsOf(flags: TimingFlags): RotationTimings | undefined {
+  const entries = Object.entries({ quietPeriod: flags.quietPeriod, propagationAllowance: flags.propagationAllowance, pollInterval: flags.pollInterval, quietDeadline: flags.quietDeadline, overlapWindow: flags.overlapWindow }).filter(([, v]) => v !== undefined);
+  return entries.length ? (Object.fromEntries(entries) as RotationTimings) : undefined;
+}
+
+function deployerOf(flags: DeployerFlags): DeployerSpec | undefined {
+  if (!flags.deployer) return undefined;
+  if (flags.deployer === 'notify') return { kind: 'notify' };
+  if (flags.deployer === 'project-env') return { kind: 'project-env', ...(flags.project ? { projectId: flags.project } : {}), ...(flags.envVar ? { variable: flags.envVar } : {}) };
+  throw new Error('--deployer: must be notify or project-env');
+}
+
+/** A clear refusal before anything starts: unknown tenants and closing ones are never rotated. */
+async function requireRotatable(runtime: CliRuntime, externalRef: string): Promise<void> {
+  const tenant = await findTenant(runtime.pool(), externalRef);
+  if (!tenant) throw new TenantNotFoundError(externalRef);
+  if (tenant.status === 'closing' || tenant.status === 'closed') throw new Error(`tenant ${externalRef} is ${tenant.status}: its keys are not rotated`);
+}
+
+function scheduleIdOf(externalRef: string | undefined, opts: { fleet?: boolean; slot: string }): string {
+  if (opts.fleet === Boolean(externalRef)) throw new Error('name one tenant (external ref) or --fleet');
+  return opts.fleet ? fleetScheduleId(opts.slot) : rotationScheduleId(externalRef!, opts.slot);
+}
+
+export function registerRotationCommands(program: Command): void {
+  withTimingFlags(
+    program
+      .command('rotate-key')
+      .description("rotate a tenant's key by overlap: create, deploy, verify, wait until the old key is quiet, revoke it")
+      .argument('<externalRef>')
+      .option('--slot <slot>', 'key slot', 'default')
+      .option('--emergency', 'after a leak: quiet period zero, the old key is revoked right after deploy')
+      .option('--reason <text>', 'why (audited)')
+      .option('--operator <name>', 'who asks (audited when escalating a running rotation)')
+      .option('--wait', 'wait for the rotation to finish')
+      .option('--json', 'print JSON'),
+  ).action(async (externalRef: string, opts: TimingFlags & DeployerFlags & { slot: string; emergency?: boolean; reason?: string; operator?: string; wait?: boolean; json?: boolean }) =>
+    withRuntime(async (runtime) => {
+      await requireRotatable(runtime, externalRef);
+      const options = timingsOf(opts);
+      const deployer = deployerOf(opts);
+      const input = { externalRef, slot: opts.slot, emergency: Boolean(opts.emergency), ...(opts.reason ? { reason: opts.reason } : {}), ...(options ? { options } : {}), ...(deployer ? { deployer } : {}) };
+      const handle = await startRotation(await runtime.client(), input, { taskQueue: runtime.config.TEMPORAL_TASK_QUEUE, ...(opts.operator ? { operator: opts.operator } : {}) });
+      const started = { workflowId: handle.workflowId, started: handle.started };
+      const result = opts.wait ? await handle.result() : undefined;
+      if (opts.json) printJson({ ...started, ...(result ? { result } : {}) });
+      else if (result) console.log(`rotation ${result.outcome}: slot ${result.slot} g${result.fromGeneration}→g${result.toGeneration}, current key ${result.keyId} (${result.fingerprint})`);
+      else console.log(`${handle.started ? 'started' : opts.emergency ? 'escalated the running rotation to emergency' : 'already running'}: ${handle.workflowId} (follow with: tenantctl status ${externalRef})`);
+    }),
+  );
+
+  const rotation = program.command('rotation').description('key rotation: schedules and operator decisions');
+
+  withTimingFlags(
+    rotation
+      .command('schedule')
+      .description('rotate a tenant slot (or, with --fleet, every active tenant) on a Temporal Schedule')
+      .argument('[externalRef]')
+      .option('--fleet', 'every active tenant, with bounded concurrency under the platform rate limit')
+      .option('--slot <slot>', 'key slot', 'default')
+      .requiredOption('--every <duration>', 'interval, e.g. 30d')
+      .option('--jitter <duration>', 'random delay added to each run, e.g. 6h')
+      .option('--concurrency <n>', 'fleet: rotations at once', '50'),
+  ).action(async (externalRef: string | undefined, opts: TimingFlags & DeployerFlags & { fleet?: boolean; slot: string; every: string; jitter?: string; concurrency: string }) =>
+    withRuntime(async (runtime) => {
+      scheduleIdOf(externalRef, opts);
+      const options = timingsOf(opts);
+      const deployer = deployerOf(opts);
+      const extra = { ...(options ? { options } : {}), ...(deployer ? { deployer } : {}) };
+      const times = { every: opts.every, jitter: opts.jitter };
+      const client = await runtime.client();
+      const queue = runtime.config.TEMPORAL_TASK_QUEUE;
+      if (!opts.fleet) await requireRotatable(runtime, externalRef!);
+      const made = opts.fleet
+        ? await scheduleFleetRotation(client, { slot: opts.slot, concurrency: Number(opts.concurrency), ...extra }, times, queue)
+        : await scheduleTenantRotation(client, { externalRef: externalRef!, slot: opts.slot, ...extra }, times, queue);
+      console.log(`${made.outcome} schedule ${made.scheduleId}: every ${opts.every}${opts.jitter ? ` (jitter ${opts.jitter})` : ''}, overlap SKIP`);
+    }),
+  );
+
+  rotation
+    .command('list')
+    .description('rotation schedules')
+    .option('--json', 'print JSON')
+    .action(async (opts: { json?: boolean }) =>
+      withRuntime(async (runtime) => {
+        const schedules = await listRotationSchedules(await runtime.client());
+        if (opts.json) printJson(schedules);
+        else for (const s of schedules) console.log(`${s.scheduleId.padEnd(40)} ${s.paused ? 'paused ' : 'active '} next ${s.nextActionTimes[0] ?? '-'}`);
+      }),
+    );
+
+  for (const [name, description] of [
+    ['pause', 'pause a rotation schedule'],
+    ['unpause', 'resume a paused rotation schedule'],
+    ['delete', 'delete a rotation schedule (running rotations continue)'],
+    ['run-now', 'trigger a rotation schedule now (skipped if its rotation is running)'],
+  ] as const) {
+    rotation
+      .command(name)
+      .description(description)
+      .argument('[externalRef]')
+      .option('--fleet', 'the fleet schedule')
+      .option('--slot <slot>', 'key slot', 'default')
+      .action(async (externalRef: string | undefined, opts: { fleet?: boolean; slot: string }) =>
+        withRuntime(async (runtime) => {
+          const scheduleId = scheduleIdOf(externalRef, opts);
+          await controlSchedule(await runtime.client(), scheduleId, name satisfies ScheduleCommand);
+          console.log(`${name}: ${scheduleId}`);
+        }),
+      );
+  }
+
+  for (const [name, signal, description] of [
+    ['revoke-anyway', 'revokeAnyway', 'a held rotation: revoke the old key although it did not go quiet'],
+    ['abort', 'abortRotation', 'a held rotation (or one at the key limit): keep the old key, revoke the new one'],
+  ] as const) {
+    rotation
+      .command(name)
+      .description(description)
+      .argument('<externalRef>')
+      .option('--slot <slot>', 'key slot', 'default')
+      .requiredOption('--operator <name>', 'who decides (audited)')
+      .requiredOption('--reason <text>', 'why (audited)')
+      .action(async (externalRef: string, opts: { slot: string; operator: string; reason: string }) =>
+        withRuntime(async (runtime) => {
+          const workflowId = rotationWorkflowId(externalRef, opts.slot);
+          await (await runtime.client()).workflow.getHandle(workflowId).signal(signal, { operator: opts.operator, reason: opts.reason });
+          console.log(`signalled ${signal} to ${workflowId}`);
+        }),
+      );
+  }
+
+  rotation
+    .command('retry-key-create')
+    .description('a rotation at the active-key limit: an unused key was revoked, create the new key now')
+    .argument('<externalRef>')
+    .option('--slot <slot>', 'key slot', 'default')
+    .action(async (externalRef: string, opts: { slot: string }) =>
+      withRuntime(async (runtime) => {
+        const workflowId = rotationWorkflowId(externalRef, opts.slot);
+        await (await runtime.client()).workflow.getHandle(workflowId).signal('retryKeyCreate');
+        console.log(`signalled retryKeyCreate to ${workflowId}`);
+      }),
+    );
+
+  rotation
+    .command('cancel')
+    .description('cancel a running rotation and wait until it has rolled back (no extra key left)')
+    .argument('<externalRef>')
+    .option('--slot <slot>', 'key slot', 'default')
+    .action(async (externalRef: string, opts: { slot: string }) =>
+      withRuntime(async (runtime) => {
+        const status = await cancelRotation(await runtime.client(), externalRef, opts.slot);
+        console.log(status ? `rotation of ${externalRef} slot ${opts.slot}: ${status.stage}` : `no rotation of ${externalRef} slot ${opts.slot}`);
+      }),
+    );
+}

@@ -1,0 +1,97 @@
+import type { Client } from '@temporalio/client';
+import type { PayloadCodec } from '@temporalio/common';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Pool } from '../db/pool.js';
+import type { Logger } from '../log.js';
+import type { Vault } from '../secrets/vault.js';
+import { createTokenSet } from './auth.js';
+import { registerCodecRoutes } from './codec-routes.js';
+import { createDeliveryDispatcher, temporalDeliveryStarter, type DeliveryDispatcher } from './delivery-dispatcher.js';
+import { answerError, GatewayErrorCode, newRequestId, sendError } from './errors.js';
+import { registerHealthRoutes } from './health-routes.js';
+import { createGatewayMetrics, type GatewayMetrics } from './metrics.js';
+import { openApiDocument } from './openapi.js';
+import type { GatewayOptions } from './options.js';
+import { registerTenantRoutes } from './tenant-routes.js';
+import { registerWebhookReceiver } from './webhook-receiver.js';
+import { createSecretResolver } from './webhook-secrets.js';
+
+/**
+ * The gateway's Fastify app, built without listening (tests use `inject`; `startGateway` listens).
+ * Routes: /v1/tenants… (signup backends), /webhooks/registry/:id (the platform), /codec/* (the Web UI),
+ * /healthz, /readyz, /metrics, /openapi.json. Closing the app stops the delivery dispatcher.
+ */
+export interface GatewayDeps {
+  pool: Pool;
+  /** A Temporal client with the shared data converter (the payload codec when keys are configured). */
+  client: Client;
+  /** Opens webhook signing secrets. */
+  vault: Vault;
+  /** The payload codec served at /codec; undefined answers 503 CODEC_NOT_CONFIGURED. */
+  codec: PayloadCodec | undefined;
+  options: GatewayOptions;
+  logger?: Logger;
+  /** Default: starts handleRegistryEvent on `client`. Tests pass one with a failing starter. */
+  dispatcher?: DeliveryDispatcher;
+  metrics?: GatewayMetrics;
+}
+
+export interface GatewayApp {
+  app: FastifyInstance;
+  dispatcher: DeliveryDispatcher;
+  metrics: GatewayMetrics;
+}
+
+export function buildGatewayApp(deps: GatewayDeps): GatewayApp {
+  const { options, logger } = deps;
+  const metrics = deps.metrics ?? createGatewayMetrics();
+  const dispatcher =
+    deps.dispatcher ??
+    createDeliveryDispatcher({ pool: deps.pool, start: temporalDeliveryStarter(deps.client, options.taskQueue), metrics, ...(logger ? { logger } : {}) });
+
+  const loggerInstance: FastifyBaseLogger | undefined = logger?.child({ component: 'gateway' });
+  const app: FastifyInstance = Fastify({
+    ...(loggerInstance ? { loggerInstance } : { logger: false }),
+    // Per-request logs at 1,000 deliveries/s would swamp the log; /metrics counts every request instead.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: 64 * 1024,
+    genReqId: newRequestId,
+    requestIdHeader: false,
+    forceCloseConnections: true,
+    return503OnClosing: true,
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    void reply.header('X-Request-Id', request.id);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    metrics.httpRequests.inc({ method: request.method, route, status: String(reply.statusCode) });
+    metrics.httpDuration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+  });
+  app.setErrorHandler((error, request, reply) => answerError(logger, error, request, reply));
+  app.setNotFoundHandler((request, reply) => {
+    void sendError(reply, 404, GatewayErrorCode.ROUTE_NOT_FOUND, `No route for ${request.method} ${request.url.split('?')[0]}.`);
+  });
+
+  registerHealthRoutes(app, { pool: deps.pool, client: deps.client, metrics });
+  app.get('/openapi.json', async () => openApiDocument);
+  registerTenantRoutes(app, {
+    pool: deps.pool,
+    client: deps.client,
+    taskQueue: options.taskQueue,
+    tokens: createTokenSet(options.apiTokens),
+    publicUrl: options.publicUrl,
+  });
+  registerCodecRoutes(app, { codec: deps.codec, tokens: createTokenSet(options.codecTokens), corsOrigins: options.codecCorsOrigins });
+  registerWebhookReceiver(app, {
+    pool: deps.pool,
+    secrets: createSecretResolver({ pool: deps.pool, vault: deps.vault, graceSeconds: options.webhookSecretGraceSeconds }),
+    dispatcher,
+    metrics,
+    bodyLimitBytes: options.webhookBodyLimitBytes,
+  });
+
+  app.addHook('onClose', async () => dispatcher.stop());
+  return { app, dispatcher, metrics };
+}

@@ -1,0 +1,75 @@
+import type { PayloadCodec } from '@temporalio/common';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { CodecRequestError } from '../secrets/errors.js';
+import { decodePayloadsJson, encodePayloadsJson } from '../secrets/payload-codec.js';
+import { bearerTokenOf, isLoopback, unauthorized, type TokenSet } from './auth.js';
+import { GatewayError, GatewayErrorCode } from './errors.js';
+
+/**
+ * The remote payload codec for the Temporal Web UI and CLI (`POST /codec/encode`, `/codec/decode`, the
+ * codec server protocol: `{ payloads: [...] }` in and out). Point the UI at it with
+ * `temporal server start-dev --ui-codec-endpoint http://127.0.0.1:<port>/codec` (or the UI's
+ * "Codec Server" setting). The browser calls it cross-origin, so allowed UI origins get CORS answers,
+ * preflight included. Operators authenticate with a bearer token; with no tokens configured only
+ * loopback clients are served (a local UI in development).
+ */
+export interface CodecRoutesDeps {
+  codec: PayloadCodec | undefined;
+  tokens: TokenSet;
+  corsOrigins: readonly string[];
+}
+
+const ALLOWED_HEADERS = 'content-type, x-namespace, authorization';
+
+export function registerCodecRoutes(app: FastifyInstance, deps: CodecRoutesDeps): void {
+  const allowed = new Set(deps.corsOrigins);
+
+  void app.register(async (scope) => {
+    scope.addHook('onRequest', async (request, reply) => {
+      const origin = request.headers.origin;
+      if (typeof origin === 'string' && allowed.has(origin)) {
+        void reply.headers({ 'Access-Control-Allow-Origin': origin, 'Access-Control-Allow-Credentials': 'true', Vary: 'Origin' });
+      }
+    });
+
+    scope.options('/codec/:operation', async (request, reply) => {
+      const origin = request.headers.origin;
+      if (typeof origin !== 'string' || !allowed.has(origin)) {
+        throw new GatewayError(403, GatewayErrorCode.FORBIDDEN, 'This origin may not call the codec endpoint (see GATEWAY_CODEC_CORS_ORIGINS).');
+      }
+      return reply
+        .code(204)
+        .headers({ 'Access-Control-Allow-Methods': 'POST, OPTIONS', 'Access-Control-Allow-Headers': ALLOWED_HEADERS, 'Access-Control-Max-Age': '600' })
+        .send();
+    });
+
+    scope.post('/codec/encode', async (request, reply) => run(deps, request, reply, encodePayloadsJson));
+    scope.post('/codec/decode', async (request, reply) => run(deps, request, reply, decodePayloadsJson));
+  });
+}
+
+async function run(
+  deps: CodecRoutesDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  operation: (codec: PayloadCodec, body: unknown) => Promise<unknown>,
+): Promise<FastifyReply> {
+  authorize(deps.tokens, request);
+  if (!deps.codec) throw new GatewayError(503, GatewayErrorCode.CODEC_NOT_CONFIGURED, 'No payload codec is configured (set SECRETS_KEYS).');
+  try {
+    return reply.code(200).send(await operation(deps.codec, request.body));
+  } catch (error) {
+    if (error instanceof CodecRequestError) throw new GatewayError(400, GatewayErrorCode.INVALID_INPUT, 'Expected { payloads: [{ metadata, data }] } with base64 values.');
+    // A payload sealed under a key this gateway does not hold, or tampered with: say so without detail.
+    throw new GatewayError(422, GatewayErrorCode.CODEC_FAILED, 'A payload could not be decoded with the configured keys.');
+  }
+}
+
+function authorize(tokens: TokenSet, request: FastifyRequest): void {
+  if (tokens.size === 0) {
+    if (!isLoopback(request.socket.remoteAddress ?? '')) throw unauthorized();
+    return;
+  }
+  const token = bearerTokenOf(request.headers.authorization);
+  if (token === undefined || !tokens.matches(token)) throw unauthorized();
+}

@@ -1,0 +1,84 @@
+import { randomBytes } from 'node:crypto';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from '../log.js';
+
+/**
+ * One error envelope for every gateway answer: `{ error: { code, message, fields? }, meta: { requestId } }`
+ * (successes: `{ data, meta: { requestId } }`), the platform's own shape. Codes come from this closed list.
+ */
+export const GatewayErrorCode = {
+  UNAUTHORIZED: 'UNAUTHORIZED',
+  FORBIDDEN: 'FORBIDDEN',
+  ROUTE_NOT_FOUND: 'ROUTE_NOT_FOUND',
+  TENANT_NOT_FOUND: 'TENANT_NOT_FOUND',
+  TENANT_NOT_PROVISIONED: 'TENANT_NOT_PROVISIONED',
+  EXTERNAL_REF_CONFLICT: 'EXTERNAL_REF_CONFLICT',
+  WEBHOOK_NOT_FOUND: 'WEBHOOK_NOT_FOUND',
+  INVALID_INPUT: 'INVALID_INPUT',
+  INVALID_JSON: 'INVALID_JSON',
+  PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
+  UNSUPPORTED_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+  SIGNATURE_MISSING: 'SIGNATURE_MISSING',
+  SIGNATURE_MALFORMED: 'SIGNATURE_MALFORMED',
+  SIGNATURE_MISMATCH: 'SIGNATURE_MISMATCH',
+  DELIVERY_INVALID: 'DELIVERY_INVALID',
+  CODEC_NOT_CONFIGURED: 'CODEC_NOT_CONFIGURED',
+  CODEC_FAILED: 'CODEC_FAILED',
+  TEMPORAL_UNAVAILABLE: 'TEMPORAL_UNAVAILABLE',
+  INTERNAL_ERROR: 'INTERNAL_ERROR',
+} as const;
+export type GatewayErrorCode = (typeof GatewayErrorCode)[keyof typeof GatewayErrorCode];
+
+export class GatewayError extends Error {
+  override name = 'GatewayError';
+  constructor(
+    readonly status: number,
+    readonly code: GatewayErrorCode,
+    message: string,
+    readonly extra: { fields?: string[]; headers?: Record<string, string> } = {},
+  ) {
+    super(message);
+  }
+}
+
+export function newRequestId(): string {
+  return `req_${randomBytes(12).toString('base64url').replace(/[-_]/g, 'x')}`;
+}
+
+export function sendData(reply: FastifyReply, status: number, data: unknown): FastifyReply {
+  return reply.code(status).send({ data, meta: { requestId: reply.request.id } });
+}
+
+export function sendError(reply: FastifyReply, status: number, code: GatewayErrorCode, message: string, fields?: string[]): FastifyReply {
+  const error = fields === undefined ? { code, message } : { code, message, fields };
+  return reply.code(status).send({ error, meta: { requestId: reply.request.id } });
+}
+
+/** Fastify's own errors mapped to our codes; anything unexpected is a 500 with a fixed message (no stack, no detail). */
+export function answerError(logger: Logger | undefined, error: unknown, request: FastifyRequest, reply: FastifyReply): void {
+  if (error instanceof GatewayError) {
+    for (const [name, value] of Object.entries(error.extra.headers ?? {})) void reply.header(name, value);
+    void sendError(reply, error.status, error.code, error.message, error.extra.fields);
+    return;
+  }
+  const fastifyError = error as Partial<FastifyError>;
+  switch (fastifyError.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      void sendError(reply, 413, GatewayErrorCode.PAYLOAD_TOO_LARGE, 'The request body is too large.');
+      return;
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      void sendError(reply, 415, GatewayErrorCode.UNSUPPORTED_MEDIA_TYPE, 'Request bodies must be JSON (Content-Type: application/json).');
+      return;
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      void sendError(reply, 400, GatewayErrorCode.INVALID_JSON, 'The request body is not valid JSON.');
+      return;
+  }
+  const status = fastifyError.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    void sendError(reply, status, GatewayErrorCode.INVALID_INPUT, 'The request could not be read.');
+    return;
+  }
+  logger?.error({ err: error, requestId: request.id, route: request.routeOptions.url }, 'gateway request failed');
+  void sendError(reply, 500, GatewayErrorCode.INTERNAL_ERROR, 'Internal error; quote the request id when reporting it.');
+}

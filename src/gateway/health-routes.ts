@@ -1,0 +1,52 @@
+import type { Client } from '@temporalio/client';
+import type { FastifyInstance } from 'fastify';
+import type { Pool } from '../db/pool.js';
+import { countInboxByState } from '../db/webhook-inbox-store.js';
+import { gaugeLines, type GatewayMetrics } from './metrics.js';
+
+/**
+ * `/healthz`: the process answers (liveness). `/readyz`: Postgres and Temporal both answer within a
+ * short deadline (readiness: take the instance out of the load balancer otherwise). `/metrics`:
+ * Prometheus text, the gateway's request metrics plus the inbox by state.
+ */
+export interface HealthRoutesDeps {
+  pool: Pool;
+  client: Client;
+  metrics: GatewayMetrics;
+  readyTimeoutMs?: number;
+}
+
+export function registerHealthRoutes(app: FastifyInstance, deps: HealthRoutesDeps): void {
+  const timeoutMs = deps.readyTimeoutMs ?? 2_000;
+
+  app.get('/healthz', async () => ({ status: 'ok' }));
+
+  app.get('/readyz', async (_request, reply) => {
+    const [postgres, temporal] = await Promise.all([
+      probe(() => deps.pool.query('SELECT 1'), timeoutMs),
+      probe(() => deps.client.workflowService.getSystemInfo({}), timeoutMs),
+    ]);
+    const ready = postgres === 'ok' && temporal === 'ok';
+    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', checks: { postgres, temporal } });
+  });
+
+  app.get('/metrics', async (_request, reply) => {
+    const inbox = await countInboxByState(deps.pool).catch(() => undefined);
+    const extra = inbox
+      ? gaugeLines('gateway_webhook_inbox_deliveries', 'Deliveries in the inbox, by state (pending: workflow not started yet).', Object.entries(inbox).map(([state, value]) => ({ labels: { state }, value })))
+      : [];
+    return reply.type('text/plain; version=0.0.4; charset=utf-8').send(deps.metrics.render(extra));
+  });
+}
+
+async function probe(check: () => Promise<unknown>, timeoutMs: number): Promise<'ok' | 'unreachable' | 'timeout'> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
+  try {
+    return await Promise.race([check().then(() => 'ok' as const), deadline]);
+  } catch {
+    return 'unreachable';
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,161 @@
+/**
+ * The OpenAPI 3.1 description served at `/openapi.json`, written by hand: the routes are few and
+ * stable, and a generator would mean a new dependency. Tests check that every route is described.
+ */
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: unknown) => ({ 'application/json': { schema } });
+const errorResponse = (description: string) => ({ description, content: json(ref('ErrorEnvelope')) });
+const externalRefParam = { name: 'externalRef', in: 'path', required: true, schema: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$' } };
+const dataEnvelope = (schema: unknown) => ({ type: 'object', required: ['data', 'meta'], properties: { data: schema, meta: ref('Meta') } });
+const authErrors = { '401': errorResponse('Missing or unknown bearer token (UNAUTHORIZED).') };
+
+const lifecycle = (action: string, workflowType: string, body?: unknown) => ({
+  post: {
+    summary: `Start ${workflowType} for a tenant of ours`,
+    description: `Starts (or joins) the ${workflowType} workflow. The external ref is mapped through our ownership records first: an unknown one is 404 and nothing starts.`,
+    operationId: `${action}Tenant`,
+    security: [{ bearer: [] }],
+    parameters: [externalRefParam],
+    ...(body ? { requestBody: { required: false, content: json(body) } } : {}),
+    responses: {
+      '202': { description: 'Started or joined.', content: json(dataEnvelope(ref('LifecycleAccepted'))) },
+      '400': errorResponse('Invalid external ref or body (INVALID_INPUT).'),
+      ...authErrors,
+      '404': errorResponse('No such tenant in our records (TENANT_NOT_FOUND).'),
+      '409': errorResponse('The tenant has no sub-account yet (TENANT_NOT_PROVISIONED).'),
+    },
+  },
+});
+
+export const openApiDocument = {
+  openapi: '3.1.0',
+  info: {
+    title: 'Tenant provisioning gateway',
+    version: '1.0.0',
+    description:
+      'Trigger and status API for signup backends, the registry webhook receiver, and the Temporal payload codec endpoint. Every error is `{ error: { code, message, fields? }, meta: { requestId } }`.',
+  },
+  components: {
+    securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+    schemas: {
+      Meta: { type: 'object', required: ['requestId'], properties: { requestId: { type: 'string', pattern: '^req_' } } },
+      ErrorEnvelope: {
+        type: 'object',
+        required: ['error', 'meta'],
+        properties: {
+          error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' }, fields: { type: 'array', items: { type: 'string' } } } },
+          meta: ref('Meta'),
+        },
+      },
+      OnboardTenantInput: {
+        type: 'object',
+        required: ['externalRef', 'name'],
+        additionalProperties: false,
+        properties: {
+          externalRef: externalRefParam.schema,
+          name: { type: 'string', minLength: 1, maxLength: 200 },
+          fundingMicroUsd: { type: 'string', pattern: '^[1-9][0-9]{0,29}$', description: 'Initial transfer in micro-USD, as a string.' },
+          options: {
+            type: 'object',
+            additionalProperties: false,
+            properties: {
+              balanceRetryInterval: { type: ['string', 'integer'] },
+              unknownTransferDeadline: { type: ['string', 'integer'] },
+              reconcileInterval: { type: ['string', 'integer'] },
+            },
+          },
+        },
+      },
+      OnboardingAccepted: {
+        type: 'object',
+        properties: { externalRef: { type: 'string' }, workflowId: { type: 'string' }, started: { type: 'boolean' }, statusUrl: { type: 'string' } },
+      },
+      LifecycleAccepted: {
+        type: 'object',
+        properties: {
+          externalRef: { type: 'string' },
+          action: { type: 'string', enum: ['rotate', 'suspend', 'resume', 'close'] },
+          workflowId: { type: 'string' },
+          runId: { type: ['string', 'null'] },
+          statusUrl: { type: 'string' },
+        },
+      },
+      TenantStatus: { type: 'object', description: 'Our records and the onboarding progress. Never a secret: keys appear as id and fingerprint.' },
+      Payloads: {
+        type: 'object',
+        required: ['payloads'],
+        properties: { payloads: { type: 'array', items: { type: 'object', properties: { metadata: { type: 'object', additionalProperties: { type: 'string', contentEncoding: 'base64' } }, data: { type: 'string', contentEncoding: 'base64' } } } } },
+      },
+      RegistryDelivery: {
+        type: 'object',
+        required: ['event', 'deliveryId', 'webhookId'],
+        properties: { event: { type: 'string' }, deliveryId: { type: 'string' }, webhookId: { type: 'string' }, payload: { type: 'object' }, timestamp: { type: 'string' } },
+      },
+    },
+  },
+  paths: {
+    '/v1/tenants': {
+      post: {
+        summary: 'Start (or join) the onboarding of a tenant',
+        description: 'Idempotent on externalRef: repeated or concurrent calls give one onboarding. Poll the status URL.',
+        operationId: 'onboardTenant',
+        security: [{ bearer: [] }],
+        requestBody: { required: true, content: json(ref('OnboardTenantInput')) },
+        responses: {
+          '202': { description: 'Started, or already running/done.', headers: { Location: { schema: { type: 'string' } } }, content: json(dataEnvelope(ref('OnboardingAccepted'))) },
+          '400': errorResponse('Invalid input; `fields` names the offending fields (INVALID_INPUT, INVALID_JSON).'),
+          ...authErrors,
+          '409': errorResponse('The external ref is being onboarded under another name (EXTERNAL_REF_CONFLICT).'),
+        },
+      },
+    },
+    '/v1/tenants/{externalRef}': {
+      get: {
+        summary: "A tenant's records and onboarding progress",
+        operationId: 'getTenantStatus',
+        security: [{ bearer: [] }],
+        parameters: [externalRefParam],
+        responses: { '200': { description: 'The status.', content: json(dataEnvelope(ref('TenantStatus'))) }, ...authErrors, '404': errorResponse('Unknown tenant (TENANT_NOT_FOUND).') },
+      },
+    },
+    '/v1/tenants/{externalRef}/rotate': lifecycle('rotate', 'rotateTenantKey', { type: 'object', properties: { slot: { type: 'string', default: 'default' } } }),
+    '/v1/tenants/{externalRef}/suspend': lifecycle('suspend', 'suspendTenant'),
+    '/v1/tenants/{externalRef}/resume': lifecycle('resume', 'resumeTenant'),
+    '/v1/tenants/{externalRef}/close': lifecycle('close', 'closeTenant'),
+    '/webhooks/registry/{registrationId}': {
+      post: {
+        summary: 'Registry webhook receiver (called by the platform)',
+        description:
+          'X-Service-Signature must be sha256= and 64 lower-case hex digits: HMAC-SHA256 of the exact body with the webhook secret. Verified deliveries are recorded once per deliveryId and processed asynchronously.',
+        operationId: 'receiveRegistryDelivery',
+        parameters: [{ name: 'registrationId', in: 'path', required: true, schema: { type: 'string' } }],
+        requestBody: { required: true, content: json(ref('RegistryDelivery')) },
+        responses: {
+          '202': { description: 'Recorded (or a duplicate of a recorded delivery).', content: json(dataEnvelope({ type: 'object', properties: { deliveryId: { type: 'string' }, workflowId: { type: 'string' }, duplicate: { type: 'boolean' } } })) },
+          '400': errorResponse('INVALID_JSON or DELIVERY_INVALID.'),
+          '401': errorResponse('SIGNATURE_MISSING, SIGNATURE_MALFORMED or SIGNATURE_MISMATCH.'),
+          '404': errorResponse('No receiver at this address (WEBHOOK_NOT_FOUND).'),
+          '413': errorResponse('PAYLOAD_TOO_LARGE.'),
+          '415': errorResponse('UNSUPPORTED_MEDIA_TYPE.'),
+        },
+      },
+    },
+    '/codec/encode': codecPath('encode'),
+    '/codec/decode': codecPath('decode'),
+    '/healthz': { get: { summary: 'Liveness', operationId: 'healthz', responses: { '200': { description: 'The process answers.' } } } },
+    '/readyz': { get: { summary: 'Readiness: Postgres and Temporal reachable', operationId: 'readyz', responses: { '200': { description: 'Ready.' }, '503': { description: 'Not ready; `checks` says which.' } } } },
+    '/metrics': { get: { summary: 'Prometheus metrics', operationId: 'metrics', responses: { '200': { description: 'Text exposition format 0.0.4.' } } } },
+  },
+} as const;
+
+function codecPath(operation: 'encode' | 'decode') {
+  return {
+    post: {
+      summary: `Payload codec: ${operation} (Temporal codec server protocol)`,
+      operationId: `codec${operation[0]!.toUpperCase()}${operation.slice(1)}`,
+      security: [{ bearer: [] }],
+      requestBody: { required: true, content: json(ref('Payloads')) },
+      responses: { '200': { description: 'The payloads, transformed.', content: json(ref('Payloads')) }, '400': errorResponse('INVALID_INPUT.'), ...authErrors, '422': errorResponse('CODEC_FAILED.') },
+    },
+  };
+}

@@ -1,0 +1,67 @@
+import { z } from 'zod';
+
+/**
+ * The gateway's settings: this shape is part of src/config.ts's schema (the only reader of
+ * process.env); entry points pass the validated values down as a typed `GatewayOptions`.
+ */
+const emptyToUndefined = (value: unknown) => (typeof value === 'string' && value.trim() === '' ? undefined : value);
+const list = (value: unknown) =>
+  typeof value === 'string' ? value.split(',').map((item) => item.trim()).filter((item) => item !== '') : value;
+
+export const MIN_TOKEN_LENGTH = 32;
+
+export const gatewayConfigShape = {
+  GATEWAY_PORT: z
+    .preprocess(emptyToUndefined, z.coerce.number().int('must be a whole number').min(0).max(65535).default(8080))
+    .describe('Port the gateway listens on (0 picks a free one).'),
+  GATEWAY_HOST: z.preprocess(emptyToUndefined, z.string().default('127.0.0.1')).describe('Interface the gateway binds (0.0.0.0 in a container).'),
+  GATEWAY_API_TOKENS: z
+    .preprocess(emptyToUndefined, z.preprocess(list, z.array(z.string().min(MIN_TOKEN_LENGTH, `each token must be at least ${MIN_TOKEN_LENGTH} characters`)).default([])))
+    .describe('Comma-separated bearer tokens of signup backends for /v1 (several, so one can be rotated at a time). Unset: /v1 refuses every call.'),
+  GATEWAY_CODEC_TOKENS: z
+    .preprocess(emptyToUndefined, z.preprocess(list, z.array(z.string().min(MIN_TOKEN_LENGTH, `each token must be at least ${MIN_TOKEN_LENGTH} characters`)).default([])))
+    .describe('Comma-separated operator bearer tokens for /codec/*. Unset: only loopback clients may use the codec (local Web UI).'),
+  GATEWAY_CODEC_CORS_ORIGINS: z
+    .preprocess(
+      emptyToUndefined,
+      z.preprocess(list, z.array(z.url({ protocol: /^https?$/, error: 'each origin must be an http(s) URL' })).default(['http://localhost:8233', 'http://127.0.0.1:8233'])),
+    )
+    .describe('Comma-separated Web UI origins allowed to call the codec endpoint from a browser.'),
+  GATEWAY_PUBLIC_URL: z
+    .preprocess(emptyToUndefined, z.url({ protocol: /^https?$/, error: 'must be the http(s) base URL the platform and clients reach the gateway at' }).optional())
+    .describe('Public base URL of the gateway: webhook receiver URLs and status URLs are built from it.'),
+  GATEWAY_WEBHOOK_BODY_LIMIT: z
+    .preprocess(emptyToUndefined, z.coerce.number().int().min(1024).max(10 * 1024 * 1024).default(64 * 1024))
+    .describe('Largest registry delivery body accepted, in bytes.'),
+  GATEWAY_WEBHOOK_SECRET_GRACE_SECONDS: z
+    .preprocess(emptyToUndefined, z.coerce.number().int().min(0).max(7 * 86_400).default(3_600))
+    .describe("How long a replaced or deleted webhook's secret is still accepted (platform retries of its deliveries)."),
+  PLATFORM_PERSONAL_TOKEN: z
+    .preprocess(emptyToUndefined, z.string().startsWith('sv_', 'must be a personal access token (starts with sv_)').optional())
+    .describe('Personal access token (sv_) for registry webhook management (the contract requires one).'),
+};
+export const gatewayEnvSchema = z.object(gatewayConfigShape);
+export type GatewayEnv = z.infer<typeof gatewayEnvSchema>;
+
+/** What the app factory needs, in its own words (no env names). */
+export interface GatewayOptions {
+  taskQueue: string;
+  apiTokens: readonly string[];
+  codecTokens: readonly string[];
+  codecCorsOrigins: readonly string[];
+  publicUrl: string | undefined;
+  webhookBodyLimitBytes: number;
+  webhookSecretGraceSeconds: number;
+}
+
+export function gatewayOptionsOf(env: GatewayEnv, taskQueue: string): GatewayOptions {
+  return {
+    taskQueue,
+    apiTokens: env.GATEWAY_API_TOKENS,
+    codecTokens: env.GATEWAY_CODEC_TOKENS,
+    codecCorsOrigins: env.GATEWAY_CODEC_CORS_ORIGINS.map((origin) => new URL(origin).origin),
+    publicUrl: env.GATEWAY_PUBLIC_URL?.replace(/\/+$/, ''),
+    webhookBodyLimitBytes: env.GATEWAY_WEBHOOK_BODY_LIMIT,
+    webhookSecretGraceSeconds: env.GATEWAY_WEBHOOK_SECRET_GRACE_SECONDS,
+  };
+}

@@ -1,0 +1,66 @@
+import type { Client } from '@temporalio/client';
+import { listRotations } from '../db/key-rotations-store.js';
+import type { Pool } from '../db/pool.js';
+import { rotationStatusQuery, type RotationStatus } from '../../workflows/rotate-tenant-key-messages.js';
+
+/**
+ * The rotation section of `tenantctl status`: recent rotations from the records, and the live state
+ * (stage, what it waits for, held reason) of any that is still open. No secret: ids and fingerprints.
+ */
+export interface RotationSection {
+  rotations: Array<{
+    slot: string;
+    fromGeneration: number;
+    toGeneration: number;
+    state: string;
+    stage: string;
+    emergency: boolean;
+    workflowId: string;
+    startedAt: string;
+    finishedAt: string | null;
+    live: RotationStatus | null;
+  }>;
+}
+
+export async function getRotationSection(deps: { pool: Pool; client?: Client }, externalRef: string): Promise<RotationSection> {
+  const rows = await listRotations(deps.pool, externalRef, 10);
+  const rotations = await Promise.all(
+    rows.map(async (r) => ({
+      slot: r.slot,
+      fromGeneration: r.fromGeneration,
+      toGeneration: r.toGeneration,
+      state: r.state,
+      stage: r.stage,
+      emergency: r.emergency,
+      workflowId: r.workflowId,
+      startedAt: r.createdAt.toISOString(),
+      finishedAt: r.finishedAt?.toISOString() ?? null,
+      live: deps.client && ['running', 'held', 'key_limit'].includes(r.state) ? await liveStatus(deps.client, r.workflowId) : null,
+    })),
+  );
+  return { rotations };
+}
+
+async function liveStatus(client: Client, workflowId: string): Promise<RotationStatus | null> {
+  try {
+    return await client.workflow.getHandle(workflowId).query(rotationStatusQuery);
+  } catch {
+    // Gone from Temporal (retention) or no worker to answer: the records still tell the state.
+    return null;
+  }
+}
+
+export function formatRotationSection(section: RotationSection): string[] {
+  const lines: string[] = [];
+  for (const r of section.rotations) {
+    lines.push(`rotation ${r.slot} g${r.fromGeneration}→g${r.toGeneration}: ${r.state}${r.emergency ? ' (emergency)' : ''} [${r.workflowId}]`);
+    if (r.live) {
+      lines.push(`  stage: ${r.live.stage}${r.live.heldReason ? ` (held: ${r.live.heldReason})` : ''}`);
+      if (r.live.quietCheck) lines.push(`  quiet check: ${r.live.quietCheck.verdict}`);
+      for (const k of r.live.activeKeys ?? []) lines.push(`  active key ${k.id}: last used ${k.lastUseKnown ? (k.lastUsedAt ?? 'never') : 'not shown'}${k.isCurrentKeyOfSlot ? ' (being rotated)' : k.looksUnused ? ' (looks unused)' : ''}`);
+      for (const note of r.live.notes) lines.push(`  note: ${note}`);
+      if (r.live.waitingFor) lines.push(`  waiting: ${r.live.waitingFor}`);
+    }
+  }
+  return lines;
+}

@@ -1,0 +1,175 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import { Writable } from 'node:stream';
+import { NativeConnection } from '@temporalio/worker';
+import { inject } from 'vitest';
+import { createActivities } from '../../activities/index.js';
+import { signNotice } from '../../activities/deployers/notify.js';
+import { startOnboarding } from '../../src/client/start-onboarding.js';
+import { revealKey } from '../../src/keys/reveal.js';
+import { createLogger } from '../../src/log.js';
+import { createPlatformClient, type PlatformClient } from '../../src/platform/index.js';
+import { createPlatformActivityWorker } from '../../src/rotation/platform-worker.js';
+import type { RotationOptions } from '../../src/rotation/options.js';
+import { generateMasterKey, parseMasterKeys } from '../../src/secrets/master-keys.js';
+import { createVault } from '../../src/secrets/vault.js';
+import { DEFAULT_PLATFORM_KEY, startSimulator, type RunningSimulator, type SimulatorOptions } from '../../src/sim/index.js';
+import { createTestContext, type TestContext } from './context.js';
+
+/**
+ * A test file's world for rotation: TestContext (database, task queue), a simulator, the worker on
+ * the main queue AND the rate-limited platform-queue worker, and a local receiver for the notify
+ * deployer that checks every signature.
+ */
+export interface NoticeReceived {
+  event: string;
+  deliveryId: string;
+  body: string;
+  signatureValid: boolean;
+  status: number;
+}
+
+export interface NotifyReceiver {
+  url: string;
+  secret: string;
+  received: NoticeReceived[];
+  /** Answer 503 to the next `count` deliveries. */
+  failNext(count: number): void;
+  close(): Promise<void>;
+}
+
+export interface RotationEnv extends TestContext {
+  sim: RunningSimulator;
+  platform: PlatformClient;
+  notify: NotifyReceiver;
+  logs: string[];
+  cliEnv: Record<string, string>;
+  onboard(externalRef: string): Promise<{ subaccountId: string; keyId: string }>;
+  /** The current token of a slot, read back like an operator would (audited). */
+  token(externalRef: string, slot?: string): Promise<string>;
+}
+
+export async function startNotifyReceiver(): Promise<NotifyReceiver> {
+  const secret = randomBytes(24).toString('hex');
+  const received: NoticeReceived[] = [];
+  let failures = 0;
+  const server: Server = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+    request.on('end', () => {
+      const status = failures > 0 ? 503 : 204;
+      if (failures > 0) failures -= 1;
+      received.push({
+        event: String(request.headers['x-tpo-event']),
+        deliveryId: String(request.headers['x-tpo-delivery']),
+        body,
+        signatureValid: request.headers['x-tpo-signature'] === signNotice(body, secret),
+        status,
+      });
+      response.writeHead(status).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${address.port}/hooks/key-rotated`,
+    secret,
+    received,
+    failNext: (count) => void (failures = count),
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+export async function createRotationEnv(label: string, simOptions: SimulatorOptions = {}, rotation: Partial<RotationOptions> = {}): Promise<RotationEnv> {
+  const ctx = await createTestContext(label);
+  const sim = await startSimulator(simOptions);
+  const notify = await startNotifyReceiver();
+  const secretsKeys = generateMasterKey(`t${randomBytes(3).toString('hex')}`);
+  const logs: string[] = [];
+  const logger = createLogger({ level: 'debug', destination: new Writable({ write: (chunk, _e, done) => void (logs.push(String(chunk)), done()) }) });
+  const platform = createPlatformClient({ baseUrl: sim.apiBase, platformKey: DEFAULT_PLATFORM_KEY, timeoutMs: 2_000 });
+  const vault = createVault(parseMasterKeys(secretsKeys));
+  const activities = createActivities({
+    pool: ctx.pool,
+    platform,
+    vault,
+    logger,
+    rotation: { defaultDeployer: 'notify', envVariable: 'TENANT_API_KEY', notify: { url: notify.url, secret: notify.secret, timeoutMs: 2_000 }, ...rotation },
+  });
+  await ctx.startWorker(activities);
+  const connection = await NativeConnection.connect({ address: inject('temporalAddress') });
+  const platformWorker = await createPlatformActivityWorker({ connection, namespace: inject('temporalNamespace'), taskQueue: ctx.taskQueue, activities, requestsPerSecond: 200 });
+  const platformRun = platformWorker.run();
+
+  return {
+    ...ctx,
+    sim,
+    platform,
+    notify,
+    logs,
+    cliEnv: {
+      DATABASE_URL: ctx.databaseUrl,
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_NAMESPACE: inject('temporalNamespace'),
+      TEMPORAL_TASK_QUEUE: ctx.taskQueue,
+      PLATFORM_BASE_URL: sim.apiBase,
+      PLATFORM_API_KEY: DEFAULT_PLATFORM_KEY,
+      SECRETS_KEYS: secretsKeys,
+      PAYLOAD_CODEC: 'off',
+    },
+    async onboard(externalRef) {
+      const handle = await startOnboarding(ctx.client, { externalRef, name: `Tenant ${externalRef}` }, { taskQueue: ctx.taskQueue });
+      const result = await handle.result();
+      return { subaccountId: result.subaccountId, keyId: result.keyId };
+    },
+    async token(externalRef, slot = 'default') {
+      return (await revealKey({ pool: ctx.pool, vault }, { externalRef, slot, operator: 'test' })).token;
+    },
+    close: async () => {
+      if (platformWorker.getState() === 'RUNNING') platformWorker.shutdown();
+      await platformRun;
+      await connection.close();
+      await ctx.close();
+      await sim.close();
+      await notify.close();
+    },
+  };
+}
+
+/** Calls the platform with a tenant key, as a consumer that still holds it would. */
+export async function useKey(env: RotationEnv, token: string): Promise<number> {
+  const response = await fetch(`${env.sim.apiBase}/projects`, { headers: { authorization: `Bearer ${token}` } });
+  await response.body?.cancel();
+  return response.status;
+}
+
+/** Keeps using a key every `everyMs` until stopped: a consumer that never switched. */
+export function keepUsing(env: RotationEnv, token: string, everyMs = 200): { stop(): Promise<void> } {
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      await useKey(env, token).catch(() => undefined);
+      await new Promise((r) => setTimeout(r, everyMs));
+    }
+  })();
+  return {
+    stop: async () => {
+      running = false;
+      await loop;
+    },
+  };
+}
+
+export async function waitFor<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export function keysOf(env: RotationEnv, subaccountId: string) {
+  return env.sim.state().apiKeys.filter((k) => k.subaccountId === subaccountId);
+}

@@ -1,0 +1,137 @@
+/**
+ * closeTenant — why: a closed tenant answers 404 like an absent one, so nothing can be fixed after
+ * the close. The close therefore happens only once the tenant is provably empty.
+ *
+ *   validate ─► mark closing (blocks onboarding steps, rotations, new keys)
+ *            ─► cancel a running onboarding; cancel rotations and wait until they rolled back
+ *            ─► resolve unknown transfers (wallet, same key; else needs_operator + resolveTransfer)
+ *            ─► revoke every key (so workloads stop creating resources) ─► resume if suspended
+ *            ─► delete every project, listing again until none remain (404 = done)
+ *            ─► verify: zero projects and zero active keys ─► read balance, close, record
+ *
+ * Every step is an ordinary activity (visible per project in the history) and safe to repeat, so a
+ * worker killed mid-cleanup resumes where it was. A repeated close is a no-op success.
+ */
+import { ApplicationFailure, condition, getExternalWorkflowHandle, proxyActivities, setCurrentDetails, setHandler, sleep, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import type { Activities } from '../activities/index.js';
+import { lifecycleInputSchema, type LifecycleWorkflowInput } from '../src/domain/tenant-input.js';
+import { tenantExternalRefKey, tenantStatusKey, tenantSubaccountIdKey } from '../src/search-attributes.js';
+import { closeResolveTransferSignal, closeStatusQuery, type CloseResolveTransferInput, type CloseStage, type CloseStatus, type CloseTenantResult } from './close-tenant-messages.js';
+import { cancelRotationsForClose } from './rotate-tenant-key-close.js';
+import { msOf, validateWorkflowInput } from './validate-input.js';
+
+export * from './close-tenant-messages.js';
+
+const acts = proxyActivities<Activities>({
+  startToCloseTimeout: '1m',
+  // No attempt limit: every step is safe to repeat, and a close must not give up half-way.
+  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '1m' },
+});
+
+const MAX_CLEANUP_ROUNDS = 50;
+
+export async function closeTenant(rawInput: LifecycleWorkflowInput): Promise<CloseTenantResult> {
+  const input = validateWorkflowInput(lifecycleInputSchema, rawInput, 'close');
+  const { externalRef } = input;
+  const pollInterval = input.options?.pollInterval ?? '5s';
+  const unknownDeadline = input.options?.unknownTransferDeadline ?? '15m';
+  const request = { ...input, runKey: workflowInfo().firstExecutionRunId };
+  const status: CloseStatus = {
+    externalRef,
+    stage: 'closing',
+    subaccountId: null,
+    keysRevoked: [],
+    projects: {},
+    rounds: 0,
+    openTransfers: [],
+    waitingFor: null,
+    balanceLeftMicroUsd: null,
+  };
+  const verdicts: CloseResolveTransferInput[] = [];
+  setHandler(closeStatusQuery, () => status);
+  setHandler(closeResolveTransferSignal, (verdict) => void verdicts.push(verdict));
+  const show = (stage: CloseStage, waitingFor: string | null = null) => {
+    status.stage = stage;
+    status.waitingFor = waitingFor;
+    upsertSearchAttributes([{ key: tenantStatusKey, value: stage === 'closed' ? 'closed' : `close:${stage}` }]);
+    const projects = Object.entries(status.projects).map(([id, state]) => `${id}: ${state}`);
+    setCurrentDetails(
+      [`**${stage}** — tenant \`${externalRef}\` (${status.subaccountId ?? '?'})`, `keys revoked: ${status.keysRevoked.length}`, `projects: ${projects.length ? projects.join(', ') : 'none seen yet'}`, waitingFor ? `waiting: ${waitingFor}` : '']
+        .filter(Boolean)
+        .join('\n\n'),
+    );
+  };
+  upsertSearchAttributes([{ key: tenantExternalRefKey, value: externalRef }]);
+
+  const begun = await acts.beginClose(request);
+  status.subaccountId = begun.subaccountId;
+  upsertSearchAttributes([{ key: tenantSubaccountIdKey, value: begun.subaccountId }]);
+  if (begun.alreadyClosed) {
+    show('closed');
+    return { externalRef, subaccountId: begun.subaccountId, status: 'closed', alreadyClosed: true, projectsDeleted: 0, keysRevoked: 0, balanceLeftMicroUsd: null };
+  }
+
+  show('stopping_other_work');
+  await getExternalWorkflowHandle(`onboard:${externalRef}`).cancel().catch(() => undefined);
+  await cancelRotationsForClose(externalRef, { pollInterval: '1s' });
+
+  show('resolving_transfers');
+  let unknownSince: number | undefined;
+  for (;;) {
+    const open = await acts.reconcileOpenTransfers({ externalRef, subaccountId: begun.subaccountId });
+    status.openTransfers = open;
+    if (open.length === 0) break;
+    const verdict = verdicts.shift();
+    if (verdict) {
+      await acts.resolveTransferByOperator({ externalRef, ...verdict });
+      continue;
+    }
+    unknownSince ??= Date.now();
+    if (open.some((t) => t.state === 'needs_operator') || Date.now() - unknownSince > msOf(unknownDeadline)) {
+      for (const t of open.filter((o) => o.state === 'unknown')) await acts.markTransferNeedsOperator({ externalRef, purpose: t.purpose });
+      show('needs_operator', `transfer(s) ${open.map((t) => t.purpose).join(', ')} could not be reconciled: check the wallet and signal resolveTransfer { purpose, outcome: applied|not-applied, operator, reason }`);
+      await condition(() => verdicts.length > 0);
+    } else await sleep(pollInterval);
+  }
+
+  show('revoking_keys');
+  for (;;) {
+    const { revoked, stillActive } = await acts.revokeAllTenantKeys({ externalRef });
+    status.keysRevoked.push(...revoked);
+    if (stillActive === 0) break;
+    await sleep(pollInterval);
+  }
+
+  if ((await acts.resumeForCleanup(request)).resumed) show('resuming_for_cleanup');
+
+  let deleted = 0;
+  for (;;) {
+    if (++status.rounds > MAX_CLEANUP_ROUNDS) {
+      throw ApplicationFailure.nonRetryable(`tenant ${externalRef} still has resources after ${MAX_CLEANUP_ROUNDS} cleanup rounds; not closing`, 'CLEANUP_INCOMPLETE');
+    }
+    show('deleting_projects');
+    const projects = await acts.listTenantProjects({ externalRef });
+    if (projects.length > 0) {
+      for (const project of projects) {
+        status.projects[project.id] = 'deleting';
+        show('deleting_projects');
+        const { deleted: gone } = await acts.deleteTenantProject({ externalRef, projectId: project.id });
+        status.projects[project.id] = gone ? 'deleted' : 'already_gone';
+        if (gone) deleted++;
+      }
+      continue;
+    }
+    // Empty once; prove it again together with the keys (a workload may have raced the revoke).
+    show('verifying_empty');
+    const keys = await acts.revokeAllTenantKeys({ externalRef });
+    status.keysRevoked.push(...keys.revoked);
+    const again = await acts.listTenantProjects({ externalRef });
+    if (keys.revoked.length === 0 && keys.stillActive === 0 && again.length === 0) break;
+  }
+
+  show('closing_on_platform');
+  const { balanceMicroUsd } = await acts.closeTenantOnPlatform(request);
+  status.balanceLeftMicroUsd = balanceMicroUsd;
+  show('closed');
+  return { externalRef, subaccountId: begun.subaccountId, status: 'closed', alreadyClosed: false, projectsDeleted: deleted, keysRevoked: status.keysRevoked.length, balanceLeftMicroUsd: balanceMicroUsd };
+}

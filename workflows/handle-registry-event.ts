@@ -1,0 +1,33 @@
+/**
+ * handleRegistryEvent — why: a verified registry delivery must be handled once, even when the
+ * platform redelivers it or the gateway crashes after answering. The gateway records it in the
+ * inbox (delivery id unique) and starts this workflow under `registry-delivery:<deliveryId>`;
+ * the activity routes it and marks it processed in one guarded transaction.
+ *
+ *   validate ─► processRegistryDelivery (route by event: image.* recorded for the tenant; unknown names recorded as such)
+ */
+import { ApplicationFailure, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
+import type { Activities } from '../activities/index.js';
+import type { ProcessRegistryDeliveryInput, ProcessRegistryDeliveryResult } from '../activities/registry.js';
+
+const steps = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '30s',
+  localRetryThreshold: '10s',
+  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 50 },
+});
+
+export type HandleRegistryEventInput = ProcessRegistryDeliveryInput;
+export type HandleRegistryEventResult = ProcessRegistryDeliveryResult;
+
+export async function handleRegistryEvent(input: HandleRegistryEventInput): Promise<HandleRegistryEventResult> {
+  const deliveryId = typeof input?.deliveryId === 'string' ? input.deliveryId : '';
+  if (deliveryId === '' || deliveryId.length > 200) {
+    throw ApplicationFailure.nonRetryable('handleRegistryEvent input must be { deliveryId: string (1-200 characters) }', 'INVALID_INPUT');
+  }
+  const expected = `registry-delivery:${deliveryId}`;
+  if (workflowInfo().workflowId !== expected) {
+    // The id is the idempotency key of the start: one workflow per delivery.
+    throw ApplicationFailure.nonRetryable(`the workflow id must be ${expected} (it is ${workflowInfo().workflowId})`, 'INVALID_INPUT');
+  }
+  return steps.processRegistryDelivery({ deliveryId });
+}

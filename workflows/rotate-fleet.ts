@@ -1,0 +1,95 @@
+/**
+ * rotateFleet — why: rotating every tenant must not hit the platform with 10,000 rotations at once.
+ *
+ *   page of active tenants ─► child rotateTenantKey per tenant (at most `concurrency` at once;
+ *   the platform task queue's rate limit paces their calls) ─► next page by continue-as-new
+ *
+ * A child that is held for an operator (or at its key limit) tells the fleet, which stops counting
+ * it against the concurrency bound; the child keeps waiting on its own (parent close: abandon).
+ * A slot already rotating elsewhere is skipped, never doubled (the child id is the business key).
+ */
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import {
+  condition,
+  continueAsNew,
+  defineQuery,
+  ParentClosePolicy,
+  proxyLocalActivities,
+  setHandler,
+  startChild,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities/index.js';
+import { parseInput } from '../src/domain/tenant-input.js';
+import { rotationWorkflowId } from '../src/rotation/ids.js';
+import { rotateFleetInputSchema, type RotateFleetInput } from '../src/rotation/input.js';
+import { rotateTenantKey } from './rotate-tenant-key.js';
+import { rotationSettledSignal } from './rotate-tenant-key-messages.js';
+
+export interface FleetTotals {
+  started: number;
+  completed: number;
+  held: number;
+  skipped: number;
+  failed: number;
+}
+export interface FleetStatus {
+  slot: string;
+  after: string | null;
+  running: number;
+  totals: FleetTotals;
+}
+
+export const fleetStatusQuery = defineQuery<FleetStatus>('fleetStatus');
+
+const db = proxyLocalActivities<Activities>({ startToCloseTimeout: '30s', retry: { initialInterval: '200ms', maximumInterval: '30s', maximumAttempts: 50 } });
+
+export async function rotateFleet(rawInput: RotateFleetInput): Promise<FleetTotals> {
+  const input = parseInput(rotateFleetInputSchema, rawInput);
+  const totals: FleetTotals = input.totals ?? { started: 0, completed: 0, held: 0, skipped: 0, failed: 0 };
+  const running = new Set<string>();
+  const heldEarly = new Set<string>();
+  const status = (): FleetStatus => ({ slot: input.slot, after: input.after, running: running.size, totals });
+  setHandler(fleetStatusQuery, status);
+  setHandler(rotationSettledSignal, ({ workflowId, outcome }) => {
+    if (outcome === 'held' || outcome === 'key_limit') heldEarly.add(workflowId);
+  });
+
+  async function rotateOne(externalRef: string): Promise<void> {
+    const workflowId = rotationWorkflowId(externalRef, input.slot);
+    let child;
+    try {
+      child = await startChild(rotateTenantKey, {
+        workflowId,
+        args: [{ externalRef, slot: input.slot, ...(input.deployer ? { deployer: input.deployer } : {}), ...(input.options ? { options: input.options } : {}), reason: 'fleet rotation' }],
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+      });
+    } catch (error) {
+      if (error instanceof WorkflowExecutionAlreadyStartedError) {
+        totals.skipped += 1;
+        return;
+      }
+      throw error;
+    }
+    totals.started += 1;
+    const outcome = await Promise.race([
+      child.result().then((r) => (r.outcome === 'completed' ? 'completed' : 'failed'), () => 'failed' as const),
+      condition(() => heldEarly.has(workflowId)).then(() => 'held' as const),
+    ]);
+    totals[outcome] += 1;
+  }
+
+  const page = await db.listActiveTenantsPage({ after: input.after, limit: input.pageSize });
+  for (const externalRef of page) {
+    await condition(() => running.size < input.concurrency);
+    running.add(externalRef);
+    void rotateOne(externalRef)
+      .catch(() => void (totals.failed += 1))
+      .finally(() => running.delete(externalRef));
+  }
+  await condition(() => running.size === 0);
+  if (page.length === input.pageSize) {
+    // A new run per page keeps the history small whatever the fleet's size.
+    await continueAsNew<typeof rotateFleet>({ ...rawInput, after: page[page.length - 1]!, totals });
+  }
+  return totals;
+}

@@ -1,0 +1,30 @@
+import { setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import { tenantStatusKey } from '../src/search-attributes.js';
+import type { RotationStatus } from './rotate-tenant-key-messages.js';
+
+/**
+ * The run's "current details" in the Web UI and its TenantStatus search attribute
+ * (`rotation_<stage>`, e.g. `rotation_held`, so operators can list every held rotation).
+ */
+export function describeRotation(status: RotationStatus): void {
+  upsertSearchAttributes([{ key: tenantStatusKey, value: `rotation_${status.stage}` }]);
+  const lines = [
+    `**${status.stage}** — rotating key slot \`${status.slot}\` of tenant \`${status.externalRef}\`${status.emergency ? ' (EMERGENCY: old key revoked right after deploy)' : ''}`,
+    `generations: ${status.fromGeneration ?? '?'} → ${status.toGeneration ?? '?'}`,
+    `old key: ${status.oldKey.keyId ?? '?'} ${status.oldKey.fingerprint ?? ''} (${status.oldKey.status})`,
+    `new key: ${status.newKey.keyId ?? 'not yet created'} ${status.newKey.fingerprint ?? ''} (${status.newKey.status})`,
+    `deployer: ${status.deployer ?? '?'}${status.deployedAt ? `, deployed at ${status.deployedAt}` : ''}`,
+  ];
+  if (status.quietCheck) lines.push(`quiet check (${status.quietCheck.method}, ${status.quietCheck.polls} polls): ${status.quietCheck.verdict}`);
+  if (status.activeKeys) {
+    lines.push(
+      `active keys: ${status.activeKeys
+        .map((k) => `${k.id} ${k.name ?? ''} last used ${k.lastUseKnown ? (k.lastUsedAt ?? 'never') : 'not shown'}${k.isCurrentKeyOfSlot ? ' [being rotated: in use]' : k.looksUnused ? ' [looks unused]' : ''}`)
+        .join('; ')}`,
+    );
+  }
+  for (const note of status.notes) lines.push(`note: ${note}`);
+  if (status.waitingFor) lines.push(`waiting: ${status.waitingFor}`);
+  if (status.error) lines.push(`error: ${status.error}`);
+  setCurrentDetails(lines.join('\n\n'));
+}

@@ -1,0 +1,92 @@
+import type { KeyUsage } from '../activities/rotation.js';
+import type { QuietCheckView } from './rotate-tenant-key-messages.js';
+
+/**
+ * The quiet gate, as a pure function of what has been observed (deterministic, no I/O).
+ *
+ * The old key is quiet when all of these hold:
+ *  1. the propagation allowance has passed since deploy (consumers had time to switch);
+ *  2. its last use is not later than deploy + allowance — a later use means a consumer never
+ *     switched: the gate can then never pass, so the run is held for an operator at once;
+ *  3. it has not been used for the quiet period.
+ *
+ * Clocks: platform timestamps are only compared with platform timestamps (deploy time on the
+ * platform's clock is the new key's first use, right after it is verified), and durations are
+ * measured on the workflow's clock from when a last-use value was first seen. Skew between our
+ * clock and the platform's therefore never decides a revocation.
+ */
+export interface GateTimings {
+  quietPeriodMs: number;
+  propagationAllowanceMs: number;
+  pollIntervalMs: number;
+  quietDeadlineMs: number;
+  overlapWindowMs: number;
+}
+
+export interface GateMemory {
+  deployedAtMs: number;
+  deployedAtPlatform: string | null;
+  lastSeen: { value: string | null; firstSeenAtMs: number } | null;
+  polls: number;
+}
+
+export type GateDecision =
+  | { kind: 'quiet'; view: QuietCheckView }
+  | { kind: 'gone'; view: QuietCheckView }
+  | { kind: 'wait'; view: QuietCheckView }
+  | { kind: 'held'; reason: 'deadline' | 'used_after_allowance'; view: QuietCheckView };
+
+export function evaluateGate(memory: GateMemory, old: KeyUsage | null, fresh: KeyUsage | null, nowMs: number, t: GateTimings): GateDecision {
+  memory.polls += 1;
+  if (memory.deployedAtPlatform === null && fresh?.lastUseKnown && fresh.lastUsedAt) memory.deployedAtPlatform = fresh.lastUsedAt;
+  const base = { polls: memory.polls, deployedAtPlatform: memory.deployedAtPlatform, oldKeyLastUsedAt: old?.lastUsedAt ?? null, lateUseAt: null, quietForMs: 0 };
+  const sinceDeploy = nowMs - memory.deployedAtMs;
+
+  if (!old || old.status === 'revoked') {
+    return { kind: 'gone', view: { ...base, method: 'last-use', verdict: 'the old key is already revoked or gone on the platform' } };
+  }
+  if (!old.lastUseKnown) {
+    const view = { ...base, method: 'overlap-window' as const };
+    if (sinceDeploy >= t.overlapWindowMs) return { kind: 'quiet', view: { ...view, verdict: `the platform shows no last-use information: the overlap window of ${t.overlapWindowMs} ms after deploy has passed` } };
+    return { kind: 'wait', view: { ...view, verdict: `the platform shows no last-use information: waiting the overlap window (${t.overlapWindowMs} ms after deploy) instead of a quiet check` } };
+  }
+
+  if (memory.lastSeen?.value !== old.lastUsedAt) memory.lastSeen = { value: old.lastUsedAt, firstSeenAtMs: nowMs };
+  const lateUseAt = lateUse(memory, old.lastUsedAt, t);
+  const quietForMs = quietFor(memory, old.lastUsedAt, nowMs);
+  const view = { ...base, method: 'last-use' as const, lateUseAt, quietForMs };
+
+  if (lateUseAt) {
+    return { kind: 'held', reason: 'used_after_allowance', view: { ...view, verdict: `the old key was used at ${lateUseAt}, after the propagation allowance: a consumer still holds it` } };
+  }
+  if (sinceDeploy >= t.propagationAllowanceMs && quietForMs >= t.quietPeriodMs) {
+    const verdict = old.lastUsedAt === null ? 'the old key was never used' : `no use for ${quietForMs} ms (quiet period ${t.quietPeriodMs} ms)`;
+    return { kind: 'quiet', view: { ...view, quietForMs: Math.min(quietForMs, sinceDeploy), verdict } };
+  }
+  if (sinceDeploy >= t.quietDeadlineMs) {
+    return { kind: 'held', reason: 'deadline', view: { ...view, verdict: `the old key did not go quiet within ${t.quietDeadlineMs} ms of deploy` } };
+  }
+  return { kind: 'wait', view: { ...view, verdict: `waiting: quiet for ${quietForMs} of ${t.quietPeriodMs} ms` } };
+}
+
+/** A use after deploy + allowance, on the platform's clock when we know its deploy time, else on ours. */
+function lateUse(memory: GateMemory, lastUsedAt: string | null, t: GateTimings): string | null {
+  if (!lastUsedAt) return null;
+  if (memory.deployedAtPlatform) {
+    return Date.parse(lastUsedAt) > Date.parse(memory.deployedAtPlatform) + t.propagationAllowanceMs ? lastUsedAt : null;
+  }
+  // Seen first later than one poll after the allowance ended: the use happened after it.
+  const seenAt = memory.lastSeen?.firstSeenAtMs ?? 0;
+  return seenAt > memory.deployedAtMs + t.propagationAllowanceMs + t.pollIntervalMs ? lastUsedAt : null;
+}
+
+/**
+ * How long the key has shown no use: time since its current last-use value was first seen, plus,
+ * for a use before deploy, the platform-measured gap between that use and deploy.
+ */
+function quietFor(memory: GateMemory, lastUsedAt: string | null, nowMs: number): number {
+  if (lastUsedAt === null) return Number.MAX_SAFE_INTEGER;
+  const observed = nowMs - (memory.lastSeen?.firstSeenAtMs ?? nowMs);
+  const before = memory.deployedAtPlatform ? Math.max(0, Date.parse(memory.deployedAtPlatform) - Date.parse(lastUsedAt)) : 0;
+  return observed + before;
+}

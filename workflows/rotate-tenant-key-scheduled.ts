@@ -1,0 +1,41 @@
+/**
+ * rotateTenantKeyOnSchedule — why: a Temporal Schedule suffixes its workflow ids with the fire
+ * time, so a scheduled run could not hold the business key `rotate:<externalRef>:<slot>` itself.
+ * This launcher (the schedule's action) starts the rotation as a child under exactly that id, so a
+ * scheduled, a manual and a fleet rotation of one slot can never run side by side; it waits for the
+ * rotation, so the schedule's SKIP overlap policy also covers a rotation held for an operator.
+ */
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import { ApplicationFailure, executeChild, ParentClosePolicy } from '@temporalio/workflow';
+import { InvalidInputError, parseInput } from '../src/domain/tenant-input.js';
+import { rotationWorkflowId } from '../src/rotation/ids.js';
+import { rotateTenantKeyInputSchema, type RotateTenantKeyInput } from '../src/rotation/input.js';
+import { rotateTenantKey } from './rotate-tenant-key.js';
+
+export interface ScheduledRotationResult {
+  workflowId: string;
+  outcome: 'completed' | 'aborted' | 'skipped_already_running';
+}
+
+export async function rotateTenantKeyOnSchedule(rawInput: RotateTenantKeyInput): Promise<ScheduledRotationResult> {
+  let input;
+  try {
+    input = parseInput(rotateTenantKeyInputSchema, rawInput);
+  } catch (error) {
+    const problems = error instanceof InvalidInputError ? error.problems : [String(error)];
+    throw ApplicationFailure.nonRetryable(`invalid rotation input: ${problems.join('; ')}`, 'INVALID_INPUT', { problems });
+  }
+  const workflowId = rotationWorkflowId(input.externalRef, input.slot);
+  try {
+    const result = await executeChild(rotateTenantKey, {
+      workflowId,
+      args: [rawInput],
+      // Cancelling the launcher cancels the rotation, which then rolls back cleanly (never a terminate).
+      parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+    });
+    return { workflowId, outcome: result.outcome };
+  } catch (error) {
+    if (error instanceof WorkflowExecutionAlreadyStartedError) return { workflowId, outcome: 'skipped_already_running' };
+    throw error;
+  }
+}

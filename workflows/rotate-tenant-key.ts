@@ -1,0 +1,231 @@
+/**
+ * rotateTenantKey — why: keys leak and age, and the contract's overlap rotation (create, deploy,
+ * verify the old key is unused, revoke) must never cut off a consumer that still uses the old key.
+ *
+ *   beginRotation ─► issueTenantKey ⟲ (key limit: held for an operator, never a key in use revoked)
+ *   (refuses unknown,  ─► deploy (notify | project-env) ─► verifyTenantKey (new key works)
+ *    closing, closed)  ─► quiet gate ⟲ poll key records ─► revoke old ─► completed
+ *                                     └► deadline / late use ─► held: revokeAnyway | abortRotation
+ *   abort, cancel or failure before the old key is revoked ─► redeploy old, revoke new (no extra key)
+ *
+ * One run per tenant slot: the workflow id is `rotate:<externalRef>:<slot>` and the records allow
+ * one open rotation per slot. Platform-calling activities run on the platform task queue, whose
+ * Temporal rate limit paces the whole fleet. Tokens never pass through here.
+ */
+import {
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  getExternalWorkflowHandle,
+  isCancellation,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities/index.js';
+import type { BeginRotationResult } from '../activities/rotation.js';
+import { rotationWorkflowId, platformTaskQueue } from '../src/rotation/ids.js';
+import { DEFAULT_TIMINGS, msOf, rotateTenantKeyInputSchema, type ParsedRotateTenantKeyInput, type RotateTenantKeyInput } from '../src/rotation/input.js';
+import { parseInput, InvalidInputError } from '../src/domain/tenant-input.js';
+import { tenantExternalRefKey } from '../src/search-attributes.js';
+import { evaluateGate, type GateTimings } from './rotate-tenant-key-gate.js';
+import { describeRotation } from './rotate-tenant-key-details.js';
+import { waitForFreeKeySlot } from './rotate-tenant-key-limit.js';
+import {
+  abortRotationSignal,
+  escalateToEmergencySignal,
+  retryKeyCreateSignal,
+  revokeAnywaySignal,
+  rotationSettledSignal,
+  rotationStatusQuery,
+  type OperatorDecision,
+  type RotateTenantKeyResult,
+  type RotationStatus,
+} from './rotate-tenant-key-messages.js';
+
+export * from './rotate-tenant-key-messages.js';
+
+const db = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '30s',
+  localRetryThreshold: '10s',
+  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 50 },
+});
+// The notify deployer is retried until the parent's endpoint answers 2xx (no attempt limit).
+const notifyDeploy = proxyActivities<Activities>({ startToCloseTimeout: '30s', retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '5m' } });
+
+export type Decision = { kind: 'revoke' | 'abort'; by: OperatorDecision | null };
+
+export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<RotateTenantKeyResult> {
+  const input = validate(rawInput);
+  const { externalRef, slot } = input;
+  const t = { ...DEFAULT_TIMINGS, ...input.options };
+  const timings: GateTimings = {
+    quietPeriodMs: msOf(t.quietPeriod),
+    propagationAllowanceMs: msOf(t.propagationAllowance),
+    pollIntervalMs: msOf(t.pollInterval),
+    quietDeadlineMs: msOf(t.quietDeadline),
+    overlapWindowMs: msOf(t.overlapWindow),
+  };
+  const platformQueue = { taskQueue: platformTaskQueue(workflowInfo().taskQueue), startToCloseTimeout: '30s' } as const;
+  const platform = proxyActivities<Activities>({ ...platformQueue, retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 30 } });
+  const projectEnvDeploy = proxyActivities<Activities>({ ...platformQueue, retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '5m' } });
+
+  const status: RotationStatus = {
+    externalRef, slot, emergency: input.emergency, stage: 'starting', rotationId: null, subaccountId: null, fromGeneration: null, toGeneration: null,
+    oldKey: { keyId: null, fingerprint: null, status: 'active' }, newKey: { keyId: null, fingerprint: null, status: 'pending' },
+    deployer: null, deployedAt: null, quietCheck: null, activeKeys: null, heldReason: null, waitingFor: null, notes: [], error: null,
+  };
+  const signals = { decision: undefined as Decision | undefined, retryCreate: false };
+  setHandler(rotationStatusQuery, () => status);
+  setHandler(revokeAnywaySignal, (by) => void (signals.decision ??= { kind: 'revoke', by }));
+  setHandler(abortRotationSignal, (by) => void (signals.decision ??= { kind: 'abort', by }));
+  setHandler(retryKeyCreateSignal, () => void (signals.retryCreate = true));
+  setHandler(escalateToEmergencySignal, (by) => {
+    status.emergency = true;
+    status.notes.push(`escalated to emergency by ${by.operator}: ${by.reason}`);
+  });
+  const show = (stage: RotationStatus['stage'], waitingFor: string | null = null) => {
+    status.stage = stage;
+    status.waitingFor = waitingFor;
+    describeRotation(status);
+  };
+  const tellParent = (outcome: 'completed' | 'held' | 'key_limit' | 'failed' | 'aborted') => {
+    const parent = workflowInfo().parent;
+    if (!parent) return Promise.resolve();
+    return getExternalWorkflowHandle(parent.workflowId).signal(rotationSettledSignal, { workflowId: workflowInfo().workflowId, outcome }).catch(() => undefined);
+  };
+  upsertSearchAttributes([{ key: tenantExternalRefKey, value: externalRef }]);
+  show('starting');
+
+  let begun: BeginRotationResult | undefined;
+  let deployed = false;
+  let oldRevoked = false;
+  const record = (change: Parameters<Activities['recordRotation']>[0]['change'], audit?: string, operator?: string) =>
+    db.recordRotation({ rotationId: begun!.rotationId, externalRef, change, ...(audit ? { audit } : {}), ...(operator ? { operator } : {}) });
+  const deploy = (generation: number, otherGeneration: number, event: 'keyRotated' | 'keyRotationAborted') => {
+    const acts = begun!.deployer.kind === 'notify' ? notifyDeploy : projectEnvDeploy;
+    return acts.deployKeyGeneration({ rotationId: begun!.rotationId, externalRef, subaccountId: begun!.subaccountId, slot, generation, otherGeneration, event, deployer: begun!.deployer, emergency: status.emergency });
+  };
+
+  /** Keeps the old key: redeploys it when the new one went out, then revokes every key of the new generation. */
+  async function rollBack(outcome: 'aborted' | 'cancelled' | 'failed', why: string, by: OperatorDecision | null) {
+    const b = begun!;
+    show('rolling_back');
+    if (deployed) await deploy(b.fromGeneration, b.toGeneration, 'keyRotationAborted');
+    const undone = await platform.revokeNewGeneration({ rotationId: b.rotationId, externalRef, subaccountId: b.subaccountId, slot, generation: b.toGeneration, oldGeneration: b.fromGeneration, why });
+    if (!undone.refused) status.newKey.status = 'revoked';
+    else status.notes.push('the old key was already revoked: the new key was kept as the only key');
+    await record({ state: outcome, stage: outcome, outcome: { why, newKeysRevoked: undone.revoked } }, `rotation.${outcome}`, by?.operator);
+    show(outcome);
+  }
+
+  try {
+    begun = await db.beginRotation({ externalRef, slot, emergency: input.emergency, deployer: input.deployer, workflowId: workflowInfo().workflowId, runId: workflowInfo().runId, reason: input.reason ?? null });
+    Object.assign(status, { rotationId: begun.rotationId, subaccountId: begun.subaccountId, fromGeneration: begun.fromGeneration, toGeneration: begun.toGeneration, deployer: begun.deployer.kind });
+    status.oldKey = { keyId: begun.oldKeyId, fingerprint: begun.oldFingerprint, status: 'active' };
+    if (begun.adopted) status.notes.push('took over an open rotation of this slot left by an earlier run');
+
+    show('creating_key');
+    const issued = await waitForFreeKeySlot({ begun, status, signals, timings, keyLimitRetryMs: msOf(t.keyLimitRetryInterval), platform, record, show, tellParent });
+    if (issued === 'aborted') {
+      await rollBack('aborted', 'aborted at the active-key limit', signals.decision?.by ?? null);
+      return result('aborted');
+    }
+    status.newKey = { keyId: issued.keyId, fingerprint: issued.fingerprint, status: 'issued' };
+
+    show('deploying', `deploying the new key through ${begun.deployer.kind} (retried until it succeeds)`);
+    await deploy(begun.toGeneration, begun.fromGeneration, 'keyRotated');
+    deployed = true;
+    const deployedAtMs = Date.now();
+    status.deployedAt = new Date(deployedAtMs).toISOString();
+    await record({ stage: 'verifying', deployed: true });
+
+    show('verifying');
+    await platform.verifyTenantKey({ externalRef, slot, generation: begun.toGeneration });
+    status.newKey.status = 'verified';
+
+    const decision = await passQuietGate(deployedAtMs);
+    if (decision.kind === 'abort') {
+      await rollBack('aborted', decision.by?.reason ?? 'aborted by an operator', decision.by);
+      return result('aborted');
+    }
+
+    show('revoking_old');
+    const why = decision.by ? `revoked anyway by ${decision.by.operator}: ${decision.by.reason}` : status.emergency ? 'emergency rotation' : 'quiet';
+    await platform.revokeKeyGeneration({ rotationId: begun.rotationId, externalRef, subaccountId: begun.subaccountId, slot, generation: begun.fromGeneration, why });
+    oldRevoked = true;
+    status.oldKey.status = 'revoked';
+    await record({ state: 'completed', stage: 'completed', outcome: { why, quietCheck: status.quietCheck, notes: status.notes } }, 'rotation.completed', decision.by?.operator);
+    show('completed');
+    await tellParent('completed');
+    return result('completed');
+  } catch (error) {
+    const cancelled = isCancellation(error);
+    status.error = error instanceof Error ? error.message : String(error);
+    await CancellationScope.nonCancellable(async () => {
+      if (begun && !oldRevoked) await rollBack(cancelled ? 'cancelled' : 'failed', status.error ?? 'failed', null);
+      else show(cancelled ? 'cancelled' : 'failed');
+      if (!cancelled) await tellParent('failed');
+    });
+    throw error;
+  }
+
+  /** Polls key records until the old key is quiet; held (deadline, late use) waits for an operator. */
+  async function passQuietGate(deployedAtMs: number): Promise<Decision> {
+    const b = begun!;
+    const memory = { deployedAtMs, deployedAtPlatform: null, lastSeen: null, polls: 0 };
+    for (;;) {
+      if (status.emergency) {
+        status.quietCheck = { method: 'skipped-emergency', polls: memory.polls, oldKeyLastUsedAt: null, deployedAtPlatform: null, lateUseAt: null, quietForMs: 0, verdict: 'emergency: quiet period zero' };
+        return { kind: 'revoke', by: null };
+      }
+      if (signals.decision) return signals.decision;
+      const usage = await platform.observeKeyUsage({ subaccountId: b.subaccountId, keyIds: [b.oldKeyId, status.newKey.keyId!] });
+      const gate = evaluateGate(memory, usage[b.oldKeyId] ?? null, usage[status.newKey.keyId!] ?? null, Date.now(), timings);
+      status.quietCheck = gate.view;
+      if (gate.view.method === 'overlap-window' && !status.notes.some((n) => n.startsWith('no last-use'))) {
+        status.notes.push(`no last-use information on the platform: waiting the overlap window of ${t.overlapWindow} after deploy instead of a quiet check`);
+      }
+      if (gate.kind === 'quiet' || gate.kind === 'gone') return { kind: 'revoke', by: null };
+      if (gate.kind === 'held') {
+        status.heldReason = gate.reason;
+        await record({ state: 'held', stage: 'held', outcome: { heldReason: gate.reason, quietCheck: gate.view } }, 'rotation.held');
+        show('held', `${gate.view.verdict}. Signal revokeAnyway {operator, reason} to revoke the old key anyway, or abortRotation {operator, reason} to keep it and revoke the new key`);
+        await tellParent('held');
+        await condition(() => signals.decision !== undefined || status.emergency);
+        await record({ state: 'running', stage: 'revoking_old' });
+        return signals.decision ?? { kind: 'revoke', by: null };
+      }
+      show('waiting_for_quiet', `${gate.view.verdict}; next look in ${t.pollInterval}`);
+      await condition(() => signals.decision !== undefined || status.emergency, timings.pollIntervalMs);
+    }
+  }
+
+  function result(outcome: 'completed' | 'aborted'): RotateTenantKeyResult {
+    const b = begun!;
+    const current = outcome === 'completed' ? status.newKey : status.oldKey;
+    return {
+      externalRef, slot, outcome, fromGeneration: b.fromGeneration, toGeneration: b.toGeneration,
+      keyId: current.keyId!, fingerprint: current.fingerprint ?? '', revokedKeyId: outcome === 'completed' ? b.oldKeyId : (status.newKey.keyId ?? ''),
+      quietCheck: status.quietCheck ?? { method: 'last-use', polls: 0, oldKeyLastUsedAt: null, deployedAtPlatform: null, lateUseAt: null, quietForMs: 0, verdict: 'not reached' },
+    };
+  }
+}
+
+function validate(rawInput: unknown): ParsedRotateTenantKeyInput {
+  let input: ParsedRotateTenantKeyInput;
+  try {
+    input = parseInput(rotateTenantKeyInputSchema, rawInput);
+  } catch (error) {
+    const problems = error instanceof InvalidInputError ? error.problems : [String(error)];
+    throw ApplicationFailure.nonRetryable(`invalid rotateTenantKey input: ${problems.join('; ')}`, 'INVALID_INPUT', { problems });
+  }
+  const expected = rotationWorkflowId(input.externalRef, input.slot);
+  if (workflowInfo().workflowId !== expected) {
+    // The id is the business key: a second start for the same slot then cannot run beside this one.
+    throw ApplicationFailure.nonRetryable(`the workflow id must be ${expected} (it is ${workflowInfo().workflowId})`, 'INVALID_INPUT');
+  }
+  return input;
+}
