@@ -3,6 +3,10 @@ import { describeConfig } from '../config.js';
 import { migrate } from '../db/migrate.js';
 import { startWorker } from '../main/worker.js';
 import { generateMasterKey } from '../secrets/master-keys.js';
+import { resealAll } from '../secrets/reseal.js';
+import { createVault } from '../secrets/vault.js';
+import { ensureSearchAttributes } from '../temporal/search-attributes-setup.js';
+import { masterKeysOf } from '../worker/deps.js';
 import { registerGatewayCommands } from './commands/gateway.js';
 import { registerLifecycleCommands } from './commands/lifecycle.js';
 import { registerOnboardingCommands } from './commands/onboarding.js';
@@ -41,19 +45,44 @@ program
   });
 
 program
+  .command('setup')
+  .description("register the project's search attributes on a self-hosted Temporal cluster (idempotent)")
+  .action(async () =>
+    withRuntime(async (runtime) => {
+      const client = await runtime.client();
+      const added = await ensureSearchAttributes(client, client.options.namespace);
+      console.log(added.length ? `registered search attributes: ${added.join(', ')}` : 'search attributes already registered');
+    }),
+  );
+
+program
   .command('config')
   .description('list every configuration variable with its meaning')
   .action(() => {
     for (const { name, description } of describeConfig()) console.log(`${name.padEnd(22)} ${description}`);
   });
 
-program
-  .command('secrets')
-  .description('master keys')
+const secrets = program.command('secrets').description('master keys');
+secrets
   .command('generate-key')
   .description('print a new master key entry (keyId:base64) to put first in SECRETS_KEYS')
   .argument('<keyId>', 'a short id, e.g. k2026a')
   .action((keyId: string) => console.log(generateMasterKey(keyId)));
+secrets
+  .command('reseal')
+  .description('re-encrypt every sealed token and webhook secret under the first key of SECRETS_KEYS (master-key rotation)')
+  .option('--check', 'only count what is not yet under the current key')
+  .action(async (opts: { check?: boolean }) =>
+    withRuntime(async (runtime) => {
+      const keys = masterKeysOf(runtime.config);
+      if (!keys) throw new Error('SECRETS_KEYS: is required to reseal');
+      const report = await resealAll({ pool: runtime.pool(), vault: createVault(keys) }, { dryRun: opts.check ?? false });
+      const verb = opts.check ? 'to reseal' : 'resealed';
+      console.log(`tenant tokens: ${report.tokens.resealed} ${verb}, ${report.tokens.current} already under ${keys.current.id}`);
+      console.log(`webhook secrets: ${report.webhookSecrets.resealed} ${verb}, ${report.webhookSecrets.current} already under ${keys.current.id}`);
+      if (opts.check && report.tokens.resealed + report.webhookSecrets.resealed > 0) process.exitCode = 1;
+    }),
+  );
 
 registerOnboardingCommands(program);
 registerLifecycleCommands(program);

@@ -53,7 +53,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     }
     if (options.ephemeral) rmSync(dataDir, { recursive: true, force: true });
   };
-  const env: Record<string, string> = { TEMPORAL_NAMESPACE: config.TEMPORAL_NAMESPACE, TEMPORAL_TASK_QUEUE: config.TEMPORAL_TASK_QUEUE, LOG_LEVEL: config.LOG_LEVEL };
+  const env: Record<string, string> = { TEMPORAL_NAMESPACE: config.TEMPORAL_NAMESPACE, TEMPORAL_TASK_QUEUE: config.TEMPORAL_TASK_QUEUE, LOG_LEVEL: config.LOG_LEVEL, PAYLOAD_CODEC: config.PAYLOAD_CODEC };
   const result: Partial<RunningStack> = {};
   try {
     // The gateway's port is chosen first: the Web UI is told where its codec endpoint lives.

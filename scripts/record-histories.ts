@@ -1,0 +1,101 @@
+/**
+ * Records one history of every production workflow into test/histories/, for the replay test that
+ * makes a non-deterministic change fail CI. Run after a deliberate, versioned workflow change:
+ *   npm run histories:record
+ * Payloads are recorded unencrypted (PAYLOAD_CODEC=off) and hold no secret: workflows never see one.
+ */
+import { createServer } from 'node:http';
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { findOrBuildTemporalCli } from '../src/infra/temporal-cli.js';
+import { Client, Connection } from '@temporalio/client';
+import { loadConfig } from '../src/config.js';
+import { startLifecycle } from '../src/client/start-lifecycle.js';
+import { startOnboarding } from '../src/client/start-onboarding.js';
+import { createPool } from '../src/db/pool.js';
+import { createRegistryWebhook } from '../src/gateway/webhook-management.js';
+import { createPlatformClient } from '../src/platform/index.js';
+import { startRotation } from '../src/rotation/start-rotation.js';
+import { parseMasterKeys } from '../src/secrets/master-keys.js';
+import { createVault } from '../src/secrets/vault.js';
+import { DEFAULT_PERSONAL_TOKEN } from '../src/sim/index.js';
+import { startStack } from '../src/stack/start-stack.js';
+
+const notify = createServer((_req, res) => res.writeHead(200).end('ok')).listen(0, '127.0.0.1');
+await new Promise((r) => notify.once('listening', r));
+const notifyPort = (notify.address() as { port: number }).port;
+const config = loadConfig({
+  ...process.env,
+  PAYLOAD_CODEC: 'off',
+  LOG_LEVEL: 'error',
+  ROTATION_NOTIFY_URL: `http://127.0.0.1:${notifyPort}/key-rotated`,
+  ROTATION_NOTIFY_SECRET: 'histories-notify-secret-0001',
+});
+process.env.ROTATION_NOTIFY_URL = config.ROTATION_NOTIFY_URL;
+process.env.ROTATION_NOTIFY_SECRET = config.ROTATION_NOTIFY_SECRET;
+const stack = await startStack({ config, ephemeral: true, say: (line) => console.error(`[record] ${line}`) });
+const connection = await Connection.connect({ address: stack.env.TEMPORAL_ADDRESS! });
+const client = new Client({ connection });
+const taskQueue = config.TEMPORAL_TASK_QUEUE;
+const ids: Record<string, string> = {};
+try {
+  const ref = 'history-1';
+  const onboarding = await startOnboarding(client, { externalRef: ref, name: 'History One', fundingMicroUsd: '1000000' }, { taskQueue });
+  await onboarding.result();
+  ids.onboardTenant = onboarding.workflowId;
+
+  const rotation = await startRotation(client, { externalRef: ref, emergency: true, reason: 'recording' }, { taskQueue });
+  await rotation.result();
+  ids.rotateTenantKey = rotation.workflowId;
+
+  for (const action of ['suspend', 'resume'] as const) {
+    const handle = await startLifecycle(client, action, { externalRef: ref, reason: 'recording histories' }, { taskQueue });
+    await handle.result();
+    ids[`${action}Tenant`] = handle.workflowId;
+  }
+
+  // A project with a registry webhook whose delivery goes through the gateway.
+  const pool = createPool(stack.env.DATABASE_URL!, { max: 2 });
+  const platform = createPlatformClient({ baseUrl: stack.env.PLATFORM_BASE_URL!, personalToken: DEFAULT_PERSONAL_TOKEN, platformKey: stack.env.PLATFORM_API_KEY! });
+  const { rows } = await pool.query<{ id: string }>(`SELECT subaccount_id AS id FROM tenants WHERE external_ref = $1::text`, [ref]);
+  const { project } = await platform.createProject({ auth: { kind: 'platform', subaccountId: rows[0]!.id }, name: 'registry', region: 'eu-1' });
+  await createRegistryWebhook(
+    { pool, platform, vault: createVault(parseMasterKeys(stack.env.SECRETS_KEYS!)), publicUrl: stack.env.GATEWAY_URL! },
+    { externalRef: ref, projectId: project.id, label: 'history', events: ['*'] },
+  );
+  const emitted = (await (
+    await fetch(`${stack.env.SIMULATOR_URL}/__sim/registry/events`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ projectId: project.id, event: 'image.pushed', image: 'app', tag: 'v1' }),
+    })
+  ).json()) as { deliveries: Array<{ deliveryId: string }> };
+  const registryId = `registry-delivery:${emitted.deliveries[0]!.deliveryId}`;
+  for (let i = 0; i < 100; i++) {
+    const status = await client.workflow.getHandle(registryId).describe().then((d) => d.status.name, () => 'NOT_FOUND');
+    if (status === 'COMPLETED') break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  ids.handleRegistryEvent = registryId;
+  await pool.end();
+
+  const close = await startLifecycle(client, 'close', { externalRef: ref, reason: 'recording histories' }, { taskQueue });
+  await close.result();
+  ids.closeTenant = close.workflowId;
+
+  // The Temporal CLI's own JSON history format, the one `temporal workflow show --output json` prints.
+  const cli = await findOrBuildTemporalCli({ cliPath: config.TEMPORAL_CLI_PATH });
+  if (!cli) throw new Error('no temporal CLI to export histories with');
+  for (const [type, workflowId] of Object.entries(ids)) {
+    const json = execFileSync(cli, ['workflow', 'show', '--address', stack.env.TEMPORAL_ADDRESS!, '--workflow-id', workflowId, '--output', 'json'], { encoding: 'utf8' });
+    const file = `test/histories/${type}.json`;
+    writeFileSync(file, json.endsWith('\n') ? json : `${json}\n`);
+    console.error(`[record] ${file}: ${(JSON.parse(json) as { events: unknown[] }).events.length} events`);
+  }
+  // Replay needs each run's workflow id (the workflows check that it is their business key).
+  writeFileSync('test/histories/index.json', `${JSON.stringify(ids, null, 2)}\n`);
+} finally {
+  await connection.close();
+  await stack.stop();
+  notify.close();
+}
