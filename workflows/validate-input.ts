@@ -22,10 +22,4 @@ export function validateWorkflowInput<T extends { externalRef: string }>(schema:
   return input;
 }
 
-/** Parses the durations accepted by the inputs (`500ms`, `30s`, `5m`, `2h`, `1d`, or ms). */
-export function msOf(duration: string | number): number {
-  if (typeof duration === 'number') return duration;
-  const match = /^(\d+)(ms|s|m|h|d)$/.exec(duration)!;
-  const unit = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] as 'ms' | 's' | 'm' | 'h' | 'd'];
-  return Number(match[1]) * unit;
-}
+export { msOf } from '../src/domain/durations.js';

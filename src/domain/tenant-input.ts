@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { durationSchema, msOf } from './durations.js';
 
 /**
  * Inputs shared by every way in (helper, CLI, gateway, a Web-UI start): validated by the same
@@ -24,7 +25,8 @@ export const microUsdSchema = z
 
 export const slotSchema = z.string().regex(/^[a-z0-9][a-z0-9-]{0,31}$/, 'must be 1-32 characters of a-z 0-9 - starting with a letter or digit');
 
-const duration = z.union([z.string().regex(/^\d+(ms|s|m|h|d)$/, 'must be a duration like 500ms, 30s, 5m, 2h, 1d'), z.number().int().positive()]);
+// Intervals and deadlines here are waits: zero would spin.
+const duration = durationSchema.refine((value) => msOf(value) > 0, 'must be longer than zero');
 
 export const onboardTenantInputSchema = z.strictObject({
   externalRef: externalRefSchema,

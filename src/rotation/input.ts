@@ -1,11 +1,12 @@
 import { z } from 'zod';
+import { durationSchema } from '../domain/durations.js';
 import { externalRefSchema, slotSchema } from '../domain/tenant-input.js';
 
 /**
  * Inputs of the rotation workflows, validated at the start by the same schemas whichever way they
  * come in (CLI, schedule, Web UI, fleet). Safe to import from workflows (no I/O).
  */
-const duration = z.union([z.string().regex(/^\d+(ms|s|m|h|d)$/, 'must be a duration like 500ms, 30s, 5m, 2h, 1d'), z.number().int().nonnegative()]);
+const duration = durationSchema;
 
 export const deployerSpecSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('notify') }),
@@ -73,10 +74,4 @@ export const rotateFleetInputSchema = z.strictObject({
 export type RotateFleetInput = z.input<typeof rotateFleetInputSchema>;
 export type ParsedRotateFleetInput = z.output<typeof rotateFleetInputSchema>;
 
-export function msOf(value: string | number): number {
-  if (typeof value === 'number') return value;
-  const match = /^(\d+)(ms|s|m|h|d)$/.exec(value);
-  if (!match) throw new Error(`not a duration: ${value}`);
-  const unit = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] as 'ms' | 's' | 'm' | 'h' | 'd'];
-  return Number(match[1]) * unit;
-}
+export { msOf } from '../domain/durations.js';
