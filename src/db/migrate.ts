@@ -50,6 +50,9 @@ export interface MigrateResult {
 
 export async function migrate(pool: pg.Pool, migrations = listMigrations()): Promise<MigrateResult> {
   const client = await pool.connect();
+  // A connection ended by Postgres mid-migration fails the next statement instead of crashing us.
+  let broken = false;
+  client.on('error', () => (broken = true));
   try {
     await client.query('SELECT pg_advisory_lock(hashtext($1::text))', [LOCK_KEY]);
     try {
@@ -74,7 +77,7 @@ export async function migrate(pool: pg.Pool, migrations = listMigrations()): Pro
       await client.query('SELECT pg_advisory_unlock(hashtext($1::text))', [LOCK_KEY]);
     }
   } finally {
-    client.release();
+    client.release(broken);
   }
 }
 

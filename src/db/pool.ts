@@ -25,15 +25,23 @@ export function createPool(connectionString: string, options: { max?: number; ap
  */
 export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  // A checked-out client has no listener of the pool's: if Postgres ends its connection (restart,
+  // failover) between two statements, its 'error' event would crash the process. Keep the error;
+  // the next statement fails, the transaction is rolled back by Postgres, and the client is
+  // destroyed on release instead of going back to the pool.
+  let broken: Error | undefined;
+  const onError = (error: Error) => (broken = error);
+  client.on('error', onError);
   try {
     await client.query('BEGIN');
     const result = await fn(client);
     await client.query('COMMIT');
     return result;
   } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
+    if (!broken) await client.query('ROLLBACK').catch(() => undefined);
     throw error;
   } finally {
-    client.release();
+    client.off('error', onError);
+    client.release(broken ?? false);
   }
 }
