@@ -33,10 +33,21 @@ export default tseslint.config(
             ...nodeBuiltins.map((name) => ({ name, message: 'Workflows are deterministic: no Node built-ins.' })),
             { name: 'pg', message: 'Workflows do no I/O: use an activity.' },
             { name: 'pino', message: 'Use log from @temporalio/workflow.' },
+            { name: 'zod', message: 'Validate inputs in the validateWorkflowInput local activity: zod in the bundle costs CPU on every run.' },
           ],
           patterns: [
             {
-              group: ['**/activities/**', '../activities', '../activities/*', '**/src/db/**', '**/src/platform/**'],
+              group: [
+                '**/activities/**',
+                '../activities',
+                '../activities/*',
+                '**/src/db/**',
+                '**/src/platform/**',
+                // Schema modules load zod: workflows take their types only.
+                '**/src/domain/tenant-input*',
+                '**/src/rotation/input*',
+                '**/src/drift/input*',
+              ],
               allowTypeImports: true,
               message: 'Workflows import activities (and I/O modules) as types only.',
             },

@@ -1,6 +1,7 @@
 import { Context } from '@temporalio/activity';
 import type { Logger } from '../src/log.js';
 import type { LifecycleOptions } from './lifecycle.js';
+import type { DriftOptions } from '../src/drift/options.js';
 import type { Pool } from '../src/db/pool.js';
 import type { PlatformClient } from '../src/platform/index.js';
 import type { RotationOptions } from '../src/rotation/options.js';
@@ -16,6 +17,8 @@ export interface ActivityDeps {
   lifecycle?: LifecycleOptions;
   /** Key rotation settings (deployers); defaults apply when absent. */
   rotation?: RotationOptions;
+  /** Drift reconciliation settings (policies, timings, Temporal client); report-only defaults when absent. */
+  drift?: DriftOptions;
 }
 
 /** Who to write into the audit log for the running activity. */

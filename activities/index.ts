@@ -1,4 +1,6 @@
 import type { ActivityDeps } from './context.js';
+import { createDriftActivities } from './drift/index.js';
+import { createInputValidationActivities } from './input-validation.js';
 import { createKeyActivities } from './keys.js';
 import { createLifecycleActivities } from './lifecycle.js';
 import { createRotationActivities } from './rotation.js';
@@ -11,12 +13,14 @@ export type { ActivityDeps } from './context.js';
 /** All activities, registered on the worker; workflows type them with `import type`. */
 export function createActivities(deps: ActivityDeps) {
   return {
+    ...createInputValidationActivities(),
     ...createTenantActivities(deps),
     ...createWalletActivities(deps),
     ...createKeyActivities(deps),
     ...createLifecycleActivities(deps),
     ...createRotationActivities(deps),
     ...createRegistryActivities(deps),
+    ...createDriftActivities(deps),
   };
 }
 

@@ -15,6 +15,7 @@ import { startOnboarding } from '../src/client/start-onboarding.js';
 import { createPool } from '../src/db/pool.js';
 import { createRegistryWebhook } from '../src/gateway/webhook-management.js';
 import { createPlatformClient } from '../src/platform/index.js';
+import { startDriftCheck } from '../src/drift/start-check.js';
 import { startRotation } from '../src/rotation/start-rotation.js';
 import { parseMasterKeys } from '../src/secrets/master-keys.js';
 import { createVault } from '../src/secrets/vault.js';
@@ -47,6 +48,16 @@ try {
   const rotation = await startRotation(client, { externalRef: ref, emergency: true, reason: 'recording' }, { taskQueue });
   await rotation.result();
   ids.rotateTenantKey = rotation.workflowId;
+
+  // A fleet rotation over the one tenant (no quiet wait), and a drift check of it.
+  const fleet = await client.workflow.start('rotateFleet', { taskQueue, workflowId: 'rotate-fleet:default', args: [{ slot: 'default', concurrency: 1, options: { quietPeriod: '0s', propagationAllowance: '0s', pollInterval: '1s' } }] });
+  await fleet.result();
+  ids.rotateFleet = fleet.workflowId;
+  const driftPool = createPool(stack.env.DATABASE_URL!, { max: 1 });
+  const drift = await startDriftCheck({ client, pool: driftPool }, { externalRef: ref }, { taskQueue });
+  await drift.result();
+  await driftPool.end();
+  ids.reconcileFleet = drift.workflowId;
 
   for (const action of ['suspend', 'resume'] as const) {
     const handle = await startLifecycle(client, action, { externalRef: ref, reason: 'recording histories' }, { taskQueue });

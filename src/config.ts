@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { driftConfigShape } from './drift/options.js';
 import { gatewayConfigShape } from './gateway/options.js';
 import { rotationConfigShape } from './rotation/options.js';
 import { safeParseMasterKeys } from './secrets/master-keys.js';
@@ -91,6 +92,7 @@ export const configSchema = z.object({
   WORKER_METRICS_ADDRESS: hostPort.describe('host:port for the worker SDK Prometheus exporter (e.g. 0.0.0.0:9464); unset: off.'),
   ...rotationConfigShape,
   ...gatewayConfigShape,
+  ...driftConfigShape,
 });
 
 export type Config = z.infer<typeof configSchema> & {

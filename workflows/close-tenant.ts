@@ -14,7 +14,7 @@
  */
 import { ApplicationFailure, condition, getExternalWorkflowHandle, proxyActivities, setCurrentDetails, setHandler, sleep, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import { lifecycleInputSchema, type LifecycleWorkflowInput } from '../src/domain/tenant-input.js';
+import type { LifecycleWorkflowInput } from '../src/domain/tenant-input.js';
 import { tenantExternalRefKey, tenantStatusKey, tenantSubaccountIdKey } from '../src/search-attributes.js';
 import { closeResolveTransferSignal, closeStatusQuery, type CloseResolveTransferInput, type CloseStage, type CloseStatus, type CloseTenantResult } from './close-tenant-messages.js';
 import { cancelRotationsForClose } from './rotate-tenant-key-close.js';
@@ -31,7 +31,7 @@ const acts = proxyActivities<Activities>({
 const MAX_CLEANUP_ROUNDS = 50;
 
 export async function closeTenant(rawInput: LifecycleWorkflowInput): Promise<CloseTenantResult> {
-  const input = validateWorkflowInput(lifecycleInputSchema, rawInput, 'close');
+  const input = await validateWorkflowInput('lifecycle', rawInput, (i) => `close:${i.externalRef}`);
   const { externalRef } = input;
   const pollInterval = input.options?.pollInterval ?? '5s';
   const unknownDeadline = input.options?.unknownTransferDeadline ?? '15m';

@@ -6,3 +6,4 @@ export { rotateTenantKeyOnSchedule } from './rotate-tenant-key-scheduled.js';
 export { rotateFleet } from './rotate-fleet.js';
 export { suspendTenant, resumeTenant } from './suspend-tenant.js';
 export { closeTenant } from './close-tenant.js';
+export { reconcileFleet } from './reconcile-fleet.js';

@@ -25,7 +25,7 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { FundWalletResult } from '../activities/wallet.js';
-import { onboardTenantInputSchema, type OnboardTenantInput } from '../src/domain/tenant-input.js';
+import type { OnboardTenantInput } from '../src/domain/tenant-input.js';
 import { msOf, validateWorkflowInput } from './validate-input.js';
 import { tenantExternalRefKey, tenantStatusKey, tenantSubaccountIdKey } from '../src/search-attributes.js';
 import {
@@ -50,7 +50,7 @@ export const ONBOARDING_PURPOSE = 'initial-funding';
 export const DEFAULT_SLOT = 'default';
 
 export async function onboardTenant(rawInput: OnboardTenantInput): Promise<OnboardTenantResult> {
-  const input = validateWorkflowInput(onboardTenantInputSchema, rawInput, 'onboard');
+  const input = await validateWorkflowInput('onboardTenant', rawInput, (i) => `onboard:${i.externalRef}`);
   const { externalRef, name } = input;
   const timings = {
     balanceRetryInterval: input.options?.balanceRetryInterval ?? '10m',

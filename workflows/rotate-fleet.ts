@@ -19,9 +19,9 @@ import {
   startChild,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import { parseInput } from '../src/domain/tenant-input.js';
 import { rotationWorkflowId } from '../src/rotation/ids.js';
-import { rotateFleetInputSchema, type RotateFleetInput } from '../src/rotation/input.js';
+import type { RotateFleetInput } from '../src/rotation/input.js';
+import { validateWorkflowInput } from './validate-input.js';
 import { rotateTenantKey } from './rotate-tenant-key.js';
 import { rotationSettledSignal } from './rotate-tenant-key-messages.js';
 
@@ -44,7 +44,7 @@ export const fleetStatusQuery = defineQuery<FleetStatus>('fleetStatus');
 const db = proxyLocalActivities<Activities>({ startToCloseTimeout: '30s', retry: { initialInterval: '200ms', maximumInterval: '30s', maximumAttempts: 50 } });
 
 export async function rotateFleet(rawInput: RotateFleetInput): Promise<FleetTotals> {
-  const input = parseInput(rotateFleetInputSchema, rawInput);
+  const input = await validateWorkflowInput('rotateFleet', rawInput, () => null);
   const totals: FleetTotals = input.totals ?? { started: 0, completed: 0, held: 0, skipped: 0, failed: 0 };
   const running = new Set<string>();
   const heldEarly = new Set<string>();

@@ -1,6 +1,6 @@
 import { ApplicationFailure, getExternalWorkflowHandle, proxyLocalActivities, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import { msOf } from '../src/rotation/input.js';
+import { msOf } from '../src/domain/durations.js';
 
 /**
  * For closeTenant, from workflow code: call it AFTER the tenant's record says `closing` (new

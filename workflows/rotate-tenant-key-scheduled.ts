@@ -6,10 +6,10 @@
  * rotation, so the schedule's SKIP overlap policy also covers a rotation held for an operator.
  */
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import { ApplicationFailure, executeChild, ParentClosePolicy } from '@temporalio/workflow';
-import { InvalidInputError, parseInput } from '../src/domain/tenant-input.js';
+import { executeChild, ParentClosePolicy } from '@temporalio/workflow';
 import { rotationWorkflowId } from '../src/rotation/ids.js';
-import { rotateTenantKeyInputSchema, type RotateTenantKeyInput } from '../src/rotation/input.js';
+import type { RotateTenantKeyInput } from '../src/rotation/input.js';
+import { validateWorkflowInput } from './validate-input.js';
 import { rotateTenantKey } from './rotate-tenant-key.js';
 
 export interface ScheduledRotationResult {
@@ -18,13 +18,8 @@ export interface ScheduledRotationResult {
 }
 
 export async function rotateTenantKeyOnSchedule(rawInput: RotateTenantKeyInput): Promise<ScheduledRotationResult> {
-  let input;
-  try {
-    input = parseInput(rotateTenantKeyInputSchema, rawInput);
-  } catch (error) {
-    const problems = error instanceof InvalidInputError ? error.problems : [String(error)];
-    throw ApplicationFailure.nonRetryable(`invalid rotation input: ${problems.join('; ')}`, 'INVALID_INPUT', { problems });
-  }
+  // The launcher's own id is schedule-made; the child's id is the business key.
+  const input = await validateWorkflowInput('rotateTenantKey', rawInput, () => null);
   const workflowId = rotationWorkflowId(input.externalRef, input.slot);
   try {
     const result = await executeChild(rotateTenantKey, {

@@ -13,7 +13,6 @@
  * Temporal rate limit paces the whole fleet. Tokens never pass through here.
  */
 import {
-  ApplicationFailure,
   CancellationScope,
   condition,
   getExternalWorkflowHandle,
@@ -27,8 +26,10 @@ import {
 import type { Activities } from '../activities/index.js';
 import type { BeginRotationResult } from '../activities/rotation.js';
 import { rotationWorkflowId, platformTaskQueue } from '../src/rotation/ids.js';
-import { DEFAULT_TIMINGS, msOf, rotateTenantKeyInputSchema, type ParsedRotateTenantKeyInput, type RotateTenantKeyInput } from '../src/rotation/input.js';
-import { parseInput, InvalidInputError } from '../src/domain/tenant-input.js';
+import { msOf } from '../src/domain/durations.js';
+import { DEFAULT_TIMINGS } from '../src/rotation/defaults.js';
+import type { ParsedRotateTenantKeyInput, RotateTenantKeyInput } from '../src/rotation/input.js';
+import { validateWorkflowInput } from './validate-input.js';
 import { tenantExternalRefKey } from '../src/search-attributes.js';
 import { evaluateGate, type GateTimings } from './rotate-tenant-key-gate.js';
 import { describeRotation } from './rotate-tenant-key-details.js';
@@ -58,7 +59,8 @@ const notifyDeploy = proxyActivities<Activities>({ startToCloseTimeout: '30s', r
 export type Decision = { kind: 'revoke' | 'abort'; by: OperatorDecision | null };
 
 export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<RotateTenantKeyResult> {
-  const input = validate(rawInput);
+  // The id is the business key: a second start for the same slot then cannot run beside this one.
+  const input: ParsedRotateTenantKeyInput = await validateWorkflowInput('rotateTenantKey', rawInput, (i) => rotationWorkflowId(i.externalRef, i.slot));
   const { externalRef, slot } = input;
   const t = { ...DEFAULT_TIMINGS, ...input.options };
   const timings: GateTimings = {
@@ -212,20 +214,4 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
       quietCheck: status.quietCheck ?? { method: 'last-use', polls: 0, oldKeyLastUsedAt: null, deployedAtPlatform: null, lateUseAt: null, quietForMs: 0, verdict: 'not reached' },
     };
   }
-}
-
-function validate(rawInput: unknown): ParsedRotateTenantKeyInput {
-  let input: ParsedRotateTenantKeyInput;
-  try {
-    input = parseInput(rotateTenantKeyInputSchema, rawInput);
-  } catch (error) {
-    const problems = error instanceof InvalidInputError ? error.problems : [String(error)];
-    throw ApplicationFailure.nonRetryable(`invalid rotateTenantKey input: ${problems.join('; ')}`, 'INVALID_INPUT', { problems });
-  }
-  const expected = rotationWorkflowId(input.externalRef, input.slot);
-  if (workflowInfo().workflowId !== expected) {
-    // The id is the business key: a second start for the same slot then cannot run beside this one.
-    throw ApplicationFailure.nonRetryable(`the workflow id must be ${expected} (it is ${workflowInfo().workflowId})`, 'INVALID_INPUT');
-  }
-  return input;
 }

@@ -7,7 +7,7 @@
  */
 import { proxyActivities, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import { lifecycleInputSchema, type LifecycleWorkflowInput } from '../src/domain/tenant-input.js';
+import type { LifecycleWorkflowInput } from '../src/domain/tenant-input.js';
 import { tenantExternalRefKey, tenantStatusKey } from '../src/search-attributes.js';
 import { validateWorkflowInput } from './validate-input.js';
 
@@ -23,7 +23,7 @@ export interface LifecycleResult {
 }
 
 export async function suspendTenant(rawInput: LifecycleWorkflowInput): Promise<LifecycleResult> {
-  const input = validateWorkflowInput(lifecycleInputSchema, rawInput, 'suspend');
+  const input = await validateWorkflowInput('lifecycle', rawInput, (i) => `suspend:${i.externalRef}`);
   upsertSearchAttributes([{ key: tenantExternalRefKey, value: input.externalRef }]);
   const { subaccountId } = await acts.suspendTenantOnPlatform({ ...input, runKey: workflowInfo().firstExecutionRunId });
   upsertSearchAttributes([{ key: tenantStatusKey, value: 'suspended' }]);
@@ -31,7 +31,7 @@ export async function suspendTenant(rawInput: LifecycleWorkflowInput): Promise<L
 }
 
 export async function resumeTenant(rawInput: LifecycleWorkflowInput): Promise<LifecycleResult> {
-  const input = validateWorkflowInput(lifecycleInputSchema, rawInput, 'resume');
+  const input = await validateWorkflowInput('lifecycle', rawInput, (i) => `resume:${i.externalRef}`);
   upsertSearchAttributes([{ key: tenantExternalRefKey, value: input.externalRef }]);
   const { subaccountId } = await acts.resumeTenantOnPlatform({ ...input, runKey: workflowInfo().firstExecutionRunId });
   upsertSearchAttributes([{ key: tenantStatusKey, value: 'active' }]);

@@ -1,22 +1,30 @@
-import { ApplicationFailure, workflowInfo } from '@temporalio/workflow';
-import type { z } from 'zod';
-import { InvalidInputError, parseInput } from '../src/domain/tenant-input.js';
+import { ActivityFailure, ApplicationFailure, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
+import type { Activities } from '../activities/index.js';
+import type { ParsedWorkflowInput, WorkflowInputSchemaName } from '../activities/input-validation.js';
 
 /**
  * Every workflow validates its plain-JSON input first (a Web-UI start gets the same rules as the
- * CLI), and checks that its id is the business key, so a second start cannot run the same job twice.
+ * CLI) — in a local activity, so zod stays out of the workflow bundle — and checks that its id is
+ * the business key, so a second start cannot run the same job twice.
  */
-export function validateWorkflowInput<T extends { externalRef: string }>(schema: z.ZodType<T>, rawInput: unknown, idPrefix: string, idSuffix?: string): T {
-  let input: T;
+const check = proxyLocalActivities<Activities>({ startToCloseTimeout: '10s', retry: { maximumAttempts: 5 } });
+
+export async function validateWorkflowInput<K extends WorkflowInputSchemaName>(
+  schema: K,
+  rawInput: unknown,
+  expectedId: (input: ParsedWorkflowInput<K>) => string | null,
+): Promise<ParsedWorkflowInput<K>> {
+  let input: ParsedWorkflowInput<K>;
   try {
-    input = parseInput(schema, rawInput);
+    input = (await check.validateWorkflowInput({ schema, input: rawInput, workflowType: workflowInfo().workflowType })) as ParsedWorkflowInput<K>;
   } catch (error) {
-    const problems = error instanceof InvalidInputError ? error.problems : [String(error)];
-    throw ApplicationFailure.nonRetryable(`invalid ${workflowInfo().workflowType} input: ${problems.join('; ')}`, 'INVALID_INPUT', { problems });
+    // Fail the run with the activity's INVALID_INPUT itself, not wrapped in an ActivityFailure.
+    if (error instanceof ActivityFailure && error.cause instanceof ApplicationFailure && error.cause.type === 'INVALID_INPUT') throw error.cause;
+    throw error;
   }
-  const expected = `${idPrefix}:${input.externalRef}${idSuffix === undefined ? '' : `:${idSuffix}`}`;
+  const expected = expectedId(input);
   const actual = workflowInfo().workflowId;
-  if (actual !== expected) {
+  if (expected !== null && actual !== expected) {
     throw ApplicationFailure.nonRetryable(`the workflow id must be ${expected} (it is ${actual})`, 'INVALID_INPUT');
   }
   return input;

@@ -7,6 +7,7 @@ import { resealAll } from '../secrets/reseal.js';
 import { createVault } from '../secrets/vault.js';
 import { ensureSearchAttributes } from '../temporal/search-attributes-setup.js';
 import { masterKeysOf } from '../worker/deps.js';
+import { registerDriftCommands } from './commands/drift.js';
 import { registerGatewayCommands } from './commands/gateway.js';
 import { registerLifecycleCommands } from './commands/lifecycle.js';
 import { registerOnboardingCommands } from './commands/onboarding.js';
@@ -90,6 +91,7 @@ registerTenantCommands(program);
 registerRotationCommands(program);
 registerGatewayCommands(program);
 registerWebhookCommands(program);
+registerDriftCommands(program);
 
 try {
   await program.parseAsync(process.argv);

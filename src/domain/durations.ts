@@ -1,11 +1,8 @@
-import { z } from 'zod';
-
 /**
  * Durations in workflow inputs: `500ms`, `30s`, `5m`, `2h`, `1d` (the forms Temporal's own timers
- * accept) or whole milliseconds. Safe to import from workflows.
+ * accept) or whole milliseconds. No zod here: workflows import this (their bundle stays small).
  */
 export const DURATION_PATTERN = /^(\d+)(ms|s|m|h|d)$/;
-export const durationSchema = z.union([z.string().regex(DURATION_PATTERN, 'must be a duration like 500ms, 30s, 5m, 2h, 1d'), z.number().int().nonnegative()]);
 
 const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { durationSchema, msOf } from './durations.js';
+import { DURATION_PATTERN, msOf } from './durations.js';
 
 /**
  * Inputs shared by every way in (helper, CLI, gateway, a Web-UI start): validated by the same
- * schema, so one bad value gives the same clear error everywhere. Safe to import from workflows.
+ * schema, so one bad value gives the same clear error everywhere. Workflows take its types only (zod stays out of their bundle).
  */
 export const EXTERNAL_REF_RULE = '1-128 characters of A-Z a-z 0-9 . _ : - starting with a letter or digit';
 export const externalRefSchema = z
@@ -25,6 +25,7 @@ export const microUsdSchema = z
 
 export const slotSchema = z.string().regex(/^[a-z0-9][a-z0-9-]{0,31}$/, 'must be 1-32 characters of a-z 0-9 - starting with a letter or digit');
 
+export const durationSchema = z.union([z.string().regex(DURATION_PATTERN, 'must be a duration like 500ms, 30s, 5m, 2h, 1d'), z.number().int().nonnegative()]);
 // Intervals and deadlines here are waits: zero would spin.
 const duration = durationSchema.refine((value) => msOf(value) > 0, 'must be longer than zero');
 

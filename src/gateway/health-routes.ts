@@ -2,12 +2,13 @@ import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import type { Pool } from '../db/pool.js';
 import { countInboxByState } from '../db/webhook-inbox-store.js';
+import { driftMetricLines } from '../drift/metrics.js';
 import { gaugeLines, type GatewayMetrics } from './metrics.js';
 
 /**
  * `/healthz`: the process answers (liveness). `/readyz`: Postgres and Temporal both answer within a
  * short deadline (readiness: take the instance out of the load balancer otherwise). `/metrics`:
- * Prometheus text, the gateway's request metrics plus the inbox by state.
+ * Prometheus text, the gateway's request metrics plus the inbox by state and open drift findings by kind.
  */
 export interface HealthRoutesDeps {
   pool: Pool;
@@ -35,7 +36,9 @@ export function registerHealthRoutes(app: FastifyInstance, deps: HealthRoutesDep
     const extra = inbox
       ? gaugeLines('gateway_webhook_inbox_deliveries', 'Deliveries in the inbox, by state (pending: workflow not started yet).', Object.entries(inbox).map(([state, value]) => ({ labels: { state }, value })))
       : [];
-    return reply.type('text/plain; version=0.0.4; charset=utf-8').send(deps.metrics.render(extra));
+    // One gauge per drift kind, so an alert fires before a customer notices.
+    const drift = await driftMetricLines(deps.pool).catch(() => []);
+    return reply.type('text/plain; version=0.0.4; charset=utf-8').send(deps.metrics.render([...extra, ...drift]));
   });
 }
 

@@ -1,4 +1,7 @@
+import { Client } from '@temporalio/client';
 import { Runtime, type Worker } from '@temporalio/worker';
+import { buildDriftOptions } from '../drift/options.js';
+import { createDriftListClient } from '../drift/paced-fetch.js';
 import { createActivities } from '../../activities/index.js';
 import type { Config } from '../config.js';
 import { assertSchemaCurrent } from '../db/migrate.js';
@@ -47,7 +50,17 @@ export async function startWorker(config: Config): Promise<RunningWorker> {
     await pool.end();
     throw error;
   });
-  const activities = createActivities({ ...buildActivityDeps(config, pool, logger), rotation: buildRotationOptions(config) });
+  const drift = buildDriftOptions(config, {
+    // Drift checks ask Temporal which tenants have work running, and list rotation schedules.
+    temporal: new Client({ connection, namespace, ...(dataConverter ? { dataConverter } : {}) }),
+    listPlatform: createDriftListClient({
+      baseUrl: config.PLATFORM_BASE_URL,
+      platformKey: config.PLATFORM_API_KEY,
+      timeoutMs: config.PLATFORM_TIMEOUT_MS,
+      requestsPerSecond: config.PLATFORM_RATE_LIMIT_PER_SECOND,
+    }),
+  });
+  const activities = createActivities({ ...buildActivityDeps(config, pool, logger), rotation: buildRotationOptions(config), drift });
   const worker = await createWorker({ connection, namespace, taskQueue: config.TEMPORAL_TASK_QUEUE, activities, dataConverter });
   // Platform-calling rotation activities run on their own queue under a server-side rate limit.
   const platformWorker = await createPlatformActivityWorker({

@@ -1,10 +1,9 @@
 import { z } from 'zod';
-import { durationSchema } from '../domain/durations.js';
-import { externalRefSchema, slotSchema } from '../domain/tenant-input.js';
+import { durationSchema, externalRefSchema, slotSchema } from '../domain/tenant-input.js';
 
 /**
  * Inputs of the rotation workflows, validated at the start by the same schemas whichever way they
- * come in (CLI, schedule, Web UI, fleet). Safe to import from workflows (no I/O).
+ * come in (CLI, schedule, Web UI, fleet). Workflows take the types only and validate through the validateWorkflowInput local activity.
  */
 const duration = durationSchema;
 
@@ -35,14 +34,7 @@ export const rotationTimingsSchema = z.strictObject({
 });
 export type RotationTimings = z.infer<typeof rotationTimingsSchema>;
 
-export const DEFAULT_TIMINGS = {
-  quietPeriod: '1h',
-  propagationAllowance: '15m',
-  pollInterval: '1m',
-  quietDeadline: '24h',
-  overlapWindow: '24h',
-  keyLimitRetryInterval: '10m',
-} as const satisfies Required<RotationTimings>;
+export { DEFAULT_TIMINGS } from './defaults.js';
 
 export const rotateTenantKeyInputSchema = z.strictObject({
   externalRef: externalRefSchema,

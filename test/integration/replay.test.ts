@@ -14,7 +14,7 @@ const recorded = JSON.parse(readFileSync(new URL('index.json', dir), 'utf8')) as
 describe('replay of recorded histories', () => {
   it('has a recorded history for each workflow the worker runs', () => {
     expect(Object.keys(recorded).sort()).toEqual(
-      expect.arrayContaining(['closeTenant', 'handleRegistryEvent', 'onboardTenant', 'resumeTenant', 'rotateTenantKey', 'suspendTenant']),
+      expect.arrayContaining(['closeTenant', 'handleRegistryEvent', 'onboardTenant', 'reconcileFleet', 'resumeTenant', 'rotateFleet', 'rotateTenantKey', 'suspendTenant']),
     );
   });
 

@@ -1,0 +1,36 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import type { z } from 'zod';
+import { InvalidInputError, lifecycleInputSchema, onboardTenantInputSchema, parseInput } from '../src/domain/tenant-input.js';
+import { reconcileFleetInputSchema } from '../src/drift/input.js';
+import { rotateFleetInputSchema, rotateTenantKeyInputSchema } from '../src/rotation/input.js';
+
+/**
+ * Workflow inputs are validated here, in a local activity, with the same zod schemas as the CLI,
+ * the helper and the gateway. Keeping zod out of the workflow bundle matters: with a reused V8
+ * context every workflow run re-evaluates the bundle's modules, and zod's were the largest CPU cost
+ * per onboarding (measured by the onboarding benchmark). Writes nothing, so a bad input leaves no trace.
+ */
+export const WORKFLOW_INPUT_SCHEMAS = {
+  onboardTenant: onboardTenantInputSchema,
+  lifecycle: lifecycleInputSchema,
+  rotateTenantKey: rotateTenantKeyInputSchema,
+  rotateFleet: rotateFleetInputSchema,
+  reconcileFleet: reconcileFleetInputSchema,
+} as const;
+export type WorkflowInputSchemaName = keyof typeof WORKFLOW_INPUT_SCHEMAS;
+export type ParsedWorkflowInput<K extends WorkflowInputSchemaName> = z.output<(typeof WORKFLOW_INPUT_SCHEMAS)[K]>;
+
+export function createInputValidationActivities() {
+  return {
+    async validateWorkflowInput<K extends WorkflowInputSchemaName>(request: { schema: K; input: unknown; workflowType: string }): Promise<ParsedWorkflowInput<K>> {
+      const schema = WORKFLOW_INPUT_SCHEMAS[request.schema] as unknown as z.ZodType<ParsedWorkflowInput<K>>;
+      if (!schema) throw ApplicationFailure.nonRetryable(`no input schema named ${String(request.schema)}`, 'INVALID_INPUT');
+      try {
+        return parseInput(schema, request.input);
+      } catch (error) {
+        if (!(error instanceof InvalidInputError)) throw error;
+        throw ApplicationFailure.nonRetryable(`invalid ${request.workflowType} input: ${error.problems.join('; ')}`, 'INVALID_INPUT', { problems: error.problems });
+      }
+    },
+  };
+}

@@ -1,0 +1,11 @@
+import type { Benchmark } from './lib/types.js';
+import { driftBenchmark } from './drift.js';
+import { onboardingBenchmark } from './onboarding.js';
+import { rotationBenchmark } from './rotation.js';
+import { webhooksBenchmark } from './webhooks.js';
+
+/**
+ * Every benchmark `npm run bench` knows, in the order a bare `npm run bench` runs them. To add one,
+ * write `bench/<name>.ts` exporting a `Benchmark` (see bench/lib/types.ts) and add ONE line here.
+ */
+export const benchmarks: readonly Benchmark[] = [onboardingBenchmark, rotationBenchmark, webhooksBenchmark, driftBenchmark];

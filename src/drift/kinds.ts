@@ -1,0 +1,57 @@
+/**
+ * The closed list of drift kinds, and which of them have a safe fix. Safe to import from workflows.
+ * Every kind's meaning and what an operator does about it is in the README runbook.
+ */
+export const DriftKind = {
+  /** A platform sub-account no record maps to (its external ref has no record, or a record without a sub-account id). */
+  subaccount_unrecorded: 'subaccount_unrecorded',
+  /** A sub-account carries a recorded tenant's external ref but is not that tenant's sub-account (or the reverse). */
+  subaccount_mismatch: 'subaccount_mismatch',
+  /** Our record says the sub-account is live; the platform no longer lists it (closed or gone: the contract answers both with 404). */
+  subaccount_gone: 'subaccount_gone',
+  /** Our record says active; the platform says suspended. */
+  subaccount_suspended: 'subaccount_suspended',
+  /** Our record says suspended; the platform says operating. */
+  subaccount_not_suspended: 'subaccount_not_suspended',
+  /** Our record says closed (or the onboarding was cancelled / failed); the platform still lists the sub-account. */
+  subaccount_not_closed: 'subaccount_not_closed',
+  /** An active key on the platform that no key record knows. */
+  key_orphan: 'key_orphan',
+  /** Our record says active; the platform shows the key revoked. */
+  key_revoked_on_platform: 'key_revoked_on_platform',
+  /** Our record says active; the platform does not list the key at all. */
+  key_missing_on_platform: 'key_missing_on_platform',
+  /** Our record says revoked; the platform shows the key active. */
+  key_active_but_revoked: 'key_active_but_revoked',
+  /** A transfer intent still unknown (or waiting for an operator) with no onboarding running to settle it. */
+  transfer_unknown: 'transfer_unknown',
+  /** The tenant wallet holds more than our succeeded transfers put in, or shows transfers we never made. */
+  balance_unexplained: 'balance_unexplained',
+  /** An active key older than the rotation age that no rotation schedule (tenant or fleet) covers. */
+  key_rotation_overdue: 'key_rotation_overdue',
+} as const;
+export type DriftKind = (typeof DriftKind)[keyof typeof DriftKind];
+export const DRIFT_KINDS = Object.values(DriftKind) as readonly DriftKind[];
+
+/** The fixes there are; each belongs to exactly one kind, and only where the evidence is unambiguous. */
+export const DriftFix = {
+  /** Record the sub-account on the tenant record of a pending onboarding that carries its external ref. */
+  adopt_subaccount: 'adopt_subaccount',
+  /** Mark the key record revoked, as the platform shows. */
+  mark_key_revoked: 'mark_key_revoked',
+  /** Revoke an orphan key named by our scheme (tpo-<slot>-g<N>-a<M>) that has been quiet for the quiet period. */
+  revoke_orphan_key: 'revoke_orphan_key',
+} as const;
+export type DriftFix = (typeof DriftFix)[keyof typeof DriftFix];
+
+export const FIX_OF_KIND: Partial<Record<DriftKind, DriftFix>> = {
+  subaccount_unrecorded: 'adopt_subaccount',
+  key_revoked_on_platform: 'mark_key_revoked',
+  key_orphan: 'revoke_orphan_key',
+};
+
+export type DriftPolicy = 'report' | 'fix';
+export type DriftPolicies = Partial<Record<DriftKind, DriftPolicy>>;
+
+/** Our key naming (activities/idempotency-keys.ts keyNamePrefix plus the attempt suffix). */
+export const OUR_KEY_NAME = /^tpo-[a-z0-9][a-z0-9-]{0,31}-g[1-9][0-9]*-a[1-9][0-9]*$/;

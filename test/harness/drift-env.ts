@@ -1,0 +1,78 @@
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import { inject } from 'vitest';
+import { createActivities } from '../../activities/index.js';
+import { startOnboarding } from '../../src/client/start-onboarding.js';
+import type { DriftOptions } from '../../src/drift/options.js';
+import { createLogger } from '../../src/log.js';
+import { createPlatformClient, type PlatformClient } from '../../src/platform/index.js';
+import { createPlatformActivityWorker } from '../../src/rotation/platform-worker.js';
+import { DEFAULT_PLATFORM_KEY, type SimulatorOptions } from '../../src/sim/index.js';
+import type { ReconcileFleetInput } from '../../src/drift/input.js';
+import { parseMasterKeys } from '../../src/secrets/master-keys.js';
+import { createVault } from '../../src/secrets/vault.js';
+import type { reconcileFleet, ReconcileFleetResult } from '../../workflows/reconcile-fleet.js';
+import { createOrchestratorEnv, type OrchestratorEnv } from './onboarding-env.js';
+
+/**
+ * A test file's world for drift: the orchestrator env (database, task queue, simulator, worker) with
+ * drift options (policies, a Temporal client for visibility and schedules), the platform-queue
+ * worker, and the platform's API called out of band the way an operator's console would.
+ */
+export interface DriftEnv extends OrchestratorEnv {
+  platform: PlatformClient;
+  /** The same activities the worker runs (for seeding tenants directly). */
+  activities: ReturnType<typeof createActivities>;
+  onboard(externalRef: string): Promise<{ subaccountId: string; keyId: string }>;
+  check(input?: ReconcileFleetInput): Promise<ReconcileFleetResult>;
+  /** A raw call to the platform API with the parent's platform key; returns the envelope's data. */
+  api(method: 'GET' | 'POST', path: string, body?: unknown, headers?: Record<string, string>): Promise<Record<string, unknown>>;
+}
+
+export async function createDriftEnv(label: string, drift: Partial<DriftOptions> = {}, simOptions: SimulatorOptions = {}): Promise<DriftEnv> {
+  const visibilityConnection = await Connection.connect({ address: inject('temporalAddress') });
+  const temporal = new Client({ connection: visibilityConnection, namespace: inject('temporalNamespace') });
+  const driftOptions: DriftOptions = { policies: {}, quietPeriodMs: 3_600_000, rotationMaxAgeMs: 90 * 86_400_000, temporal, ...drift };
+  const env = await createOrchestratorEnv(label, simOptions, { drift: driftOptions });
+  const platform = createPlatformClient({ baseUrl: env.sim.apiBase, platformKey: DEFAULT_PLATFORM_KEY, timeoutMs: 2_000 });
+  const activities = createActivities({ pool: env.pool, platform, vault: createVault(parseMasterKeys(env.secretsKeys)), logger: createLogger({ level: 'silent' }), drift: driftOptions });
+  await env.startOrchestratorWorker();
+  // The platform-queue worker runs the worker's activities (built the same way by the harness).
+  const connection = await NativeConnection.connect({ address: inject('temporalAddress') });
+  const platformWorker = await createPlatformActivityWorker({ connection, namespace: inject('temporalNamespace'), taskQueue: env.taskQueue, activities, requestsPerSecond: 200 });
+  const platformRun = platformWorker.run();
+  let counter = 0;
+
+  return {
+    ...env,
+    platform,
+    activities,
+    async onboard(externalRef) {
+      const handle = await startOnboarding(env.client, { externalRef, name: `Tenant ${externalRef}` }, { taskQueue: env.taskQueue });
+      const result = await handle.result();
+      return { subaccountId: result.subaccountId, keyId: result.keyId };
+    },
+    async check(input = {}) {
+      counter += 1;
+      const workflowId = `drift-test:${input.externalRef ?? 'fleet'}:${counter}`;
+      return env.client.workflow.execute<typeof reconcileFleet>('reconcileFleet', { taskQueue: env.taskQueue, workflowId, args: [input] });
+    },
+    async api(method, path, body, headers = {}) {
+      const response = await fetch(`${env.sim.apiBase}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${DEFAULT_PLATFORM_KEY}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      const json = (await response.json()) as { data?: Record<string, unknown>; error?: unknown };
+      if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json.error)}`);
+      return json.data!;
+    },
+    close: async () => {
+      if (platformWorker.getState() === 'RUNNING') platformWorker.shutdown();
+      await platformRun;
+      await connection.close();
+      await env.close();
+      await visibilityConnection.close();
+    },
+  };
+}

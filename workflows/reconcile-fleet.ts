@@ -1,0 +1,124 @@
+/**
+ * reconcileFleet — why: the platform changes behind our back (console suspends, hand-made keys, lost
+ * responses, out-of-band money); this check finds where it and our records disagree, before a
+ * customer does.
+ *
+ *   beginDriftCheck (unknown tenant: refused, nothing written) ─► snapshotSubaccounts (platform queue)
+ *   ─► [fleet] recordUnownedSubaccounts ─► page of our records ─► findBusyTenants (skipped, never fixed)
+ *   ─► per tenant: observeTenant (platform queue) ─► recordTenantDrift (findings, resolutions,
+ *      database fixes) ─► revokeOrphanKey (platform queue, when the policy says fix)
+ *   ─► next page by continue-as-new ─► finishDriftCheck (summary, metric log line)
+ *
+ * Platform-calling activities run on rotation's platform task queue, so a drift check and a fleet
+ * rotation share one platform rate limit.
+ */
+import { ActivityFailure, ApplicationFailure, condition, continueAsNew, proxyActivities, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import type { Activities } from '../activities/index.js';
+import type { DriftPageTenant } from '../activities/drift/check.js';
+import { msOf } from '../src/domain/durations.js';
+import type { ParsedReconcileFleetInput, ReconcileFleetInput } from '../src/drift/input.js';
+import { validateWorkflowInput } from './validate-input.js';
+import { platformTaskQueue } from '../src/rotation/ids.js';
+import { describeDriftCheck, driftCheckStatusQuery, type DriftCheckStatus, type ReconcileFleetResult } from './reconcile-fleet-messages.js';
+
+export * from './reconcile-fleet-messages.js';
+
+const db = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '60s',
+  localRetryThreshold: '10s',
+  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 30, nonRetryableErrorTypes: ['TENANT_NOT_FOUND'] },
+});
+
+const ENDED_RECORD = ['closed', 'cancelled', 'failed'];
+
+export async function reconcileFleet(rawInput: ReconcileFleetInput = {}): Promise<ReconcileFleetResult> {
+  const input: ParsedReconcileFleetInput = await validateWorkflowInput('reconcileFleet', rawInput ?? {}, () => null);
+  const queue = platformTaskQueue(workflowInfo().taskQueue);
+  const platform = proxyActivities<Activities>({ taskQueue: queue, startToCloseTimeout: '30s', retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 30 } });
+  // The whole sub-account list in one activity, paced page by page: allow it time.
+  const lister = proxyActivities<Activities>({ taskQueue: queue, startToCloseTimeout: '30m', retry: { initialInterval: '5s', maximumInterval: '2m', maximumAttempts: 10 } });
+  const quietPeriodMs = input.options?.quietPeriod === undefined ? null : msOf(input.options.quietPeriod);
+  const rotationMaxAgeMs = input.options?.rotationMaxAge === undefined ? null : msOf(input.options.rotationMaxAge);
+  const status: DriftCheckStatus = {
+    checkId: input.checkId ?? null,
+    scope: input.externalRef ?? 'fleet',
+    phase: 'starting',
+    after: input.after,
+    subaccountsListed: null,
+    totals: input.totals ?? { tenantsChecked: 0, skipped: 0, fixesApplied: 0, findingsSeen: 0, failed: 0 },
+    skipped: input.skippedSample ?? [],
+    fixes: [],
+    openByKind: null,
+  };
+  const move = (phase: DriftCheckStatus['phase']) => {
+    status.phase = phase;
+    describeDriftCheck(status);
+  };
+  setHandler(driftCheckStatusQuery, () => status);
+  move('starting');
+
+  let checkId = input.checkId;
+  if (!checkId) {
+    const begun = await db.beginDriftCheck({ externalRef: input.externalRef ?? null, workflowId: workflowInfo().workflowId });
+    checkId = status.checkId = begun.checkId;
+    move('listing_subaccounts');
+    status.subaccountsListed = (await lister.snapshotSubaccounts({ checkId })).count;
+    if (!input.externalRef) await db.recordUnownedSubaccounts({ checkId });
+  }
+  move('checking_tenants');
+
+  async function checkOne(tenant: DriftPageTenant, onboardingProvenIdle: boolean): Promise<void> {
+    const observation = tenant.listed && tenant.subaccountId ? await platform.observeTenant({ subaccountId: tenant.subaccountId, withProjects: ENDED_RECORD.includes(tenant.status) }) : null;
+    const recorded = await db.recordTenantDrift({ checkId: checkId!, externalRef: tenant.externalRef, observation, onboardingProvenIdle, quietPeriodMs, rotationMaxAgeMs });
+    status.totals.tenantsChecked += 1;
+    status.totals.findingsSeen += recorded.findings.length;
+    status.totals.fixesApplied += recorded.fixesApplied.length;
+    status.fixes.push(...recorded.fixesApplied);
+    for (const fix of recorded.platformFixes) {
+      const outcome = await platform.revokeOrphanKey({ findingId: fix.findingId, quietPeriodMs });
+      if (outcome.outcome === 'revoked') {
+        status.totals.fixesApplied += 1;
+        status.fixes.push({ kind: fix.kind, subject: fix.subject, fix: 'revoke_orphan_key' });
+      }
+    }
+  }
+
+  const page = await db.loadDriftPage({ checkId, externalRef: input.externalRef ?? null, after: input.after, limit: input.pageSize });
+  const { busy, visibility } = page.length ? await db.findBusyTenants({ tenants: page.map((t) => ({ externalRef: t.externalRef, status: t.status })) }) : { busy: {}, visibility: false };
+  let running = 0;
+  for (const tenant of page) {
+    const reason = busy[tenant.externalRef];
+    if (reason) {
+      status.totals.skipped += 1;
+      if (status.skipped.length < 50) status.skipped.push({ externalRef: tenant.externalRef, reason });
+      continue;
+    }
+    await condition(() => running < input.concurrency);
+    running += 1;
+    void checkOne(tenant, visibility)
+      .catch((error: unknown) => {
+        // One tenant's failure (after its retries) must not stop the fleet: counted and shown.
+        status.totals.failed += 1;
+        if (status.skipped.length < 50) status.skipped.push({ externalRef: tenant.externalRef, reason: `check failed (${failureType(error)})` });
+      })
+      .finally(() => (running -= 1));
+  }
+  await condition(() => running === 0);
+  status.after = page.at(-1)?.externalRef ?? status.after;
+  describeDriftCheck(status);
+
+  if (!input.externalRef && page.length === input.pageSize) {
+    // A new run per page keeps the history small whatever the fleet's size.
+    await continueAsNew<typeof reconcileFleet>({ ...rawInput, checkId, after: status.after, totals: status.totals, skippedSample: status.skipped });
+  }
+  move('finishing');
+  const summary = await db.finishDriftCheck({ checkId, totals: { ...status.totals } });
+  status.openByKind = summary.openByKind;
+  move('finished');
+  return { checkId, scope: status.scope, totals: status.totals, skipped: status.skipped, fixes: status.fixes, openByKind: summary.openByKind, openTotal: summary.openTotal };
+}
+
+function failureType(error: unknown): string {
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  return cause instanceof ApplicationFailure ? (cause.type ?? 'error') : 'error';
+}
