@@ -1,7 +1,5 @@
 import { appendAudit } from '../src/db/audit-store.js';
-import { findKeySecret, insertKeySecret } from '../src/db/key-secrets-store.js';
-import { withTransaction } from '../src/db/pool.js';
-import { activateKeyRecord, beginKeyCreateAttempt, findKeyRecord, insertKeyRecordIfAbsent, markKeyVerified } from '../src/db/tenant-keys-store.js';
+import { beginKeyCreateAttempt, findKeyWithSecret, insertKeyRecordIfAbsent, markKeyVerifiedAudited, storeIssuedKey } from '../src/db/tenant-keys-store.js';
 import { PlatformBusinessStateError, PlatformNotFoundError, type ApiKeyRecord } from '../src/platform/index.js';
 import { fingerprintToken } from '../src/secrets/fingerprint.js';
 import { sealedKeyId, tenantTokenAad } from '../src/secrets/vault.js';
@@ -80,11 +78,11 @@ export function createKeyActivities(deps: ActivityDeps) {
       const keyId = created.key.id;
       const fingerprint = fingerprintToken(created.token.reveal());
       const sealed = vault.seal(created.token.reveal(), tenantTokenAad({ externalRef: input.externalRef, keyId }));
-      await withTransaction(pool, async (tx) => {
-        await insertKeySecret(tx, { tenantKeyId: record.id, masterKeyId: sealedKeyId(sealed), sealed });
-        await activateKeyRecord(tx, record.id, keyId, fingerprint);
-        await appendAudit(tx, { ...auditOrigin(), action: 'key.issued', externalRef: input.externalRef, subject: keyId, details: { slot: input.slot, generation: input.generation, fingerprint, requestId: created.requestId ?? null } });
-      });
+      await storeIssuedKey(
+        pool,
+        { id: record.id, platformKeyId: keyId, fingerprint, masterKeyId: sealedKeyId(sealed), sealed },
+        { ...auditOrigin(), action: 'key.issued', externalRef: input.externalRef, subject: keyId, details: { slot: input.slot, generation: input.generation, fingerprint, requestId: created.requestId ?? null } },
+      );
       // A slow earlier attempt may have landed after we listed: look once more on the retry path.
       const orphansAfter = record.createAttempts > 1 ? await revokeOrphans(input, keyId) : [];
       return { state: 'issued', keyId, fingerprint, orphansRevoked: [...orphansBefore, ...orphansAfter] };
@@ -92,17 +90,13 @@ export function createKeyActivities(deps: ActivityDeps) {
 
     /** One authenticated call with the new key, proving it works before the tenant is called active. */
     verifyTenantKey: boundary(async (input: VerifyKeyInput): Promise<{ verified: true; requestId: string | null }> => {
-      const record = await findKeyRecord(pool, input.externalRef, input.slot, input.generation);
-      const secret = record ? await findKeySecret(pool, record.id) : undefined;
-      if (!record?.platformKeyId || !secret) {
+      const record = await findKeyWithSecret(pool, input.externalRef, input.slot, input.generation);
+      if (!record?.platformKeyId || !record.sealed) {
         throw definiteFailure(OrchestratorErrorCode.SECRET_MISSING, `no stored secret for key ${input.slot} generation ${input.generation} of ${input.externalRef}`);
       }
-      const token = vault.open(secret.sealed, tenantTokenAad({ externalRef: input.externalRef, keyId: record.platformKeyId }));
+      const token = vault.open(record.sealed, tenantTokenAad({ externalRef: input.externalRef, keyId: record.platformKeyId }));
       const { requestId } = await platform.listProjects({ auth: { kind: 'tenant-key', token } });
-      await markKeyVerified(pool, record.id);
-      if (!record.verifiedAt) {
-        await appendAudit(pool, { ...auditOrigin(), action: 'key.verified', externalRef: input.externalRef, subject: record.platformKeyId, details: { requestId: requestId ?? null } });
-      }
+      await markKeyVerifiedAudited(pool, record.id, { ...auditOrigin(), action: 'key.verified', externalRef: input.externalRef, subject: record.platformKeyId, details: { requestId: requestId ?? null } });
       return { verified: true, requestId: requestId ?? null };
     }),
   };

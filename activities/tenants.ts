@@ -1,6 +1,6 @@
 import { appendAudit } from '../src/db/audit-store.js';
 import { withTransaction } from '../src/db/pool.js';
-import { countCreateAttempt, getTenant, insertTenantIfAbsent, recordSubaccount, setTenantStatus, transitionTenant, type TenantStatus } from '../src/db/tenants-store.js';
+import { getTenant, recordOnboardingAttempt, recordSubaccountAudited, setTenantStatus, transitionTenantAudited, type TenantStatus } from '../src/db/tenants-store.js';
 import { listTransferIntents, updateTransferIntent } from '../src/db/transfer-intents-store.js';
 import { PlatformIdempotencyConflictError, type SubaccountRecord } from '../src/platform/index.js';
 import { auditOrigin, type ActivityDeps } from './context.js';
@@ -41,10 +41,7 @@ export function createTenantActivities(deps: ActivityDeps) {
   }
 
   async function adopt(externalRef: string, subaccountId: string, source: EnsureSubaccountResult['source'], requestId: string | null) {
-    await withTransaction(pool, async (tx) => {
-      await recordSubaccount(tx, externalRef, subaccountId);
-      await appendAudit(tx, { ...auditOrigin(), action: `tenant.${source}`, externalRef, subject: subaccountId, details: { requestId } });
-    });
+    await recordSubaccountAudited(pool, externalRef, subaccountId, { ...auditOrigin(), action: `tenant.${source}`, externalRef, subject: subaccountId, details: { requestId } });
     return { subaccountId, source, requestId };
   }
 
@@ -56,11 +53,7 @@ export function createTenantActivities(deps: ActivityDeps) {
      */
     ensureSubaccount: boundary(async (input: EnsureSubaccountInput): Promise<EnsureSubaccountResult> => {
       const { externalRef, name } = input;
-      const { row, inserted } = await withTransaction(pool, async (tx) => {
-        const result = await insertTenantIfAbsent(tx, { externalRef, name, createIdempotencyKey: subaccountCreateKey(externalRef) });
-        if (result.inserted) await appendAudit(tx, { ...auditOrigin(), action: 'tenant.recorded', externalRef, details: { name } });
-        return result;
-      });
+      const { row, inserted } = await recordOnboardingAttempt(pool, { externalRef, name, createIdempotencyKey: subaccountCreateKey(externalRef) }, auditOrigin());
       if (!inserted && row.name !== name) {
         throw definiteFailure(OrchestratorErrorCode.EXTERNAL_REF_CONFLICT, `external ref ${externalRef} is already recorded for a tenant with another name`);
       }
@@ -69,8 +62,8 @@ export function createTenantActivities(deps: ActivityDeps) {
       }
       if (row.subaccountId) return { subaccountId: row.subaccountId, source: 'recorded', requestId: null };
 
-      const attempt = await countCreateAttempt(pool, externalRef);
-      if (attempt > 1) {
+      // Counted when recorded: more than one means an earlier attempt may have reached the platform.
+      if (row.createAttempts > 1) {
         const found = await findOnPlatform(externalRef);
         if (found) return adopt(externalRef, found.id, 'adopted', null);
       }
@@ -88,15 +81,12 @@ export function createTenantActivities(deps: ActivityDeps) {
     }),
 
     markTenantActive: boundary(async (input: TenantRefInput): Promise<void> => {
-      await withTransaction(pool, async (tx) => {
-        const tenant = await getTenant(tx, input.externalRef);
-        if (tenant.status === 'active') return;
-        // Never over a suspension or a close that started meanwhile.
-        if (!(await transitionTenant(tx, input.externalRef, ['creating', 'created'], 'active', null))) {
-          throw definiteFailure(OrchestratorErrorCode.TENANT_CLOSED, `tenant ${input.externalRef} became ${tenant.status} during onboarding`);
-        }
-        await appendAudit(tx, { ...auditOrigin(), action: 'tenant.activated', externalRef: input.externalRef, subject: tenant.subaccountId });
-      });
+      // Never over a suspension or a close that started meanwhile.
+      const result = await transitionTenantAudited(pool, input.externalRef, ['creating', 'created'], 'active', { ...auditOrigin(), action: 'tenant.activated', externalRef: input.externalRef });
+      if (!result) throw definiteFailure(OrchestratorErrorCode.TENANT_NOT_FOUND, `no tenant with external ref ${input.externalRef} in our records`);
+      if (!result.moved && result.status !== 'active') {
+        throw definiteFailure(OrchestratorErrorCode.TENANT_CLOSED, `tenant ${input.externalRef} became ${result.status} during onboarding`);
+      }
     }),
 
     /**

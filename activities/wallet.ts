@@ -50,13 +50,10 @@ function resultOf(row: TransferIntentRow): FundWalletResult {
 export function createWalletActivities(deps: ActivityDeps) {
   const { pool, platform } = deps;
 
+  /** Moves the intent on with its audit row, in one statement; a settled intent is left as it is. */
   async function settle(intent: TransferIntentRow, change: Parameters<typeof updateTransferIntent>[3], action: string, details: Record<string, unknown>) {
-    return withTransaction(pool, async (tx) => {
-      const row = await updateTransferIntent(tx, intent.id, OPEN, change);
-      if (!row) return reread(tx, intent);
-      await appendAudit(tx, { ...auditOrigin(), action, externalRef: intent.externalRef, subject: row.idempotencyKey, details: { amountMicroUsd: row.amountMicroUsd, ...details } });
-      return row;
-    });
+    const audit = { ...auditOrigin(), action, externalRef: intent.externalRef, subject: intent.idempotencyKey, details: { amountMicroUsd: intent.amountMicroUsd, ...details } };
+    return (await updateTransferIntent(pool, intent.id, OPEN, change, audit)) ?? reread(pool, intent);
   }
 
   async function reread(db: Queryable, intent: Pick<TransferIntentRow, 'externalRef' | 'purpose'>): Promise<TransferIntentRow> {
@@ -113,18 +110,11 @@ export function createWalletActivities(deps: ActivityDeps) {
   return {
     fundWallet: boundary(async (input: FundWalletInput): Promise<FundWalletResult> => {
       await assertTenantOpen(pool, input.externalRef);
-      const { row, inserted } = await withTransaction(pool, async (tx) => {
-        const result = await insertTransferIntentIfAbsent(tx, {
-          externalRef: input.externalRef,
-          purpose: input.purpose,
-          amountMicroUsd: input.amountMicroUsd,
-          idempotencyKey: transferKey(input.externalRef, input.purpose, 1),
-        });
-        if (result.inserted) {
-          await appendAudit(tx, { ...auditOrigin(), action: 'transfer.intent', externalRef: input.externalRef, subject: result.row.idempotencyKey, details: { amountMicroUsd: input.amountMicroUsd, purpose: input.purpose } });
-        }
-        return result;
-      });
+      const { row, inserted } = await insertTransferIntentIfAbsent(
+        pool,
+        { externalRef: input.externalRef, purpose: input.purpose, amountMicroUsd: input.amountMicroUsd, idempotencyKey: transferKey(input.externalRef, input.purpose, 1) },
+        auditOrigin(),
+      );
       if (!inserted && row.amountMicroUsd !== input.amountMicroUsd) {
         throw definiteFailure(OrchestratorErrorCode.TRANSFER_CONFLICT, `a ${input.purpose} transfer of another amount is already recorded for ${input.externalRef}`);
       }

@@ -42,3 +42,18 @@ export async function listAuditForTenant(db: Queryable, externalRef: string, lim
   );
   return rows as AuditRow[];
 }
+
+/**
+ * The audit row of a change, written by the SAME statement as the change (one round trip, one
+ * atomic effect): `WITH changed AS (<insert/update ... RETURNING>), audited AS (<auditFrom>) SELECT
+ * * FROM changed`. The row is written once per row `changed` returns (filtered by `where`).
+ */
+export function auditFrom(cte: string, firstParam: number, where = ''): string {
+  const p = (i: number) => `$${firstParam + i}`;
+  return `INSERT INTO audit_log (actor, action, external_ref, subject, details, workflow_id, run_id)
+    SELECT ${p(0)}::text, ${p(1)}::text, ${p(2)}::text, ${p(3)}::text, ${p(4)}::jsonb, ${p(5)}::text, ${p(6)}::text FROM ${cte} ${where}`;
+}
+
+export function auditParams(entry: AuditEntry): unknown[] {
+  return [entry.actor, entry.action, entry.externalRef ?? null, entry.subject ?? null, JSON.stringify(entry.details ?? {}), entry.workflowId ?? null, entry.runId ?? null];
+}

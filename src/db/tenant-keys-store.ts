@@ -1,3 +1,4 @@
+import { auditFrom, auditParams, type AuditEntry } from './audit-store.js';
 import type { Queryable } from './pool.js';
 
 /** Key records: slot, generation, the platform's key id, status and a fingerprint. Never the token. */
@@ -30,17 +31,66 @@ const COLUMNS = `id, external_ref AS "externalRef", slot, generation, key_name A
   platform_key_id AS "platformKeyId", status, fingerprint, create_attempts AS "createAttempts",
   created_at AS "createdAt", activated_at AS "activatedAt", verified_at AS "verifiedAt", revoked_at AS "revokedAt"`;
 
+/** The key record of a slot generation, made when absent; one statement either way. */
 export async function insertKeyRecordIfAbsent(
   db: Queryable,
   input: { externalRef: string; slot: string; generation: number; keyName: string },
 ): Promise<TenantKeyRow> {
-  await db.query(
+  const { rows } = await db.query<TenantKeyRow>(
     `INSERT INTO tenant_keys (external_ref, slot, generation, key_name, status)
      VALUES ($1::text, $2::text, $3::int, $4::text, 'creating')
-     ON CONFLICT (external_ref, slot, generation) DO NOTHING`,
+     ON CONFLICT (external_ref, slot, generation) DO UPDATE SET updated_at = tenant_keys.updated_at
+     RETURNING ${COLUMNS}`,
     [input.externalRef, input.slot, input.generation, input.keyName],
   );
-  return (await findKeyRecord(db, input.externalRef, input.slot, input.generation))!;
+  return rows[0]!;
+}
+
+/**
+ * The moment a token arrives: its sealed value, the record made active, and the audit row, in one
+ * statement (atomic: there is never an active record without its secret).
+ */
+export async function storeIssuedKey(
+  db: Queryable,
+  input: { id: string; platformKeyId: string; fingerprint: string; masterKeyId: string; sealed: string },
+  audit: AuditEntry,
+): Promise<void> {
+  await db.query(
+    `WITH secret AS (
+       INSERT INTO key_secrets (tenant_key_id, master_key_id, sealed) VALUES ($1::bigint, $4::text, $5::text)
+       ON CONFLICT (tenant_key_id) DO NOTHING RETURNING tenant_key_id
+     ), changed AS (
+       UPDATE tenant_keys SET platform_key_id = $2::text, fingerprint = $3::text, status = 'active', activated_at = now(), updated_at = now()
+        WHERE id = $1::bigint AND status = 'creating' RETURNING id
+     ), audited AS (${auditFrom('changed', 6)})
+     SELECT (SELECT count(*) FROM secret) AS secrets, (SELECT count(*) FROM changed) AS changed`,
+    [input.id, input.platformKeyId, input.fingerprint, input.masterKeyId, input.sealed, ...auditParams(audit)],
+  );
+}
+
+/** A key record with its sealed secret, for the one call that uses the token (verification). */
+export async function findKeyWithSecret(
+  db: Queryable,
+  externalRef: string,
+  slot: string,
+  generation: number,
+): Promise<(TenantKeyRow & { sealed: string | null }) | undefined> {
+  const { rows } = await db.query<TenantKeyRow & { sealed: string | null }>(
+    `SELECT k.*, (SELECT sealed FROM key_secrets WHERE tenant_key_id = k.id) AS sealed
+       FROM (SELECT ${COLUMNS} FROM tenant_keys WHERE external_ref = $1::text AND slot = $2::text AND generation = $3::int) k`,
+    [externalRef, slot, generation],
+  );
+  return rows[0];
+}
+
+/** Marks a key verified, with its audit row, the first time only. */
+export async function markKeyVerifiedAudited(db: Queryable, id: string, audit: AuditEntry): Promise<void> {
+  await db.query(
+    `WITH changed AS (UPDATE tenant_keys SET verified_at = now() WHERE id = $1::bigint AND verified_at IS NULL RETURNING id),
+          audited AS (${auditFrom('changed', 2)})
+     SELECT count(*) FROM changed`,
+    [id, ...auditParams(audit)],
+  );
 }
 
 export async function findKeyRecord(db: Queryable, externalRef: string, slot: string, generation: number): Promise<TenantKeyRow | undefined> {
@@ -76,18 +126,6 @@ export async function beginKeyCreateAttempt(db: Queryable, id: string, namePrefi
     [id, namePrefix],
   );
   return rows[0]!;
-}
-
-export async function activateKeyRecord(db: Queryable, id: string, platformKeyId: string, fingerprint: string): Promise<void> {
-  await db.query(
-    `UPDATE tenant_keys SET platform_key_id = $2::text, fingerprint = $3::text, status = 'active', activated_at = now()
-      WHERE id = $1::bigint AND status = 'creating'`,
-    [id, platformKeyId, fingerprint],
-  );
-}
-
-export async function markKeyVerified(db: Queryable, id: string): Promise<void> {
-  await db.query(`UPDATE tenant_keys SET verified_at = coalesce(verified_at, now()) WHERE id = $1::bigint`, [id]);
 }
 
 /** The newest generation recorded for a slot (any status), 0 when the slot has none. */

@@ -1,3 +1,4 @@
+import { auditFrom, auditParams, type AuditEntry } from './audit-store.js';
 import type { Queryable } from './pool.js';
 
 /** Ownership records: external ref (ours) <-> sub-account id (the platform's). */
@@ -62,16 +63,6 @@ export async function getTenant(db: Queryable, externalRef: string): Promise<Ten
   return row;
 }
 
-/** Counts an attempt to create the sub-account, before the call: a later attempt knows to look first. */
-export async function countCreateAttempt(db: Queryable, externalRef: string): Promise<number> {
-  const { rows } = await db.query<{ attempts: number }>(
-    `UPDATE tenants SET create_attempts = create_attempts + 1, updated_at = now()
-      WHERE external_ref = $1::text RETURNING create_attempts AS attempts`,
-    [externalRef],
-  );
-  return rows[0]!.attempts;
-}
-
 export async function recordSubaccount(db: Queryable, externalRef: string, subaccountId: string): Promise<void> {
   await db.query(
     `UPDATE tenants SET subaccount_id = $2::text, status = CASE WHEN status = 'creating' THEN 'created' ELSE status END,
@@ -120,3 +111,66 @@ export async function markTenantClosed(db: Queryable, externalRef: string, balan
 
 /** Tenants in these states take no new work: no onboarding step, no rotation, no new key. */
 export const CLOSING_STATES: readonly TenantStatus[] = ['closing', 'closed'];
+
+/**
+ * One round trip at the start of every onboarding attempt: records ownership (audited when new) or,
+ * for an existing record of the same name still without a sub-account, counts this create attempt
+ * (a later attempt then looks the tenant up before creating). Returns the row and whether it is new.
+ */
+export async function recordOnboardingAttempt(
+  db: Queryable,
+  input: { externalRef: string; name: string; createIdempotencyKey: string },
+  audit: Omit<AuditEntry, 'action' | 'externalRef' | 'subject' | 'details'>,
+): Promise<{ row: TenantRow; inserted: boolean }> {
+  const { rows } = await db.query<TenantRow & { inserted: boolean }>(
+    `WITH changed AS (
+       INSERT INTO tenants (external_ref, name, status, create_idempotency_key, create_attempts)
+       VALUES ($1::text, $2::text, 'creating', $3::text, 1)
+       ON CONFLICT (external_ref) DO UPDATE SET create_attempts = tenants.create_attempts
+         + CASE WHEN tenants.subaccount_id IS NULL AND tenants.name = EXCLUDED.name THEN 1 ELSE 0 END
+       RETURNING ${COLUMNS}, (xmax = 0) AS inserted
+     ), audited AS (${auditFrom('changed', 4, 'WHERE inserted')})
+     SELECT * FROM changed`,
+    [input.externalRef, input.name, input.createIdempotencyKey, ...auditParams({ ...audit, action: 'tenant.recorded', externalRef: input.externalRef, details: { name: input.name } })],
+  );
+  const { inserted, ...row } = rows[0]!;
+  return { row, inserted };
+}
+
+/** Records the sub-account id and its audit row in one statement. */
+export async function recordSubaccountAudited(db: Queryable, externalRef: string, subaccountId: string, audit: AuditEntry): Promise<void> {
+  await db.query(
+    `WITH changed AS (
+       UPDATE tenants SET subaccount_id = $2::text, status = CASE WHEN status = 'creating' THEN 'created' ELSE status END, updated_at = now()
+        WHERE external_ref = $1::text AND (subaccount_id IS NULL OR subaccount_id = $2::text)
+        RETURNING external_ref
+     ), audited AS (${auditFrom('changed', 3)})
+     SELECT 1 FROM changed`,
+    [externalRef, subaccountId, ...auditParams(audit)],
+  );
+}
+
+/**
+ * Moves the status from one of `from` to `to`, audited, in one statement. Returns the status the
+ * tenant has afterwards and whether this call moved it (undefined when there is no record).
+ */
+export async function transitionTenantAudited(
+  db: Queryable,
+  externalRef: string,
+  from: readonly TenantStatus[],
+  to: TenantStatus,
+  audit: AuditEntry,
+): Promise<{ moved: boolean; status: TenantStatus } | undefined> {
+  const { rows } = await db.query<{ moved: boolean; status: TenantStatus }>(
+    `WITH changed AS (
+       UPDATE tenants SET status = $3::text, updated_at = now()
+        WHERE external_ref = $1::text AND status = ANY($2::text[])
+        RETURNING external_ref
+     ), audited AS (${auditFrom('changed', 4)})
+     SELECT EXISTS (SELECT 1 FROM changed) AS moved,
+            CASE WHEN EXISTS (SELECT 1 FROM changed) THEN $3::text ELSE (SELECT status FROM tenants WHERE external_ref = $1::text) END AS status`,
+    [externalRef, from, to, ...auditParams(audit)],
+  );
+  const row = rows[0];
+  return row?.status ? row : undefined;
+}

@@ -1,3 +1,4 @@
+import { auditFrom, auditParams, type AuditEntry } from './audit-store.js';
 import type { Queryable } from './pool.js';
 
 /**
@@ -35,23 +36,28 @@ const COLUMNS = `id, external_ref AS "externalRef", purpose, amount_micro_usd::t
   failure_code AS "failureCode", attempts, unknown_since AS "unknownSince", resolution,
   created_at AS "createdAt", updated_at AS "updatedAt"`;
 
+/**
+ * Writes the intent BEFORE the transfer call (audited when new), or returns the one recorded; one
+ * statement either way (the no-op update makes RETURNING give the existing row).
+ */
 export async function insertTransferIntentIfAbsent(
   db: Queryable,
   input: { externalRef: string; purpose: string; amountMicroUsd: string; idempotencyKey: string },
+  audit?: Omit<AuditEntry, 'action' | 'externalRef' | 'subject' | 'details'>,
 ): Promise<{ row: TransferIntentRow; inserted: boolean }> {
-  const inserted = await db.query<TransferIntentRow>(
-    `INSERT INTO transfer_intents (external_ref, purpose, amount_micro_usd, idempotency_key, state, attempts)
-     VALUES ($1::text, $2::text, $3::numeric, $4::text, 'pending', 1)
-     ON CONFLICT (external_ref, purpose) DO NOTHING
-     RETURNING ${COLUMNS}`,
-    [input.externalRef, input.purpose, input.amountMicroUsd, input.idempotencyKey],
+  const entry = audit && { ...audit, action: 'transfer.intent', externalRef: input.externalRef, subject: input.idempotencyKey, details: { amountMicroUsd: input.amountMicroUsd, purpose: input.purpose } };
+  const { rows } = await db.query<TransferIntentRow & { inserted: boolean }>(
+    `WITH changed AS (
+       INSERT INTO transfer_intents (external_ref, purpose, amount_micro_usd, idempotency_key, state, attempts)
+       VALUES ($1::text, $2::text, $3::numeric, $4::text, 'pending', 1)
+       ON CONFLICT (external_ref, purpose) DO UPDATE SET updated_at = transfer_intents.updated_at
+       RETURNING ${COLUMNS}, (xmax = 0) AS inserted
+     )${entry ? `, audited AS (${auditFrom('changed', 5, 'WHERE inserted')})` : ''}
+     SELECT * FROM changed`,
+    [input.externalRef, input.purpose, input.amountMicroUsd, input.idempotencyKey, ...(entry ? auditParams(entry) : [])],
   );
-  if (inserted.rows[0]) return { row: inserted.rows[0], inserted: true };
-  const { rows } = await db.query<TransferIntentRow>(
-    `SELECT ${COLUMNS} FROM transfer_intents WHERE external_ref = $1::text AND purpose = $2::text`,
-    [input.externalRef, input.purpose],
-  );
-  return { row: rows[0]!, inserted: false };
+  const { inserted, ...row } = rows[0]!;
+  return { row, inserted };
 }
 
 export async function findTransferIntent(db: Queryable, externalRef: string, purpose: string): Promise<TransferIntentRow | undefined> {
@@ -80,9 +86,11 @@ export async function updateTransferIntent(
     /** A definite refusal: the next attempt uses this new key. */
     nextIdempotencyKey?: string;
   },
+  /** Written by the same statement when the intent moved. */
+  audit?: AuditEntry,
 ): Promise<TransferIntentRow | undefined> {
   const { rows } = await db.query<TransferIntentRow>(
-    `UPDATE transfer_intents SET
+    `WITH changed AS (UPDATE transfer_intents SET
         state = $3::text,
         platform_transfer_id = coalesce($4::text, platform_transfer_id),
         failure_code = CASE WHEN $3::text = 'succeeded' THEN NULL ELSE coalesce($5::text, failure_code) END,
@@ -92,8 +100,9 @@ export async function updateTransferIntent(
         unknown_since = CASE WHEN $3::text IN ('unknown', 'needs_operator') THEN coalesce(unknown_since, now()) ELSE NULL END,
         updated_at = now()
       WHERE id = $1::bigint AND state = ANY($2::text[])
-      RETURNING ${COLUMNS}`,
-    [id, from, change.state, change.platformTransferId ?? null, change.failureCode ?? null, change.resolution ?? null, change.nextIdempotencyKey ?? null],
+      RETURNING ${COLUMNS})${audit ? `, audited AS (${auditFrom('changed', 8)})` : ''}
+     SELECT * FROM changed`,
+    [id, from, change.state, change.platformTransferId ?? null, change.failureCode ?? null, change.resolution ?? null, change.nextIdempotencyKey ?? null, ...(audit ? auditParams(audit) : [])],
   );
   return rows[0];
 }
