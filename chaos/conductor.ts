@@ -1,0 +1,90 @@
+import { sleep } from './cleanup.js';
+import { faultRules, setFaults, Storm } from './faults.js';
+import type { ChaosOptions } from './options.js';
+import type { RestartablePostgres } from './postgres.js';
+import type { WorkerProcess } from './worker-process.js';
+
+/** The application_name of the worker's pool (src/main/worker.ts). */
+const WORKER_APPLICATION_NAME = 'tenant-orchestrator-worker';
+
+/**
+ * The chaos itself, at points of the run's progress (share of planned operations finished) rather
+ * than at fixed times, so a slow machine still gets every event while work is in flight: storms
+ * switched on and off, worker SIGKILLs each followed by a restart, Postgres ending the worker's connections, and one
+ * Postgres restart.
+ */
+export interface ChaosEvent {
+  at: number;
+  name: string;
+  run(): Promise<void>;
+}
+
+export interface ConductorReport {
+  fired: Array<{ name: string; at: string; progress: number }>;
+  skipped: string[];
+}
+
+export function chaosEvents(options: ChaosOptions, deps: { simUrl: string; worker: WorkerProcess; postgres: RestartablePostgres; random: () => number }): ChaosEvent[] {
+  // A storm lasts a while (retries must ride it out), then the base faults come back.
+  const storm = (at: number, kind: Storm, seconds: number): ChaosEvent => ({
+    at,
+    name: `${kind} storm for ${seconds} s`,
+    run: async () => {
+      await setFaults(deps.simUrl, faultRules(options, kind));
+      await sleep(seconds * 1000);
+      await setFaults(deps.simUrl, faultRules(options, Storm.none));
+    },
+  });
+  const events: ChaosEvent[] = [
+    storm(0.12, Storm.unavailable, options.stormSeconds),
+    storm(0.38, Storm.rateLimited, options.stormSeconds),
+    storm(0.7, Storm.both, Math.ceil(options.stormSeconds / 2)),
+  ];
+  const kills = options.workerKills;
+  for (let i = 0; i < kills; i++) {
+    const at = kills === 1 ? 0.3 : 0.08 + (0.84 * i) / (kills - 1);
+    events.push({
+      at,
+      name: `worker SIGKILL #${i + 1}`,
+      run: async () => {
+        await deps.worker.kill();
+        await sleep(500 + Math.floor(deps.random() * 2500));
+        await deps.worker.start();
+      },
+    });
+  }
+  for (let i = 0; i < options.connectionDrops; i++) {
+    events.push({
+      at: 0.2 + (0.6 * (i + 0.5)) / options.connectionDrops,
+      name: `Postgres ends the worker's connections #${i + 1}`,
+      run: async () => void (await deps.postgres.terminateConnections(WORKER_APPLICATION_NAME)),
+    });
+  }
+  if (options.restartPostgres) {
+    events.push({ at: kills === 1 ? 0.55 : 0.5, name: 'Postgres restart', run: () => deps.postgres.restart(3000) });
+  }
+  return events.sort((a, b) => a.at - b.at);
+}
+
+/** Runs the events in order as progress passes each; returns when all ran or `done()` says stop. */
+export async function conduct(events: ChaosEvent[], progress: () => number, done: () => boolean, log: (line: string) => void): Promise<ConductorReport> {
+  const report: ConductorReport = { fired: [], skipped: [] };
+  const queue = [...events];
+  while (queue.length > 0 && !done()) {
+    const next = queue[0]!;
+    const now = progress();
+    if (now >= next.at) {
+      queue.shift();
+      log(`chaos: ${next.name} (progress ${(now * 100).toFixed(0)} %)`);
+      try {
+        await next.run();
+        report.fired.push({ name: next.name, at: new Date().toISOString(), progress: now });
+      } catch (error) {
+        log(`chaos: ${next.name} failed: ${error instanceof Error ? error.message : String(error)}`);
+        report.skipped.push(`${next.name} (failed: ${String(error)})`);
+      }
+    } else await sleep(250);
+  }
+  report.skipped.push(...queue.map((e) => `${e.name} (the run ended first)`));
+  return report;
+}

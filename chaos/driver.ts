@@ -1,0 +1,133 @@
+import { WorkflowFailedError, type Client } from '@temporalio/client';
+import { ActivityFailure, ApplicationFailure, CancelledFailure, ChildWorkflowFailure, TerminatedFailure } from '@temporalio/common';
+import { startLifecycle } from '../src/client/start-lifecycle.js';
+import { startOnboarding } from '../src/client/start-onboarding.js';
+import { startRotation } from '../src/rotation/start-rotation.js';
+import { sleep } from './cleanup.js';
+import type { Plan, TenantPlan } from './plan.js';
+
+/** One operation the run asked for, and how it ended as its starter saw it. */
+export interface Operation {
+  kind: 'onboard' | 'rotate' | 'close';
+  externalRef: string;
+  workflowId: string;
+  /** `completed`, `cancelled`, `terminated`, `failed:<type>`, `start-failed`, `wait-failed`, or `unfinished` (the deadline came first). */
+  outcome: string;
+  /** Outcomes that are correct for this operation (a rotation a close raced may be cancelled). */
+  accepted: string[];
+  detail: string | null;
+}
+
+// Seconds, so a rotation finishes in a few seconds; the gate logic is the production one.
+const ROTATION_TIMINGS = { quietPeriod: '2s', propagationAllowance: '1s', pollInterval: '1s', quietDeadline: '10m' } as const;
+const ONBOARDING_TIMINGS = { reconcileInterval: '2s', unknownTransferDeadline: '10m' } as const;
+const CLOSE_OPTIONS = { pollInterval: '1s', unknownTransferDeadline: '10m' } as const;
+
+/**
+ * Plays the plan against the cluster as a signup backend and operators would: onboardings at a
+ * steady rate through `startOnboarding`, then per tenant its rotations (`startRotation`) and its
+ * close (`startLifecycle`), some closes racing a running rotation. Every start and wait gives up
+ * at the run's deadline; what was unfinished then is left for the checker to explain.
+ */
+export class Driver {
+  readonly operations: Operation[] = [];
+  completed = 0;
+  started = 0;
+  #stop: Promise<'stopped'>;
+  #stopNow!: () => void;
+
+  constructor(
+    private readonly client: Client,
+    private readonly taskQueue: string,
+    private readonly plan: Plan,
+    private readonly startRate: number,
+  ) {
+    this.#stop = new Promise((resolve) => (this.#stopNow = () => resolve('stopped')));
+  }
+
+  /** Stop waiting: every operation not finished yet is recorded as `unfinished`. */
+  stop(): void {
+    this.#stopNow();
+  }
+
+  async run(): Promise<void> {
+    const scripts: Promise<void>[] = [];
+    for (const tenant of this.plan.tenants) {
+      scripts.push(this.#tenantScript(tenant));
+      const stopped = await Promise.race([sleep(1000 / this.startRate), this.#stop]);
+      if (stopped === 'stopped') break;
+    }
+    await Promise.all(scripts);
+  }
+
+  async #tenantScript(tenant: TenantPlan): Promise<void> {
+    const { externalRef } = tenant;
+    const onboarded = await this.#operate('onboard', externalRef, `onboard:${externalRef}`, ['completed'], async () =>
+      startOnboarding(this.client, { externalRef, name: tenant.name, fundingMicroUsd: tenant.fundingMicroUsd, options: ONBOARDING_TIMINGS }, { taskQueue: this.taskQueue }),
+    );
+    if (onboarded !== 'completed') return;
+    const closeInput = { externalRef, reason: 'chaos run: tenant leaves', operator: 'chaos', options: CLOSE_OPTIONS };
+    const rotationId = `rotate:${externalRef}:default`;
+    const rotate = (emergency: boolean, accepted: string[]) =>
+      this.#operate('rotate', externalRef, rotationId, accepted, () =>
+        startRotation(this.client, { externalRef, slot: 'default', emergency, reason: 'chaos run', options: ROTATION_TIMINGS }, { taskQueue: this.taskQueue, operator: 'chaos' }),
+      );
+
+    if (tenant.close === 'racing-rotation') {
+      // The close may find the rotation anywhere: before it began (it is then refused), mid-way
+      // (cancelled and rolled back) or done. Either way no extra key may survive.
+      const rotation = rotate(tenant.rotations[0] ?? false, ['completed', 'cancelled', 'failed:TENANT_CLOSED']);
+      await Promise.race([sleep(Math.floor(Math.random() * 2500)), this.#stop]);
+      await Promise.all([rotation, this.#operate('close', externalRef, `close:${externalRef}`, ['completed'], () => startLifecycle(this.client, 'close', closeInput, { taskQueue: this.taskQueue }))]);
+      return;
+    }
+    for (const emergency of tenant.rotations) {
+      if ((await rotate(emergency, ['completed'])) !== 'completed') return;
+    }
+    if (tenant.close === 'after-rotations') {
+      await this.#operate('close', externalRef, `close:${externalRef}`, ['completed'], () => startLifecycle(this.client, 'close', closeInput, { taskQueue: this.taskQueue }));
+    }
+  }
+
+  async #operate(kind: Operation['kind'], externalRef: string, workflowId: string, accepted: string[], start: () => Promise<{ result(): Promise<unknown> }>): Promise<string> {
+    const operation: Operation = { kind, externalRef, workflowId, outcome: 'unfinished', accepted, detail: null };
+    this.operations.push(operation);
+    this.started += 1;
+    let handle: { result(): Promise<unknown> } | 'stopped';
+    try {
+      handle = await Promise.race([start(), this.#stop]);
+    } catch (error) {
+      return this.#ended(operation, 'start-failed', error);
+    }
+    if (handle === 'stopped') return operation.outcome;
+    try {
+      if ((await Promise.race([handle.result(), this.#stop])) === 'stopped') return operation.outcome;
+      operation.outcome = 'completed';
+    } catch (error) {
+      return this.#ended(operation, error instanceof WorkflowFailedError ? failureOf(error).outcome : 'wait-failed', error);
+    }
+    this.completed += 1;
+    return operation.outcome;
+  }
+
+  #ended(operation: Operation, outcome: string, error: unknown): string {
+    operation.outcome = outcome;
+    operation.detail = failureOf(error).message;
+    this.completed += 1;
+    return outcome;
+  }
+}
+
+/** `cancelled`, `terminated` or `failed:<ApplicationFailure type>`, with the deepest message. */
+export function failureOf(error: unknown): { outcome: string; message: string } {
+  let cause: unknown = error instanceof WorkflowFailedError ? error.cause : error;
+  let message = error instanceof Error ? error.message : String(error);
+  while (cause) {
+    if (cause instanceof Error) message = cause.message;
+    if (cause instanceof CancelledFailure) return { outcome: 'cancelled', message };
+    if (cause instanceof TerminatedFailure) return { outcome: 'terminated', message };
+    if (cause instanceof ApplicationFailure) return { outcome: `failed:${cause.type ?? 'Error'}`, message };
+    cause = cause instanceof ActivityFailure || cause instanceof ChildWorkflowFailure || cause instanceof Error ? (cause as Error).cause : undefined;
+  }
+  return { outcome: 'failed:unknown', message };
+}

@@ -1,0 +1,45 @@
+import { seededRandom } from '../src/sim/faults.js';
+
+/** What the run asks of one tenant, drawn from the seed so a failing run can be repeated. */
+export interface TenantPlan {
+  index: number;
+  externalRef: string;
+  name: string;
+  fundingMicroUsd: string;
+  /** Rotations of slot `default`, one after the other; `true` = emergency (no quiet period). */
+  rotations: boolean[];
+  /**
+   * `after-rotations`: closed once its rotations are done (or right after onboarding);
+   * `racing-rotation`: closed while its first rotation is still running (the close cancels it).
+   */
+  close: 'none' | 'after-rotations' | 'racing-rotation';
+}
+
+export interface Plan {
+  runId: string;
+  tenants: TenantPlan[];
+  /** Operations the driver will start: onboardings + rotations + closes. */
+  totalOperations: number;
+}
+
+export function makePlan(options: { tenants: number; seed: number; rotateShare: number; closeShare: number }, runId: string): Plan {
+  const random = seededRandom(options.seed);
+  const tenants: TenantPlan[] = [];
+  for (let index = 0; index < options.tenants; index++) {
+    const rotates = random() < options.rotateShare;
+    const rotations = rotates ? [random() < 0.5, ...(random() < 0.15 ? [random() < 0.5] : [])] : [];
+    const closes = random() < options.closeShare;
+    const close = !closes ? 'none' : rotations.length > 0 && random() < 0.5 ? 'racing-rotation' : 'after-rotations';
+    tenants.push({
+      index,
+      externalRef: `chaos-${runId}-${String(index).padStart(4, '0')}`,
+      name: `Chaos Tenant ${index}`,
+      // 0.01 to 2 USD: 500 tenants stay well inside the seeded parent balance.
+      fundingMicroUsd: String(10_000 + Math.floor(random() * 1_990_000)),
+      rotations: close === 'racing-rotation' ? rotations.slice(0, 1) : rotations,
+      close,
+    });
+  }
+  const totalOperations = tenants.reduce((sum, t) => sum + 1 + t.rotations.length + (t.close === 'none' ? 0 : 1), 0);
+  return { runId, tenants, totalOperations };
+}
