@@ -156,19 +156,32 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
 
     show('revoking_old');
     const why = decision.by ? `revoked anyway by ${decision.by.operator}: ${decision.by.reason}` : status.emergency ? 'emergency rotation' : 'quiet';
-    await platform.revokeKeyGeneration({ rotationId: begun.rotationId, externalRef, subaccountId: begun.subaccountId, slot, generation: begun.fromGeneration, why });
-    oldRevoked = true;
-    status.oldKey.status = 'revoked';
-    await record({ state: 'completed', stage: 'completed', outcome: { why, quietCheck: status.quietCheck, notes: status.notes } }, 'rotation.completed', decision.by?.operator);
-    show('completed');
-    await tellParent('completed');
+    // The point of no return: once the old key's revoke is sent, the rotation finishes even if it is
+    // cancelled meanwhile. Rolling back then would redeploy a revoked key, or revoke the new key too
+    // and leave the tenant with none (found by the chaos run).
+    const b = begun;
+    await CancellationScope.nonCancellable(async () => {
+      await platform.revokeKeyGeneration({ rotationId: b.rotationId, externalRef, subaccountId: b.subaccountId, slot, generation: b.fromGeneration, why });
+      oldRevoked = true;
+      status.oldKey.status = 'revoked';
+      await record({ state: 'completed', stage: 'completed', outcome: { why, quietCheck: status.quietCheck, notes: status.notes } }, 'rotation.completed', decision.by?.operator);
+      show('completed');
+      await tellParent('completed');
+    });
     return result('completed');
   } catch (error) {
     const cancelled = isCancellation(error);
     status.error = error instanceof Error ? error.message : String(error);
     await CancellationScope.nonCancellable(async () => {
-      if (begun && !oldRevoked) await rollBack(cancelled ? 'cancelled' : 'failed', status.error ?? 'failed', null);
-      else show(cancelled ? 'cancelled' : 'failed');
+      if (begun && !oldRevoked) {
+        try {
+          await rollBack(cancelled ? 'cancelled' : 'failed', status.error ?? 'failed', null);
+        } catch (rollBackError) {
+          // Never leave the record open: a close waits for open rotations of its tenant.
+          status.notes.push(`roll-back failed: ${rollBackError instanceof Error ? rollBackError.message : String(rollBackError)}`);
+          await record({ state: 'failed', stage: 'failed', outcome: { why: status.error ?? 'failed', rollBackFailed: true } }, 'rotation.failed');
+        }
+      } else show(cancelled ? 'cancelled' : 'failed');
       if (!cancelled) await tellParent('failed');
     });
     throw error;
