@@ -6,7 +6,7 @@
  */
 import os from 'node:os';
 import { Command, InvalidArgumentError } from 'commander';
-import { Cleanup } from './lib/cleanup.js';
+import { Cleanup } from '../src/infra/cleanup.js';
 import { startBenchInfra } from './lib/infra.js';
 import { renderTable, writeResults } from './lib/report.js';
 import { installQuietSdkLogging, sdkLogCounts } from './lib/sdk-log.js';

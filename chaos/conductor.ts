@@ -1,4 +1,4 @@
-import { sleep } from './cleanup.js';
+import { sleep } from '../src/infra/cleanup.js';
 import { faultRules, setFaults, Storm } from './faults.js';
 import type { ChaosOptions } from './options.js';
 import type { RestartablePostgres } from './postgres.js';

@@ -3,7 +3,7 @@ import { ActivityFailure, ApplicationFailure, CancelledFailure, ChildWorkflowFai
 import { startLifecycle } from '../src/client/start-lifecycle.js';
 import { startOnboarding } from '../src/client/start-onboarding.js';
 import { startRotation } from '../src/rotation/start-rotation.js';
-import { sleep } from './cleanup.js';
+import { sleep } from '../src/infra/cleanup.js';
 import type { Plan, TenantPlan } from './plan.js';
 
 /** One operation the run asked for, and how it ended as its starter saw it. */

@@ -8,7 +8,7 @@ import { checkChaosApplied, checkNotices, checkOperations, checkWorkerExits, che
 import { checkRecords, checkTokensInRecords } from './check/records.js';
 import { checkTemporal } from './check/temporal.js';
 import type { InvariantResult } from './check/invariant.js';
-import { Cleanup, sleep } from './cleanup.js';
+import { Cleanup, sleep } from '../src/infra/cleanup.js';
 import { chaosEvents, conduct, type ConductorReport } from './conductor.js';
 import { Driver, type Operation } from './driver.js';
 import { clearFaults, faultRules, setFaults, Storm } from './faults.js';

@@ -12,7 +12,7 @@ import { startTemporalDevServer } from '../src/infra/temporal-dev-server.js';
 import { generateMasterKey, parseMasterKeys } from '../src/secrets/master-keys.js';
 import { createDataConverter } from '../src/secrets/payload-codec.js';
 import { DEFAULT_PLATFORM_KEY, DEFAULT_SEED, startSimulator, type RunningSimulator } from '../src/sim/index.js';
-import type { Cleanup } from './cleanup.js';
+import type { Cleanup } from '../src/infra/cleanup.js';
 import type { ChaosOptions } from './options.js';
 import { startRestartablePostgres, type RestartablePostgres } from './postgres.js';
 

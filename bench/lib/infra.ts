@@ -7,7 +7,7 @@ import { createPool } from '../../src/db/pool.js';
 import { ensureDatabase } from '../../src/infra/database.js';
 import { startEmbeddedPostgres } from '../../src/infra/embedded-postgres.js';
 import { startTemporalDevServer } from '../../src/infra/temporal-dev-server.js';
-import type { Cleanup } from './cleanup.js';
+import type { Cleanup } from '../../src/infra/cleanup.js';
 
 /**
  * The infrastructure shared by every benchmark of a run, like the integration tests' global setup:

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { SimStateSnapshot, SimulatorOptions } from '../../src/sim/index.js';
 import type { TrafficStats } from '../../src/sim/traffic.js';
-import type { Cleanup } from './cleanup.js';
+import type { Cleanup } from '../../src/infra/cleanup.js';
 
 export interface SimProcess {
   url: string;

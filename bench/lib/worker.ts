@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker, type ActivityInterceptorsFactory, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
-import type { Cleanup } from './cleanup.js';
+import type { Cleanup } from '../../src/infra/cleanup.js';
 
 /** The worker tuning knobs a benchmark may set; reported verbatim in the results. */
 export type WorkerTuning = Partial<

@@ -10,6 +10,7 @@ import { startTemporalDevServer } from '../infra/temporal-dev-server.js';
 import { startWorker } from '../main/worker.js';
 import { generateMasterKey } from '../secrets/master-keys.js';
 import { DEFAULT_PERSONAL_TOKEN, DEFAULT_PLATFORM_KEY, startSimulator } from '../sim/index.js';
+import { Cleanup } from '../infra/cleanup.js';
 import { preferredOrFreePort } from '../infra/ports.js';
 import { startGateway } from '../main/gateway.js';
 
@@ -41,16 +42,9 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
   const dataDir = options.ephemeral ? mkdtempSync(join(tmpdir(), 'tenant-orch-stack-')) : resolve(config.DATA_DIR);
   mkdirSync(dataDir, { recursive: true, mode: 0o755 });
   chmodSync(dataDir, 0o755);
-  const stops: Array<{ name: string; fn: () => Promise<void> }> = [];
+  const cleanup = new Cleanup(say);
   const stop = async () => {
-    for (const { name, fn } of stops.reverse()) {
-      say(`stopping ${name}`);
-      // Bounded: a part that cannot stop cleanly must not keep the rest running.
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<void>((resolve) => (timer = setTimeout(() => (say(`${name} did not stop within 20 s; going on`), resolve()), 20_000)));
-      await Promise.race([fn().catch((error: unknown) => say(`stopping ${name} failed: ${String(error)}`)), timeout]);
-      clearTimeout(timer);
-    }
+    await cleanup.runAll();
     if (options.ephemeral) rmSync(dataDir, { recursive: true, force: true });
   };
   const env: Record<string, string> = { TEMPORAL_NAMESPACE: config.TEMPORAL_NAMESPACE, TEMPORAL_TASK_QUEUE: config.TEMPORAL_TASK_QUEUE, LOG_LEVEL: config.LOG_LEVEL, PAYLOAD_CODEC: config.PAYLOAD_CODEC };
@@ -72,14 +66,14 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
         ...(options.ephemeral ? {} : { dbFilename: join(dataDir, 'temporal.db') }),
         onProgress: say,
       });
-      stops.push({ name: 'Temporal dev server', fn: () => temporal.stop() });
+      cleanup.defer('Temporal dev server', () => temporal.stop());
       env.TEMPORAL_ADDRESS = temporal.address;
       if (temporal.uiUrl) result.uiUrl = temporal.uiUrl;
     }
 
     say(config.DATABASE_URL ? 'using DATABASE_URL' : `starting embedded Postgres in ${join(dataDir, 'postgres')}`);
     const database = await resolveDatabase({ DATABASE_URL: config.DATABASE_URL, DATA_DIR: dataDir });
-    stops.push({ name: 'Postgres', fn: () => database.stop() });
+    cleanup.defer('Postgres', () => database.stop());
     env.DATABASE_URL = database.url;
     const pool = createPool(database.url, { max: 1 });
     const migrated = await migrate(pool).finally(() => pool.end());
@@ -91,7 +85,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     } else {
       // No platform configured: the simulator stands in, with one seeded parent (fake fixture keys).
       const sim = await startSimulator({ port: options.ephemeral ? 0 : 4010 }).catch(() => startSimulator({ port: 0 }));
-      stops.push({ name: 'simulator', fn: () => sim.close() });
+      cleanup.defer('simulator', () => sim.close());
       env.PLATFORM_BASE_URL = sim.apiBase;
       env.PLATFORM_API_KEY = DEFAULT_PLATFORM_KEY;
       env.SIMULATOR_URL = sim.url;
@@ -107,10 +101,10 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     env.GATEWAY_PUBLIC_URL = config.GATEWAY_PUBLIC_URL ?? gatewayUrl;
     const stackConfig = loadConfig({ ...process.env, ...env, GATEWAY_PORT: String(gatewayPort) });
     const worker = await startWorker(stackConfig);
-    stops.push({ name: 'worker', fn: () => worker.shutdown() });
+    cleanup.defer('worker', () => worker.shutdown());
     result.workerDone = worker.done;
     const gateway = await startGateway(stackConfig);
-    stops.push({ name: 'gateway', fn: () => gateway.close() });
+    cleanup.defer('gateway', () => gateway.close());
     env.GATEWAY_URL = gateway.url;
     result.gatewayUrl = gateway.url;
     return { ...result, env, workerDone: worker.done, stop } as RunningStack;

@@ -1,6 +1,7 @@
 /**
  * Everything a run starts (dev server, Postgres, simulator, worker, pools) registers how to stop
- * here; stops run newest first, each bounded in time, at the end of the run and on Ctrl-C.
+ * here; stops run newest first, each bounded in time, so a part that hangs cannot keep the stack,
+ * a benchmark, a chaos run or a test from ending (also on Ctrl-C).
  */
 export class Cleanup {
   #stops: Array<{ label: string; stop: () => Promise<void> }> = [];
@@ -17,6 +18,7 @@ export class Cleanup {
     this.#running ??= (async () => {
       while (this.#stops.length > 0) {
         const { label, stop } = this.#stops.pop()!;
+        this.log(`stopping ${label}`);
         try {
           await withTimeout(stop(), 15_000, `stopping ${label}`);
         } catch (error) {
@@ -43,3 +45,5 @@ export async function withTimeout<T>(promise: Promise<T>, ms: number, what: stri
     clearTimeout(timer);
   }
 }
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
