@@ -24,8 +24,9 @@ export * from './close-tenant-messages.js';
 
 const acts = proxyActivities<Activities>({
   startToCloseTimeout: '1m',
-  // No attempt limit: every step is safe to repeat, and a close must not give up half-way.
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '1m' },
+  // No attempt limit: every step is safe to repeat, and a close must not give up half-way. A short
+  // maximum interval: a close resumes within seconds once the platform answers again.
+  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '10s' },
 });
 
 const MAX_CLEANUP_ROUNDS = 50;
