@@ -16,13 +16,11 @@ import { createPool } from '../src/db/pool.js';
 import { createDriftListClient } from '../src/drift/paced-fetch.js';
 import { createLogger } from '../src/log.js';
 import { createPlatformClient } from '../src/platform/index.js';
-import { createPlatformActivityWorker } from '../src/rotation/platform-worker.js';
 import { generateMasterKey, parseMasterKeys } from '../src/secrets/master-keys.js';
 import { createVault } from '../src/secrets/vault.js';
-import { buildSimulatorApp, DEFAULT_PLATFORM_KEY } from '../src/sim/index.js';
-import { RateLimiter, TrafficMeter } from '../src/sim/traffic.js';
+import { DEFAULT_PLATFORM_KEY } from '../src/sim/index.js';
 import type { reconcileFleet } from '../workflows/reconcile-fleet.js';
-import { runConcurrent } from './lib/stats.js';
+import { limitPlatform, seedActiveTenants, startFleetSimulator, startPlatformWorker } from './lib/fleet.js';
 import type { Benchmark, BenchContext, BenchResult } from './lib/types.js';
 import { startBenchWorker } from './lib/worker.js';
 
@@ -40,10 +38,7 @@ async function run(context: BenchContext): Promise<BenchResult> {
   const { infra, options, log } = context;
   const tenants = options.tenants!;
   const limit = options.rateLimit!;
-  const { app, runtime } = buildSimulatorApp({ latencyMs: options.latencyMs ?? 0, seed: { parents: [{ id: 'parent_bench', paidBalanceMicroUsd: '0', promoBalanceMicroUsd: '0', platformKeys: [DEFAULT_PLATFORM_KEY], personalTokens: [], activeKeyLimit: 10 }] } });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  infra.cleanup.defer('drift simulator', () => app.close());
-  const simBase = `http://127.0.0.1:${(app.server.address() as { port: number }).port}/api/v1`;
+  const { runtime, simBase } = await startFleetSimulator(infra.cleanup, 'drift', options.latencyMs ?? 0);
 
   const pool = createPool(await infra.freshDatabase('drift'), { applicationName: 'tenant-orchestrator-bench', max: 20 });
   infra.cleanup.defer('drift pool', () => pool.end());
@@ -66,24 +61,13 @@ async function run(context: BenchContext): Promise<BenchResult> {
 
   log(`seeding ${tenants} active tenants (no rate limit yet)`);
   const refs = Array.from({ length: tenants }, (_, i) => `drift-bench-${process.pid}-${String(i).padStart(5, '0')}`);
-  await runConcurrent(tenants, 32, async (i) => {
-    const externalRef = refs[i]!;
-    const { subaccountId } = await activities.ensureSubaccount({ externalRef, name: `Bench ${i}` });
-    await activities.issueTenantKey({ externalRef, subaccountId, slot: 'default', generation: 1 });
-    await activities.markTenantActive({ externalRef });
-  });
+  await seedActiveTenants(activities, refs);
 
   const taskQueue = `bench-drift-${process.pid}`;
   await startBenchWorker({ connection, namespace: infra.namespace, taskQueue, activities, tuning: { maxCachedWorkflows: 100 } }, infra.cleanup);
-  const platformWorker = await createPlatformActivityWorker({ connection, namespace: infra.namespace, taskQueue, activities, requestsPerSecond: limit });
-  const platformRun = platformWorker.run();
-  infra.cleanup.defer('drift platform worker', async () => {
-    if (platformWorker.getState() === 'RUNNING') platformWorker.shutdown();
-    await platformRun;
-  });
+  await startPlatformWorker(infra.cleanup, 'drift', { connection, namespace: infra.namespace, taskQueue, activities, requestsPerSecond: limit });
 
-  runtime.rateLimiter = new RateLimiter(limit);
-  runtime.traffic = new TrafficMeter();
+  limitPlatform(runtime, limit);
   log(`fleet drift check of ${tenants} tenants, platform limit ${limit}/s`);
   const started = performance.now();
   const result = await client.workflow.execute<typeof reconcileFleet>('reconcileFleet', {

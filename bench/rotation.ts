@@ -17,13 +17,11 @@ import { createActivities } from '../activities/index.js';
 import { createPool } from '../src/db/pool.js';
 import { createLogger } from '../src/log.js';
 import { createPlatformClient } from '../src/platform/index.js';
-import { createPlatformActivityWorker } from '../src/rotation/platform-worker.js';
 import { generateMasterKey, parseMasterKeys } from '../src/secrets/master-keys.js';
 import { createVault } from '../src/secrets/vault.js';
-import { buildSimulatorApp, DEFAULT_PLATFORM_KEY } from '../src/sim/index.js';
-import { RateLimiter, TrafficMeter } from '../src/sim/traffic.js';
+import { DEFAULT_PLATFORM_KEY } from '../src/sim/index.js';
 import type { rotateFleet } from '../workflows/rotate-fleet.js';
-import { runConcurrent } from './lib/stats.js';
+import { limitPlatform, seedActiveTenants, startFleetSimulator, startPlatformWorker } from './lib/fleet.js';
 import type { Benchmark, BenchContext, BenchResult } from './lib/types.js';
 import { startBenchWorker } from './lib/worker.js';
 
@@ -42,10 +40,7 @@ async function run(context: BenchContext): Promise<BenchResult> {
   const { infra, options, log } = context;
   const tenants = options.tenants!;
   const limit = options.rateLimit!;
-  const { app, runtime } = buildSimulatorApp({ latencyMs: options.latencyMs ?? 0, seed: { parents: [{ id: 'parent_bench', paidBalanceMicroUsd: '0', promoBalanceMicroUsd: '0', platformKeys: [DEFAULT_PLATFORM_KEY], personalTokens: [], activeKeyLimit: 10 }] } });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  infra.cleanup.defer('rotation simulator', () => app.close());
-  const simBase = `http://127.0.0.1:${(app.server.address() as { port: number }).port}/api/v1`;
+  const { runtime, simBase } = await startFleetSimulator(infra.cleanup, 'rotation', options.latencyMs ?? 0);
   const notifyUrl = await startNotifySink(infra.cleanup);
 
   const pool = createPool(await infra.freshDatabase('rotation'), { applicationName: 'tenant-orchestrator-bench', max: 20 });
@@ -60,28 +55,16 @@ async function run(context: BenchContext): Promise<BenchResult> {
 
   log(`seeding ${tenants} active tenants (no rate limit yet)`);
   const refs = Array.from({ length: tenants }, (_, i) => `rot-bench-${String(i).padStart(5, '0')}`);
-  await runConcurrent(tenants, 32, async (i) => {
-    const externalRef = refs[i]!;
-    const { subaccountId } = await activities.ensureSubaccount({ externalRef, name: `Bench ${i}` });
-    await activities.issueTenantKey({ externalRef, subaccountId, slot: 'default', generation: 1 });
-    await activities.markTenantActive({ externalRef });
-  });
+  await seedActiveTenants(activities, refs);
 
   const connection = await NativeConnection.connect({ address: infra.temporalAddress });
   infra.cleanup.defer('rotation native connection', () => connection.close());
   const client = new Client({ connection, namespace: infra.namespace });
   const taskQueue = `bench-rotation-${process.pid}`;
   await startBenchWorker({ connection, namespace: infra.namespace, taskQueue, activities, tuning: { maxCachedWorkflows: 2000 } }, infra.cleanup);
-  const platformWorker = await createPlatformActivityWorker({ connection, namespace: infra.namespace, taskQueue, activities, requestsPerSecond: limit });
-  const platformRun = platformWorker.run();
-  infra.cleanup.defer('rotation platform worker', async () => {
-    if (platformWorker.getState() === 'RUNNING') platformWorker.shutdown();
-    await platformRun;
-  });
+  await startPlatformWorker(infra.cleanup, 'rotation', { connection, namespace: infra.namespace, taskQueue, activities, requestsPerSecond: limit });
 
-  // From here the platform enforces the limit and every request is counted.
-  runtime.rateLimiter = new RateLimiter(limit);
-  runtime.traffic = new TrafficMeter();
+  limitPlatform(runtime, limit);
   log(`fleet rotation of ${tenants} tenants, ${options.fleetConcurrency} at once, platform limit ${limit}/s`);
   const started = performance.now();
   const totals = await client.workflow.execute<typeof rotateFleet>('rotateFleet', {
