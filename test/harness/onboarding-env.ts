@@ -6,6 +6,7 @@ import { createPlatformClient } from '../../src/platform/index.js';
 import { generateMasterKey, parseMasterKeys } from '../../src/secrets/master-keys.js';
 import { createVault } from '../../src/secrets/vault.js';
 import { DEFAULT_PLATFORM_KEY, startSimulator, type RunningSimulator, type SimulatorOptions } from '../../src/sim/index.js';
+import { inject } from 'vitest';
 import { createTestContext, type TestContext, type TestWorker } from './context.js';
 
 /**
@@ -42,27 +43,31 @@ export async function createOrchestratorEnv(label: string, simOptions: Simulator
     logger,
     ...extraDeps,
   };
-  const { inject } = await import('vitest');
   return {
     ...ctx,
     sim,
     secretsKeys,
     logs,
-    cliEnv: {
-      DATABASE_URL: ctx.databaseUrl,
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
-      TEMPORAL_NAMESPACE: inject('temporalNamespace'),
-      TEMPORAL_TASK_QUEUE: ctx.taskQueue,
-      PLATFORM_BASE_URL: sim.apiBase,
-      PLATFORM_API_KEY: DEFAULT_PLATFORM_KEY,
-      SECRETS_KEYS: secretsKeys,
-      PAYLOAD_CODEC: 'off',
-    },
+    cliEnv: orchestratorCliEnv(ctx, sim, secretsKeys),
     startOrchestratorWorker: () => ctx.startWorker(createActivities(deps)),
     close: async () => {
       await ctx.close();
       await sim.close();
     },
+  };
+}
+
+/** Environment for `tenantctl` child processes pointed at a test file's world. */
+export function orchestratorCliEnv(ctx: Pick<TestContext, 'databaseUrl' | 'taskQueue'>, sim: RunningSimulator, secretsKeys: string): Record<string, string> {
+  return {
+    DATABASE_URL: ctx.databaseUrl,
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    TEMPORAL_NAMESPACE: inject('temporalNamespace'),
+    TEMPORAL_TASK_QUEUE: ctx.taskQueue,
+    PLATFORM_BASE_URL: sim.apiBase,
+    PLATFORM_API_KEY: DEFAULT_PLATFORM_KEY,
+    SECRETS_KEYS: secretsKeys,
+    PAYLOAD_CODEC: 'off',
   };
 }
 

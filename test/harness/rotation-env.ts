@@ -14,7 +14,9 @@ import type { RotationOptions } from '../../src/rotation/options.js';
 import { generateMasterKey, parseMasterKeys } from '../../src/secrets/master-keys.js';
 import { createVault } from '../../src/secrets/vault.js';
 import { DEFAULT_PLATFORM_KEY, startSimulator, type RunningSimulator, type SimulatorOptions } from '../../src/sim/index.js';
+import { rotationStatusQuery, type RotationStage, type RotationStatus } from '../../workflows/rotate-tenant-key-messages.js';
 import { createTestContext, type TestContext } from './context.js';
+import { orchestratorCliEnv } from './onboarding-env.js';
 
 /**
  * A test file's world for rotation: TestContext (database, task queue), a simulator, the worker on
@@ -107,16 +109,7 @@ export async function createRotationEnv(label: string, simOptions: SimulatorOpti
     platform,
     notify,
     logs,
-    cliEnv: {
-      DATABASE_URL: ctx.databaseUrl,
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
-      TEMPORAL_NAMESPACE: inject('temporalNamespace'),
-      TEMPORAL_TASK_QUEUE: ctx.taskQueue,
-      PLATFORM_BASE_URL: sim.apiBase,
-      PLATFORM_API_KEY: DEFAULT_PLATFORM_KEY,
-      SECRETS_KEYS: secretsKeys,
-      PAYLOAD_CODEC: 'off',
-    },
+    cliEnv: orchestratorCliEnv(ctx, sim, secretsKeys),
     async onboard(externalRef) {
       const handle = await startOnboarding(ctx.client, { externalRef, name: `Tenant ${externalRef}` }, { taskQueue: ctx.taskQueue });
       const result = await handle.result();
@@ -172,4 +165,13 @@ export async function waitFor<T>(probe: () => Promise<T | undefined>, what: stri
 
 export function keysOf(env: RotationEnv, subaccountId: string) {
   return env.sim.state().apiKeys.filter((k) => k.subaccountId === subaccountId);
+}
+
+/** Waits until a rotation's query shows `stage`, and returns that status. */
+export async function waitForStage(env: RotationEnv, workflowId: string, stage: RotationStage): Promise<RotationStatus> {
+  const handle = env.client.workflow.getHandle(workflowId);
+  return waitFor(async () => {
+    const status = await handle.query(rotationStatusQuery);
+    return status.stage === stage ? status : undefined;
+  }, `${workflowId} to reach ${stage}`);
 }

@@ -1,19 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cancelRotation, startRotation } from '../../src/rotation/start-rotation.js';
-import { rotationStatusQuery, type RotationStage, type RotationStatus } from '../../workflows/rotate-tenant-key-messages.js';
+import { rotationStatusQuery } from '../../workflows/rotate-tenant-key-messages.js';
 import { clearFaults, setFaults } from '../harness/onboarding-env.js';
 import { failureTypeOf, historyJson } from '../harness/onboarding-checks.js';
-import { createRotationEnv, keepUsing, keysOf, waitFor, type RotationEnv } from '../harness/rotation-env.js';
+import { createRotationEnv, keepUsing, keysOf, waitForStage, type RotationEnv } from '../harness/rotation-env.js';
 
 const FAST = { quietPeriod: '1s', propagationAllowance: '0s', pollInterval: '300ms', quietDeadline: '30s' };
 
-async function waitForStage(env: RotationEnv, workflowId: string, stage: RotationStage): Promise<RotationStatus> {
-  const handle = env.client.workflow.getHandle(workflowId);
-  return waitFor(async () => {
-    const status = await handle.query(rotationStatusQuery);
-    return status.stage === stage ? status : undefined;
-  }, `${workflowId} to reach ${stage}`);
-}
 
 describe('rotation when responses are lost and deployers fail', () => {
   let env: RotationEnv;

@@ -1,18 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tenantStatusKey } from '../../src/search-attributes.js';
 import { startRotation } from '../../src/rotation/start-rotation.js';
-import { rotationStatusQuery, type RotationStage, type RotationStatus } from '../../workflows/rotate-tenant-key-messages.js';
 import { runCli } from '../harness/cli.js';
 import { failureTypeOf, historyJson } from '../harness/onboarding-checks.js';
-import { createRotationEnv, keepUsing, keysOf, useKey, waitFor, type RotationEnv } from '../harness/rotation-env.js';
+import { createRotationEnv, keepUsing, keysOf, useKey, waitForStage, type RotationEnv } from '../harness/rotation-env.js';
 
-async function waitForStage(env: RotationEnv, workflowId: string, stage: RotationStage): Promise<RotationStatus> {
-  const handle = env.client.workflow.getHandle(workflowId);
-  return waitFor(async () => {
-    const status = await handle.query(rotationStatusQuery);
-    return status.stage === stage ? status : undefined;
-  }, `${workflowId} to reach ${stage}`);
-}
 
 describe('key rotation with a quiet gate', () => {
   let env: RotationEnv;
