@@ -6,6 +6,7 @@
  *   (refuses unknown,  ─► deploy (notify | project-env) ─► verifyTenantKey (new key works)
  *    closing, closed)  ─► quiet gate ⟲ poll key records ─► revoke old ─► completed
  *                                     └► deadline / late use ─► held: revokeAnyway | abortRotation
+ *   (operator decisions are Updates with validators: rotate-tenant-key-decisions.ts)
  *   abort, cancel or failure before the old key is revoked ─► redeploy old, revoke new (no extra key)
  *
  * One run per tenant slot: the workflow id is `rotate:<externalRef>:<slot>` and the records allow
@@ -34,17 +35,9 @@ import { tenantExternalRefKey } from '../src/search-attributes.js';
 import { evaluateGate, type GateTimings } from './rotate-tenant-key-gate.js';
 import { describeRotation } from './rotate-tenant-key-details.js';
 import { waitForFreeKeySlot } from './rotate-tenant-key-limit.js';
-import {
-  abortRotationSignal,
-  escalateToEmergencySignal,
-  retryKeyCreateSignal,
-  revokeAnywaySignal,
-  rotationSettledSignal,
-  rotationStatusQuery,
-  type OperatorDecision,
-  type RotateTenantKeyResult,
-  type RotationStatus,
-} from './rotate-tenant-key-messages.js';
+import { installRotationDecisions, type Decision, type RotationSignals } from './rotate-tenant-key-decisions.js';
+import { recordOutcome } from './outcomes.js';
+import { rotationSettledSignal, rotationStatusQuery, type OperatorDecision, type RotateTenantKeyResult, type RotationStatus } from './rotate-tenant-key-messages.js';
 
 export * from './rotate-tenant-key-messages.js';
 
@@ -56,7 +49,7 @@ const db = proxyLocalActivities<Activities>({
 // The notify deployer is retried until the parent's endpoint answers 2xx (no attempt limit).
 const notifyDeploy = proxyActivities<Activities>({ startToCloseTimeout: '30s', retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '5m' } });
 
-export type Decision = { kind: 'revoke' | 'abort'; by: OperatorDecision | null };
+export type { Decision } from './rotate-tenant-key-decisions.js';
 
 export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<RotateTenantKeyResult> {
   // The id is the business key: a second start for the same slot then cannot run beside this one.
@@ -79,15 +72,9 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
     oldKey: { keyId: null, fingerprint: null, status: 'active' }, newKey: { keyId: null, fingerprint: null, status: 'pending' },
     deployer: null, deployedAt: null, quietCheck: null, activeKeys: null, heldReason: null, waitingFor: null, notes: [], error: null,
   };
-  const signals = { decision: undefined as Decision | undefined, retryCreate: false };
+  const signals: RotationSignals = { decision: undefined, retryCreate: false };
   setHandler(rotationStatusQuery, () => status);
-  setHandler(revokeAnywaySignal, (by) => void (signals.decision ??= { kind: 'revoke', by }));
-  setHandler(abortRotationSignal, (by) => void (signals.decision ??= { kind: 'abort', by }));
-  setHandler(retryKeyCreateSignal, () => void (signals.retryCreate = true));
-  setHandler(escalateToEmergencySignal, (by) => {
-    status.emergency = true;
-    status.notes.push(`escalated to emergency by ${by.operator}: ${by.reason}`);
-  });
+  installRotationDecisions(status, signals);
   const show = (stage: RotationStatus['stage'], waitingFor: string | null = null) => {
     status.stage = stage;
     status.waitingFor = waitingFor;
@@ -133,7 +120,7 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
     const issued = await waitForFreeKeySlot({ begun, status, signals, timings, keyLimitRetryMs: msOf(t.keyLimitRetryInterval), platform, record, show, tellParent });
     if (issued === 'aborted') {
       await rollBack('aborted', 'aborted at the active-key limit', signals.decision?.by ?? null);
-      return result('aborted');
+      return finished('aborted');
     }
     status.newKey = { keyId: issued.keyId, fingerprint: issued.fingerprint, status: 'issued' };
 
@@ -151,7 +138,7 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
     const decision = await passQuietGate(deployedAtMs);
     if (decision.kind === 'abort') {
       await rollBack('aborted', decision.by?.reason ?? 'aborted by an operator', decision.by);
-      return result('aborted');
+      return finished('aborted');
     }
 
     show('revoking_old');
@@ -168,7 +155,7 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
       show('completed');
       await tellParent('completed');
     });
-    return result('completed');
+    return finished('completed');
   } catch (error) {
     const cancelled = isCancellation(error);
     status.error = error instanceof Error ? error.message : String(error);
@@ -184,6 +171,7 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
       } else show(cancelled ? 'cancelled' : 'failed');
       if (!cancelled) await tellParent('failed');
     });
+    recordOutcome('rotation', cancelled ? 'cancelled' : 'failed', workflowInfo().startTime.getTime(), { externalRef, slot, rotationId: status.rotationId, subaccountId: status.subaccountId, stage: status.stage }, 'warn');
     throw error;
   }
 
@@ -218,9 +206,12 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
     }
   }
 
-  function result(outcome: 'completed' | 'aborted'): RotateTenantKeyResult {
+  function finished(outcome: 'completed' | 'aborted'): RotateTenantKeyResult {
     const b = begun!;
     const current = outcome === 'completed' ? status.newKey : status.oldKey;
+    recordOutcome('rotation', outcome, workflowInfo().startTime.getTime(), {
+      externalRef, slot, rotationId: b.rotationId, subaccountId: b.subaccountId, emergency: status.emergency, keyId: current.keyId, revokedKeyId: outcome === 'completed' ? b.oldKeyId : status.newKey.keyId,
+    });
     return {
       externalRef, slot, outcome, fromGeneration: b.fromGeneration, toGeneration: b.toGeneration,
       keyId: current.keyId!, fingerprint: current.fingerprint ?? '', revokedKeyId: outcome === 'completed' ? b.oldKeyId : (status.newKey.keyId ?? ''),
