@@ -1,5 +1,5 @@
-import type { Logger as TemporalLogger, LogLevel as TemporalLogLevel, LogMetadata } from '@temporalio/common';
-import type { TelemetryOptions } from '@temporalio/worker';
+import type { Logger as TemporalLogger } from '@temporalio/common';
+import { DefaultLogger, type TelemetryOptions } from '@temporalio/worker';
 import type { LevelWithSilent } from 'pino';
 import { toTemporalLogger, type Logger } from '../log.js';
 
@@ -11,18 +11,11 @@ import { toTemporalLogger, type Logger } from '../log.js';
 export function workerRuntimeLogger(logger: Logger, level: LevelWithSilent): TemporalLogger {
   const ours = toTemporalLogger(logger);
   const sdk = toTemporalLogger(logger.child({ component: 'temporal-sdk' }, { level: level === 'info' ? 'warn' : level }));
-  const log = (at: TemporalLogLevel, message: string, meta?: LogMetadata): void => {
+  // The SDK's DefaultLogger supplies the per-level methods; pino does the level filtering.
+  return new DefaultLogger('TRACE', ({ level: at, message, meta }) => {
     const component = meta?.sdkComponent;
     (component === 'workflow' || component === 'activity' ? ours : sdk).log(at, message, meta);
-  };
-  return {
-    log,
-    trace: (message, meta) => log('TRACE', message, meta),
-    debug: (message, meta) => log('DEBUG', message, meta),
-    info: (message, meta) => log('INFO', message, meta),
-    warn: (message, meta) => log('WARN', message, meta),
-    error: (message, meta) => log('ERROR', message, meta),
-  };
+  });
 }
 
 /** Seconds from a few seconds to a day: onboardings take seconds, rotations wait hours for quiet. */

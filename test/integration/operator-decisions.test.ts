@@ -1,11 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLifecycle } from '../../src/client/start-lifecycle.js';
 import { startOnboarding } from '../../src/client/start-onboarding.js';
 import { DEFAULT_PARENT_ID, DEFAULT_SEED } from '../../src/sim/index.js';
-import { onboardingStatusQuery, type OnboardingStage } from '../../workflows/onboard-tenant-messages.js';
+import { closeStatusQuery } from '../../workflows/close-tenant-messages.js';
+import { onboardingStatusQuery } from '../../workflows/onboard-tenant-messages.js';
 import { runCli } from '../harness/cli.js';
 import { processed, refusal } from '../harness/decisions.js';
 import { expectExactlyOnce } from '../harness/onboarding-checks.js';
-import { clearFaults, createOrchestratorEnv, setFaults, type OrchestratorEnv } from '../harness/onboarding-env.js';
+import { clearFaults, createOrchestratorEnv, setFaults, waitForOnboardingStage, type OrchestratorEnv } from '../harness/onboarding-env.js';
+import { waitFor } from '../harness/rotation-env.js';
 
 /**
  * Operator decisions, sent the ways operators send them (Updates from a client, `tenantctl`): a bad
@@ -14,17 +17,6 @@ import { clearFaults, createOrchestratorEnv, setFaults, type OrchestratorEnv } f
  * as in `temporal workflow update execute --name ...`.
  */
 const FAST = { reconcileInterval: '200ms', balanceRetryInterval: '1h', unknownTransferDeadline: '2s' };
-
-async function waitForStage(env: OrchestratorEnv, workflowId: string, stage: OnboardingStage, timeoutMs = 30_000) {
-  const handle = env.client.workflow.getHandle(workflowId);
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const status = await handle.query(onboardingStatusQuery).catch(() => undefined);
-    if (status?.stage === stage) return status;
-    if (Date.now() > deadline) throw new Error(`${workflowId} never reached ${stage} (last: ${status?.stage})`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 function transfersOf(env: OrchestratorEnv, externalRef: string) {
   const subaccount = env.sim.state().subaccounts.find((s) => s.externalRef === externalRef)!;
@@ -45,14 +37,14 @@ describe('resolveTransfer on a transfer in needs_operator', () => {
       { method: 'GET', path: '/subaccounts/*/wallet', mode: 'error-before-commit', status: 503, code: 'UNAVAILABLE' },
     ]);
     const handle = await startOnboarding(env.client, { externalRef, name: `Tenant ${externalRef}`, fundingMicroUsd: '900', options: FAST }, { taskQueue: env.taskQueue });
-    await waitForStage(env, `onboard:${externalRef}`, 'needs_operator');
+    await waitForOnboardingStage(env, `onboard:${externalRef}`, 'needs_operator');
     await clearFaults(env.sim);
     expect(transfersOf(env, externalRef)).toHaveLength(1);
     return handle;
   }
 
   it('refuses "Applied", an empty operator, an empty reason and an unknown field before history, and sends no second transfer', async () => {
-    const handle = await driveToNeedsOperator('typo-1');
+    const handle = await driveToNeedsOperator('decisions-typo');
     const eventsBefore = (await handle.fetchHistory()).events!.length;
     const ok = { outcome: 'applied', operator: 'bob', reason: 'seen on the wallet' };
     for (const [bad, field] of [
@@ -71,58 +63,85 @@ describe('resolveTransfer on a transfer in needs_operator', () => {
     // Nothing reached history, the run still waits, the intent is untouched, the books show one transfer.
     expect((await handle.fetchHistory()).events!.length).toBe(eventsBefore);
     expect((await handle.query(onboardingStatusQuery)).stage).toBe('needs_operator');
-    const { rows } = await env.pool.query(`SELECT state FROM transfer_intents WHERE external_ref = 'typo-1'`);
+    const { rows } = await env.pool.query(`SELECT state FROM transfer_intents WHERE external_ref = 'decisions-typo'`);
     expect(rows).toEqual([{ state: 'needs_operator' }]);
-    expect(transfersOf(env, 'typo-1')).toHaveLength(1);
+    expect(transfersOf(env, 'decisions-typo')).toHaveLength(1);
 
     // The kept signal of the same name: "Applied" is a logged no-op, never "not applied" (no re-send).
     await handle.signal('resolveTransfer', { ...ok, outcome: 'Applied' });
     const answer = await handle.executeUpdate('resolveTransfer', { args: [{ ...ok, operator: '  bob ' }] });
     expect(answer).toMatchObject({ transferState: 'succeeded', effect: expect.stringMatching(/no transfer is sent/) });
     expect((await handle.result()).status).toBe('active');
-    expectExactlyOnce(env.sim.state(), 'typo-1', { amountMicroUsd: '900' });
-    const { rows: audit } = await env.pool.query(`SELECT actor, details->>'reason' AS reason FROM audit_log WHERE external_ref = 'typo-1' AND action = 'transfer.resolved_by_operator'`);
+    expectExactlyOnce(env.sim.state(), 'decisions-typo', { amountMicroUsd: '900' });
+    const { rows: audit } = await env.pool.query(`SELECT actor, details->>'reason' AS reason FROM audit_log WHERE external_ref = 'decisions-typo' AND action = 'transfer.resolved_by_operator'`);
     expect(audit).toEqual([{ actor: 'operator:bob', reason: 'seen on the wallet' }]);
   });
 
   it('takes a resolveTransfer signal with "Applied" (the old way in) as a no-op: no second transfer', async () => {
-    const handle = await driveToNeedsOperator('typo-signal');
+    const handle = await driveToNeedsOperator('decisions-signal');
     await handle.signal('resolveTransfer', { outcome: 'Applied', operator: 'bob', reason: 'seen on the wallet' });
     await processed(handle);
-    const { rows } = await env.pool.query(`SELECT state, idempotency_key FROM transfer_intents WHERE external_ref = 'typo-signal'`);
+    const { rows } = await env.pool.query(`SELECT state, idempotency_key FROM transfer_intents WHERE external_ref = 'decisions-signal'`);
     expect(rows.map((r) => r.state)).toEqual(['needs_operator']);
-    expect(transfersOf(env, 'typo-signal').map((t) => t.idempotencyKey)).toEqual(rows.map((r) => r.idempotency_key));
+    expect(transfersOf(env, 'decisions-signal').map((t) => t.idempotencyKey)).toEqual(rows.map((r) => r.idempotency_key));
     await handle.signal('resolveTransfer', { outcome: 'applied', operator: 'bob', reason: 'seen on the wallet' });
     await handle.result();
-    expect(transfersOf(env, 'typo-signal')).toHaveLength(1);
+    expect(transfersOf(env, 'decisions-signal')).toHaveLength(1);
   });
 
   it('tenantctl resolve-transfer prints the refusal and exits non-zero on "Applied"; not-applied sends once more under a fresh key', async () => {
-    const handle = await driveToNeedsOperator('typo-2');
-    const typo = await runCli(['resolve-transfer', 'typo-2', '--outcome', 'Applied', '--operator', 'carol', '--reason', 'looked at the wallet'], env.cliEnv);
+    const handle = await driveToNeedsOperator('decisions-not-applied');
+    const typo = await runCli(['resolve-transfer', 'decisions-not-applied', '--outcome', 'Applied', '--operator', 'carol', '--reason', 'looked at the wallet'], env.cliEnv);
     expect(typo.code).not.toBe(0);
     expect(typo.stderr).toMatch(/outcome: must be exactly "applied" or "not-applied"/);
-    const blank = await runCli(['resolve-transfer', 'typo-2', '--outcome', 'applied', '--operator', ' ', '--reason', 'looked at the wallet'], env.cliEnv);
+    const blank = await runCli(['resolve-transfer', 'decisions-not-applied', '--outcome', 'applied', '--operator', ' ', '--reason', 'looked at the wallet'], env.cliEnv);
     expect(blank.code).not.toBe(0);
     expect(blank.stderr).toMatch(/operator: must not be empty/);
-    expect(transfersOf(env, 'typo-2')).toHaveLength(1);
+    expect(transfersOf(env, 'decisions-not-applied')).toHaveLength(1);
 
     // The dropped transfer did commit; an operator who says it did not gets exactly one more, under a new key.
-    const sent = await runCli(['resolve-transfer', 'typo-2', '--outcome', 'not-applied', '--operator', 'carol', '--reason', 'not on the wallet', '--json'], env.cliEnv);
+    const sent = await runCli(['resolve-transfer', 'decisions-not-applied', '--outcome', 'not-applied', '--operator', 'carol', '--reason', 'not on the wallet', '--json'], env.cliEnv);
     expect(sent.code, sent.stderr).toBe(0);
-    expect(JSON.parse(sent.stdout)).toMatchObject({ workflowId: 'onboard:typo-2', decision: 'resolveTransfer', effect: expect.stringMatching(/fresh idempotency key/) });
+    expect(JSON.parse(sent.stdout)).toMatchObject({ workflowId: 'onboard:decisions-not-applied', decision: 'resolveTransfer', effect: expect.stringMatching(/fresh idempotency key/) });
     await handle.result();
-    expect(transfersOf(env, 'typo-2')).toHaveLength(2);
-    expect(new Set(transfersOf(env, 'typo-2').map((t) => t.idempotencyKey)).size).toBe(2);
+    expect(transfersOf(env, 'decisions-not-applied')).toHaveLength(2);
+    expect(new Set(transfersOf(env, 'decisions-not-applied').map((t) => t.idempotencyKey)).size).toBe(2);
+  });
+
+  it('a close in needs_operator takes its verdict through tenantctl resolve-transfer --close, refusing a typo and an unknown purpose', async () => {
+    await setFaults(env.sim, [
+      { method: 'POST', path: '/subaccounts/*/wallet/transfers', mode: 'drop-after-commit', count: 1 },
+      { method: 'GET', path: '/subaccounts/*/wallet', mode: 'error-before-commit', status: 503, code: 'UNAVAILABLE' },
+    ]);
+    const options = { ...FAST, unknownTransferDeadline: '1h' };
+    await startOnboarding(env.client, { externalRef: 'decisions-close', name: 'Close Op', fundingMicroUsd: '900', options }, { taskQueue: env.taskQueue });
+    await waitForOnboardingStage(env, 'onboard:decisions-close', 'reconciling_transfer');
+    const close = await startLifecycle(env.client, 'close', { externalRef: 'decisions-close', reason: 'customer left', operator: 'ops', options: { unknownTransferDeadline: '1s', pollInterval: '200ms' } }, { taskQueue: env.taskQueue });
+    await waitFor(async () => ((await close.query(closeStatusQuery)).stage === 'needs_operator' ? true : undefined), 'the close to ask an operator');
+
+    const verdict = ['--close', '--operator', 'frank', '--reason', 'seen on the wallet'];
+    const typo = await runCli(['resolve-transfer', 'decisions-close', '--outcome', 'Applied', ...verdict], env.cliEnv);
+    expect(typo.code).not.toBe(0);
+    expect(typo.stderr).toMatch(/close:decisions-close refused resolveTransfer: outcome: must be exactly/);
+    const elsewhere = await runCli(['resolve-transfer', 'decisions-close', '--outcome', 'applied', '--purpose', 'top-up', ...verdict], env.cliEnv);
+    expect(elsewhere.code).not.toBe(0);
+    expect(elsewhere.stderr).toMatch(/has no open transfer "top-up"/);
+
+    await clearFaults(env.sim);
+    const ok = await runCli(['resolve-transfer', 'decisions-close', '--outcome', 'applied', ...verdict, '--json'], env.cliEnv);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(JSON.parse(ok.stdout)).toMatchObject({ workflowId: 'close:decisions-close', transferState: 'succeeded' });
+    expect(await close.result()).toMatchObject({ status: 'closed' });
+    expect(transfersOf(env, 'decisions-close')).toHaveLength(1);
   });
 
   it('refuses a verdict when no transfer waits for one, and a decision sent to no run', async () => {
-    const handle = await startOnboarding(env.client, { externalRef: 'calm-1', name: 'Calm', fundingMicroUsd: '500' }, { taskQueue: env.taskQueue });
+    const handle = await startOnboarding(env.client, { externalRef: 'decisions-calm', name: 'Calm', fundingMicroUsd: '500' }, { taskQueue: env.taskQueue });
     await handle.result();
-    const cli = await runCli(['resolve-transfer', 'calm-1', '--outcome', 'applied', '--operator', 'dan', '--reason', 'just in case'], env.cliEnv);
+    const cli = await runCli(['resolve-transfer', 'decisions-calm', '--outcome', 'applied', '--operator', 'dan', '--reason', 'just in case'], env.cliEnv);
     expect(cli.code).not.toBe(0);
-    expect(cli.stderr).toMatch(/no running workflow onboard:calm-1/);
-    expect(transfersOf(env, 'calm-1')).toHaveLength(1);
+    expect(cli.stderr).toMatch(/no running workflow onboard:decisions-calm/);
+    expect(transfersOf(env, 'decisions-calm')).toHaveLength(1);
   });
 });
 
@@ -135,7 +154,7 @@ describe('key reveal', () => {
   afterAll(async () => env?.close());
 
   it('without a non-empty operator and reason exits non-zero, prints no token and audits nothing', async () => {
-    await (await startOnboarding(env.client, { externalRef: 'reveal-1', name: 'Reveal' }, { taskQueue: env.taskQueue })).result();
+    await (await startOnboarding(env.client, { externalRef: 'decisions-reveal', name: 'Reveal' }, { taskQueue: env.taskQueue })).result();
     for (const [args, field] of [
       [['--operator', '', '--reason', 'deploy by hand'], /operator: must not be empty/],
       [['--operator', '   ', '--reason', 'deploy by hand'], /operator: must not be empty/],
@@ -143,7 +162,7 @@ describe('key reveal', () => {
       [['--operator', 'alice', '--reason', ' '], /reason: must not be empty/],
       [['--reason', 'deploy by hand'], /--operator/],
     ] as const) {
-      const run = await runCli(['key', 'reveal', 'reveal-1', ...args, '--json'], env.cliEnv);
+      const run = await runCli(['key', 'reveal', 'decisions-reveal', ...args, '--json'], env.cliEnv);
       expect(run.code, args.join(' ')).not.toBe(0);
       expect(run.stderr).toMatch(field);
       expect(run.stdout + run.stderr).not.toMatch(/svsk_/);
@@ -151,7 +170,7 @@ describe('key reveal', () => {
     const { rows } = await env.pool.query(`SELECT count(*)::int AS n FROM audit_log WHERE action = 'key.revealed'`);
     expect(rows).toEqual([{ n: 0 }]);
 
-    const ok = await runCli(['key', 'reveal', 'reveal-1', '--operator', ' alice ', '--reason', 'deploy by hand'], env.cliEnv);
+    const ok = await runCli(['key', 'reveal', 'decisions-reveal', '--operator', ' alice ', '--reason', 'deploy by hand'], env.cliEnv);
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.stdout).toMatch(/^svsk_/);
     const { rows: audit } = await env.pool.query(`SELECT actor, details->>'reason' AS reason FROM audit_log WHERE action = 'key.revealed'`);
@@ -169,21 +188,21 @@ describe('parentFunded while the parent cannot pay', () => {
   afterAll(async () => env?.close());
 
   it('refuses a parentFunded without an operator and a resolveTransfer that does not apply; tenantctl parent-funded goes on', async () => {
-    const handle = await startOnboarding(env.client, { externalRef: 'broke-1', name: 'Broke', fundingMicroUsd: '5000', options: FAST }, { taskQueue: env.taskQueue });
-    await waitForStage(env, 'onboard:broke-1', 'waiting_for_parent_funds');
+    const handle = await startOnboarding(env.client, { externalRef: 'decisions-broke', name: 'Broke', fundingMicroUsd: '5000', options: FAST }, { taskQueue: env.taskQueue });
+    await waitForOnboardingStage(env, 'onboard:decisions-broke', 'waiting_for_parent_funds');
     const noOperator = await refusal(handle, 'parentFunded', { reason: 'topped up' });
     expect(noOperator).toMatchObject({ type: 'INVALID_DECISION', problems: [expect.stringMatching(/^operator: is required/)] });
     const notNow = await refusal(handle, 'resolveTransfer', { outcome: 'applied', operator: 'eve', reason: 'seen on the wallet' });
     expect(notNow.type).toBe('DECISION_NOT_APPLICABLE');
     expect(notNow.message).toMatch(/no transfer in needs_operator/);
 
-    const noReason = await runCli(['parent-funded', 'broke-1', '--operator', 'eve'], env.cliEnv);
+    const noReason = await runCli(['parent-funded', 'decisions-broke', '--operator', 'eve'], env.cliEnv);
     expect(noReason.code).not.toBe(0);
     await fetch(`${env.sim.url}/__sim/parents/${DEFAULT_PARENT_ID}/balance`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ paidMicroUsd: '10000' }) });
-    const funded = await runCli(['parent-funded', 'broke-1', '--operator', 'eve', '--reason', 'topped up by finance'], env.cliEnv);
+    const funded = await runCli(['parent-funded', 'decisions-broke', '--operator', 'eve', '--reason', 'topped up by finance'], env.cliEnv);
     expect(funded.code, funded.stderr).toBe(0);
-    expect(funded.stdout).toMatch(/parentFunded accepted by onboard:broke-1/);
+    expect(funded.stdout).toMatch(/parentFunded accepted by onboard:decisions-broke/);
     expect((await handle.result()).status).toBe('active');
-    expectExactlyOnce(env.sim.state(), 'broke-1', { amountMicroUsd: '5000' });
+    expectExactlyOnce(env.sim.state(), 'decisions-broke', { amountMicroUsd: '5000' });
   });
 });

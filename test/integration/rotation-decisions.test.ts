@@ -18,11 +18,11 @@ describe('operator decisions on a held rotation', () => {
   afterAll(async () => env?.close());
 
   it('refuses a bad revokeAnyway, abortRotation or retryKeyCreate before history and keeps the old key until a valid one', async () => {
-    const { subaccountId, keyId: oldKeyId } = await env.onboard('held-1');
-    const consumer = keepUsing(env, await env.token('held-1'), 150);
+    const { subaccountId, keyId: oldKeyId } = await env.onboard('decide-held');
+    const consumer = keepUsing(env, await env.token('decide-held'), 150);
     try {
       const options = { quietPeriod: '2s', propagationAllowance: '1m', pollInterval: '300ms', quietDeadline: '2s' };
-      const handle = await startRotation(env.client, { externalRef: 'held-1', options }, { taskQueue: env.taskQueue });
+      const handle = await startRotation(env.client, { externalRef: 'decide-held', options }, { taskQueue: env.taskQueue });
       await waitForStage(env, handle.workflowId, 'held');
       const eventsBefore = (await handle.fetchHistory()).events!.length;
 
@@ -43,7 +43,7 @@ describe('operator decisions on a held rotation', () => {
       expect(notAtLimit.type).toBe('DECISION_NOT_APPLICABLE');
       expect(notAtLimit.message).toMatch(/retryKeyCreate applies at key_limit/);
 
-      const cli = await runCli(['rotation', 'revoke-anyway', 'held-1', '--operator', ' ', '--reason', ok.reason], env.cliEnv);
+      const cli = await runCli(['rotation', 'revoke-anyway', 'decide-held', '--operator', ' ', '--reason', ok.reason], env.cliEnv);
       expect(cli.code).not.toBe(0);
       expect(cli.stderr).toMatch(/operator: must not be empty/);
       expect((await handle.fetchHistory()).events!.length).toBe(eventsBefore);
@@ -54,17 +54,17 @@ describe('operator decisions on a held rotation', () => {
       expect((await handle.query(rotationStatusQuery)).stage).toBe('held');
       expect(keysOf(env, subaccountId).find((k) => k.id === oldKeyId)!.status).toBe('active');
 
-      const valid = await runCli(['rotation', 'revoke-anyway', 'held-1', '--operator', 'dave', '--reason', ok.reason], env.cliEnv);
+      const valid = await runCli(['rotation', 'revoke-anyway', 'decide-held', '--operator', 'dave', '--reason', ok.reason], env.cliEnv);
       expect(valid.code, valid.stderr).toBe(0);
-      expect(valid.stdout).toMatch(/revokeAnyway accepted by rotate:held-1:default/);
+      expect(valid.stdout).toMatch(/revokeAnyway accepted by rotate:decide-held:default/);
       expect((await handle.result()).outcome).toBe('completed');
       expect(keysOf(env, subaccountId).find((k) => k.id === oldKeyId)!.status).toBe('revoked');
-      const { rows } = await env.pool.query(`SELECT actor FROM audit_log WHERE external_ref = 'held-1' AND action = 'rotation.completed'`);
+      const { rows } = await env.pool.query(`SELECT actor FROM audit_log WHERE external_ref = 'decide-held' AND action = 'rotation.completed'`);
       expect(rows).toEqual([{ actor: 'operator:dave' }]);
 
-      const late = await runCli(['rotation', 'abort', 'held-1', '--operator', 'dave', '--reason', 'changed my mind'], env.cliEnv);
+      const late = await runCli(['rotation', 'abort', 'decide-held', '--operator', 'dave', '--reason', 'changed my mind'], env.cliEnv);
       expect(late.code).not.toBe(0);
-      expect(late.stderr).toMatch(/no running workflow rotate:held-1:default/);
+      expect(late.stderr).toMatch(/no running workflow rotate:decide-held:default/);
     } finally {
       await consumer.stop();
     }
