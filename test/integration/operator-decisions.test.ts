@@ -1,6 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startLifecycle } from '../../src/client/start-lifecycle.js';
 import { startOnboarding } from '../../src/client/start-onboarding.js';
+import { findOrBuildTemporalCli } from '../../src/infra/temporal-cli.js';
 import { DEFAULT_PARENT_ID, DEFAULT_SEED } from '../../src/sim/index.js';
 import { closeStatusQuery } from '../../workflows/close-tenant-messages.js';
 import { onboardingStatusQuery } from '../../workflows/onboard-tenant-messages.js';
@@ -87,6 +90,32 @@ describe('resolveTransfer on a transfer in needs_operator', () => {
     await handle.signal('resolveTransfer', { outcome: 'applied', operator: 'bob', reason: 'seen on the wallet' });
     await handle.result();
     expect(transfersOf(env, 'decisions-signal')).toHaveLength(1);
+  });
+
+  it("the runbook's `temporal workflow update execute` refuses a typo and settles the transfer, verbatim from the README", async () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const command = /`(temporal workflow update execute -w onboard:R --name resolveTransfer --input '[^']+')`/.exec(readme)?.[1];
+    expect(command, 'the README shows the update command').toBeDefined();
+    const temporalCli = await findOrBuildTemporalCli({ cliPath: process.env.TEMPORAL_CLI_PATH });
+    expect(temporalCli, 'a temporal CLI (the harness uses the same one)').toBeDefined();
+    const run = (text: string) =>
+      new Promise<{ code: number | null; output: string }>((resolve) => {
+        const child = spawn('sh', ['-c', text.replace(/^temporal /, `"${temporalCli}" `)], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', TEMPORAL_ADDRESS: inject('temporalAddress'), TEMPORAL_NAMESPACE: inject('temporalNamespace') } });
+        let output = '';
+        child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+        child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+        child.on('close', (code) => resolve({ code, output }));
+      });
+
+    const handle = await driveToNeedsOperator('decisions-runbook');
+    const forRun = command!.replace('onboard:R', 'onboard:decisions-runbook');
+    const typo = await run(forRun.replace('"outcome":"applied"', '"outcome":"Applied"'));
+    expect(typo.code).not.toBe(0);
+    expect(typo.output).toMatch(/outcome: must be exactly/);
+    const ok = await run(forRun);
+    expect(ok.code, ok.output).toBe(0);
+    await handle.result();
+    expectExactlyOnce(env.sim.state(), 'decisions-runbook', { amountMicroUsd: '900' });
   });
 
   it('tenantctl resolve-transfer prints the refusal and exits non-zero on "Applied"; not-applied sends once more under a fresh key', async () => {
