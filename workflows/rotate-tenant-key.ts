@@ -195,7 +195,7 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
       if (gate.kind === 'held') {
         status.heldReason = gate.reason;
         await record({ state: 'held', stage: 'held', outcome: { heldReason: gate.reason, quietCheck: gate.view } }, 'rotation.held');
-        show('held', `${gate.view.verdict}. Signal revokeAnyway {operator, reason} to revoke the old key anyway, or abortRotation {operator, reason} to keep it and revoke the new key`);
+        show('held', `${gate.view.verdict}. \`tenantctl rotation revoke-anyway ${externalRef} --slot ${slot} --operator <you> --reason "..."\` (update revokeAnyway) revokes the old key anyway; \`tenantctl rotation abort ...\` (update abortRotation) keeps it and revokes the new key`);
         await tellParent('held');
         await condition(() => signals.decision !== undefined || status.emergency);
         await record({ state: 'running', stage: 'revoking_old' });

@@ -69,4 +69,18 @@ describe('operator decisions on a held rotation', () => {
       await consumer.stop();
     }
   });
+
+  it('rotate-key --emergency escalates a running rotation by Update: the old key is revoked without waiting for quiet', async () => {
+    const { subaccountId, keyId: oldKeyId } = await env.onboard('decide-escalate');
+    const options = { quietPeriod: '1h', propagationAllowance: '1s', pollInterval: '300ms', quietDeadline: '2h' };
+    const handle = await startRotation(env.client, { externalRef: 'decide-escalate', options }, { taskQueue: env.taskQueue });
+    await waitForStage(env, handle.workflowId, 'waiting_for_quiet');
+    const cli = await runCli(['rotate-key', 'decide-escalate', '--emergency', '--reason', 'token in a public repo', '--operator', 'grace'], env.cliEnv);
+    expect(cli.code, cli.stderr).toBe(0);
+    expect(cli.stdout).toMatch(/escalated the running rotation to emergency/);
+    const result = await handle.result();
+    expect(result).toMatchObject({ outcome: 'completed', quietCheck: { method: 'skipped-emergency' } });
+    expect(keysOf(env, subaccountId).find((k) => k.id === oldKeyId)!.status).toBe('revoked');
+    expect((await handle.query(rotationStatusQuery)).notes).toContain('escalated to emergency by grace: token in a public repo');
+  });
 });
