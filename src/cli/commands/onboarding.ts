@@ -60,6 +60,7 @@ export function registerOnboardingCommands(program: Command): void {
     .option('--json', 'print the answer as JSON')
     .action(async (externalRef: string, opts: DecisionFlags & { outcome: string; close?: boolean; purpose: string }) =>
       withRuntime(async (runtime) => {
+        if (!opts.close && opts.purpose !== ONBOARDING_PURPOSE) throw new Error('--purpose: only with --close (an onboarding has one transfer)');
         const client = await runtime.client();
         // The raw --outcome goes to the workflow: its validator refuses anything but the exact words.
         const verdict = { outcome: opts.outcome as TransferOutcome, operator: opts.operator, reason: opts.reason };
