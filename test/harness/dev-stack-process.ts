@@ -51,7 +51,8 @@ export async function startDevStackProcess(readyTimeoutMs = 600_000): Promise<De
   // Ctrl-C's signal to the whole group; npm may exit before its children, so wait for the group.
   const stop = async () => {
     signalGroup(child.pid!, 'SIGTERM');
-    for (let waited = 0; groupAlive(child.pid!); waited += 100) {
+    // Bounded: unreaped zombies (no init in a container) would keep the group "alive" forever.
+    for (let waited = 0; groupAlive(child.pid!) && waited < 70_000; waited += 100) {
       if (waited === 60_000) signalGroup(child.pid!, 'SIGKILL');
       await new Promise((resolve) => setTimeout(resolve, 100));
     }

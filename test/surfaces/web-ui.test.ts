@@ -105,7 +105,7 @@ describe.skipIf(browserMissing && !UNDER_CI)('the Web UI of `npm start` on a non
     expect(shown).not.toMatch(STILL_ENCRYPTED);
 
     // The UI sent the input through the codec: Temporal holds ciphertext only.
-    expect(await startInputEncoding(stack.stackEnv.TEMPORAL_ADDRESS!, workflowId)).toBe(ENCRYPTED_ENCODING);
+    expect(await storedRun(stack.stackEnv.TEMPORAL_ADDRESS!, workflowId)).toEqual({ status: 'COMPLETED', inputEncoding: ENCRYPTED_ENCODING });
     const status = await runCli(['status', ref], stack.cliEnv);
     expect(status.code, status.stderr).toBe(0);
     expect(status.stdout).toMatch(/active/);
@@ -126,12 +126,14 @@ async function decodedPanel(page: Page, expected: string): Promise<string> {
   return panel.innerText();
 }
 
-async function startInputEncoding(address: string, workflowId: string): Promise<string> {
+/** What Temporal itself holds for the run: its status and the encoding of its stored input. */
+async function storedRun(address: string, workflowId: string): Promise<{ status: string | undefined; inputEncoding: string }> {
   const connection = await Connection.connect({ address });
   try {
-    const history = await new Client({ connection }).workflow.getHandle(workflowId).fetchHistory();
+    const handle = new Client({ connection }).workflow.getHandle(workflowId);
+    const history = await handle.fetchHistory();
     const payload = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
-    return new TextDecoder().decode(payload?.metadata?.['encoding'] ?? new Uint8Array());
+    return { status: (await handle.describe()).status.name, inputEncoding: new TextDecoder().decode(payload?.metadata?.['encoding'] ?? new Uint8Array()) };
   } finally {
     await connection.close();
   }
