@@ -15,6 +15,7 @@ export type {
   WebhookRecord,
 } from './records.js';
 export { KeyStatus, TenantStatus } from './status.js';
+export { lastUseMoved, readKeyUse, type KeyUseInfo, type LastUse } from './last-use.js';
 export { SecretToken, redactSecrets, TOKEN_PREFIXES, type TokenPrefix } from './secret-token.js';
 export {
   Classification,
