@@ -1,4 +1,5 @@
 import { setHandler } from '@temporalio/workflow';
+import type { KeyUsage } from '../activities/rotation.js';
 import { checkDecisionBy, type DecisionAnswer, type DecisionBy } from '../src/domain/operator-decisions.js';
 import { accepted, refuseUnlessApplicable, signalAccepted } from './decisions.js';
 import {
@@ -23,7 +24,8 @@ import {
  *   escalateToEmergency  any stage before the old key's revoke or a roll-back
  * The old signals of the same names stay, checked the same way, for runs that already hold one.
  */
-export type Decision = { kind: 'revoke' | 'abort'; by: DecisionBy | null };
+/** `observed`: the old key as the quiet gate saw it when it passed (absent for operator and emergency revokes). */
+export type Decision = { kind: 'revoke' | 'abort'; by: DecisionBy | null; observed?: KeyUsage };
 export interface RotationSignals {
   decision: Decision | undefined;
   retryCreate: boolean;
