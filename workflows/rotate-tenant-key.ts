@@ -6,6 +6,7 @@
  *   (refuses unknown,  ─► deploy (notify | project-env) ─► verifyTenantKey (new key works)
  *    closing, closed)  ─► quiet gate ⟲ poll key records ─► revoke old ─► completed
  *                                     └► deadline / late use ─► held: revokeAnyway | abortRotation
+ *   (operator decisions are Updates with validators: rotate-tenant-key-decisions.ts)
  *   abort, cancel or failure before the old key is revoked ─► redeploy old, revoke new (no extra key)
  *
  * One run per tenant slot: the workflow id is `rotate:<externalRef>:<slot>` and the records allow
@@ -37,17 +38,9 @@ import { tenantExternalRefKey } from '../src/search-attributes.js';
 import { evaluateGate, type GateMemory, type GateTimings } from './rotate-tenant-key-gate.js';
 import { describeRotation } from './rotate-tenant-key-details.js';
 import { waitForFreeKeySlot } from './rotate-tenant-key-limit.js';
-import {
-  abortRotationSignal,
-  escalateToEmergencySignal,
-  retryKeyCreateSignal,
-  revokeAnywaySignal,
-  rotationSettledSignal,
-  rotationStatusQuery,
-  type OperatorDecision,
-  type RotateTenantKeyResult,
-  type RotationStatus,
-} from './rotate-tenant-key-messages.js';
+import { installRotationDecisions, type Decision, type RotationSignals } from './rotate-tenant-key-decisions.js';
+import { recordOutcome } from './outcomes.js';
+import { rotationSettledSignal, rotationStatusQuery, type OperatorDecision, type RotateTenantKeyResult, type RotationStatus } from './rotate-tenant-key-messages.js';
 
 export * from './rotate-tenant-key-messages.js';
 
@@ -59,9 +52,7 @@ const db = proxyLocalActivities<Activities>({
 // The notify deployer is retried until the parent's endpoint answers 2xx (no attempt limit).
 const notifyDeploy = proxyActivities<Activities>({ startToCloseTimeout: '30s', retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '5m' } });
 
-/** `observed`: the old key as the quiet gate saw it when it passed (absent for operator and emergency revokes). */
-export type Decision = { kind: 'revoke' | 'abort'; by: OperatorDecision | null; observed?: KeyUsage };
-
+export type { Decision } from './rotate-tenant-key-decisions.js';
 /** New runs hand the gate's observation to the revoke, which re-reads the key and refuses on any later use. */
 const REVOKE_RECHECK_PATCH = 'revoke-rechecks-last-use';
 
@@ -95,15 +86,9 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
     oldKey: { keyId: null, fingerprint: null, status: 'active' }, newKey: { keyId: null, fingerprint: null, status: 'pending' },
     deployer: null, deployedAt: null, quietCheck: null, activeKeys: null, heldReason: null, waitingFor: null, notes: [], error: null,
   };
-  const signals = { decision: undefined as Decision | undefined, retryCreate: false };
+  const signals: RotationSignals = { decision: undefined, retryCreate: false };
   setHandler(rotationStatusQuery, () => status);
-  setHandler(revokeAnywaySignal, (by) => void (signals.decision ??= { kind: 'revoke', by }));
-  setHandler(abortRotationSignal, (by) => void (signals.decision ??= { kind: 'abort', by }));
-  setHandler(retryKeyCreateSignal, () => void (signals.retryCreate = true));
-  setHandler(escalateToEmergencySignal, (by) => {
-    status.emergency = true;
-    status.notes.push(`escalated to emergency by ${by.operator}: ${by.reason}`);
-  });
+  installRotationDecisions(status, signals);
   const show = (stage: RotationStatus['stage'], waitingFor: string | null = null) => {
     status.stage = stage;
     status.waitingFor = waitingFor;
@@ -149,7 +134,7 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
     const issued = await waitForFreeKeySlot({ begun, status, signals, timings, keyLimitRetryMs: msOf(t.keyLimitRetryInterval), platform, record, show, tellParent });
     if (issued === 'aborted') {
       await rollBack('aborted', 'aborted at the active-key limit', signals.decision?.by ?? null);
-      return result('aborted');
+      return finished('aborted');
     }
     status.newKey = { keyId: issued.keyId, fingerprint: issued.fingerprint, status: 'issued' };
 
@@ -169,7 +154,7 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
     for (;;) {
       if (decision.kind === 'abort') {
         await rollBack('aborted', decision.by?.reason ?? 'aborted by an operator', decision.by);
-        return result('aborted');
+        return finished('aborted');
       }
 
       show('revoking_old');
@@ -199,7 +184,7 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
       status.notes.push(`revoke refused at ${new Date().toISOString()}: the old key was used after the quiet gate passed; back to the quiet gate`);
       decision = await passQuietGate(memory);
     }
-    return result('completed');
+    return finished('completed');
   } catch (error) {
     const cancelled = isCancellation(error);
     status.error = error instanceof Error ? error.message : String(error);
@@ -215,6 +200,7 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
       } else show(cancelled ? 'cancelled' : 'failed');
       if (!cancelled) await tellParent('failed');
     });
+    recordOutcome('rotation', cancelled ? 'cancelled' : 'failed', workflowInfo().startTime.getTime(), { externalRef, slot, rotationId: status.rotationId, subaccountId: status.subaccountId, stage: status.stage }, 'warn');
     throw error;
   }
 
@@ -238,7 +224,7 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
       if (gate.kind === 'held') {
         status.heldReason = gate.reason;
         await record({ state: 'held', stage: 'held', outcome: { heldReason: gate.reason, quietCheck: gate.view } }, 'rotation.held');
-        show('held', `${gate.view.verdict}. Signal revokeAnyway {operator, reason} to revoke the old key anyway, or abortRotation {operator, reason} to keep it and revoke the new key`);
+        show('held', `${gate.view.verdict}. \`tenantctl rotation revoke-anyway ${externalRef} --slot ${slot} --operator <you> --reason "..."\` (update revokeAnyway) revokes the old key anyway; \`tenantctl rotation abort ...\` (update abortRotation) keeps it and revokes the new key`);
         await tellParent('held');
         await condition(() => signals.decision !== undefined || status.emergency);
         await record({ state: 'running', stage: 'revoking_old' });
@@ -249,9 +235,12 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
     }
   }
 
-  function result(outcome: 'completed' | 'aborted'): RotateTenantKeyResult {
+  function finished(outcome: 'completed' | 'aborted'): RotateTenantKeyResult {
     const b = begun!;
     const current = outcome === 'completed' ? status.newKey : status.oldKey;
+    recordOutcome('rotation', outcome, workflowInfo().startTime.getTime(), {
+      externalRef, slot, rotationId: b.rotationId, subaccountId: b.subaccountId, emergency: status.emergency, keyId: current.keyId, revokedKeyId: outcome === 'completed' ? b.oldKeyId : status.newKey.keyId,
+    });
     return {
       externalRef, slot, outcome, fromGeneration: b.fromGeneration, toGeneration: b.toGeneration,
       keyId: current.keyId!, fingerprint: current.fingerprint ?? '', revokedKeyId: outcome === 'completed' ? b.oldKeyId : (status.newKey.keyId ?? ''),

@@ -124,7 +124,7 @@ export async function createRotationEnv(
       return { subaccountId: result.subaccountId, keyId: result.keyId };
     },
     async token(externalRef, slot = 'default') {
-      return (await revealKey({ pool: ctx.pool, vault }, { externalRef, slot, operator: 'test' })).token;
+      return (await revealKey({ pool: ctx.pool, vault }, { externalRef, slot, operator: 'test', reason: 'test reads the token' })).token;
     },
     close: async () => {
       if (platformWorker.getState() === 'RUNNING') platformWorker.shutdown();
