@@ -5,7 +5,7 @@ import { assertSchemaCurrent } from '../db/migrate.js';
 import { createPool, type Pool } from '../db/pool.js';
 import { buildGatewayApp } from '../gateway/app.js';
 import { gatewayOptionsOf } from '../gateway/options.js';
-import { createLogger } from '../log.js';
+import { loggerOf } from '../log.js';
 import { createEncryptionCodec } from '../secrets/payload-codec.js';
 import { createVault } from '../secrets/vault.js';
 import { connectClient } from '../temporal/connection.js';
@@ -29,7 +29,7 @@ export async function startGateway(config: Config): Promise<RunningGateway> {
   if (!config.DATABASE_URL) problems.push('DATABASE_URL: is required for the gateway');
   if (!keys) problems.push('SECRETS_KEYS: is required for the gateway (webhook secrets are sealed with it)');
   if (problems.length > 0) throw new ConfigError(problems);
-  const logger = createLogger({ level: config.LOG_LEVEL });
+  const logger = loggerOf(config);
   const pool: Pool = createPool(config.DATABASE_URL!, { applicationName: 'tenant-orchestrator-gateway', max: 20 });
   let client: Client | undefined;
   try {

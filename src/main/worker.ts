@@ -6,7 +6,7 @@ import { createActivities } from '../../activities/index.js';
 import type { Config } from '../config.js';
 import { assertSchemaCurrent } from '../db/migrate.js';
 import { createPool } from '../db/pool.js';
-import { createLogger, toTemporalLogger } from '../log.js';
+import { loggerOf, temporalSdkLogger } from '../log.js';
 import { connectNative } from '../temporal/connection.js';
 import { createWorker } from '../worker/create-worker.js';
 import { buildActivityDeps, dataConverterOf, requireWorkerConfig } from '../worker/deps.js';
@@ -25,14 +25,13 @@ let runtimeInstalled = false;
 /** Starts the worker: refuses an out-of-date schema, then polls the task queue until shutdown(). */
 export async function startWorker(config: Config): Promise<RunningWorker> {
   requireWorkerConfig(config);
-  const logger = createLogger({ level: config.LOG_LEVEL });
+  const logger = loggerOf(config);
   if (!runtimeInstalled) {
-    // The SDK's own logs (bundling, state changes) go through the same redacting logger, one level quieter.
     // shutdownSignals: [] — our entry points own SIGINT/SIGTERM and stop the worker before the
     // server and the database; the SDK's own handlers would race them.
     Runtime.install({
       shutdownSignals: [],
-      logger: toTemporalLogger(logger.child({ component: 'temporal-sdk' }, { level: config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL })),
+      logger: temporalSdkLogger(logger, config.LOG_LEVEL),
       // The SDK's own metrics (task latencies, slots, polls) for Prometheus, when asked for.
       ...(config.WORKER_METRICS_ADDRESS ? { telemetryOptions: { metrics: { prometheus: { bindAddress: config.WORKER_METRICS_ADDRESS } } } } : {}),
     });
