@@ -91,6 +91,10 @@ export const configSchema = z.object({
   PLATFORM_TIMEOUT_MS: z
     .preprocess(emptyToUndefined, z.coerce.number().int('must be a whole number').min(100).max(120_000).default(10_000))
     .describe('Per-request deadline of platform calls, in ms.'),
+  GATEWAY_OPS_PORT: z
+    .preprocess(emptyToUndefined, z.coerce.number().int('must be a whole number').min(0).max(65535).optional())
+    .describe('A second gateway listener for /readyz and /metrics only (0 picks a free port); unset: they are served on GATEWAY_PORT.'),
+  GATEWAY_OPS_HOST: z.preprocess(emptyToUndefined, z.string().default('127.0.0.1')).describe('Interface of the ops listener (keep it off the public network).'),
   WORKER_METRICS_ADDRESS: hostPort.describe('host:port for the worker SDK Prometheus exporter (e.g. 0.0.0.0:9464); unset: off.'),
   ...rotationConfigShape,
   ...gatewayConfigShape,
