@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configSchema } from '../../src/config.js';
 import { freePort, isPortFree } from '../../src/infra/ports.js';
+import { runProcess, type CliResult } from '../harness/cli.js';
 
 /**
  * The dev stack as a new user meets it: `npm start` in one terminal (a child process, on ports other
@@ -29,27 +30,9 @@ function quickStartCommands(): string[] {
     .filter(Boolean);
 }
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** A command line run by a shell in the second terminal: PATH, HOME and DATA_DIR, nothing else. */
-function shell(line: string, timeoutMs = 180_000): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('sh', ['-c', line], { cwd: root, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+function shell(line: string): Promise<CliResult> {
+  return runProcess('sh', ['-c', line], { cwd: root, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', DATA_DIR: dataDir }, timeoutMs: 180_000 });
 }
 
 /** What a user expects each quick-start command to print. A new command in the README needs a line here. */

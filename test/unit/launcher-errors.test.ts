@@ -10,10 +10,7 @@ const dir = mkdtempSync(join(tmpdir(), 'tenant-orch-launcher-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 async function failure(promise: Promise<unknown>): Promise<LauncherError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
+  const error: unknown = await promise.catch((e: unknown) => e);
   expect(error).toBeInstanceOf(LauncherError);
   return error as LauncherError;
 }
