@@ -132,7 +132,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
 }
 
 /** The configuration variables set in `given` (a second shell needs them all: platform, tokens, deployer, ...). */
-function givenSettings(given: Record<string, string | undefined>): Record<string, string> {
+export function givenSettings(given: Record<string, string | undefined>): Record<string, string> {
   return Object.fromEntries(Object.keys(configSchema.shape).flatMap((name) => (given[name]?.trim() ? [[name, given[name]]] : [])));
 }
 
