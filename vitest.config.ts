@@ -35,6 +35,8 @@ export default defineConfig({
           testTimeout: 300_000,
           // The first start on a machine may build the Temporal CLI (about 5 minutes).
           hookTimeout: 900_000,
+          // Each file runs a whole stack (dev server, Postgres, worker): one at a time.
+          fileParallelism: false,
         },
       },
     ],

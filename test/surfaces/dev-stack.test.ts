@@ -1,12 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { configSchema } from '../../src/config.js';
-import { freePort, isPortFree } from '../../src/infra/ports.js';
+import { isPortFree } from '../../src/infra/ports.js';
 import { runProcess, type CliResult } from '../harness/cli.js';
+import { startDevStackProcess, type DevStackProcess } from '../harness/dev-stack-process.js';
 
 /**
  * The dev stack as a new user meets it: `npm start` in one terminal (a child process, on ports other
@@ -16,7 +14,6 @@ import { runProcess, type CliResult } from '../harness/cli.js';
  * stack of its own (another dev server and Postgres), which this machine's test budget cannot carry.
  */
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const dataDir = mkdtempSync(join(tmpdir(), 'tenant-orch-surface-'));
 
 /** The quick-start commands: the ```sh block of "## Quick start" that runs tenantctl, comments dropped. */
 function quickStartCommands(): string[] {
@@ -31,7 +28,7 @@ function quickStartCommands(): string[] {
 }
 
 /** A command line run by a shell in the second terminal: PATH, HOME and DATA_DIR, nothing else. */
-function shell(line: string): Promise<CliResult> {
+function shell(line: string, dataDir: string): Promise<CliResult> {
   return runProcess('sh', ['-c', line], { cwd: root, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', DATA_DIR: dataDir }, timeoutMs: 180_000 });
 }
 
@@ -48,35 +45,19 @@ const expectations: Array<{ command: RegExp; prints: RegExp[] }> = [
 ];
 
 describe('npm start and the README quick start', () => {
-  let stack: ChildProcess;
+  let stack: DevStackProcess;
   let stackOutput = '';
-  let stackExit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  const running = () => stack?.pid !== undefined && stack.exitCode === null && stack.signalCode === null;
-  const ports: Record<string, string> = {};
+  let ports: Record<string, number>;
+  let dataDir = '';
 
   beforeAll(async () => {
-    for (const name of ['TEMPORAL_DEV_PORT', 'TEMPORAL_UI_PORT', 'GATEWAY_PORT']) ports[name] = String(await freePort());
-    // The first terminal: whatever the test runner had set for the orchestrator is not the user's.
-    const env: Record<string, string | undefined> = { ...process.env };
-    for (const name of [...Object.keys(configSchema.shape), ...Object.keys(env).filter((n) => n.startsWith('TEMPORAL_'))]) delete env[name];
-    stack = spawn('npm', ['start'], { cwd: root, env: { ...env, ...ports, DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    stack.stdout!.on('data', (chunk: Buffer) => (stackOutput += chunk.toString()));
-    stack.stderr!.on('data', (chunk: Buffer) => (stackOutput += chunk.toString()));
-    stackExit = new Promise((resolve) => stack.once('exit', (code, signal) => resolve({ code, signal })));
-    await new Promise<void>((resolve, reject) => {
-      const check = () => {
-        if (stackOutput.includes('Ctrl-C stops everything.')) resolve();
-        else if (stack.exitCode !== null) reject(new Error(`npm start exited with ${stack.exitCode}:\n${stackOutput}`));
-        else setTimeout(check, 200);
-      };
-      check();
-    });
+    stack = await startDevStackProcess();
+    ({ ports, dataDir } = stack);
+    stackOutput = stack.output();
   });
 
   afterAll(async () => {
-    if (running()) process.kill(-stack.pid!, 'SIGINT');
-    await stackExit;
-    rmSync(dataDir, { recursive: true, force: true });
+    await stack?.stop();
   });
 
   it('prints a banner with the ports it was given and the rotation deployer, without JSON log lines', () => {
@@ -105,18 +86,18 @@ describe('npm start and the README quick start', () => {
     for (const line of run) {
       const expected = expectations.find((e) => e.command.test(line));
       expect(expected, `the README runs \`${line}\`: say here what it should print`).toBeDefined();
-      const result = await shell(line);
+      const result = await shell(line, dataDir);
       expect(result.code, `${line}\n${result.stdout}${result.stderr}`).toBe(0);
       for (const pattern of expected!.prints) expect(result.stdout, line).toMatch(pattern);
       if (line.includes('key reveal')) token = result.stdout.trim();
     }
     // The revealed token went to the operator's terminal only: never into the stack's console.
     expect(token).toMatch(/^svsk_/);
-    expect(stackOutput).not.toContain(token);
+    expect(stack.output()).not.toContain(token);
   });
 
   it('completes `npx tenantctl rotate-key acme --emergency --wait`, and the receiver got the signed notice', async () => {
-    const result = await shell('npx tenantctl rotate-key acme --emergency --wait');
+    const result = await shell('npx tenantctl rotate-key acme --emergency --wait', dataDir);
     expect(result.code, result.stdout + result.stderr).toBe(0);
     expect(result.stdout).toMatch(/^rotation completed: slot default g\d+→g\d+, current key key_\w+/m);
     const file = join(dataDir, 'notify-received.jsonl');
@@ -126,12 +107,9 @@ describe('npm start and the README quick start', () => {
     expect(readFileSync(file, 'utf8')).not.toMatch(/svsk_/);
   });
 
-  it('stops everything on Ctrl-C, the dev server last, and frees its ports', async () => {
-    // Ctrl-C in a terminal: SIGINT to the whole foreground process group (npm, tsx, the stack).
-    process.kill(-stack.pid!, 'SIGINT');
-    const exit = await stackExit;
-    expect(exit.code === 0 || exit.signal === 'SIGINT', JSON.stringify(exit)).toBe(true);
-    expect(stackOutput).toMatch(/\[stack\] stopping worker[\s\S]*\[stack\] stopping Postgres[\s\S]*\[stack\] stopping Temporal dev server/);
-    for (const port of Object.values(ports)) expect(await isPortFree(Number(port)), `port ${port}`).toBe(true);
+  it('stops everything, the dev server last, and frees its ports', async () => {
+    await stack.stop();
+    expect(stack.output()).toMatch(/\[stack\] stopping worker[\s\S]*\[stack\] stopping Postgres[\s\S]*\[stack\] stopping Temporal dev server/);
+    for (const port of Object.values(ports)) expect(await isPortFree(port), `port ${port}`).toBe(true);
   });
 });
