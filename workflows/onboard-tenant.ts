@@ -37,6 +37,7 @@ import {
   type ResolveTransferSignalInput,
 } from './onboard-tenant-messages.js';
 import { describeOnboarding } from './onboard-tenant-details.js';
+import { ensureSubaccountOf, failureText } from './onboard-tenant-subaccount.js';
 
 export * from './onboard-tenant-messages.js';
 
@@ -135,7 +136,7 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
   }
 
   try {
-    const { subaccountId } = await steps.ensureSubaccount({ externalRef, name });
+    const { subaccountId } = await ensureSubaccountOf(steps, { externalRef, name });
     status.subaccountId = subaccountId;
     upsertSearchAttributes([{ key: tenantSubaccountIdKey, value: subaccountId }]);
     show('funding_and_issuing_key');
@@ -146,7 +147,7 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
     return { externalRef, subaccountId, status: 'active', keyId: status.key.keyId!, fingerprint: status.key.fingerprint!, funding };
   } catch (error) {
     const cancelled = isCancellation(error);
-    status.error = error instanceof Error ? error.message : String(error);
+    status.error = failureText(error);
     const type = error instanceof ApplicationFailure ? error.type : (error as { cause?: ApplicationFailure }).cause?.type;
     // A conflict means the records belong to another onboarding: leave them untouched.
     if (type !== 'EXTERNAL_REF_CONFLICT' && type !== 'TENANT_CLOSED') {

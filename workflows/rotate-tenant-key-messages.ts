@@ -28,8 +28,11 @@ export interface ActiveKeyView {
 }
 
 export interface QuietCheckView {
-  /** `last-use`: the platform's last-use records; `overlap-window`: none shown, a fixed wait instead. */
-  method: 'last-use' | 'overlap-window' | 'skipped-emergency';
+  /**
+   * `last-use`: the platform's last-use records; `overlap-window`: none shown, a fixed wait instead;
+   * `unknown`: shown under fields we cannot read (held for an operator, never taken for "no use").
+   */
+  method: 'last-use' | 'overlap-window' | 'unknown' | 'skipped-emergency';
   polls: number;
   oldKeyLastUsedAt: string | null;
   /** The new key's first use seen on the platform, i.e. deploy time on the platform's own clock. */
@@ -57,7 +60,7 @@ export interface RotationStatus {
   quietCheck: QuietCheckView | null;
   /** At the active-key limit: what is active and which keys look unused. */
   activeKeys: ActiveKeyView[] | null;
-  heldReason: 'deadline' | 'used_after_allowance' | null;
+  heldReason: 'deadline' | 'used_after_allowance' | 'last_use_unknown' | null;
   waitingFor: string | null;
   notes: string[];
   error: string | null;

@@ -13,10 +13,13 @@
  * Temporal rate limit paces the whole fleet. Tokens never pass through here.
  */
 import {
+  ActivityFailure,
+  ApplicationFailure,
   CancellationScope,
   condition,
   getExternalWorkflowHandle,
   isCancellation,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -24,14 +27,14 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import type { BeginRotationResult } from '../activities/rotation.js';
+import type { BeginRotationResult, KeyUsage, LastUseExpectation } from '../activities/rotation.js';
 import { rotationWorkflowId, platformTaskQueue } from '../src/rotation/ids.js';
 import { msOf } from '../src/domain/durations.js';
 import { DEFAULT_TIMINGS } from '../src/rotation/defaults.js';
 import type { ParsedRotateTenantKeyInput, RotateTenantKeyInput } from '../src/rotation/input.js';
 import { validateWorkflowInput } from './validate-input.js';
 import { tenantExternalRefKey } from '../src/search-attributes.js';
-import { evaluateGate, type GateTimings } from './rotate-tenant-key-gate.js';
+import { evaluateGate, type GateMemory, type GateTimings } from './rotate-tenant-key-gate.js';
 import { describeRotation } from './rotate-tenant-key-details.js';
 import { waitForFreeKeySlot } from './rotate-tenant-key-limit.js';
 import {
@@ -56,7 +59,20 @@ const db = proxyLocalActivities<Activities>({
 // The notify deployer is retried until the parent's endpoint answers 2xx (no attempt limit).
 const notifyDeploy = proxyActivities<Activities>({ startToCloseTimeout: '30s', retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '5m' } });
 
-export type Decision = { kind: 'revoke' | 'abort'; by: OperatorDecision | null };
+/** `observed`: the old key as the quiet gate saw it when it passed (absent for operator and emergency revokes). */
+export type Decision = { kind: 'revoke' | 'abort'; by: OperatorDecision | null; observed?: KeyUsage };
+
+/** New runs hand the gate's observation to the revoke, which re-reads the key and refuses on any later use. */
+const REVOKE_RECHECK_PATCH = 'revoke-rechecks-last-use';
+
+function expectationOf(observed: KeyUsage): LastUseExpectation {
+  const lastUse = observed.lastUse ?? (observed.lastUseKnown ? (observed.lastUsedAt ? { state: 'seen' as const, at: observed.lastUsedAt, field: 'lastUsedAt' } : { state: 'never' as const, field: 'lastUsedAt' }) : { state: 'unknown' as const, reason: 'not_shown' as const, candidates: [] });
+  return { lastUse, useCount: observed.useCount ?? null };
+}
+
+function isKeyInUseRefusal(error: unknown): boolean {
+  return error instanceof ActivityFailure && error.cause instanceof ApplicationFailure && error.cause.type === 'KEY_IN_USE';
+}
 
 export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<RotateTenantKeyResult> {
   // The id is the business key: a second start for the same slot then cannot run beside this one.
@@ -148,26 +164,41 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
     await platform.verifyTenantKey({ externalRef, slot, generation: begun.toGeneration });
     status.newKey.status = 'verified';
 
-    const decision = await passQuietGate(deployedAtMs);
-    if (decision.kind === 'abort') {
-      await rollBack('aborted', decision.by?.reason ?? 'aborted by an operator', decision.by);
-      return result('aborted');
-    }
+    const memory: GateMemory = { deployedAtMs, deployedAtPlatform: null, lastSeen: null, polls: 0 };
+    let decision = await passQuietGate(memory);
+    for (;;) {
+      if (decision.kind === 'abort') {
+        await rollBack('aborted', decision.by?.reason ?? 'aborted by an operator', decision.by);
+        return result('aborted');
+      }
 
-    show('revoking_old');
-    const why = decision.by ? `revoked anyway by ${decision.by.operator}: ${decision.by.reason}` : status.emergency ? 'emergency rotation' : 'quiet';
-    // The point of no return: once the old key's revoke is sent, the rotation finishes even if it is
-    // cancelled meanwhile. Rolling back then would redeploy a revoked key, or revoke the new key too
-    // and leave the tenant with none (found by the chaos run).
-    const b = begun;
-    await CancellationScope.nonCancellable(async () => {
-      await platform.revokeKeyGeneration({ rotationId: b.rotationId, externalRef, subaccountId: b.subaccountId, slot, generation: b.fromGeneration, why });
-      oldRevoked = true;
-      status.oldKey.status = 'revoked';
-      await record({ state: 'completed', stage: 'completed', outcome: { why, quietCheck: status.quietCheck, notes: status.notes } }, 'rotation.completed', decision.by?.operator);
-      show('completed');
-      await tellParent('completed');
-    });
+      show('revoking_old');
+      const by = decision.by;
+      const why = by ? `revoked anyway by ${by.operator}: ${by.reason}` : status.emergency ? 'emergency rotation' : 'quiet';
+      const expect = decision.observed && patched(REVOKE_RECHECK_PATCH) ? expectationOf(decision.observed) : null;
+      // The point of no return: once the old key's revoke is sent, the rotation finishes even if it is
+      // cancelled meanwhile. Rolling back then would redeploy a revoked key, or revoke the new key too
+      // and leave the tenant with none (found by the chaos run).
+      const b = begun;
+      const revoked = await CancellationScope.nonCancellable(async () => {
+        try {
+          await platform.revokeKeyGeneration({ rotationId: b.rotationId, externalRef, subaccountId: b.subaccountId, slot, generation: b.fromGeneration, why, ...(expect ? { expect } : {}) });
+        } catch (error) {
+          // The revoke's own re-read saw a use since the gate passed: nothing was revoked, not quiet yet.
+          if (expect && isKeyInUseRefusal(error)) return false;
+          throw error;
+        }
+        oldRevoked = true;
+        status.oldKey.status = 'revoked';
+        await record({ state: 'completed', stage: 'completed', outcome: { why, quietCheck: status.quietCheck, notes: status.notes } }, 'rotation.completed', by?.operator);
+        show('completed');
+        await tellParent('completed');
+        return true;
+      });
+      if (revoked) break;
+      status.notes.push(`revoke refused at ${new Date().toISOString()}: the old key was used after the quiet gate passed; back to the quiet gate`);
+      decision = await passQuietGate(memory);
+    }
     return result('completed');
   } catch (error) {
     const cancelled = isCancellation(error);
@@ -188,9 +219,8 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
   }
 
   /** Polls key records until the old key is quiet; held (deadline, late use) waits for an operator. */
-  async function passQuietGate(deployedAtMs: number): Promise<Decision> {
+  async function passQuietGate(memory: GateMemory): Promise<Decision> {
     const b = begun!;
-    const memory = { deployedAtMs, deployedAtPlatform: null, lastSeen: null, polls: 0 };
     for (;;) {
       if (status.emergency) {
         status.quietCheck = { method: 'skipped-emergency', polls: memory.polls, oldKeyLastUsedAt: null, deployedAtPlatform: null, lateUseAt: null, quietForMs: 0, verdict: 'emergency: quiet period zero' };
@@ -203,7 +233,8 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
       if (gate.view.method === 'overlap-window' && !status.notes.some((n) => n.startsWith('no last-use'))) {
         status.notes.push(`no last-use information on the platform: waiting the overlap window of ${t.overlapWindow} after deploy instead of a quiet check`);
       }
-      if (gate.kind === 'quiet' || gate.kind === 'gone') return { kind: 'revoke', by: null };
+      if (gate.kind === 'quiet') return { kind: 'revoke', by: null, observed: gate.observed };
+      if (gate.kind === 'gone') return { kind: 'revoke', by: null };
       if (gate.kind === 'held') {
         status.heldReason = gate.reason;
         await record({ state: 'held', stage: 'held', outcome: { heldReason: gate.reason, quietCheck: gate.view } }, 'rotation.held');

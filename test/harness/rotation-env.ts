@@ -33,7 +33,15 @@ export interface RotationEnv extends TestContext {
   token(externalRef: string, slot?: string): Promise<string>;
 }
 
-export async function createRotationEnv(label: string, simOptions: SimulatorOptions = {}, rotation: Partial<RotationOptions> = {}): Promise<RotationEnv> {
+type Acts = ReturnType<typeof createActivities>;
+
+export async function createRotationEnv(
+  label: string,
+  simOptions: SimulatorOptions = {},
+  rotation: Partial<RotationOptions> = {},
+  /** Wraps the activities both workers run (a test's probe between two steps). */
+  wrap: (activities: Acts) => Acts = (a) => a,
+): Promise<RotationEnv> {
   const ctx = await createTestContext(label);
   const sim = await startSimulator(simOptions);
   const notify = await startNotifyReceiver();
@@ -42,13 +50,13 @@ export async function createRotationEnv(label: string, simOptions: SimulatorOpti
   const logger = createLogger({ level: 'debug', destination: new Writable({ write: (chunk, _e, done) => void (logs.push(String(chunk)), done()) }) });
   const platform = createPlatformClient({ baseUrl: sim.apiBase, platformKey: DEFAULT_PLATFORM_KEY, timeoutMs: 2_000 });
   const vault = createVault(parseMasterKeys(secretsKeys));
-  const activities = createActivities({
+  const activities = wrap(createActivities({
     pool: ctx.pool,
     platform,
     vault,
     logger,
     rotation: { defaultDeployer: 'notify', envVariable: 'TENANT_API_KEY', notify: { url: notify.url, secret: notify.secret, timeoutMs: 2_000 }, ...rotation },
-  });
+  }));
   await ctx.startWorker(activities);
   const connection = await NativeConnection.connect({ address: inject('temporalAddress') });
   const platformWorker = await createPlatformActivityWorker({ connection, namespace: inject('temporalNamespace'), taskQueue: ctx.taskQueue, activities, requestsPerSecond: 200 });
