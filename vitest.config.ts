@@ -1,8 +1,10 @@
 import { defineConfig } from 'vitest/config';
 
-// Two projects: `unit` needs nothing running (the platform simulator is started in process where
+// Three projects: `unit` needs nothing running (the platform simulator is started in process where
 // needed); `integration` gets ONE real Temporal dev server and ONE real Postgres for the whole run,
-// started by the global setup (or taken from TEMPORAL_ADDRESS / DATABASE_URL).
+// started by the global setup (or taken from TEMPORAL_ADDRESS / DATABASE_URL); `surfaces` uses the
+// product from outside as its users do (`npm start` as a child process, the CLI, a browser), each
+// test file starting its own self-contained stack.
 export default defineConfig({
   test: {
     pool: 'forks',
@@ -31,7 +33,10 @@ export default defineConfig({
           name: 'surfaces',
           include: ['test/surfaces/**/*.test.ts'],
           testTimeout: 300_000,
+          // The first start on a machine may build the Temporal CLI (about 5 minutes).
           hookTimeout: 900_000,
+          // Each file runs a whole stack (dev server, Postgres, worker): one at a time.
+          fileParallelism: false,
         },
       },
     ],

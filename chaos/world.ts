@@ -1,10 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { signNotice } from '../activities/deployers/notify.js';
 import { migrate } from '../src/db/migrate.js';
 import { createPool, type Pool } from '../src/db/pool.js';
 import { ensureDatabase } from '../src/infra/database.js';
@@ -13,6 +11,7 @@ import { generateMasterKey, parseMasterKeys } from '../src/secrets/master-keys.j
 import { createDataConverter } from '../src/secrets/payload-codec.js';
 import { DEFAULT_PLATFORM_KEY, DEFAULT_SEED, startSimulator, type RunningSimulator } from '../src/sim/index.js';
 import type { Cleanup } from '../src/infra/cleanup.js';
+import { startNotifyReceiver } from '../src/stack/notify-receiver.js';
 import type { ChaosOptions } from './options.js';
 import { startRestartablePostgres, type RestartablePostgres } from './postgres.js';
 
@@ -105,18 +104,7 @@ export async function startWorld(options: ChaosOptions, runId: string, cleanup: 
 }
 
 async function startNoticeReceiver(cleanup: Cleanup): Promise<{ url: string; secret: string; log: NoticeLog }> {
-  const secret = randomBytes(24).toString('hex');
-  const log: NoticeLog = { received: [] };
-  const server = createServer((request, response) => {
-    let body = '';
-    request.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
-    request.on('end', () => {
-      log.received.push({ event: String(request.headers['x-tpo-event']), body, signatureValid: request.headers['x-tpo-signature'] === signNotice(body, secret) });
-      response.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanup.defer('notify receiver', () => new Promise<void>((resolve) => server.close(() => resolve())));
-  const { port } = server.address() as { port: number };
-  return { url: `http://127.0.0.1:${port}/hooks/key-rotated`, secret, log };
+  const receiver = await startNotifyReceiver();
+  cleanup.defer('notify receiver', () => receiver.close());
+  return { url: receiver.url, secret: receiver.secret, log: { received: receiver.received } };
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { driftConfigShape } from './drift/options.js';
 import { gatewayConfigShape } from './gateway/options.js';
+import { LOG_FORMATS } from './log.js';
 import { rotationConfigShape } from './rotation/options.js';
 import { safeParseMasterKeys } from './secrets/master-keys.js';
 
@@ -60,6 +61,7 @@ export const configSchema = z.object({
   TEMPORAL_UI_PORT: port(8233).describe('Port for the Temporal Web UI of the dev server (a free one is picked if taken).'),
   TEMPORAL_DEV_PORT: port(7233).describe('Port for the dev server frontend (a free one is picked if taken).'),
   LOG_LEVEL: z.preprocess(emptyToUndefined, z.enum(logLevels).default('info')).describe(`One of ${logLevels.join(', ')}.`),
+  LOG_FORMAT: z.preprocess(emptyToUndefined, z.enum(LOG_FORMATS).optional()).describe('json (one JSON object a line) or pretty (human-readable). Unset: json, pretty under npm start.'),
   PLATFORM_BASE_URL: z
     .preprocess(emptyToUndefined, z.url({ protocol: /^https?$/, error: 'must be an http(s) URL ending in /api/v1' }).optional())
     .describe('Platform API base including the version prefix. Unset in the dev stack: the simulator is started.'),
@@ -89,6 +91,10 @@ export const configSchema = z.object({
   PLATFORM_TIMEOUT_MS: z
     .preprocess(emptyToUndefined, z.coerce.number().int('must be a whole number').min(100).max(120_000).default(10_000))
     .describe('Per-request deadline of platform calls, in ms.'),
+  GATEWAY_OPS_PORT: z
+    .preprocess(emptyToUndefined, z.coerce.number().int('must be a whole number').min(0).max(65535).optional())
+    .describe('A second gateway listener for /readyz and /metrics only (0 picks a free port); unset: they are served on GATEWAY_PORT.'),
+  GATEWAY_OPS_HOST: z.preprocess(emptyToUndefined, z.string().default('127.0.0.1')).describe('Interface of the ops listener (keep it off the public network).'),
   WORKER_METRICS_ADDRESS: hostPort.describe('host:port for the worker SDK Prometheus exporter (e.g. 0.0.0.0:9464); unset: off.'),
   ...rotationConfigShape,
   ...gatewayConfigShape,

@@ -7,7 +7,8 @@
  * Paths catch secrets whatever their shape; the pattern catches tokens wherever they end up.
  */
 import type { Logger as TemporalLogger, LogLevel as TemporalLogLevel, LogMetadata } from '@temporalio/common';
-import { pino, stdSerializers, type DestinationStream, type Level, type LevelWithSilent, type Logger } from 'pino';
+import { pino, type DestinationStream, type Level, type LevelWithSilent, type Logger } from 'pino';
+import pretty from 'pino-pretty';
 
 export type { Logger } from 'pino';
 
@@ -34,22 +35,71 @@ export function maskTokens(text: string): string {
   return text.replace(TOKEN_PATTERN, `$1_${REDACTED}`);
 }
 
+export const LOG_FORMATS = ['json', 'pretty'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
 export interface LoggerOptions {
   /** Defaults to `info`. */
   level?: LevelWithSilent;
+  /** `json` (production: one JSON object a line) or `pretty` (the dev stack's console). Defaults to `json`. */
+  format?: LogFormat;
   /** Defaults to stdout. Tests pass a stream that captures lines. */
   destination?: DestinationStream;
 }
 
+const VERBOSE_LEVELS: ReadonlySet<string> = new Set(['debug', 'trace']);
+
+/**
+ * An error as a log field: its type, message, code and causes. The stack only when debug is on,
+ * so a warning (an activity attempt that failed and will be retried) stays one line.
+ */
+function errorField(withStack: boolean) {
+  const describe = (value: unknown, depth: number): unknown => {
+    if (!(value instanceof Error)) return value;
+    const { code, type } = value as { code?: unknown; type?: unknown };
+    return {
+      type: value.name,
+      message: value.message,
+      ...(typeof code === 'string' || typeof code === 'number' ? { code } : {}),
+      ...(typeof type === 'string' ? { failureType: type } : {}),
+      ...(value.cause !== undefined && depth < 3 ? { cause: describe(value.cause, depth + 1) } : {}),
+      ...(withStack && value.stack ? { stack: value.stack } : {}),
+    };
+  };
+  return (value: unknown) => describe(value, 0);
+}
+
 export function createLogger(options: LoggerOptions = {}): Logger {
+  const level = options.level ?? 'info';
+  const verbose = VERBOSE_LEVELS.has(level);
+  const serializeError = errorField(verbose);
   const pinoOptions = {
-    level: options.level ?? 'info',
+    level,
     redact: { paths: [...REDACT_PATHS], censor: REDACTED },
     // Temporal puts errors under `error`; serialize them like `err` instead of as `{}`.
-    serializers: { err: stdSerializers.err, error: stdSerializers.err },
+    serializers: { err: serializeError, error: serializeError },
     hooks: { streamWrite: maskTokens },
   };
+  if (options.format === 'pretty') {
+    // The masked JSON line is what pino-pretty formats: the token net holds in both formats.
+    const destination = pretty({
+      sync: true,
+      destination: options.destination ?? 1,
+      colorize: options.destination === undefined && process.stdout.isTTY,
+      singleLine: !verbose,
+      // Errors inline with the other fields (one line), not as an indented block.
+      ...(verbose ? {} : { errorLikeObjectKeys: [] }),
+      ignore: 'pid,hostname',
+      translateTime: 'SYS:HH:MM:ss.l',
+    });
+    return pino(pinoOptions, destination);
+  }
   return options.destination === undefined ? pino(pinoOptions) : pino(pinoOptions, options.destination);
+}
+
+/** The process's logger from its configuration (LOG_LEVEL, LOG_FORMAT). */
+export function loggerOf(config: { LOG_LEVEL: LevelWithSilent; LOG_FORMAT?: LogFormat | undefined }): Logger {
+  return createLogger({ level: config.LOG_LEVEL, format: config.LOG_FORMAT ?? 'json' });
 }
 
 const temporalLevels = { TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' } as const satisfies Record<
@@ -70,4 +120,12 @@ export function toTemporalLogger(logger: Logger): TemporalLogger {
     warn: (message, meta) => log('WARN', message, meta),
     error: (message, meta) => log('ERROR', message, meta),
   };
+}
+
+/**
+ * The logger for `Runtime.install`: the SDK's own logs (worker state, failed activity attempts,
+ * Core's warnings) through the same redacting logger and format, one level quieter at `info`.
+ */
+export function temporalSdkLogger(logger: Logger, level: LevelWithSilent): TemporalLogger {
+  return toTemporalLogger(logger.child({ component: 'temporal-sdk' }, { level: level === 'info' ? 'warn' : level }));
 }

@@ -34,6 +34,8 @@ export interface GatewayDeps {
   /** Default: starts handleRegistryEvent on `client`. Tests pass one with a failing starter. */
   dispatcher?: DeliveryDispatcher;
   metrics?: GatewayMetrics;
+  /** false: /readyz and /metrics are served by a separate ops listener (GATEWAY_OPS_PORT), not here. */
+  opsRoutes?: boolean;
 }
 
 export interface GatewayApp {
@@ -74,7 +76,8 @@ export function buildGatewayApp(deps: GatewayDeps): GatewayApp {
     void sendError(reply, 404, GatewayErrorCode.ROUTE_NOT_FOUND, `No route for ${request.method} ${request.url.split('?')[0]}.`);
   });
 
-  registerHealthRoutes(app, { pool: deps.pool, client: deps.client, metrics });
+  if (deps.opsRoutes === false) app.get('/healthz', async () => ({ status: 'ok' }));
+  else registerHealthRoutes(app, { pool: deps.pool, client: deps.client, metrics });
   app.get('/openapi.json', async () => openApiDocument);
   registerTenantRoutes(app, {
     pool: deps.pool,

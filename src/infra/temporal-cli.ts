@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdirSync, openSync, closeSync, rmSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { LauncherError, LauncherErrorCode, lastProblemLine } from './launcher-error.js';
 
 /**
  * Finds or builds the official Temporal CLI (which embeds the dev server). Order:
@@ -22,8 +23,11 @@ export interface FindCliOptions {
   build?: boolean;
 }
 
-export class TemporalCliError extends Error {
+export class TemporalCliError extends LauncherError {
   override name = 'TemporalCliError';
+  constructor(message: string, detail?: string) {
+    super(LauncherErrorCode.TEMPORAL_CLI, message, detail);
+  }
 }
 
 export function cachedCliDir(env: Record<string, string | undefined> = process.env): string {
@@ -52,7 +56,7 @@ export async function findOrBuildTemporalCli(options: FindCliOptions = {}): Prom
   const progress = options.onProgress ?? (() => undefined);
   if (options.cliPath) {
     if (!isExecutable(options.cliPath)) {
-      throw new TemporalCliError(`TEMPORAL_CLI_PATH: ${options.cliPath} is not an executable file`);
+      throw new TemporalCliError(`TEMPORAL_CLI_PATH: ${options.cliPath} is not an executable file: point it at a \`temporal\` binary or unset it`);
     }
     return options.cliPath;
   }
@@ -110,14 +114,14 @@ async function buildWithGo(go: string, dir: string, env: Record<string, string |
       child.stderr.on('data', collect);
       child.on('error', (error) => {
         clearInterval(ticker);
-        reject(new TemporalCliError(`could not run go: ${error.message}`));
+        reject(new TemporalCliError(`could not run go (${error.message}): put a \`temporal\` CLI on PATH or set TEMPORAL_CLI_PATH`));
       });
       child.on('close', (code) => {
         clearInterval(ticker);
         if (code === 0) {
           progress(`built the Temporal CLI in ${Math.round((Date.now() - started) / 1000)}s`);
           resolve();
-        } else reject(new TemporalCliError(`go install ${MODULE} failed (exit ${code}):\n${tail.join('\n')}`));
+        } else reject(new TemporalCliError(`go install ${MODULE} failed (exit ${code}: ${lastProblemLine(tail) ?? 'no output'}): put a \`temporal\` CLI on PATH or set TEMPORAL_CLI_PATH`, tail.join('\n')));
       });
     });
   } finally {

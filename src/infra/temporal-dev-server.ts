@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Connection } from '@temporalio/client';
 import { SEARCH_ATTRIBUTES } from '../search-attributes.js';
+import { LauncherError, LauncherErrorCode, lastProblemLine } from './launcher-error.js';
 import { findOrBuildTemporalCli, type Progress } from './temporal-cli.js';
 import { preferredOrFreePort, freePort } from './ports.js';
 
@@ -35,8 +36,11 @@ export interface RunningDevServer {
   stop(): Promise<void>;
 }
 
-export class DevServerError extends Error {
+export class DevServerError extends LauncherError {
   override name = 'DevServerError';
+  constructor(message: string, detail?: string) {
+    super(LauncherErrorCode.TEMPORAL_START_FAILED, message, detail);
+  }
 }
 
 export async function startTemporalDevServer(options: DevServerOptions = {}): Promise<RunningDevServer> {
@@ -78,6 +82,8 @@ export async function startTemporalDevServer(options: DevServerOptions = {}): Pr
   };
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
+  // A binary that cannot be run (EACCES, ENOENT) is reported by waitUntilReady, not as a crash.
+  child.on('error', (error) => output.push(`error: ${error.message}`));
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
 
@@ -106,8 +112,11 @@ async function waitUntilReady(child: ChildProcess, address: string, namespace: s
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) {
-      throw new DevServerError(`Temporal dev server exited with code ${child.exitCode}:\n${output.join('\n')}`);
+    if (child.exitCode !== null || (child.pid === undefined && output.length > 0)) {
+      throw new DevServerError(
+        `Temporal dev server (${child.spawnfile}) exited with code ${child.exitCode}: ${lastProblemLine(output) ?? 'no output'} (TENANTCTL_DEBUG=1 shows its output)`,
+        output.join('\n'),
+      );
     }
     try {
       const connection = await Connection.connect({ address, connectTimeout: 1_000 });
@@ -123,13 +132,14 @@ async function waitUntilReady(child: ChildProcess, address: string, namespace: s
     }
   }
   throw new DevServerError(
-    `Temporal dev server on ${address} was not ready within ${timeoutMs} ms ` +
-      `(last error: ${lastError instanceof Error ? lastError.message : String(lastError)})\n${output.join('\n')}`,
+    `Temporal dev server on ${address} was not ready within ${timeoutMs} ms (last error: ${lastError instanceof Error ? lastError.message : String(lastError)}): ` +
+      `${lastProblemLine(output) ?? 'no output'} (TENANTCTL_DEBUG=1 shows its output)`,
+    output.join('\n'),
   );
 }
 
 function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
     const force = setTimeout(() => child.kill('SIGKILL'), 5_000);
     child.once('exit', () => {

@@ -1,4 +1,4 @@
-import { rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, rmSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadConfig } from '../config.js';
 import { reportError, stackFile } from '../cli/context.js';
@@ -27,16 +27,20 @@ process.on('SIGTERM', () => void shutdown(0));
 try {
   const config = loadConfig(process.env);
   stack = await startStack({ config, say });
-  writeFileSync(stackFile(resolve(config.DATA_DIR)), JSON.stringify(stack.env, null, 2), { mode: 0o600 });
+  // Every setting a second shell needs, secrets included: readable by this user only (also when it existed).
+  const file = stackFile(resolve(config.DATA_DIR));
+  writeFileSync(file, JSON.stringify(stack.env, null, 2), { mode: 0o600 });
+  chmodSync(file, 0o600);
   console.log('');
   console.log(`Tenant orchestrator is up (task queue ${config.TEMPORAL_TASK_QUEUE}).`);
   if (stack.uiUrl) console.log(`  Temporal Web UI:  ${stack.uiUrl}`);
   console.log(`  Temporal:         ${stack.env.TEMPORAL_ADDRESS}`);
   console.log(`  Platform:         ${stack.env.PLATFORM_BASE_URL}${stack.simulatorUrl ? ' (simulator, seeded parent with 1,000 USD paid balance)' : ''}`);
   console.log(`  Gateway:          ${stack.gatewayUrl} (trigger API /v1, webhooks, codec for the Web UI; API token in ${resolve(config.DATA_DIR, 'dev-gateway-token')})`);
+  console.log(`  Key rotation:     ${stack.rotation}`);
   console.log(`  Postgres:         ${config.DATABASE_URL ? 'DATABASE_URL' : `embedded, data in ${resolve(config.DATA_DIR, 'postgres')}`}`);
   console.log('');
-  console.log('Onboard a first tenant from another terminal:');
+  console.log(`Settings for another terminal are in ${file}; onboard a first tenant from there:`);
   console.log('  npx tenantctl onboard --external-ref acme --name "Acme Inc" --funding 5000000 --wait');
   console.log('  npx tenantctl status acme');
   console.log('Ctrl-C stops everything.');

@@ -1,11 +1,13 @@
 import type { Client } from '@temporalio/client';
+import Fastify, { type FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
 import { ConfigError } from '../config.js';
 import { assertSchemaCurrent } from '../db/migrate.js';
 import { createPool, type Pool } from '../db/pool.js';
 import { buildGatewayApp } from '../gateway/app.js';
+import { registerHealthRoutes } from '../gateway/health-routes.js';
 import { gatewayOptionsOf } from '../gateway/options.js';
-import { createLogger } from '../log.js';
+import { loggerOf } from '../log.js';
 import { createEncryptionCodec } from '../secrets/payload-codec.js';
 import { createVault } from '../secrets/vault.js';
 import { connectClient } from '../temporal/connection.js';
@@ -15,45 +17,64 @@ export interface RunningGateway {
   /** `http://host:port` it listens on. */
   url: string;
   port: number;
+  /** The ops listener (/healthz, /readyz, /metrics) when GATEWAY_OPS_PORT is set. */
+  opsUrl?: string;
   close(): Promise<void>;
+}
+
+function urlOf(app: FastifyInstance, host: string, fallbackPort: number): { url: string; port: number } {
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : fallbackPort;
+  return { url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`, port };
 }
 
 /**
  * Starts the gateway process: refuses an out-of-date schema, connects to Temporal with the shared data
  * converter, listens, and runs the inbox sweeper (deliveries whose workflow start failed are retried).
+ * With GATEWAY_OPS_PORT, /readyz and /metrics move to a listener of their own, so a deployment
+ * publishes only the public routes and keeps the ops port on its internal network.
  */
 export async function startGateway(config: Config): Promise<RunningGateway> {
-  const gatewayEnv = config;
   const keys = masterKeysOf(config);
   const problems: string[] = [];
   if (!config.DATABASE_URL) problems.push('DATABASE_URL: is required for the gateway');
   if (!keys) problems.push('SECRETS_KEYS: is required for the gateway (webhook secrets are sealed with it)');
   if (problems.length > 0) throw new ConfigError(problems);
-  const logger = createLogger({ level: config.LOG_LEVEL });
+  const logger = loggerOf(config);
   const pool: Pool = createPool(config.DATABASE_URL!, { applicationName: 'tenant-orchestrator-gateway', max: 20 });
   let client: Client | undefined;
+  let ops: FastifyInstance | undefined;
+  let listening: FastifyInstance | undefined;
   try {
     await assertSchemaCurrent(pool);
     client = await connectClient(config, dataConverterOf(config));
-    const options = gatewayOptionsOf(gatewayEnv, config.TEMPORAL_TASK_QUEUE);
-    const { app, dispatcher } = buildGatewayApp({ pool, client, vault: createVault(keys!), codec: createEncryptionCodec(keys!), options, logger });
-    await app.listen({ port: gatewayEnv.GATEWAY_PORT, host: gatewayEnv.GATEWAY_HOST });
+    const options = gatewayOptionsOf(config, config.TEMPORAL_TASK_QUEUE);
+    const withOps = config.GATEWAY_OPS_PORT !== undefined;
+    const { app, dispatcher, metrics } = buildGatewayApp({ pool, client, vault: createVault(keys!), codec: createEncryptionCodec(keys!), options, logger, opsRoutes: !withOps });
+    listening = app;
+    await app.listen({ port: config.GATEWAY_PORT, host: config.GATEWAY_HOST });
     dispatcher.startSweeper();
-    const address = app.server.address();
-    const port = typeof address === 'object' && address ? address.port : gatewayEnv.GATEWAY_PORT;
-    const host = gatewayEnv.GATEWAY_HOST.includes(':') ? `[${gatewayEnv.GATEWAY_HOST}]` : gatewayEnv.GATEWAY_HOST;
+    if (withOps) {
+      ops = Fastify({ logger: false });
+      registerHealthRoutes(ops, { pool, client, metrics });
+      await ops.listen({ port: config.GATEWAY_OPS_PORT!, host: config.GATEWAY_OPS_HOST });
+    }
     if (options.apiTokens.length === 0) logger.warn('GATEWAY_API_TOKENS is not set: every /v1 call is refused with 401');
     const connection = client.connection;
+    const opsListener = ops;
     return {
-      url: `http://${host}:${port}`,
-      port,
+      ...urlOf(app, config.GATEWAY_HOST, config.GATEWAY_PORT),
+      ...(opsListener ? { opsUrl: urlOf(opsListener, config.GATEWAY_OPS_HOST, config.GATEWAY_OPS_PORT!).url } : {}),
       close: async () => {
+        await opsListener?.close();
         await app.close();
         await connection.close();
         await pool.end();
       },
     };
   } catch (error) {
+    await ops?.close().catch(() => undefined);
+    await listening?.close().catch(() => undefined);
     await client?.connection.close().catch(() => undefined);
     await pool.end();
     throw error;

@@ -6,7 +6,7 @@ import { createActivities } from '../../activities/index.js';
 import type { Config } from '../config.js';
 import { assertSchemaCurrent } from '../db/migrate.js';
 import { createPool } from '../db/pool.js';
-import { createLogger } from '../log.js';
+import { loggerOf } from '../log.js';
 import { connectNative } from '../temporal/connection.js';
 import { createWorker } from '../worker/create-worker.js';
 import { workerRuntimeLogger, workerTelemetry } from '../worker/telemetry.js';
@@ -26,7 +26,7 @@ let runtimeInstalled = false;
 /** Starts the worker: refuses an out-of-date schema, then polls the task queue until shutdown(). */
 export async function startWorker(config: Config): Promise<RunningWorker> {
   requireWorkerConfig(config);
-  const logger = createLogger({ level: config.LOG_LEVEL });
+  const logger = loggerOf(config);
   if (!runtimeInstalled) {
     // Every log line (SDK, workflows, activities) goes through the same redacting logger.
     // shutdownSignals: [] — our entry points own SIGINT/SIGTERM and stop the worker before the

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { loadConfig, type Config } from '../config.js';
+import { configSchema, loadConfig, type Config } from '../config.js';
 import { migrate } from '../db/migrate.js';
 import { createPool } from '../db/pool.js';
 import { resolveDatabase } from '../infra/database.js';
@@ -13,6 +13,7 @@ import { DEFAULT_PERSONAL_TOKEN, DEFAULT_PLATFORM_KEY, startSimulator } from '..
 import { Cleanup } from '../infra/cleanup.js';
 import { preferredOrFreePort } from '../infra/ports.js';
 import { startGateway } from '../main/gateway.js';
+import { startDevNotifyReceiver } from './dev-notify.js';
 
 /**
  * The whole stack on embedded defaults, as a library: `npm start` runs it until Ctrl-C, `npm run
@@ -23,6 +24,8 @@ export interface StackOptions {
   config: Config;
   /** Throwaway: in-memory Temporal, Postgres in a temp dir, headless. */
   ephemeral?: boolean;
+  /** The environment the stack was started with (default process.env): its settings are passed on. */
+  given?: Record<string, string | undefined>;
   say?: (line: string) => void;
 }
 
@@ -32,6 +35,8 @@ export interface RunningStack {
   simulatorUrl?: string;
   uiUrl?: string;
   gatewayUrl?: string;
+  /** How a rotated key reaches consumers here, in a sentence for the banner. */
+  rotation: string;
   workerDone: Promise<void>;
   stop(): Promise<void>;
 }
@@ -47,7 +52,15 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     await cleanup.runAll();
     if (options.ephemeral) rmSync(dataDir, { recursive: true, force: true });
   };
-  const env: Record<string, string> = { TEMPORAL_NAMESPACE: config.TEMPORAL_NAMESPACE, TEMPORAL_TASK_QUEUE: config.TEMPORAL_TASK_QUEUE, LOG_LEVEL: config.LOG_LEVEL, PAYLOAD_CODEC: config.PAYLOAD_CODEC };
+  // Every setting given to the stack, so a second shell (`npx tenantctl ...`) sees what it sees.
+  const env: Record<string, string> = {
+    ...givenSettings(options.given ?? process.env),
+    TEMPORAL_NAMESPACE: config.TEMPORAL_NAMESPACE,
+    TEMPORAL_TASK_QUEUE: config.TEMPORAL_TASK_QUEUE,
+    LOG_LEVEL: config.LOG_LEVEL,
+    LOG_FORMAT: config.LOG_FORMAT ?? 'pretty',
+    PAYLOAD_CODEC: config.PAYLOAD_CODEC,
+  };
   const result: Partial<RunningStack> = {};
   try {
     // The gateway's port is chosen first: the Web UI is told where its codec endpoint lives.
@@ -102,6 +115,10 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       env.GATEWAY_API_TOKENS = devSecret(dataDir, 'dev-gateway-token', () => randomBytes(32).toString('base64url'), say);
     }
     env.GATEWAY_PUBLIC_URL = config.GATEWAY_PUBLIC_URL ?? gatewayUrl;
+    const notify = await startDevNotifyReceiver({ config, dataDir, say });
+    if (notify.receiver) cleanup.defer('notify receiver', () => notify.receiver!.close());
+    Object.assign(env, notify.env);
+    result.rotation = notify.description;
     const stackConfig = loadConfig({ ...process.env, ...env, GATEWAY_PORT: String(gatewayPort) });
     const worker = await startWorker(stackConfig);
     cleanup.defer('worker', () => worker.shutdown());
@@ -115,6 +132,11 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     await stop();
     throw error;
   }
+}
+
+/** The configuration variables set in `given` (a second shell needs them all: platform, tokens, deployer, ...). */
+export function givenSettings(given: Record<string, string | undefined>): Record<string, string> {
+  return Object.fromEntries(Object.keys(configSchema.shape).flatMap((name) => (given[name]?.trim() ? [[name, given[name]]] : [])));
 }
 
 /** A dev-only secret kept in the data directory (0600), made on first start; production sets its variable. */

@@ -1,7 +1,7 @@
 import type { Logger as TemporalLogger } from '@temporalio/common';
 import { DefaultLogger, type TelemetryOptions } from '@temporalio/worker';
 import type { LevelWithSilent } from 'pino';
-import { toTemporalLogger, type Logger } from '../log.js';
+import { temporalSdkLogger, toTemporalLogger, type Logger } from '../log.js';
 
 /**
  * The worker Runtime's logger: lines from our workflows and activities (`log` from
@@ -10,7 +10,7 @@ import { toTemporalLogger, type Logger } from '../log.js';
  */
 export function workerRuntimeLogger(logger: Logger, level: LevelWithSilent): TemporalLogger {
   const ours = toTemporalLogger(logger);
-  const sdk = toTemporalLogger(logger.child({ component: 'temporal-sdk' }, { level: level === 'info' ? 'warn' : level }));
+  const sdk = temporalSdkLogger(logger, level);
   // The SDK's DefaultLogger supplies the per-level methods; pino does the level filtering.
   return new DefaultLogger('TRACE', ({ level: at, message, meta }) => {
     const component = meta?.sdkComponent;

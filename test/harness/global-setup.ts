@@ -9,6 +9,7 @@ import { migrate } from '../../src/db/migrate.js';
 import { createPool } from '../../src/db/pool.js';
 import { ensureDatabase } from '../../src/infra/database.js';
 import { startEmbeddedPostgres } from '../../src/infra/embedded-postgres.js';
+import { LauncherError } from '../../src/infra/launcher-error.js';
 import { startTemporalDevServer } from '../../src/infra/temporal-dev-server.js';
 
 declare module 'vitest' {
@@ -28,6 +29,20 @@ declare module 'vitest' {
  * named by TEMPORAL_ADDRESS / DATABASE_URL. A migrated template database is cloned per test file.
  */
 export default async function setup(project: TestProject) {
+  try {
+    return await startAll(project);
+  } catch (error) {
+    // A launcher failure (a private checkout, a missing binary) is one actionable line, not a stack.
+    if (error instanceof LauncherError) {
+      const short = new Error(`[harness] ${error.message}`);
+      short.stack = short.message;
+      throw short;
+    }
+    throw error;
+  }
+}
+
+async function startAll(project: TestProject) {
   const stops: Array<() => Promise<void>> = [];
   const log = (line: string) => console.error(`[harness] ${line}`);
   const started = Date.now();

@@ -1,10 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
 import { Writable } from 'node:stream';
 import { NativeConnection } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { createActivities } from '../../activities/index.js';
-import { signNotice } from '../../activities/deployers/notify.js';
 import { startOnboarding } from '../../src/client/start-onboarding.js';
 import { revealKey } from '../../src/keys/reveal.js';
 import { createLogger } from '../../src/log.js';
@@ -13,6 +11,7 @@ import { createPlatformActivityWorker } from '../../src/rotation/platform-worker
 import type { RotationOptions } from '../../src/rotation/options.js';
 import { generateMasterKey, parseMasterKeys } from '../../src/secrets/master-keys.js';
 import { createVault } from '../../src/secrets/vault.js';
+import { startNotifyReceiver, type NotifyReceiver } from '../../src/stack/notify-receiver.js';
 import { DEFAULT_PLATFORM_KEY, startSimulator, type RunningSimulator, type SimulatorOptions } from '../../src/sim/index.js';
 import { rotationStatusQuery, type RotationStage, type RotationStatus } from '../../workflows/rotate-tenant-key-messages.js';
 import { createTestContext, type TestContext } from './context.js';
@@ -23,23 +22,6 @@ import { orchestratorCliEnv } from './onboarding-env.js';
  * the main queue AND the rate-limited platform-queue worker, and a local receiver for the notify
  * deployer that checks every signature.
  */
-export interface NoticeReceived {
-  event: string;
-  deliveryId: string;
-  body: string;
-  signatureValid: boolean;
-  status: number;
-}
-
-export interface NotifyReceiver {
-  url: string;
-  secret: string;
-  received: NoticeReceived[];
-  /** Answer 503 to the next `count` deliveries. */
-  failNext(count: number): void;
-  close(): Promise<void>;
-}
-
 export interface RotationEnv extends TestContext {
   sim: RunningSimulator;
   platform: PlatformClient;
@@ -49,37 +31,6 @@ export interface RotationEnv extends TestContext {
   onboard(externalRef: string): Promise<{ subaccountId: string; keyId: string }>;
   /** The current token of a slot, read back like an operator would (audited). */
   token(externalRef: string, slot?: string): Promise<string>;
-}
-
-export async function startNotifyReceiver(): Promise<NotifyReceiver> {
-  const secret = randomBytes(24).toString('hex');
-  const received: NoticeReceived[] = [];
-  let failures = 0;
-  const server: Server = createServer((request, response) => {
-    let body = '';
-    request.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
-    request.on('end', () => {
-      const status = failures > 0 ? 503 : 204;
-      if (failures > 0) failures -= 1;
-      received.push({
-        event: String(request.headers['x-tpo-event']),
-        deliveryId: String(request.headers['x-tpo-delivery']),
-        body,
-        signatureValid: request.headers['x-tpo-signature'] === signNotice(body, secret),
-        status,
-      });
-      response.writeHead(status).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address() as { port: number };
-  return {
-    url: `http://127.0.0.1:${address.port}/hooks/key-rotated`,
-    secret,
-    received,
-    failNext: (count) => void (failures = count),
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
 }
 
 type Acts = ReturnType<typeof createActivities>;
