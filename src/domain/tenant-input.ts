@@ -84,11 +84,12 @@ export function parseInput<T>(schema: z.ZodType<T>, value: unknown): T {
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
   throw new InvalidInputError(
-    parsed.error.issues.map((issue) => {
+    parsed.error.issues.flatMap((issue) => {
       const field = issue.path.join('.') || 'input';
-      if (issue.code === 'unrecognized_keys') return `${field}: unknown field(s) ${issue.keys.join(', ')}`;
-      if (issue.code === 'invalid_type' && issue.path.length === 0) return 'input: must be a JSON object';
-      return `${field}: ${issue.message}`;
+      // One problem per unknown field, named by its own path, so callers (the gateway's `fields`) can point at it.
+      if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => `${[...issue.path, key].join('.')}: is not a known field`);
+      if (issue.code === 'invalid_type' && issue.path.length === 0) return ['input: must be a JSON object'];
+      return [`${field}: ${issue.message}`];
     }),
   );
 }
