@@ -5,6 +5,7 @@ import { listKeyRecords } from '../db/tenant-keys-store.js';
 import { findTenant, TenantNotFoundError } from '../db/tenants-store.js';
 import { listTransferIntents } from '../db/transfer-intents-store.js';
 import { getRotationSection, type RotationSection } from '../rotation/status.js';
+import { listLastRuns, type LastRun } from './last-runs.js';
 import { onboardingStatusQuery, type OnboardingStatus } from '../../workflows/onboard-tenant-messages.js';
 
 /**
@@ -20,6 +21,8 @@ export interface TenantStatusView {
   recentAudit: Array<{ at: string; actor: string; action: string; subject: string | null }>;
   /** Recent key rotations; the live stage (e.g. held, and why) of an open one. */
   rotation: RotationSection;
+  /** The last run of each kind (onboard, rotate per slot, suspend, resume, close): status, outcome, failure. */
+  lastRuns: LastRun[];
 }
 
 export async function getTenantStatus(deps: { pool: Pool; client?: Client }, externalRef: string): Promise<TenantStatusView> {
@@ -29,6 +32,8 @@ export async function getTenantStatus(deps: { pool: Pool; client?: Client }, ext
   const [keys, transfers, audit] = tenant
     ? await Promise.all([listKeyRecords(deps.pool, externalRef), listTransferIntents(deps.pool, externalRef), listAuditForTenant(deps.pool, externalRef, 1000)])
     : [[], [], []];
+  const rotation = tenant ? await getRotationSection(deps, externalRef) : { rotations: [] };
+  const slots = [...keys.map((k) => k.slot), ...rotation.rotations.map((r) => r.slot)];
   return {
     externalRef,
     record: tenant
@@ -38,7 +43,8 @@ export async function getTenantStatus(deps: { pool: Pool; client?: Client }, ext
     transfers: transfers.map((t) => ({ purpose: t.purpose, amountMicroUsd: t.amountMicroUsd, state: t.state, idempotencyKey: t.idempotencyKey, failureCode: t.failureCode, resolution: t.resolution })),
     onboarding,
     recentAudit: audit.slice(-20).map((a) => ({ at: a.at.toISOString(), actor: a.actor, action: a.action, subject: a.subject })),
-    rotation: tenant ? await getRotationSection(deps, externalRef) : { rotations: [] },
+    rotation,
+    lastRuns: deps.client ? await listLastRuns(deps.client, externalRef, slots) : [],
   };
 }
 
