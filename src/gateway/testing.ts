@@ -98,6 +98,9 @@ export function buildTestGateway(input: TestGatewayInput): GatewayApp & { vault:
     publicUrl: undefined,
     webhookBodyLimitBytes: 64 * 1024,
     webhookSecretGraceSeconds: 3_600,
+    webhookToleranceSeconds: 300,
+    webhookInboxRetentionSeconds: 30 * 86_400,
+    deployers: { defaultDeployer: 'notify', notifyConfigured: true },
     ...input.options,
   };
   const built = buildGatewayApp({

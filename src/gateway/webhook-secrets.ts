@@ -22,12 +22,15 @@ export interface SecretResolver {
 /**
  * Opens the accepted secrets of a route, cached for a few seconds so the receiver does not read and
  * decrypt on every delivery. A signature that fails against cached secrets is checked once more
- * against fresh ones (`fresh`), so a webhook replaced a moment ago is never refused for staleness.
+ * against fresh ones (`fresh`, at most once a second per route), so a webhook replaced a moment ago is
+ * not refused for staleness (a delivery in that second is refused once and retried by the platform).
  */
-export function createSecretResolver(deps: { pool: Pool; vault: Vault; graceSeconds: number; ttlMs?: number; maxEntries?: number }): SecretResolver {
+export function createSecretResolver(deps: { pool: Pool; vault: Vault; graceSeconds: number; ttlMs?: number; maxEntries?: number; minFreshIntervalMs?: number }): SecretResolver {
   const ttlMs = deps.ttlMs ?? 5_000;
   const maxEntries = deps.maxEntries ?? 10_000;
-  const cache = new Map<string, { expires: number; secrets: AcceptedSecret[] }>();
+  // A flood of well-formed but wrong signatures must not turn into one read and decrypt each.
+  const minFreshIntervalMs = deps.minFreshIntervalMs ?? 1_000;
+  const cache = new Map<string, { loaded: number; expires: number; secrets: AcceptedSecret[] }>();
 
   async function load(registrationId: string): Promise<AcceptedSecret[]> {
     const rows = await listAcceptedSecrets(deps.pool, registrationId, deps.graceSeconds);
@@ -41,10 +44,11 @@ export function createSecretResolver(deps: { pool: Pool; vault: Vault; graceSeco
   return {
     async accepted(registrationId, options = {}) {
       const hit = cache.get(registrationId);
-      if (hit && !options.fresh && hit.expires > Date.now()) return hit.secrets;
+      const now = Date.now();
+      if (hit && hit.expires > now && (!options.fresh || now - hit.loaded < minFreshIntervalMs)) return hit.secrets;
       const secrets = await load(registrationId);
       if (cache.size >= maxEntries) cache.delete(cache.keys().next().value!);
-      cache.set(registrationId, { expires: Date.now() + ttlMs, secrets });
+      cache.set(registrationId, { loaded: Date.now(), expires: Date.now() + ttlMs, secrets });
       return secrets;
     },
   };
