@@ -112,7 +112,7 @@ describe('gateway trigger, status, lifecycle, codec and health API', () => {
     try {
       const before = env.sim.state().stats.requestsTotal;
       for (const action of ['suspend', 'resume', 'close', 'rotate']) {
-        const response = await idle.app.inject({ method: 'POST', url: `/v1/tenants/ghost-tenant/${action}`, headers: auth });
+        const response = await idle.app.inject({ method: 'POST', url: `/v1/tenants/ghost-tenant/${action}`, headers: auth, payload: { reason: 'a valid reason' } });
         expect(response.statusCode).toBe(404);
         expect(response.json().error.code).toBe('TENANT_NOT_FOUND');
       }
@@ -120,10 +120,10 @@ describe('gateway trigger, status, lifecycle, codec and health API', () => {
       for (const id of ['suspend:ghost-tenant', 'resume:ghost-tenant', 'close:ghost-tenant', 'rotate:ghost-tenant:default']) expect(await workflowExists(id)).toBe(false);
 
       const expected = [
-        ['suspend', undefined, 'suspendTenant', 'suspend:burst-200', { externalRef: 'burst-200' }],
-        ['resume', undefined, 'resumeTenant', 'resume:burst-200', { externalRef: 'burst-200' }],
-        ['close', undefined, 'closeTenant', 'close:burst-200', { externalRef: 'burst-200' }],
-        ['rotate', { slot: 'ci' }, 'rotateTenantKey', 'rotate:burst-200:ci', { externalRef: 'burst-200', slot: 'ci' }],
+        ['suspend', { reason: 'unpaid', operator: 'billing' }, 'suspendTenant', 'suspend:burst-200', { externalRef: 'burst-200', reason: 'unpaid', operator: 'billing' }],
+        ['resume', { reason: 'paid now' }, 'resumeTenant', 'resume:burst-200', { externalRef: 'burst-200', reason: 'paid now', operator: 'unknown' }],
+        ['close', { reason: 'customer left' }, 'closeTenant', 'close:burst-200', { externalRef: 'burst-200', reason: 'customer left', operator: 'unknown' }],
+        ['rotate', { slot: 'ci' }, 'rotateTenantKey', 'rotate:burst-200:ci', { externalRef: 'burst-200', slot: 'ci', emergency: false }],
       ] as const;
       for (const [action, payload, type, workflowId, input] of expected) {
         const response = await idle.app.inject({ method: 'POST', url: `/v1/tenants/burst-200/${action}`, headers: auth, ...(payload ? { payload } : {}) });
