@@ -37,14 +37,15 @@ describe('simulator body limit', () => {
       socket.on('data', (chunk: Buffer) => (response += chunk.toString('utf8')));
       socket.on('error', (e: NodeJS.ErrnoException) => (error = e.code ?? e.message));
       socket.on('close', () => resolve({ error, response }));
-      socket.on('connect', async () => {
+      const send = async () => {
         socket.write(`POST ${new URL(sim.apiBase).pathname}${path} HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${DEFAULT_PLATFORM_KEY}\r\nContent-Type: application/json\r\nIdempotency-Key: big-body-2\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n`);
         const chunk = Buffer.alloc(64 * 1024, 'x');
         for (let sent = 0; sent < 5 * 1024 * 1024 && !socket.destroyed; sent += chunk.length) {
           if (!socket.write(`${chunk.length.toString(16)}\r\n${chunk.toString()}\r\n`)) await new Promise((r) => socket.once('drain', r));
         }
         if (!socket.destroyed) socket.end('0\r\n\r\n');
-      });
+      };
+      socket.on('connect', () => void send());
     });
 
   it('answers a client that sends all 5 MB before reading with 413 in the envelope, without a reset', async () => {
