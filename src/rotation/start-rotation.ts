@@ -8,7 +8,7 @@ import { rotationWorkflowId } from './ids.js';
 import { assertDeployerReady, type DeployerReadiness } from './deployer-readiness.js';
 import { rotateTenantKeyInputSchema } from './input.js';
 
-export { DeployerNotConfiguredError, deployerReadinessOf, type DeployerReadiness } from './deployer-readiness.js';
+export { assertDeployerReady, DeployerNotConfiguredError, deployerReadinessOf, type DeployerReadiness } from './deployer-readiness.js';
 
 export type RotationHandle = WorkflowHandle<typeof rotateTenantKey> & { started: boolean };
 

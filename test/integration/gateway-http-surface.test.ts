@@ -131,6 +131,12 @@ describe('the /v1 API against a running gateway and worker', () => {
     expect(cli.stderr.trim().split('\n')).toHaveLength(1);
     expect(cli.stderr).toMatch(/^error: the notify deployer is not configured \(set ROTATION_NOTIFY_URL and ROTATION_NOTIFY_SECRET\)/);
     expect(await exists('rotate:http-nodeploy:default')).toBe(false);
+
+    const schedule = await runCli(['rotation', 'schedule', 'http-nodeploy', '--every', '30d'], env.cliEnv);
+    expect(schedule.code).not.toBe(0);
+    expect(schedule.stderr).toMatch(/^error: the notify deployer is not configured/);
+    const withProjectEnv = await runCli(['rotate-key', 'http-nodeploy', '--deployer', 'project-env'], env.cliEnv);
+    expect(withProjectEnv.stdout + withProjectEnv.stderr).toMatch(/^started: rotate:http-nodeploy:default/);
   });
 
   it('shows a failed run with its failure message in the status URL and in `tenantctl status`', async () => {

@@ -3,7 +3,7 @@ import { findTenant, TenantNotFoundError } from '../../db/tenants-store.js';
 import { fleetScheduleId, rotationScheduleId, rotationWorkflowId } from '../../rotation/ids.js';
 import type { DeployerSpec, RotationTimings } from '../../rotation/input.js';
 import { controlSchedule, listRotationSchedules, scheduleFleetRotation, scheduleTenantRotation, type ScheduleCommand } from '../../rotation/schedules.js';
-import { cancelRotation, deployerReadinessOf, startRotation } from '../../rotation/start-rotation.js';
+import { assertDeployerReady, cancelRotation, deployerReadinessOf, startRotation } from '../../rotation/start-rotation.js';
 import { printJson, withRuntime, type CliRuntime } from '../runtime.js';
 
 interface TimingFlags {
@@ -100,6 +100,8 @@ export function registerRotationCommands(program: Command): void {
       const options = timingsOf(opts);
       const deployer = deployerOf(opts);
       const extra = { ...(options ? { options } : {}), ...(deployer ? { deployer } : {}) };
+      // Every run the schedule starts would fail on a deployer that cannot run: refuse the schedule.
+      assertDeployerReady({ deployer }, deployerReadinessOf(runtime.config));
       const times = { every: opts.every, jitter: opts.jitter };
       const client = await runtime.client();
       const queue = runtime.config.TEMPORAL_TASK_QUEUE;
