@@ -1,5 +1,4 @@
 import { spawn } from 'node:child_process';
-import { WorkflowNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool } from '../../src/db/pool.js';
 import type { GatewayApp } from '../../src/gateway/app.js';
@@ -7,6 +6,7 @@ import { openApiDocument } from '../../src/gateway/openapi.js';
 import { buildTestGateway, listenOnLoopback, TEST_API_TOKEN, TEST_CODEC_TOKEN } from '../../src/gateway/testing.js';
 import { parseMasterKeys } from '../../src/secrets/master-keys.js';
 import { TENANTCTL } from '../harness/cli.js';
+import { workflowExists as workflowExistsIn } from '../harness/onboarding-checks.js';
 import { createOrchestratorEnv, type OrchestratorEnv } from '../harness/onboarding-env.js';
 
 const auth = { authorization: `Bearer ${TEST_API_TOKEN}` };
@@ -17,11 +17,7 @@ describe('gateway trigger, status, lifecycle, codec and health API', () => {
   let url: string;
   const build = (overrides: Parameters<typeof buildTestGateway>[0]['options'] = {}, taskQueue = env.taskQueue) =>
     buildTestGateway({ pool: env.pool, client: env.client, taskQueue, keys: parseMasterKeys(env.secretsKeys), options: overrides });
-  const workflowExists = (workflowId: string) =>
-    env.client.workflow.getHandle(workflowId).describe().then(
-      () => true,
-      (error: unknown) => (error instanceof WorkflowNotFoundError ? false : Promise.reject(error)),
-    );
+  const workflowExists = (workflowId: string) => workflowExistsIn(env.client, workflowId);
 
   beforeAll(async () => {
     env = await createOrchestratorEnv('gw-api');

@@ -1,10 +1,10 @@
-import { WorkflowNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayApp } from '../../src/gateway/app.js';
 import { buildTestGateway, listenOnLoopback, TEST_API_TOKEN, waitFor } from '../../src/gateway/testing.js';
 import { parseMasterKeys } from '../../src/secrets/master-keys.js';
 import type { LastRun } from '../../src/tenants/last-runs.js';
 import { runCli } from '../harness/cli.js';
+import { workflowExists } from '../harness/onboarding-checks.js';
 import { createRotationEnv, type RotationEnv } from '../harness/rotation-env.js';
 
 /**
@@ -38,11 +38,7 @@ describe('the /v1 API against a running gateway and worker', () => {
       60_000,
       `${workflowId} finished`,
     ).then((view) => ({ view, run: view.lastRuns.find((run) => run.workflowId === workflowId)! }));
-  const exists = (workflowId: string) =>
-    env.client.workflow.getHandle(workflowId).describe().then(
-      () => true,
-      (error: unknown) => (error instanceof WorkflowNotFoundError ? false : Promise.reject(error)),
-    );
+  const exists = (workflowId: string) => workflowExists(env.client, workflowId);
 
   beforeAll(async () => {
     env = await createRotationEnv('gw-http');
