@@ -26,14 +26,16 @@ export interface TenantStatusView {
 }
 
 export async function getTenantStatus(deps: { pool: Pool; client?: Client }, externalRef: string): Promise<TenantStatusView> {
-  const tenant = await findTenant(deps.pool, externalRef);
+  // Runs first, records after: a run shown finished has already written what it changed, so one
+  // answer never shows a completed resume beside a record that still says suspended.
+  const slots = (await listKeyRecords(deps.pool, externalRef)).map((k) => k.slot);
+  const lastRuns = deps.client ? await listLastRuns(deps.client, externalRef, slots) : [];
   const onboarding = deps.client ? await onboardingRun(deps.client, externalRef) : null;
+  const tenant = await findTenant(deps.pool, externalRef);
   if (!tenant && !onboarding) throw new TenantNotFoundError(externalRef);
   const [keys, transfers, audit] = tenant
     ? await Promise.all([listKeyRecords(deps.pool, externalRef), listTransferIntents(deps.pool, externalRef), listAuditForTenant(deps.pool, externalRef, 1000)])
     : [[], [], []];
-  const rotation = tenant ? await getRotationSection(deps, externalRef) : { rotations: [] };
-  const slots = [...keys.map((k) => k.slot), ...rotation.rotations.map((r) => r.slot)];
   return {
     externalRef,
     record: tenant
@@ -43,8 +45,8 @@ export async function getTenantStatus(deps: { pool: Pool; client?: Client }, ext
     transfers: transfers.map((t) => ({ purpose: t.purpose, amountMicroUsd: t.amountMicroUsd, state: t.state, idempotencyKey: t.idempotencyKey, failureCode: t.failureCode, resolution: t.resolution })),
     onboarding,
     recentAudit: audit.slice(-20).map((a) => ({ at: a.at.toISOString(), actor: a.actor, action: a.action, subject: a.subject })),
-    rotation,
-    lastRuns: deps.client ? await listLastRuns(deps.client, externalRef, slots) : [],
+    rotation: tenant ? await getRotationSection(deps, externalRef) : { rotations: [] },
+    lastRuns,
   };
 }
 

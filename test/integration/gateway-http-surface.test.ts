@@ -121,17 +121,18 @@ describe('the /v1 API against a running gateway and worker', () => {
     }
     expect(await exists('rotate:http-nodeploy:default')).toBe(false);
 
-    const cli = await runCli(['rotate-key', 'http-nodeploy', '--emergency'], env.cliEnv);
+    const { ROTATION_NOTIFY_URL: _url, ROTATION_NOTIFY_SECRET: _secret, ...unconfiguredEnv } = env.cliEnv;
+    const cli = await runCli(['rotate-key', 'http-nodeploy', '--emergency'], unconfiguredEnv);
     expect(cli.code).not.toBe(0);
     expect(cli.stdout).not.toMatch(/started/);
     expect(cli.stderr.trim().split('\n')).toHaveLength(1);
     expect(cli.stderr).toMatch(/^error: the notify deployer is not configured \(set ROTATION_NOTIFY_URL and ROTATION_NOTIFY_SECRET\)/);
     expect(await exists('rotate:http-nodeploy:default')).toBe(false);
 
-    const schedule = await runCli(['rotation', 'schedule', 'http-nodeploy', '--every', '30d'], env.cliEnv);
+    const schedule = await runCli(['rotation', 'schedule', 'http-nodeploy', '--every', '30d'], unconfiguredEnv);
     expect(schedule.code).not.toBe(0);
     expect(schedule.stderr).toMatch(/^error: the notify deployer is not configured/);
-    const withProjectEnv = await runCli(['rotate-key', 'http-nodeploy', '--deployer', 'project-env'], env.cliEnv);
+    const withProjectEnv = await runCli(['rotate-key', 'http-nodeploy', '--deployer', 'project-env'], unconfiguredEnv);
     expect(withProjectEnv.stdout + withProjectEnv.stderr).toMatch(/^started: rotate:http-nodeploy:default/);
   });
 
