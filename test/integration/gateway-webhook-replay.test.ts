@@ -6,6 +6,7 @@ import { createInboxPruner } from '../../src/gateway/inbox-pruner.js';
 import { computeSignature } from '../../src/gateway/signature.js';
 import { buildTestGateway, newDeliveryId, seedRegistration, type SeededRegistration } from '../../src/gateway/testing.js';
 import { parseMasterKeys } from '../../src/secrets/master-keys.js';
+import { createVault, type Vault } from '../../src/secrets/vault.js';
 import { createOrchestratorEnv, type OrchestratorEnv } from '../harness/onboarding-env.js';
 
 /** Replays, conflicts, malformed signatures and retention of the registry webhook inbox. */
@@ -114,6 +115,26 @@ describe('registry webhook receiver: replay protection and inbox retention', () 
       expect(response.statusCode, String(signature)).toBe(401);
       expect(response.json().error.code).toBe(signature === undefined ? 'SIGNATURE_MISSING' : 'SIGNATURE_MALFORMED');
       expect(queries - before, String(signature)).toBe(0);
+    }
+  });
+
+  it('checks a wrong signature against fresh secrets with one read and no decrypt', async () => {
+    const vault = createVault(parseMasterKeys(env.secretsKeys));
+    let opens = 0;
+    const counting: Vault = { ...vault, open: (...args: Parameters<Vault['open']>) => ((opens += 1), vault.open(...args)) };
+    const watched = buildTestGateway({ pool: env.pool, client: env.client, taskQueue: env.taskQueue, keys: parseMasterKeys(env.secretsKeys), vault: counting });
+    try {
+      const good = delivery();
+      expect((await watched.app.inject({ method: 'POST', url: `/webhooks/registry/${hook.registrationId}`, headers: good.headers, payload: good.raw })).statusCode).toBe(202);
+      expect(opens).toBe(1);
+      for (let i = 0; i < 20; i += 1) {
+        const bad = delivery();
+        const response = await watched.app.inject({ method: 'POST', url: `/webhooks/registry/${hook.registrationId}`, headers: { ...bad.headers, 'x-service-signature': computeSignature('not-the-secret', bad.raw) }, payload: bad.raw });
+        expect(response.json().error.code).toBe('SIGNATURE_MISMATCH');
+      }
+      expect(opens).toBe(1);
+    } finally {
+      await watched.app.close();
     }
   });
 
