@@ -25,6 +25,15 @@ export default defineConfig({
           hookTimeout: 600_000,
         },
       },
+      {
+        extends: true,
+        test: {
+          name: 'surfaces',
+          include: ['test/surfaces/**/*.test.ts'],
+          testTimeout: 300_000,
+          hookTimeout: 900_000,
+        },
+      },
     ],
   },
 });

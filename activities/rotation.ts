@@ -11,7 +11,7 @@ import {
 } from '../src/db/key-rotations-store.js';
 import { withTransaction } from '../src/db/pool.js';
 import { findActiveKey, findKeyRecord, findMaxGeneration, markCreatingKeyFailed, markKeyRevoked } from '../src/db/tenant-keys-store.js';
-import { PlatformNotFoundError, type ApiKeyRecord } from '../src/platform/index.js';
+import { lastUseMoved, PlatformNotFoundError, type ApiKeyRecord, type LastUse } from '../src/platform/index.js';
 import { RotationErrorCode, rotationFailure } from '../src/rotation/errors.js';
 import type { DeployerSpec } from '../src/rotation/input.js';
 import { DEFAULT_ROTATION_OPTIONS } from '../src/rotation/options.js';
@@ -48,6 +48,15 @@ export interface KeyUsage {
   status: ApiKeyRecord['status'];
   lastUsedAt: string | null;
   lastUseKnown: boolean;
+  /** The explicit reading (absent in histories recorded before it existed: then lastUseKnown decides). */
+  lastUse?: LastUse;
+  useCount?: number | null;
+}
+
+/** What the quiet gate saw of the old key when it passed: the revoke refuses if the platform now shows more use. */
+export interface LastUseExpectation {
+  lastUse: LastUse;
+  useCount: number | null;
 }
 
 export interface KeyGenerationRef {
@@ -70,6 +79,17 @@ export function createRotationActivities(deps: ActivityDeps) {
       // Revoking twice succeeds on the contract; a 404 means the key no longer exists for us.
       if (error instanceof PlatformNotFoundError) return 'already_gone';
       throw error;
+    }
+  }
+
+  async function refuseIfUsedSince(subaccountId: string, keyId: string, expected: LastUseExpectation): Promise<void> {
+    const { keys } = await platform.listTenantKeys({ subaccountId });
+    const now = keys.find((k) => k.id === keyId);
+    if (!now || now.status === 'revoked') return; // gone already: nothing in use to protect
+    if (lastUseMoved(expected.lastUse, now.lastUse, expected.useCount ?? undefined, now.useCount)) {
+      throw rotationFailure(RotationErrorCode.KEY_IN_USE, `key ${keyId} was used after the quiet gate passed: not revoked`, {
+        details: { keyId, gateSaw: expected.lastUse, platformShows: now.lastUse, useCountBefore: expected.useCount, useCountNow: now.useCount ?? null },
+      });
     }
   }
 
@@ -134,15 +154,21 @@ export function createRotationActivities(deps: ActivityDeps) {
       return Object.fromEntries(
         input.keyIds.map((id) => {
           const key = byId.get(id);
-          return [id, key ? { keyId: id, status: key.status, lastUsedAt: key.lastUsedAt ?? null, lastUseKnown: key.lastUseKnown } : null];
+          return [id, key ? { keyId: id, status: key.status, lastUsedAt: key.lastUsedAt ?? null, lastUseKnown: key.lastUseKnown, lastUse: key.lastUse, useCount: key.useCount ?? null } : null];
         }),
       );
     }),
 
-    /** Revokes the old generation once the gate has passed (or an operator said so). Idempotent. */
-    revokeKeyGeneration: boundary(async (input: KeyGenerationRef & { why: string }): Promise<{ keyId: string; result: 'revoked' | 'already_gone' }> => {
+    /**
+     * Revokes the old generation once the gate has passed (or an operator said so). Idempotent.
+     * With `expect` (the gate's observation), a second, independent safety: the key record is read
+     * again right before the revoke, and any use since the gate passed refuses it (KEY_IN_USE,
+     * non-retryable; the workflow goes back to the gate). An operator's decision passes no `expect`.
+     */
+    revokeKeyGeneration: boundary(async (input: KeyGenerationRef & { why: string; expect?: LastUseExpectation | null }): Promise<{ keyId: string; result: 'revoked' | 'already_gone' }> => {
       const record = await findKeyRecord(pool, input.externalRef, input.slot, input.generation);
       if (!record?.platformKeyId) throw rotationFailure(RotationErrorCode.NO_ACTIVE_KEY, `no key ${input.slot} generation ${input.generation} of ${input.externalRef}`);
+      if (input.expect && record.status !== 'revoked') await refuseIfUsedSince(input.subaccountId, record.platformKeyId, input.expect);
       const result = record.status === 'revoked' ? 'already_gone' : await revokeOnPlatform(input.subaccountId, record.platformKeyId);
       await withTransaction(pool, async (tx) => {
         const updated = await markKeyRevoked(tx, record.id);

@@ -6,6 +6,7 @@ import { PlatformIdempotencyConflictError, type SubaccountRecord } from '../src/
 import { auditOrigin, type ActivityDeps } from './context.js';
 import { boundary, definiteFailure, OrchestratorErrorCode } from './failures.js';
 import { subaccountCreateKey } from './idempotency-keys.js';
+import { scanForExternalRef, scanInActivity } from './subaccount-scan.js';
 
 export interface EnsureSubaccountInput {
   externalRef: string;
@@ -18,6 +19,16 @@ export interface EnsureSubaccountResult {
   requestId: string | null;
 }
 
+/**
+ * The onboarding's step (new runs): the lookup after an ambiguous create is not done here but by the
+ * regular activity `findSubaccountByExternalRef` (it may take thousands of pages), whose answer comes
+ * back in `found`.
+ */
+export interface EnsureSubaccountStepInput extends EnsureSubaccountInput {
+  found?: { subaccountId: string | null; pagesScanned: number } | undefined;
+}
+export type EnsureSubaccountStepResult = (EnsureSubaccountResult & { lookupNeeded?: undefined }) | { lookupNeeded: true; reason: string };
+
 export interface TenantRefInput {
   externalRef: string;
 }
@@ -25,19 +36,11 @@ export interface TenantRefInput {
 export function createTenantActivities(deps: ActivityDeps) {
   const { pool, platform, logger } = deps;
 
-  /** Looks the tenant up on the platform by our external ref (the parent keeps it unique). */
+  /** Looks the tenant up on the platform by our external ref (the parent keeps it unique), every page, first match. */
   async function findOnPlatform(externalRef: string): Promise<SubaccountRecord | undefined> {
-    const { subaccounts } = await platform.listSubaccounts();
-    if (subaccounts.length > 0 && subaccounts.every((s) => s.externalRef === undefined)) {
-      logger.warn({ externalRef }, 'platform lists sub-accounts without externalRef: cannot look up by external ref, relying on the idempotency key');
-    }
-    const matches = subaccounts.filter((s) => s.externalRef === externalRef && s.status !== 'closed');
-    if (matches.length > 1) {
-      throw definiteFailure(OrchestratorErrorCode.DUPLICATE_SUBACCOUNTS, `the platform has ${matches.length} sub-accounts with external ref ${externalRef}; an operator must choose`, {
-        subaccountIds: matches.map((m) => m.id),
-      });
-    }
-    return matches[0];
+    const { match, refsNotShown } = await scanForExternalRef(platform, externalRef);
+    if (refsNotShown) logger.warn({ externalRef }, 'platform lists sub-accounts without externalRef: cannot look up by external ref, relying on the idempotency key');
+    return match;
   }
 
   async function adopt(externalRef: string, subaccountId: string, source: EnsureSubaccountResult['source'], requestId: string | null) {
@@ -45,39 +48,62 @@ export function createTenantActivities(deps: ActivityDeps) {
     return { subaccountId, source, requestId };
   }
 
-  return {
-    /**
-     * Records ownership (external ref unique), then creates the sub-account under a key derived from
-     * the external ref. After an earlier attempt that may have reached the platform, the tenant is
-     * looked up by external ref BEFORE any new create, in case the platform forgot the key.
-     */
-    ensureSubaccount: boundary(async (input: EnsureSubaccountInput): Promise<EnsureSubaccountResult> => {
-      const { externalRef, name } = input;
-      const { row, inserted } = await recordOnboardingAttempt(pool, { externalRef, name, createIdempotencyKey: subaccountCreateKey(externalRef) }, auditOrigin());
-      if (!inserted && row.name !== name) {
-        throw definiteFailure(OrchestratorErrorCode.EXTERNAL_REF_CONFLICT, `external ref ${externalRef} is already recorded for a tenant with another name`);
-      }
-      if (row.status === 'closing' || row.status === 'closed') {
-        throw definiteFailure(OrchestratorErrorCode.TENANT_CLOSED, `tenant ${externalRef} is ${row.status}: it cannot be onboarded again`);
-      }
-      if (row.subaccountId) return { subaccountId: row.subaccountId, source: 'recorded', requestId: null };
+  /**
+   * Records ownership (external ref unique), then creates the sub-account under a key derived from
+   * the external ref. After an earlier attempt that may have reached the platform, the tenant is
+   * looked up by external ref BEFORE any new create, in case the platform forgot the key.
+   */
+  async function ensure(input: EnsureSubaccountStepInput, lookup: 'inline' | 'separate'): Promise<EnsureSubaccountStepResult> {
+    const { externalRef, name } = input;
+    const { row, inserted } = await recordOnboardingAttempt(pool, { externalRef, name, createIdempotencyKey: subaccountCreateKey(externalRef) }, auditOrigin());
+    if (!inserted && row.name !== name) {
+      throw definiteFailure(OrchestratorErrorCode.EXTERNAL_REF_CONFLICT, `external ref ${externalRef} is already recorded for a tenant with another name`);
+    }
+    if (row.status === 'closing' || row.status === 'closed') {
+      throw definiteFailure(OrchestratorErrorCode.TENANT_CLOSED, `tenant ${externalRef} is ${row.status}: it cannot be onboarded again`);
+    }
+    if (row.subaccountId) return { subaccountId: row.subaccountId, source: 'recorded', requestId: null };
+    if (input.found?.subaccountId) return adopt(externalRef, input.found.subaccountId, 'adopted', null);
 
-      // Counted when recorded: more than one means an earlier attempt may have reached the platform.
-      if (row.createAttempts > 1) {
-        const found = await findOnPlatform(externalRef);
-        if (found) return adopt(externalRef, found.id, 'adopted', null);
-      }
-      try {
-        const created = await platform.createSubaccount({ name, externalRef, idempotencyKey: row.createIdempotencyKey });
-        return adopt(externalRef, created.subaccount.id, 'created', created.requestId ?? null);
-      } catch (error) {
-        // A platform that answers a replayed key with a conflict instead of the original: look it up.
-        if (error instanceof PlatformIdempotencyConflictError) {
-          const found = await findOnPlatform(externalRef);
-          if (found) return adopt(externalRef, found.id, 'adopted', error.requestId ?? null);
+    // Counted when recorded: more than one means an earlier attempt may have reached the platform.
+    if (row.createAttempts > 1 && input.found === undefined) {
+      if (lookup === 'separate') return { lookupNeeded: true, reason: 'an earlier create attempt may have reached the platform' };
+      const found = await findOnPlatform(externalRef);
+      if (found) return adopt(externalRef, found.id, 'adopted', null);
+    }
+    try {
+      const created = await platform.createSubaccount({ name, externalRef, idempotencyKey: row.createIdempotencyKey });
+      return adopt(externalRef, created.subaccount.id, 'created', created.requestId ?? null);
+    } catch (error) {
+      // A platform that answers a replayed key with a conflict instead of the original: look it up.
+      if (error instanceof PlatformIdempotencyConflictError) {
+        if (input.found !== undefined) {
+          throw definiteFailure(OrchestratorErrorCode.SUBACCOUNT_UNRECONCILED, `the platform says the create key of ${externalRef} was used, but none of its sub-accounts (${input.found.pagesScanned} pages scanned) carries that external ref; check the platform console`);
         }
-        throw error;
+        if (lookup === 'separate') return { lookupNeeded: true, reason: `the platform answered the create's idempotency key with ${error.platformCode ?? 'a conflict'}` };
+        const found = await findOnPlatform(externalRef);
+        if (found) return adopt(externalRef, found.id, 'adopted', error.requestId ?? null);
       }
+      throw error;
+    }
+  }
+
+  return {
+    /** Records ownership, then creates or adopts the sub-account; a needed lookup runs inline (older runs, benches). */
+    ensureSubaccount: boundary(async (input: EnsureSubaccountInput): Promise<EnsureSubaccountResult> => {
+      const result = await ensure(input, 'inline');
+      if (result.lookupNeeded) throw new Error('unreachable: an inline ensure never asks for a lookup');
+      return result;
+    }),
+
+    /** The onboarding's step: asks for the scan (a regular activity) instead of running it, then uses its answer. */
+    ensureSubaccountStep: boundary((input: EnsureSubaccountStepInput): Promise<EnsureSubaccountStepResult> => ensure(input, 'separate')),
+
+    /** The scan after an ambiguous create, heartbeating each page and resuming from the last one on retry. */
+    findSubaccountByExternalRef: boundary(async (input: { externalRef: string }): Promise<{ subaccountId: string | null; pagesScanned: number }> => {
+      const { match, pagesScanned, refsNotShown } = await scanInActivity(platform, input.externalRef);
+      if (refsNotShown) logger.warn({ externalRef: input.externalRef }, 'platform lists sub-accounts without externalRef: cannot look up by external ref, relying on the idempotency key');
+      return { subaccountId: match?.id ?? null, pagesScanned };
     }),
 
     markTenantActive: boundary(async (input: TenantRefInput): Promise<void> => {

@@ -5,6 +5,7 @@ import { PlatformAmbiguousError, PlatformBusinessStateError, PlatformDefiniteErr
 import { auditOrigin, type ActivityDeps } from './context.js';
 import { assertTenantOpen, boundary, definiteFailure, OrchestratorErrorCode } from './failures.js';
 import { transferKey } from './idempotency-keys.js';
+import { checkTransferVerdict } from '../src/domain/operator-decisions.js';
 
 export interface FundWalletInput {
   externalRef: string;
@@ -161,6 +162,9 @@ export function createWalletActivities(deps: ActivityDeps) {
 
     /** An operator's verdict on an unknown transfer; `not-applied` moves to a fresh key. */
     resolveTransferByOperator: boundary(async (input: ResolveTransferInput): Promise<FundWalletResult> => {
+      // The workflows' validators refuse a bad verdict first; this keeps a typo from ever re-sending money.
+      const checked = checkTransferVerdict({ outcome: input.outcome, operator: input.operator, reason: input.reason });
+      if (!checked.ok) throw definiteFailure(OrchestratorErrorCode.INVALID_INPUT, checked.problems.join('; '));
       return withTransaction(pool, async (tx) => {
         const current = await reread(tx, input);
         const change =

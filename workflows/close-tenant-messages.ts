@@ -1,4 +1,5 @@
-import { defineQuery, defineSignal } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { CloseTransferVerdict, DecisionAnswer } from '../src/domain/operator-decisions.js';
 
 export type CloseStage =
   | 'closing'
@@ -35,13 +36,11 @@ export interface CloseTenantResult {
   balanceLeftMicroUsd: string | null;
 }
 
-export interface CloseResolveTransferInput {
-  purpose: string;
-  outcome: 'applied' | 'not-applied';
-  operator: string;
-  reason: string;
-}
-
 export const closeStatusQuery = defineQuery<CloseStatus>('closeStatus');
-/** An operator's verdict on a transfer a close could not reconcile. */
-export const closeResolveTransferSignal = defineSignal<[CloseResolveTransferInput]>('resolveTransfer');
+/**
+ * An operator's verdict on a transfer a close could not reconcile, as an Update: refused unless the
+ * close waits in needs_operator for that transfer; answers once the verdict is applied.
+ */
+export const closeResolveTransferUpdate = defineUpdate<DecisionAnswer, [CloseTransferVerdict]>('resolveTransfer');
+/** The same verdict as a signal, kept for runs that already hold one in their history; checked the same way. */
+export const closeResolveTransferSignal = defineSignal<[CloseTransferVerdict]>('resolveTransfer');

@@ -4,7 +4,7 @@
  *
  *   validate ─► mark closing (blocks onboarding steps, rotations, new keys)
  *            ─► cancel a running onboarding; cancel rotations and wait until they rolled back
- *            ─► resolve unknown transfers (wallet, same key; else needs_operator + resolveTransfer)
+ *            ─► resolve unknown transfers (wallet, same key; else needs_operator + the resolveTransfer update)
  *            ─► revoke every key (so workloads stop creating resources) ─► resume if suspended
  *            ─► delete every project, listing again until none remain (404 = done)
  *            ─► verify: zero projects and zero active keys ─► read balance, close, record
@@ -12,11 +12,32 @@
  * Every step is an ordinary activity (visible per project in the history) and safe to repeat, so a
  * worker killed mid-cleanup resumes where it was. A repeated close is a no-op success.
  */
-import { ApplicationFailure, condition, getExternalWorkflowHandle, proxyActivities, setCurrentDetails, setHandler, sleep, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  condition,
+  getExternalWorkflowHandle,
+  isCancellation,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  sleep,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { LifecycleWorkflowInput } from '../src/domain/tenant-input.js';
 import { tenantExternalRefKey, tenantStatusKey, tenantSubaccountIdKey } from '../src/search-attributes.js';
-import { closeResolveTransferSignal, closeStatusQuery, type CloseResolveTransferInput, type CloseStage, type CloseStatus, type CloseTenantResult } from './close-tenant-messages.js';
+import { checkCloseTransferVerdict, type CloseTransferVerdict } from '../src/domain/operator-decisions.js';
+import {
+  closeResolveTransferSignal,
+  closeResolveTransferUpdate,
+  closeStatusQuery,
+  type CloseStage,
+  type CloseStatus,
+  type CloseTenantResult,
+} from './close-tenant-messages.js';
+import { accepted, refuseUnlessApplicable, signalAccepted } from './decisions.js';
+import { recordOutcome } from './outcomes.js';
 import { cancelRotationsForClose } from './rotate-tenant-key-close.js';
 import { msOf, validateWorkflowInput } from './validate-input.js';
 
@@ -48,9 +69,42 @@ export async function closeTenant(rawInput: LifecycleWorkflowInput): Promise<Clo
     waitingFor: null,
     balanceLeftMicroUsd: null,
   };
-  const verdicts: CloseResolveTransferInput[] = [];
+  // Verdicts queued or being applied, numbered in arrival order; the transfer state each left.
+  const verdicts: Array<CloseTransferVerdict & { seq: number }> = [];
+  const verdictState = { queued: 0, inFlight: new Set<string>(), results: new Map<number, string>() };
+  const enqueue = (verdict: CloseTransferVerdict) => {
+    const seq = ++verdictState.queued;
+    verdictState.inFlight.add(verdict.purpose);
+    verdicts.push({ ...verdict, seq });
+    return seq;
+  };
+  const noTransferWaiting = (purpose: string): string | null => {
+    if (status.stage !== 'needs_operator') return `close:${externalRef} is not waiting for an operator's verdict (stage ${status.stage})`;
+    if (!status.openTransfers.some((t) => t.purpose === purpose)) {
+      return `purpose: close:${externalRef} has no open transfer "${purpose}" (open: ${status.openTransfers.map((t) => t.purpose).join(', ') || 'none'})`;
+    }
+    return verdictState.inFlight.has(purpose) ? `a verdict on transfer "${purpose}" is already being applied` : null;
+  };
   setHandler(closeStatusQuery, () => status);
-  setHandler(closeResolveTransferSignal, (verdict) => void verdicts.push(verdict));
+  setHandler(
+    closeResolveTransferUpdate,
+    async (raw) => {
+      const seq = enqueue(accepted(checkCloseTransferVerdict(raw)));
+      // Answer once the verdict is recorded, with the transfer's state after it.
+      await condition(() => verdictState.results.has(seq));
+      return { stage: status.stage, transferState: verdictState.results.get(seq)!, effect: 'recorded; the close reconciles again and goes on once no transfer is open' };
+    },
+    {
+      validator: (raw) => {
+        refuseUnlessApplicable(noTransferWaiting(accepted(checkCloseTransferVerdict(raw)).purpose));
+      },
+    },
+  );
+  setHandler(closeResolveTransferSignal, (raw) => {
+    const checked = checkCloseTransferVerdict(raw);
+    const taken = signalAccepted('resolveTransfer', checked, checked.ok ? noTransferWaiting(checked.value.purpose) : null, raw);
+    if (taken) enqueue(taken.value);
+  });
   const show = (stage: CloseStage, waitingFor: string | null = null) => {
     status.stage = stage;
     status.waitingFor = waitingFor;
@@ -64,75 +118,91 @@ export async function closeTenant(rawInput: LifecycleWorkflowInput): Promise<Clo
   };
   upsertSearchAttributes([{ key: tenantExternalRefKey, value: externalRef }]);
 
-  const begun = await acts.beginClose(request);
-  status.subaccountId = begun.subaccountId;
-  upsertSearchAttributes([{ key: tenantSubaccountIdKey, value: begun.subaccountId }]);
-  if (begun.alreadyClosed) {
-    show('closed');
-    return { externalRef, subaccountId: begun.subaccountId, status: 'closed', alreadyClosed: true, projectsDeleted: 0, keysRevoked: 0, balanceLeftMicroUsd: null };
+  const startedAtMs = workflowInfo().startTime.getTime();
+  try {
+    const result = await closeSteps();
+    const { subaccountId, projectsDeleted, keysRevoked } = result;
+    recordOutcome('close', result.alreadyClosed ? 'already_closed' : 'closed', startedAtMs, { externalRef, subaccountId, projectsDeleted, keysRevoked });
+    return result;
+  } catch (error) {
+    recordOutcome('close', isCancellation(error) ? 'cancelled' : 'failed', startedAtMs, { externalRef, subaccountId: status.subaccountId, stage: status.stage }, 'warn');
+    throw error;
   }
 
-  show('stopping_other_work');
-  await getExternalWorkflowHandle(`onboard:${externalRef}`).cancel().catch(() => undefined);
-  await cancelRotationsForClose(externalRef, { pollInterval: '1s' });
-
-  show('resolving_transfers');
-  let unknownSince: number | undefined;
-  for (;;) {
-    const open = await acts.reconcileOpenTransfers({ externalRef, subaccountId: begun.subaccountId });
-    status.openTransfers = open;
-    if (open.length === 0) break;
-    const verdict = verdicts.shift();
-    if (verdict) {
-      await acts.resolveTransferByOperator({ externalRef, ...verdict });
-      continue;
+  async function closeSteps(): Promise<CloseTenantResult> {
+    const begun = await acts.beginClose(request);
+    status.subaccountId = begun.subaccountId;
+    upsertSearchAttributes([{ key: tenantSubaccountIdKey, value: begun.subaccountId }]);
+    if (begun.alreadyClosed) {
+      show('closed');
+      return { externalRef, subaccountId: begun.subaccountId, status: 'closed', alreadyClosed: true, projectsDeleted: 0, keysRevoked: 0, balanceLeftMicroUsd: null };
     }
-    unknownSince ??= Date.now();
-    if (open.some((t) => t.state === 'needs_operator') || Date.now() - unknownSince > msOf(unknownDeadline)) {
-      for (const t of open.filter((o) => o.state === 'unknown')) await acts.markTransferNeedsOperator({ externalRef, purpose: t.purpose });
-      show('needs_operator', `transfer(s) ${open.map((t) => t.purpose).join(', ')} could not be reconciled: check the wallet and signal resolveTransfer { purpose, outcome: applied|not-applied, operator, reason }`);
-      await condition(() => verdicts.length > 0);
-    } else await sleep(pollInterval);
-  }
 
-  show('revoking_keys');
-  for (;;) {
-    const { revoked, stillActive } = await acts.revokeAllTenantKeys({ externalRef });
-    status.keysRevoked.push(...revoked);
-    if (stillActive === 0) break;
-    await sleep(pollInterval);
-  }
+    show('stopping_other_work');
+    await getExternalWorkflowHandle(`onboard:${externalRef}`).cancel().catch(() => undefined);
+    await cancelRotationsForClose(externalRef, { pollInterval: '1s' });
 
-  if ((await acts.resumeForCleanup(request)).resumed) show('resuming_for_cleanup');
-
-  let deleted = 0;
-  for (;;) {
-    if (++status.rounds > MAX_CLEANUP_ROUNDS) {
-      throw ApplicationFailure.nonRetryable(`tenant ${externalRef} still has resources after ${MAX_CLEANUP_ROUNDS} cleanup rounds; not closing`, 'CLEANUP_INCOMPLETE');
-    }
-    show('deleting_projects');
-    const projects = await acts.listTenantProjects({ externalRef });
-    if (projects.length > 0) {
-      for (const project of projects) {
-        status.projects[project.id] = 'deleting';
-        show('deleting_projects');
-        const { deleted: gone } = await acts.deleteTenantProject({ externalRef, projectId: project.id });
-        status.projects[project.id] = gone ? 'deleted' : 'already_gone';
-        if (gone) deleted++;
+    show('resolving_transfers');
+    let unknownSince: number | undefined;
+    for (;;) {
+      const open = await acts.reconcileOpenTransfers({ externalRef, subaccountId: begun.subaccountId });
+      status.openTransfers = open;
+      if (open.length === 0) break;
+      const verdict = verdicts.shift();
+      if (verdict) {
+        const { seq, ...decision } = verdict;
+        const after = await acts.resolveTransferByOperator({ externalRef, ...decision });
+        verdictState.inFlight.delete(decision.purpose);
+        verdictState.results.set(seq, after.state);
+        continue;
       }
-      continue;
+      unknownSince ??= Date.now();
+      if (open.some((t) => t.state === 'needs_operator') || Date.now() - unknownSince > msOf(unknownDeadline)) {
+        for (const t of open.filter((o) => o.state === 'unknown')) await acts.markTransferNeedsOperator({ externalRef, purpose: t.purpose });
+        show('needs_operator', `transfer(s) ${open.map((t) => t.purpose).join(', ')} could not be reconciled: check the wallet, then \`tenantctl resolve-transfer ${externalRef} --close --purpose <purpose> --outcome applied|not-applied --operator <you> --reason "..."\` (update resolveTransfer)`);
+        await condition(() => verdicts.length > 0);
+      } else await sleep(pollInterval);
     }
-    // Empty once; prove it again together with the keys (a workload may have raced the revoke).
-    show('verifying_empty');
-    const keys = await acts.revokeAllTenantKeys({ externalRef });
-    status.keysRevoked.push(...keys.revoked);
-    const again = await acts.listTenantProjects({ externalRef });
-    if (keys.revoked.length === 0 && keys.stillActive === 0 && again.length === 0) break;
-  }
 
-  show('closing_on_platform');
-  const { balanceMicroUsd } = await acts.closeTenantOnPlatform(request);
-  status.balanceLeftMicroUsd = balanceMicroUsd;
-  show('closed');
-  return { externalRef, subaccountId: begun.subaccountId, status: 'closed', alreadyClosed: false, projectsDeleted: deleted, keysRevoked: status.keysRevoked.length, balanceLeftMicroUsd: balanceMicroUsd };
+    show('revoking_keys');
+    for (;;) {
+      const { revoked, stillActive } = await acts.revokeAllTenantKeys({ externalRef });
+      status.keysRevoked.push(...revoked);
+      if (stillActive === 0) break;
+      await sleep(pollInterval);
+    }
+
+    if ((await acts.resumeForCleanup(request)).resumed) show('resuming_for_cleanup');
+
+    let deleted = 0;
+    for (;;) {
+      if (++status.rounds > MAX_CLEANUP_ROUNDS) {
+        throw ApplicationFailure.nonRetryable(`tenant ${externalRef} still has resources after ${MAX_CLEANUP_ROUNDS} cleanup rounds; not closing`, 'CLEANUP_INCOMPLETE');
+      }
+      show('deleting_projects');
+      const projects = await acts.listTenantProjects({ externalRef });
+      if (projects.length > 0) {
+        for (const project of projects) {
+          status.projects[project.id] = 'deleting';
+          show('deleting_projects');
+          const { deleted: gone } = await acts.deleteTenantProject({ externalRef, projectId: project.id });
+          status.projects[project.id] = gone ? 'deleted' : 'already_gone';
+          if (gone) deleted++;
+        }
+        continue;
+      }
+      // Empty once; prove it again together with the keys (a workload may have raced the revoke).
+      show('verifying_empty');
+      const keys = await acts.revokeAllTenantKeys({ externalRef });
+      status.keysRevoked.push(...keys.revoked);
+      const again = await acts.listTenantProjects({ externalRef });
+      if (keys.revoked.length === 0 && keys.stillActive === 0 && again.length === 0) break;
+    }
+
+    show('closing_on_platform');
+    const { balanceMicroUsd } = await acts.closeTenantOnPlatform(request);
+    status.balanceLeftMicroUsd = balanceMicroUsd;
+    show('closed');
+    return { externalRef, subaccountId: begun.subaccountId, status: 'closed', alreadyClosed: false, projectsDeleted: deleted, keysRevoked: status.keysRevoked.length, balanceLeftMicroUsd: balanceMicroUsd };
+  }
 }

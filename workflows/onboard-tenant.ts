@@ -7,6 +7,9 @@
  *    then creates under a         └─► issueTenantKey ─► verifyTenantKey
  *    key from the external ref)                      ─► markTenantActive
  *
+ * Operator decisions (parentFunded, resolveTransfer) are Updates whose validators refuse a bad or
+ * untimely value before it reaches history; a transfer is never re-sent on a typo.
+ *
  * Every step is a LOCAL activity: each is idempotent on its own (Postgres records + idempotency keys),
  * so re-running one after a crash is safe, and they run without a server round trip each. Funding
  * and the key are independent once the sub-account exists, so they run side by side.
@@ -22,21 +25,27 @@ import {
   setHandler,
   sleep,
   upsertSearchAttributes,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { FundWalletResult } from '../activities/wallet.js';
 import type { OnboardTenantInput } from '../src/domain/tenant-input.js';
+import { checkDecisionBy, checkTransferVerdict, type TransferVerdict } from '../src/domain/operator-decisions.js';
+import { accepted, refuseUnlessApplicable, signalAccepted } from './decisions.js';
+import { recordOutcome } from './outcomes.js';
 import { msOf, validateWorkflowInput } from './validate-input.js';
 import { tenantExternalRefKey, tenantStatusKey, tenantSubaccountIdKey } from '../src/search-attributes.js';
 import {
   onboardingStatusQuery,
   parentFundedSignal,
+  parentFundedUpdate,
   resolveTransferSignal,
+  resolveTransferUpdate,
   type OnboardingStatus,
   type OnboardTenantResult,
-  type ResolveTransferSignalInput,
 } from './onboard-tenant-messages.js';
 import { describeOnboarding } from './onboard-tenant-details.js';
+import { ensureSubaccountOf, failureText } from './onboard-tenant-subaccount.js';
 
 export * from './onboard-tenant-messages.js';
 
@@ -69,10 +78,54 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
     error: null,
   };
   let parentFunded = false;
-  let operatorVerdict: ResolveTransferSignalInput | undefined;
+  let operatorVerdict: TransferVerdict | undefined;
+  // What the run waits for right now: a decision that does not apply to it is refused.
+  const waiting = { forFunds: false, forVerdict: false, verdictsApplied: 0 };
+  const notWaitingForFunds = () => (waiting.forFunds ? null : `onboard:${externalRef} is not waiting for the parent's funds (stage ${status.stage})`);
+  const noTransferWaiting = () =>
+    waiting.forVerdict && operatorVerdict === undefined ? null : `onboard:${externalRef} has no transfer in needs_operator waiting for a verdict (stage ${status.stage})`;
   setHandler(onboardingStatusQuery, () => status);
-  setHandler(parentFundedSignal, () => void (parentFunded = true));
-  setHandler(resolveTransferSignal, (verdict) => void (operatorVerdict = verdict));
+  setHandler(
+    parentFundedUpdate,
+    (raw) => {
+      const by = accepted(checkDecisionBy(raw));
+      parentFunded = true;
+      log.info('parent funded, retrying the transfer now', { externalRef, operator: by.operator, reason: by.reason });
+      return { stage: status.stage, effect: 'the transfer is retried now' };
+    },
+    {
+      validator: (raw) => {
+        accepted(checkDecisionBy(raw));
+        refuseUnlessApplicable(notWaitingForFunds());
+      },
+    },
+  );
+  setHandler(
+    resolveTransferUpdate,
+    async (raw) => {
+      const verdict = accepted(checkTransferVerdict(raw));
+      const applied = waiting.verdictsApplied;
+      operatorVerdict = verdict;
+      // Answer once the verdict is recorded, with the transfer's state after it.
+      await condition(() => waiting.verdictsApplied > applied);
+      const effect =
+        verdict.outcome === 'applied' ? 'settled as applied: no transfer is sent' : 'recorded as not applied: the transfer is sent again now under a fresh idempotency key';
+      return { stage: status.stage, transferState: status.funding.state, effect };
+    },
+    {
+      validator: (raw) => {
+        accepted(checkTransferVerdict(raw));
+        refuseUnlessApplicable(noTransferWaiting());
+      },
+    },
+  );
+  setHandler(parentFundedSignal, () => {
+    if (signalAccepted<void>('parentFunded', { ok: true, value: undefined }, notWaitingForFunds(), undefined)) parentFunded = true;
+  });
+  setHandler(resolveTransferSignal, (raw) => {
+    const taken = signalAccepted('resolveTransfer', checkTransferVerdict(raw), noTransferWaiting(), raw);
+    if (taken) operatorVerdict = taken.value;
+  });
   const show = (stage: OnboardingStatus['stage'], waitingFor: string | null = null) => {
     status.stage = stage;
     status.waitingFor = waitingFor;
@@ -85,18 +138,24 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
   async function fund(subaccountId: string): Promise<void> {
     const amountMicroUsd = input.fundingMicroUsd;
     if (!amountMicroUsd) return;
+    const startedAtMs = Date.now();
+    const ids = { externalRef, subaccountId, purpose: ONBOARDING_PURPOSE };
     for (;;) {
       const outcome: FundWalletResult = await steps.fundWallet({ externalRef, subaccountId, amountMicroUsd, purpose: ONBOARDING_PURPOSE });
       status.funding = { ...outcome, amountMicroUsd };
       switch (outcome.state) {
         case 'succeeded':
+          recordOutcome('transfer', 'succeeded', startedAtMs, { ...ids, transferId: outcome.transferId, resolution: outcome.resolution });
           return;
         case 'failed':
+          recordOutcome('transfer', 'failed', startedAtMs, { ...ids, code: outcome.code }, 'warn');
           throw ApplicationFailure.nonRetryable(`the platform refused the funding transfer (${outcome.code})`, outcome.code);
         case 'insufficient_balance':
-          show('waiting_for_parent_funds', `the parent's paid balance does not cover ${amountMicroUsd} micro-USD: signal parentFunded once funded (retrying every ${timings.balanceRetryInterval})`);
+          show('waiting_for_parent_funds', `the parent's paid balance does not cover ${amountMicroUsd} micro-USD: once funded, \`tenantctl parent-funded ${externalRef} --operator <you> --reason "..."\` (update parentFunded; retrying every ${timings.balanceRetryInterval})`);
           parentFunded = false;
+          waiting.forFunds = true;
           await condition(() => parentFunded, timings.balanceRetryInterval);
+          waiting.forFunds = false;
           break;
         case 'unknown': {
           const deadline = Date.parse(outcome.unknownSince) + msOf(timings.unknownTransferDeadline);
@@ -109,11 +168,14 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
           break;
         }
         case 'needs_operator': {
-          show('needs_operator', 'the transfer could not be reconciled: an operator must check the wallet and signal resolveTransfer with outcome applied or not-applied');
+          show('needs_operator', `the transfer could not be reconciled: check the wallet, then \`tenantctl resolve-transfer ${externalRef} --outcome applied|not-applied --operator <you> --reason "..."\` (update resolveTransfer)`);
+          waiting.forVerdict = true;
           await condition(() => operatorVerdict !== undefined);
+          waiting.forVerdict = false;
           const verdict = operatorVerdict!;
           operatorVerdict = undefined;
           status.funding = { ...(await steps.resolveTransferByOperator({ externalRef, purpose: ONBOARDING_PURPOSE, ...verdict })), amountMicroUsd };
+          waiting.verdictsApplied += 1;
           break;
         }
       }
@@ -135,7 +197,7 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
   }
 
   try {
-    const { subaccountId } = await steps.ensureSubaccount({ externalRef, name });
+    const { subaccountId } = await ensureSubaccountOf(steps, { externalRef, name });
     status.subaccountId = subaccountId;
     upsertSearchAttributes([{ key: tenantSubaccountIdKey, value: subaccountId }]);
     show('funding_and_issuing_key');
@@ -143,10 +205,11 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
     await steps.markTenantActive({ externalRef });
     show('active');
     const funding = status.funding.state === 'succeeded' ? { transferId: status.funding.transferId } : null;
+    recordOutcome('onboarding', 'active', workflowInfo().startTime.getTime(), { externalRef, subaccountId, keyId: status.key.keyId, transferId: funding?.transferId ?? null });
     return { externalRef, subaccountId, status: 'active', keyId: status.key.keyId!, fingerprint: status.key.fingerprint!, funding };
   } catch (error) {
     const cancelled = isCancellation(error);
-    status.error = error instanceof Error ? error.message : String(error);
+    status.error = failureText(error);
     const type = error instanceof ApplicationFailure ? error.type : (error as { cause?: ApplicationFailure }).cause?.type;
     // A conflict means the records belong to another onboarding: leave them untouched.
     if (type !== 'EXTERNAL_REF_CONFLICT' && type !== 'TENANT_CLOSED') {
@@ -155,7 +218,7 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
       );
     }
     show(cancelled ? 'cancelled' : 'failed');
-    log.warn('onboarding stopped', { externalRef, cancelled, type: type ?? null });
+    recordOutcome('onboarding', cancelled ? 'cancelled' : 'failed', workflowInfo().startTime.getTime(), { externalRef, subaccountId: status.subaccountId, type: type ?? null }, 'warn');
     throw error;
   }
 }

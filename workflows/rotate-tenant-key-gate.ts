@@ -10,6 +10,10 @@ import type { QuietCheckView } from './rotate-tenant-key-messages.js';
  *     switched: the gate can then never pass, so the run is held for an operator at once;
  *  3. it has not been used for the quiet period.
  *
+ * Last use the platform shows under fields we cannot read (the reading is `unknown`, `unrecognised`)
+ * is never taken for "no use": the run is held for an operator at once. Only when the platform
+ * shows nothing that could be last use does the overlap window stand in for the quiet check.
+ *
  * Clocks: platform timestamps are only compared with platform timestamps (deploy time on the
  * platform's clock is the new key's first use, right after it is verified), and durations are
  * measured on the workflow's clock from when a last-use value was first seen. Skew between our
@@ -31,10 +35,11 @@ export interface GateMemory {
 }
 
 export type GateDecision =
-  | { kind: 'quiet'; view: QuietCheckView }
+  /** `observed`: the old key as the gate saw it when it passed, for the revoke's own re-check. */
+  | { kind: 'quiet'; view: QuietCheckView; observed: KeyUsage }
   | { kind: 'gone'; view: QuietCheckView }
   | { kind: 'wait'; view: QuietCheckView }
-  | { kind: 'held'; reason: 'deadline' | 'used_after_allowance'; view: QuietCheckView };
+  | { kind: 'held'; reason: 'deadline' | 'used_after_allowance' | 'last_use_unknown'; view: QuietCheckView };
 
 export function evaluateGate(memory: GateMemory, old: KeyUsage | null, fresh: KeyUsage | null, nowMs: number, t: GateTimings): GateDecision {
   memory.polls += 1;
@@ -45,9 +50,13 @@ export function evaluateGate(memory: GateMemory, old: KeyUsage | null, fresh: Ke
   if (!old || old.status === 'revoked') {
     return { kind: 'gone', view: { ...base, method: 'last-use', verdict: 'the old key is already revoked or gone on the platform' } };
   }
+  if (!old.lastUseKnown && old.lastUse?.state === 'unknown' && old.lastUse.reason === 'unrecognised') {
+    const verdict = `the key record shows fields that could be last use but cannot be read (${old.lastUse.candidates.join(', ')}): last use is unknown, never taken for "no use"`;
+    return { kind: 'held', reason: 'last_use_unknown', view: { ...base, method: 'unknown', verdict } };
+  }
   if (!old.lastUseKnown) {
     const view = { ...base, method: 'overlap-window' as const };
-    if (sinceDeploy >= t.overlapWindowMs) return { kind: 'quiet', view: { ...view, verdict: `the platform shows no last-use information: the overlap window of ${t.overlapWindowMs} ms after deploy has passed` } };
+    if (sinceDeploy >= t.overlapWindowMs) return { kind: 'quiet', observed: old, view: { ...view, verdict: `the platform shows no last-use information: the overlap window of ${t.overlapWindowMs} ms after deploy has passed` } };
     return { kind: 'wait', view: { ...view, verdict: `the platform shows no last-use information: waiting the overlap window (${t.overlapWindowMs} ms after deploy) instead of a quiet check` } };
   }
 
@@ -61,7 +70,7 @@ export function evaluateGate(memory: GateMemory, old: KeyUsage | null, fresh: Ke
   }
   if (sinceDeploy >= t.propagationAllowanceMs && quietForMs >= t.quietPeriodMs) {
     const verdict = old.lastUsedAt === null ? 'the old key was never used' : `no use for ${quietForMs} ms (quiet period ${t.quietPeriodMs} ms)`;
-    return { kind: 'quiet', view: { ...view, quietForMs: Math.min(quietForMs, sinceDeploy), verdict } };
+    return { kind: 'quiet', observed: old, view: { ...view, quietForMs: Math.min(quietForMs, sinceDeploy), verdict } };
   }
   if (sinceDeploy >= t.quietDeadlineMs) {
     return { kind: 'held', reason: 'deadline', view: { ...view, verdict: `the old key did not go quiet within ${t.quietDeadlineMs} ms of deploy` } };

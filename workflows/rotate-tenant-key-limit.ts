@@ -46,7 +46,7 @@ export async function waitForFreeKeySlot(ctx: KeyLimitContext): Promise<Extract<
     ctx.show(
       'key_limit',
       `the tenant is at its active-key limit (${status.activeKeys.length} active). ${unused.length ? `Keys that look unused: ${unused.join(', ')}.` : 'No key looks unused.'} ` +
-        'Revoke one that nobody uses, then signal retryKeyCreate; or signal abortRotation {operator, reason}. The key being rotated is in use and is never revoked to make room',
+        `Revoke one that nobody uses, then \`tenantctl rotation retry-key-create ${status.externalRef} --slot ${status.slot} --operator <you> --reason "..."\` (update retryKeyCreate); or \`tenantctl rotation abort ...\` (update abortRotation). The key being rotated is in use and is never revoked to make room`,
     );
     if (!told) await ctx.tellParent('key_limit');
     told = true;

@@ -1,4 +1,5 @@
-import { defineQuery, defineSignal } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { DecisionAnswer, DecisionBy } from '../src/domain/operator-decisions.js';
 
 /** Messages of rotateTenantKey: what operators see (query, current details) and can send. */
 export type RotationStage =
@@ -28,8 +29,11 @@ export interface ActiveKeyView {
 }
 
 export interface QuietCheckView {
-  /** `last-use`: the platform's last-use records; `overlap-window`: none shown, a fixed wait instead. */
-  method: 'last-use' | 'overlap-window' | 'skipped-emergency';
+  /**
+   * `last-use`: the platform's last-use records; `overlap-window`: none shown, a fixed wait instead;
+   * `unknown`: shown under fields we cannot read (held for an operator, never taken for "no use").
+   */
+  method: 'last-use' | 'overlap-window' | 'unknown' | 'skipped-emergency';
   polls: number;
   oldKeyLastUsedAt: string | null;
   /** The new key's first use seen on the platform, i.e. deploy time on the platform's own clock. */
@@ -57,7 +61,7 @@ export interface RotationStatus {
   quietCheck: QuietCheckView | null;
   /** At the active-key limit: what is active and which keys look unused. */
   activeKeys: ActiveKeyView[] | null;
-  heldReason: 'deadline' | 'used_after_allowance' | null;
+  heldReason: 'deadline' | 'used_after_allowance' | 'last_use_unknown' | null;
   waitingFor: string | null;
   notes: string[];
   error: string | null;
@@ -76,19 +80,25 @@ export interface RotateTenantKeyResult {
   quietCheck: QuietCheckView;
 }
 
-export interface OperatorDecision {
-  operator: string;
-  reason: string;
-}
+export type OperatorDecision = DecisionBy;
 
 export const rotationStatusQuery = defineQuery<RotationStatus>('rotationStatus');
-/** Held: revoke the old key although it did not go quiet. */
-export const revokeAnywaySignal = defineSignal<[OperatorDecision]>('revokeAnyway');
-/** Held or at the key limit: keep the old key, revoke the new one (and redeploy the old). */
-export const abortRotationSignal = defineSignal<[OperatorDecision]>('abortRotation');
+
+// Operator decisions are Updates: a validator refuses a bad or untimely one before it reaches
+// history, and the caller gets the answer (the rules: src/domain/operator-decisions.ts).
+/** Waiting for quiet or held: revoke the old key although it did not go quiet. */
+export const revokeAnywayUpdate = defineUpdate<DecisionAnswer, [DecisionBy]>('revokeAnyway');
+/** At the key limit, waiting for quiet or held: keep the old key, revoke the new one (and redeploy the old). */
+export const abortRotationUpdate = defineUpdate<DecisionAnswer, [DecisionBy]>('abortRotation');
 /** At the key limit: an operator freed a slot, try the create again now. */
-export const retryKeyCreateSignal = defineSignal<[]>('retryKeyCreate');
+export const retryKeyCreateUpdate = defineUpdate<DecisionAnswer, [DecisionBy]>('retryKeyCreate');
 /** A leak was found while a normal rotation runs: quiet period zero from now on. */
-export const escalateToEmergencySignal = defineSignal<[OperatorDecision]>('escalateToEmergency');
+export const escalateToEmergencyUpdate = defineUpdate<DecisionAnswer, [DecisionBy]>('escalateToEmergency');
+
+/** The same decisions as signals, kept for runs that already hold one in their history; checked the same way. */
+export const revokeAnywaySignal = defineSignal<[DecisionBy]>('revokeAnyway');
+export const abortRotationSignal = defineSignal<[DecisionBy]>('abortRotation');
+export const retryKeyCreateSignal = defineSignal<[]>('retryKeyCreate');
+export const escalateToEmergencySignal = defineSignal<[DecisionBy]>('escalateToEmergency');
 /** Sent by a rotation to the fleet run that started it, when it settles or is held. */
 export const rotationSettledSignal = defineSignal<[{ workflowId: string; outcome: 'completed' | 'held' | 'key_limit' | 'failed' | 'aborted' }]>('rotationSettled');

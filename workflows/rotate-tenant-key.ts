@@ -6,6 +6,7 @@
  *   (refuses unknown,  ─► deploy (notify | project-env) ─► verifyTenantKey (new key works)
  *    closing, closed)  ─► quiet gate ⟲ poll key records ─► revoke old ─► completed
  *                                     └► deadline / late use ─► held: revokeAnyway | abortRotation
+ *   (operator decisions are Updates with validators: rotate-tenant-key-decisions.ts)
  *   abort, cancel or failure before the old key is revoked ─► redeploy old, revoke new (no extra key)
  *
  * One run per tenant slot: the workflow id is `rotate:<externalRef>:<slot>` and the records allow
@@ -13,10 +14,13 @@
  * Temporal rate limit paces the whole fleet. Tokens never pass through here.
  */
 import {
+  ActivityFailure,
+  ApplicationFailure,
   CancellationScope,
   condition,
   getExternalWorkflowHandle,
   isCancellation,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -24,27 +28,19 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import type { BeginRotationResult } from '../activities/rotation.js';
+import type { BeginRotationResult, KeyUsage, LastUseExpectation } from '../activities/rotation.js';
 import { rotationWorkflowId, platformTaskQueue } from '../src/rotation/ids.js';
 import { msOf } from '../src/domain/durations.js';
 import { DEFAULT_TIMINGS } from '../src/rotation/defaults.js';
 import type { ParsedRotateTenantKeyInput, RotateTenantKeyInput } from '../src/rotation/input.js';
 import { validateWorkflowInput } from './validate-input.js';
 import { tenantExternalRefKey } from '../src/search-attributes.js';
-import { evaluateGate, type GateTimings } from './rotate-tenant-key-gate.js';
+import { evaluateGate, type GateMemory, type GateTimings } from './rotate-tenant-key-gate.js';
 import { describeRotation } from './rotate-tenant-key-details.js';
 import { waitForFreeKeySlot } from './rotate-tenant-key-limit.js';
-import {
-  abortRotationSignal,
-  escalateToEmergencySignal,
-  retryKeyCreateSignal,
-  revokeAnywaySignal,
-  rotationSettledSignal,
-  rotationStatusQuery,
-  type OperatorDecision,
-  type RotateTenantKeyResult,
-  type RotationStatus,
-} from './rotate-tenant-key-messages.js';
+import { installRotationDecisions, type Decision, type RotationSignals } from './rotate-tenant-key-decisions.js';
+import { recordOutcome } from './outcomes.js';
+import { rotationSettledSignal, rotationStatusQuery, type OperatorDecision, type RotateTenantKeyResult, type RotationStatus } from './rotate-tenant-key-messages.js';
 
 export * from './rotate-tenant-key-messages.js';
 
@@ -56,7 +52,18 @@ const db = proxyLocalActivities<Activities>({
 // The notify deployer is retried until the parent's endpoint answers 2xx (no attempt limit).
 const notifyDeploy = proxyActivities<Activities>({ startToCloseTimeout: '30s', retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '5m' } });
 
-export type Decision = { kind: 'revoke' | 'abort'; by: OperatorDecision | null };
+export type { Decision } from './rotate-tenant-key-decisions.js';
+/** New runs hand the gate's observation to the revoke, which re-reads the key and refuses on any later use. */
+const REVOKE_RECHECK_PATCH = 'revoke-rechecks-last-use';
+
+function expectationOf(observed: KeyUsage): LastUseExpectation {
+  const lastUse = observed.lastUse ?? (observed.lastUseKnown ? (observed.lastUsedAt ? { state: 'seen' as const, at: observed.lastUsedAt, field: 'lastUsedAt' } : { state: 'never' as const, field: 'lastUsedAt' }) : { state: 'unknown' as const, reason: 'not_shown' as const, candidates: [] });
+  return { lastUse, useCount: observed.useCount ?? null };
+}
+
+function isKeyInUseRefusal(error: unknown): boolean {
+  return error instanceof ActivityFailure && error.cause instanceof ApplicationFailure && error.cause.type === 'KEY_IN_USE';
+}
 
 export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<RotateTenantKeyResult> {
   // The id is the business key: a second start for the same slot then cannot run beside this one.
@@ -79,15 +86,9 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
     oldKey: { keyId: null, fingerprint: null, status: 'active' }, newKey: { keyId: null, fingerprint: null, status: 'pending' },
     deployer: null, deployedAt: null, quietCheck: null, activeKeys: null, heldReason: null, waitingFor: null, notes: [], error: null,
   };
-  const signals = { decision: undefined as Decision | undefined, retryCreate: false };
+  const signals: RotationSignals = { decision: undefined, retryCreate: false };
   setHandler(rotationStatusQuery, () => status);
-  setHandler(revokeAnywaySignal, (by) => void (signals.decision ??= { kind: 'revoke', by }));
-  setHandler(abortRotationSignal, (by) => void (signals.decision ??= { kind: 'abort', by }));
-  setHandler(retryKeyCreateSignal, () => void (signals.retryCreate = true));
-  setHandler(escalateToEmergencySignal, (by) => {
-    status.emergency = true;
-    status.notes.push(`escalated to emergency by ${by.operator}: ${by.reason}`);
-  });
+  installRotationDecisions(status, signals);
   const show = (stage: RotationStatus['stage'], waitingFor: string | null = null) => {
     status.stage = stage;
     status.waitingFor = waitingFor;
@@ -133,7 +134,7 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
     const issued = await waitForFreeKeySlot({ begun, status, signals, timings, keyLimitRetryMs: msOf(t.keyLimitRetryInterval), platform, record, show, tellParent });
     if (issued === 'aborted') {
       await rollBack('aborted', 'aborted at the active-key limit', signals.decision?.by ?? null);
-      return result('aborted');
+      return finished('aborted');
     }
     status.newKey = { keyId: issued.keyId, fingerprint: issued.fingerprint, status: 'issued' };
 
@@ -148,27 +149,42 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
     await platform.verifyTenantKey({ externalRef, slot, generation: begun.toGeneration });
     status.newKey.status = 'verified';
 
-    const decision = await passQuietGate(deployedAtMs);
-    if (decision.kind === 'abort') {
-      await rollBack('aborted', decision.by?.reason ?? 'aborted by an operator', decision.by);
-      return result('aborted');
-    }
+    const memory: GateMemory = { deployedAtMs, deployedAtPlatform: null, lastSeen: null, polls: 0 };
+    let decision = await passQuietGate(memory);
+    for (;;) {
+      if (decision.kind === 'abort') {
+        await rollBack('aborted', decision.by?.reason ?? 'aborted by an operator', decision.by);
+        return finished('aborted');
+      }
 
-    show('revoking_old');
-    const why = decision.by ? `revoked anyway by ${decision.by.operator}: ${decision.by.reason}` : status.emergency ? 'emergency rotation' : 'quiet';
-    // The point of no return: once the old key's revoke is sent, the rotation finishes even if it is
-    // cancelled meanwhile. Rolling back then would redeploy a revoked key, or revoke the new key too
-    // and leave the tenant with none (found by the chaos run).
-    const b = begun;
-    await CancellationScope.nonCancellable(async () => {
-      await platform.revokeKeyGeneration({ rotationId: b.rotationId, externalRef, subaccountId: b.subaccountId, slot, generation: b.fromGeneration, why });
-      oldRevoked = true;
-      status.oldKey.status = 'revoked';
-      await record({ state: 'completed', stage: 'completed', outcome: { why, quietCheck: status.quietCheck, notes: status.notes } }, 'rotation.completed', decision.by?.operator);
-      show('completed');
-      await tellParent('completed');
-    });
-    return result('completed');
+      show('revoking_old');
+      const by = decision.by;
+      const why = by ? `revoked anyway by ${by.operator}: ${by.reason}` : status.emergency ? 'emergency rotation' : 'quiet';
+      const expect = decision.observed && patched(REVOKE_RECHECK_PATCH) ? expectationOf(decision.observed) : null;
+      // The point of no return: once the old key's revoke is sent, the rotation finishes even if it is
+      // cancelled meanwhile. Rolling back then would redeploy a revoked key, or revoke the new key too
+      // and leave the tenant with none (found by the chaos run).
+      const b = begun;
+      const revoked = await CancellationScope.nonCancellable(async () => {
+        try {
+          await platform.revokeKeyGeneration({ rotationId: b.rotationId, externalRef, subaccountId: b.subaccountId, slot, generation: b.fromGeneration, why, ...(expect ? { expect } : {}) });
+        } catch (error) {
+          // The revoke's own re-read saw a use since the gate passed: nothing was revoked, not quiet yet.
+          if (expect && isKeyInUseRefusal(error)) return false;
+          throw error;
+        }
+        oldRevoked = true;
+        status.oldKey.status = 'revoked';
+        await record({ state: 'completed', stage: 'completed', outcome: { why, quietCheck: status.quietCheck, notes: status.notes } }, 'rotation.completed', by?.operator);
+        show('completed');
+        await tellParent('completed');
+        return true;
+      });
+      if (revoked) break;
+      status.notes.push(`revoke refused at ${new Date().toISOString()}: the old key was used after the quiet gate passed; back to the quiet gate`);
+      decision = await passQuietGate(memory);
+    }
+    return finished('completed');
   } catch (error) {
     const cancelled = isCancellation(error);
     status.error = error instanceof Error ? error.message : String(error);
@@ -184,13 +200,13 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
       } else show(cancelled ? 'cancelled' : 'failed');
       if (!cancelled) await tellParent('failed');
     });
+    recordOutcome('rotation', cancelled ? 'cancelled' : 'failed', workflowInfo().startTime.getTime(), { externalRef, slot, rotationId: status.rotationId, subaccountId: status.subaccountId, stage: status.stage }, 'warn');
     throw error;
   }
 
   /** Polls key records until the old key is quiet; held (deadline, late use) waits for an operator. */
-  async function passQuietGate(deployedAtMs: number): Promise<Decision> {
+  async function passQuietGate(memory: GateMemory): Promise<Decision> {
     const b = begun!;
-    const memory = { deployedAtMs, deployedAtPlatform: null, lastSeen: null, polls: 0 };
     for (;;) {
       if (status.emergency) {
         status.quietCheck = { method: 'skipped-emergency', polls: memory.polls, oldKeyLastUsedAt: null, deployedAtPlatform: null, lateUseAt: null, quietForMs: 0, verdict: 'emergency: quiet period zero' };
@@ -203,11 +219,12 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
       if (gate.view.method === 'overlap-window' && !status.notes.some((n) => n.startsWith('no last-use'))) {
         status.notes.push(`no last-use information on the platform: waiting the overlap window of ${t.overlapWindow} after deploy instead of a quiet check`);
       }
-      if (gate.kind === 'quiet' || gate.kind === 'gone') return { kind: 'revoke', by: null };
+      if (gate.kind === 'quiet') return { kind: 'revoke', by: null, observed: gate.observed };
+      if (gate.kind === 'gone') return { kind: 'revoke', by: null };
       if (gate.kind === 'held') {
         status.heldReason = gate.reason;
         await record({ state: 'held', stage: 'held', outcome: { heldReason: gate.reason, quietCheck: gate.view } }, 'rotation.held');
-        show('held', `${gate.view.verdict}. Signal revokeAnyway {operator, reason} to revoke the old key anyway, or abortRotation {operator, reason} to keep it and revoke the new key`);
+        show('held', `${gate.view.verdict}. \`tenantctl rotation revoke-anyway ${externalRef} --slot ${slot} --operator <you> --reason "..."\` (update revokeAnyway) revokes the old key anyway; \`tenantctl rotation abort ...\` (update abortRotation) keeps it and revokes the new key`);
         await tellParent('held');
         await condition(() => signals.decision !== undefined || status.emergency);
         await record({ state: 'running', stage: 'revoking_old' });
@@ -218,9 +235,12 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
     }
   }
 
-  function result(outcome: 'completed' | 'aborted'): RotateTenantKeyResult {
+  function finished(outcome: 'completed' | 'aborted'): RotateTenantKeyResult {
     const b = begun!;
     const current = outcome === 'completed' ? status.newKey : status.oldKey;
+    recordOutcome('rotation', outcome, workflowInfo().startTime.getTime(), {
+      externalRef, slot, rotationId: b.rotationId, subaccountId: b.subaccountId, emergency: status.emergency, keyId: current.keyId, revokedKeyId: outcome === 'completed' ? b.oldKeyId : status.newKey.keyId,
+    });
     return {
       externalRef, slot, outcome, fromGeneration: b.fromGeneration, toGeneration: b.toGeneration,
       keyId: current.keyId!, fingerprint: current.fingerprint ?? '', revokedKeyId: outcome === 'completed' ? b.oldKeyId : (status.newKey.keyId ?? ''),

@@ -6,7 +6,7 @@ import { listKeyRecords } from '../../src/db/tenant-keys-store.js';
 import type { PlatformKey, PlatformWallet } from '../../src/drift/compare.js';
 import { OUR_KEY_NAME } from '../../src/drift/kinds.js';
 import { DEFAULT_DRIFT_OPTIONS } from '../../src/drift/options.js';
-import { PlatformNotFoundError, PlatformTenantStateError, type ApiKeyRecord } from '../../src/platform/index.js';
+import { lastUseMoved, PlatformNotFoundError, PlatformTenantStateError, type ApiKeyRecord } from '../../src/platform/index.js';
 import { auditOrigin, type ActivityDeps } from '../context.js';
 import { boundary } from '../failures.js';
 
@@ -24,7 +24,7 @@ export interface TenantObservation {
 }
 
 export function toPlatformKey(k: ApiKeyRecord): PlatformKey {
-  return { id: k.id, name: k.name ?? null, status: k.status, createdAt: k.createdAt ?? null, lastUsedAt: k.lastUsedAt ?? null, lastUseKnown: k.lastUseKnown };
+  return { id: k.id, name: k.name ?? null, status: k.status, createdAt: k.createdAt ?? null, lastUsedAt: k.lastUsedAt ?? null, lastUseKnown: k.lastUseKnown, lastUse: k.lastUse };
 }
 
 export function createDriftPlatformActivities(deps: ActivityDeps) {
@@ -86,9 +86,13 @@ export function createDriftPlatformActivities(deps: ActivityDeps) {
       const known = (await listKeyRecords(pool, finding.externalRef)).some((r) => r.platformKeyId === finding.subject);
       const since = key?.lastUsedAt ?? key?.createdAt;
       const quietPeriodMs = input.quietPeriodMs ?? options.quietPeriodMs;
+      // A second, independent safety: the use the check saw, against the platform's record right now.
+      const seen = (finding.evidence.key as PlatformKey | undefined)?.lastUse;
       const why = !key || key.status !== 'active'
         ? 'the key is no longer active'
-        : known
+        : seen && lastUseMoved(seen, key.lastUse)
+          ? 'the key was used since the check saw it'
+          : known
           ? 'the key is in our records now'
           : !key.name || !OUR_KEY_NAME.test(key.name)
             ? 'the key is not named by our scheme'

@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { describeError } from './failure.js';
 import { join } from 'node:path';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { InvalidInputError } from '../domain/tenant-input.js';
@@ -30,6 +31,6 @@ export function loadCliConfig(env: Record<string, string | undefined> = process.
 export function reportError(error: unknown): number {
   if (process.env.TENANTCTL_DEBUG === '1') console.error(error);
   else if (error instanceof ConfigError || error instanceof InvalidInputError) for (const problem of error.problems) console.error(`error: ${problem}`);
-  else console.error(`error: ${error instanceof Error ? error.message : String(error)}`);
+  else console.error(`error: ${describeError(error)}`);
   return error instanceof ConfigError || error instanceof InvalidInputError ? 2 : 1;
 }

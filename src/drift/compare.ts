@@ -1,3 +1,4 @@
+import type { LastUse } from '../platform/index.js';
 import { FIX_OF_KIND, OUR_KEY_NAME, type DriftFix, type DriftKind } from './kinds.js';
 
 /**
@@ -17,6 +18,8 @@ export interface PlatformKey {
   createdAt: string | null;
   lastUsedAt: string | null;
   lastUseKnown: boolean;
+  /** The explicit reading (seen / never / unknown), kept in the finding's evidence for the fix's re-check. */
+  lastUse?: LastUse;
 }
 export interface PlatformWallet {
   balanceMicroUsd: string | null;

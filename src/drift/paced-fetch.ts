@@ -19,14 +19,14 @@ export function pacedFetch(requestsPerSecond: number, base: typeof fetch = globa
   };
 }
 
-/** The sub-account lister of drift checks: large pages, many allowed, paced (see above). */
+/** The sub-account lister of drift checks: large pages asked for, paced (see above). */
 export function createDriftListClient(options: { baseUrl: string; platformKey: string; timeoutMs: number; requestsPerSecond: number }): PlatformClient {
   return createPlatformClient({
     baseUrl: options.baseUrl,
     platformKey: options.platformKey,
     timeoutMs: options.timeoutMs,
     pageSize: 100,
-    maxPages: 10_000,
+    // No cap of our own: a platform may ignore the page size (two per page), see DEFAULT_MAX_PAGES.
     fetch: pacedFetch(options.requestsPerSecond / MAX_REQUESTS_PER_ROTATION_ACTIVITY / 2),
   });
 }

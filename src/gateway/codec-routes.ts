@@ -35,6 +35,8 @@ export function registerCodecRoutes(app: FastifyInstance, deps: CodecRoutesDeps)
     scope.options('/codec/:operation', async (request, reply) => {
       const origin = request.headers.origin;
       if (typeof origin !== 'string' || !allowed.has(origin)) {
+        // The browser only reports "could not connect": say here which origin to add.
+        request.log.warn({ origin }, 'codec preflight refused: origin not in GATEWAY_CODEC_CORS_ORIGINS');
         throw new GatewayError(403, GatewayErrorCode.FORBIDDEN, 'This origin may not call the codec endpoint (see GATEWAY_CODEC_CORS_ORIGINS).');
       }
       return reply

@@ -26,9 +26,12 @@ export const gatewayConfigShape = {
   GATEWAY_CODEC_CORS_ORIGINS: z
     .preprocess(
       emptyToUndefined,
-      z.preprocess(list, z.array(z.url({ protocol: /^https?$/, error: 'each origin must be an http(s) URL' })).default(['http://localhost:8233', 'http://127.0.0.1:8233'])),
+      z.preprocess(list, z.array(z.url({ protocol: /^https?$/, error: 'each origin must be an http(s) URL' })).default([])),
     )
-    .describe('Comma-separated Web UI origins allowed to call the codec endpoint from a browser.'),
+    .describe(
+      'Comma-separated Web UI origins (scheme://host:port) allowed to call the codec endpoint from a browser. Unset: none ' +
+        '(the CLI needs no CORS); `npm start` adds the origin its Web UI really got.',
+    ),
   GATEWAY_PUBLIC_URL: z
     .preprocess(emptyToUndefined, z.url({ protocol: /^https?$/, error: 'must be the http(s) base URL the platform and clients reach the gateway at' }).optional())
     .describe('Public base URL of the gateway: webhook receiver URLs and status URLs are built from it.'),

@@ -32,6 +32,8 @@ export interface WebhookManagementDeps {
   pool: Pool;
   /** A client holding a personal token (`sv_`). */
   platform: PlatformClient;
+  /** A client holding the parent's platform key, to check a project belongs to the tenant named (optional). */
+  projectOwner?: PlatformClient;
   vault: Vault;
   /** The gateway's public base URL; receiver URLs are `<publicUrl>/webhooks/registry/<registrationId>`. */
   publicUrl: string;
@@ -67,12 +69,32 @@ export const viewOf = (row: RegistrationRow): WebhookView => ({
 const newRegistrationId = () => `whr_${randomBytes(16).toString('hex')}`;
 const newSecret = () => randomBytes(32).toString('base64url');
 
-/** The tenant's sub-account from OUR records (customer refs are never sent as-is), as the personal-token context. */
+/**
+ * The parent's personal token on the project id, never with X-Service-Subaccount: the contract gives a personal
+ * token no tenant context, and a strict platform answers that header with 403 SUBACCOUNT_SCOPE. The tenant is still
+ * resolved through OUR records (customer refs are never sent as-is), so an unknown or not-yet-created tenant fails here.
+ */
 async function authFor(pool: Pool, externalRef: string | null): Promise<ResourceAuth> {
-  if (externalRef === null) return { kind: 'personal' };
-  const tenant = await getTenant(pool, externalRef);
-  if (!tenant.subaccountId) throw new Error(`tenant ${externalRef} has no sub-account yet`);
-  return { kind: 'personal', subaccountId: tenant.subaccountId };
+  if (externalRef !== null) {
+    const tenant = await getTenant(pool, externalRef);
+    if (!tenant.subaccountId) throw new Error(`tenant ${externalRef} has no sub-account yet`);
+  }
+  return { kind: 'personal' };
+}
+
+/**
+ * With the parent's platform key at hand, the project is proven to be the tenant's before a webhook is put on it:
+ * a project id typed for tenant R must not wire up another tenant's (or the parent's own) registry.
+ */
+async function assertProjectOfTenant(deps: WebhookManagementDeps, externalRef: string | null, projectId: string): Promise<void> {
+  if (externalRef === null || !deps.projectOwner) return;
+  const tenant = await getTenant(deps.pool, externalRef);
+  try {
+    await deps.projectOwner.getProject({ auth: { kind: 'platform', subaccountId: tenant.subaccountId! }, projectId });
+  } catch (error) {
+    if (error instanceof PlatformNotFoundError) throw new Error(`project ${projectId} is not a project of tenant ${externalRef}`, { cause: error });
+    throw error;
+  }
 }
 
 /** Creates the platform webhook for a sealed pending secret; after an ambiguous failure, finds it by URL first. */
@@ -104,6 +126,7 @@ export async function createRegistryWebhook(
   const id = newRegistrationId();
   const externalRef = input.externalRef ?? null;
   await authFor(deps.pool, externalRef);
+  await assertProjectOfTenant(deps, externalRef, input.projectId);
   const url = `${deps.publicUrl.replace(/\/+$/, '')}/webhooks/registry/${id}`;
   await insertRegistration(deps.pool, { id, externalRef, projectId: input.projectId, label: input.label, url, events: input.events });
   const { secret, generation } = await sealNewSecret(deps, id);

@@ -28,6 +28,8 @@ export interface RunningDevServer {
   address: string;
   namespace: string;
   uiUrl?: string;
+  /** The origins a browser sees the Web UI under (both loopback spellings): the codec's CORS list. */
+  uiOrigins?: string[];
   /** How it was obtained: a binary path, or 'sdk-download'. */
   source: string;
   stop(): Promise<void>;
@@ -55,11 +57,13 @@ export async function startTemporalDevServer(options: DevServerOptions = {}): Pr
     ...Object.entries(SEARCH_ATTRIBUTES).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]),
   ];
   let uiUrl: string | undefined;
+  let uiOrigins: string[] | undefined;
   if (options.headless ?? true) args.push('--headless');
   else {
     const uiPort = await preferredOrFreePort(options.uiPort ?? 8233);
     args.push('--ui-port', String(uiPort), '--ui-ip', '127.0.0.1');
     uiUrl = `http://127.0.0.1:${uiPort}`;
+    uiOrigins = [uiUrl, `http://localhost:${uiPort}`];
     if (options.uiCodecEndpoint) args.push('--ui-codec-endpoint', options.uiCodecEndpoint);
   }
   if (options.dbFilename) args.push('--db-filename', options.dbFilename);
@@ -89,6 +93,7 @@ export async function startTemporalDevServer(options: DevServerOptions = {}): Pr
     address,
     namespace,
     uiUrl,
+    uiOrigins,
     source: binary,
     stop: async () => {
       await stopChild(child);

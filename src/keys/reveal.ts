@@ -1,6 +1,8 @@
 import { appendAudit } from '../db/audit-store.js';
 import { findKeySecret } from '../db/key-secrets-store.js';
 import { withTransaction, type Pool } from '../db/pool.js';
+import { checkDecisionBy } from '../domain/operator-decisions.js';
+import { InvalidInputError } from '../domain/tenant-input.js';
 import { findActiveKey } from '../db/tenant-keys-store.js';
 import { getTenant } from '../db/tenants-store.js';
 import { tenantTokenAad, type Vault } from '../secrets/vault.js';
@@ -10,13 +12,17 @@ export class NoActiveKeyError extends Error {
 }
 
 /**
- * The one way to read a token back. The audit row is written in the same transaction that reads
- * the sealed value: there is no reveal without its record.
+ * The one way to read a token back. Who reads it and why are required (the operator-decision rules:
+ * trimmed, non-empty, bounded), checked before anything is read. The audit row is written in the
+ * same transaction that reads the sealed value: there is no reveal without its record.
  */
 export async function revealKey(
   deps: { pool: Pool; vault: Vault },
-  input: { externalRef: string; slot: string; operator: string; reason?: string },
+  input: { externalRef: string; slot: string; operator: string; reason: string },
 ): Promise<{ keyId: string; fingerprint: string; token: string }> {
+  const by = checkDecisionBy({ operator: input.operator, reason: input.reason });
+  if (!by.ok) throw new InvalidInputError(by.problems);
+  const { operator, reason } = by.value;
   return withTransaction(deps.pool, async (tx) => {
     await getTenant(tx, input.externalRef);
     const key = await findActiveKey(tx, input.externalRef, input.slot);
@@ -24,11 +30,11 @@ export async function revealKey(
     if (!key?.platformKeyId || !secret) throw new NoActiveKeyError(`tenant ${input.externalRef} has no active key in slot ${input.slot}`);
     const token = deps.vault.open(secret.sealed, tenantTokenAad({ externalRef: input.externalRef, keyId: key.platformKeyId }));
     await appendAudit(tx, {
-      actor: `operator:${input.operator}`,
+      actor: `operator:${operator}`,
       action: 'key.revealed',
       externalRef: input.externalRef,
       subject: key.platformKeyId,
-      details: { slot: input.slot, fingerprint: key.fingerprint, reason: input.reason ?? null },
+      details: { slot: input.slot, fingerprint: key.fingerprint, reason },
     });
     return { keyId: key.platformKeyId, fingerprint: key.fingerprint ?? '', token };
   });

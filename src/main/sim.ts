@@ -1,5 +1,5 @@
 import { Command, InvalidArgumentError } from 'commander';
-import { startSimulator } from '../sim/index.js';
+import { SHAPE_NAMES, SIM_SHAPES, startSimulator, type ShapeName } from '../sim/index.js';
 import { loadSeedFile, SimSeedError } from '../sim/seed.js';
 
 function nonNegativeInt(name: string) {
@@ -18,6 +18,10 @@ const program = new Command()
   .option('--latency-ms <n>', 'fixed delay added to every API call', nonNegativeInt('--latency-ms'), 0)
   .option('--rate-limit <n>', 'global API requests per second (429 beyond)', nonNegativeInt('--rate-limit'))
   .option('--allow-http-webhooks', 'allow plain http:// webhook urls for non-loopback hosts', false)
+  .option('--shape <name>', `answers to what the contract leaves "not shown": ${SHAPE_NAMES.join(', ')} (src/sim/CONTRACT-CHOICES.md)`, (value: string) => {
+    if (!(SHAPE_NAMES as string[]).includes(value)) throw new InvalidArgumentError(`--shape must be one of ${SHAPE_NAMES.join(', ')}.`);
+    return value as ShapeName;
+  }, 'default')
   .parse();
 
 const opts = program.opts<{
@@ -27,6 +31,7 @@ const opts = program.opts<{
   latencyMs: number;
   rateLimit?: number;
   allowHttpWebhooks: boolean;
+  shape: ShapeName;
 }>();
 
 try {
@@ -37,9 +42,9 @@ try {
     seed,
     latencyMs: opts.latencyMs,
     rateLimitPerSecond: opts.rateLimit || undefined,
-    choices: { allowInsecureWebhookUrls: opts.allowHttpWebhooks },
+    choices: { ...SIM_SHAPES[opts.shape], allowInsecureWebhookUrls: opts.allowHttpWebhooks },
   });
-  console.log(`platform simulator listening on ${sim.url} (API base ${sim.apiBase})`);
+  console.log(`platform simulator (${opts.shape} shape) listening on ${sim.url} (API base ${sim.apiBase})`);
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;

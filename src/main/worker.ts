@@ -6,9 +6,10 @@ import { createActivities } from '../../activities/index.js';
 import type { Config } from '../config.js';
 import { assertSchemaCurrent } from '../db/migrate.js';
 import { createPool } from '../db/pool.js';
-import { createLogger, toTemporalLogger } from '../log.js';
+import { createLogger } from '../log.js';
 import { connectNative } from '../temporal/connection.js';
 import { createWorker } from '../worker/create-worker.js';
+import { workerRuntimeLogger, workerTelemetry } from '../worker/telemetry.js';
 import { buildActivityDeps, dataConverterOf, requireWorkerConfig } from '../worker/deps.js';
 import { createPlatformActivityWorker } from '../rotation/platform-worker.js';
 import { buildRotationOptions } from '../rotation/options.js';
@@ -27,14 +28,14 @@ export async function startWorker(config: Config): Promise<RunningWorker> {
   requireWorkerConfig(config);
   const logger = createLogger({ level: config.LOG_LEVEL });
   if (!runtimeInstalled) {
-    // The SDK's own logs (bundling, state changes) go through the same redacting logger, one level quieter.
+    // Every log line (SDK, workflows, activities) goes through the same redacting logger.
     // shutdownSignals: [] — our entry points own SIGINT/SIGTERM and stop the worker before the
     // server and the database; the SDK's own handlers would race them.
     Runtime.install({
       shutdownSignals: [],
-      logger: toTemporalLogger(logger.child({ component: 'temporal-sdk' }, { level: config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL })),
-      // The SDK's own metrics (task latencies, slots, polls) for Prometheus, when asked for.
-      ...(config.WORKER_METRICS_ADDRESS ? { telemetryOptions: { metrics: { prometheus: { bindAddress: config.WORKER_METRICS_ADDRESS } } } } : {}),
+      logger: workerRuntimeLogger(logger, config.LOG_LEVEL),
+      // The SDK's metrics and our outcome counters for Prometheus, when asked for.
+      telemetryOptions: workerTelemetry(config.WORKER_METRICS_ADDRESS),
     });
     runtimeInstalled = true;
   }

@@ -9,12 +9,14 @@ import { assertId } from './validate.js';
  *   403 SUBACCOUNT_SCOPE).
  * - `platform`: the parent's platform key, targeting one tenant with X-Service-Subaccount. The id must come from our
  *   own ownership records, never straight from a customer.
- * - `personal`: a human's token. No tenant context is added unless the caller names one explicitly.
+ * - `personal`: a human's token. It never carries X-Service-Subaccount: the contract's table gives it no tenant
+ *   context ("None added"), and a platform may answer the header with 403 SUBACCOUNT_SCOPE. A tenant's project is
+ *   reached by its project id (the parent's token holds the parent's project permissions).
  */
 export type ResourceAuth =
   | { kind: 'tenant-key'; token: SecretToken | string }
   | { kind: 'platform'; subaccountId: string }
-  | { kind: 'personal'; subaccountId?: string };
+  | { kind: 'personal' };
 
 export interface ParentCredentials {
   platformKey: SecretToken | undefined;
@@ -92,9 +94,14 @@ export function resourceAuthHeaders(
           message: `${operation}: personal auth needs the client's personalToken`,
         });
       }
-      const headers = bearer(credentials.personalToken);
-      if (auth.subaccountId === undefined) return headers;
-      return { ...headers, [SUBACCOUNT_HEADER]: assertId(auth.subaccountId, 'auth.subaccountId', operation) };
+      if ('subaccountId' in auth) {
+        // Refused locally (plain JS callers): sending it would be a scope error on a strict platform.
+        throw new PlatformInputError({
+          code: PlatformErrorCode.INVALID_INPUT,
+          message: `${operation}: a personal token carries no tenant context; address the tenant's project by its id (no subaccountId)`,
+        });
+      }
+      return bearer(credentials.personalToken);
     }
     default:
       throw new PlatformInputError({

@@ -21,7 +21,11 @@ export interface PlatformClientOptions {
   personalToken?: SecretToken | string;
   /** Per-request deadline, covering the response body too. Default 10 s. */
   timeoutMs?: number;
-  /** Upper bound on pages fetched by one list call. Default 100. */
+  /**
+   * Upper bound on pages fetched by one list call, a guard against a platform inventing cursors forever (a repeated
+   * cursor is caught anyway). Default 100,000: a platform that pages two at a time and ignores `limit` (issue 15)
+   * needs 5,000 pages for 10,000 tenants, so a small cap would fail a large fleet's lists.
+   */
   maxPages?: number;
   /** Sent as `limit=` on list calls when given. */
   pageSize?: number;
@@ -34,7 +38,7 @@ export interface PlatformClientOptions {
 }
 
 export const DEFAULT_TIMEOUT_MS = 10_000;
-export const DEFAULT_MAX_PAGES = 100;
+export const DEFAULT_MAX_PAGES = 100_000;
 const DEFAULT_USER_AGENT = 'tenant-orchestrator-platform-client/0.1';
 
 function positiveInteger(value: number | undefined, fallback: number, option: string): number {

@@ -78,6 +78,38 @@ export interface ListOutcome<T> {
   requestIds: (string | undefined)[];
 }
 
+/**
+ * Where the next page of a list is, as plain data a caller can keep between attempts (an activity's heartbeat):
+ * a cursor and the query parameter it goes back in, or a same-origin URL.
+ */
+export type PageToken = { kind: 'cursor'; param: string; cursor: string } | { kind: 'url'; url: string };
+
+/** One page of a list: its items and where the next one is (`null` at the end). The caller decides when to stop. */
+export async function listPage<T>(
+  ctx: ClientContext,
+  spec: CallSpec,
+  list: ListSpec<T>,
+  page: PageToken | undefined,
+): Promise<{ items: T[]; next: PageToken | null; requestId: string | undefined }> {
+  const first = toRequest(ctx, spec);
+  const baseQuery = ctx.pageSize === undefined ? {} : { limit: String(ctx.pageSize) };
+  const request: TransportRequest =
+    page === undefined
+      ? { ...first, query: baseQuery }
+      : page.kind === 'cursor'
+        ? { ...first, query: { ...baseQuery, [page.param]: page.cursor } }
+        : { ...first, url: new URL(page.url), query: {} };
+  const response = await ctx.send(request);
+  const parseCtx = parseContext(spec.operation, response);
+  const read = readListPage(response.payload, response.body, response.url, list.resourceKeys, list.idOf, parseCtx);
+  const next: PageToken | null = !read.next
+    ? null
+    : read.next.kind === 'cursor'
+      ? { kind: 'cursor', param: read.next.param, cursor: read.next.cursor }
+      : { kind: 'url', url: read.next.url.href };
+  return { items: read.items.map((item) => list.parse(item, parseCtx)), next, requestId: response.requestId };
+}
+
 /** Fetches every page (cursor query param, or a same-origin `next` URL) under the page guard. */
 export async function listAll<T>(ctx: ClientContext, spec: CallSpec, list: ListSpec<T>): Promise<ListOutcome<T>> {
   const first = toRequest(ctx, spec);

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 // Loose on purpose: v1 adds fields over time and clients ignore unknown ones (contract, "Versioning").
-const metaSchema = z.looseObject({ requestId: z.string().optional() });
+const metaSchema = z.looseObject({ requestId: z.string().optional(), request_id: z.string().optional() });
 const errorObjectSchema = z.looseObject({
   code: z.union([z.string(), z.number()]).optional(),
   message: z.string().optional(),
@@ -68,7 +68,7 @@ export function readEnvelope(parsed: unknown): Envelope {
     if (CODE_LIKE.test(error)) errorCode ??= error;
     else errorMessage ??= error;
   }
-  return { body: parsed, payload: payloadOf(parsed), requestId: env.meta?.requestId, errorCode, errorMessage };
+  return { body: parsed, payload: payloadOf(parsed), requestId: env.meta?.requestId ?? env.meta?.request_id, errorCode, errorMessage };
 }
 
 /** JSON.parse that reports failure instead of throwing; an empty body is `undefined`, not an error. */

@@ -1,7 +1,7 @@
 // The typed platform client: envelope, auth contexts, idempotency, tolerant parsing and one error taxonomy.
 export { createPlatformClient, DEFAULT_MAX_PAGES, DEFAULT_TIMEOUT_MS, type PlatformClientOptions } from './client.js';
 export type * from './types.js';
-export type { CallOptions } from './core.js';
+export type { CallOptions, PageToken } from './core.js';
 export type { ResourceAuth } from './auth.js';
 export { SUBACCOUNT_HEADER } from './auth.js';
 export type {
@@ -15,6 +15,7 @@ export type {
   WebhookRecord,
 } from './records.js';
 export { KeyStatus, TenantStatus } from './status.js';
+export { lastUseMoved, readKeyUse, type KeyUseInfo, type LastUse } from './last-use.js';
 export { SecretToken, redactSecrets, TOKEN_PREFIXES, type TokenPrefix } from './secret-token.js';
 export {
   Classification,

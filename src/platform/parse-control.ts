@@ -12,6 +12,7 @@ import {
   requireObject,
   type ParseContext,
 } from './normalize.js';
+import { readKeyUse } from './last-use.js';
 import type { ApiKeyRecord, SubaccountRecord, TransferRecord, WalletRecord } from './records.js';
 import { SecretToken } from './secret-token.js';
 import { keyStatus, rawStatusOf, tenantStatus } from './status.js';
@@ -34,7 +35,6 @@ export function unwrapRecord(value: unknown, idKeys: readonly string[], wrappers
 
 export const SUBACCOUNT_ID_KEYS = ['id', 'subaccountId', 'subaccount_id'] as const;
 export const KEY_ID_KEYS = ['id', 'keyId', 'key_id', 'apiKeyId', 'api_key_id'] as const;
-const LAST_USED_KEYS = ['lastUsedAt', 'last_used_at', 'lastUsed', 'lastUsedTime', 'last_used'] as const;
 const TOKEN_KEYS = ['token', 'secret', 'key', 'apiKey', 'api_key'] as const;
 
 export function parseSubaccount(value: unknown, ctx: ParseContext): SubaccountRecord {
@@ -52,11 +52,10 @@ export function parseSubaccount(value: unknown, ctx: ParseContext): SubaccountRe
   };
 }
 
-function lastUse(obj: JsonObject): Pick<ApiKeyRecord, 'lastUsedAt' | 'lastUseKnown'> {
-  const raw = pick(obj, LAST_USED_KEYS);
-  if (raw === null) return { lastUsedAt: null, lastUseKnown: true };
-  const at = asTimestamp(raw);
-  return at === undefined ? { lastUsedAt: undefined, lastUseKnown: false } : { lastUsedAt: at, lastUseKnown: true };
+function lastUse(obj: JsonObject): Pick<ApiKeyRecord, 'lastUse' | 'useCount' | 'lastUsedAt' | 'lastUseKnown'> {
+  const { lastUse: use, useCount } = readKeyUse(obj);
+  const lastUsedAt = use.state === 'seen' ? use.at : use.state === 'never' ? null : undefined;
+  return { lastUse: use, useCount, lastUsedAt, lastUseKnown: use.state !== 'unknown' };
 }
 
 export function parseApiKey(value: unknown, ctx: ParseContext): ApiKeyRecord {

@@ -1,4 +1,4 @@
-import { isObject } from './envelope.js';
+import { isObject, type JsonObject } from './envelope.js';
 import { asStringList, asText, asTimestamp, pick, protocolError, requireObject, type ParseContext } from './normalize.js';
 import { requireId, unwrapRecord } from './parse-control.js';
 import type { EnvVars, ProjectRecord, WebhookDeliveryRecord, WebhookRecord } from './records.js';
@@ -32,22 +32,58 @@ export function parseWebhook(value: unknown, ctx: ParseContext): WebhookRecord {
 }
 
 function asStatusCode(value: unknown): number | undefined {
-  const number = typeof value === 'string' ? Number(value) : value;
-  return typeof number === 'number' && Number.isInteger(number) ? number : undefined;
+  const number = typeof value === 'string' && /^[0-9]{3}$/.test(value) ? Number(value) : value;
+  return typeof number === 'number' && Number.isInteger(number) && number >= 100 && number <= 599 ? number : undefined;
+}
+
+/** The first present value among dotted paths (`lastResponse.status`), so nested delivery shapes read like flat ones. */
+function pickPath(obj: JsonObject, paths: readonly string[]): unknown {
+  for (const path of paths) {
+    let current: unknown = obj;
+    for (const key of path.split('.')) current = isObject(current) ? current[key] : undefined;
+    if (current !== undefined && current !== null) return current;
+  }
+  return undefined;
+}
+
+const DELIVERY_STATUS = ['status', 'state', 'outcome', 'result', 'deliveryStatus', 'delivery_status', 'status.state', 'status.name'] as const;
+const RESPONSE_CODE = [
+  'responseCode', 'response_code', 'responseStatus', 'response_status', 'statusCode', 'status_code', 'httpStatus', 'http_status',
+  'lastResponse.status', 'lastResponse.statusCode', 'lastResponse.code', 'last_response.status', 'last_response.status_code',
+  'response.status', 'response.statusCode', 'response.status_code', 'response.code', 'lastAttempt.responseCode', 'lastAttempt.status',
+] as const;
+const RESPONSE_BODY = ['responseBody', 'response_body', 'lastResponse.body', 'last_response.body', 'response.body'] as const;
+const DELIVERY_ERROR = [
+  'error', 'errorMessage', 'error_message', 'errorDetails', 'error_details', 'lastError', 'last_error', 'failureReason', 'failure_reason',
+  'lastAttempt.error', 'lastResponse.error', 'last_response.error',
+] as const;
+
+/** Status words can arrive as `status: 200` on platforms that put the HTTP code there; only words are a status. */
+function deliveryStatusOf(obj: JsonObject): string | undefined {
+  for (const path of DELIVERY_STATUS) {
+    const value = pickPath(obj, [path]);
+    if (typeof value === 'string' && value !== '') return value;
+    if (isObject(value)) {
+      const inner = pickPath(value, ['state', 'name', 'code']);
+      if (typeof inner === 'string') return inner;
+    }
+  }
+  return undefined;
 }
 
 export function parseDelivery(value: unknown, ctx: ParseContext): WebhookDeliveryRecord {
   const obj = requireObject(value, 'a delivery record', ctx);
-  const error = pick(obj, ['error', 'errorMessage', 'error_message', 'errorDetails', 'error_details']);
+  const error = pickPath(obj, DELIVERY_ERROR);
+  const numericStatus = typeof obj.status === 'number' ? obj.status : undefined;
   return {
     deliveryId: requireId(asText(pick(obj, ['deliveryId', 'delivery_id', 'id'])), 'the delivery record', ctx),
-    event: asText(pick(obj, ['event', 'eventType', 'event_type', 'type'])),
-    rawStatus: rawStatusOf(obj),
-    responseCode: asStatusCode(pick(obj, ['responseCode', 'response_code', 'responseStatus', 'statusCode', 'status_code'])),
-    responseBody: asText(pick(obj, ['responseBody', 'response_body'])),
-    error: isObject(error) ? asText(error.message) : asText(error),
-    createdAt: asTimestamp(pick(obj, ['createdAt', 'created_at'])),
-    completedAt: asTimestamp(pick(obj, ['completedAt', 'completed_at'])),
+    event: ['event', 'eventType', 'event_type', 'type', 'event.name', 'event.type'].map((path) => asText(pickPath(obj, [path]))).find((text) => text !== undefined),
+    rawStatus: deliveryStatusOf(obj),
+    responseCode: asStatusCode(pickPath(obj, RESPONSE_CODE) ?? numericStatus),
+    responseBody: asText(pickPath(obj, RESPONSE_BODY)),
+    error: isObject(error) ? asText(pick(error, ['message', 'detail', 'details', 'reason', 'code'])) : asText(error),
+    createdAt: asTimestamp(pickPath(obj, ['createdAt', 'created_at', 'timestamp', 'sentAt', 'sent_at'])),
+    completedAt: asTimestamp(pickPath(obj, ['completedAt', 'completed_at', 'finishedAt', 'finished_at', 'deliveredAt', 'delivered_at'])),
   };
 }
 

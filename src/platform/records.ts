@@ -1,3 +1,4 @@
+import type { LastUse } from './last-use.js';
 import type { KeyStatus, TenantStatus } from './status.js';
 
 // The client's view of platform records: every field the contract names, under one spelling, optional wherever the
@@ -23,11 +24,13 @@ export interface ApiKeyRecord {
   rawStatus: string | undefined;
   subaccountId: string | undefined;
   createdAt: string | undefined;
-  /**
-   * ISO time of last use; `null` when the platform says "never used"; `undefined` when it does not say
-   * (then `lastUseKnown` is false and callers must fall back visibly, e.g. wait a full quiet period).
-   */
+  /** Seen at a time, shown as never used, or unknown (not shown, or shown under fields we cannot read): see last-use.ts. */
+  lastUse: LastUse;
+  /** The platform's use counter, when it shows one. */
+  useCount: number | undefined;
+  /** Derived from `lastUse`: the time when seen, `null` when never used, `undefined` when unknown. */
   lastUsedAt: string | null | undefined;
+  /** Derived from `lastUse`: false when unknown (for any reason). */
   lastUseKnown: boolean;
 }
 

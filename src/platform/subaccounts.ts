@@ -1,6 +1,6 @@
 import { parentAuthHeaders } from './auth.js';
 import { callOf } from './call-options.js';
-import { listAll, request, type ClientContext } from './core.js';
+import { listAll, listPage, request, type ClientContext } from './core.js';
 import { isObject } from './envelope.js';
 import { asText, pick } from './normalize.js';
 import { parseSubaccount, SUBACCOUNT_ID_KEYS } from './parse-control.js';
@@ -11,7 +11,7 @@ import { assertId, assertIdempotencyKey, assertNonEmpty } from './validate.js';
 
 type SubaccountMethods = Pick<
   PlatformClient,
-  'listSubaccounts' | 'createSubaccount' | 'getSubaccount' | 'suspendSubaccount' | 'resumeSubaccount' | 'closeSubaccount'
+  'listSubaccounts' | 'listSubaccountsPage' | 'createSubaccount' | 'getSubaccount' | 'suspendSubaccount' | 'resumeSubaccount' | 'closeSubaccount'
 >;
 
 export function subaccountMethods(ctx: ClientContext): SubaccountMethods {
@@ -49,19 +49,28 @@ export function subaccountMethods(ctx: ClientContext): SubaccountMethods {
     return { requestId, ...value };
   }
 
+  const SUBACCOUNT_LIST = {
+    resourceKeys: ['subaccounts', 'tenants'],
+    idOf: (item: Record<string, unknown>) => asText(pick(item, SUBACCOUNT_ID_KEYS)),
+    parse: parseSubaccount,
+  } as const;
+
   return {
     async listSubaccounts(input) {
       const operation = 'listSubaccounts';
-      const outcome = await listAll(
+      const outcome = await listAll(ctx, { operation, method: 'GET', headers: parent(operation), replaySafe: false, call: callOf(input) }, SUBACCOUNT_LIST);
+      return { requestId: outcome.requestId, requestIds: outcome.requestIds, subaccounts: outcome.items };
+    },
+
+    async listSubaccountsPage(input) {
+      const operation = 'listSubaccounts';
+      const { items, next, requestId } = await listPage(
         ctx,
         { operation, method: 'GET', headers: parent(operation), replaySafe: false, call: callOf(input) },
-        {
-          resourceKeys: ['subaccounts', 'tenants'],
-          idOf: (item) => asText(pick(item, SUBACCOUNT_ID_KEYS)),
-          parse: parseSubaccount,
-        },
+        SUBACCOUNT_LIST,
+        input.page,
       );
-      return { requestId: outcome.requestId, requestIds: outcome.requestIds, subaccounts: outcome.items };
+      return { requestId, subaccounts: items, next };
     },
 
     async createSubaccount(input) {

@@ -1,5 +1,5 @@
 import type { ResourceAuth } from './auth.js';
-import type { CallOptions } from './core.js';
+import type { CallOptions, PageToken } from './core.js';
 import type {
   ApiKeyRecord,
   EnvVars,
@@ -24,6 +24,10 @@ export interface TracedList extends Traced {
 }
 
 export type ListSubaccountsInput = CallOptions;
+export interface ListSubaccountsPageInput extends CallOptions {
+  /** Where to continue (`next` of the previous page); absent: the first page. */
+  page?: PageToken | undefined;
+}
 export interface CreateSubaccountInput extends CallOptions {
   name: string;
   externalRef: string;
@@ -95,6 +99,11 @@ export interface UpdateWebhookInput extends WebhookRefInput {
 export interface ListSubaccountsResult extends TracedList {
   subaccounts: SubaccountRecord[];
 }
+export interface SubaccountsPageResult extends Traced {
+  subaccounts: SubaccountRecord[];
+  /** The next page, `null` at the end of the list. Plain data: safe to keep in an activity heartbeat. */
+  next: PageToken | null;
+}
 export interface SubaccountResult extends Traced {
   subaccount: SubaccountRecord;
 }
@@ -143,6 +152,8 @@ export interface ListDeliveriesResult extends TracedList {
 
 export interface PlatformClient {
   listSubaccounts(input?: ListSubaccountsInput): Promise<ListSubaccountsResult>;
+  /** One page of the sub-account list, for scans that must not hold a whole large fleet or stop at a page cap. */
+  listSubaccountsPage(input: ListSubaccountsPageInput): Promise<SubaccountsPageResult>;
   createSubaccount(input: CreateSubaccountInput): Promise<SubaccountResult>;
   getSubaccount(input: SubaccountRefInput): Promise<SubaccountResult>;
   suspendSubaccount(input: LifecycleInput): Promise<LifecycleResult>;

@@ -16,6 +16,8 @@ export const RotationErrorCode = {
   DEPLOY_ENDPOINT_REFUSED: 'DEPLOY_ENDPOINT_REFUSED',
   ROTATION_ABORTED: 'ROTATION_ABORTED',
   SECRET_MISSING: 'SECRET_MISSING',
+  /** The revoke's own re-read saw the old key's last use move since the quiet gate passed: nothing was revoked. */
+  KEY_IN_USE: 'KEY_IN_USE',
 } as const;
 export type RotationErrorCode = (typeof RotationErrorCode)[keyof typeof RotationErrorCode];
 

@@ -3,7 +3,8 @@ import { TypedSearchAttributes } from '@temporalio/common';
 import { parseInput } from '../domain/tenant-input.js';
 import { tenantExternalRefKey } from '../search-attributes.js';
 import type { rotateTenantKey } from '../../workflows/rotate-tenant-key.js';
-import { escalateToEmergencySignal, rotationStatusQuery, type RotationStatus } from '../../workflows/rotate-tenant-key-messages.js';
+import { escalateToEmergencyUpdate, rotationStatusQuery, type RotationStatus } from '../../workflows/rotate-tenant-key-messages.js';
+import { sendDecision } from '../client/send-decision.js';
 import { rotationWorkflowId } from './ids.js';
 import { assertDeployerReady, type DeployerReadiness } from './deployer-readiness.js';
 import { rotateTenantKeyInputSchema } from './input.js';
@@ -35,7 +36,8 @@ export async function startRotation(
   }
   const handle = client.workflow.getHandle<typeof rotateTenantKey>(workflowId);
   if (input.emergency) {
-    await handle.signal(escalateToEmergencySignal, { operator: options.operator ?? 'unknown', reason: input.reason ?? 'emergency rotation requested while a rotation was running' });
+    // An Update: a refusal (e.g. the run is already rolling back) reaches the caller instead of vanishing.
+    await sendDecision(client, workflowId, escalateToEmergencyUpdate, { operator: options.operator ?? 'unknown', reason: input.reason ?? 'emergency rotation requested while a rotation was running' });
   }
   return Object.assign(handle, { started: false });
 }

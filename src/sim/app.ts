@@ -14,6 +14,7 @@ import { registerSubaccountRoutes } from './routes/subaccounts.js';
 import { registerWalletRoutes } from './routes/wallet.js';
 import { registerWebhookRoutes } from './routes/webhooks.js';
 import { SimRuntime, type SimRuntimeOptions } from './runtime.js';
+import { installSnakeCase } from './wire-case.js';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
@@ -49,6 +50,7 @@ export function buildSimulatorApp(options: SimulatorAppOptions = {}): SimulatorA
     sendError(reply, 404, SimErrorCode.RouteNotFound, `No route for ${request.method} ${request.url.split('?')[0]}.`);
   });
   app.addHook('onRequest', (request, reply) => applyTraffic(runtime, request, reply));
+  if (runtime.choices.fieldCase === 'snake') installSnakeCase(app, API_PREFIX);
 
   void app.register(
     (api, _opts, done) => {

@@ -12,6 +12,11 @@ export type Caller =
 export interface ResourceContext {
   parentId: string;
   subaccountId: string | null;
+  /**
+   * A personal token without X-Service-Subaccount: a human of the parent reaches every project of the parent and of
+   * its tenants by project id (lists and creates still act in the parent's own context).
+   */
+  byProjectId: boolean;
 }
 
 const BEARER = /^Bearer +(\S+) *$/i;
@@ -35,6 +40,7 @@ export function authenticate(state: SimState, request: FastifyRequest, now: numb
     const tenant = key.subaccountId === null ? undefined : state.subaccounts.get(key.subaccountId);
     if (key.status !== 'active' || tenant?.status === 'closed') throw unauthorized('Invalid or revoked token.');
     key.lastUsedAt = now;
+    key.useCount += 1;
     if (key.kind === 'platform') return { kind: 'platform', parentId: key.parentId, key };
     return { kind: 'tenant', parentId: key.parentId, subaccountId: key.subaccountId ?? '', key };
   }
@@ -89,18 +95,34 @@ function suspendedError(): SimError {
  * error); platform keys and personal tokens name an owned tenant in the header, or act for the parent without it.
  * Absent and closed tenants in the header are SUBACCOUNT_SCOPE like foreign ones, revealing nothing.
  */
-export function resolveResourceContext(state: SimState, caller: Caller, request: FastifyRequest): ResourceContext {
+export function resolveResourceContext(
+  state: SimState,
+  caller: Caller,
+  request: FastifyRequest,
+  personalHeader: 'accept' | 'refuse' = 'accept',
+): ResourceContext {
   const raw = request.headers['x-service-subaccount'];
   const header = Array.isArray(raw) ? raw.join(',') : raw?.trim();
   if (caller.kind === 'tenant') {
     if (header !== undefined && header !== caller.subaccountId) throw scopeError();
     const tenant = state.subaccounts.get(caller.subaccountId);
     if (tenant?.status === 'suspended') throw suspendedError();
-    return { parentId: caller.parentId, subaccountId: caller.subaccountId };
+    return { parentId: caller.parentId, subaccountId: caller.subaccountId, byProjectId: false };
   }
-  if (header === undefined) return { parentId: caller.parentId, subaccountId: null };
+  if (header === undefined) return { parentId: caller.parentId, subaccountId: null, byProjectId: caller.kind === 'personal' };
+  // The contract's table: a personal token adds no tenant context. A strict platform refuses one that tries.
+  if (caller.kind === 'personal' && personalHeader === 'refuse') throw scopeError();
   const tenant = state.subaccounts.get(header);
   if (!tenant || tenant.parentId !== caller.parentId || tenant.status === 'closed') throw scopeError();
   if (tenant.status === 'suspended') throw suspendedError();
-  return { parentId: caller.parentId, subaccountId: tenant.id };
+  return { parentId: caller.parentId, subaccountId: tenant.id, byProjectId: false };
+}
+
+/** The tenant state check a by-id project call of a personal token makes on the project's own tenant. */
+export function checkProjectTenant(state: SimState, subaccountId: string | null): boolean {
+  if (subaccountId === null) return true;
+  const tenant = state.subaccounts.get(subaccountId);
+  if (!tenant || tenant.status === 'closed') return false;
+  if (tenant.status === 'suspended') throw suspendedError();
+  return true;
 }

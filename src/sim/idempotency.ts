@@ -11,6 +11,8 @@ interface IdempotencyEntry {
   data: unknown;
   requestId: string;
   expiresAt: number;
+  /** Set when the recorded outcome was a refusal (choice `recordRefusals`). */
+  refusal?: { code: string; message: string } | undefined;
 }
 
 export interface IdempotentCall {
@@ -61,7 +63,7 @@ export class IdempotencyStore {
     if (entry) {
       if (entry.fingerprint !== fingerprint) {
         throw new SimError(
-          409,
+          this.choices.keyReuseStatus,
           SimErrorCode.IdempotencyKeyReused,
           'This Idempotency-Key was already used for a different request; use a new key for a new operation.',
         );
@@ -73,22 +75,26 @@ export class IdempotencyStore {
           'This Idempotency-Key was already used for this request; read the resource to learn the outcome.',
         );
       }
+      if (entry.refusal) throw new SimError(entry.status, entry.refusal.code, entry.refusal.message);
       sendData(reply, entry.status, entry.data, {
         headers: { 'Idempotent-Replayed': 'true' },
         meta: { originalRequestId: entry.requestId },
       });
       return;
     }
-    const outcome = action();
-    if (outcome.status >= 200 && outcome.status < 300) {
-      this.#entries.set(slot, {
-        fingerprint,
-        status: outcome.status,
-        data: outcome.data,
-        requestId: reply.request.id,
-        expiresAt: now + this.retentionSeconds * 1000,
-      });
+    const record = (status: number, data: unknown, refusal?: IdempotencyEntry['refusal']) =>
+      this.#entries.set(slot, { fingerprint, status, data, refusal, requestId: reply.request.id, expiresAt: now + this.retentionSeconds * 1000 });
+    let outcome: Outcome;
+    try {
+      outcome = action();
+    } catch (error) {
+      // A platform that keeps refusals under the key answers every retry of a refused request the same way.
+      if (this.choices.recordRefusals && error instanceof SimError && error.status >= 400 && error.status < 500) {
+        record(error.status, undefined, { code: error.code, message: error.message });
+      }
+      throw error;
     }
+    if (outcome.status >= 200 && outcome.status < 300) record(outcome.status, outcome.data);
     sendData(reply, outcome.status, outcome.data);
   }
 

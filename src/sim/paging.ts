@@ -19,7 +19,8 @@ export function listResponse<T extends { seq: number }>(
   const dataPage = choices.listStyle === 'data-page';
   const limitName = dataPage ? 'pageSize' : 'limit';
   const cursorName = dataPage ? 'pageToken' : 'cursor';
-  const limit = parseLimit(query[limitName], limitName, choices);
+  const asked = parseLimit(query[limitName], limitName, choices);
+  const limit = choices.ignoreLimit ? choices.defaultPageSize : asked;
   const after = parseCursor(query[cursorName], cursorName);
 
   const remaining = sorted.filter((record) => record.seq > after);

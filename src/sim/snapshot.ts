@@ -102,7 +102,7 @@ export function snapshotOf(sim: SimRuntime): SimStateSnapshot {
     })),
     webhooks: [...state.webhooks.values()].map((w) => ({
       ...webhookView(w),
-      deliveries: w.deliveries.map(deliveryView),
+      deliveries: w.deliveries.map((d) => deliveryView(d)),
     })),
     stats: sim.traffic.snapshot(),
   };

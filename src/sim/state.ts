@@ -35,6 +35,8 @@ export interface ApiKeyRecord {
   createdAt: number;
   revokedAt: number | null;
   lastUsedAt: number | null;
+  /** Authenticated requests made with the key (shown as a use counter by some shapes). */
+  useCount: number;
 }
 
 export interface PersonalTokenRecord {
@@ -166,6 +168,7 @@ export function addApiKey(
     status: 'active',
     revokedAt: null,
     lastUsedAt: null,
+    useCount: 0,
   };
   state.apiKeys.set(key.id, key);
   state.apiKeysByHash.set(key.tokenHash, key);

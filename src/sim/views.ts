@@ -25,6 +25,30 @@ export function subaccountView(tenant: SubaccountRecord, choices: SimChoices, te
     limits: { activeKeyLimit: tenantActiveKeyLimit },
     createdAt: isoOrNull(tenant.createdAt),
     updatedAt: isoOrNull(tenant.updatedAt),
+    ...(choices.extraFields ? { billing: { plan: 'standard', wallet: { currency: 'USD' } }, region: { id: 'eu-central', name: 'EU Central' } } : {}),
+  };
+}
+
+function lastUseView(key: ApiKeyRecord, choices: SimChoices): Record<string, unknown> {
+  if (!choices.showLastUsed) return {};
+  const at = isoOrNull(key.lastUsedAt);
+  switch (choices.lastUseField) {
+    case 'usage':
+      return { usage: { lastUsedAt: at, requestCount: key.useCount } };
+    case 'lastUsed.at':
+      return { lastUsed: at === null ? null : { at, ip: '203.0.113.7' } };
+    default:
+      return { lastUsedAt: at };
+  }
+}
+
+/** Fields a richer platform adds; a client must ignore them, and never read them as last use. */
+function extraKeyFields(key: ApiKeyRecord, choices: SimChoices): Record<string, unknown> {
+  if (!choices.extraFields) return {};
+  return {
+    tokenHint: `${key.kind === 'platform' ? 'svpk' : 'svsk'}_…${key.id.slice(-4)}`,
+    metadata: { createdBy: { kind: 'parent', id: key.parentId }, labels: {} },
+    updatedAt: isoOrNull(key.revokedAt ?? key.createdAt),
   };
 }
 
@@ -32,11 +56,12 @@ export function apiKeyView(key: ApiKeyRecord, choices: SimChoices) {
   return {
     [choices.keyIdField]: key.id,
     name: key.name,
-    status: key.status,
+    [choices.keyStatusField]: key.status,
     ...(key.subaccountId === null ? {} : { subaccountId: key.subaccountId }),
     createdAt: isoOrNull(key.createdAt),
     revokedAt: isoOrNull(key.revokedAt),
-    ...(choices.showLastUsed ? { lastUsedAt: isoOrNull(key.lastUsedAt) } : {}),
+    ...lastUseView(key, choices),
+    ...extraKeyFields(key, choices),
   };
 }
 
@@ -74,7 +99,20 @@ export function webhookView(webhook: WebhookRecord) {
   };
 }
 
-export function deliveryView(delivery: DeliveryRecord) {
+export function deliveryView(delivery: DeliveryRecord, choices?: SimChoices) {
+  if (choices?.deliveryShape === 'outcome') {
+    return {
+      id: delivery.id,
+      webhookId: delivery.webhookId,
+      event: delivery.event,
+      outcome: delivery.status,
+      attempts: delivery.attempts,
+      lastResponse: delivery.responseCode === null ? null : { status: delivery.responseCode, body: delivery.responseBody },
+      lastError: delivery.error === null ? null : { message: delivery.error },
+      createdAt: isoOrNull(delivery.createdAt),
+      completedAt: isoOrNull(delivery.completedAt),
+    };
+  }
   return {
     id: delivery.id,
     deliveryId: delivery.id,

@@ -69,6 +69,9 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       cleanup.defer('Temporal dev server', () => temporal.stop());
       env.TEMPORAL_ADDRESS = temporal.address;
       if (temporal.uiUrl) result.uiUrl = temporal.uiUrl;
+      // The UI calls the codec cross-origin from whatever port it really got (8233 may be busy).
+      const origins = new Set([...config.GATEWAY_CODEC_CORS_ORIGINS, ...(temporal.uiOrigins ?? [])]);
+      if (origins.size > 0) env.GATEWAY_CODEC_CORS_ORIGINS = [...origins].join(',');
     }
 
     say(config.DATABASE_URL ? 'using DATABASE_URL' : `starting embedded Postgres in ${join(dataDir, 'postgres')}`);

@@ -52,7 +52,7 @@ describe.each(Object.values(ListStyle))('client against the simulator with listS
     expect((await client.listPlatformKeys()).keys.length).toBeGreaterThanOrEqual(1);
 
     const projectId = projectIds[0] ?? '';
-    const personal = { kind: 'personal', subaccountId: tenantId } as const;
+    const personal = { kind: 'personal' } as const;
     for (let i = 0; i < 5; i += 1) {
       await client.createWebhook({ auth: personal, projectId, label: `w${i}`, url: 'https://hooks.example/x', events: ['*'] });
     }

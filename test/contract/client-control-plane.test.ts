@@ -214,7 +214,7 @@ describe('client against the simulator: auth rules', () => {
     const { project } = await client.createProject({ auth: platform, name: 'web', region: 'eu-central' });
     const err = await failure(client.listWebhooks({ auth: platform, projectId: project.id }));
     expect(err).toMatchObject({ code: 'FORBIDDEN', classification: 'definite', status: 403 });
-    const { webhooks } = await client.listWebhooks({ auth: { kind: 'personal', subaccountId: tenant.id }, projectId: project.id });
+    const { webhooks } = await client.listWebhooks({ auth: { kind: 'personal' }, projectId: project.id });
     expect(webhooks).toEqual([]);
     const noPersonal = createPlatformClient({ baseUrl: sim.apiBase, platformKey: DEFAULT_PLATFORM_KEY });
     expect(await failure(noPersonal.listWebhooks({ projectId: project.id }))).toBeInstanceOf(PlatformInputError);

@@ -38,7 +38,7 @@ describe('client against the simulator: projects', () => {
     expect(viaPlatform.projects.map((p) => p.id)).toEqual([viaKey.project.id]);
     const parentOwn = await client.listProjects({ auth: { kind: 'personal' } });
     expect(parentOwn.projects).toEqual([]);
-    const read = await client.getProject({ auth: { kind: 'personal', subaccountId }, projectId: viaKey.project.id });
+    const read = await client.getProject({ auth: { kind: 'personal' }, projectId: viaKey.project.id });
     expect(read.project.id).toBe(viaKey.project.id);
   });
 
@@ -88,7 +88,7 @@ describe('client against the simulator: registry webhooks', () => {
   });
 
   it('creates, lists, updates, inspects deliveries of and deletes a webhook with a personal token', async () => {
-    const auth: ResourceAuth = { kind: 'personal', subaccountId };
+    const auth: ResourceAuth = { kind: 'personal' };
     const { project } = await client.createProject({ auth: { kind: 'platform', subaccountId }, name: 'web', region: 'eu-central' });
     const created = await client.createWebhook({ auth, projectId: project.id, label: 'ci', url: receiverUrl, secret: 'whsec_test_1', events: ['image.pushed'] });
     expect(created.webhook).toMatchObject({ label: 'ci', url: receiverUrl, events: ['image.pushed'] });

@@ -7,6 +7,7 @@ import { generateMasterKey, parseMasterKeys } from '../../src/secrets/master-key
 import { createVault } from '../../src/secrets/vault.js';
 import { DEFAULT_PLATFORM_KEY, startSimulator, type RunningSimulator, type SimulatorOptions } from '../../src/sim/index.js';
 import { inject } from 'vitest';
+import { onboardingStatusQuery, type OnboardingStage, type OnboardingStatus } from '../../workflows/onboard-tenant-messages.js';
 import { createTestContext, type TestContext, type TestWorker } from './context.js';
 
 /**
@@ -69,6 +70,18 @@ export function orchestratorCliEnv(ctx: Pick<TestContext, 'databaseUrl' | 'taskQ
     SECRETS_KEYS: secretsKeys,
     PAYLOAD_CODEC: 'off',
   };
+}
+
+/** Waits until an onboarding's query shows `stage`, and returns that status. */
+export async function waitForOnboardingStage(env: Pick<TestContext, 'client'>, workflowId: string, stage: OnboardingStage, timeoutMs = 30_000): Promise<OnboardingStatus> {
+  const handle = env.client.workflow.getHandle(workflowId);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const status = await handle.query(onboardingStatusQuery).catch(() => undefined);
+    if (status?.stage === stage) return status;
+    if (Date.now() > deadline) throw new Error(`${workflowId} never reached ${stage} (last: ${status?.stage})`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 /** Sets simulator faults for the test (see src/sim/CONTRACT-CHOICES.md for rule fields). */

@@ -82,7 +82,15 @@ export async function startNotifyReceiver(): Promise<NotifyReceiver> {
   };
 }
 
-export async function createRotationEnv(label: string, simOptions: SimulatorOptions = {}, rotation: Partial<RotationOptions> = {}): Promise<RotationEnv> {
+type Acts = ReturnType<typeof createActivities>;
+
+export async function createRotationEnv(
+  label: string,
+  simOptions: SimulatorOptions = {},
+  rotation: Partial<RotationOptions> = {},
+  /** Wraps the activities both workers run (a test's probe between two steps). */
+  wrap: (activities: Acts) => Acts = (a) => a,
+): Promise<RotationEnv> {
   const ctx = await createTestContext(label);
   const sim = await startSimulator(simOptions);
   const notify = await startNotifyReceiver();
@@ -92,7 +100,7 @@ export async function createRotationEnv(label: string, simOptions: SimulatorOpti
   const platform = createPlatformClient({ baseUrl: sim.apiBase, platformKey: DEFAULT_PLATFORM_KEY, timeoutMs: 2_000 });
   const vault = createVault(parseMasterKeys(secretsKeys));
   const rotationOptions: RotationOptions = { defaultDeployer: 'notify', envVariable: 'TENANT_API_KEY', notify: { url: notify.url, secret: notify.secret, timeoutMs: 2_000 }, ...rotation };
-  const activities = createActivities({ pool: ctx.pool, platform, vault, logger, rotation: rotationOptions });
+  const activities = wrap(createActivities({ pool: ctx.pool, platform, vault, logger, rotation: rotationOptions }));
   await ctx.startWorker(activities);
   const connection = await NativeConnection.connect({ address: inject('temporalAddress') });
   const platformWorker = await createPlatformActivityWorker({ connection, namespace: inject('temporalNamespace'), taskQueue: ctx.taskQueue, activities, requestsPerSecond: 200 });
@@ -116,7 +124,7 @@ export async function createRotationEnv(label: string, simOptions: SimulatorOpti
       return { subaccountId: result.subaccountId, keyId: result.keyId };
     },
     async token(externalRef, slot = 'default') {
-      return (await revealKey({ pool: ctx.pool, vault }, { externalRef, slot, operator: 'test' })).token;
+      return (await revealKey({ pool: ctx.pool, vault }, { externalRef, slot, operator: 'test', reason: 'test reads the token' })).token;
     },
     close: async () => {
       if (platformWorker.getState() === 'RUNNING') platformWorker.shutdown();

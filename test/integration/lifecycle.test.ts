@@ -23,7 +23,7 @@ describe('suspend, resume and close', () => {
   }
   async function tenantToken(externalRef: string) {
     const vault = createVault(parseMasterKeys(env.secretsKeys));
-    return (await revealKey({ pool: env.pool, vault }, { externalRef, slot: 'default', operator: 'test' })).token;
+    return (await revealKey({ pool: env.pool, vault }, { externalRef, slot: 'default', operator: 'test', reason: 'test reads the token' })).token;
   }
   /** A workload of the tenant, using its own key. */
   async function createProject(token: string, name: string) {
@@ -133,7 +133,7 @@ describe('close across a worker crash', () => {
     await worker.ready;
     const { subaccountId } = await (await startOnboarding(env.client, { externalRef: 'half-cleaned', name: 'Half Cleaned' }, { taskQueue: env.taskQueue })).result();
     const vault = createVault(parseMasterKeys(env.secretsKeys));
-    const { token } = await revealKey({ pool: env.pool, vault }, { externalRef: 'half-cleaned', slot: 'default', operator: 'test' });
+    const { token } = await revealKey({ pool: env.pool, vault }, { externalRef: 'half-cleaned', slot: 'default', operator: 'test', reason: 'test reads the token' });
     for (const name of ['a', 'b', 'c', 'd']) {
       const response = await fetch(`${env.sim.apiBase}/projects/create`, {
         method: 'POST',

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOnboarding } from '../../src/client/start-onboarding.js';
 import { DEFAULT_PARENT_ID, DEFAULT_SEED } from '../../src/sim/index.js';
-import { onboardingStatusQuery, type OnboardingStage } from '../../workflows/onboard-tenant-messages.js';
-import { clearFaults, createOrchestratorEnv, setFaults, type OrchestratorEnv } from '../harness/onboarding-env.js';
+import { clearFaults, createOrchestratorEnv, setFaults, waitForOnboardingStage, type OrchestratorEnv } from '../harness/onboarding-env.js';
 import { expectExactlyOnce } from '../harness/onboarding-checks.js';
 
 const FAST = { reconcileInterval: '200ms', balanceRetryInterval: '30s', unknownTransferDeadline: '2s' };
@@ -10,17 +9,6 @@ const FAST = { reconcileInterval: '200ms', balanceRetryInterval: '30s', unknownT
 async function admin(env: OrchestratorEnv, path: string, body: unknown) {
   const response = await fetch(`${env.sim.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   expect(response.status, await response.clone().text()).toBe(200);
-}
-
-async function waitForStage(env: OrchestratorEnv, workflowId: string, stage: OnboardingStage, timeoutMs = 20_000) {
-  const handle = env.client.workflow.getHandle(workflowId);
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const status = await handle.query(onboardingStatusQuery).catch(() => undefined);
-    if (status?.stage === stage) return status;
-    if (Date.now() > deadline) throw new Error(`${workflowId} never reached ${stage} (last: ${status?.stage})`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 async function waitUntil(check: () => boolean, what: string, timeoutMs = 20_000) {
@@ -60,7 +48,7 @@ describe('onboarding on a forgetful platform', () => {
       { method: 'GET', path: '/subaccounts/*/wallet', mode: 'error-before-commit', status: 503, code: 'UNAVAILABLE' },
     ]);
     const handle = await startOnboarding(env.client, { externalRef: 'forgot-xfer', name: 'Forgot Transfer', fundingMicroUsd: '4200', options: { ...FAST, unknownTransferDeadline: '1m' } }, { taskQueue: env.taskQueue });
-    await waitForStage(env, 'onboard:forgot-xfer', 'reconciling_transfer');
+    await waitForOnboardingStage(env, 'onboard:forgot-xfer', 'reconciling_transfer');
     await admin(env, '/__sim/clock/advance', { seconds: 30 });
     await clearFaults(env.sim);
     await handle.result();
@@ -75,7 +63,7 @@ describe('onboarding on a forgetful platform', () => {
       { method: 'GET', path: '/subaccounts/*/wallet', mode: 'error-before-commit', status: 503, code: 'UNAVAILABLE' },
     ]);
     const handle = await startOnboarding(env.client, { externalRef: 'needs-op', name: 'Needs Operator', fundingMicroUsd: '900', options: FAST }, { taskQueue: env.taskQueue });
-    const waiting = await waitForStage(env, 'onboard:needs-op', 'needs_operator');
+    const waiting = await waitForOnboardingStage(env, 'onboard:needs-op', 'needs_operator');
     expect(waiting.waitingFor).toMatch(/resolveTransfer/);
     const { rows: before } = await env.pool.query(`SELECT state FROM transfer_intents WHERE external_ref = 'needs-op'`);
     expect(before).toEqual([{ state: 'needs_operator' }]);
@@ -99,7 +87,7 @@ describe('onboarding when the parent cannot pay', () => {
 
   it('waits visibly on INSUFFICIENT_BALANCE and continues once signalled parentFunded', async () => {
     const handle = await startOnboarding(env.client, { externalRef: 'broke-1', name: 'Broke One', fundingMicroUsd: '5000', options: FAST }, { taskQueue: env.taskQueue });
-    const waiting = await waitForStage(env, 'onboard:broke-1', 'waiting_for_parent_funds');
+    const waiting = await waitForOnboardingStage(env, 'onboard:broke-1', 'waiting_for_parent_funds');
     expect(waiting.waitingFor).toMatch(/parentFunded/);
     expect(waiting.key.state).toBe('verified');
     await admin(env, `/__sim/parents/${DEFAULT_PARENT_ID}/balance`, { paidMicroUsd: '10000' });
@@ -113,7 +101,7 @@ describe('onboarding when the parent cannot pay', () => {
   it('leaves clean records when a waiting onboarding is cancelled', async () => {
     await admin(env, `/__sim/parents/${DEFAULT_PARENT_ID}/balance`, { paidMicroUsd: '1' });
     const handle = await startOnboarding(env.client, { externalRef: 'broke-2', name: 'Broke Two', fundingMicroUsd: '5000', options: FAST }, { taskQueue: env.taskQueue });
-    await waitForStage(env, 'onboard:broke-2', 'waiting_for_parent_funds');
+    await waitForOnboardingStage(env, 'onboard:broke-2', 'waiting_for_parent_funds');
     await handle.cancel();
     await expect(handle.result()).rejects.toThrow();
     const { rows: tenants } = await env.pool.query(`SELECT status FROM tenants WHERE external_ref = 'broke-2'`);

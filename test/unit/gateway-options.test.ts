@@ -8,7 +8,7 @@ describe('gateway configuration', () => {
   it('has safe defaults', () => {
     const env = loadGatewayEnv({});
     expect(env).toMatchObject({ GATEWAY_PORT: 8080, GATEWAY_HOST: '127.0.0.1', GATEWAY_API_TOKENS: [], GATEWAY_CODEC_TOKENS: [], GATEWAY_WEBHOOK_BODY_LIMIT: 65536 });
-    expect(gatewayOptionsOf(env, 'q').codecCorsOrigins).toEqual(['http://localhost:8233', 'http://127.0.0.1:8233']);
+    expect(gatewayOptionsOf(env, 'q').codecCorsOrigins).toEqual([]); // no browser origin unless configured
   });
 
   it('reads comma-separated token and origin lists and trims the public URL', () => {

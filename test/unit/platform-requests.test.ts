@@ -98,8 +98,10 @@ describe('platform client requests', () => {
     await client.listProjects({ auth: { kind: 'personal' } });
     expect(last().headers['x-service-subaccount']).toBeUndefined();
     expect(last().headers.authorization).toBe(`Bearer ${PERSONAL}`);
-    await client.listProjects({ auth: { kind: 'personal', subaccountId: 'sub_2' } });
-    expect(last().headers['x-service-subaccount']).toBe('sub_2');
+    // A personal token never carries tenant context (issue 15): refused before anything is sent.
+    const sent = server!.requests.length;
+    await expect(client.listProjects({ auth: { kind: 'personal', subaccountId: 'sub_2' } as never })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    expect(server!.requests.length).toBe(sent);
   });
 
   it('uses the personal token for registry webhooks by default', async () => {

@@ -1,5 +1,11 @@
 import type { Command } from 'commander';
+import { sendDecision } from '../../client/send-decision.js';
 import { startOnboarding } from '../../client/start-onboarding.js';
+import type { TransferOutcome } from '../../domain/operator-decisions.js';
+import { closeResolveTransferUpdate } from '../../../workflows/close-tenant-messages.js';
+import { parentFundedUpdate, resolveTransferUpdate } from '../../../workflows/onboard-tenant-messages.js';
+import { ONBOARDING_PURPOSE } from '../../../workflows/onboard-tenant.js';
+import { printDecision } from '../decisions.js';
 import { printJson, withRuntime } from '../runtime.js';
 
 export function registerOnboardingCommands(program: Command): void {
@@ -29,29 +35,46 @@ export function registerOnboardingCommands(program: Command): void {
 
   program
     .command('parent-funded')
-    .description("tell a waiting onboarding that the parent's paid balance was topped up (retries the transfer now)")
+    .description("tell an onboarding waiting on INSUFFICIENT_BALANCE that the parent's paid balance was topped up (retries the transfer now)")
     .argument('<externalRef>')
-    .action(async (externalRef: string) =>
+    .requiredOption('--operator <name>', 'who decides (recorded)')
+    .requiredOption('--reason <text>', 'why (recorded)')
+    .option('--json', 'print the answer as JSON')
+    .action(async (externalRef: string, opts: DecisionFlags) =>
       withRuntime(async (runtime) => {
-        const client = await runtime.client();
-        await client.workflow.getHandle(`onboard:${externalRef}`).signal('parentFunded');
-        console.log(`signalled parentFunded to onboard:${externalRef}`);
+        const workflowId = `onboard:${externalRef}`;
+        const answer = await sendDecision(await runtime.client(), workflowId, parentFundedUpdate, { operator: opts.operator, reason: opts.reason });
+        printDecision(workflowId, 'parentFunded', answer, opts.json);
       }),
     );
 
   program
     .command('resolve-transfer')
-    .description('an operator verdict on a funding transfer whose outcome could not be reconciled (after checking the wallet)')
+    .description('an operator verdict on a transfer in needs_operator (check the wallet first): of an onboarding, or with --close of a close')
     .argument('<externalRef>')
-    .requiredOption('--outcome <outcome>', 'applied | not-applied')
+    .requiredOption('--outcome <outcome>', 'exactly applied | not-applied')
     .requiredOption('--operator <name>', 'who decides (audited)')
     .requiredOption('--reason <text>', 'why (audited)')
-    .action(async (externalRef: string, opts: { outcome: string; operator: string; reason: string }) =>
+    .option('--close', "the tenant's close is waiting, not its onboarding")
+    .option('--purpose <purpose>', 'with --close: the transfer', ONBOARDING_PURPOSE)
+    .option('--json', 'print the answer as JSON')
+    .action(async (externalRef: string, opts: DecisionFlags & { outcome: string; close?: boolean; purpose: string }) =>
       withRuntime(async (runtime) => {
-        if (opts.outcome !== 'applied' && opts.outcome !== 'not-applied') throw new Error('--outcome: must be applied or not-applied');
+        if (!opts.close && opts.purpose !== ONBOARDING_PURPOSE) throw new Error('--purpose: only with --close (an onboarding has one transfer)');
         const client = await runtime.client();
-        await client.workflow.getHandle(`onboard:${externalRef}`).signal('resolveTransfer', { outcome: opts.outcome, operator: opts.operator, reason: opts.reason });
-        console.log(`signalled resolveTransfer (${opts.outcome}) to onboard:${externalRef}`);
+        // The raw --outcome goes to the workflow: its validator refuses anything but the exact words.
+        const verdict = { outcome: opts.outcome as TransferOutcome, operator: opts.operator, reason: opts.reason };
+        const workflowId = opts.close ? `close:${externalRef}` : `onboard:${externalRef}`;
+        const answer = opts.close
+          ? await sendDecision(client, workflowId, closeResolveTransferUpdate, { ...verdict, purpose: opts.purpose })
+          : await sendDecision(client, workflowId, resolveTransferUpdate, verdict);
+        printDecision(workflowId, 'resolveTransfer', answer, opts.json);
       }),
     );
+}
+
+interface DecisionFlags {
+  operator: string;
+  reason: string;
+  json?: boolean;
 }

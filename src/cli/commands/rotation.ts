@@ -4,6 +4,9 @@ import { fleetScheduleId, rotationScheduleId, rotationWorkflowId } from '../../r
 import type { DeployerSpec, RotationTimings } from '../../rotation/input.js';
 import { controlSchedule, listRotationSchedules, scheduleFleetRotation, scheduleTenantRotation, type ScheduleCommand } from '../../rotation/schedules.js';
 import { assertDeployerReady, cancelRotation, deployerReadinessOf, startRotation } from '../../rotation/start-rotation.js';
+import { sendDecision } from '../../client/send-decision.js';
+import { printDecision } from '../decisions.js';
+import { abortRotationUpdate, retryKeyCreateUpdate, revokeAnywayUpdate } from '../../../workflows/rotate-tenant-key-messages.js';
 import { printJson, withRuntime, type CliRuntime } from '../runtime.js';
 
 interface TimingFlags {
@@ -146,9 +149,10 @@ export function registerRotationCommands(program: Command): void {
       );
   }
 
-  for (const [name, signal, description] of [
-    ['revoke-anyway', 'revokeAnyway', 'a held rotation: revoke the old key although it did not go quiet'],
-    ['abort', 'abortRotation', 'a held rotation (or one at the key limit): keep the old key, revoke the new one'],
+  for (const [name, update, description] of [
+    ['revoke-anyway', revokeAnywayUpdate, 'a rotation waiting for quiet or held: revoke the old key although it did not go quiet'],
+    ['abort', abortRotationUpdate, 'a rotation waiting for quiet, held or at the key limit: keep the old key, revoke the new one'],
+    ['retry-key-create', retryKeyCreateUpdate, 'a rotation at the active-key limit: an unused key was revoked, create the new key now'],
   ] as const) {
     rotation
       .command(name)
@@ -157,27 +161,15 @@ export function registerRotationCommands(program: Command): void {
       .option('--slot <slot>', 'key slot', 'default')
       .requiredOption('--operator <name>', 'who decides (audited)')
       .requiredOption('--reason <text>', 'why (audited)')
-      .action(async (externalRef: string, opts: { slot: string; operator: string; reason: string }) =>
+      .option('--json', 'print the answer as JSON')
+      .action(async (externalRef: string, opts: { slot: string; operator: string; reason: string; json?: boolean }) =>
         withRuntime(async (runtime) => {
           const workflowId = rotationWorkflowId(externalRef, opts.slot);
-          await (await runtime.client()).workflow.getHandle(workflowId).signal(signal, { operator: opts.operator, reason: opts.reason });
-          console.log(`signalled ${signal} to ${workflowId}`);
+          const answer = await sendDecision(await runtime.client(), workflowId, update, { operator: opts.operator, reason: opts.reason });
+          printDecision(workflowId, update.name, answer, opts.json);
         }),
       );
   }
-
-  rotation
-    .command('retry-key-create')
-    .description('a rotation at the active-key limit: an unused key was revoked, create the new key now')
-    .argument('<externalRef>')
-    .option('--slot <slot>', 'key slot', 'default')
-    .action(async (externalRef: string, opts: { slot: string }) =>
-      withRuntime(async (runtime) => {
-        const workflowId = rotationWorkflowId(externalRef, opts.slot);
-        await (await runtime.client()).workflow.getHandle(workflowId).signal('retryKeyCreate');
-        console.log(`signalled retryKeyCreate to ${workflowId}`);
-      }),
-    );
 
   rotation
     .command('cancel')

@@ -60,10 +60,10 @@ export function registerTenantCommands(program: Command): void {
     .description("print a tenant's active key token (the one way to read it back; audited)")
     .argument('<externalRef>')
     .option('--slot <slot>', 'key slot', 'default')
-    .requiredOption('--operator <name>', 'who reads it (audited)')
-    .option('--reason <text>', 'why (audited)')
+    .requiredOption('--operator <name>', 'who reads it (audited; not empty)')
+    .requiredOption('--reason <text>', 'why (audited; not empty)')
     .option('--json', 'print JSON')
-    .action(async (externalRef: string, opts: { slot: string; operator: string; reason?: string; json?: boolean }) =>
+    .action(async (externalRef: string, opts: { slot: string; operator: string; reason: string; json?: boolean }) =>
       withRuntime(async (runtime) => {
         const keys = masterKeysOf(runtime.config);
         if (!keys) throw new Error('SECRETS_KEYS: is required to reveal a key');

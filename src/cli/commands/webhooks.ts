@@ -30,6 +30,10 @@ function managementDeps(runtime: CliRuntime): WebhookManagementDeps {
     platform: createPlatformClient({ baseUrl: runtime.config.PLATFORM_BASE_URL!, personalToken: gateway.PLATFORM_PERSONAL_TOKEN!, timeoutMs: runtime.config.PLATFORM_TIMEOUT_MS }),
     vault: createVault(keys!),
     publicUrl: gateway.GATEWAY_PUBLIC_URL!,
+    // Optional: with the parent's platform key, `create --tenant` first proves the project is that tenant's.
+    ...(runtime.config.PLATFORM_API_KEY
+      ? { projectOwner: createPlatformClient({ baseUrl: runtime.config.PLATFORM_BASE_URL!, platformKey: runtime.config.PLATFORM_API_KEY, timeoutMs: runtime.config.PLATFORM_TIMEOUT_MS }) }
+      : {}),
   };
 }
 

@@ -6,6 +6,8 @@ import { faultRulesSchema } from '../faults.js';
 import { REGISTRY_EVENTS } from '../registry-delivery.js';
 import type { SimRuntime } from '../runtime.js';
 import { snapshotOf } from '../snapshot.js';
+import { newId } from '../ids.js';
+import { nextSeq } from '../state.js';
 import { parseBody } from '../validation.js';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
@@ -22,6 +24,9 @@ const balanceSchema = z
     paidMicroUsd: z.string().regex(/^(0|[1-9][0-9]*)$/, 'must be a whole number of micro-USD as a string'),
     promoMicroUsd: z.string().regex(/^(0|[1-9][0-9]*)$/, 'must be a whole number of micro-USD as a string').optional(),
   })
+  .strict();
+const bulkSchema = z
+  .object({ parentId: z.string().min(1), count: z.number().int().min(1).max(100_000), externalRefPrefix: z.string().min(1).max(100) })
   .strict();
 const advanceSchema = z.object({ seconds: z.number().min(0).max(10 * 365 * 86_400) }).strict();
 
@@ -73,6 +78,21 @@ export function registerAdminRoutes(app: FastifyInstance, sim: SimRuntime): void
     parent.paidBalance = BigInt(body.paidMicroUsd);
     if (body.promoMicroUsd !== undefined) parent.promoBalance = BigInt(body.promoMicroUsd);
     void reply.send({ id: parentId, paidBalanceMicroUsd: parent.paidBalance.toString(), promoBalanceMicroUsd: parent.promoBalance.toString() });
+  });
+
+  // A large fleet in one call (benchmarks, the lost-create-at-scale test): tenants `<prefix>-<n>`, operating.
+  app.post('/__sim/subaccounts/bulk', (request, reply) => {
+    const body = parseBody(bulkSchema, request.body);
+    if (!sim.state.parents.has(body.parentId)) {
+      sendError(reply, 404, SimErrorCode.RouteNotFound, `No parent ${body.parentId}.`);
+      return;
+    }
+    const now = sim.clock.now();
+    for (let i = 0; i < body.count; i += 1) {
+      const tenant = { seq: nextSeq(sim.state), id: newId('sub_'), parentId: body.parentId, name: `Fleet ${i}`, externalRef: `${body.externalRefPrefix}-${i}`, status: 'operating' as const, balance: 0n, createdAt: now, updatedAt: now };
+      sim.state.subaccounts.set(tenant.id, tenant);
+    }
+    void reply.send({ created: body.count });
   });
 
   app.post('/__sim/clock/advance', (request, reply) => {

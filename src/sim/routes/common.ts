@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { authenticate, requireParent, resolveResourceContext, type Caller, type ResourceContext } from '../auth.js';
+import { authenticate, checkProjectTenant, requireParent, resolveResourceContext, type Caller, type ResourceContext } from '../auth.js';
 import { projectNotFound } from '../errors.js';
 import type { SimRuntime } from '../runtime.js';
 import type { ProjectRecord } from '../state.js';
@@ -16,7 +16,7 @@ export function parentOf(sim: SimRuntime, request: FastifyRequest): string {
 }
 
 export function contextOf(sim: SimRuntime, request: FastifyRequest, caller = callerOf(sim, request)): ResourceContext {
-  return resolveResourceContext(sim.state, caller, request);
+  return resolveResourceContext(sim.state, caller, request, sim.choices.personalSubaccountHeader);
 }
 
 /** The request path without the query string: part of an idempotency fingerprint. */
@@ -31,13 +31,11 @@ export function params(request: FastifyRequest): Record<string, string> {
 /** A project is visible only in its own context; anything else is `project_not_found`, revealing nothing. */
 export function getProjectInContext(sim: SimRuntime, context: ResourceContext, projectId: string): ProjectRecord {
   const project = sim.state.projects.get(projectId);
-  if (
-    !project ||
-    project.status !== 'active' ||
-    project.parentId !== context.parentId ||
-    project.subaccountId !== context.subaccountId
-  ) {
-    throw projectNotFound();
+  if (!project || project.status !== 'active' || project.parentId !== context.parentId) throw projectNotFound();
+  if (context.byProjectId) {
+    if (!checkProjectTenant(sim.state, project.subaccountId)) throw projectNotFound();
+    return project;
   }
+  if (project.subaccountId !== context.subaccountId) throw projectNotFound();
   return project;
 }

@@ -70,7 +70,7 @@ export function registerKeyRoutes(app: FastifyInstance, sim: SimRuntime): void {
     const body = parseBody(createSchema, request.body);
     const limit = sim.seed.tenantActiveKeyLimit;
     if (countActiveKeys(sim.state, parentId, tenant.id) >= limit) throw limitReached('sub-account', limit);
-    sendData(reply, 201, create(parentId, tenant.id, body.name));
+    sendData(reply, sim.choices.createStatus, create(parentId, tenant.id, body.name));
   });
 
   app.post('/subaccounts/:subaccountId/api-keys/:keyId/revoke', (request, reply) => {
@@ -91,7 +91,7 @@ export function registerKeyRoutes(app: FastifyInstance, sim: SimRuntime): void {
     const body = parseBody(createSchema, request.body);
     const limit = sim.state.parents.get(parentId)?.activeKeyLimit ?? 0;
     if (countActiveKeys(sim.state, parentId, null) >= limit) throw limitReached('parent', limit);
-    sendData(reply, 201, create(parentId, null, body.name));
+    sendData(reply, sim.choices.createStatus, create(parentId, null, body.name));
   });
 
   app.post('/platform/api-keys/:keyId/revoke', (request, reply) => {

@@ -59,7 +59,7 @@ export function registerProjectRoutes(app: FastifyInstance, sim: SimRuntime): vo
       envVars: [],
     };
     sim.state.projects.set(project.id, project);
-    sendData(reply, 201, projectView(project));
+    sendData(reply, sim.choices.createStatus, projectView(project));
   });
 
   app.get('/projects/:projectId', (request, reply) => {

@@ -48,7 +48,7 @@ export function registerSubaccountRoutes(app: FastifyInstance, sim: SimRuntime):
         updatedAt: now,
       };
       sim.state.subaccounts.set(tenant.id, tenant);
-      return { status: 201, data: view(tenant) };
+      return { status: sim.choices.createStatus, data: view(tenant) };
     });
   });
 

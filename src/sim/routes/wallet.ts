@@ -61,7 +61,7 @@ export function registerWalletRoutes(app: FastifyInstance, sim: SimRuntime): voi
         createdAt: sim.clock.now(),
       };
       sim.state.transfers.push(transfer);
-      return { status: 201, data: { ...transferView(transfer), balanceMicroUsd: tenant.balance.toString() } };
+      return { status: sim.choices.createStatus, data: { ...transferView(transfer), balanceMicroUsd: tenant.balance.toString() } };
     });
   });
 }

@@ -87,7 +87,7 @@ export function registerWebhookRoutes(app: FastifyInstance, sim: SimRuntime): vo
       deliveries: [],
     };
     sim.state.webhooks.set(webhook.id, webhook);
-    sendData(reply, 201, webhookView(webhook));
+    sendData(reply, sim.choices.createStatus, webhookView(webhook));
   });
 
   app.get(base, (request, reply) => {
@@ -116,6 +116,6 @@ export function registerWebhookRoutes(app: FastifyInstance, sim: SimRuntime): vo
 
   app.get(`${base}/:webhookId/deliveries`, (request, reply) => {
     const webhook = webhookOf(request);
-    sendData(reply, 200, listResponse(request, sim.choices, webhook.deliveries, deliveryView));
+    sendData(reply, 200, listResponse(request, sim.choices, webhook.deliveries, (d) => deliveryView(d, sim.choices)));
   });
 }

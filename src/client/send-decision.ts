@@ -1,0 +1,39 @@
+import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { ApplicationFailure, type UpdateDefinition } from '@temporalio/common';
+import type { DecisionAnswer } from '../domain/operator-decisions.js';
+
+/** A decision the workflow refused (its validator), or no run to send it to. Nothing was recorded. */
+export class DecisionRefusedError extends Error {
+  override name = 'DecisionRefusedError';
+  constructor(
+    message: string,
+    /** INVALID_DECISION | DECISION_NOT_APPLICABLE | WORKFLOW_NOT_FOUND */
+    readonly code: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Sends an operator decision as a Temporal Update and waits for its answer. The workflow's
+ * validator is the one authority on the rules (src/domain/operator-decisions.ts): its refusal comes
+ * back here with the field and the rule, before anything reached history.
+ */
+export async function sendDecision<Decision>(client: Client, workflowId: string, update: UpdateDefinition<DecisionAnswer, [Decision]>, decision: Decision): Promise<DecisionAnswer> {
+  try {
+    return await client.workflow.getHandle(workflowId).executeUpdate(update, { args: [decision] });
+  } catch (error) {
+    if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
+      throw new DecisionRefusedError(`${workflowId} refused ${update.name}: ${error.cause.message}`, error.cause.type ?? 'REFUSED');
+    }
+    if ((error as Error).name === 'WorkflowNotFoundError') {
+      throw new DecisionRefusedError(`no running workflow ${workflowId}: nothing is waiting for ${update.name}`, 'WORKFLOW_NOT_FOUND');
+    }
+    throw error;
+  }
+}
+
+/** One line for the operator: what the decision did or will do. */
+export function describeAnswer(workflowId: string, name: string, answer: DecisionAnswer): string {
+  return `${name} accepted by ${workflowId} (now ${answer.stage}${answer.transferState ? `, transfer ${answer.transferState}` : ''}): ${answer.effect}`;
+}

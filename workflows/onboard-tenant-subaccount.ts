@@ -1,0 +1,38 @@
+import { ApplicationFailure, patched, proxyActivities, type proxyLocalActivities } from '@temporalio/workflow';
+import type { Activities } from '../activities/index.js';
+import type { EnsureSubaccountResult } from '../activities/tenants.js';
+
+/**
+ * The onboarding's sub-account step. New runs look a tenant up after an ambiguous create with a
+ * REGULAR activity (`findSubaccountByExternalRef`), not inside the local step: the contract shows no
+ * list filter, so the lookup is a scan of the whole fleet, thousands of pages on a platform that pages
+ * two at a time. A local activity cannot heartbeat and holds a workflow task slot for its whole run;
+ * the regular one heartbeats each page, resumes from its last page when retried, and is retried like
+ * any read. Runs recorded before this change keep the inline lookup (patch marker).
+ */
+const SCAN_PATCH = 'subaccount-scan-activity';
+
+const scan = proxyActivities<Activities>({
+  startToCloseTimeout: '2h',
+  heartbeatTimeout: '30s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 50 },
+});
+
+type Steps = ReturnType<typeof proxyLocalActivities<Activities>>;
+
+export async function ensureSubaccountOf(steps: Steps, input: { externalRef: string; name: string }): Promise<EnsureSubaccountResult> {
+  if (!patched(SCAN_PATCH)) return steps.ensureSubaccount(input);
+  let found: { subaccountId: string | null; pagesScanned: number } | undefined;
+  for (;;) {
+    const result = await steps.ensureSubaccountStep({ ...input, ...(found ? { found } : {}) });
+    if (!result.lookupNeeded) return result;
+    found = await scan.findSubaccountByExternalRef({ externalRef: input.externalRef });
+  }
+}
+
+/** An activity failure's own type and message (not "Activity task failed"), for the status and the records. */
+export function failureText(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const failure = error instanceof ApplicationFailure ? error : error.cause instanceof ApplicationFailure ? error.cause : undefined;
+  return failure ? `${failure.type ? `${failure.type}: ` : ''}${failure.message}` : error.message;
+}
