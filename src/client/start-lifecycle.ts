@@ -1,4 +1,4 @@
-import type { Client, WorkflowHandle } from '@temporalio/client';
+import type { Client, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { lifecycleInputSchema, parseInput, type LifecycleRequest } from '../domain/tenant-input.js';
 import { tenantExternalRefKey } from '../search-attributes.js';
@@ -17,7 +17,7 @@ export async function startLifecycle(
   action: LifecycleAction,
   rawInput: unknown,
   options: { taskQueue?: string } = {},
-): Promise<WorkflowHandle> {
+): Promise<WorkflowHandleWithFirstExecutionRunId> {
   const input: LifecycleRequest = parseInput(lifecycleInputSchema, rawInput);
   return client.workflow.start(LifecycleAction[action], {
     taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,

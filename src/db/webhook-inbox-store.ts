@@ -45,8 +45,13 @@ export interface NewDelivery {
   sweepAfterSeconds: number;
 }
 
-/** Records a delivery unless its id is known; true when this call recorded it. */
-export async function insertDeliveryIfAbsent(db: Queryable, delivery: NewDelivery): Promise<boolean> {
+/**
+ * Records a delivery unless its id is known. `recorded`: this call wrote it; otherwise the body hash
+ * stored under that id, so the caller can tell a redelivery (same bytes) from a conflicting body.
+ */
+export type InsertOutcome = { recorded: true } | { recorded: false; storedBodySha256: string };
+
+export async function insertDeliveryIfAbsent(db: Queryable, delivery: NewDelivery): Promise<InsertOutcome> {
   const { rowCount } = await db.query(
     `INSERT INTO webhook_inbox (delivery_id, registration_id, webhook_id, event, known_event, body, body_sha256, state,
                                 workflow_id, next_attempt_at)
@@ -65,7 +70,26 @@ export async function insertDeliveryIfAbsent(db: Queryable, delivery: NewDeliver
       delivery.sweepAfterSeconds,
     ],
   );
-  return rowCount === 1;
+  if (rowCount === 1) return { recorded: true };
+  // A separate statement: the conflicting row may have been committed after the insert's snapshot.
+  const { rows } = await db.query<{ bodySha256: string }>(`SELECT body_sha256 AS "bodySha256" FROM webhook_inbox WHERE delivery_id = $1::text`, [delivery.deliveryId]);
+  // Pruned between the two statements: it was processed long ago, so this is the same delivery again.
+  return { recorded: false, storedBodySha256: rows[0]?.bodySha256 ?? delivery.bodySha256 };
+}
+
+/**
+ * Deletes up to `batch` processed deliveries older than the retention, oldest first, and says how
+ * many. SKIP LOCKED: several gateways may prune at once without waiting on each other.
+ */
+export async function pruneProcessedDeliveries(db: Queryable, input: { olderThanSeconds: number; batch: number }): Promise<number> {
+  const { rowCount } = await db.query(
+    `DELETE FROM webhook_inbox WHERE delivery_id IN (
+       SELECT delivery_id FROM webhook_inbox
+        WHERE state = 'processed' AND processed_at < now() - make_interval(secs => $1::int)
+        ORDER BY processed_at LIMIT $2::int FOR UPDATE SKIP LOCKED)`,
+    [input.olderThanSeconds, input.batch],
+  );
+  return rowCount ?? 0;
 }
 
 export async function findDelivery(db: Queryable, deliveryId: string): Promise<InboxRow | undefined> {

@@ -27,7 +27,8 @@ export const slotSchema = z.string().regex(/^[a-z0-9][a-z0-9-]{0,31}$/, 'must be
 
 export const durationSchema = z.union([z.string().regex(DURATION_PATTERN, 'must be a duration like 500ms, 30s, 5m, 2h, 1d'), z.number().int().nonnegative()]);
 // Intervals and deadlines here are waits: zero would spin.
-const duration = durationSchema.refine((value) => msOf(value) > 0, 'must be longer than zero');
+// zod runs the refinement even when the pattern failed: a malformed value must not throw here (it is reported already).
+const duration = durationSchema.refine((value) => (typeof value === 'number' ? value > 0 : !DURATION_PATTERN.test(value) || msOf(value) > 0), 'must be longer than zero');
 
 export const onboardTenantInputSchema = z.strictObject({
   externalRef: externalRefSchema,
@@ -84,11 +85,12 @@ export function parseInput<T>(schema: z.ZodType<T>, value: unknown): T {
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
   throw new InvalidInputError(
-    parsed.error.issues.map((issue) => {
+    parsed.error.issues.flatMap((issue) => {
       const field = issue.path.join('.') || 'input';
-      if (issue.code === 'unrecognized_keys') return `${field}: unknown field(s) ${issue.keys.join(', ')}`;
-      if (issue.code === 'invalid_type' && issue.path.length === 0) return 'input: must be a JSON object';
-      return `${field}: ${issue.message}`;
+      // One problem per unknown field, named by its own path, so callers (the gateway's `fields`) can point at it.
+      if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => `${[...issue.path, key].join('.')}: is not a known field`);
+      if (issue.code === 'invalid_type' && issue.path.length === 0) return ['input: must be a JSON object'];
+      return [`${field}: ${issue.message}`];
     }),
   );
 }

@@ -9,6 +9,8 @@ import { registerCodecRoutes } from './codec-routes.js';
 import { createDeliveryDispatcher, temporalDeliveryStarter, type DeliveryDispatcher } from './delivery-dispatcher.js';
 import { answerError, GatewayErrorCode, newRequestId, sendError } from './errors.js';
 import { registerHealthRoutes } from './health-routes.js';
+import { createInboxPruner, type InboxPruner } from './inbox-pruner.js';
+import { installJsonBodyParser } from './json-body.js';
 import { createGatewayMetrics, type GatewayMetrics } from './metrics.js';
 import { openApiDocument } from './openapi.js';
 import type { GatewayOptions } from './options.js';
@@ -41,6 +43,8 @@ export interface GatewayDeps {
 export interface GatewayApp {
   app: FastifyInstance;
   dispatcher: DeliveryDispatcher;
+  /** Runs on an interval once the app listens (inject-only tests call pruneOnce themselves). */
+  pruner: InboxPruner;
   metrics: GatewayMetrics;
 }
 
@@ -63,6 +67,7 @@ export function buildGatewayApp(deps: GatewayDeps): GatewayApp {
     return503OnClosing: true,
   });
 
+  installJsonBodyParser(app);
   app.addHook('onRequest', async (request, reply) => {
     void reply.header('X-Request-Id', request.id);
   });
@@ -85,6 +90,7 @@ export function buildGatewayApp(deps: GatewayDeps): GatewayApp {
     taskQueue: options.taskQueue,
     tokens: createTokenSet(options.apiTokens),
     publicUrl: options.publicUrl,
+    deployers: options.deployers,
   });
   registerCodecRoutes(app, { codec: deps.codec, tokens: createTokenSet(options.codecTokens), corsOrigins: options.codecCorsOrigins });
   registerWebhookReceiver(app, {
@@ -93,8 +99,14 @@ export function buildGatewayApp(deps: GatewayDeps): GatewayApp {
     dispatcher,
     metrics,
     bodyLimitBytes: options.webhookBodyLimitBytes,
+    toleranceSeconds: options.webhookToleranceSeconds,
   });
 
-  app.addHook('onClose', async () => dispatcher.stop());
-  return { app, dispatcher, metrics };
+  const pruner = createInboxPruner({ pool: deps.pool, retentionSeconds: options.webhookInboxRetentionSeconds, ...(logger ? { logger } : {}) });
+  app.addHook('onListen', async () => pruner.start());
+  app.addHook('onClose', async () => {
+    await pruner.stop();
+    await dispatcher.stop();
+  });
+  return { app, dispatcher, pruner, metrics };
 }

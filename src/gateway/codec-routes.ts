@@ -59,12 +59,23 @@ async function run(
   authorize(deps.tokens, request);
   if (!deps.codec) throw new GatewayError(503, GatewayErrorCode.CODEC_NOT_CONFIGURED, 'No payload codec is configured (set SECRETS_KEYS).');
   try {
-    return reply.code(200).send(await operation(deps.codec, request.body));
+    return reply.code(200).send(await operation(deps.codec, withPayloadsList(request.body)));
   } catch (error) {
     if (error instanceof CodecRequestError) throw new GatewayError(400, GatewayErrorCode.INVALID_INPUT, 'Expected { payloads: [{ metadata, data }] } with base64 values.');
     // A payload sealed under a key this gateway does not hold, or tampered with: say so without detail.
     throw new GatewayError(422, GatewayErrorCode.CODEC_FAILED, 'A payload could not be decoded with the configured keys.');
   }
+}
+
+/**
+ * The codec-server protocol carries protojson `Payloads`, and protojson omits an empty repeated field:
+ * the Temporal CLI sends `{}` for a signal without input. No body, `{}` and `payloads: null` all mean
+ * "no payloads".
+ */
+function withPayloadsList(body: unknown): unknown {
+  if (body === undefined || body === null) return { payloads: [] };
+  if (typeof body === 'object' && !Array.isArray(body) && (body as { payloads?: unknown }).payloads == null) return { ...body, payloads: [] };
+  return body;
 }
 
 function authorize(tokens: TokenSet, request: FastifyRequest): void {

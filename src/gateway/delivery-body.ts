@@ -17,7 +17,8 @@ export const registryDeliverySchema = z.object({
   deliveryId: z.string().min(1).max(200),
   webhookId: z.string().min(1).max(200),
   payload: z.record(z.string(), z.unknown()).optional(),
-  timestamp: z.string().max(100).optional(),
+  /** ISO 8601 UTC (contract); checked against the receiver's clock (GATEWAY_WEBHOOK_TOLERANCE_SECONDS). */
+  timestamp: z.string().max(100),
 });
 export type RegistryDelivery = z.infer<typeof registryDeliverySchema>;
 

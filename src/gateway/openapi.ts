@@ -1,7 +1,16 @@
+import { z } from 'zod';
+import { lifecycleBodySchema, rotateBodySchema } from './action-input.js';
+
 /**
  * The OpenAPI 3.1 description served at `/openapi.json`, written by hand: the routes are few and
- * stable, and a generator would mean a new dependency. Tests check that every route is described.
+ * stable, and a generator would mean a new dependency. The action bodies are generated from the
+ * schemas that validate them (zod's JSON Schema), so the document cannot drift from the check.
+ * Tests check that every route is described.
  */
+const bodySchema = (schema: z.ZodType) => {
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' });
+  return rest;
+};
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: unknown) => ({ 'application/json': { schema } });
 const errorResponse = (description: string) => ({ description, content: json(ref('ErrorEnvelope')) });
@@ -18,11 +27,13 @@ const lifecycle = (action: string, workflowType: string, body?: unknown) => ({
     parameters: [externalRefParam],
     ...(body ? { requestBody: { required: false, content: json(body) } } : {}),
     responses: {
-      '202': { description: 'Started or joined.', content: json(dataEnvelope(ref('LifecycleAccepted'))) },
-      '400': errorResponse('Invalid external ref or body (INVALID_INPUT).'),
+      '202': { description: 'Started or joined: the input was valid. Poll the status URL until this run is no longer RUNNING.', content: json(dataEnvelope(ref('LifecycleAccepted'))) },
+      '400': errorResponse('Invalid external ref or body; `fields` names them (INVALID_INPUT, INVALID_JSON). Nothing was started.'),
       ...authErrors,
       '404': errorResponse('No such tenant in our records (TENANT_NOT_FOUND).'),
-      '409': errorResponse('The tenant has no sub-account yet (TENANT_NOT_PROVISIONED).'),
+      '409': errorResponse('The tenant has no sub-account yet (TENANT_NOT_PROVISIONED), or, for rotate, is closing or closed (TENANT_CLOSED).'),
+      '415': errorResponse('The body is not JSON (UNSUPPORTED_MEDIA_TYPE).'),
+      ...(action === 'rotate' ? { '422': errorResponse('The deployer is not configured on this gateway (DEPLOYER_NOT_CONFIGURED). Nothing was started.') } : {}),
     },
   },
 });
@@ -80,10 +91,14 @@ export const openApiDocument = {
           statusUrl: { type: 'string' },
         },
       },
-      TenantStatus: { type: 'object', description: 'Our records and the onboarding progress. Never a secret: keys appear as id and fingerprint.' },
+      TenantStatus: {
+        type: 'object',
+        description:
+          'Our records, the onboarding progress, and `lastRuns`: the last run of each kind (onboard, rotate per slot, suspend, resume, close) with `status`, `outcome` and, for a run that did not complete, `failure: { message, type, causes }`. Never a secret: keys appear as id and fingerprint.',
+      },
       Payloads: {
         type: 'object',
-        required: ['payloads'],
+        description: 'An absent body, `{}` or a missing payloads list mean no payloads (protojson omits an empty list).',
         properties: { payloads: { type: 'array', items: { type: 'object', properties: { metadata: { type: 'object', additionalProperties: { type: 'string', contentEncoding: 'base64' } }, data: { type: 'string', contentEncoding: 'base64' } } } } },
       },
       RegistryDelivery: {
@@ -118,23 +133,24 @@ export const openApiDocument = {
         responses: { '200': { description: 'The status.', content: json(dataEnvelope(ref('TenantStatus'))) }, ...authErrors, '404': errorResponse('Unknown tenant (TENANT_NOT_FOUND).') },
       },
     },
-    '/v1/tenants/{externalRef}/rotate': lifecycle('rotate', 'rotateTenantKey', { type: 'object', properties: { slot: { type: 'string', default: 'default' } } }),
-    '/v1/tenants/{externalRef}/suspend': lifecycle('suspend', 'suspendTenant'),
-    '/v1/tenants/{externalRef}/resume': lifecycle('resume', 'resumeTenant'),
-    '/v1/tenants/{externalRef}/close': lifecycle('close', 'closeTenant'),
+    '/v1/tenants/{externalRef}/rotate': lifecycle('rotate', 'rotateTenantKey', bodySchema(rotateBodySchema)),
+    '/v1/tenants/{externalRef}/suspend': lifecycle('suspend', 'suspendTenant', bodySchema(lifecycleBodySchema)),
+    '/v1/tenants/{externalRef}/resume': lifecycle('resume', 'resumeTenant', bodySchema(lifecycleBodySchema)),
+    '/v1/tenants/{externalRef}/close': lifecycle('close', 'closeTenant', bodySchema(lifecycleBodySchema)),
     '/webhooks/registry/{registrationId}': {
       post: {
         summary: 'Registry webhook receiver (called by the platform)',
         description:
-          'X-Service-Signature must be sha256= and 64 lower-case hex digits: HMAC-SHA256 of the exact body with the webhook secret. Verified deliveries are recorded once per deliveryId and processed asynchronously.',
+          'X-Service-Signature must be sha256= and 64 hex digits: HMAC-SHA256 of the exact body with the webhook secret. The body timestamp must be within the tolerance (default 5 minutes) of our clock. Verified deliveries are recorded once per deliveryId and processed asynchronously.',
         operationId: 'receiveRegistryDelivery',
         parameters: [{ name: 'registrationId', in: 'path', required: true, schema: { type: 'string' } }],
         requestBody: { required: true, content: json(ref('RegistryDelivery')) },
         responses: {
           '202': { description: 'Recorded (or a duplicate of a recorded delivery).', content: json(dataEnvelope({ type: 'object', properties: { deliveryId: { type: 'string' }, workflowId: { type: 'string' }, duplicate: { type: 'boolean' } } })) },
-          '400': errorResponse('INVALID_JSON or DELIVERY_INVALID.'),
+          '400': errorResponse('INVALID_JSON, DELIVERY_INVALID, or DELIVERY_STALE (timestamp outside the tolerance).'),
           '401': errorResponse('SIGNATURE_MISSING, SIGNATURE_MALFORMED or SIGNATURE_MISMATCH.'),
           '404': errorResponse('No receiver at this address (WEBHOOK_NOT_FOUND).'),
+          '409': errorResponse('A known deliveryId with a different body (DELIVERY_CONFLICT); recorded, not processed.'),
           '413': errorResponse('PAYLOAD_TOO_LARGE.'),
           '415': errorResponse('UNSUPPORTED_MEDIA_TYPE.'),
         },
@@ -154,7 +170,7 @@ function codecPath(operation: 'encode' | 'decode') {
       summary: `Payload codec: ${operation} (Temporal codec server protocol)`,
       operationId: `codec${operation[0]!.toUpperCase()}${operation.slice(1)}`,
       security: [{ bearer: [] }],
-      requestBody: { required: true, content: json(ref('Payloads')) },
+      requestBody: { required: false, content: json(ref('Payloads')) },
       responses: { '200': { description: 'The payloads, transformed.', content: json(ref('Payloads')) }, '400': errorResponse('INVALID_INPUT.'), ...authErrors, '422': errorResponse('CODEC_FAILED.') },
     },
   };

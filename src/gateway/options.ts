@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import type { RotationConfig } from '../rotation/options.js';
+import { deployerReadinessOf, type DeployerReadiness } from '../rotation/deployer-readiness.js';
 
 /**
  * The gateway's settings: this shape is part of src/config.ts's schema (the only reader of
@@ -39,6 +41,12 @@ export const gatewayConfigShape = {
   GATEWAY_WEBHOOK_SECRET_GRACE_SECONDS: z
     .preprocess(emptyToUndefined, z.coerce.number().int().min(0).max(7 * 86_400).default(3_600))
     .describe("How long a replaced or deleted webhook's secret is still accepted (platform retries of its deliveries)."),
+  GATEWAY_WEBHOOK_TOLERANCE_SECONDS: z
+    .preprocess(emptyToUndefined, z.coerce.number().int('must be a whole number').min(30).max(86_400).default(300))
+    .describe("How far a delivery's body timestamp may be from the gateway's clock, either way, before it is refused as a replay (Standard Webhooks: 5 minutes)."),
+  GATEWAY_WEBHOOK_INBOX_RETENTION_DAYS: z
+    .preprocess(emptyToUndefined, z.coerce.number().int('must be a whole number').min(1).max(3_650).default(30))
+    .describe('Processed webhook inbox rows older than this many days are pruned (batched, every 10 minutes); unprocessed rows are kept.'),
   PLATFORM_PERSONAL_TOKEN: z
     .preprocess(emptyToUndefined, z.string().startsWith('sv_', 'must be a personal access token (starts with sv_)').optional())
     .describe('Personal access token (sv_) for registry webhook management (the contract requires one).'),
@@ -55,9 +63,17 @@ export interface GatewayOptions {
   publicUrl: string | undefined;
   webhookBodyLimitBytes: number;
   webhookSecretGraceSeconds: number;
+  /** A delivery whose body timestamp is further than this from now (either way) is refused: a replay. */
+  webhookToleranceSeconds: number;
+  /** Processed inbox rows older than this are pruned (in batches, by the gateway's pruner). */
+  webhookInboxRetentionSeconds: number;
+  /** Which rotation deployers this configuration can run: `POST …/rotate` refuses the others at start. */
+  deployers: DeployerReadiness;
 }
 
-export function gatewayOptionsOf(env: GatewayEnv, taskQueue: string): GatewayOptions {
+type RotationDeployerEnv = Pick<RotationConfig, 'ROTATION_DEPLOYER' | 'ROTATION_NOTIFY_URL' | 'ROTATION_NOTIFY_SECRET'>;
+
+export function gatewayOptionsOf(env: GatewayEnv & RotationDeployerEnv, taskQueue: string): GatewayOptions {
   return {
     taskQueue,
     apiTokens: env.GATEWAY_API_TOKENS,
@@ -66,5 +82,8 @@ export function gatewayOptionsOf(env: GatewayEnv, taskQueue: string): GatewayOpt
     publicUrl: env.GATEWAY_PUBLIC_URL?.replace(/\/+$/, ''),
     webhookBodyLimitBytes: env.GATEWAY_WEBHOOK_BODY_LIMIT,
     webhookSecretGraceSeconds: env.GATEWAY_WEBHOOK_SECRET_GRACE_SECONDS,
+    webhookToleranceSeconds: env.GATEWAY_WEBHOOK_TOLERANCE_SECONDS,
+    webhookInboxRetentionSeconds: env.GATEWAY_WEBHOOK_INBOX_RETENTION_DAYS * 86_400,
+    deployers: deployerReadinessOf(env),
   };
 }

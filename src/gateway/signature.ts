@@ -2,11 +2,11 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { GatewayErrorCode } from './errors.js';
 
 /**
- * Registry delivery signatures (contract, "Delivery headers and signature"): `sha256=` and 64 lower-case
- * hex digits, an HMAC-SHA256 of the exact raw body bytes. The header is checked against the exact
+ * Registry delivery signatures (contract, "Delivery headers and signature"): `sha256=` and 64 hexadecimal
+ * characters (either case: the contract does not say lower-case), an HMAC-SHA256 of the exact raw body bytes. The header is checked against the exact
  * pattern before anything is computed, and digests are compared in constant time after a length check.
  */
-export const SIGNATURE_PATTERN = /^sha256=[0-9a-f]{64}$/;
+export const SIGNATURE_PATTERN = /^sha256=[0-9a-fA-F]{64}$/;
 const HMAC_BYTES = 32;
 
 export type SignatureFailure = typeof GatewayErrorCode.SIGNATURE_MISSING | typeof GatewayErrorCode.SIGNATURE_MALFORMED | typeof GatewayErrorCode.SIGNATURE_MISMATCH;

@@ -1,12 +1,13 @@
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import { TypedSearchAttributes } from '@temporalio/common';
+import type { Client } from '@temporalio/client';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { startLifecycle } from '../client/start-lifecycle.js';
 import { ExternalRefConflictError, startOnboarding } from '../client/start-onboarding.js';
 import type { Pool } from '../db/pool.js';
 import { findTenant, TenantNotFoundError } from '../db/tenants-store.js';
-import { externalRefSchema, InvalidInputError, slotSchema } from '../domain/tenant-input.js';
-import { tenantExternalRefKey } from '../search-attributes.js';
+import { externalRefSchema, InvalidInputError } from '../domain/tenant-input.js';
+import { DeployerNotConfiguredError, startRotation, type DeployerReadiness } from '../rotation/start-rotation.js';
 import { getTenantStatus } from '../tenants/tenant-status.js';
+import { actionInputOf, type ActionInput } from './action-input.js';
 import { requireBearer, type TokenSet } from './auth.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
 
@@ -21,16 +22,11 @@ export interface TenantRoutesDeps {
   taskQueue: string;
   tokens: TokenSet;
   publicUrl: string | undefined;
+  deployers: DeployerReadiness;
 }
 
-/** Lifecycle actions start workflows by NAME: they live in the worker, this process only starts them. */
-export const LIFECYCLE_ACTIONS = {
-  rotate: { workflowType: 'rotateTenantKey', workflowId: (ref: string, slot: string) => `rotate:${ref}:${slot}` },
-  suspend: { workflowType: 'suspendTenant', workflowId: (ref: string) => `suspend:${ref}` },
-  resume: { workflowType: 'resumeTenant', workflowId: (ref: string) => `resume:${ref}` },
-  close: { workflowType: 'closeTenant', workflowId: (ref: string) => `close:${ref}` },
-} as const;
-export type LifecycleAction = keyof typeof LIFECYCLE_ACTIONS;
+const ACTIONS = ['suspend', 'resume', 'close', 'rotate'] as const;
+type Action = (typeof ACTIONS)[number];
 
 export function registerTenantRoutes(app: FastifyInstance, deps: TenantRoutesDeps): void {
   const statusUrl = (externalRef: string) => `${deps.publicUrl ?? ''}/v1/tenants/${encodeURIComponent(externalRef)}`;
@@ -64,42 +60,52 @@ export function registerTenantRoutes(app: FastifyInstance, deps: TenantRoutesDep
 
     api.post('/v1/tenants/:externalRef/:action', async (request, reply) => {
       const { action } = request.params as { action: string };
-      if (!Object.hasOwn(LIFECYCLE_ACTIONS, action)) {
-        throw new GatewayError(404, GatewayErrorCode.ROUTE_NOT_FOUND, `No such action; use one of ${Object.keys(LIFECYCLE_ACTIONS).join(', ')}.`);
+      if (!(ACTIONS as readonly string[]).includes(action)) {
+        throw new GatewayError(404, GatewayErrorCode.ROUTE_NOT_FOUND, `No such action; use one of ${ACTIONS.join(', ')}.`);
       }
       const externalRef = refOf(request.params);
-      const slot = action === 'rotate' ? slotOf(request.body) : undefined;
+      // The body is validated whole before any lookup or start: a 202 means the input was valid.
+      const parsed = validated(() => actionInputOf(action as Action, externalRef, request.body));
       const tenant = await findTenant(deps.pool, externalRef);
       if (!tenant) throw tenantNotFound();
       if (!tenant.subaccountId) {
         throw new GatewayError(409, GatewayErrorCode.TENANT_NOT_PROVISIONED, 'The tenant has no sub-account yet: wait for onboarding to finish.');
       }
-      const spec = LIFECYCLE_ACTIONS[action as LifecycleAction];
-      const workflowId = slot === undefined ? (spec.workflowId as (ref: string) => string)(externalRef) : spec.workflowId(externalRef, slot);
-      const input: Record<string, string> = slot === undefined ? { externalRef } : { externalRef, slot };
-      const runId = await startLifecycle(deps, spec.workflowType, workflowId, input);
-      return accepted(reply, statusUrl(externalRef), { externalRef, action, workflowId, runId, statusUrl: statusUrl(externalRef) });
+      const started = await startAction(deps, parsed, tenant.status);
+      return accepted(reply, statusUrl(externalRef), { externalRef, action, ...started, statusUrl: statusUrl(externalRef) });
     });
   });
 }
 
 /**
- * One run per business key: a second call while one runs joins it; after it has finished, the
- * action may be asked for again (suspend after a resume, the next rotation).
+ * Through the same start helpers as the CLI: one run per business key (a second call while one runs
+ * joins it; an emergency rotation escalates a running one), and a rotation whose deployer this
+ * configuration cannot run is refused here rather than failing in the worker.
  */
-async function startLifecycle(deps: TenantRoutesDeps, workflowType: string, workflowId: string, input: Record<string, string>): Promise<string | null> {
+async function startAction(deps: TenantRoutesDeps, parsed: ActionInput, tenantStatus: string): Promise<{ workflowId: string; runId: string | null; started?: boolean }> {
+  if (parsed.action !== 'rotate') {
+    const handle = await startLifecycle(deps.client, parsed.action, parsed.input, { taskQueue: deps.taskQueue });
+    return { workflowId: handle.workflowId, runId: handle.firstExecutionRunId };
+  }
+  if (tenantStatus === 'closing' || tenantStatus === 'closed') {
+    throw new GatewayError(409, GatewayErrorCode.TENANT_CLOSED, `The tenant is ${tenantStatus}: its keys are not rotated.`);
+  }
   try {
-    const handle = await deps.client.workflow.start(workflowType, {
-      taskQueue: deps.taskQueue,
-      workflowId,
-      args: [input],
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-      typedSearchAttributes: new TypedSearchAttributes([{ key: tenantExternalRefKey, value: input.externalRef! }]),
-    });
-    return handle.firstExecutionRunId;
+    const handle = await startRotation(deps.client, parsed.input, { taskQueue: deps.taskQueue, deployers: deps.deployers, ...(parsed.operator ? { operator: parsed.operator } : {}) });
+    // A joined rotation is a handle on the running one: its run id is in the status URL.
+    const runId = 'firstExecutionRunId' in handle && typeof handle.firstExecutionRunId === 'string' ? handle.firstExecutionRunId : null;
+    return { workflowId: handle.workflowId, runId, started: handle.started };
   } catch (error) {
-    if (error instanceof WorkflowExecutionAlreadyStartedError) return null;
+    if (error instanceof DeployerNotConfiguredError) throw new GatewayError(422, GatewayErrorCode.DEPLOYER_NOT_CONFIGURED, `${error.message}.`, { fields: ['deployer'] });
+    throw error;
+  }
+}
+
+function validated<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    if (error instanceof InvalidInputError) throw invalidInput(error);
     throw error;
   }
 }
@@ -112,15 +118,6 @@ function accepted(reply: FastifyReply, location: string, data: Record<string, un
 function refOf(params: unknown): string {
   const parsed = externalRefSchema.safeParse((params as { externalRef?: unknown }).externalRef);
   if (!parsed.success) throw new GatewayError(400, GatewayErrorCode.INVALID_INPUT, `externalRef: ${parsed.error.issues[0]?.message ?? 'invalid'}`, { fields: ['externalRef'] });
-  return parsed.data;
-}
-
-function slotOf(body: unknown): string {
-  if (body === undefined || body === null) return 'default';
-  const slot = (body as { slot?: unknown }).slot;
-  if (typeof body !== 'object' || slot === undefined) return 'default';
-  const parsed = slotSchema.safeParse(slot);
-  if (!parsed.success) throw new GatewayError(400, GatewayErrorCode.INVALID_INPUT, `slot: ${parsed.error.issues[0]?.message ?? 'invalid'}`, { fields: ['slot'] });
   return parsed.data;
 }
 

@@ -86,10 +86,12 @@ export interface TestGatewayInput {
   options?: Partial<GatewayOptions>;
   dispatcher?: DeliveryDispatcher;
   logger?: Logger;
+  /** Default: a vault over `keys`. */
+  vault?: Vault;
 }
 
 export function buildTestGateway(input: TestGatewayInput): GatewayApp & { vault: Vault } {
-  const vault = createVault(input.keys);
+  const vault = input.vault ?? createVault(input.keys);
   const options: GatewayOptions = {
     taskQueue: input.taskQueue,
     apiTokens: [TEST_API_TOKEN],
@@ -98,6 +100,9 @@ export function buildTestGateway(input: TestGatewayInput): GatewayApp & { vault:
     publicUrl: undefined,
     webhookBodyLimitBytes: 64 * 1024,
     webhookSecretGraceSeconds: 3_600,
+    webhookToleranceSeconds: 300,
+    webhookInboxRetentionSeconds: 30 * 86_400,
+    deployers: { defaultDeployer: 'notify', notifyConfigured: true },
     ...input.options,
   };
   const built = buildGatewayApp({

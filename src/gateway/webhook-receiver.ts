@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Pool } from '../db/pool.js';
+import { appendAudit } from '../db/audit-store.js';
 import { insertDeliveryIfAbsent } from '../db/webhook-inbox-store.js';
 import { isKnownRegistryEvent, registryDeliverySchema, registryWorkflowId, type RegistryDelivery } from './delivery-body.js';
 import type { DeliveryDispatcher } from './delivery-dispatcher.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
 import type { GatewayMetrics } from './metrics.js';
-import { verifySignature } from './signature.js';
+import { parseSignatureHeader, verifySignature } from './signature.js';
 import type { AcceptedSecret, SecretResolver } from './webhook-secrets.js';
 
 /**
@@ -21,10 +22,14 @@ export interface WebhookReceiverDeps {
   dispatcher: DeliveryDispatcher;
   metrics: GatewayMetrics;
   bodyLimitBytes: number;
+  /** How far the body's timestamp may be from now, either way (Standard Webhooks suggests 5 minutes). */
+  toleranceSeconds: number;
 }
 
 const REGISTRATION_ID = /^whr_[A-Za-z0-9]{8,64}$/;
 const JSON_MEDIA_TYPE = /^application\/json\s*(;|$)/i;
+// ISO 8601 with a zone (Z or an offset): a zoneless time would be read in the gateway's local zone.
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
 
 export function registerWebhookReceiver(app: FastifyInstance, deps: WebhookReceiverDeps): void {
   void app.register(async (scope) => {
@@ -49,6 +54,9 @@ async function receive(deps: WebhookReceiverDeps, request: FastifyRequest) {
   if (!REGISTRATION_ID.test(registrationId)) throw notFound();
   const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
   const header = request.headers['x-service-signature'];
+  // A missing or malformed header is refused before any database read or decrypt: it can never verify.
+  const shape = parseSignatureHeader(header);
+  if (!shape.ok) throw new GatewayError(401, shape.code, signatureMessage[shape.code]);
 
   let secrets = await deps.secrets.accepted(registrationId);
   let check = verifySignature(raw, header, secrets.map((s) => s.secret));
@@ -67,26 +75,55 @@ async function receive(deps: WebhookReceiverDeps, request: FastifyRequest) {
   }
   const delivery = parseDelivery(raw);
   checkConsistency(request, delivery, signer);
+  // The timestamp is inside the signed body: a captured delivery replayed later is refused here.
+  checkFreshness(delivery.timestamp, deps.toleranceSeconds);
 
   const workflowId = registryWorkflowId(delivery.deliveryId);
-  const inserted = await insertDeliveryIfAbsent(deps.pool, {
+  const bodySha256 = createHash('sha256').update(raw).digest('hex');
+  const outcome = await insertDeliveryIfAbsent(deps.pool, {
     deliveryId: delivery.deliveryId,
     registrationId,
     webhookId: delivery.webhookId,
     event: delivery.event,
     knownEvent: isKnownRegistryEvent(delivery.event),
     bodyText: raw.toString('utf8'),
-    bodySha256: createHash('sha256').update(raw).digest('hex'),
+    bodySha256,
     workflowId,
     sweepAfterSeconds: deps.dispatcher.sweepAfterSeconds,
   });
-  if (inserted) deps.dispatcher.enqueue({ deliveryId: delivery.deliveryId, workflowId });
-  return { deliveryId: delivery.deliveryId, workflowId, duplicate: !inserted };
+  if (outcome.recorded) deps.dispatcher.enqueue({ deliveryId: delivery.deliveryId, workflowId });
+  else if (outcome.storedBodySha256 !== bodySha256) await refuseConflict(deps, { registrationId, deliveryId: delivery.deliveryId, storedBodySha256: outcome.storedBodySha256, bodySha256 });
+  return { deliveryId: delivery.deliveryId, workflowId, duplicate: !outcome.recorded };
+}
+
+function checkFreshness(timestamp: string, toleranceSeconds: number): void {
+  const at = Date.parse(timestamp);
+  if (!ISO_INSTANT.test(timestamp) || Number.isNaN(at)) {
+    throw new GatewayError(400, GatewayErrorCode.DELIVERY_INVALID, 'The delivery timestamp must be an ISO 8601 UTC instant.', { fields: ['timestamp'] });
+  }
+  if (Math.abs(Date.now() - at) > toleranceSeconds * 1000) {
+    throw new GatewayError(400, GatewayErrorCode.DELIVERY_STALE, `The delivery timestamp is more than ${toleranceSeconds} s from the receiver's clock: refused as a possible replay.`, { fields: ['timestamp'] });
+  }
+}
+
+/**
+ * A known delivery id with another (validly signed) body is not a redelivery: the platform resends the
+ * same bytes. It is answered 409, nothing is processed, and it is recorded in the audit log with both
+ * body hashes (never the bodies) for an operator to look into.
+ */
+async function refuseConflict(deps: WebhookReceiverDeps, conflict: { registrationId: string; deliveryId: string; storedBodySha256: string; bodySha256: string }): Promise<never> {
+  await appendAudit(deps.pool, {
+    actor: 'registry-webhook',
+    action: 'registry.delivery_conflict',
+    subject: conflict.deliveryId,
+    details: { deliveryId: conflict.deliveryId, registrationId: conflict.registrationId, storedBodySha256: conflict.storedBodySha256, receivedBodySha256: conflict.bodySha256 },
+  });
+  throw new GatewayError(409, GatewayErrorCode.DELIVERY_CONFLICT, 'A delivery with this id was already received with a different body; this one is refused and recorded.', { fields: ['deliveryId'] });
 }
 
 const signatureMessage = {
   SIGNATURE_MISSING: 'The X-Service-Signature header is missing.',
-  SIGNATURE_MALFORMED: 'The X-Service-Signature header must be sha256= followed by 64 lower-case hex digits.',
+  SIGNATURE_MALFORMED: 'The X-Service-Signature header must be sha256= followed by 64 hex digits.',
   SIGNATURE_MISMATCH: 'The X-Service-Signature does not match the body.',
 } as const;
 

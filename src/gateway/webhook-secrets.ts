@@ -23,19 +23,32 @@ export interface SecretResolver {
  * Opens the accepted secrets of a route, cached for a few seconds so the receiver does not read and
  * decrypt on every delivery. A signature that fails against cached secrets is checked once more
  * against fresh ones (`fresh`), so a webhook replaced a moment ago is never refused for staleness.
+ * A secret's value never changes for its (registration, generation) — a replacement is a new
+ * generation — so opened values are kept by generation: a fresh check after a wrong signature costs
+ * one indexed read, never a decrypt of a secret already opened.
  */
 export function createSecretResolver(deps: { pool: Pool; vault: Vault; graceSeconds: number; ttlMs?: number; maxEntries?: number }): SecretResolver {
   const ttlMs = deps.ttlMs ?? 5_000;
   const maxEntries = deps.maxEntries ?? 10_000;
   const cache = new Map<string, { expires: number; secrets: AcceptedSecret[] }>();
+  const opened = new Map<string, string>();
+
+  const remember = <V>(map: Map<string, V>, key: string, value: V) => {
+    if (map.size >= maxEntries) map.delete(map.keys().next().value!);
+    map.set(key, value);
+  };
 
   async function load(registrationId: string): Promise<AcceptedSecret[]> {
     const rows = await listAcceptedSecrets(deps.pool, registrationId, deps.graceSeconds);
-    return rows.map((row) => ({
-      secret: deps.vault.open(row.sealed, webhookSecretAad({ registrationId, generation: row.generation })),
-      webhookId: row.webhookId,
-      generation: row.generation,
-    }));
+    return rows.map((row) => {
+      const aad = webhookSecretAad({ registrationId, generation: row.generation });
+      let secret = opened.get(aad);
+      if (secret === undefined) {
+        secret = deps.vault.open(row.sealed, aad);
+        remember(opened, aad, secret);
+      }
+      return { secret, webhookId: row.webhookId, generation: row.generation };
+    });
   }
 
   return {
@@ -43,8 +56,7 @@ export function createSecretResolver(deps: { pool: Pool; vault: Vault; graceSeco
       const hit = cache.get(registrationId);
       if (hit && !options.fresh && hit.expires > Date.now()) return hit.secrets;
       const secrets = await load(registrationId);
-      if (cache.size >= maxEntries) cache.delete(cache.keys().next().value!);
-      cache.set(registrationId, { expires: Date.now() + ttlMs, secrets });
+      remember(cache, registrationId, { expires: Date.now() + ttlMs, secrets });
       return secrets;
     },
   };

@@ -6,17 +6,20 @@ import type { rotateTenantKey } from '../../workflows/rotate-tenant-key.js';
 import { escalateToEmergencyUpdate, rotationStatusQuery, type RotationStatus } from '../../workflows/rotate-tenant-key-messages.js';
 import { sendDecision } from '../client/send-decision.js';
 import { rotationWorkflowId } from './ids.js';
+import { assertDeployerReady, type DeployerReadiness } from './deployer-readiness.js';
 import { rotateTenantKeyInputSchema } from './input.js';
+
+export { assertDeployerReady, DeployerNotConfiguredError, deployerReadinessOf, type DeployerReadiness } from './deployer-readiness.js';
 
 export type RotationHandle = WorkflowHandle<typeof rotateTenantKey> & { started: boolean };
 
-/**
- * Starts the rotation of one tenant slot, or joins the one running (the workflow id is the business
- * key, conflict policy FAIL). An emergency start that finds a normal rotation running escalates it
- * instead: its quiet period drops to zero and the old key is revoked right after deploy.
- */
-export async function startRotation(client: Client, rawInput: unknown, options: { taskQueue: string; operator?: string }): Promise<RotationHandle> {
+export async function startRotation(
+  client: Client,
+  rawInput: unknown,
+  options: { taskQueue: string; operator?: string; /** The CLI and the gateway pass it: a deployer that cannot run is refused here. */ deployers?: DeployerReadiness },
+): Promise<RotationHandle> {
   const input = parseInput(rotateTenantKeyInputSchema, rawInput);
+  if (options.deployers) assertDeployerReady(input, options.deployers);
   const workflowId = rotationWorkflowId(input.externalRef, input.slot);
   try {
     const handle = await client.workflow.start<typeof rotateTenantKey>('rotateTenantKey', {

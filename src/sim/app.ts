@@ -107,6 +107,27 @@ function installBodyParser(app: FastifyInstance): void {
   });
 }
 
+/**
+ * Fastify stops reading an over-long body and closes the connection after answering, so a client still
+ * sending (a chunked 5 MB body) gets a broken pipe instead of the 413. Read and discard the rest first,
+ * up to a bound, so the client finishes its request and reads the answer in the envelope.
+ */
+const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024;
+function afterBodyDrained(request: FastifyRequest, answer: () => void): void {
+  const raw = request.raw;
+  if (raw.complete || raw.readableEnded) {
+    answer();
+    return;
+  }
+  let drained = 0;
+  raw.on('data', (chunk: Buffer) => {
+    drained += chunk.length;
+    if (drained > DRAIN_LIMIT_BYTES) raw.destroy();
+  });
+  raw.once('end', answer);
+  raw.resume();
+}
+
 /** Every failure leaves in the envelope with a code; Fastify's own errors are mapped, never a stack trace. */
 function answerError(error: unknown, request: FastifyRequest, reply: FastifyReply): void {
   if (error instanceof SimError) {
@@ -116,7 +137,7 @@ function answerError(error: unknown, request: FastifyRequest, reply: FastifyRepl
   const fastifyError = error as Partial<FastifyError>;
   switch (fastifyError.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      sendError(reply, 413, SimErrorCode.PayloadTooLarge, `Request body exceeds ${BODY_LIMIT_BYTES} bytes.`);
+      afterBodyDrained(request, () => sendError(reply, 413, SimErrorCode.PayloadTooLarge, `Request body exceeds ${BODY_LIMIT_BYTES} bytes.`));
       return;
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       sendError(reply, 415, SimErrorCode.UnsupportedMediaType, 'Request bodies must be JSON (Content-Type: application/json).');

@@ -5,6 +5,7 @@ import { listKeyRecords } from '../db/tenant-keys-store.js';
 import { findTenant, TenantNotFoundError } from '../db/tenants-store.js';
 import { listTransferIntents } from '../db/transfer-intents-store.js';
 import { getRotationSection, type RotationSection } from '../rotation/status.js';
+import { listLastRuns, type LastRun } from './last-runs.js';
 import { onboardingStatusQuery, type OnboardingStatus } from '../../workflows/onboard-tenant-messages.js';
 
 /**
@@ -20,11 +21,17 @@ export interface TenantStatusView {
   recentAudit: Array<{ at: string; actor: string; action: string; subject: string | null }>;
   /** Recent key rotations; the live stage (e.g. held, and why) of an open one. */
   rotation: RotationSection;
+  /** The last run of each kind (onboard, rotate per slot, suspend, resume, close): status, outcome, failure. */
+  lastRuns: LastRun[];
 }
 
 export async function getTenantStatus(deps: { pool: Pool; client?: Client }, externalRef: string): Promise<TenantStatusView> {
-  const tenant = await findTenant(deps.pool, externalRef);
+  // Runs first, records after: a run shown finished has already written what it changed, so one
+  // answer never shows a completed resume beside a record that still says suspended.
+  const slots = (await listKeyRecords(deps.pool, externalRef)).map((k) => k.slot);
+  const lastRuns = deps.client ? await listLastRuns(deps.client, externalRef, slots) : [];
   const onboarding = deps.client ? await onboardingRun(deps.client, externalRef) : null;
+  const tenant = await findTenant(deps.pool, externalRef);
   if (!tenant && !onboarding) throw new TenantNotFoundError(externalRef);
   const [keys, transfers, audit] = tenant
     ? await Promise.all([listKeyRecords(deps.pool, externalRef), listTransferIntents(deps.pool, externalRef), listAuditForTenant(deps.pool, externalRef, 1000)])
@@ -39,6 +46,7 @@ export async function getTenantStatus(deps: { pool: Pool; client?: Client }, ext
     onboarding,
     recentAudit: audit.slice(-20).map((a) => ({ at: a.at.toISOString(), actor: a.actor, action: a.action, subject: a.subject })),
     rotation: tenant ? await getRotationSection(deps, externalRef) : { rotations: [] },
+    lastRuns,
   };
 }
 

@@ -1,4 +1,4 @@
-import { WorkflowFailedError, type Client } from '@temporalio/client';
+import { WorkflowFailedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import { expect } from 'vitest';
 import type { SimStateSnapshot } from '../../src/sim/index.js';
@@ -35,4 +35,12 @@ export function failureTypeOf(error: unknown): string | undefined {
     cause = cause instanceof ActivityFailure || cause instanceof Error ? (cause as Error).cause : undefined;
   }
   return undefined;
+}
+
+/** Whether any run under this workflow id exists (to prove a refused request started nothing). */
+export function workflowExists(client: Client, workflowId: string): Promise<boolean> {
+  return client.workflow.getHandle(workflowId).describe().then(
+    () => true,
+    (error: unknown) => (error instanceof WorkflowNotFoundError ? false : Promise.reject(error)),
+  );
 }

@@ -50,13 +50,8 @@ export async function createRotationEnv(
   const logger = createLogger({ level: 'debug', destination: new Writable({ write: (chunk, _e, done) => void (logs.push(String(chunk)), done()) }) });
   const platform = createPlatformClient({ baseUrl: sim.apiBase, platformKey: DEFAULT_PLATFORM_KEY, timeoutMs: 2_000 });
   const vault = createVault(parseMasterKeys(secretsKeys));
-  const activities = wrap(createActivities({
-    pool: ctx.pool,
-    platform,
-    vault,
-    logger,
-    rotation: { defaultDeployer: 'notify', envVariable: 'TENANT_API_KEY', notify: { url: notify.url, secret: notify.secret, timeoutMs: 2_000 }, ...rotation },
-  }));
+  const rotationOptions: RotationOptions = { defaultDeployer: 'notify', envVariable: 'TENANT_API_KEY', notify: { url: notify.url, secret: notify.secret, timeoutMs: 2_000 }, ...rotation };
+  const activities = wrap(createActivities({ pool: ctx.pool, platform, vault, logger, rotation: rotationOptions }));
   await ctx.startWorker(activities);
   const connection = await NativeConnection.connect({ address: inject('temporalAddress') });
   const platformWorker = await createPlatformActivityWorker({ connection, namespace: inject('temporalNamespace'), taskQueue: ctx.taskQueue, activities, requestsPerSecond: 200 });
@@ -68,7 +63,12 @@ export async function createRotationEnv(
     platform,
     notify,
     logs,
-    cliEnv: orchestratorCliEnv(ctx, sim, secretsKeys),
+    // The CLI is configured as the worker is: it refuses a rotation whose deployer cannot run.
+    cliEnv: {
+      ...orchestratorCliEnv(ctx, sim, secretsKeys),
+      ROTATION_DEPLOYER: rotationOptions.defaultDeployer,
+      ...(rotationOptions.notify ? { ROTATION_NOTIFY_URL: rotationOptions.notify.url, ROTATION_NOTIFY_SECRET: rotationOptions.notify.secret } : {}),
+    },
     async onboard(externalRef) {
       const handle = await startOnboarding(ctx.client, { externalRef, name: `Tenant ${externalRef}` }, { taskQueue: ctx.taskQueue });
       const result = await handle.result();

@@ -1,5 +1,4 @@
 import { spawn } from 'node:child_process';
-import { WorkflowNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool } from '../../src/db/pool.js';
 import type { GatewayApp } from '../../src/gateway/app.js';
@@ -7,6 +6,7 @@ import { openApiDocument } from '../../src/gateway/openapi.js';
 import { buildTestGateway, listenOnLoopback, TEST_API_TOKEN, TEST_CODEC_TOKEN } from '../../src/gateway/testing.js';
 import { parseMasterKeys } from '../../src/secrets/master-keys.js';
 import { TENANTCTL } from '../harness/cli.js';
+import { workflowExists as workflowExistsIn } from '../harness/onboarding-checks.js';
 import { createOrchestratorEnv, type OrchestratorEnv } from '../harness/onboarding-env.js';
 
 const auth = { authorization: `Bearer ${TEST_API_TOKEN}` };
@@ -17,11 +17,7 @@ describe('gateway trigger, status, lifecycle, codec and health API', () => {
   let url: string;
   const build = (overrides: Parameters<typeof buildTestGateway>[0]['options'] = {}, taskQueue = env.taskQueue) =>
     buildTestGateway({ pool: env.pool, client: env.client, taskQueue, keys: parseMasterKeys(env.secretsKeys), options: overrides });
-  const workflowExists = (workflowId: string) =>
-    env.client.workflow.getHandle(workflowId).describe().then(
-      () => true,
-      (error: unknown) => (error instanceof WorkflowNotFoundError ? false : Promise.reject(error)),
-    );
+  const workflowExists = (workflowId: string) => workflowExistsIn(env.client, workflowId);
 
   beforeAll(async () => {
     env = await createOrchestratorEnv('gw-api');
@@ -112,7 +108,7 @@ describe('gateway trigger, status, lifecycle, codec and health API', () => {
     try {
       const before = env.sim.state().stats.requestsTotal;
       for (const action of ['suspend', 'resume', 'close', 'rotate']) {
-        const response = await idle.app.inject({ method: 'POST', url: `/v1/tenants/ghost-tenant/${action}`, headers: auth });
+        const response = await idle.app.inject({ method: 'POST', url: `/v1/tenants/ghost-tenant/${action}`, headers: auth, payload: { reason: 'a valid reason' } });
         expect(response.statusCode).toBe(404);
         expect(response.json().error.code).toBe('TENANT_NOT_FOUND');
       }
@@ -120,10 +116,10 @@ describe('gateway trigger, status, lifecycle, codec and health API', () => {
       for (const id of ['suspend:ghost-tenant', 'resume:ghost-tenant', 'close:ghost-tenant', 'rotate:ghost-tenant:default']) expect(await workflowExists(id)).toBe(false);
 
       const expected = [
-        ['suspend', undefined, 'suspendTenant', 'suspend:burst-200', { externalRef: 'burst-200' }],
-        ['resume', undefined, 'resumeTenant', 'resume:burst-200', { externalRef: 'burst-200' }],
-        ['close', undefined, 'closeTenant', 'close:burst-200', { externalRef: 'burst-200' }],
-        ['rotate', { slot: 'ci' }, 'rotateTenantKey', 'rotate:burst-200:ci', { externalRef: 'burst-200', slot: 'ci' }],
+        ['suspend', { reason: 'unpaid', operator: 'billing' }, 'suspendTenant', 'suspend:burst-200', { externalRef: 'burst-200', reason: 'unpaid', operator: 'billing' }],
+        ['resume', { reason: 'paid now' }, 'resumeTenant', 'resume:burst-200', { externalRef: 'burst-200', reason: 'paid now', operator: 'unknown' }],
+        ['close', { reason: 'customer left' }, 'closeTenant', 'close:burst-200', { externalRef: 'burst-200', reason: 'customer left', operator: 'unknown' }],
+        ['rotate', { slot: 'ci' }, 'rotateTenantKey', 'rotate:burst-200:ci', { externalRef: 'burst-200', slot: 'ci', emergency: false }],
       ] as const;
       for (const [action, payload, type, workflowId, input] of expected) {
         const response = await idle.app.inject({ method: 'POST', url: `/v1/tenants/burst-200/${action}`, headers: auth, ...(payload ? { payload } : {}) });

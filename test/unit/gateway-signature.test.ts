@@ -25,11 +25,13 @@ describe('registry delivery signatures', () => {
     const hex = computeSignature(current, body).slice(7);
     expect(parseSignatureHeader(undefined)).toEqual({ ok: false, code: 'SIGNATURE_MISSING' });
     expect(parseSignatureHeader('')).toEqual({ ok: false, code: 'SIGNATURE_MISSING' });
-    for (const bad of [`sha256=${hex.toUpperCase()}`, `SHA256=${hex}`, `sha1=${hex}`, `sha256=${hex.slice(1)}`, `sha256=${hex}0`, `sha256=${hex} `, ` sha256=${hex}`, `sha256=${hex.slice(0, 63)}g`]) {
+    for (const bad of [`SHA256=${hex}`, `sha1=${hex}`, `sha256=${hex.slice(1)}`, `sha256=${hex}0`, `sha256=${hex} `, ` sha256=${hex}`, `sha256=${hex.slice(0, 63)}g`]) {
       expect(parseSignatureHeader(bad), bad).toEqual({ ok: false, code: 'SIGNATURE_MALFORMED' });
     }
     expect(parseSignatureHeader([`sha256=${hex}`, `sha256=${hex}`])).toEqual({ ok: false, code: 'SIGNATURE_MALFORMED' });
     expect(parseSignatureHeader(`sha256=${hex}`)).toMatchObject({ ok: true });
+    // "64 hexadecimal characters": the contract does not say lower-case.
+    expect(verifySignature(body, `sha256=${hex.toUpperCase()}`, [current])).toEqual({ ok: true, index: 0 });
   });
 
   it('refuses a body that differs by one byte, is truncated, or is re-serialized', () => {

@@ -1,5 +1,7 @@
+import { WorkflowFailedError } from '@temporalio/client';
 import type { Command } from 'commander';
 import { startLifecycle, type LifecycleAction } from '../../client/start-lifecycle.js';
+import { failureOf } from '../../tenants/last-runs.js';
 import { printJson, withRuntime } from '../runtime.js';
 
 const DESCRIPTIONS: Record<LifecycleAction, string> = {
@@ -26,7 +28,12 @@ export function registerLifecycleCommands(program: Command): void {
             else console.log(`started ${handle.workflowId} (follow with: tenantctl status ${externalRef})`);
             return;
           }
-          const result: unknown = await handle.result();
+          const result: unknown = await handle.result().catch((error: unknown) => {
+            // "Workflow execution failed" says nothing: say what failed and why.
+            if (!(error instanceof WorkflowFailedError)) throw error;
+            const failure = failureOf(error);
+            throw new Error(`${action} failed: ${[failure.message, ...failure.causes].join(': ')}${failure.type ? ` [${failure.type}]` : ''}`);
+          });
           if (opts.json) printJson(result);
           else console.log(`${action}: ${JSON.stringify(result)}`);
         }),

@@ -3,7 +3,7 @@ import { findTenant, TenantNotFoundError } from '../../db/tenants-store.js';
 import { fleetScheduleId, rotationScheduleId, rotationWorkflowId } from '../../rotation/ids.js';
 import type { DeployerSpec, RotationTimings } from '../../rotation/input.js';
 import { controlSchedule, listRotationSchedules, scheduleFleetRotation, scheduleTenantRotation, type ScheduleCommand } from '../../rotation/schedules.js';
-import { cancelRotation, startRotation } from '../../rotation/start-rotation.js';
+import { assertDeployerReady, cancelRotation, deployerReadinessOf, startRotation } from '../../rotation/start-rotation.js';
 import { sendDecision } from '../../client/send-decision.js';
 import { printDecision } from '../decisions.js';
 import { abortRotationUpdate, retryKeyCreateUpdate, revokeAnywayUpdate } from '../../../workflows/rotate-tenant-key-messages.js';
@@ -76,7 +76,7 @@ export function registerRotationCommands(program: Command): void {
       const options = timingsOf(opts);
       const deployer = deployerOf(opts);
       const input = { externalRef, slot: opts.slot, emergency: Boolean(opts.emergency), ...(opts.reason ? { reason: opts.reason } : {}), ...(options ? { options } : {}), ...(deployer ? { deployer } : {}) };
-      const handle = await startRotation(await runtime.client(), input, { taskQueue: runtime.config.TEMPORAL_TASK_QUEUE, ...(opts.operator ? { operator: opts.operator } : {}) });
+      const handle = await startRotation(await runtime.client(), input, { taskQueue: runtime.config.TEMPORAL_TASK_QUEUE, deployers: deployerReadinessOf(runtime.config), ...(opts.operator ? { operator: opts.operator } : {}) });
       const started = { workflowId: handle.workflowId, started: handle.started };
       const result = opts.wait ? await handle.result() : undefined;
       if (opts.json) printJson({ ...started, ...(result ? { result } : {}) });
@@ -103,6 +103,8 @@ export function registerRotationCommands(program: Command): void {
       const options = timingsOf(opts);
       const deployer = deployerOf(opts);
       const extra = { ...(options ? { options } : {}), ...(deployer ? { deployer } : {}) };
+      // Every run the schedule starts would fail on a deployer that cannot run: refuse the schedule.
+      assertDeployerReady({ deployer }, deployerReadinessOf(runtime.config));
       const times = { every: opts.every, jitter: opts.jitter };
       const client = await runtime.client();
       const queue = runtime.config.TEMPORAL_TASK_QUEUE;

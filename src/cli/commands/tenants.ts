@@ -3,6 +3,7 @@ import { listTenants } from '../../db/tenants-store.js';
 import { revealKey } from '../../keys/reveal.js';
 import { createVault } from '../../secrets/vault.js';
 import { formatRotationSection } from '../../rotation/status.js';
+import { formatLastRun } from '../../tenants/last-runs.js';
 import { getTenantStatus, type TenantStatusView } from '../../tenants/tenant-status.js';
 import { masterKeysOf } from '../../worker/deps.js';
 import { printJson, withRuntime } from '../runtime.js';
@@ -21,6 +22,7 @@ function printStatus(view: TenantStatusView): void {
     console.log(`transfer ${t.purpose}: ${t.state} ${t.amountMicroUsd} micro-USD${t.failureCode ? ` (${t.failureCode})` : ''}${t.resolution ? ` [${t.resolution}]` : ''}`);
   }
   for (const line of formatRotationSection(view.rotation)) console.log(line);
+  for (const run of view.lastRuns) for (const line of formatLastRun(run)) console.log(line);
 }
 
 export function registerTenantCommands(program: Command): void {

@@ -1,0 +1,57 @@
+import type { FastifyInstance } from 'fastify';
+import { GatewayError, GatewayErrorCode } from './errors.js';
+
+/**
+ * The gateway's only body parser outside the webhook receiver (which keeps raw bytes): JSON, nothing
+ * else, so `text/plain` is answered 415 instead of reaching a handler as a string. An empty body is
+ * "no body" (action POSTs often send none). A key that could reach an object's prototype
+ * (`__proto__`, `constructor.prototype`) is refused by name: it is valid JSON, but never a field of ours.
+ */
+export function installJsonBodyParser(app: FastifyInstance): void {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text.trim() === '') {
+      done(null, undefined);
+      return;
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      done(new GatewayError(400, GatewayErrorCode.INVALID_JSON, 'The request body is not valid JSON.'), undefined);
+      return;
+    }
+    const forbidden = forbiddenKeyPath(value);
+    if (forbidden !== undefined) {
+      done(new GatewayError(400, GatewayErrorCode.INVALID_INPUT, `${forbidden}: is not allowed (a reserved property name)`, { fields: [forbidden] }), undefined);
+      return;
+    }
+    done(null, value);
+  });
+}
+
+/**
+ * The path of the first `__proto__` key, or `constructor` holding `prototype`, anywhere in the value.
+ * Iterative: a 64 KiB body can nest deeper than the call stack.
+ */
+export function forbiddenKeyPath(root: unknown): string | undefined {
+  // Parent links, not copied paths: the path is built only for the key that is refused.
+  type Node = { value: unknown; key: string | undefined; parent: Node | undefined };
+  const pathOf = (node: Node | undefined, tail: string[]): string => {
+    const keys = [...tail];
+    for (let at = node; at?.key !== undefined; at = at.parent) keys.unshift(at.key);
+    return keys.join('.');
+  };
+  const stack: Node[] = [{ value: root, key: undefined, parent: undefined }];
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    if (typeof node.value !== 'object' || node.value === null) continue;
+    for (const [key, child] of Object.entries(node.value)) {
+      if (key === '__proto__') return pathOf(node, [key]);
+      if (key === 'constructor' && typeof child === 'object' && child !== null && Object.hasOwn(child, 'prototype')) return pathOf(node, [key, 'prototype']);
+      stack.push({ value: child, key, parent: node });
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,18 @@
+import { describe, expect, it } from 'vitest';
+import { forbiddenKeyPath } from '../../src/gateway/json-body.js';
+
+describe('forbidden keys in a JSON body', () => {
+  it('names a __proto__ or constructor.prototype key wherever it is, and passes ordinary bodies', () => {
+    expect(forbiddenKeyPath(JSON.parse('{"__proto__":{"admin":true}}'))).toBe('__proto__');
+    expect(forbiddenKeyPath(JSON.parse('{"options":{"list":[{"__proto__":1}]}}'))).toBe('options.list.0.__proto__');
+    expect(forbiddenKeyPath(JSON.parse('{"a":{"constructor":{"prototype":{"x":1}}}}'))).toBe('a.constructor.prototype');
+    expect(forbiddenKeyPath(JSON.parse('{"constructor":"a name","proto":1,"prototype":2}'))).toBeUndefined();
+    expect(forbiddenKeyPath(null)).toBeUndefined();
+  });
+
+  it('walks a body nested deeper than the call stack without throwing', () => {
+    const depth = 60_000;
+    const deep = JSON.parse(`${'['.repeat(depth)}{"__proto__":0}${']'.repeat(depth)}`) as unknown;
+    expect(forbiddenKeyPath(deep)).toBe(`${Array(depth).fill('0').join('.')}.__proto__`);
+  });
+});
