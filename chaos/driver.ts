@@ -2,7 +2,7 @@ import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure, CancelledFailure, ChildWorkflowFailure, TerminatedFailure } from '@temporalio/common';
 import { startLifecycle } from '../src/client/start-lifecycle.js';
 import { startOnboarding } from '../src/client/start-onboarding.js';
-import { startRotation } from '../src/rotation/start-rotation.js';
+import { startRotation } from '../src/client/start-rotation.js';
 import { sleep } from '../src/infra/cleanup.js';
 import type { Plan, TenantPlan } from './plan.js';
 

@@ -26,7 +26,7 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { LifecycleWorkflowInput } from '../src/domain/tenant-input.js';
-import { tenantExternalRefKey, tenantStatusKey, tenantSubaccountIdKey } from '../src/search-attributes.js';
+import { tenantExternalRefKey, tenantStatusKey, tenantSubaccountIdKey } from '../src/domain/search-attributes.js';
 import { checkCloseTransferVerdict, type CloseTransferVerdict } from '../src/domain/operator-decisions.js';
 import {
   closeResolveTransferSignal,

@@ -34,7 +34,7 @@ import { checkDecisionBy, checkTransferVerdict, type TransferVerdict } from '../
 import { accepted, refuseUnlessApplicable, signalAccepted } from './decisions.js';
 import { recordOutcome } from './outcomes.js';
 import { msOf, validateWorkflowInput } from './validate-input.js';
-import { tenantExternalRefKey, tenantStatusKey, tenantSubaccountIdKey } from '../src/search-attributes.js';
+import { tenantExternalRefKey, tenantStatusKey, tenantSubaccountIdKey } from '../src/domain/search-attributes.js';
 import {
   onboardingStatusQuery,
   parentFundedSignal,

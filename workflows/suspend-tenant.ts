@@ -8,7 +8,7 @@
 import { proxyActivities, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { LifecycleWorkflowInput } from '../src/domain/tenant-input.js';
-import { tenantExternalRefKey, tenantStatusKey } from '../src/search-attributes.js';
+import { tenantExternalRefKey, tenantStatusKey } from '../src/domain/search-attributes.js';
 import { validateWorkflowInput } from './validate-input.js';
 
 const acts = proxyActivities<Activities>({

@@ -1,7 +1,7 @@
 import type { Client, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { lifecycleInputSchema, parseInput, type LifecycleRequest } from '../domain/tenant-input.js';
-import { tenantExternalRefKey } from '../search-attributes.js';
+import { tenantExternalRefKey } from '../domain/search-attributes.js';
 import { DEFAULT_TASK_QUEUE } from './start-onboarding.js';
 
 export const LifecycleAction = { suspend: 'suspendTenant', resume: 'resumeTenant', close: 'closeTenant' } as const;

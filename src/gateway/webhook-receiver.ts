@@ -3,12 +3,12 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Pool } from '../db/pool.js';
 import { appendAudit } from '../db/audit-store.js';
 import { insertDeliveryIfAbsent } from '../db/webhook-inbox-store.js';
-import { isKnownRegistryEvent, registryDeliverySchema, registryWorkflowId, type RegistryDelivery } from './delivery-body.js';
+import { isKnownRegistryEvent, registryDeliverySchema, registryWorkflowId, type RegistryDelivery } from '../domain/delivery-body.js';
 import type { DeliveryDispatcher } from './delivery-dispatcher.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
 import type { GatewayMetrics } from './metrics.js';
 import { parseSignatureHeader, verifySignature } from './signature.js';
-import type { AcceptedSecret, SecretResolver } from './webhook-secrets.js';
+import type { AcceptedSecret, SecretResolver } from '../secrets/webhook-secrets.js';
 
 /**
  * `POST /webhooks/registry/:registrationId` — one route per registration. The body is kept as the exact
