@@ -21,6 +21,7 @@ import { parseMasterKeys } from '../src/secrets/master-keys.js';
 import { createVault } from '../src/secrets/vault.js';
 import { DEFAULT_PERSONAL_TOKEN } from '../src/sim/index.js';
 import { startStack } from '../src/main/stack/start-stack.js';
+import { registryDeliveryWorkflowId } from '../src/domain/ids.js';
 
 const notify = createServer((_req, res) => res.writeHead(200).end('ok')).listen(0, '127.0.0.1');
 await new Promise((r) => notify.once('listening', r));
@@ -81,7 +82,7 @@ try {
       body: JSON.stringify({ projectId: project.id, event: 'image.pushed', image: 'app', tag: 'v1' }),
     })
   ).json()) as { deliveries: Array<{ deliveryId: string }> };
-  const registryId = `registry-delivery:${emitted.deliveries[0]!.deliveryId}`;
+  const registryId = registryDeliveryWorkflowId(emitted.deliveries[0]!.deliveryId);
   for (let i = 0; i < 100; i++) {
     const status = await client.workflow.getHandle(registryId).describe().then((d) => d.status.name, () => 'NOT_FOUND');
     if (status === 'COMPLETED') break;

@@ -1,5 +1,6 @@
 import type { LastUse } from '../../src/platform/index.js';
 import { FIX_OF_KIND, OUR_KEY_NAME, type DriftFix, type DriftKind } from '../../src/domain/drift-kinds.js';
+import { fleetScheduleId, rotationScheduleId } from '../../src/domain/ids.js';
 
 /**
  * The comparison itself: one tenant's records against what the platform showed, as a list of
@@ -173,7 +174,7 @@ function compareKeyAges(facts: TenantFacts): Finding[] {
   const schedules = new Set(facts.schedules);
   return facts.keyRecords
     .filter((r) => r.status === 'active' && r.platformKeyId && r.activatedAt && facts.nowMs - Date.parse(r.activatedAt) > facts.rotationMaxAgeMs)
-    .filter((r) => !schedules.has(`rotation:${facts.record.externalRef}:${r.slot}`) && !schedules.has(`rotation-fleet:${r.slot}`))
+    .filter((r) => !schedules.has(rotationScheduleId(facts.record.externalRef, r.slot)) && !schedules.has(fleetScheduleId(r.slot)))
     .map((r) =>
       finding(facts, 'key_rotation_overdue', r.platformKeyId!, facts.record.subaccountId, {
         slot: r.slot,
@@ -181,7 +182,7 @@ function compareKeyAges(facts: TenantFacts): Finding[] {
         activatedAt: r.activatedAt,
         ageMs: facts.nowMs - Date.parse(r.activatedAt!),
         rotationMaxAgeMs: facts.rotationMaxAgeMs,
-        schedulesLookedFor: [`rotation:${facts.record.externalRef}:${r.slot}`, `rotation-fleet:${r.slot}`],
+        schedulesLookedFor: [rotationScheduleId(facts.record.externalRef, r.slot), fleetScheduleId(r.slot)],
       }),
     );
 }

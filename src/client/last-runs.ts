@@ -1,7 +1,7 @@
 import { WorkflowFailedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure, ChildWorkflowFailure, TemporalFailure } from '@temporalio/common';
 import { safeSnippet } from '../platform/secret-token.js';
-import { rotationWorkflowId } from '../domain/ids.js';
+import { lifecycleWorkflowId, onboardingWorkflowId, rotationWorkflowId } from '../domain/ids.js';
 
 /**
  * The last run of each kind of workflow for one tenant, from Temporal (the workflow id is the business
@@ -30,11 +30,11 @@ export interface LastRun {
 
 export async function listLastRuns(client: Client, externalRef: string, slots: readonly string[]): Promise<LastRun[]> {
   const ids: Array<{ kind: RunKind; slot?: string; workflowId: string }> = [
-    { kind: 'onboard', workflowId: `onboard:${externalRef}` },
+    { kind: 'onboard', workflowId: onboardingWorkflowId(externalRef) },
     ...[...new Set(['default', ...slots])].sort().map((slot) => ({ kind: 'rotate' as const, slot, workflowId: rotationWorkflowId(externalRef, slot) })),
-    { kind: 'suspend', workflowId: `suspend:${externalRef}` },
-    { kind: 'resume', workflowId: `resume:${externalRef}` },
-    { kind: 'close', workflowId: `close:${externalRef}` },
+    { kind: 'suspend', workflowId: lifecycleWorkflowId('suspend', externalRef) },
+    { kind: 'resume', workflowId: lifecycleWorkflowId('resume', externalRef) },
+    { kind: 'close', workflowId: lifecycleWorkflowId('close', externalRef) },
   ];
   const runs = await Promise.all(ids.map((id) => lastRun(client, id)));
   return runs.filter((run): run is LastRun => run !== null);

@@ -7,6 +7,7 @@ import { listTransferIntents } from '../db/transfer-intents-store.js';
 import { getRotationSection, type RotationSection } from './rotation-status.js';
 import { listLastRuns, type LastRun } from './last-runs.js';
 import { onboardingStatusQuery, type OnboardingStatus } from '../../workflows/onboard-tenant-messages.js';
+import { onboardingWorkflowId } from '../domain/ids.js';
 
 /**
  * Everything an operator or a signup backend may know about a tenant, from our records and the
@@ -51,7 +52,7 @@ export async function getTenantStatus(deps: { pool: Pool; client?: Client }, ext
 }
 
 async function onboardingRun(client: Client, externalRef: string): Promise<TenantStatusView['onboarding']> {
-  const handle = client.workflow.getHandle(`onboard:${externalRef}`);
+  const handle = client.workflow.getHandle(onboardingWorkflowId(externalRef));
   try {
     const description = await handle.describe();
     const runStatus = description.status.name;

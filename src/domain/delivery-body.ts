@@ -21,7 +21,3 @@ export const registryDeliverySchema = z.object({
   timestamp: z.string().max(100),
 });
 export type RegistryDelivery = z.infer<typeof registryDeliverySchema>;
-
-export function registryWorkflowId(deliveryId: string): string {
-  return `registry-delivery:${deliveryId}`;
-}

@@ -2,6 +2,21 @@
  * Names of what we put in Temporal (workflow, schedule and task queue ids). Safe to import from workflows.
  */
 
+/** One onboarding per external ref: 20 concurrent starts give one run. */
+export function onboardingWorkflowId(externalRef: string): string {
+  return `onboard:${externalRef}`;
+}
+
+/** suspend / resume / close of one tenant: one run per action and tenant at a time. */
+export function lifecycleWorkflowId(action: 'suspend' | 'resume' | 'close', externalRef: string): string {
+  return `${action}:${externalRef}`;
+}
+
+/** One run per verified webhook delivery (the inbox row's id). */
+export function registryDeliveryWorkflowId(deliveryId: string): string {
+  return `registry-delivery:${deliveryId}`;
+}
+
 /** The workflow id is the business key: one rotation per tenant slot at a time, whoever starts it. */
 export function rotationWorkflowId(externalRef: string, slot: string): string {
   return `rotate:${externalRef}:${slot}`;
