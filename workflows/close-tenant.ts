@@ -13,7 +13,6 @@
  * worker killed mid-cleanup resumes where it was. A repeated close is a no-op success.
  */
 import {
-  ApplicationFailure,
   condition,
   getExternalWorkflowHandle,
   isCancellation,
@@ -41,6 +40,7 @@ import { recordOutcome } from './outcomes.js';
 import { cancelRotationsForClose } from './rotate-tenant-key-close.js';
 import { msOf, validateWorkflowInput } from './validate-input.js';
 import { lifecycleWorkflowId, onboardingWorkflowId } from '../src/domain/ids.js';
+import { codedFailure, FailureCode } from '../src/domain/failures.js';
 
 export * from './close-tenant-messages.js';
 
@@ -178,7 +178,7 @@ export async function closeTenant(rawInput: LifecycleWorkflowInput): Promise<Clo
     let deleted = 0;
     for (;;) {
       if (++status.rounds > MAX_CLEANUP_ROUNDS) {
-        throw ApplicationFailure.nonRetryable(`tenant ${externalRef} still has resources after ${MAX_CLEANUP_ROUNDS} cleanup rounds; not closing`, 'CLEANUP_INCOMPLETE');
+        throw codedFailure(FailureCode.CLEANUP_INCOMPLETE, `tenant ${externalRef} still has resources after ${MAX_CLEANUP_ROUNDS} cleanup rounds; not closing`);
       }
       show('deleting_projects');
       const projects = await acts.listTenantProjects({ externalRef });

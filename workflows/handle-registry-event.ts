@@ -6,10 +6,11 @@
  *
  *   validate ─► processRegistryDelivery (route by event: image.* recorded for the tenant; unknown names recorded as such)
  */
-import { ApplicationFailure, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
+import { proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { ProcessRegistryDeliveryInput, ProcessRegistryDeliveryResult } from '../activities/registry.js';
 import { registryDeliveryWorkflowId } from '../src/domain/ids.js';
+import { codedFailure, FailureCode } from '../src/domain/failures.js';
 
 const steps = proxyLocalActivities<Activities>({
   startToCloseTimeout: '30s',
@@ -23,12 +24,12 @@ export type HandleRegistryEventResult = ProcessRegistryDeliveryResult;
 export async function handleRegistryEvent(input: HandleRegistryEventInput): Promise<HandleRegistryEventResult> {
   const deliveryId = typeof input?.deliveryId === 'string' ? input.deliveryId : '';
   if (deliveryId === '' || deliveryId.length > 200) {
-    throw ApplicationFailure.nonRetryable('handleRegistryEvent input must be { deliveryId: string (1-200 characters) }', 'INVALID_INPUT');
+    throw codedFailure(FailureCode.INVALID_INPUT, 'handleRegistryEvent input must be { deliveryId: string (1-200 characters) }');
   }
   const expected = registryDeliveryWorkflowId(deliveryId);
   if (workflowInfo().workflowId !== expected) {
     // The id is the idempotency key of the start: one workflow per delivery.
-    throw ApplicationFailure.nonRetryable(`the workflow id must be ${expected} (it is ${workflowInfo().workflowId})`, 'INVALID_INPUT');
+    throw codedFailure(FailureCode.INVALID_INPUT, `the workflow id must be ${expected} (it is ${workflowInfo().workflowId})`);
   }
   return steps.processRegistryDelivery({ deliveryId });
 }

@@ -20,13 +20,14 @@ import type { ParsedReconcileFleetInput, ReconcileFleetInput } from '../src/doma
 import { validateWorkflowInput } from './validate-input.js';
 import { platformTaskQueue } from '../src/domain/ids.js';
 import { describeDriftCheck, driftCheckStatusQuery, type DriftCheckStatus, type ReconcileFleetResult } from './reconcile-fleet-messages.js';
+import { FailureCode } from '../src/domain/failures.js';
 
 export * from './reconcile-fleet-messages.js';
 
 const db = proxyLocalActivities<Activities>({
   startToCloseTimeout: '60s',
   localRetryThreshold: '10s',
-  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 30, nonRetryableErrorTypes: ['TENANT_NOT_FOUND'] },
+  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 30, nonRetryableErrorTypes: [FailureCode.TENANT_NOT_FOUND] },
 });
 
 const ENDED_RECORD = ['closed', 'cancelled', 'failed'];

@@ -1,6 +1,7 @@
-import { ApplicationFailure, getExternalWorkflowHandle, proxyLocalActivities, sleep } from '@temporalio/workflow';
+import { getExternalWorkflowHandle, proxyLocalActivities, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import { msOf } from '../src/domain/durations.js';
+import { codedFailure, FailureCode } from '../src/domain/failures.js';
 
 /**
  * For closeTenant, from workflow code: call it AFTER the tenant's record says `closing` (new
@@ -24,7 +25,7 @@ export async function cancelRotationsForClose(externalRef: string, options: { po
   }
   while (open.length > 0) {
     if (Date.now() >= deadline) {
-      throw ApplicationFailure.retryable(`rotations of ${externalRef} still open`, 'ROTATION_STILL_OPEN', { open });
+      throw codedFailure(FailureCode.ROTATION_STILL_OPEN, `rotations of ${externalRef} still open`, { details: { open }, retryable: true });
     }
     await sleep(pollMs);
     open = await db.listOpenRotationsOfTenant({ externalRef });

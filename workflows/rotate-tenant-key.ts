@@ -41,6 +41,7 @@ import { waitForFreeKeySlot } from './rotate-tenant-key-limit.js';
 import { installRotationDecisions, type Decision, type RotationSignals } from './rotate-tenant-key-decisions.js';
 import { recordOutcome } from './outcomes.js';
 import { rotationSettledSignal, rotationStatusQuery, type OperatorDecision, type RotateTenantKeyResult, type RotationStatus } from './rotate-tenant-key-messages.js';
+import { FailureCode } from '../src/domain/failures.js';
 
 export * from './rotate-tenant-key-messages.js';
 
@@ -61,7 +62,7 @@ function expectationOf(observed: KeyUsage): LastUseExpectation {
 }
 
 function isKeyInUseRefusal(error: unknown): boolean {
-  return error instanceof ActivityFailure && error.cause instanceof ApplicationFailure && error.cause.type === 'KEY_IN_USE';
+  return error instanceof ActivityFailure && error.cause instanceof ApplicationFailure && error.cause.type === FailureCode.KEY_IN_USE;
 }
 
 export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<RotateTenantKeyResult> {
