@@ -41,15 +41,11 @@ import { cancelRotationsForClose } from './rotate-tenant-key-close.js';
 import { msOf, validateWorkflowInput } from './validate-input.js';
 import { lifecycleWorkflowId, onboardingWorkflowId } from '../src/domain/ids.js';
 import { codedFailure, FailureCode } from '../src/domain/failures.js';
+import { closeCleanup } from './activity-policies.js';
 
 export * from './close-tenant-messages.js';
 
-const acts = proxyActivities<Activities>({
-  startToCloseTimeout: '1m',
-  // No attempt limit: every step is safe to repeat, and a close must not give up half-way. A short
-  // maximum interval: a close resumes within seconds once the platform answers again.
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '10s' },
-});
+const acts = proxyActivities<Activities>(closeCleanup);
 
 const MAX_CLEANUP_ROUNDS = 50;
 

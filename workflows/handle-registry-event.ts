@@ -11,12 +11,9 @@ import type { Activities } from '../activities/index.js';
 import type { ProcessRegistryDeliveryInput, ProcessRegistryDeliveryResult } from '../activities/registry.js';
 import { registryDeliveryWorkflowId } from '../src/domain/ids.js';
 import { codedFailure, FailureCode } from '../src/domain/failures.js';
+import { databaseStep } from './activity-policies.js';
 
-const steps = proxyLocalActivities<Activities>({
-  startToCloseTimeout: '30s',
-  localRetryThreshold: '10s',
-  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 50 },
-});
+const steps = proxyLocalActivities<Activities>(databaseStep);
 
 export type HandleRegistryEventInput = ProcessRegistryDeliveryInput;
 export type HandleRegistryEventResult = ProcessRegistryDeliveryResult;

@@ -48,14 +48,11 @@ import { describeOnboarding } from './onboard-tenant-details.js';
 import { ensureSubaccountOf, failureText } from './onboard-tenant-subaccount.js';
 import { onboardingWorkflowId } from '../src/domain/ids.js';
 import { codedFailure, FailureCode } from '../src/domain/failures.js';
+import { databaseStep } from './activity-policies.js';
 
 export * from './onboard-tenant-messages.js';
 
-const steps = proxyLocalActivities<Activities>({
-  startToCloseTimeout: '30s',
-  localRetryThreshold: '10s',
-  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 50 },
-});
+const steps = proxyLocalActivities<Activities>(databaseStep);
 
 export const ONBOARDING_PURPOSE = 'initial-funding';
 export const DEFAULT_SLOT = 'default';

@@ -42,16 +42,13 @@ import { installRotationDecisions, type Decision, type RotationSignals } from '.
 import { recordOutcome } from './outcomes.js';
 import { rotationSettledSignal, rotationStatusQuery, type OperatorDecision, type RotateTenantKeyResult, type RotationStatus } from './rotate-tenant-key-messages.js';
 import { FailureCode } from '../src/domain/failures.js';
+import { databaseStep, notifyDeploy as notifyDeployPolicy, platformCall, projectEnvDeploy as projectEnvDeployPolicy } from './activity-policies.js';
 
 export * from './rotate-tenant-key-messages.js';
 
-const db = proxyLocalActivities<Activities>({
-  startToCloseTimeout: '30s',
-  localRetryThreshold: '10s',
-  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 50 },
-});
+const db = proxyLocalActivities<Activities>(databaseStep);
 // The notify deployer is retried until the parent's endpoint answers 2xx (no attempt limit).
-const notifyDeploy = proxyActivities<Activities>({ startToCloseTimeout: '30s', retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '5m' } });
+const notifyDeploy = proxyActivities<Activities>(notifyDeployPolicy);
 
 /** New runs hand the gate's observation to the revoke, which re-reads the key and refuses on any later use. */
 const REVOKE_RECHECK_PATCH = 'revoke-rechecks-last-use';
@@ -77,9 +74,9 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
     quietDeadlineMs: msOf(t.quietDeadline),
     overlapWindowMs: msOf(t.overlapWindow),
   };
-  const platformQueue = { taskQueue: platformTaskQueue(workflowInfo().taskQueue), startToCloseTimeout: '30s' } as const;
-  const platform = proxyActivities<Activities>({ ...platformQueue, retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 30 } });
-  const projectEnvDeploy = proxyActivities<Activities>({ ...platformQueue, retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '5m' } });
+  const platformQueue = platformTaskQueue(workflowInfo().taskQueue);
+  const platform = proxyActivities<Activities>(platformCall(platformQueue));
+  const projectEnvDeploy = proxyActivities<Activities>(projectEnvDeployPolicy(platformQueue));
 
   const status: RotationStatus = {
     externalRef, slot, emergency: input.emergency, stage: 'starting', rotationId: null, subaccountId: null, fromGeneration: null, toGeneration: null,

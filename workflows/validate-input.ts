@@ -2,13 +2,14 @@ import { ActivityFailure, ApplicationFailure, proxyLocalActivities, workflowInfo
 import type { Activities } from '../activities/index.js';
 import type { ParsedWorkflowInput, WorkflowInputSchemaName } from '../activities/input-validation.js';
 import { codedFailure, FailureCode } from '../src/domain/failures.js';
+import { inputCheck } from './activity-policies.js';
 
 /**
  * Every workflow validates its plain-JSON input first (a Web-UI start gets the same rules as the
  * CLI) — in a local activity, so zod stays out of the workflow bundle — and checks that its id is
  * the business key, so a second start cannot run the same job twice.
  */
-const check = proxyLocalActivities<Activities>({ startToCloseTimeout: '10s', retry: { maximumAttempts: 5 } });
+const check = proxyLocalActivities<Activities>(inputCheck);
 
 export async function validateWorkflowInput<K extends WorkflowInputSchemaName>(
   schema: K,
