@@ -20,7 +20,7 @@ export function activityFailure(code: FailureCode, message: string, options: Cod
  * idempotency key, or looks for the earlier attempt's effect first (sub-account by external ref,
  * key by name, transfer by wallet), so a retry can never double an effect.
  */
-export function toFailure(error: unknown): ApplicationFailure {
+function toFailure(error: unknown): ApplicationFailure {
   if (error instanceof ApplicationFailure) return error;
   const classified = classifyError(error);
   return ApplicationFailure.create({
