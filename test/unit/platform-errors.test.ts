@@ -19,7 +19,7 @@ import {
   startScriptedServer,
   type ScriptedHandler,
   type ScriptedServer,
-} from '../../src/platform/testing/scripted-server.js';
+} from '../harness/scripted-server.js';
 import { failure } from '../harness/failures.js';
 
 const PLATFORM_KEY = 'svpk_parentSecretValue123';
