@@ -82,6 +82,13 @@ module.exports = {
       to: { path: '^workflows/' },
     },
     {
+      name: 'no-test-code-in-product',
+      severity: 'error',
+      comment: 'Test-only helpers live in test/harness: product code never imports from test/.',
+      from: { path: '^(src|activities|workflows)/' },
+      to: { path: '^test/' },
+    },
+    {
       name: 'config-read-by-entries',
       severity: 'error',
       comment: 'src/config.ts (the only reader of process.env) is loaded by entries; libraries take typed options.',

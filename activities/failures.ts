@@ -3,31 +3,15 @@ import { classifyError } from '../src/platform/index.js';
 import { safeSnippet } from '../src/platform/secret-token.js';
 import type { Queryable } from '../src/db/pool.js';
 import { CLOSING_STATES, findTenant } from '../src/db/tenants-store.js';
+import { codedFailure, FailureCode, type CodedFailureOptions } from '../src/domain/failures.js';
 
 /**
- * The one place errors become Temporal failures: `type` is the code from our closed list, the
- * message is redacted, and retryability follows the platform client's taxonomy. Tests assert the
- * type, never the message.
+ * The one place errors become Temporal failures: `type` is a code from src/domain/failures.ts's
+ * closed list (or the platform client's taxonomy), the message is redacted, and retryability
+ * follows that taxonomy. Tests assert the type, never the message.
  */
-export const OrchestratorErrorCode = {
-  INVALID_INPUT: 'INVALID_INPUT',
-  EXTERNAL_REF_CONFLICT: 'EXTERNAL_REF_CONFLICT',
-  TENANT_NOT_FOUND: 'TENANT_NOT_FOUND',
-  TENANT_CLOSED: 'TENANT_CLOSED',
-  DUPLICATE_SUBACCOUNTS: 'DUPLICATE_SUBACCOUNTS',
-  /** The platform answered the create's key as used, yet a scan of every sub-account found none with our ref. */
-  SUBACCOUNT_UNRECONCILED: 'SUBACCOUNT_UNRECONCILED',
-  PAGINATION_LOOP: 'PAGINATION_LOOP',
-  TRANSFER_CONFLICT: 'TRANSFER_CONFLICT',
-  KEY_RECORD_STATE: 'KEY_RECORD_STATE',
-  SECRET_MISSING: 'SECRET_MISSING',
-  BALANCE_BELOW_FLOOR: 'BALANCE_BELOW_FLOOR',
-  CLEANUP_INCOMPLETE: 'CLEANUP_INCOMPLETE',
-} as const;
-export type OrchestratorErrorCode = (typeof OrchestratorErrorCode)[keyof typeof OrchestratorErrorCode];
-
-export function definiteFailure(code: OrchestratorErrorCode, message: string, details?: Record<string, unknown>): ApplicationFailure {
-  return ApplicationFailure.create({ type: code, message: safeSnippet(message, 500), nonRetryable: true, details: details ? [details] : [] });
+export function activityFailure(code: FailureCode, message: string, options: CodedFailureOptions = {}): ApplicationFailure {
+  return codedFailure(code, safeSnippet(message, 500), options);
 }
 
 /**
@@ -36,7 +20,7 @@ export function definiteFailure(code: OrchestratorErrorCode, message: string, de
  * idempotency key, or looks for the earlier attempt's effect first (sub-account by external ref,
  * key by name, transfer by wallet), so a retry can never double an effect.
  */
-export function toFailure(error: unknown): ApplicationFailure {
+function toFailure(error: unknown): ApplicationFailure {
   if (error instanceof ApplicationFailure) return error;
   const classified = classifyError(error);
   return ApplicationFailure.create({
@@ -59,7 +43,7 @@ export function toFailure(error: unknown): ApplicationFailure {
 export async function assertTenantOpen(db: Queryable, externalRef: string): Promise<void> {
   const tenant = await findTenant(db, externalRef);
   if (tenant && CLOSING_STATES.includes(tenant.status)) {
-    throw definiteFailure(OrchestratorErrorCode.TENANT_CLOSED, `tenant ${externalRef} is ${tenant.status}: no new transfers or keys`);
+    throw activityFailure(FailureCode.TENANT_CLOSED, `tenant ${externalRef} is ${tenant.status}: no new transfers or keys`);
   }
 }
 

@@ -1,8 +1,8 @@
-import { ApplicationFailure } from '@temporalio/activity';
 import type { z } from 'zod';
 import { InvalidInputError, lifecycleInputSchema, onboardTenantInputSchema, parseInput } from '../src/domain/tenant-input.js';
 import { reconcileFleetInputSchema } from '../src/domain/drift-input.js';
 import { rotateFleetInputSchema, rotateTenantKeyInputSchema } from '../src/domain/rotation-input.js';
+import { codedFailure, FailureCode } from '../src/domain/failures.js';
 
 /**
  * Workflow inputs are validated here, in a local activity, with the same zod schemas as the CLI,
@@ -24,12 +24,12 @@ export function createInputValidationActivities() {
   return {
     async validateWorkflowInput<K extends WorkflowInputSchemaName>(request: { schema: K; input: unknown; workflowType: string }): Promise<ParsedWorkflowInput<K>> {
       const schema = WORKFLOW_INPUT_SCHEMAS[request.schema] as unknown as z.ZodType<ParsedWorkflowInput<K>>;
-      if (!schema) throw ApplicationFailure.nonRetryable(`no input schema named ${String(request.schema)}`, 'INVALID_INPUT');
+      if (!schema) throw codedFailure(FailureCode.INVALID_INPUT, `no input schema named ${String(request.schema)}`);
       try {
         return parseInput(schema, request.input);
       } catch (error) {
         if (!(error instanceof InvalidInputError)) throw error;
-        throw ApplicationFailure.nonRetryable(`invalid ${request.workflowType} input: ${error.problems.join('; ')}`, 'INVALID_INPUT', { problems: error.problems });
+        throw codedFailure(FailureCode.INVALID_INPUT, `invalid ${request.workflowType} input: ${error.problems.join('; ')}`, { details: { problems: error.problems } });
       }
     },
   };

@@ -4,8 +4,9 @@ import { PlatformBusinessStateError, PlatformNotFoundError, type ApiKeyRecord } 
 import { fingerprintToken } from '../src/secrets/fingerprint.js';
 import { sealedKeyId, tenantTokenAad } from '../src/secrets/vault.js';
 import { auditOrigin, type ActivityDeps } from './context.js';
-import { assertTenantOpen, boundary, definiteFailure, OrchestratorErrorCode } from './failures.js';
+import { activityFailure, assertTenantOpen, boundary } from './failures.js';
 import { keyNamePrefix } from './idempotency-keys.js';
+import { FailureCode } from '../src/domain/failures.js';
 
 export interface IssueKeyInput {
   externalRef: string;
@@ -54,7 +55,7 @@ export function createKeyActivities(deps: ActivityDeps) {
       let record = await insertKeyRecordIfAbsent(pool, { externalRef: input.externalRef, slot: input.slot, generation: input.generation, keyName: prefix });
       if (record.status === 'active') return { state: 'issued', keyId: record.platformKeyId!, fingerprint: record.fingerprint!, orphansRevoked: [] };
       if (record.status !== 'creating') {
-        throw definiteFailure(OrchestratorErrorCode.KEY_RECORD_STATE, `key ${input.slot} generation ${input.generation} of ${input.externalRef} is ${record.status}`);
+        throw activityFailure(FailureCode.KEY_RECORD_STATE, `key ${input.slot} generation ${input.generation} of ${input.externalRef} is ${record.status}`);
       }
       const orphansBefore = record.createAttempts > 0 ? await revokeOrphans(input, null) : [];
       record = await beginKeyCreateAttempt(pool, record.id, prefix);
@@ -92,7 +93,7 @@ export function createKeyActivities(deps: ActivityDeps) {
     verifyTenantKey: boundary(async (input: VerifyKeyInput): Promise<{ verified: true; requestId: string | null }> => {
       const record = await findKeyWithSecret(pool, input.externalRef, input.slot, input.generation);
       if (!record?.platformKeyId || !record.sealed) {
-        throw definiteFailure(OrchestratorErrorCode.SECRET_MISSING, `no stored secret for key ${input.slot} generation ${input.generation} of ${input.externalRef}`);
+        throw activityFailure(FailureCode.SECRET_MISSING, `no stored secret for key ${input.slot} generation ${input.generation} of ${input.externalRef}`);
       }
       const token = vault.open(record.sealed, tenantTokenAad({ externalRef: input.externalRef, keyId: record.platformKeyId }));
       const { requestId } = await platform.listProjects({ auth: { kind: 'tenant-key', token } });

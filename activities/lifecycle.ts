@@ -5,7 +5,8 @@ import { listKeyRecords, markCreatingKeyFailed, markKeyRevoked } from '../src/db
 import { CLOSING_STATES, findTenant, markTenantClosed, transitionTenant, type TenantRow } from '../src/db/tenants-store.js';
 import { PlatformNotFoundError } from '../src/platform/index.js';
 import { auditOrigin, type ActivityDeps } from './context.js';
-import { boundary, definiteFailure, OrchestratorErrorCode } from './failures.js';
+import { activityFailure, boundary } from './failures.js';
+import { FailureCode } from '../src/domain/failures.js';
 
 /**
  * Suspend, resume and the steps of a close. Every customer-supplied external ref is mapped through
@@ -30,7 +31,7 @@ export function createLifecycleActivities(deps: ActivityDeps) {
   async function ownedTenant(externalRef: string): Promise<TenantRow & { subaccountId: string }> {
     const tenant = await findTenant(pool, externalRef);
     if (!tenant?.subaccountId) {
-      throw definiteFailure(OrchestratorErrorCode.TENANT_NOT_FOUND, `no tenant with external ref ${externalRef} (and a sub-account) in our records`);
+      throw activityFailure(FailureCode.TENANT_NOT_FOUND, `no tenant with external ref ${externalRef} (and a sub-account) in our records`);
     }
     return tenant as TenantRow & { subaccountId: string };
   }
@@ -41,7 +42,7 @@ export function createLifecycleActivities(deps: ActivityDeps) {
   return {
     suspendTenantOnPlatform: boundary(async (input: LifecycleInput): Promise<{ subaccountId: string; status: string }> => {
       const tenant = await ownedTenant(input.externalRef);
-      if (CLOSING_STATES.includes(tenant.status)) throw definiteFailure(OrchestratorErrorCode.TENANT_CLOSED, `tenant ${input.externalRef} is ${tenant.status}`);
+      if (CLOSING_STATES.includes(tenant.status)) throw activityFailure(FailureCode.TENANT_CLOSED, `tenant ${input.externalRef} is ${tenant.status}`);
       const result = await platform.suspendSubaccount({ subaccountId: tenant.subaccountId, idempotencyKey: lifecycleKey('suspend', input.externalRef, input.runKey) });
       await transitionTenant(pool, input.externalRef, ['active', 'created', 'suspended', 'failed', 'cancelled'], 'suspended', input.reason);
       await audit(input.externalRef, 'tenant.suspended', tenant.subaccountId, { reason: input.reason, requestId: result.requestId ?? null }, input.operator);
@@ -51,15 +52,15 @@ export function createLifecycleActivities(deps: ActivityDeps) {
     /** The review the contract asks for: a reason (checked by the workflow) and a balance floor. */
     resumeTenantOnPlatform: boundary(async (input: LifecycleInput): Promise<{ subaccountId: string; balanceMicroUsd: string | null }> => {
       const tenant = await ownedTenant(input.externalRef);
-      if (CLOSING_STATES.includes(tenant.status)) throw definiteFailure(OrchestratorErrorCode.TENANT_CLOSED, `tenant ${input.externalRef} is ${tenant.status}`);
+      if (CLOSING_STATES.includes(tenant.status)) throw activityFailure(FailureCode.TENANT_CLOSED, `tenant ${input.externalRef} is ${tenant.status}`);
       const floor = BigInt(deps.lifecycle?.resumeBalanceFloorMicroUsd ?? '0');
       const { wallet } = await platform.getWallet({ subaccountId: tenant.subaccountId });
       if (floor > 0n) {
         if (!wallet.balanceKnown) {
-          throw definiteFailure(OrchestratorErrorCode.BALANCE_BELOW_FLOOR, `the platform shows no wallet balance for ${input.externalRef}: cannot check the resume floor of ${floor} micro-USD`);
+          throw activityFailure(FailureCode.BALANCE_BELOW_FLOOR, `the platform shows no wallet balance for ${input.externalRef}: cannot check the resume floor of ${floor} micro-USD`);
         }
         if (BigInt(wallet.balanceMicroUsd!) < floor) {
-          throw definiteFailure(OrchestratorErrorCode.BALANCE_BELOW_FLOOR, `tenant ${input.externalRef} has ${wallet.balanceMicroUsd} micro-USD, below the resume floor of ${floor}: fund it first`);
+          throw activityFailure(FailureCode.BALANCE_BELOW_FLOOR, `tenant ${input.externalRef} has ${wallet.balanceMicroUsd} micro-USD, below the resume floor of ${floor}: fund it first`);
         }
       }
       const result = await platform.resumeSubaccount({ subaccountId: tenant.subaccountId, idempotencyKey: lifecycleKey('resume', input.externalRef, input.runKey) });

@@ -12,13 +12,13 @@ import {
 import { withTransaction } from '../src/db/pool.js';
 import { findActiveKey, findKeyRecord, findMaxGeneration, markCreatingKeyFailed, markKeyRevoked } from '../src/db/tenant-keys-store.js';
 import { lastUseMoved, PlatformNotFoundError, type ApiKeyRecord, type LastUse } from '../src/platform/index.js';
-import { RotationErrorCode, rotationFailure } from './rotation-failures.js';
 import type { DeployerSpec } from '../src/domain/rotation-input.js';
 import { DEFAULT_ROTATION_OPTIONS } from './rotation-options.js';
 import { auditOrigin, type ActivityDeps } from './context.js';
-import { boundary } from './failures.js';
+import { activityFailure, boundary } from './failures.js';
 import { keyNamePrefix } from './idempotency-keys.js';
 import { createDeployActivities } from './deployers/index.js';
+import { FailureCode } from '../src/domain/failures.js';
 
 export interface BeginRotationInput {
   externalRef: string;
@@ -87,7 +87,7 @@ export function createRotationActivities(deps: ActivityDeps) {
     const now = keys.find((k) => k.id === keyId);
     if (!now || now.status === 'revoked') return; // gone already: nothing in use to protect
     if (lastUseMoved(expected.lastUse, now.lastUse, expected.useCount ?? undefined, now.useCount)) {
-      throw rotationFailure(RotationErrorCode.KEY_IN_USE, `key ${keyId} was used after the quiet gate passed: not revoked`, {
+      throw activityFailure(FailureCode.KEY_IN_USE, `key ${keyId} was used after the quiet gate passed: not revoked`, {
         details: { keyId, gateSaw: expected.lastUse, platformShows: now.lastUse, useCountBefore: expected.useCount, useCountNow: now.useCount ?? null },
       });
     }
@@ -104,25 +104,25 @@ export function createRotationActivities(deps: ActivityDeps) {
     beginRotation: boundary(async (input: BeginRotationInput): Promise<BeginRotationResult> => {
       return withTransaction(pool, async (tx) => {
         const tenant = await lockTenantForRotation(tx, input.externalRef);
-        if (!tenant) throw rotationFailure(RotationErrorCode.TENANT_NOT_FOUND, `no tenant with external ref ${input.externalRef} in our records`);
+        if (!tenant) throw activityFailure(FailureCode.TENANT_NOT_FOUND, `no tenant with external ref ${input.externalRef} in our records`);
         if (tenant.status === 'closing' || tenant.status === 'closed') {
-          throw rotationFailure(RotationErrorCode.TENANT_CLOSED, `tenant ${input.externalRef} is ${tenant.status}: its keys are not rotated`);
+          throw activityFailure(FailureCode.TENANT_CLOSED, `tenant ${input.externalRef} is ${tenant.status}: its keys are not rotated`);
         }
         if (tenant.status !== 'active' || !tenant.subaccountId) {
-          throw rotationFailure(RotationErrorCode.TENANT_NOT_ACTIVE, `tenant ${input.externalRef} is ${tenant.status}: only active tenants are rotated`);
+          throw activityFailure(FailureCode.TENANT_NOT_ACTIVE, `tenant ${input.externalRef} is ${tenant.status}: only active tenants are rotated`);
         }
         const owner = { workflowId: input.workflowId, runId: input.runId, emergency: input.emergency };
         const open = await findOpenRotation(tx, input.externalRef, input.slot);
         const deployer = input.deployer ?? (open ? (JSON.parse(open.deployer) as DeployerSpec) : { kind: options.defaultDeployer });
         if (deployer.kind === 'notify' && !options.notify) {
-          throw rotationFailure(RotationErrorCode.DEPLOYER_NOT_CONFIGURED, 'the notify deployer needs ROTATION_NOTIFY_URL and ROTATION_NOTIFY_SECRET: nothing was created');
+          throw activityFailure(FailureCode.DEPLOYER_NOT_CONFIGURED, 'the notify deployer needs ROTATION_NOTIFY_URL and ROTATION_NOTIFY_SECRET: nothing was created');
         }
         let rotation;
         if (open) {
           rotation = await adoptRotation(tx, open.id, owner);
         } else {
           const current = await findActiveKey(tx, input.externalRef, input.slot);
-          if (!current?.platformKeyId) throw rotationFailure(RotationErrorCode.NO_ACTIVE_KEY, `tenant ${input.externalRef} has no active key in slot ${input.slot} to rotate`);
+          if (!current?.platformKeyId) throw activityFailure(FailureCode.NO_ACTIVE_KEY, `tenant ${input.externalRef} has no active key in slot ${input.slot} to rotate`);
           const toGeneration = (await findMaxGeneration(tx, input.externalRef, input.slot)) + 1;
           rotation = await insertRotation(tx, { externalRef: input.externalRef, slot: input.slot, fromGeneration: current.generation, toGeneration, deployer: JSON.stringify(deployer), ...owner });
         }
@@ -167,7 +167,7 @@ export function createRotationActivities(deps: ActivityDeps) {
      */
     revokeKeyGeneration: boundary(async (input: KeyGenerationRef & { why: string; expect?: LastUseExpectation | null }): Promise<{ keyId: string; result: 'revoked' | 'already_gone' }> => {
       const record = await findKeyRecord(pool, input.externalRef, input.slot, input.generation);
-      if (!record?.platformKeyId) throw rotationFailure(RotationErrorCode.NO_ACTIVE_KEY, `no key ${input.slot} generation ${input.generation} of ${input.externalRef}`);
+      if (!record?.platformKeyId) throw activityFailure(FailureCode.NO_ACTIVE_KEY, `no key ${input.slot} generation ${input.generation} of ${input.externalRef}`);
       if (input.expect && record.status !== 'revoked') await refuseIfUsedSince(input.subaccountId, record.platformKeyId, input.expect);
       const result = record.status === 'revoked' ? 'already_gone' : await revokeOnPlatform(input.subaccountId, record.platformKeyId);
       await withTransaction(pool, async (tx) => {

@@ -1,6 +1,7 @@
 import { Context } from '@temporalio/activity';
 import type { PageToken, PlatformClient, SubaccountRecord } from '../src/platform/index.js';
-import { definiteFailure, OrchestratorErrorCode } from './failures.js';
+import { activityFailure } from './failures.js';
+import { FailureCode } from '../src/domain/failures.js';
 
 /**
  * The find-by-external-ref after an ambiguous create. The contract shows no filter on the sub-account
@@ -44,7 +45,7 @@ export async function scanForExternalRef(
     if (result.next === null) return { match: undefined, pagesScanned, refsNotShown: sawAny && !sawRef };
     const key = result.next.kind === 'cursor' ? `c:${result.next.cursor}` : `u:${result.next.url}`;
     if (seen.has(key)) {
-      throw definiteFailure(OrchestratorErrorCode.PAGINATION_LOOP, `the platform named the same next page twice after ${pagesScanned} pages of sub-accounts; stopping the scan`);
+      throw activityFailure(FailureCode.PAGINATION_LOOP, `the platform named the same next page twice after ${pagesScanned} pages of sub-accounts; stopping the scan`);
     }
     seen.add(key);
     page = result.next;

@@ -4,9 +4,10 @@ import { getTenant, recordOnboardingAttempt, recordSubaccountAudited, setTenantS
 import { listTransferIntents, updateTransferIntent } from '../src/db/transfer-intents-store.js';
 import { PlatformIdempotencyConflictError, type SubaccountRecord } from '../src/platform/index.js';
 import { auditOrigin, type ActivityDeps } from './context.js';
-import { boundary, definiteFailure, OrchestratorErrorCode } from './failures.js';
+import { activityFailure, boundary } from './failures.js';
 import { subaccountCreateKey } from './idempotency-keys.js';
 import { scanForExternalRef, scanInActivity } from './subaccount-scan.js';
+import { FailureCode } from '../src/domain/failures.js';
 
 export interface EnsureSubaccountInput {
   externalRef: string;
@@ -57,10 +58,10 @@ export function createTenantActivities(deps: ActivityDeps) {
     const { externalRef, name } = input;
     const { row, inserted } = await recordOnboardingAttempt(pool, { externalRef, name, createIdempotencyKey: subaccountCreateKey(externalRef) }, auditOrigin());
     if (!inserted && row.name !== name) {
-      throw definiteFailure(OrchestratorErrorCode.EXTERNAL_REF_CONFLICT, `external ref ${externalRef} is already recorded for a tenant with another name`);
+      throw activityFailure(FailureCode.EXTERNAL_REF_CONFLICT, `external ref ${externalRef} is already recorded for a tenant with another name`);
     }
     if (row.status === 'closing' || row.status === 'closed') {
-      throw definiteFailure(OrchestratorErrorCode.TENANT_CLOSED, `tenant ${externalRef} is ${row.status}: it cannot be onboarded again`);
+      throw activityFailure(FailureCode.TENANT_CLOSED, `tenant ${externalRef} is ${row.status}: it cannot be onboarded again`);
     }
     if (row.subaccountId) return { subaccountId: row.subaccountId, source: 'recorded', requestId: null };
     if (input.found?.subaccountId) return adopt(externalRef, input.found.subaccountId, 'adopted', null);
@@ -78,7 +79,7 @@ export function createTenantActivities(deps: ActivityDeps) {
       // A platform that answers a replayed key with a conflict instead of the original: look it up.
       if (error instanceof PlatformIdempotencyConflictError) {
         if (input.found !== undefined) {
-          throw definiteFailure(OrchestratorErrorCode.SUBACCOUNT_UNRECONCILED, `the platform says the create key of ${externalRef} was used, but none of its sub-accounts (${input.found.pagesScanned} pages scanned) carries that external ref; check the platform console`);
+          throw activityFailure(FailureCode.SUBACCOUNT_UNRECONCILED, `the platform says the create key of ${externalRef} was used, but none of its sub-accounts (${input.found.pagesScanned} pages scanned) carries that external ref; check the platform console`);
         }
         if (lookup === 'separate') return { lookupNeeded: true, reason: `the platform answered the create's idempotency key with ${error.platformCode ?? 'a conflict'}` };
         const found = await findOnPlatform(externalRef);
@@ -109,9 +110,9 @@ export function createTenantActivities(deps: ActivityDeps) {
     markTenantActive: boundary(async (input: TenantRefInput): Promise<void> => {
       // Never over a suspension or a close that started meanwhile.
       const result = await transitionTenantAudited(pool, input.externalRef, ['creating', 'created'], 'active', { ...auditOrigin(), action: 'tenant.activated', externalRef: input.externalRef });
-      if (!result) throw definiteFailure(OrchestratorErrorCode.TENANT_NOT_FOUND, `no tenant with external ref ${input.externalRef} in our records`);
+      if (!result) throw activityFailure(FailureCode.TENANT_NOT_FOUND, `no tenant with external ref ${input.externalRef} in our records`);
       if (!result.moved && result.status !== 'active') {
-        throw definiteFailure(OrchestratorErrorCode.TENANT_CLOSED, `tenant ${input.externalRef} became ${result.status} during onboarding`);
+        throw activityFailure(FailureCode.TENANT_CLOSED, `tenant ${input.externalRef} became ${result.status} during onboarding`);
       }
     }),
 

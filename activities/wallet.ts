@@ -3,9 +3,10 @@ import { withTransaction, type Queryable } from '../src/db/pool.js';
 import { findTransferIntent, insertTransferIntentIfAbsent, listTransferIntents, updateTransferIntent, type TransferIntentRow, type TransferState } from '../src/db/transfer-intents-store.js';
 import { PlatformAmbiguousError, PlatformBusinessStateError, PlatformDefiniteError, PlatformIdempotencyConflictError, PlatformTransientError } from '../src/platform/index.js';
 import { auditOrigin, type ActivityDeps } from './context.js';
-import { assertTenantOpen, boundary, definiteFailure, OrchestratorErrorCode } from './failures.js';
+import { activityFailure, assertTenantOpen, boundary } from './failures.js';
 import { transferKey } from './idempotency-keys.js';
 import { checkTransferVerdict } from '../src/domain/operator-decisions.js';
+import { FailureCode } from '../src/domain/failures.js';
 
 export interface FundWalletInput {
   externalRef: string;
@@ -59,7 +60,7 @@ export function createWalletActivities(deps: ActivityDeps) {
 
   async function reread(db: Queryable, intent: Pick<TransferIntentRow, 'externalRef' | 'purpose'>): Promise<TransferIntentRow> {
     const row = await findTransferIntent(db, intent.externalRef, intent.purpose);
-    if (!row) throw definiteFailure(OrchestratorErrorCode.TENANT_NOT_FOUND, `no ${intent.purpose} transfer is recorded for ${intent.externalRef}`);
+    if (!row) throw activityFailure(FailureCode.TENANT_NOT_FOUND, `no ${intent.purpose} transfer is recorded for ${intent.externalRef}`);
     return row;
   }
 
@@ -117,7 +118,7 @@ export function createWalletActivities(deps: ActivityDeps) {
         auditOrigin(),
       );
       if (!inserted && row.amountMicroUsd !== input.amountMicroUsd) {
-        throw definiteFailure(OrchestratorErrorCode.TRANSFER_CONFLICT, `a ${input.purpose} transfer of another amount is already recorded for ${input.externalRef}`);
+        throw activityFailure(FailureCode.TRANSFER_CONFLICT, `a ${input.purpose} transfer of another amount is already recorded for ${input.externalRef}`);
       }
       if (row.state === 'pending') return resultOf(await attempt(row, input.subaccountId));
       if (row.state === 'unknown') {
@@ -164,7 +165,7 @@ export function createWalletActivities(deps: ActivityDeps) {
     resolveTransferByOperator: boundary(async (input: ResolveTransferInput): Promise<FundWalletResult> => {
       // The workflows' validators refuse a bad verdict first; this keeps a typo from ever re-sending money.
       const checked = checkTransferVerdict({ outcome: input.outcome, operator: input.operator, reason: input.reason });
-      if (!checked.ok) throw definiteFailure(OrchestratorErrorCode.INVALID_INPUT, checked.problems.join('; '));
+      if (!checked.ok) throw activityFailure(FailureCode.INVALID_INPUT, checked.problems.join('; '));
       return withTransaction(pool, async (tx) => {
         const current = await reread(tx, input);
         const change =

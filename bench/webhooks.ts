@@ -15,7 +15,7 @@ import { Agent, request } from 'node:http';
 import { Client, Connection } from '@temporalio/client';
 import { createPool } from '../src/db/pool.js';
 import { createDeliveryDispatcher } from '../src/gateway/delivery-dispatcher.js';
-import { buildTestGateway, listenOnLoopback, seedRegistration, signedDelivery, type SignedDelivery } from '../src/gateway/testing.js';
+import { buildTestGateway, listenOnLoopback, seedRegistration, signedDelivery, type SignedDelivery } from '../test/harness/gateway-app.js';
 import { generateMasterKey, parseMasterKeys } from '../src/secrets/master-keys.js';
 import { runConcurrent } from './lib/stats.js';
 import type { Benchmark, BenchContext, BenchResult } from './lib/types.js';

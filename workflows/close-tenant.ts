@@ -13,7 +13,6 @@
  * worker killed mid-cleanup resumes where it was. A repeated close is a no-op success.
  */
 import {
-  ApplicationFailure,
   condition,
   getExternalWorkflowHandle,
   isCancellation,
@@ -41,15 +40,12 @@ import { recordOutcome } from './outcomes.js';
 import { cancelRotationsForClose } from './rotate-tenant-key-close.js';
 import { msOf, validateWorkflowInput } from './validate-input.js';
 import { lifecycleWorkflowId, onboardingWorkflowId } from '../src/domain/ids.js';
+import { codedFailure, FailureCode } from '../src/domain/failures.js';
+import { closeCleanup } from './activity-policies.js';
 
 export * from './close-tenant-messages.js';
 
-const acts = proxyActivities<Activities>({
-  startToCloseTimeout: '1m',
-  // No attempt limit: every step is safe to repeat, and a close must not give up half-way. A short
-  // maximum interval: a close resumes within seconds once the platform answers again.
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '10s' },
-});
+const acts = proxyActivities<Activities>(closeCleanup);
 
 const MAX_CLEANUP_ROUNDS = 50;
 
@@ -178,7 +174,7 @@ export async function closeTenant(rawInput: LifecycleWorkflowInput): Promise<Clo
     let deleted = 0;
     for (;;) {
       if (++status.rounds > MAX_CLEANUP_ROUNDS) {
-        throw ApplicationFailure.nonRetryable(`tenant ${externalRef} still has resources after ${MAX_CLEANUP_ROUNDS} cleanup rounds; not closing`, 'CLEANUP_INCOMPLETE');
+        throw codedFailure(FailureCode.CLEANUP_INCOMPLETE, `tenant ${externalRef} still has resources after ${MAX_CLEANUP_ROUNDS} cleanup rounds; not closing`);
       }
       show('deleting_projects');
       const projects = await acts.listTenantProjects({ externalRef });

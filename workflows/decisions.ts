@@ -1,5 +1,6 @@
-import { ApplicationFailure, log, patched } from '@temporalio/workflow';
-import { DecisionErrorCode, type Checked } from '../src/domain/operator-decisions.js';
+import { log, patched } from '@temporalio/workflow';
+import type { Checked } from '../src/domain/operator-decisions.js';
+import { codedFailure, FailureCode } from '../src/domain/failures.js';
 
 /**
  * Operator decisions arrive as Temporal Updates: the validator throws, the caller gets the error
@@ -8,13 +9,13 @@ import { DecisionErrorCode, type Checked } from '../src/domain/operator-decision
  * cannot hand its result to the handler.
  */
 export function accepted<T>(checked: Checked<T>): T {
-  if (!checked.ok) throw ApplicationFailure.create({ type: DecisionErrorCode.INVALID_DECISION, message: checked.problems.join('; '), nonRetryable: true, details: [checked.problems] });
+  if (!checked.ok) throw codedFailure(FailureCode.INVALID_DECISION, checked.problems.join('; '), { details: checked.problems });
   return checked.value;
 }
 
 /** Throws DECISION_NOT_APPLICABLE with `why` unless `applies` (null: it applies). */
 export function refuseUnlessApplicable(why: string | null): void {
-  if (why !== null) throw ApplicationFailure.create({ type: DecisionErrorCode.DECISION_NOT_APPLICABLE, message: why, nonRetryable: true });
+  if (why !== null) throw codedFailure(FailureCode.DECISION_NOT_APPLICABLE, why);
 }
 
 // Changed behaviour on an existing code path (signals used to be taken as they came): a history

@@ -6,16 +6,14 @@
  *
  *   validate ─► processRegistryDelivery (route by event: image.* recorded for the tenant; unknown names recorded as such)
  */
-import { ApplicationFailure, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
+import { proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { ProcessRegistryDeliveryInput, ProcessRegistryDeliveryResult } from '../activities/registry.js';
 import { registryDeliveryWorkflowId } from '../src/domain/ids.js';
+import { codedFailure, FailureCode } from '../src/domain/failures.js';
+import { databaseStep } from './activity-policies.js';
 
-const steps = proxyLocalActivities<Activities>({
-  startToCloseTimeout: '30s',
-  localRetryThreshold: '10s',
-  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 50 },
-});
+const steps = proxyLocalActivities<Activities>(databaseStep);
 
 export type HandleRegistryEventInput = ProcessRegistryDeliveryInput;
 export type HandleRegistryEventResult = ProcessRegistryDeliveryResult;
@@ -23,12 +21,12 @@ export type HandleRegistryEventResult = ProcessRegistryDeliveryResult;
 export async function handleRegistryEvent(input: HandleRegistryEventInput): Promise<HandleRegistryEventResult> {
   const deliveryId = typeof input?.deliveryId === 'string' ? input.deliveryId : '';
   if (deliveryId === '' || deliveryId.length > 200) {
-    throw ApplicationFailure.nonRetryable('handleRegistryEvent input must be { deliveryId: string (1-200 characters) }', 'INVALID_INPUT');
+    throw codedFailure(FailureCode.INVALID_INPUT, 'handleRegistryEvent input must be { deliveryId: string (1-200 characters) }');
   }
   const expected = registryDeliveryWorkflowId(deliveryId);
   if (workflowInfo().workflowId !== expected) {
     // The id is the idempotency key of the start: one workflow per delivery.
-    throw ApplicationFailure.nonRetryable(`the workflow id must be ${expected} (it is ${workflowInfo().workflowId})`, 'INVALID_INPUT');
+    throw codedFailure(FailureCode.INVALID_INPUT, `the workflow id must be ${expected} (it is ${workflowInfo().workflowId})`);
   }
   return steps.processRegistryDelivery({ deliveryId });
 }

@@ -1,6 +1,7 @@
 import { ApplicationFailure, patched, proxyActivities, type proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { EnsureSubaccountResult } from '../activities/tenants.js';
+import { subaccountScan } from './activity-policies.js';
 
 /**
  * The onboarding's sub-account step. New runs look a tenant up after an ambiguous create with a
@@ -12,11 +13,7 @@ import type { EnsureSubaccountResult } from '../activities/tenants.js';
  */
 const SCAN_PATCH = 'subaccount-scan-activity';
 
-const scan = proxyActivities<Activities>({
-  startToCloseTimeout: '2h',
-  heartbeatTimeout: '30s',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 50 },
-});
+const scan = proxyActivities<Activities>(subaccountScan);
 
 type Steps = ReturnType<typeof proxyLocalActivities<Activities>>;
 

@@ -47,14 +47,12 @@ import {
 import { describeOnboarding } from './onboard-tenant-details.js';
 import { ensureSubaccountOf, failureText } from './onboard-tenant-subaccount.js';
 import { onboardingWorkflowId } from '../src/domain/ids.js';
+import { codedFailure, FailureCode } from '../src/domain/failures.js';
+import { databaseStep } from './activity-policies.js';
 
 export * from './onboard-tenant-messages.js';
 
-const steps = proxyLocalActivities<Activities>({
-  startToCloseTimeout: '30s',
-  localRetryThreshold: '10s',
-  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 50 },
-});
+const steps = proxyLocalActivities<Activities>(databaseStep);
 
 export const ONBOARDING_PURPOSE = 'initial-funding';
 export const DEFAULT_SLOT = 'default';
@@ -150,6 +148,7 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
           return;
         case 'failed':
           recordOutcome('transfer', 'failed', startedAtMs, { ...ids, code: outcome.code }, 'warn');
+          // The platform's own refusal code (not one of ours) is the type: callers match on what the platform said.
           throw ApplicationFailure.nonRetryable(`the platform refused the funding transfer (${outcome.code})`, outcome.code);
         case 'insufficient_balance':
           show('waiting_for_parent_funds', `the parent's paid balance does not cover ${amountMicroUsd} micro-USD: once funded, \`tenantctl parent-funded ${externalRef} --operator <you> --reason "..."\` (update parentFunded; retrying every ${timings.balanceRetryInterval})`);
@@ -190,7 +189,7 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
     if (issued.state === 'key_limit') {
       status.key = { state: 'key_limit', keyId: null, fingerprint: null };
       show('needs_operator', `the tenant is at its active-key limit (${issued.activeKeys.length} active: ${issued.activeKeys.map((k) => k.id).join(', ')}); revoke an unused key, then restart onboarding`);
-      throw ApplicationFailure.nonRetryable('the tenant is at its active-key limit', 'API_KEY_LIMIT_REACHED', issued.activeKeys);
+      throw codedFailure(FailureCode.API_KEY_LIMIT_REACHED, 'the tenant is at its active-key limit', { details: issued.activeKeys });
     }
     status.key = { state: 'issued', keyId: issued.keyId, fingerprint: issued.fingerprint };
     await steps.verifyTenantKey(keyRef);

@@ -20,23 +20,19 @@ import type { ParsedReconcileFleetInput, ReconcileFleetInput } from '../src/doma
 import { validateWorkflowInput } from './validate-input.js';
 import { platformTaskQueue } from '../src/domain/ids.js';
 import { describeDriftCheck, driftCheckStatusQuery, type DriftCheckStatus, type ReconcileFleetResult } from './reconcile-fleet-messages.js';
+import { driftDatabaseStep, platformCall, platformListing } from './activity-policies.js';
 
 export * from './reconcile-fleet-messages.js';
 
-const db = proxyLocalActivities<Activities>({
-  startToCloseTimeout: '60s',
-  localRetryThreshold: '10s',
-  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 30, nonRetryableErrorTypes: ['TENANT_NOT_FOUND'] },
-});
+const db = proxyLocalActivities<Activities>(driftDatabaseStep);
 
 const ENDED_RECORD = ['closed', 'cancelled', 'failed'];
 
 export async function reconcileFleet(rawInput: ReconcileFleetInput = {}): Promise<ReconcileFleetResult> {
   const input: ParsedReconcileFleetInput = await validateWorkflowInput('reconcileFleet', rawInput ?? {}, () => null);
   const queue = platformTaskQueue(workflowInfo().taskQueue);
-  const platform = proxyActivities<Activities>({ taskQueue: queue, startToCloseTimeout: '30s', retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 30 } });
-  // The whole sub-account list in one activity, paced page by page: allow it time.
-  const lister = proxyActivities<Activities>({ taskQueue: queue, startToCloseTimeout: '30m', retry: { initialInterval: '5s', maximumInterval: '2m', maximumAttempts: 10 } });
+  const platform = proxyActivities<Activities>(platformCall(queue));
+  const lister = proxyActivities<Activities>(platformListing(queue));
   const quietPeriodMs = input.options?.quietPeriod === undefined ? null : msOf(input.options.quietPeriod);
   const rotationMaxAgeMs = input.options?.rotationMaxAge === undefined ? null : msOf(input.options.rotationMaxAge);
   const status: DriftCheckStatus = {

@@ -24,6 +24,7 @@ import type { RotateFleetInput } from '../src/domain/rotation-input.js';
 import { validateWorkflowInput } from './validate-input.js';
 import { rotateTenantKey } from './rotate-tenant-key.js';
 import { rotationSettledSignal } from './rotate-tenant-key-messages.js';
+import { fleetDatabaseStep } from './activity-policies.js';
 
 export interface FleetTotals {
   started: number;
@@ -41,7 +42,7 @@ export interface FleetStatus {
 
 export const fleetStatusQuery = defineQuery<FleetStatus>('fleetStatus');
 
-const db = proxyLocalActivities<Activities>({ startToCloseTimeout: '30s', retry: { initialInterval: '200ms', maximumInterval: '30s', maximumAttempts: 50 } });
+const db = proxyLocalActivities<Activities>(fleetDatabaseStep);
 
 export async function rotateFleet(rawInput: RotateFleetInput): Promise<FleetTotals> {
   const input = await validateWorkflowInput('rotateFleet', rawInput, () => null);

@@ -1,6 +1,8 @@
-import { ApplicationFailure, getExternalWorkflowHandle, proxyLocalActivities, sleep } from '@temporalio/workflow';
+import { getExternalWorkflowHandle, proxyLocalActivities, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import { msOf } from '../src/domain/durations.js';
+import { codedFailure, FailureCode } from '../src/domain/failures.js';
+import { closeWaitDatabaseStep } from './activity-policies.js';
 
 /**
  * For closeTenant, from workflow code: call it AFTER the tenant's record says `closing` (new
@@ -11,7 +13,7 @@ import { msOf } from '../src/domain/durations.js';
  * Throws ROTATION_STILL_OPEN (retryable) after `timeout`; a record left open by a run that was
  * terminated (nothing left to cancel) is reported in the failure's details.
  */
-const db = proxyLocalActivities<Activities>({ startToCloseTimeout: '30s', retry: { initialInterval: '200ms', maximumInterval: '10s', maximumAttempts: 20 } });
+const db = proxyLocalActivities<Activities>(closeWaitDatabaseStep);
 
 export async function cancelRotationsForClose(externalRef: string, options: { pollInterval?: string; timeout?: string } = {}): Promise<{ cancelled: string[] }> {
   const pollMs = msOf(options.pollInterval ?? '1s');
@@ -24,7 +26,7 @@ export async function cancelRotationsForClose(externalRef: string, options: { po
   }
   while (open.length > 0) {
     if (Date.now() >= deadline) {
-      throw ApplicationFailure.retryable(`rotations of ${externalRef} still open`, 'ROTATION_STILL_OPEN', { open });
+      throw codedFailure(FailureCode.ROTATION_STILL_OPEN, `rotations of ${externalRef} still open`, { details: { open }, retryable: true });
     }
     await sleep(pollMs);
     open = await db.listOpenRotationsOfTenant({ externalRef });

@@ -29,6 +29,7 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { BeginRotationResult, KeyUsage, LastUseExpectation } from '../activities/rotation.js';
+import type { IssueKeyResult } from '../activities/keys.js';
 import { rotationWorkflowId, platformTaskQueue } from '../src/domain/ids.js';
 import { msOf } from '../src/domain/durations.js';
 import { DEFAULT_TIMINGS } from '../src/domain/rotation-defaults.js';
@@ -37,20 +38,17 @@ import { validateWorkflowInput } from './validate-input.js';
 import { tenantExternalRefKey } from '../src/domain/search-attributes.js';
 import { evaluateGate, type GateMemory, type GateTimings } from './rotate-tenant-key-gate.js';
 import { describeRotation } from './rotate-tenant-key-details.js';
-import { waitForFreeKeySlot } from './rotate-tenant-key-limit.js';
 import { installRotationDecisions, type Decision, type RotationSignals } from './rotate-tenant-key-decisions.js';
 import { recordOutcome } from './outcomes.js';
 import { rotationSettledSignal, rotationStatusQuery, type OperatorDecision, type RotateTenantKeyResult, type RotationStatus } from './rotate-tenant-key-messages.js';
+import { FailureCode } from '../src/domain/failures.js';
+import { databaseStep, notifyDeploy as notifyDeployPolicy, platformCall, projectEnvDeploy as projectEnvDeployPolicy } from './activity-policies.js';
 
 export * from './rotate-tenant-key-messages.js';
 
-const db = proxyLocalActivities<Activities>({
-  startToCloseTimeout: '30s',
-  localRetryThreshold: '10s',
-  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 50 },
-});
+const db = proxyLocalActivities<Activities>(databaseStep);
 // The notify deployer is retried until the parent's endpoint answers 2xx (no attempt limit).
-const notifyDeploy = proxyActivities<Activities>({ startToCloseTimeout: '30s', retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '5m' } });
+const notifyDeploy = proxyActivities<Activities>(notifyDeployPolicy);
 
 /** New runs hand the gate's observation to the revoke, which re-reads the key and refuses on any later use. */
 const REVOKE_RECHECK_PATCH = 'revoke-rechecks-last-use';
@@ -61,7 +59,7 @@ function expectationOf(observed: KeyUsage): LastUseExpectation {
 }
 
 function isKeyInUseRefusal(error: unknown): boolean {
-  return error instanceof ActivityFailure && error.cause instanceof ApplicationFailure && error.cause.type === 'KEY_IN_USE';
+  return error instanceof ActivityFailure && error.cause instanceof ApplicationFailure && error.cause.type === FailureCode.KEY_IN_USE;
 }
 
 export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<RotateTenantKeyResult> {
@@ -76,9 +74,10 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
     quietDeadlineMs: msOf(t.quietDeadline),
     overlapWindowMs: msOf(t.overlapWindow),
   };
-  const platformQueue = { taskQueue: platformTaskQueue(workflowInfo().taskQueue), startToCloseTimeout: '30s' } as const;
-  const platform = proxyActivities<Activities>({ ...platformQueue, retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 30 } });
-  const projectEnvDeploy = proxyActivities<Activities>({ ...platformQueue, retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '5m' } });
+  const keyLimitRetryMs = msOf(t.keyLimitRetryInterval);
+  const platformQueue = platformTaskQueue(workflowInfo().taskQueue);
+  const platform = proxyActivities<Activities>(platformCall(platformQueue));
+  const projectEnvDeploy = proxyActivities<Activities>(projectEnvDeployPolicy(platformQueue));
 
   const status: RotationStatus = {
     externalRef, slot, emergency: input.emergency, stage: 'starting', rotationId: null, subaccountId: null, fromGeneration: null, toGeneration: null,
@@ -111,6 +110,43 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
     return acts.deployKeyGeneration({ rotationId: begun!.rotationId, externalRef, subaccountId: begun!.subaccountId, slot, generation, otherGeneration, event, deployer: begun!.deployer, emergency: status.emergency });
   };
 
+  /**
+   * Creates the new generation with onboarding's own activity (same key names, same orphan handling).
+   * At the tenant's active-key limit the run waits, listing the active keys and which look unused,
+   * until an operator frees a slot (retryKeyCreate), aborts, or the slow retry finds room. It never
+   * revokes a key itself to make room: only an operator knows which key nobody needs.
+   */
+  async function waitForFreeKeySlot(b: BeginRotationResult): Promise<Extract<IssueKeyResult, { state: 'issued' }> | 'aborted'> {
+    let told = false;
+    for (;;) {
+      const issued = await platform.issueTenantKey({ externalRef, subaccountId: b.subaccountId, slot, generation: b.toGeneration });
+      if (issued.state === 'issued') {
+        if (status.activeKeys) {
+          status.activeKeys = null;
+          await record({ state: 'running', stage: 'deploying' });
+        }
+        return issued;
+      }
+      status.activeKeys = issued.activeKeys.map((k) => ({
+        ...k,
+        isCurrentKeyOfSlot: k.id === b.oldKeyId,
+        looksUnused: k.id !== b.oldKeyId && k.lastUseKnown && (k.lastUsedAt === null || Date.now() - Date.parse(k.lastUsedAt) > timings.quietPeriodMs),
+      }));
+      const unused = status.activeKeys.filter((k) => k.looksUnused).map((k) => k.id);
+      await record({ state: 'key_limit', stage: 'key_limit', outcome: { activeKeys: status.activeKeys } }, told ? undefined : 'rotation.key_limit');
+      show(
+        'key_limit',
+        `the tenant is at its active-key limit (${status.activeKeys.length} active). ${unused.length ? `Keys that look unused: ${unused.join(', ')}.` : 'No key looks unused.'} ` +
+          `Revoke one that nobody uses, then \`tenantctl rotation retry-key-create ${externalRef} --slot ${slot} --operator <you> --reason "..."\` (update retryKeyCreate); or \`tenantctl rotation abort ...\` (update abortRotation). The key being rotated is in use and is never revoked to make room`,
+      );
+      if (!told) await tellParent('key_limit');
+      told = true;
+      signals.retryCreate = false;
+      await condition(() => signals.retryCreate || signals.decision?.kind === 'abort', keyLimitRetryMs);
+      if (signals.decision?.kind === 'abort') return 'aborted';
+    }
+  }
+
   /** Keeps the old key: redeploys it when the new one went out, then revokes every key of the new generation. */
   async function rollBack(outcome: 'aborted' | 'cancelled' | 'failed', why: string, by: OperatorDecision | null) {
     const b = begun!;
@@ -130,7 +166,7 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
     if (begun.adopted) status.notes.push('took over an open rotation of this slot left by an earlier run');
 
     show('creating_key');
-    const issued = await waitForFreeKeySlot({ begun, status, signals, timings, keyLimitRetryMs: msOf(t.keyLimitRetryInterval), platform, record, show, tellParent });
+    const issued = await waitForFreeKeySlot(begun);
     if (issued === 'aborted') {
       await rollBack('aborted', 'aborted at the active-key limit', signals.decision?.by ?? null);
       return finished('aborted');

@@ -11,11 +11,9 @@ import type { LifecycleWorkflowInput } from '../src/domain/tenant-input.js';
 import { tenantExternalRefKey, tenantStatusKey } from '../src/domain/search-attributes.js';
 import { validateWorkflowInput } from './validate-input.js';
 import { lifecycleWorkflowId } from '../src/domain/ids.js';
+import { lifecycleCall } from './activity-policies.js';
 
-const acts = proxyActivities<Activities>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 20 },
-});
+const acts = proxyActivities<Activities>(lifecycleCall);
 
 export interface LifecycleResult {
   externalRef: string;

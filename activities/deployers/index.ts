@@ -2,14 +2,14 @@ import { Context } from '@temporalio/activity';
 import { appendAudit } from '../../src/db/audit-store.js';
 import { findKeySecret } from '../../src/db/key-secrets-store.js';
 import { findKeyRecord } from '../../src/db/tenant-keys-store.js';
-import { RotationErrorCode, rotationFailure } from '../rotation-failures.js';
 import type { DeployerSpec } from '../../src/domain/rotation-input.js';
 import { DEFAULT_ROTATION_OPTIONS } from '../rotation-options.js';
 import { tenantTokenAad } from '../../src/secrets/vault.js';
 import { auditOrigin, type ActivityDeps } from '../context.js';
-import { boundary } from '../failures.js';
+import { activityFailure, boundary } from '../failures.js';
 import { sendNotice, type NotifyEvent } from './notify.js';
 import { writeKeyToProjectEnv } from './project-env.js';
+import { FailureCode } from '../../src/domain/failures.js';
 
 export interface DeployKeyInput {
   rotationId: string;
@@ -46,7 +46,7 @@ export function createDeployActivities(deps: ActivityDeps) {
   async function keyOf(input: DeployKeyInput, generation: number) {
     const record = await findKeyRecord(pool, input.externalRef, input.slot, generation);
     if (!record?.platformKeyId || record.status !== 'active') {
-      throw rotationFailure(RotationErrorCode.SECRET_MISSING, `key ${input.slot} generation ${generation} of ${input.externalRef} is not active`);
+      throw activityFailure(FailureCode.SECRET_MISSING, `key ${input.slot} generation ${generation} of ${input.externalRef} is not active`);
     }
     return record as typeof record & { platformKeyId: string };
   }
@@ -80,7 +80,7 @@ export function createDeployActivities(deps: ActivityDeps) {
         result = { deployer: 'notify', targets: [options.notify!.url.replace(/\?.*$/, '')], deliveryId };
       } else {
         const secret = await findKeySecret(pool, current.id);
-        if (!secret) throw rotationFailure(RotationErrorCode.SECRET_MISSING, `no stored secret for key ${input.slot} generation ${input.generation} of ${input.externalRef}`);
+        if (!secret) throw activityFailure(FailureCode.SECRET_MISSING, `no stored secret for key ${input.slot} generation ${input.generation} of ${input.externalRef}`);
         // The token is opened here and goes straight to the platform: it never returns to the workflow.
         const token = vault.open(secret.sealed, tenantTokenAad({ externalRef: input.externalRef, keyId: current.platformKeyId }));
         const written = await writeKeyToProjectEnv(

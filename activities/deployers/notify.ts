@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
-import { RotationErrorCode, rotationFailure } from '../rotation-failures.js';
 import type { RotationOptions } from '../rotation-options.js';
+import { activityFailure } from '../failures.js';
+import { FailureCode } from '../../src/domain/failures.js';
 
 /**
  * The `notify` deployer: the vault stays the source of truth and the parent is told which key is
@@ -41,7 +42,7 @@ export function signNotice(body: string, secret: string): string {
 
 export async function sendNotice(options: RotationOptions['notify'], notice: KeyRotatedNotice, signal?: AbortSignal): Promise<{ status: number }> {
   if (!options) {
-    throw rotationFailure(RotationErrorCode.DEPLOYER_NOT_CONFIGURED, 'the notify deployer needs ROTATION_NOTIFY_URL and ROTATION_NOTIFY_SECRET');
+    throw activityFailure(FailureCode.DEPLOYER_NOT_CONFIGURED, 'the notify deployer needs ROTATION_NOTIFY_URL and ROTATION_NOTIFY_SECRET');
   }
   const body = JSON.stringify(notice);
   const timeout = AbortSignal.timeout(options.timeoutMs);
@@ -60,11 +61,11 @@ export async function sendNotice(options: RotationOptions['notify'], notice: Key
       signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
     });
   } catch (error) {
-    throw rotationFailure(RotationErrorCode.DEPLOY_ENDPOINT_REFUSED, `the notify endpoint could not be reached: ${error instanceof Error ? error.message : String(error)}`, { retryable: true });
+    throw activityFailure(FailureCode.DEPLOY_ENDPOINT_REFUSED, `the notify endpoint could not be reached: ${error instanceof Error ? error.message : String(error)}`, { retryable: true });
   }
   await response.body?.cancel().catch(() => undefined);
   if (response.status < 200 || response.status >= 300) {
-    throw rotationFailure(RotationErrorCode.DEPLOY_ENDPOINT_REFUSED, `the notify endpoint answered ${response.status}`, { retryable: true, details: { status: response.status } });
+    throw activityFailure(FailureCode.DEPLOY_ENDPOINT_REFUSED, `the notify endpoint answered ${response.status}`, { retryable: true, details: { status: response.status } });
   }
   return { status: response.status };
 }

@@ -1,5 +1,6 @@
 import type { PlatformClient } from '../../src/platform/index.js';
-import { RotationErrorCode, rotationFailure } from '../rotation-failures.js';
+import { activityFailure } from '../failures.js';
+import { FailureCode } from '../../src/domain/failures.js';
 
 /**
  * The `project-env` deployer: writes the tenant key into an environment variable of the tenant's
@@ -31,7 +32,7 @@ export async function writeKeyToProjectEnv(platform: PlatformClient, target: Pro
     projects.push(projectId);
   }
   if (projects.length + unchanged.length === 0) {
-    throw rotationFailure(RotationErrorCode.DEPLOY_TARGET_MISSING, `no project of sub-account ${target.subaccountId} defines ${target.variable}: name a project for the project-env deployer`);
+    throw activityFailure(FailureCode.DEPLOY_TARGET_MISSING, `no project of sub-account ${target.subaccountId} defines ${target.variable}: name a project for the project-env deployer`);
   }
   return { projects, unchanged };
 }

@@ -7,9 +7,10 @@ import { unownedSubaccountFinding } from './compare.js';
 import { DRIFT_KINDS } from '../../src/domain/drift-kinds.js';
 import { DEFAULT_DRIFT_OPTIONS } from './options.js';
 import { auditOrigin, type ActivityDeps } from '../context.js';
-import { boundary, definiteFailure, OrchestratorErrorCode } from '../failures.js';
+import { activityFailure, boundary } from '../failures.js';
 import { auditFinding } from './records.js';
 import { activeRotationScheduleIds, runningTenantWorkflows } from './temporal.js';
+import { FailureCode } from '../../src/domain/failures.js';
 
 /** The check's own bookkeeping: begin, pages of our records, who is busy, the unowned, finish. */
 export interface DriftPageTenant {
@@ -36,7 +37,7 @@ export function createDriftCheckActivities(deps: ActivityDeps) {
     /** Refuses an unknown tenant before anything is written; records the check and the schedules in effect. */
     beginDriftCheck: boundary(async (input: { externalRef: string | null; workflowId: string }): Promise<{ checkId: string; schedulesKnown: boolean; visibility: boolean }> => {
       if (input.externalRef && !(await findTenant(pool, input.externalRef))) {
-        throw definiteFailure(OrchestratorErrorCode.TENANT_NOT_FOUND, `no tenant with external ref ${input.externalRef} in our records: nothing was checked`);
+        throw activityFailure(FailureCode.TENANT_NOT_FOUND, `no tenant with external ref ${input.externalRef} in our records: nothing was checked`);
       }
       const schedules = options.temporal ? await activeRotationScheduleIds(options.temporal) : null;
       const check = await insertDriftCheck(pool, { scope: input.externalRef ?? 'fleet', workflowId: input.workflowId, schedules });

@@ -7,7 +7,7 @@ import { MAX_REQUESTS_PER_ROTATION_ACTIVITY } from '../rotation-options.js';
  * a quarter of the platform budget: with the queue's activities (at most budget/2 requests per
  * second, see platformActivitiesPerSecond) the platform never sees more than 3/4 of the budget.
  */
-export function pacedFetch(requestsPerSecond: number, base: typeof fetch = globalThis.fetch): typeof fetch {
+function pacedFetch(requestsPerSecond: number, base: typeof fetch = globalThis.fetch): typeof fetch {
   const spacingMs = 1000 / Math.max(0.1, requestsPerSecond);
   let nextAt = 0;
   return async (input, init) => {

@@ -23,7 +23,7 @@ export interface TenantObservation {
   projectCount?: number | null;
 }
 
-export function toPlatformKey(k: ApiKeyRecord): PlatformKey {
+function toPlatformKey(k: ApiKeyRecord): PlatformKey {
   return { id: k.id, name: k.name ?? null, status: k.status, createdAt: k.createdAt ?? null, lastUsedAt: k.lastUsedAt ?? null, lastUseKnown: k.lastUseKnown, lastUse: k.lastUse };
 }
 

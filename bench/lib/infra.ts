@@ -1,13 +1,13 @@
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { migrate } from '../../src/db/migrate.js';
 import { createPool } from '../../src/db/pool.js';
 import { ensureDatabase } from '../../src/infra/database.js';
 import { startEmbeddedPostgres } from '../../src/infra/embedded-postgres.js';
 import { startTemporalDevServer } from '../../src/infra/temporal-dev-server.js';
 import type { Cleanup } from '../../src/infra/cleanup.js';
+import { dropDatabase } from '../../test/harness/database.js';
 
 /**
  * The infrastructure shared by every benchmark of a run, like the integration tests' global setup:
@@ -63,14 +63,4 @@ export async function startBenchInfra(cleanup: Cleanup, log: (line: string) => v
       return url;
     },
   };
-}
-
-async function dropDatabase(adminUrl: string, name: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    await client.query(`DROP DATABASE IF EXISTS ${client.escapeIdentifier(name)} WITH (FORCE)`);
-  } finally {
-    await client.end();
-  }
 }

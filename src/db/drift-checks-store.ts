@@ -38,11 +38,6 @@ export async function finishDriftCheck(db: Queryable, id: string, summary: Recor
   );
 }
 
-export async function listDriftChecks(db: Queryable, limit = 10): Promise<DriftCheckRow[]> {
-  const { rows } = await db.query<DriftCheckRow>(`SELECT ${COLUMNS} FROM drift_checks ORDER BY id DESC LIMIT $1::int`, [limit]);
-  return rows;
-}
-
 export interface SnapshotRow {
   subaccountId: string;
   externalRef: string | null;

@@ -57,12 +57,6 @@ export async function findOpenRotation(db: Queryable, externalRef: string, slot:
   return rows[0];
 }
 
-export async function getRotation(db: Queryable, id: string): Promise<KeyRotationRow> {
-  const { rows } = await db.query<KeyRotationRow>(`SELECT ${COLUMNS} FROM key_rotations WHERE id = $1::bigint`, [id]);
-  if (!rows[0]) throw new Error(`no key rotation ${id}`);
-  return rows[0];
-}
-
 export async function insertRotation(
   db: Queryable,
   input: { externalRef: string; slot: string; fromGeneration: number; toGeneration: number; emergency: boolean; deployer: string; workflowId: string; runId: string | null },

@@ -157,15 +157,6 @@ export async function abandonPendingSecrets(db: Queryable, registrationId: strin
   );
 }
 
-export async function findSecret(db: Queryable, registrationId: string, state: SecretState): Promise<SecretRow | undefined> {
-  const { rows } = await db.query<SecretRow>(
-    `SELECT registration_id AS "registrationId", generation, webhook_id AS "webhookId", state, sealed
-       FROM webhook_secrets WHERE registration_id = $1::text AND state = $2::text ORDER BY generation DESC LIMIT 1`,
-    [registrationId, state],
-  );
-  return rows[0];
-}
-
 /**
  * The secrets a delivery to this route may be signed with: pending and current ones, and retired
  * ones (a replaced or deleted webhook) until their grace period ends.

@@ -31,8 +31,6 @@ export function fleetScheduleId(slot: string): string {
   return `rotation-fleet:${slot}`;
 }
 
-export const ROTATION_SCHEDULE_PREFIX = 'rotation';
-
 /**
  * Activities that call the platform run on their own task queue, whose workers set Temporal's
  * `maxTaskQueueActivitiesPerSecond`: the server then paces every rotation of the fleet together.

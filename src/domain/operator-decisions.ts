@@ -9,15 +9,6 @@
  * Each check returns the trimmed value, or the problems as `field: rule` lines.
  */
 
-/** Failure types of a refused decision (the Update's ApplicationFailure `type`). */
-export const DecisionErrorCode = {
-  /** A field is missing, malformed, out of its closed set or unknown. */
-  INVALID_DECISION: 'INVALID_DECISION',
-  /** Well-formed, but the run is not waiting for it (e.g. no transfer needs an operator). */
-  DECISION_NOT_APPLICABLE: 'DECISION_NOT_APPLICABLE',
-} as const;
-export type DecisionErrorCode = (typeof DecisionErrorCode)[keyof typeof DecisionErrorCode];
-
 export const OPERATOR_MAX = 100;
 export const REASON_MIN = 3;
 export const REASON_MAX = 1000;

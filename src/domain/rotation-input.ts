@@ -34,7 +34,6 @@ export const rotationTimingsSchema = z.strictObject({
 });
 export type RotationTimings = z.infer<typeof rotationTimingsSchema>;
 
-export { DEFAULT_TIMINGS } from './rotation-defaults.js';
 
 export const rotateTenantKeyInputSchema = z.strictObject({
   externalRef: externalRefSchema,
@@ -64,6 +63,4 @@ export const rotateFleetInputSchema = z.strictObject({
     .optional(),
 });
 export type RotateFleetInput = z.input<typeof rotateFleetInputSchema>;
-export type ParsedRotateFleetInput = z.output<typeof rotateFleetInputSchema>;
 
-export { msOf } from './durations.js';

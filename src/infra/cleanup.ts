@@ -34,7 +34,7 @@ export class TimeoutError extends Error {
   override name = 'TimeoutError';
 }
 
-export async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new TimeoutError(`${what} took more than ${ms} ms`)), ms);

@@ -50,7 +50,7 @@ function allows(stats: Stats, account: PostgresAccount, bit: number): boolean {
 }
 
 /** True when `account` may traverse every directory from / down to `dir` (read from the inode modes). */
-export function canTraverse(dir: string, account: PostgresAccount): boolean {
+function canTraverse(dir: string, account: PostgresAccount): boolean {
   let current = realpathSync(dir);
   for (;;) {
     if (!allows(statSync(current), account, 0o1)) return false;

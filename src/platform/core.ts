@@ -31,7 +31,7 @@ export interface CallSpec {
   call: CallOptions;
 }
 
-export function parseContext(operation: string, response: TransportResponse): ParseContext {
+function parseContext(operation: string, response: TransportResponse): ParseContext {
   return {
     operation,
     method: response.context.method,

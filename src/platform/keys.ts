@@ -27,6 +27,16 @@ function revokedRecord(payload: unknown, ctx: ParseContext): ApiKeyRecord | unde
 
 export function keyMethods(ctx: ClientContext): KeyMethods {
   const parent = (operation: string) => parentAuthHeaders(ctx.credentials, operation);
+  /** Key creation has no idempotency in the contract: after an ambiguous failure, list keys and reconcile. */
+  const createKey = async (operation: 'createTenantKey' | 'createPlatformKey', input: { name: string } & Parameters<typeof callOf>[0], params?: Record<string, string>) => {
+    const body = { name: assertNonEmpty(input.name, 'name', operation) };
+    const { requestId, value } = await request(
+      ctx,
+      { operation, method: 'POST', ...(params ? { params } : {}), headers: parent(operation), body, replaySafe: false, call: callOf(input) },
+      parseCreatedKey,
+    );
+    return { requestId, ...value };
+  };
 
   return {
     async listTenantKeys(input) {
@@ -42,22 +52,7 @@ export function keyMethods(ctx: ClientContext): KeyMethods {
 
     async createTenantKey(input) {
       const operation = 'createTenantKey';
-      const subaccountId = assertId(input.subaccountId, 'subaccountId', operation);
-      const { requestId, value } = await request(
-        ctx,
-        {
-          operation,
-          method: 'POST',
-          params: { subaccountId },
-          headers: parent(operation),
-          body: { name: assertNonEmpty(input.name, 'name', operation) },
-          // Key creation has no idempotency in the contract: after an ambiguous failure, list keys and reconcile.
-          replaySafe: false,
-          call: callOf(input),
-        },
-        parseCreatedKey,
-      );
-      return { requestId, ...value };
+      return createKey(operation, input, { subaccountId: assertId(input.subaccountId, 'subaccountId', operation) });
     },
 
     async revokeTenantKey(input) {
@@ -85,22 +80,8 @@ export function keyMethods(ctx: ClientContext): KeyMethods {
     },
 
     async createPlatformKey(input) {
-      const operation = 'createPlatformKey';
       // The body of this call is not shown; `name` mirrors the tenant-key create call.
-      const { requestId, value } = await request(
-        ctx,
-        {
-          operation,
-          method: 'POST',
-          headers: parent(operation),
-          body: { name: assertNonEmpty(input.name, 'name', operation) },
-          // Key creation has no idempotency in the contract: after an ambiguous failure, list keys and reconcile.
-          replaySafe: false,
-          call: callOf(input),
-        },
-        parseCreatedKey,
-      );
-      return { requestId, ...value };
+      return createKey('createPlatformKey', input);
     },
 
     async revokePlatformKey(input) {

@@ -2,7 +2,7 @@ import { createHash, randomInt } from 'node:crypto';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
-export function randomBase62(length: number): string {
+function randomBase62(length: number): string {
   let out = '';
   for (let i = 0; i < length; i += 1) out += BASE62[randomInt(BASE62.length)];
   return out;

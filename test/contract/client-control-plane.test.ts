@@ -2,7 +2,6 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   createPlatformClient,
   PlatformDefiniteError,
-  PlatformError,
   PlatformInputError,
   PlatformNotFoundError,
   PlatformTenantStateError,
@@ -17,6 +16,7 @@ import {
   startSimulator,
   type RunningSimulator,
 } from '../../src/sim/index.js';
+import { failure } from '../harness/failures.js';
 
 const OTHER_PLATFORM_KEY = 'svpk_sim_DO_NOT_USE_parent_0002';
 
@@ -55,15 +55,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await sim.close();
 });
-
-async function failure(promise: Promise<unknown>): Promise<PlatformError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(PlatformError);
-  return err as PlatformError;
-}
 
 async function newTenant(name = 'Acme') {
   const { subaccount } = await client.createSubaccount({ name, externalRef: key('ref'), idempotencyKey: key('create') });

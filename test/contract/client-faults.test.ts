@@ -3,11 +3,12 @@ import {
   classifyError,
   createPlatformClient,
   PlatformAmbiguousError,
-  PlatformError,
+  type PlatformError,
   PlatformTransientError,
   type PlatformClient,
 } from '../../src/platform/index.js';
 import { DEFAULT_PLATFORM_KEY, startSimulator, type FaultRuleInput, type RunningSimulator } from '../../src/sim/index.js';
+import { failure } from '../harness/failures.js';
 
 let sim: RunningSimulator | undefined;
 afterEach(async () => {
@@ -34,15 +35,6 @@ async function injectFaults(running: RunningSimulator, rules: FaultRuleInput[]):
     body: JSON.stringify({ rules }),
   });
   expect(res.status).toBe(200);
-}
-
-async function failure(promise: Promise<unknown>): Promise<PlatformError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(PlatformError);
-  return err as PlatformError;
 }
 
 describe('client against the simulator: fault modes', () => {

@@ -1,21 +1,9 @@
 import { inspect } from 'node:util';
-import { afterEach, describe, expect, it } from 'vitest';
-import { createPlatformClient, PlatformError, type PlatformClient } from '../../src/platform/index.js';
-import { DEFAULT_PLATFORM_KEY, startSimulator, type RunningSimulator, type SimChoices } from '../../src/sim/index.js';
+import { describe, expect, it } from 'vitest';
+import { PlatformError } from '../../src/platform/index.js';
+import { simulatorWithSubaccount } from '../harness/sim-subaccount.js';
 
-let sim: RunningSimulator | undefined;
-afterEach(async () => {
-  await sim?.close();
-  sim = undefined;
-});
-
-async function setup(choices: Partial<SimChoices> = {}): Promise<{ client: PlatformClient; subaccountId: string; running: RunningSimulator }> {
-  const running = await startSimulator({ choices });
-  sim = running;
-  const client = createPlatformClient({ baseUrl: running.apiBase, platformKey: DEFAULT_PLATFORM_KEY });
-  const { subaccount } = await client.createSubaccount({ name: 'Acme', externalRef: 'acme', idempotencyKey: 'onboard:acme' });
-  return { client, subaccountId: subaccount.id, running };
-}
+const setup = simulatorWithSubaccount();
 
 async function codeOf(promise: Promise<unknown>): Promise<string> {
   const err = await promise.then(

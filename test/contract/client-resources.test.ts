@@ -1,8 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createPlatformClient, PlatformError, PlatformNotFoundError, type PlatformClient, type ResourceAuth } from '../../src/platform/index.js';
+import { createPlatformClient, PlatformNotFoundError, type PlatformClient, type ResourceAuth } from '../../src/platform/index.js';
 import { DEFAULT_PERSONAL_TOKEN, DEFAULT_PLATFORM_KEY, startSimulator, type RunningSimulator } from '../../src/sim/index.js';
+import { failure } from '../harness/failures.js';
 
 let sim: RunningSimulator;
 let client: PlatformClient;
@@ -16,15 +17,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await sim.close();
 });
-
-async function failure(promise: Promise<unknown>): Promise<PlatformError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(PlatformError);
-  return err as PlatformError;
-}
 
 describe('client against the simulator: projects', () => {
   it('keeps each auth context to its own projects', async () => {

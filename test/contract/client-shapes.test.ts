@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createPlatformClient, PlatformIdempotencyConflictError, type PlatformClient } from '../../src/platform/index.js';
 import { SHAPE_NAMES, SIM_SHAPES } from '../../src/sim/choices.js';
 import { DEFAULT_PERSONAL_TOKEN, DEFAULT_PLATFORM_KEY, startSimulator, type RunningSimulator } from '../../src/sim/index.js';
-import { apiCall } from '../../src/sim/testing.js';
+import { apiCall } from '../harness/sim-calls.js';
 
 // The named platform shapes (SIM_SHAPES): the same client, configured the same way, against each.
 

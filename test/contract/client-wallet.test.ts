@@ -1,32 +1,17 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
-  createPlatformClient,
-  PlatformError,
+  type PlatformError,
   PlatformIdempotencyConflictError,
   PlatformInputError,
-  type PlatformClient,
 } from '../../src/platform/index.js';
 import {
   DEFAULT_PAID_BALANCE_MICRO_USD,
-  DEFAULT_PLATFORM_KEY,
-  startSimulator,
   type RunningSimulator,
-  type SimChoices,
 } from '../../src/sim/index.js';
+import { failure } from '../harness/failures.js';
+import { simulatorWithSubaccount } from '../harness/sim-subaccount.js';
 
-let sim: RunningSimulator | undefined;
-afterEach(async () => {
-  await sim?.close();
-  sim = undefined;
-});
-
-async function setup(choices: Partial<SimChoices> = {}): Promise<{ client: PlatformClient; subaccountId: string; running: RunningSimulator }> {
-  const running = await startSimulator({ choices });
-  sim = running;
-  const client = createPlatformClient({ baseUrl: running.apiBase, platformKey: DEFAULT_PLATFORM_KEY });
-  const { subaccount } = await client.createSubaccount({ name: 'Acme', externalRef: 'acme', idempotencyKey: 'onboard:acme' });
-  return { client, subaccountId: subaccount.id, running };
-}
+const setup = simulatorWithSubaccount();
 
 async function advanceClock(running: RunningSimulator, seconds: number): Promise<void> {
   const res = await fetch(`${running.url}/__sim/clock/advance`, {
@@ -35,15 +20,6 @@ async function advanceClock(running: RunningSimulator, seconds: number): Promise
     body: JSON.stringify({ seconds }),
   });
   expect(res.status).toBe(200);
-}
-
-async function failure(promise: Promise<unknown>): Promise<PlatformError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(PlatformError);
-  return err as PlatformError;
 }
 
 const parentPaid = (running: RunningSimulator) => running.state().parents[0]?.paidBalanceMicroUsd;

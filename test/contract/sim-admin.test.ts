@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildSimulatorApp, DEFAULT_PARENT_ID, DEFAULT_SEED, startSimulator, type RunningSimulator } from '../../src/sim/index.js';
-import { adminCall, apiCall, createTenant } from '../../src/sim/testing.js';
+import { adminCall, apiCall, createTenant } from '../harness/sim-calls.js';
 
 describe('simulator admin routes', () => {
   let sim: RunningSimulator | undefined;

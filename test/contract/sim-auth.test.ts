@@ -7,7 +7,7 @@ import {
   createTenantKey,
   DEFAULT_PERSONAL_TOKEN,
   DEFAULT_PLATFORM_KEY,
-} from '../../src/sim/testing.js';
+} from '../harness/sim-calls.js';
 
 const OTHER_PLATFORM_KEY = 'svpk_sim_DO_NOT_USE_parent_0002';
 const TWO_PARENTS: SimSeedInput = {

@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startSimulator, type RunningSimulator } from '../../src/sim/index.js';
-import { apiCall, createTenant, uniqueKey, type CallResult } from '../../src/sim/testing.js';
+import { apiCall, createTenant, uniqueKey, type CallResult } from '../harness/sim-calls.js';
 
 const ISO_MS_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 

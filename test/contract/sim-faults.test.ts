@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_SEED, startSimulator, type RunningSimulator, type SimulatorOptions } from '../../src/sim/index.js';
-import { adminCall, apiCall, createTenant } from '../../src/sim/testing.js';
+import { adminCall, apiCall, createTenant } from '../harness/sim-calls.js';
 
 const PAID = BigInt(DEFAULT_SEED.parents[0]?.paidBalanceMicroUsd ?? '0');
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_PLATFORM_KEY, DEFAULT_SEED, startSimulator, type RunningSimulator, type SimulatorOptions } from '../../src/sim/index.js';
-import { adminCall, apiCall, createTenant, createTenantKey } from '../../src/sim/testing.js';
+import { adminCall, apiCall, createTenant, createTenantKey } from '../harness/sim-calls.js';
 
 describe('simulator API keys: secrets, caps, revocation and last use', () => {
   let sim: RunningSimulator;

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../src/sim/index.js';
-import { apiCall, createProject, createTenant, createTenantKey } from '../../src/sim/testing.js';
+import { apiCall, createProject, createTenant, createTenantKey } from '../harness/sim-calls.js';
 
 describe('simulator projects, env vars and close', () => {
   let sim: RunningSimulator;

@@ -3,7 +3,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_SEED, startSimulator, type RunningSimulator, type SimulatorOptions } from '../../src/sim/index.js';
-import { adminCall, apiCall, createProject, createTenant, createTenantKey, DEFAULT_PERSONAL_TOKEN } from '../../src/sim/testing.js';
+import { adminCall, apiCall, createProject, createTenant, createTenantKey, DEFAULT_PERSONAL_TOKEN } from '../harness/sim-calls.js';
 
 interface Received {
   raw: Buffer;

@@ -5,6 +5,8 @@ import pg from 'pg';
 import { inject } from 'vitest';
 import { createPool, type Pool } from '../../src/db/pool.js';
 import { createWorker } from '../../src/main/wiring/create-worker.js';
+import { dropDatabase } from './database.js';
+import { quietLogger } from './quiet-logger.js';
 
 export interface TestContext {
   databaseUrl: string;
@@ -26,7 +28,7 @@ let runtimeInstalled = false;
 /** Each test file: its own database cloned from the migrated template, its own task queue. */
 export async function createTestContext(label: string): Promise<TestContext> {
   if (!runtimeInstalled) {
-    Runtime.install({ logger: { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: (m) => console.error(m) } });
+    Runtime.install({ logger: quietLogger() });
     runtimeInstalled = true;
   }
   const suffix = randomBytes(4).toString('hex');
@@ -94,16 +96,6 @@ async function cloneTemplate(adminUrl: string, template: string, name: string) {
         await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
       }
     }
-  } finally {
-    await client.end();
-  }
-}
-
-async function dropDatabase(adminUrl: string, name: string) {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    await client.query(`DROP DATABASE IF EXISTS ${client.escapeIdentifier(name)} WITH (FORCE)`);
   } finally {
     await client.end();
   }

@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { migrate } from '../../src/db/migrate.js';
 import { createPool } from '../../src/db/pool.js';
@@ -11,6 +10,8 @@ import { ensureDatabase } from '../../src/infra/database.js';
 import { startEmbeddedPostgres } from '../../src/infra/embedded-postgres.js';
 import { LauncherError } from '../../src/infra/launcher-error.js';
 import { startTemporalDevServer } from '../../src/infra/temporal-dev-server.js';
+import { dropDatabase } from './database.js';
+import { quietLogger } from './quiet-logger.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -76,7 +77,7 @@ async function startAll(project: TestProject) {
 
   const bundleDir = mkdtempSync(join(tmpdir(), 'tenant-orch-bundle-'));
   const workflowBundlePath = join(bundleDir, 'workflows.js');
-  const { code } = await bundleWorkflowCode({ workflowsPath: fileURLToPath(new URL('./workflows.ts', import.meta.url)), logger: quietLogger });
+  const { code } = await bundleWorkflowCode({ workflowsPath: fileURLToPath(new URL('./workflows.ts', import.meta.url)), logger: quietLogger('bundle') });
   writeFileSync(workflowBundlePath, code);
   stops.push(async () => rmSync(bundleDir, { recursive: true, force: true }));
 
@@ -91,22 +92,3 @@ async function startAll(project: TestProject) {
     for (const stop of stops.reverse()) await stop().catch((error: unknown) => log(`teardown: ${String(error)}`));
   };
 }
-
-async function dropDatabase(adminUrl: string, name: string) {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    await client.query(`DROP DATABASE IF EXISTS ${client.escapeIdentifier(name)} WITH (FORCE)`);
-  } finally {
-    await client.end();
-  }
-}
-
-const quietLogger = {
-  log: () => undefined,
-  trace: () => undefined,
-  debug: () => undefined,
-  info: () => undefined,
-  warn: (message: string) => console.error(`[bundle] ${message}`),
-  error: (message: string) => console.error(`[bundle] ${message}`),
-};

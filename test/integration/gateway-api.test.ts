@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool } from '../../src/db/pool.js';
 import type { GatewayApp } from '../../src/gateway/app.js';
 import { openApiDocument } from '../../src/gateway/openapi.js';
-import { buildTestGateway, listenOnLoopback, TEST_API_TOKEN, TEST_CODEC_TOKEN } from '../../src/gateway/testing.js';
+import { buildTestGateway, listenOnLoopback, TEST_API_TOKEN, TEST_CODEC_TOKEN } from '../harness/gateway-app.js';
 import { parseMasterKeys } from '../../src/secrets/master-keys.js';
 import { TENANTCTL } from '../harness/cli.js';
 import { workflowExists as workflowExistsIn } from '../harness/onboarding-checks.js';

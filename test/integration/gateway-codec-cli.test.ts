@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { startLifecycle } from '../../src/client/start-lifecycle.js';
 import type { GatewayApp } from '../../src/gateway/app.js';
-import { buildTestGateway, listenOnLoopback, seedRegistration, signedDelivery, TEST_CODEC_TOKEN, waitFor } from '../../src/gateway/testing.js';
+import { buildTestGateway, listenOnLoopback, seedRegistration, signedDelivery, TEST_CODEC_TOKEN, waitFor } from '../harness/gateway-app.js';
 import { cachedCliDir } from '../../src/infra/temporal-cli.js';
 import { startRotation } from '../../src/client/start-rotation.js';
 import { createDataConverter } from '../../src/secrets/payload-codec.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayApp } from '../../src/gateway/app.js';
-import { buildTestGateway, listenOnLoopback, TEST_API_TOKEN, waitFor } from '../../src/gateway/testing.js';
+import { buildTestGateway, listenOnLoopback, TEST_API_TOKEN, waitFor } from '../harness/gateway-app.js';
 import { parseMasterKeys } from '../../src/secrets/master-keys.js';
 import type { LastRun } from '../../src/client/last-runs.js';
 import { runCli } from '../harness/cli.js';

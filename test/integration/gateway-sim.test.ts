@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { TEST_API_TOKEN, waitFor } from '../../src/gateway/testing.js';
+import { TEST_API_TOKEN, waitFor } from '../harness/gateway-app.js';
 import {
   createRegistryWebhook,
   listRegistryDeliveries,
@@ -11,7 +11,7 @@ import { startGateway, type RunningGateway } from '../../src/main/gateway.js';
 import { createPlatformClient } from '../../src/platform/index.js';
 import { parseMasterKeys } from '../../src/secrets/master-keys.js';
 import { createVault } from '../../src/secrets/vault.js';
-import { adminCall, createProject, createTenant, createTenantKey, DEFAULT_PERSONAL_TOKEN } from '../../src/sim/testing.js';
+import { adminCall, createProject, createTenant, createTenantKey, DEFAULT_PERSONAL_TOKEN } from '../harness/sim-calls.js';
 import { runCli } from '../harness/cli.js';
 import { createOrchestratorEnv, type OrchestratorEnv } from '../harness/onboarding-env.js';
 

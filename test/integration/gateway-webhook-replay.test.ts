@@ -4,7 +4,7 @@ import type { Pool } from '../../src/db/pool.js';
 import type { GatewayApp } from '../../src/gateway/app.js';
 import { createInboxPruner } from '../../src/gateway/inbox-pruner.js';
 import { computeSignature } from '../../src/gateway/signature.js';
-import { buildTestGateway, newDeliveryId, seedRegistration, type SeededRegistration } from '../../src/gateway/testing.js';
+import { buildTestGateway, newDeliveryId, seedRegistration, type SeededRegistration } from '../harness/gateway-app.js';
 import { parseMasterKeys } from '../../src/secrets/master-keys.js';
 import { createVault, type Vault } from '../../src/secrets/vault.js';
 import { createOrchestratorEnv, type OrchestratorEnv } from '../harness/onboarding-env.js';

@@ -2,7 +2,7 @@ import { randomBytes, randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDeliveryDispatcher, temporalDeliveryStarter } from '../../src/gateway/delivery-dispatcher.js';
 import { computeSignature } from '../../src/gateway/signature.js';
-import { buildTestGateway, seedRegistration, signedDelivery, waitFor, type SeededRegistration, type SignedDelivery } from '../../src/gateway/testing.js';
+import { buildTestGateway, seedRegistration, signedDelivery, waitFor, type SeededRegistration, type SignedDelivery } from '../harness/gateway-app.js';
 import type { GatewayApp } from '../../src/gateway/app.js';
 import { parseMasterKeys } from '../../src/secrets/master-keys.js';
 import { createOrchestratorEnv, type OrchestratorEnv } from '../harness/onboarding-env.js';

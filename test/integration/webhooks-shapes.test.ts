@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { TEST_API_TOKEN, waitFor } from '../../src/gateway/testing.js';
+import { TEST_API_TOKEN, waitFor } from '../harness/gateway-app.js';
 import { startGateway, type RunningGateway } from '../../src/main/gateway.js';
 import { SIM_SHAPES } from '../../src/sim/choices.js';
-import { adminCall, createProject, createTenant, createTenantKey, DEFAULT_PERSONAL_TOKEN } from '../../src/sim/testing.js';
+import { adminCall, createProject, createTenant, createTenantKey, DEFAULT_PERSONAL_TOKEN } from '../harness/sim-calls.js';
 import { runCli } from '../harness/cli.js';
 import { createOrchestratorEnv, type OrchestratorEnv } from '../harness/onboarding-env.js';
 

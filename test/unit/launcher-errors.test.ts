@@ -4,16 +4,13 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LauncherError, LauncherErrorCode } from '../../src/infra/launcher-error.js';
 import { startTemporalDevServer } from '../../src/infra/temporal-dev-server.js';
+import { rejectionOf } from '../harness/failures.js';
 
 /** A Temporal CLI that cannot start is reported in ONE actionable line, its output kept aside. */
 const dir = mkdtempSync(join(tmpdir(), 'tenant-orch-launcher-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function failure(promise: Promise<unknown>): Promise<LauncherError> {
-  const error: unknown = await promise.catch((e: unknown) => e);
-  expect(error).toBeInstanceOf(LauncherError);
-  return error as LauncherError;
-}
+const failure = (promise: Promise<unknown>) => rejectionOf(promise, LauncherError);
 
 describe('launcher failures', () => {
   it('names a TEMPORAL_CLI_PATH that is not executable, in one line', async () => {

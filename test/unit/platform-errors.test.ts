@@ -6,7 +6,6 @@ import {
   PlatformAmbiguousError,
   PlatformBusinessStateError,
   PlatformDefiniteError,
-  PlatformError,
   PlatformIdempotencyConflictError,
   PlatformNotFoundError,
   PlatformProtocolError,
@@ -20,7 +19,8 @@ import {
   startScriptedServer,
   type ScriptedHandler,
   type ScriptedServer,
-} from '../../src/platform/testing/scripted-server.js';
+} from '../harness/scripted-server.js';
+import { failure } from '../harness/failures.js';
 
 const PLATFORM_KEY = 'svpk_parentSecretValue123';
 const TENANT_KEY = 'svsk_tenantSecretValue456';
@@ -34,15 +34,6 @@ afterEach(async () => {
 async function clientFor(handler: ScriptedHandler, timeoutMs = 2_000): Promise<PlatformClient> {
   server = await startScriptedServer(handler);
   return createPlatformClient({ baseUrl: server.apiBase, platformKey: PLATFORM_KEY, timeoutMs });
-}
-
-async function failure(promise: Promise<unknown>): Promise<PlatformError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(PlatformError);
-  return err as PlatformError;
 }
 
 const transfer = (client: PlatformClient) =>

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPlatformClient, lastUseMoved, readKeyUse, type LastUse } from '../../src/platform/index.js';
-import { sendData, startScriptedServer, type ScriptedServer } from '../../src/platform/testing/scripted-server.js';
+import { sendData, startScriptedServer, type ScriptedServer } from '../harness/scripted-server.js';
 
 const AT = '2026-11-23T08:00:00.000Z';
 const LATER = '2026-11-23T08:05:00.000Z';

@@ -7,7 +7,7 @@ import {
   startScriptedServer,
   type RecordedRequest,
   type ScriptedServer,
-} from '../../src/platform/testing/scripted-server.js';
+} from '../harness/scripted-server.js';
 
 const PLATFORM_KEY = 'svpk_parentSecretValue123';
 const tenant = (n: number) => ({ id: `sub_${n}`, name: `Tenant ${n}`, externalRef: `ext-${n}`, status: 'active' });

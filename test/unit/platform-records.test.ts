@@ -1,7 +1,7 @@
 import { inspect } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPlatformClient, PlatformProtocolError, SecretToken, type PlatformClient } from '../../src/platform/index.js';
-import { sendData, sendJson, startScriptedServer, type ScriptedServer } from '../../src/platform/testing/scripted-server.js';
+import { sendData, sendJson, startScriptedServer, type ScriptedServer } from '../harness/scripted-server.js';
 
 const PLATFORM_KEY = 'svpk_parentSecretValue123';
 const NEW_TOKEN = 'svsk_brandNewTenantSecret789';

@@ -15,7 +15,7 @@ import {
   startScriptedServer,
   type RecordedRequest,
   type ScriptedServer,
-} from '../../src/platform/testing/scripted-server.js';
+} from '../harness/scripted-server.js';
 
 const PLATFORM_KEY = 'svpk_parentSecretValue123';
 const PERSONAL = 'sv_humanToken42';

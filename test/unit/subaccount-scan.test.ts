@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { scanForExternalRef, type ScanProgress } from '../../activities/subaccount-scan.js';
 import { createPlatformClient } from '../../src/platform/index.js';
-import { sendData, startScriptedServer, type ScriptedServer } from '../../src/platform/testing/scripted-server.js';
+import { sendData, startScriptedServer, type ScriptedServer } from '../harness/scripted-server.js';
 
 /** A platform listing `total` tenants two to a page whatever limit is asked, cursors `p<n>`; `ref-<i>` each. */
 let server: ScriptedServer | undefined;

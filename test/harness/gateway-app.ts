@@ -4,18 +4,18 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import type { Pool } from '../db/pool.js';
-import { withTransaction } from '../db/pool.js';
-import { insertPendingSecret, insertRegistration, promoteSecret, retireSecrets, setRegistrationStatus } from '../db/webhook-registrations-store.js';
-import type { Logger } from '../infra/log.js';
-import type { MasterKeyRing } from '../secrets/master-keys.js';
-import { createEncryptionCodec } from '../secrets/payload-codec.js';
-import { createVault, type Vault } from '../secrets/vault.js';
-import { buildGatewayApp, type GatewayApp } from './app.js';
-import type { DeliveryDispatcher } from './delivery-dispatcher.js';
-import type { GatewayOptions } from './options.js';
-import { computeSignature } from './signature.js';
-import { webhookSecretAad } from '../secrets/webhook-secrets.js';
+import type { Pool } from '../../src/db/pool.js';
+import { withTransaction } from '../../src/db/pool.js';
+import { insertPendingSecret, insertRegistration, promoteSecret, retireSecrets, setRegistrationStatus } from '../../src/db/webhook-registrations-store.js';
+import type { Logger } from '../../src/infra/log.js';
+import type { MasterKeyRing } from '../../src/secrets/master-keys.js';
+import { createEncryptionCodec } from '../../src/secrets/payload-codec.js';
+import { createVault, type Vault } from '../../src/secrets/vault.js';
+import { buildGatewayApp, type GatewayApp } from '../../src/gateway/app.js';
+import type { DeliveryDispatcher } from '../../src/gateway/delivery-dispatcher.js';
+import type { GatewayOptions } from '../../src/gateway/options.js';
+import { computeSignature } from '../../src/gateway/signature.js';
+import { webhookSecretAad } from '../../src/secrets/webhook-secrets.js';
 
 export const TEST_API_TOKEN = 'gw-test-api-token-0123456789abcdef0123';
 export const TEST_CODEC_TOKEN = 'gw-test-codec-token-0123456789abcdef012';

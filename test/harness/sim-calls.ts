@@ -2,8 +2,8 @@
  * Small plain-fetch helpers for tests that drive the simulator over real HTTP. They deliberately know nothing of
  * the typed platform client: simulator tests check the wire behaviour directly.
  */
-import type { RunningSimulator } from './index.js';
-import { DEFAULT_PERSONAL_TOKEN, DEFAULT_PLATFORM_KEY } from './seed.js';
+import type { RunningSimulator } from '../../src/sim/index.js';
+import { DEFAULT_PERSONAL_TOKEN, DEFAULT_PLATFORM_KEY } from '../../src/sim/seed.js';
 
 // Tests inspect arbitrary JSON shapes; a loose type keeps the assertions readable.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

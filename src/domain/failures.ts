@@ -1,0 +1,57 @@
+import { ApplicationFailure } from '@temporalio/common';
+
+/**
+ * The one closed list of failure codes we raise: each is the `type` of an ApplicationFailure, so
+ * callers (workflows, the CLI, the gateway, tests) match on the type, never the message. The
+ * platform client's own taxonomy (PLATFORM_*, see src/platform/classify.ts) comes on top of it.
+ * Workflow-safe: no I/O, only @temporalio/common.
+ */
+export const FailureCode = {
+  INVALID_INPUT: 'INVALID_INPUT',
+  EXTERNAL_REF_CONFLICT: 'EXTERNAL_REF_CONFLICT',
+  TENANT_NOT_FOUND: 'TENANT_NOT_FOUND',
+  TENANT_CLOSED: 'TENANT_CLOSED',
+  TENANT_NOT_ACTIVE: 'TENANT_NOT_ACTIVE',
+  DUPLICATE_SUBACCOUNTS: 'DUPLICATE_SUBACCOUNTS',
+  /** The platform answered the create's key as used, yet a scan of every sub-account found none with our ref. */
+  SUBACCOUNT_UNRECONCILED: 'SUBACCOUNT_UNRECONCILED',
+  PAGINATION_LOOP: 'PAGINATION_LOOP',
+  TRANSFER_CONFLICT: 'TRANSFER_CONFLICT',
+  KEY_RECORD_STATE: 'KEY_RECORD_STATE',
+  SECRET_MISSING: 'SECRET_MISSING',
+  BALANCE_BELOW_FLOOR: 'BALANCE_BELOW_FLOOR',
+  /** close gave up: the tenant still had resources after every cleanup round. */
+  CLEANUP_INCOMPLETE: 'CLEANUP_INCOMPLETE',
+  NO_ACTIVE_KEY: 'NO_ACTIVE_KEY',
+  API_KEY_LIMIT_REACHED: 'API_KEY_LIMIT_REACHED',
+  DEPLOYER_NOT_CONFIGURED: 'DEPLOYER_NOT_CONFIGURED',
+  DEPLOY_TARGET_MISSING: 'DEPLOY_TARGET_MISSING',
+  DEPLOY_ENDPOINT_REFUSED: 'DEPLOY_ENDPOINT_REFUSED',
+  ROTATION_ABORTED: 'ROTATION_ABORTED',
+  /** A close waits (retrying) until the tenant's open rotations have finished. */
+  ROTATION_STILL_OPEN: 'ROTATION_STILL_OPEN',
+  /** The revoke's own re-read saw the old key's last use move since the quiet gate passed: nothing was revoked. */
+  KEY_IN_USE: 'KEY_IN_USE',
+  /** An operator decision with a field missing, malformed, out of its closed set or unknown. */
+  INVALID_DECISION: 'INVALID_DECISION',
+  /** A well-formed decision the run is not waiting for (e.g. no transfer needs an operator). */
+  DECISION_NOT_APPLICABLE: 'DECISION_NOT_APPLICABLE',
+} as const;
+export type FailureCode = (typeof FailureCode)[keyof typeof FailureCode];
+
+export interface CodedFailureOptions {
+  /** One details entry (ApplicationFailure.details[0]); omitted: no details. */
+  details?: unknown;
+  /** Default false: a coded failure is definite, and retrying it would only fail the same way. */
+  retryable?: boolean;
+}
+
+/** The one way to raise a failure of ours: `type` is the code, retryability explicit. */
+export function codedFailure(code: FailureCode, message: string, options: CodedFailureOptions = {}): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: code,
+    message,
+    nonRetryable: !options.retryable,
+    details: options.details === undefined ? [] : [options.details],
+  });
+}
