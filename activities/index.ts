@@ -6,6 +6,7 @@ import { createLifecycleActivities } from './lifecycle.js';
 import { createRotationActivities } from './rotation.js';
 import { createRegistryActivities } from './registry.js';
 import { createTenantActivities } from './tenants.js';
+import { createTopUpActivities } from './top-ups.js';
 import { createWalletActivities } from './wallet.js';
 
 export type { ActivityDeps } from './context.js';
@@ -16,6 +17,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createInputValidationActivities(),
     ...createTenantActivities(deps),
     ...createWalletActivities(deps),
+    ...createTopUpActivities(deps),
     ...createKeyActivities(deps),
     ...createLifecycleActivities(deps),
     ...createRotationActivities(deps),

@@ -2,6 +2,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { z } from 'zod';
 import { InvalidInputError, lifecycleInputSchema, onboardTenantInputSchema, parseInput } from '../src/domain/tenant-input.js';
 import { reconcileFleetInputSchema } from '../src/drift/input.js';
+import { fundTenantInputSchema } from '../src/domain/top-up-input.js';
 import { rotateFleetInputSchema, rotateTenantKeyInputSchema } from '../src/rotation/input.js';
 
 /**
@@ -16,6 +17,7 @@ export const WORKFLOW_INPUT_SCHEMAS = {
   rotateTenantKey: rotateTenantKeyInputSchema,
   rotateFleet: rotateFleetInputSchema,
   reconcileFleet: reconcileFleetInputSchema,
+  fundTenant: fundTenantInputSchema,
 } as const;
 export type WorkflowInputSchemaName = keyof typeof WORKFLOW_INPUT_SCHEMAS;
 export type ParsedWorkflowInput<K extends WorkflowInputSchemaName> = z.output<(typeof WORKFLOW_INPUT_SCHEMAS)[K]>;

@@ -7,3 +7,4 @@ export { rotateFleet } from './rotate-fleet.js';
 export { suspendTenant, resumeTenant } from './suspend-tenant.js';
 export { closeTenant } from './close-tenant.js';
 export { reconcileFleet } from './reconcile-fleet.js';
+export { fundTenant } from './fund-tenant.js';

@@ -13,6 +13,7 @@ import { registerLifecycleCommands } from './commands/lifecycle.js';
 import { registerOnboardingCommands } from './commands/onboarding.js';
 import { registerRotationCommands } from './commands/rotation.js';
 import { registerTenantCommands } from './commands/tenants.js';
+import { registerTopUpCommands } from './commands/top-ups.js';
 import { registerWebhookCommands } from './commands/webhooks.js';
 import { loadCliConfig, reportError } from './context.js';
 import { withRuntime } from './runtime.js';
@@ -88,6 +89,7 @@ secrets
 registerOnboardingCommands(program);
 registerLifecycleCommands(program);
 registerTenantCommands(program);
+registerTopUpCommands(program);
 registerRotationCommands(program);
 registerGatewayCommands(program);
 registerWebhookCommands(program);
