@@ -7,6 +7,7 @@ import { createRotationActivities } from './rotation.js';
 import { createRegistryActivities } from './registry.js';
 import { createTenantActivities } from './tenants.js';
 import { createTopUpActivities } from './top-ups.js';
+import { createAutoTopUpActivities } from './auto-top-up.js';
 import { createWalletActivities } from './wallet.js';
 
 export type { ActivityDeps } from './context.js';
@@ -18,6 +19,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createTenantActivities(deps),
     ...createWalletActivities(deps),
     ...createTopUpActivities(deps),
+    ...createAutoTopUpActivities(deps),
     ...createKeyActivities(deps),
     ...createLifecycleActivities(deps),
     ...createRotationActivities(deps),

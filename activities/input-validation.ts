@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import { InvalidInputError, lifecycleInputSchema, onboardTenantInputSchema, parseInput } from '../src/domain/tenant-input.js';
 import { reconcileFleetInputSchema } from '../src/drift/input.js';
 import { fundTenantInputSchema } from '../src/domain/top-up-input.js';
+import { autoTopUpSweepInputSchema } from '../src/domain/funding-policy-input.js';
 import { rotateFleetInputSchema, rotateTenantKeyInputSchema } from '../src/rotation/input.js';
 
 /**
@@ -18,6 +19,7 @@ export const WORKFLOW_INPUT_SCHEMAS = {
   rotateFleet: rotateFleetInputSchema,
   reconcileFleet: reconcileFleetInputSchema,
   fundTenant: fundTenantInputSchema,
+  autoTopUpSweep: autoTopUpSweepInputSchema,
 } as const;
 export type WorkflowInputSchemaName = keyof typeof WORKFLOW_INPUT_SCHEMAS;
 export type ParsedWorkflowInput<K extends WorkflowInputSchemaName> = z.output<(typeof WORKFLOW_INPUT_SCHEMAS)[K]>;

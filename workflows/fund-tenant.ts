@@ -3,7 +3,8 @@
  * (one caller idempotency key) moves money once, whatever is lost, retried or raced.
  *
  *   validate ─► recordTopUp (intent + cap reservation, one transaction; refused by a cap: done)
- *            ─► fundWallet ⟲ (insufficient balance: parent-wide state, wait for parentFunded or a slow retry;
+ *            ─► fundWallet ⟲ (insufficient balance: parent-wide state; a top-up waits for parentFunded or a
+ *                             slow retry, an auto top-up gives its reservation back and ends;
  *                             unknown: reconcile under the same key; too long unknown: needs_operator)
  *            ─► succeeded
  *
@@ -122,6 +123,14 @@ export async function fundTenant(rawInput: FundTenantInput): Promise<FundTenantR
           throw ApplicationFailure.nonRetryable(`the platform refused the top-up (${outcome.code})`, outcome.code);
         case 'insufficient_balance':
           await steps.noteParentInsufficient({ externalRef });
+          if (kind === 'auto') {
+            // One parent-wide state instead of a retry per tenant: the reservation is given back,
+            // and the next sweep after `tenantctl parent-funded` starts afresh.
+            status.transferState = (await steps.cancelTopUp({ externalRef, purpose }))?.state ?? 'cancelled';
+            show('skipped');
+            recordOutcome('top-up', 'parent_insufficient', startedAtMs, ids, 'warn');
+            return result('skipped', 'parent_insufficient');
+          }
           show('waiting_for_parent_funds', `the parent's paid balance does not cover ${amountMicroUsd} micro-USD: once funded, \`tenantctl parent-funded --operator <you> --reason "..."\` (update parentFunded; retrying every ${timings.balanceRetryInterval})`);
           parentFunded = false;
           waiting.forFunds = true;

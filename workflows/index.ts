@@ -8,3 +8,4 @@ export { suspendTenant, resumeTenant } from './suspend-tenant.js';
 export { closeTenant } from './close-tenant.js';
 export { reconcileFleet } from './reconcile-fleet.js';
 export { fundTenant } from './fund-tenant.js';
+export { autoTopUpSweep } from './auto-top-up-sweep.js';

@@ -16,6 +16,7 @@ import { openApiDocument } from './openapi.js';
 import type { GatewayOptions } from './options.js';
 import { registerTenantRoutes } from './tenant-routes.js';
 import { registerTransferRoutes } from './transfer-routes.js';
+import { registerFundingRoutes } from './funding-routes.js';
 import { registerWebhookReceiver } from './webhook-receiver.js';
 import { createSecretResolver } from './webhook-secrets.js';
 
@@ -94,6 +95,7 @@ export function buildGatewayApp(deps: GatewayDeps): GatewayApp {
     deployers: options.deployers,
   });
   registerTransferRoutes(app, { pool: deps.pool, client: deps.client, taskQueue: options.taskQueue, tokens: createTokenSet(options.apiTokens), publicUrl: options.publicUrl });
+  registerFundingRoutes(app, { pool: deps.pool, tokens: createTokenSet(options.apiTokens) });
   registerCodecRoutes(app, { codec: deps.codec, tokens: createTokenSet(options.codecTokens), corsOrigins: options.codecCorsOrigins });
   registerWebhookReceiver(app, {
     pool: deps.pool,
