@@ -12,12 +12,13 @@
  * is written before the call, the platform key goes in header and body, an ambiguous outcome is
  * only retried under the same key. Operator decisions are Updates with validators.
  */
-import { ApplicationFailure, CancellationScope, condition, isCancellation, proxyLocalActivities, setCurrentDetails, setHandler, sleep, upsertSearchAttributes } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, condition, isCancellation, proxyActivities, proxyLocalActivities, setCurrentDetails, setHandler, sleep, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { FundWalletResult } from '../activities/wallet.js';
 import { checkDecisionBy, checkTransferVerdict, type TransferVerdict } from '../src/domain/operator-decisions.js';
 import type { FundTenantInput } from '../src/domain/top-up-input.js';
 import { topUpWorkflowId } from '../src/domain/top-up-ids.js';
+import { platformTaskQueue } from '../src/rotation/ids.js';
 import { tenantExternalRefKey, tenantStatusKey } from '../src/search-attributes.js';
 import { accepted, refuseUnlessApplicable } from './decisions.js';
 import { topUpParentFundedUpdate, topUpResolveTransferUpdate, topUpStatusQuery, type FundTenantResult, type TopUpStage, type TopUpStatus } from './fund-tenant-messages.js';
@@ -46,6 +47,12 @@ export async function fundTenant(rawInput: FundTenantInput): Promise<FundTenantR
   let operatorVerdict: TransferVerdict | undefined;
   const waiting = { forFunds: false, forVerdict: false, verdictsApplied: 0 };
   const id = topUpWorkflowId(externalRef, idempotencyKey);
+  // Fleet work (the sweep's top-ups) calls the platform under the fleet's server-side rate limit,
+  // as rotations do; a top-up someone asked for goes at once. The activity is the same either way.
+  const transferOn =
+    kind === 'auto'
+      ? proxyActivities<Activities>({ taskQueue: platformTaskQueue(workflowInfo().taskQueue), startToCloseTimeout: '30s', retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' } })
+      : steps;
 
   setHandler(topUpStatusQuery, () => status);
   setHandler(
@@ -111,7 +118,7 @@ export async function fundTenant(rawInput: FundTenantInput): Promise<FundTenantR
     const transfer = { externalRef, subaccountId: recorded.subaccountId, amountMicroUsd, purpose };
     show('transferring');
     for (;;) {
-      const outcome: FundWalletResult = await steps.fundWallet(transfer);
+      const outcome: FundWalletResult = await transferOn.fundWallet(transfer);
       status.transferState = outcome.state === 'insufficient_balance' ? 'pending' : outcome.state;
       switch (outcome.state) {
         case 'succeeded':

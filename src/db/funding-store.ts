@@ -69,9 +69,9 @@ export async function listPolicyTenantsPage(
   return rows;
 }
 
-export async function getFundingParent(db: Queryable, options: { lock?: boolean } = {}): Promise<FundingParentRow> {
-  // FOR UPDATE on the one parent row serialises every cap reservation of the fleet (short transactions).
-  const { rows } = await db.query<FundingParentRow>(`SELECT ${PARENT_COLUMNS} FROM funding_parent WHERE id${options.lock ? ' FOR UPDATE' : ''}`);
+export async function getFundingParent(db: Queryable, options: { lock?: 'update' | 'share' } = {}): Promise<FundingParentRow> {
+  const lock = options.lock === 'update' ? ' FOR UPDATE' : options.lock === 'share' ? ' FOR SHARE' : '';
+  const { rows } = await db.query<FundingParentRow>(`SELECT ${PARENT_COLUMNS} FROM funding_parent WHERE id${lock}`);
   return rows[0]!;
 }
 

@@ -35,7 +35,7 @@ export type ReserveTopUpResult =
 
 /** Runs inside the caller's transaction (withTransaction). */
 export async function reserveTopUp(tx: PoolClient, input: ReserveTopUpInput, audit: Omit<AuditEntry, 'action' | 'externalRef' | 'subject' | 'details'>): Promise<ReserveTopUpResult> {
-  const parent = await getFundingParent(tx, { lock: true });
+  const parent = await lockFundingParent(tx);
   const { rows: tenants } = await tx.query<{ status: string; subaccountId: string | null }>(
     `SELECT status, subaccount_id AS "subaccountId" FROM tenants WHERE external_ref = $1::text FOR UPDATE`,
     [input.externalRef],
@@ -73,6 +73,19 @@ export async function reserveTopUp(tx: PoolClient, input: ReserveTopUpInput, aud
     [input.externalRef, input.purpose, input.amountMicroUsd, input.idempotencyKey, state, input.kind, input.callerKey, input.requestedBy, input.reason, refusedBy ? capCode(refusedBy) : null, ...auditParams(entry)],
   );
   return { outcome: refusedBy ? 'refused' : 'reserved', intent: rows[0]!, subaccountId: tenant.subaccountId };
+}
+
+/**
+ * With a parent cap, every reservation of the fleet takes the parent row FOR UPDATE: one at a time,
+ * so the parent's sum cannot be raced. Without one, FOR SHARE: reservations run side by side (each
+ * tenant's own row lock still orders that tenant's), and setting a cap waits for them to commit. A
+ * cap set between the two reads is an error the activity's retry meets with the exclusive lock.
+ */
+async function lockFundingParent(tx: PoolClient) {
+  const exclusive = (await getFundingParent(tx)).maxPerDayMicroUsd !== null;
+  const parent = await getFundingParent(tx, { lock: exclusive ? 'update' : 'share' });
+  if (!exclusive && parent.maxPerDayMicroUsd !== null) throw new Error('the parent daily cap was set during this reservation: retry');
+  return parent;
 }
 
 export function capCode(cap: CapName): string {
