@@ -1,10 +1,10 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { z } from 'zod';
 import { InvalidInputError, lifecycleInputSchema, onboardTenantInputSchema, parseInput } from '../src/domain/tenant-input.js';
-import { reconcileFleetInputSchema } from '../src/drift/input.js';
+import { reconcileFleetInputSchema } from '../src/domain/drift-input.js';
+import { rotateFleetInputSchema, rotateTenantKeyInputSchema } from '../src/domain/rotation-input.js';
 import { fundTenantInputSchema } from '../src/domain/top-up-input.js';
 import { autoTopUpSweepInputSchema } from '../src/domain/funding-policy-input.js';
-import { rotateFleetInputSchema, rotateTenantKeyInputSchema } from '../src/rotation/input.js';
 
 /**
  * Workflow inputs are validated here, in a local activity, with the same zod schemas as the CLI,

@@ -14,7 +14,7 @@ import { createActivities } from '../activities/index.js';
 import { startTopUp } from '../src/client/start-top-up.js';
 import { setFundingPolicy } from '../src/client/funding-policy.js';
 import { createPool, type Pool } from '../src/db/pool.js';
-import { createLogger } from '../src/log.js';
+import { createLogger } from '../src/infra/log.js';
 import { createPlatformClient } from '../src/platform/index.js';
 import { generateMasterKey, parseMasterKeys } from '../src/secrets/master-keys.js';
 import { createVault } from '../src/secrets/vault.js';

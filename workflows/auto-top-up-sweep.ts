@@ -15,8 +15,8 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { continueAsNew, ParentClosePolicy, proxyActivities, proxyLocalActivities, setCurrentDetails, startChild, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { AutoTopUpSweepInput } from '../src/domain/funding-policy-input.js';
-import { topUpWorkflowId } from '../src/domain/top-up-ids.js';
-import { platformTaskQueue } from '../src/rotation/ids.js';
+import { topUpWorkflowId } from '../src/domain/ids.js';
+import { platformTaskQueue } from '../src/domain/ids.js';
 import { fundTenant } from './fund-tenant.js';
 import { validateWorkflowInput } from './validate-input.js';
 

@@ -5,8 +5,8 @@ import { startWorker } from '../main/worker.js';
 import { generateMasterKey } from '../secrets/master-keys.js';
 import { resealAll } from '../secrets/reseal.js';
 import { createVault } from '../secrets/vault.js';
-import { ensureSearchAttributes } from '../temporal/search-attributes-setup.js';
-import { masterKeysOf } from '../worker/deps.js';
+import { ensureSearchAttributes } from '../client/search-attributes-setup.js';
+import { masterKeysOf } from '../main/wiring/deps.js';
 import { registerDriftCommands } from './commands/drift.js';
 import { registerGatewayCommands } from './commands/gateway.js';
 import { registerLifecycleCommands } from './commands/lifecycle.js';
@@ -16,7 +16,8 @@ import { registerTenantCommands } from './commands/tenants.js';
 import { registerTopUpCommands } from './commands/top-ups.js';
 import { registerFundingCommands } from './commands/funding.js';
 import { registerWebhookCommands } from './commands/webhooks.js';
-import { loadCliConfig, reportError } from './context.js';
+import { reportError } from '../main/report-error.js';
+import { loadCliConfig } from './context.js';
 import { withRuntime } from './runtime.js';
 
 const program = new Command('tenantctl')

@@ -1,8 +1,8 @@
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, type Client } from '@temporalio/client';
 import { autoTopUpSweepInputSchema, type AutoTopUpSweepInput } from '../domain/funding-policy-input.js';
 import { parseInput } from '../domain/tenant-input.js';
-import { AUTO_TOP_UP_SCHEDULE_ID, autoTopUpSweepWorkflowId } from '../domain/top-up-ids.js';
-import { SCHEDULE_EVERY } from '../rotation/schedules.js';
+import { AUTO_TOP_UP_SCHEDULE_ID, autoTopUpSweepWorkflowId } from '../domain/ids.js';
+import { SCHEDULE_EVERY } from './rotation-schedules.js';
 
 /**
  * The auto top-up sweep on a Temporal Schedule (overlap SKIP: a sweep still running when the next

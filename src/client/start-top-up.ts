@@ -1,9 +1,9 @@
 import { WorkflowExecutionAlreadyStartedError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { fundTenantInputSchema, sameTopUpRequest, type ParsedFundTenantInput } from '../domain/top-up-input.js';
-import { topUpWorkflowId } from '../domain/top-up-ids.js';
+import { topUpWorkflowId } from '../domain/ids.js';
 import { parseInput } from '../domain/tenant-input.js';
-import { tenantExternalRefKey } from '../search-attributes.js';
+import { tenantExternalRefKey } from '../domain/search-attributes.js';
 import type { fundTenant } from '../../workflows/fund-tenant.js';
 import { topUpStatusQuery } from '../../workflows/fund-tenant-messages.js';
 import { DEFAULT_TASK_QUEUE } from './start-onboarding.js';

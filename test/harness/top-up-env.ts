@@ -5,9 +5,9 @@ import { DEFAULT_PLATFORM_KEY, type RunningSimulator } from '../../src/sim/index
 import { NativeConnection } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { createActivities } from '../../activities/index.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/infra/log.js';
 import { createPlatformClient } from '../../src/platform/index.js';
-import { createPlatformActivityWorker } from '../../src/rotation/platform-worker.js';
+import { createPlatformActivityWorker } from '../../src/main/wiring/platform-worker.js';
 import { parseMasterKeys } from '../../src/secrets/master-keys.js';
 import { createVault } from '../../src/secrets/vault.js';
 import type { OrchestratorEnv } from './onboarding-env.js';

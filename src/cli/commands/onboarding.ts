@@ -7,8 +7,8 @@ import { parentFundedUpdate, resolveTransferUpdate } from '../../../workflows/on
 import { ONBOARDING_PURPOSE } from '../../../workflows/onboard-tenant.js';
 import { printDecision } from '../decisions.js';
 import { declareParentFunded } from '../../client/parent-funded.js';
-import { topUpWorkflowId } from '../../domain/top-up-ids.js';
 import { printJson, withRuntime } from '../runtime.js';
+import { lifecycleWorkflowId, onboardingWorkflowId, topUpWorkflowId } from '../../domain/ids.js';
 
 export function registerOnboardingCommands(program: Command): void {
   program
@@ -53,7 +53,7 @@ export function registerOnboardingCommands(program: Command): void {
           else console.log(`parent funded (${report.stateCleared ? 'the parent-wide insufficient-balance state is cleared' : 'no parent-wide state was set'}); ${report.retried.length} waiting top-up(s) retried now${report.refused.length ? `, ${report.refused.length} no longer waiting` : ''}`);
           return;
         }
-        const workflowId = opts.key ? topUpWorkflowId(externalRef, opts.key) : `onboard:${externalRef}`;
+        const workflowId = opts.key ? topUpWorkflowId(externalRef, opts.key) : onboardingWorkflowId(externalRef);
         const answer = await sendDecision(await runtime.client(), workflowId, parentFundedUpdate, by);
         printDecision(workflowId, 'parentFunded', answer, opts.json);
       }),
@@ -77,7 +77,7 @@ export function registerOnboardingCommands(program: Command): void {
         const client = await runtime.client();
         // The raw --outcome goes to the workflow: its validator refuses anything but the exact words.
         const verdict = { outcome: opts.outcome as TransferOutcome, operator: opts.operator, reason: opts.reason };
-        const workflowId = opts.close ? `close:${externalRef}` : opts.key ? topUpWorkflowId(externalRef, opts.key) : `onboard:${externalRef}`;
+        const workflowId = opts.close ? lifecycleWorkflowId('close', externalRef) : opts.key ? topUpWorkflowId(externalRef, opts.key) : onboardingWorkflowId(externalRef);
         const answer = opts.close
           ? await sendDecision(client, workflowId, closeResolveTransferUpdate, { ...verdict, purpose: opts.purpose })
           : await sendDecision(client, workflowId, resolveTransferUpdate, verdict);
