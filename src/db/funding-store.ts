@@ -59,11 +59,11 @@ export async function listPolicyTenantsPage(
   page: { after: string | null; limit: number },
 ): Promise<Array<FundingPolicyRow & { subaccountId: string }>> {
   const { rows } = await db.query<FundingPolicyRow & { subaccountId: string }>(
-    `SELECT ${POLICY_COLUMNS.replaceAll('external_ref AS', 'p.external_ref AS')}, t.subaccount_id AS "subaccountId"
-       FROM funding_policies p JOIN tenants t ON t.external_ref = p.external_ref
+    `SELECT p.*, t.subaccount_id AS "subaccountId"
+       FROM (SELECT ${POLICY_COLUMNS} FROM funding_policies) p JOIN tenants t ON t.external_ref = p."externalRef"
       WHERE t.status IN ('active', 'suspended') AND t.subaccount_id IS NOT NULL
-        AND ($1::text IS NULL OR p.external_ref > $1::text)
-      ORDER BY p.external_ref LIMIT $2::int`,
+        AND ($1::text IS NULL OR p."externalRef" > $1::text)
+      ORDER BY p."externalRef" LIMIT $2::int`,
     [page.after, page.limit],
   );
   return rows;

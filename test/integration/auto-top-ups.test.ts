@@ -19,6 +19,16 @@ async function settled(env: OrchestratorEnv, timeoutMs = 120_000) {
   }
 }
 
+async function waitForRows(env: OrchestratorEnv, sql: string, count: number, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { rows } = await env.pool.query(sql);
+    if (rows.length >= count) return;
+    if (Date.now() > deadline) throw new Error(`waited for ${count} rows of ${sql}; have ${rows.length}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
 async function sweep(env: OrchestratorEnv, id: string) {
   return env.client.workflow.execute('autoTopUpSweep', { taskQueue: env.taskQueue, workflowId: id, args: [{ pageSize: 4, options: FAST }] }) as Promise<{ started: number; stoppedBy: string | null }>;
 }
@@ -26,7 +36,7 @@ async function sweep(env: OrchestratorEnv, id: string) {
 describe('auto top-up within spend caps', () => {
   let env: OrchestratorEnv;
   let platformWorker: { stop(): Promise<void> };
-  const tenants = Array.from({ length: 5 }, (_, i) => `cap-${i}`);
+  const tenants = Array.from({ length: 10 }, (_, i) => `cap-${i}`);
   beforeAll(async () => {
     env = await createOrchestratorEnv('auto-top-ups');
     await env.startOrchestratorWorker();
@@ -38,13 +48,13 @@ describe('auto top-up within spend caps', () => {
     await env?.close();
   });
 
-  it('keeps every tenant and the parent within their daily caps while 12 sweeps and 30 manual top-ups race through lost responses', async () => {
+  it('keeps every tenant and the parent within their daily caps while 50 sweeps and 100 manual top-ups race through lost responses', async () => {
     for (const ref of tenants) await setFundingPolicy(env.pool, ref, { below: '1000', to: '4000', maxPerDay: '10000', maxPerMonth: '20000', updatedBy: 'test' });
-    await setParentCap(env.pool, { maxPerDay: '30000', updatedBy: 'test' });
+    await setParentCap(env.pool, { maxPerDay: '60000', updatedBy: 'test' });
     await setFaults(env.sim, [{ method: 'POST', path: '/subaccounts/*/wallet/transfers', mode: 'drop-after-commit', probability: 0.2 }]);
-    const manual = tenants.flatMap((ref) => Array.from({ length: 6 }, (_, i) => ({ externalRef: ref, idempotencyKey: `manual-${i}`, amountMicroUsd: '3000', requestedBy: 'billing', options: FAST })));
+    const manual = tenants.flatMap((ref) => Array.from({ length: 10 }, (_, i) => ({ externalRef: ref, idempotencyKey: `manual-${i}`, amountMicroUsd: '3000', requestedBy: 'billing', options: FAST })));
     const [sweeps, topUps] = await Promise.all([
-      Promise.all(Array.from({ length: 12 }, (_, i) => sweep(env, `sweep-race-${i}`))),
+      Promise.all(Array.from({ length: 50 }, (_, i) => sweep(env, `sweep-race-${i}`))),
       Promise.all(manual.map(async (input) => (await startTopUp(env.client, input, { taskQueue: env.taskQueue })).result())),
     ]);
     await settled(env);
@@ -58,7 +68,7 @@ describe('auto top-up within spend caps', () => {
       const { rows } = await env.pool.query(`SELECT coalesce(sum(amount_micro_usd), 0)::text AS s FROM transfer_intents WHERE external_ref = $1 AND state = 'succeeded'`, [ref]);
       expect(rows[0].s, `${ref}: our ledger and the platform's books`).toBe(onBooks.toString());
     }
-    expect(parentTotal).toBeLessThanOrEqual(30000n);
+    expect(parentTotal).toBeLessThanOrEqual(60000n);
     // Demand far above the caps: they bound the total, and every refusal is visible and audited.
     expect(parentTotal).toBeGreaterThan(0n);
     const refused = topUps.filter((r) => r.state === 'cap_refused');
@@ -78,8 +88,9 @@ describe('auto top-up within spend caps', () => {
     const setParentBalance = (paidMicroUsd: string) =>
       fetch(`${env.sim.url}/__sim/parents/${DEFAULT_PARENT_ID}/balance`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ paidMicroUsd }) });
     await setParentBalance('10');
-    await sweep(env, 'sweep-broke-1');
-    await settled(env);
+    expect((await sweep(env, 'sweep-broke-1')).started).toBe(2);
+    // The sweep only starts the top-ups: wait for both to meet the parent's balance and end.
+    await waitForRows(env, `SELECT 1 FROM transfer_intents WHERE external_ref LIKE 'broke-%' AND kind = 'auto' AND state = 'cancelled'`, 2);
     const { rows: parent } = await env.pool.query(`SELECT insufficient_since IS NOT NULL AS set FROM funding_parent`);
     expect(parent).toEqual([{ set: true }]);
     const { rows: intents } = await env.pool.query(`SELECT state, failure_code FROM transfer_intents WHERE external_ref LIKE 'broke-%' AND kind = 'auto'`);
@@ -95,7 +106,7 @@ describe('auto top-up within spend caps', () => {
     expect(funded.stdout).toMatch(/insufficient-balance state is cleared/);
     const resumed = await sweep(env, 'sweep-broke-3');
     expect(resumed.started).toBe(2);
-    await settled(env);
+    await waitForRows(env, `SELECT 1 FROM transfer_intents WHERE external_ref LIKE 'broke-%' AND kind = 'auto' AND state = 'succeeded'`, 2);
     expect(platformTransfersOf(env.sim, 'broke-a').map((t) => t.amountMicroUsd)).toEqual(['2000']);
     expect(platformTransfersOf(env.sim, 'broke-b').map((t) => t.amountMicroUsd)).toEqual(['2000']);
   });
