@@ -6,6 +6,8 @@ import { createLifecycleActivities } from './lifecycle.js';
 import { createRotationActivities } from './rotation.js';
 import { createRegistryActivities } from './registry.js';
 import { createTenantActivities } from './tenants.js';
+import { createTopUpActivities } from './top-ups.js';
+import { createAutoTopUpActivities } from './auto-top-up.js';
 import { createWalletActivities } from './wallet.js';
 
 export type { ActivityDeps } from './context.js';
@@ -16,6 +18,8 @@ export function createActivities(deps: ActivityDeps) {
     ...createInputValidationActivities(),
     ...createTenantActivities(deps),
     ...createWalletActivities(deps),
+    ...createTopUpActivities(deps),
+    ...createAutoTopUpActivities(deps),
     ...createKeyActivities(deps),
     ...createLifecycleActivities(deps),
     ...createRotationActivities(deps),

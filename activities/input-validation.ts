@@ -3,6 +3,8 @@ import { InvalidInputError, lifecycleInputSchema, onboardTenantInputSchema, pars
 import { reconcileFleetInputSchema } from '../src/domain/drift-input.js';
 import { rotateFleetInputSchema, rotateTenantKeyInputSchema } from '../src/domain/rotation-input.js';
 import { codedFailure, FailureCode } from '../src/domain/failures.js';
+import { fundTenantInputSchema } from '../src/domain/top-up-input.js';
+import { autoTopUpSweepInputSchema } from '../src/domain/funding-policy-input.js';
 
 /**
  * Workflow inputs are validated here, in a local activity, with the same zod schemas as the CLI,
@@ -16,6 +18,8 @@ export const WORKFLOW_INPUT_SCHEMAS = {
   rotateTenantKey: rotateTenantKeyInputSchema,
   rotateFleet: rotateFleetInputSchema,
   reconcileFleet: reconcileFleetInputSchema,
+  fundTenant: fundTenantInputSchema,
+  autoTopUpSweep: autoTopUpSweepInputSchema,
 } as const;
 export type WorkflowInputSchemaName = keyof typeof WORKFLOW_INPUT_SCHEMAS;
 export type ParsedWorkflowInput<K extends WorkflowInputSchemaName> = z.output<(typeof WORKFLOW_INPUT_SCHEMAS)[K]>;

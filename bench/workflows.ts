@@ -5,3 +5,5 @@ export { rotateFleet } from '../workflows/rotate-fleet.js';
 export { rotateTenantKey } from '../workflows/rotate-tenant-key.js';
 export * from './onboarding/bare-workflows.js';
 export { reconcileFleet } from '../workflows/reconcile-fleet.js';
+export { fundTenant } from '../workflows/fund-tenant.js';
+export { autoTopUpSweep } from '../workflows/auto-top-up-sweep.js';

@@ -7,3 +7,5 @@ export { rotateFleet } from './rotate-fleet.js';
 export { suspendTenant, resumeTenant } from './suspend-tenant.js';
 export { closeTenant } from './close-tenant.js';
 export { reconcileFleet } from './reconcile-fleet.js';
+export { fundTenant } from './fund-tenant.js';
+export { autoTopUpSweep } from './auto-top-up-sweep.js';

@@ -13,6 +13,8 @@ import { registerLifecycleCommands } from './commands/lifecycle.js';
 import { registerOnboardingCommands } from './commands/onboarding.js';
 import { registerRotationCommands } from './commands/rotation.js';
 import { registerTenantCommands } from './commands/tenants.js';
+import { registerTopUpCommands } from './commands/top-ups.js';
+import { registerFundingCommands } from './commands/funding.js';
 import { registerWebhookCommands } from './commands/webhooks.js';
 import { reportError } from '../main/report-error.js';
 import { loadCliConfig } from './context.js';
@@ -89,6 +91,8 @@ secrets
 registerOnboardingCommands(program);
 registerLifecycleCommands(program);
 registerTenantCommands(program);
+registerTopUpCommands(program);
+registerFundingCommands(program);
 registerRotationCommands(program);
 registerGatewayCommands(program);
 registerWebhookCommands(program);

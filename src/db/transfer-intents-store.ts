@@ -12,6 +12,8 @@ export const TransferState = {
   unknown: 'unknown',
   needsOperator: 'needs_operator',
   cancelled: 'cancelled',
+  /** A top-up refused by a spend cap: recorded and audited, never sent. */
+  refused: 'refused',
 } as const;
 export type TransferState = (typeof TransferState)[keyof typeof TransferState];
 
@@ -27,6 +29,14 @@ export interface TransferIntentRow {
   attempts: number;
   unknownSince: Date | null;
   resolution: string | null;
+  /** initial | top-up | auto */
+  kind: string;
+  /** The caller's Idempotency-Key of a top-up (not the platform key, which is `idempotencyKey`). */
+  callerKey: string | null;
+  requestedBy: string | null;
+  reason: string | null;
+  /** The UTC day a top-up counts against its caps. */
+  reservedOn: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -34,6 +44,7 @@ export interface TransferIntentRow {
 const COLUMNS = `id, external_ref AS "externalRef", purpose, amount_micro_usd::text AS "amountMicroUsd",
   idempotency_key AS "idempotencyKey", state, platform_transfer_id AS "platformTransferId",
   failure_code AS "failureCode", attempts, unknown_since AS "unknownSince", resolution,
+  kind, caller_key AS "callerKey", requested_by AS "requestedBy", reason, to_char(reserved_on, 'YYYY-MM-DD') AS "reservedOn",
   created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 /**
@@ -67,6 +78,8 @@ export async function findTransferIntent(db: Queryable, externalRef: string, pur
   );
   return rows[0];
 }
+
+export const TRANSFER_INTENT_COLUMNS = COLUMNS;
 
 export async function listTransferIntents(db: Queryable, externalRef: string): Promise<TransferIntentRow[]> {
   const { rows } = await db.query<TransferIntentRow>(`SELECT ${COLUMNS} FROM transfer_intents WHERE external_ref = $1::text ORDER BY id`, [externalRef]);

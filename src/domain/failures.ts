@@ -17,6 +17,10 @@ export const FailureCode = {
   SUBACCOUNT_UNRECONCILED: 'SUBACCOUNT_UNRECONCILED',
   PAGINATION_LOOP: 'PAGINATION_LOOP',
   TRANSFER_CONFLICT: 'TRANSFER_CONFLICT',
+  /** A top-up's idempotency key was already used for another amount or reason. */
+  IDEMPOTENCY_KEY_REUSED: 'IDEMPOTENCY_KEY_REUSED',
+  /** The tenant has no sub-account yet, or is not active or suspended. */
+  TENANT_NOT_PROVISIONED: 'TENANT_NOT_PROVISIONED',
   KEY_RECORD_STATE: 'KEY_RECORD_STATE',
   SECRET_MISSING: 'SECRET_MISSING',
   BALANCE_BELOW_FLOOR: 'BALANCE_BELOW_FLOOR',

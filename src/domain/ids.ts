@@ -55,3 +55,14 @@ export const TENANT_WORKFLOW_TYPES = [
   'suspendTenant',
   'resumeTenant',
 ] as const;
+
+/** A top-up: one run per tenant and caller idempotency key (which has no `:`), whichever way it was started. */
+export function topUpWorkflowId(externalRef: string, idempotencyKey: string): string {
+  return `fund:${externalRef}:${idempotencyKey}`;
+}
+
+/** The auto top-up sweep's Schedule, and the workflow id of its action. */
+export const AUTO_TOP_UP_SCHEDULE_ID = 'auto-top-up';
+export function autoTopUpSweepWorkflowId(): string {
+  return 'auto-top-up-sweep';
+}

@@ -15,6 +15,8 @@ import { createGatewayMetrics, type GatewayMetrics } from './metrics.js';
 import { openApiDocument } from './openapi.js';
 import type { GatewayOptions } from './options.js';
 import { registerTenantRoutes } from './tenant-routes.js';
+import { registerTransferRoutes } from './transfer-routes.js';
+import { registerFundingRoutes } from './funding-routes.js';
 import { registerWebhookReceiver } from './webhook-receiver.js';
 import { createSecretResolver } from '../secrets/webhook-secrets.js';
 
@@ -92,6 +94,8 @@ export function buildGatewayApp(deps: GatewayDeps): GatewayApp {
     publicUrl: options.publicUrl,
     deployers: options.deployers,
   });
+  registerTransferRoutes(app, { pool: deps.pool, client: deps.client, taskQueue: options.taskQueue, tokens: createTokenSet(options.apiTokens), publicUrl: options.publicUrl });
+  registerFundingRoutes(app, { pool: deps.pool, tokens: createTokenSet(options.apiTokens) });
   registerCodecRoutes(app, { codec: deps.codec, tokens: createTokenSet(options.codecTokens), corsOrigins: options.codecCorsOrigins });
   registerWebhookReceiver(app, {
     pool: deps.pool,

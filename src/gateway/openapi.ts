@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { lifecycleBodySchema, rotateBodySchema } from './action-input.js';
+import { fundingPolicySchema } from '../domain/funding-policy-input.js';
+import { topUpBodySchema } from '../domain/top-up-input.js';
 
 /**
  * The OpenAPI 3.1 description served at `/openapi.json`, written by hand: the routes are few and
@@ -137,6 +139,65 @@ export const openApiDocument = {
     '/v1/tenants/{externalRef}/suspend': lifecycle('suspend', 'suspendTenant', bodySchema(lifecycleBodySchema)),
     '/v1/tenants/{externalRef}/resume': lifecycle('resume', 'resumeTenant', bodySchema(lifecycleBodySchema)),
     '/v1/tenants/{externalRef}/close': lifecycle('close', 'closeTenant', bodySchema(lifecycleBodySchema)),
+    '/v1/tenants/{externalRef}/transfers': {
+      post: {
+        summary: 'Top up the tenant, exactly once per Idempotency-Key',
+        description: 'Starts fundTenant (id fund:<externalRef>:<key>). The same key and body replay the stored transfer once it settled (kept for good); while it runs, 409 with Retry-After.',
+        operationId: 'topUpTenant',
+        security: [{ bearer: [] }],
+        parameters: [externalRefParam, { name: 'Idempotency-Key', in: 'header', required: true, schema: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,255}$' } }],
+        requestBody: { required: true, content: json(bodySchema(topUpBodySchema)) },
+        responses: {
+          '200': { description: 'A replay: the stored transfer of this key (`replayed: true`).', content: json(dataEnvelope({ type: 'object' })) },
+          '202': { description: 'Started; Location is the transfer of this key.', headers: { Location: { schema: { type: 'string' } } }, content: json(dataEnvelope({ type: 'object' })) },
+          '400': errorResponse('Invalid key or body; `fields` names them (INVALID_INPUT, INVALID_JSON). Nothing was started.'),
+          ...authErrors,
+          '404': errorResponse('No such tenant in our records (TENANT_NOT_FOUND).'),
+          '409': errorResponse('The key is still running (TRANSFER_IN_PROGRESS, with Retry-After), or the tenant is closing/closed (TENANT_CLOSED) or not onboarded (TENANT_NOT_PROVISIONED).'),
+          '422': errorResponse('The key was used with another amount or reason (IDEMPOTENCY_KEY_REUSED).'),
+        },
+      },
+      get: {
+        summary: "The tenant's ledger: every transfer with purpose, state, keys, who asked and why",
+        operationId: 'listTransfers',
+        security: [{ bearer: [] }],
+        parameters: [externalRefParam],
+        responses: { '200': { description: 'The ledger.', content: json(dataEnvelope({ type: 'object' })) }, ...authErrors, '404': errorResponse('Unknown tenant (TENANT_NOT_FOUND).') },
+      },
+    },
+    '/v1/tenants/{externalRef}/transfers/{key}': {
+      get: {
+        summary: 'One top-up by its Idempotency-Key',
+        operationId: 'getTransfer',
+        security: [{ bearer: [] }],
+        parameters: [externalRefParam, { name: 'key', in: 'path', required: true, schema: { type: 'string' } }],
+        responses: { '200': { description: 'The transfer.', content: json(dataEnvelope({ type: 'object' })) }, ...authErrors, '404': errorResponse('No top-up under this key (TRANSFER_NOT_FOUND).') },
+      },
+    },
+    '/v1/tenants/{externalRef}/funding-policy': {
+      put: {
+        summary: "Set the tenant's auto top-up policy and spend caps",
+        operationId: 'setFundingPolicy',
+        security: [{ bearer: [] }],
+        parameters: [externalRefParam],
+        requestBody: { required: true, content: json(bodySchema(fundingPolicySchema)) },
+        responses: { '200': { description: 'The policy and what its caps hold today.', content: json(dataEnvelope({ type: 'object' })) }, '400': errorResponse('Invalid policy; `fields` names them.'), ...authErrors, '404': errorResponse('Unknown tenant (TENANT_NOT_FOUND).') },
+      },
+      get: {
+        summary: "The tenant's auto top-up policy and what its caps hold today",
+        operationId: 'getFundingPolicy',
+        security: [{ bearer: [] }],
+        parameters: [externalRefParam],
+        responses: { '200': { description: 'The policy (null when none).', content: json(dataEnvelope({ type: 'object' })) }, ...authErrors, '404': errorResponse('Unknown tenant (TENANT_NOT_FOUND).') },
+      },
+      delete: {
+        summary: "Clear the tenant's auto top-up policy",
+        operationId: 'clearFundingPolicy',
+        security: [{ bearer: [] }],
+        parameters: [externalRefParam],
+        responses: { '200': { description: 'Whether a policy was cleared.', content: json(dataEnvelope({ type: 'object' })) }, ...authErrors, '404': errorResponse('Unknown tenant (TENANT_NOT_FOUND).') },
+      },
+    },
     '/webhooks/registry/{registrationId}': {
       post: {
         summary: 'Registry webhook receiver (called by the platform)',

@@ -110,22 +110,22 @@ function validated<T>(parse: () => T): T {
   }
 }
 
-function accepted(reply: FastifyReply, location: string, data: Record<string, unknown>) {
+export function accepted(reply: FastifyReply, location: string, data: Record<string, unknown>) {
   void reply.header('Location', location);
   return sendData(reply, 202, data);
 }
 
-function refOf(params: unknown): string {
+export function refOf(params: unknown): string {
   const parsed = externalRefSchema.safeParse((params as { externalRef?: unknown }).externalRef);
   if (!parsed.success) throw new GatewayError(400, GatewayErrorCode.INVALID_INPUT, `externalRef: ${parsed.error.issues[0]?.message ?? 'invalid'}`, { fields: ['externalRef'] });
   return parsed.data;
 }
 
-function tenantNotFound(): GatewayError {
+export function tenantNotFound(): GatewayError {
   return new GatewayError(404, GatewayErrorCode.TENANT_NOT_FOUND, 'No tenant with this external ref.');
 }
 
-function invalidInput(error: InvalidInputError): GatewayError {
+export function invalidInput(error: InvalidInputError): GatewayError {
   const fields = [...new Set(error.problems.map((problem) => problem.split(':')[0]!))];
   return new GatewayError(400, GatewayErrorCode.INVALID_INPUT, error.message, { fields });
 }

@@ -6,8 +6,9 @@ import { closeResolveTransferUpdate } from '../../../workflows/close-tenant-mess
 import { parentFundedUpdate, resolveTransferUpdate } from '../../../workflows/onboard-tenant-messages.js';
 import { ONBOARDING_PURPOSE } from '../../../workflows/onboard-tenant.js';
 import { printDecision } from '../decisions.js';
+import { declareParentFunded } from '../../client/parent-funded.js';
 import { printJson, withRuntime } from '../runtime.js';
-import { lifecycleWorkflowId, onboardingWorkflowId } from '../../domain/ids.js';
+import { lifecycleWorkflowId, onboardingWorkflowId, topUpWorkflowId } from '../../domain/ids.js';
 
 export function registerOnboardingCommands(program: Command): void {
   program
@@ -36,15 +37,24 @@ export function registerOnboardingCommands(program: Command): void {
 
   program
     .command('parent-funded')
-    .description("tell an onboarding waiting on INSUFFICIENT_BALANCE that the parent's paid balance was topped up (retries the transfer now)")
-    .argument('<externalRef>')
+    .description("the parent's paid balance was topped up: without arguments, clears the parent-wide state and retries every waiting top-up now; with a tenant, its onboarding (or with --key, that top-up)")
+    .argument('[externalRef]')
+    .option('--key <idempotencyKey>', "with a tenant: the top-up's key, not its onboarding")
     .requiredOption('--operator <name>', 'who decides (recorded)')
     .requiredOption('--reason <text>', 'why (recorded)')
     .option('--json', 'print the answer as JSON')
-    .action(async (externalRef: string, opts: DecisionFlags) =>
+    .action(async (externalRef: string | undefined, opts: DecisionFlags & { key?: string }) =>
       withRuntime(async (runtime) => {
-        const workflowId = onboardingWorkflowId(externalRef);
-        const answer = await sendDecision(await runtime.client(), workflowId, parentFundedUpdate, { operator: opts.operator, reason: opts.reason });
+        const by = { operator: opts.operator, reason: opts.reason };
+        if (!externalRef) {
+          if (opts.key) throw new Error('--key: only with a tenant');
+          const report = await declareParentFunded({ pool: runtime.pool(), client: await runtime.client() }, by);
+          if (opts.json) printJson(report);
+          else console.log(`parent funded (${report.stateCleared ? 'the parent-wide insufficient-balance state is cleared' : 'no parent-wide state was set'}); ${report.retried.length} waiting top-up(s) retried now${report.refused.length ? `, ${report.refused.length} no longer waiting` : ''}`);
+          return;
+        }
+        const workflowId = opts.key ? topUpWorkflowId(externalRef, opts.key) : onboardingWorkflowId(externalRef);
+        const answer = await sendDecision(await runtime.client(), workflowId, parentFundedUpdate, by);
         printDecision(workflowId, 'parentFunded', answer, opts.json);
       }),
     );
@@ -57,15 +67,17 @@ export function registerOnboardingCommands(program: Command): void {
     .requiredOption('--operator <name>', 'who decides (audited)')
     .requiredOption('--reason <text>', 'why (audited)')
     .option('--close', "the tenant's close is waiting, not its onboarding")
+    .option('--key <idempotencyKey>', "a top-up's key: that top-up is waiting, not the onboarding")
     .option('--purpose <purpose>', 'with --close: the transfer', ONBOARDING_PURPOSE)
     .option('--json', 'print the answer as JSON')
-    .action(async (externalRef: string, opts: DecisionFlags & { outcome: string; close?: boolean; purpose: string }) =>
+    .action(async (externalRef: string, opts: DecisionFlags & { outcome: string; close?: boolean; purpose: string; key?: string }) =>
       withRuntime(async (runtime) => {
         if (!opts.close && opts.purpose !== ONBOARDING_PURPOSE) throw new Error('--purpose: only with --close (an onboarding has one transfer)');
+        if (opts.close && opts.key) throw new Error('--key: not with --close (name the transfer with --purpose)');
         const client = await runtime.client();
         // The raw --outcome goes to the workflow: its validator refuses anything but the exact words.
         const verdict = { outcome: opts.outcome as TransferOutcome, operator: opts.operator, reason: opts.reason };
-        const workflowId = opts.close ? lifecycleWorkflowId('close', externalRef) : onboardingWorkflowId(externalRef);
+        const workflowId = opts.close ? lifecycleWorkflowId('close', externalRef) : opts.key ? topUpWorkflowId(externalRef, opts.key) : onboardingWorkflowId(externalRef);
         const answer = opts.close
           ? await sendDecision(client, workflowId, closeResolveTransferUpdate, { ...verdict, purpose: opts.purpose })
           : await sendDecision(client, workflowId, resolveTransferUpdate, verdict);

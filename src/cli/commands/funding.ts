@@ -1,0 +1,107 @@
+import type { Command } from 'commander';
+import { controlAutoTopUpSchedule, scheduleAutoTopUp } from '../../client/auto-top-up-schedule.js';
+import { clearFundingPolicy, setFundingPolicy, setParentCap, showFundingPolicy, showParentFunding, type FundingPolicyView } from '../../client/funding-policy.js';
+import { InvalidInputError } from '../../domain/tenant-input.js';
+import { printJson, withRuntime } from '../runtime.js';
+
+/** `tenantctl funding ...`: auto top-up policies, the parent's daily cap, the sweep's Schedule. */
+const FLAG_OF: Record<string, string> = { below: '--below', to: '--to', maxPerDay: '--max-per-day', maxPerMonth: '--max-per-month', updatedBy: '--operator' };
+
+function asFlags(error: unknown): unknown {
+  if (!(error instanceof InvalidInputError)) return error;
+  return new InvalidInputError(error.problems.map((p) => p.replace(/^([A-Za-z]+):/, (_m, field: string) => `${FLAG_OF[field] ?? field}:`)));
+}
+
+function printPolicy(view: FundingPolicyView): void {
+  const p = view.policy;
+  console.log(p ? `policy of ${view.externalRef}: below ${p.below} → top up to ${p.to}; at most ${p.maxPerDay}/day${p.maxPerMonth ? `, ${p.maxPerMonth}/month` : ''} (set by ${p.updatedBy})` : `no auto top-up policy for ${view.externalRef}`);
+  console.log(`held by top-ups: today ${view.usage.tenantDay}, this month ${view.usage.tenantMonth}; the parent today ${view.usage.parentDay}${view.parent.maxPerDay ? ` of ${view.parent.maxPerDay}` : ''} micro-USD`);
+  if (view.parent.insufficientSince) console.log(`the parent's balance is insufficient since ${view.parent.insufficientSince}: auto top-ups are stopped until \`tenantctl parent-funded\``);
+}
+
+export function registerFundingCommands(program: Command): void {
+  const funding = program.command('funding').description('auto top-up: policies per tenant, the parent-wide daily cap, the sweep schedule');
+  const policy = funding.command('policy').description("a tenant's auto top-up policy and spend caps");
+  policy
+    .command('set')
+    .argument('<externalRef>')
+    .requiredOption('--below <microUsd>', 'top up when the wallet is below this')
+    .requiredOption('--to <microUsd>', 'top up to this balance')
+    .requiredOption('--max-per-day <microUsd>', 'cap on all top-ups of the tenant per UTC day')
+    .option('--max-per-month <microUsd>', 'cap on all top-ups of the tenant per UTC month')
+    .option('--operator <name>', 'who sets it (audited)', 'tenantctl')
+    .option('--json', 'print JSON')
+    .action(async (externalRef: string, opts: { below: string; to: string; maxPerDay: string; maxPerMonth?: string; operator: string; json?: boolean }) =>
+      withRuntime(async (runtime) => {
+        const raw = { below: opts.below, to: opts.to, maxPerDay: opts.maxPerDay, updatedBy: opts.operator, ...(opts.maxPerMonth !== undefined ? { maxPerMonth: opts.maxPerMonth } : {}) };
+        const view = await setFundingPolicy(runtime.pool(), externalRef, raw).catch((error: unknown) => Promise.reject(asFlags(error)));
+        if (opts.json) printJson(view);
+        else printPolicy(view);
+      }),
+    );
+  policy
+    .command('show')
+    .argument('<externalRef>')
+    .option('--json', 'print JSON')
+    .action(async (externalRef: string, opts: { json?: boolean }) =>
+      withRuntime(async (runtime) => {
+        const view = await showFundingPolicy(runtime.pool(), externalRef);
+        if (opts.json) printJson(view);
+        else printPolicy(view);
+      }),
+    );
+  policy
+    .command('clear')
+    .argument('<externalRef>')
+    .option('--operator <name>', 'who clears it (audited)', 'tenantctl')
+    .action(async (externalRef: string, opts: { operator: string }) =>
+      withRuntime(async (runtime) => {
+        const { cleared } = await clearFundingPolicy(runtime.pool(), externalRef, opts.operator);
+        console.log(cleared ? `auto top-up policy of ${externalRef} cleared` : `${externalRef} had no auto top-up policy`);
+      }),
+    );
+
+  const parent = funding.command('parent').description("the parent's daily cap over every top-up of the fleet, and its insufficient-balance state");
+  parent
+    .command('show')
+    .option('--json', 'print JSON')
+    .action(async (opts: { json?: boolean }) =>
+      withRuntime(async (runtime) => {
+        const view = await showParentFunding(runtime.pool());
+        if (opts.json) return printJson(view);
+        console.log(`parent daily cap: ${view.maxPerDay ?? 'none'}; held by top-ups today: ${view.usedToday} micro-USD`);
+        console.log(view.insufficientSince ? `insufficient balance since ${view.insufficientSince}: auto top-ups stopped until \`tenantctl parent-funded\`` : 'balance: no insufficient-balance state');
+      }),
+    );
+  parent
+    .command('set-cap')
+    .argument('<maxPerDayMicroUsd>', "micro-USD, or 'none' to remove the cap")
+    .option('--operator <name>', 'who sets it (audited)', 'tenantctl')
+    .action(async (value: string, opts: { operator: string }) =>
+      withRuntime(async (runtime) => {
+        const view = await setParentCap(runtime.pool(), { maxPerDay: value === 'none' ? null : value, updatedBy: opts.operator });
+        console.log(`parent daily cap: ${view.maxPerDay ?? 'none'}`);
+      }),
+    );
+
+  const schedule = funding.command('schedule').description('the auto top-up sweep on a Temporal Schedule');
+  schedule
+    .command('create')
+    .option('--every <duration>', 'how often to sweep', '15m')
+    .option('--page-size <n>', 'tenants per page (one run per page)', '100')
+    .action(async (opts: { every: string; pageSize: string }) =>
+      withRuntime(async (runtime) => {
+        const made = await scheduleAutoTopUp(await runtime.client(), { pageSize: Number(opts.pageSize) }, opts.every, runtime.config.TEMPORAL_TASK_QUEUE);
+        console.log(`${made.outcome} schedule ${made.scheduleId}: every ${opts.every}`);
+      }),
+    );
+  for (const command of ['describe', 'run-now', 'delete'] as const) {
+    schedule.command(command).action(async () =>
+      withRuntime(async (runtime) => {
+        const answer = await controlAutoTopUpSchedule(await runtime.client(), command);
+        if (command === 'describe') printJson(answer);
+        else console.log(`${command}: done`);
+      }),
+    );
+  }
+}

@@ -1,0 +1,123 @@
+import type { Client } from '@temporalio/client';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { IdempotencyKeyReusedError, startTopUp } from '../client/start-top-up.js';
+import { getTransferLedger, ledgerEntryOf } from '../client/transfer-ledger.js';
+import type { Pool } from '../db/pool.js';
+import { TenantNotFoundError } from '../db/tenants-store.js';
+import { findRecordedTopUp, OPEN_TRANSFER_STATES, precheckTopUp, TopUpNotAllowedError } from '../client/top-up-precheck.js';
+import { findTransferIntent, type TransferIntentRow } from '../db/transfer-intents-store.js';
+import { InvalidInputError, parseInput } from '../domain/tenant-input.js';
+import { idempotencyKeySchema, topUpBodySchema } from '../domain/top-up-input.js';
+import { topUpPurpose } from '../domain/top-up-ids.js';
+import { requireBearer, type TokenSet } from './auth.js';
+import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
+import { accepted, invalidInput, refOf, tenantNotFound } from './tenant-routes.js';
+
+/**
+ * Top-ups and the ledger for signup backends, Stripe-style: `POST /v1/tenants/:ref/transfers` with an
+ * `Idempotency-Key` header. The key's first request starts `fundTenant` (202); while it runs the
+ * same key answers 409 with Retry-After; once settled the same key and body replay the stored
+ * transfer (200, from Postgres, kept for good); the same key with another body is 422 naming the key.
+ * Every check that needs no platform call happens before anything starts.
+ */
+export interface TransferRoutesDeps {
+  pool: Pool;
+  client: Client;
+  taskQueue: string;
+  tokens: TokenSet;
+  publicUrl: string | undefined;
+}
+
+/** The default `requestedBy` of API top-ups (the gateway's bearer tokens are not per caller). */
+export const API_REQUESTER = 'signup-backend';
+
+export function registerTransferRoutes(app: FastifyInstance, deps: TransferRoutesDeps): void {
+  const transferUrl = (externalRef: string, key: string) => `${deps.publicUrl ?? ''}/v1/tenants/${encodeURIComponent(externalRef)}/transfers/${encodeURIComponent(key)}`;
+
+  void app.register(async (api) => {
+    api.addHook('preHandler', requireBearer(deps.tokens));
+
+    api.post('/v1/tenants/:externalRef/transfers', async (request, reply) => {
+      const externalRef = refOf(request.params);
+      const { key, body } = validatedRequest(request.headers['idempotency-key'], request.body);
+      const input = { externalRef, idempotencyKey: key, amountMicroUsd: body.amountMicroUsd, requestedBy: body.requestedBy ?? API_REQUESTER, ...(body.reason ? { reason: body.reason } : {}) };
+      const location = transferUrl(externalRef, key);
+      try {
+        const recorded = await precheckTopUp(deps.pool, input);
+        if (recorded) return answerRecorded(reply, recorded, key);
+        const handle = await startTopUp(deps.client, input, { taskQueue: deps.taskQueue });
+        if (handle.started) return accepted(reply, location, { externalRef, idempotencyKey: key, workflowId: handle.workflowId, started: true, statusUrl: location });
+        // Joined a run of this key: it wrote its intent since we looked, or is about to.
+        const now = await findRecordedTopUp(deps.pool, input);
+        if (now) return answerRecorded(reply, now, key);
+        throw inProgress(key, 1);
+      } catch (error) {
+        if (error instanceof TenantNotFoundError) throw tenantNotFound();
+        if (error instanceof IdempotencyKeyReusedError) throw keyReused(key);
+        if (error instanceof TopUpNotAllowedError) throw new GatewayError(409, GatewayErrorCode[error.code], `${error.message}.`);
+        if (error instanceof InvalidInputError) throw invalidInput(error);
+        throw error;
+      }
+    });
+
+    api.get('/v1/tenants/:externalRef/transfers', async (request, reply) => {
+      const externalRef = refOf(request.params);
+      try {
+        return sendData(reply, 200, await getTransferLedger(deps.pool, externalRef));
+      } catch (error) {
+        if (error instanceof TenantNotFoundError) throw tenantNotFound();
+        throw error;
+      }
+    });
+
+    api.get('/v1/tenants/:externalRef/transfers/:key', async (request, reply) => {
+      const externalRef = refOf(request.params);
+      const key = keyOf((request.params as { key?: unknown }).key, 'key');
+      const row = await findTransferIntent(deps.pool, externalRef, topUpPurpose(key));
+      if (!row) throw new GatewayError(404, GatewayErrorCode.TRANSFER_NOT_FOUND, 'No top-up of this tenant under this idempotency key.');
+      return sendData(reply, 200, ledgerEntryOf(row));
+    });
+  });
+}
+
+/** The header and the body checked together: every problem named at once, nothing started. */
+function validatedRequest(header: string | string[] | undefined, rawBody: unknown) {
+  const problems: string[] = [];
+  let key = '';
+  try {
+    key = keyOf(Array.isArray(header) ? header.join(',') : header, 'Idempotency-Key');
+  } catch (error) {
+    if (!(error instanceof InvalidInputError)) throw error;
+    problems.push(...error.problems);
+  }
+  let body: ReturnType<typeof topUpBodySchema.parse> | undefined;
+  try {
+    body = parseInput(topUpBodySchema, rawBody ?? {});
+  } catch (error) {
+    if (!(error instanceof InvalidInputError)) throw error;
+    problems.push(...error.problems);
+  }
+  if (problems.length > 0 || !body) throw invalidInput(new InvalidInputError(problems));
+  return { key, body };
+}
+
+function keyOf(value: unknown, field: string): string {
+  const parsed = idempotencyKeySchema.safeParse(value);
+  if (!parsed.success) throw new InvalidInputError([`${field}: ${parsed.error.issues[0]?.message ?? 'invalid'}`]);
+  return parsed.data;
+}
+
+function answerRecorded(reply: FastifyReply, row: TransferIntentRow, key: string) {
+  if (OPEN_TRANSFER_STATES.has(row.state)) throw inProgress(key, row.state === 'pending' ? 1 : 30);
+  return sendData(reply, 200, { replayed: true, transfer: ledgerEntryOf(row) });
+}
+
+function keyReused(key: string): GatewayError {
+  return new GatewayError(422, GatewayErrorCode.IDEMPOTENCY_KEY_REUSED, `Idempotency-Key ${key} was already used for this tenant with another amount or reason.`, { fields: ['Idempotency-Key'] });
+}
+
+function inProgress(key: string, retryAfterSeconds: number): GatewayError {
+  return new GatewayError(409, GatewayErrorCode.TRANSFER_IN_PROGRESS, `The top-up under Idempotency-Key ${key} is still running; retry later for its result.`, {
+    headers: { 'Retry-After': String(retryAfterSeconds) },
+  });
+}

@@ -1,0 +1,47 @@
+import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import type { DecisionAnswer, DecisionBy, TransferVerdict } from '../src/domain/operator-decisions.js';
+
+/** Messages of fundTenant: what the caller and operators can see and send. */
+export type TopUpStage =
+  | 'recording'
+  | 'transferring'
+  | 'waiting_for_parent_funds'
+  | 'reconciling_transfer'
+  | 'needs_operator'
+  | 'succeeded'
+  | 'cap_refused'
+  | 'skipped'
+  | 'failed'
+  | 'cancelled';
+
+export interface TopUpStatus {
+  externalRef: string;
+  idempotencyKey: string;
+  amountMicroUsd: string;
+  reason: string | null;
+  kind: 'top-up' | 'auto';
+  stage: TopUpStage;
+  /** The transfer intent's state (pending, succeeded, unknown, needs_operator, failed, refused). */
+  transferState: string | null;
+  transferId: string | null;
+  /** What the run waits for, in words, and how to unblock it. */
+  waitingFor: string | null;
+  error: string | null;
+}
+
+export interface FundTenantResult {
+  externalRef: string;
+  idempotencyKey: string;
+  amountMicroUsd: string;
+  kind: 'top-up' | 'auto';
+  /** succeeded: on the tenant's wallet; cap_refused: a spend cap said no (never sent); skipped: an auto top-up found its balance stale. */
+  state: 'succeeded' | 'cap_refused' | 'skipped';
+  transferId: string | null;
+  /** The cap that refused, or why an auto top-up was skipped. */
+  refusedBy: string | null;
+}
+
+export const topUpStatusQuery = defineQuery<TopUpStatus>('topUpStatus');
+/** The same decisions, by the same names and rules, as onboarding's (src/domain/operator-decisions.ts). */
+export const topUpParentFundedUpdate = defineUpdate<DecisionAnswer, [DecisionBy]>('parentFunded');
+export const topUpResolveTransferUpdate = defineUpdate<DecisionAnswer, [TransferVerdict]>('resolveTransfer');

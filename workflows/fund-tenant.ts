@@ -1,0 +1,183 @@
+/**
+ * fundTenant — why: a top-up after onboarding must be as safe as the first transfer: one request
+ * (one caller idempotency key) moves money once, whatever is lost, retried or raced.
+ *
+ *   validate ─► recordTopUp (intent + cap reservation, one transaction; refused by a cap: done)
+ *            ─► fundWallet ⟲ (insufficient balance: parent-wide state; a top-up waits for parentFunded or a
+ *                             slow retry, an auto top-up gives its reservation back and ends;
+ *                             unknown: reconcile under the same key; too long unknown: needs_operator)
+ *            ─► succeeded
+ *
+ * The transfer itself is onboarding's machinery unchanged (activities/wallet.ts): the intent row
+ * is written before the call, the platform key goes in header and body, an ambiguous outcome is
+ * only retried under the same key. Operator decisions are Updates with validators.
+ */
+import { ApplicationFailure, CancellationScope, condition, isCancellation, proxyActivities, proxyLocalActivities, setCurrentDetails, setHandler, sleep, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import type { Activities } from '../activities/index.js';
+import type { FundWalletResult } from '../activities/wallet.js';
+import { checkDecisionBy, checkTransferVerdict, type TransferVerdict } from '../src/domain/operator-decisions.js';
+import type { FundTenantInput } from '../src/domain/top-up-input.js';
+import { topUpWorkflowId } from '../src/domain/ids.js';
+import { platformTaskQueue } from '../src/domain/ids.js';
+import { tenantExternalRefKey, tenantStatusKey } from '../src/domain/search-attributes.js';
+import { accepted, refuseUnlessApplicable } from './decisions.js';
+import { topUpParentFundedUpdate, topUpResolveTransferUpdate, topUpStatusQuery, type FundTenantResult, type TopUpStage, type TopUpStatus } from './fund-tenant-messages.js';
+import { recordCapRefusal, recordOutcome } from './outcomes.js';
+import { msOf, validateWorkflowInput } from './validate-input.js';
+
+export * from './fund-tenant-messages.js';
+
+const steps = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '30s',
+  localRetryThreshold: '10s',
+  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 50 },
+});
+
+export async function fundTenant(rawInput: FundTenantInput): Promise<FundTenantResult> {
+  const input = await validateWorkflowInput('fundTenant', rawInput, (i) => topUpWorkflowId(i.externalRef, i.idempotencyKey));
+  const { externalRef, idempotencyKey, amountMicroUsd, kind } = input;
+  const startedAtMs = Date.now();
+  const timings = {
+    balanceRetryInterval: input.options?.balanceRetryInterval ?? '10m',
+    unknownTransferDeadline: input.options?.unknownTransferDeadline ?? '15m',
+    reconcileInterval: input.options?.reconcileInterval ?? '30s',
+  };
+  const status: TopUpStatus = { externalRef, idempotencyKey, amountMicroUsd, reason: input.reason ?? null, kind, stage: 'recording', transferState: null, transferId: null, waitingFor: null, error: null };
+  let parentFunded = false;
+  let operatorVerdict: TransferVerdict | undefined;
+  const waiting = { forFunds: false, forVerdict: false, verdictsApplied: 0 };
+  const id = topUpWorkflowId(externalRef, idempotencyKey);
+  // Fleet work (the sweep's top-ups) calls the platform under the fleet's server-side rate limit,
+  // as rotations do; a top-up someone asked for goes at once. The activity is the same either way.
+  const transferOn =
+    kind === 'auto'
+      ? proxyActivities<Activities>({ taskQueue: platformTaskQueue(workflowInfo().taskQueue), startToCloseTimeout: '30s', retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' } })
+      : steps;
+
+  setHandler(topUpStatusQuery, () => status);
+  setHandler(
+    topUpParentFundedUpdate,
+    (raw) => {
+      accepted(checkDecisionBy(raw));
+      parentFunded = true;
+      return { stage: status.stage, effect: 'the transfer is retried now' };
+    },
+    {
+      validator: (raw) => {
+        accepted(checkDecisionBy(raw));
+        refuseUnlessApplicable(waiting.forFunds ? null : `${id} is not waiting for the parent's funds (stage ${status.stage})`);
+      },
+    },
+  );
+  setHandler(
+    topUpResolveTransferUpdate,
+    async (raw) => {
+      const verdict = accepted(checkTransferVerdict(raw));
+      const applied = waiting.verdictsApplied;
+      operatorVerdict = verdict;
+      await condition(() => waiting.verdictsApplied > applied);
+      const effect = verdict.outcome === 'applied' ? 'settled as applied: no transfer is sent' : 'recorded as not applied: the transfer is sent again now under a fresh idempotency key';
+      return { stage: status.stage, transferState: status.transferState ?? 'unknown', effect };
+    },
+    {
+      validator: (raw) => {
+        accepted(checkTransferVerdict(raw));
+        refuseUnlessApplicable(waiting.forVerdict && operatorVerdict === undefined ? null : `${id} has no transfer in needs_operator waiting for a verdict (stage ${status.stage})`);
+      },
+    },
+  );
+  const show = (stage: TopUpStage, waitingFor: string | null = null) => {
+    status.stage = stage;
+    status.waitingFor = waitingFor;
+    upsertSearchAttributes([{ key: tenantStatusKey, value: stage }]);
+    const lines = [`**${stage}** — ${kind} of ${amountMicroUsd} micro-USD for \`${externalRef}\` (key \`${idempotencyKey}\`)`, `transfer: ${status.transferState ?? 'not yet recorded'}${status.transferId ? ` ${status.transferId}` : ''}`];
+    if (waitingFor) lines.push(`waiting: ${waitingFor}`);
+    if (status.error) lines.push(`error: ${status.error}`);
+    setCurrentDetails(lines.join('\n\n'));
+  };
+  upsertSearchAttributes([{ key: tenantExternalRefKey, value: externalRef }]);
+  show('recording');
+  const ids = { externalRef, idempotencyKey, kind };
+  const result = (state: FundTenantResult['state'], refusedBy: string | null = null): FundTenantResult => ({ externalRef, idempotencyKey, amountMicroUsd, kind, state, transferId: status.transferId, refusedBy });
+
+  let purpose: string | null = null;
+  try {
+    const recorded = await steps.recordTopUp(input);
+    if (recorded.state === 'skipped') {
+      show('skipped');
+      return result('skipped', recorded.why);
+    }
+    if (recorded.state === 'cap_refused') {
+      status.transferState = 'refused';
+      show('cap_refused');
+      recordCapRefusal(recorded.cap, kind);
+      recordOutcome('top-up', 'cap_refused', startedAtMs, { ...ids, cap: recorded.cap }, 'warn');
+      return result('cap_refused', recorded.cap);
+    }
+    purpose = recorded.purpose;
+    const transfer = { externalRef, subaccountId: recorded.subaccountId, amountMicroUsd, purpose };
+    show('transferring');
+    for (;;) {
+      const outcome: FundWalletResult = await transferOn.fundWallet(transfer);
+      status.transferState = outcome.state === 'insufficient_balance' ? 'pending' : outcome.state;
+      switch (outcome.state) {
+        case 'succeeded':
+          status.transferId = outcome.transferId;
+          show('succeeded');
+          recordOutcome('top-up', 'succeeded', startedAtMs, { ...ids, transferId: outcome.transferId, resolution: outcome.resolution });
+          return result('succeeded');
+        case 'failed':
+          throw ApplicationFailure.nonRetryable(`the platform refused the top-up (${outcome.code})`, outcome.code);
+        case 'insufficient_balance':
+          await steps.noteParentInsufficient({ externalRef });
+          if (kind === 'auto') {
+            // One parent-wide state instead of a retry per tenant: the reservation is given back,
+            // and the next sweep after `tenantctl parent-funded` starts afresh.
+            status.transferState = (await steps.cancelTopUp({ externalRef, purpose }))?.state ?? 'cancelled';
+            show('skipped');
+            recordOutcome('top-up', 'parent_insufficient', startedAtMs, ids, 'warn');
+            return result('skipped', 'parent_insufficient');
+          }
+          show('waiting_for_parent_funds', `the parent's paid balance does not cover ${amountMicroUsd} micro-USD: once funded, \`tenantctl parent-funded --operator <you> --reason "..."\` (update parentFunded; retrying every ${timings.balanceRetryInterval})`);
+          parentFunded = false;
+          waiting.forFunds = true;
+          await condition(() => parentFunded, timings.balanceRetryInterval);
+          waiting.forFunds = false;
+          break;
+        case 'unknown': {
+          const deadline = Date.parse(outcome.unknownSince) + msOf(timings.unknownTransferDeadline);
+          if (Date.now() >= deadline) {
+            status.transferState = (await steps.markTransferNeedsOperator({ externalRef, purpose })).state;
+            break;
+          }
+          show('reconciling_transfer', `the transfer's outcome is unknown: reconciling every ${timings.reconcileInterval} (same idempotency key) until ${new Date(deadline).toISOString()}`);
+          await sleep(timings.reconcileInterval);
+          break;
+        }
+        case 'needs_operator': {
+          show('needs_operator', `the transfer could not be reconciled: check the wallet, then \`tenantctl resolve-transfer ${externalRef} --key ${idempotencyKey} --outcome applied|not-applied --operator <you> --reason "..."\` (update resolveTransfer)`);
+          waiting.forVerdict = true;
+          await condition(() => operatorVerdict !== undefined);
+          waiting.forVerdict = false;
+          const verdict = operatorVerdict!;
+          operatorVerdict = undefined;
+          status.transferState = (await steps.resolveTransferByOperator({ externalRef, purpose, ...verdict })).state;
+          waiting.verdictsApplied += 1;
+          break;
+        }
+      }
+      if (status.stage !== 'transferring') show('transferring');
+    }
+  } catch (error) {
+    const cancelled = isCancellation(error);
+    status.error = error instanceof Error ? error.message : String(error);
+    if (cancelled && purpose) {
+      const topUp = { externalRef, purpose };
+      await CancellationScope.nonCancellable(() => steps.cancelTopUp(topUp));
+    }
+    show(cancelled ? 'cancelled' : 'failed');
+    const type = error instanceof ApplicationFailure ? error.type : (error as { cause?: ApplicationFailure }).cause?.type;
+    recordOutcome('top-up', cancelled ? 'cancelled' : 'failed', startedAtMs, { ...ids, type: type ?? null }, 'warn');
+    throw error;
+  }
+}
