@@ -1,0 +1,35 @@
+import { isGrpcServiceError, type ConnectionLike } from '@temporalio/client';
+import { msToTs } from '@temporalio/common/lib/time.js';
+
+/**
+ * Registers the namespace on a self-hosted cluster when it is missing (the dev server and Temporal
+ * Cloud make theirs elsewhere). Retention: closed workflow histories are kept this long, the window
+ * in which an operator can still read what a run did.
+ */
+export const NAMESPACE_RETENTION_DAYS = 7;
+
+/** gRPC status codes (not a dependency of ours: @grpc/grpc-js comes with the SDK). */
+const NOT_FOUND = 5;
+const ALREADY_EXISTS = 6;
+
+/** Idempotent: true when it registered the namespace, false when it was there already. */
+export async function ensureNamespace(connection: ConnectionLike, namespace: string): Promise<boolean> {
+  try {
+    await connection.workflowService.describeNamespace({ namespace });
+    return false;
+  } catch (error) {
+    if (!isGrpcServiceError(error) || error.code !== NOT_FOUND) throw error;
+  }
+  try {
+    await connection.workflowService.registerNamespace({
+      namespace,
+      description: 'tenant orchestrator',
+      workflowExecutionRetentionPeriod: msToTs(`${NAMESPACE_RETENTION_DAYS} days`),
+    });
+    return true;
+  } catch (error) {
+    // Another `setup` won the race: the namespace is there, which is all we want.
+    if (isGrpcServiceError(error) && error.code === ALREADY_EXISTS) return false;
+    throw error;
+  }
+}
