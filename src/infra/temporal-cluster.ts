@@ -8,7 +8,7 @@ import { ensureSearchAttributes } from '../temporal/search-attributes-setup.js';
 import { startEmbeddedPostgres, type RunningPostgres } from './embedded-postgres.js';
 import type { Progress } from './go-install.js';
 import { LauncherError, LauncherErrorCode, lastProblemLine } from './launcher-error.js';
-import { freePort, preferredOrFreePort } from './ports.js';
+import { isPortFree } from './ports.js';
 import { findOrBuildTemporalServer, TEMPORAL_SERVER_VERSION } from './temporal-server.js';
 import { TemporalServerProcess } from './temporal-server-process.js';
 
@@ -64,7 +64,9 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
     progress(`applying the Temporal v${TEMPORAL_SERVER_VERSION} Postgres schemas with its SQL tool`);
     await setupSchema(binaries.sqlTool, binaries.schemaDir, postgres, dbEnv);
 
-    const frontendPort = await preferredOrFreePort(options.frontendPort ?? 0);
+    const taken = new Set<number>();
+    const frontendPort = options.frontendPort && (await isPortFree(options.frontendPort)) ? options.frontendPort : await freeMembershipSafePort(taken);
+    taken.add(frontendPort);
     const env: Record<string, string> = {
       ...dbEnv,
       TEMPORAL_NUM_HISTORY_SHARDS: String(CLUSTER_HISTORY_SHARDS),
@@ -75,7 +77,7 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
       TEMPORAL_FRONTEND_PORT: String(frontendPort),
     };
     for (const name of ['FRONTEND_HTTP', 'FRONTEND_MEMBERSHIP', 'HISTORY', 'HISTORY_MEMBERSHIP', 'MATCHING', 'MATCHING_MEMBERSHIP', 'WORKER', 'WORKER_MEMBERSHIP']) {
-      env[`TEMPORAL_${name}_PORT`] = String(await freePort());
+      env[`TEMPORAL_${name}_PORT`] = String(await freeMembershipSafePort(taken));
     }
     const address = `127.0.0.1:${frontendPort}`;
     const serverLog = join(options.dataDir, 'temporal-server.log');
@@ -103,6 +105,21 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
     await stop();
     throw error;
   }
+}
+
+/**
+ * A free port below 32768: the server records membership ports in a `smallint` column, and the
+ * kernel's ephemeral ports (what port 0 gives) start at 32768.
+ */
+async function freeMembershipSafePort(taken: Set<number>): Promise<number> {
+  for (let tries = 0; tries < 200; tries++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (!taken.has(port) && (await isPortFree(port))) {
+      taken.add(port);
+      return port;
+    }
+  }
+  throw new LauncherError(LauncherErrorCode.TEMPORAL_START_FAILED, 'no free port between 20000 and 32000 for the Temporal server');
 }
 
 function setupSchema(sqlTool: string, schemaDir: string, postgres: RunningPostgres, dbEnv: Record<string, string>): Promise<void> {

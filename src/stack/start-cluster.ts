@@ -76,21 +76,27 @@ export async function startClusterStack(options: { config: Config; given: Record
     if (notify.receiver) cleanup.defer('notify receiver', () => notify.receiver!.close());
     Object.assign(env, notify.env);
 
-    const workers: RunningTenantctl[] = [];
-    for (let i = 1; i <= CLUSTER_WORKERS; i++) {
-      const worker = await startTenantctl({ name: `worker-${i}`, command: 'worker', env, readyLine: 'worker polling', ...(options.onLine ? { onLine: options.onLine } : {}) });
-      cleanup.defer(`worker-${i}`, () => worker.stop());
-      workers.push(worker);
-      say(`worker-${i} polling (pid ${worker.pid})`);
-    }
-    const gateways: RunningClusterStack['gateways'] = [];
-    for (let i = 1; i <= CLUSTER_GATEWAYS; i++) {
-      const port = await preferredOrFreePort(config.GATEWAY_PORT + i - 1);
-      const gateway = await startTenantctl({ name: `gateway-${i}`, command: 'gateway', env: { ...env, GATEWAY_PORT: String(port), GATEWAY_PUBLIC_URL: config.GATEWAY_PUBLIC_URL ?? `http://127.0.0.1:${port}` }, readyLine: 'gateway listening on', ...(options.onLine ? { onLine: options.onLine } : {}) });
-      cleanup.defer(`gateway-${i}`, () => gateway.stop());
-      gateways.push({ ...gateway, url: `http://127.0.0.1:${port}` });
-      say(`gateway-${i} on http://127.0.0.1:${port} (pid ${gateway.pid})`);
-    }
+    // Started side by side (each takes seconds to load and bundle); each is stopped on its own.
+    const onLine = options.onLine ? { onLine: options.onLine } : {};
+    const workers = await Promise.all(
+      Array.from({ length: CLUSTER_WORKERS }, async (_, i) => {
+        const worker = await startTenantctl({ name: `worker-${i + 1}`, command: 'worker', env, readyLine: 'worker polling', ...onLine });
+        cleanup.defer(worker.name, () => worker.stop());
+        say(`${worker.name} polling (pid ${worker.pid})`);
+        return worker;
+      }),
+    );
+    const ports: number[] = [];
+    for (let i = 0; i < CLUSTER_GATEWAYS; i++) ports.push(await preferredOrFreePort(config.GATEWAY_PORT + i));
+    const gateways = await Promise.all(
+      ports.map(async (port, i) => {
+        const url = `http://127.0.0.1:${port}`;
+        const gateway = await startTenantctl({ name: `gateway-${i + 1}`, command: 'gateway', env: { ...env, GATEWAY_PORT: String(port), GATEWAY_PUBLIC_URL: config.GATEWAY_PUBLIC_URL ?? url }, readyLine: 'gateway listening on', ...onLine });
+        cleanup.defer(gateway.name, () => gateway.stop());
+        say(`${gateway.name} on ${url} (pid ${gateway.pid})`);
+        return { ...gateway, url };
+      }),
+    );
     env.GATEWAY_URL = gateways[0]!.url;
     return { temporal, workers, gateways, env, ...(simulatorUrl ? { simulatorUrl } : {}), rotation: notify.description, stop };
   } catch (error) {

@@ -26,10 +26,29 @@ export async function ensureNamespace(connection: ConnectionLike, namespace: str
       description: 'tenant orchestrator',
       workflowExecutionRetentionPeriod: msToTs(`${NAMESPACE_RETENTION_DAYS} days`),
     });
-    return true;
   } catch (error) {
     // Another `setup` won the race: the namespace is there, which is all we want.
     if (isGrpcServiceError(error) && error.code === ALREADY_EXISTS) return false;
     throw error;
+  }
+  await untilServed(connection, namespace);
+  return true;
+}
+
+/**
+ * A new namespace reaches the services' caches on their next refresh (1 s in
+ * deploy/temporal/dynamicconfig, 10 s by default): until then they answer NOT_FOUND. Registering
+ * search attributes right after would fail, so wait for the operator service to know it.
+ */
+async function untilServed(connection: ConnectionLike, namespace: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await connection.operatorService.listSearchAttributes({ namespace });
+      return;
+    } catch (error) {
+      if (!isGrpcServiceError(error) || error.code !== NOT_FOUND || Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
   }
 }
