@@ -93,7 +93,7 @@ export const CLUSTER_TEST_OPTIONS: Omit<ChaosOptions, 'log'> = {
   ...SMALL_OPTIONS,
   ...CLUSTER_ADDITIONS,
   tenants: 50,
-  startRate: 4,
+  startRate: 2,
   exactCounts: { rotations: 10, closes: 5 },
   workerKills: 1,
   connectionDrops: 0,
