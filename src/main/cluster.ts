@@ -10,6 +10,8 @@ import { startClusterStack, type RunningClusterStack } from '../stack/start-clus
  * Go module on first use) on Postgres with 4 history shards, two worker processes and two gateways.
  * `npm run cluster -- --build-only` only builds and caches the server (CI does it before the tests).
  * Ctrl-C stops everything in reverse order: gateways, workers, then the server and the databases.
+ * Run as `node --import tsx`, not through the tsx CLI: its signal relay SIGKILLs a child that does
+ * not acknowledge a Ctrl-C within 30 ms, which a loaded machine misses, cutting the shutdown short.
  */
 const say = (line: string) => console.error(`[cluster] ${line}`);
 let stack: RunningClusterStack | undefined;
