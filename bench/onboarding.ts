@@ -15,6 +15,7 @@ import { bareRunner, newStartCounter, onboardingRunner, type BareKind } from './
 import { floorRunners } from './onboarding/floor.js';
 import { runClusterPhases } from './onboarding/cluster.js';
 import { createOnboardingWorld, type OnboardingWorld } from './onboarding/world.js';
+import { onboardingWorkflowId } from '../src/domain/ids.js';
 
 const FUNDING_MICRO_USD = '1000000';
 const RSS_TARGET_MB = 400;
@@ -96,7 +97,7 @@ async function run(context: BenchContext): Promise<BenchResult> {
     Object.entries(statsAfter.byRoute).map(([route, total]) => [route, (total - (statsBefore.byRoute[route] ?? 0)) / count]),
   );
 
-  const histories = await profileHistories(world.client, [seqRefs[warmup], seqRefs.at(-1), concRefs[0], concRefs.at(-1)].map((ref) => `onboard:${ref}`));
+  const histories = await profileHistories(world.client, [seqRefs[warmup], seqRefs.at(-1), concRefs[0], concRefs.at(-1)].map((ref) => onboardingWorkflowId(String(ref))));
   const eventsPerWorkflow = histories.reduce((sum, h) => sum + h.events, 0) / histories.length;
 
   const bare = {} as Record<BareKind, { sequential: CpuMeasured<LatencySummary>; concurrent: CpuMeasured<ConcurrentRun> }>;

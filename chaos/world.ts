@@ -6,13 +6,14 @@ import { Client, Connection } from '@temporalio/client';
 import { migrate } from '../src/db/migrate.js';
 import { createPool, type Pool } from '../src/db/pool.js';
 import { ensureDatabase } from '../src/infra/database.js';
+import { setupNamespace } from '../src/client/namespace-setup.js';
 import { startTemporalCluster, type RunningTemporalCluster } from '../src/infra/temporal-cluster.js';
 import { startTemporalDevServer } from '../src/infra/temporal-dev-server.js';
 import { generateMasterKey, parseMasterKeys } from '../src/secrets/master-keys.js';
 import { createDataConverter } from '../src/secrets/payload-codec.js';
 import { DEFAULT_PLATFORM_KEY, DEFAULT_SEED, startSimulator, type RunningSimulator } from '../src/sim/index.js';
 import type { Cleanup } from '../src/infra/cleanup.js';
-import { startNotifyReceiver } from '../src/stack/notify-receiver.js';
+import { startNotifyReceiver } from '../src/main/stack/notify-receiver.js';
 import type { ChaosOptions } from './options.js';
 import { startRestartablePostgres, type RestartablePostgres } from './postgres.js';
 
@@ -51,8 +52,9 @@ export async function startWorld(options: ChaosOptions, runId: string, cleanup: 
     // Postgres runs as the postgres user when we are root: its temp parent must be traversable.
     const clusterDir = mkdtempSync(join(tmpdir(), `tenant-orch-chaos-cluster-`));
     chmodSync(clusterDir, 0o755);
-    temporal = await startTemporalCluster({ dataDir: join(clusterDir, 'data'), persistent: false, namespace: options.temporalNamespace, onProgress: log });
+    temporal = await startTemporalCluster({ dataDir: join(clusterDir, 'data'), persistent: false, onProgress: log });
     cleanup.defer('Temporal cluster', () => temporal!.stop().finally(() => rmSync(clusterDir, { recursive: true, force: true })));
+    await setupNamespace(temporal.address, options.temporalNamespace, log);
     temporalAddress = temporal.address;
   } else if (!temporalAddress) {
     log('starting a headless Temporal dev server');

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { startOnboarding } from '../../src/client/start-onboarding.js';
+import { setupNamespace } from '../../src/client/namespace-setup.js';
 import { startTemporalCluster } from '../../src/infra/temporal-cluster.js';
 import { startTenantctl } from '../../src/infra/tenantctl-process.js';
 import { generateMasterKey, parseMasterKeys } from '../../src/secrets/master-keys.js';
@@ -36,8 +37,9 @@ export async function runClusterPhases(context: BenchContext): Promise<{ metrics
   const dir = mkdtempSync(join(tmpdir(), 'tenant-orch-bench-cluster-'));
   chmodSync(dir, 0o755);
   log('starting a Temporal cluster (server on Postgres)');
-  const cluster = await startTemporalCluster({ dataDir: join(dir, 'data'), persistent: false, namespace: infra.namespace, onProgress: log });
+  const cluster = await startTemporalCluster({ dataDir: join(dir, 'data'), persistent: false, onProgress: log });
   infra.cleanup.defer('Temporal cluster', () => cluster.stop().finally(() => rmSync(dir, { recursive: true, force: true })));
+  await setupNamespace(cluster.address, infra.namespace, log);
   const sim = await startSimProcess(
     { latencyMs: options.latencyMs ?? 25, seed: { ...DEFAULT_SEED, parents: DEFAULT_SEED.parents.map((p) => ({ ...p, paidBalanceMicroUsd: '1000000000000000000' })) } },
     infra.cleanup,

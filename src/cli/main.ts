@@ -5,9 +5,9 @@ import { startWorker } from '../main/worker.js';
 import { generateMasterKey } from '../secrets/master-keys.js';
 import { resealAll } from '../secrets/reseal.js';
 import { createVault } from '../secrets/vault.js';
-import { ensureNamespace } from '../temporal/namespace-setup.js';
-import { ensureSearchAttributes } from '../temporal/search-attributes-setup.js';
-import { masterKeysOf } from '../worker/deps.js';
+import { ensureNamespace } from '../client/namespace-setup.js';
+import { ensureSearchAttributes } from '../client/search-attributes-setup.js';
+import { masterKeysOf } from '../main/wiring/deps.js';
 import { registerDriftCommands } from './commands/drift.js';
 import { registerGatewayCommands } from './commands/gateway.js';
 import { registerLifecycleCommands } from './commands/lifecycle.js';
@@ -15,7 +15,8 @@ import { registerOnboardingCommands } from './commands/onboarding.js';
 import { registerRotationCommands } from './commands/rotation.js';
 import { registerTenantCommands } from './commands/tenants.js';
 import { registerWebhookCommands } from './commands/webhooks.js';
-import { loadCliConfig, reportError } from './context.js';
+import { reportError } from '../main/report-error.js';
+import { loadCliConfig } from './context.js';
 import { withRuntime } from './runtime.js';
 
 const program = new Command('tenantctl')

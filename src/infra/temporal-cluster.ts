@@ -2,9 +2,6 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Client, Connection } from '@temporalio/client';
-import { ensureNamespace } from '../temporal/namespace-setup.js';
-import { ensureSearchAttributes } from '../temporal/search-attributes-setup.js';
 import { startEmbeddedPostgres, type RunningPostgres } from './embedded-postgres.js';
 import type { Progress } from './go-install.js';
 import { LauncherError, LauncherErrorCode, lastProblemLine } from './launcher-error.js';
@@ -16,8 +13,8 @@ import { TemporalServerProcess } from './temporal-server-process.js';
  * A production-shaped Temporal cluster on this machine: the server built from its Go module, its
  * persistence and visibility on an embedded Postgres of its own (databases and schemas made by
  * deploy/temporal/setup-schema.sh with the server's SQL tool, as docker-compose.yml does), the
- * committed config template with 4 history shards, then the namespace and the search attributes
- * as `tenantctl setup` registers them. restartServer() stops and starts the server on the same
+ * committed config template with 4 history shards. The caller registers the namespace and the
+ * search attributes (setupNamespace in src/client, what `tenantctl setup` does). restartServer() stops and starts the server on the same
  * ports and data: workers and clients see a Temporal outage, not a new cluster.
  */
 export const DEPLOY_DIR = fileURLToPath(new URL('../../deploy', import.meta.url));
@@ -28,7 +25,6 @@ export interface TemporalClusterOptions {
   dataDir: string;
   /** false: the Postgres data is deleted on stop (tests, chaos, bench). */
   persistent: boolean;
-  namespace: string;
   /** Preferred frontend port (taken: a free one); 0 or unset: any free port. */
   frontendPort?: number;
   env?: Record<string, string | undefined>;
@@ -37,7 +33,6 @@ export interface TemporalClusterOptions {
 
 export interface RunningTemporalCluster {
   address: string;
-  namespace: string;
   historyShards: number;
   serverLog: string;
   /** Superuser URL of the cluster's own Postgres (databases temporal and temporal_visibility). */
@@ -84,11 +79,9 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
     server = new TemporalServerProcess({ binary: binaries.server, root: DEPLOY_DIR, env, address, logFile: serverLog, readyTimeoutMs: 90_000 });
     progress(`starting the Temporal server v${TEMPORAL_SERVER_VERSION} on ${address} (${CLUSTER_HISTORY_SHARDS} history shards, log in ${serverLog})`);
     await server.start();
-    await registerNamespace(address, options.namespace, progress);
     const running = server;
     return {
       address,
-      namespace: options.namespace,
       historyShards: CLUSTER_HISTORY_SHARDS,
       serverLog,
       postgresAdminUrl: postgres.adminUrl,
@@ -146,16 +139,4 @@ function setupSchema(sqlTool: string, schemaDir: string, postgres: RunningPostgr
       else reject(new LauncherError(LauncherErrorCode.TEMPORAL_START_FAILED, `Temporal schema setup on port ${postgres.port} failed (exit ${code}): ${lastProblemLine(output) ?? 'no output'}`, output.join('\n')));
     });
   });
-}
-
-/** What `tenantctl setup` does, in process: the namespace when missing, then the search attributes. */
-async function registerNamespace(address: string, namespace: string, progress: Progress): Promise<void> {
-  const connection = await Connection.connect({ address });
-  try {
-    if (await ensureNamespace(connection, namespace)) progress(`registered namespace ${namespace}`);
-    const added = await ensureSearchAttributes(new Client({ connection, namespace }), namespace);
-    if (added.length > 0) progress(`registered search attributes ${added.join(', ')}`);
-  } finally {
-    await connection.close();
-  }
 }

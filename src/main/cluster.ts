@@ -1,9 +1,10 @@
 import { chmodSync, rmSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadConfig } from '../config.js';
-import { reportError, stackFile } from '../cli/context.js';
+import { reportError } from './report-error.js';
+import { stackFile } from './stack/stack-file.js';
 import { findOrBuildTemporalServer } from '../infra/temporal-server.js';
-import { startClusterStack, type RunningClusterStack } from '../stack/start-cluster.js';
+import { startClusterStack, type RunningClusterStack } from './stack/start-cluster.js';
 
 /**
  * `npm run cluster`: the production topology on this machine — the Temporal server (built from its

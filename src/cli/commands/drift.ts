@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { listFindings, type DriftFindingRow } from '../../db/drift-findings-store.js';
-import { startDriftCheck } from '../../drift/start-check.js';
-import { controlDriftSchedule, describeDriftSchedule, scheduleDriftCheck } from '../../drift/schedules.js';
+import { startDriftCheck } from '../../client/start-drift-check.js';
+import { controlDriftSchedule, describeDriftSchedule, scheduleDriftCheck } from '../../client/drift-schedules.js';
 import type { ReconcileFleetResult } from '../../../workflows/reconcile-fleet-messages.js';
 import { printJson, withRuntime } from '../runtime.js';
 

@@ -1,7 +1,7 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import type { Command } from 'commander';
 import { startLifecycle, type LifecycleAction } from '../../client/start-lifecycle.js';
-import { failureOf } from '../../tenants/last-runs.js';
+import { failureOf } from '../../client/last-runs.js';
 import { printJson, withRuntime } from '../runtime.js';
 
 const DESCRIPTIONS: Record<LifecycleAction, string> = {

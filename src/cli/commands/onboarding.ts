@@ -7,6 +7,7 @@ import { parentFundedUpdate, resolveTransferUpdate } from '../../../workflows/on
 import { ONBOARDING_PURPOSE } from '../../../workflows/onboard-tenant.js';
 import { printDecision } from '../decisions.js';
 import { printJson, withRuntime } from '../runtime.js';
+import { lifecycleWorkflowId, onboardingWorkflowId } from '../../domain/ids.js';
 
 export function registerOnboardingCommands(program: Command): void {
   program
@@ -42,7 +43,7 @@ export function registerOnboardingCommands(program: Command): void {
     .option('--json', 'print the answer as JSON')
     .action(async (externalRef: string, opts: DecisionFlags) =>
       withRuntime(async (runtime) => {
-        const workflowId = `onboard:${externalRef}`;
+        const workflowId = onboardingWorkflowId(externalRef);
         const answer = await sendDecision(await runtime.client(), workflowId, parentFundedUpdate, { operator: opts.operator, reason: opts.reason });
         printDecision(workflowId, 'parentFunded', answer, opts.json);
       }),
@@ -64,7 +65,7 @@ export function registerOnboardingCommands(program: Command): void {
         const client = await runtime.client();
         // The raw --outcome goes to the workflow: its validator refuses anything but the exact words.
         const verdict = { outcome: opts.outcome as TransferOutcome, operator: opts.operator, reason: opts.reason };
-        const workflowId = opts.close ? `close:${externalRef}` : `onboard:${externalRef}`;
+        const workflowId = opts.close ? lifecycleWorkflowId('close', externalRef) : onboardingWorkflowId(externalRef);
         const answer = opts.close
           ? await sendDecision(client, workflowId, closeResolveTransferUpdate, { ...verdict, purpose: opts.purpose })
           : await sendDecision(client, workflowId, resolveTransferUpdate, verdict);

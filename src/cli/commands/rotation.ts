@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import { findTenant, TenantNotFoundError } from '../../db/tenants-store.js';
-import { fleetScheduleId, rotationScheduleId, rotationWorkflowId } from '../../rotation/ids.js';
-import type { DeployerSpec, RotationTimings } from '../../rotation/input.js';
-import { controlSchedule, listRotationSchedules, scheduleFleetRotation, scheduleTenantRotation, type ScheduleCommand } from '../../rotation/schedules.js';
-import { assertDeployerReady, cancelRotation, deployerReadinessOf, startRotation } from '../../rotation/start-rotation.js';
+import { fleetScheduleId, rotationScheduleId, rotationWorkflowId } from '../../domain/ids.js';
+import type { DeployerSpec, RotationTimings } from '../../domain/rotation-input.js';
+import { controlSchedule, listRotationSchedules, scheduleFleetRotation, scheduleTenantRotation, type ScheduleCommand } from '../../client/rotation-schedules.js';
+import { assertDeployerReady, cancelRotation, deployerReadinessOf, startRotation } from '../../client/start-rotation.js';
 import { sendDecision } from '../../client/send-decision.js';
 import { printDecision } from '../decisions.js';
 import { abortRotationUpdate, retryKeyCreateUpdate, revokeAnywayUpdate } from '../../../workflows/rotate-tenant-key-messages.js';

@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
 import { listTenants } from '../../db/tenants-store.js';
-import { revealKey } from '../../keys/reveal.js';
+import { revealKey } from '../../client/reveal-key.js';
 import { createVault } from '../../secrets/vault.js';
-import { formatRotationSection } from '../../rotation/status.js';
-import { formatLastRun } from '../../tenants/last-runs.js';
-import { getTenantStatus, type TenantStatusView } from '../../tenants/tenant-status.js';
-import { masterKeysOf } from '../../worker/deps.js';
+import { formatRotationSection } from '../../client/rotation-status.js';
+import { formatLastRun } from '../../client/last-runs.js';
+import { getTenantStatus, type TenantStatusView } from '../../client/tenant-status.js';
+import { masterKeysOf } from '../../main/wiring/deps.js';
 import { printJson, withRuntime } from '../runtime.js';
 
 function printStatus(view: TenantStatusView): void {

@@ -9,10 +9,10 @@ import {
   updateRegistryWebhook,
   type WebhookManagementDeps,
   type WebhookView,
-} from '../../gateway/webhook-management.js';
+} from '../../client/webhook-management.js';
 import { createPlatformClient } from '../../platform/index.js';
 import { createVault } from '../../secrets/vault.js';
-import { masterKeysOf } from '../../worker/deps.js';
+import { masterKeysOf } from '../../main/wiring/deps.js';
 import { printJson, withRuntime, type CliRuntime } from '../runtime.js';
 
 /** Webhook management needs a personal token (contract rule 6), the vault, and the gateway's public URL. */
