@@ -13,6 +13,7 @@ import type { WorkerTuning } from './lib/worker.js';
 import { profileHistories, verifyOnboardings } from './onboarding/checks.js';
 import { bareRunner, newStartCounter, onboardingRunner, type BareKind } from './onboarding/drivers.js';
 import { floorRunners } from './onboarding/floor.js';
+import { runClusterPhases } from './onboarding/cluster.js';
 import { createOnboardingWorld, type OnboardingWorld } from './onboarding/world.js';
 import { onboardingWorkflowId } from '../src/domain/ids.js';
 
@@ -33,6 +34,8 @@ export const onboardingBenchmark: Benchmark = {
     { flags: '--wft-slots <n>', description: 'maxConcurrentWorkflowTaskExecutions (0: SDK default)', defaultValue: 0 },
     { flags: '--la-slots <n>', description: 'maxConcurrentLocalActivityExecutions (0: SDK default)', defaultValue: 0 },
     { flags: '--wft-pollers <n>', description: 'maxConcurrentWorkflowTaskPolls (0: SDK default)', defaultValue: 0 },
+    { flags: '--cluster-count <n>', description: 'with --cluster: onboardings in each worker-process phase', defaultValue: 300 },
+    { flags: '--cluster-concurrency <n>', description: 'with --cluster: onboardings in flight in each worker-process phase', defaultValue: 100 },
   ],
   run,
 };
@@ -114,6 +117,7 @@ async function run(context: BenchContext): Promise<BenchResult> {
   const violations = await verifyOnboardings(world, [...seqRefs, ...concRefs], FUNDING_MICRO_USD);
   log(`checked ${seqRefs.length + concRefs.length} onboardings in ${Math.round(performance.now() - checkStarted)} ms: ${violations.length} violations`);
   const runRss = wholeRunRss.stop();
+  const onCluster = options.cluster ? await runClusterPhases(context) : undefined;
 
   const floorP50 = floorDirect.p50;
   const metrics: Metric[] = [
@@ -163,9 +167,10 @@ async function run(context: BenchContext): Promise<BenchResult> {
     ]),
   ];
   return {
-    metrics,
-    violations,
+    metrics: [...metrics, ...(onCluster?.metrics ?? [])],
+    violations: [...violations, ...(onCluster?.violations ?? [])],
     details: {
+      ...(onCluster ? { workerProcesses: onCluster.details } : {}),
       infra: context.infra.sources,
       layout: 'worker and client in the bench process (one shared NativeConnection, eager start); simulator in a child process; Temporal dev server and Postgres as their own processes',
       latencyMs: options.latencyMs,

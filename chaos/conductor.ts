@@ -24,7 +24,17 @@ export interface ConductorReport {
   skipped: string[];
 }
 
-export function chaosEvents(options: ChaosOptions, deps: { simUrl: string; worker: WorkerProcess; postgres: RestartablePostgres; random: () => number }): ChaosEvent[] {
+export interface ChaosTargets {
+  simUrl: string;
+  /** Kill #i hits workers[i % n]: with two or more, the others keep working meanwhile. */
+  workers: WorkerProcess[];
+  postgres: RestartablePostgres;
+  /** The cluster's server, when the run has one (a dev server keeps no state across a restart). */
+  temporal?: { restartServer(downMs: number): Promise<void> } | undefined;
+  random: () => number;
+}
+
+export function chaosEvents(options: ChaosOptions, deps: ChaosTargets): ChaosEvent[] {
   // A storm lasts a while (retries must ride it out), then the base faults come back.
   const storm = (at: number, kind: Storm, seconds: number): ChaosEvent => ({
     at,
@@ -43,13 +53,18 @@ export function chaosEvents(options: ChaosOptions, deps: { simUrl: string; worke
   const kills = options.workerKills;
   for (let i = 0; i < kills; i++) {
     const at = kills === 1 ? 0.3 : 0.08 + (0.84 * i) / (kills - 1);
+    const worker = deps.workers[i % deps.workers.length]!;
     events.push({
       at,
-      name: `worker SIGKILL #${i + 1}`,
+      name: `worker SIGKILL #${i + 1}${deps.workers.length > 1 ? ` (worker ${(i % deps.workers.length) + 1} of ${deps.workers.length})` : ''}`,
       run: async () => {
-        await deps.worker.kill();
+        await worker.kill();
         await sleep(500 + Math.floor(deps.random() * 2500));
-        await deps.worker.start();
+        const restarted = worker.start();
+        // With other workers up, the run goes on while this one starts again (that takes a while
+        // under load): the next events hit a cluster with one worker still coming back.
+        if (deps.workers.length > 1) restarted.catch(() => undefined);
+        else await restarted;
       },
     });
   }
@@ -59,6 +74,12 @@ export function chaosEvents(options: ChaosOptions, deps: { simUrl: string; worke
       name: `Postgres ends the worker's connections #${i + 1}`,
       run: async () => void (await deps.postgres.terminateConnections(WORKER_APPLICATION_NAME)),
     });
+  }
+  const temporal = deps.temporal;
+  if (temporal) {
+    for (let i = 0; i < options.temporalRestarts; i++) {
+      events.push({ at: 0.45 + (0.4 * i) / Math.max(1, options.temporalRestarts), name: `Temporal server restart #${i + 1}`, run: () => temporal.restartServer(3000) });
+    }
   }
   if (options.restartPostgres) {
     events.push({ at: kills === 1 ? 0.55 : 0.5, name: 'Postgres restart', run: () => deps.postgres.restart(3000) });

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { printTable } from './check/invariant.js';
-import { DEFAULT_OPTIONS } from './options.js';
+import { CLUSTER_ADDITIONS, DEFAULT_OPTIONS } from './options.js';
 import { runChaos } from './run.js';
 
 const integer = (name: string, min: number) => (value: string) => {
@@ -31,6 +31,8 @@ const program = new Command('chaos')
   .option('--storm-probability <p>', '503 / 429 probability while a storm is on', share('--storm-probability'), DEFAULT_OPTIONS.stormProbability)
   .option('--storm-seconds <n>', 'how long each 503 / 429 storm lasts', integer('--storm-seconds', 1), DEFAULT_OPTIONS.stormSeconds)
   .option('--no-postgres-restart', 'skip the Postgres restart')
+  .option('--cluster', 'on a Temporal cluster (server on Postgres, two worker processes) with a Temporal server restart; builds the server on first use')
+  .option('--temporal-restarts <n>', 'Temporal server restarts (with --cluster)', integer('--temporal-restarts', 0), CLUSTER_ADDITIONS.temporalRestarts)
   .option('--timeout-minutes <n>', 'hard limit for the load; what is open then is reported', integer('--timeout-minutes', 1), DEFAULT_OPTIONS.timeoutMs / 60_000)
   .option('--json <file>', 'where to write the JSON report (default: a file in the temp directory)')
   .parse();
@@ -44,6 +46,8 @@ const opts = program.opts<{
   stormProbability: number;
   stormSeconds: number;
   postgresRestart: boolean;
+  cluster?: boolean;
+  temporalRestarts: number;
   timeoutMinutes: number;
   json?: string;
 }>();
@@ -61,8 +65,9 @@ try {
     stormProbability: opts.stormProbability,
     stormSeconds: opts.stormSeconds,
     restartPostgres: opts.postgresRestart,
+    ...(opts.cluster ? { ...CLUSTER_ADDITIONS, temporalRestarts: opts.temporalRestarts } : {}),
     timeoutMs: opts.timeoutMinutes * 60_000,
-    temporalAddress: process.env.TEMPORAL_ADDRESS,
+    temporalAddress: opts.cluster ? undefined : process.env.TEMPORAL_ADDRESS,
     temporalNamespace: process.env.TEMPORAL_NAMESPACE ?? DEFAULT_OPTIONS.temporalNamespace,
     log: say,
   });
@@ -72,7 +77,7 @@ try {
   console.log('');
   console.log(`chaos run ${report.runId}: ${opts.tenants} tenants in ${(report.durationMs.total / 1000).toFixed(0)} s (load ${(report.durationMs.load / 1000).toFixed(0)} s, checks ${(report.durationMs.check / 1000).toFixed(0)} s)`);
   console.log(`operations: ${Object.entries(report.operations).map(([k, v]) => `${k} ${v}`).join(', ')}`);
-  console.log(`chaos: ${c.workerKills} worker kills (${c.workerStarts} starts, ${c.workerStartFailures} refused while Postgres was down), ${c.fired.filter((e) => e.name === 'Postgres restart').length} Postgres restart(s), ${c.fired.filter((e) => e.name.includes('connections')).length} connection drops, ${c.fired.filter((e) => e.name.includes('storm')).length} storms, ${c.faultsInjected} faults injected in ${c.platformRequests} platform requests`);
+  console.log(`chaos: ${c.workerKills} worker kills (${c.workerStarts} starts, ${c.workerStartFailures} refused while Postgres was down), ${c.fired.filter((e) => e.name === 'Postgres restart').length} Postgres restart(s), ${c.fired.filter((e) => e.name.startsWith('Temporal server restart')).length} Temporal server restart(s), ${c.fired.filter((e) => e.name.includes('connections')).length} connection drops, ${c.fired.filter((e) => e.name.includes('storm')).length} storms, ${c.faultsInjected} faults injected in ${c.platformRequests} platform requests`);
   console.log('');
   printTable(report.results, (line) => console.log(line));
   console.log('');

@@ -27,6 +27,17 @@ export interface ChaosOptions {
   restartPostgres: boolean;
   /** Hard limit for load + settle; whatever is still open then is reported by the checker. */
   timeoutMs: number;
+  /**
+   * A Temporal cluster (the server on Postgres, as `npm run cluster` starts it) instead of the dev
+   * server, for the production topology: several worker processes and Temporal server restarts.
+   */
+  cluster: boolean;
+  /** Worker processes polling the same task queue; SIGKILLs go round them, so the others keep working. */
+  workers: number;
+  /** Restarts of the Temporal server mid-run (cluster only: a dev server forgets everything). */
+  temporalRestarts: number;
+  /** Exact numbers of rotations and closes instead of the shares (the cluster test asks for 10 and 5). */
+  exactCounts?: { rotations: number; closes: number };
   /** An existing Temporal frontend (the test suite's); otherwise a headless dev server is started. */
   temporalAddress?: string | undefined;
   temporalNamespace: string;
@@ -46,6 +57,9 @@ export const DEFAULT_OPTIONS: Omit<ChaosOptions, 'log'> = {
   workerKills: 4,
   connectionDrops: 3,
   restartPostgres: true,
+  cluster: false,
+  workers: 1,
+  temporalRestarts: 0,
   timeoutMs: 12 * 60_000,
   temporalNamespace: 'default',
 };
@@ -62,4 +76,27 @@ export const SMALL_OPTIONS: Omit<ChaosOptions, 'log'> = {
   workerKills: 1,
   // Generous: on a loaded 2-core CI machine a close may wait out a storm's retries.
   timeoutMs: 150_000,
+};
+
+/**
+ * `npm run chaos -- --cluster` adds these: the server on Postgres, two workers (each SIGKILL hits
+ * one while the other keeps polling) and a Temporal server restart.
+ */
+export const CLUSTER_ADDITIONS = { cluster: true, workers: 2, temporalRestarts: 1 } as const;
+
+/**
+ * The cluster test (test/integration/cluster.test.ts): 50 onboardings, 10 rotations, 5 closes on
+ * two workers; one worker SIGKILLed and the Temporal server restarted mid-run, platform faults on.
+ * No Postgres restart: the dev-server chaos test covers that, and the time goes to the cluster here.
+ */
+export const CLUSTER_TEST_OPTIONS: Omit<ChaosOptions, 'log'> = {
+  ...SMALL_OPTIONS,
+  ...CLUSTER_ADDITIONS,
+  tenants: 50,
+  startRate: 2,
+  exactCounts: { rotations: 10, closes: 5 },
+  workerKills: 1,
+  connectionDrops: 0,
+  restartPostgres: false,
+  timeoutMs: 240_000,
 };

@@ -22,7 +22,7 @@ export interface Plan {
   totalOperations: number;
 }
 
-export function makePlan(options: { tenants: number; seed: number; rotateShare: number; closeShare: number }, runId: string): Plan {
+export function makePlan(options: { tenants: number; seed: number; rotateShare: number; closeShare: number; exactCounts?: { rotations: number; closes: number } | undefined }, runId: string): Plan {
   const random = seededRandom(options.seed);
   const tenants: TenantPlan[] = [];
   for (let index = 0; index < options.tenants; index++) {
@@ -40,6 +40,31 @@ export function makePlan(options: { tenants: number; seed: number; rotateShare: 
       close,
     });
   }
+  if (options.exactCounts) applyExactCounts(tenants, options.exactCounts, random);
   const totalOperations = tenants.reduce((sum, t) => sum + 1 + t.rotations.length + (t.close === 'none' ? 0 : 1), 0);
   return { runId, tenants, totalOperations };
+}
+
+/**
+ * Exactly `rotations` rotations (one each, on distinct tenants) and `closes` closes: up to a third
+ * of the closes race a rotation, the others close tenants that did not rotate.
+ */
+function applyExactCounts(tenants: TenantPlan[], counts: { rotations: number; closes: number }, random: () => number): void {
+  if (counts.rotations > tenants.length || counts.closes > tenants.length) throw new Error(`exactCounts: at most ${tenants.length} rotations and closes with ${tenants.length} tenants`);
+  const order = tenants.map((t) => t.index);
+  for (let i = order.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [order[i], order[j]] = [order[j]!, order[i]!];
+  }
+  for (const tenant of tenants) {
+    tenant.rotations = [];
+    tenant.close = 'none';
+  }
+  const rotating = order.slice(0, counts.rotations);
+  for (const index of rotating) tenants[index]!.rotations = [random() < 0.5];
+  const racing = Math.min(Math.floor(counts.closes / 3), rotating.length);
+  for (const index of rotating.slice(0, racing)) tenants[index]!.close = 'racing-rotation';
+  const rest = order.slice(counts.rotations).slice(0, counts.closes - racing);
+  if (rest.length < counts.closes - racing) throw new Error('exactCounts: not enough tenants left to close');
+  for (const index of rest) tenants[index]!.close = 'after-rotations';
 }

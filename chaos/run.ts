@@ -26,6 +26,8 @@ export interface ChaosReport {
   operations: Record<string, number>;
   runs: Record<string, number>;
   chaos: ConductorReport & { workerStarts: number; workerStartFailures: number; workerKills: number; platformRequests: number; faultsInjected: number; peakRequestsPerSecond: number };
+  /** Worker processes (`pid@host`) that completed workflow tasks of the run. */
+  workerIdentities: string[];
   /** Reasons of every run that is not completed, by `workflowId/runId`. */
   openRuns: Record<string, string>;
   /** Holds the worker's log; kept only when the run failed. */
@@ -42,9 +44,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const world = await startWorld(options, runId, cleanup);
     const plan = makePlan(options, runId);
     log(`run ${runId}: ${plan.tenants.length} tenants, ${plan.totalOperations} operations planned; work in ${world.runDir}`);
-    const worker = new WorkerProcess(world.workerEnv, join(world.runDir, 'worker.log'), log);
-    cleanup.defer('worker', () => worker.stop());
-    await worker.start();
+    const workers = Array.from({ length: options.workers }, (_, i) => new WorkerProcess(world.workerEnv, join(world.runDir, options.workers > 1 ? `worker-${i + 1}.log` : 'worker.log'), log));
+    for (const worker of workers) cleanup.defer('worker', () => worker.stop());
+    await Promise.all(workers.map((worker) => worker.start()));
     await setFaults(world.sim.url, faultRules(options, Storm.none));
 
     // Load: the driver plays the plan while the conductor breaks things; both stop at the deadline.
@@ -52,8 +54,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const driver = new Driver(world.client, world.taskQueue, plan, options.startRate);
     let loading = true;
     const deadline = setTimeout(() => (log('deadline reached: no more waiting for operations'), driver.stop()), options.timeoutMs);
-    const progressTimer = setInterval(() => log(`progress: ${driver.completed}/${plan.totalOperations} operations finished, ${driver.started - driver.completed} in flight, worker ${worker.running ? 'up' : 'DOWN'}`), 15_000);
-    const events = chaosEvents(options, { simUrl: world.sim.url, worker, postgres: world.postgres, random: seededRandom(options.seed + 1) });
+    const progressTimer = setInterval(() => log(`progress: ${driver.completed}/${plan.totalOperations} operations finished, ${driver.started - driver.completed} in flight, workers ${workers.map((w) => (w.running ? 'up' : 'DOWN')).join('/')}`), 15_000);
+    const events = chaosEvents(options, { simUrl: world.sim.url, workers, postgres: world.postgres, temporal: world.temporal, random: seededRandom(options.seed + 1) });
     // Starts and completions both count, so events spread over the run even when completions come in bursts.
     const progress = () => (driver.started + driver.completed) / (2 * plan.totalOperations);
     const conductor = conduct(events, progress, () => !loading, log);
@@ -65,23 +67,23 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const loadMs = Date.now() - loadStarted;
     log(`load done in ${(loadMs / 1000).toFixed(0)} s; faults off, checking`);
 
-    // Check: faults off and a worker up, so queries of still-running runs can be answered.
+    // Check: faults off and the workers up, so queries of still-running runs can be answered.
     const checkStarted = Date.now();
     await clearFaults(world.sim.url);
-    await worker.start();
+    await Promise.all(workers.map((worker) => worker.start()));
     await sleep(2000); // visibility catches up with the last closes
     const temporal = await checkTemporal(world.client, createEncryptionCodec(parseMasterKeys(world.secretsKeys)), world.taskQueue);
     const records = await checkRecords(world.pool, world.sim.state(), `chaos-${runId}-`, driver.operations);
     const tokensInRecords = await checkTokensInRecords(world.pool);
-    await worker.stop(); // flushes the log before it is read
+    for (const worker of workers) await worker.stop(); // flushes the log before it is read
     const results = [
       ...records,
       checkOperations(driver.operations, temporal.reasons),
       ...temporal.results,
-      checkWorkerLog(worker.logFile),
+      checkWorkerLog(workers.map((worker) => worker.logFile)),
       tokensInRecords,
       checkNotices(world.notices),
-      checkWorkerExits(worker.starts, worker.unexpectedExits),
+      checkWorkerExits(sum(workers, (w) => w.starts), workers.flatMap((w) => w.unexpectedExits)),
       checkChaosApplied(conducted),
     ];
     const stats = world.sim.state().stats;
@@ -99,13 +101,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       runs: countBy(temporal.runs, (r) => `${r.type} ${r.status.name}`),
       chaos: {
         ...conducted,
-        workerStarts: worker.starts,
-        workerStartFailures: worker.startFailures,
-        workerKills: worker.kills,
+        workerStarts: sum(workers, (w) => w.starts),
+        workerStartFailures: sum(workers, (w) => w.startFailures),
+        workerKills: sum(workers, (w) => w.kills),
         platformRequests: stats.requestsTotal,
         faultsInjected: stats.faultsInjectedTotal + stats.rateLimitedTotal,
         peakRequestsPerSecond: stats.peakRequestsPerSecond,
       },
+      workerIdentities: temporal.workerIdentities,
       openRuns: Object.fromEntries(temporal.reasons),
       runDir: world.runDir,
     };
@@ -118,4 +121,8 @@ function countBy<T>(items: T[], key: (item: T) => string): Record<string, number
   const counts: Record<string, number> = {};
   for (const item of items) counts[key(item)] = (counts[key(item)] ?? 0) + 1;
   return counts;
+}
+
+function sum<T>(items: T[], value: (item: T) => number): number {
+  return items.reduce((total, item) => total + value(item), 0);
 }

@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { migrate } from '../src/db/migrate.js';
 import { createPool, type Pool } from '../src/db/pool.js';
 import { ensureDatabase } from '../src/infra/database.js';
+import { setupNamespace } from '../src/client/namespace-setup.js';
+import { startTemporalCluster, type RunningTemporalCluster } from '../src/infra/temporal-cluster.js';
 import { startTemporalDevServer } from '../src/infra/temporal-dev-server.js';
 import { generateMasterKey, parseMasterKeys } from '../src/secrets/master-keys.js';
 import { createDataConverter } from '../src/secrets/payload-codec.js';
@@ -27,6 +29,8 @@ export interface ChaosWorld {
   client: Client;
   pool: Pool;
   postgres: RestartablePostgres;
+  /** With `cluster`: the Temporal server on Postgres, restartable. */
+  temporal?: RunningTemporalCluster;
   sim: RunningSimulator;
   notices: NoticeLog;
   secretsKeys: string;
@@ -42,7 +46,17 @@ export async function startWorld(options: ChaosOptions, runId: string, cleanup: 
   const runDir = mkdtempSync(join(tmpdir(), `tenant-orch-chaos-${runId}-`));
 
   let temporalAddress = options.temporalAddress;
-  if (!temporalAddress) {
+  let temporal: RunningTemporalCluster | undefined;
+  if (options.cluster) {
+    log('starting a Temporal cluster (server on Postgres)');
+    // Postgres runs as the postgres user when we are root: its temp parent must be traversable.
+    const clusterDir = mkdtempSync(join(tmpdir(), `tenant-orch-chaos-cluster-`));
+    chmodSync(clusterDir, 0o755);
+    temporal = await startTemporalCluster({ dataDir: join(clusterDir, 'data'), persistent: false, onProgress: log });
+    cleanup.defer('Temporal cluster', () => temporal!.stop().finally(() => rmSync(clusterDir, { recursive: true, force: true })));
+    await setupNamespace(temporal.address, options.temporalNamespace, log);
+    temporalAddress = temporal.address;
+  } else if (!temporalAddress) {
     log('starting a headless Temporal dev server');
     const server = await startTemporalDevServer({ headless: true, port: 0, cliPath: process.env.TEMPORAL_CLI_PATH, onProgress: log });
     cleanup.defer('Temporal dev server', () => server.stop());
@@ -79,6 +93,7 @@ export async function startWorld(options: ChaosOptions, runId: string, cleanup: 
     client,
     pool,
     postgres,
+    ...(temporal ? { temporal } : {}),
     sim,
     notices: notify.log,
     secretsKeys,

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
 import type { ConductorReport } from '../conductor.js';
 import type { Operation } from '../driver.js';
 import type { UnexpectedExit } from '../worker-process.js';
@@ -18,13 +19,15 @@ export function checkOperations(operations: Operation[], reasons: Map<string, st
 }
 
 /** The captured worker output (every start, every crash) holds no token; `svsk_[redacted]` is fine. */
-export function checkWorkerLog(logFile: string): InvariantResult {
+export function checkWorkerLog(logFiles: string[]): InvariantResult {
   const result = invariant('no token in the worker logs');
-  const lines = readFileSync(logFile, 'utf8').split('\n');
-  lines.forEach((line, i) => {
-    result.checked += 1;
-    if (TOKEN_PATTERN.test(line)) result.violations.push(`worker log line ${i + 1}: ${line.replace(/svsk_[A-Za-z0-9]+/g, 'svsk_<TOKEN>').slice(0, 200)}`);
-  });
+  for (const logFile of logFiles) {
+    const lines = readFileSync(logFile, 'utf8').split('\n');
+    lines.forEach((line, i) => {
+      result.checked += 1;
+      if (TOKEN_PATTERN.test(line)) result.violations.push(`${basename(logFile)} line ${i + 1}: ${line.replace(/svsk_[A-Za-z0-9]+/g, 'svsk_<TOKEN>').slice(0, 200)}`);
+    });
+  }
   return result;
 }
 

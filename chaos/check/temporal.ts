@@ -13,6 +13,8 @@ export interface TemporalFindings {
   /** Why each run that is not completed is where it is, by `workflowId/runId`. */
   reasons: Map<string, string>;
   results: InvariantResult[];
+  /** Worker identities (`pid@host`) that completed workflow tasks: more than one when several processes shared the work. */
+  workerIdentities: string[];
 }
 
 export async function listRuns(client: Client, taskQueue: string): Promise<WorkflowExecutionInfo[]> {
@@ -26,6 +28,7 @@ export async function checkTemporal(client: Client, codec: PayloadCodec, taskQue
   const stuck = invariant('no run stuck without a visible reason');
   const histories = invariant('no token in any workflow history');
   const reasons = new Map<string, string>();
+  const identities = new Set<string>();
 
   await forEachLimited(runs, 8, async (run) => {
     const id = `${run.workflowId}/${run.runId}`;
@@ -34,6 +37,8 @@ export async function checkTemporal(client: Client, codec: PayloadCodec, taskQue
     const text = await decodedJson(history, codec);
     histories.checked += 1;
     if (TOKEN_PATTERN.test(text)) histories.violations.push(`${id}: a tenant token appears in the decoded history`);
+    const events = (JSON.parse(text) as { events?: Array<{ workflowTaskCompletedEventAttributes?: { identity?: string } }> }).events ?? [];
+    for (const event of events) if (event.workflowTaskCompletedEventAttributes?.identity) identities.add(event.workflowTaskCompletedEventAttributes.identity);
 
     if (run.status.name === 'COMPLETED') return;
     stuck.checked += 1;
@@ -47,7 +52,7 @@ export async function checkTemporal(client: Client, codec: PayloadCodec, taskQue
     reasons.set(id, `${run.status.name}: ${reason ?? 'no reason'}`);
     if (!reason) stuck.violations.push(`${id} (${run.type}) ended ${run.status.name} without a reason in its history`);
   });
-  return { runs, reasons, results: [stuck, histories] };
+  return { runs, reasons, results: [stuck, histories], workerIdentities: [...identities].sort() };
 }
 
 /** A running run explains itself by its status query (stage, waitingFor) and its current details. */

@@ -5,6 +5,7 @@ import { startWorker } from '../main/worker.js';
 import { generateMasterKey } from '../secrets/master-keys.js';
 import { resealAll } from '../secrets/reseal.js';
 import { createVault } from '../secrets/vault.js';
+import { ensureNamespace } from '../client/namespace-setup.js';
 import { ensureSearchAttributes } from '../client/search-attributes-setup.js';
 import { masterKeysOf } from '../main/wiring/deps.js';
 import { registerDriftCommands } from './commands/drift.js';
@@ -50,10 +51,11 @@ program
 
 program
   .command('setup')
-  .description("register the project's search attributes on a self-hosted Temporal cluster (idempotent)")
+  .description("register the namespace (when missing) and the project's search attributes on a self-hosted Temporal cluster (idempotent)")
   .action(async () =>
     withRuntime(async (runtime) => {
       const client = await runtime.client();
+      if (await ensureNamespace(client.connection, client.options.namespace)) console.log(`registered namespace ${client.options.namespace}`);
       const added = await ensureSearchAttributes(client, client.options.namespace);
       console.log(added.length ? `registered search attributes: ${added.join(', ')}` : 'search attributes already registered');
     }),

@@ -11,6 +11,8 @@ export const LauncherErrorCode = {
   POSTGRES_START_FAILED: 'POSTGRES_START_FAILED',
   TEMPORAL_CLI: 'TEMPORAL_CLI',
   TEMPORAL_START_FAILED: 'TEMPORAL_START_FAILED',
+  TEMPORAL_SERVER_BUILD: 'TEMPORAL_SERVER_BUILD',
+  PROCESS_START_FAILED: 'PROCESS_START_FAILED',
 } as const;
 export type LauncherErrorCode = (typeof LauncherErrorCode)[keyof typeof LauncherErrorCode];
 

@@ -140,7 +140,7 @@ export function givenSettings(given: Record<string, string | undefined>): Record
 }
 
 /** A dev-only secret kept in the data directory (0600), made on first start; production sets its variable. */
-function devSecret(dataDir: string, name: string, make: () => string, say: (line: string) => void): string {
+export function devSecret(dataDir: string, name: string, make: () => string, say: (line: string) => void): string {
   const file = join(dataDir, name);
   if (!existsSync(file)) {
     writeFileSync(file, `${make()}\n`, { mode: 0o600 });
