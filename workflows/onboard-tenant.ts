@@ -45,6 +45,7 @@ import {
   type OnboardTenantResult,
 } from './onboard-tenant-messages.js';
 import { describeOnboarding } from './onboard-tenant-details.js';
+import { DEFAULT_SLOT, ONBOARDING_PURPOSE } from '../src/domain/onboarding.js';
 import { ensureSubaccountOf, failureText } from './onboard-tenant-subaccount.js';
 
 export * from './onboard-tenant-messages.js';
@@ -55,8 +56,7 @@ const steps = proxyLocalActivities<Activities>({
   retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 50 },
 });
 
-export const ONBOARDING_PURPOSE = 'initial-funding';
-export const DEFAULT_SLOT = 'default';
+export { ONBOARDING_PURPOSE, DEFAULT_SLOT };
 
 export async function onboardTenant(rawInput: OnboardTenantInput): Promise<OnboardTenantResult> {
   const input = await validateWorkflowInput('onboardTenant', rawInput, (i) => `onboard:${i.externalRef}`);

@@ -1,12 +1,7 @@
 import type { Command } from 'commander';
-import { sendDecision } from '../../client/send-decision.js';
-import { startOnboarding } from '../../client/start-onboarding.js';
 import type { TransferOutcome } from '../../domain/operator-decisions.js';
-import { closeResolveTransferUpdate } from '../../../workflows/close-tenant-messages.js';
-import { parentFundedUpdate, resolveTransferUpdate } from '../../../workflows/onboard-tenant-messages.js';
-import { ONBOARDING_PURPOSE } from '../../../workflows/onboard-tenant.js';
-import { printDecision } from '../decisions.js';
-import { printJson, withRuntime } from '../runtime.js';
+import { ONBOARDING_PURPOSE } from '../../domain/onboarding.js';
+import { printJson, withRuntime } from '../run.js';
 
 export function registerOnboardingCommands(program: Command): void {
   program
@@ -20,6 +15,7 @@ export function registerOnboardingCommands(program: Command): void {
     .action(async (opts: { externalRef: string; name: string; funding?: string; wait?: boolean; json?: boolean }) =>
       withRuntime(async (runtime) => {
         const input = { externalRef: opts.externalRef, name: opts.name, ...(opts.funding !== undefined ? { fundingMicroUsd: opts.funding } : {}) };
+        const { startOnboarding } = await import('../../client/start-onboarding.js');
         const handle = await startOnboarding(await runtime.client(), input, { taskQueue: runtime.config.TEMPORAL_TASK_QUEUE });
         const started = { workflowId: handle.workflowId, started: handle.started };
         if (!opts.wait) {
@@ -42,6 +38,11 @@ export function registerOnboardingCommands(program: Command): void {
     .option('--json', 'print the answer as JSON')
     .action(async (externalRef: string, opts: DecisionFlags) =>
       withRuntime(async (runtime) => {
+        const [{ sendDecision }, { parentFundedUpdate }, { printDecision }] = await Promise.all([
+          import('../../client/send-decision.js'),
+          import('../../../workflows/onboard-tenant-messages.js'),
+          import('../decisions.js'),
+        ]);
         const workflowId = `onboard:${externalRef}`;
         const answer = await sendDecision(await runtime.client(), workflowId, parentFundedUpdate, { operator: opts.operator, reason: opts.reason });
         printDecision(workflowId, 'parentFunded', answer, opts.json);
@@ -61,6 +62,12 @@ export function registerOnboardingCommands(program: Command): void {
     .action(async (externalRef: string, opts: DecisionFlags & { outcome: string; close?: boolean; purpose: string }) =>
       withRuntime(async (runtime) => {
         if (!opts.close && opts.purpose !== ONBOARDING_PURPOSE) throw new Error('--purpose: only with --close (an onboarding has one transfer)');
+        const [{ sendDecision }, { resolveTransferUpdate }, { closeResolveTransferUpdate }, { printDecision }] = await Promise.all([
+          import('../../client/send-decision.js'),
+          import('../../../workflows/onboard-tenant-messages.js'),
+          import('../../../workflows/close-tenant-messages.js'),
+          import('../decisions.js'),
+        ]);
         const client = await runtime.client();
         // The raw --outcome goes to the workflow: its validator refuses anything but the exact words.
         const verdict = { outcome: opts.outcome as TransferOutcome, operator: opts.operator, reason: opts.reason };

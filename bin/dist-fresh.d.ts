@@ -1,0 +1,2 @@
+/** See dist-fresh.js. */
+export function distState(): 'fresh' | 'stale' | 'missing';
