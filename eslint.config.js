@@ -50,8 +50,8 @@ export default tseslint.config(
                 '**/src/platform/**',
                 // Schema modules load zod: workflows take their types only.
                 '**/src/domain/tenant-input*',
-                '**/src/rotation/input*',
-                '**/src/drift/input*',
+                '**/src/domain/rotation-input*',
+                '**/src/domain/drift-input*',
               ],
               allowTypeImports: true,
               message: 'Workflows import activities (and I/O modules) as types only.',

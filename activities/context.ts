@@ -1,11 +1,16 @@
 import { Context } from '@temporalio/activity';
-import type { Logger } from '../src/log.js';
-import type { LifecycleOptions } from './lifecycle.js';
-import type { DriftOptions } from '../src/drift/options.js';
+import type { Logger } from '../src/infra/log.js';
+import type { DriftOptions } from './drift/options.js';
 import type { Pool } from '../src/db/pool.js';
 import type { PlatformClient } from '../src/platform/index.js';
-import type { RotationOptions } from '../src/rotation/options.js';
+import type { RotationOptions } from './rotation-options.js';
 import type { Vault } from '../src/secrets/vault.js';
+
+/** Lifecycle settings; here, not in lifecycle.ts, so that the two do not import each other. */
+export interface LifecycleOptions {
+  /** resume refuses a tenant whose wallet balance is below this (micro-USD, whole number). */
+  resumeBalanceFloorMicroUsd?: string;
+}
 
 /** Dependencies every activity factory receives; built once per worker process. */
 export interface ActivityDeps {

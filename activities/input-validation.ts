@@ -1,8 +1,8 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { z } from 'zod';
 import { InvalidInputError, lifecycleInputSchema, onboardTenantInputSchema, parseInput } from '../src/domain/tenant-input.js';
-import { reconcileFleetInputSchema } from '../src/drift/input.js';
-import { rotateFleetInputSchema, rotateTenantKeyInputSchema } from '../src/rotation/input.js';
+import { reconcileFleetInputSchema } from '../src/domain/drift-input.js';
+import { rotateFleetInputSchema, rotateTenantKeyInputSchema } from '../src/domain/rotation-input.js';
 
 /**
  * Workflow inputs are validated here, in a local activity, with the same zod schemas as the CLI,

@@ -20,11 +20,6 @@ export interface LifecycleInput {
   runKey: string;
 }
 
-export interface LifecycleOptions {
-  /** resume refuses a tenant whose wallet balance is below this (micro-USD, whole number). */
-  resumeBalanceFloorMicroUsd?: string;
-}
-
 function lifecycleKey(action: string, externalRef: string, runKey: string): string {
   return `tpo-${action}-${createHash('sha256').update(JSON.stringify([action, externalRef, runKey])).digest('hex').slice(0, 32)}`;
 }

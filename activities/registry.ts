@@ -2,7 +2,7 @@ import { appendAudit } from '../src/db/audit-store.js';
 import { withTransaction } from '../src/db/pool.js';
 import { findRegistration } from '../src/db/webhook-registrations-store.js';
 import { getDelivery, markDeliveryProcessed } from '../src/db/webhook-inbox-store.js';
-import { isKnownRegistryEvent } from '../src/gateway/delivery-body.js';
+import { isKnownRegistryEvent } from '../src/domain/delivery-body.js';
 import { auditOrigin, type ActivityDeps } from './context.js';
 import { boundary } from './failures.js';
 

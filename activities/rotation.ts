@@ -12,9 +12,9 @@ import {
 import { withTransaction } from '../src/db/pool.js';
 import { findActiveKey, findKeyRecord, findMaxGeneration, markCreatingKeyFailed, markKeyRevoked } from '../src/db/tenant-keys-store.js';
 import { lastUseMoved, PlatformNotFoundError, type ApiKeyRecord, type LastUse } from '../src/platform/index.js';
-import { RotationErrorCode, rotationFailure } from '../src/rotation/errors.js';
-import type { DeployerSpec } from '../src/rotation/input.js';
-import { DEFAULT_ROTATION_OPTIONS } from '../src/rotation/options.js';
+import { RotationErrorCode, rotationFailure } from './rotation-failures.js';
+import type { DeployerSpec } from '../src/domain/rotation-input.js';
+import { DEFAULT_ROTATION_OPTIONS } from './rotation-options.js';
 import { auditOrigin, type ActivityDeps } from './context.js';
 import { boundary } from './failures.js';
 import { keyNamePrefix } from './idempotency-keys.js';

@@ -20,6 +20,7 @@ import { timeCli } from './onboarding/cli-timings.js';
 import { floorRunners } from './onboarding/floor.js';
 import { startWorkerProcess } from './onboarding/worker-process.js';
 import { createOnboardingWorld, type OnboardingWorld } from './onboarding/world.js';
+import { onboardingWorkflowId } from '../src/domain/ids.js';
 
 const FUNDING_MICRO_USD = '1000000';
 // Issue 20's targets (a benchmark, not a timed test: a missed one is a measurement).
@@ -107,7 +108,7 @@ async function run(context: BenchContext): Promise<BenchResult> {
     Object.entries(statsAfter.byRoute).map(([route, total]) => [route, (total - (statsBefore.byRoute[route] ?? 0)) / count]),
   );
 
-  const histories = await profileHistories(world.client, [seqRefs[warmup], seqRefs.at(-1), concRefs[0], concRefs.at(-1)].map((ref) => `onboard:${ref}`));
+  const histories = await profileHistories(world.client, [seqRefs[warmup], seqRefs.at(-1), concRefs[0], concRefs.at(-1)].map((ref) => onboardingWorkflowId(String(ref))));
   const eventsPerWorkflow = histories.reduce((sum, h) => sum + h.events, 0) / histories.length;
 
   const bare = {} as Record<BareKind, { sequential: CpuMeasured<LatencySummary>; concurrent: CpuMeasured<ConcurrentRun>; rss: { peakMb: number; lastMb: number } }>;

@@ -14,7 +14,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
 import { startOnboarding } from '../src/client/start-onboarding.js';
 import { createPool } from '../src/db/pool.js';
-import { createLogger } from '../src/log.js';
+import { createLogger } from '../src/infra/log.js';
 import { createPlatformClient } from '../src/platform/index.js';
 import { generateMasterKey, parseMasterKeys } from '../src/secrets/master-keys.js';
 import { createVault } from '../src/secrets/vault.js';

@@ -2,9 +2,10 @@ import { WorkflowFailedError, type Client } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure, CancelledFailure, ChildWorkflowFailure, TerminatedFailure } from '@temporalio/common';
 import { startLifecycle } from '../src/client/start-lifecycle.js';
 import { startOnboarding } from '../src/client/start-onboarding.js';
-import { startRotation } from '../src/rotation/start-rotation.js';
+import { startRotation } from '../src/client/start-rotation.js';
 import { sleep } from '../src/infra/cleanup.js';
 import type { Plan, TenantPlan } from './plan.js';
+import { lifecycleWorkflowId, onboardingWorkflowId, rotationWorkflowId } from '../src/domain/ids.js';
 
 /** One operation the run asked for, and how it ended as its starter saw it. */
 export interface Operation {
@@ -62,12 +63,12 @@ export class Driver {
 
   async #tenantScript(tenant: TenantPlan): Promise<void> {
     const { externalRef } = tenant;
-    const onboarded = await this.#operate('onboard', externalRef, `onboard:${externalRef}`, ['completed'], async () =>
+    const onboarded = await this.#operate('onboard', externalRef, onboardingWorkflowId(externalRef), ['completed'], async () =>
       startOnboarding(this.client, { externalRef, name: tenant.name, fundingMicroUsd: tenant.fundingMicroUsd, options: ONBOARDING_TIMINGS }, { taskQueue: this.taskQueue }),
     );
     if (onboarded !== 'completed') return;
     const closeInput = { externalRef, reason: 'chaos run: tenant leaves', operator: 'chaos', options: CLOSE_OPTIONS };
-    const rotationId = `rotate:${externalRef}:default`;
+    const rotationId = rotationWorkflowId(externalRef, 'default');
     const rotate = (emergency: boolean, accepted: string[]) =>
       this.#operate('rotate', externalRef, rotationId, accepted, () =>
         startRotation(this.client, { externalRef, slot: 'default', emergency, reason: 'chaos run', options: ROTATION_TIMINGS }, { taskQueue: this.taskQueue, operator: 'chaos' }),
@@ -78,14 +79,14 @@ export class Driver {
       // (cancelled and rolled back) or done. Either way no extra key may survive.
       const rotation = rotate(tenant.rotations[0] ?? false, ['completed', 'cancelled', 'failed:TENANT_CLOSED']);
       await Promise.race([sleep(Math.floor(Math.random() * 2500)), this.#stop]);
-      await Promise.all([rotation, this.#operate('close', externalRef, `close:${externalRef}`, ['completed'], () => startLifecycle(this.client, 'close', closeInput, { taskQueue: this.taskQueue }))]);
+      await Promise.all([rotation, this.#operate('close', externalRef, lifecycleWorkflowId('close', externalRef), ['completed'], () => startLifecycle(this.client, 'close', closeInput, { taskQueue: this.taskQueue }))]);
       return;
     }
     for (const emergency of tenant.rotations) {
       if ((await rotate(emergency, ['completed'])) !== 'completed') return;
     }
     if (tenant.close === 'after-rotations') {
-      await this.#operate('close', externalRef, `close:${externalRef}`, ['completed'], () => startLifecycle(this.client, 'close', closeInput, { taskQueue: this.taskQueue }));
+      await this.#operate('close', externalRef, lifecycleWorkflowId('close', externalRef), ['completed'], () => startLifecycle(this.client, 'close', closeInput, { taskQueue: this.taskQueue }));
     }
   }
 

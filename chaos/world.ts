@@ -11,7 +11,7 @@ import { generateMasterKey, parseMasterKeys } from '../src/secrets/master-keys.j
 import { createDataConverter } from '../src/secrets/payload-codec.js';
 import { DEFAULT_PLATFORM_KEY, DEFAULT_SEED, startSimulator, type RunningSimulator } from '../src/sim/index.js';
 import type { Cleanup } from '../src/infra/cleanup.js';
-import { startNotifyReceiver } from '../src/stack/notify-receiver.js';
+import { startNotifyReceiver } from '../src/main/stack/notify-receiver.js';
 import type { ChaosOptions } from './options.js';
 import { startRestartablePostgres, type RestartablePostgres } from './postgres.js';
 

@@ -13,14 +13,15 @@ import { loadConfig } from '../src/config.js';
 import { startLifecycle } from '../src/client/start-lifecycle.js';
 import { startOnboarding } from '../src/client/start-onboarding.js';
 import { createPool } from '../src/db/pool.js';
-import { createRegistryWebhook } from '../src/gateway/webhook-management.js';
+import { createRegistryWebhook } from '../src/client/webhook-management.js';
 import { createPlatformClient } from '../src/platform/index.js';
-import { startDriftCheck } from '../src/drift/start-check.js';
-import { startRotation } from '../src/rotation/start-rotation.js';
+import { startDriftCheck } from '../src/client/start-drift-check.js';
+import { startRotation } from '../src/client/start-rotation.js';
 import { parseMasterKeys } from '../src/secrets/master-keys.js';
 import { createVault } from '../src/secrets/vault.js';
 import { DEFAULT_PERSONAL_TOKEN } from '../src/sim/index.js';
-import { startStack } from '../src/stack/start-stack.js';
+import { startStack } from '../src/main/stack/start-stack.js';
+import { registryDeliveryWorkflowId } from '../src/domain/ids.js';
 
 const notify = createServer((_req, res) => res.writeHead(200).end('ok')).listen(0, '127.0.0.1');
 await new Promise((r) => notify.once('listening', r));
@@ -81,7 +82,7 @@ try {
       body: JSON.stringify({ projectId: project.id, event: 'image.pushed', image: 'app', tag: 'v1' }),
     })
   ).json()) as { deliveries: Array<{ deliveryId: string }> };
-  const registryId = `registry-delivery:${emitted.deliveries[0]!.deliveryId}`;
+  const registryId = registryDeliveryWorkflowId(emitted.deliveries[0]!.deliveryId);
   for (let i = 0; i < 100; i++) {
     const status = await client.workflow.getHandle(registryId).describe().then((d) => d.status.name, () => 'NOT_FOUND');
     if (status === 'COMPLETED') break;

@@ -5,10 +5,11 @@
  */
 import { Command } from 'commander';
 import { Worker } from '@temporalio/worker';
-import { reportError, loadCliConfig } from '../src/cli/context.js';
-import { connectClient } from '../src/temporal/connection.js';
-import { WORKFLOWS_PATH } from '../src/worker/create-worker.js';
-import { dataConverterOf } from '../src/worker/deps.js';
+import { loadCliConfig } from '../src/cli/context.js';
+import { reportError } from '../src/main/report-error.js';
+import { connectClient } from '../src/client/connection.js';
+import { WORKFLOWS_PATH } from '../src/main/wiring/create-worker.js';
+import { dataConverterOf } from '../src/main/wiring/deps.js';
 
 const WORKFLOW_TYPES = ['onboardTenant', 'rotateTenantKey', 'rotateTenantKeyOnSchedule', 'rotateFleet', 'suspendTenant', 'resumeTenant', 'closeTenant', 'handleRegistryEvent', 'reconcileFleet'];
 

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { driftConfigShape } from './drift/options.js';
+import { driftConfigShape } from '../activities/drift/options.js';
 import { gatewayConfigShape } from './gateway/options.js';
-import { LOG_FORMATS } from './log.js';
-import { rotationConfigShape } from './rotation/options.js';
+import { LOG_FORMATS } from './infra/log.js';
+import { rotationConfigShape } from '../activities/rotation-options.js';
 import { safeParseMasterKeys } from './secrets/master-keys.js';
 
 /**

@@ -26,7 +26,7 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { LifecycleWorkflowInput } from '../src/domain/tenant-input.js';
-import { tenantExternalRefKey, tenantStatusKey, tenantSubaccountIdKey } from '../src/search-attributes.js';
+import { tenantExternalRefKey, tenantStatusKey, tenantSubaccountIdKey } from '../src/domain/search-attributes.js';
 import { checkCloseTransferVerdict, type CloseTransferVerdict } from '../src/domain/operator-decisions.js';
 import {
   closeResolveTransferSignal,
@@ -40,6 +40,7 @@ import { accepted, refuseUnlessApplicable, signalAccepted } from './decisions.js
 import { recordOutcome } from './outcomes.js';
 import { cancelRotationsForClose } from './rotate-tenant-key-close.js';
 import { msOf, validateWorkflowInput } from './validate-input.js';
+import { lifecycleWorkflowId, onboardingWorkflowId } from '../src/domain/ids.js';
 
 export * from './close-tenant-messages.js';
 
@@ -53,7 +54,7 @@ const acts = proxyActivities<Activities>({
 const MAX_CLEANUP_ROUNDS = 50;
 
 export async function closeTenant(rawInput: LifecycleWorkflowInput): Promise<CloseTenantResult> {
-  const input = await validateWorkflowInput('lifecycle', rawInput, (i) => `close:${i.externalRef}`);
+  const input = await validateWorkflowInput('lifecycle', rawInput, (i) => lifecycleWorkflowId('close', i.externalRef));
   const { externalRef } = input;
   const pollInterval = input.options?.pollInterval ?? '5s';
   const unknownDeadline = input.options?.unknownTransferDeadline ?? '15m';
@@ -79,7 +80,7 @@ export async function closeTenant(rawInput: LifecycleWorkflowInput): Promise<Clo
     return seq;
   };
   const noTransferWaiting = (purpose: string): string | null => {
-    if (status.stage !== 'needs_operator') return `close:${externalRef} is not waiting for an operator's verdict (stage ${status.stage})`;
+    if (status.stage !== 'needs_operator') return `${lifecycleWorkflowId('close', externalRef)} is not waiting for an operator's verdict (stage ${status.stage})`;
     if (!status.openTransfers.some((t) => t.purpose === purpose)) {
       return `purpose: close:${externalRef} has no open transfer "${purpose}" (open: ${status.openTransfers.map((t) => t.purpose).join(', ') || 'none'})`;
     }
@@ -139,7 +140,7 @@ export async function closeTenant(rawInput: LifecycleWorkflowInput): Promise<Clo
     }
 
     show('stopping_other_work');
-    await getExternalWorkflowHandle(`onboard:${externalRef}`).cancel().catch(() => undefined);
+    await getExternalWorkflowHandle(onboardingWorkflowId(externalRef)).cancel().catch(() => undefined);
     await cancelRotationsForClose(externalRef, { pollInterval: '1s' });
 
     show('resolving_transfers');

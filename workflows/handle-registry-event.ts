@@ -9,6 +9,7 @@
 import { ApplicationFailure, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { ProcessRegistryDeliveryInput, ProcessRegistryDeliveryResult } from '../activities/registry.js';
+import { registryDeliveryWorkflowId } from '../src/domain/ids.js';
 
 const steps = proxyLocalActivities<Activities>({
   startToCloseTimeout: '30s',
@@ -24,7 +25,7 @@ export async function handleRegistryEvent(input: HandleRegistryEventInput): Prom
   if (deliveryId === '' || deliveryId.length > 200) {
     throw ApplicationFailure.nonRetryable('handleRegistryEvent input must be { deliveryId: string (1-200 characters) }', 'INVALID_INPUT');
   }
-  const expected = `registry-delivery:${deliveryId}`;
+  const expected = registryDeliveryWorkflowId(deliveryId);
   if (workflowInfo().workflowId !== expected) {
     // The id is the idempotency key of the start: one workflow per delivery.
     throw ApplicationFailure.nonRetryable(`the workflow id must be ${expected} (it is ${workflowInfo().workflowId})`, 'INVALID_INPUT');

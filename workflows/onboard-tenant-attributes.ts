@@ -1,6 +1,6 @@
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import { patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import { tenantExternalRefKey, tenantStatusKey, tenantSubaccountIdKey } from '../src/search-attributes.js';
+import { tenantExternalRefKey, tenantStatusKey, tenantSubaccountIdKey } from '../src/domain/search-attributes.js';
 import type { OnboardingStatus } from './onboard-tenant-messages.js';
 
 /**

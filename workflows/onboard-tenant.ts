@@ -46,6 +46,7 @@ import { onboardingAttributes } from './onboard-tenant-attributes.js';
 import { describeOnboarding } from './onboard-tenant-details.js';
 import { DEFAULT_SLOT, ONBOARDING_PURPOSE } from '../src/domain/onboarding.js';
 import { ensureSubaccountOf, failureText } from './onboard-tenant-subaccount.js';
+import { onboardingWorkflowId } from '../src/domain/ids.js';
 
 export * from './onboard-tenant-messages.js';
 
@@ -58,7 +59,7 @@ const steps = proxyLocalActivities<Activities>({
 export { ONBOARDING_PURPOSE, DEFAULT_SLOT };
 
 export async function onboardTenant(rawInput: OnboardTenantInput): Promise<OnboardTenantResult> {
-  const input = await validateWorkflowInput('onboardTenant', rawInput, (i) => `onboard:${i.externalRef}`);
+  const input = await validateWorkflowInput('onboardTenant', rawInput, (i) => onboardingWorkflowId(i.externalRef));
   const { externalRef, name } = input;
   const timings = {
     balanceRetryInterval: input.options?.balanceRetryInterval ?? '10m',
@@ -80,9 +81,9 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
   let operatorVerdict: TransferVerdict | undefined;
   // What the run waits for right now: a decision that does not apply to it is refused.
   const waiting = { forFunds: false, forVerdict: false, verdictsApplied: 0 };
-  const notWaitingForFunds = () => (waiting.forFunds ? null : `onboard:${externalRef} is not waiting for the parent's funds (stage ${status.stage})`);
+  const notWaitingForFunds = () => (waiting.forFunds ? null : `${onboardingWorkflowId(externalRef)} is not waiting for the parent's funds (stage ${status.stage})`);
   const noTransferWaiting = () =>
-    waiting.forVerdict && operatorVerdict === undefined ? null : `onboard:${externalRef} has no transfer in needs_operator waiting for a verdict (stage ${status.stage})`;
+    waiting.forVerdict && operatorVerdict === undefined ? null : `${onboardingWorkflowId(externalRef)} has no transfer in needs_operator waiting for a verdict (stage ${status.stage})`;
   setHandler(onboardingStatusQuery, () => status);
   setHandler(
     parentFundedUpdate,

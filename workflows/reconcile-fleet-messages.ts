@@ -1,5 +1,5 @@
 import { defineQuery, setCurrentDetails } from '@temporalio/workflow';
-import type { DriftTotals } from '../src/drift/input.js';
+import type { DriftTotals } from '../src/domain/drift-input.js';
 
 /** What a drift check shows while it runs (query, current details) and returns. No secret: ids only. */
 export interface DriftCheckStatus {

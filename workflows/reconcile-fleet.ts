@@ -16,9 +16,9 @@ import { ActivityFailure, ApplicationFailure, condition, continueAsNew, proxyAct
 import type { Activities } from '../activities/index.js';
 import type { DriftPageTenant } from '../activities/drift/check.js';
 import { msOf } from '../src/domain/durations.js';
-import type { ParsedReconcileFleetInput, ReconcileFleetInput } from '../src/drift/input.js';
+import type { ParsedReconcileFleetInput, ReconcileFleetInput } from '../src/domain/drift-input.js';
 import { validateWorkflowInput } from './validate-input.js';
-import { platformTaskQueue } from '../src/rotation/ids.js';
+import { platformTaskQueue } from '../src/domain/ids.js';
 import { describeDriftCheck, driftCheckStatusQuery, type DriftCheckStatus, type ReconcileFleetResult } from './reconcile-fleet-messages.js';
 
 export * from './reconcile-fleet-messages.js';

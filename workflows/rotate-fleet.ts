@@ -19,8 +19,8 @@ import {
   startChild,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import { rotationWorkflowId } from '../src/rotation/ids.js';
-import type { RotateFleetInput } from '../src/rotation/input.js';
+import { rotationWorkflowId } from '../src/domain/ids.js';
+import type { RotateFleetInput } from '../src/domain/rotation-input.js';
 import { validateWorkflowInput } from './validate-input.js';
 import { rotateTenantKey } from './rotate-tenant-key.js';
 import { rotationSettledSignal } from './rotate-tenant-key-messages.js';

@@ -1,5 +1,5 @@
 import { setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
-import { tenantStatusKey } from '../src/search-attributes.js';
+import { tenantStatusKey } from '../src/domain/search-attributes.js';
 import type { RotationStatus } from './rotate-tenant-key-messages.js';
 
 /**

@@ -3,7 +3,7 @@ import type { Activities } from '../activities/index.js';
 import type { IssueKeyResult } from '../activities/keys.js';
 import type { BeginRotationResult } from '../activities/rotation.js';
 import type { GateTimings } from './rotate-tenant-key-gate.js';
-import type { Decision } from './rotate-tenant-key.js';
+import type { Decision } from './rotate-tenant-key-decisions.js';
 import type { RotationStatus } from './rotate-tenant-key-messages.js';
 
 /**

@@ -29,12 +29,12 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { BeginRotationResult, KeyUsage, LastUseExpectation } from '../activities/rotation.js';
-import { rotationWorkflowId, platformTaskQueue } from '../src/rotation/ids.js';
+import { rotationWorkflowId, platformTaskQueue } from '../src/domain/ids.js';
 import { msOf } from '../src/domain/durations.js';
-import { DEFAULT_TIMINGS } from '../src/rotation/defaults.js';
-import type { ParsedRotateTenantKeyInput, RotateTenantKeyInput } from '../src/rotation/input.js';
+import { DEFAULT_TIMINGS } from '../src/domain/rotation-defaults.js';
+import type { ParsedRotateTenantKeyInput, RotateTenantKeyInput } from '../src/domain/rotation-input.js';
 import { validateWorkflowInput } from './validate-input.js';
-import { tenantExternalRefKey } from '../src/search-attributes.js';
+import { tenantExternalRefKey } from '../src/domain/search-attributes.js';
 import { evaluateGate, type GateMemory, type GateTimings } from './rotate-tenant-key-gate.js';
 import { describeRotation } from './rotate-tenant-key-details.js';
 import { waitForFreeKeySlot } from './rotate-tenant-key-limit.js';
@@ -52,7 +52,6 @@ const db = proxyLocalActivities<Activities>({
 // The notify deployer is retried until the parent's endpoint answers 2xx (no attempt limit).
 const notifyDeploy = proxyActivities<Activities>({ startToCloseTimeout: '30s', retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '5m' } });
 
-export type { Decision } from './rotate-tenant-key-decisions.js';
 /** New runs hand the gate's observation to the revoke, which re-reads the key and refuses on any later use. */
 const REVOKE_RECHECK_PATCH = 'revoke-rechecks-last-use';
 

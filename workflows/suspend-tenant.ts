@@ -8,8 +8,9 @@
 import { proxyActivities, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { LifecycleWorkflowInput } from '../src/domain/tenant-input.js';
-import { tenantExternalRefKey, tenantStatusKey } from '../src/search-attributes.js';
+import { tenantExternalRefKey, tenantStatusKey } from '../src/domain/search-attributes.js';
 import { validateWorkflowInput } from './validate-input.js';
+import { lifecycleWorkflowId } from '../src/domain/ids.js';
 
 const acts = proxyActivities<Activities>({
   startToCloseTimeout: '30s',
@@ -23,7 +24,7 @@ export interface LifecycleResult {
 }
 
 export async function suspendTenant(rawInput: LifecycleWorkflowInput): Promise<LifecycleResult> {
-  const input = await validateWorkflowInput('lifecycle', rawInput, (i) => `suspend:${i.externalRef}`);
+  const input = await validateWorkflowInput('lifecycle', rawInput, (i) => lifecycleWorkflowId('suspend', i.externalRef));
   upsertSearchAttributes([{ key: tenantExternalRefKey, value: input.externalRef }]);
   const { subaccountId } = await acts.suspendTenantOnPlatform({ ...input, runKey: workflowInfo().firstExecutionRunId });
   upsertSearchAttributes([{ key: tenantStatusKey, value: 'suspended' }]);
@@ -31,7 +32,7 @@ export async function suspendTenant(rawInput: LifecycleWorkflowInput): Promise<L
 }
 
 export async function resumeTenant(rawInput: LifecycleWorkflowInput): Promise<LifecycleResult> {
-  const input = await validateWorkflowInput('lifecycle', rawInput, (i) => `resume:${i.externalRef}`);
+  const input = await validateWorkflowInput('lifecycle', rawInput, (i) => lifecycleWorkflowId('resume', i.externalRef));
   upsertSearchAttributes([{ key: tenantExternalRefKey, value: input.externalRef }]);
   const { subaccountId } = await acts.resumeTenantOnPlatform({ ...input, runKey: workflowInfo().firstExecutionRunId });
   upsertSearchAttributes([{ key: tenantStatusKey, value: 'active' }]);

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
-import { RotationErrorCode, rotationFailure } from '../../src/rotation/errors.js';
-import type { RotationOptions } from '../../src/rotation/options.js';
+import { RotationErrorCode, rotationFailure } from '../rotation-failures.js';
+import type { RotationOptions } from '../rotation-options.js';
 
 /**
  * The `notify` deployer: the vault stays the source of truth and the parent is told which key is

@@ -1,5 +1,5 @@
 import type { PlatformClient } from '../../src/platform/index.js';
-import { RotationErrorCode, rotationFailure } from '../../src/rotation/errors.js';
+import { RotationErrorCode, rotationFailure } from '../rotation-failures.js';
 
 /**
  * The `project-env` deployer: writes the tenant key into an environment variable of the tenant's

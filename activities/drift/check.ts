@@ -3,9 +3,9 @@ import { deleteSnapshot, finishDriftCheck, getDriftCheck, insertDriftCheck, list
 import { countOpenFindingsByKind, resolveUnseenUnowned, upsertFinding } from '../../src/db/drift-findings-store.js';
 import { withTransaction } from '../../src/db/pool.js';
 import { findTenant, listTenants } from '../../src/db/tenants-store.js';
-import { unownedSubaccountFinding } from '../../src/drift/compare.js';
-import { DRIFT_KINDS } from '../../src/drift/kinds.js';
-import { DEFAULT_DRIFT_OPTIONS } from '../../src/drift/options.js';
+import { unownedSubaccountFinding } from './compare.js';
+import { DRIFT_KINDS } from '../../src/domain/drift-kinds.js';
+import { DEFAULT_DRIFT_OPTIONS } from './options.js';
 import { auditOrigin, type ActivityDeps } from '../context.js';
 import { boundary, definiteFailure, OrchestratorErrorCode } from '../failures.js';
 import { auditFinding } from './records.js';

@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
-import { TENANT_WORKFLOW_TYPES } from '../../src/drift/ids.js';
-import { tenantExternalRefKey } from '../../src/search-attributes.js';
+import { TENANT_WORKFLOW_TYPES } from '../../src/domain/ids.js';
+import { tenantExternalRefKey } from '../../src/domain/search-attributes.js';
 
 /**
  * What only Temporal knows: which tenants have a workflow running, and which rotation schedules

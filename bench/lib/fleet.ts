@@ -1,7 +1,7 @@
 import type { NativeConnection } from '@temporalio/worker';
 import type { Activities } from '../../activities/index.js';
 import type { Cleanup } from '../../src/infra/cleanup.js';
-import { createPlatformActivityWorker } from '../../src/rotation/platform-worker.js';
+import { createPlatformActivityWorker } from '../../src/main/wiring/platform-worker.js';
 import { buildSimulatorApp, DEFAULT_PLATFORM_KEY, type SimRuntime } from '../../src/sim/index.js';
 import { RateLimiter, TrafficMeter } from '../../src/sim/traffic.js';
 import { runConcurrent } from './stats.js';

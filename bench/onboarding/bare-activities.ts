@@ -1,5 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { BareWorkflowInput } from './bare-workflows.js';
+
+export interface BareWorkflowInput {
+  waitMs: number;
+}
 
 /** The baseline's only step: wait as long as one simulated platform call takes. */
 export function createBareActivities() {

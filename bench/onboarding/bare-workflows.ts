@@ -4,11 +4,9 @@
  * (run inside the workflow task, like onboardTenant's steps). Deterministic code only.
  */
 import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
-import type { BareActivities } from './bare-activities.js';
+import type { BareActivities, BareWorkflowInput } from './bare-activities.js';
 
-export interface BareWorkflowInput {
-  waitMs: number;
-}
+export type { BareWorkflowInput } from './bare-activities.js';
 
 const regular = proxyActivities<BareActivities>({ startToCloseTimeout: '30s' });
 const local = proxyLocalActivities<BareActivities>({ startToCloseTimeout: '30s' });

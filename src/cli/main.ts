@@ -49,7 +49,7 @@ program
   .description("register the project's search attributes on a self-hosted Temporal cluster (idempotent)")
   .action(async () =>
     withRuntime(async (runtime) => {
-      const { ensureSearchAttributes } = await import('../temporal/search-attributes-setup.js');
+      const { ensureSearchAttributes } = await import('../client/search-attributes-setup.js');
       const client = await runtime.client();
       const added = await ensureSearchAttributes(client, client.options.namespace);
       console.log(added.length ? `registered search attributes: ${added.join(', ')}` : 'search attributes already registered');
@@ -80,7 +80,7 @@ secrets
   .action(async (opts: { check?: boolean }) =>
     withRuntime(async (runtime) => {
       const [{ masterKeysOf }, { resealAll }, { createVault }] = await Promise.all([
-        import('../worker/deps.js'),
+        import('../main/wiring/deps.js'),
         import('../secrets/reseal.js'),
         import('../secrets/vault.js'),
       ]);
@@ -105,6 +105,6 @@ registerDriftCommands(program);
 try {
   await program.parseAsync(process.argv);
 } catch (error) {
-  const { reportError } = await import('./context.js');
+  const { reportError } = await import('../main/report-error.js');
   process.exitCode = reportError(error);
 }

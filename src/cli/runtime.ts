@@ -2,8 +2,8 @@ import type { Client } from '@temporalio/client';
 import type { Config } from '../config.js';
 import { ConfigError } from '../config.js';
 import { createPool, type Pool } from '../db/pool.js';
-import { connectClient } from '../temporal/connection.js';
-import { dataConverterOf } from '../worker/deps.js';
+import { connectClient } from '../client/connection.js';
+import { dataConverterOf } from '../main/wiring/deps.js';
 import { loadCliConfig } from './context.js';
 
 /** Lazily opened connections for one CLI command; close() releases whatever was opened. */

@@ -1,8 +1,9 @@
 import type { Client, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { lifecycleInputSchema, parseInput, type LifecycleRequest } from '../domain/tenant-input.js';
-import { tenantExternalRefKey } from '../search-attributes.js';
+import { tenantExternalRefKey } from '../domain/search-attributes.js';
 import { DEFAULT_TASK_QUEUE } from './start-onboarding.js';
+import { lifecycleWorkflowId } from '../domain/ids.js';
 
 export const LifecycleAction = { suspend: 'suspendTenant', resume: 'resumeTenant', close: 'closeTenant' } as const;
 export type LifecycleAction = keyof typeof LifecycleAction;
@@ -21,7 +22,7 @@ export async function startLifecycle(
   const input: LifecycleRequest = parseInput(lifecycleInputSchema, rawInput);
   return client.workflow.start(LifecycleAction[action], {
     taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
-    workflowId: `${action}:${input.externalRef}`,
+    workflowId: lifecycleWorkflowId(action, input.externalRef),
     args: [input],
     workflowIdConflictPolicy: 'USE_EXISTING',
     workflowIdReusePolicy: 'ALLOW_DUPLICATE',

@@ -1,9 +1,10 @@
 import { WorkflowExecutionAlreadyStartedError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { onboardTenantInputSchema, parseInput, type OnboardTenantInput } from '../domain/tenant-input.js';
-import { tenantExternalRefKey, tenantStatusKey } from '../search-attributes.js';
+import { tenantExternalRefKey, tenantStatusKey } from '../domain/search-attributes.js';
 import type { onboardTenant } from '../../workflows/onboard-tenant.js';
 import { onboardingStatusQuery } from '../../workflows/onboard-tenant-messages.js';
+import { onboardingWorkflowId } from '../domain/ids.js';
 
 /**
  * For signup backends: start (or join) the onboarding of one tenant. Idempotent on the external
@@ -24,10 +25,6 @@ export type OnboardingHandle = WorkflowHandle<typeof onboardTenant> & { started:
 export class ExternalRefConflictError extends Error {
   override name = 'ExternalRefConflictError';
   readonly code = 'EXTERNAL_REF_CONFLICT';
-}
-
-export function onboardingWorkflowId(externalRef: string): string {
-  return `onboard:${externalRef}`;
 }
 
 export async function startOnboarding(client: Client, rawInput: unknown, options: StartOnboardingOptions = {}): Promise<OnboardingHandle> {

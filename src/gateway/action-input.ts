@@ -1,9 +1,9 @@
 import { lifecycleInputSchema, parseInput, type LifecycleRequest } from '../domain/tenant-input.js';
-import { rotateTenantKeyInputSchema, type ParsedRotateTenantKeyInput } from '../rotation/input.js';
+import { rotateTenantKeyInputSchema, type ParsedRotateTenantKeyInput } from '../domain/rotation-input.js';
 
 /**
  * The bodies of `POST /v1/tenants/:ref/<action>`: the very schemas the CLI and the client helpers use
- * (src/domain, src/rotation/input.ts) minus the external ref, which is the URL path (naming it in the
+ * (src/domain/tenant-input.ts, src/domain/rotation-input.ts) minus the external ref, which is the URL path (naming it in the
  * body is an unknown field). Every problem is reported as `field: rule` before anything starts. The
  * OpenAPI document is generated from the same schemas.
  */

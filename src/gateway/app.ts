@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { PayloadCodec } from '@temporalio/common';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Pool } from '../db/pool.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../infra/log.js';
 import type { Vault } from '../secrets/vault.js';
 import { createTokenSet } from './auth.js';
 import { registerCodecRoutes } from './codec-routes.js';
@@ -16,7 +16,7 @@ import { openApiDocument } from './openapi.js';
 import type { GatewayOptions } from './options.js';
 import { registerTenantRoutes } from './tenant-routes.js';
 import { registerWebhookReceiver } from './webhook-receiver.js';
-import { createSecretResolver } from './webhook-secrets.js';
+import { createSecretResolver } from '../secrets/webhook-secrets.js';
 
 /**
  * The gateway's Fastify app, built without listening (tests use `inject`; `startGateway` listens).

@@ -1,7 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { Pool } from '../db/pool.js';
 import { claimPendingDeliveries, markDeliveryStarted, recordStartFailure } from '../db/webhook-inbox-store.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../infra/log.js';
 import type { GatewayMetrics } from './metrics.js';
 
 /**

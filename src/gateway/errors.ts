@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import type { Logger } from '../log.js';
+import type { Logger } from '../infra/log.js';
 
 /**
  * One error envelope for every gateway answer: `{ error: { code, message, fields? }, meta: { requestId } }`

@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import type { Pool } from '../db/pool.js';
 import { countInboxByState } from '../db/webhook-inbox-store.js';
-import { driftMetricLines } from '../drift/metrics.js';
+import { driftMetricLines } from './drift-metrics.js';
 import { gaugeLines, type GatewayMetrics } from './metrics.js';
 
 /**

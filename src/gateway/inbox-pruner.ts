@@ -1,6 +1,6 @@
 import type { Pool } from '../db/pool.js';
 import { pruneProcessedDeliveries } from '../db/webhook-inbox-store.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../infra/log.js';
 
 /**
  * Inbox retention. The inbox is the receiver's dedupe memory, so a row may go only once the platform

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import type { RotationConfig } from '../rotation/options.js';
-import { deployerReadinessOf, type DeployerReadiness } from '../rotation/deployer-readiness.js';
+import { deployerReadinessOf, type DeployerReadiness, type RotationDeployerEnv } from '../client/deployer-readiness.js';
 
 /**
  * The gateway's settings: this shape is part of src/config.ts's schema (the only reader of
@@ -70,8 +69,6 @@ export interface GatewayOptions {
   /** Which rotation deployers this configuration can run: `POST …/rotate` refuses the others at start. */
   deployers: DeployerReadiness;
 }
-
-type RotationDeployerEnv = Pick<RotationConfig, 'ROTATION_DEPLOYER' | 'ROTATION_NOTIFY_URL' | 'ROTATION_NOTIFY_SECRET'>;
 
 export function gatewayOptionsOf(env: GatewayEnv & RotationDeployerEnv, taskQueue: string): GatewayOptions {
   return {

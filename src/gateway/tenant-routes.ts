@@ -5,8 +5,8 @@ import { ExternalRefConflictError, startOnboarding } from '../client/start-onboa
 import type { Pool } from '../db/pool.js';
 import { findTenant, TenantNotFoundError } from '../db/tenants-store.js';
 import { externalRefSchema, InvalidInputError } from '../domain/tenant-input.js';
-import { DeployerNotConfiguredError, startRotation, type DeployerReadiness } from '../rotation/start-rotation.js';
-import { getTenantStatus } from '../tenants/tenant-status.js';
+import { DeployerNotConfiguredError, startRotation, type DeployerReadiness } from '../client/start-rotation.js';
+import { getTenantStatus } from '../client/tenant-status.js';
 import { actionInputOf, type ActionInput } from './action-input.js';
 import { requireBearer, type TokenSet } from './auth.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';

@@ -7,7 +7,7 @@ import type { Client } from '@temporalio/client';
 import type { Pool } from '../db/pool.js';
 import { withTransaction } from '../db/pool.js';
 import { insertPendingSecret, insertRegistration, promoteSecret, retireSecrets, setRegistrationStatus } from '../db/webhook-registrations-store.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../infra/log.js';
 import type { MasterKeyRing } from '../secrets/master-keys.js';
 import { createEncryptionCodec } from '../secrets/payload-codec.js';
 import { createVault, type Vault } from '../secrets/vault.js';
@@ -15,7 +15,7 @@ import { buildGatewayApp, type GatewayApp } from './app.js';
 import type { DeliveryDispatcher } from './delivery-dispatcher.js';
 import type { GatewayOptions } from './options.js';
 import { computeSignature } from './signature.js';
-import { webhookSecretAad } from './webhook-secrets.js';
+import { webhookSecretAad } from '../secrets/webhook-secrets.js';
 
 export const TEST_API_TOKEN = 'gw-test-api-token-0123456789abcdef0123';
 export const TEST_CODEC_TOKEN = 'gw-test-codec-token-0123456789abcdef012';

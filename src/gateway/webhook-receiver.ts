@@ -3,12 +3,13 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Pool } from '../db/pool.js';
 import { appendAudit } from '../db/audit-store.js';
 import { insertDeliveryIfAbsent } from '../db/webhook-inbox-store.js';
-import { isKnownRegistryEvent, registryDeliverySchema, registryWorkflowId, type RegistryDelivery } from './delivery-body.js';
+import { isKnownRegistryEvent, registryDeliverySchema, type RegistryDelivery } from '../domain/delivery-body.js';
 import type { DeliveryDispatcher } from './delivery-dispatcher.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
 import type { GatewayMetrics } from './metrics.js';
 import { parseSignatureHeader, verifySignature } from './signature.js';
-import type { AcceptedSecret, SecretResolver } from './webhook-secrets.js';
+import type { AcceptedSecret, SecretResolver } from '../secrets/webhook-secrets.js';
+import { registryDeliveryWorkflowId } from '../domain/ids.js';
 
 /**
  * `POST /webhooks/registry/:registrationId` — one route per registration. The body is kept as the exact
@@ -78,7 +79,7 @@ async function receive(deps: WebhookReceiverDeps, request: FastifyRequest) {
   // The timestamp is inside the signed body: a captured delivery replayed later is refused here.
   checkFreshness(delivery.timestamp, deps.toleranceSeconds);
 
-  const workflowId = registryWorkflowId(delivery.deliveryId);
+  const workflowId = registryDeliveryWorkflowId(delivery.deliveryId);
   const bodySha256 = createHash('sha256').update(raw).digest('hex');
   const outcome = await insertDeliveryIfAbsent(deps.pool, {
     deliveryId: delivery.deliveryId,

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Connection } from '@temporalio/client';
-import { SEARCH_ATTRIBUTES } from '../search-attributes.js';
+import { SEARCH_ATTRIBUTES } from '../domain/search-attributes.js';
 import { LauncherError, LauncherErrorCode, lastProblemLine } from './launcher-error.js';
 import { findOrBuildTemporalCli, type Progress } from './temporal-cli.js';
 import { preferredOrFreePort, freePort } from './ports.js';

@@ -1,14 +1,14 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../config.js';
-import { stackFile } from '../cli/context.js';
-import { reportError } from '../cli/context.js';
+import { reportError } from './report-error.js';
+import { stackFile } from './stack/stack-file.js';
 import { startOnboarding } from '../client/start-onboarding.js';
 import { createPool } from '../db/pool.js';
 import { listAuditForTenant } from '../db/audit-store.js';
 import type { SimStateSnapshot } from '../sim/index.js';
-import { startStack, type RunningStack } from '../stack/start-stack.js';
-import { dataConverterOf } from '../worker/deps.js';
+import { startStack, type RunningStack } from './stack/start-stack.js';
+import { dataConverterOf } from './wiring/deps.js';
 
 /**
  * `npm run demo`: onboards a few tenants — one of them through lost responses (the platform commits

@@ -1,8 +1,9 @@
 import { chmodSync, rmSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadConfig } from '../config.js';
-import { reportError, stackFile } from '../cli/context.js';
-import { startStack, type RunningStack } from '../stack/start-stack.js';
+import { reportError } from './report-error.js';
+import { stackFile } from './stack/stack-file.js';
+import { startStack, type RunningStack } from './stack/start-stack.js';
 
 /**
  * `npm start`: the whole stack on embedded defaults — the Temporal dev server with its Web UI

@@ -7,11 +7,11 @@ import { createPool, type Pool } from '../db/pool.js';
 import { buildGatewayApp } from '../gateway/app.js';
 import { registerHealthRoutes } from '../gateway/health-routes.js';
 import { gatewayOptionsOf } from '../gateway/options.js';
-import { loggerOf } from '../log.js';
+import { loggerOf } from '../infra/log.js';
 import { createEncryptionCodec } from '../secrets/payload-codec.js';
 import { createVault } from '../secrets/vault.js';
-import { connectClient } from '../temporal/connection.js';
-import { dataConverterOf, masterKeysOf } from '../worker/deps.js';
+import { connectClient } from '../client/connection.js';
+import { dataConverterOf, masterKeysOf } from './wiring/deps.js';
 
 export interface RunningGateway {
   /** `http://host:port` it listens on. */

@@ -1,18 +1,18 @@
 import { Client } from '@temporalio/client';
 import { Runtime, type Worker } from '@temporalio/worker';
-import { buildDriftOptions } from '../drift/options.js';
-import { createDriftListClient } from '../drift/paced-fetch.js';
+import { buildDriftOptions } from '../../activities/drift/options.js';
+import { createDriftListClient } from '../../activities/drift/paced-fetch.js';
 import { createActivities } from '../../activities/index.js';
 import type { Config } from '../config.js';
 import { assertSchemaCurrent } from '../db/migrate.js';
 import { createPool } from '../db/pool.js';
-import { loggerOf } from '../log.js';
-import { connectNative } from '../temporal/connection.js';
-import { createWorker } from '../worker/create-worker.js';
-import { workerRuntimeLogger, workerTelemetry } from '../worker/telemetry.js';
-import { buildActivityDeps, dataConverterOf, requireWorkerConfig } from '../worker/deps.js';
-import { createPlatformActivityWorker } from '../rotation/platform-worker.js';
-import { buildRotationOptions } from '../rotation/options.js';
+import { loggerOf } from '../infra/log.js';
+import { connectNative } from '../client/connection.js';
+import { createWorker } from './wiring/create-worker.js';
+import { workerRuntimeLogger, workerTelemetry } from './wiring/telemetry.js';
+import { buildActivityDeps, dataConverterOf, requireWorkerConfig } from './wiring/deps.js';
+import { createPlatformActivityWorker } from './wiring/platform-worker.js';
+import { buildRotationOptions } from '../../activities/rotation-options.js';
 
 export interface RunningWorker {
   worker: Worker;

@@ -1,6 +1,6 @@
 import { appendAudit } from '../db/audit-store.js';
 import { withTransaction, type Pool } from '../db/pool.js';
-import { webhookSecretAad } from '../gateway/webhook-secrets.js';
+import { webhookSecretAad } from './webhook-secrets.js';
 import { tenantTokenAad, type Vault } from './vault.js';
 
 /**

@@ -4,7 +4,7 @@ import { NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { createPool, type Pool } from '../../src/db/pool.js';
-import { createWorker } from '../../src/worker/create-worker.js';
+import { createWorker } from '../../src/main/wiring/create-worker.js';
 
 export interface TestContext {
   databaseUrl: string;

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { createActivities, type ActivityDeps } from '../../activities/index.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/infra/log.js';
 import { createPlatformClient } from '../../src/platform/index.js';
 import { generateMasterKey, parseMasterKeys } from '../../src/secrets/master-keys.js';
 import { createVault } from '../../src/secrets/vault.js';

@@ -2,8 +2,8 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { DRIFT_SCHEDULE_ID } from '../../src/drift/ids.js';
-import { buildDriftOptions } from '../../src/drift/options.js';
+import { DRIFT_SCHEDULE_ID } from '../../src/domain/ids.js';
+import { buildDriftOptions } from '../../activities/drift/options.js';
 import { runCli } from '../harness/cli.js';
 import { createDriftEnv, type DriftEnv } from '../harness/drift-env.js';
 

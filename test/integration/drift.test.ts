@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listFindings, type DriftFindingRow } from '../../src/db/drift-findings-store.js';
 import { insertTenantIfAbsent } from '../../src/db/tenants-store.js';
 import { insertTransferIntentIfAbsent, updateTransferIntent } from '../../src/db/transfer-intents-store.js';
-import { scheduleTenantRotation } from '../../src/rotation/schedules.js';
+import { scheduleTenantRotation } from '../../src/client/rotation-schedules.js';
 import { startLifecycle } from '../../src/client/start-lifecycle.js';
 import { startOnboarding } from '../../src/client/start-onboarding.js';
 import type { ReconcileFleetResult } from '../../workflows/reconcile-fleet.js';

@@ -7,7 +7,7 @@ import { startLifecycle } from '../../src/client/start-lifecycle.js';
 import type { GatewayApp } from '../../src/gateway/app.js';
 import { buildTestGateway, listenOnLoopback, seedRegistration, signedDelivery, TEST_CODEC_TOKEN, waitFor } from '../../src/gateway/testing.js';
 import { cachedCliDir } from '../../src/infra/temporal-cli.js';
-import { startRotation } from '../../src/rotation/start-rotation.js';
+import { startRotation } from '../../src/client/start-rotation.js';
 import { createDataConverter } from '../../src/secrets/payload-codec.js';
 import { parseMasterKeys } from '../../src/secrets/master-keys.js';
 import { createRotationEnv, type RotationEnv } from '../harness/rotation-env.js';

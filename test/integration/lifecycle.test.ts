@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLifecycle } from '../../src/client/start-lifecycle.js';
 import { startOnboarding } from '../../src/client/start-onboarding.js';
 import { InvalidInputError } from '../../src/domain/tenant-input.js';
-import { revealKey } from '../../src/keys/reveal.js';
+import { revealKey } from '../../src/client/reveal-key.js';
 import { parseMasterKeys } from '../../src/secrets/master-keys.js';
 import { createVault } from '../../src/secrets/vault.js';
 import { closeStatusQuery, type CloseStage } from '../../workflows/close-tenant-messages.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cancelRotation, startRotation } from '../../src/rotation/start-rotation.js';
+import { cancelRotation, startRotation } from '../../src/client/start-rotation.js';
 import { rotationStatusQuery } from '../../workflows/rotate-tenant-key-messages.js';
 import { clearFaults, setFaults } from '../harness/onboarding-env.js';
 import { failureTypeOf, historyJson } from '../harness/onboarding-checks.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tenantStatusKey } from '../../src/search-attributes.js';
-import { startRotation } from '../../src/rotation/start-rotation.js';
+import { tenantStatusKey } from '../../src/domain/search-attributes.js';
+import { startRotation } from '../../src/client/start-rotation.js';
 import { runCli } from '../harness/cli.js';
 import { failureTypeOf, historyJson } from '../harness/onboarding-checks.js';
 import { createRotationEnv, keepUsing, keysOf, useKey, waitForStage, type RotationEnv } from '../harness/rotation-env.js';

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { createLogger, temporalSdkLogger, type LogFormat } from '../../src/log.js';
+import { createLogger, temporalSdkLogger, type LogFormat } from '../../src/infra/log.js';
 
 /**
  * The worker's log path as the Temporal SDK drives it (`Runtime.install({ logger })`): a failed

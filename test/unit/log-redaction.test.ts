@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createLogger, maskTokens, REDACTED, toTemporalLogger } from '../../src/log.js';
+import { createLogger, maskTokens, REDACTED, toTemporalLogger } from '../../src/infra/log.js';
 
 const tenantToken = 'svsk_live_4f9c2a7e1b3d5f6a8c0e2b4d6f8a1c3e';
 const platformKey = 'svpk_9a8b7c6d5e4f3a2b1c0d';

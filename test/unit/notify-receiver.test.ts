@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, signNotice } from '../../activities/deployers/notify.js';
-import { startNotifyReceiver, type NoticeSummary, type NotifyReceiver } from '../../src/stack/notify-receiver.js';
+import { startNotifyReceiver, type NoticeSummary, type NotifyReceiver } from '../../src/main/stack/notify-receiver.js';
 
 /** The dev stack's receiver for the notify deployer: a signed notice is taken, any other refused. */
 let receiver: NotifyReceiver | undefined;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { givenSettings } from '../../src/stack/start-stack.js';
+import { givenSettings } from '../../src/main/stack/start-stack.js';
 
 /**
  * `.data/stack.json` is a second shell's whole configuration: every setting given to `npm start`

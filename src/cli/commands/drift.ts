@@ -5,7 +5,7 @@ import { printJson, withRuntime } from '../run.js';
 
 // Each action loads what it uses (see run.ts): `tenantctl --help` loads none of it.
 const findingsStore = () => import('../../db/drift-findings-store.js');
-const schedules = () => import('../../drift/schedules.js');
+const schedules = () => import('../../client/drift-schedules.js');
 
 function findingLine(f: DriftFindingRow): string {
   const fixed = f.resolution === 'fixed' ? ` fixed (${f.fix})` : '';
@@ -36,7 +36,7 @@ export function registerDriftCommands(program: Command): void {
       withRuntime(async (runtime) => {
         const options = { ...(opts.quietPeriod ? { quietPeriod: opts.quietPeriod } : {}), ...(opts.rotationMaxAge ? { rotationMaxAge: opts.rotationMaxAge } : {}) };
         const input = { ...(opts.tenant ? { externalRef: opts.tenant } : {}), ...(Object.keys(options).length ? { options } : {}) };
-        const { startDriftCheck } = await import('../../drift/start-check.js');
+        const { startDriftCheck } = await import('../../client/start-drift-check.js');
         const { listFindings } = await findingsStore();
         const handle = await startDriftCheck({ client: await runtime.client(), pool: runtime.pool() }, input, { taskQueue: runtime.config.TEMPORAL_TASK_QUEUE });
         if (!opts.wait) {

@@ -22,7 +22,7 @@ export function registerLifecycleCommands(program: Command): void {
         withRuntime(async (runtime) => {
           const [{ startLifecycle }, { failureOf }, { WorkflowFailedError }] = await Promise.all([
             import('../../client/start-lifecycle.js'),
-            import('../../tenants/last-runs.js'),
+            import('../../client/last-runs.js'),
             import('@temporalio/client'),
           ]);
           const handle = await startLifecycle(await runtime.client(), action, { externalRef, reason: opts.reason, operator: opts.operator }, { taskQueue: runtime.config.TEMPORAL_TASK_QUEUE });

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { TransferOutcome } from '../../domain/operator-decisions.js';
 import { ONBOARDING_PURPOSE } from '../../domain/onboarding.js';
+import { lifecycleWorkflowId, onboardingWorkflowId } from '../../domain/ids.js';
 import { printJson, withRuntime } from '../run.js';
 
 export function registerOnboardingCommands(program: Command): void {
@@ -43,7 +44,7 @@ export function registerOnboardingCommands(program: Command): void {
           import('../../../workflows/onboard-tenant-messages.js'),
           import('../decisions.js'),
         ]);
-        const workflowId = `onboard:${externalRef}`;
+        const workflowId = onboardingWorkflowId(externalRef);
         const answer = await sendDecision(await runtime.client(), workflowId, parentFundedUpdate, { operator: opts.operator, reason: opts.reason });
         printDecision(workflowId, 'parentFunded', answer, opts.json);
       }),
@@ -71,7 +72,7 @@ export function registerOnboardingCommands(program: Command): void {
         const client = await runtime.client();
         // The raw --outcome goes to the workflow: its validator refuses anything but the exact words.
         const verdict = { outcome: opts.outcome as TransferOutcome, operator: opts.operator, reason: opts.reason };
-        const workflowId = opts.close ? `close:${externalRef}` : `onboard:${externalRef}`;
+        const workflowId = opts.close ? lifecycleWorkflowId('close', externalRef) : onboardingWorkflowId(externalRef);
         const answer = opts.close
           ? await sendDecision(client, workflowId, closeResolveTransferUpdate, { ...verdict, purpose: opts.purpose })
           : await sendDecision(client, workflowId, resolveTransferUpdate, verdict);

@@ -1,13 +1,13 @@
 import type { Command } from 'commander';
-import type { DeployerSpec, RotationTimings } from '../../rotation/input.js';
-import type { ScheduleCommand } from '../../rotation/schedules.js';
-import { fleetScheduleId, rotationScheduleId, rotationWorkflowId } from '../../rotation/ids.js';
+import type { DeployerSpec, RotationTimings } from '../../domain/rotation-input.js';
+import type { ScheduleCommand } from '../../client/rotation-schedules.js';
+import { fleetScheduleId, rotationScheduleId, rotationWorkflowId } from '../../domain/ids.js';
 import type { CliRuntime } from '../runtime.js';
 import { printJson, withRuntime } from '../run.js';
 
 // Each action loads what it uses (see run.ts): `tenantctl --help` loads none of it.
-const schedules = () => import('../../rotation/schedules.js');
-const starting = () => import('../../rotation/start-rotation.js');
+const schedules = () => import('../../client/rotation-schedules.js');
+const starting = () => import('../../client/start-rotation.js');
 
 interface TimingFlags {
   quietPeriod?: string;

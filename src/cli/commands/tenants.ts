@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import type { TenantStatusView } from '../../tenants/tenant-status.js';
+import type { TenantStatusView } from '../../client/tenant-status.js';
 import { printJson, withRuntime } from '../run.js';
 
 async function printStatus(view: TenantStatusView): Promise<void> {
-  const [{ formatRotationSection }, { formatLastRun }] = await Promise.all([import('../../rotation/status.js'), import('../../tenants/last-runs.js')]);
+  const [{ formatRotationSection }, { formatLastRun }] = await Promise.all([import('../../client/rotation-status.js'), import('../../client/last-runs.js')]);
   const r = view.record;
   console.log(`tenant ${view.externalRef}: ${r ? `${r.status} — "${r.name}", sub-account ${r.subaccountId ?? '(none yet)'}` : 'no record yet'}`);
   if (view.onboarding) {
@@ -28,7 +28,7 @@ export function registerTenantCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (externalRef: string, opts: { json?: boolean }) =>
       withRuntime(async (runtime) => {
-        const { getTenantStatus } = await import('../../tenants/tenant-status.js');
+        const { getTenantStatus } = await import('../../client/tenant-status.js');
         const view = await getTenantStatus({ pool: runtime.pool(), client: await runtime.client() }, externalRef);
         if (opts.json) printJson(view);
         else await printStatus(view);
@@ -63,9 +63,9 @@ export function registerTenantCommands(program: Command): void {
     .action(async (externalRef: string, opts: { slot: string; operator: string; reason: string; json?: boolean }) =>
       withRuntime(async (runtime) => {
         const [{ masterKeysOf }, { createVault }, { revealKey }] = await Promise.all([
-          import('../../worker/deps.js'),
+          import('../../main/wiring/deps.js'),
           import('../../secrets/vault.js'),
-          import('../../keys/reveal.js'),
+          import('../../client/reveal-key.js'),
         ]);
         const keys = masterKeysOf(runtime.config);
         if (!keys) throw new Error('SECRETS_KEYS: is required to reveal a key');

@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
-import type { WebhookManagementDeps, WebhookView } from '../../gateway/webhook-management.js';
+import type { WebhookManagementDeps, WebhookView } from '../../client/webhook-management.js';
 import type { CliRuntime } from '../runtime.js';
 import { printJson, withRuntime } from '../run.js';
 
 // Each action loads what it uses (see run.ts): `tenantctl --help` loads none of it.
-const management = () => import('../../gateway/webhook-management.js');
+const management = () => import('../../client/webhook-management.js');
 
 /** Webhook management needs a personal token (contract rule 6), the vault, and the gateway's public URL. */
 async function managementDeps(runtime: CliRuntime): Promise<WebhookManagementDeps> {
@@ -12,7 +12,7 @@ async function managementDeps(runtime: CliRuntime): Promise<WebhookManagementDep
     import('../../config.js'),
     import('../../platform/index.js'),
     import('../../secrets/vault.js'),
-    import('../../worker/deps.js'),
+    import('../../main/wiring/deps.js'),
   ]);
   const gateway = runtime.config;
   const keys = masterKeysOf(runtime.config);

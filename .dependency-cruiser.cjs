@@ -1,0 +1,99 @@
+// @ts-check
+/* global module -- dependency-cruiser reads a CommonJS config */
+/**
+ * The import rules of STYLE.md's layout, checked by `npm run lint`: imports point down only and
+ * never go round in a circle. Layers, top to bottom:
+ *   src/cli, src/main            process entries and their wiring (cli may launch main's processes)
+ *   src/gateway                  the HTTP app factory
+ *   src/client                   start / inspect / schedule helpers
+ *   activities/                  createActivities(deps) and the pure logic only activities use
+ *   src/platform, src/db, src/secrets, src/sim, src/infra   libraries
+ *   src/domain                   what a workflow may import
+ * workflows/ import src/domain, each other and activities as types only.
+ * src/config.ts is read by entries only; it gathers the config shapes of gateway and activities.
+ */
+const entries = '^src/(cli|main)/';
+const libraries = '^src/(platform|db|secrets|sim|infra)/';
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'An import circle (type-only imports count: they tie the files together just the same).',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'no-import-of-entries',
+      severity: 'error',
+      comment: 'Only entries import entries: libraries, activities, workflows, client and gateway never import cli/ or main/.',
+      from: { path: '^(src|activities|workflows)/', pathNot: entries },
+      to: { path: entries },
+    },
+    {
+      name: 'main-not-cli',
+      severity: 'error',
+      comment: 'tenantctl launches the processes of main/, never the other way round.',
+      from: { path: '^src/main/' },
+      to: { path: '^src/cli/' },
+    },
+    {
+      name: 'no-import-of-gateway',
+      severity: 'error',
+      comment: 'The gateway is an app on top: nothing below it imports from it.',
+      from: { path: '^(activities|workflows|src/(domain|client|platform|db|secrets|sim|infra))/' },
+      to: { path: '^src/gateway/' },
+    },
+    {
+      name: 'no-import-of-client',
+      severity: 'error',
+      comment: 'Libraries, activities and workflows never start or inspect workflows.',
+      from: { path: '^(activities|workflows|src/(domain|platform|db|secrets|sim|infra))/' },
+      to: { path: '^src/client/' },
+    },
+    {
+      name: 'libraries-below-activities',
+      severity: 'error',
+      comment: 'Libraries know nothing of activities or workflows.',
+      from: { path: `${libraries}|^src/domain/` },
+      to: { path: '^(activities|workflows)/' },
+    },
+    {
+      name: 'domain-stands-alone',
+      severity: 'error',
+      comment: 'src/domain is what workflows import: it imports nothing of ours outside itself.',
+      from: { path: '^src/domain/' },
+      to: { path: '^(src|activities|workflows)/', pathNot: '^src/domain/' },
+    },
+    {
+      name: 'workflows-import-domain-only',
+      severity: 'error',
+      comment: 'Workflows are deterministic: from our code only src/domain, other workflows, and activities as types.',
+      from: { path: '^workflows/' },
+      to: { path: '^src/', pathNot: '^src/domain/' },
+    },
+    {
+      name: 'activities-not-workflows',
+      severity: 'error',
+      comment: 'Activities do not depend on workflow code.',
+      from: { path: '^activities/' },
+      to: { path: '^workflows/' },
+    },
+    {
+      name: 'config-read-by-entries',
+      severity: 'error',
+      comment: 'src/config.ts (the only reader of process.env) is loaded by entries; libraries take typed options.',
+      from: { path: '^(activities|workflows|src/(domain|platform|db|secrets|sim|infra|gateway))/' },
+      to: { path: '^src/config\\.ts$', dependencyTypesNot: ['type-only'] },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^(node_modules|\\.data|coverage|bench/results)/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { extensions: ['.ts', '.js', '.mjs', '.cjs'] },
+  },
+};

@@ -1,0 +1,201 @@
+import type { LastUse } from '../../src/platform/index.js';
+import { FIX_OF_KIND, OUR_KEY_NAME, type DriftFix, type DriftKind } from '../../src/domain/drift-kinds.js';
+import { fleetScheduleId, rotationScheduleId } from '../../src/domain/ids.js';
+
+/**
+ * The comparison itself: one tenant's records against what the platform showed, as a list of
+ * findings. Pure (no I/O, the clock is an input), so every rule is visible in one place.
+ */
+export interface PlatformSubaccount {
+  id: string;
+  externalRef: string | null;
+  /** Normalised: operating | suspended | closed | unknown. */
+  status: string;
+}
+export interface PlatformKey {
+  id: string;
+  name: string | null;
+  status: string;
+  createdAt: string | null;
+  lastUsedAt: string | null;
+  lastUseKnown: boolean;
+  /** The explicit reading (seen / never / unknown), kept in the finding's evidence for the fix's re-check. */
+  lastUse?: LastUse;
+}
+export interface PlatformWallet {
+  balanceMicroUsd: string | null;
+  transfers: Array<{ id: string | null; idempotencyKey: string | null; amountMicroUsd: string | null }> | null;
+}
+export interface TenantFacts {
+  record: { externalRef: string; subaccountId: string | null; status: string };
+  /** Snapshot rows carrying the tenant's external ref, or its recorded sub-account id. */
+  subaccounts: PlatformSubaccount[];
+  /** Undefined: not observed (the sub-account is not live on the platform). */
+  keys?: PlatformKey[];
+  wallet?: PlatformWallet;
+  projectCount?: number | null;
+  keyRecords: Array<{ id: string; platformKeyId: string | null; status: string; slot: string; generation: number; activatedAt: string | null }>;
+  transfers: Array<{ idempotencyKey: string; state: string; amountMicroUsd: string }>;
+  /** Rotation schedule ids in effect; null when they could not be read (the age check is then off). */
+  schedules: string[] | null;
+  /** True only when Temporal visibility proved no onboarding of this tenant runs. */
+  onboardingProvenIdle: boolean;
+  nowMs: number;
+  quietPeriodMs: number;
+  rotationMaxAgeMs: number;
+}
+
+export interface Finding {
+  kind: DriftKind;
+  subject: string;
+  externalRef: string | null;
+  subaccountId: string | null;
+  evidence: Record<string, unknown>;
+  /** The kind's fix, when its evidence allows it (applied only where the policy says fix). */
+  fix: DriftFix | null;
+  fixBlockedBecause?: string;
+}
+
+const LIVE_RECORD = ['created', 'active', 'suspended'];
+const ENDED_RECORD = ['closed', 'cancelled', 'failed'];
+const PENDING_RECORD = ['creating', 'failed', 'cancelled'];
+
+export function compareTenant(facts: TenantFacts): Finding[] {
+  return [...compareSubaccounts(facts), ...compareKeys(facts), ...compareMoney(facts), ...compareKeyAges(facts)];
+}
+
+function finding(facts: TenantFacts, kind: DriftKind, subject: string, subaccountId: string | null, evidence: Record<string, unknown>, fixable: true | string = 'not fixable'): Finding {
+  const fix = fixable === true ? (FIX_OF_KIND[kind] ?? null) : null;
+  return { kind, subject, externalRef: facts.record.externalRef, subaccountId, evidence, fix, ...(fixable === true || !FIX_OF_KIND[kind] ? {} : { fixBlockedBecause: fixable }) };
+}
+
+function compareSubaccounts(facts: TenantFacts): Finding[] {
+  const { record } = facts;
+  const out: Finding[] = [];
+  const ours = record.subaccountId ? facts.subaccounts.find((s) => s.id === record.subaccountId) : undefined;
+  const strays = facts.subaccounts.filter((s) => s.id !== record.subaccountId && s.externalRef === record.externalRef);
+  const recordView = { status: record.status, subaccountId: record.subaccountId };
+  if (!record.subaccountId) {
+    for (const stray of strays) {
+      const fixable = !PENDING_RECORD.includes(record.status)
+        ? `the record is ${record.status}`
+        : strays.length > 1
+          ? `${strays.length} sub-accounts carry the external ref`
+          : !facts.onboardingProvenIdle
+            ? 'no Temporal visibility to prove no onboarding runs'
+            : true;
+      out.push(finding(facts, 'subaccount_unrecorded', stray.id, stray.id, { platform: stray, record: recordView, sameRef: strays.length }, fixable));
+    }
+  } else {
+    for (const stray of strays) out.push(finding(facts, 'subaccount_mismatch', stray.id, stray.id, { platform: stray, record: recordView, reason: 'another sub-account carries this external ref' }));
+    if (ours && ours.externalRef !== null && ours.externalRef !== record.externalRef) {
+      out.push(finding(facts, 'subaccount_mismatch', ours.id, ours.id, { platform: ours, record: recordView, reason: 'our sub-account carries another external ref' }));
+    }
+    const live = ours !== undefined && ours.status !== 'closed';
+    if (LIVE_RECORD.includes(record.status) && !live) {
+      out.push(finding(facts, 'subaccount_gone', record.subaccountId, record.subaccountId, { record: recordView, platform: 'not listed (closed or gone)' }));
+    } else if (ours && record.status === 'active' && ours.status === 'suspended') {
+      out.push(finding(facts, 'subaccount_suspended', ours.id, ours.id, { record: recordView, platform: ours }));
+    } else if (ours && record.status === 'suspended' && ours.status === 'operating') {
+      out.push(finding(facts, 'subaccount_not_suspended', ours.id, ours.id, { record: recordView, platform: ours }));
+    } else if (ours && live && ENDED_RECORD.includes(record.status)) {
+      out.push(finding(facts, 'subaccount_not_closed', ours.id, ours.id, { record: recordView, platform: ours, projectCount: facts.projectCount ?? null }));
+    }
+  }
+  return out;
+}
+
+function quietForMs(key: PlatformKey, nowMs: number): number | null {
+  if (!key.lastUseKnown) return null;
+  const since = key.lastUsedAt ?? key.createdAt;
+  return since ? nowMs - Date.parse(since) : null;
+}
+
+function compareKeys(facts: TenantFacts): Finding[] {
+  if (!facts.keys) return [];
+  const subaccountId = facts.record.subaccountId;
+  const out: Finding[] = [];
+  const byId = new Map(facts.keys.map((k) => [k.id, k]));
+  const recorded = new Map(facts.keyRecords.filter((r) => r.platformKeyId).map((r) => [r.platformKeyId!, r]));
+  for (const key of facts.keys) {
+    const record = recorded.get(key.id);
+    if (!record && key.status === 'active') {
+      const ours = key.name !== null && OUR_KEY_NAME.test(key.name);
+      const quietMs = quietForMs(key, facts.nowMs);
+      const fixable = !ours
+        ? 'the key is not named by our scheme'
+        : quietMs === null
+          ? 'the platform shows no last use for it'
+          : quietMs < facts.quietPeriodMs
+            ? `used ${Math.round(quietMs / 1000)}s ago, quiet period ${Math.round(facts.quietPeriodMs / 1000)}s`
+            : true;
+      out.push(finding(facts, 'key_orphan', key.id, subaccountId, { key, namedByUs: ours, quietForMs: quietMs }, fixable));
+    } else if (record?.status === 'revoked' && key.status === 'active') {
+      out.push(finding(facts, 'key_active_but_revoked', key.id, subaccountId, { key, record }));
+    }
+  }
+  for (const [keyId, record] of recorded) {
+    if (record.status !== 'active') continue;
+    const key = byId.get(keyId);
+    if (!key) out.push(finding(facts, 'key_missing_on_platform', keyId, subaccountId, { record, platform: 'not listed' }));
+    else if (key.status === 'revoked') out.push(finding(facts, 'key_revoked_on_platform', keyId, subaccountId, { record, key }, true));
+  }
+  return out;
+}
+
+function compareMoney(facts: TenantFacts): Finding[] {
+  const out: Finding[] = [];
+  const platformKeys = new Set((facts.wallet?.transfers ?? []).map((t) => t.idempotencyKey).filter((k): k is string => k !== null));
+  for (const intent of facts.transfers.filter((t) => t.state === 'unknown' || t.state === 'needs_operator')) {
+    const platformShows = facts.wallet?.transfers ? (platformKeys.has(intent.idempotencyKey) ? 'applied' : 'not in recent transfers') : 'not shown';
+    out.push(finding(facts, 'transfer_unknown', intent.idempotencyKey, facts.record.subaccountId, { intent, platformShows }));
+  }
+  const balance = facts.wallet?.balanceMicroUsd;
+  if (!facts.wallet || balance === null || balance === undefined || !facts.record.subaccountId) return out;
+  // Tenants spend money, so a balance BELOW what we put in is normal; money in that we did not put
+  // in (a balance above it, or a transfer under a key that is not ours) is what we report.
+  const ourKeys = new Set(facts.transfers.map((t) => t.idempotencyKey));
+  const recordedIn = facts.transfers.filter((t) => t.state === 'succeeded').reduce((sum, t) => sum + BigInt(t.amountMicroUsd), 0n);
+  const excess = BigInt(balance) - recordedIn;
+  const unrecorded = (facts.wallet.transfers ?? []).filter((t) => t.idempotencyKey === null || !ourKeys.has(t.idempotencyKey));
+  if (excess > 0n || unrecorded.length > 0) {
+    out.push(finding(facts, 'balance_unexplained', facts.record.subaccountId, facts.record.subaccountId, {
+      balanceMicroUsd: balance,
+      recordedInMicroUsd: recordedIn.toString(),
+      excessMicroUsd: excess > 0n ? excess.toString() : '0',
+      unrecordedTransfers: unrecorded.slice(0, 20),
+    }));
+  }
+  return out;
+}
+
+function compareKeyAges(facts: TenantFacts): Finding[] {
+  if (!facts.schedules || facts.record.status !== 'active') return [];
+  const schedules = new Set(facts.schedules);
+  return facts.keyRecords
+    .filter((r) => r.status === 'active' && r.platformKeyId && r.activatedAt && facts.nowMs - Date.parse(r.activatedAt) > facts.rotationMaxAgeMs)
+    .filter((r) => !schedules.has(rotationScheduleId(facts.record.externalRef, r.slot)) && !schedules.has(fleetScheduleId(r.slot)))
+    .map((r) =>
+      finding(facts, 'key_rotation_overdue', r.platformKeyId!, facts.record.subaccountId, {
+        slot: r.slot,
+        generation: r.generation,
+        activatedAt: r.activatedAt,
+        ageMs: facts.nowMs - Date.parse(r.activatedAt!),
+        rotationMaxAgeMs: facts.rotationMaxAgeMs,
+        schedulesLookedFor: [rotationScheduleId(facts.record.externalRef, r.slot), fleetScheduleId(r.slot)],
+      }),
+    );
+}
+
+/** A sub-account whose external ref no record carries at all. */
+export function unownedSubaccountFinding(subaccount: PlatformSubaccount): Finding {
+  return {
+    kind: 'subaccount_unrecorded',
+    subject: subaccount.id,
+    externalRef: subaccount.externalRef,
+    subaccountId: subaccount.id,
+    evidence: { platform: subaccount, record: null },
+    fix: null,
+    fixBlockedBecause: 'no tenant record carries its external ref',
+  };
+}

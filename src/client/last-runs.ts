@@ -1,0 +1,99 @@
+import { WorkflowFailedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { ActivityFailure, ApplicationFailure, ChildWorkflowFailure, TemporalFailure } from '@temporalio/common';
+import { safeSnippet } from '../platform/secret-token.js';
+import { lifecycleWorkflowId, onboardingWorkflowId, rotationWorkflowId } from '../domain/ids.js';
+
+/**
+ * The last run of each kind of workflow for one tenant, from Temporal (the workflow id is the business
+ * key, so "the last run" is the latest run under that id): its status, its outcome when it completed,
+ * and when it did not, why — the failure's message and its causes, redacted and cut short (failures
+ * never carry a token by design; the redaction is a second guard).
+ */
+export const RUN_KINDS = ['onboard', 'rotate', 'suspend', 'resume', 'close'] as const;
+export type RunKind = (typeof RUN_KINDS)[number];
+
+export interface LastRun {
+  kind: RunKind;
+  /** Rotations only: the key slot. */
+  slot?: string;
+  workflowId: string;
+  runId: string;
+  /** Temporal's execution status: RUNNING, COMPLETED, FAILED, CANCELLED, TERMINATED, TIMED_OUT, … */
+  status: string;
+  startedAt: string;
+  closedAt: string | null;
+  /** Completed runs: the result's `outcome` or `status` word (e.g. completed, aborted, active, closed). */
+  outcome: string | null;
+  /** Runs that ended without completing. */
+  failure: { message: string; type: string | null; causes: string[] } | null;
+}
+
+export async function listLastRuns(client: Client, externalRef: string, slots: readonly string[]): Promise<LastRun[]> {
+  const ids: Array<{ kind: RunKind; slot?: string; workflowId: string }> = [
+    { kind: 'onboard', workflowId: onboardingWorkflowId(externalRef) },
+    ...[...new Set(['default', ...slots])].sort().map((slot) => ({ kind: 'rotate' as const, slot, workflowId: rotationWorkflowId(externalRef, slot) })),
+    { kind: 'suspend', workflowId: lifecycleWorkflowId('suspend', externalRef) },
+    { kind: 'resume', workflowId: lifecycleWorkflowId('resume', externalRef) },
+    { kind: 'close', workflowId: lifecycleWorkflowId('close', externalRef) },
+  ];
+  const runs = await Promise.all(ids.map((id) => lastRun(client, id)));
+  return runs.filter((run): run is LastRun => run !== null);
+}
+
+async function lastRun(client: Client, id: { kind: RunKind; slot?: string; workflowId: string }): Promise<LastRun | null> {
+  let description;
+  try {
+    description = await client.workflow.getHandle(id.workflowId).describe();
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return null;
+    throw error;
+  }
+  const status = description.status.name;
+  const run: LastRun = {
+    ...id,
+    runId: description.runId,
+    status,
+    startedAt: description.startTime.toISOString(),
+    closedAt: description.closeTime?.toISOString() ?? null,
+    outcome: null,
+    failure: null,
+  };
+  if (status === 'RUNNING' || status === 'CONTINUED_AS_NEW') return run;
+  // This run only (followRuns off): its close event holds the result or the failure.
+  const handle = client.workflow.getHandle(id.workflowId, description.runId, { followRuns: false });
+  try {
+    run.outcome = outcomeOf(await handle.result());
+  } catch (error) {
+    run.failure = failureOf(error);
+  }
+  return run;
+}
+
+function outcomeOf(result: unknown): string | null {
+  if (typeof result !== 'object' || result === null) return null;
+  const { outcome, status } = result as { outcome?: unknown; status?: unknown };
+  if (typeof outcome === 'string') return outcome;
+  return typeof status === 'string' ? status : null;
+}
+
+/** The chain below "workflow failed": the message says what failed, the causes why; the deepest application type is the code. */
+export function formatLastRun(run: LastRun): string[] {
+  const name = run.slot ? `${run.kind} ${run.slot}` : run.kind;
+  const lines = [`last ${name}: ${run.status}${run.outcome ? ` (${run.outcome})` : ''} [${run.workflowId}] started ${run.startedAt}${run.closedAt ? `, ended ${run.closedAt}` : ''}`];
+  if (run.failure) {
+    lines.push(`  failed: ${run.failure.message}${run.failure.type ? ` [${run.failure.type}]` : ''}`);
+    for (const cause of run.failure.causes) lines.push(`  cause: ${cause}`);
+  }
+  return lines;
+}
+
+export function failureOf(error: unknown): NonNullable<LastRun['failure']> {
+  const chain: Error[] = [];
+  for (let at: unknown = error instanceof WorkflowFailedError ? error.cause : error; at instanceof Error && chain.length < 5; at = at.cause) chain.push(at);
+  if (chain.length === 0) return { message: safeSnippet(String(error), 300), type: null, causes: [] };
+  // "Activity task failed" says where, not what: the message is the first failure that is not such a wrapper.
+  const first = Math.max(0, chain.findIndex((failure) => !(failure instanceof ActivityFailure || failure instanceof ChildWorkflowFailure)));
+  const messages = chain.slice(first).map((failure) => safeSnippet(failure instanceof TemporalFailure ? failure.message : `${failure.name}: ${failure.message}`, 300));
+  const type = chain.reduce<string | null>((found, failure) => (failure instanceof ApplicationFailure && failure.type ? failure.type : found), null);
+  return { message: messages[0]!, type, causes: messages.slice(1) };
+}

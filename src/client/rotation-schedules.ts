@@ -1,0 +1,113 @@
+import { ScheduleAlreadyRunning, ScheduleNotFoundError, type Client, type ScheduleOptions } from '@temporalio/client';
+import { TypedSearchAttributes } from '@temporalio/common';
+import { parseInput } from '../domain/tenant-input.js';
+import { tenantExternalRefKey } from '../domain/search-attributes.js';
+import { fleetScheduleId, rotationScheduleId } from '../domain/ids.js';
+import { rotateFleetInputSchema, rotateTenantKeyInputSchema, type RotateFleetInput, type RotateTenantKeyInput } from '../domain/rotation-input.js';
+
+/**
+ * Rotation on Temporal Schedules. Overlap policy SKIP: a schedule never starts a second action while
+ * its last one runs (the action waits for the rotation, held ones included), and `run-now` triggers
+ * with SKIP too (the SDK's trigger default would allow overlap).
+ */
+export const SCHEDULE_EVERY = /^\d+(s|m|h|d)$/;
+
+export interface ScheduleTimes {
+  /** e.g. `30d` */
+  every: string;
+  /** e.g. `6h`: each run starts up to this much later, so tenants do not all fire at once. */
+  jitter?: string | undefined;
+}
+
+function checkTimes(times: ScheduleTimes): void {
+  if (!SCHEDULE_EVERY.test(times.every)) throw new Error(`--every: must be a duration like 12h or 30d (got ${times.every})`);
+  if (times.jitter !== undefined && !SCHEDULE_EVERY.test(times.jitter)) throw new Error(`--jitter: must be a duration like 6h (got ${times.jitter})`);
+}
+
+async function createOrUpdate(client: Client, options: ScheduleOptions): Promise<'created' | 'updated'> {
+  try {
+    await client.schedule.create(options);
+    return 'created';
+  } catch (error) {
+    if (!(error instanceof ScheduleAlreadyRunning)) throw error;
+  }
+  await client.schedule.getHandle(options.scheduleId).update((previous) => ({ ...previous, spec: options.spec, action: options.action as typeof previous.action, policies: { ...previous.policies, overlap: 'SKIP' } }));
+  return 'updated';
+}
+
+export async function scheduleTenantRotation(client: Client, rawInput: RotateTenantKeyInput, times: ScheduleTimes, taskQueue: string) {
+  checkTimes(times);
+  const input = parseInput(rotateTenantKeyInputSchema, rawInput);
+  const scheduleId = rotationScheduleId(input.externalRef, input.slot);
+  const outcome = await createOrUpdate(client, {
+    scheduleId,
+    spec: { intervals: [{ every: times.every }], ...(times.jitter ? { jitter: times.jitter } : {}) },
+    action: {
+      type: 'startWorkflow',
+      workflowType: 'rotateTenantKeyOnSchedule',
+      workflowId: `rotate-scheduled:${input.externalRef}:${input.slot}`,
+      taskQueue,
+      args: [{ ...rawInput, slot: input.slot }],
+      typedSearchAttributes: new TypedSearchAttributes([{ key: tenantExternalRefKey, value: input.externalRef }]),
+    },
+    policies: { overlap: 'SKIP', catchupWindow: '1h' },
+    memo: { kind: 'tenant-rotation', externalRef: input.externalRef, slot: input.slot },
+  });
+  return { scheduleId, outcome };
+}
+
+export async function scheduleFleetRotation(client: Client, rawInput: RotateFleetInput, times: ScheduleTimes, taskQueue: string) {
+  checkTimes(times);
+  const input = parseInput(rotateFleetInputSchema, rawInput);
+  const scheduleId = fleetScheduleId(input.slot);
+  const outcome = await createOrUpdate(client, {
+    scheduleId,
+    spec: { intervals: [{ every: times.every }], ...(times.jitter ? { jitter: times.jitter } : {}) },
+    action: { type: 'startWorkflow', workflowType: 'rotateFleet', workflowId: `rotate-fleet:${input.slot}`, taskQueue, args: [{ ...rawInput, slot: input.slot }] },
+    policies: { overlap: 'SKIP', catchupWindow: '1h' },
+    memo: { kind: 'fleet-rotation', slot: input.slot },
+  });
+  return { scheduleId, outcome };
+}
+
+export interface RotationScheduleView {
+  scheduleId: string;
+  paused: boolean;
+  every: string[];
+  nextActionTimes: string[];
+  recentActions: number;
+}
+
+export async function listRotationSchedules(client: Client): Promise<RotationScheduleView[]> {
+  const views: RotationScheduleView[] = [];
+  for await (const schedule of client.schedule.list()) {
+    if (!schedule.scheduleId.startsWith('rotation:') && !schedule.scheduleId.startsWith('rotation-fleet:')) continue;
+    views.push({
+      scheduleId: schedule.scheduleId,
+      paused: schedule.state.paused,
+      every: (schedule.spec?.intervals ?? []).map((i) => `${i.every}ms`),
+      nextActionTimes: (schedule.info.nextActionTimes ?? []).slice(0, 1).map((d) => d.toISOString()),
+      recentActions: schedule.info.recentActions.length,
+    });
+  }
+  return views.sort((a, b) => a.scheduleId.localeCompare(b.scheduleId));
+}
+
+export type ScheduleCommand = 'pause' | 'unpause' | 'delete' | 'run-now';
+
+export class RotationScheduleNotFoundError extends Error {
+  override name = 'RotationScheduleNotFoundError';
+}
+
+export async function controlSchedule(client: Client, scheduleId: string, command: ScheduleCommand, note = `${command} via tenantctl`): Promise<void> {
+  const handle = client.schedule.getHandle(scheduleId);
+  try {
+    if (command === 'pause') await handle.pause(note);
+    else if (command === 'unpause') await handle.unpause(note);
+    else if (command === 'delete') await handle.delete();
+    else await handle.trigger('SKIP');
+  } catch (error) {
+    if (error instanceof ScheduleNotFoundError) throw new RotationScheduleNotFoundError(`no rotation schedule ${scheduleId}`);
+    throw error;
+  }
+}

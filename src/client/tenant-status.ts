@@ -1,0 +1,65 @@
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { listAuditForTenant } from '../db/audit-store.js';
+import type { Pool } from '../db/pool.js';
+import { listKeyRecords } from '../db/tenant-keys-store.js';
+import { findTenant, TenantNotFoundError } from '../db/tenants-store.js';
+import { listTransferIntents } from '../db/transfer-intents-store.js';
+import { getRotationSection, type RotationSection } from './rotation-status.js';
+import { listLastRuns, type LastRun } from './last-runs.js';
+import { onboardingStatusQuery, type OnboardingStatus } from '../../workflows/onboard-tenant-messages.js';
+import { onboardingWorkflowId } from '../domain/ids.js';
+
+/**
+ * Everything an operator or a signup backend may know about a tenant, from our records and the
+ * onboarding run. Contains no secret: keys appear as id + fingerprint only.
+ */
+export interface TenantStatusView {
+  externalRef: string;
+  record: { name: string; status: string; subaccountId: string | null; createdAt: string; updatedAt: string } | null;
+  keys: Array<{ slot: string; generation: number; keyId: string | null; status: string; fingerprint: string | null; verified: boolean }>;
+  transfers: Array<{ purpose: string; amountMicroUsd: string; state: string; idempotencyKey: string; failureCode: string | null; resolution: string | null }>;
+  onboarding: { workflowId: string; runStatus: string; progress: OnboardingStatus | null } | null;
+  recentAudit: Array<{ at: string; actor: string; action: string; subject: string | null }>;
+  /** Recent key rotations; the live stage (e.g. held, and why) of an open one. */
+  rotation: RotationSection;
+  /** The last run of each kind (onboard, rotate per slot, suspend, resume, close): status, outcome, failure. */
+  lastRuns: LastRun[];
+}
+
+export async function getTenantStatus(deps: { pool: Pool; client?: Client }, externalRef: string): Promise<TenantStatusView> {
+  // Runs first, records after: a run shown finished has already written what it changed, so one
+  // answer never shows a completed resume beside a record that still says suspended.
+  const slots = (await listKeyRecords(deps.pool, externalRef)).map((k) => k.slot);
+  const lastRuns = deps.client ? await listLastRuns(deps.client, externalRef, slots) : [];
+  const onboarding = deps.client ? await onboardingRun(deps.client, externalRef) : null;
+  const tenant = await findTenant(deps.pool, externalRef);
+  if (!tenant && !onboarding) throw new TenantNotFoundError(externalRef);
+  const [keys, transfers, audit] = tenant
+    ? await Promise.all([listKeyRecords(deps.pool, externalRef), listTransferIntents(deps.pool, externalRef), listAuditForTenant(deps.pool, externalRef, 1000)])
+    : [[], [], []];
+  return {
+    externalRef,
+    record: tenant
+      ? { name: tenant.name, status: tenant.status, subaccountId: tenant.subaccountId, createdAt: tenant.createdAt.toISOString(), updatedAt: tenant.updatedAt.toISOString() }
+      : null,
+    keys: keys.map((k) => ({ slot: k.slot, generation: k.generation, keyId: k.platformKeyId, status: k.status, fingerprint: k.fingerprint, verified: k.verifiedAt !== null })),
+    transfers: transfers.map((t) => ({ purpose: t.purpose, amountMicroUsd: t.amountMicroUsd, state: t.state, idempotencyKey: t.idempotencyKey, failureCode: t.failureCode, resolution: t.resolution })),
+    onboarding,
+    recentAudit: audit.slice(-20).map((a) => ({ at: a.at.toISOString(), actor: a.actor, action: a.action, subject: a.subject })),
+    rotation: tenant ? await getRotationSection(deps, externalRef) : { rotations: [] },
+    lastRuns,
+  };
+}
+
+async function onboardingRun(client: Client, externalRef: string): Promise<TenantStatusView['onboarding']> {
+  const handle = client.workflow.getHandle(onboardingWorkflowId(externalRef));
+  try {
+    const description = await handle.describe();
+    const runStatus = description.status.name;
+    const progress = runStatus === 'RUNNING' ? await handle.query(onboardingStatusQuery).catch(() => null) : null;
+    return { workflowId: handle.workflowId, runStatus, progress };
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return null;
+    throw error;
+  }
+}

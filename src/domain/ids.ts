@@ -1,0 +1,59 @@
+/**
+ * Names of what we put in Temporal (workflow, schedule and task queue ids). Safe to import from workflows.
+ */
+
+/** One onboarding per external ref: 20 concurrent starts give one run. */
+export function onboardingWorkflowId(externalRef: string): string {
+  return `onboard:${externalRef}`;
+}
+
+/** suspend / resume / close of one tenant: one run per action and tenant at a time. */
+export function lifecycleWorkflowId(action: 'suspend' | 'resume' | 'close', externalRef: string): string {
+  return `${action}:${externalRef}`;
+}
+
+/** One run per verified webhook delivery (the inbox row's id). */
+export function registryDeliveryWorkflowId(deliveryId: string): string {
+  return `registry-delivery:${deliveryId}`;
+}
+
+/** The workflow id is the business key: one rotation per tenant slot at a time, whoever starts it. */
+export function rotationWorkflowId(externalRef: string, slot: string): string {
+  return `rotate:${externalRef}:${slot}`;
+}
+
+/** Per-tenant schedule; its action is a launcher that starts `rotate:<ref>:<slot>` as a child. */
+export function rotationScheduleId(externalRef: string, slot: string): string {
+  return `rotation:${externalRef}:${slot}`;
+}
+
+export function fleetScheduleId(slot: string): string {
+  return `rotation-fleet:${slot}`;
+}
+
+export const ROTATION_SCHEDULE_PREFIX = 'rotation';
+
+/**
+ * Activities that call the platform run on their own task queue, whose workers set Temporal's
+ * `maxTaskQueueActivitiesPerSecond`: the server then paces every rotation of the fleet together.
+ */
+export function platformTaskQueue(taskQueue: string): string {
+  return `${taskQueue}-platform`;
+}
+
+export const DRIFT_SCHEDULE_ID = 'drift-fleet';
+
+/** On demand: one check per scope at a time (a second start joins the running one). */
+export function driftCheckWorkflowId(externalRef: string | undefined): string {
+  return externalRef ? `drift:tenant:${externalRef}` : 'drift:fleet';
+}
+
+/** Workflow types whose running execution makes a tenant skipped: never fixed under them. */
+export const TENANT_WORKFLOW_TYPES = [
+  'onboardTenant',
+  'rotateTenantKey',
+  'rotateTenantKeyOnSchedule',
+  'closeTenant',
+  'suspendTenant',
+  'resumeTenant',
+] as const;

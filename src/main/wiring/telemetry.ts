@@ -1,0 +1,31 @@
+import type { Logger as TemporalLogger } from '@temporalio/common';
+import { DefaultLogger, type TelemetryOptions } from '@temporalio/worker';
+import type { LevelWithSilent } from 'pino';
+import { temporalSdkLogger, toTemporalLogger, type Logger } from '../../infra/log.js';
+
+/**
+ * The worker Runtime's logger: lines from our workflows and activities (`log` from
+ * @temporalio/workflow, replay-aware) keep the configured level, so a finished onboarding's info line
+ * shows at LOG_LEVEL=info; the SDK's own chatter (bundling, state changes) is one level quieter.
+ */
+export function workerRuntimeLogger(logger: Logger, level: LevelWithSilent): TemporalLogger {
+  const ours = toTemporalLogger(logger);
+  const sdk = temporalSdkLogger(logger, level);
+  // The SDK's DefaultLogger supplies the per-level methods; pino does the level filtering.
+  return new DefaultLogger('TRACE', ({ level: at, message, meta }) => {
+    const component = meta?.sdkComponent;
+    (component === 'workflow' || component === 'activity' ? ours : sdk).log(at, message, meta);
+  });
+}
+
+/** Seconds from a few seconds to a day: onboardings take seconds, rotations wait hours for quiet. */
+const DURATION_BUCKETS = [0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600, 4 * 3600, 24 * 3600];
+
+/**
+ * The Prometheus exporter on WORKER_METRICS_ADDRESS: the SDK's own metrics plus our outcome
+ * counters and durations (workflows/outcomes.ts), which the workflows record through their metric meter.
+ */
+export function workerTelemetry(metricsAddress: string | undefined): TelemetryOptions {
+  if (!metricsAddress) return {};
+  return { metrics: { prometheus: { bindAddress: metricsAddress, histogramBucketOverrides: { tpo_duration_seconds: DURATION_BUCKETS } } } };
+}
