@@ -1,2 +1,2 @@
-/** See dist-fresh.js. */
-export function distState(): 'fresh' | 'stale' | 'missing';
+/** See dist-fresh.js. `root`: the checkout (a file: URL ending in /); by default this one. */
+export function distState(root?: URL): 'fresh' | 'stale' | 'missing';

@@ -3,11 +3,11 @@
 // Used by bin/tenantctl.js on every start (a few hundred stats, ~2 ms) and by the bench's CLI timings.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 
-const root = new URL('../', import.meta.url);
+const checkout = new URL('../', import.meta.url);
 const SOURCES = ['src', 'workflows', 'activities'];
 const CONFIGS = ['package.json', 'tsconfig.json', 'tsconfig.build.json'];
 
-function builtAtMs() {
+function builtAtMs(root) {
   try {
     return JSON.parse(readFileSync(new URL('dist/.built', root), 'utf8')).startedAtMs;
   } catch {
@@ -15,7 +15,7 @@ function builtAtMs() {
   }
 }
 
-function newestSourceMs() {
+function newestSourceMs(root) {
   let newest = 0;
   for (const file of CONFIGS) newest = Math.max(newest, statSync(new URL(file, root)).mtimeMs);
   for (const dir of SOURCES) {
@@ -26,8 +26,8 @@ function newestSourceMs() {
 }
 
 /** 'fresh': run dist/; 'missing': never built (or the build failed); 'stale': a source changed since. */
-export function distState() {
-  const built = builtAtMs();
+export function distState(root = checkout) {
+  const built = builtAtMs(root);
   if (typeof built !== 'number') return 'missing';
-  return newestSourceMs() < built ? 'fresh' : 'stale';
+  return newestSourceMs(root) < built ? 'fresh' : 'stale';
 }
