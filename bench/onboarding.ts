@@ -93,6 +93,7 @@ async function run(context: BenchContext): Promise<BenchResult> {
   log('starting the throughput worker in its own process');
   const workerProcess = await startWorkerProcess(world, context, tuning);
   const apart = { taskQueue: workerProcess.taskQueue, eager: false };
+  const workerIdleRssMb = workerProcess.rssMb();
   log(`onboardTenant: ${count} with ${concurrency} in flight (worker process ${workerProcess.pid})`);
   const concRefs = Array.from({ length: count }, (_, i) => `bench-${tag}-c-${i}`);
   const statsBefore = await world.sim.stats();
@@ -166,6 +167,7 @@ async function run(context: BenchContext): Promise<BenchResult> {
     { metric: 'Postgres statements per floor run', value: Math.round(floorStatements * 10) / 10, unit: '' },
     { metric: 'history events per workflow', value: eventsPerWorkflow, unit: '', target: { description: `<= ${MAX_HISTORY_EVENTS}`, met: eventsPerWorkflow <= MAX_HISTORY_EVENTS } },
     { metric: 'workflow tasks per workflow', value: histories.reduce((s, h) => s + h.workflowTasks, 0) / histories.length, unit: '' },
+    { metric: 'worker RSS idle, before the throughput phases (worker process alone)', value: workerIdleRssMb, unit: 'MB' },
     {
       metric: `worker RSS peak at ${concurrency} in flight (worker process alone)`,
       value: workerRss.peakMb,
@@ -187,6 +189,8 @@ async function run(context: BenchContext): Promise<BenchResult> {
     ]),
     { metric: `tenantctl --help, median of ${cli.runs} [${cli.code}]`, value: cli.help.p50, unit: 'ms', target: { description: `<= ${CLI_HELP_TARGET_MS} ms`, met: cli.help.p50 <= CLI_HELP_TARGET_MS } },
     { metric: `tenantctl status R, median of ${cli.runs} [${cli.code}]`, value: cli.status.p50, unit: 'ms', target: { description: `<= ${CLI_STATUS_TARGET_MS} ms`, met: cli.status.p50 <= CLI_STATUS_TARGET_MS } },
+    { metric: 'tenantctl --help, CPU per run (user + system)', value: cli.help.cpuMsPerRun, unit: 'ms' },
+    { metric: 'tenantctl status R, CPU per run (user + system)', value: cli.status.cpuMsPerRun, unit: 'ms' },
   ];
   return {
     metrics,
