@@ -4,6 +4,9 @@ FROM node:20-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
 COPY package.json package-lock.json ./
+# The prepare script (scripts/build-dist.js) runs here and skips: no sources yet, no TypeScript.
+# bin/tenantctl.js then runs the sources through tsx; start-up time does not matter to a worker.
+COPY scripts/build-dist.js ./scripts/
 RUN npm ci --omit=dev --no-audit --no-fund
 COPY bin ./bin
 COPY src ./src

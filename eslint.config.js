@@ -6,9 +6,14 @@ import { builtinModules } from 'node:module';
 const nodeBuiltins = builtinModules.flatMap((m) => [m, `node:${m}`]);
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.data/**', 'coverage/**', 'bench/results/**'] },
+  { ignores: ['node_modules/**', '.data/**', 'dist/**', 'coverage/**', 'bench/results/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
+  {
+    // The plain-JavaScript entry points (bin/tenantctl.js, scripts/build-dist.js) run on Node.
+    files: ['**/*.js'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
+  },
   {
     files: ['**/*.ts'],
     languageOptions: {

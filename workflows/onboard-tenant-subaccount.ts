@@ -17,8 +17,13 @@ const scan = proxyActivities<Activities>(subaccountScan);
 
 type Steps = ReturnType<typeof proxyLocalActivities<Activities>>;
 
-export async function ensureSubaccountOf(steps: Steps, input: { externalRef: string; name: string }): Promise<EnsureSubaccountResult> {
-  if (!patched(SCAN_PATCH)) return steps.ensureSubaccount(input);
+/**
+ * `scanSettled`: the run started after a later patch (onboard-tenant-attributes.ts), so it runs the
+ * scan branch without asking: no marker, and no TemporalChangeVersion upsert, for a question whose
+ * answer is known. Runs before that patch still ask, and replay as they were recorded.
+ */
+export async function ensureSubaccountOf(steps: Steps, input: { externalRef: string; name: string }, scanSettled = false): Promise<EnsureSubaccountResult> {
+  if (!scanSettled && !patched(SCAN_PATCH)) return steps.ensureSubaccount(input);
   let found: { subaccountId: string | null; pagesScanned: number } | undefined;
   for (;;) {
     const result = await steps.ensureSubaccountStep({ ...input, ...(found ? { found } : {}) });

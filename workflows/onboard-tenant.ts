@@ -24,7 +24,6 @@ import {
   proxyLocalActivities,
   setHandler,
   sleep,
-  upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
@@ -34,7 +33,6 @@ import { checkDecisionBy, checkTransferVerdict, type TransferVerdict } from '../
 import { accepted, refuseUnlessApplicable, signalAccepted } from './decisions.js';
 import { recordOutcome } from './outcomes.js';
 import { msOf, validateWorkflowInput } from './validate-input.js';
-import { tenantExternalRefKey, tenantStatusKey, tenantSubaccountIdKey } from '../src/domain/search-attributes.js';
 import {
   onboardingStatusQuery,
   parentFundedSignal,
@@ -44,7 +42,9 @@ import {
   type OnboardingStatus,
   type OnboardTenantResult,
 } from './onboard-tenant-messages.js';
+import { onboardingAttributes } from './onboard-tenant-attributes.js';
 import { describeOnboarding } from './onboard-tenant-details.js';
+import { DEFAULT_SLOT, ONBOARDING_PURPOSE } from '../src/domain/onboarding.js';
 import { ensureSubaccountOf, failureText } from './onboard-tenant-subaccount.js';
 import { onboardingWorkflowId } from '../src/domain/ids.js';
 import { codedFailure, FailureCode } from '../src/domain/failures.js';
@@ -54,8 +54,7 @@ export * from './onboard-tenant-messages.js';
 
 const steps = proxyLocalActivities<Activities>(databaseStep);
 
-export const ONBOARDING_PURPOSE = 'initial-funding';
-export const DEFAULT_SLOT = 'default';
+export { ONBOARDING_PURPOSE, DEFAULT_SLOT };
 
 export async function onboardTenant(rawInput: OnboardTenantInput): Promise<OnboardTenantResult> {
   const input = await validateWorkflowInput('onboardTenant', rawInput, (i) => onboardingWorkflowId(i.externalRef));
@@ -125,14 +124,15 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
     const taken = signalAccepted('resolveTransfer', checkTransferVerdict(raw), noTransferWaiting(), raw);
     if (taken) operatorVerdict = taken.value;
   });
+  const attributes = onboardingAttributes();
   const show = (stage: OnboardingStatus['stage'], waitingFor: string | null = null) => {
     status.stage = stage;
     status.waitingFor = waitingFor;
-    upsertSearchAttributes([{ key: tenantStatusKey, value: stage }]);
+    attributes.stage(stage);
     describeOnboarding(status);
   };
-  upsertSearchAttributes([{ key: tenantExternalRefKey, value: externalRef }]);
-  show('recording');
+  attributes.start(externalRef);
+  describeOnboarding(status);
 
   async function fund(subaccountId: string): Promise<void> {
     const amountMicroUsd = input.fundingMicroUsd;
@@ -197,10 +197,12 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
   }
 
   try {
-    const { subaccountId } = await ensureSubaccountOf(steps, { externalRef, name });
+    const { subaccountId } = await ensureSubaccountOf(steps, { externalRef, name }, attributes.patched);
     status.subaccountId = subaccountId;
-    upsertSearchAttributes([{ key: tenantSubaccountIdKey, value: subaccountId }]);
-    show('funding_and_issuing_key');
+    status.stage = 'funding_and_issuing_key';
+    status.waitingFor = null;
+    attributes.subaccount(subaccountId, status.stage);
+    describeOnboarding(status);
     await Promise.all([fund(subaccountId), issueAndVerifyKey(subaccountId)]);
     await steps.markTenantActive({ externalRef });
     show('active');

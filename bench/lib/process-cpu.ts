@@ -1,9 +1,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 
 /**
- * CPU time (user + system, ms) of this process's descendants, grouped by command name — the dev
- * server, Postgres, the simulator — from /proc (Linux; elsewhere an empty result). With the
- * bench process's own process.cpuUsage() it gives the whole CPU budget of a phase.
+ * CPU time (user + system, ms) of this process's descendants, grouped by role — the worker and
+ * simulator processes by label, the dev server and Postgres by command name — from /proc (Linux;
+ * elsewhere an empty result). With the bench process's own process.cpuUsage() it gives the whole
+ * CPU budget of a phase.
  */
 const TICKS_PER_SECOND = 100;
 
@@ -37,18 +38,28 @@ function readStats(): ProcStat[] {
   return stats;
 }
 
+/** Labels a child process (and its own children: tsx's esbuild, forks) in every later reading. */
+const labels = new Map<number, string>();
+export function labelProcess(pid: number, label: string): void {
+  labels.set(pid, label);
+}
+
+/** Readable names of the unlabelled processes we start, by command name. */
+const BY_COMMAND: Record<string, string> = { temporal: 'Temporal server', postgres: 'Postgres' };
+
 export function descendantsCpuMs(root = process.pid): Record<string, number> {
   const stats = readStats();
   const children = new Map<number, ProcStat[]>();
   for (const stat of stats) children.set(stat.ppid, [...(children.get(stat.ppid) ?? []), stat]);
   const totals: Record<string, number> = {};
-  const visit = (pid: number) => {
+  const visit = (pid: number, inherited: string | undefined) => {
     for (const child of children.get(pid) ?? []) {
-      totals[child.name] = (totals[child.name] ?? 0) + child.cpuMs;
-      visit(child.pid);
+      const label = labels.get(child.pid) ?? inherited ?? BY_COMMAND[child.name] ?? child.name;
+      totals[label] = (totals[label] ?? 0) + child.cpuMs;
+      visit(child.pid, labels.get(child.pid) ?? inherited);
     }
   };
-  visit(root);
+  visit(root, undefined);
   return totals;
 }
 

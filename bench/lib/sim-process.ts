@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import type { SimStateSnapshot, SimulatorOptions } from '../../src/sim/index.js';
 import type { TrafficStats } from '../../src/sim/traffic.js';
 import type { Cleanup } from '../../src/infra/cleanup.js';
+import { labelProcess } from './process-cpu.js';
 
 export interface SimProcess {
   url: string;
@@ -21,6 +22,7 @@ export async function startSimProcess(options: Omit<SimulatorOptions, 'port' | '
     cwd: PROJECT_ROOT,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
+  labelProcess(child.pid!, 'simulator');
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   cleanup.defer(`simulator (pid ${child.pid})`, async () => {
     if (child.exitCode === null && child.signalCode === null) {

@@ -72,19 +72,23 @@ export async function runConcurrent(count: number, concurrency: number, run: (in
   return { latency: summarize(samples), wallMs: Math.round(wallMs), perSecond: Math.round((count / wallMs) * 1000 * 10) / 10 };
 }
 
-/** Samples this process's RSS every `everyMs` until stopped; reports the peak in MB. */
-export function sampleRss(everyMs = 100): { stop(): { peakMb: number; lastMb: number } } {
-  let peak = process.memoryUsage.rss();
+/** Samples an RSS (this process's by default) every `everyMs` until stopped; reports the peak in MB. */
+export function sampleRss(readMb: () => number = () => toMb(process.memoryUsage.rss()), everyMs = 100): { stop(): { peakMb: number; lastMb: number } } {
+  let peak = Number.NaN;
+  const take = (mb: number) => {
+    if (Number.isFinite(mb)) peak = Number.isFinite(peak) ? Math.max(peak, mb) : mb;
+  };
+  take(readMb());
   const timer = setInterval(() => {
-    peak = Math.max(peak, process.memoryUsage.rss());
+    take(readMb());
   }, everyMs);
   timer.unref();
   return {
     stop() {
       clearInterval(timer);
-      const last = process.memoryUsage.rss();
-      peak = Math.max(peak, last);
-      return { peakMb: toMb(peak), lastMb: toMb(last) };
+      const last = readMb();
+      take(last);
+      return { peakMb: peak, lastMb: last };
     },
   };
 }

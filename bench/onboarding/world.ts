@@ -12,6 +12,7 @@ import { startSimProcess, type SimProcess } from '../lib/sim-process.js';
 import type { BenchContext } from '../lib/types.js';
 import { startBenchWorker, type StartedWorker, type WorkerTuning } from '../lib/worker.js';
 import { createBareActivities } from './bare-activities.js';
+import { countStatements } from './statements.js';
 
 /**
  * The onboarding benchmark's world, wired like production (src/main/worker.ts) and the test
@@ -31,6 +32,8 @@ export interface OnboardingWorld {
   activityTimings: ReturnType<typeof createActivityTimings>;
   /** Statements sent through the pool so far (BEGIN and COMMIT included): each is a round trip. */
   postgresStatements: () => number;
+  /** What a worker in another process needs to join this world (worker-process.ts). */
+  wiring: { databaseUrl: string; platformKey: string; masterKeys: string };
 }
 
 /** Enough paid balance that no onboarding of a run ever waits for funds. */
@@ -51,10 +54,11 @@ export async function createOnboardingWorld(context: BenchContext, tuning: Worke
   const pool = createPool(databaseUrl, { applicationName: 'tenant-orchestrator-bench', max: 20 });
   infra.cleanup.defer('bench pool', () => pool.end());
   const postgresStatements = countStatements(pool);
+  const wiring = { databaseUrl, platformKey: DEFAULT_SEED.parents[0]!.platformKeys[0]!, masterKeys: generateMasterKey('bench') };
   const deps: ActivityDeps = {
     pool,
-    platform: createPlatformClient({ baseUrl: sim.apiBase, platformKey: DEFAULT_SEED.parents[0]!.platformKeys[0]!, timeoutMs: 10_000 }),
-    vault: createVault(parseMasterKeys(generateMasterKey('bench'))),
+    platform: createPlatformClient({ baseUrl: sim.apiBase, platformKey: wiring.platformKey, timeoutMs: 10_000 }),
+    vault: createVault(parseMasterKeys(wiring.masterKeys)),
     logger: createLogger({ level: 'warn' }),
   };
   const activities = createActivities(deps);
@@ -68,20 +72,5 @@ export async function createOnboardingWorld(context: BenchContext, tuning: Worke
     { connection, namespace: infra.namespace, taskQueue, activities: { ...activities, ...createBareActivities() }, tuning, activityInterceptors: [activityTimings.interceptor] },
     infra.cleanup,
   );
-  return { sim, pool, deps, activities, client, taskQueue, worker, tuning, activityTimings, postgresStatements };
-}
-
-function countStatements(pool: Pool): () => number {
-  let count = 0;
-  pool.on('connect', (client) => {
-    // A Postgres stopping under a checked-out client (Ctrl-C reaches it too) fails that query; the
-    // client's own 'error' event must not crash the run before cleanup.
-    client.on('error', () => undefined);
-    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-    client.query = ((...args: unknown[]) => {
-      count += 1;
-      return query(...args);
-    }) as typeof client.query;
-  });
-  return () => count;
+  return { sim, pool, deps, activities, client, taskQueue, worker, tuning, activityTimings, postgresStatements, wiring };
 }

@@ -1,13 +1,10 @@
+/**
+ * tenantctl. Answers like a CLI: this file and the command files load only commander and the
+ * command definitions; each action imports what it needs when it runs (see run.ts), so `--help`
+ * or a misspelt flag never loads pg, Temporal or the worker. bin/tenantctl.js runs the compiled
+ * copy in dist/ when it is fresh.
+ */
 import { Command } from 'commander';
-import { describeConfig } from '../config.js';
-import { migrate } from '../db/migrate.js';
-import { startWorker } from '../main/worker.js';
-import { generateMasterKey } from '../secrets/master-keys.js';
-import { resealAll } from '../secrets/reseal.js';
-import { createVault } from '../secrets/vault.js';
-import { ensureNamespace } from '../client/namespace-setup.js';
-import { ensureSearchAttributes } from '../client/search-attributes-setup.js';
-import { masterKeysOf } from '../main/wiring/deps.js';
 import { registerDriftCommands } from './commands/drift.js';
 import { registerGatewayCommands } from './commands/gateway.js';
 import { registerLifecycleCommands } from './commands/lifecycle.js';
@@ -17,9 +14,7 @@ import { registerTenantCommands } from './commands/tenants.js';
 import { registerTopUpCommands } from './commands/top-ups.js';
 import { registerFundingCommands } from './commands/funding.js';
 import { registerWebhookCommands } from './commands/webhooks.js';
-import { reportError } from '../main/report-error.js';
-import { loadCliConfig } from './context.js';
-import { withRuntime } from './runtime.js';
+import { withRuntime } from './run.js';
 
 const program = new Command('tenantctl')
   .description('Operate the tenant provisioning orchestrator')
@@ -31,6 +26,7 @@ program
   .description('apply pending database migrations (forward-only, serialised by an advisory lock)')
   .action(async () =>
     withRuntime(async (runtime) => {
+      const { migrate } = await import('../db/migrate.js');
       const result = await migrate(runtime.pool());
       console.log(result.applied.length ? `applied ${result.applied.join(', ')}; schema at version ${result.to}` : `schema already at version ${result.to}`);
     }),
@@ -40,6 +36,7 @@ program
   .command('worker')
   .description('run the Temporal worker (all workflows and activities) until SIGINT/SIGTERM')
   .action(async () => {
+    const [{ loadCliConfig }, { startWorker }] = await Promise.all([import('./context.js'), import('../main/worker.js')]);
     const config = loadCliConfig();
     const running = await startWorker(config);
     console.log(`worker polling task queue ${config.TEMPORAL_TASK_QUEUE}`);
@@ -54,6 +51,10 @@ program
   .description("register the namespace (when missing) and the project's search attributes on a self-hosted Temporal cluster (idempotent)")
   .action(async () =>
     withRuntime(async (runtime) => {
+      const [{ ensureSearchAttributes }, { ensureNamespace }] = await Promise.all([
+        import('../client/search-attributes-setup.js'),
+        import('../client/namespace-setup.js'),
+      ]);
       const client = await runtime.client();
       if (await ensureNamespace(client.connection, client.options.namespace)) console.log(`registered namespace ${client.options.namespace}`);
       const added = await ensureSearchAttributes(client, client.options.namespace);
@@ -64,7 +65,8 @@ program
 program
   .command('config')
   .description('list every configuration variable with its meaning')
-  .action(() => {
+  .action(async () => {
+    const { describeConfig } = await import('../config.js');
     for (const { name, description } of describeConfig()) console.log(`${name.padEnd(22)} ${description}`);
   });
 
@@ -73,13 +75,21 @@ secrets
   .command('generate-key')
   .description('print a new master key entry (keyId:base64) to put first in SECRETS_KEYS')
   .argument('<keyId>', 'a short id, e.g. k2026a')
-  .action((keyId: string) => console.log(generateMasterKey(keyId)));
+  .action(async (keyId: string) => {
+    const { generateMasterKey } = await import('../secrets/master-keys.js');
+    console.log(generateMasterKey(keyId));
+  });
 secrets
   .command('reseal')
   .description('re-encrypt every sealed token and webhook secret under the first key of SECRETS_KEYS (master-key rotation)')
   .option('--check', 'only count what is not yet under the current key')
   .action(async (opts: { check?: boolean }) =>
     withRuntime(async (runtime) => {
+      const [{ masterKeysOf }, { resealAll }, { createVault }] = await Promise.all([
+        import('../main/wiring/deps.js'),
+        import('../secrets/reseal.js'),
+        import('../secrets/vault.js'),
+      ]);
       const keys = masterKeysOf(runtime.config);
       if (!keys) throw new Error('SECRETS_KEYS: is required to reseal');
       const report = await resealAll({ pool: runtime.pool(), vault: createVault(keys) }, { dryRun: opts.check ?? false });
@@ -103,5 +113,6 @@ registerDriftCommands(program);
 try {
   await program.parseAsync(process.argv);
 } catch (error) {
+  const { reportError } = await import('../main/report-error.js');
   process.exitCode = reportError(error);
 }

@@ -36,16 +36,4 @@ export function createCliRuntime(): CliRuntime {
   };
 }
 
-/** Runs a command body with a runtime and always closes it. */
-export async function withRuntime<T>(fn: (runtime: CliRuntime) => Promise<T>): Promise<T> {
-  const runtime = createCliRuntime();
-  try {
-    return await fn(runtime);
-  } finally {
-    await runtime.close();
-  }
-}
-
-export function printJson(value: unknown): void {
-  console.log(JSON.stringify(value, null, 2));
-}
+export { printJson, withRuntime } from './run.js';

@@ -1,6 +1,7 @@
 import { Client, Connection, type DataConverter } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
-import { NativeConnection } from '@temporalio/worker';
+// Type only: the worker package (native bridge) loads when a NativeConnection is opened, never for the CLI's client.
+import type { NativeConnection } from '@temporalio/worker';
 import type { Config } from '../config.js';
 
 /**
@@ -42,6 +43,7 @@ export async function connectNative(
   config: Pick<Config, 'temporalEnv' | 'TEMPORAL_NAMESPACE'>,
 ): Promise<{ connection: NativeConnection; namespace: string }> {
   const { connectionOptions, namespace } = connectOptions(config);
+  const { NativeConnection } = await import('@temporalio/worker');
   try {
     const connection = await NativeConnection.connect(connectionOptions);
     return { connection, namespace };

@@ -1,7 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { onboardTenantInputSchema, parseInput, type OnboardTenantInput } from '../domain/tenant-input.js';
-import { tenantExternalRefKey } from '../domain/search-attributes.js';
+import { tenantExternalRefKey, tenantStatusKey } from '../domain/search-attributes.js';
 import type { onboardTenant } from '../../workflows/onboard-tenant.js';
 import { onboardingStatusQuery } from '../../workflows/onboard-tenant-messages.js';
 import { onboardingWorkflowId } from '../domain/ids.js';
@@ -38,7 +38,11 @@ export async function startOnboarding(client: Client, rawInput: unknown, options
       workflowIdConflictPolicy: 'FAIL',
       workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
       memo: { tenantName: input.name },
-      typedSearchAttributes: new TypedSearchAttributes([{ key: tenantExternalRefKey, value: input.externalRef }]),
+      // Searchable from the start, and the run need not upsert them again (onboard-tenant-attributes.ts).
+      typedSearchAttributes: new TypedSearchAttributes([
+        { key: tenantExternalRefKey, value: input.externalRef },
+        { key: tenantStatusKey, value: 'recording' },
+      ]),
       ...(options.requestEagerStart ? { requestEagerStart: true } : {}),
     });
     return Object.assign(handle, { started: true });

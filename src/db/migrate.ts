@@ -1,12 +1,12 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
+import { projectPath } from '../infra/project-root.js';
 
 /**
  * Forward-only numbered SQL migrations (`migrations/0001_name.sql`), each in its own transaction,
  * serialised across processes by an advisory lock held for the whole run.
  */
-const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
+const MIGRATIONS_DIR = projectPath('migrations');
 const LOCK_KEY = 'tenant-orchestrator:migrate';
 
 export interface Migration {

@@ -1,9 +1,11 @@
 import type { Command } from 'commander';
-import { listFindings, type DriftFindingRow } from '../../db/drift-findings-store.js';
-import { startDriftCheck } from '../../client/start-drift-check.js';
-import { controlDriftSchedule, describeDriftSchedule, scheduleDriftCheck } from '../../client/drift-schedules.js';
+import type { DriftFindingRow } from '../../db/drift-findings-store.js';
 import type { ReconcileFleetResult } from '../../../workflows/reconcile-fleet-messages.js';
-import { printJson, withRuntime } from '../runtime.js';
+import { printJson, withRuntime } from '../run.js';
+
+// Each action loads what it uses (see run.ts): `tenantctl --help` loads none of it.
+const findingsStore = () => import('../../db/drift-findings-store.js');
+const schedules = () => import('../../client/drift-schedules.js');
 
 function findingLine(f: DriftFindingRow): string {
   const fixed = f.resolution === 'fixed' ? ` fixed (${f.fix})` : '';
@@ -34,6 +36,8 @@ export function registerDriftCommands(program: Command): void {
       withRuntime(async (runtime) => {
         const options = { ...(opts.quietPeriod ? { quietPeriod: opts.quietPeriod } : {}), ...(opts.rotationMaxAge ? { rotationMaxAge: opts.rotationMaxAge } : {}) };
         const input = { ...(opts.tenant ? { externalRef: opts.tenant } : {}), ...(Object.keys(options).length ? { options } : {}) };
+        const { startDriftCheck } = await import('../../client/start-drift-check.js');
+        const { listFindings } = await findingsStore();
         const handle = await startDriftCheck({ client: await runtime.client(), pool: runtime.pool() }, input, { taskQueue: runtime.config.TEMPORAL_TASK_QUEUE });
         if (!opts.wait) {
           if (opts.json) printJson({ workflowId: handle.workflowId });
@@ -60,6 +64,7 @@ export function registerDriftCommands(program: Command): void {
     .action(async (opts: { open?: boolean; tenant?: string; limit: string; json?: boolean }) =>
       withRuntime(async (runtime) => {
         if (!/^[1-9][0-9]{0,5}$/.test(opts.limit)) throw new Error('--limit: must be a positive whole number');
+        const { listFindings } = await findingsStore();
         const rows = await listFindings(runtime.pool(), { openOnly: Boolean(opts.open), ...(opts.tenant ? { externalRef: opts.tenant } : {}), limit: Number(opts.limit) });
         if (opts.json) printJson(rows);
         else if (rows.length === 0) console.log(opts.open ? 'no open drift findings' : 'no drift findings');
@@ -76,6 +81,7 @@ export function registerDriftCommands(program: Command): void {
     .action(async (opts: { every?: string; jitter?: string }) =>
       withRuntime(async (runtime) => {
         const every = opts.every ?? runtime.config.DRIFT_SCHEDULE_EVERY;
+        const { scheduleDriftCheck } = await schedules();
         const made = await scheduleDriftCheck(await runtime.client(), {}, { every, jitter: opts.jitter }, runtime.config.TEMPORAL_TASK_QUEUE);
         console.log(`${made.outcome} schedule ${made.scheduleId}: every ${every}${opts.jitter ? ` (jitter ${opts.jitter})` : ''}, overlap SKIP`);
       }),
@@ -86,6 +92,7 @@ export function registerDriftCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (opts: { json?: boolean }) =>
       withRuntime(async (runtime) => {
+        const { describeDriftSchedule } = await schedules();
         const view = await describeDriftSchedule(await runtime.client());
         if (opts.json) printJson(view);
         else console.log(view ? `${view.scheduleId} ${view.paused ? 'paused' : 'active'} every ${view.every.join(', ')} next ${view.nextActionTimes[0] ?? '-'}` : 'no drift schedule');
@@ -97,6 +104,7 @@ export function registerDriftCommands(program: Command): void {
       .description(`${name} the drift schedule`)
       .action(async () =>
         withRuntime(async (runtime) => {
+          const { controlDriftSchedule } = await schedules();
           await controlDriftSchedule(await runtime.client(), name);
           console.log(`${name}: drift schedule`);
         }),

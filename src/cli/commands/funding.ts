@@ -1,16 +1,14 @@
 import type { Command } from 'commander';
-import { controlAutoTopUpSchedule, scheduleAutoTopUp } from '../../client/auto-top-up-schedule.js';
-import { clearFundingPolicy, setFundingPolicy, setParentCap, showFundingPolicy, showParentFunding, type FundingPolicyView } from '../../client/funding-policy.js';
-import { InvalidInputError } from '../../domain/tenant-input.js';
-import { printJson, withRuntime } from '../runtime.js';
+import type { FundingPolicyView } from '../../client/funding-policy.js';
+import { printJson, withRuntime } from '../run.js';
+import { asFlags } from './top-ups.js';
+
+// Each action loads its dependencies when it runs, so `tenantctl --help` stays light.
+const policies = () => import('../../client/funding-policy.js');
+const sweepSchedule = () => import('../../client/auto-top-up-schedule.js');
 
 /** `tenantctl funding ...`: auto top-up policies, the parent's daily cap, the sweep's Schedule. */
 const FLAG_OF: Record<string, string> = { below: '--below', to: '--to', maxPerDay: '--max-per-day', maxPerMonth: '--max-per-month', updatedBy: '--operator' };
-
-function asFlags(error: unknown): unknown {
-  if (!(error instanceof InvalidInputError)) return error;
-  return new InvalidInputError(error.problems.map((p) => p.replace(/^([A-Za-z]+):/, (_m, field: string) => `${FLAG_OF[field] ?? field}:`)));
-}
 
 function printPolicy(view: FundingPolicyView): void {
   const p = view.policy;
@@ -34,7 +32,8 @@ export function registerFundingCommands(program: Command): void {
     .action(async (externalRef: string, opts: { below: string; to: string; maxPerDay: string; maxPerMonth?: string; operator: string; json?: boolean }) =>
       withRuntime(async (runtime) => {
         const raw = { below: opts.below, to: opts.to, maxPerDay: opts.maxPerDay, updatedBy: opts.operator, ...(opts.maxPerMonth !== undefined ? { maxPerMonth: opts.maxPerMonth } : {}) };
-        const view = await setFundingPolicy(runtime.pool(), externalRef, raw).catch((error: unknown) => Promise.reject(asFlags(error)));
+        const [{ setFundingPolicy }, { InvalidInputError }] = await Promise.all([policies(), import('../../domain/tenant-input.js')]);
+        const view = await setFundingPolicy(runtime.pool(), externalRef, raw).catch((error: unknown) => Promise.reject(asFlags(error, InvalidInputError, FLAG_OF)));
         if (opts.json) printJson(view);
         else printPolicy(view);
       }),
@@ -45,7 +44,7 @@ export function registerFundingCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (externalRef: string, opts: { json?: boolean }) =>
       withRuntime(async (runtime) => {
-        const view = await showFundingPolicy(runtime.pool(), externalRef);
+        const view = await (await policies()).showFundingPolicy(runtime.pool(), externalRef);
         if (opts.json) printJson(view);
         else printPolicy(view);
       }),
@@ -56,7 +55,7 @@ export function registerFundingCommands(program: Command): void {
     .option('--operator <name>', 'who clears it (audited)', 'tenantctl')
     .action(async (externalRef: string, opts: { operator: string }) =>
       withRuntime(async (runtime) => {
-        const { cleared } = await clearFundingPolicy(runtime.pool(), externalRef, opts.operator);
+        const { cleared } = await (await policies()).clearFundingPolicy(runtime.pool(), externalRef, opts.operator);
         console.log(cleared ? `auto top-up policy of ${externalRef} cleared` : `${externalRef} had no auto top-up policy`);
       }),
     );
@@ -67,7 +66,7 @@ export function registerFundingCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (opts: { json?: boolean }) =>
       withRuntime(async (runtime) => {
-        const view = await showParentFunding(runtime.pool());
+        const view = await (await policies()).showParentFunding(runtime.pool());
         if (opts.json) return printJson(view);
         console.log(`parent daily cap: ${view.maxPerDay ?? 'none'}; held by top-ups today: ${view.usedToday} micro-USD`);
         console.log(view.insufficientSince ? `insufficient balance since ${view.insufficientSince}: auto top-ups stopped until \`tenantctl parent-funded\`` : 'balance: no insufficient-balance state');
@@ -79,7 +78,7 @@ export function registerFundingCommands(program: Command): void {
     .option('--operator <name>', 'who sets it (audited)', 'tenantctl')
     .action(async (value: string, opts: { operator: string }) =>
       withRuntime(async (runtime) => {
-        const view = await setParentCap(runtime.pool(), { maxPerDay: value === 'none' ? null : value, updatedBy: opts.operator });
+        const view = await (await policies()).setParentCap(runtime.pool(), { maxPerDay: value === 'none' ? null : value, updatedBy: opts.operator });
         console.log(`parent daily cap: ${view.maxPerDay ?? 'none'}`);
       }),
     );
@@ -91,14 +90,14 @@ export function registerFundingCommands(program: Command): void {
     .option('--page-size <n>', 'tenants per page (one run per page)', '100')
     .action(async (opts: { every: string; pageSize: string }) =>
       withRuntime(async (runtime) => {
-        const made = await scheduleAutoTopUp(await runtime.client(), { pageSize: Number(opts.pageSize) }, opts.every, runtime.config.TEMPORAL_TASK_QUEUE);
+        const made = await (await sweepSchedule()).scheduleAutoTopUp(await runtime.client(), { pageSize: Number(opts.pageSize) }, opts.every, runtime.config.TEMPORAL_TASK_QUEUE);
         console.log(`${made.outcome} schedule ${made.scheduleId}: every ${opts.every}`);
       }),
     );
   for (const command of ['describe', 'run-now', 'delete'] as const) {
     schedule.command(command).action(async () =>
       withRuntime(async (runtime) => {
-        const answer = await controlAutoTopUpSchedule(await runtime.client(), command);
+        const answer = await (await sweepSchedule()).controlAutoTopUpSchedule(await runtime.client(), command);
         if (command === 'describe') printJson(answer);
         else console.log(`${command}: done`);
       }),

@@ -1,8 +1,6 @@
-import { WorkflowFailedError } from '@temporalio/client';
 import type { Command } from 'commander';
-import { startLifecycle, type LifecycleAction } from '../../client/start-lifecycle.js';
-import { failureOf } from '../../client/last-runs.js';
-import { printJson, withRuntime } from '../runtime.js';
+import type { LifecycleAction } from '../../client/start-lifecycle.js';
+import { printJson, withRuntime } from '../run.js';
 
 const DESCRIPTIONS: Record<LifecycleAction, string> = {
   suspend: "suspend a tenant at once (its own calls then fail with 403 SUBACCOUNT_SUSPENDED); the reason is recorded",
@@ -22,6 +20,11 @@ export function registerLifecycleCommands(program: Command): void {
       .option('--json', 'print JSON')
       .action(async (externalRef: string, opts: { reason: string; operator: string; wait: boolean; json?: boolean }) =>
         withRuntime(async (runtime) => {
+          const [{ startLifecycle }, { failureOf }, { WorkflowFailedError }] = await Promise.all([
+            import('../../client/start-lifecycle.js'),
+            import('../../client/last-runs.js'),
+            import('@temporalio/client'),
+          ]);
           const handle = await startLifecycle(await runtime.client(), action, { externalRef, reason: opts.reason, operator: opts.operator }, { taskQueue: runtime.config.TEMPORAL_TASK_QUEUE });
           if (!opts.wait) {
             if (opts.json) printJson({ workflowId: handle.workflowId });

@@ -1,14 +1,8 @@
 import type { Command } from 'commander';
-import { sendDecision } from '../../client/send-decision.js';
-import { startOnboarding } from '../../client/start-onboarding.js';
 import type { TransferOutcome } from '../../domain/operator-decisions.js';
-import { closeResolveTransferUpdate } from '../../../workflows/close-tenant-messages.js';
-import { parentFundedUpdate, resolveTransferUpdate } from '../../../workflows/onboard-tenant-messages.js';
-import { ONBOARDING_PURPOSE } from '../../../workflows/onboard-tenant.js';
-import { printDecision } from '../decisions.js';
-import { declareParentFunded } from '../../client/parent-funded.js';
-import { printJson, withRuntime } from '../runtime.js';
+import { ONBOARDING_PURPOSE } from '../../domain/onboarding.js';
 import { lifecycleWorkflowId, onboardingWorkflowId, topUpWorkflowId } from '../../domain/ids.js';
+import { printJson, withRuntime } from '../run.js';
 
 export function registerOnboardingCommands(program: Command): void {
   program
@@ -22,6 +16,7 @@ export function registerOnboardingCommands(program: Command): void {
     .action(async (opts: { externalRef: string; name: string; funding?: string; wait?: boolean; json?: boolean }) =>
       withRuntime(async (runtime) => {
         const input = { externalRef: opts.externalRef, name: opts.name, ...(opts.funding !== undefined ? { fundingMicroUsd: opts.funding } : {}) };
+        const { startOnboarding } = await import('../../client/start-onboarding.js');
         const handle = await startOnboarding(await runtime.client(), input, { taskQueue: runtime.config.TEMPORAL_TASK_QUEUE });
         const started = { workflowId: handle.workflowId, started: handle.started };
         if (!opts.wait) {
@@ -45,9 +40,15 @@ export function registerOnboardingCommands(program: Command): void {
     .option('--json', 'print the answer as JSON')
     .action(async (externalRef: string | undefined, opts: DecisionFlags & { key?: string }) =>
       withRuntime(async (runtime) => {
+        const [{ sendDecision }, { parentFundedUpdate }, { printDecision }] = await Promise.all([
+          import('../../client/send-decision.js'),
+          import('../../../workflows/onboard-tenant-messages.js'),
+          import('../decisions.js'),
+        ]);
         const by = { operator: opts.operator, reason: opts.reason };
         if (!externalRef) {
           if (opts.key) throw new Error('--key: only with a tenant');
+          const { declareParentFunded } = await import('../../client/parent-funded.js');
           const report = await declareParentFunded({ pool: runtime.pool(), client: await runtime.client() }, by);
           if (opts.json) printJson(report);
           else console.log(`parent funded (${report.stateCleared ? 'the parent-wide insufficient-balance state is cleared' : 'no parent-wide state was set'}); ${report.retried.length} waiting top-up(s) retried now${report.refused.length ? `, ${report.refused.length} no longer waiting` : ''}`);
@@ -74,6 +75,12 @@ export function registerOnboardingCommands(program: Command): void {
       withRuntime(async (runtime) => {
         if (!opts.close && opts.purpose !== ONBOARDING_PURPOSE) throw new Error('--purpose: only with --close (an onboarding has one transfer)');
         if (opts.close && opts.key) throw new Error('--key: not with --close (name the transfer with --purpose)');
+        const [{ sendDecision }, { resolveTransferUpdate }, { closeResolveTransferUpdate }, { printDecision }] = await Promise.all([
+          import('../../client/send-decision.js'),
+          import('../../../workflows/onboard-tenant-messages.js'),
+          import('../../../workflows/close-tenant-messages.js'),
+          import('../decisions.js'),
+        ]);
         const client = await runtime.client();
         // The raw --outcome goes to the workflow: its validator refuses anything but the exact words.
         const verdict = { outcome: opts.outcome as TransferOutcome, operator: opts.operator, reason: opts.reason };

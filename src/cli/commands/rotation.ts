@@ -1,13 +1,13 @@
 import type { Command } from 'commander';
-import { findTenant, TenantNotFoundError } from '../../db/tenants-store.js';
-import { fleetScheduleId, rotationScheduleId, rotationWorkflowId } from '../../domain/ids.js';
 import type { DeployerSpec, RotationTimings } from '../../domain/rotation-input.js';
-import { controlSchedule, listRotationSchedules, scheduleFleetRotation, scheduleTenantRotation, type ScheduleCommand } from '../../client/rotation-schedules.js';
-import { assertDeployerReady, cancelRotation, deployerReadinessOf, startRotation } from '../../client/start-rotation.js';
-import { sendDecision } from '../../client/send-decision.js';
-import { printDecision } from '../decisions.js';
-import { abortRotationUpdate, retryKeyCreateUpdate, revokeAnywayUpdate } from '../../../workflows/rotate-tenant-key-messages.js';
-import { printJson, withRuntime, type CliRuntime } from '../runtime.js';
+import type { ScheduleCommand } from '../../client/rotation-schedules.js';
+import { fleetScheduleId, rotationScheduleId, rotationWorkflowId } from '../../domain/ids.js';
+import type { CliRuntime } from '../runtime.js';
+import { printJson, withRuntime } from '../run.js';
+
+// Each action loads what it uses (see run.ts): `tenantctl --help` loads none of it.
+const schedules = () => import('../../client/rotation-schedules.js');
+const starting = () => import('../../client/start-rotation.js');
 
 interface TimingFlags {
   quietPeriod?: string;
@@ -48,6 +48,7 @@ function deployerOf(flags: DeployerFlags): DeployerSpec | undefined {
 
 /** A clear refusal before anything starts: unknown tenants and closing ones are never rotated. */
 async function requireRotatable(runtime: CliRuntime, externalRef: string): Promise<void> {
+  const { findTenant, TenantNotFoundError } = await import('../../db/tenants-store.js');
   const tenant = await findTenant(runtime.pool(), externalRef);
   if (!tenant) throw new TenantNotFoundError(externalRef);
   if (tenant.status === 'closing' || tenant.status === 'closed') throw new Error(`tenant ${externalRef} is ${tenant.status}: its keys are not rotated`);
@@ -73,6 +74,7 @@ export function registerRotationCommands(program: Command): void {
   ).action(async (externalRef: string, opts: TimingFlags & DeployerFlags & { slot: string; emergency?: boolean; reason?: string; operator?: string; wait?: boolean; json?: boolean }) =>
     withRuntime(async (runtime) => {
       await requireRotatable(runtime, externalRef);
+      const { deployerReadinessOf, startRotation } = await starting();
       const options = timingsOf(opts);
       const deployer = deployerOf(opts);
       const input = { externalRef, slot: opts.slot, emergency: Boolean(opts.emergency), ...(opts.reason ? { reason: opts.reason } : {}), ...(options ? { options } : {}), ...(deployer ? { deployer } : {}) };
@@ -104,6 +106,7 @@ export function registerRotationCommands(program: Command): void {
       const deployer = deployerOf(opts);
       const extra = { ...(options ? { options } : {}), ...(deployer ? { deployer } : {}) };
       // Every run the schedule starts would fail on a deployer that cannot run: refuse the schedule.
+      const [{ assertDeployerReady, deployerReadinessOf }, { scheduleFleetRotation, scheduleTenantRotation }] = await Promise.all([starting(), schedules()]);
       assertDeployerReady({ deployer }, deployerReadinessOf(runtime.config));
       const times = { every: opts.every, jitter: opts.jitter };
       const client = await runtime.client();
@@ -122,9 +125,10 @@ export function registerRotationCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (opts: { json?: boolean }) =>
       withRuntime(async (runtime) => {
-        const schedules = await listRotationSchedules(await runtime.client());
-        if (opts.json) printJson(schedules);
-        else for (const s of schedules) console.log(`${s.scheduleId.padEnd(40)} ${s.paused ? 'paused ' : 'active '} next ${s.nextActionTimes[0] ?? '-'}`);
+        const { listRotationSchedules } = await schedules();
+        const listed = await listRotationSchedules(await runtime.client());
+        if (opts.json) printJson(listed);
+        else for (const s of listed) console.log(`${s.scheduleId.padEnd(40)} ${s.paused ? 'paused ' : 'active '} next ${s.nextActionTimes[0] ?? '-'}`);
       }),
     );
 
@@ -143,16 +147,17 @@ export function registerRotationCommands(program: Command): void {
       .action(async (externalRef: string | undefined, opts: { fleet?: boolean; slot: string }) =>
         withRuntime(async (runtime) => {
           const scheduleId = scheduleIdOf(externalRef, opts);
+          const { controlSchedule } = await schedules();
           await controlSchedule(await runtime.client(), scheduleId, name satisfies ScheduleCommand);
           console.log(`${name}: ${scheduleId}`);
         }),
       );
   }
 
-  for (const [name, update, description] of [
-    ['revoke-anyway', revokeAnywayUpdate, 'a rotation waiting for quiet or held: revoke the old key although it did not go quiet'],
-    ['abort', abortRotationUpdate, 'a rotation waiting for quiet, held or at the key limit: keep the old key, revoke the new one'],
-    ['retry-key-create', retryKeyCreateUpdate, 'a rotation at the active-key limit: an unused key was revoked, create the new key now'],
+  for (const [name, updateName, description] of [
+    ['revoke-anyway', 'revokeAnywayUpdate', 'a rotation waiting for quiet or held: revoke the old key although it did not go quiet'],
+    ['abort', 'abortRotationUpdate', 'a rotation waiting for quiet, held or at the key limit: keep the old key, revoke the new one'],
+    ['retry-key-create', 'retryKeyCreateUpdate', 'a rotation at the active-key limit: an unused key was revoked, create the new key now'],
   ] as const) {
     rotation
       .command(name)
@@ -164,6 +169,12 @@ export function registerRotationCommands(program: Command): void {
       .option('--json', 'print the answer as JSON')
       .action(async (externalRef: string, opts: { slot: string; operator: string; reason: string; json?: boolean }) =>
         withRuntime(async (runtime) => {
+          const [messages, { sendDecision }, { printDecision }] = await Promise.all([
+            import('../../../workflows/rotate-tenant-key-messages.js'),
+            import('../../client/send-decision.js'),
+            import('../decisions.js'),
+          ]);
+          const update = messages[updateName];
           const workflowId = rotationWorkflowId(externalRef, opts.slot);
           const answer = await sendDecision(await runtime.client(), workflowId, update, { operator: opts.operator, reason: opts.reason });
           printDecision(workflowId, update.name, answer, opts.json);
@@ -178,6 +189,7 @@ export function registerRotationCommands(program: Command): void {
     .option('--slot <slot>', 'key slot', 'default')
     .action(async (externalRef: string, opts: { slot: string }) =>
       withRuntime(async (runtime) => {
+        const { cancelRotation } = await starting();
         const status = await cancelRotation(await runtime.client(), externalRef, opts.slot);
         console.log(status ? `rotation of ${externalRef} slot ${opts.slot}: ${status.stage}` : `no rotation of ${externalRef} slot ${opts.slot}`);
       }),

@@ -1,14 +1,9 @@
 import type { Command } from 'commander';
-import { listTenants } from '../../db/tenants-store.js';
-import { revealKey } from '../../client/reveal-key.js';
-import { createVault } from '../../secrets/vault.js';
-import { formatRotationSection } from '../../client/rotation-status.js';
-import { formatLastRun } from '../../client/last-runs.js';
-import { getTenantStatus, type TenantStatusView } from '../../client/tenant-status.js';
-import { masterKeysOf } from '../../main/wiring/deps.js';
-import { printJson, withRuntime } from '../runtime.js';
+import type { TenantStatusView } from '../../client/tenant-status.js';
+import { printJson, withRuntime } from '../run.js';
 
-function printStatus(view: TenantStatusView): void {
+async function printStatus(view: TenantStatusView): Promise<void> {
+  const [{ formatRotationSection }, { formatLastRun }] = await Promise.all([import('../../client/rotation-status.js'), import('../../client/last-runs.js')]);
   const r = view.record;
   console.log(`tenant ${view.externalRef}: ${r ? `${r.status} — "${r.name}", sub-account ${r.subaccountId ?? '(none yet)'}` : 'no record yet'}`);
   if (view.onboarding) {
@@ -33,9 +28,10 @@ export function registerTenantCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (externalRef: string, opts: { json?: boolean }) =>
       withRuntime(async (runtime) => {
+        const { getTenantStatus } = await import('../../client/tenant-status.js');
         const view = await getTenantStatus({ pool: runtime.pool(), client: await runtime.client() }, externalRef);
         if (opts.json) printJson(view);
-        else printStatus(view);
+        else await printStatus(view);
       }),
     );
 
@@ -47,6 +43,7 @@ export function registerTenantCommands(program: Command): void {
     .option('--after <externalRef>', 'page: start after this external ref')
     .action(async (opts: { json?: boolean; limit: string; after?: string }) =>
       withRuntime(async (runtime) => {
+        const { listTenants } = await import('../../db/tenants-store.js');
         const rows = await listTenants(runtime.pool(), { limit: Number(opts.limit), ...(opts.after ? { after: opts.after } : {}) });
         const view = rows.map((t) => ({ externalRef: t.externalRef, name: t.name, status: t.status, subaccountId: t.subaccountId, createdAt: t.createdAt.toISOString() }));
         if (opts.json) printJson(view);
@@ -65,6 +62,11 @@ export function registerTenantCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (externalRef: string, opts: { slot: string; operator: string; reason: string; json?: boolean }) =>
       withRuntime(async (runtime) => {
+        const [{ masterKeysOf }, { createVault }, { revealKey }] = await Promise.all([
+          import('../../main/wiring/deps.js'),
+          import('../../secrets/vault.js'),
+          import('../../client/reveal-key.js'),
+        ]);
         const keys = masterKeysOf(runtime.config);
         if (!keys) throw new Error('SECRETS_KEYS: is required to reveal a key');
         const revealed = await revealKey({ pool: runtime.pool(), vault: createVault(keys) }, { externalRef, ...opts });

@@ -1,20 +1,15 @@
 import type { Command } from 'commander';
-import { startTopUp } from '../../client/start-top-up.js';
-import { precheckTopUp } from '../../client/top-up-precheck.js';
-import { compareWallet, getTransferLedger, ledgerEntryOf, type LedgerEntry } from '../../client/transfer-ledger.js';
-import { InvalidInputError, parseInput } from '../../domain/tenant-input.js';
-import { fundTenantInputSchema } from '../../domain/top-up-input.js';
-import { createPlatformClient } from '../../platform/index.js';
-import { ConfigError } from '../../config.js';
-import { printJson, withRuntime } from '../runtime.js';
+import type { LedgerEntry } from '../../client/transfer-ledger.js';
+import type { InvalidInputError as InvalidInputErrorClass } from '../../domain/tenant-input.js';
+import { printJson, withRuntime } from '../run.js';
 
 /** `tenantctl fund`, `transfers` and `wallet`: top-ups and the ledger, from the operator's terminal. */
 const FLAG_OF: Record<string, string> = { amountMicroUsd: '--amount', idempotencyKey: '--key', reason: '--reason', requestedBy: '--operator', externalRef: 'externalRef' };
 
 /** Problems named by the flag the operator typed, not the input field behind it. */
-function asFlags(error: unknown): unknown {
+export function asFlags(error: unknown, InvalidInputError: typeof InvalidInputErrorClass, flagOf: Record<string, string> = FLAG_OF): unknown {
   if (!(error instanceof InvalidInputError)) return error;
-  return new InvalidInputError(error.problems.map((p) => p.replace(/^([A-Za-z]+):/, (_m, field: string) => `${FLAG_OF[field] ?? field}:`)));
+  return new InvalidInputError(error.problems.map((p) => p.replace(/^([A-Za-z]+):/, (_m, field: string) => `${flagOf[field] ?? field}:`)));
 }
 
 function entryLine(t: LedgerEntry): string {
@@ -38,11 +33,19 @@ export function registerTopUpCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (externalRef: string, opts: { amount: string; key: string; reason?: string; operator: string; wait?: boolean; json?: boolean }) =>
       withRuntime(async (runtime) => {
+        const [{ startTopUp }, { precheckTopUp }, { getTransferLedger, ledgerEntryOf }, { InvalidInputError, parseInput }, { fundTenantInputSchema }] =
+          await Promise.all([
+            import('../../client/start-top-up.js'),
+            import('../../client/top-up-precheck.js'),
+            import('../../client/transfer-ledger.js'),
+            import('../../domain/tenant-input.js'),
+            import('../../domain/top-up-input.js'),
+          ]);
         const input = { externalRef, idempotencyKey: opts.key, amountMicroUsd: opts.amount, requestedBy: opts.operator, ...(opts.reason !== undefined ? { reason: opts.reason } : {}) };
         try {
           parseInput(fundTenantInputSchema, input);
         } catch (error) {
-          throw asFlags(error);
+          throw asFlags(error, InvalidInputError);
         }
         const recorded = await precheckTopUp(runtime.pool(), input);
         let workflowId: string | null = null;
@@ -68,6 +71,7 @@ export function registerTopUpCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (externalRef: string, opts: { json?: boolean }) =>
       withRuntime(async (runtime) => {
+        const { getTransferLedger } = await import('../../client/transfer-ledger.js');
         const ledger = await getTransferLedger(runtime.pool(), externalRef);
         if (opts.json) return printJson(ledger);
         for (const t of ledger.transfers) console.log(entryLine(t));
@@ -82,6 +86,11 @@ export function registerTopUpCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (externalRef: string, opts: { json?: boolean }) =>
       withRuntime(async (runtime) => {
+        const [{ compareWallet }, { createPlatformClient }, { ConfigError }] = await Promise.all([
+          import('../../client/transfer-ledger.js'),
+          import('../../platform/index.js'),
+          import('../../config.js'),
+        ]);
         const { PLATFORM_BASE_URL, PLATFORM_API_KEY, PLATFORM_TIMEOUT_MS } = runtime.config;
         if (!PLATFORM_BASE_URL || !PLATFORM_API_KEY) throw new ConfigError(['PLATFORM_BASE_URL and PLATFORM_API_KEY: are required to read a wallet']);
         const platform = createPlatformClient({ baseUrl: PLATFORM_BASE_URL, platformKey: PLATFORM_API_KEY, timeoutMs: PLATFORM_TIMEOUT_MS });

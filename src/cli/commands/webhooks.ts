@@ -1,22 +1,19 @@
 import type { Command } from 'commander';
-import { ConfigError } from '../../config.js';
-import {
-  createRegistryWebhook,
-  deleteRegistryWebhook,
-  listRegistryDeliveries,
-  listRegistryWebhooks,
-  replaceRegistryWebhook,
-  updateRegistryWebhook,
-  type WebhookManagementDeps,
-  type WebhookView,
-} from '../../client/webhook-management.js';
-import { createPlatformClient } from '../../platform/index.js';
-import { createVault } from '../../secrets/vault.js';
-import { masterKeysOf } from '../../main/wiring/deps.js';
-import { printJson, withRuntime, type CliRuntime } from '../runtime.js';
+import type { WebhookManagementDeps, WebhookView } from '../../client/webhook-management.js';
+import type { CliRuntime } from '../runtime.js';
+import { printJson, withRuntime } from '../run.js';
+
+// Each action loads what it uses (see run.ts): `tenantctl --help` loads none of it.
+const management = () => import('../../client/webhook-management.js');
 
 /** Webhook management needs a personal token (contract rule 6), the vault, and the gateway's public URL. */
-function managementDeps(runtime: CliRuntime): WebhookManagementDeps {
+async function managementDeps(runtime: CliRuntime): Promise<WebhookManagementDeps> {
+  const [{ ConfigError }, { createPlatformClient }, { createVault }, { masterKeysOf }] = await Promise.all([
+    import('../../config.js'),
+    import('../../platform/index.js'),
+    import('../../secrets/vault.js'),
+    import('../../main/wiring/deps.js'),
+  ]);
   const gateway = runtime.config;
   const keys = masterKeysOf(runtime.config);
   const problems: string[] = [];
@@ -58,7 +55,8 @@ export function registerWebhookCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (opts: { project: string; tenant?: string; label: string; events: string; json?: boolean }) =>
       withRuntime(async (runtime) => {
-        const view = await createRegistryWebhook(managementDeps(runtime), {
+        const { createRegistryWebhook } = await management();
+        const view = await createRegistryWebhook(await managementDeps(runtime), {
           projectId: opts.project,
           label: opts.label,
           events: eventList(opts.events),
@@ -76,6 +74,7 @@ export function registerWebhookCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (opts: { tenant?: string; all?: boolean; json?: boolean }) =>
       withRuntime(async (runtime) => {
+        const { listRegistryWebhooks } = await management();
         const views = await listRegistryWebhooks({ pool: runtime.pool() }, { ...(opts.tenant ? { externalRef: opts.tenant } : {}), includeDeleted: opts.all ?? false });
         if (opts.json) printJson(views);
         else for (const view of views) printWebhook(view, false);
@@ -92,7 +91,8 @@ export function registerWebhookCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (registrationId: string, opts: { label?: string; events?: string; rotateSecret?: boolean; json?: boolean }) =>
       withRuntime(async (runtime) => {
-        const deps = managementDeps(runtime);
+        const { updateRegistryWebhook, replaceRegistryWebhook } = await management();
+        const deps = await managementDeps(runtime);
         let view: WebhookView | undefined;
         if (opts.label !== undefined || opts.events !== undefined) {
           view = await updateRegistryWebhook(deps, { registrationId, ...(opts.label ? { label: opts.label } : {}), ...(opts.events ? { events: eventList(opts.events) } : {}) });
@@ -109,7 +109,10 @@ export function registerWebhookCommands(program: Command): void {
     .argument('<registrationId>')
     .option('--json', 'print JSON')
     .action(async (registrationId: string, opts: { json?: boolean }) =>
-      withRuntime(async (runtime) => printWebhook(await deleteRegistryWebhook(managementDeps(runtime), { registrationId }), opts.json)),
+      withRuntime(async (runtime) => {
+        const { deleteRegistryWebhook } = await management();
+        printWebhook(await deleteRegistryWebhook(await managementDeps(runtime), { registrationId }), opts.json);
+      }),
     );
 
   webhooks
@@ -119,7 +122,8 @@ export function registerWebhookCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (registrationId: string, opts: { json?: boolean }) =>
       withRuntime(async (runtime) => {
-        const views = await listRegistryDeliveries(managementDeps(runtime), { registrationId });
+        const { listRegistryDeliveries } = await management();
+        const views = await listRegistryDeliveries(await managementDeps(runtime), { registrationId });
         if (opts.json) printJson(views);
         else for (const d of views) console.log(`${d.deliveryId} ${d.event ?? '?'} platform:${d.platformStatus ?? '?'}(${d.responseCode ?? '-'}) inbox:${d.inboxState ?? 'absent'}`);
       }),

@@ -1,9 +1,9 @@
 import { type DataConverter } from '@temporalio/common';
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
-import { fileURLToPath } from 'node:url';
+import { projectPath } from '../../infra/project-root.js';
 
 /** The production workflows, bundled by the worker at start (or given pre-bundled, e.g. by tests). */
-export const WORKFLOWS_PATH = fileURLToPath(new URL('../../../workflows/index.ts', import.meta.url));
+export const WORKFLOWS_PATH = projectPath('workflows', 'index.ts');
 
 export interface CreateWorkerInput {
   connection: NativeConnection;

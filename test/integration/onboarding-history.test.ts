@@ -1,0 +1,56 @@
+// @temporalio/proto is CommonJS: Node's ESM loader exposes it as a default export only.
+import proto from '@temporalio/proto';
+import { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startOnboarding } from '../../src/client/start-onboarding.js';
+import { tenantExternalRefKey, tenantStatusKey, tenantSubaccountIdKey } from '../../src/domain/search-attributes.js';
+import { createOrchestratorEnv, type OrchestratorEnv } from '../harness/onboarding-env.js';
+import { expectExactlyOnce } from '../harness/onboarding-checks.js';
+
+/**
+ * What one onboarding costs Temporal: every event is server and worker work on every run (issue 20).
+ * A run started by startOnboarding records at most 16 events and three upserts, and ends searchable
+ * by external ref, sub-account and status, as does a run started without search attributes (the
+ * Web UI). Both histories replay against the current code.
+ */
+describe('onboarding history', () => {
+  let env: OrchestratorEnv;
+  beforeAll(async () => {
+    env = await createOrchestratorEnv('onboarding-history');
+    await env.startOrchestratorWorker();
+  });
+  afterAll(async () => env?.close());
+
+  const eventTypes = async (workflowId: string) => {
+    const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
+    return { history, types: (history.events ?? []).map((event) => event.eventType) };
+  };
+
+  const expectSearchable = async (workflowId: string, externalRef: string, subaccountId: string) => {
+    const attributes = (await env.client.workflow.getHandle(workflowId).describe()).typedSearchAttributes;
+    expect(attributes.get(tenantExternalRefKey)).toBe(externalRef);
+    expect(attributes.get(tenantSubaccountIdKey)).toBe(subaccountId);
+    expect(attributes.get(tenantStatusKey)).toBe('active');
+  };
+
+  it('records at most 16 events, with two upserts of our own, for a run started by startOnboarding', async () => {
+    const handle = await startOnboarding(env.client, { externalRef: 'hist-1', name: 'History One', fundingMicroUsd: '1000' }, { taskQueue: env.taskQueue });
+    const result = await handle.result();
+    expectExactlyOnce(env.sim.state(), 'hist-1', { amountMicroUsd: '1000' });
+    const { history, types } = await eventTypes(handle.workflowId);
+    expect(types.length).toBeLessThanOrEqual(16);
+    // Ours: sub-account with its stage, then active; Core's: TemporalChangeVersion for the one patch.
+    expect(types.filter((t) => t === proto.temporal.api.enums.v1.EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES)).toHaveLength(3);
+    await expectSearchable(handle.workflowId, 'hist-1', result.subaccountId);
+    await expect(Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, history, handle.workflowId)).resolves.toBeUndefined();
+  });
+
+  it('still sets every search attribute for a run started without them (the Web UI)', async () => {
+    const workflowId = 'onboard:hist-webui';
+    const handle = await env.client.workflow.start('onboardTenant', { taskQueue: env.taskQueue, workflowId, args: [{ externalRef: 'hist-webui', name: 'Started Bare' }] });
+    const result = (await handle.result()) as { subaccountId: string };
+    await expectSearchable(workflowId, 'hist-webui', result.subaccountId);
+    const { history } = await eventTypes(workflowId);
+    await expect(Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, history, workflowId)).resolves.toBeUndefined();
+  });
+});

@@ -1,0 +1,43 @@
+import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { distState } from '../../bin/dist-fresh.js';
+
+/**
+ * bin/tenantctl.js runs the compiled dist/ only when distState() says fresh: a stale copy must never
+ * run (tests spawn the launcher, and would otherwise test yesterday's code).
+ */
+describe('the launcher runs dist/ only while it is fresh', () => {
+  let dir = '';
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  function checkout(builtAtMs: number | undefined): URL {
+    dir = mkdtempSync(join(tmpdir(), 'dist-fresh-'));
+    for (const sub of ['src/cli', 'workflows', 'activities', 'dist']) mkdirSync(join(dir, sub), { recursive: true });
+    for (const file of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'src/cli/main.ts', 'workflows/index.ts', 'activities/index.ts']) writeFileSync(join(dir, file), '{}');
+    const old = new Date(Date.now() - 60_000);
+    for (const file of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'src/cli/main.ts', 'workflows/index.ts', 'activities/index.ts']) utimesSync(join(dir, file), old, old);
+    if (builtAtMs !== undefined) writeFileSync(join(dir, 'dist/.built'), JSON.stringify({ startedAtMs: builtAtMs }));
+    return pathToFileURL(`${dir}/`);
+  }
+
+  it('is fresh when built after every source changed', () => {
+    expect(distState(checkout(Date.now()))).toBe('fresh');
+  });
+
+  it('is stale once any source under src/, workflows/ or activities/ is newer than the build', () => {
+    for (const file of ['src/cli/main.ts', 'workflows/index.ts', 'activities/index.ts', 'tsconfig.json']) {
+      const root = checkout(Date.now() - 1000);
+      const now = new Date();
+      utimesSync(join(dir, file), now, now);
+      expect(distState(root), file).toBe('stale');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('is missing when never built or the build failed (no dist/.built)', () => {
+    expect(distState(checkout(undefined))).toBe('missing');
+  });
+});

@@ -1,0 +1,61 @@
+import type { SearchAttributeUpdatePair } from '@temporalio/common';
+import { patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { tenantExternalRefKey, tenantStatusKey, tenantSubaccountIdKey } from '../src/domain/search-attributes.js';
+import type { OnboardingStatus } from './onboard-tenant-messages.js';
+
+/**
+ * onboardTenant's search attributes. Each upsert is a command, a history event and work for the
+ * server and its visibility store, on every run. Runs started since UPSERT_CHANGED_PATCH upsert only
+ * what differs from the run's current attributes, one command per step: the client already sets
+ * the external ref and `recording` at start (src/client/start-onboarding.ts), so a run it starts
+ * makes two upserts (sub-account with its stage, then `active`) instead of five. A run started
+ * elsewhere (the Web UI) still gets every attribute. Runs started before the patch replay with one
+ * upsert per attribute and stage, as they were recorded. Every patch costs a run two events (its
+ * marker and Core's TemporalChangeVersion upsert), so runs since this one skip the sub-account scan
+ * patch's question (onboard-tenant-subaccount.ts): their answer is always yes.
+ */
+const UPSERT_CHANGED_PATCH = 'onboarding-upsert-changed-attributes';
+
+type Stage = OnboardingStatus['stage'];
+
+export interface OnboardingAttributes {
+  /** The run started after UPSERT_CHANGED_PATCH (and so after every earlier onboarding patch). */
+  patched: boolean;
+  /** The run's first attributes: its external ref and the `recording` stage. */
+  start(externalRef: string): void;
+  stage(stage: Stage): void;
+  /** The sub-account is known, and the stage that follows it. */
+  subaccount(subaccountId: string, stage: Stage): void;
+}
+
+export function onboardingAttributes(): OnboardingAttributes {
+  if (!patched(UPSERT_CHANGED_PATCH)) {
+    return {
+      patched: false,
+      start(externalRef) {
+        upsertSearchAttributes([{ key: tenantExternalRefKey, value: externalRef }]);
+        upsertSearchAttributes([{ key: tenantStatusKey, value: 'recording' }]);
+      },
+      stage(stage) {
+        upsertSearchAttributes([{ key: tenantStatusKey, value: stage }]);
+      },
+      subaccount(subaccountId, stage) {
+        upsertSearchAttributes([{ key: tenantSubaccountIdKey, value: subaccountId }]);
+        upsertSearchAttributes([{ key: tenantStatusKey, value: stage }]);
+      },
+    };
+  }
+  return {
+    patched: true,
+    start: (externalRef) => upsertChanged([{ key: tenantExternalRefKey, value: externalRef }, { key: tenantStatusKey, value: 'recording' }]),
+    stage: (stage) => upsertChanged([{ key: tenantStatusKey, value: stage }]),
+    subaccount: (subaccountId, stage) => upsertChanged([{ key: tenantSubaccountIdKey, value: subaccountId }, { key: tenantStatusKey, value: stage }]),
+  };
+}
+
+/** One upsert of the pairs whose value the run does not have yet; none when nothing changed. */
+function upsertChanged(pairs: SearchAttributeUpdatePair[]): void {
+  const current = workflowInfo().typedSearchAttributes;
+  const changed = pairs.filter((pair) => current.get(pair.key) !== pair.value);
+  if (changed.length > 0) upsertSearchAttributes(changed);
+}
