@@ -35,5 +35,3 @@ export function createCliRuntime(): CliRuntime {
     },
   };
 }
-
-export { printJson, withRuntime } from './run.js';
