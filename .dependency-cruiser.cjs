@@ -28,7 +28,8 @@ module.exports = {
     {
       name: 'no-import-of-entries',
       severity: 'error',
-      comment: 'Only entries import entries: libraries, activities, workflows, client and gateway never import cli/ or main/.',
+      comment:
+        'Only entries import entries: libraries, activities, workflows, client and gateway never import cli/ or main/.',
       from: { path: '^(src|activities|workflows)/', pathNot: entries },
       to: { path: entries },
     },

@@ -38,7 +38,11 @@ export default tseslint.config(
             ...nodeBuiltins.map((name) => ({ name, message: 'Workflows are deterministic: no Node built-ins.' })),
             { name: 'pg', message: 'Workflows do no I/O: use an activity.' },
             { name: 'pino', message: 'Use log from @temporalio/workflow.' },
-            { name: 'zod', message: 'Validate inputs in the validateWorkflowInput local activity: zod in the bundle costs CPU on every run.' },
+            {
+              name: 'zod',
+              message:
+                'Validate inputs in the validateWorkflowInput local activity: zod in the bundle costs CPU on every run.',
+            },
           ],
           patterns: [
             {

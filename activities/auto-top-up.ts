@@ -16,7 +16,12 @@ export function createAutoTopUpActivities(deps: ActivityDeps) {
       const parent = await getFundingParent(pool);
       const rows = await listPolicyTenantsPage(pool, input);
       return {
-        tenants: rows.map((r) => ({ externalRef: r.externalRef, subaccountId: r.subaccountId, below: r.belowMicroUsd, to: r.toMicroUsd })),
+        tenants: rows.map((r) => ({
+          externalRef: r.externalRef,
+          subaccountId: r.subaccountId,
+          below: r.belowMicroUsd,
+          to: r.toMicroUsd,
+        })),
         parentInsufficientSince: parent.insufficientSince?.toISOString() ?? null,
       };
     }),
@@ -26,10 +31,18 @@ export function createAutoTopUpActivities(deps: ActivityDeps) {
      * before the read: the top-up it leads to is refused when any transfer of the tenant moved after
      * it (the balance is stale), so two sweeps reading the same low balance top it up once.
      */
-    readWalletForAutoTopUp: boundary(async (input: { externalRef: string; subaccountId: string }): Promise<{ balanceMicroUsd: string | null; readAt: string }> => {
-      const { rows } = await pool.query<{ now: Date }>('SELECT now() AS now');
-      const { wallet } = await platform.getWallet({ subaccountId: input.subaccountId });
-      return { balanceMicroUsd: wallet.balanceKnown ? (wallet.balanceMicroUsd ?? null) : null, readAt: rows[0]!.now.toISOString() };
-    }),
+    readWalletForAutoTopUp: boundary(
+      async (input: {
+        externalRef: string;
+        subaccountId: string;
+      }): Promise<{ balanceMicroUsd: string | null; readAt: string }> => {
+        const { rows } = await pool.query<{ now: Date }>('SELECT now() AS now');
+        const { wallet } = await platform.getWallet({ subaccountId: input.subaccountId });
+        return {
+          balanceMicroUsd: wallet.balanceKnown ? (wallet.balanceMicroUsd ?? null) : null,
+          readAt: rows[0]!.now.toISOString(),
+        };
+      },
+    ),
   };
 }

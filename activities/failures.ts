@@ -10,7 +10,11 @@ import { codedFailure, FailureCode, type CodedFailureOptions } from '../src/doma
  * closed list (or the platform client's taxonomy), the message is redacted, and retryability
  * follows that taxonomy. Tests assert the type, never the message.
  */
-export function activityFailure(code: FailureCode, message: string, options: CodedFailureOptions = {}): ApplicationFailure {
+export function activityFailure(
+  code: FailureCode,
+  message: string,
+  options: CodedFailureOptions = {},
+): ApplicationFailure {
   return codedFailure(code, safeSnippet(message, 500), options);
 }
 
@@ -43,7 +47,10 @@ function toFailure(error: unknown): ApplicationFailure {
 export async function assertTenantOpen(db: Queryable, externalRef: string): Promise<void> {
   const tenant = await findTenant(db, externalRef);
   if (tenant && CLOSING_STATES.includes(tenant.status)) {
-    throw activityFailure(FailureCode.TENANT_CLOSED, `tenant ${externalRef} is ${tenant.status}: no new transfers or keys`);
+    throw activityFailure(
+      FailureCode.TENANT_CLOSED,
+      `tenant ${externalRef} is ${tenant.status}: no new transfers or keys`,
+    );
   }
 }
 

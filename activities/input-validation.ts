@@ -1,5 +1,10 @@
 import type { z } from 'zod';
-import { InvalidInputError, lifecycleInputSchema, onboardTenantInputSchema, parseInput } from '../src/domain/tenant-input.js';
+import {
+  InvalidInputError,
+  lifecycleInputSchema,
+  onboardTenantInputSchema,
+  parseInput,
+} from '../src/domain/tenant-input.js';
 import { reconcileFleetInputSchema } from '../src/domain/drift-input.js';
 import { rotateFleetInputSchema, rotateTenantKeyInputSchema } from '../src/domain/rotation-input.js';
 import { codedFailure, FailureCode } from '../src/domain/failures.js';
@@ -26,14 +31,22 @@ export type ParsedWorkflowInput<K extends WorkflowInputSchemaName> = z.output<(t
 
 export function createInputValidationActivities() {
   return {
-    async validateWorkflowInput<K extends WorkflowInputSchemaName>(request: { schema: K; input: unknown; workflowType: string }): Promise<ParsedWorkflowInput<K>> {
+    async validateWorkflowInput<K extends WorkflowInputSchemaName>(request: {
+      schema: K;
+      input: unknown;
+      workflowType: string;
+    }): Promise<ParsedWorkflowInput<K>> {
       const schema = WORKFLOW_INPUT_SCHEMAS[request.schema] as unknown as z.ZodType<ParsedWorkflowInput<K>>;
       if (!schema) throw codedFailure(FailureCode.INVALID_INPUT, `no input schema named ${String(request.schema)}`);
       try {
         return parseInput(schema, request.input);
       } catch (error) {
         if (!(error instanceof InvalidInputError)) throw error;
-        throw codedFailure(FailureCode.INVALID_INPUT, `invalid ${request.workflowType} input: ${error.problems.join('; ')}`, { details: { problems: error.problems } });
+        throw codedFailure(
+          FailureCode.INVALID_INPUT,
+          `invalid ${request.workflowType} input: ${error.problems.join('; ')}`,
+          { details: { problems: error.problems } },
+        );
       }
     },
   };

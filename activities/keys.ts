@@ -1,5 +1,11 @@
 import { appendAudit } from '../src/db/audit-store.js';
-import { beginKeyCreateAttempt, findKeyWithSecret, insertKeyRecordIfAbsent, markKeyVerifiedAudited, storeIssuedKey } from '../src/db/tenant-keys-store.js';
+import {
+  beginKeyCreateAttempt,
+  findKeyWithSecret,
+  insertKeyRecordIfAbsent,
+  markKeyVerifiedAudited,
+  storeIssuedKey,
+} from '../src/db/tenant-keys-store.js';
 import { PlatformBusinessStateError, PlatformNotFoundError, type ApiKeyRecord } from '../src/platform/index.js';
 import { fingerprintToken } from '../src/secrets/fingerprint.js';
 import { sealedKeyId, tenantTokenAad } from '../src/secrets/vault.js';
@@ -18,7 +24,10 @@ export interface IssueKeyInput {
 /** Never the token: only what identifies the key. */
 export type IssueKeyResult =
   | { state: 'issued'; keyId: string; fingerprint: string; orphansRevoked: string[] }
-  | { state: 'key_limit'; activeKeys: Array<{ id: string; name: string | null; lastUsedAt: string | null; lastUseKnown: boolean }> };
+  | {
+      state: 'key_limit';
+      activeKeys: Array<{ id: string; name: string | null; lastUsedAt: string | null; lastUseKnown: boolean }>;
+    };
 
 export interface VerifyKeyInput {
   externalRef: string;
@@ -36,14 +45,22 @@ export function createKeyActivities(deps: ActivityDeps) {
   async function revokeOrphans(input: IssueKeyInput, keep: string | null): Promise<string[]> {
     const prefix = `${keyNamePrefix(input.slot, input.generation)}-a`;
     const { keys } = await platform.listTenantKeys({ subaccountId: input.subaccountId });
-    const orphans = keys.filter((k: ApiKeyRecord) => k.name?.startsWith(prefix) && k.id !== keep && k.status !== 'revoked');
+    const orphans = keys.filter(
+      (k: ApiKeyRecord) => k.name?.startsWith(prefix) && k.id !== keep && k.status !== 'revoked',
+    );
     for (const orphan of orphans) {
       try {
         await platform.revokeTenantKey({ subaccountId: input.subaccountId, keyId: orphan.id });
       } catch (error) {
         if (!(error instanceof PlatformNotFoundError)) throw error;
       }
-      await appendAudit(pool, { ...auditOrigin(), action: 'key.orphan_revoked', externalRef: input.externalRef, subject: orphan.id, details: { name: orphan.name ?? null } });
+      await appendAudit(pool, {
+        ...auditOrigin(),
+        action: 'key.orphan_revoked',
+        externalRef: input.externalRef,
+        subject: orphan.id,
+        details: { name: orphan.name ?? null },
+      });
     }
     return orphans.map((o) => o.id);
   }
@@ -52,10 +69,19 @@ export function createKeyActivities(deps: ActivityDeps) {
     issueTenantKey: boundary(async (input: IssueKeyInput): Promise<IssueKeyResult> => {
       await assertTenantOpen(pool, input.externalRef);
       const prefix = keyNamePrefix(input.slot, input.generation);
-      let record = await insertKeyRecordIfAbsent(pool, { externalRef: input.externalRef, slot: input.slot, generation: input.generation, keyName: prefix });
-      if (record.status === 'active') return { state: 'issued', keyId: record.platformKeyId!, fingerprint: record.fingerprint!, orphansRevoked: [] };
+      let record = await insertKeyRecordIfAbsent(pool, {
+        externalRef: input.externalRef,
+        slot: input.slot,
+        generation: input.generation,
+        keyName: prefix,
+      });
+      if (record.status === 'active')
+        return { state: 'issued', keyId: record.platformKeyId!, fingerprint: record.fingerprint!, orphansRevoked: [] };
       if (record.status !== 'creating') {
-        throw activityFailure(FailureCode.KEY_RECORD_STATE, `key ${input.slot} generation ${input.generation} of ${input.externalRef} is ${record.status}`);
+        throw activityFailure(
+          FailureCode.KEY_RECORD_STATE,
+          `key ${input.slot} generation ${input.generation} of ${input.externalRef} is ${record.status}`,
+        );
       }
       const orphansBefore = record.createAttempts > 0 ? await revokeOrphans(input, null) : [];
       record = await beginKeyCreateAttempt(pool, record.id, prefix);
@@ -70,7 +96,12 @@ export function createKeyActivities(deps: ActivityDeps) {
             state: 'key_limit',
             activeKeys: keys
               .filter((k) => k.status !== 'revoked')
-              .map((k) => ({ id: k.id, name: k.name ?? null, lastUsedAt: k.lastUsedAt ?? null, lastUseKnown: k.lastUseKnown })),
+              .map((k) => ({
+                id: k.id,
+                name: k.name ?? null,
+                lastUsedAt: k.lastUsedAt ?? null,
+                lastUseKnown: k.lastUseKnown,
+              })),
           };
         }
         throw error; // ambiguous: the next attempt revokes whatever this one may have created
@@ -82,7 +113,18 @@ export function createKeyActivities(deps: ActivityDeps) {
       await storeIssuedKey(
         pool,
         { id: record.id, platformKeyId: keyId, fingerprint, masterKeyId: sealedKeyId(sealed), sealed },
-        { ...auditOrigin(), action: 'key.issued', externalRef: input.externalRef, subject: keyId, details: { slot: input.slot, generation: input.generation, fingerprint, requestId: created.requestId ?? null } },
+        {
+          ...auditOrigin(),
+          action: 'key.issued',
+          externalRef: input.externalRef,
+          subject: keyId,
+          details: {
+            slot: input.slot,
+            generation: input.generation,
+            fingerprint,
+            requestId: created.requestId ?? null,
+          },
+        },
       );
       // A slow earlier attempt may have landed after we listed: look once more on the retry path.
       const orphansAfter = record.createAttempts > 1 ? await revokeOrphans(input, keyId) : [];
@@ -93,11 +135,23 @@ export function createKeyActivities(deps: ActivityDeps) {
     verifyTenantKey: boundary(async (input: VerifyKeyInput): Promise<{ verified: true; requestId: string | null }> => {
       const record = await findKeyWithSecret(pool, input.externalRef, input.slot, input.generation);
       if (!record?.platformKeyId || !record.sealed) {
-        throw activityFailure(FailureCode.SECRET_MISSING, `no stored secret for key ${input.slot} generation ${input.generation} of ${input.externalRef}`);
+        throw activityFailure(
+          FailureCode.SECRET_MISSING,
+          `no stored secret for key ${input.slot} generation ${input.generation} of ${input.externalRef}`,
+        );
       }
-      const token = vault.open(record.sealed, tenantTokenAad({ externalRef: input.externalRef, keyId: record.platformKeyId }));
+      const token = vault.open(
+        record.sealed,
+        tenantTokenAad({ externalRef: input.externalRef, keyId: record.platformKeyId }),
+      );
       const { requestId } = await platform.listProjects({ auth: { kind: 'tenant-key', token } });
-      await markKeyVerifiedAudited(pool, record.id, { ...auditOrigin(), action: 'key.verified', externalRef: input.externalRef, subject: record.platformKeyId, details: { requestId: requestId ?? null } });
+      await markKeyVerifiedAudited(pool, record.id, {
+        ...auditOrigin(),
+        action: 'key.verified',
+        externalRef: input.externalRef,
+        subject: record.platformKeyId,
+        details: { requestId: requestId ?? null },
+      });
       return { verified: true, requestId: requestId ?? null };
     }),
   };

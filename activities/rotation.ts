@@ -10,7 +10,13 @@ import {
   type RotationChange,
 } from '../src/db/key-rotations-store.js';
 import { withTransaction } from '../src/db/pool.js';
-import { findActiveKey, findKeyRecord, findMaxGeneration, markCreatingKeyFailed, markKeyRevoked } from '../src/db/tenant-keys-store.js';
+import {
+  findActiveKey,
+  findKeyRecord,
+  findMaxGeneration,
+  markCreatingKeyFailed,
+  markKeyRevoked,
+} from '../src/db/tenant-keys-store.js';
 import { lastUseMoved, PlatformNotFoundError, type ApiKeyRecord, type LastUse } from '../src/platform/index.js';
 import type { DeployerSpec } from '../src/domain/rotation-input.js';
 import { DEFAULT_ROTATION_OPTIONS } from './rotation-options.js';
@@ -88,7 +94,13 @@ export function createRotationActivities(deps: ActivityDeps) {
     if (!now || now.status === 'revoked') return; // gone already: nothing in use to protect
     if (lastUseMoved(expected.lastUse, now.lastUse, expected.useCount ?? undefined, now.useCount)) {
       throw activityFailure(FailureCode.KEY_IN_USE, `key ${keyId} was used after the quiet gate passed: not revoked`, {
-        details: { keyId, gateSaw: expected.lastUse, platformShows: now.lastUse, useCountBefore: expected.useCount, useCountNow: now.useCount ?? null },
+        details: {
+          keyId,
+          gateSaw: expected.lastUse,
+          platformShows: now.lastUse,
+          useCountBefore: expected.useCount,
+          useCountNow: now.useCount ?? null,
+        },
       });
     }
   }
@@ -104,27 +116,52 @@ export function createRotationActivities(deps: ActivityDeps) {
     beginRotation: boundary(async (input: BeginRotationInput): Promise<BeginRotationResult> => {
       return withTransaction(pool, async (tx) => {
         const tenant = await lockTenantForRotation(tx, input.externalRef);
-        if (!tenant) throw activityFailure(FailureCode.TENANT_NOT_FOUND, `no tenant with external ref ${input.externalRef} in our records`);
+        if (!tenant)
+          throw activityFailure(
+            FailureCode.TENANT_NOT_FOUND,
+            `no tenant with external ref ${input.externalRef} in our records`,
+          );
         if (tenant.status === 'closing' || tenant.status === 'closed') {
-          throw activityFailure(FailureCode.TENANT_CLOSED, `tenant ${input.externalRef} is ${tenant.status}: its keys are not rotated`);
+          throw activityFailure(
+            FailureCode.TENANT_CLOSED,
+            `tenant ${input.externalRef} is ${tenant.status}: its keys are not rotated`,
+          );
         }
         if (tenant.status !== 'active' || !tenant.subaccountId) {
-          throw activityFailure(FailureCode.TENANT_NOT_ACTIVE, `tenant ${input.externalRef} is ${tenant.status}: only active tenants are rotated`);
+          throw activityFailure(
+            FailureCode.TENANT_NOT_ACTIVE,
+            `tenant ${input.externalRef} is ${tenant.status}: only active tenants are rotated`,
+          );
         }
         const owner = { workflowId: input.workflowId, runId: input.runId, emergency: input.emergency };
         const open = await findOpenRotation(tx, input.externalRef, input.slot);
-        const deployer = input.deployer ?? (open ? (JSON.parse(open.deployer) as DeployerSpec) : { kind: options.defaultDeployer });
+        const deployer =
+          input.deployer ?? (open ? (JSON.parse(open.deployer) as DeployerSpec) : { kind: options.defaultDeployer });
         if (deployer.kind === 'notify' && !options.notify) {
-          throw activityFailure(FailureCode.DEPLOYER_NOT_CONFIGURED, 'the notify deployer needs ROTATION_NOTIFY_URL and ROTATION_NOTIFY_SECRET: nothing was created');
+          throw activityFailure(
+            FailureCode.DEPLOYER_NOT_CONFIGURED,
+            'the notify deployer needs ROTATION_NOTIFY_URL and ROTATION_NOTIFY_SECRET: nothing was created',
+          );
         }
         let rotation;
         if (open) {
           rotation = await adoptRotation(tx, open.id, owner);
         } else {
           const current = await findActiveKey(tx, input.externalRef, input.slot);
-          if (!current?.platformKeyId) throw activityFailure(FailureCode.NO_ACTIVE_KEY, `tenant ${input.externalRef} has no active key in slot ${input.slot} to rotate`);
+          if (!current?.platformKeyId)
+            throw activityFailure(
+              FailureCode.NO_ACTIVE_KEY,
+              `tenant ${input.externalRef} has no active key in slot ${input.slot} to rotate`,
+            );
           const toGeneration = (await findMaxGeneration(tx, input.externalRef, input.slot)) + 1;
-          rotation = await insertRotation(tx, { externalRef: input.externalRef, slot: input.slot, fromGeneration: current.generation, toGeneration, deployer: JSON.stringify(deployer), ...owner });
+          rotation = await insertRotation(tx, {
+            externalRef: input.externalRef,
+            slot: input.slot,
+            fromGeneration: current.generation,
+            toGeneration,
+            deployer: JSON.stringify(deployer),
+            ...owner,
+          });
         }
         const old = await findKeyRecord(tx, input.externalRef, input.slot, rotation.fromGeneration);
         await appendAudit(tx, {
@@ -132,7 +169,14 @@ export function createRotationActivities(deps: ActivityDeps) {
           action: open ? 'rotation.adopted' : 'rotation.started',
           externalRef: input.externalRef,
           subject: rotation.id,
-          details: { slot: input.slot, fromGeneration: rotation.fromGeneration, toGeneration: rotation.toGeneration, emergency: rotation.emergency, deployer: deployer.kind, reason: input.reason },
+          details: {
+            slot: input.slot,
+            fromGeneration: rotation.fromGeneration,
+            toGeneration: rotation.toGeneration,
+            emergency: rotation.emergency,
+            deployer: deployer.kind,
+            reason: input.reason,
+          },
         });
         return {
           rotationId: rotation.id,
@@ -148,16 +192,30 @@ export function createRotationActivities(deps: ActivityDeps) {
     }),
 
     /** One read of the tenant's key records for the quiet gate. */
-    observeKeyUsage: boundary(async (input: { subaccountId: string; keyIds: string[] }): Promise<Record<string, KeyUsage | null>> => {
-      const { keys } = await platform.listTenantKeys({ subaccountId: input.subaccountId });
-      const byId = new Map(keys.map((k) => [k.id, k]));
-      return Object.fromEntries(
-        input.keyIds.map((id) => {
-          const key = byId.get(id);
-          return [id, key ? { keyId: id, status: key.status, lastUsedAt: key.lastUsedAt ?? null, lastUseKnown: key.lastUseKnown, lastUse: key.lastUse, useCount: key.useCount ?? null } : null];
-        }),
-      );
-    }),
+    observeKeyUsage: boundary(
+      async (input: { subaccountId: string; keyIds: string[] }): Promise<Record<string, KeyUsage | null>> => {
+        const { keys } = await platform.listTenantKeys({ subaccountId: input.subaccountId });
+        const byId = new Map(keys.map((k) => [k.id, k]));
+        return Object.fromEntries(
+          input.keyIds.map((id) => {
+            const key = byId.get(id);
+            return [
+              id,
+              key
+                ? {
+                    keyId: id,
+                    status: key.status,
+                    lastUsedAt: key.lastUsedAt ?? null,
+                    lastUseKnown: key.lastUseKnown,
+                    lastUse: key.lastUse,
+                    useCount: key.useCount ?? null,
+                  }
+                : null,
+            ];
+          }),
+        );
+      },
+    ),
 
     /**
      * Revokes the old generation once the gate has passed (or an operator said so). Idempotent.
@@ -165,57 +223,106 @@ export function createRotationActivities(deps: ActivityDeps) {
      * again right before the revoke, and any use since the gate passed refuses it (KEY_IN_USE,
      * non-retryable; the workflow goes back to the gate). An operator's decision passes no `expect`.
      */
-    revokeKeyGeneration: boundary(async (input: KeyGenerationRef & { why: string; expect?: LastUseExpectation | null }): Promise<{ keyId: string; result: 'revoked' | 'already_gone' }> => {
-      const record = await findKeyRecord(pool, input.externalRef, input.slot, input.generation);
-      if (!record?.platformKeyId) throw activityFailure(FailureCode.NO_ACTIVE_KEY, `no key ${input.slot} generation ${input.generation} of ${input.externalRef}`);
-      if (input.expect && record.status !== 'revoked') await refuseIfUsedSince(input.subaccountId, record.platformKeyId, input.expect);
-      const result = record.status === 'revoked' ? 'already_gone' : await revokeOnPlatform(input.subaccountId, record.platformKeyId);
-      await withTransaction(pool, async (tx) => {
-        const updated = await markKeyRevoked(tx, record.id);
-        if (updated && record.status !== 'revoked') {
-          await appendAudit(tx, { ...auditOrigin(), action: 'key.revoked', externalRef: input.externalRef, subject: record.platformKeyId, details: { slot: input.slot, generation: input.generation, rotationId: input.rotationId, why: input.why } });
-        }
-      });
-      return { keyId: record.platformKeyId, result };
-    }),
+    revokeKeyGeneration: boundary(
+      async (
+        input: KeyGenerationRef & { why: string; expect?: LastUseExpectation | null },
+      ): Promise<{ keyId: string; result: 'revoked' | 'already_gone' }> => {
+        const record = await findKeyRecord(pool, input.externalRef, input.slot, input.generation);
+        if (!record?.platformKeyId)
+          throw activityFailure(
+            FailureCode.NO_ACTIVE_KEY,
+            `no key ${input.slot} generation ${input.generation} of ${input.externalRef}`,
+          );
+        if (input.expect && record.status !== 'revoked')
+          await refuseIfUsedSince(input.subaccountId, record.platformKeyId, input.expect);
+        const result =
+          record.status === 'revoked'
+            ? 'already_gone'
+            : await revokeOnPlatform(input.subaccountId, record.platformKeyId);
+        await withTransaction(pool, async (tx) => {
+          const updated = await markKeyRevoked(tx, record.id);
+          if (updated && record.status !== 'revoked') {
+            await appendAudit(tx, {
+              ...auditOrigin(),
+              action: 'key.revoked',
+              externalRef: input.externalRef,
+              subject: record.platformKeyId,
+              details: { slot: input.slot, generation: input.generation, rotationId: input.rotationId, why: input.why },
+            });
+          }
+        });
+        return { keyId: record.platformKeyId, result };
+      },
+    ),
 
     /**
      * Undoes the new generation (abort, cancel, failure before the old key was revoked): revokes
      * every platform key named for it — the issued one and any orphan of a lost create — so no
      * extra active key is left. Refuses once the old key is revoked: the new one is then the only key.
      */
-    revokeNewGeneration: boundary(async (input: KeyGenerationRef & { oldGeneration: number; why: string }): Promise<{ revoked: string[]; refused: boolean }> => {
-      const old = await findKeyRecord(pool, input.externalRef, input.slot, input.oldGeneration);
-      if (old?.status !== 'active') return { revoked: [], refused: true };
-      const prefix = `${keyNamePrefix(input.slot, input.generation)}-a`;
-      const { keys } = await platform.listTenantKeys({ subaccountId: input.subaccountId });
-      const ours = keys.filter((k) => k.name?.startsWith(prefix) && k.status !== 'revoked');
-      for (const key of ours) await revokeOnPlatform(input.subaccountId, key.id);
-      const record = await findKeyRecord(pool, input.externalRef, input.slot, input.generation);
-      await withTransaction(pool, async (tx) => {
-        if (record?.status === 'creating') await markCreatingKeyFailed(tx, record.id);
-        else if (record) await markKeyRevoked(tx, record.id);
-        await appendAudit(tx, { ...auditOrigin(), action: 'rotation.new_key_revoked', externalRef: input.externalRef, subject: input.rotationId, details: { slot: input.slot, generation: input.generation, keyIds: ours.map((k) => k.id), why: input.why } });
-      });
-      return { revoked: ours.map((k) => k.id), refused: false };
-    }),
+    revokeNewGeneration: boundary(
+      async (
+        input: KeyGenerationRef & { oldGeneration: number; why: string },
+      ): Promise<{ revoked: string[]; refused: boolean }> => {
+        const old = await findKeyRecord(pool, input.externalRef, input.slot, input.oldGeneration);
+        if (old?.status !== 'active') return { revoked: [], refused: true };
+        const prefix = `${keyNamePrefix(input.slot, input.generation)}-a`;
+        const { keys } = await platform.listTenantKeys({ subaccountId: input.subaccountId });
+        const ours = keys.filter((k) => k.name?.startsWith(prefix) && k.status !== 'revoked');
+        for (const key of ours) await revokeOnPlatform(input.subaccountId, key.id);
+        const record = await findKeyRecord(pool, input.externalRef, input.slot, input.generation);
+        await withTransaction(pool, async (tx) => {
+          if (record?.status === 'creating') await markCreatingKeyFailed(tx, record.id);
+          else if (record) await markKeyRevoked(tx, record.id);
+          await appendAudit(tx, {
+            ...auditOrigin(),
+            action: 'rotation.new_key_revoked',
+            externalRef: input.externalRef,
+            subject: input.rotationId,
+            details: { slot: input.slot, generation: input.generation, keyIds: ours.map((k) => k.id), why: input.why },
+          });
+        });
+        return { revoked: ours.map((k) => k.id), refused: false };
+      },
+    ),
 
     /** Progress and the final state, in the records (`tenantctl status`, a closing tenant) and the audit log. */
-    recordRotation: boundary(async (input: { rotationId: string; externalRef: string; change: RotationChange; audit?: string; operator?: string }): Promise<void> => {
-      await withTransaction(pool, async (tx) => {
-        const row = await updateRotation(tx, input.rotationId, input.change);
-        if (row && input.audit) {
-          const origin = auditOrigin();
-          await appendAudit(tx, { ...origin, actor: input.operator ? `operator:${input.operator}` : origin.actor, action: input.audit, externalRef: input.externalRef, subject: input.rotationId, details: { slot: row.slot, toGeneration: row.toGeneration, ...(input.change.outcome ?? {}) } });
-        }
-      });
-    }),
+    recordRotation: boundary(
+      async (input: {
+        rotationId: string;
+        externalRef: string;
+        change: RotationChange;
+        audit?: string;
+        operator?: string;
+      }): Promise<void> => {
+        await withTransaction(pool, async (tx) => {
+          const row = await updateRotation(tx, input.rotationId, input.change);
+          if (row && input.audit) {
+            const origin = auditOrigin();
+            await appendAudit(tx, {
+              ...origin,
+              actor: input.operator ? `operator:${input.operator}` : origin.actor,
+              action: input.audit,
+              externalRef: input.externalRef,
+              subject: input.rotationId,
+              details: { slot: row.slot, toGeneration: row.toGeneration, ...(input.change.outcome ?? {}) },
+            });
+          }
+        });
+      },
+    ),
 
-    listOpenRotationsOfTenant: boundary(async (input: { externalRef: string }): Promise<Array<{ rotationId: string; slot: string; state: string; workflowId: string }>> => {
-      const rows = await listOpenRotations(pool, input.externalRef);
-      return rows.map((r) => ({ rotationId: r.id, slot: r.slot, state: r.state, workflowId: r.workflowId }));
-    }),
+    listOpenRotationsOfTenant: boundary(
+      async (input: {
+        externalRef: string;
+      }): Promise<Array<{ rotationId: string; slot: string; state: string; workflowId: string }>> => {
+        const rows = await listOpenRotations(pool, input.externalRef);
+        return rows.map((r) => ({ rotationId: r.id, slot: r.slot, state: r.state, workflowId: r.workflowId }));
+      },
+    ),
 
-    listActiveTenantsPage: boundary(async (input: { after: string | null; limit: number }): Promise<string[]> => listActiveTenantRefs(pool, input)),
+    listActiveTenantsPage: boundary(async (input: { after: string | null; limit: number }): Promise<string[]> =>
+      listActiveTenantRefs(pool, input),
+    ),
   };
 }

@@ -35,17 +35,24 @@ export async function scanForExternalRef(
   let sawAny = false;
   const seen = new Set<string>();
   for (;;) {
-    const result = await platform.listSubaccountsPage({ page: page ?? undefined, ...(resume.signal ? { signal: resume.signal } : {}) });
+    const result = await platform.listSubaccountsPage({
+      page: page ?? undefined,
+      ...(resume.signal ? { signal: resume.signal } : {}),
+    });
     pagesScanned += 1;
     for (const s of result.subaccounts) {
       sawAny = true;
       if (s.externalRef !== undefined) sawRef = true;
-      if (s.externalRef === externalRef && s.status !== 'closed') return { match: s, pagesScanned, refsNotShown: false };
+      if (s.externalRef === externalRef && s.status !== 'closed')
+        return { match: s, pagesScanned, refsNotShown: false };
     }
     if (result.next === null) return { match: undefined, pagesScanned, refsNotShown: sawAny && !sawRef };
     const key = result.next.kind === 'cursor' ? `c:${result.next.cursor}` : `u:${result.next.url}`;
     if (seen.has(key)) {
-      throw activityFailure(FailureCode.PAGINATION_LOOP, `the platform named the same next page twice after ${pagesScanned} pages of sub-accounts; stopping the scan`);
+      throw activityFailure(
+        FailureCode.PAGINATION_LOOP,
+        `the platform named the same next page twice after ${pagesScanned} pages of sub-accounts; stopping the scan`,
+      );
     }
     seen.add(key);
     page = result.next;
@@ -54,7 +61,10 @@ export async function scanForExternalRef(
 }
 
 /** The scan inside a regular activity: resumes from the last heartbeat, heartbeats every page. */
-export function scanInActivity(platform: Pick<PlatformClient, 'listSubaccountsPage'>, externalRef: string): Promise<ScanResult> {
+export function scanInActivity(
+  platform: Pick<PlatformClient, 'listSubaccountsPage'>,
+  externalRef: string,
+): Promise<ScanResult> {
   const ctx = Context.current();
   const from = ctx.info.heartbeatDetails as ScanProgress | undefined;
   return scanForExternalRef(platform, externalRef, {

@@ -1,6 +1,13 @@
 import { appendAudit } from '../src/db/audit-store.js';
 import { withTransaction } from '../src/db/pool.js';
-import { getTenant, recordOnboardingAttempt, recordSubaccountAudited, setTenantStatus, transitionTenantAudited, type TenantStatus } from '../src/db/tenants-store.js';
+import {
+  getTenant,
+  recordOnboardingAttempt,
+  recordSubaccountAudited,
+  setTenantStatus,
+  transitionTenantAudited,
+  type TenantStatus,
+} from '../src/db/tenants-store.js';
 import { listTransferIntents, updateTransferIntent } from '../src/db/transfer-intents-store.js';
 import { PlatformIdempotencyConflictError, type SubaccountRecord } from '../src/platform/index.js';
 import { auditOrigin, type ActivityDeps } from './context.js';
@@ -28,7 +35,8 @@ export interface EnsureSubaccountResult {
 export interface EnsureSubaccountStepInput extends EnsureSubaccountInput {
   found?: { subaccountId: string | null; pagesScanned: number } | undefined;
 }
-export type EnsureSubaccountStepResult = (EnsureSubaccountResult & { lookupNeeded?: undefined }) | { lookupNeeded: true; reason: string };
+export type EnsureSubaccountStepResult =
+  (EnsureSubaccountResult & { lookupNeeded?: undefined }) | { lookupNeeded: true; reason: string };
 
 export interface TenantRefInput {
   externalRef: string;
@@ -40,12 +48,27 @@ export function createTenantActivities(deps: ActivityDeps) {
   /** Looks the tenant up on the platform by our external ref (the parent keeps it unique), every page, first match. */
   async function findOnPlatform(externalRef: string): Promise<SubaccountRecord | undefined> {
     const { match, refsNotShown } = await scanForExternalRef(platform, externalRef);
-    if (refsNotShown) logger.warn({ externalRef }, 'platform lists sub-accounts without externalRef: cannot look up by external ref, relying on the idempotency key');
+    if (refsNotShown)
+      logger.warn(
+        { externalRef },
+        'platform lists sub-accounts without externalRef: cannot look up by external ref, relying on the idempotency key',
+      );
     return match;
   }
 
-  async function adopt(externalRef: string, subaccountId: string, source: EnsureSubaccountResult['source'], requestId: string | null) {
-    await recordSubaccountAudited(pool, externalRef, subaccountId, { ...auditOrigin(), action: `tenant.${source}`, externalRef, subject: subaccountId, details: { requestId } });
+  async function adopt(
+    externalRef: string,
+    subaccountId: string,
+    source: EnsureSubaccountResult['source'],
+    requestId: string | null,
+  ) {
+    await recordSubaccountAudited(pool, externalRef, subaccountId, {
+      ...auditOrigin(),
+      action: `tenant.${source}`,
+      externalRef,
+      subject: subaccountId,
+      details: { requestId },
+    });
     return { subaccountId, source, requestId };
   }
 
@@ -54,21 +77,35 @@ export function createTenantActivities(deps: ActivityDeps) {
    * the external ref. After an earlier attempt that may have reached the platform, the tenant is
    * looked up by external ref BEFORE any new create, in case the platform forgot the key.
    */
-  async function ensure(input: EnsureSubaccountStepInput, lookup: 'inline' | 'separate'): Promise<EnsureSubaccountStepResult> {
+  async function ensure(
+    input: EnsureSubaccountStepInput,
+    lookup: 'inline' | 'separate',
+  ): Promise<EnsureSubaccountStepResult> {
     const { externalRef, name } = input;
-    const { row, inserted } = await recordOnboardingAttempt(pool, { externalRef, name, createIdempotencyKey: subaccountCreateKey(externalRef) }, auditOrigin());
+    const { row, inserted } = await recordOnboardingAttempt(
+      pool,
+      { externalRef, name, createIdempotencyKey: subaccountCreateKey(externalRef) },
+      auditOrigin(),
+    );
     if (!inserted && row.name !== name) {
-      throw activityFailure(FailureCode.EXTERNAL_REF_CONFLICT, `external ref ${externalRef} is already recorded for a tenant with another name`);
+      throw activityFailure(
+        FailureCode.EXTERNAL_REF_CONFLICT,
+        `external ref ${externalRef} is already recorded for a tenant with another name`,
+      );
     }
     if (row.status === 'closing' || row.status === 'closed') {
-      throw activityFailure(FailureCode.TENANT_CLOSED, `tenant ${externalRef} is ${row.status}: it cannot be onboarded again`);
+      throw activityFailure(
+        FailureCode.TENANT_CLOSED,
+        `tenant ${externalRef} is ${row.status}: it cannot be onboarded again`,
+      );
     }
     if (row.subaccountId) return { subaccountId: row.subaccountId, source: 'recorded', requestId: null };
     if (input.found?.subaccountId) return adopt(externalRef, input.found.subaccountId, 'adopted', null);
 
     // Counted when recorded: more than one means an earlier attempt may have reached the platform.
     if (row.createAttempts > 1 && input.found === undefined) {
-      if (lookup === 'separate') return { lookupNeeded: true, reason: 'an earlier create attempt may have reached the platform' };
+      if (lookup === 'separate')
+        return { lookupNeeded: true, reason: 'an earlier create attempt may have reached the platform' };
       const found = await findOnPlatform(externalRef);
       if (found) return adopt(externalRef, found.id, 'adopted', null);
     }
@@ -79,9 +116,16 @@ export function createTenantActivities(deps: ActivityDeps) {
       // A platform that answers a replayed key with a conflict instead of the original: look it up.
       if (error instanceof PlatformIdempotencyConflictError) {
         if (input.found !== undefined) {
-          throw activityFailure(FailureCode.SUBACCOUNT_UNRECONCILED, `the platform says the create key of ${externalRef} was used, but none of its sub-accounts (${input.found.pagesScanned} pages scanned) carries that external ref; check the platform console`);
+          throw activityFailure(
+            FailureCode.SUBACCOUNT_UNRECONCILED,
+            `the platform says the create key of ${externalRef} was used, but none of its sub-accounts (${input.found.pagesScanned} pages scanned) carries that external ref; check the platform console`,
+          );
         }
-        if (lookup === 'separate') return { lookupNeeded: true, reason: `the platform answered the create's idempotency key with ${error.platformCode ?? 'a conflict'}` };
+        if (lookup === 'separate')
+          return {
+            lookupNeeded: true,
+            reason: `the platform answered the create's idempotency key with ${error.platformCode ?? 'a conflict'}`,
+          };
         const found = await findOnPlatform(externalRef);
         if (found) return adopt(externalRef, found.id, 'adopted', error.requestId ?? null);
       }
@@ -98,21 +142,40 @@ export function createTenantActivities(deps: ActivityDeps) {
     }),
 
     /** The onboarding's step: asks for the scan (a regular activity) instead of running it, then uses its answer. */
-    ensureSubaccountStep: boundary((input: EnsureSubaccountStepInput): Promise<EnsureSubaccountStepResult> => ensure(input, 'separate')),
+    ensureSubaccountStep: boundary((input: EnsureSubaccountStepInput): Promise<EnsureSubaccountStepResult> =>
+      ensure(input, 'separate'),
+    ),
 
     /** The scan after an ambiguous create, heartbeating each page and resuming from the last one on retry. */
-    findSubaccountByExternalRef: boundary(async (input: { externalRef: string }): Promise<{ subaccountId: string | null; pagesScanned: number }> => {
-      const { match, pagesScanned, refsNotShown } = await scanInActivity(platform, input.externalRef);
-      if (refsNotShown) logger.warn({ externalRef: input.externalRef }, 'platform lists sub-accounts without externalRef: cannot look up by external ref, relying on the idempotency key');
-      return { subaccountId: match?.id ?? null, pagesScanned };
-    }),
+    findSubaccountByExternalRef: boundary(
+      async (input: { externalRef: string }): Promise<{ subaccountId: string | null; pagesScanned: number }> => {
+        const { match, pagesScanned, refsNotShown } = await scanInActivity(platform, input.externalRef);
+        if (refsNotShown)
+          logger.warn(
+            { externalRef: input.externalRef },
+            'platform lists sub-accounts without externalRef: cannot look up by external ref, relying on the idempotency key',
+          );
+        return { subaccountId: match?.id ?? null, pagesScanned };
+      },
+    ),
 
     markTenantActive: boundary(async (input: TenantRefInput): Promise<void> => {
       // Never over a suspension or a close that started meanwhile.
-      const result = await transitionTenantAudited(pool, input.externalRef, ['creating', 'created'], 'active', { ...auditOrigin(), action: 'tenant.activated', externalRef: input.externalRef });
-      if (!result) throw activityFailure(FailureCode.TENANT_NOT_FOUND, `no tenant with external ref ${input.externalRef} in our records`);
+      const result = await transitionTenantAudited(pool, input.externalRef, ['creating', 'created'], 'active', {
+        ...auditOrigin(),
+        action: 'tenant.activated',
+        externalRef: input.externalRef,
+      });
+      if (!result)
+        throw activityFailure(
+          FailureCode.TENANT_NOT_FOUND,
+          `no tenant with external ref ${input.externalRef} in our records`,
+        );
       if (!result.moved && result.status !== 'active') {
-        throw activityFailure(FailureCode.TENANT_CLOSED, `tenant ${input.externalRef} became ${result.status} during onboarding`);
+        throw activityFailure(
+          FailureCode.TENANT_CLOSED,
+          `tenant ${input.externalRef} became ${result.status} during onboarding`,
+        );
       }
     }),
 
@@ -120,17 +183,32 @@ export function createTenantActivities(deps: ActivityDeps) {
      * After a cancel or a failure: the records say so, and a transfer that never left `pending` is
      * cancelled. An `unknown` transfer is left as it is: it must still be reconciled.
      */
-    markOnboardingStopped: boundary(async (input: TenantRefInput & { name: string; outcome: 'cancelled' | 'failed'; reason: string }): Promise<void> => {
-      await withTransaction(pool, async (tx) => {
-        const tenant = await getTenant(tx, input.externalRef).catch(() => undefined);
-        // Only this onboarding's own record (same name), and never a settled one.
-        if (!tenant || tenant.name !== input.name || ['active', 'closed', 'closing', 'suspended'].includes(tenant.status)) return;
-        for (const intent of await listTransferIntents(tx, input.externalRef)) {
-          if (intent.state === 'pending') await updateTransferIntent(tx, intent.id, ['pending'], { state: 'cancelled', resolution: input.outcome });
-        }
-        await setTenantStatus(tx, input.externalRef, input.outcome satisfies TenantStatus);
-        await appendAudit(tx, { ...auditOrigin(), action: `onboarding.${input.outcome}`, externalRef: input.externalRef, details: { reason: input.reason } });
-      });
-    }),
+    markOnboardingStopped: boundary(
+      async (
+        input: TenantRefInput & { name: string; outcome: 'cancelled' | 'failed'; reason: string },
+      ): Promise<void> => {
+        await withTransaction(pool, async (tx) => {
+          const tenant = await getTenant(tx, input.externalRef).catch(() => undefined);
+          // Only this onboarding's own record (same name), and never a settled one.
+          if (
+            !tenant ||
+            tenant.name !== input.name ||
+            ['active', 'closed', 'closing', 'suspended'].includes(tenant.status)
+          )
+            return;
+          for (const intent of await listTransferIntents(tx, input.externalRef)) {
+            if (intent.state === 'pending')
+              await updateTransferIntent(tx, intent.id, ['pending'], { state: 'cancelled', resolution: input.outcome });
+          }
+          await setTenantStatus(tx, input.externalRef, input.outcome satisfies TenantStatus);
+          await appendAudit(tx, {
+            ...auditOrigin(),
+            action: `onboarding.${input.outcome}`,
+            externalRef: input.externalRef,
+            details: { reason: input.reason },
+          });
+        });
+      },
+    ),
   };
 }

@@ -43,11 +43,20 @@ export function createTopUpActivities(deps: ActivityDeps) {
       );
       switch (reserved.outcome) {
         case 'tenant_missing':
-          throw activityFailure(FailureCode.TENANT_NOT_FOUND, `no tenant with external ref ${input.externalRef} in our records`);
+          throw activityFailure(
+            FailureCode.TENANT_NOT_FOUND,
+            `no tenant with external ref ${input.externalRef} in our records`,
+          );
         case 'tenant_closed':
-          throw activityFailure(FailureCode.TENANT_CLOSED, `tenant ${input.externalRef} is ${reserved.status}: no new transfers`);
+          throw activityFailure(
+            FailureCode.TENANT_CLOSED,
+            `tenant ${input.externalRef} is ${reserved.status}: no new transfers`,
+          );
         case 'tenant_not_provisioned':
-          throw activityFailure(FailureCode.TENANT_NOT_PROVISIONED, `tenant ${input.externalRef} is ${reserved.status}: top-ups need an active or suspended tenant with a sub-account`);
+          throw activityFailure(
+            FailureCode.TENANT_NOT_PROVISIONED,
+            `tenant ${input.externalRef} is ${reserved.status}: top-ups need an active or suspended tenant with a sub-account`,
+          );
         case 'skipped':
           return { state: 'skipped', why: reserved.why };
         case 'refused':
@@ -56,22 +65,40 @@ export function createTopUpActivities(deps: ActivityDeps) {
         case 'reserved': {
           const { intent } = reserved;
           if (!sameTopUpRequest(intent, input)) {
-            throw activityFailure(FailureCode.IDEMPOTENCY_KEY_REUSED, `idempotency key ${input.idempotencyKey} was already used for tenant ${input.externalRef} with another amount or reason`);
+            throw activityFailure(
+              FailureCode.IDEMPOTENCY_KEY_REUSED,
+              `idempotency key ${input.idempotencyKey} was already used for tenant ${input.externalRef} with another amount or reason`,
+            );
           }
           if (intent.state === 'refused') return { state: 'cap_refused', cap: capOf(intent.failureCode), purpose };
-          return { state: 'recorded', subaccountId: reserved.subaccountId, purpose, intentState: intent.state, kind: intent.kind, requestedBy: intent.requestedBy ?? input.requestedBy };
+          return {
+            state: 'recorded',
+            subaccountId: reserved.subaccountId,
+            purpose,
+            intentState: intent.state,
+            kind: intent.kind,
+            requestedBy: intent.requestedBy ?? input.requestedBy,
+          };
         }
       }
     }),
 
     /** A cancelled top-up that never left `pending` gives its cap reservation back; an unknown one is kept. */
-    cancelTopUp: boundary(async (input: { externalRef: string; purpose: string }): Promise<{ state: string } | null> => {
-      const intent = await findTransferIntent(pool, input.externalRef, input.purpose);
-      if (!intent) return null;
-      const audit = { ...auditOrigin(), action: 'transfer.cancelled', externalRef: input.externalRef, subject: intent.idempotencyKey, details: { amountMicroUsd: intent.amountMicroUsd } };
-      const row = await updateTransferIntent(pool, intent.id, ['pending'], { state: 'cancelled' }, audit);
-      return { state: (row ?? intent).state };
-    }),
+    cancelTopUp: boundary(
+      async (input: { externalRef: string; purpose: string }): Promise<{ state: string } | null> => {
+        const intent = await findTransferIntent(pool, input.externalRef, input.purpose);
+        if (!intent) return null;
+        const audit = {
+          ...auditOrigin(),
+          action: 'transfer.cancelled',
+          externalRef: input.externalRef,
+          subject: intent.idempotencyKey,
+          details: { amountMicroUsd: intent.amountMicroUsd },
+        };
+        const row = await updateTransferIntent(pool, intent.id, ['pending'], { state: 'cancelled' }, audit);
+        return { state: (row ?? intent).state };
+      },
+    ),
 
     /**
      * The platform refused a top-up for the PARENT's balance: one parent-wide state (the sweep starts
@@ -80,7 +107,12 @@ export function createTopUpActivities(deps: ActivityDeps) {
     noteParentInsufficient: boundary(async (input: { externalRef: string }): Promise<void> => {
       await withTransaction(pool, async (tx) => {
         if (await setParentInsufficient(tx, true, 'worker')) {
-          await appendAudit(tx, { ...auditOrigin(), action: 'parent.insufficient_balance', externalRef: input.externalRef, details: {} });
+          await appendAudit(tx, {
+            ...auditOrigin(),
+            action: 'parent.insufficient_balance',
+            externalRef: input.externalRef,
+            details: {},
+          });
         }
       });
     }),

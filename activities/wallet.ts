@@ -1,7 +1,20 @@
 import { appendAudit } from '../src/db/audit-store.js';
 import { withTransaction, type Queryable } from '../src/db/pool.js';
-import { findTransferIntent, insertTransferIntentIfAbsent, listTransferIntents, updateTransferIntent, type TransferIntentRow, type TransferState } from '../src/db/transfer-intents-store.js';
-import { PlatformAmbiguousError, PlatformBusinessStateError, PlatformDefiniteError, PlatformIdempotencyConflictError, PlatformTransientError } from '../src/platform/index.js';
+import {
+  findTransferIntent,
+  insertTransferIntentIfAbsent,
+  listTransferIntents,
+  updateTransferIntent,
+  type TransferIntentRow,
+  type TransferState,
+} from '../src/db/transfer-intents-store.js';
+import {
+  PlatformAmbiguousError,
+  PlatformBusinessStateError,
+  PlatformDefiniteError,
+  PlatformIdempotencyConflictError,
+  PlatformTransientError,
+} from '../src/platform/index.js';
 import { auditOrigin, type ActivityDeps } from './context.js';
 import { activityFailure, assertTenantOpen, boundary } from './failures.js';
 import { transferKey } from './idempotency-keys.js';
@@ -53,34 +66,69 @@ export function createWalletActivities(deps: ActivityDeps) {
   const { pool, platform } = deps;
 
   /** Moves the intent on with its audit row, in one statement; a settled intent is left as it is. */
-  async function settle(intent: TransferIntentRow, change: Parameters<typeof updateTransferIntent>[3], action: string, details: Record<string, unknown>) {
-    const audit = { ...auditOrigin(), action, externalRef: intent.externalRef, subject: intent.idempotencyKey, details: { amountMicroUsd: intent.amountMicroUsd, ...details } };
+  async function settle(
+    intent: TransferIntentRow,
+    change: Parameters<typeof updateTransferIntent>[3],
+    action: string,
+    details: Record<string, unknown>,
+  ) {
+    const audit = {
+      ...auditOrigin(),
+      action,
+      externalRef: intent.externalRef,
+      subject: intent.idempotencyKey,
+      details: { amountMicroUsd: intent.amountMicroUsd, ...details },
+    };
     return (await updateTransferIntent(pool, intent.id, OPEN, change, audit)) ?? reread(pool, intent);
   }
 
-  async function reread(db: Queryable, intent: Pick<TransferIntentRow, 'externalRef' | 'purpose'>): Promise<TransferIntentRow> {
+  async function reread(
+    db: Queryable,
+    intent: Pick<TransferIntentRow, 'externalRef' | 'purpose'>,
+  ): Promise<TransferIntentRow> {
     const row = await findTransferIntent(db, intent.externalRef, intent.purpose);
-    if (!row) throw activityFailure(FailureCode.TENANT_NOT_FOUND, `no ${intent.purpose} transfer is recorded for ${intent.externalRef}`);
+    if (!row)
+      throw activityFailure(
+        FailureCode.TENANT_NOT_FOUND,
+        `no ${intent.purpose} transfer is recorded for ${intent.externalRef}`,
+      );
     return row;
   }
 
   /** One transfer call under the intent's current key; every outcome is written before returning. */
   async function attempt(intent: TransferIntentRow, subaccountId: string): Promise<TransferIntentRow> {
     try {
-      const { transfer, requestId } = await platform.transfer({ subaccountId, amountMicroUsd: intent.amountMicroUsd, idempotencyKey: intent.idempotencyKey });
-      return settle(intent, { state: 'succeeded', platformTransferId: transfer.id ?? null }, 'transfer.succeeded', { requestId });
+      const { transfer, requestId } = await platform.transfer({
+        subaccountId,
+        amountMicroUsd: intent.amountMicroUsd,
+        idempotencyKey: intent.idempotencyKey,
+      });
+      return settle(intent, { state: 'succeeded', platformTransferId: transfer.id ?? null }, 'transfer.succeeded', {
+        requestId,
+      });
     } catch (error) {
       if (error instanceof PlatformAmbiguousError || error instanceof PlatformIdempotencyConflictError) {
-        return settle(intent, { state: 'unknown', failureCode: error.code }, 'transfer.unknown', { requestId: error.requestId ?? null, code: error.code });
+        return settle(intent, { state: 'unknown', failureCode: error.code }, 'transfer.unknown', {
+          requestId: error.requestId ?? null,
+          code: error.code,
+        });
       }
       if (error instanceof PlatformBusinessStateError && error.code === 'INSUFFICIENT_BALANCE') {
         // Definitely not applied: the next attempt may (must) use a fresh key, since the platform
         // may replay this refusal for the old one.
         const next = transferKey(intent.externalRef, intent.purpose, intent.attempts + 1);
-        return settle(intent, { state: 'pending', failureCode: error.code, nextIdempotencyKey: next }, 'transfer.insufficient_balance', { requestId: error.requestId ?? null });
+        return settle(
+          intent,
+          { state: 'pending', failureCode: error.code, nextIdempotencyKey: next },
+          'transfer.insufficient_balance',
+          { requestId: error.requestId ?? null },
+        );
       }
       if (error instanceof PlatformDefiniteError) {
-        return settle(intent, { state: 'failed', failureCode: error.code }, 'transfer.failed', { requestId: error.requestId ?? null, code: error.code });
+        return settle(intent, { state: 'failed', failureCode: error.code }, 'transfer.failed', {
+          requestId: error.requestId ?? null,
+          code: error.code,
+        });
       }
       throw error; // transient: nothing happened, Temporal retries under the same key
     }
@@ -95,14 +143,23 @@ export function createWalletActivities(deps: ActivityDeps) {
     const { wallet, requestId } = await platform.getWallet({ subaccountId });
     if (wallet.transfers) {
       const match = wallet.transfers.find((t) => t.idempotencyKey === intent.idempotencyKey);
-      if (match) return settle(intent, { state: 'succeeded', platformTransferId: match.id ?? null, resolution: 'wallet-transfer-list' }, 'transfer.reconciled', { requestId, by: 'wallet-transfer-list' });
+      if (match)
+        return settle(
+          intent,
+          { state: 'succeeded', platformTransferId: match.id ?? null, resolution: 'wallet-transfer-list' },
+          'transfer.reconciled',
+          { requestId, by: 'wallet-transfer-list' },
+        );
       return attempt(intent, subaccountId);
     }
     if (wallet.balanceKnown && intent.purpose === 'initial-funding') {
       const balance = BigInt(wallet.balanceMicroUsd!);
       if (balance === 0n) return attempt(intent, subaccountId);
       if (balance === BigInt(intent.amountMicroUsd)) {
-        return settle(intent, { state: 'succeeded', resolution: 'wallet-balance' }, 'transfer.reconciled', { requestId, by: 'wallet-balance' });
+        return settle(intent, { state: 'succeeded', resolution: 'wallet-balance' }, 'transfer.reconciled', {
+          requestId,
+          by: 'wallet-balance',
+        });
       }
     }
     // The wallet cannot tell: the contract's other way is a retry under the same key.
@@ -114,11 +171,19 @@ export function createWalletActivities(deps: ActivityDeps) {
       await assertTenantOpen(pool, input.externalRef);
       const { row, inserted } = await insertTransferIntentIfAbsent(
         pool,
-        { externalRef: input.externalRef, purpose: input.purpose, amountMicroUsd: input.amountMicroUsd, idempotencyKey: transferKey(input.externalRef, input.purpose, 1) },
+        {
+          externalRef: input.externalRef,
+          purpose: input.purpose,
+          amountMicroUsd: input.amountMicroUsd,
+          idempotencyKey: transferKey(input.externalRef, input.purpose, 1),
+        },
         auditOrigin(),
       );
       if (!inserted && row.amountMicroUsd !== input.amountMicroUsd) {
-        throw activityFailure(FailureCode.TRANSFER_CONFLICT, `a ${input.purpose} transfer of another amount is already recorded for ${input.externalRef}`);
+        throw activityFailure(
+          FailureCode.TRANSFER_CONFLICT,
+          `a ${input.purpose} transfer of another amount is already recorded for ${input.externalRef}`,
+        );
       }
       if (row.state === 'pending') return resultOf(await attempt(row, input.subaccountId));
       if (row.state === 'unknown') {
@@ -137,29 +202,46 @@ export function createWalletActivities(deps: ActivityDeps) {
      * Before a close: every transfer still `unknown` is reconciled the same way (wallet, then the
      * same key). Returns the intents that remain open, for an operator.
      */
-    reconcileOpenTransfers: boundary(async (input: { externalRef: string; subaccountId: string }): Promise<Array<{ purpose: string; state: TransferState; idempotencyKey: string }>> => {
-      const open: Array<{ purpose: string; state: TransferState; idempotencyKey: string }> = [];
-      for (const intent of await listTransferIntents(pool, input.externalRef)) {
-        let row = intent;
-        if (row.state === 'unknown') {
-          row = await reconcile(row, input.subaccountId).catch((error: unknown) => {
-            if (error instanceof PlatformTransientError || error instanceof PlatformAmbiguousError) return row;
-            throw error;
-          });
+    reconcileOpenTransfers: boundary(
+      async (input: {
+        externalRef: string;
+        subaccountId: string;
+      }): Promise<Array<{ purpose: string; state: TransferState; idempotencyKey: string }>> => {
+        const open: Array<{ purpose: string; state: TransferState; idempotencyKey: string }> = [];
+        for (const intent of await listTransferIntents(pool, input.externalRef)) {
+          let row = intent;
+          if (row.state === 'unknown') {
+            row = await reconcile(row, input.subaccountId).catch((error: unknown) => {
+              if (error instanceof PlatformTransientError || error instanceof PlatformAmbiguousError) return row;
+              throw error;
+            });
+          }
+          if (row.state === 'unknown' || row.state === 'needs_operator')
+            open.push({ purpose: row.purpose, state: row.state, idempotencyKey: row.idempotencyKey });
         }
-        if (row.state === 'unknown' || row.state === 'needs_operator') open.push({ purpose: row.purpose, state: row.state, idempotencyKey: row.idempotencyKey });
-      }
-      return open;
-    }),
+        return open;
+      },
+    ),
 
-    markTransferNeedsOperator: boundary(async (input: { externalRef: string; purpose: string }): Promise<FundWalletResult> => {
-      return withTransaction(pool, async (tx) => {
-        const current = await reread(tx, input);
-        const row = await updateTransferIntent(tx, current.id, ['unknown'], { state: 'needs_operator', failureCode: current.failureCode });
-        if (row) await appendAudit(tx, { ...auditOrigin(), action: 'transfer.needs_operator', externalRef: input.externalRef, subject: row.idempotencyKey });
-        return resultOf(row ?? current);
-      });
-    }),
+    markTransferNeedsOperator: boundary(
+      async (input: { externalRef: string; purpose: string }): Promise<FundWalletResult> => {
+        return withTransaction(pool, async (tx) => {
+          const current = await reread(tx, input);
+          const row = await updateTransferIntent(tx, current.id, ['unknown'], {
+            state: 'needs_operator',
+            failureCode: current.failureCode,
+          });
+          if (row)
+            await appendAudit(tx, {
+              ...auditOrigin(),
+              action: 'transfer.needs_operator',
+              externalRef: input.externalRef,
+              subject: row.idempotencyKey,
+            });
+          return resultOf(row ?? current);
+        });
+      },
+    ),
 
     /** An operator's verdict on an unknown transfer; `not-applied` moves to a fresh key. */
     resolveTransferByOperator: boundary(async (input: ResolveTransferInput): Promise<FundWalletResult> => {
@@ -171,10 +253,22 @@ export function createWalletActivities(deps: ActivityDeps) {
         const change =
           input.outcome === 'applied'
             ? ({ state: 'succeeded', resolution: `operator:${input.operator}` } as const)
-            : ({ state: 'pending', resolution: `operator:${input.operator}:not-applied`, nextIdempotencyKey: transferKey(input.externalRef, input.purpose, current.attempts + 1) } as const);
+            : ({
+                state: 'pending',
+                resolution: `operator:${input.operator}:not-applied`,
+                nextIdempotencyKey: transferKey(input.externalRef, input.purpose, current.attempts + 1),
+              } as const);
         const row = await updateTransferIntent(tx, current.id, ['unknown', 'needs_operator'], change);
         if (row) {
-          await appendAudit(tx, { actor: `operator:${input.operator}`, workflowId: auditOrigin().workflowId, runId: auditOrigin().runId, action: 'transfer.resolved_by_operator', externalRef: input.externalRef, subject: current.idempotencyKey, details: { outcome: input.outcome, reason: input.reason } });
+          await appendAudit(tx, {
+            actor: `operator:${input.operator}`,
+            workflowId: auditOrigin().workflowId,
+            runId: auditOrigin().runId,
+            action: 'transfer.resolved_by_operator',
+            externalRef: input.externalRef,
+            subject: current.idempotencyKey,
+            details: { outcome: input.outcome, reason: input.reason },
+          });
         }
         return resultOf(row ?? current);
       });

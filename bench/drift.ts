@@ -29,7 +29,11 @@ export const driftBenchmark: Benchmark = {
   description: 'fleet drift check under a platform rate limit, nothing out of band',
   options: [
     { flags: '--tenants <n>', description: 'tenants in the fleet', defaultValue: 1000 },
-    { flags: '--rate-limit <n>', description: "the simulator's global limit, requests per second (also the platform budget)", defaultValue: 100 },
+    {
+      flags: '--rate-limit <n>',
+      description: "the simulator's global limit, requests per second (also the platform budget)",
+      defaultValue: 100,
+    },
   ],
   run,
 };
@@ -40,7 +44,10 @@ async function run(context: BenchContext): Promise<BenchResult> {
   const limit = options.rateLimit!;
   const { runtime, simBase } = await startFleetSimulator(infra.cleanup, 'drift', options.latencyMs ?? 0);
 
-  const pool = createPool(await infra.freshDatabase('drift'), { applicationName: 'tenant-orchestrator-bench', max: 20 });
+  const pool = createPool(await infra.freshDatabase('drift'), {
+    applicationName: 'tenant-orchestrator-bench',
+    max: 20,
+  });
   infra.cleanup.defer('drift pool', () => pool.end());
   const connection = await NativeConnection.connect({ address: infra.temporalAddress });
   infra.cleanup.defer('drift native connection', () => connection.close());
@@ -55,7 +62,12 @@ async function run(context: BenchContext): Promise<BenchResult> {
       quietPeriodMs: 3_600_000,
       rotationMaxAgeMs: 90 * 86_400_000,
       temporal: client,
-      listPlatform: createDriftListClient({ baseUrl: simBase, platformKey: DEFAULT_PLATFORM_KEY, timeoutMs: 10_000, requestsPerSecond: limit }),
+      listPlatform: createDriftListClient({
+        baseUrl: simBase,
+        platformKey: DEFAULT_PLATFORM_KEY,
+        timeoutMs: 10_000,
+        requestsPerSecond: limit,
+      }),
     },
   });
 
@@ -64,8 +76,17 @@ async function run(context: BenchContext): Promise<BenchResult> {
   await seedActiveTenants(activities, refs);
 
   const taskQueue = `bench-drift-${process.pid}`;
-  await startBenchWorker({ connection, namespace: infra.namespace, taskQueue, activities, tuning: { maxCachedWorkflows: 100 } }, infra.cleanup);
-  await startPlatformWorker(infra.cleanup, 'drift', { connection, namespace: infra.namespace, taskQueue, activities, requestsPerSecond: limit });
+  await startBenchWorker(
+    { connection, namespace: infra.namespace, taskQueue, activities, tuning: { maxCachedWorkflows: 100 } },
+    infra.cleanup,
+  );
+  await startPlatformWorker(infra.cleanup, 'drift', {
+    connection,
+    namespace: infra.namespace,
+    taskQueue,
+    activities,
+    requestsPerSecond: limit,
+  });
 
   limitPlatform(runtime, limit);
   log(`fleet drift check of ${tenants} tenants, platform limit ${limit}/s`);
@@ -80,15 +101,32 @@ async function run(context: BenchContext): Promise<BenchResult> {
 
   const open = await countOpenFindingsByKind(pool);
   const violations: string[] = [];
-  if (result.openTotal !== 0 || Object.keys(open).length) violations.push(`findings with nothing out of band: ${JSON.stringify(open)}`);
-  if (result.totals.tenantsChecked !== tenants) violations.push(`checked ${result.totals.tenantsChecked} of ${tenants} (${JSON.stringify(result.totals)})`);
+  if (result.openTotal !== 0 || Object.keys(open).length)
+    violations.push(`findings with nothing out of band: ${JSON.stringify(open)}`);
+  if (result.totals.tenantsChecked !== tenants)
+    violations.push(`checked ${result.totals.tenantsChecked} of ${tenants} (${JSON.stringify(result.totals)})`);
   return {
     metrics: [
       { metric: `drift check of ${tenants} tenants`, value: Math.round(seconds * 10) / 10, unit: 's' },
       { metric: 'tenants checked per second', value: Math.round((tenants / seconds) * 10) / 10, unit: '/s' },
-      { metric: 'peak platform request rate', value: stats.peakRequestsPerSecond, unit: '/s', target: { description: `<= limit (${limit}/s)`, met: stats.peakRequestsPerSecond <= limit } },
-      { metric: 'requests refused with 429', value: stats.rateLimitedTotal, unit: '', target: { description: '= 0', met: stats.rateLimitedTotal === 0 } },
-      { metric: 'findings (nothing out of band)', value: result.openTotal, unit: '', target: { description: '= 0', met: result.openTotal === 0 } },
+      {
+        metric: 'peak platform request rate',
+        value: stats.peakRequestsPerSecond,
+        unit: '/s',
+        target: { description: `<= limit (${limit}/s)`, met: stats.peakRequestsPerSecond <= limit },
+      },
+      {
+        metric: 'requests refused with 429',
+        value: stats.rateLimitedTotal,
+        unit: '',
+        target: { description: '= 0', met: stats.rateLimitedTotal === 0 },
+      },
+      {
+        metric: 'findings (nothing out of band)',
+        value: result.openTotal,
+        unit: '',
+        target: { description: '= 0', met: result.openTotal === 0 },
+      },
       { metric: 'platform calls per tenant', value: Math.round((stats.requestsTotal / tenants) * 100) / 100, unit: '' },
     ],
     violations,

@@ -33,7 +33,10 @@ for (const option of benchmarks.flatMap((b) => b.options)) {
   program.option(option.flags, option.description, positiveInt(option.flags.split(' ')[0]!), option.defaultValue);
 }
 // Not a number like the others: a switch (the onboarding benchmark's cluster phases).
-program.option('--cluster', 'onboarding: also measure one and two worker processes on a Temporal cluster on Postgres (builds the server on first use)');
+program.option(
+  '--cluster',
+  'onboarding: also measure one and two worker processes on a Temporal cluster on Postgres (builds the server on first use)',
+);
 program.parse();
 
 const names = program.args.length > 0 ? program.args : benchmarks.map((b) => b.name);
@@ -84,7 +87,13 @@ if (results.length > 0) {
     {
       startedAt: startedAt.toISOString(),
       finishedAt: new Date().toISOString(),
-      machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? null, totalMemoryMb: Math.round(os.totalmem() / 2 ** 20), node: process.version, loadAverage: os.loadavg() },
+      machine: {
+        cpus: os.cpus().length,
+        cpuModel: os.cpus()[0]?.model ?? null,
+        totalMemoryMb: Math.round(os.totalmem() / 2 ** 20),
+        node: process.version,
+        loadAverage: os.loadavg(),
+      },
       options,
       temporalSdkWarnings: sdkLogCounts(),
       benchmarks: Object.fromEntries(results.map(({ name, result }) => [name, result])),

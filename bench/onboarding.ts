@@ -11,7 +11,15 @@
  * use a worker in its own process, so its RSS and CPU are its own and the client's are apart.
  */
 import { performance } from 'node:perf_hooks';
-import { sampleRss, type ConcurrentRun, type CpuMeasured, type LatencySummary, runConcurrent, runSequential, withCpu } from './lib/stats.js';
+import {
+  sampleRss,
+  type ConcurrentRun,
+  type CpuMeasured,
+  type LatencySummary,
+  runConcurrent,
+  runSequential,
+  withCpu,
+} from './lib/stats.js';
 import type { Benchmark, BenchContext, BenchResult, Metric } from './lib/types.js';
 import type { WorkerTuning } from './lib/worker.js';
 import { profileHistories, verifyOnboardings } from './onboarding/checks.js';
@@ -41,13 +49,29 @@ export const onboardingBenchmark: Benchmark = {
     { flags: '--sequential <n>', description: 'timed runs one after another (p50/p99)', defaultValue: 30 },
     { flags: '--warmup <n>', description: 'untimed runs before each sequential series', defaultValue: 5 },
     { flags: '--count <n>', description: 'workflows in each throughput run', defaultValue: 1000 },
-    { flags: '--concurrency <n>', description: 'workflows in flight at once in each throughput run', defaultValue: 1000 },
-    { flags: '--max-cached-workflows <n>', description: 'worker sticky cache size (0: SDK default)', defaultValue: 2000 },
+    {
+      flags: '--concurrency <n>',
+      description: 'workflows in flight at once in each throughput run',
+      defaultValue: 1000,
+    },
+    {
+      flags: '--max-cached-workflows <n>',
+      description: 'worker sticky cache size (0: SDK default)',
+      defaultValue: 2000,
+    },
     { flags: '--wft-slots <n>', description: 'maxConcurrentWorkflowTaskExecutions (0: SDK default)', defaultValue: 0 },
     { flags: '--la-slots <n>', description: 'maxConcurrentLocalActivityExecutions (0: SDK default)', defaultValue: 0 },
     { flags: '--wft-pollers <n>', description: 'maxConcurrentWorkflowTaskPolls (0: SDK default)', defaultValue: 0 },
-    { flags: '--cluster-count <n>', description: 'with --cluster: onboardings in each worker-process phase', defaultValue: 300 },
-    { flags: '--cluster-concurrency <n>', description: 'with --cluster: onboardings in flight in each worker-process phase', defaultValue: 100 },
+    {
+      flags: '--cluster-count <n>',
+      description: 'with --cluster: onboardings in each worker-process phase',
+      defaultValue: 300,
+    },
+    {
+      flags: '--cluster-concurrency <n>',
+      description: 'with --cluster: onboardings in flight in each worker-process phase',
+      defaultValue: 100,
+    },
   ],
   run,
 };
@@ -80,14 +104,23 @@ async function run(context: BenchContext): Promise<BenchResult> {
 
   log(`floor: ${n} sequential, calls only, then activities called directly`);
   const floor = floorRunners(world, FUNDING_MICRO_USD);
-  const floorCalls = await withCpu(n + warmup, () => runSequential(n, warmup, (i) => floor.callsOnly(`floor-${tag}-calls-${i}`)));
+  const floorCalls = await withCpu(n + warmup, () =>
+    runSequential(n, warmup, (i) => floor.callsOnly(`floor-${tag}-calls-${i}`)),
+  );
   const statementsBeforeFloor = world.postgresStatements();
-  const floorDirect = await withCpu(n + warmup, () => runSequential(n, warmup, (i) => floor.activitiesDirect(`floor-${tag}-acts-${i}`)));
+  const floorDirect = await withCpu(n + warmup, () =>
+    runSequential(n, warmup, (i) => floor.activitiesDirect(`floor-${tag}-acts-${i}`)),
+  );
 
   const floorStatements = (world.postgresStatements() - statementsBeforeFloor) / (n + warmup);
   const timings: Record<string, unknown> = { floorActivitiesDirectMeanMs: floor.meanStepMs() };
   log(`onboardTenant: ${n} sequential (worker in this process, eager starts)`);
-  const starts = { sequential: newStartCounter(), concurrent: newStartCounter(), bareLocal: newStartCounter(), bareRegular: newStartCounter() };
+  const starts = {
+    sequential: newStartCounter(),
+    concurrent: newStartCounter(),
+    bareLocal: newStartCounter(),
+    bareRegular: newStartCounter(),
+  };
   const onboardSequential = onboardingRunner(world, FUNDING_MICRO_USD, starts.sequential, inProcess);
   const seqRefs = Array.from({ length: warmup + n }, (_, i) => `bench-${tag}-seq-${i}`);
   const sequential = await withCpu(n + warmup, () => runSequential(n, warmup, (i) => onboardSequential(seqRefs[i]!)));
@@ -103,27 +136,48 @@ async function run(context: BenchContext): Promise<BenchResult> {
   const statementsBefore = await workerProcess.statements();
   const concurrentRss = sampleRss(workerProcess.rssMb);
   const onboardConcurrent = onboardingRunner(world, FUNDING_MICRO_USD, starts.concurrent, apart);
-  const concurrent = await withCpu(count, () => runConcurrent(count, concurrency, (i) => onboardConcurrent(concRefs[i]!)));
+  const concurrent = await withCpu(count, () =>
+    runConcurrent(count, concurrency, (i) => onboardConcurrent(concRefs[i]!)),
+  );
   const workerRss = concurrentRss.stop();
   const statsAfter = await world.sim.stats();
   const statementsPerOnboarding = ((await workerProcess.statements()) - statementsBefore) / count;
   const callsPerOnboarding = (statsAfter.requestsTotal - statsBefore.requestsTotal) / count;
   const callsByRoute = Object.fromEntries(
-    Object.entries(statsAfter.byRoute).map(([route, total]) => [route, (total - (statsBefore.byRoute[route] ?? 0)) / count]),
+    Object.entries(statsAfter.byRoute).map(([route, total]) => [
+      route,
+      (total - (statsBefore.byRoute[route] ?? 0)) / count,
+    ]),
   );
 
-  const histories = await profileHistories(world.client, [seqRefs[warmup], seqRefs.at(-1), concRefs[0], concRefs.at(-1)].map((ref) => onboardingWorkflowId(String(ref))));
+  const histories = await profileHistories(
+    world.client,
+    [seqRefs[warmup], seqRefs.at(-1), concRefs[0], concRefs.at(-1)].map((ref) => onboardingWorkflowId(String(ref))),
+  );
   const eventsPerWorkflow = histories.reduce((sum, h) => sum + h.events, 0) / histories.length;
 
-  const bare = {} as Record<BareKind, { sequential: CpuMeasured<LatencySummary>; concurrent: CpuMeasured<ConcurrentRun>; rss: { peakMb: number; lastMb: number } }>;
+  const bare = {} as Record<
+    BareKind,
+    {
+      sequential: CpuMeasured<LatencySummary>;
+      concurrent: CpuMeasured<ConcurrentRun>;
+      rss: { peakMb: number; lastMb: number };
+    }
+  >;
   for (const kind of ['local', 'regular'] as const) {
-    log(`bare three ${kind} activities: ${n} sequential (in process), then ${count} with ${concurrency} in flight (worker process)`);
+    log(
+      `bare three ${kind} activities: ${n} sequential (in process), then ${count} with ${concurrency} in flight (worker process)`,
+    );
     const counter = kind === 'local' ? starts.bareLocal : starts.bareRegular;
     const sequentialRun = bareRunner(world, kind, options.latencyMs!, counter, inProcess);
     const concurrentRun = bareRunner(world, kind, options.latencyMs!, counter, apart);
-    const seq = await withCpu(n + warmup, () => runSequential(n, warmup, (i) => sequentialRun(`bare-${kind}-${tag}-seq-${i}`)));
+    const seq = await withCpu(n + warmup, () =>
+      runSequential(n, warmup, (i) => sequentialRun(`bare-${kind}-${tag}-seq-${i}`)),
+    );
     const rss = sampleRss(workerProcess.rssMb);
-    const conc = await withCpu(count, () => runConcurrent(count, concurrency, (i) => concurrentRun(`bare-${kind}-${tag}-c-${i}`)));
+    const conc = await withCpu(count, () =>
+      runConcurrent(count, concurrency, (i) => concurrentRun(`bare-${kind}-${tag}-c-${i}`)),
+    );
     bare[kind] = { sequential: seq, concurrent: conc, rss: rss.stop() };
   }
   timings.bare = world.activityTimings.take();
@@ -133,11 +187,16 @@ async function run(context: BenchContext): Promise<BenchResult> {
   log('checking exactly-once effects in the simulator and Postgres');
   const checkStarted = performance.now();
   const violations = await verifyOnboardings(world, [...seqRefs, ...concRefs], FUNDING_MICRO_USD);
-  log(`checked ${seqRefs.length + concRefs.length} onboardings in ${Math.round(performance.now() - checkStarted)} ms: ${violations.length} violations`);
+  log(
+    `checked ${seqRefs.length + concRefs.length} onboardings in ${Math.round(performance.now() - checkStarted)} ms: ${violations.length} violations`,
+  );
   const onCluster = options.cluster ? await runClusterPhases(context) : undefined;
 
   log('timing tenantctl --help and tenantctl status against this stack (10 each)');
-  const cli = timeCli({ databaseUrl: world.wiring.databaseUrl, temporalAddress: infra.temporalAddress, namespace: infra.namespace }, seqRefs.at(-1)!);
+  const cli = timeCli(
+    { databaseUrl: world.wiring.databaseUrl, temporalAddress: infra.temporalAddress, namespace: infra.namespace },
+    seqRefs.at(-1)!,
+  );
 
   const floorP50 = floorCalls.p50;
   const throughputTarget = THROUGHPUT_FACTOR * bare.regular.concurrent.perSecond;
@@ -152,34 +211,78 @@ async function run(context: BenchContext): Promise<BenchResult> {
       metric: `onboardTenant sequential p50 (n=${n})`,
       value: sequential.p50,
       unit: 'ms',
-      target: { description: `<= ${FLOOR_FACTOR} x calls-only floor (${(FLOOR_FACTOR * floorP50).toFixed(1)} ms)`, met: sequential.p50 <= FLOOR_FACTOR * floorP50 },
+      target: {
+        description: `<= ${FLOOR_FACTOR} x calls-only floor (${(FLOOR_FACTOR * floorP50).toFixed(1)} ms)`,
+        met: sequential.p50 <= FLOOR_FACTOR * floorP50,
+      },
     },
     { metric: `onboardTenant sequential p99 (n=${n})`, value: sequential.p99, unit: 'ms' },
     { metric: 'onboardTenant / calls-only floor (p50)', value: ratio(sequential.p50, floorCalls.p50), unit: 'x' },
-    { metric: 'onboardTenant / activities-direct floor (p50)', value: ratio(sequential.p50, floorDirect.p50), unit: 'x' },
+    {
+      metric: 'onboardTenant / activities-direct floor (p50)',
+      value: ratio(sequential.p50, floorDirect.p50),
+      unit: 'x',
+    },
     {
       metric: `onboardTenant throughput (${count}, ${concurrency} in flight)`,
       value: concurrent.perSecond,
       unit: '/s',
-      target: { description: `>= ${THROUGHPUT_FACTOR} x bare regular (${throughputTarget.toFixed(1)}/s)`, met: concurrent.perSecond >= throughputTarget },
+      target: {
+        description: `>= ${THROUGHPUT_FACTOR} x bare regular (${throughputTarget.toFixed(1)}/s)`,
+        met: concurrent.perSecond >= throughputTarget,
+      },
     },
-    { metric: 'onboardTenant / bare regular (throughput)', value: ratio(concurrent.perSecond, bare.regular.concurrent.perSecond), unit: 'x' },
+    {
+      metric: 'onboardTenant / bare regular (throughput)',
+      value: ratio(concurrent.perSecond, bare.regular.concurrent.perSecond),
+      unit: 'x',
+    },
     { metric: `onboardTenant p50 at ${concurrency} in flight`, value: concurrent.latency.p50, unit: 'ms' },
     { metric: `onboardTenant p99 at ${concurrency} in flight`, value: concurrent.latency.p99, unit: 'ms' },
-    { metric: 'platform calls per onboarding', value: Math.round(callsPerOnboarding * 100) / 100, unit: '', target: { description: '= 4 (the floor)', met: callsPerOnboarding === 4 } },
+    {
+      metric: 'platform calls per onboarding',
+      value: Math.round(callsPerOnboarding * 100) / 100,
+      unit: '',
+      target: { description: '= 4 (the floor)', met: callsPerOnboarding === 4 },
+    },
     { metric: 'Postgres statements per onboarding', value: Math.round(statementsPerOnboarding * 10) / 10, unit: '' },
     { metric: 'Postgres statements per floor run', value: Math.round(floorStatements * 10) / 10, unit: '' },
-    { metric: 'history events per workflow', value: eventsPerWorkflow, unit: '', target: { description: `<= ${MAX_HISTORY_EVENTS}`, met: eventsPerWorkflow <= MAX_HISTORY_EVENTS } },
-    { metric: 'workflow tasks per workflow', value: histories.reduce((s, h) => s + h.workflowTasks, 0) / histories.length, unit: '' },
-    { metric: 'worker RSS idle, before the throughput phases (worker process alone)', value: workerIdleRssMb, unit: 'MB' },
+    {
+      metric: 'history events per workflow',
+      value: eventsPerWorkflow,
+      unit: '',
+      target: { description: `<= ${MAX_HISTORY_EVENTS}`, met: eventsPerWorkflow <= MAX_HISTORY_EVENTS },
+    },
+    {
+      metric: 'workflow tasks per workflow',
+      value: histories.reduce((s, h) => s + h.workflowTasks, 0) / histories.length,
+      unit: '',
+    },
+    {
+      metric: 'worker RSS idle, before the throughput phases (worker process alone)',
+      value: workerIdleRssMb,
+      unit: 'MB',
+    },
     {
       metric: `worker RSS peak at ${concurrency} in flight (worker process alone)`,
       value: workerRss.peakMb,
       unit: 'MB',
       target: { description: `<= ${RSS_TARGET_MB} MB`, met: workerRss.peakMb <= RSS_TARGET_MB },
     },
-    { metric: 'eager starts, sequential', value: percentOf(starts.sequential.eager, starts.sequential.started), unit: '%' },
-    { metric: `CPU per onboarding, all processes, ${concurrency} in flight`, value: cpuTotal, unit: 'ms', target: { description: `<= ${CPU_FACTOR} x floor run (${(CPU_FACTOR * cpuFloor).toFixed(1)} ms)`, met: cpuTotal <= CPU_FACTOR * cpuFloor } },
+    {
+      metric: 'eager starts, sequential',
+      value: percentOf(starts.sequential.eager, starts.sequential.started),
+      unit: '%',
+    },
+    {
+      metric: `CPU per onboarding, all processes, ${concurrency} in flight`,
+      value: cpuTotal,
+      unit: 'ms',
+      target: {
+        description: `<= ${CPU_FACTOR} x floor run (${(CPU_FACTOR * cpuFloor).toFixed(1)} ms)`,
+        met: cpuTotal <= CPU_FACTOR * cpuFloor,
+      },
+    },
     ...perProcess(`CPU per onboarding, ${concurrency} in flight`, concurrent, 'bench client'),
     { metric: 'CPU per floor run (activities direct), all processes', value: cpuFloor, unit: 'ms' },
     ...perProcess('CPU per floor run', floorDirect, 'bench process (the floor loop)'),
@@ -187,12 +290,30 @@ async function run(context: BenchContext): Promise<BenchResult> {
     ...(['local', 'regular'] as const).flatMap((kind): Metric[] => [
       { metric: `bare 3 ${kind} activities sequential p50`, value: bare[kind].sequential.p50, unit: 'ms' },
       { metric: `bare 3 ${kind} activities throughput`, value: bare[kind].concurrent.perSecond, unit: '/s' },
-      { metric: `bare 3 ${kind} activities p50 at ${concurrency} in flight`, value: bare[kind].concurrent.latency.p50, unit: 'ms' },
-      { metric: `bare 3 ${kind} activities CPU per run, all processes`, value: totalCpu(bare[kind].concurrent), unit: 'ms' },
+      {
+        metric: `bare 3 ${kind} activities p50 at ${concurrency} in flight`,
+        value: bare[kind].concurrent.latency.p50,
+        unit: 'ms',
+      },
+      {
+        metric: `bare 3 ${kind} activities CPU per run, all processes`,
+        value: totalCpu(bare[kind].concurrent),
+        unit: 'ms',
+      },
       { metric: `bare 3 ${kind} activities worker RSS peak`, value: bare[kind].rss.peakMb, unit: 'MB' },
     ]),
-    { metric: `tenantctl --help, median of ${cli.runs} [${cli.code}]`, value: cli.help.p50, unit: 'ms', target: { description: `<= ${CLI_HELP_TARGET_MS} ms`, met: cli.help.p50 <= CLI_HELP_TARGET_MS } },
-    { metric: `tenantctl status R, median of ${cli.runs} [${cli.code}]`, value: cli.status.p50, unit: 'ms', target: { description: `<= ${CLI_STATUS_TARGET_MS} ms`, met: cli.status.p50 <= CLI_STATUS_TARGET_MS } },
+    {
+      metric: `tenantctl --help, median of ${cli.runs} [${cli.code}]`,
+      value: cli.help.p50,
+      unit: 'ms',
+      target: { description: `<= ${CLI_HELP_TARGET_MS} ms`, met: cli.help.p50 <= CLI_HELP_TARGET_MS },
+    },
+    {
+      metric: `tenantctl status R, median of ${cli.runs} [${cli.code}]`,
+      value: cli.status.p50,
+      unit: 'ms',
+      target: { description: `<= ${CLI_STATUS_TARGET_MS} ms`, met: cli.status.p50 <= CLI_STATUS_TARGET_MS },
+    },
     { metric: 'tenantctl --help, CPU per run (user + system)', value: cli.help.cpuMsPerRun, unit: 'ms' },
     { metric: 'tenantctl status R, CPU per run (user + system)', value: cli.status.cpuMsPerRun, unit: 'ms' },
   ];

@@ -27,13 +27,18 @@ const PAGE_SIZES = [2, 50] as const;
 
 export const recoveryBenchmark: Benchmark = {
   name: 'recovery',
-  description: 'onboarding recovery from a lost create response on a large fleet (scan by external ref), 2 and 50 per page',
+  description:
+    'onboarding recovery from a lost create response on a large fleet (scan by external ref), 2 and 50 per page',
   options: [{ flags: '--fleet <n>', description: 'sub-accounts already on the platform', defaultValue: 10_000 }],
   run,
 };
 
 async function post(url: string, body: unknown): Promise<void> {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   if (!response.ok) throw new Error(`${url}: ${response.status} ${await response.text()}`);
 }
 
@@ -49,24 +54,44 @@ async function run(context: BenchContext): Promise<BenchResult> {
   const details: Record<string, unknown> = { fleet, latencyMs };
 
   for (const pageSize of PAGE_SIZES) {
-    const { app, runtime } = buildSimulatorApp({ latencyMs, seed: DEFAULT_SEED, choices: { ...SIM_SHAPES.alt, defaultPageSize: pageSize } });
+    const { app, runtime } = buildSimulatorApp({
+      latencyMs,
+      seed: DEFAULT_SEED,
+      choices: { ...SIM_SHAPES.alt, defaultPageSize: pageSize },
+    });
     await app.listen({ port: 0, host: '127.0.0.1' });
     infra.cleanup.defer(`recovery simulator (${pageSize}/page)`, () => app.close());
     const simUrl = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
-    await post(`${simUrl}/__sim/subaccounts/bulk`, { parentId: DEFAULT_PARENT_ID, count: fleet, externalRefPrefix: 'fleet' });
+    await post(`${simUrl}/__sim/subaccounts/bulk`, {
+      parentId: DEFAULT_PARENT_ID,
+      count: fleet,
+      externalRefPrefix: 'fleet',
+    });
 
-    const pool = createPool(await infra.freshDatabase(`recovery${pageSize}`), { applicationName: 'tenant-orchestrator-bench', max: 10 });
+    const pool = createPool(await infra.freshDatabase(`recovery${pageSize}`), {
+      applicationName: 'tenant-orchestrator-bench',
+      max: 10,
+    });
     infra.cleanup.defer(`recovery pool (${pageSize}/page)`, () => pool.end());
     const activities = createActivities({
       pool,
-      platform: createPlatformClient({ baseUrl: `${simUrl}/api/v1`, platformKey: DEFAULT_PLATFORM_KEY, timeoutMs: 10_000 }),
+      platform: createPlatformClient({
+        baseUrl: `${simUrl}/api/v1`,
+        platformKey: DEFAULT_PLATFORM_KEY,
+        timeoutMs: 10_000,
+      }),
       vault: createVault(parseMasterKeys(generateMasterKey('bench'))),
       logger: createLogger({ level: 'warn' }),
     });
     const taskQueue = `bench-recovery-${pageSize}-${process.pid}`;
-    const worker = await startBenchWorker({ connection, namespace: infra.namespace, taskQueue, activities, tuning: {} }, infra.cleanup);
+    const worker = await startBenchWorker(
+      { connection, namespace: infra.namespace, taskQueue, activities, tuning: {} },
+      infra.cleanup,
+    );
 
-    await post(`${simUrl}/__sim/faults`, { rules: [{ method: 'POST', path: '/subaccounts/create', mode: 'drop-after-commit', count: 1 }] });
+    await post(`${simUrl}/__sim/faults`, {
+      rules: [{ method: 'POST', path: '/subaccounts/create', mode: 'drop-after-commit', count: 1 }],
+    });
     const externalRef = `recover-${pageSize}-${process.pid}`;
     const pagesBefore = runtime.traffic.snapshot().byRoute['GET /subaccounts'] ?? 0;
     log(`${fleet} sub-accounts, ${pageSize} per page: onboarding ${externalRef} through a lost create response`);
@@ -78,10 +103,16 @@ async function run(context: BenchContext): Promise<BenchResult> {
     await worker.stop();
 
     const carrying = [...runtime.state.subaccounts.values()].filter((s) => s.externalRef === externalRef);
-    if (carrying.length !== 1) violations.push(`${pageSize}/page: ${carrying.length} sub-accounts carry ${externalRef}`);
-    if (result.subaccountId !== carrying[0]?.id) violations.push(`${pageSize}/page: the onboarding adopted ${result.subaccountId}, not ${carrying[0]?.id}`);
+    if (carrying.length !== 1)
+      violations.push(`${pageSize}/page: ${carrying.length} sub-accounts carry ${externalRef}`);
+    if (result.subaccountId !== carrying[0]?.id)
+      violations.push(`${pageSize}/page: the onboarding adopted ${result.subaccountId}, not ${carrying[0]?.id}`);
     metrics.push(
-      { metric: `recovery at ${fleet} sub-accounts, ${pageSize} per page`, value: Math.round(seconds * 10) / 10, unit: 's' },
+      {
+        metric: `recovery at ${fleet} sub-accounts, ${pageSize} per page`,
+        value: Math.round(seconds * 10) / 10,
+        unit: 's',
+      },
       { metric: `pages scanned at ${pageSize} per page`, value: pages, unit: '' },
     );
     details[`pageSize${pageSize}`] = { seconds, pages, subaccountId: result.subaccountId };

@@ -10,4 +10,11 @@ import { topUpsBenchmark } from './topups.js';
  * Every benchmark `npm run bench` knows, in the order a bare `npm run bench` runs them. To add one,
  * write `bench/<name>.ts` exporting a `Benchmark` (see bench/lib/types.ts) and add ONE line here.
  */
-export const benchmarks: readonly Benchmark[] = [onboardingBenchmark, rotationBenchmark, webhooksBenchmark, driftBenchmark, recoveryBenchmark, topUpsBenchmark];
+export const benchmarks: readonly Benchmark[] = [
+  onboardingBenchmark,
+  rotationBenchmark,
+  webhooksBenchmark,
+  driftBenchmark,
+  recoveryBenchmark,
+  topUpsBenchmark,
+];

@@ -30,7 +30,11 @@ export const rotationBenchmark: Benchmark = {
   description: 'fleet key rotation under a platform rate limit',
   options: [
     { flags: '--tenants <n>', description: 'tenants rotated by the fleet run', defaultValue: 1000 },
-    { flags: '--rate-limit <n>', description: "the simulator's global limit, requests per second (also the rotation budget)", defaultValue: 100 },
+    {
+      flags: '--rate-limit <n>',
+      description: "the simulator's global limit, requests per second (also the rotation budget)",
+      defaultValue: 100,
+    },
     { flags: '--fleet-concurrency <n>', description: 'rotations in flight at once', defaultValue: 200 },
   ],
   run,
@@ -43,14 +47,21 @@ async function run(context: BenchContext): Promise<BenchResult> {
   const { runtime, simBase } = await startFleetSimulator(infra.cleanup, 'rotation', options.latencyMs ?? 0);
   const notifyUrl = await startNotifySink(infra.cleanup);
 
-  const pool = createPool(await infra.freshDatabase('rotation'), { applicationName: 'tenant-orchestrator-bench', max: 20 });
+  const pool = createPool(await infra.freshDatabase('rotation'), {
+    applicationName: 'tenant-orchestrator-bench',
+    max: 20,
+  });
   infra.cleanup.defer('rotation pool', () => pool.end());
   const activities = createActivities({
     pool,
     platform: createPlatformClient({ baseUrl: simBase, platformKey: DEFAULT_PLATFORM_KEY, timeoutMs: 10_000 }),
     vault: createVault(parseMasterKeys(generateMasterKey('bench'))),
     logger: createLogger({ level: 'warn' }),
-    rotation: { defaultDeployer: 'notify', envVariable: 'TENANT_API_KEY', notify: { url: notifyUrl, secret: 'bench-notify-secret-0123456789', timeoutMs: 5_000 } },
+    rotation: {
+      defaultDeployer: 'notify',
+      envVariable: 'TENANT_API_KEY',
+      notify: { url: notifyUrl, secret: 'bench-notify-secret-0123456789', timeoutMs: 5_000 },
+    },
   });
 
   log(`seeding ${tenants} active tenants (no rate limit yet)`);
@@ -61,8 +72,17 @@ async function run(context: BenchContext): Promise<BenchResult> {
   infra.cleanup.defer('rotation native connection', () => connection.close());
   const client = new Client({ connection, namespace: infra.namespace });
   const taskQueue = `bench-rotation-${process.pid}`;
-  await startBenchWorker({ connection, namespace: infra.namespace, taskQueue, activities, tuning: { maxCachedWorkflows: 2000 } }, infra.cleanup);
-  await startPlatformWorker(infra.cleanup, 'rotation', { connection, namespace: infra.namespace, taskQueue, activities, requestsPerSecond: limit });
+  await startBenchWorker(
+    { connection, namespace: infra.namespace, taskQueue, activities, tuning: { maxCachedWorkflows: 2000 } },
+    infra.cleanup,
+  );
+  await startPlatformWorker(infra.cleanup, 'rotation', {
+    connection,
+    namespace: infra.namespace,
+    taskQueue,
+    activities,
+    requestsPerSecond: limit,
+  });
 
   limitPlatform(runtime, limit);
   log(`fleet rotation of ${tenants} tenants, ${options.fleetConcurrency} at once, platform limit ${limit}/s`);
@@ -70,24 +90,51 @@ async function run(context: BenchContext): Promise<BenchResult> {
   const totals = await client.workflow.execute<typeof rotateFleet>('rotateFleet', {
     taskQueue,
     workflowId: `rotate-fleet:bench-${process.pid}`,
-    args: [{ concurrency: options.fleetConcurrency!, pageSize: 500, options: { quietPeriod: '0s', propagationAllowance: '0s', pollInterval: '1s' } }],
+    args: [
+      {
+        concurrency: options.fleetConcurrency!,
+        pageSize: 500,
+        options: { quietPeriod: '0s', propagationAllowance: '0s', pollInterval: '1s' },
+      },
+    ],
   });
   const seconds = (performance.now() - started) / 1000;
   const stats = runtime.traffic.snapshot();
 
   const violations = await checkKeys(pool, refs);
-  if (totals.completed !== tenants) violations.push(`fleet totals: ${JSON.stringify(totals)} (expected ${tenants} completed)`);
+  if (totals.completed !== tenants)
+    violations.push(`fleet totals: ${JSON.stringify(totals)} (expected ${tenants} completed)`);
   const callsPerRotation = stats.requestsTotal / Math.max(1, totals.completed);
   return {
     metrics: [
       { metric: `fleet rotation of ${tenants} tenants`, value: Math.round(seconds * 10) / 10, unit: 's' },
       { metric: 'rotations per second', value: Math.round((totals.completed / seconds) * 10) / 10, unit: '/s' },
-      { metric: 'peak platform request rate', value: stats.peakRequestsPerSecond, unit: '/s', target: { description: `<= limit (${limit}/s)`, met: stats.peakRequestsPerSecond <= limit } },
-      { metric: 'requests refused with 429', value: stats.rateLimitedTotal, unit: '', target: { description: '= 0', met: stats.rateLimitedTotal === 0 } },
+      {
+        metric: 'peak platform request rate',
+        value: stats.peakRequestsPerSecond,
+        unit: '/s',
+        target: { description: `<= limit (${limit}/s)`, met: stats.peakRequestsPerSecond <= limit },
+      },
+      {
+        metric: 'requests refused with 429',
+        value: stats.rateLimitedTotal,
+        unit: '',
+        target: { description: '= 0', met: stats.rateLimitedTotal === 0 },
+      },
       { metric: 'platform calls per rotation', value: Math.round(callsPerRotation * 100) / 100, unit: '' },
     ],
     violations,
-    details: { tenants, limit, fleetConcurrency: options.fleetConcurrency, totals, seconds, traffic: stats, byRoutePerRotation: Object.fromEntries(Object.entries(stats.byRoute).map(([r, n]) => [r, n / Math.max(1, totals.completed)])) },
+    details: {
+      tenants,
+      limit,
+      fleetConcurrency: options.fleetConcurrency,
+      totals,
+      seconds,
+      traffic: stats,
+      byRoutePerRotation: Object.fromEntries(
+        Object.entries(stats.byRoute).map(([r, n]) => [r, n / Math.max(1, totals.completed)]),
+      ),
+    },
   };
 }
 
@@ -100,7 +147,9 @@ async function checkKeys(pool: ReturnType<typeof createPool>, refs: string[]): P
        FROM tenants t WHERE t.external_ref = ANY($1::text[])`,
     [refs],
   );
-  return rows.filter((r) => r.keys !== '1:revoked,2:active' || r.rotation !== 'completed').map((r) => `${r.externalRef}: keys ${r.keys}, rotation ${r.rotation}`);
+  return rows
+    .filter((r) => r.keys !== '1:revoked,2:active' || r.rotation !== 'completed')
+    .map((r) => `${r.externalRef}: keys ${r.keys}, rotation ${r.rotation}`);
 }
 
 /** The parent's keyRotated endpoint: answers 204 to everything (signatures are checked in the tests). */

@@ -36,7 +36,11 @@ export const topUpsBenchmark: Benchmark = {
     { flags: '--latency-ms <n>', description: 'simulated latency added to every platform call', defaultValue: 25 },
     { flags: '--sequential <n>', description: 'timed runs one after another (p50/p99)', defaultValue: 30 },
     { flags: '--warmup <n>', description: 'untimed runs before each sequential series', defaultValue: 5 },
-    { flags: '--rate-limit <n>', description: "the simulator's global limit, requests per second (also the sweep's budget)", defaultValue: 100 },
+    {
+      flags: '--rate-limit <n>',
+      description: "the simulator's global limit, requests per second (also the sweep's budget)",
+      defaultValue: 100,
+    },
   ],
   run,
 };
@@ -53,15 +57,34 @@ async function run(context: BenchContext): Promise<BenchResult> {
   const sweepTenants = options.sweepTenants!;
   const { app, runtime } = buildSimulatorApp({
     latencyMs: options.latencyMs ?? 25,
-    seed: { parents: [{ id: 'parent_bench', paidBalanceMicroUsd: '1000000000000000000', promoBalanceMicroUsd: '0', platformKeys: [DEFAULT_PLATFORM_KEY], personalTokens: [], activeKeyLimit: 10 }] },
+    seed: {
+      parents: [
+        {
+          id: 'parent_bench',
+          paidBalanceMicroUsd: '1000000000000000000',
+          promoBalanceMicroUsd: '0',
+          platformKeys: [DEFAULT_PLATFORM_KEY],
+          personalTokens: [],
+          activeKeyLimit: 10,
+        },
+      ],
+    },
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   infra.cleanup.defer('topups simulator', () => app.close());
   const simBase = `http://127.0.0.1:${(app.server.address() as { port: number }).port}/api/v1`;
-  const pool = createPool(await infra.freshDatabase('topups'), { applicationName: 'tenant-orchestrator-bench', max: 20 });
+  const pool = createPool(await infra.freshDatabase('topups'), {
+    applicationName: 'tenant-orchestrator-bench',
+    max: 20,
+  });
   infra.cleanup.defer('topups pool', () => pool.end());
   const platform = createPlatformClient({ baseUrl: simBase, platformKey: DEFAULT_PLATFORM_KEY, timeoutMs: 10_000 });
-  const activities = createActivities({ pool, platform, vault: createVault(parseMasterKeys(generateMasterKey('bench'))), logger: createLogger({ level: 'warn' }) });
+  const activities = createActivities({
+    pool,
+    platform,
+    vault: createVault(parseMasterKeys(generateMasterKey('bench'))),
+    logger: createLogger({ level: 'warn' }),
+  });
 
   const tenants = Array.from({ length: 200 }, (_, i) => `tu-bench-${String(i).padStart(4, '0')}`);
   const policyTenants = Array.from({ length: sweepTenants }, (_, i) => `tu-sweep-${String(i).padStart(4, '0')}`);
@@ -72,21 +95,56 @@ async function run(context: BenchContext): Promise<BenchResult> {
   infra.cleanup.defer('topups native connection', () => connection.close());
   const client = new Client({ connection, namespace: infra.namespace });
   const taskQueue = `bench-topups-${process.pid}`;
-  await startBenchWorker({ connection, namespace: infra.namespace, taskQueue, activities: { ...activities, ...createBareActivities() }, tuning: { maxCachedWorkflows: 2000 } }, infra.cleanup);
-  await startPlatformWorker(infra.cleanup, 'topups', { connection, namespace: infra.namespace, taskQueue, activities, requestsPerSecond: limit });
+  await startBenchWorker(
+    {
+      connection,
+      namespace: infra.namespace,
+      taskQueue,
+      activities: { ...activities, ...createBareActivities() },
+      tuning: { maxCachedWorkflows: 2000 },
+    },
+    infra.cleanup,
+  );
+  await startPlatformWorker(infra.cleanup, 'topups', {
+    connection,
+    namespace: infra.namespace,
+    taskQueue,
+    activities,
+    requestsPerSecond: limit,
+  });
   const tag = Date.now().toString(36);
   const tenantOf = (i: number) => tenants[i % tenants.length]!;
 
   log(`floor: ${seq} top-ups as a plain loop of the same calls`);
   const floor = await runSequential(seq, warmup, async (i) => {
-    const input = { externalRef: tenantOf(i), idempotencyKey: `floor-${tag}-${i}`, amountMicroUsd: AMOUNT, requestedBy: 'bench', kind: 'top-up' as const };
+    const input = {
+      externalRef: tenantOf(i),
+      idempotencyKey: `floor-${tag}-${i}`,
+      amountMicroUsd: AMOUNT,
+      requestedBy: 'bench',
+      kind: 'top-up' as const,
+    };
     const recorded = await activities.recordTopUp(input);
     if (recorded.state !== 'recorded') throw new Error(`floor top-up ${i}: ${recorded.state}`);
-    const outcome = await activities.fundWallet({ externalRef: input.externalRef, subaccountId: recorded.subaccountId, amountMicroUsd: AMOUNT, purpose: topUpPurpose(input.idempotencyKey) });
+    const outcome = await activities.fundWallet({
+      externalRef: input.externalRef,
+      subaccountId: recorded.subaccountId,
+      amountMicroUsd: AMOUNT,
+      purpose: topUpPurpose(input.idempotencyKey),
+    });
     if (outcome.state !== 'succeeded') throw new Error(`floor top-up ${i}: ${outcome.state}`);
   });
   const topUp = (prefix: string) => async (i: number) => {
-    const handle = await startTopUp(client, { externalRef: tenantOf(i), idempotencyKey: `${prefix}-${tag}-${i}`, amountMicroUsd: AMOUNT, requestedBy: 'bench' }, { taskQueue });
+    const handle = await startTopUp(
+      client,
+      {
+        externalRef: tenantOf(i),
+        idempotencyKey: `${prefix}-${tag}-${i}`,
+        amountMicroUsd: AMOUNT,
+        requestedBy: 'bench',
+      },
+      { taskQueue },
+    );
     const result = await handle.result();
     if (result.state !== 'succeeded') throw new Error(`top-up ${i}: ${result.state}`);
   };
@@ -96,32 +154,71 @@ async function run(context: BenchContext): Promise<BenchResult> {
   const concurrent = await runConcurrent(count, inFlight, topUp('conc'));
   log(`bare three local activities: ${count} with ${inFlight} in flight`);
   const bare = await runConcurrent(count, inFlight, async (i) => {
-    await client.workflow.execute('bareThreeLocalActivities', { taskQueue, workflowId: `bare-${tag}-${i}`, args: [{ waitMs: options.latencyMs ?? 25 }] });
+    await client.workflow.execute('bareThreeLocalActivities', {
+      taskQueue,
+      workflowId: `bare-${tag}-${i}`,
+      args: [{ waitMs: options.latencyMs ?? 25 }],
+    });
   });
 
   log(`sweep over ${sweepTenants} policy tenants, platform limit ${limit}/s`);
-  for (const ref of policyTenants) await setFundingPolicy(pool, ref, { below: '5000', to: '8000', maxPerDay: '100000', updatedBy: 'bench' });
+  for (const ref of policyTenants)
+    await setFundingPolicy(pool, ref, { below: '5000', to: '8000', maxPerDay: '100000', updatedBy: 'bench' });
   limitPlatform(runtime, limit);
   const sweepStarted = performance.now();
-  const sweep = await client.workflow.execute('autoTopUpSweep', { taskQueue, workflowId: `sweep-${tag}`, args: [{ pageSize: 100 }] });
+  const sweep = await client.workflow.execute('autoTopUpSweep', {
+    taskQueue,
+    workflowId: `sweep-${tag}`,
+    args: [{ pageSize: 100 }],
+  });
   await settled(pool);
   const sweepSeconds = (performance.now() - sweepStarted) / 1000;
   const traffic = runtime.traffic.snapshot();
 
-  const violations = checkBooks(runtime, await pool.query<{ key: string }>(`SELECT idempotency_key AS key FROM transfer_intents WHERE state = 'succeeded'`).then((r) => r.rows.map((x) => x.key)));
-  const autoDone = await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM transfer_intents WHERE kind = 'auto' AND state = 'succeeded'`);
-  if (autoDone.rows[0]!.n !== sweepTenants) violations.push(`sweep: ${autoDone.rows[0]!.n} auto top-ups succeeded, expected ${sweepTenants}`);
+  const violations = checkBooks(
+    runtime,
+    await pool
+      .query<{ key: string }>(`SELECT idempotency_key AS key FROM transfer_intents WHERE state = 'succeeded'`)
+      .then((r) => r.rows.map((x) => x.key)),
+  );
+  const autoDone = await pool.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM transfer_intents WHERE kind = 'auto' AND state = 'succeeded'`,
+  );
+  if (autoDone.rows[0]!.n !== sweepTenants)
+    violations.push(`sweep: ${autoDone.rows[0]!.n} auto top-ups succeeded, expected ${sweepTenants}`);
   const ratio = concurrent.perSecond / Math.max(0.1, bare.perSecond);
   return {
     metrics: [
       { metric: 'floor p50 (plain loop, same calls)', value: Math.round(floor.p50), unit: 'ms' },
-      { metric: 'fundTenant p50', value: Math.round(sequential.p50), unit: 'ms', target: { description: `<= 1.5 x floor (${Math.round(floor.p50 * 1.5)} ms)`, met: sequential.p50 <= floor.p50 * 1.5 } },
+      {
+        metric: 'fundTenant p50',
+        value: Math.round(sequential.p50),
+        unit: 'ms',
+        target: {
+          description: `<= 1.5 x floor (${Math.round(floor.p50 * 1.5)} ms)`,
+          met: sequential.p50 <= floor.p50 * 1.5,
+        },
+      },
       { metric: `fundTenant throughput, ${inFlight} in flight`, value: concurrent.perSecond, unit: '/s' },
       { metric: `bare 3-local-activity workflow, ${inFlight} in flight`, value: bare.perSecond, unit: '/s' },
       { metric: 'fundTenant / bare throughput', value: Math.round(ratio * 100) / 100, unit: 'x' },
-      { metric: `sweep of ${sweepTenants} tenants (reads + top-ups)`, value: Math.round(sweepSeconds * 10) / 10, unit: 's' },
-      { metric: 'sweep peak platform request rate', value: traffic.peakRequestsPerSecond, unit: '/s', target: { description: `<= limit (${limit}/s)`, met: traffic.peakRequestsPerSecond <= limit } },
-      { metric: 'sweep requests refused with 429', value: traffic.rateLimitedTotal, unit: '', target: { description: '= 0', met: traffic.rateLimitedTotal === 0 } },
+      {
+        metric: `sweep of ${sweepTenants} tenants (reads + top-ups)`,
+        value: Math.round(sweepSeconds * 10) / 10,
+        unit: 's',
+      },
+      {
+        metric: 'sweep peak platform request rate',
+        value: traffic.peakRequestsPerSecond,
+        unit: '/s',
+        target: { description: `<= limit (${limit}/s)`, met: traffic.peakRequestsPerSecond <= limit },
+      },
+      {
+        metric: 'sweep requests refused with 429',
+        value: traffic.rateLimitedTotal,
+        unit: '',
+        target: { description: '= 0', met: traffic.rateLimitedTotal === 0 },
+      },
     ],
     violations,
     details: { count, inFlight, limit, floor, sequential, concurrent, bare, sweep, sweepSeconds, traffic },
@@ -130,7 +227,9 @@ async function run(context: BenchContext): Promise<BenchResult> {
 
 async function settled(pool: Pool): Promise<void> {
   for (;;) {
-    const { rows } = await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM transfer_intents WHERE state IN ('pending', 'unknown', 'needs_operator')`);
+    const { rows } = await pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM transfer_intents WHERE state IN ('pending', 'unknown', 'needs_operator')`,
+    );
     if (rows[0]!.n === 0) return;
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -141,9 +240,13 @@ function checkBooks(runtime: SimRuntime, ourKeys: string[]): string[] {
   const onBooks = runtime.state.transfers.map((t) => t.idempotencyKey);
   const counts = new Map<string, number>();
   for (const key of onBooks) counts.set(key, (counts.get(key) ?? 0) + 1);
-  const violations = [...counts].filter(([, n]) => n > 1).map(([key, n]) => `transfer key ${key} on the books ${n} times`);
+  const violations = [...counts]
+    .filter(([, n]) => n > 1)
+    .map(([key, n]) => `transfer key ${key} on the books ${n} times`);
   const ours = new Set(ourKeys);
-  violations.push(...onBooks.filter((k) => !ours.has(k)).map((k) => `transfer ${k} on the books but not succeeded in our records`));
+  violations.push(
+    ...onBooks.filter((k) => !ours.has(k)).map((k) => `transfer ${k} on the books but not succeeded in our records`),
+  );
   violations.push(...ourKeys.filter((k) => !counts.has(k)).map((k) => `succeeded intent ${k} not on the books`));
   return violations.slice(0, 50);
 }

@@ -20,7 +20,8 @@ function newestSourceMs(root) {
   for (const file of CONFIGS) newest = Math.max(newest, statSync(new URL(file, root)).mtimeMs);
   for (const dir of SOURCES) {
     const base = new URL(`${dir}/`, root);
-    for (const entry of readdirSync(base, { recursive: true })) newest = Math.max(newest, statSync(new URL(entry, base)).mtimeMs);
+    for (const entry of readdirSync(base, { recursive: true }))
+      newest = Math.max(newest, statSync(new URL(entry, base)).mtimeMs);
   }
   return newest;
 }

@@ -8,7 +8,10 @@ const state = process.env.TENANTCTL_FROM_SOURCE === '1' ? 'forced-source' : dist
 if (state === 'fresh') {
   await import('../dist/src/cli/main.js');
 } else {
-  if (state === 'stale' && process.stderr.isTTY) console.error('tenantctl: sources changed since the last build, running them through tsx (`npm run build` for a fast start)');
+  if (state === 'stale' && process.stderr.isTTY)
+    console.error(
+      'tenantctl: sources changed since the last build, running them through tsx (`npm run build` for a fast start)',
+    );
   const { register } = await import('tsx/esm/api');
   register();
   await import('../src/cli/main.ts');

@@ -78,7 +78,11 @@ export function chaosEvents(options: ChaosOptions, deps: ChaosTargets): ChaosEve
   const temporal = deps.temporal;
   if (temporal) {
     for (let i = 0; i < options.temporalRestarts; i++) {
-      events.push({ at: 0.45 + (0.4 * i) / Math.max(1, options.temporalRestarts), name: `Temporal server restart #${i + 1}`, run: () => temporal.restartServer(3000) });
+      events.push({
+        at: 0.45 + (0.4 * i) / Math.max(1, options.temporalRestarts),
+        name: `Temporal server restart #${i + 1}`,
+        run: () => temporal.restartServer(3000),
+      });
     }
   }
   if (options.restartPostgres) {
@@ -88,7 +92,12 @@ export function chaosEvents(options: ChaosOptions, deps: ChaosTargets): ChaosEve
 }
 
 /** Runs the events in order as progress passes each; returns when all ran or `done()` says stop. */
-export async function conduct(events: ChaosEvent[], progress: () => number, done: () => boolean, log: (line: string) => void): Promise<ConductorReport> {
+export async function conduct(
+  events: ChaosEvent[],
+  progress: () => number,
+  done: () => boolean,
+  log: (line: string) => void,
+): Promise<ConductorReport> {
   const report: ConductorReport = { fired: [], skipped: [] };
   const queue = [...events];
   while (queue.length > 0 && !done()) {

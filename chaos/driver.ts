@@ -1,5 +1,11 @@
 import { WorkflowFailedError, type Client } from '@temporalio/client';
-import { ActivityFailure, ApplicationFailure, CancelledFailure, ChildWorkflowFailure, TerminatedFailure } from '@temporalio/common';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancelledFailure,
+  ChildWorkflowFailure,
+  TerminatedFailure,
+} from '@temporalio/common';
 import { startLifecycle } from '../src/client/start-lifecycle.js';
 import { startOnboarding } from '../src/client/start-onboarding.js';
 import { startRotation } from '../src/client/start-rotation.js';
@@ -12,7 +18,10 @@ export interface Operation {
   kind: 'onboard' | 'rotate' | 'close';
   externalRef: string;
   workflowId: string;
-  /** `completed`, `cancelled`, `terminated`, `failed:<type>`, `start-failed`, `wait-failed`, or `unfinished` (the deadline came first). */
+  /**
+   * `completed`, `cancelled`, `terminated`, `failed:<type>`, `start-failed`, `wait-failed`, or `unfinished` (the
+   * deadline came first).
+   */
   outcome: string;
   /** Outcomes that are correct for this operation (a rotation a close raced may be cancelled). */
   accepted: string[];
@@ -20,7 +29,12 @@ export interface Operation {
 }
 
 // Seconds, so a rotation finishes in a few seconds; the gate logic is the production one.
-const ROTATION_TIMINGS = { quietPeriod: '2s', propagationAllowance: '1s', pollInterval: '1s', quietDeadline: '10m' } as const;
+const ROTATION_TIMINGS = {
+  quietPeriod: '2s',
+  propagationAllowance: '1s',
+  pollInterval: '1s',
+  quietDeadline: '10m',
+} as const;
 const ONBOARDING_TIMINGS = { reconcileInterval: '2s', unknownTransferDeadline: '10m' } as const;
 const CLOSE_OPTIONS = { pollInterval: '1s', unknownTransferDeadline: '10m' } as const;
 
@@ -63,15 +77,28 @@ export class Driver {
 
   async #tenantScript(tenant: TenantPlan): Promise<void> {
     const { externalRef } = tenant;
-    const onboarded = await this.#operate('onboard', externalRef, onboardingWorkflowId(externalRef), ['completed'], async () =>
-      startOnboarding(this.client, { externalRef, name: tenant.name, fundingMicroUsd: tenant.fundingMicroUsd, options: ONBOARDING_TIMINGS }, { taskQueue: this.taskQueue }),
+    const onboarded = await this.#operate(
+      'onboard',
+      externalRef,
+      onboardingWorkflowId(externalRef),
+      ['completed'],
+      async () =>
+        startOnboarding(
+          this.client,
+          { externalRef, name: tenant.name, fundingMicroUsd: tenant.fundingMicroUsd, options: ONBOARDING_TIMINGS },
+          { taskQueue: this.taskQueue },
+        ),
     );
     if (onboarded !== 'completed') return;
     const closeInput = { externalRef, reason: 'chaos run: tenant leaves', operator: 'chaos', options: CLOSE_OPTIONS };
     const rotationId = rotationWorkflowId(externalRef, 'default');
     const rotate = (emergency: boolean, accepted: string[]) =>
       this.#operate('rotate', externalRef, rotationId, accepted, () =>
-        startRotation(this.client, { externalRef, slot: 'default', emergency, reason: 'chaos run', options: ROTATION_TIMINGS }, { taskQueue: this.taskQueue, operator: 'chaos' }),
+        startRotation(
+          this.client,
+          { externalRef, slot: 'default', emergency, reason: 'chaos run', options: ROTATION_TIMINGS },
+          { taskQueue: this.taskQueue, operator: 'chaos' },
+        ),
       );
 
     if (tenant.close === 'racing-rotation') {
@@ -79,18 +106,31 @@ export class Driver {
       // (cancelled and rolled back) or done. Either way no extra key may survive.
       const rotation = rotate(tenant.rotations[0] ?? false, ['completed', 'cancelled', 'failed:TENANT_CLOSED']);
       await Promise.race([sleep(Math.floor(Math.random() * 2500)), this.#stop]);
-      await Promise.all([rotation, this.#operate('close', externalRef, lifecycleWorkflowId('close', externalRef), ['completed'], () => startLifecycle(this.client, 'close', closeInput, { taskQueue: this.taskQueue }))]);
+      await Promise.all([
+        rotation,
+        this.#operate('close', externalRef, lifecycleWorkflowId('close', externalRef), ['completed'], () =>
+          startLifecycle(this.client, 'close', closeInput, { taskQueue: this.taskQueue }),
+        ),
+      ]);
       return;
     }
     for (const emergency of tenant.rotations) {
       if ((await rotate(emergency, ['completed'])) !== 'completed') return;
     }
     if (tenant.close === 'after-rotations') {
-      await this.#operate('close', externalRef, lifecycleWorkflowId('close', externalRef), ['completed'], () => startLifecycle(this.client, 'close', closeInput, { taskQueue: this.taskQueue }));
+      await this.#operate('close', externalRef, lifecycleWorkflowId('close', externalRef), ['completed'], () =>
+        startLifecycle(this.client, 'close', closeInput, { taskQueue: this.taskQueue }),
+      );
     }
   }
 
-  async #operate(kind: Operation['kind'], externalRef: string, workflowId: string, accepted: string[], start: () => Promise<{ result(): Promise<unknown> }>): Promise<string> {
+  async #operate(
+    kind: Operation['kind'],
+    externalRef: string,
+    workflowId: string,
+    accepted: string[],
+    start: () => Promise<{ result(): Promise<unknown> }>,
+  ): Promise<string> {
     const operation: Operation = { kind, externalRef, workflowId, outcome: 'unfinished', accepted, detail: null };
     this.operations.push(operation);
     this.started += 1;
@@ -105,7 +145,11 @@ export class Driver {
       if ((await Promise.race([handle.result(), this.#stop])) === 'stopped') return operation.outcome;
       operation.outcome = 'completed';
     } catch (error) {
-      return this.#ended(operation, error instanceof WorkflowFailedError ? failureOf(error).outcome : 'wait-failed', error);
+      return this.#ended(
+        operation,
+        error instanceof WorkflowFailedError ? failureOf(error).outcome : 'wait-failed',
+        error,
+      );
     }
     this.completed += 1;
     return operation.outcome;
@@ -128,7 +172,10 @@ export function failureOf(error: unknown): { outcome: string; message: string } 
     if (cause instanceof CancelledFailure) return { outcome: 'cancelled', message };
     if (cause instanceof TerminatedFailure) return { outcome: 'terminated', message };
     if (cause instanceof ApplicationFailure) return { outcome: `failed:${cause.type ?? 'Error'}`, message };
-    cause = cause instanceof ActivityFailure || cause instanceof ChildWorkflowFailure || cause instanceof Error ? (cause as Error).cause : undefined;
+    cause =
+      cause instanceof ActivityFailure || cause instanceof ChildWorkflowFailure || cause instanceof Error
+        ? (cause as Error).cause
+        : undefined;
   }
   return { outcome: 'failed:unknown', message };
 }

@@ -12,7 +12,8 @@ import { CLUSTER_ADDITIONS, DEFAULT_OPTIONS } from './options.js';
 import { runChaos } from './run.js';
 
 const integer = (name: string, min: number) => (value: string) => {
-  if (!/^[0-9]+$/.test(value) || Number(value) < min) throw new InvalidArgumentError(`${name} must be a whole number >= ${min}`);
+  if (!/^[0-9]+$/.test(value) || Number(value) < min)
+    throw new InvalidArgumentError(`${name} must be a whole number >= ${min}`);
   return Number(value);
 };
 const share = (name: string) => (value: string) => {
@@ -22,18 +23,53 @@ const share = (name: string) => (value: string) => {
 };
 
 const program = new Command('chaos')
-  .description('Onboardings, rotations and closes under faults, worker kills and a Postgres restart; then the invariants.')
+  .description(
+    'Onboardings, rotations and closes under faults, worker kills and a Postgres restart; then the invariants.',
+  )
   .option('--tenants <n>', 'onboardings to run', integer('--tenants', 1), DEFAULT_OPTIONS.tenants)
   .option('--seed <n>', 'seed of the plan and of the fault rolls', integer('--seed', 0), DEFAULT_OPTIONS.seed)
   .option('--start-rate <n>', 'onboardings started per second', integer('--start-rate', 1), DEFAULT_OPTIONS.startRate)
-  .option('--kills <n>', 'worker SIGKILLs (each followed by a restart)', integer('--kills', 0), DEFAULT_OPTIONS.workerKills)
-  .option('--drop-probability <p>', 'drop-after-commit probability on every mutating route', share('--drop-probability'), DEFAULT_OPTIONS.dropProbability)
-  .option('--storm-probability <p>', '503 / 429 probability while a storm is on', share('--storm-probability'), DEFAULT_OPTIONS.stormProbability)
-  .option('--storm-seconds <n>', 'how long each 503 / 429 storm lasts', integer('--storm-seconds', 1), DEFAULT_OPTIONS.stormSeconds)
+  .option(
+    '--kills <n>',
+    'worker SIGKILLs (each followed by a restart)',
+    integer('--kills', 0),
+    DEFAULT_OPTIONS.workerKills,
+  )
+  .option(
+    '--drop-probability <p>',
+    'drop-after-commit probability on every mutating route',
+    share('--drop-probability'),
+    DEFAULT_OPTIONS.dropProbability,
+  )
+  .option(
+    '--storm-probability <p>',
+    '503 / 429 probability while a storm is on',
+    share('--storm-probability'),
+    DEFAULT_OPTIONS.stormProbability,
+  )
+  .option(
+    '--storm-seconds <n>',
+    'how long each 503 / 429 storm lasts',
+    integer('--storm-seconds', 1),
+    DEFAULT_OPTIONS.stormSeconds,
+  )
   .option('--no-postgres-restart', 'skip the Postgres restart')
-  .option('--cluster', 'on a Temporal cluster (server on Postgres, two worker processes) with a Temporal server restart; builds the server on first use')
-  .option('--temporal-restarts <n>', 'Temporal server restarts (with --cluster)', integer('--temporal-restarts', 0), CLUSTER_ADDITIONS.temporalRestarts)
-  .option('--timeout-minutes <n>', 'hard limit for the load; what is open then is reported', integer('--timeout-minutes', 1), DEFAULT_OPTIONS.timeoutMs / 60_000)
+  .option(
+    '--cluster',
+    'on a Temporal cluster (server on Postgres, two worker processes) with a Temporal server restart; builds the server on first use',
+  )
+  .option(
+    '--temporal-restarts <n>',
+    'Temporal server restarts (with --cluster)',
+    integer('--temporal-restarts', 0),
+    CLUSTER_ADDITIONS.temporalRestarts,
+  )
+  .option(
+    '--timeout-minutes <n>',
+    'hard limit for the load; what is open then is reported',
+    integer('--timeout-minutes', 1),
+    DEFAULT_OPTIONS.timeoutMs / 60_000,
+  )
   .option('--json <file>', 'where to write the JSON report (default: a file in the temp directory)')
   .parse();
 
@@ -75,13 +111,23 @@ try {
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
   const c = report.chaos;
   console.log('');
-  console.log(`chaos run ${report.runId}: ${opts.tenants} tenants in ${(report.durationMs.total / 1000).toFixed(0)} s (load ${(report.durationMs.load / 1000).toFixed(0)} s, checks ${(report.durationMs.check / 1000).toFixed(0)} s)`);
-  console.log(`operations: ${Object.entries(report.operations).map(([k, v]) => `${k} ${v}`).join(', ')}`);
-  console.log(`chaos: ${c.workerKills} worker kills (${c.workerStarts} starts, ${c.workerStartFailures} refused while Postgres was down), ${c.fired.filter((e) => e.name === 'Postgres restart').length} Postgres restart(s), ${c.fired.filter((e) => e.name.startsWith('Temporal server restart')).length} Temporal server restart(s), ${c.fired.filter((e) => e.name.includes('connections')).length} connection drops, ${c.fired.filter((e) => e.name.includes('storm')).length} storms, ${c.faultsInjected} faults injected in ${c.platformRequests} platform requests`);
+  console.log(
+    `chaos run ${report.runId}: ${opts.tenants} tenants in ${(report.durationMs.total / 1000).toFixed(0)} s (load ${(report.durationMs.load / 1000).toFixed(0)} s, checks ${(report.durationMs.check / 1000).toFixed(0)} s)`,
+  );
+  console.log(
+    `operations: ${Object.entries(report.operations)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}`,
+  );
+  console.log(
+    `chaos: ${c.workerKills} worker kills (${c.workerStarts} starts, ${c.workerStartFailures} refused while Postgres was down), ${c.fired.filter((e) => e.name === 'Postgres restart').length} Postgres restart(s), ${c.fired.filter((e) => e.name.startsWith('Temporal server restart')).length} Temporal server restart(s), ${c.fired.filter((e) => e.name.includes('connections')).length} connection drops, ${c.fired.filter((e) => e.name.includes('storm')).length} storms, ${c.faultsInjected} faults injected in ${c.platformRequests} platform requests`,
+  );
   console.log('');
   printTable(report.results, (line) => console.log(line));
   console.log('');
-  console.log(report.passed ? `PASSED: report in ${file}` : `FAILED: report in ${file}, worker log in ${report.runDir}`);
+  console.log(
+    report.passed ? `PASSED: report in ${file}` : `FAILED: report in ${file}, worker log in ${report.runDir}`,
+  );
   process.exitCode = report.passed ? 0 : 1;
 } catch (error) {
   say(`the run itself failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);

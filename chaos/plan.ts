@@ -22,7 +22,16 @@ export interface Plan {
   totalOperations: number;
 }
 
-export function makePlan(options: { tenants: number; seed: number; rotateShare: number; closeShare: number; exactCounts?: { rotations: number; closes: number } | undefined }, runId: string): Plan {
+export function makePlan(
+  options: {
+    tenants: number;
+    seed: number;
+    rotateShare: number;
+    closeShare: number;
+    exactCounts?: { rotations: number; closes: number } | undefined;
+  },
+  runId: string,
+): Plan {
   const random = seededRandom(options.seed);
   const tenants: TenantPlan[] = [];
   for (let index = 0; index < options.tenants; index++) {
@@ -49,8 +58,13 @@ export function makePlan(options: { tenants: number; seed: number; rotateShare: 
  * Exactly `rotations` rotations (one each, on distinct tenants) and `closes` closes: up to a third
  * of the closes race a rotation, the others close tenants that did not rotate.
  */
-function applyExactCounts(tenants: TenantPlan[], counts: { rotations: number; closes: number }, random: () => number): void {
-  if (counts.rotations > tenants.length || counts.closes > tenants.length) throw new Error(`exactCounts: at most ${tenants.length} rotations and closes with ${tenants.length} tenants`);
+function applyExactCounts(
+  tenants: TenantPlan[],
+  counts: { rotations: number; closes: number },
+  random: () => number,
+): void {
+  if (counts.rotations > tenants.length || counts.closes > tenants.length)
+    throw new Error(`exactCounts: at most ${tenants.length} rotations and closes with ${tenants.length} tenants`);
   const order = tenants.map((t) => t.index);
   for (let i = order.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1));

@@ -47,7 +47,10 @@ export async function startRestartablePostgres(log: (line: string) => void): Pro
       const client = new pg.Client({ connectionString: adminUrl });
       await client.connect();
       try {
-        const { rows } = await client.query<{ ended: boolean }>('SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity WHERE application_name = $1::text', [applicationName]);
+        const { rows } = await client.query<{ ended: boolean }>(
+          'SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity WHERE application_name = $1::text',
+          [applicationName],
+        );
         return rows.filter((r) => r.ended).length;
       } finally {
         await client.end();

@@ -25,7 +25,14 @@ export interface ChaosReport {
   durationMs: { load: number; check: number; total: number };
   operations: Record<string, number>;
   runs: Record<string, number>;
-  chaos: ConductorReport & { workerStarts: number; workerStartFailures: number; workerKills: number; platformRequests: number; faultsInjected: number; peakRequestsPerSecond: number };
+  chaos: ConductorReport & {
+    workerStarts: number;
+    workerStartFailures: number;
+    workerKills: number;
+    platformRequests: number;
+    faultsInjected: number;
+    peakRequestsPerSecond: number;
+  };
   /** Worker processes (`pid@host`) that completed workflow tasks of the run. */
   workerIdentities: string[];
   /** Reasons of every run that is not completed, by `workflowId/runId`. */
@@ -43,8 +50,18 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   try {
     const world = await startWorld(options, runId, cleanup);
     const plan = makePlan(options, runId);
-    log(`run ${runId}: ${plan.tenants.length} tenants, ${plan.totalOperations} operations planned; work in ${world.runDir}`);
-    const workers = Array.from({ length: options.workers }, (_, i) => new WorkerProcess(world.workerEnv, join(world.runDir, options.workers > 1 ? `worker-${i + 1}.log` : 'worker.log'), log));
+    log(
+      `run ${runId}: ${plan.tenants.length} tenants, ${plan.totalOperations} operations planned; work in ${world.runDir}`,
+    );
+    const workers = Array.from(
+      { length: options.workers },
+      (_, i) =>
+        new WorkerProcess(
+          world.workerEnv,
+          join(world.runDir, options.workers > 1 ? `worker-${i + 1}.log` : 'worker.log'),
+          log,
+        ),
+    );
     for (const worker of workers) cleanup.defer('worker', () => worker.stop());
     await Promise.all(workers.map((worker) => worker.start()));
     await setFaults(world.sim.url, faultRules(options, Storm.none));
@@ -53,9 +70,24 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const loadStarted = Date.now();
     const driver = new Driver(world.client, world.taskQueue, plan, options.startRate);
     let loading = true;
-    const deadline = setTimeout(() => (log('deadline reached: no more waiting for operations'), driver.stop()), options.timeoutMs);
-    const progressTimer = setInterval(() => log(`progress: ${driver.completed}/${plan.totalOperations} operations finished, ${driver.started - driver.completed} in flight, workers ${workers.map((w) => (w.running ? 'up' : 'DOWN')).join('/')}`), 15_000);
-    const events = chaosEvents(options, { simUrl: world.sim.url, workers, postgres: world.postgres, temporal: world.temporal, random: seededRandom(options.seed + 1) });
+    const deadline = setTimeout(
+      () => (log('deadline reached: no more waiting for operations'), driver.stop()),
+      options.timeoutMs,
+    );
+    const progressTimer = setInterval(
+      () =>
+        log(
+          `progress: ${driver.completed}/${plan.totalOperations} operations finished, ${driver.started - driver.completed} in flight, workers ${workers.map((w) => (w.running ? 'up' : 'DOWN')).join('/')}`,
+        ),
+      15_000,
+    );
+    const events = chaosEvents(options, {
+      simUrl: world.sim.url,
+      workers,
+      postgres: world.postgres,
+      temporal: world.temporal,
+      random: seededRandom(options.seed + 1),
+    });
     // Starts and completions both count, so events spread over the run even when completions come in bursts.
     const progress = () => (driver.started + driver.completed) / (2 * plan.totalOperations);
     const conductor = conduct(events, progress, () => !loading, log);
@@ -72,7 +104,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await clearFaults(world.sim.url);
     await Promise.all(workers.map((worker) => worker.start()));
     await sleep(2000); // visibility catches up with the last closes
-    const temporal = await checkTemporal(world.client, createEncryptionCodec(parseMasterKeys(world.secretsKeys)), world.taskQueue);
+    const temporal = await checkTemporal(
+      world.client,
+      createEncryptionCodec(parseMasterKeys(world.secretsKeys)),
+      world.taskQueue,
+    );
     const records = await checkRecords(world.pool, world.sim.state(), `chaos-${runId}-`, driver.operations);
     const tokensInRecords = await checkTokensInRecords(world.pool);
     for (const worker of workers) await worker.stop(); // flushes the log before it is read
@@ -83,7 +119,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       checkWorkerLog(workers.map((worker) => worker.logFile)),
       tokensInRecords,
       checkNotices(world.notices),
-      checkWorkerExits(sum(workers, (w) => w.starts), workers.flatMap((w) => w.unexpectedExits)),
+      checkWorkerExits(
+        sum(workers, (w) => w.starts),
+        workers.flatMap((w) => w.unexpectedExits),
+      ),
       checkChaosApplied(conducted),
     ];
     const stats = world.sim.state().stats;

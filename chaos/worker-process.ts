@@ -57,7 +57,12 @@ export class WorkerProcess {
     this.starts += 1;
     const started = Date.now();
     const child = spawn(process.execPath, [TENANTCTL, 'worker'], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', DATA_DIR: '/nonexistent-chaos-stack-dir', ...this.env },
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '/root',
+        DATA_DIR: '/nonexistent-chaos-stack-dir',
+        ...this.env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.#child = child;
@@ -82,7 +87,10 @@ export class WorkerProcess {
     });
     child.once('exit', (code, signal) => this.#onExit(child, code, signal));
     let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('the worker did not start polling within 180 s')), 180_000)));
+    const timeout = new Promise<never>(
+      (_, reject) =>
+        (timer = setTimeout(() => reject(new Error('the worker did not start polling within 180 s')), 180_000)),
+    );
     try {
       await Promise.race([ready, timeout]);
     } finally {

@@ -53,12 +53,19 @@ export async function startWorld(options: ChaosOptions, runId: string, cleanup: 
     const clusterDir = mkdtempSync(join(tmpdir(), `tenant-orch-chaos-cluster-`));
     chmodSync(clusterDir, 0o755);
     temporal = await startTemporalCluster({ dataDir: join(clusterDir, 'data'), persistent: false, onProgress: log });
-    cleanup.defer('Temporal cluster', () => temporal!.stop().finally(() => rmSync(clusterDir, { recursive: true, force: true })));
+    cleanup.defer('Temporal cluster', () =>
+      temporal!.stop().finally(() => rmSync(clusterDir, { recursive: true, force: true })),
+    );
     await setupNamespace(temporal.address, options.temporalNamespace, log);
     temporalAddress = temporal.address;
   } else if (!temporalAddress) {
     log('starting a headless Temporal dev server');
-    const server = await startTemporalDevServer({ headless: true, port: 0, cliPath: process.env.TEMPORAL_CLI_PATH, onProgress: log });
+    const server = await startTemporalDevServer({
+      headless: true,
+      port: 0,
+      cliPath: process.env.TEMPORAL_CLI_PATH,
+      onProgress: log,
+    });
     cleanup.defer('Temporal dev server', () => server.stop());
     temporalAddress = server.address;
   }
@@ -83,7 +90,11 @@ export async function startWorld(options: ChaosOptions, runId: string, cleanup: 
   const secretsKeys = generateMasterKey(`chaos${randomBytes(2).toString('hex')}`);
   const connection = await Connection.connect({ address: temporalAddress });
   cleanup.defer('Temporal client', () => connection.close());
-  const client = new Client({ connection, namespace: options.temporalNamespace, dataConverter: createDataConverter(parseMasterKeys(secretsKeys)) });
+  const client = new Client({
+    connection,
+    namespace: options.temporalNamespace,
+    dataConverter: createDataConverter(parseMasterKeys(secretsKeys)),
+  });
   const taskQueue = `chaos-${runId}`;
 
   return {

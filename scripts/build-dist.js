@@ -27,7 +27,10 @@ try {
   skip('TypeScript is not installed');
 }
 rmSync(`${root}dist`, { recursive: true, force: true });
-const result = spawnSync(process.execPath, [tsc, '-p', `${root}tsconfig.build.json`, '--noCheck'], { cwd: root, stdio: 'inherit' });
+const result = spawnSync(process.execPath, [tsc, '-p', `${root}tsconfig.build.json`, '--noCheck'], {
+  cwd: root,
+  stdio: 'inherit',
+});
 if (result.status !== 0) {
   console.error(`build: tsc failed (exit ${result.status}); no dist/.built written, so the launcher keeps using tsx`);
   process.exit(result.status ?? 1);

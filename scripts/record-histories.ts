@@ -42,16 +42,34 @@ const taskQueue = config.TEMPORAL_TASK_QUEUE;
 const ids: Record<string, string> = {};
 try {
   const ref = 'history-1';
-  const onboarding = await startOnboarding(client, { externalRef: ref, name: 'History One', fundingMicroUsd: '1000000' }, { taskQueue });
+  const onboarding = await startOnboarding(
+    client,
+    { externalRef: ref, name: 'History One', fundingMicroUsd: '1000000' },
+    { taskQueue },
+  );
   await onboarding.result();
   ids.onboardTenant = onboarding.workflowId;
 
-  const rotation = await startRotation(client, { externalRef: ref, emergency: true, reason: 'recording' }, { taskQueue });
+  const rotation = await startRotation(
+    client,
+    { externalRef: ref, emergency: true, reason: 'recording' },
+    { taskQueue },
+  );
   await rotation.result();
   ids.rotateTenantKey = rotation.workflowId;
 
   // A fleet rotation over the one tenant (no quiet wait), and a drift check of it.
-  const fleet = await client.workflow.start('rotateFleet', { taskQueue, workflowId: 'rotate-fleet:default', args: [{ slot: 'default', concurrency: 1, options: { quietPeriod: '0s', propagationAllowance: '0s', pollInterval: '1s' } }] });
+  const fleet = await client.workflow.start('rotateFleet', {
+    taskQueue,
+    workflowId: 'rotate-fleet:default',
+    args: [
+      {
+        slot: 'default',
+        concurrency: 1,
+        options: { quietPeriod: '0s', propagationAllowance: '0s', pollInterval: '1s' },
+      },
+    ],
+  });
   await fleet.result();
   ids.rotateFleet = fleet.workflowId;
   const driftPool = createPool(stack.env.DATABASE_URL!, { max: 1 });
@@ -61,16 +79,32 @@ try {
   ids.reconcileFleet = drift.workflowId;
 
   for (const action of ['suspend', 'resume'] as const) {
-    const handle = await startLifecycle(client, action, { externalRef: ref, reason: 'recording histories' }, { taskQueue });
+    const handle = await startLifecycle(
+      client,
+      action,
+      { externalRef: ref, reason: 'recording histories' },
+      { taskQueue },
+    );
     await handle.result();
     ids[`${action}Tenant`] = handle.workflowId;
   }
 
   // A project with a registry webhook whose delivery goes through the gateway.
   const pool = createPool(stack.env.DATABASE_URL!, { max: 2 });
-  const platform = createPlatformClient({ baseUrl: stack.env.PLATFORM_BASE_URL!, personalToken: DEFAULT_PERSONAL_TOKEN, platformKey: stack.env.PLATFORM_API_KEY! });
-  const { rows } = await pool.query<{ id: string }>(`SELECT subaccount_id AS id FROM tenants WHERE external_ref = $1::text`, [ref]);
-  const { project } = await platform.createProject({ auth: { kind: 'platform', subaccountId: rows[0]!.id }, name: 'registry', region: 'eu-1' });
+  const platform = createPlatformClient({
+    baseUrl: stack.env.PLATFORM_BASE_URL!,
+    personalToken: DEFAULT_PERSONAL_TOKEN,
+    platformKey: stack.env.PLATFORM_API_KEY!,
+  });
+  const { rows } = await pool.query<{ id: string }>(
+    `SELECT subaccount_id AS id FROM tenants WHERE external_ref = $1::text`,
+    [ref],
+  );
+  const { project } = await platform.createProject({
+    auth: { kind: 'platform', subaccountId: rows[0]!.id },
+    name: 'registry',
+    region: 'eu-1',
+  });
   await createRegistryWebhook(
     { pool, platform, vault: createVault(parseMasterKeys(stack.env.SECRETS_KEYS!)), publicUrl: stack.env.GATEWAY_URL! },
     { externalRef: ref, projectId: project.id, label: 'history', events: ['*'] },
@@ -84,14 +118,25 @@ try {
   ).json()) as { deliveries: Array<{ deliveryId: string }> };
   const registryId = registryDeliveryWorkflowId(emitted.deliveries[0]!.deliveryId);
   for (let i = 0; i < 100; i++) {
-    const status = await client.workflow.getHandle(registryId).describe().then((d) => d.status.name, () => 'NOT_FOUND');
+    const status = await client.workflow
+      .getHandle(registryId)
+      .describe()
+      .then(
+        (d) => d.status.name,
+        () => 'NOT_FOUND',
+      );
     if (status === 'COMPLETED') break;
     await new Promise((r) => setTimeout(r, 100));
   }
   ids.handleRegistryEvent = registryId;
   await pool.end();
 
-  const close = await startLifecycle(client, 'close', { externalRef: ref, reason: 'recording histories' }, { taskQueue });
+  const close = await startLifecycle(
+    client,
+    'close',
+    { externalRef: ref, reason: 'recording histories' },
+    { taskQueue },
+  );
   await close.result();
   ids.closeTenant = close.workflowId;
 
@@ -99,7 +144,11 @@ try {
   const cli = await findOrBuildTemporalCli({ cliPath: config.TEMPORAL_CLI_PATH });
   if (!cli) throw new Error('no temporal CLI to export histories with');
   for (const [type, workflowId] of Object.entries(ids)) {
-    const json = execFileSync(cli, ['workflow', 'show', '--address', stack.env.TEMPORAL_ADDRESS!, '--workflow-id', workflowId, '--output', 'json'], { encoding: 'utf8' });
+    const json = execFileSync(
+      cli,
+      ['workflow', 'show', '--address', stack.env.TEMPORAL_ADDRESS!, '--workflow-id', workflowId, '--output', 'json'],
+      { encoding: 'utf8' },
+    );
     const file = `test/histories/${type}.json`;
     writeFileSync(file, json.endsWith('\n') ? json : `${json}\n`);
     console.error(`[record] ${file}: ${(JSON.parse(json) as { events: unknown[] }).events.length} events`);

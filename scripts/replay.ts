@@ -11,7 +11,17 @@ import { connectClient } from '../src/client/connection.js';
 import { WORKFLOWS_PATH } from '../src/main/wiring/create-worker.js';
 import { dataConverterOf } from '../src/main/wiring/deps.js';
 
-const WORKFLOW_TYPES = ['onboardTenant', 'rotateTenantKey', 'rotateTenantKeyOnSchedule', 'rotateFleet', 'suspendTenant', 'resumeTenant', 'closeTenant', 'handleRegistryEvent', 'reconcileFleet'];
+const WORKFLOW_TYPES = [
+  'onboardTenant',
+  'rotateTenantKey',
+  'rotateTenantKeyOnSchedule',
+  'rotateFleet',
+  'suspendTenant',
+  'resumeTenant',
+  'closeTenant',
+  'handleRegistryEvent',
+  'reconcileFleet',
+];
 
 const program = new Command('replay')
   .option('--limit <n>', 'histories per workflow type (newest first)', '25')
@@ -28,13 +38,22 @@ async function main(): Promise<number> {
     console.log('workflow type'.padEnd(28) + 'replayed'.padEnd(10) + 'non-deterministic');
     for (const type of WORKFLOW_TYPES) {
       const query = `WorkflowType = "${type}"${opts.query ? ` AND (${opts.query})` : ''}`;
-      const histories: Array<{ workflowId: string; history: Awaited<ReturnType<ReturnType<typeof client.workflow.getHandle>['fetchHistory']>> }> = [];
+      const histories: Array<{
+        workflowId: string;
+        history: Awaited<ReturnType<ReturnType<typeof client.workflow.getHandle>['fetchHistory']>>;
+      }> = [];
       for await (const execution of client.workflow.list({ query, pageSize: 100 })) {
-        histories.push({ workflowId: execution.workflowId, history: await client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory() });
+        histories.push({
+          workflowId: execution.workflowId,
+          history: await client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory(),
+        });
         if (histories.length >= Number(opts.limit)) break;
       }
       const bad: string[] = [];
-      for await (const result of Worker.runReplayHistories({ workflowsPath: WORKFLOWS_PATH, ...(dataConverter ? { dataConverter } : {}) }, histories)) {
+      for await (const result of Worker.runReplayHistories(
+        { workflowsPath: WORKFLOWS_PATH, ...(dataConverter ? { dataConverter } : {}) },
+        histories,
+      )) {
         if (result.error) bad.push(`${result.workflowId}: ${result.error.message.split('\n')[0]}`);
       }
       failures += bad.length;

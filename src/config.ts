@@ -23,7 +23,11 @@ const postgresUrl = z.preprocess(
     .refine((value) => {
       try {
         const url = new URL(value);
-        return (url.protocol === 'postgres:' || url.protocol === 'postgresql:') && url.hostname !== '' && url.pathname.length > 1;
+        return (
+          (url.protocol === 'postgres:' || url.protocol === 'postgresql:') &&
+          url.hostname !== '' &&
+          url.pathname.length > 1
+        );
       } catch {
         return false;
       }
@@ -46,27 +50,47 @@ export const configSchema = z.object({
   DATABASE_URL: postgresUrl.describe(
     'Postgres for the parent records. Unset: an embedded Postgres is started under DATA_DIR (dev) or a temp dir (tests).',
   ),
-  DATA_DIR: z.preprocess(emptyToUndefined, z.string().default('.data')).describe(
-    'Where the dev stack keeps embedded Postgres data and the Temporal dev server database.',
-  ),
+  DATA_DIR: z
+    .preprocess(emptyToUndefined, z.string().default('.data'))
+    .describe('Where the dev stack keeps embedded Postgres data and the Temporal dev server database.'),
   TEMPORAL_ADDRESS: hostPort.describe(
     'Temporal frontend host:port. Unset: the dev stack starts a local Temporal dev server (npm start / tests).',
   ),
   TEMPORAL_NAMESPACE: z.preprocess(emptyToUndefined, z.string().default('default')).describe('Temporal namespace.'),
   TEMPORAL_API_KEY: optionalString.describe('API key for Temporal Cloud (implies TLS).'),
   TEMPORAL_TASK_QUEUE: z
-    .preprocess(emptyToUndefined, z.string().regex(/^[A-Za-z0-9._-]{1,200}$/, 'letters, digits, . _ - only').default('tenant-provisioning'))
+    .preprocess(
+      emptyToUndefined,
+      z
+        .string()
+        .regex(/^[A-Za-z0-9._-]{1,200}$/, 'letters, digits, . _ - only')
+        .default('tenant-provisioning'),
+    )
     .describe('Task queue the worker polls and clients start workflows on.'),
-  TEMPORAL_CLI_PATH: optionalString.describe('Path to a `temporal` CLI binary for the dev server (else PATH, cache, go install).'),
-  TEMPORAL_UI_PORT: port(8233).describe('Port for the Temporal Web UI of the dev server (a free one is picked if taken).'),
+  TEMPORAL_CLI_PATH: optionalString.describe(
+    'Path to a `temporal` CLI binary for the dev server (else PATH, cache, go install).',
+  ),
+  TEMPORAL_UI_PORT: port(8233).describe(
+    'Port for the Temporal Web UI of the dev server (a free one is picked if taken).',
+  ),
   TEMPORAL_DEV_PORT: port(7233).describe('Port for the dev server frontend (a free one is picked if taken).'),
-  LOG_LEVEL: z.preprocess(emptyToUndefined, z.enum(logLevels).default('info')).describe(`One of ${logLevels.join(', ')}.`),
-  LOG_FORMAT: z.preprocess(emptyToUndefined, z.enum(LOG_FORMATS).optional()).describe('json (one JSON object a line) or pretty (human-readable). Unset: json, pretty under npm start.'),
+  LOG_LEVEL: z
+    .preprocess(emptyToUndefined, z.enum(logLevels).default('info'))
+    .describe(`One of ${logLevels.join(', ')}.`),
+  LOG_FORMAT: z
+    .preprocess(emptyToUndefined, z.enum(LOG_FORMATS).optional())
+    .describe('json (one JSON object a line) or pretty (human-readable). Unset: json, pretty under npm start.'),
   PLATFORM_BASE_URL: z
-    .preprocess(emptyToUndefined, z.url({ protocol: /^https?$/, error: 'must be an http(s) URL ending in /api/v1' }).optional())
+    .preprocess(
+      emptyToUndefined,
+      z.url({ protocol: /^https?$/, error: 'must be an http(s) URL ending in /api/v1' }).optional(),
+    )
     .describe('Platform API base including the version prefix. Unset in the dev stack: the simulator is started.'),
   PLATFORM_API_KEY: z
-    .preprocess(emptyToUndefined, z.string().startsWith('svpk_', 'must be a platform key (starts with svpk_)').optional())
+    .preprocess(
+      emptyToUndefined,
+      z.string().startsWith('svpk_', 'must be a platform key (starts with svpk_)').optional(),
+    )
     .describe('Parent platform key for control-plane calls.'),
   SECRETS_KEYS: z
     .preprocess(
@@ -80,22 +104,34 @@ export const configSchema = z.object({
         .optional(),
     )
     .describe(
-    'Master keys for the vault and payload codec: comma-separated keyId:base64(32 bytes); the first encrypts, all decrypt.',
-  ),
+      'Master keys for the vault and payload codec: comma-separated keyId:base64(32 bytes); the first encrypts, all decrypt.',
+    ),
   PAYLOAD_CODEC: z
     .preprocess(emptyToUndefined, z.enum(['auto', 'on', 'off']).default('auto'))
     .describe('Encrypt every Temporal payload with SECRETS_KEYS: auto (when SECRETS_KEYS is set), on (required), off.'),
   RESUME_BALANCE_FLOOR_MICRO_USD: z
-    .preprocess(emptyToUndefined, z.string().regex(/^(0|[1-9][0-9]{0,29})$/, 'must be a whole number of micro-USD, e.g. 1000000').default('0'))
+    .preprocess(
+      emptyToUndefined,
+      z
+        .string()
+        .regex(/^(0|[1-9][0-9]{0,29})$/, 'must be a whole number of micro-USD, e.g. 1000000')
+        .default('0'),
+    )
     .describe('resume refuses a tenant whose wallet balance is below this (micro-USD); 0 checks nothing.'),
   PLATFORM_TIMEOUT_MS: z
     .preprocess(emptyToUndefined, z.coerce.number().int('must be a whole number').min(100).max(120_000).default(10_000))
     .describe('Per-request deadline of platform calls, in ms.'),
   GATEWAY_OPS_PORT: z
     .preprocess(emptyToUndefined, z.coerce.number().int('must be a whole number').min(0).max(65535).optional())
-    .describe('A second gateway listener for /readyz and /metrics only (0 picks a free port); unset: they are served on GATEWAY_PORT.'),
-  GATEWAY_OPS_HOST: z.preprocess(emptyToUndefined, z.string().default('127.0.0.1')).describe('Interface of the ops listener (keep it off the public network).'),
-  WORKER_METRICS_ADDRESS: hostPort.describe('host:port for the worker SDK Prometheus exporter (e.g. 0.0.0.0:9464); unset: off.'),
+    .describe(
+      'A second gateway listener for /readyz and /metrics only (0 picks a free port); unset: they are served on GATEWAY_PORT.',
+    ),
+  GATEWAY_OPS_HOST: z
+    .preprocess(emptyToUndefined, z.string().default('127.0.0.1'))
+    .describe('Interface of the ops listener (keep it off the public network).'),
+  WORKER_METRICS_ADDRESS: hostPort.describe(
+    'host:port for the worker SDK Prometheus exporter (e.g. 0.0.0.0:9464); unset: off.',
+  ),
   ...rotationConfigShape,
   ...gatewayConfigShape,
   ...driftConfigShape,
@@ -123,7 +159,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   const temporalEnv = Object.fromEntries(
     Object.entries(env).filter(
       (entry): entry is [string, string] =>
-        entry[1] !== undefined && (entry[0].startsWith('TEMPORAL_') || ['HOME', 'XDG_CONFIG_HOME', 'APPDATA'].includes(entry[0])),
+        entry[1] !== undefined &&
+        (entry[0].startsWith('TEMPORAL_') || ['HOME', 'XDG_CONFIG_HOME', 'APPDATA'].includes(entry[0])),
     ),
   );
   return { ...parsed.data, temporalEnv };

@@ -20,7 +20,13 @@ export const databaseStep = {
 export const driftDatabaseStep = {
   startToCloseTimeout: '60s',
   localRetryThreshold: '10s',
-  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 30, nonRetryableErrorTypes: [FailureCode.TENANT_NOT_FOUND] },
+  retry: {
+    initialInterval: '200ms',
+    backoffCoefficient: 2,
+    maximumInterval: '30s',
+    maximumAttempts: 30,
+    nonRetryableErrorTypes: [FailureCode.TENANT_NOT_FOUND],
+  },
 } as const satisfies LocalActivityOptions;
 
 /** rotateFleet's page reads (default local retry threshold: its backoff never becomes a timer before 1m). */
@@ -36,7 +42,10 @@ export const closeWaitDatabaseStep = {
 } as const satisfies LocalActivityOptions;
 
 /** Input validation: a pure check, retried only for a worker hiccup. */
-export const inputCheck = { startToCloseTimeout: '10s', retry: { maximumAttempts: 5 } } as const satisfies LocalActivityOptions;
+export const inputCheck = {
+  startToCloseTimeout: '10s',
+  retry: { maximumAttempts: 5 },
+} as const satisfies LocalActivityOptions;
 
 /** One platform call on the rate-limited `<queue>-platform` task queue (see src/domain/ids.ts platformTaskQueue). */
 export function platformCall(taskQueue: string) {

@@ -12,7 +12,15 @@
  * cannot double a top-up; the caps bound everything else.
  */
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import { continueAsNew, ParentClosePolicy, proxyActivities, proxyLocalActivities, setCurrentDetails, startChild, workflowInfo } from '@temporalio/workflow';
+import {
+  continueAsNew,
+  ParentClosePolicy,
+  proxyActivities,
+  proxyLocalActivities,
+  setCurrentDetails,
+  startChild,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { AutoTopUpSweepInput } from '../src/domain/funding-policy-input.js';
 import { topUpWorkflowId } from '../src/domain/ids.js';
@@ -30,23 +38,39 @@ export interface AutoTopUpSweepResult extends AutoTopUpTotals {
   stoppedBy: 'parent_insufficient' | null;
 }
 
-const db = proxyLocalActivities<Activities>({ startToCloseTimeout: '30s', retry: { initialInterval: '200ms', maximumInterval: '30s', maximumAttempts: 50 } });
+const db = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '200ms', maximumInterval: '30s', maximumAttempts: 50 },
+});
 
 export async function autoTopUpSweep(rawInput: AutoTopUpSweepInput): Promise<AutoTopUpSweepResult> {
   const input = await validateWorkflowInput('autoTopUpSweep', rawInput, () => null);
-  const platform = proxyActivities<Activities>({ taskQueue: platformTaskQueue(workflowInfo().taskQueue), startToCloseTimeout: '30s', retry: { initialInterval: '1s', maximumInterval: '1m', maximumAttempts: 5 } });
-  const totals: AutoTopUpTotals = input.totals ? { ...input.totals } : { read: 0, belowThreshold: 0, started: 0, unreadable: 0 };
-  const show = (line: string) => setCurrentDetails(`**${line}**\n\nread ${totals.read}, below threshold ${totals.belowThreshold}, top-ups started ${totals.started}, unreadable ${totals.unreadable}`);
+  const platform = proxyActivities<Activities>({
+    taskQueue: platformTaskQueue(workflowInfo().taskQueue),
+    startToCloseTimeout: '30s',
+    retry: { initialInterval: '1s', maximumInterval: '1m', maximumAttempts: 5 },
+  });
+  const totals: AutoTopUpTotals = input.totals
+    ? { ...input.totals }
+    : { read: 0, belowThreshold: 0, started: 0, unreadable: 0 };
+  const show = (line: string) =>
+    setCurrentDetails(
+      `**${line}**\n\nread ${totals.read}, below threshold ${totals.belowThreshold}, top-ups started ${totals.started}, unreadable ${totals.unreadable}`,
+    );
 
   const page = await db.listAutoTopUpPage({ after: input.after, limit: input.pageSize });
   if (page.parentInsufficientSince) {
-    show(`stopped: the parent's own balance is insufficient (since ${page.parentInsufficientSince}); fund the parent, then \`tenantctl parent-funded --operator <you> --reason "..."\``);
+    show(
+      `stopped: the parent's own balance is insufficient (since ${page.parentInsufficientSince}); fund the parent, then \`tenantctl parent-funded --operator <you> --reason "..."\``,
+    );
     return { ...totals, stoppedBy: 'parent_insufficient' };
   }
   show(`sweeping after ${input.after ?? '(start)'}`);
   await Promise.all(
     page.tenants.map(async (tenant) => {
-      const read = await platform.readWalletForAutoTopUp({ externalRef: tenant.externalRef, subaccountId: tenant.subaccountId }).catch(() => null);
+      const read = await platform
+        .readWalletForAutoTopUp({ externalRef: tenant.externalRef, subaccountId: tenant.subaccountId })
+        .catch(() => null);
       if (!read || read.balanceMicroUsd === null) {
         totals.unreadable += 1;
         return;
@@ -80,7 +104,11 @@ export async function autoTopUpSweep(rawInput: AutoTopUpSweepInput): Promise<Aut
     }),
   );
   if (page.tenants.length === input.pageSize) {
-    await continueAsNew<typeof autoTopUpSweep>({ ...rawInput, after: page.tenants[page.tenants.length - 1]!.externalRef, totals });
+    await continueAsNew<typeof autoTopUpSweep>({
+      ...rawInput,
+      after: page.tenants[page.tenants.length - 1]!.externalRef,
+      totals,
+    });
   }
   show('done');
   return { ...totals, stoppedBy: null };

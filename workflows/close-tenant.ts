@@ -76,7 +76,8 @@ export async function closeTenant(rawInput: LifecycleWorkflowInput): Promise<Clo
     return seq;
   };
   const noTransferWaiting = (purpose: string): string | null => {
-    if (status.stage !== 'needs_operator') return `${lifecycleWorkflowId('close', externalRef)} is not waiting for an operator's verdict (stage ${status.stage})`;
+    if (status.stage !== 'needs_operator')
+      return `${lifecycleWorkflowId('close', externalRef)} is not waiting for an operator's verdict (stage ${status.stage})`;
     if (!status.openTransfers.some((t) => t.purpose === purpose)) {
       return `purpose: close:${externalRef} has no open transfer "${purpose}" (open: ${status.openTransfers.map((t) => t.purpose).join(', ') || 'none'})`;
     }
@@ -89,7 +90,11 @@ export async function closeTenant(rawInput: LifecycleWorkflowInput): Promise<Clo
       const seq = enqueue(accepted(checkCloseTransferVerdict(raw)));
       // Answer once the verdict is recorded, with the transfer's state after it.
       await condition(() => verdictState.results.has(seq));
-      return { stage: status.stage, transferState: verdictState.results.get(seq)!, effect: 'recorded; the close reconciles again and goes on once no transfer is open' };
+      return {
+        stage: status.stage,
+        transferState: verdictState.results.get(seq)!,
+        effect: 'recorded; the close reconciles again and goes on once no transfer is open',
+      };
     },
     {
       validator: (raw) => {
@@ -99,7 +104,12 @@ export async function closeTenant(rawInput: LifecycleWorkflowInput): Promise<Clo
   );
   setHandler(closeResolveTransferSignal, (raw) => {
     const checked = checkCloseTransferVerdict(raw);
-    const taken = signalAccepted('resolveTransfer', checked, checked.ok ? noTransferWaiting(checked.value.purpose) : null, raw);
+    const taken = signalAccepted(
+      'resolveTransfer',
+      checked,
+      checked.ok ? noTransferWaiting(checked.value.purpose) : null,
+      raw,
+    );
     if (taken) enqueue(taken.value);
   });
   const show = (stage: CloseStage, waitingFor: string | null = null) => {
@@ -108,7 +118,12 @@ export async function closeTenant(rawInput: LifecycleWorkflowInput): Promise<Clo
     upsertSearchAttributes([{ key: tenantStatusKey, value: stage === 'closed' ? 'closed' : `close:${stage}` }]);
     const projects = Object.entries(status.projects).map(([id, state]) => `${id}: ${state}`);
     setCurrentDetails(
-      [`**${stage}** — tenant \`${externalRef}\` (${status.subaccountId ?? '?'})`, `keys revoked: ${status.keysRevoked.length}`, `projects: ${projects.length ? projects.join(', ') : 'none seen yet'}`, waitingFor ? `waiting: ${waitingFor}` : '']
+      [
+        `**${stage}** — tenant \`${externalRef}\` (${status.subaccountId ?? '?'})`,
+        `keys revoked: ${status.keysRevoked.length}`,
+        `projects: ${projects.length ? projects.join(', ') : 'none seen yet'}`,
+        waitingFor ? `waiting: ${waitingFor}` : '',
+      ]
         .filter(Boolean)
         .join('\n\n'),
     );
@@ -119,10 +134,21 @@ export async function closeTenant(rawInput: LifecycleWorkflowInput): Promise<Clo
   try {
     const result = await closeSteps();
     const { subaccountId, projectsDeleted, keysRevoked } = result;
-    recordOutcome('close', result.alreadyClosed ? 'already_closed' : 'closed', startedAtMs, { externalRef, subaccountId, projectsDeleted, keysRevoked });
+    recordOutcome('close', result.alreadyClosed ? 'already_closed' : 'closed', startedAtMs, {
+      externalRef,
+      subaccountId,
+      projectsDeleted,
+      keysRevoked,
+    });
     return result;
   } catch (error) {
-    recordOutcome('close', isCancellation(error) ? 'cancelled' : 'failed', startedAtMs, { externalRef, subaccountId: status.subaccountId, stage: status.stage }, 'warn');
+    recordOutcome(
+      'close',
+      isCancellation(error) ? 'cancelled' : 'failed',
+      startedAtMs,
+      { externalRef, subaccountId: status.subaccountId, stage: status.stage },
+      'warn',
+    );
     throw error;
   }
 
@@ -132,11 +158,21 @@ export async function closeTenant(rawInput: LifecycleWorkflowInput): Promise<Clo
     upsertSearchAttributes([{ key: tenantSubaccountIdKey, value: begun.subaccountId }]);
     if (begun.alreadyClosed) {
       show('closed');
-      return { externalRef, subaccountId: begun.subaccountId, status: 'closed', alreadyClosed: true, projectsDeleted: 0, keysRevoked: 0, balanceLeftMicroUsd: null };
+      return {
+        externalRef,
+        subaccountId: begun.subaccountId,
+        status: 'closed',
+        alreadyClosed: true,
+        projectsDeleted: 0,
+        keysRevoked: 0,
+        balanceLeftMicroUsd: null,
+      };
     }
 
     show('stopping_other_work');
-    await getExternalWorkflowHandle(onboardingWorkflowId(externalRef)).cancel().catch(() => undefined);
+    await getExternalWorkflowHandle(onboardingWorkflowId(externalRef))
+      .cancel()
+      .catch(() => undefined);
     await cancelRotationsForClose(externalRef, { pollInterval: '1s' });
 
     show('resolving_transfers');
@@ -155,8 +191,12 @@ export async function closeTenant(rawInput: LifecycleWorkflowInput): Promise<Clo
       }
       unknownSince ??= Date.now();
       if (open.some((t) => t.state === 'needs_operator') || Date.now() - unknownSince > msOf(unknownDeadline)) {
-        for (const t of open.filter((o) => o.state === 'unknown')) await acts.markTransferNeedsOperator({ externalRef, purpose: t.purpose });
-        show('needs_operator', `transfer(s) ${open.map((t) => t.purpose).join(', ')} could not be reconciled: check the wallet, then \`tenantctl resolve-transfer ${externalRef} --close --purpose <purpose> --outcome applied|not-applied --operator <you> --reason "..."\` (update resolveTransfer)`);
+        for (const t of open.filter((o) => o.state === 'unknown'))
+          await acts.markTransferNeedsOperator({ externalRef, purpose: t.purpose });
+        show(
+          'needs_operator',
+          `transfer(s) ${open.map((t) => t.purpose).join(', ')} could not be reconciled: check the wallet, then \`tenantctl resolve-transfer ${externalRef} --close --purpose <purpose> --outcome applied|not-applied --operator <you> --reason "..."\` (update resolveTransfer)`,
+        );
         await condition(() => verdicts.length > 0);
       } else await sleep(pollInterval);
     }
@@ -174,7 +214,10 @@ export async function closeTenant(rawInput: LifecycleWorkflowInput): Promise<Clo
     let deleted = 0;
     for (;;) {
       if (++status.rounds > MAX_CLEANUP_ROUNDS) {
-        throw codedFailure(FailureCode.CLEANUP_INCOMPLETE, `tenant ${externalRef} still has resources after ${MAX_CLEANUP_ROUNDS} cleanup rounds; not closing`);
+        throw codedFailure(
+          FailureCode.CLEANUP_INCOMPLETE,
+          `tenant ${externalRef} still has resources after ${MAX_CLEANUP_ROUNDS} cleanup rounds; not closing`,
+        );
       }
       show('deleting_projects');
       const projects = await acts.listTenantProjects({ externalRef });
@@ -200,6 +243,14 @@ export async function closeTenant(rawInput: LifecycleWorkflowInput): Promise<Clo
     const { balanceMicroUsd } = await acts.closeTenantOnPlatform(request);
     status.balanceLeftMicroUsd = balanceMicroUsd;
     show('closed');
-    return { externalRef, subaccountId: begun.subaccountId, status: 'closed', alreadyClosed: false, projectsDeleted: deleted, keysRevoked: status.keysRevoked.length, balanceLeftMicroUsd: balanceMicroUsd };
+    return {
+      externalRef,
+      subaccountId: begun.subaccountId,
+      status: 'closed',
+      alreadyClosed: false,
+      projectsDeleted: deleted,
+      keysRevoked: status.keysRevoked.length,
+      balanceLeftMicroUsd: balanceMicroUsd,
+    };
   }
 }

@@ -9,7 +9,8 @@ import { codedFailure, FailureCode } from '../src/domain/failures.js';
  * cannot hand its result to the handler.
  */
 export function accepted<T>(checked: Checked<T>): T {
-  if (!checked.ok) throw codedFailure(FailureCode.INVALID_DECISION, checked.problems.join('; '), { details: checked.problems });
+  if (!checked.ok)
+    throw codedFailure(FailureCode.INVALID_DECISION, checked.problems.join('; '), { details: checked.problems });
   return checked.value;
 }
 
@@ -27,10 +28,18 @@ const SIGNAL_CHECK_PATCH = 'operator-signals-validated';
  * the same rules as the Update: a signal that fails them is a logged no-op. Signals cannot answer,
  * so the log line tells the operator to use the Update, which does.
  */
-export function signalAccepted<T>(name: string, checked: Checked<T>, notApplicable: string | null, raw: T): { value: T } | null {
+export function signalAccepted<T>(
+  name: string,
+  checked: Checked<T>,
+  notApplicable: string | null,
+  raw: T,
+): { value: T } | null {
   const problems = checked.ok ? (notApplicable ? [notApplicable] : []) : checked.problems;
   if (checked.ok && problems.length === 0) return { value: checked.value };
   if (!patched(SIGNAL_CHECK_PATCH)) return { value: raw };
-  log.warn(`ignored a ${name} signal: ${problems.join('; ')}. Send it as an Update (tenantctl, or temporal workflow update execute --name ${name}) to see the answer`, { signal: name });
+  log.warn(
+    `ignored a ${name} signal: ${problems.join('; ')}. Send it as an Update (tenantctl, or temporal workflow update execute --name ${name}) to see the answer`,
+    { signal: name },
+  );
   return null;
 }

@@ -34,7 +34,10 @@ export interface FundTenantResult {
   idempotencyKey: string;
   amountMicroUsd: string;
   kind: 'top-up' | 'auto';
-  /** succeeded: on the tenant's wallet; cap_refused: a spend cap said no (never sent); skipped: an auto top-up found its balance stale. */
+  /**
+   * succeeded: on the tenant's wallet; cap_refused: a spend cap said no (never sent); skipped: an auto top-up found its
+   * balance stale.
+   */
   state: 'succeeded' | 'cap_refused' | 'skipped';
   transferId: string | null;
   /** The cap that refused, or why an auto top-up was skipped. */

@@ -12,7 +12,19 @@
  * is written before the call, the platform key goes in header and body, an ambiguous outcome is
  * only retried under the same key. Operator decisions are Updates with validators.
  */
-import { ApplicationFailure, CancellationScope, condition, isCancellation, proxyActivities, proxyLocalActivities, setCurrentDetails, setHandler, sleep, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  isCancellation,
+  proxyActivities,
+  proxyLocalActivities,
+  setCurrentDetails,
+  setHandler,
+  sleep,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { FundWalletResult } from '../activities/wallet.js';
 import { checkDecisionBy, checkTransferVerdict, type TransferVerdict } from '../src/domain/operator-decisions.js';
@@ -21,7 +33,14 @@ import { topUpWorkflowId } from '../src/domain/ids.js';
 import { platformTaskQueue } from '../src/domain/ids.js';
 import { tenantExternalRefKey, tenantStatusKey } from '../src/domain/search-attributes.js';
 import { accepted, refuseUnlessApplicable } from './decisions.js';
-import { topUpParentFundedUpdate, topUpResolveTransferUpdate, topUpStatusQuery, type FundTenantResult, type TopUpStage, type TopUpStatus } from './fund-tenant-messages.js';
+import {
+  topUpParentFundedUpdate,
+  topUpResolveTransferUpdate,
+  topUpStatusQuery,
+  type FundTenantResult,
+  type TopUpStage,
+  type TopUpStatus,
+} from './fund-tenant-messages.js';
 import { recordCapRefusal, recordOutcome } from './outcomes.js';
 import { msOf, validateWorkflowInput } from './validate-input.js';
 
@@ -34,7 +53,9 @@ const steps = proxyLocalActivities<Activities>({
 });
 
 export async function fundTenant(rawInput: FundTenantInput): Promise<FundTenantResult> {
-  const input = await validateWorkflowInput('fundTenant', rawInput, (i) => topUpWorkflowId(i.externalRef, i.idempotencyKey));
+  const input = await validateWorkflowInput('fundTenant', rawInput, (i) =>
+    topUpWorkflowId(i.externalRef, i.idempotencyKey),
+  );
   const { externalRef, idempotencyKey, amountMicroUsd, kind } = input;
   const startedAtMs = Date.now();
   const timings = {
@@ -42,7 +63,18 @@ export async function fundTenant(rawInput: FundTenantInput): Promise<FundTenantR
     unknownTransferDeadline: input.options?.unknownTransferDeadline ?? '15m',
     reconcileInterval: input.options?.reconcileInterval ?? '30s',
   };
-  const status: TopUpStatus = { externalRef, idempotencyKey, amountMicroUsd, reason: input.reason ?? null, kind, stage: 'recording', transferState: null, transferId: null, waitingFor: null, error: null };
+  const status: TopUpStatus = {
+    externalRef,
+    idempotencyKey,
+    amountMicroUsd,
+    reason: input.reason ?? null,
+    kind,
+    stage: 'recording',
+    transferState: null,
+    transferId: null,
+    waitingFor: null,
+    error: null,
+  };
   let parentFunded = false;
   let operatorVerdict: TransferVerdict | undefined;
   const waiting = { forFunds: false, forVerdict: false, verdictsApplied: 0 };
@@ -51,7 +83,11 @@ export async function fundTenant(rawInput: FundTenantInput): Promise<FundTenantR
   // as rotations do; a top-up someone asked for goes at once. The activity is the same either way.
   const transferOn =
     kind === 'auto'
-      ? proxyActivities<Activities>({ taskQueue: platformTaskQueue(workflowInfo().taskQueue), startToCloseTimeout: '30s', retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' } })
+      ? proxyActivities<Activities>({
+          taskQueue: platformTaskQueue(workflowInfo().taskQueue),
+          startToCloseTimeout: '30s',
+          retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+        })
       : steps;
 
   setHandler(topUpStatusQuery, () => status);
@@ -65,7 +101,9 @@ export async function fundTenant(rawInput: FundTenantInput): Promise<FundTenantR
     {
       validator: (raw) => {
         accepted(checkDecisionBy(raw));
-        refuseUnlessApplicable(waiting.forFunds ? null : `${id} is not waiting for the parent's funds (stage ${status.stage})`);
+        refuseUnlessApplicable(
+          waiting.forFunds ? null : `${id} is not waiting for the parent's funds (stage ${status.stage})`,
+        );
       },
     },
   );
@@ -76,13 +114,20 @@ export async function fundTenant(rawInput: FundTenantInput): Promise<FundTenantR
       const applied = waiting.verdictsApplied;
       operatorVerdict = verdict;
       await condition(() => waiting.verdictsApplied > applied);
-      const effect = verdict.outcome === 'applied' ? 'settled as applied: no transfer is sent' : 'recorded as not applied: the transfer is sent again now under a fresh idempotency key';
+      const effect =
+        verdict.outcome === 'applied'
+          ? 'settled as applied: no transfer is sent'
+          : 'recorded as not applied: the transfer is sent again now under a fresh idempotency key';
       return { stage: status.stage, transferState: status.transferState ?? 'unknown', effect };
     },
     {
       validator: (raw) => {
         accepted(checkTransferVerdict(raw));
-        refuseUnlessApplicable(waiting.forVerdict && operatorVerdict === undefined ? null : `${id} has no transfer in needs_operator waiting for a verdict (stage ${status.stage})`);
+        refuseUnlessApplicable(
+          waiting.forVerdict && operatorVerdict === undefined
+            ? null
+            : `${id} has no transfer in needs_operator waiting for a verdict (stage ${status.stage})`,
+        );
       },
     },
   );
@@ -90,7 +135,10 @@ export async function fundTenant(rawInput: FundTenantInput): Promise<FundTenantR
     status.stage = stage;
     status.waitingFor = waitingFor;
     upsertSearchAttributes([{ key: tenantStatusKey, value: stage }]);
-    const lines = [`**${stage}** — ${kind} of ${amountMicroUsd} micro-USD for \`${externalRef}\` (key \`${idempotencyKey}\`)`, `transfer: ${status.transferState ?? 'not yet recorded'}${status.transferId ? ` ${status.transferId}` : ''}`];
+    const lines = [
+      `**${stage}** — ${kind} of ${amountMicroUsd} micro-USD for \`${externalRef}\` (key \`${idempotencyKey}\`)`,
+      `transfer: ${status.transferState ?? 'not yet recorded'}${status.transferId ? ` ${status.transferId}` : ''}`,
+    ];
     if (waitingFor) lines.push(`waiting: ${waitingFor}`);
     if (status.error) lines.push(`error: ${status.error}`);
     setCurrentDetails(lines.join('\n\n'));
@@ -98,7 +146,15 @@ export async function fundTenant(rawInput: FundTenantInput): Promise<FundTenantR
   upsertSearchAttributes([{ key: tenantExternalRefKey, value: externalRef }]);
   show('recording');
   const ids = { externalRef, idempotencyKey, kind };
-  const result = (state: FundTenantResult['state'], refusedBy: string | null = null): FundTenantResult => ({ externalRef, idempotencyKey, amountMicroUsd, kind, state, transferId: status.transferId, refusedBy });
+  const result = (state: FundTenantResult['state'], refusedBy: string | null = null): FundTenantResult => ({
+    externalRef,
+    idempotencyKey,
+    amountMicroUsd,
+    kind,
+    state,
+    transferId: status.transferId,
+    refusedBy,
+  });
 
   let purpose: string | null = null;
   try {
@@ -124,7 +180,11 @@ export async function fundTenant(rawInput: FundTenantInput): Promise<FundTenantR
         case 'succeeded':
           status.transferId = outcome.transferId;
           show('succeeded');
-          recordOutcome('top-up', 'succeeded', startedAtMs, { ...ids, transferId: outcome.transferId, resolution: outcome.resolution });
+          recordOutcome('top-up', 'succeeded', startedAtMs, {
+            ...ids,
+            transferId: outcome.transferId,
+            resolution: outcome.resolution,
+          });
           return result('succeeded');
         case 'failed':
           throw ApplicationFailure.nonRetryable(`the platform refused the top-up (${outcome.code})`, outcome.code);
@@ -138,7 +198,10 @@ export async function fundTenant(rawInput: FundTenantInput): Promise<FundTenantR
             recordOutcome('top-up', 'parent_insufficient', startedAtMs, ids, 'warn');
             return result('skipped', 'parent_insufficient');
           }
-          show('waiting_for_parent_funds', `the parent's paid balance does not cover ${amountMicroUsd} micro-USD: once funded, \`tenantctl parent-funded --operator <you> --reason "..."\` (update parentFunded; retrying every ${timings.balanceRetryInterval})`);
+          show(
+            'waiting_for_parent_funds',
+            `the parent's paid balance does not cover ${amountMicroUsd} micro-USD: once funded, \`tenantctl parent-funded --operator <you> --reason "..."\` (update parentFunded; retrying every ${timings.balanceRetryInterval})`,
+          );
           parentFunded = false;
           waiting.forFunds = true;
           await condition(() => parentFunded, timings.balanceRetryInterval);
@@ -150,12 +213,18 @@ export async function fundTenant(rawInput: FundTenantInput): Promise<FundTenantR
             status.transferState = (await steps.markTransferNeedsOperator({ externalRef, purpose })).state;
             break;
           }
-          show('reconciling_transfer', `the transfer's outcome is unknown: reconciling every ${timings.reconcileInterval} (same idempotency key) until ${new Date(deadline).toISOString()}`);
+          show(
+            'reconciling_transfer',
+            `the transfer's outcome is unknown: reconciling every ${timings.reconcileInterval} (same idempotency key) until ${new Date(deadline).toISOString()}`,
+          );
           await sleep(timings.reconcileInterval);
           break;
         }
         case 'needs_operator': {
-          show('needs_operator', `the transfer could not be reconciled: check the wallet, then \`tenantctl resolve-transfer ${externalRef} --key ${idempotencyKey} --outcome applied|not-applied --operator <you> --reason "..."\` (update resolveTransfer)`);
+          show(
+            'needs_operator',
+            `the transfer could not be reconciled: check the wallet, then \`tenantctl resolve-transfer ${externalRef} --key ${idempotencyKey} --outcome applied|not-applied --operator <you> --reason "..."\` (update resolveTransfer)`,
+          );
           waiting.forVerdict = true;
           await condition(() => operatorVerdict !== undefined);
           waiting.forVerdict = false;
@@ -176,7 +245,8 @@ export async function fundTenant(rawInput: FundTenantInput): Promise<FundTenantR
       await CancellationScope.nonCancellable(() => steps.cancelTopUp(topUp));
     }
     show(cancelled ? 'cancelled' : 'failed');
-    const type = error instanceof ApplicationFailure ? error.type : (error as { cause?: ApplicationFailure }).cause?.type;
+    const type =
+      error instanceof ApplicationFailure ? error.type : (error as { cause?: ApplicationFailure }).cause?.type;
     recordOutcome('top-up', cancelled ? 'cancelled' : 'failed', startedAtMs, { ...ids, type: type ?? null }, 'warn');
     throw error;
   }

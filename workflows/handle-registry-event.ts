@@ -21,12 +21,18 @@ export type HandleRegistryEventResult = ProcessRegistryDeliveryResult;
 export async function handleRegistryEvent(input: HandleRegistryEventInput): Promise<HandleRegistryEventResult> {
   const deliveryId = typeof input?.deliveryId === 'string' ? input.deliveryId : '';
   if (deliveryId === '' || deliveryId.length > 200) {
-    throw codedFailure(FailureCode.INVALID_INPUT, 'handleRegistryEvent input must be { deliveryId: string (1-200 characters) }');
+    throw codedFailure(
+      FailureCode.INVALID_INPUT,
+      'handleRegistryEvent input must be { deliveryId: string (1-200 characters) }',
+    );
   }
   const expected = registryDeliveryWorkflowId(deliveryId);
   if (workflowInfo().workflowId !== expected) {
     // The id is the idempotency key of the start: one workflow per delivery.
-    throw codedFailure(FailureCode.INVALID_INPUT, `the workflow id must be ${expected} (it is ${workflowInfo().workflowId})`);
+    throw codedFailure(
+      FailureCode.INVALID_INPUT,
+      `the workflow id must be ${expected} (it is ${workflowInfo().workflowId})`,
+    );
   }
   return steps.processRegistryDelivery({ deliveryId });
 }

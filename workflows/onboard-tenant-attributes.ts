@@ -47,9 +47,17 @@ export function onboardingAttributes(): OnboardingAttributes {
   }
   return {
     patched: true,
-    start: (externalRef) => upsertChanged([{ key: tenantExternalRefKey, value: externalRef }, { key: tenantStatusKey, value: 'recording' }]),
+    start: (externalRef) =>
+      upsertChanged([
+        { key: tenantExternalRefKey, value: externalRef },
+        { key: tenantStatusKey, value: 'recording' },
+      ]),
     stage: (stage) => upsertChanged([{ key: tenantStatusKey, value: stage }]),
-    subaccount: (subaccountId, stage) => upsertChanged([{ key: tenantSubaccountIdKey, value: subaccountId }, { key: tenantStatusKey, value: stage }]),
+    subaccount: (subaccountId, stage) =>
+      upsertChanged([
+        { key: tenantSubaccountIdKey, value: subaccountId },
+        { key: tenantStatusKey, value: stage },
+      ]),
   };
 }
 

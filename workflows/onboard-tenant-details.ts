@@ -4,7 +4,9 @@ import type { OnboardingStatus } from './onboard-tenant-messages.js';
 /** The run's "current details" in the Web UI: what it is doing and, when blocked, how to unblock it. */
 export function describeOnboarding(status: OnboardingStatus): void {
   const funding =
-    status.funding.state === 'skipped' ? 'no funding requested' : `${status.funding.state} (${status.funding.amountMicroUsd} micro-USD)`;
+    status.funding.state === 'skipped'
+      ? 'no funding requested'
+      : `${status.funding.state} (${status.funding.amountMicroUsd} micro-USD)`;
   const lines = [
     `**${status.stage}** — tenant \`${status.externalRef}\` (${status.name})`,
     `sub-account: ${status.subaccountId ?? 'not yet created'}`,

@@ -19,7 +19,10 @@ export interface OnboardingStatus {
   name: string;
   stage: OnboardingStage;
   subaccountId: string | null;
-  funding: (FundWalletResult & { amountMicroUsd: string }) | { state: 'pending'; amountMicroUsd: string } | { state: 'skipped' };
+  funding:
+    | (FundWalletResult & { amountMicroUsd: string })
+    | { state: 'pending'; amountMicroUsd: string }
+    | { state: 'skipped' };
   /** Never the token: the platform's key id and our fingerprint of it. */
   key: { state: 'pending' | 'issued' | 'verified' | 'key_limit'; keyId: string | null; fingerprint: string | null };
   /** What the run is waiting for, in words, and how to unblock it. */

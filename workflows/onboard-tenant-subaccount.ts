@@ -22,7 +22,11 @@ type Steps = ReturnType<typeof proxyLocalActivities<Activities>>;
  * scan branch without asking: no marker, and no TemporalChangeVersion upsert, for a question whose
  * answer is known. Runs before that patch still ask, and replay as they were recorded.
  */
-export async function ensureSubaccountOf(steps: Steps, input: { externalRef: string; name: string }, scanSettled = false): Promise<EnsureSubaccountResult> {
+export async function ensureSubaccountOf(
+  steps: Steps,
+  input: { externalRef: string; name: string },
+  scanSettled = false,
+): Promise<EnsureSubaccountResult> {
   if (!scanSettled && !patched(SCAN_PATCH)) return steps.ensureSubaccount(input);
   let found: { subaccountId: string | null; pagesScanned: number } | undefined;
   for (;;) {
@@ -35,6 +39,7 @@ export async function ensureSubaccountOf(steps: Steps, input: { externalRef: str
 /** An activity failure's own type and message (not "Activity task failed"), for the status and the records. */
 export function failureText(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
-  const failure = error instanceof ApplicationFailure ? error : error.cause instanceof ApplicationFailure ? error.cause : undefined;
+  const failure =
+    error instanceof ApplicationFailure ? error : error.cause instanceof ApplicationFailure ? error.cause : undefined;
   return failure ? `${failure.type ? `${failure.type}: ` : ''}${failure.message}` : error.message;
 }

@@ -79,9 +79,14 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
   let operatorVerdict: TransferVerdict | undefined;
   // What the run waits for right now: a decision that does not apply to it is refused.
   const waiting = { forFunds: false, forVerdict: false, verdictsApplied: 0 };
-  const notWaitingForFunds = () => (waiting.forFunds ? null : `${onboardingWorkflowId(externalRef)} is not waiting for the parent's funds (stage ${status.stage})`);
+  const notWaitingForFunds = () =>
+    waiting.forFunds
+      ? null
+      : `${onboardingWorkflowId(externalRef)} is not waiting for the parent's funds (stage ${status.stage})`;
   const noTransferWaiting = () =>
-    waiting.forVerdict && operatorVerdict === undefined ? null : `${onboardingWorkflowId(externalRef)} has no transfer in needs_operator waiting for a verdict (stage ${status.stage})`;
+    waiting.forVerdict && operatorVerdict === undefined
+      ? null
+      : `${onboardingWorkflowId(externalRef)} has no transfer in needs_operator waiting for a verdict (stage ${status.stage})`;
   setHandler(onboardingStatusQuery, () => status);
   setHandler(
     parentFundedUpdate,
@@ -107,7 +112,9 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
       // Answer once the verdict is recorded, with the transfer's state after it.
       await condition(() => waiting.verdictsApplied > applied);
       const effect =
-        verdict.outcome === 'applied' ? 'settled as applied: no transfer is sent' : 'recorded as not applied: the transfer is sent again now under a fresh idempotency key';
+        verdict.outcome === 'applied'
+          ? 'settled as applied: no transfer is sent'
+          : 'recorded as not applied: the transfer is sent again now under a fresh idempotency key';
       return { stage: status.stage, transferState: status.funding.state, effect };
     },
     {
@@ -118,7 +125,8 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
     },
   );
   setHandler(parentFundedSignal, () => {
-    if (signalAccepted<void>('parentFunded', { ok: true, value: undefined }, notWaitingForFunds(), undefined)) parentFunded = true;
+    if (signalAccepted<void>('parentFunded', { ok: true, value: undefined }, notWaitingForFunds(), undefined))
+      parentFunded = true;
   });
   setHandler(resolveTransferSignal, (raw) => {
     const taken = signalAccepted('resolveTransfer', checkTransferVerdict(raw), noTransferWaiting(), raw);
@@ -140,18 +148,33 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
     const startedAtMs = Date.now();
     const ids = { externalRef, subaccountId, purpose: ONBOARDING_PURPOSE };
     for (;;) {
-      const outcome: FundWalletResult = await steps.fundWallet({ externalRef, subaccountId, amountMicroUsd, purpose: ONBOARDING_PURPOSE });
+      const outcome: FundWalletResult = await steps.fundWallet({
+        externalRef,
+        subaccountId,
+        amountMicroUsd,
+        purpose: ONBOARDING_PURPOSE,
+      });
       status.funding = { ...outcome, amountMicroUsd };
       switch (outcome.state) {
         case 'succeeded':
-          recordOutcome('transfer', 'succeeded', startedAtMs, { ...ids, transferId: outcome.transferId, resolution: outcome.resolution });
+          recordOutcome('transfer', 'succeeded', startedAtMs, {
+            ...ids,
+            transferId: outcome.transferId,
+            resolution: outcome.resolution,
+          });
           return;
         case 'failed':
           recordOutcome('transfer', 'failed', startedAtMs, { ...ids, code: outcome.code }, 'warn');
           // The platform's own refusal code (not one of ours) is the type: callers match on what the platform said.
-          throw ApplicationFailure.nonRetryable(`the platform refused the funding transfer (${outcome.code})`, outcome.code);
+          throw ApplicationFailure.nonRetryable(
+            `the platform refused the funding transfer (${outcome.code})`,
+            outcome.code,
+          );
         case 'insufficient_balance':
-          show('waiting_for_parent_funds', `the parent's paid balance does not cover ${amountMicroUsd} micro-USD: once funded, \`tenantctl parent-funded ${externalRef} --operator <you> --reason "..."\` (update parentFunded; retrying every ${timings.balanceRetryInterval})`);
+          show(
+            'waiting_for_parent_funds',
+            `the parent's paid balance does not cover ${amountMicroUsd} micro-USD: once funded, \`tenantctl parent-funded ${externalRef} --operator <you> --reason "..."\` (update parentFunded; retrying every ${timings.balanceRetryInterval})`,
+          );
           parentFunded = false;
           waiting.forFunds = true;
           await condition(() => parentFunded, timings.balanceRetryInterval);
@@ -160,21 +183,33 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
         case 'unknown': {
           const deadline = Date.parse(outcome.unknownSince) + msOf(timings.unknownTransferDeadline);
           if (Date.now() >= deadline) {
-            status.funding = { ...(await steps.markTransferNeedsOperator({ externalRef, purpose: ONBOARDING_PURPOSE })), amountMicroUsd };
+            status.funding = {
+              ...(await steps.markTransferNeedsOperator({ externalRef, purpose: ONBOARDING_PURPOSE })),
+              amountMicroUsd,
+            };
             break;
           }
-          show('reconciling_transfer', `the transfer's outcome is unknown: reconciling every ${timings.reconcileInterval} (same idempotency key) until ${new Date(deadline).toISOString()}`);
+          show(
+            'reconciling_transfer',
+            `the transfer's outcome is unknown: reconciling every ${timings.reconcileInterval} (same idempotency key) until ${new Date(deadline).toISOString()}`,
+          );
           await sleep(timings.reconcileInterval);
           break;
         }
         case 'needs_operator': {
-          show('needs_operator', `the transfer could not be reconciled: check the wallet, then \`tenantctl resolve-transfer ${externalRef} --outcome applied|not-applied --operator <you> --reason "..."\` (update resolveTransfer)`);
+          show(
+            'needs_operator',
+            `the transfer could not be reconciled: check the wallet, then \`tenantctl resolve-transfer ${externalRef} --outcome applied|not-applied --operator <you> --reason "..."\` (update resolveTransfer)`,
+          );
           waiting.forVerdict = true;
           await condition(() => operatorVerdict !== undefined);
           waiting.forVerdict = false;
           const verdict = operatorVerdict!;
           operatorVerdict = undefined;
-          status.funding = { ...(await steps.resolveTransferByOperator({ externalRef, purpose: ONBOARDING_PURPOSE, ...verdict })), amountMicroUsd };
+          status.funding = {
+            ...(await steps.resolveTransferByOperator({ externalRef, purpose: ONBOARDING_PURPOSE, ...verdict })),
+            amountMicroUsd,
+          };
           waiting.verdictsApplied += 1;
           break;
         }
@@ -188,8 +223,13 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
     const issued = await steps.issueTenantKey({ ...keyRef, subaccountId });
     if (issued.state === 'key_limit') {
       status.key = { state: 'key_limit', keyId: null, fingerprint: null };
-      show('needs_operator', `the tenant is at its active-key limit (${issued.activeKeys.length} active: ${issued.activeKeys.map((k) => k.id).join(', ')}); revoke an unused key, then restart onboarding`);
-      throw codedFailure(FailureCode.API_KEY_LIMIT_REACHED, 'the tenant is at its active-key limit', { details: issued.activeKeys });
+      show(
+        'needs_operator',
+        `the tenant is at its active-key limit (${issued.activeKeys.length} active: ${issued.activeKeys.map((k) => k.id).join(', ')}); revoke an unused key, then restart onboarding`,
+      );
+      throw codedFailure(FailureCode.API_KEY_LIMIT_REACHED, 'the tenant is at its active-key limit', {
+        details: issued.activeKeys,
+      });
     }
     status.key = { state: 'issued', keyId: issued.keyId, fingerprint: issued.fingerprint };
     await steps.verifyTenantKey(keyRef);
@@ -207,20 +247,44 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
     await steps.markTenantActive({ externalRef });
     show('active');
     const funding = status.funding.state === 'succeeded' ? { transferId: status.funding.transferId } : null;
-    recordOutcome('onboarding', 'active', workflowInfo().startTime.getTime(), { externalRef, subaccountId, keyId: status.key.keyId, transferId: funding?.transferId ?? null });
-    return { externalRef, subaccountId, status: 'active', keyId: status.key.keyId!, fingerprint: status.key.fingerprint!, funding };
+    recordOutcome('onboarding', 'active', workflowInfo().startTime.getTime(), {
+      externalRef,
+      subaccountId,
+      keyId: status.key.keyId,
+      transferId: funding?.transferId ?? null,
+    });
+    return {
+      externalRef,
+      subaccountId,
+      status: 'active',
+      keyId: status.key.keyId!,
+      fingerprint: status.key.fingerprint!,
+      funding,
+    };
   } catch (error) {
     const cancelled = isCancellation(error);
     status.error = failureText(error);
-    const type = error instanceof ApplicationFailure ? error.type : (error as { cause?: ApplicationFailure }).cause?.type;
+    const type =
+      error instanceof ApplicationFailure ? error.type : (error as { cause?: ApplicationFailure }).cause?.type;
     // A conflict means the records belong to another onboarding: leave them untouched.
     if (type !== 'EXTERNAL_REF_CONFLICT' && type !== 'TENANT_CLOSED') {
       await CancellationScope.nonCancellable(() =>
-        steps.markOnboardingStopped({ externalRef, name, outcome: cancelled ? 'cancelled' : 'failed', reason: status.error ?? 'unknown' }),
+        steps.markOnboardingStopped({
+          externalRef,
+          name,
+          outcome: cancelled ? 'cancelled' : 'failed',
+          reason: status.error ?? 'unknown',
+        }),
       );
     }
     show(cancelled ? 'cancelled' : 'failed');
-    recordOutcome('onboarding', cancelled ? 'cancelled' : 'failed', workflowInfo().startTime.getTime(), { externalRef, subaccountId: status.subaccountId, type: type ?? null }, 'warn');
+    recordOutcome(
+      'onboarding',
+      cancelled ? 'cancelled' : 'failed',
+      workflowInfo().startTime.getTime(),
+      { externalRef, subaccountId: status.subaccountId, type: type ?? null },
+      'warn',
+    );
     throw error;
   }
 }

@@ -12,12 +12,28 @@ export const OUTCOMES_METRIC = 'tpo_outcomes';
 export const DURATION_METRIC = 'tpo_duration_seconds';
 export const CAP_REFUSALS_METRIC = 'tpo_cap_refusals';
 
-export function recordOutcome(operation: Operation, outcome: string, startedAtMs: number, ids: Record<string, string | number | boolean | null>, level: 'info' | 'warn' = 'info'): void {
+export function recordOutcome(
+  operation: Operation,
+  outcome: string,
+  startedAtMs: number,
+  ids: Record<string, string | number | boolean | null>,
+  level: 'info' | 'warn' = 'info',
+): void {
   const durationMs = Math.max(0, Date.now() - startedAtMs);
   const tags = { operation, outcome };
-  metricMeter.createCounter(OUTCOMES_METRIC, undefined, 'finished onboardings, transfers, rotations and closes by outcome').add(1, tags);
-  metricMeter.createHistogram(DURATION_METRIC, 'float', 's', 'how long each took, start to outcome').record(durationMs / 1000, tags);
-  log[level](`${operation} ${outcome}`, { operation, outcome, durationMs, workflowId: workflowInfo().workflowId, ...ids });
+  metricMeter
+    .createCounter(OUTCOMES_METRIC, undefined, 'finished onboardings, transfers, rotations and closes by outcome')
+    .add(1, tags);
+  metricMeter
+    .createHistogram(DURATION_METRIC, 'float', 's', 'how long each took, start to outcome')
+    .record(durationMs / 1000, tags);
+  log[level](`${operation} ${outcome}`, {
+    operation,
+    outcome,
+    durationMs,
+    workflowId: workflowInfo().workflowId,
+    ...ids,
+  });
 }
 
 /** A top-up a spend cap refused (by cap: tenant_per_day, tenant_per_month, parent_per_day). */

@@ -35,11 +35,27 @@ export function describeDriftCheck(status: DriftCheckStatus): void {
   ];
   if (status.subaccountsListed !== null) lines.push(`platform sub-accounts listed: ${status.subaccountsListed}`);
   if (status.after) lines.push(`records checked up to: ${status.after}`);
-  if (status.skipped.length) lines.push(`skipped: ${status.skipped.slice(0, 10).map((s) => `${s.externalRef} (${s.reason})`).join('; ')}`);
-  if (status.fixes.length) lines.push(`fixed: ${status.fixes.slice(0, 10).map((f) => `${f.kind} ${f.subject} → ${f.fix}`).join('; ')}`);
+  if (status.skipped.length)
+    lines.push(
+      `skipped: ${status.skipped
+        .slice(0, 10)
+        .map((s) => `${s.externalRef} (${s.reason})`)
+        .join('; ')}`,
+    );
+  if (status.fixes.length)
+    lines.push(
+      `fixed: ${status.fixes
+        .slice(0, 10)
+        .map((f) => `${f.kind} ${f.subject} → ${f.fix}`)
+        .join('; ')}`,
+    );
   if (status.openByKind) {
     const open = Object.entries(status.openByKind).filter(([, n]) => n > 0);
-    lines.push(open.length ? `open findings: ${open.map(([k, n]) => `${k}=${n}`).join(', ')} (\`tenantctl drift list --open\`)` : 'open findings: none');
+    lines.push(
+      open.length
+        ? `open findings: ${open.map(([k, n]) => `${k}=${n}`).join(', ')} (\`tenantctl drift list --open\`)`
+        : 'open findings: none',
+    );
   }
   setCurrentDetails(lines.join('\n\n'));
 }

@@ -12,14 +12,28 @@
  * Platform-calling activities run on rotation's platform task queue, so a drift check and a fleet
  * rotation share one platform rate limit.
  */
-import { ActivityFailure, ApplicationFailure, condition, continueAsNew, proxyActivities, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  condition,
+  continueAsNew,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { DriftPageTenant } from '../activities/drift/check.js';
 import { msOf } from '../src/domain/durations.js';
 import type { ParsedReconcileFleetInput, ReconcileFleetInput } from '../src/domain/drift-input.js';
 import { validateWorkflowInput } from './validate-input.js';
 import { platformTaskQueue } from '../src/domain/ids.js';
-import { describeDriftCheck, driftCheckStatusQuery, type DriftCheckStatus, type ReconcileFleetResult } from './reconcile-fleet-messages.js';
+import {
+  describeDriftCheck,
+  driftCheckStatusQuery,
+  type DriftCheckStatus,
+  type ReconcileFleetResult,
+} from './reconcile-fleet-messages.js';
 import { driftDatabaseStep, platformCall, platformListing } from './activity-policies.js';
 
 export * from './reconcile-fleet-messages.js';
@@ -55,7 +69,10 @@ export async function reconcileFleet(rawInput: ReconcileFleetInput = {}): Promis
 
   let checkId = input.checkId;
   if (!checkId) {
-    const begun = await db.beginDriftCheck({ externalRef: input.externalRef ?? null, workflowId: workflowInfo().workflowId });
+    const begun = await db.beginDriftCheck({
+      externalRef: input.externalRef ?? null,
+      workflowId: workflowInfo().workflowId,
+    });
     checkId = status.checkId = begun.checkId;
     move('listing_subaccounts');
     status.subaccountsListed = (await lister.snapshotSubaccounts({ checkId })).count;
@@ -64,8 +81,21 @@ export async function reconcileFleet(rawInput: ReconcileFleetInput = {}): Promis
   move('checking_tenants');
 
   async function checkOne(tenant: DriftPageTenant, onboardingProvenIdle: boolean): Promise<void> {
-    const observation = tenant.listed && tenant.subaccountId ? await platform.observeTenant({ subaccountId: tenant.subaccountId, withProjects: ENDED_RECORD.includes(tenant.status) }) : null;
-    const recorded = await db.recordTenantDrift({ checkId: checkId!, externalRef: tenant.externalRef, observation, onboardingProvenIdle, quietPeriodMs, rotationMaxAgeMs });
+    const observation =
+      tenant.listed && tenant.subaccountId
+        ? await platform.observeTenant({
+            subaccountId: tenant.subaccountId,
+            withProjects: ENDED_RECORD.includes(tenant.status),
+          })
+        : null;
+    const recorded = await db.recordTenantDrift({
+      checkId: checkId!,
+      externalRef: tenant.externalRef,
+      observation,
+      onboardingProvenIdle,
+      quietPeriodMs,
+      rotationMaxAgeMs,
+    });
     status.totals.tenantsChecked += 1;
     status.totals.findingsSeen += recorded.findings.length;
     status.totals.fixesApplied += recorded.fixesApplied.length;
@@ -79,8 +109,15 @@ export async function reconcileFleet(rawInput: ReconcileFleetInput = {}): Promis
     }
   }
 
-  const page = await db.loadDriftPage({ checkId, externalRef: input.externalRef ?? null, after: input.after, limit: input.pageSize });
-  const { busy, visibility } = page.length ? await db.findBusyTenants({ tenants: page.map((t) => ({ externalRef: t.externalRef, status: t.status })) }) : { busy: {}, visibility: false };
+  const page = await db.loadDriftPage({
+    checkId,
+    externalRef: input.externalRef ?? null,
+    after: input.after,
+    limit: input.pageSize,
+  });
+  const { busy, visibility } = page.length
+    ? await db.findBusyTenants({ tenants: page.map((t) => ({ externalRef: t.externalRef, status: t.status })) })
+    : { busy: {}, visibility: false };
   let running = 0;
   for (const tenant of page) {
     const reason = busy[tenant.externalRef];
@@ -95,7 +132,8 @@ export async function reconcileFleet(rawInput: ReconcileFleetInput = {}): Promis
       .catch((error: unknown) => {
         // One tenant's failure (after its retries) must not stop the fleet: counted and shown.
         status.totals.failed += 1;
-        if (status.skipped.length < 50) status.skipped.push({ externalRef: tenant.externalRef, reason: `check failed (${failureType(error)})` });
+        if (status.skipped.length < 50)
+          status.skipped.push({ externalRef: tenant.externalRef, reason: `check failed (${failureType(error)})` });
       })
       .finally(() => (running -= 1));
   }
@@ -105,13 +143,27 @@ export async function reconcileFleet(rawInput: ReconcileFleetInput = {}): Promis
 
   if (!input.externalRef && page.length === input.pageSize) {
     // A new run per page keeps the history small whatever the fleet's size.
-    await continueAsNew<typeof reconcileFleet>({ ...rawInput, checkId, after: status.after, totals: status.totals, skippedSample: status.skipped });
+    await continueAsNew<typeof reconcileFleet>({
+      ...rawInput,
+      checkId,
+      after: status.after,
+      totals: status.totals,
+      skippedSample: status.skipped,
+    });
   }
   move('finishing');
   const summary = await db.finishDriftCheck({ checkId, totals: { ...status.totals } });
   status.openByKind = summary.openByKind;
   move('finished');
-  return { checkId, scope: status.scope, totals: status.totals, skipped: status.skipped, fixes: status.fixes, openByKind: summary.openByKind, openTotal: summary.openTotal };
+  return {
+    checkId,
+    scope: status.scope,
+    totals: status.totals,
+    skipped: status.skipped,
+    fixes: status.fixes,
+    openByKind: summary.openByKind,
+    openTotal: summary.openTotal,
+  };
 }
 
 function failureType(error: unknown): string {

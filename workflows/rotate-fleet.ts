@@ -61,7 +61,15 @@ export async function rotateFleet(rawInput: RotateFleetInput): Promise<FleetTota
     try {
       child = await startChild(rotateTenantKey, {
         workflowId,
-        args: [{ externalRef, slot: input.slot, ...(input.deployer ? { deployer: input.deployer } : {}), ...(input.options ? { options: input.options } : {}), reason: 'fleet rotation' }],
+        args: [
+          {
+            externalRef,
+            slot: input.slot,
+            ...(input.deployer ? { deployer: input.deployer } : {}),
+            ...(input.options ? { options: input.options } : {}),
+            reason: 'fleet rotation',
+          },
+        ],
         parentClosePolicy: ParentClosePolicy.ABANDON,
       });
     } catch (error) {
@@ -73,7 +81,10 @@ export async function rotateFleet(rawInput: RotateFleetInput): Promise<FleetTota
     }
     totals.started += 1;
     const outcome = await Promise.race([
-      child.result().then((r) => (r.outcome === 'completed' ? 'completed' : 'failed'), () => 'failed' as const),
+      child.result().then(
+        (r) => (r.outcome === 'completed' ? 'completed' : 'failed'),
+        () => 'failed' as const,
+      ),
       condition(() => heldEarly.has(workflowId)).then(() => 'held' as const),
     ]);
     totals[outcome] += 1;

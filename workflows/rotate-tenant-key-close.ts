@@ -15,18 +15,26 @@ import { closeWaitDatabaseStep } from './activity-policies.js';
  */
 const db = proxyLocalActivities<Activities>(closeWaitDatabaseStep);
 
-export async function cancelRotationsForClose(externalRef: string, options: { pollInterval?: string; timeout?: string } = {}): Promise<{ cancelled: string[] }> {
+export async function cancelRotationsForClose(
+  externalRef: string,
+  options: { pollInterval?: string; timeout?: string } = {},
+): Promise<{ cancelled: string[] }> {
   const pollMs = msOf(options.pollInterval ?? '1s');
   const deadline = Date.now() + msOf(options.timeout ?? '10m');
   let open = await db.listOpenRotationsOfTenant({ externalRef });
   const cancelled = open.map((r) => r.workflowId);
   for (const rotation of open) {
     // Not found or already closed: nothing to cancel; the record is watched below all the same.
-    await getExternalWorkflowHandle(rotation.workflowId).cancel().catch(() => undefined);
+    await getExternalWorkflowHandle(rotation.workflowId)
+      .cancel()
+      .catch(() => undefined);
   }
   while (open.length > 0) {
     if (Date.now() >= deadline) {
-      throw codedFailure(FailureCode.ROTATION_STILL_OPEN, `rotations of ${externalRef} still open`, { details: { open }, retryable: true });
+      throw codedFailure(FailureCode.ROTATION_STILL_OPEN, `rotations of ${externalRef} still open`, {
+        details: { open },
+        retryable: true,
+      });
     }
     await sleep(pollMs);
     open = await db.listOpenRotationsOfTenant({ externalRef });

@@ -32,23 +32,40 @@ export interface RotationSignals {
 }
 
 const GATE: readonly RotationStage[] = ['waiting_for_quiet', 'held'];
-const TOO_LATE_TO_ESCALATE: readonly RotationStage[] = ['revoking_old', 'completed', 'rolling_back', 'aborted', 'cancelled', 'failed'];
+const TOO_LATE_TO_ESCALATE: readonly RotationStage[] = [
+  'revoking_old',
+  'completed',
+  'rolling_back',
+  'aborted',
+  'cancelled',
+  'failed',
+];
 
 export function installRotationDecisions(status: RotationStatus, signals: RotationSignals): void {
   const id = `rotation of ${status.externalRef} slot ${status.slot}`;
-  const decided = () => (signals.decision ? `the ${id} already has a decision: ${signals.decision.kind}${signals.decision.by ? ` by ${signals.decision.by.operator}` : ''}` : null);
-  const notAt = (what: string, stages: string) => `the ${id} is ${status.stage}${status.emergency ? ' (emergency)' : ''}: ${what} applies at ${stages}`;
+  const decided = () =>
+    signals.decision
+      ? `the ${id} already has a decision: ${signals.decision.kind}${signals.decision.by ? ` by ${signals.decision.by.operator}` : ''}`
+      : null;
+  const notAt = (what: string, stages: string) =>
+    `the ${id} is ${status.stage}${status.emergency ? ' (emergency)' : ''}: ${what} applies at ${stages}`;
   const answer = (effect: string): DecisionAnswer => ({ stage: status.stage, effect });
 
   const rules = {
-    revokeAnyway: () => decided() ?? (GATE.includes(status.stage) && !status.emergency ? null : notAt('revokeAnyway', 'waiting_for_quiet or held')),
+    revokeAnyway: () =>
+      decided() ??
+      (GATE.includes(status.stage) && !status.emergency ? null : notAt('revokeAnyway', 'waiting_for_quiet or held')),
     abortRotation: () =>
       decided() ??
       (status.stage === 'key_limit' || (GATE.includes(status.stage) && !status.emergency)
         ? null
         : notAt('abortRotation', 'key_limit, waiting_for_quiet or held (to stop it now: tenantctl rotation cancel)')),
-    retryKeyCreate: () => (status.stage === 'key_limit' && !signals.retryCreate ? null : notAt('retryKeyCreate', 'key_limit')),
-    escalateToEmergency: () => (TOO_LATE_TO_ESCALATE.includes(status.stage) ? notAt('escalateToEmergency', 'any stage before revoking_old') : null),
+    retryKeyCreate: () =>
+      status.stage === 'key_limit' && !signals.retryCreate ? null : notAt('retryKeyCreate', 'key_limit'),
+    escalateToEmergency: () =>
+      TOO_LATE_TO_ESCALATE.includes(status.stage)
+        ? notAt('escalateToEmergency', 'any stage before revoking_old')
+        : null,
   };
   const effects = {
     revokeAnyway: (by: DecisionBy) => {
@@ -57,7 +74,9 @@ export function installRotationDecisions(status: RotationStatus, signals: Rotati
     },
     abortRotation: (by: DecisionBy) => {
       signals.decision ??= { kind: 'abort', by };
-      return answer('the rotation rolls back now: the old key is kept (redeployed if the new one went out) and the new key revoked');
+      return answer(
+        'the rotation rolls back now: the old key is kept (redeployed if the new one went out) and the new key revoked',
+      );
     },
     retryKeyCreate: () => {
       signals.retryCreate = true;
@@ -95,6 +114,7 @@ export function installRotationDecisions(status: RotationStatus, signals: Rotati
     });
   }
   setHandler(retryKeyCreateSignal, () => {
-    if (signalAccepted<void>('retryKeyCreate', { ok: true, value: undefined }, rules.retryKeyCreate(), undefined)) effects.retryKeyCreate();
+    if (signalAccepted<void>('retryKeyCreate', { ok: true, value: undefined }, rules.retryKeyCreate(), undefined))
+      effects.retryKeyCreate();
   });
 }

@@ -15,11 +15,17 @@ export function describeRotation(status: RotationStatus): void {
     `new key: ${status.newKey.keyId ?? 'not yet created'} ${status.newKey.fingerprint ?? ''} (${status.newKey.status})`,
     `deployer: ${status.deployer ?? '?'}${status.deployedAt ? `, deployed at ${status.deployedAt}` : ''}`,
   ];
-  if (status.quietCheck) lines.push(`quiet check (${status.quietCheck.method}, ${status.quietCheck.polls} polls): ${status.quietCheck.verdict}`);
+  if (status.quietCheck)
+    lines.push(
+      `quiet check (${status.quietCheck.method}, ${status.quietCheck.polls} polls): ${status.quietCheck.verdict}`,
+    );
   if (status.activeKeys) {
     lines.push(
       `active keys: ${status.activeKeys
-        .map((k) => `${k.id} ${k.name ?? ''} last used ${k.lastUseKnown ? (k.lastUsedAt ?? 'never') : 'not shown'}${k.isCurrentKeyOfSlot ? ' [being rotated: in use]' : k.looksUnused ? ' [looks unused]' : ''}`)
+        .map(
+          (k) =>
+            `${k.id} ${k.name ?? ''} last used ${k.lastUseKnown ? (k.lastUsedAt ?? 'never') : 'not shown'}${k.isCurrentKeyOfSlot ? ' [being rotated: in use]' : k.looksUnused ? ' [looks unused]' : ''}`,
+        )
         .join('; ')}`,
     );
   }

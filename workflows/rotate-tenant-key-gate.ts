@@ -41,14 +41,30 @@ export type GateDecision =
   | { kind: 'wait'; view: QuietCheckView }
   | { kind: 'held'; reason: 'deadline' | 'used_after_allowance' | 'last_use_unknown'; view: QuietCheckView };
 
-export function evaluateGate(memory: GateMemory, old: KeyUsage | null, fresh: KeyUsage | null, nowMs: number, t: GateTimings): GateDecision {
+export function evaluateGate(
+  memory: GateMemory,
+  old: KeyUsage | null,
+  fresh: KeyUsage | null,
+  nowMs: number,
+  t: GateTimings,
+): GateDecision {
   memory.polls += 1;
-  if (memory.deployedAtPlatform === null && fresh?.lastUseKnown && fresh.lastUsedAt) memory.deployedAtPlatform = fresh.lastUsedAt;
-  const base = { polls: memory.polls, deployedAtPlatform: memory.deployedAtPlatform, oldKeyLastUsedAt: old?.lastUsedAt ?? null, lateUseAt: null, quietForMs: 0 };
+  if (memory.deployedAtPlatform === null && fresh?.lastUseKnown && fresh.lastUsedAt)
+    memory.deployedAtPlatform = fresh.lastUsedAt;
+  const base = {
+    polls: memory.polls,
+    deployedAtPlatform: memory.deployedAtPlatform,
+    oldKeyLastUsedAt: old?.lastUsedAt ?? null,
+    lateUseAt: null,
+    quietForMs: 0,
+  };
   const sinceDeploy = nowMs - memory.deployedAtMs;
 
   if (!old || old.status === 'revoked') {
-    return { kind: 'gone', view: { ...base, method: 'last-use', verdict: 'the old key is already revoked or gone on the platform' } };
+    return {
+      kind: 'gone',
+      view: { ...base, method: 'last-use', verdict: 'the old key is already revoked or gone on the platform' },
+    };
   }
   if (!old.lastUseKnown && old.lastUse?.state === 'unknown' && old.lastUse.reason === 'unrecognised') {
     const verdict = `the key record shows fields that could be last use but cannot be read (${old.lastUse.candidates.join(', ')}): last use is unknown, never taken for "no use"`;
@@ -56,8 +72,22 @@ export function evaluateGate(memory: GateMemory, old: KeyUsage | null, fresh: Ke
   }
   if (!old.lastUseKnown) {
     const view = { ...base, method: 'overlap-window' as const };
-    if (sinceDeploy >= t.overlapWindowMs) return { kind: 'quiet', observed: old, view: { ...view, verdict: `the platform shows no last-use information: the overlap window of ${t.overlapWindowMs} ms after deploy has passed` } };
-    return { kind: 'wait', view: { ...view, verdict: `the platform shows no last-use information: waiting the overlap window (${t.overlapWindowMs} ms after deploy) instead of a quiet check` } };
+    if (sinceDeploy >= t.overlapWindowMs)
+      return {
+        kind: 'quiet',
+        observed: old,
+        view: {
+          ...view,
+          verdict: `the platform shows no last-use information: the overlap window of ${t.overlapWindowMs} ms after deploy has passed`,
+        },
+      };
+    return {
+      kind: 'wait',
+      view: {
+        ...view,
+        verdict: `the platform shows no last-use information: waiting the overlap window (${t.overlapWindowMs} ms after deploy) instead of a quiet check`,
+      },
+    };
   }
 
   if (memory.lastSeen?.value !== old.lastUsedAt) memory.lastSeen = { value: old.lastUsedAt, firstSeenAtMs: nowMs };
@@ -66,14 +96,28 @@ export function evaluateGate(memory: GateMemory, old: KeyUsage | null, fresh: Ke
   const view = { ...base, method: 'last-use' as const, lateUseAt, quietForMs };
 
   if (lateUseAt) {
-    return { kind: 'held', reason: 'used_after_allowance', view: { ...view, verdict: `the old key was used at ${lateUseAt}, after the propagation allowance: a consumer still holds it` } };
+    return {
+      kind: 'held',
+      reason: 'used_after_allowance',
+      view: {
+        ...view,
+        verdict: `the old key was used at ${lateUseAt}, after the propagation allowance: a consumer still holds it`,
+      },
+    };
   }
   if (sinceDeploy >= t.propagationAllowanceMs && quietForMs >= t.quietPeriodMs) {
-    const verdict = old.lastUsedAt === null ? 'the old key was never used' : `no use for ${quietForMs} ms (quiet period ${t.quietPeriodMs} ms)`;
+    const verdict =
+      old.lastUsedAt === null
+        ? 'the old key was never used'
+        : `no use for ${quietForMs} ms (quiet period ${t.quietPeriodMs} ms)`;
     return { kind: 'quiet', observed: old, view: { ...view, quietForMs: Math.min(quietForMs, sinceDeploy), verdict } };
   }
   if (sinceDeploy >= t.quietDeadlineMs) {
-    return { kind: 'held', reason: 'deadline', view: { ...view, verdict: `the old key did not go quiet within ${t.quietDeadlineMs} ms of deploy` } };
+    return {
+      kind: 'held',
+      reason: 'deadline',
+      view: { ...view, verdict: `the old key did not go quiet within ${t.quietDeadlineMs} ms of deploy` },
+    };
   }
   return { kind: 'wait', view: { ...view, verdict: `waiting: quiet for ${quietForMs} of ${t.quietPeriodMs} ms` } };
 }
@@ -82,7 +126,9 @@ export function evaluateGate(memory: GateMemory, old: KeyUsage | null, fresh: Ke
 function lateUse(memory: GateMemory, lastUsedAt: string | null, t: GateTimings): string | null {
   if (!lastUsedAt) return null;
   if (memory.deployedAtPlatform) {
-    return Date.parse(lastUsedAt) > Date.parse(memory.deployedAtPlatform) + t.propagationAllowanceMs ? lastUsedAt : null;
+    return Date.parse(lastUsedAt) > Date.parse(memory.deployedAtPlatform) + t.propagationAllowanceMs
+      ? lastUsedAt
+      : null;
   }
   // Seen first later than one poll after the allowance ended: the use happened after it.
   const seenAt = memory.lastSeen?.firstSeenAtMs ?? 0;
@@ -96,6 +142,8 @@ function lateUse(memory: GateMemory, lastUsedAt: string | null, t: GateTimings):
 function quietFor(memory: GateMemory, lastUsedAt: string | null, nowMs: number): number {
   if (lastUsedAt === null) return Number.MAX_SAFE_INTEGER;
   const observed = nowMs - (memory.lastSeen?.firstSeenAtMs ?? nowMs);
-  const before = memory.deployedAtPlatform ? Math.max(0, Date.parse(memory.deployedAtPlatform) - Date.parse(lastUsedAt)) : 0;
+  const before = memory.deployedAtPlatform
+    ? Math.max(0, Date.parse(memory.deployedAtPlatform) - Date.parse(lastUsedAt))
+    : 0;
   return observed + before;
 }

@@ -101,4 +101,7 @@ export const abortRotationSignal = defineSignal<[DecisionBy]>('abortRotation');
 export const retryKeyCreateSignal = defineSignal<[]>('retryKeyCreate');
 export const escalateToEmergencySignal = defineSignal<[DecisionBy]>('escalateToEmergency');
 /** Sent by a rotation to the fleet run that started it, when it settles or is held. */
-export const rotationSettledSignal = defineSignal<[{ workflowId: string; outcome: 'completed' | 'held' | 'key_limit' | 'failed' | 'aborted' }]>('rotationSettled');
+export const rotationSettledSignal =
+  defineSignal<[{ workflowId: string; outcome: 'completed' | 'held' | 'key_limit' | 'failed' | 'aborted' }]>(
+    'rotationSettled',
+  );

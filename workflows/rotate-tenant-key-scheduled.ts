@@ -30,7 +30,8 @@ export async function rotateTenantKeyOnSchedule(rawInput: RotateTenantKeyInput):
     });
     return { workflowId, outcome: result.outcome };
   } catch (error) {
-    if (error instanceof WorkflowExecutionAlreadyStartedError) return { workflowId, outcome: 'skipped_already_running' };
+    if (error instanceof WorkflowExecutionAlreadyStartedError)
+      return { workflowId, outcome: 'skipped_already_running' };
     throw error;
   }
 }

@@ -40,9 +40,20 @@ import { evaluateGate, type GateMemory, type GateTimings } from './rotate-tenant
 import { describeRotation } from './rotate-tenant-key-details.js';
 import { installRotationDecisions, type Decision, type RotationSignals } from './rotate-tenant-key-decisions.js';
 import { recordOutcome } from './outcomes.js';
-import { rotationSettledSignal, rotationStatusQuery, type OperatorDecision, type RotateTenantKeyResult, type RotationStatus } from './rotate-tenant-key-messages.js';
+import {
+  rotationSettledSignal,
+  rotationStatusQuery,
+  type OperatorDecision,
+  type RotateTenantKeyResult,
+  type RotationStatus,
+} from './rotate-tenant-key-messages.js';
 import { FailureCode } from '../src/domain/failures.js';
-import { databaseStep, notifyDeploy as notifyDeployPolicy, platformCall, projectEnvDeploy as projectEnvDeployPolicy } from './activity-policies.js';
+import {
+  databaseStep,
+  notifyDeploy as notifyDeployPolicy,
+  platformCall,
+  projectEnvDeploy as projectEnvDeployPolicy,
+} from './activity-policies.js';
 
 export * from './rotate-tenant-key-messages.js';
 
@@ -54,17 +65,29 @@ const notifyDeploy = proxyActivities<Activities>(notifyDeployPolicy);
 const REVOKE_RECHECK_PATCH = 'revoke-rechecks-last-use';
 
 function expectationOf(observed: KeyUsage): LastUseExpectation {
-  const lastUse = observed.lastUse ?? (observed.lastUseKnown ? (observed.lastUsedAt ? { state: 'seen' as const, at: observed.lastUsedAt, field: 'lastUsedAt' } : { state: 'never' as const, field: 'lastUsedAt' }) : { state: 'unknown' as const, reason: 'not_shown' as const, candidates: [] });
+  const lastUse =
+    observed.lastUse ??
+    (observed.lastUseKnown
+      ? observed.lastUsedAt
+        ? { state: 'seen' as const, at: observed.lastUsedAt, field: 'lastUsedAt' }
+        : { state: 'never' as const, field: 'lastUsedAt' }
+      : { state: 'unknown' as const, reason: 'not_shown' as const, candidates: [] });
   return { lastUse, useCount: observed.useCount ?? null };
 }
 
 function isKeyInUseRefusal(error: unknown): boolean {
-  return error instanceof ActivityFailure && error.cause instanceof ApplicationFailure && error.cause.type === FailureCode.KEY_IN_USE;
+  return (
+    error instanceof ActivityFailure &&
+    error.cause instanceof ApplicationFailure &&
+    error.cause.type === FailureCode.KEY_IN_USE
+  );
 }
 
 export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<RotateTenantKeyResult> {
   // The id is the business key: a second start for the same slot then cannot run beside this one.
-  const input: ParsedRotateTenantKeyInput = await validateWorkflowInput('rotateTenantKey', rawInput, (i) => rotationWorkflowId(i.externalRef, i.slot));
+  const input: ParsedRotateTenantKeyInput = await validateWorkflowInput('rotateTenantKey', rawInput, (i) =>
+    rotationWorkflowId(i.externalRef, i.slot),
+  );
   const { externalRef, slot } = input;
   const t = { ...DEFAULT_TIMINGS, ...input.options };
   const timings: GateTimings = {
@@ -80,9 +103,24 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
   const projectEnvDeploy = proxyActivities<Activities>(projectEnvDeployPolicy(platformQueue));
 
   const status: RotationStatus = {
-    externalRef, slot, emergency: input.emergency, stage: 'starting', rotationId: null, subaccountId: null, fromGeneration: null, toGeneration: null,
-    oldKey: { keyId: null, fingerprint: null, status: 'active' }, newKey: { keyId: null, fingerprint: null, status: 'pending' },
-    deployer: null, deployedAt: null, quietCheck: null, activeKeys: null, heldReason: null, waitingFor: null, notes: [], error: null,
+    externalRef,
+    slot,
+    emergency: input.emergency,
+    stage: 'starting',
+    rotationId: null,
+    subaccountId: null,
+    fromGeneration: null,
+    toGeneration: null,
+    oldKey: { keyId: null, fingerprint: null, status: 'active' },
+    newKey: { keyId: null, fingerprint: null, status: 'pending' },
+    deployer: null,
+    deployedAt: null,
+    quietCheck: null,
+    activeKeys: null,
+    heldReason: null,
+    waitingFor: null,
+    notes: [],
+    error: null,
   };
   const signals: RotationSignals = { decision: undefined, retryCreate: false };
   setHandler(rotationStatusQuery, () => status);
@@ -95,7 +133,9 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
   const tellParent = (outcome: 'completed' | 'held' | 'key_limit' | 'failed' | 'aborted') => {
     const parent = workflowInfo().parent;
     if (!parent) return Promise.resolve();
-    return getExternalWorkflowHandle(parent.workflowId).signal(rotationSettledSignal, { workflowId: workflowInfo().workflowId, outcome }).catch(() => undefined);
+    return getExternalWorkflowHandle(parent.workflowId)
+      .signal(rotationSettledSignal, { workflowId: workflowInfo().workflowId, outcome })
+      .catch(() => undefined);
   };
   upsertSearchAttributes([{ key: tenantExternalRefKey, value: externalRef }]);
   show('starting');
@@ -104,10 +144,26 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
   let deployed = false;
   let oldRevoked = false;
   const record = (change: Parameters<Activities['recordRotation']>[0]['change'], audit?: string, operator?: string) =>
-    db.recordRotation({ rotationId: begun!.rotationId, externalRef, change, ...(audit ? { audit } : {}), ...(operator ? { operator } : {}) });
+    db.recordRotation({
+      rotationId: begun!.rotationId,
+      externalRef,
+      change,
+      ...(audit ? { audit } : {}),
+      ...(operator ? { operator } : {}),
+    });
   const deploy = (generation: number, otherGeneration: number, event: 'keyRotated' | 'keyRotationAborted') => {
     const acts = begun!.deployer.kind === 'notify' ? notifyDeploy : projectEnvDeploy;
-    return acts.deployKeyGeneration({ rotationId: begun!.rotationId, externalRef, subaccountId: begun!.subaccountId, slot, generation, otherGeneration, event, deployer: begun!.deployer, emergency: status.emergency });
+    return acts.deployKeyGeneration({
+      rotationId: begun!.rotationId,
+      externalRef,
+      subaccountId: begun!.subaccountId,
+      slot,
+      generation,
+      otherGeneration,
+      event,
+      deployer: begun!.deployer,
+      emergency: status.emergency,
+    });
   };
 
   /**
@@ -116,10 +172,17 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
    * until an operator frees a slot (retryKeyCreate), aborts, or the slow retry finds room. It never
    * revokes a key itself to make room: only an operator knows which key nobody needs.
    */
-  async function waitForFreeKeySlot(b: BeginRotationResult): Promise<Extract<IssueKeyResult, { state: 'issued' }> | 'aborted'> {
+  async function waitForFreeKeySlot(
+    b: BeginRotationResult,
+  ): Promise<Extract<IssueKeyResult, { state: 'issued' }> | 'aborted'> {
     let told = false;
     for (;;) {
-      const issued = await platform.issueTenantKey({ externalRef, subaccountId: b.subaccountId, slot, generation: b.toGeneration });
+      const issued = await platform.issueTenantKey({
+        externalRef,
+        subaccountId: b.subaccountId,
+        slot,
+        generation: b.toGeneration,
+      });
       if (issued.state === 'issued') {
         if (status.activeKeys) {
           status.activeKeys = null;
@@ -130,10 +193,16 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
       status.activeKeys = issued.activeKeys.map((k) => ({
         ...k,
         isCurrentKeyOfSlot: k.id === b.oldKeyId,
-        looksUnused: k.id !== b.oldKeyId && k.lastUseKnown && (k.lastUsedAt === null || Date.now() - Date.parse(k.lastUsedAt) > timings.quietPeriodMs),
+        looksUnused:
+          k.id !== b.oldKeyId &&
+          k.lastUseKnown &&
+          (k.lastUsedAt === null || Date.now() - Date.parse(k.lastUsedAt) > timings.quietPeriodMs),
       }));
       const unused = status.activeKeys.filter((k) => k.looksUnused).map((k) => k.id);
-      await record({ state: 'key_limit', stage: 'key_limit', outcome: { activeKeys: status.activeKeys } }, told ? undefined : 'rotation.key_limit');
+      await record(
+        { state: 'key_limit', stage: 'key_limit', outcome: { activeKeys: status.activeKeys } },
+        told ? undefined : 'rotation.key_limit',
+      );
       show(
         'key_limit',
         `the tenant is at its active-key limit (${status.activeKeys.length} active). ${unused.length ? `Keys that look unused: ${unused.join(', ')}.` : 'No key looks unused.'} ` +
@@ -152,16 +221,42 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
     const b = begun!;
     show('rolling_back');
     if (deployed) await deploy(b.fromGeneration, b.toGeneration, 'keyRotationAborted');
-    const undone = await platform.revokeNewGeneration({ rotationId: b.rotationId, externalRef, subaccountId: b.subaccountId, slot, generation: b.toGeneration, oldGeneration: b.fromGeneration, why });
+    const undone = await platform.revokeNewGeneration({
+      rotationId: b.rotationId,
+      externalRef,
+      subaccountId: b.subaccountId,
+      slot,
+      generation: b.toGeneration,
+      oldGeneration: b.fromGeneration,
+      why,
+    });
     if (!undone.refused) status.newKey.status = 'revoked';
     else status.notes.push('the old key was already revoked: the new key was kept as the only key');
-    await record({ state: outcome, stage: outcome, outcome: { why, newKeysRevoked: undone.revoked } }, `rotation.${outcome}`, by?.operator);
+    await record(
+      { state: outcome, stage: outcome, outcome: { why, newKeysRevoked: undone.revoked } },
+      `rotation.${outcome}`,
+      by?.operator,
+    );
     show(outcome);
   }
 
   try {
-    begun = await db.beginRotation({ externalRef, slot, emergency: input.emergency, deployer: input.deployer, workflowId: workflowInfo().workflowId, runId: workflowInfo().runId, reason: input.reason ?? null });
-    Object.assign(status, { rotationId: begun.rotationId, subaccountId: begun.subaccountId, fromGeneration: begun.fromGeneration, toGeneration: begun.toGeneration, deployer: begun.deployer.kind });
+    begun = await db.beginRotation({
+      externalRef,
+      slot,
+      emergency: input.emergency,
+      deployer: input.deployer,
+      workflowId: workflowInfo().workflowId,
+      runId: workflowInfo().runId,
+      reason: input.reason ?? null,
+    });
+    Object.assign(status, {
+      rotationId: begun.rotationId,
+      subaccountId: begun.subaccountId,
+      fromGeneration: begun.fromGeneration,
+      toGeneration: begun.toGeneration,
+      deployer: begun.deployer.kind,
+    });
     status.oldKey = { keyId: begun.oldKeyId, fingerprint: begun.oldFingerprint, status: 'active' };
     if (begun.adopted) status.notes.push('took over an open rotation of this slot left by an earlier run');
 
@@ -194,7 +289,11 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
 
       show('revoking_old');
       const by = decision.by;
-      const why = by ? `revoked anyway by ${by.operator}: ${by.reason}` : status.emergency ? 'emergency rotation' : 'quiet';
+      const why = by
+        ? `revoked anyway by ${by.operator}: ${by.reason}`
+        : status.emergency
+          ? 'emergency rotation'
+          : 'quiet';
       const expect = decision.observed && patched(REVOKE_RECHECK_PATCH) ? expectationOf(decision.observed) : null;
       // The point of no return: once the old key's revoke is sent, the rotation finishes even if it is
       // cancelled meanwhile. Rolling back then would redeploy a revoked key, or revoke the new key too
@@ -202,7 +301,15 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
       const b = begun;
       const revoked = await CancellationScope.nonCancellable(async () => {
         try {
-          await platform.revokeKeyGeneration({ rotationId: b.rotationId, externalRef, subaccountId: b.subaccountId, slot, generation: b.fromGeneration, why, ...(expect ? { expect } : {}) });
+          await platform.revokeKeyGeneration({
+            rotationId: b.rotationId,
+            externalRef,
+            subaccountId: b.subaccountId,
+            slot,
+            generation: b.fromGeneration,
+            why,
+            ...(expect ? { expect } : {}),
+          });
         } catch (error) {
           // The revoke's own re-read saw a use since the gate passed: nothing was revoked, not quiet yet.
           if (expect && isKeyInUseRefusal(error)) return false;
@@ -210,13 +317,23 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
         }
         oldRevoked = true;
         status.oldKey.status = 'revoked';
-        await record({ state: 'completed', stage: 'completed', outcome: { why, quietCheck: status.quietCheck, notes: status.notes } }, 'rotation.completed', by?.operator);
+        await record(
+          {
+            state: 'completed',
+            stage: 'completed',
+            outcome: { why, quietCheck: status.quietCheck, notes: status.notes },
+          },
+          'rotation.completed',
+          by?.operator,
+        );
         show('completed');
         await tellParent('completed');
         return true;
       });
       if (revoked) break;
-      status.notes.push(`revoke refused at ${new Date().toISOString()}: the old key was used after the quiet gate passed; back to the quiet gate`);
+      status.notes.push(
+        `revoke refused at ${new Date().toISOString()}: the old key was used after the quiet gate passed; back to the quiet gate`,
+      );
       decision = await passQuietGate(memory);
     }
     return finished('completed');
@@ -229,13 +346,24 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
           await rollBack(cancelled ? 'cancelled' : 'failed', status.error ?? 'failed', null);
         } catch (rollBackError) {
           // Never leave the record open: a close waits for open rotations of its tenant.
-          status.notes.push(`roll-back failed: ${rollBackError instanceof Error ? rollBackError.message : String(rollBackError)}`);
-          await record({ state: 'failed', stage: 'failed', outcome: { why: status.error ?? 'failed', rollBackFailed: true } }, 'rotation.failed');
+          status.notes.push(
+            `roll-back failed: ${rollBackError instanceof Error ? rollBackError.message : String(rollBackError)}`,
+          );
+          await record(
+            { state: 'failed', stage: 'failed', outcome: { why: status.error ?? 'failed', rollBackFailed: true } },
+            'rotation.failed',
+          );
         }
       } else show(cancelled ? 'cancelled' : 'failed');
       if (!cancelled) await tellParent('failed');
     });
-    recordOutcome('rotation', cancelled ? 'cancelled' : 'failed', workflowInfo().startTime.getTime(), { externalRef, slot, rotationId: status.rotationId, subaccountId: status.subaccountId, stage: status.stage }, 'warn');
+    recordOutcome(
+      'rotation',
+      cancelled ? 'cancelled' : 'failed',
+      workflowInfo().startTime.getTime(),
+      { externalRef, slot, rotationId: status.rotationId, subaccountId: status.subaccountId, stage: status.stage },
+      'warn',
+    );
     throw error;
   }
 
@@ -244,22 +372,47 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
     const b = begun!;
     for (;;) {
       if (status.emergency) {
-        status.quietCheck = { method: 'skipped-emergency', polls: memory.polls, oldKeyLastUsedAt: null, deployedAtPlatform: null, lateUseAt: null, quietForMs: 0, verdict: 'emergency: quiet period zero' };
+        status.quietCheck = {
+          method: 'skipped-emergency',
+          polls: memory.polls,
+          oldKeyLastUsedAt: null,
+          deployedAtPlatform: null,
+          lateUseAt: null,
+          quietForMs: 0,
+          verdict: 'emergency: quiet period zero',
+        };
         return { kind: 'revoke', by: null };
       }
       if (signals.decision) return signals.decision;
-      const usage = await platform.observeKeyUsage({ subaccountId: b.subaccountId, keyIds: [b.oldKeyId, status.newKey.keyId!] });
-      const gate = evaluateGate(memory, usage[b.oldKeyId] ?? null, usage[status.newKey.keyId!] ?? null, Date.now(), timings);
+      const usage = await platform.observeKeyUsage({
+        subaccountId: b.subaccountId,
+        keyIds: [b.oldKeyId, status.newKey.keyId!],
+      });
+      const gate = evaluateGate(
+        memory,
+        usage[b.oldKeyId] ?? null,
+        usage[status.newKey.keyId!] ?? null,
+        Date.now(),
+        timings,
+      );
       status.quietCheck = gate.view;
       if (gate.view.method === 'overlap-window' && !status.notes.some((n) => n.startsWith('no last-use'))) {
-        status.notes.push(`no last-use information on the platform: waiting the overlap window of ${t.overlapWindow} after deploy instead of a quiet check`);
+        status.notes.push(
+          `no last-use information on the platform: waiting the overlap window of ${t.overlapWindow} after deploy instead of a quiet check`,
+        );
       }
       if (gate.kind === 'quiet') return { kind: 'revoke', by: null, observed: gate.observed };
       if (gate.kind === 'gone') return { kind: 'revoke', by: null };
       if (gate.kind === 'held') {
         status.heldReason = gate.reason;
-        await record({ state: 'held', stage: 'held', outcome: { heldReason: gate.reason, quietCheck: gate.view } }, 'rotation.held');
-        show('held', `${gate.view.verdict}. \`tenantctl rotation revoke-anyway ${externalRef} --slot ${slot} --operator <you> --reason "..."\` (update revokeAnyway) revokes the old key anyway; \`tenantctl rotation abort ...\` (update abortRotation) keeps it and revokes the new key`);
+        await record(
+          { state: 'held', stage: 'held', outcome: { heldReason: gate.reason, quietCheck: gate.view } },
+          'rotation.held',
+        );
+        show(
+          'held',
+          `${gate.view.verdict}. \`tenantctl rotation revoke-anyway ${externalRef} --slot ${slot} --operator <you> --reason "..."\` (update revokeAnyway) revokes the old key anyway; \`tenantctl rotation abort ...\` (update abortRotation) keeps it and revokes the new key`,
+        );
         await tellParent('held');
         await condition(() => signals.decision !== undefined || status.emergency);
         await record({ state: 'running', stage: 'revoking_old' });
@@ -274,12 +427,32 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
     const b = begun!;
     const current = outcome === 'completed' ? status.newKey : status.oldKey;
     recordOutcome('rotation', outcome, workflowInfo().startTime.getTime(), {
-      externalRef, slot, rotationId: b.rotationId, subaccountId: b.subaccountId, emergency: status.emergency, keyId: current.keyId, revokedKeyId: outcome === 'completed' ? b.oldKeyId : status.newKey.keyId,
+      externalRef,
+      slot,
+      rotationId: b.rotationId,
+      subaccountId: b.subaccountId,
+      emergency: status.emergency,
+      keyId: current.keyId,
+      revokedKeyId: outcome === 'completed' ? b.oldKeyId : status.newKey.keyId,
     });
     return {
-      externalRef, slot, outcome, fromGeneration: b.fromGeneration, toGeneration: b.toGeneration,
-      keyId: current.keyId!, fingerprint: current.fingerprint ?? '', revokedKeyId: outcome === 'completed' ? b.oldKeyId : (status.newKey.keyId ?? ''),
-      quietCheck: status.quietCheck ?? { method: 'last-use', polls: 0, oldKeyLastUsedAt: null, deployedAtPlatform: null, lateUseAt: null, quietForMs: 0, verdict: 'not reached' },
+      externalRef,
+      slot,
+      outcome,
+      fromGeneration: b.fromGeneration,
+      toGeneration: b.toGeneration,
+      keyId: current.keyId!,
+      fingerprint: current.fingerprint ?? '',
+      revokedKeyId: outcome === 'completed' ? b.oldKeyId : (status.newKey.keyId ?? ''),
+      quietCheck: status.quietCheck ?? {
+        method: 'last-use',
+        polls: 0,
+        oldKeyLastUsedAt: null,
+        deployedAtPlatform: null,
+        lateUseAt: null,
+        quietForMs: 0,
+        verdict: 'not reached',
+      },
     };
   }
 }

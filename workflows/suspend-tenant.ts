@@ -22,7 +22,9 @@ export interface LifecycleResult {
 }
 
 export async function suspendTenant(rawInput: LifecycleWorkflowInput): Promise<LifecycleResult> {
-  const input = await validateWorkflowInput('lifecycle', rawInput, (i) => lifecycleWorkflowId('suspend', i.externalRef));
+  const input = await validateWorkflowInput('lifecycle', rawInput, (i) =>
+    lifecycleWorkflowId('suspend', i.externalRef),
+  );
   upsertSearchAttributes([{ key: tenantExternalRefKey, value: input.externalRef }]);
   const { subaccountId } = await acts.suspendTenantOnPlatform({ ...input, runKey: workflowInfo().firstExecutionRunId });
   upsertSearchAttributes([{ key: tenantStatusKey, value: 'suspended' }]);

@@ -18,10 +18,19 @@ export async function validateWorkflowInput<K extends WorkflowInputSchemaName>(
 ): Promise<ParsedWorkflowInput<K>> {
   let input: ParsedWorkflowInput<K>;
   try {
-    input = (await check.validateWorkflowInput({ schema, input: rawInput, workflowType: workflowInfo().workflowType })) as ParsedWorkflowInput<K>;
+    input = (await check.validateWorkflowInput({
+      schema,
+      input: rawInput,
+      workflowType: workflowInfo().workflowType,
+    })) as ParsedWorkflowInput<K>;
   } catch (error) {
     // Fail the run with the activity's INVALID_INPUT itself, not wrapped in an ActivityFailure.
-    if (error instanceof ActivityFailure && error.cause instanceof ApplicationFailure && error.cause.type === FailureCode.INVALID_INPUT) throw error.cause;
+    if (
+      error instanceof ActivityFailure &&
+      error.cause instanceof ApplicationFailure &&
+      error.cause.type === FailureCode.INVALID_INPUT
+    )
+      throw error.cause;
     throw error;
   }
   const expected = expectedId(input);

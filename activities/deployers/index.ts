@@ -46,7 +46,10 @@ export function createDeployActivities(deps: ActivityDeps) {
   async function keyOf(input: DeployKeyInput, generation: number) {
     const record = await findKeyRecord(pool, input.externalRef, input.slot, generation);
     if (!record?.platformKeyId || record.status !== 'active') {
-      throw activityFailure(FailureCode.SECRET_MISSING, `key ${input.slot} generation ${generation} of ${input.externalRef} is not active`);
+      throw activityFailure(
+        FailureCode.SECRET_MISSING,
+        `key ${input.slot} generation ${generation} of ${input.externalRef} is not active`,
+      );
     }
     return record as typeof record & { platformKeyId: string };
   }
@@ -80,12 +83,23 @@ export function createDeployActivities(deps: ActivityDeps) {
         result = { deployer: 'notify', targets: [options.notify!.url.replace(/\?.*$/, '')], deliveryId };
       } else {
         const secret = await findKeySecret(pool, current.id);
-        if (!secret) throw activityFailure(FailureCode.SECRET_MISSING, `no stored secret for key ${input.slot} generation ${input.generation} of ${input.externalRef}`);
+        if (!secret)
+          throw activityFailure(
+            FailureCode.SECRET_MISSING,
+            `no stored secret for key ${input.slot} generation ${input.generation} of ${input.externalRef}`,
+          );
         // The token is opened here and goes straight to the platform: it never returns to the workflow.
-        const token = vault.open(secret.sealed, tenantTokenAad({ externalRef: input.externalRef, keyId: current.platformKeyId }));
+        const token = vault.open(
+          secret.sealed,
+          tenantTokenAad({ externalRef: input.externalRef, keyId: current.platformKeyId }),
+        );
         const written = await writeKeyToProjectEnv(
           options.envVarsPlatform ?? platform,
-          { subaccountId: input.subaccountId, variable: input.deployer.variable ?? options.envVariable, projectId: input.deployer.projectId },
+          {
+            subaccountId: input.subaccountId,
+            variable: input.deployer.variable ?? options.envVariable,
+            projectId: input.deployer.projectId,
+          },
           token,
           cancellationSignal(),
         );

@@ -40,9 +40,16 @@ export function signNotice(body: string, secret: string): string {
   return `sha256=${createHmac('sha256', secret).update(body, 'utf8').digest('hex')}`;
 }
 
-export async function sendNotice(options: RotationOptions['notify'], notice: KeyRotatedNotice, signal?: AbortSignal): Promise<{ status: number }> {
+export async function sendNotice(
+  options: RotationOptions['notify'],
+  notice: KeyRotatedNotice,
+  signal?: AbortSignal,
+): Promise<{ status: number }> {
   if (!options) {
-    throw activityFailure(FailureCode.DEPLOYER_NOT_CONFIGURED, 'the notify deployer needs ROTATION_NOTIFY_URL and ROTATION_NOTIFY_SECRET');
+    throw activityFailure(
+      FailureCode.DEPLOYER_NOT_CONFIGURED,
+      'the notify deployer needs ROTATION_NOTIFY_URL and ROTATION_NOTIFY_SECRET',
+    );
   }
   const body = JSON.stringify(notice);
   const timeout = AbortSignal.timeout(options.timeoutMs);
@@ -61,11 +68,18 @@ export async function sendNotice(options: RotationOptions['notify'], notice: Key
       signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
     });
   } catch (error) {
-    throw activityFailure(FailureCode.DEPLOY_ENDPOINT_REFUSED, `the notify endpoint could not be reached: ${error instanceof Error ? error.message : String(error)}`, { retryable: true });
+    throw activityFailure(
+      FailureCode.DEPLOY_ENDPOINT_REFUSED,
+      `the notify endpoint could not be reached: ${error instanceof Error ? error.message : String(error)}`,
+      { retryable: true },
+    );
   }
   await response.body?.cancel().catch(() => undefined);
   if (response.status < 200 || response.status >= 300) {
-    throw activityFailure(FailureCode.DEPLOY_ENDPOINT_REFUSED, `the notify endpoint answered ${response.status}`, { retryable: true, details: { status: response.status } });
+    throw activityFailure(FailureCode.DEPLOY_ENDPOINT_REFUSED, `the notify endpoint answered ${response.status}`, {
+      retryable: true,
+      details: { status: response.status },
+    });
   }
   return { status: response.status };
 }

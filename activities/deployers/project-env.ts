@@ -15,10 +15,17 @@ export interface ProjectEnvTarget {
   projectId?: string | undefined;
 }
 
-export async function writeKeyToProjectEnv(platform: PlatformClient, target: ProjectEnvTarget, token: string, signal?: AbortSignal): Promise<{ projects: string[]; unchanged: string[] }> {
+export async function writeKeyToProjectEnv(
+  platform: PlatformClient,
+  target: ProjectEnvTarget,
+  token: string,
+  signal?: AbortSignal,
+): Promise<{ projects: string[]; unchanged: string[] }> {
   const auth = { kind: 'platform', subaccountId: target.subaccountId } as const;
   const call = signal ? { signal } : {};
-  const candidates = target.projectId ? [target.projectId] : (await platform.listProjects({ auth, ...call })).projects.map((p) => p.id);
+  const candidates = target.projectId
+    ? [target.projectId]
+    : (await platform.listProjects({ auth, ...call })).projects.map((p) => p.id);
   const projects: string[] = [];
   const unchanged: string[] = [];
   for (const projectId of candidates) {
@@ -32,7 +39,10 @@ export async function writeKeyToProjectEnv(platform: PlatformClient, target: Pro
     projects.push(projectId);
   }
   if (projects.length + unchanged.length === 0) {
-    throw activityFailure(FailureCode.DEPLOY_TARGET_MISSING, `no project of sub-account ${target.subaccountId} defines ${target.variable}: name a project for the project-env deployer`);
+    throw activityFailure(
+      FailureCode.DEPLOY_TARGET_MISSING,
+      `no project of sub-account ${target.subaccountId} defines ${target.variable}: name a project for the project-env deployer`,
+    );
   }
   return { projects, unchanged };
 }

@@ -1,5 +1,12 @@
 import { appendAudit } from '../../src/db/audit-store.js';
-import { deleteSnapshot, finishDriftCheck, getDriftCheck, insertDriftCheck, listBusyFromRecords, listUnownedSnapshot } from '../../src/db/drift-checks-store.js';
+import {
+  deleteSnapshot,
+  finishDriftCheck,
+  getDriftCheck,
+  insertDriftCheck,
+  listBusyFromRecords,
+  listUnownedSnapshot,
+} from '../../src/db/drift-checks-store.js';
 import { countOpenFindingsByKind, resolveUnseenUnowned, upsertFinding } from '../../src/db/drift-findings-store.js';
 import { withTransaction } from '../../src/db/pool.js';
 import { findTenant, listTenants } from '../../src/db/tenants-store.js';
@@ -35,25 +42,51 @@ export function createDriftCheckActivities(deps: ActivityDeps) {
 
   return {
     /** Refuses an unknown tenant before anything is written; records the check and the schedules in effect. */
-    beginDriftCheck: boundary(async (input: { externalRef: string | null; workflowId: string }): Promise<{ checkId: string; schedulesKnown: boolean; visibility: boolean }> => {
-      if (input.externalRef && !(await findTenant(pool, input.externalRef))) {
-        throw activityFailure(FailureCode.TENANT_NOT_FOUND, `no tenant with external ref ${input.externalRef} in our records: nothing was checked`);
-      }
-      const schedules = options.temporal ? await activeRotationScheduleIds(options.temporal) : null;
-      const check = await insertDriftCheck(pool, { scope: input.externalRef ?? 'fleet', workflowId: input.workflowId, schedules });
-      return { checkId: check.id, schedulesKnown: schedules !== null, visibility: Boolean(options.temporal) };
-    }),
+    beginDriftCheck: boundary(
+      async (input: {
+        externalRef: string | null;
+        workflowId: string;
+      }): Promise<{ checkId: string; schedulesKnown: boolean; visibility: boolean }> => {
+        if (input.externalRef && !(await findTenant(pool, input.externalRef))) {
+          throw activityFailure(
+            FailureCode.TENANT_NOT_FOUND,
+            `no tenant with external ref ${input.externalRef} in our records: nothing was checked`,
+          );
+        }
+        const schedules = options.temporal ? await activeRotationScheduleIds(options.temporal) : null;
+        const check = await insertDriftCheck(pool, {
+          scope: input.externalRef ?? 'fleet',
+          workflowId: input.workflowId,
+          schedules,
+        });
+        return { checkId: check.id, schedulesKnown: schedules !== null, visibility: Boolean(options.temporal) };
+      },
+    ),
 
-    loadDriftPage: boundary(async (input: { checkId: string; externalRef: string | null; after: string | null; limit: number }): Promise<DriftPageTenant[]> => {
-      const rows = input.externalRef ? [await findTenant(pool, input.externalRef)].filter((r) => r !== undefined) : await listTenants(pool, { limit: input.limit, ...(input.after ? { after: input.after } : {}) });
-      if (input.externalRef && input.after !== null) return [];
-      const { rows: listed } = await pool.query<{ id: string }>(
-        `SELECT subaccount_id AS id FROM drift_subaccount_snapshot WHERE check_id = $1::bigint AND subaccount_id = ANY($2::text[]) AND status <> 'closed'`,
-        [input.checkId, rows.map((r) => r.subaccountId).filter((id) => id !== null)],
-      );
-      const live = new Set(listed.map((r) => r.id));
-      return rows.map((r) => ({ externalRef: r.externalRef, subaccountId: r.subaccountId, status: r.status, listed: r.subaccountId !== null && live.has(r.subaccountId) }));
-    }),
+    loadDriftPage: boundary(
+      async (input: {
+        checkId: string;
+        externalRef: string | null;
+        after: string | null;
+        limit: number;
+      }): Promise<DriftPageTenant[]> => {
+        const rows = input.externalRef
+          ? [await findTenant(pool, input.externalRef)].filter((r) => r !== undefined)
+          : await listTenants(pool, { limit: input.limit, ...(input.after ? { after: input.after } : {}) });
+        if (input.externalRef && input.after !== null) return [];
+        const { rows: listed } = await pool.query<{ id: string }>(
+          `SELECT subaccount_id AS id FROM drift_subaccount_snapshot WHERE check_id = $1::bigint AND subaccount_id = ANY($2::text[]) AND status <> 'closed'`,
+          [input.checkId, rows.map((r) => r.subaccountId).filter((id) => id !== null)],
+        );
+        const live = new Set(listed.map((r) => r.id));
+        return rows.map((r) => ({
+          externalRef: r.externalRef,
+          subaccountId: r.subaccountId,
+          status: r.status,
+          listed: r.subaccountId !== null && live.has(r.subaccountId),
+        }));
+      },
+    ),
 
     /**
      * Tenants with work under way are skipped, never fixed under it. Temporal visibility (running
@@ -61,48 +94,81 @@ export function createDriftCheckActivities(deps: ActivityDeps) {
      * rotation, a close begun) both count. Without visibility, a record still being onboarded is
      * skipped too, as we cannot tell a running onboarding from an abandoned one.
      */
-    findBusyTenants: boundary(async (input: { tenants: Array<{ externalRef: string; status: string }> }): Promise<{ busy: Record<string, string>; visibility: boolean }> => {
-      const refs = input.tenants.map((t) => t.externalRef);
-      const busy: Record<string, string> = {};
-      for (const row of await listBusyFromRecords(pool, refs)) busy[row.externalRef] ??= row.reason;
-      if (options.temporal) {
-        for (const row of await runningTenantWorkflows(options.temporal, refs)) busy[row.externalRef] = row.reason;
-      } else {
-        for (const t of input.tenants) if (t.status === 'creating' || t.status === 'created') busy[t.externalRef] ??= `record is ${t.status} and no Temporal visibility to prove no onboarding runs`;
-      }
-      return { busy, visibility: Boolean(options.temporal) };
-    }),
+    findBusyTenants: boundary(
+      async (input: {
+        tenants: Array<{ externalRef: string; status: string }>;
+      }): Promise<{ busy: Record<string, string>; visibility: boolean }> => {
+        const refs = input.tenants.map((t) => t.externalRef);
+        const busy: Record<string, string> = {};
+        for (const row of await listBusyFromRecords(pool, refs)) busy[row.externalRef] ??= row.reason;
+        if (options.temporal) {
+          for (const row of await runningTenantWorkflows(options.temporal, refs)) busy[row.externalRef] = row.reason;
+        } else {
+          for (const t of input.tenants)
+            if (t.status === 'creating' || t.status === 'created')
+              busy[t.externalRef] ??= `record is ${t.status} and no Temporal visibility to prove no onboarding runs`;
+        }
+        return { busy, visibility: Boolean(options.temporal) };
+      },
+    ),
 
     /** Fleet checks only: sub-accounts that no record owns at all (report only). */
-    recordUnownedSubaccounts: boundary(async (input: { checkId: string }): Promise<{ found: number; resolved: number }> => {
-      const unowned = await listUnownedSnapshot(pool, input.checkId);
-      return withTransaction(pool, async (tx) => {
-        for (const subaccount of unowned) {
-          const { row, change } = await upsertFinding(tx, input.checkId, unownedSubaccountFinding({ id: subaccount.subaccountId, externalRef: subaccount.externalRef, status: subaccount.status }));
-          if (change !== 'seen') await auditFinding(tx, row, change === 'opened' ? 'drift.opened' : 'drift.reopened');
-        }
-        const resolved = await resolveUnseenUnowned(tx, input.checkId);
-        for (const row of resolved) await auditFinding(tx, row, 'drift.resolved');
-        return { found: unowned.length, resolved: resolved.length };
-      });
-    }),
+    recordUnownedSubaccounts: boundary(
+      async (input: { checkId: string }): Promise<{ found: number; resolved: number }> => {
+        const unowned = await listUnownedSnapshot(pool, input.checkId);
+        return withTransaction(pool, async (tx) => {
+          for (const subaccount of unowned) {
+            const { row, change } = await upsertFinding(
+              tx,
+              input.checkId,
+              unownedSubaccountFinding({
+                id: subaccount.subaccountId,
+                externalRef: subaccount.externalRef,
+                status: subaccount.status,
+              }),
+            );
+            if (change !== 'seen') await auditFinding(tx, row, change === 'opened' ? 'drift.opened' : 'drift.reopened');
+          }
+          const resolved = await resolveUnseenUnowned(tx, input.checkId);
+          for (const row of resolved) await auditFinding(tx, row, 'drift.resolved');
+          return { found: unowned.length, resolved: resolved.length };
+        });
+      },
+    ),
 
     /** Summary into the check row, the audit log and one log line per check with a count per kind (the metric). */
-    finishDriftCheck: boundary(async (input: { checkId: string; totals: Record<string, unknown> }): Promise<DriftCheckSummary> => {
-      const check = await getDriftCheck(pool, input.checkId);
-      const counts = await countOpenFindingsByKind(pool);
-      const openByKind = Object.fromEntries(DRIFT_KINDS.map((k) => [k, counts[k] ?? 0]));
-      const openTotal = Object.values(openByKind).reduce((a, b) => a + b, 0);
-      const summary = { checkId: check.id, scope: check.scope, openByKind, openTotal, ...input.totals };
-      await withTransaction(pool, async (tx) => {
-        await deleteSnapshot(tx, check.id);
-        if (check.state === 'running') {
-          await finishDriftCheck(tx, check.id, summary);
-          await appendAudit(tx, { ...auditOrigin(), action: 'drift.check_finished', subject: `drift-check:${check.id}`, details: summary });
-        }
-      });
-      logger.info({ event: 'drift.check_finished', ...summary }, `drift check ${check.id} (${check.scope}): ${openTotal} open finding(s)`);
-      return { checkId: check.id, scope: check.scope, openByKind, openTotal, unownedSubaccounts: Number(input.totals.unownedSubaccounts ?? 0), resolvedUnowned: Number(input.totals.resolvedUnowned ?? 0) };
-    }),
+    finishDriftCheck: boundary(
+      async (input: { checkId: string; totals: Record<string, unknown> }): Promise<DriftCheckSummary> => {
+        const check = await getDriftCheck(pool, input.checkId);
+        const counts = await countOpenFindingsByKind(pool);
+        const openByKind = Object.fromEntries(DRIFT_KINDS.map((k) => [k, counts[k] ?? 0]));
+        const openTotal = Object.values(openByKind).reduce((a, b) => a + b, 0);
+        const summary = { checkId: check.id, scope: check.scope, openByKind, openTotal, ...input.totals };
+        await withTransaction(pool, async (tx) => {
+          await deleteSnapshot(tx, check.id);
+          if (check.state === 'running') {
+            await finishDriftCheck(tx, check.id, summary);
+            await appendAudit(tx, {
+              ...auditOrigin(),
+              action: 'drift.check_finished',
+              subject: `drift-check:${check.id}`,
+              details: summary,
+            });
+          }
+        });
+        logger.info(
+          { event: 'drift.check_finished', ...summary },
+          `drift check ${check.id} (${check.scope}): ${openTotal} open finding(s)`,
+        );
+        return {
+          checkId: check.id,
+          scope: check.scope,
+          openByKind,
+          openTotal,
+          unownedSubaccounts: Number(input.totals.unownedSubaccounts ?? 0),
+          resolvedUnowned: Number(input.totals.resolvedUnowned ?? 0),
+        };
+      },
+    ),
   };
 }

@@ -34,7 +34,14 @@ export interface TenantFacts {
   keys?: PlatformKey[];
   wallet?: PlatformWallet;
   projectCount?: number | null;
-  keyRecords: Array<{ id: string; platformKeyId: string | null; status: string; slot: string; generation: number; activatedAt: string | null }>;
+  keyRecords: Array<{
+    id: string;
+    platformKeyId: string | null;
+    status: string;
+    slot: string;
+    generation: number;
+    activatedAt: string | null;
+  }>;
   transfers: Array<{ idempotencyKey: string; state: string; amountMicroUsd: string }>;
   /** Rotation schedule ids in effect; null when they could not be read (the age check is then off). */
   schedules: string[] | null;
@@ -64,9 +71,24 @@ export function compareTenant(facts: TenantFacts): Finding[] {
   return [...compareSubaccounts(facts), ...compareKeys(facts), ...compareMoney(facts), ...compareKeyAges(facts)];
 }
 
-function finding(facts: TenantFacts, kind: DriftKind, subject: string, subaccountId: string | null, evidence: Record<string, unknown>, fixable: true | string = 'not fixable'): Finding {
+function finding(
+  facts: TenantFacts,
+  kind: DriftKind,
+  subject: string,
+  subaccountId: string | null,
+  evidence: Record<string, unknown>,
+  fixable: true | string = 'not fixable',
+): Finding {
   const fix = fixable === true ? (FIX_OF_KIND[kind] ?? null) : null;
-  return { kind, subject, externalRef: facts.record.externalRef, subaccountId, evidence, fix, ...(fixable === true || !FIX_OF_KIND[kind] ? {} : { fixBlockedBecause: fixable }) };
+  return {
+    kind,
+    subject,
+    externalRef: facts.record.externalRef,
+    subaccountId,
+    evidence,
+    fix,
+    ...(fixable === true || !FIX_OF_KIND[kind] ? {} : { fixBlockedBecause: fixable }),
+  };
 }
 
 function compareSubaccounts(facts: TenantFacts): Finding[] {
@@ -84,22 +106,55 @@ function compareSubaccounts(facts: TenantFacts): Finding[] {
           : !facts.onboardingProvenIdle
             ? 'no Temporal visibility to prove no onboarding runs'
             : true;
-      out.push(finding(facts, 'subaccount_unrecorded', stray.id, stray.id, { platform: stray, record: recordView, sameRef: strays.length }, fixable));
+      out.push(
+        finding(
+          facts,
+          'subaccount_unrecorded',
+          stray.id,
+          stray.id,
+          { platform: stray, record: recordView, sameRef: strays.length },
+          fixable,
+        ),
+      );
     }
   } else {
-    for (const stray of strays) out.push(finding(facts, 'subaccount_mismatch', stray.id, stray.id, { platform: stray, record: recordView, reason: 'another sub-account carries this external ref' }));
+    for (const stray of strays)
+      out.push(
+        finding(facts, 'subaccount_mismatch', stray.id, stray.id, {
+          platform: stray,
+          record: recordView,
+          reason: 'another sub-account carries this external ref',
+        }),
+      );
     if (ours && ours.externalRef !== null && ours.externalRef !== record.externalRef) {
-      out.push(finding(facts, 'subaccount_mismatch', ours.id, ours.id, { platform: ours, record: recordView, reason: 'our sub-account carries another external ref' }));
+      out.push(
+        finding(facts, 'subaccount_mismatch', ours.id, ours.id, {
+          platform: ours,
+          record: recordView,
+          reason: 'our sub-account carries another external ref',
+        }),
+      );
     }
     const live = ours !== undefined && ours.status !== 'closed';
     if (LIVE_RECORD.includes(record.status) && !live) {
-      out.push(finding(facts, 'subaccount_gone', record.subaccountId, record.subaccountId, { record: recordView, platform: 'not listed (closed or gone)' }));
+      out.push(
+        finding(facts, 'subaccount_gone', record.subaccountId, record.subaccountId, {
+          record: recordView,
+          platform: 'not listed (closed or gone)',
+        }),
+      );
     } else if (ours && record.status === 'active' && ours.status === 'suspended') {
       out.push(finding(facts, 'subaccount_suspended', ours.id, ours.id, { record: recordView, platform: ours }));
     } else if (ours && record.status === 'suspended' && ours.status === 'operating') {
       out.push(finding(facts, 'subaccount_not_suspended', ours.id, ours.id, { record: recordView, platform: ours }));
     } else if (ours && live && ENDED_RECORD.includes(record.status)) {
-      out.push(finding(facts, 'subaccount_not_closed', ours.id, ours.id, { record: recordView, platform: ours, projectCount: facts.projectCount ?? null }));
+      out.push(
+        finding(facts, 'subaccount_not_closed', ours.id, ours.id, {
+          record: recordView,
+          platform: ours,
+          projectCount: facts.projectCount ?? null,
+        }),
+      );
     }
   }
   return out;
@@ -129,7 +184,9 @@ function compareKeys(facts: TenantFacts): Finding[] {
           : quietMs < facts.quietPeriodMs
             ? `used ${Math.round(quietMs / 1000)}s ago, quiet period ${Math.round(facts.quietPeriodMs / 1000)}s`
             : true;
-      out.push(finding(facts, 'key_orphan', key.id, subaccountId, { key, namedByUs: ours, quietForMs: quietMs }, fixable));
+      out.push(
+        finding(facts, 'key_orphan', key.id, subaccountId, { key, namedByUs: ours, quietForMs: quietMs }, fixable),
+      );
     } else if (record?.status === 'revoked' && key.status === 'active') {
       out.push(finding(facts, 'key_active_but_revoked', key.id, subaccountId, { key, record }));
     }
@@ -137,34 +194,50 @@ function compareKeys(facts: TenantFacts): Finding[] {
   for (const [keyId, record] of recorded) {
     if (record.status !== 'active') continue;
     const key = byId.get(keyId);
-    if (!key) out.push(finding(facts, 'key_missing_on_platform', keyId, subaccountId, { record, platform: 'not listed' }));
-    else if (key.status === 'revoked') out.push(finding(facts, 'key_revoked_on_platform', keyId, subaccountId, { record, key }, true));
+    if (!key)
+      out.push(finding(facts, 'key_missing_on_platform', keyId, subaccountId, { record, platform: 'not listed' }));
+    else if (key.status === 'revoked')
+      out.push(finding(facts, 'key_revoked_on_platform', keyId, subaccountId, { record, key }, true));
   }
   return out;
 }
 
 function compareMoney(facts: TenantFacts): Finding[] {
   const out: Finding[] = [];
-  const platformKeys = new Set((facts.wallet?.transfers ?? []).map((t) => t.idempotencyKey).filter((k): k is string => k !== null));
+  const platformKeys = new Set(
+    (facts.wallet?.transfers ?? []).map((t) => t.idempotencyKey).filter((k): k is string => k !== null),
+  );
   for (const intent of facts.transfers.filter((t) => t.state === 'unknown' || t.state === 'needs_operator')) {
-    const platformShows = facts.wallet?.transfers ? (platformKeys.has(intent.idempotencyKey) ? 'applied' : 'not in recent transfers') : 'not shown';
-    out.push(finding(facts, 'transfer_unknown', intent.idempotencyKey, facts.record.subaccountId, { intent, platformShows }));
+    const platformShows = facts.wallet?.transfers
+      ? platformKeys.has(intent.idempotencyKey)
+        ? 'applied'
+        : 'not in recent transfers'
+      : 'not shown';
+    out.push(
+      finding(facts, 'transfer_unknown', intent.idempotencyKey, facts.record.subaccountId, { intent, platformShows }),
+    );
   }
   const balance = facts.wallet?.balanceMicroUsd;
   if (!facts.wallet || balance === null || balance === undefined || !facts.record.subaccountId) return out;
   // Tenants spend money, so a balance BELOW what we put in is normal; money in that we did not put
   // in (a balance above it, or a transfer under a key that is not ours) is what we report.
   const ourKeys = new Set(facts.transfers.map((t) => t.idempotencyKey));
-  const recordedIn = facts.transfers.filter((t) => t.state === 'succeeded').reduce((sum, t) => sum + BigInt(t.amountMicroUsd), 0n);
+  const recordedIn = facts.transfers
+    .filter((t) => t.state === 'succeeded')
+    .reduce((sum, t) => sum + BigInt(t.amountMicroUsd), 0n);
   const excess = BigInt(balance) - recordedIn;
-  const unrecorded = (facts.wallet.transfers ?? []).filter((t) => t.idempotencyKey === null || !ourKeys.has(t.idempotencyKey));
+  const unrecorded = (facts.wallet.transfers ?? []).filter(
+    (t) => t.idempotencyKey === null || !ourKeys.has(t.idempotencyKey),
+  );
   if (excess > 0n || unrecorded.length > 0) {
-    out.push(finding(facts, 'balance_unexplained', facts.record.subaccountId, facts.record.subaccountId, {
-      balanceMicroUsd: balance,
-      recordedInMicroUsd: recordedIn.toString(),
-      excessMicroUsd: excess > 0n ? excess.toString() : '0',
-      unrecordedTransfers: unrecorded.slice(0, 20),
-    }));
+    out.push(
+      finding(facts, 'balance_unexplained', facts.record.subaccountId, facts.record.subaccountId, {
+        balanceMicroUsd: balance,
+        recordedInMicroUsd: recordedIn.toString(),
+        excessMicroUsd: excess > 0n ? excess.toString() : '0',
+        unrecordedTransfers: unrecorded.slice(0, 20),
+      }),
+    );
   }
   return out;
 }
@@ -173,8 +246,17 @@ function compareKeyAges(facts: TenantFacts): Finding[] {
   if (!facts.schedules || facts.record.status !== 'active') return [];
   const schedules = new Set(facts.schedules);
   return facts.keyRecords
-    .filter((r) => r.status === 'active' && r.platformKeyId && r.activatedAt && facts.nowMs - Date.parse(r.activatedAt) > facts.rotationMaxAgeMs)
-    .filter((r) => !schedules.has(rotationScheduleId(facts.record.externalRef, r.slot)) && !schedules.has(fleetScheduleId(r.slot)))
+    .filter(
+      (r) =>
+        r.status === 'active' &&
+        r.platformKeyId &&
+        r.activatedAt &&
+        facts.nowMs - Date.parse(r.activatedAt) > facts.rotationMaxAgeMs,
+    )
+    .filter(
+      (r) =>
+        !schedules.has(rotationScheduleId(facts.record.externalRef, r.slot)) && !schedules.has(fleetScheduleId(r.slot)),
+    )
     .map((r) =>
       finding(facts, 'key_rotation_overdue', r.platformKeyId!, facts.record.subaccountId, {
         slot: r.slot,

@@ -24,7 +24,11 @@ export interface DriftOptions {
   listPlatform?: PlatformClient;
 }
 
-export const DEFAULT_DRIFT_OPTIONS: DriftOptions = { policies: {}, quietPeriodMs: 3_600_000, rotationMaxAgeMs: 90 * 86_400_000 };
+export const DEFAULT_DRIFT_OPTIONS: DriftOptions = {
+  policies: {},
+  quietPeriodMs: 3_600_000,
+  rotationMaxAgeMs: 90 * 86_400_000,
+};
 
 export class DriftPolicyError extends Error {
   override name = 'DriftPolicyError';
@@ -37,16 +41,22 @@ export class DriftPolicyError extends Error {
 export function parseDriftPolicies(text: string): { policies: DriftPolicies; problems: string[] } {
   const policies: DriftPolicies = {};
   const problems: string[] = [];
-  for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const part of text
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const match = /^([a-z_]+)=([a-z]+)$/.exec(part);
     if (!match) {
       problems.push(`"${part.slice(0, 60)}" is not kind=report|fix`);
       continue;
     }
     const [, kind, policy] = match as unknown as [string, string, string];
-    if (!DRIFT_KINDS.includes(kind as DriftKind)) problems.push(`unknown drift kind "${kind}" (known: ${DRIFT_KINDS.join(', ')})`);
-    else if (policy !== 'report' && policy !== 'fix') problems.push(`${kind}: policy must be report or fix (got "${policy.slice(0, 20)}")`);
-    else if (policy === 'fix' && !FIX_OF_KIND[kind as DriftKind]) problems.push(`${kind}: has no safe fix, only report (fixable: ${Object.keys(FIX_OF_KIND).join(', ')})`);
+    if (!DRIFT_KINDS.includes(kind as DriftKind))
+      problems.push(`unknown drift kind "${kind}" (known: ${DRIFT_KINDS.join(', ')})`);
+    else if (policy !== 'report' && policy !== 'fix')
+      problems.push(`${kind}: policy must be report or fix (got "${policy.slice(0, 20)}")`);
+    else if (policy === 'fix' && !FIX_OF_KIND[kind as DriftKind])
+      problems.push(`${kind}: has no safe fix, only report (fixable: ${Object.keys(FIX_OF_KIND).join(', ')})`);
     else if (kind in policies) problems.push(`${kind}: given twice`);
     else policies[kind as DriftKind] = policy;
   }
@@ -55,7 +65,13 @@ export function parseDriftPolicies(text: string): { policies: DriftPolicies; pro
 
 const emptyToUndefined = (value: unknown) => (typeof value === 'string' && value.trim() === '' ? undefined : value);
 const durationText = (fallback: string) =>
-  z.preprocess(emptyToUndefined, z.string().regex(/^\d+(s|m|h|d)$/, 'must be a duration like 30m, 12h or 90d').default(fallback));
+  z.preprocess(
+    emptyToUndefined,
+    z
+      .string()
+      .regex(/^\d+(s|m|h|d)$/, 'must be a duration like 30m, 12h or 90d')
+      .default(fallback),
+  );
 
 /** The fields added to config.ts's configSchema (one spread line there). */
 export const driftConfigShape = {
@@ -69,10 +85,18 @@ export const driftConfigShape = {
         })
         .default(''),
     )
-    .describe(`Drift fixes, comma-separated kind=report|fix (default: report everything). Fixable: ${Object.keys(FIX_OF_KIND).join(', ')}.`),
-  DRIFT_QUIET_PERIOD: durationText('24h').describe('An orphan key of ours is revoked by the drift fix only after no use for this long.'),
-  DRIFT_ROTATION_MAX_AGE: durationText('90d').describe('An active key older than this with no rotation schedule is reported (key_rotation_overdue).'),
-  DRIFT_SCHEDULE_EVERY: durationText('1h').describe('How often `tenantctl drift schedule create` runs the fleet check by default.'),
+    .describe(
+      `Drift fixes, comma-separated kind=report|fix (default: report everything). Fixable: ${Object.keys(FIX_OF_KIND).join(', ')}.`,
+    ),
+  DRIFT_QUIET_PERIOD: durationText('24h').describe(
+    'An orphan key of ours is revoked by the drift fix only after no use for this long.',
+  ),
+  DRIFT_ROTATION_MAX_AGE: durationText('90d').describe(
+    'An active key older than this with no rotation schedule is reported (key_rotation_overdue).',
+  ),
+  DRIFT_SCHEDULE_EVERY: durationText('1h').describe(
+    'How often `tenantctl drift schedule create` runs the fleet check by default.',
+  ),
 };
 export const driftConfigSchema = z.object(driftConfigShape);
 export type DriftConfig = z.infer<typeof driftConfigSchema>;
@@ -80,11 +104,22 @@ export type DriftConfig = z.infer<typeof driftConfigSchema>;
 export function durationMs(text: string): number {
   const match = /^(\d+)(ms|s|m|h|d)$/.exec(text);
   if (!match) throw new Error(`not a duration: ${text}`);
-  return Number(match[1]) * { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] as 'ms' | 's' | 'm' | 'h' | 'd'];
+  return (
+    Number(match[1]) *
+    { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] as 'ms' | 's' | 'm' | 'h' | 'd']
+  );
 }
 
-export function buildDriftOptions(config: DriftConfig, extra: Pick<DriftOptions, 'temporal' | 'listPlatform'> = {}): DriftOptions {
+export function buildDriftOptions(
+  config: DriftConfig,
+  extra: Pick<DriftOptions, 'temporal' | 'listPlatform'> = {},
+): DriftOptions {
   const { policies, problems } = parseDriftPolicies(config.DRIFT_POLICY);
   if (problems.length) throw new DriftPolicyError(problems.map((p) => `DRIFT_POLICY: ${p}`));
-  return { policies, quietPeriodMs: durationMs(config.DRIFT_QUIET_PERIOD), rotationMaxAgeMs: durationMs(config.DRIFT_ROTATION_MAX_AGE), ...extra };
+  return {
+    policies,
+    quietPeriodMs: durationMs(config.DRIFT_QUIET_PERIOD),
+    rotationMaxAgeMs: durationMs(config.DRIFT_ROTATION_MAX_AGE),
+    ...extra,
+  };
 }

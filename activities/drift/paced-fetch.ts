@@ -20,7 +20,12 @@ function pacedFetch(requestsPerSecond: number, base: typeof fetch = globalThis.f
 }
 
 /** The sub-account lister of drift checks: large pages asked for, paced (see above). */
-export function createDriftListClient(options: { baseUrl: string; platformKey: string; timeoutMs: number; requestsPerSecond: number }): PlatformClient {
+export function createDriftListClient(options: {
+  baseUrl: string;
+  platformKey: string;
+  timeoutMs: number;
+  requestsPerSecond: number;
+}): PlatformClient {
   return createPlatformClient({
     baseUrl: options.baseUrl,
     platformKey: options.platformKey,

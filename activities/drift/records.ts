@@ -1,6 +1,11 @@
 import { appendAudit } from '../../src/db/audit-store.js';
 import { getDriftCheck, listSnapshotFor } from '../../src/db/drift-checks-store.js';
-import { markFindingFixed, resolveUnseenOfTenant, upsertFinding, type DriftFindingRow } from '../../src/db/drift-findings-store.js';
+import {
+  markFindingFixed,
+  resolveUnseenOfTenant,
+  upsertFinding,
+  type DriftFindingRow,
+} from '../../src/db/drift-findings-store.js';
 import { withTransaction, type Queryable } from '../../src/db/pool.js';
 import { listKeyRecords, markKeyRevoked } from '../../src/db/tenant-keys-store.js';
 import { findTenant, recordSubaccount } from '../../src/db/tenants-store.js';
@@ -35,7 +40,13 @@ export interface RecordTenantDriftResult {
 }
 
 export function auditFinding(db: Queryable, row: DriftFindingRow, action: string): Promise<void> {
-  return appendAudit(db, { ...auditOrigin(), action, externalRef: row.externalRef, subject: row.subject, details: { findingId: row.id, kind: row.kind, evidence: row.evidence } });
+  return appendAudit(db, {
+    ...auditOrigin(),
+    action,
+    externalRef: row.externalRef,
+    subject: row.subject,
+    details: { findingId: row.id, kind: row.kind, evidence: row.evidence },
+  });
 }
 
 export function createDriftRecordActivities(deps: ActivityDeps) {
@@ -61,8 +72,19 @@ export function createDriftRecordActivities(deps: ActivityDeps) {
       ...(observed?.keys ? { keys: observed.keys } : {}),
       ...(observed?.wallet ? { wallet: observed.wallet } : {}),
       ...(observed && 'projectCount' in observed ? { projectCount: observed.projectCount ?? null } : {}),
-      keyRecords: keyRecords.map((k) => ({ id: k.id, platformKeyId: k.platformKeyId, status: k.status, slot: k.slot, generation: k.generation, activatedAt: k.activatedAt?.toISOString() ?? null })),
-      transfers: transfers.map((t) => ({ idempotencyKey: t.idempotencyKey, state: t.state, amountMicroUsd: t.amountMicroUsd })),
+      keyRecords: keyRecords.map((k) => ({
+        id: k.id,
+        platformKeyId: k.platformKeyId,
+        status: k.status,
+        slot: k.slot,
+        generation: k.generation,
+        activatedAt: k.activatedAt?.toISOString() ?? null,
+      })),
+      transfers: transfers.map((t) => ({
+        idempotencyKey: t.idempotencyKey,
+        state: t.state,
+        amountMicroUsd: t.amountMicroUsd,
+      })),
       schedules: check.schedulesKnown ? check.schedules : null,
       onboardingProvenIdle: input.onboardingProvenIdle,
       nowMs: Date.now(),
@@ -72,9 +94,16 @@ export function createDriftRecordActivities(deps: ActivityDeps) {
   }
 
   /** A database-only fix inside the recording transaction; false when the world moved meanwhile. */
-  async function applyDatabaseFix(tx: Queryable, finding: Finding, keyRecords: Array<{ id: string; platformKeyId: string | null }>): Promise<boolean> {
+  async function applyDatabaseFix(
+    tx: Queryable,
+    finding: Finding,
+    keyRecords: Array<{ id: string; platformKeyId: string | null }>,
+  ): Promise<boolean> {
     if (finding.fix === 'adopt_subaccount') {
-      const { rows } = await tx.query<{ subaccountId: string | null }>(`SELECT subaccount_id AS "subaccountId" FROM tenants WHERE external_ref = $1::text FOR UPDATE`, [finding.externalRef]);
+      const { rows } = await tx.query<{ subaccountId: string | null }>(
+        `SELECT subaccount_id AS "subaccountId" FROM tenants WHERE external_ref = $1::text FOR UPDATE`,
+        [finding.externalRef],
+      );
       if (!rows[0] || rows[0].subaccountId !== null) return false;
       await recordSubaccount(tx, finding.externalRef!, finding.subject);
       return true;
@@ -105,7 +134,13 @@ export function createDriftRecordActivities(deps: ActivityDeps) {
           if (!(await applyDatabaseFix(tx, finding, facts.keyRecords))) continue;
           const fixed = await markFindingFixed(tx, row.id, finding.fix);
           if (!fixed) continue;
-          await appendAudit(tx, { ...auditOrigin(), action: 'drift.fixed', externalRef: row.externalRef, subject: row.subject, details: { findingId: row.id, kind: row.kind, fix: finding.fix, evidence: row.evidence } });
+          await appendAudit(tx, {
+            ...auditOrigin(),
+            action: 'drift.fixed',
+            externalRef: row.externalRef,
+            subject: row.subject,
+            details: { findingId: row.id, kind: row.kind, fix: finding.fix, evidence: row.evidence },
+          });
           result.fixesApplied.push({ kind: row.kind, subject: row.subject, fix: finding.fix });
         }
         for (const row of await resolveUnseenOfTenant(tx, input.externalRef, input.checkId)) {

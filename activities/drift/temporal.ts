@@ -6,7 +6,10 @@ import { tenantExternalRefKey } from '../../src/domain/search-attributes.js';
  * What only Temporal knows: which tenants have a workflow running, and which rotation schedules
  * exist. Read through a Client built on the worker's own connection (ActivityDeps.drift.temporal).
  */
-export async function runningTenantWorkflows(client: Client, refs: string[]): Promise<Array<{ externalRef: string; reason: string }>> {
+export async function runningTenantWorkflows(
+  client: Client,
+  refs: string[],
+): Promise<Array<{ externalRef: string; reason: string }>> {
   if (refs.length === 0) return [];
   // External refs are [A-Za-z0-9._:-] (validated everywhere), so quoting them needs no escaping.
   const query = `ExecutionStatus = "Running" AND WorkflowType IN (${TENANT_WORKFLOW_TYPES.map((t) => `"${t}"`).join(', ')}) AND TenantExternalRef IN (${refs.map((r) => `"${r}"`).join(', ')})`;

@@ -40,7 +40,15 @@ export function createActivityTimings() {
       return Object.fromEntries(
         [...taken.entries()].map(([type, { waits, runs }]) => {
           const sorted = [...runs].sort((a, b) => a - b);
-          return [type, { count: runs.length, meanWaitMs: mean(waits), meanRunMs: mean(runs), p99RunMs: sorted[Math.ceil(0.99 * sorted.length) - 1] ?? 0 }];
+          return [
+            type,
+            {
+              count: runs.length,
+              meanWaitMs: mean(waits),
+              meanRunMs: mean(runs),
+              p99RunMs: sorted[Math.ceil(0.99 * sorted.length) - 1] ?? 0,
+            },
+          ];
         }),
       );
     },

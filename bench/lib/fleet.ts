@@ -10,10 +10,25 @@ import { runConcurrent } from './stats.js';
  * What the fleet benchmarks (rotation, drift) share: an in-process simulator whose rate limit and
  * traffic meter switch on after seeding, seeded active tenants, and the rate-limited platform worker.
  */
-export async function startFleetSimulator(cleanup: Cleanup, label: string, latencyMs: number): Promise<{ runtime: SimRuntime; simBase: string }> {
+export async function startFleetSimulator(
+  cleanup: Cleanup,
+  label: string,
+  latencyMs: number,
+): Promise<{ runtime: SimRuntime; simBase: string }> {
   const { app, runtime } = buildSimulatorApp({
     latencyMs,
-    seed: { parents: [{ id: 'parent_bench', paidBalanceMicroUsd: '0', promoBalanceMicroUsd: '0', platformKeys: [DEFAULT_PLATFORM_KEY], personalTokens: [], activeKeyLimit: 10 }] },
+    seed: {
+      parents: [
+        {
+          id: 'parent_bench',
+          paidBalanceMicroUsd: '0',
+          promoBalanceMicroUsd: '0',
+          platformKeys: [DEFAULT_PLATFORM_KEY],
+          personalTokens: [],
+          activeKeyLimit: 10,
+        },
+      ],
+    },
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   cleanup.defer(`${label} simulator`, () => app.close());
@@ -21,7 +36,10 @@ export async function startFleetSimulator(cleanup: Cleanup, label: string, laten
 }
 
 /** Onboards each ref the way the workflow would (sub-account, first key, active), 32 at a time. */
-export async function seedActiveTenants(activities: Pick<Activities, 'ensureSubaccount' | 'issueTenantKey' | 'markTenantActive'>, refs: string[]): Promise<void> {
+export async function seedActiveTenants(
+  activities: Pick<Activities, 'ensureSubaccount' | 'issueTenantKey' | 'markTenantActive'>,
+  refs: string[],
+): Promise<void> {
   await runConcurrent(refs.length, 32, async (i) => {
     const externalRef = refs[i]!;
     const { subaccountId } = await activities.ensureSubaccount({ externalRef, name: `Bench ${i}` });
@@ -33,7 +51,13 @@ export async function seedActiveTenants(activities: Pick<Activities, 'ensureSuba
 export async function startPlatformWorker(
   cleanup: Cleanup,
   label: string,
-  input: { connection: NativeConnection; namespace: string; taskQueue: string; activities: object; requestsPerSecond: number },
+  input: {
+    connection: NativeConnection;
+    namespace: string;
+    taskQueue: string;
+    activities: object;
+    requestsPerSecond: number;
+  },
 ): Promise<void> {
   const worker = await createPlatformActivityWorker(input);
   const running = worker.run();

@@ -28,7 +28,12 @@ export async function startBenchInfra(cleanup: Cleanup, log: (line: string) => v
   let temporalAddress = process.env.TEMPORAL_ADDRESS;
   let temporalSource = 'TEMPORAL_ADDRESS';
   if (!temporalAddress) {
-    const server = await startTemporalDevServer({ headless: true, port: 0, cliPath: process.env.TEMPORAL_CLI_PATH, onProgress: log });
+    const server = await startTemporalDevServer({
+      headless: true,
+      port: 0,
+      cliPath: process.env.TEMPORAL_CLI_PATH,
+      onProgress: log,
+    });
     cleanup.defer('Temporal dev server', () => server.stop());
     temporalAddress = server.address;
     temporalSource = `dev server (${server.source})`;

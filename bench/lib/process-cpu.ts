@@ -64,7 +64,11 @@ export function descendantsCpuMs(root = process.pid): Record<string, number> {
 }
 
 /** CPU per run of each descendant group between two descendantsCpuMs() readings. */
-export function cpuPerRun(before: Record<string, number>, after: Record<string, number>, runs: number): Record<string, number> {
+export function cpuPerRun(
+  before: Record<string, number>,
+  after: Record<string, number>,
+  runs: number,
+): Record<string, number> {
   return Object.fromEntries(
     Object.entries(after)
       .map(([name, ms]) => [name, Math.round(((ms - (before[name] ?? 0)) / runs) * 10) / 10] as const)

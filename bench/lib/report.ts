@@ -14,11 +14,21 @@ export function renderTable(results: ReadonlyArray<{ name: string; result: Bench
   const rows = [['benchmark', 'metric', 'value', 'target', 'met?']];
   for (const { name, result } of results) {
     for (const metric of result.metrics) {
-      rows.push([name, metric.metric, formatValue(metric), metric.target?.description ?? '', metric.target ? (metric.target.met ? 'yes' : 'NO') : '']);
+      rows.push([
+        name,
+        metric.metric,
+        formatValue(metric),
+        metric.target?.description ?? '',
+        metric.target ? (metric.target.met ? 'yes' : 'NO') : '',
+      ]);
     }
   }
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  const line = (row: string[]) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd();
+  const line = (row: string[]) =>
+    row
+      .map((cell, column) => cell.padEnd(widths[column]!))
+      .join('  ')
+      .trimEnd();
   return [line(rows[0]!), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)].join('\n');
 }
 

@@ -17,7 +17,8 @@ export function installQuietSdkLogging(log: (line: string) => void): void {
     const kind = `${level} ${kindOf(message)}`;
     const seen = (counts.get(kind) ?? 0) + 1;
     counts.set(kind, seen);
-    if (seen <= PRINTED_PER_KIND) log(`temporal ${level}: ${message}${seen === PRINTED_PER_KIND ? ' (further ones counted, not printed)' : ''}`);
+    if (seen <= PRINTED_PER_KIND)
+      log(`temporal ${level}: ${message}${seen === PRINTED_PER_KIND ? ' (further ones counted, not printed)' : ''}`);
   };
   const ignore = () => undefined;
   Runtime.install({

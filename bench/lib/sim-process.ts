@@ -17,7 +17,10 @@ const CHILD = fileURLToPath(new URL('./sim-child.ts', import.meta.url));
 const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** Starts the simulator in a child process (see sim-child.ts) and registers its stop. */
-export async function startSimProcess(options: Omit<SimulatorOptions, 'port' | 'host' | 'logger'>, cleanup: Cleanup): Promise<SimProcess> {
+export async function startSimProcess(
+  options: Omit<SimulatorOptions, 'port' | 'host' | 'logger'>,
+  cleanup: Cleanup,
+): Promise<SimProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', CHILD, JSON.stringify(options)], {
     cwd: PROJECT_ROOT,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],

@@ -37,7 +37,11 @@ export function summarize(samples: readonly number[]): LatencySummary {
  * `count` runs one after another, each timed from call to settled result, after `warmup` untimed
  * runs (JIT, connection pools, sticky caches). Index i numbers runs across warm-up and timed runs.
  */
-export async function runSequential(count: number, warmup: number, run: (index: number) => Promise<void>): Promise<LatencySummary> {
+export async function runSequential(
+  count: number,
+  warmup: number,
+  run: (index: number) => Promise<void>,
+): Promise<LatencySummary> {
   for (let i = 0; i < warmup; i++) await run(i);
   const samples: number[] = [];
   for (let i = warmup; i < warmup + count; i++) {
@@ -55,7 +59,11 @@ export interface ConcurrentRun {
 }
 
 /** `count` runs with at most `concurrency` in flight; throughput is count over the whole wall time. */
-export async function runConcurrent(count: number, concurrency: number, run: (index: number) => Promise<void>): Promise<ConcurrentRun> {
+export async function runConcurrent(
+  count: number,
+  concurrency: number,
+  run: (index: number) => Promise<void>,
+): Promise<ConcurrentRun> {
   const samples: number[] = [];
   let next = 0;
   const started = performance.now();
@@ -69,11 +77,18 @@ export async function runConcurrent(count: number, concurrency: number, run: (in
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, count) }, lane));
   const wallMs = performance.now() - started;
-  return { latency: summarize(samples), wallMs: Math.round(wallMs), perSecond: Math.round((count / wallMs) * 1000 * 10) / 10 };
+  return {
+    latency: summarize(samples),
+    wallMs: Math.round(wallMs),
+    perSecond: Math.round((count / wallMs) * 1000 * 10) / 10,
+  };
 }
 
 /** Samples an RSS (this process's by default) every `everyMs` until stopped; reports the peak in MB. */
-export function sampleRss(readMb: () => number = () => toMb(process.memoryUsage.rss()), everyMs = 100): { stop(): { peakMb: number; lastMb: number } } {
+export function sampleRss(
+  readMb: () => number = () => toMb(process.memoryUsage.rss()),
+  everyMs = 100,
+): { stop(): { peakMb: number; lastMb: number } } {
   let peak = Number.NaN;
   const take = (mb: number) => {
     if (Number.isFinite(mb)) peak = Number.isFinite(peak) ? Math.max(peak, mb) : mb;

@@ -3,7 +3,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Worker, type ActivityInterceptorsFactory, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
+import {
+  Worker,
+  type ActivityInterceptorsFactory,
+  type NativeConnection,
+  type WorkerOptions,
+} from '@temporalio/worker';
 import type { Cleanup } from '../../src/infra/cleanup.js';
 
 /** The worker tuning knobs a benchmark may set; reported verbatim in the results. */
@@ -35,7 +40,10 @@ export function benchWorkflowBundle(cleanup: Cleanup): Promise<string> {
     cleanup.defer('workflow bundle', async () => rmSync(dir, { recursive: true, force: true }));
     const codePath = join(dir, 'workflows.js');
     const entry = process.env.BENCH_WORKFLOWS ? [resolve(process.env.BENCH_WORKFLOWS)] : [];
-    const child = spawn(process.execPath, ['--import', 'tsx', BUNDLE_CHILD, codePath, ...entry], { cwd: PROJECT_ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', BUNDLE_CHILD, codePath, ...entry], {
+      cwd: PROJECT_ROOT,
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
     const code = await new Promise<number | null>((resolve, reject) => {
       child.once('exit', resolve);
       child.once('error', reject);

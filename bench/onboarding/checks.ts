@@ -5,7 +5,11 @@ import type { SimStateSnapshot } from '../../src/sim/index.js';
 import type { OnboardingWorld } from './world.js';
 
 /** After the run: exactly-once effects on the platform and in our records, and history sizes. */
-export async function verifyOnboardings(world: OnboardingWorld, externalRefs: readonly string[], fundingMicroUsd: string): Promise<string[]> {
+export async function verifyOnboardings(
+  world: OnboardingWorld,
+  externalRefs: readonly string[],
+  fundingMicroUsd: string,
+): Promise<string[]> {
   const state: SimStateSnapshot = await world.sim.state();
   const violations: string[] = [];
   const subaccountsByRef = groupBy(state.subaccounts, (s) => s.externalRef);
@@ -23,7 +27,9 @@ export async function verifyOnboardings(world: OnboardingWorld, externalRefs: re
     const sub = subs[0]!;
     const transfers = transfersBySub.get(sub.id) ?? [];
     if (transfers.length !== 1 || transfers[0]!.amountMicroUsd !== fundingMicroUsd) {
-      violations.push(`${ref}: ${transfers.length} transfers (${transfers.map((t) => t.amountMicroUsd).join(', ')}) (expected 1 of ${fundingMicroUsd})`);
+      violations.push(
+        `${ref}: ${transfers.length} transfers (${transfers.map((t) => t.amountMicroUsd).join(', ')}) (expected 1 of ${fundingMicroUsd})`,
+      );
     }
     const keys = activeKeysBySub.get(sub.id) ?? [];
     if (keys.length !== 1) violations.push(`${ref}: ${keys.length} active keys (expected 1)`);
@@ -35,7 +41,8 @@ export async function verifyOnboardings(world: OnboardingWorld, externalRefs: re
   const statusByRef = new Map(rows.map((r) => [r.external_ref, r.status]));
   for (const ref of externalRefs) {
     const status = statusByRef.get(ref);
-    if (status !== 'active') violations.push(`${ref}: tenant record is ${status ?? 'missing'} in Postgres (expected active)`);
+    if (status !== 'active')
+      violations.push(`${ref}: tenant record is ${status ?? 'missing'} in Postgres (expected active)`);
   }
   return violations;
 }
@@ -58,7 +65,12 @@ export async function profileHistories(client: Client, workflowIds: readonly str
       const name = (eventNames[event.eventType ?? 0] ?? String(event.eventType)).replace(/^EVENT_TYPE_/, '');
       byType[name] = (byType[name] ?? 0) + 1;
     }
-    profiles.push({ workflowId, events: history.events?.length ?? 0, workflowTasks: byType.WORKFLOW_TASK_COMPLETED ?? 0, byType });
+    profiles.push({
+      workflowId,
+      events: history.events?.length ?? 0,
+      workflowTasks: byType.WORKFLOW_TASK_COMPLETED ?? 0,
+      byType,
+    });
   }
   return profiles;
 }

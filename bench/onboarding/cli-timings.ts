@@ -29,7 +29,11 @@ function childrenCpuMs(): number {
   }
 }
 
-export function timeCli(env: { databaseUrl: string; temporalAddress: string; namespace: string }, externalRef: string, runs = 10): CliTimings {
+export function timeCli(
+  env: { databaseUrl: string; temporalAddress: string; namespace: string },
+  externalRef: string,
+  runs = 10,
+): CliTimings {
   const childEnv = {
     PATH: process.env.PATH ?? '',
     HOME: process.env.HOME ?? '/root',
@@ -51,5 +55,10 @@ export function timeCli(env: { databaseUrl: string; temporalAddress: string; nam
     return { ...summarize(samples), cpuMsPerRun: Math.round((childrenCpuMs() - cpuBefore) / runs) };
   };
   const state = distState();
-  return { runs, code: state === 'fresh' ? 'dist (compiled)' : `sources via tsx (dist ${state})`, help: time(['--help']), status: time(['status', externalRef]) };
+  return {
+    runs,
+    code: state === 'fresh' ? 'dist (compiled)' : `sources via tsx (dist ${state})`,
+    help: time(['--help']),
+    status: time(['status', externalRef]),
+  };
 }

@@ -30,7 +30,9 @@ interface Phase {
   workers: number;
 }
 
-export async function runClusterPhases(context: BenchContext): Promise<{ metrics: Metric[]; details: Record<string, unknown>; violations: string[] }> {
+export async function runClusterPhases(
+  context: BenchContext,
+): Promise<{ metrics: Metric[]; details: Record<string, unknown>; violations: string[] }> {
   const { infra, options, log } = context;
   const count = options.clusterCount!;
   const concurrency = options.clusterConcurrency!;
@@ -38,10 +40,18 @@ export async function runClusterPhases(context: BenchContext): Promise<{ metrics
   chmodSync(dir, 0o755);
   log('starting a Temporal cluster (server on Postgres)');
   const cluster = await startTemporalCluster({ dataDir: join(dir, 'data'), persistent: false, onProgress: log });
-  infra.cleanup.defer('Temporal cluster', () => cluster.stop().finally(() => rmSync(dir, { recursive: true, force: true })));
+  infra.cleanup.defer('Temporal cluster', () =>
+    cluster.stop().finally(() => rmSync(dir, { recursive: true, force: true })),
+  );
   await setupNamespace(cluster.address, infra.namespace, log);
   const sim = await startSimProcess(
-    { latencyMs: options.latencyMs ?? 25, seed: { ...DEFAULT_SEED, parents: DEFAULT_SEED.parents.map((p) => ({ ...p, paidBalanceMicroUsd: '1000000000000000000' })) } },
+    {
+      latencyMs: options.latencyMs ?? 25,
+      seed: {
+        ...DEFAULT_SEED,
+        parents: DEFAULT_SEED.parents.map((p) => ({ ...p, paidBalanceMicroUsd: '1000000000000000000' })),
+      },
+    },
     infra.cleanup,
   );
   const secretsKeys = generateMasterKey('benchcluster');
@@ -70,20 +80,38 @@ export async function runClusterPhases(context: BenchContext): Promise<{ metrics
     log(`${phase.label}: ${WARMUP} warm-up, then ${count} onboardings with ${concurrency} in flight`);
     const workers = [];
     for (let w = 1; w <= phase.workers; w++) {
-      workers.push(await startTenantctl({ name: `worker-${w}`, command: 'worker', env: { ...workerEnv, TEMPORAL_ADDRESS: phase.address, TEMPORAL_TASK_QUEUE: taskQueue }, readyLine: 'worker polling' }));
+      workers.push(
+        await startTenantctl({
+          name: `worker-${w}`,
+          command: 'worker',
+          env: { ...workerEnv, TEMPORAL_ADDRESS: phase.address, TEMPORAL_TASK_QUEUE: taskQueue },
+          readyLine: 'worker polling',
+        }),
+      );
     }
     const connection = await Connection.connect({ address: phase.address });
     try {
-      const client = new Client({ connection, namespace: infra.namespace, dataConverter: createDataConverter(parseMasterKeys(secretsKeys)) });
+      const client = new Client({
+        connection,
+        namespace: infra.namespace,
+        dataConverter: createDataConverter(parseMasterKeys(secretsKeys)),
+      });
       const tag = `bc${index}${Date.now().toString(36)}`;
       const onboard = async (ref: string) => {
         refs.push(ref);
-        const handle = await startOnboarding(client, { externalRef: ref, name: `Bench ${ref}`, fundingMicroUsd: FUNDING_MICRO_USD }, { taskQueue });
+        const handle = await startOnboarding(
+          client,
+          { externalRef: ref, name: `Bench ${ref}`, fundingMicroUsd: FUNDING_MICRO_USD },
+          { taskQueue },
+        );
         const result = await handle.result();
         if (result.status !== 'active') throw new Error(`onboarding of ${ref} ended ${String(result.status)}`);
       };
       await runConcurrent(WARMUP, WARMUP, (i) => onboard(`${tag}-w-${i}`));
-      runs.push({ phase, run: await withCpu(count, () => runConcurrent(count, concurrency, (i) => onboard(`${tag}-${i}`))) });
+      runs.push({
+        phase,
+        run: await withCpu(count, () => runConcurrent(count, concurrency, (i) => onboard(`${tag}-${i}`))),
+      });
     } finally {
       await connection.close();
       for (const worker of workers) await worker.stop();
@@ -91,7 +119,11 @@ export async function runClusterPhases(context: BenchContext): Promise<{ metrics
   }
   const violations = await exactlyOnce(sim, refs);
   const metrics: Metric[] = runs.flatMap(({ phase, run }): Metric[] => [
-    { metric: `onboardTenant throughput, ${phase.label} (${count}, ${concurrency} in flight)`, value: run.perSecond, unit: '/s' },
+    {
+      metric: `onboardTenant throughput, ${phase.label} (${count}, ${concurrency} in flight)`,
+      value: run.perSecond,
+      unit: '/s',
+    },
     { metric: `onboardTenant p50, ${phase.label}`, value: run.latency.p50, unit: 'ms' },
     { metric: `CPU per onboarding, ${phase.label}: ${cpuSplit(run)}`, value: totalCpu(run), unit: 'ms' },
   ]);
@@ -109,17 +141,25 @@ async function exactlyOnce(sim: SimProcess, refs: string[]): Promise<string[]> {
   for (const ref of refs) {
     const subs = state.subaccounts.filter((s) => s.externalRef === ref);
     const transfers = state.transfers.filter((t) => subs.some((s) => s.id === t.subaccountId));
-    if (subs.length !== 1 || transfers.length !== 1) violations.push(`${ref}: ${subs.length} sub-accounts, ${transfers.length} transfers`);
+    if (subs.length !== 1 || transfers.length !== 1)
+      violations.push(`${ref}: ${subs.length} sub-accounts, ${transfers.length} transfers`);
   }
   return violations;
 }
 
 function totalCpu(run: CpuMeasured<ConcurrentRun>): number {
-  return Math.round((run.cpuMsPerRun + Object.values(run.otherProcessesCpuMsPerRun).reduce((a, b) => a + b, 0)) * 10) / 10;
+  return (
+    Math.round((run.cpuMsPerRun + Object.values(run.otherProcessesCpuMsPerRun).reduce((a, b) => a + b, 0)) * 10) / 10
+  );
 }
 
 /** `node 12.1, server 8.0, postgres 6.2` — ms per onboarding by process name, biggest first. */
 function cpuSplit(run: CpuMeasured<ConcurrentRun>): string {
-  const parts = Object.entries({ ...run.otherProcessesCpuMsPerRun, 'bench client': run.cpuMsPerRun }).sort((a, b) => b[1] - a[1]);
-  return parts.filter(([, ms]) => ms >= 0.5).map(([name, ms]) => `${name} ${ms.toFixed(1)}`).join(', ');
+  const parts = Object.entries({ ...run.otherProcessesCpuMsPerRun, 'bench client': run.cpuMsPerRun }).sort(
+    (a, b) => b[1] - a[1],
+  );
+  return parts
+    .filter(([, ms]) => ms >= 0.5)
+    .map(([name, ms]) => `${name} ${ms.toFixed(1)}`)
+    .join(', ');
 }

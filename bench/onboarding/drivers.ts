@@ -28,14 +28,20 @@ export interface Target {
   eager: boolean;
 }
 
-export function onboardingRunner(world: OnboardingWorld, fundingMicroUsd: string, counter: StartCounter, target: Target) {
+export function onboardingRunner(
+  world: OnboardingWorld,
+  fundingMicroUsd: string,
+  counter: StartCounter,
+  target: Target,
+) {
   return async (externalRef: string): Promise<void> => {
     const handle = await startOnboarding(
       world.client,
       { externalRef, name: `Bench ${externalRef}`, fundingMicroUsd },
       { taskQueue: target.taskQueue, requestEagerStart: target.eager },
     );
-    if (!handle.started) throw new Error(`onboarding of ${externalRef} was already started: external refs must be fresh per run`);
+    if (!handle.started)
+      throw new Error(`onboarding of ${externalRef} was already started: external refs must be fresh per run`);
     countStart(counter, handle);
     const result = await handle.result();
     if (result.status !== 'active') throw new Error(`onboarding of ${externalRef} ended ${String(result.status)}`);
@@ -44,7 +50,13 @@ export function onboardingRunner(world: OnboardingWorld, fundingMicroUsd: string
 
 export type BareKind = 'regular' | 'local';
 
-export function bareRunner(world: OnboardingWorld, kind: BareKind, waitMs: number, counter: StartCounter, target: Target) {
+export function bareRunner(
+  world: OnboardingWorld,
+  kind: BareKind,
+  waitMs: number,
+  counter: StartCounter,
+  target: Target,
+) {
   const workflowType = kind === 'regular' ? 'bareThreeActivities' : 'bareThreeLocalActivities';
   return async (workflowId: string): Promise<void> => {
     const handle = await world.client.workflow.start(workflowType, {

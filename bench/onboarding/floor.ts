@@ -25,17 +25,39 @@ export function floorRunners(world: OnboardingWorld, fundingMicroUsd: string) {
   return {
     /** Mean milliseconds of each activity in the activities-direct runs so far. */
     meanStepMs(): Record<string, number> {
-      return Object.fromEntries([...stepMs.entries()].map(([name, xs]) => [name, Math.round((xs.reduce((s, x) => s + x, 0) / xs.length) * 10) / 10]));
+      return Object.fromEntries(
+        [...stepMs.entries()].map(([name, xs]) => [
+          name,
+          Math.round((xs.reduce((s, x) => s + x, 0) / xs.length) * 10) / 10,
+        ]),
+      );
     },
     async callsOnly(externalRef: string): Promise<void> {
-      const { subaccount } = await platform.createSubaccount({ name: `Floor ${externalRef}`, externalRef, idempotencyKey: `floor-create-${externalRef}` });
-      await platform.transfer({ subaccountId: subaccount.id, amountMicroUsd: fundingMicroUsd, idempotencyKey: `floor-transfer-${externalRef}` });
+      const { subaccount } = await platform.createSubaccount({
+        name: `Floor ${externalRef}`,
+        externalRef,
+        idempotencyKey: `floor-create-${externalRef}`,
+      });
+      await platform.transfer({
+        subaccountId: subaccount.id,
+        amountMicroUsd: fundingMicroUsd,
+        idempotencyKey: `floor-transfer-${externalRef}`,
+      });
       const created = await platform.createTenantKey({ subaccountId: subaccount.id, name: 'default-g1-a1' });
       await platform.listProjects({ auth: { kind: 'tenant-key', token: created.token } });
     },
     async activitiesDirect(externalRef: string): Promise<void> {
-      const { subaccountId } = await step('ensureSubaccount', () => activities.ensureSubaccount({ externalRef, name: `Floor ${externalRef}` }));
-      const funded = await step('fundWallet', () => activities.fundWallet({ externalRef, subaccountId, amountMicroUsd: fundingMicroUsd, purpose: ONBOARDING_PURPOSE }));
+      const { subaccountId } = await step('ensureSubaccount', () =>
+        activities.ensureSubaccount({ externalRef, name: `Floor ${externalRef}` }),
+      );
+      const funded = await step('fundWallet', () =>
+        activities.fundWallet({
+          externalRef,
+          subaccountId,
+          amountMicroUsd: fundingMicroUsd,
+          purpose: ONBOARDING_PURPOSE,
+        }),
+      );
       if (funded.state !== 'succeeded') throw new Error(`floor funding of ${externalRef} ended ${funded.state}`);
       const keyRef = { externalRef, slot: DEFAULT_SLOT, generation: 1 };
       const issued = await step('issueTenantKey', () => activities.issueTenantKey({ ...keyRef, subaccountId }));

@@ -27,7 +27,11 @@ export interface WorkerProcess {
 const CHILD = fileURLToPath(new URL('./worker-child.ts', import.meta.url));
 const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-export async function startWorkerProcess(world: OnboardingWorld, context: BenchContext, tuning: WorkerTuning): Promise<WorkerProcess> {
+export async function startWorkerProcess(
+  world: OnboardingWorld,
+  context: BenchContext,
+  tuning: WorkerTuning,
+): Promise<WorkerProcess> {
   const { infra } = context;
   const taskQueue = `bench-onboarding-worker-process-${process.pid}`;
   const options: WorkerChildOptions = {

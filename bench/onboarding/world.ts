@@ -46,7 +46,10 @@ export async function createOnboardingWorld(context: BenchContext, tuning: Worke
     startSimProcess(
       {
         latencyMs: context.options.latencyMs ?? 25,
-        seed: { ...DEFAULT_SEED, parents: DEFAULT_SEED.parents.map((p) => ({ ...p, paidBalanceMicroUsd: BENCH_PAID_BALANCE_MICRO_USD })) },
+        seed: {
+          ...DEFAULT_SEED,
+          parents: DEFAULT_SEED.parents.map((p) => ({ ...p, paidBalanceMicroUsd: BENCH_PAID_BALANCE_MICRO_USD })),
+        },
       },
       infra.cleanup,
     ),
@@ -54,7 +57,11 @@ export async function createOnboardingWorld(context: BenchContext, tuning: Worke
   const pool = createPool(databaseUrl, { applicationName: 'tenant-orchestrator-bench', max: 20 });
   infra.cleanup.defer('bench pool', () => pool.end());
   const postgresStatements = countStatements(pool);
-  const wiring = { databaseUrl, platformKey: DEFAULT_SEED.parents[0]!.platformKeys[0]!, masterKeys: generateMasterKey('bench') };
+  const wiring = {
+    databaseUrl,
+    platformKey: DEFAULT_SEED.parents[0]!.platformKeys[0]!,
+    masterKeys: generateMasterKey('bench'),
+  };
   const deps: ActivityDeps = {
     pool,
     platform: createPlatformClient({ baseUrl: sim.apiBase, platformKey: wiring.platformKey, timeoutMs: 10_000 }),
@@ -69,8 +76,27 @@ export async function createOnboardingWorld(context: BenchContext, tuning: Worke
   const taskQueue = `bench-onboarding-${process.pid}`;
   const activityTimings = createActivityTimings();
   const worker = await startBenchWorker(
-    { connection, namespace: infra.namespace, taskQueue, activities: { ...activities, ...createBareActivities() }, tuning, activityInterceptors: [activityTimings.interceptor] },
+    {
+      connection,
+      namespace: infra.namespace,
+      taskQueue,
+      activities: { ...activities, ...createBareActivities() },
+      tuning,
+      activityInterceptors: [activityTimings.interceptor],
+    },
     infra.cleanup,
   );
-  return { sim, pool, deps, activities, client, taskQueue, worker, tuning, activityTimings, postgresStatements, wiring };
+  return {
+    sim,
+    pool,
+    deps,
+    activities,
+    client,
+    taskQueue,
+    worker,
+    tuning,
+    activityTimings,
+    postgresStatements,
+    wiring,
+  };
 }

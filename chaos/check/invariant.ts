@@ -24,6 +24,7 @@ export function printTable(results: InvariantResult[], write: (line: string) => 
     write('');
     write(`${r.name}: ${r.violations.length} violation(s)`);
     for (const line of r.violations.slice(0, detailsPerRow)) write(`  - ${line}`);
-    if (r.violations.length > detailsPerRow) write(`  … and ${r.violations.length - detailsPerRow} more (see the JSON report)`);
+    if (r.violations.length > detailsPerRow)
+      write(`  … and ${r.violations.length - detailsPerRow} more (see the JSON report)`);
   }
 }

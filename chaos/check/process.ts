@@ -13,7 +13,9 @@ export function checkOperations(operations: Operation[], reasons: Map<string, st
     result.checked += 1;
     if (op.accepted.includes(op.outcome)) continue;
     const live = [...reasons.entries()].find(([id]) => id.startsWith(`${op.workflowId}/`))?.[1];
-    result.violations.push(`${op.kind} ${op.workflowId}: ${op.outcome}${op.detail ? ` (${op.detail})` : ''}${live ? ` — ${live}` : ''}`);
+    result.violations.push(
+      `${op.kind} ${op.workflowId}: ${op.outcome}${op.detail ? ` (${op.detail})` : ''}${live ? ` — ${live}` : ''}`,
+    );
   }
   return result;
 }
@@ -25,7 +27,10 @@ export function checkWorkerLog(logFiles: string[]): InvariantResult {
     const lines = readFileSync(logFile, 'utf8').split('\n');
     lines.forEach((line, i) => {
       result.checked += 1;
-      if (TOKEN_PATTERN.test(line)) result.violations.push(`${basename(logFile)} line ${i + 1}: ${line.replace(/svsk_[A-Za-z0-9]+/g, 'svsk_<TOKEN>').slice(0, 200)}`);
+      if (TOKEN_PATTERN.test(line))
+        result.violations.push(
+          `${basename(logFile)} line ${i + 1}: ${line.replace(/svsk_[A-Za-z0-9]+/g, 'svsk_<TOKEN>').slice(0, 200)}`,
+        );
     });
   }
   return result;
@@ -36,7 +41,8 @@ export function checkNotices(notices: NoticeLog): InvariantResult {
   const result = invariant('rotation notices signed, no token');
   for (const notice of notices.received) {
     result.checked += 1;
-    if (!notice.signatureValid) result.violations.push(`${notice.event} notice with a bad signature: ${notice.body.slice(0, 120)}`);
+    if (!notice.signatureValid)
+      result.violations.push(`${notice.event} notice with a bad signature: ${notice.body.slice(0, 120)}`);
     if (TOKEN_PATTERN.test(notice.body)) result.violations.push(`${notice.event} notice carries a token`);
   }
   return result;

@@ -8,18 +8,56 @@ import { invariant, type InvariantResult } from './invariant.js';
  * invariants. Only tenants whose onboarding completed are held to a final state; the others are
  * reported by the operations check.
  */
-interface TenantRow { external_ref: string; subaccount_id: string | null; status: string }
-interface IntentRow { external_ref: string; state: string; amount: string; idempotency_key: string }
-interface KeyRow { external_ref: string; platform_key_id: string | null; status: string; key_name: string }
+interface TenantRow {
+  external_ref: string;
+  subaccount_id: string | null;
+  status: string;
+}
+interface IntentRow {
+  external_ref: string;
+  state: string;
+  amount: string;
+  idempotency_key: string;
+}
+interface KeyRow {
+  external_ref: string;
+  platform_key_id: string | null;
+  status: string;
+  key_name: string;
+}
 
-export async function checkRecords(pool: Pool, sim: SimStateSnapshot, prefix: string, operations: Operation[]): Promise<InvariantResult[]> {
+export async function checkRecords(
+  pool: Pool,
+  sim: SimStateSnapshot,
+  prefix: string,
+  operations: Operation[],
+): Promise<InvariantResult[]> {
   const like = `${prefix}%`;
-  const tenants = (await pool.query<TenantRow>('SELECT external_ref, subaccount_id, status FROM tenants WHERE external_ref LIKE $1::text', [like])).rows;
-  const intents = (await pool.query<IntentRow>('SELECT external_ref, state, amount_micro_usd::text AS amount, idempotency_key FROM transfer_intents WHERE external_ref LIKE $1::text', [like])).rows;
-  const keys = (await pool.query<KeyRow>('SELECT external_ref, platform_key_id, status, key_name FROM tenant_keys WHERE external_ref LIKE $1::text', [like])).rows;
+  const tenants = (
+    await pool.query<TenantRow>(
+      'SELECT external_ref, subaccount_id, status FROM tenants WHERE external_ref LIKE $1::text',
+      [like],
+    )
+  ).rows;
+  const intents = (
+    await pool.query<IntentRow>(
+      'SELECT external_ref, state, amount_micro_usd::text AS amount, idempotency_key FROM transfer_intents WHERE external_ref LIKE $1::text',
+      [like],
+    )
+  ).rows;
+  const keys = (
+    await pool.query<KeyRow>(
+      'SELECT external_ref, platform_key_id, status, key_name FROM tenant_keys WHERE external_ref LIKE $1::text',
+      [like],
+    )
+  ).rows;
   const byRef = new Map(tenants.map((t) => [t.external_ref, t]));
-  const onboarded = new Set(operations.filter((o) => o.kind === 'onboard' && o.outcome === 'completed').map((o) => o.externalRef));
-  const closed = new Set(operations.filter((o) => o.kind === 'close' && o.outcome === 'completed').map((o) => o.externalRef));
+  const onboarded = new Set(
+    operations.filter((o) => o.kind === 'onboard' && o.outcome === 'completed').map((o) => o.externalRef),
+  );
+  const closed = new Set(
+    operations.filter((o) => o.kind === 'close' && o.outcome === 'completed').map((o) => o.externalRef),
+  );
   const closeTried = new Set(operations.filter((o) => o.kind === 'close').map((o) => o.externalRef));
   const startedRefs = [...new Set(operations.filter((o) => o.kind === 'onboard').map((o) => o.externalRef))];
 
@@ -33,10 +71,18 @@ export async function checkRecords(pool: Pool, sim: SimStateSnapshot, prefix: st
     created.checked += 1;
     const subs = sim.subaccounts.filter((s) => s.externalRef === ref);
     const row = byRef.get(ref);
-    if (subs.length > 1) created.violations.push(`${ref}: ${subs.length} sub-accounts on the platform (${subs.map((s) => `${s.id} ${s.status}`).join(', ')})`);
-    if (subs.filter((s) => s.status !== 'closed').length > 1) created.violations.push(`${ref}: more than one live sub-account`);
-    if (row?.subaccount_id && !subs.some((s) => s.id === row.subaccount_id)) created.violations.push(`${ref}: our record names ${row.subaccount_id}, which the platform does not have`);
-    if (onboarded.has(ref) && (subs.length !== 1 || row?.subaccount_id !== subs[0]!.id)) created.violations.push(`${ref}: onboarded, but records say ${row?.subaccount_id ?? 'no sub-account'} and the platform has ${subs.length}`);
+    if (subs.length > 1)
+      created.violations.push(
+        `${ref}: ${subs.length} sub-accounts on the platform (${subs.map((s) => `${s.id} ${s.status}`).join(', ')})`,
+      );
+    if (subs.filter((s) => s.status !== 'closed').length > 1)
+      created.violations.push(`${ref}: more than one live sub-account`);
+    if (row?.subaccount_id && !subs.some((s) => s.id === row.subaccount_id))
+      created.violations.push(`${ref}: our record names ${row.subaccount_id}, which the platform does not have`);
+    if (onboarded.has(ref) && (subs.length !== 1 || row?.subaccount_id !== subs[0]!.id))
+      created.violations.push(
+        `${ref}: onboarded, but records say ${row?.subaccount_id ?? 'no sub-account'} and the platform has ${subs.length}`,
+      );
 
     const sub = subs.find((s) => s.id === row?.subaccount_id) ?? subs[0];
     const simTransfers = sub ? sim.transfers.filter((t) => t.subaccountId === sub.id) : [];
@@ -44,36 +90,58 @@ export async function checkRecords(pool: Pool, sim: SimStateSnapshot, prefix: st
     const succeeded = ours.filter((i) => i.state === 'succeeded');
     transfers.checked += 1;
     const sum = (values: string[]) => values.reduce((total, v) => total + BigInt(v), 0n);
-    if (simTransfers.length !== succeeded.length || sum(simTransfers.map((t) => t.amountMicroUsd)) !== sum(succeeded.map((i) => i.amount))) {
-      transfers.violations.push(`${ref}: platform has ${simTransfers.length} transfer(s) summing ${sum(simTransfers.map((t) => t.amountMicroUsd))}; our succeeded intents: ${succeeded.length} summing ${sum(succeeded.map((i) => i.amount))}`);
+    if (
+      simTransfers.length !== succeeded.length ||
+      sum(simTransfers.map((t) => t.amountMicroUsd)) !== sum(succeeded.map((i) => i.amount))
+    ) {
+      transfers.violations.push(
+        `${ref}: platform has ${simTransfers.length} transfer(s) summing ${sum(simTransfers.map((t) => t.amountMicroUsd))}; our succeeded intents: ${succeeded.length} summing ${sum(succeeded.map((i) => i.amount))}`,
+      );
     }
     for (const t of simTransfers) {
-      if (!succeeded.some((i) => i.idempotency_key === t.idempotencyKey)) transfers.violations.push(`${ref}: platform transfer ${t.id} under key ${t.idempotencyKey} matches no succeeded intent of ours`);
+      if (!succeeded.some((i) => i.idempotency_key === t.idempotencyKey))
+        transfers.violations.push(
+          `${ref}: platform transfer ${t.id} under key ${t.idempotencyKey} matches no succeeded intent of ours`,
+        );
     }
     for (const open of ours.filter((i) => ['pending', 'unknown', 'needs_operator'].includes(i.state))) {
-      if (onboarded.has(ref)) transfers.violations.push(`${ref}: intent ${open.idempotency_key} still ${open.state} after onboarding completed`);
+      if (onboarded.has(ref))
+        transfers.violations.push(
+          `${ref}: intent ${open.idempotency_key} still ${open.state} after onboarding completed`,
+        );
     }
 
     if (!onboarded.has(ref) || !sub) continue;
     const expected = closed.has(ref) ? 'closed' : 'active';
     statuses.checked += 1;
     const why = expected === 'active' && closeTried.has(ref) ? ' (its close did not complete)' : '';
-    if (row?.status !== expected || sub.status !== expected) statuses.violations.push(`${ref}: expected ${expected}${why}; our record says ${row?.status ?? 'nothing'}, the platform ${sub.status}`);
+    if (row?.status !== expected || sub.status !== expected)
+      statuses.violations.push(
+        `${ref}: expected ${expected}${why}; our record says ${row?.status ?? 'nothing'}, the platform ${sub.status}`,
+      );
 
     const simActive = sim.apiKeys.filter((k) => k.subaccountId === sub.id && k.status === 'active');
     const ourActive = keys.filter((k) => k.external_ref === ref && k.status === 'active');
     const want = expected === 'closed' ? 0 : 1;
     activeKeys.checked += 1;
     if (simActive.length !== want || ourActive.length !== want) {
-      activeKeys.violations.push(`${ref} (${expected}): ${simActive.length} active key(s) on the platform [${simActive.map((k) => `${k.id} ${k.name}`).join(', ')}], ${ourActive.length} in our records`);
+      activeKeys.violations.push(
+        `${ref} (${expected}): ${simActive.length} active key(s) on the platform [${simActive.map((k) => `${k.id} ${k.name}`).join(', ')}], ${ourActive.length} in our records`,
+      );
     }
     for (const key of sim.apiKeys.filter((k) => k.subaccountId === sub.id)) {
       orphans.checked += 1;
       const record = keys.find((k) => k.external_ref === ref && k.platform_key_id === key.id);
-      if (key.status === 'active' && record?.status !== 'active') orphans.violations.push(`${ref}: platform key ${key.id} (${key.name}) is active; our record: ${record ? record.status : 'none'}`);
-      if (key.status === 'revoked' && record?.status === 'active') orphans.violations.push(`${ref}: our record says key ${key.id} is active, the platform revoked it`);
+      if (key.status === 'active' && record?.status !== 'active')
+        orphans.violations.push(
+          `${ref}: platform key ${key.id} (${key.name}) is active; our record: ${record ? record.status : 'none'}`,
+        );
+      if (key.status === 'revoked' && record?.status === 'active')
+        orphans.violations.push(`${ref}: our record says key ${key.id} is active, the platform revoked it`);
     }
-    for (const stale of keys.filter((k) => k.external_ref === ref && (k.status === 'creating' || k.status === 'revoking'))) {
+    for (const stale of keys.filter(
+      (k) => k.external_ref === ref && (k.status === 'creating' || k.status === 'revoking'),
+    )) {
       orphans.violations.push(`${ref}: key record ${stale.key_name} left in ${stale.status}`);
     }
   }
@@ -91,7 +159,8 @@ export async function checkTokensInRecords(pool: Pool): Promise<InvariantResult>
       `SELECT count(*)::text AS total, count(*) FILTER (WHERE t::text ~ 'svsk_[A-Za-z0-9]')::text AS leaks FROM ${table} t`,
     );
     result.checked += Number(rows[0]!.total);
-    if (Number(rows[0]!.leaks) > 0) result.violations.push(`${table}: ${rows[0]!.leaks} row(s) hold a tenant token in the clear`);
+    if (Number(rows[0]!.leaks) > 0)
+      result.violations.push(`${table}: ${rows[0]!.leaks} row(s) hold a tenant token in the clear`);
   }
   return result;
 }

@@ -6,14 +6,20 @@ import { invariant, TOKEN_PATTERN, type InvariantResult } from './invariant.js';
  * What Temporal holds: every run of the task queue (visibility), the live state of the ones still
  * running (queries), and every history, decoded with the payload codec and searched for tokens.
  */
-const STATUS_QUERY: Record<string, string> = { onboardTenant: 'onboardingStatus', rotateTenantKey: 'rotationStatus', closeTenant: 'closeStatus' };
+const STATUS_QUERY: Record<string, string> = {
+  onboardTenant: 'onboardingStatus',
+  rotateTenantKey: 'rotationStatus',
+  closeTenant: 'closeStatus',
+};
 
 export interface TemporalFindings {
   runs: WorkflowExecutionInfo[];
   /** Why each run that is not completed is where it is, by `workflowId/runId`. */
   reasons: Map<string, string>;
   results: InvariantResult[];
-  /** Worker identities (`pid@host`) that completed workflow tasks: more than one when several processes shared the work. */
+  /**
+   * Worker identities (`pid@host`) that completed workflow tasks: more than one when several processes shared the work.
+   */
   workerIdentities: string[];
 }
 
@@ -37,15 +43,22 @@ export async function checkTemporal(client: Client, codec: PayloadCodec, taskQue
     const text = await decodedJson(history, codec);
     histories.checked += 1;
     if (TOKEN_PATTERN.test(text)) histories.violations.push(`${id}: a tenant token appears in the decoded history`);
-    const events = (JSON.parse(text) as { events?: Array<{ workflowTaskCompletedEventAttributes?: { identity?: string } }> }).events ?? [];
-    for (const event of events) if (event.workflowTaskCompletedEventAttributes?.identity) identities.add(event.workflowTaskCompletedEventAttributes.identity);
+    const events =
+      (JSON.parse(text) as { events?: Array<{ workflowTaskCompletedEventAttributes?: { identity?: string } }> })
+        .events ?? [];
+    for (const event of events)
+      if (event.workflowTaskCompletedEventAttributes?.identity)
+        identities.add(event.workflowTaskCompletedEventAttributes.identity);
 
     if (run.status.name === 'COMPLETED') return;
     stuck.checked += 1;
     if (run.status.name === 'RUNNING') {
-      const reason = await liveReason(client, run).catch((error: unknown) => `query failed: ${error instanceof Error ? error.message : String(error)}`);
+      const reason = await liveReason(client, run).catch(
+        (error: unknown) => `query failed: ${error instanceof Error ? error.message : String(error)}`,
+      );
       reasons.set(id, reason);
-      if (!reason.startsWith('stage ') || reason.includes('query failed')) stuck.violations.push(`${id} (${run.type}) is running without a visible reason: ${reason}`);
+      if (!reason.startsWith('stage ') || reason.includes('query failed'))
+        stuck.violations.push(`${id} (${run.type}) is running without a visible reason: ${reason}`);
       return;
     }
     const reason = closeReason(JSON.parse(text) as { events?: Array<Record<string, unknown>> });
@@ -61,7 +74,8 @@ async function liveReason(client: Client, run: WorkflowExecutionInfo): Promise<s
   const metadata = await handle.query<{ currentDetails?: string }>('__temporal_workflow_metadata');
   const queryName = STATUS_QUERY[run.type];
   const status = queryName ? await handle.query<{ stage?: string; waitingFor?: string | null }>(queryName) : undefined;
-  if (!status?.stage || !metadata.currentDetails) return `no stage or current details (stage ${status?.stage ?? 'none'}, details ${metadata.currentDetails ? 'set' : 'empty'})`;
+  if (!status?.stage || !metadata.currentDetails)
+    return `no stage or current details (stage ${status?.stage ?? 'none'}, details ${metadata.currentDetails ? 'set' : 'empty'})`;
   return `stage ${status.stage}${status.waitingFor ? `, waiting: ${status.waitingFor}` : ''}`;
 }
 
@@ -74,7 +88,8 @@ function closeReason(history: { events?: Array<Record<string, unknown>> }): stri
   const terminated = last.workflowExecutionTerminatedEventAttributes as { reason?: string } | undefined;
   if (terminated) return `terminated: ${terminated.reason || 'no reason given'}`;
   if (last.workflowExecutionCanceledEventAttributes) {
-    const request = events.find((e) => e.workflowExecutionCancelRequestedEventAttributes)?.workflowExecutionCancelRequestedEventAttributes as { identity?: string; cause?: string } | undefined;
+    const request = events.find((e) => e.workflowExecutionCancelRequestedEventAttributes)
+      ?.workflowExecutionCancelRequestedEventAttributes as { identity?: string; cause?: string } | undefined;
     return request ? `cancelled on request${request.cause ? ` (${request.cause})` : ''}` : null;
   }
   if (last.workflowExecutionTimedOutEventAttributes) return 'timed out';
@@ -85,7 +100,9 @@ function closeReason(history: { events?: Array<Record<string, unknown>> }): stri
 /** The history as JSON text with every payload decoded (the codec encrypts them all). */
 export async function decodedJson(value: unknown, codec: PayloadCodec): Promise<string> {
   const decoded = await decodeDeep(value, codec);
-  return JSON.stringify(decoded, (_key, v: unknown) => (v instanceof Uint8Array ? Buffer.from(v).toString('utf8') : typeof v === 'bigint' ? v.toString() : v));
+  return JSON.stringify(decoded, (_key, v: unknown) =>
+    v instanceof Uint8Array ? Buffer.from(v).toString('utf8') : typeof v === 'bigint' ? v.toString() : v,
+  );
 }
 
 async function decodeDeep(value: unknown, codec: PayloadCodec): Promise<unknown> {
@@ -101,7 +118,12 @@ async function decodeDeep(value: unknown, codec: PayloadCodec): Promise<unknown>
 
 function isPayload(value: object): value is Payload {
   const metadata = (value as { metadata?: unknown }).metadata;
-  return metadata !== null && typeof metadata === 'object' && 'encoding' in metadata && (metadata as Record<string, unknown>).encoding instanceof Uint8Array;
+  return (
+    metadata !== null &&
+    typeof metadata === 'object' &&
+    'encoding' in metadata &&
+    (metadata as Record<string, unknown>).encoding instanceof Uint8Array
+  );
 }
 
 export async function forEachLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {

@@ -28,7 +28,11 @@ program
     withRuntime(async (runtime) => {
       const { migrate } = await import('../db/migrate.js');
       const result = await migrate(runtime.pool());
-      console.log(result.applied.length ? `applied ${result.applied.join(', ')}; schema at version ${result.to}` : `schema already at version ${result.to}`);
+      console.log(
+        result.applied.length
+          ? `applied ${result.applied.join(', ')}; schema at version ${result.to}`
+          : `schema already at version ${result.to}`,
+      );
     }),
   );
 
@@ -36,7 +40,10 @@ program
   .command('worker')
   .description('run the Temporal worker (all workflows and activities) until SIGINT/SIGTERM')
   .action(async () => {
-    const [{ loadCliConfig }, { startWorker }] = await Promise.all([import('./context.js'), import('../main/worker.js')]);
+    const [{ loadCliConfig }, { startWorker }] = await Promise.all([
+      import('./context.js'),
+      import('../main/worker.js'),
+    ]);
     const config = loadCliConfig();
     const running = await startWorker(config);
     console.log(`worker polling task queue ${config.TEMPORAL_TASK_QUEUE}`);
@@ -48,7 +55,9 @@ program
 
 program
   .command('setup')
-  .description("register the namespace (when missing) and the project's search attributes on a self-hosted Temporal cluster (idempotent)")
+  .description(
+    "register the namespace (when missing) and the project's search attributes on a self-hosted Temporal cluster (idempotent)",
+  )
   .action(async () =>
     withRuntime(async (runtime) => {
       const [{ ensureSearchAttributes }, { ensureNamespace }] = await Promise.all([
@@ -56,9 +65,12 @@ program
         import('../client/namespace-setup.js'),
       ]);
       const client = await runtime.client();
-      if (await ensureNamespace(client.connection, client.options.namespace)) console.log(`registered namespace ${client.options.namespace}`);
+      if (await ensureNamespace(client.connection, client.options.namespace))
+        console.log(`registered namespace ${client.options.namespace}`);
       const added = await ensureSearchAttributes(client, client.options.namespace);
-      console.log(added.length ? `registered search attributes: ${added.join(', ')}` : 'search attributes already registered');
+      console.log(
+        added.length ? `registered search attributes: ${added.join(', ')}` : 'search attributes already registered',
+      );
     }),
   );
 
@@ -81,7 +93,9 @@ secrets
   });
 secrets
   .command('reseal')
-  .description('re-encrypt every sealed token and webhook secret under the first key of SECRETS_KEYS (master-key rotation)')
+  .description(
+    're-encrypt every sealed token and webhook secret under the first key of SECRETS_KEYS (master-key rotation)',
+  )
   .option('--check', 'only count what is not yet under the current key')
   .action(async (opts: { check?: boolean }) =>
     withRuntime(async (runtime) => {
@@ -92,10 +106,17 @@ secrets
       ]);
       const keys = masterKeysOf(runtime.config);
       if (!keys) throw new Error('SECRETS_KEYS: is required to reseal');
-      const report = await resealAll({ pool: runtime.pool(), vault: createVault(keys) }, { dryRun: opts.check ?? false });
+      const report = await resealAll(
+        { pool: runtime.pool(), vault: createVault(keys) },
+        { dryRun: opts.check ?? false },
+      );
       const verb = opts.check ? 'to reseal' : 'resealed';
-      console.log(`tenant tokens: ${report.tokens.resealed} ${verb}, ${report.tokens.current} already under ${keys.current.id}`);
-      console.log(`webhook secrets: ${report.webhookSecrets.resealed} ${verb}, ${report.webhookSecrets.current} already under ${keys.current.id}`);
+      console.log(
+        `tenant tokens: ${report.tokens.resealed} ${verb}, ${report.tokens.current} already under ${keys.current.id}`,
+      );
+      console.log(
+        `webhook secrets: ${report.webhookSecrets.resealed} ${verb}, ${report.webhookSecrets.current} already under ${keys.current.id}`,
+      );
       if (opts.check && report.tokens.resealed + report.webhookSecrets.resealed > 0) process.exitCode = 1;
     }),
   );

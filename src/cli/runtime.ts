@@ -21,7 +21,8 @@ export function createCliRuntime(): CliRuntime {
   return {
     config,
     pool() {
-      if (!config.DATABASE_URL) throw new ConfigError(['DATABASE_URL: is not set (and no dev stack is running: start one with `npm start`)']);
+      if (!config.DATABASE_URL)
+        throw new ConfigError(['DATABASE_URL: is not set (and no dev stack is running: start one with `npm start`)']);
       pool ??= createPool(config.DATABASE_URL, { max: 2, applicationName: 'tenantctl' });
       return pool;
     },

@@ -19,7 +19,10 @@ export interface RotationDeployerEnv {
 }
 
 export function deployerReadinessOf(config: RotationDeployerEnv): DeployerReadiness {
-  return { defaultDeployer: config.ROTATION_DEPLOYER, notifyConfigured: Boolean(config.ROTATION_NOTIFY_URL && config.ROTATION_NOTIFY_SECRET) };
+  return {
+    defaultDeployer: config.ROTATION_DEPLOYER,
+    notifyConfigured: Boolean(config.ROTATION_NOTIFY_URL && config.ROTATION_NOTIFY_SECRET),
+  };
 }
 
 export class DeployerNotConfiguredError extends Error {
@@ -28,7 +31,10 @@ export class DeployerNotConfiguredError extends Error {
 }
 
 /** Throws DeployerNotConfiguredError when the rotation's deployer (its own, else the default) cannot run. */
-export function assertDeployerReady(input: Pick<ParsedRotateTenantKeyInput, 'deployer'>, readiness: DeployerReadiness): void {
+export function assertDeployerReady(
+  input: Pick<ParsedRotateTenantKeyInput, 'deployer'>,
+  readiness: DeployerReadiness,
+): void {
   const kind = input.deployer?.kind ?? readiness.defaultDeployer;
   if (kind === 'notify' && !readiness.notifyConfigured) {
     throw new DeployerNotConfiguredError(

@@ -8,8 +8,10 @@ import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
 export function describeError(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   const chain: Error[] = [];
-  for (let current: unknown = error; current instanceof Error && chain.length < 10; current = current.cause) chain.push(current);
-  if (!chain.some((e) => e instanceof TemporalFailure) && !/Workflow execution/.test(error.message)) return error.message;
+  for (let current: unknown = error; current instanceof Error && chain.length < 10; current = current.cause)
+    chain.push(current);
+  if (!chain.some((e) => e instanceof TemporalFailure) && !/Workflow execution/.test(error.message))
+    return error.message;
   const application = chain.filter((e): e is ApplicationFailure => e instanceof ApplicationFailure).at(-1);
   const innermost = application ?? chain.at(-1)!;
   const type = application?.type ? `${application.type}: ` : '';

@@ -12,20 +12,44 @@ export class DriftScheduleNotFoundError extends Error {
   override name = 'DriftScheduleNotFoundError';
 }
 
-export async function scheduleDriftCheck(client: Client, rawInput: ReconcileFleetInput, times: { every: string; jitter?: string | undefined }, taskQueue: string) {
-  if (!SCHEDULE_EVERY.test(times.every)) throw new Error(`--every: must be a duration like 1h or 30m (got ${times.every})`);
-  if (times.jitter !== undefined && !SCHEDULE_EVERY.test(times.jitter)) throw new Error(`--jitter: must be a duration like 5m (got ${times.jitter})`);
+export async function scheduleDriftCheck(
+  client: Client,
+  rawInput: ReconcileFleetInput,
+  times: { every: string; jitter?: string | undefined },
+  taskQueue: string,
+) {
+  if (!SCHEDULE_EVERY.test(times.every))
+    throw new Error(`--every: must be a duration like 1h or 30m (got ${times.every})`);
+  if (times.jitter !== undefined && !SCHEDULE_EVERY.test(times.jitter))
+    throw new Error(`--jitter: must be a duration like 5m (got ${times.jitter})`);
   const input = parseInput(reconcileFleetInputSchema, rawInput);
   if (input.externalRef) throw new Error('a scheduled drift check covers the whole fleet: no tenant');
   const spec = { intervals: [{ every: times.every }], ...(times.jitter ? { jitter: times.jitter } : {}) };
-  const action = { type: 'startWorkflow' as const, workflowType: 'reconcileFleet', workflowId: 'drift-scheduled', taskQueue, args: [rawInput] };
+  const action = {
+    type: 'startWorkflow' as const,
+    workflowType: 'reconcileFleet',
+    workflowId: 'drift-scheduled',
+    taskQueue,
+    args: [rawInput],
+  };
   try {
-    await client.schedule.create({ scheduleId: DRIFT_SCHEDULE_ID, spec, action, policies: { overlap: 'SKIP', catchupWindow: '1h' }, memo: { kind: 'drift-check' } });
+    await client.schedule.create({
+      scheduleId: DRIFT_SCHEDULE_ID,
+      spec,
+      action,
+      policies: { overlap: 'SKIP', catchupWindow: '1h' },
+      memo: { kind: 'drift-check' },
+    });
     return { scheduleId: DRIFT_SCHEDULE_ID, outcome: 'created' as const };
   } catch (error) {
     if (!(error instanceof ScheduleAlreadyRunning)) throw error;
   }
-  await client.schedule.getHandle(DRIFT_SCHEDULE_ID).update((previous) => ({ ...previous, spec, action: action as typeof previous.action, policies: { ...previous.policies, overlap: 'SKIP' } }));
+  await client.schedule.getHandle(DRIFT_SCHEDULE_ID).update((previous) => ({
+    ...previous,
+    spec,
+    action: action as typeof previous.action,
+    policies: { ...previous.policies, overlap: 'SKIP' },
+  }));
   return { scheduleId: DRIFT_SCHEDULE_ID, outcome: 'updated' as const };
 }
 
@@ -45,7 +69,10 @@ export async function describeDriftSchedule(client: Client) {
   }
 }
 
-export async function controlDriftSchedule(client: Client, command: 'pause' | 'unpause' | 'delete' | 'run-now'): Promise<void> {
+export async function controlDriftSchedule(
+  client: Client,
+  command: 'pause' | 'unpause' | 'delete' | 'run-now',
+): Promise<void> {
   const handle = client.schedule.getHandle(DRIFT_SCHEDULE_ID);
   try {
     if (command === 'pause') await handle.pause('pause via tenantctl');
@@ -53,7 +80,10 @@ export async function controlDriftSchedule(client: Client, command: 'pause' | 'u
     else if (command === 'delete') await handle.delete();
     else await handle.trigger('SKIP');
   } catch (error) {
-    if (error instanceof ScheduleNotFoundError) throw new DriftScheduleNotFoundError(`no drift schedule (${DRIFT_SCHEDULE_ID}): create it with \`tenantctl drift schedule create\``);
+    if (error instanceof ScheduleNotFoundError)
+      throw new DriftScheduleNotFoundError(
+        `no drift schedule (${DRIFT_SCHEDULE_ID}): create it with \`tenantctl drift schedule create\``,
+      );
     throw error;
   }
 }

@@ -31,7 +31,9 @@ export interface LastRun {
 export async function listLastRuns(client: Client, externalRef: string, slots: readonly string[]): Promise<LastRun[]> {
   const ids: Array<{ kind: RunKind; slot?: string; workflowId: string }> = [
     { kind: 'onboard', workflowId: onboardingWorkflowId(externalRef) },
-    ...[...new Set(['default', ...slots])].sort().map((slot) => ({ kind: 'rotate' as const, slot, workflowId: rotationWorkflowId(externalRef, slot) })),
+    ...[...new Set(['default', ...slots])]
+      .sort()
+      .map((slot) => ({ kind: 'rotate' as const, slot, workflowId: rotationWorkflowId(externalRef, slot) })),
     { kind: 'suspend', workflowId: lifecycleWorkflowId('suspend', externalRef) },
     { kind: 'resume', workflowId: lifecycleWorkflowId('resume', externalRef) },
     { kind: 'close', workflowId: lifecycleWorkflowId('close', externalRef) },
@@ -40,7 +42,10 @@ export async function listLastRuns(client: Client, externalRef: string, slots: r
   return runs.filter((run): run is LastRun => run !== null);
 }
 
-async function lastRun(client: Client, id: { kind: RunKind; slot?: string; workflowId: string }): Promise<LastRun | null> {
+async function lastRun(
+  client: Client,
+  id: { kind: RunKind; slot?: string; workflowId: string },
+): Promise<LastRun | null> {
   let description;
   try {
     description = await client.workflow.getHandle(id.workflowId).describe();
@@ -76,10 +81,15 @@ function outcomeOf(result: unknown): string | null {
   return typeof status === 'string' ? status : null;
 }
 
-/** The chain below "workflow failed": the message says what failed, the causes why; the deepest application type is the code. */
+/**
+ * The chain below "workflow failed": the message says what failed, the causes why; the deepest application type is the
+ * code.
+ */
 export function formatLastRun(run: LastRun): string[] {
   const name = run.slot ? `${run.kind} ${run.slot}` : run.kind;
-  const lines = [`last ${name}: ${run.status}${run.outcome ? ` (${run.outcome})` : ''} [${run.workflowId}] started ${run.startedAt}${run.closedAt ? `, ended ${run.closedAt}` : ''}`];
+  const lines = [
+    `last ${name}: ${run.status}${run.outcome ? ` (${run.outcome})` : ''} [${run.workflowId}] started ${run.startedAt}${run.closedAt ? `, ended ${run.closedAt}` : ''}`,
+  ];
   if (run.failure) {
     lines.push(`  failed: ${run.failure.message}${run.failure.type ? ` [${run.failure.type}]` : ''}`);
     for (const cause of run.failure.causes) lines.push(`  cause: ${cause}`);
@@ -89,11 +99,26 @@ export function formatLastRun(run: LastRun): string[] {
 
 export function failureOf(error: unknown): NonNullable<LastRun['failure']> {
   const chain: Error[] = [];
-  for (let at: unknown = error instanceof WorkflowFailedError ? error.cause : error; at instanceof Error && chain.length < 5; at = at.cause) chain.push(at);
+  for (
+    let at: unknown = error instanceof WorkflowFailedError ? error.cause : error;
+    at instanceof Error && chain.length < 5;
+    at = at.cause
+  )
+    chain.push(at);
   if (chain.length === 0) return { message: safeSnippet(String(error), 300), type: null, causes: [] };
   // "Activity task failed" says where, not what: the message is the first failure that is not such a wrapper.
-  const first = Math.max(0, chain.findIndex((failure) => !(failure instanceof ActivityFailure || failure instanceof ChildWorkflowFailure)));
-  const messages = chain.slice(first).map((failure) => safeSnippet(failure instanceof TemporalFailure ? failure.message : `${failure.name}: ${failure.message}`, 300));
-  const type = chain.reduce<string | null>((found, failure) => (failure instanceof ApplicationFailure && failure.type ? failure.type : found), null);
+  const first = Math.max(
+    0,
+    chain.findIndex((failure) => !(failure instanceof ActivityFailure || failure instanceof ChildWorkflowFailure)),
+  );
+  const messages = chain
+    .slice(first)
+    .map((failure) =>
+      safeSnippet(failure instanceof TemporalFailure ? failure.message : `${failure.name}: ${failure.message}`, 300),
+    );
+  const type = chain.reduce<string | null>(
+    (found, failure) => (failure instanceof ApplicationFailure && failure.type ? failure.type : found),
+    null,
+  );
   return { message: messages[0]!, type, causes: messages.slice(1) };
 }

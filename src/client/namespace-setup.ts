@@ -54,8 +54,15 @@ async function untilServed(connection: ConnectionLike, namespace: string, timeou
   }
 }
 
-/** What `tenantctl setup` does, for a cluster a launcher just started: the namespace when missing, then the search attributes. */
-export async function setupNamespace(address: string, namespace: string, progress: (line: string) => void): Promise<void> {
+/**
+ * What `tenantctl setup` does, for a cluster a launcher just started: the namespace when missing, then the search
+ * attributes.
+ */
+export async function setupNamespace(
+  address: string,
+  namespace: string,
+  progress: (line: string) => void,
+): Promise<void> {
   const connection = await Connection.connect({ address });
   try {
     if (await ensureNamespace(connection, namespace)) progress(`registered namespace ${namespace}`);

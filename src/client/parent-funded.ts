@@ -11,10 +11,17 @@ import { DecisionRefusedError, sendDecision } from './send-decision.js';
  * auto top-up sweep starts top-ups again) and send parentFunded to every top-up waiting for it.
  * Audited under the operator's name. A run that stopped waiting meanwhile refuses, which is fine.
  */
-export async function declareParentFunded(deps: { pool: Pool; client: Client }, by: DecisionBy): Promise<{ stateCleared: boolean; retried: string[]; refused: string[] }> {
+export async function declareParentFunded(
+  deps: { pool: Pool; client: Client },
+  by: DecisionBy,
+): Promise<{ stateCleared: boolean; retried: string[]; refused: string[] }> {
   const stateCleared = await withTransaction(deps.pool, async (tx) => {
     const cleared = await setParentInsufficient(tx, false, `operator:${by.operator}`);
-    await appendAudit(tx, { actor: `operator:${by.operator}`, action: 'parent.funded', details: { reason: by.reason, stateCleared: cleared } });
+    await appendAudit(tx, {
+      actor: `operator:${by.operator}`,
+      action: 'parent.funded',
+      details: { reason: by.reason, stateCleared: cleared },
+    });
     return cleared;
   });
   const retried: string[] = [];

@@ -27,8 +27,12 @@ export async function revealKey(
     await getTenant(tx, input.externalRef);
     const key = await findActiveKey(tx, input.externalRef, input.slot);
     const secret = key?.platformKeyId ? await findKeySecret(tx, key.id) : undefined;
-    if (!key?.platformKeyId || !secret) throw new NoActiveKeyError(`tenant ${input.externalRef} has no active key in slot ${input.slot}`);
-    const token = deps.vault.open(secret.sealed, tenantTokenAad({ externalRef: input.externalRef, keyId: key.platformKeyId }));
+    if (!key?.platformKeyId || !secret)
+      throw new NoActiveKeyError(`tenant ${input.externalRef} has no active key in slot ${input.slot}`);
+    const token = deps.vault.open(
+      secret.sealed,
+      tenantTokenAad({ externalRef: input.externalRef, keyId: key.platformKeyId }),
+    );
     await appendAudit(tx, {
       actor: `operator:${operator}`,
       action: 'key.revealed',

@@ -3,7 +3,12 @@ import { TypedSearchAttributes } from '@temporalio/common';
 import { parseInput } from '../domain/tenant-input.js';
 import { tenantExternalRefKey } from '../domain/search-attributes.js';
 import { fleetScheduleId, rotationScheduleId } from '../domain/ids.js';
-import { rotateFleetInputSchema, rotateTenantKeyInputSchema, type RotateFleetInput, type RotateTenantKeyInput } from '../domain/rotation-input.js';
+import {
+  rotateFleetInputSchema,
+  rotateTenantKeyInputSchema,
+  type RotateFleetInput,
+  type RotateTenantKeyInput,
+} from '../domain/rotation-input.js';
 
 /**
  * Rotation on Temporal Schedules. Overlap policy SKIP: a schedule never starts a second action while
@@ -20,8 +25,10 @@ export interface ScheduleTimes {
 }
 
 function checkTimes(times: ScheduleTimes): void {
-  if (!SCHEDULE_EVERY.test(times.every)) throw new Error(`--every: must be a duration like 12h or 30d (got ${times.every})`);
-  if (times.jitter !== undefined && !SCHEDULE_EVERY.test(times.jitter)) throw new Error(`--jitter: must be a duration like 6h (got ${times.jitter})`);
+  if (!SCHEDULE_EVERY.test(times.every))
+    throw new Error(`--every: must be a duration like 12h or 30d (got ${times.every})`);
+  if (times.jitter !== undefined && !SCHEDULE_EVERY.test(times.jitter))
+    throw new Error(`--jitter: must be a duration like 6h (got ${times.jitter})`);
 }
 
 async function createOrUpdate(client: Client, options: ScheduleOptions): Promise<'created' | 'updated'> {
@@ -31,11 +38,21 @@ async function createOrUpdate(client: Client, options: ScheduleOptions): Promise
   } catch (error) {
     if (!(error instanceof ScheduleAlreadyRunning)) throw error;
   }
-  await client.schedule.getHandle(options.scheduleId).update((previous) => ({ ...previous, spec: options.spec, action: options.action as typeof previous.action, policies: { ...previous.policies, overlap: 'SKIP' } }));
+  await client.schedule.getHandle(options.scheduleId).update((previous) => ({
+    ...previous,
+    spec: options.spec,
+    action: options.action as typeof previous.action,
+    policies: { ...previous.policies, overlap: 'SKIP' },
+  }));
   return 'updated';
 }
 
-export async function scheduleTenantRotation(client: Client, rawInput: RotateTenantKeyInput, times: ScheduleTimes, taskQueue: string) {
+export async function scheduleTenantRotation(
+  client: Client,
+  rawInput: RotateTenantKeyInput,
+  times: ScheduleTimes,
+  taskQueue: string,
+) {
   checkTimes(times);
   const input = parseInput(rotateTenantKeyInputSchema, rawInput);
   const scheduleId = rotationScheduleId(input.externalRef, input.slot);
@@ -56,14 +73,25 @@ export async function scheduleTenantRotation(client: Client, rawInput: RotateTen
   return { scheduleId, outcome };
 }
 
-export async function scheduleFleetRotation(client: Client, rawInput: RotateFleetInput, times: ScheduleTimes, taskQueue: string) {
+export async function scheduleFleetRotation(
+  client: Client,
+  rawInput: RotateFleetInput,
+  times: ScheduleTimes,
+  taskQueue: string,
+) {
   checkTimes(times);
   const input = parseInput(rotateFleetInputSchema, rawInput);
   const scheduleId = fleetScheduleId(input.slot);
   const outcome = await createOrUpdate(client, {
     scheduleId,
     spec: { intervals: [{ every: times.every }], ...(times.jitter ? { jitter: times.jitter } : {}) },
-    action: { type: 'startWorkflow', workflowType: 'rotateFleet', workflowId: `rotate-fleet:${input.slot}`, taskQueue, args: [{ ...rawInput, slot: input.slot }] },
+    action: {
+      type: 'startWorkflow',
+      workflowType: 'rotateFleet',
+      workflowId: `rotate-fleet:${input.slot}`,
+      taskQueue,
+      args: [{ ...rawInput, slot: input.slot }],
+    },
     policies: { overlap: 'SKIP', catchupWindow: '1h' },
     memo: { kind: 'fleet-rotation', slot: input.slot },
   });
@@ -99,7 +127,12 @@ export class RotationScheduleNotFoundError extends Error {
   override name = 'RotationScheduleNotFoundError';
 }
 
-export async function controlSchedule(client: Client, scheduleId: string, command: ScheduleCommand, note = `${command} via tenantctl`): Promise<void> {
+export async function controlSchedule(
+  client: Client,
+  scheduleId: string,
+  command: ScheduleCommand,
+  note = `${command} via tenantctl`,
+): Promise<void> {
   const handle = client.schedule.getHandle(scheduleId);
   try {
     if (command === 'pause') await handle.pause(note);
@@ -107,7 +140,8 @@ export async function controlSchedule(client: Client, scheduleId: string, comman
     else if (command === 'delete') await handle.delete();
     else await handle.trigger('SKIP');
   } catch (error) {
-    if (error instanceof ScheduleNotFoundError) throw new RotationScheduleNotFoundError(`no rotation schedule ${scheduleId}`);
+    if (error instanceof ScheduleNotFoundError)
+      throw new RotationScheduleNotFoundError(`no rotation schedule ${scheduleId}`);
     throw error;
   }
 }

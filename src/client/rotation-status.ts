@@ -22,7 +22,10 @@ export interface RotationSection {
   }>;
 }
 
-export async function getRotationSection(deps: { pool: Pool; client?: Client }, externalRef: string): Promise<RotationSection> {
+export async function getRotationSection(
+  deps: { pool: Pool; client?: Client },
+  externalRef: string,
+): Promise<RotationSection> {
   const rows = await listRotations(deps.pool, externalRef, 10);
   const rotations = await Promise.all(
     rows.map(async (r) => ({
@@ -35,7 +38,10 @@ export async function getRotationSection(deps: { pool: Pool; client?: Client }, 
       workflowId: r.workflowId,
       startedAt: r.createdAt.toISOString(),
       finishedAt: r.finishedAt?.toISOString() ?? null,
-      live: deps.client && ['running', 'held', 'key_limit'].includes(r.state) ? await liveStatus(deps.client, r.workflowId) : null,
+      live:
+        deps.client && ['running', 'held', 'key_limit'].includes(r.state)
+          ? await liveStatus(deps.client, r.workflowId)
+          : null,
     })),
   );
   return { rotations };
@@ -53,11 +59,16 @@ async function liveStatus(client: Client, workflowId: string): Promise<RotationS
 export function formatRotationSection(section: RotationSection): string[] {
   const lines: string[] = [];
   for (const r of section.rotations) {
-    lines.push(`rotation ${r.slot} g${r.fromGeneration}→g${r.toGeneration}: ${r.state}${r.emergency ? ' (emergency)' : ''} [${r.workflowId}]`);
+    lines.push(
+      `rotation ${r.slot} g${r.fromGeneration}→g${r.toGeneration}: ${r.state}${r.emergency ? ' (emergency)' : ''} [${r.workflowId}]`,
+    );
     if (r.live) {
       lines.push(`  stage: ${r.live.stage}${r.live.heldReason ? ` (held: ${r.live.heldReason})` : ''}`);
       if (r.live.quietCheck) lines.push(`  quiet check: ${r.live.quietCheck.verdict}`);
-      for (const k of r.live.activeKeys ?? []) lines.push(`  active key ${k.id}: last used ${k.lastUseKnown ? (k.lastUsedAt ?? 'never') : 'not shown'}${k.isCurrentKeyOfSlot ? ' (being rotated)' : k.looksUnused ? ' (looks unused)' : ''}`);
+      for (const k of r.live.activeKeys ?? [])
+        lines.push(
+          `  active key ${k.id}: last used ${k.lastUseKnown ? (k.lastUsedAt ?? 'never') : 'not shown'}${k.isCurrentKeyOfSlot ? ' (being rotated)' : k.looksUnused ? ' (looks unused)' : ''}`,
+        );
       for (const note of r.live.notes) lines.push(`  note: ${note}`);
       if (r.live.waitingFor) lines.push(`  waiting: ${r.live.waitingFor}`);
     }

@@ -14,7 +14,9 @@ export async function ensureSearchAttributes(client: Client, namespace: string):
   if (missing.length === 0) return [];
   await client.connection.operatorService.addSearchAttributes({
     namespace,
-    searchAttributes: Object.fromEntries(missing.map((name) => [name, proto.temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD])),
+    searchAttributes: Object.fromEntries(
+      missing.map((name) => [name, proto.temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD]),
+    ),
   });
   return missing;
 }

@@ -19,15 +19,26 @@ export class DecisionRefusedError extends Error {
  * validator is the one authority on the rules (src/domain/operator-decisions.ts): its refusal comes
  * back here with the field and the rule, before anything reached history.
  */
-export async function sendDecision<Decision>(client: Client, workflowId: string, update: UpdateDefinition<DecisionAnswer, [Decision]>, decision: Decision): Promise<DecisionAnswer> {
+export async function sendDecision<Decision>(
+  client: Client,
+  workflowId: string,
+  update: UpdateDefinition<DecisionAnswer, [Decision]>,
+  decision: Decision,
+): Promise<DecisionAnswer> {
   try {
     return await client.workflow.getHandle(workflowId).executeUpdate(update, { args: [decision] });
   } catch (error) {
     if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
-      throw new DecisionRefusedError(`${workflowId} refused ${update.name}: ${error.cause.message}`, error.cause.type ?? 'REFUSED');
+      throw new DecisionRefusedError(
+        `${workflowId} refused ${update.name}: ${error.cause.message}`,
+        error.cause.type ?? 'REFUSED',
+      );
     }
     if ((error as Error).name === 'WorkflowNotFoundError') {
-      throw new DecisionRefusedError(`no running workflow ${workflowId}: nothing is waiting for ${update.name}`, 'WORKFLOW_NOT_FOUND');
+      throw new DecisionRefusedError(
+        `no running workflow ${workflowId}: nothing is waiting for ${update.name}`,
+        'WORKFLOW_NOT_FOUND',
+      );
     }
     throw error;
   }

@@ -17,7 +17,8 @@ export async function startDriftCheck(
   options: { taskQueue: string },
 ): Promise<WorkflowHandle<typeof reconcileFleet>> {
   const input = parseInput(reconcileFleetInputSchema, rawInput);
-  if (input.externalRef && !(await findTenant(deps.pool, input.externalRef))) throw new TenantNotFoundError(input.externalRef);
+  if (input.externalRef && !(await findTenant(deps.pool, input.externalRef)))
+    throw new TenantNotFoundError(input.externalRef);
   return deps.client.workflow.start<typeof reconcileFleet>('reconcileFleet', {
     taskQueue: options.taskQueue,
     workflowId: driftCheckWorkflowId(input.externalRef),

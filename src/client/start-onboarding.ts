@@ -27,7 +27,11 @@ export class ExternalRefConflictError extends Error {
   readonly code = 'EXTERNAL_REF_CONFLICT';
 }
 
-export async function startOnboarding(client: Client, rawInput: unknown, options: StartOnboardingOptions = {}): Promise<OnboardingHandle> {
+export async function startOnboarding(
+  client: Client,
+  rawInput: unknown,
+  options: StartOnboardingOptions = {},
+): Promise<OnboardingHandle> {
   const input: OnboardTenantInput = parseInput(onboardTenantInputSchema, rawInput);
   const workflowId = onboardingWorkflowId(input.externalRef);
   try {
@@ -53,9 +57,15 @@ export async function startOnboarding(client: Client, rawInput: unknown, options
   const description = await handle.describe();
   // Started elsewhere (e.g. the Web UI) without our memo: ask the run itself.
   const existingName =
-    description.memo?.tenantName ?? (await handle.query(onboardingStatusQuery).then((status) => status.name, () => undefined));
+    description.memo?.tenantName ??
+    (await handle.query(onboardingStatusQuery).then(
+      (status) => status.name,
+      () => undefined,
+    ));
   if (existingName !== input.name) {
-    throw new ExternalRefConflictError(`external ref ${input.externalRef} is already being onboarded under another name`);
+    throw new ExternalRefConflictError(
+      `external ref ${input.externalRef} is already being onboarded under another name`,
+    );
   }
   return Object.assign(handle, { started: false });
 }

@@ -1,22 +1,40 @@
-import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowFailedError,
+  type Client,
+  type WorkflowHandle,
+} from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { parseInput } from '../domain/tenant-input.js';
 import { tenantExternalRefKey } from '../domain/search-attributes.js';
 import type { rotateTenantKey } from '../../workflows/rotate-tenant-key.js';
-import { escalateToEmergencyUpdate, rotationStatusQuery, type RotationStatus } from '../../workflows/rotate-tenant-key-messages.js';
+import {
+  escalateToEmergencyUpdate,
+  rotationStatusQuery,
+  type RotationStatus,
+} from '../../workflows/rotate-tenant-key-messages.js';
 import { sendDecision } from './send-decision.js';
 import { rotationWorkflowId } from '../domain/ids.js';
 import { assertDeployerReady, type DeployerReadiness } from './deployer-readiness.js';
 import { rotateTenantKeyInputSchema } from '../domain/rotation-input.js';
 
-export { assertDeployerReady, DeployerNotConfiguredError, deployerReadinessOf, type DeployerReadiness } from './deployer-readiness.js';
+export {
+  assertDeployerReady,
+  DeployerNotConfiguredError,
+  deployerReadinessOf,
+  type DeployerReadiness,
+} from './deployer-readiness.js';
 
 export type RotationHandle = WorkflowHandle<typeof rotateTenantKey> & { started: boolean };
 
 export async function startRotation(
   client: Client,
   rawInput: unknown,
-  options: { taskQueue: string; operator?: string; /** The CLI and the gateway pass it: a deployer that cannot run is refused here. */ deployers?: DeployerReadiness },
+  options: {
+    taskQueue: string;
+    operator?: string;
+    /** The CLI and the gateway pass it: a deployer that cannot run is refused here. */ deployers?: DeployerReadiness;
+  },
 ): Promise<RotationHandle> {
   const input = parseInput(rotateTenantKeyInputSchema, rawInput);
   if (options.deployers) assertDeployerReady(input, options.deployers);
@@ -37,7 +55,10 @@ export async function startRotation(
   const handle = client.workflow.getHandle<typeof rotateTenantKey>(workflowId);
   if (input.emergency) {
     // An Update: a refusal (e.g. the run is already rolling back) reaches the caller instead of vanishing.
-    await sendDecision(client, workflowId, escalateToEmergencyUpdate, { operator: options.operator ?? 'unknown', reason: input.reason ?? 'emergency rotation requested while a rotation was running' });
+    await sendDecision(client, workflowId, escalateToEmergencyUpdate, {
+      operator: options.operator ?? 'unknown',
+      reason: input.reason ?? 'emergency rotation requested while a rotation was running',
+    });
   }
   return Object.assign(handle, { started: false });
 }
@@ -47,7 +68,11 @@ export async function startRotation(
  * rolled back (new key revoked, old one redeployed) or finished. Resolves with its last status,
  * or null when no rotation of the slot ever ran.
  */
-export async function cancelRotation(client: Client, externalRef: string, slot: string): Promise<RotationStatus | null> {
+export async function cancelRotation(
+  client: Client,
+  externalRef: string,
+  slot: string,
+): Promise<RotationStatus | null> {
   const handle = client.workflow.getHandle<typeof rotateTenantKey>(rotationWorkflowId(externalRef, slot));
   try {
     const description = await handle.describe();

@@ -34,7 +34,11 @@ interface TopUpMemo {
   reason: string | null;
 }
 
-export async function startTopUp(client: Client, rawInput: unknown, options: StartTopUpOptions = {}): Promise<TopUpHandle> {
+export async function startTopUp(
+  client: Client,
+  rawInput: unknown,
+  options: StartTopUpOptions = {},
+): Promise<TopUpHandle> {
   const input = parseInput(fundTenantInputSchema, rawInput);
   const workflowId = topUpWorkflowId(input.externalRef, input.idempotencyKey);
   const memo: TopUpMemo = { amountMicroUsd: input.amountMicroUsd, reason: input.reason ?? null };

@@ -16,8 +16,22 @@ import { onboardingWorkflowId } from '../domain/ids.js';
 export interface TenantStatusView {
   externalRef: string;
   record: { name: string; status: string; subaccountId: string | null; createdAt: string; updatedAt: string } | null;
-  keys: Array<{ slot: string; generation: number; keyId: string | null; status: string; fingerprint: string | null; verified: boolean }>;
-  transfers: Array<{ purpose: string; amountMicroUsd: string; state: string; idempotencyKey: string; failureCode: string | null; resolution: string | null }>;
+  keys: Array<{
+    slot: string;
+    generation: number;
+    keyId: string | null;
+    status: string;
+    fingerprint: string | null;
+    verified: boolean;
+  }>;
+  transfers: Array<{
+    purpose: string;
+    amountMicroUsd: string;
+    state: string;
+    idempotencyKey: string;
+    failureCode: string | null;
+    resolution: string | null;
+  }>;
   onboarding: { workflowId: string; runStatus: string; progress: OnboardingStatus | null } | null;
   recentAudit: Array<{ at: string; actor: string; action: string; subject: string | null }>;
   /** Recent key rotations; the live stage (e.g. held, and why) of an open one. */
@@ -26,7 +40,10 @@ export interface TenantStatusView {
   lastRuns: LastRun[];
 }
 
-export async function getTenantStatus(deps: { pool: Pool; client?: Client }, externalRef: string): Promise<TenantStatusView> {
+export async function getTenantStatus(
+  deps: { pool: Pool; client?: Client },
+  externalRef: string,
+): Promise<TenantStatusView> {
   // Runs first, records after: a run shown finished has already written what it changed, so one
   // answer never shows a completed resume beside a record that still says suspended.
   const slots = (await listKeyRecords(deps.pool, externalRef)).map((k) => k.slot);
@@ -35,17 +52,43 @@ export async function getTenantStatus(deps: { pool: Pool; client?: Client }, ext
   const tenant = await findTenant(deps.pool, externalRef);
   if (!tenant && !onboarding) throw new TenantNotFoundError(externalRef);
   const [keys, transfers, audit] = tenant
-    ? await Promise.all([listKeyRecords(deps.pool, externalRef), listTransferIntents(deps.pool, externalRef), listAuditForTenant(deps.pool, externalRef, 1000)])
+    ? await Promise.all([
+        listKeyRecords(deps.pool, externalRef),
+        listTransferIntents(deps.pool, externalRef),
+        listAuditForTenant(deps.pool, externalRef, 1000),
+      ])
     : [[], [], []];
   return {
     externalRef,
     record: tenant
-      ? { name: tenant.name, status: tenant.status, subaccountId: tenant.subaccountId, createdAt: tenant.createdAt.toISOString(), updatedAt: tenant.updatedAt.toISOString() }
+      ? {
+          name: tenant.name,
+          status: tenant.status,
+          subaccountId: tenant.subaccountId,
+          createdAt: tenant.createdAt.toISOString(),
+          updatedAt: tenant.updatedAt.toISOString(),
+        }
       : null,
-    keys: keys.map((k) => ({ slot: k.slot, generation: k.generation, keyId: k.platformKeyId, status: k.status, fingerprint: k.fingerprint, verified: k.verifiedAt !== null })),
-    transfers: transfers.map((t) => ({ purpose: t.purpose, amountMicroUsd: t.amountMicroUsd, state: t.state, idempotencyKey: t.idempotencyKey, failureCode: t.failureCode, resolution: t.resolution })),
+    keys: keys.map((k) => ({
+      slot: k.slot,
+      generation: k.generation,
+      keyId: k.platformKeyId,
+      status: k.status,
+      fingerprint: k.fingerprint,
+      verified: k.verifiedAt !== null,
+    })),
+    transfers: transfers.map((t) => ({
+      purpose: t.purpose,
+      amountMicroUsd: t.amountMicroUsd,
+      state: t.state,
+      idempotencyKey: t.idempotencyKey,
+      failureCode: t.failureCode,
+      resolution: t.resolution,
+    })),
     onboarding,
-    recentAudit: audit.slice(-20).map((a) => ({ at: a.at.toISOString(), actor: a.actor, action: a.action, subject: a.subject })),
+    recentAudit: audit
+      .slice(-20)
+      .map((a) => ({ at: a.at.toISOString(), actor: a.actor, action: a.action, subject: a.subject })),
     rotation: tenant ? await getRotationSection(deps, externalRef) : { rotations: [] },
     lastRuns,
   };

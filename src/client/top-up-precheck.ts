@@ -24,20 +24,33 @@ export class TopUpNotAllowedError extends Error {
 export const OPEN_TRANSFER_STATES: ReadonlySet<string> = new Set(['pending', 'unknown', 'needs_operator']);
 
 /** The recorded intent of this key, or undefined when a run may start. Throws the refusals above. */
-export async function precheckTopUp(pool: Pool, request: TopUpRequestFields & { externalRef: string; idempotencyKey: string }): Promise<TransferIntentRow | undefined> {
+export async function precheckTopUp(
+  pool: Pool,
+  request: TopUpRequestFields & { externalRef: string; idempotencyKey: string },
+): Promise<TransferIntentRow | undefined> {
   const tenant = await findTenant(pool, request.externalRef);
   if (!tenant) throw new TenantNotFoundError(request.externalRef);
   const recorded = await findRecordedTopUp(pool, request);
   if (recorded) return recorded;
-  if (tenant.status === 'closing' || tenant.status === 'closed') throw new TopUpNotAllowedError('TENANT_CLOSED', `tenant ${request.externalRef} is ${tenant.status}: it takes no new transfers`);
+  if (tenant.status === 'closing' || tenant.status === 'closed')
+    throw new TopUpNotAllowedError(
+      'TENANT_CLOSED',
+      `tenant ${request.externalRef} is ${tenant.status}: it takes no new transfers`,
+    );
   if (!tenant.subaccountId || !['active', 'suspended'].includes(tenant.status)) {
-    throw new TopUpNotAllowedError('TENANT_NOT_PROVISIONED', `tenant ${request.externalRef} is ${tenant.status}: top-ups need an onboarded (active or suspended) tenant`);
+    throw new TopUpNotAllowedError(
+      'TENANT_NOT_PROVISIONED',
+      `tenant ${request.externalRef} is ${tenant.status}: top-ups need an onboarded (active or suspended) tenant`,
+    );
   }
   return undefined;
 }
 
 /** The intent recorded under this key (checked to be the same request), or undefined. */
-export async function findRecordedTopUp(pool: Pool, request: TopUpRequestFields & { externalRef: string; idempotencyKey: string }): Promise<TransferIntentRow | undefined> {
+export async function findRecordedTopUp(
+  pool: Pool,
+  request: TopUpRequestFields & { externalRef: string; idempotencyKey: string },
+): Promise<TransferIntentRow | undefined> {
   const row = await findTransferIntent(pool, request.externalRef, topUpPurpose(request.idempotencyKey));
   if (row && !sameTopUpRequest(row, request)) throw new IdempotencyKeyReusedError(request.idempotencyKey);
   return row;

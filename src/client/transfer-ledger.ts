@@ -48,7 +48,10 @@ export function ledgerEntryOf(row: TransferIntentRow): LedgerEntry {
   };
 }
 
-export async function getTransferLedger(pool: Pool, externalRef: string): Promise<{ externalRef: string; transfers: LedgerEntry[]; succeededMicroUsd: string }> {
+export async function getTransferLedger(
+  pool: Pool,
+  externalRef: string,
+): Promise<{ externalRef: string; transfers: LedgerEntry[]; succeededMicroUsd: string }> {
   if (!(await findTenant(pool, externalRef))) throw new TenantNotFoundError(externalRef);
   const rows = await listTransferIntents(pool, externalRef);
   return { externalRef, transfers: rows.map(ledgerEntryOf), succeededMicroUsd: sumSucceeded(rows).toString() };
@@ -76,14 +79,20 @@ export interface WalletComparison {
 }
 
 /** Reads the wallet and compares it with our ledger, the way drift's balance_unexplained does. */
-export async function compareWallet(deps: { pool: Pool; platform: PlatformClient }, externalRef: string): Promise<WalletComparison> {
+export async function compareWallet(
+  deps: { pool: Pool; platform: PlatformClient },
+  externalRef: string,
+): Promise<WalletComparison> {
   const tenant = await findTenant(deps.pool, externalRef);
   if (!tenant) throw new TenantNotFoundError(externalRef);
   if (!tenant.subaccountId) throw new Error(`tenant ${externalRef} has no sub-account yet: there is no wallet to read`);
   const rows = await listTransferIntents(deps.pool, externalRef);
   const { wallet } = await deps.platform.getWallet({ subaccountId: tenant.subaccountId });
   const recordedIn = sumSucceeded(rows);
-  const balance = wallet.balanceKnown && wallet.balanceMicroUsd !== null && wallet.balanceMicroUsd !== undefined ? BigInt(wallet.balanceMicroUsd) : null;
+  const balance =
+    wallet.balanceKnown && wallet.balanceMicroUsd !== null && wallet.balanceMicroUsd !== undefined
+      ? BigInt(wallet.balanceMicroUsd)
+      : null;
   const ourKeys = new Set(rows.map((r) => r.idempotencyKey));
   const listed = wallet.transfers ?? null;
   const unrecorded = (listed ?? []).filter((t) => t.idempotencyKey === undefined || !ourKeys.has(t.idempotencyKey));
@@ -95,8 +104,14 @@ export async function compareWallet(deps: { pool: Pool; platform: PlatformClient
     balanceMicroUsd: balance === null ? null : balance.toString(),
     recordedInMicroUsd: recordedIn.toString(),
     differenceMicroUsd: difference === null ? null : difference.toString(),
-    unrecordedTransfers: unrecorded.map((t) => ({ id: t.id ?? null, amountMicroUsd: t.amountMicroUsd ?? null, idempotencyKey: t.idempotencyKey ?? null })),
-    missingFromWallet: listed ? rows.filter((r) => r.state === 'succeeded' && !listedKeys.has(r.idempotencyKey)).map((r) => r.idempotencyKey) : null,
+    unrecordedTransfers: unrecorded.map((t) => ({
+      id: t.id ?? null,
+      amountMicroUsd: t.amountMicroUsd ?? null,
+      idempotencyKey: t.idempotencyKey ?? null,
+    })),
+    missingFromWallet: listed
+      ? rows.filter((r) => r.state === 'succeeded' && !listedKeys.has(r.idempotencyKey)).map((r) => r.idempotencyKey)
+      : null,
     drift: (difference !== null && difference > 0n) || unrecorded.length > 0 ? 'balance_unexplained' : null,
   };
 }

@@ -17,7 +17,13 @@ import {
   updateRegistrationFields,
   type RegistrationRow,
 } from '../db/webhook-registrations-store.js';
-import { PlatformAmbiguousError, PlatformNotFoundError, type PlatformClient, type ResourceAuth, type WebhookRecord } from '../platform/index.js';
+import {
+  PlatformAmbiguousError,
+  PlatformNotFoundError,
+  type PlatformClient,
+  type ResourceAuth,
+  type WebhookRecord,
+} from '../platform/index.js';
 import type { Vault } from '../secrets/vault.js';
 import { webhookSecretAad } from '../secrets/webhook-secrets.js';
 
@@ -72,7 +78,8 @@ const newSecret = () => randomBytes(32).toString('base64url');
 /**
  * The parent's personal token on the project id, never with X-Service-Subaccount: the contract gives a personal
  * token no tenant context, and a strict platform answers that header with 403 SUBACCOUNT_SCOPE. The tenant is still
- * resolved through OUR records (customer refs are never sent as-is), so an unknown or not-yet-created tenant fails here.
+ * resolved through OUR records (customer refs are never sent as-is), so an unknown or not-yet-created tenant fails
+ * here.
  */
 async function authFor(pool: Pool, externalRef: string | null): Promise<ResourceAuth> {
   if (externalRef !== null) {
@@ -86,22 +93,39 @@ async function authFor(pool: Pool, externalRef: string | null): Promise<Resource
  * With the parent's platform key at hand, the project is proven to be the tenant's before a webhook is put on it:
  * a project id typed for tenant R must not wire up another tenant's (or the parent's own) registry.
  */
-async function assertProjectOfTenant(deps: WebhookManagementDeps, externalRef: string | null, projectId: string): Promise<void> {
+async function assertProjectOfTenant(
+  deps: WebhookManagementDeps,
+  externalRef: string | null,
+  projectId: string,
+): Promise<void> {
   if (externalRef === null || !deps.projectOwner) return;
   const tenant = await getTenant(deps.pool, externalRef);
   try {
     await deps.projectOwner.getProject({ auth: { kind: 'platform', subaccountId: tenant.subaccountId! }, projectId });
   } catch (error) {
-    if (error instanceof PlatformNotFoundError) throw new Error(`project ${projectId} is not a project of tenant ${externalRef}`, { cause: error });
+    if (error instanceof PlatformNotFoundError)
+      throw new Error(`project ${projectId} is not a project of tenant ${externalRef}`, { cause: error });
     throw error;
   }
 }
 
 /** Creates the platform webhook for a sealed pending secret; after an ambiguous failure, finds it by URL first. */
-async function createOnPlatform(deps: WebhookManagementDeps, row: RegistrationRow, secret: string, exclude: string | null): Promise<WebhookRecord> {
+async function createOnPlatform(
+  deps: WebhookManagementDeps,
+  row: RegistrationRow,
+  secret: string,
+  exclude: string | null,
+): Promise<WebhookRecord> {
   const auth = await authFor(deps.pool, row.externalRef);
   try {
-    const { webhook } = await deps.platform.createWebhook({ auth, projectId: row.projectId, label: row.label, url: row.url, secret, events: row.events });
+    const { webhook } = await deps.platform.createWebhook({
+      auth,
+      projectId: row.projectId,
+      label: row.label,
+      url: row.url,
+      secret,
+      events: row.events,
+    });
     return webhook;
   } catch (error) {
     if (!(error instanceof PlatformAmbiguousError)) throw error;
@@ -112,10 +136,17 @@ async function createOnPlatform(deps: WebhookManagementDeps, row: RegistrationRo
   }
 }
 
-async function sealNewSecret(deps: WebhookManagementDeps, registrationId: string): Promise<{ secret: string; generation: number }> {
+async function sealNewSecret(
+  deps: WebhookManagementDeps,
+  registrationId: string,
+): Promise<{ secret: string; generation: number }> {
   const secret = newSecret();
   const generation = await nextSecretGeneration(deps.pool, registrationId);
-  await insertPendingSecret(deps.pool, { registrationId, generation, sealed: deps.vault.seal(secret, webhookSecretAad({ registrationId, generation })) });
+  await insertPendingSecret(deps.pool, {
+    registrationId,
+    generation,
+    sealed: deps.vault.seal(secret, webhookSecretAad({ registrationId, generation })),
+  });
   return { secret, generation };
 }
 
@@ -128,7 +159,14 @@ export async function createRegistryWebhook(
   await authFor(deps.pool, externalRef);
   await assertProjectOfTenant(deps, externalRef, input.projectId);
   const url = `${deps.publicUrl.replace(/\/+$/, '')}/webhooks/registry/${id}`;
-  await insertRegistration(deps.pool, { id, externalRef, projectId: input.projectId, label: input.label, url, events: input.events });
+  await insertRegistration(deps.pool, {
+    id,
+    externalRef,
+    projectId: input.projectId,
+    label: input.label,
+    url,
+    events: input.events,
+  });
   const { secret, generation } = await sealNewSecret(deps, id);
   let webhook: WebhookRecord;
   try {
@@ -145,23 +183,48 @@ export async function createRegistryWebhook(
   await withTransaction(deps.pool, async (tx) => {
     await promoteSecret(tx, id, generation, webhook.id);
     await setRegistrationStatus(tx, id, 'active');
-    await appendAudit(tx, { actor: deps.actor ?? 'tenantctl', action: 'webhook.created', externalRef, subject: webhook.id, details: { registrationId: id, projectId: input.projectId, events: input.events } });
+    await appendAudit(tx, {
+      actor: deps.actor ?? 'tenantctl',
+      action: 'webhook.created',
+      externalRef,
+      subject: webhook.id,
+      details: { registrationId: id, projectId: input.projectId, events: input.events },
+    });
   });
   return viewOf(await getRegistration(deps.pool, id));
 }
 
-export async function listRegistryWebhooks(deps: Pick<WebhookManagementDeps, 'pool'>, filter: { externalRef?: string; includeDeleted?: boolean } = {}): Promise<WebhookView[]> {
+export async function listRegistryWebhooks(
+  deps: Pick<WebhookManagementDeps, 'pool'>,
+  filter: { externalRef?: string; includeDeleted?: boolean } = {},
+): Promise<WebhookView[]> {
   return (await listRegistrations(deps.pool, filter)).map(viewOf);
 }
 
-export async function updateRegistryWebhook(deps: WebhookManagementDeps, input: { registrationId: string; label?: string; events?: string[] }): Promise<WebhookView> {
+export async function updateRegistryWebhook(
+  deps: WebhookManagementDeps,
+  input: { registrationId: string; label?: string; events?: string[] },
+): Promise<WebhookView> {
   const row = await getRegistration(deps.pool, input.registrationId);
-  if (row.status !== 'active' || !row.webhookId) throw new Error(`webhook registration ${row.id} is ${row.status}: only an active one can be updated`);
+  if (row.status !== 'active' || !row.webhookId)
+    throw new Error(`webhook registration ${row.id} is ${row.status}: only an active one can be updated`);
   const auth = await authFor(deps.pool, row.externalRef);
-  await deps.platform.updateWebhook({ auth, projectId: row.projectId, webhookId: row.webhookId, label: input.label, events: input.events });
+  await deps.platform.updateWebhook({
+    auth,
+    projectId: row.projectId,
+    webhookId: row.webhookId,
+    label: input.label,
+    events: input.events,
+  });
   await withTransaction(deps.pool, async (tx) => {
     await updateRegistrationFields(tx, row.id, input);
-    await appendAudit(tx, { actor: deps.actor ?? 'tenantctl', action: 'webhook.updated', externalRef: row.externalRef, subject: row.webhookId, details: { registrationId: row.id, label: input.label ?? null, events: input.events ?? null } });
+    await appendAudit(tx, {
+      actor: deps.actor ?? 'tenantctl',
+      action: 'webhook.updated',
+      externalRef: row.externalRef,
+      subject: row.webhookId,
+      details: { registrationId: row.id, label: input.label ?? null, events: input.events ?? null },
+    });
   });
   return viewOf(await getRegistration(deps.pool, row.id));
 }
@@ -172,9 +235,13 @@ export async function updateRegistryWebhook(deps: WebhookManagementDeps, input: 
  * accepted for the grace period, for retries of deliveries it already signed. While both webhooks
  * exist, an event is delivered once to each (two delivery ids): at least once, never lost.
  */
-export async function replaceRegistryWebhook(deps: WebhookManagementDeps, input: { registrationId: string }): Promise<WebhookView> {
+export async function replaceRegistryWebhook(
+  deps: WebhookManagementDeps,
+  input: { registrationId: string },
+): Promise<WebhookView> {
   const row = await getRegistration(deps.pool, input.registrationId);
-  if (row.status === 'deleted' || row.status === 'creating') throw new Error(`webhook registration ${row.id} is ${row.status}: it cannot be replaced`);
+  if (row.status === 'deleted' || row.status === 'creating')
+    throw new Error(`webhook registration ${row.id} is ${row.status}: it cannot be replaced`);
   const oldWebhookId = row.webhookId;
   await setRegistrationStatus(deps.pool, row.id, 'replacing');
   const { secret, generation } = await sealNewSecret(deps, row.id);
@@ -195,25 +262,49 @@ export async function replaceRegistryWebhook(deps: WebhookManagementDeps, input:
   await withTransaction(deps.pool, async (tx) => {
     await retireSecrets(tx, row.id, ['previous']);
     await setRegistrationStatus(tx, row.id, 'active');
-    await appendAudit(tx, { actor: deps.actor ?? 'tenantctl', action: 'webhook.replaced', externalRef: row.externalRef, subject: webhook.id, details: { registrationId: row.id, replaced: oldWebhookId } });
+    await appendAudit(tx, {
+      actor: deps.actor ?? 'tenantctl',
+      action: 'webhook.replaced',
+      externalRef: row.externalRef,
+      subject: webhook.id,
+      details: { registrationId: row.id, replaced: oldWebhookId },
+    });
   });
   return viewOf(await getRegistration(deps.pool, row.id));
 }
 
-export async function deleteRegistryWebhook(deps: WebhookManagementDeps, input: { registrationId: string }): Promise<WebhookView> {
+export async function deleteRegistryWebhook(
+  deps: WebhookManagementDeps,
+  input: { registrationId: string },
+): Promise<WebhookView> {
   const row = await getRegistration(deps.pool, input.registrationId);
-  for (const webhookId of [row.webhookId, row.previousWebhookId]) if (webhookId) await deletePlatformWebhook(deps, row, webhookId);
+  for (const webhookId of [row.webhookId, row.previousWebhookId])
+    if (webhookId) await deletePlatformWebhook(deps, row, webhookId);
   await withTransaction(deps.pool, async (tx) => {
     await retireSecrets(tx, row.id, ['pending', 'current', 'previous']);
     await setRegistrationStatus(tx, row.id, 'deleted');
-    await appendAudit(tx, { actor: deps.actor ?? 'tenantctl', action: 'webhook.deleted', externalRef: row.externalRef, subject: row.webhookId, details: { registrationId: row.id } });
+    await appendAudit(tx, {
+      actor: deps.actor ?? 'tenantctl',
+      action: 'webhook.deleted',
+      externalRef: row.externalRef,
+      subject: row.webhookId,
+      details: { registrationId: row.id },
+    });
   });
   return viewOf(await getRegistration(deps.pool, row.id));
 }
 
-async function deletePlatformWebhook(deps: WebhookManagementDeps, row: RegistrationRow, webhookId: string): Promise<void> {
+async function deletePlatformWebhook(
+  deps: WebhookManagementDeps,
+  row: RegistrationRow,
+  webhookId: string,
+): Promise<void> {
   try {
-    await deps.platform.deleteWebhook({ auth: await authFor(deps.pool, row.externalRef), projectId: row.projectId, webhookId });
+    await deps.platform.deleteWebhook({
+      auth: await authFor(deps.pool, row.externalRef),
+      projectId: row.projectId,
+      webhookId,
+    });
   } catch (error) {
     if (!(error instanceof PlatformNotFoundError)) throw error; // already gone: the goal is reached
   }
@@ -230,7 +321,10 @@ export interface DeliveryView {
 }
 
 /** The platform's delivery history of the registration's webhooks, beside our inbox's record of each. */
-export async function listRegistryDeliveries(deps: WebhookManagementDeps, input: { registrationId: string }): Promise<DeliveryView[]> {
+export async function listRegistryDeliveries(
+  deps: WebhookManagementDeps,
+  input: { registrationId: string },
+): Promise<DeliveryView[]> {
   const row = await getRegistration(deps.pool, input.registrationId);
   const inbox = new Map((await listDeliveries(deps.pool, row.id, 1000)).map((d) => [d.deliveryId, d]));
   const auth = await authFor(deps.pool, row.externalRef);

@@ -55,5 +55,13 @@ export function auditFrom(cte: string, firstParam: number, where = ''): string {
 }
 
 export function auditParams(entry: AuditEntry): unknown[] {
-  return [entry.actor, entry.action, entry.externalRef ?? null, entry.subject ?? null, JSON.stringify(entry.details ?? {}), entry.workflowId ?? null, entry.runId ?? null];
+  return [
+    entry.actor,
+    entry.action,
+    entry.externalRef ?? null,
+    entry.subject ?? null,
+    JSON.stringify(entry.details ?? {}),
+    entry.workflowId ?? null,
+    entry.runId ?? null,
+  ];
 }

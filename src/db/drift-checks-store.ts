@@ -16,7 +16,10 @@ export interface DriftCheckRow {
 const COLUMNS = `id, scope, workflow_id AS "workflowId", state, schedules, schedules_known AS "schedulesKnown", summary,
   started_at AS "startedAt", finished_at AS "finishedAt"`;
 
-export async function insertDriftCheck(db: Queryable, input: { scope: string; workflowId: string; schedules: string[] | null }): Promise<DriftCheckRow> {
+export async function insertDriftCheck(
+  db: Queryable,
+  input: { scope: string; workflowId: string; schedules: string[] | null },
+): Promise<DriftCheckRow> {
   const { rows } = await db.query<DriftCheckRow>(
     `INSERT INTO drift_checks (scope, workflow_id, state, schedules, schedules_known)
      VALUES ($1::text, $2::text, 'running', $3::jsonb, $4::boolean) RETURNING ${COLUMNS}`,
@@ -53,12 +56,23 @@ export async function replaceSnapshot(db: Queryable, checkId: string, rows: Snap
      SELECT $1::bigint, s.id, s.ref, s.status, s.raw
        FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS s(id, ref, status, raw)
      ON CONFLICT DO NOTHING`,
-    [checkId, rows.map((r) => r.subaccountId), rows.map((r) => r.externalRef), rows.map((r) => r.status), rows.map((r) => r.rawStatus)],
+    [
+      checkId,
+      rows.map((r) => r.subaccountId),
+      rows.map((r) => r.externalRef),
+      rows.map((r) => r.status),
+      rows.map((r) => r.rawStatus),
+    ],
   );
 }
 
 /** The snapshot rows a tenant page needs: those carrying one of the refs or one of the sub-account ids. */
-export async function listSnapshotFor(db: Queryable, checkId: string, refs: string[], subaccountIds: string[]): Promise<SnapshotRow[]> {
+export async function listSnapshotFor(
+  db: Queryable,
+  checkId: string,
+  refs: string[],
+  subaccountIds: string[],
+): Promise<SnapshotRow[]> {
   const { rows } = await db.query<SnapshotRow>(
     `SELECT subaccount_id AS "subaccountId", external_ref AS "externalRef", status, raw_status AS "rawStatus"
        FROM drift_subaccount_snapshot
@@ -86,7 +100,10 @@ export async function deleteSnapshot(db: Queryable, checkId: string): Promise<vo
 }
 
 /** Tenants our records show work under: an open key rotation, or a close begun. */
-export async function listBusyFromRecords(db: Queryable, refs: string[]): Promise<Array<{ externalRef: string; reason: string }>> {
+export async function listBusyFromRecords(
+  db: Queryable,
+  refs: string[],
+): Promise<Array<{ externalRef: string; reason: string }>> {
   const { rows } = await db.query<{ externalRef: string; reason: string }>(
     `SELECT external_ref AS "externalRef", 'open key rotation (' || slot || ', ' || state || ') in our records' AS reason
        FROM key_rotations WHERE external_ref = ANY($1::text[]) AND state IN ('running', 'held', 'key_limit')

@@ -33,7 +33,13 @@ export type FindingChange = 'opened' | 'reopened' | 'seen';
 export async function upsertFinding(
   db: Queryable,
   checkId: string,
-  input: { kind: string; subject: string; externalRef: string | null; subaccountId: string | null; evidence: Record<string, unknown> },
+  input: {
+    kind: string;
+    subject: string;
+    externalRef: string | null;
+    subaccountId: string | null;
+    evidence: Record<string, unknown>;
+  },
 ): Promise<{ row: DriftFindingRow; change: FindingChange }> {
   const { rows: before } = await db.query<{ status: string }>(
     `SELECT status FROM drift_findings WHERE kind = $1::text AND subject = $2::text FOR UPDATE`,
@@ -62,7 +68,11 @@ export async function upsertFinding(
 }
 
 /** Open findings of a tenant that this check did not see again: resolved, returned for the audit. */
-export async function resolveUnseenOfTenant(db: Queryable, externalRef: string, checkId: string): Promise<DriftFindingRow[]> {
+export async function resolveUnseenOfTenant(
+  db: Queryable,
+  externalRef: string,
+  checkId: string,
+): Promise<DriftFindingRow[]> {
   const { rows } = await db.query<DriftFindingRow>(
     `UPDATE drift_findings SET status = 'resolved', resolved_at = now(), resolution = 'not_seen'
       WHERE external_ref = $1::text AND status = 'open' AND last_check_id <> $2::bigint
@@ -100,7 +110,10 @@ export async function findFinding(db: Queryable, id: string): Promise<DriftFindi
   return rows[0];
 }
 
-export async function listFindings(db: Queryable, options: { openOnly?: boolean; externalRef?: string; limit?: number } = {}): Promise<DriftFindingRow[]> {
+export async function listFindings(
+  db: Queryable,
+  options: { openOnly?: boolean; externalRef?: string; limit?: number } = {},
+): Promise<DriftFindingRow[]> {
   const { rows } = await db.query<DriftFindingRow>(
     `SELECT ${COLUMNS} FROM drift_findings
       WHERE ($1::boolean IS NOT TRUE OR status = 'open') AND ($2::text IS NULL OR external_ref = $2::text)

@@ -29,7 +29,14 @@ const PARENT_COLUMNS = `max_per_day_micro_usd::text AS "maxPerDayMicroUsd", insu
 
 export async function upsertFundingPolicy(
   db: Queryable,
-  policy: { externalRef: string; belowMicroUsd: string; toMicroUsd: string; maxPerDayMicroUsd: string; maxPerMonthMicroUsd: string | null; updatedBy: string },
+  policy: {
+    externalRef: string;
+    belowMicroUsd: string;
+    toMicroUsd: string;
+    maxPerDayMicroUsd: string;
+    maxPerMonthMicroUsd: string | null;
+    updatedBy: string;
+  },
 ): Promise<FundingPolicyRow> {
   const { rows } = await db.query<FundingPolicyRow>(
     `INSERT INTO funding_policies (external_ref, below_micro_usd, to_micro_usd, max_per_day_micro_usd, max_per_month_micro_usd, updated_by)
@@ -38,13 +45,23 @@ export async function upsertFundingPolicy(
        max_per_day_micro_usd = EXCLUDED.max_per_day_micro_usd, max_per_month_micro_usd = EXCLUDED.max_per_month_micro_usd,
        updated_by = EXCLUDED.updated_by, updated_at = now()
      RETURNING ${POLICY_COLUMNS}`,
-    [policy.externalRef, policy.belowMicroUsd, policy.toMicroUsd, policy.maxPerDayMicroUsd, policy.maxPerMonthMicroUsd, policy.updatedBy],
+    [
+      policy.externalRef,
+      policy.belowMicroUsd,
+      policy.toMicroUsd,
+      policy.maxPerDayMicroUsd,
+      policy.maxPerMonthMicroUsd,
+      policy.updatedBy,
+    ],
   );
   return rows[0]!;
 }
 
 export async function findFundingPolicy(db: Queryable, externalRef: string): Promise<FundingPolicyRow | undefined> {
-  const { rows } = await db.query<FundingPolicyRow>(`SELECT ${POLICY_COLUMNS} FROM funding_policies WHERE external_ref = $1::text`, [externalRef]);
+  const { rows } = await db.query<FundingPolicyRow>(
+    `SELECT ${POLICY_COLUMNS} FROM funding_policies WHERE external_ref = $1::text`,
+    [externalRef],
+  );
   return rows[0];
 }
 
@@ -69,13 +86,20 @@ export async function listPolicyTenantsPage(
   return rows;
 }
 
-export async function getFundingParent(db: Queryable, options: { lock?: 'update' | 'share' } = {}): Promise<FundingParentRow> {
+export async function getFundingParent(
+  db: Queryable,
+  options: { lock?: 'update' | 'share' } = {},
+): Promise<FundingParentRow> {
   const lock = options.lock === 'update' ? ' FOR UPDATE' : options.lock === 'share' ? ' FOR SHARE' : '';
   const { rows } = await db.query<FundingParentRow>(`SELECT ${PARENT_COLUMNS} FROM funding_parent WHERE id${lock}`);
   return rows[0]!;
 }
 
-export async function setParentDailyCap(db: Queryable, maxPerDayMicroUsd: string | null, updatedBy: string): Promise<FundingParentRow> {
+export async function setParentDailyCap(
+  db: Queryable,
+  maxPerDayMicroUsd: string | null,
+  updatedBy: string,
+): Promise<FundingParentRow> {
   const { rows } = await db.query<FundingParentRow>(
     `UPDATE funding_parent SET max_per_day_micro_usd = $1::numeric, updated_by = $2::text, updated_at = now() WHERE id RETURNING ${PARENT_COLUMNS}`,
     [maxPerDayMicroUsd, updatedBy],

@@ -41,7 +41,10 @@ const COLUMNS = `id, external_ref AS "externalRef", slot, from_generation AS "fr
  * Reads the tenant's status under a share lock: a close that sets `closing` (an UPDATE) waits for
  * this transaction, so a rotation row is either visible to the close or refused by the status.
  */
-export async function lockTenantForRotation(db: Queryable, externalRef: string): Promise<{ status: string; subaccountId: string | null } | undefined> {
+export async function lockTenantForRotation(
+  db: Queryable,
+  externalRef: string,
+): Promise<{ status: string; subaccountId: string | null } | undefined> {
   const { rows } = await db.query<{ status: string; subaccountId: string | null }>(
     `SELECT status, subaccount_id AS "subaccountId" FROM tenants WHERE external_ref = $1::text FOR SHARE`,
     [externalRef],
@@ -49,7 +52,11 @@ export async function lockTenantForRotation(db: Queryable, externalRef: string):
   return rows[0];
 }
 
-export async function findOpenRotation(db: Queryable, externalRef: string, slot: string): Promise<KeyRotationRow | undefined> {
+export async function findOpenRotation(
+  db: Queryable,
+  externalRef: string,
+  slot: string,
+): Promise<KeyRotationRow | undefined> {
   const { rows } = await db.query<KeyRotationRow>(
     `SELECT ${COLUMNS} FROM key_rotations WHERE external_ref = $1::text AND slot = $2::text AND state IN ('running', 'held', 'key_limit')`,
     [externalRef, slot],
@@ -59,19 +66,41 @@ export async function findOpenRotation(db: Queryable, externalRef: string, slot:
 
 export async function insertRotation(
   db: Queryable,
-  input: { externalRef: string; slot: string; fromGeneration: number; toGeneration: number; emergency: boolean; deployer: string; workflowId: string; runId: string | null },
+  input: {
+    externalRef: string;
+    slot: string;
+    fromGeneration: number;
+    toGeneration: number;
+    emergency: boolean;
+    deployer: string;
+    workflowId: string;
+    runId: string | null;
+  },
 ): Promise<KeyRotationRow> {
   const { rows } = await db.query<KeyRotationRow>(
     `INSERT INTO key_rotations (external_ref, slot, from_generation, to_generation, state, emergency, deployer, workflow_id, run_id)
      VALUES ($1::text, $2::text, $3::int, $4::int, 'running', $5::boolean, $6::text, $7::text, $8::text)
      RETURNING ${COLUMNS}`,
-    [input.externalRef, input.slot, input.fromGeneration, input.toGeneration, input.emergency, input.deployer, input.workflowId, input.runId],
+    [
+      input.externalRef,
+      input.slot,
+      input.fromGeneration,
+      input.toGeneration,
+      input.emergency,
+      input.deployer,
+      input.workflowId,
+      input.runId,
+    ],
   );
   return rows[0]!;
 }
 
 /** Hands an open rotation to the run that resumes it (a run that was terminated leaves its row open). */
-export async function adoptRotation(db: Queryable, id: string, owner: { workflowId: string; runId: string | null; emergency: boolean }): Promise<KeyRotationRow> {
+export async function adoptRotation(
+  db: Queryable,
+  id: string,
+  owner: { workflowId: string; runId: string | null; emergency: boolean },
+): Promise<KeyRotationRow> {
   const { rows } = await db.query<KeyRotationRow>(
     `UPDATE key_rotations SET workflow_id = $2::text, run_id = $3::text, emergency = emergency OR $4::boolean, updated_at = now()
       WHERE id = $1::bigint RETURNING ${COLUMNS}`,
@@ -89,7 +118,11 @@ export interface RotationChange {
 }
 
 /** Updates an open rotation; a finished one is never reopened (returns undefined then). */
-export async function updateRotation(db: Queryable, id: string, change: RotationChange): Promise<KeyRotationRow | undefined> {
+export async function updateRotation(
+  db: Queryable,
+  id: string,
+  change: RotationChange,
+): Promise<KeyRotationRow | undefined> {
   const finished = change.state !== undefined && !OPEN_ROTATION_STATES.includes(change.state);
   const { rows } = await db.query<KeyRotationRow>(
     `UPDATE key_rotations SET
@@ -102,7 +135,15 @@ export async function updateRotation(db: Queryable, id: string, change: Rotation
         updated_at = now()
       WHERE id = $1::bigint AND state IN ('running', 'held', 'key_limit')
       RETURNING ${COLUMNS}`,
-    [id, change.state ?? null, change.stage ?? null, change.deployed ?? false, change.emergency ?? null, change.outcome ? JSON.stringify(change.outcome) : null, finished],
+    [
+      id,
+      change.state ?? null,
+      change.stage ?? null,
+      change.deployed ?? false,
+      change.emergency ?? null,
+      change.outcome ? JSON.stringify(change.outcome) : null,
+      finished,
+    ],
   );
   return rows[0];
 }
@@ -124,7 +165,10 @@ export async function listRotations(db: Queryable, externalRef: string, limit = 
 }
 
 /** Active tenants in external-ref order, a page at a time (the fleet rotation's cursor). */
-export async function listActiveTenantRefs(db: Queryable, options: { after: string | null; limit: number }): Promise<string[]> {
+export async function listActiveTenantRefs(
+  db: Queryable,
+  options: { after: string | null; limit: number },
+): Promise<string[]> {
   const { rows } = await db.query<{ externalRef: string }>(
     `SELECT external_ref AS "externalRef" FROM tenants
       WHERE status = 'active' AND subaccount_id IS NOT NULL AND ($1::text IS NULL OR external_ref > $1::text)

@@ -25,7 +25,8 @@ export function listMigrations(dir = MIGRATIONS_DIR): Migration[] {
       return { version: Number(match[1]), name: match[2]!, sql: readFileSync(`${dir}/${file}`, 'utf8') };
     });
   migrations.forEach((migration, index) => {
-    if (migration.version !== index + 1) throw new Error(`migration ${migration.version} is out of sequence (expected ${index + 1})`);
+    if (migration.version !== index + 1)
+      throw new Error(`migration ${migration.version} is out of sequence (expected ${index + 1})`);
   });
   return migrations;
 }
@@ -57,18 +58,25 @@ export async function migrate(pool: pg.Pool, migrations = listMigrations()): Pro
     await client.query('SELECT pg_advisory_lock(hashtext($1::text))', [LOCK_KEY]);
     try {
       await ensureTable(client);
-      const { rows } = await client.query<{ version: number }>('SELECT coalesce(max(version), 0)::int AS version FROM schema_migrations');
+      const { rows } = await client.query<{ version: number }>(
+        'SELECT coalesce(max(version), 0)::int AS version FROM schema_migrations',
+      );
       const from = rows[0]!.version;
       const applied: string[] = [];
       for (const migration of migrations.filter((m) => m.version > from)) {
         await client.query('BEGIN');
         try {
           await client.query(migration.sql);
-          await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1::int, $2::text)', [migration.version, migration.name]);
+          await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1::int, $2::text)', [
+            migration.version,
+            migration.name,
+          ]);
           await client.query('COMMIT');
         } catch (error) {
           await client.query('ROLLBACK');
-          throw new Error(`migration ${migration.version}_${migration.name} failed: ${(error as Error).message}`, { cause: error });
+          throw new Error(`migration ${migration.version}_${migration.name} failed: ${(error as Error).message}`, {
+            cause: error,
+          });
         }
         applied.push(`${String(migration.version).padStart(4, '0')}_${migration.name}`);
       }
@@ -89,7 +97,9 @@ export class SchemaMismatchError extends Error {
 export async function assertSchemaCurrent(pool: pg.Pool): Promise<void> {
   const expected = codeSchemaVersion();
   // Planned separately: a query naming a missing table fails at planning time, even under CASE.
-  const { rows: exists } = await pool.query<{ present: boolean }>(`SELECT to_regclass('schema_migrations') IS NOT NULL AS present`);
+  const { rows: exists } = await pool.query<{ present: boolean }>(
+    `SELECT to_regclass('schema_migrations') IS NOT NULL AS present`,
+  );
   const { rows } = exists[0]?.present
     ? await pool.query<{ version: number }>('SELECT coalesce(max(version), 0)::int AS version FROM schema_migrations')
     : { rows: [{ version: 0 }] };

@@ -6,7 +6,10 @@ export type Pool = pg.Pool;
 
 // numeric(38,0) comes back as a string (pg's default); bigint (int8) ids as strings too. Money never
 // becomes a JS number.
-export function createPool(connectionString: string, options: { max?: number; applicationName?: string } = {}): pg.Pool {
+export function createPool(
+  connectionString: string,
+  options: { max?: number; applicationName?: string } = {},
+): pg.Pool {
   const pool = new pg.Pool({
     connectionString,
     max: options.max ?? 10,

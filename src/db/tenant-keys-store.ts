@@ -93,7 +93,12 @@ export async function markKeyVerifiedAudited(db: Queryable, id: string, audit: A
   );
 }
 
-export async function findKeyRecord(db: Queryable, externalRef: string, slot: string, generation: number): Promise<TenantKeyRow | undefined> {
+export async function findKeyRecord(
+  db: Queryable,
+  externalRef: string,
+  slot: string,
+  generation: number,
+): Promise<TenantKeyRow | undefined> {
   const { rows } = await db.query<TenantKeyRow>(
     `SELECT ${COLUMNS} FROM tenant_keys WHERE external_ref = $1::text AND slot = $2::text AND generation = $3::int`,
     [externalRef, slot, generation],
@@ -102,12 +107,19 @@ export async function findKeyRecord(db: Queryable, externalRef: string, slot: st
 }
 
 export async function listKeyRecords(db: Queryable, externalRef: string): Promise<TenantKeyRow[]> {
-  const { rows } = await db.query<TenantKeyRow>(`SELECT ${COLUMNS} FROM tenant_keys WHERE external_ref = $1::text ORDER BY slot, generation`, [externalRef]);
+  const { rows } = await db.query<TenantKeyRow>(
+    `SELECT ${COLUMNS} FROM tenant_keys WHERE external_ref = $1::text ORDER BY slot, generation`,
+    [externalRef],
+  );
   return rows;
 }
 
 /** The newest active key of a slot (the one whose secret `key reveal` returns). */
-export async function findActiveKey(db: Queryable, externalRef: string, slot: string): Promise<TenantKeyRow | undefined> {
+export async function findActiveKey(
+  db: Queryable,
+  externalRef: string,
+  slot: string,
+): Promise<TenantKeyRow | undefined> {
   const { rows } = await db.query<TenantKeyRow>(
     `SELECT ${COLUMNS} FROM tenant_keys WHERE external_ref = $1::text AND slot = $2::text AND status = 'active'
       ORDER BY generation DESC LIMIT 1`,
@@ -150,5 +162,8 @@ export async function markKeyRevoked(db: Queryable, id: string): Promise<TenantK
 
 /** A key create that will never finish (rotation aborted or cancelled before the key came back). */
 export async function markCreatingKeyFailed(db: Queryable, id: string): Promise<void> {
-  await db.query(`UPDATE tenant_keys SET status = 'failed', updated_at = now() WHERE id = $1::bigint AND status = 'creating'`, [id]);
+  await db.query(
+    `UPDATE tenant_keys SET status = 'failed', updated_at = now() WHERE id = $1::bigint AND status = 'creating'`,
+    [id],
+  );
 }

@@ -46,7 +46,9 @@ export async function insertTenantIfAbsent(
 }
 
 export async function findTenant(db: Queryable, externalRef: string): Promise<TenantRow | undefined> {
-  const { rows } = await db.query<TenantRow>(`SELECT ${COLUMNS} FROM tenants WHERE external_ref = $1::text`, [externalRef]);
+  const { rows } = await db.query<TenantRow>(`SELECT ${COLUMNS} FROM tenants WHERE external_ref = $1::text`, [
+    externalRef,
+  ]);
   return rows[0];
 }
 
@@ -73,10 +75,16 @@ export async function recordSubaccount(db: Queryable, externalRef: string, subac
 }
 
 export async function setTenantStatus(db: Queryable, externalRef: string, status: TenantStatus): Promise<void> {
-  await db.query(`UPDATE tenants SET status = $2::text, updated_at = now() WHERE external_ref = $1::text`, [externalRef, status]);
+  await db.query(`UPDATE tenants SET status = $2::text, updated_at = now() WHERE external_ref = $1::text`, [
+    externalRef,
+    status,
+  ]);
 }
 
-export async function listTenants(db: Queryable, options: { limit?: number; after?: string } = {}): Promise<TenantRow[]> {
+export async function listTenants(
+  db: Queryable,
+  options: { limit?: number; after?: string } = {},
+): Promise<TenantRow[]> {
   const { rows } = await db.query<TenantRow>(
     `SELECT ${COLUMNS} FROM tenants WHERE ($1::text IS NULL OR external_ref > $1::text) ORDER BY external_ref LIMIT $2::int`,
     [options.after ?? null, options.limit ?? 100],
@@ -100,7 +108,11 @@ export async function transitionTenant(
   return (rowCount ?? 0) > 0;
 }
 
-export async function markTenantClosed(db: Queryable, externalRef: string, balanceMicroUsd: string | null): Promise<void> {
+export async function markTenantClosed(
+  db: Queryable,
+  externalRef: string,
+  balanceMicroUsd: string | null,
+): Promise<void> {
   await db.query(
     `UPDATE tenants SET status = 'closed', closed_at = coalesce(closed_at, now()),
             closed_balance_micro_usd = coalesce($2::numeric, closed_balance_micro_usd), updated_at = now()
@@ -131,14 +143,29 @@ export async function recordOnboardingAttempt(
        RETURNING ${COLUMNS}, (xmax = 0) AS inserted
      ), audited AS (${auditFrom('changed', 4, 'WHERE inserted')})
      SELECT * FROM changed`,
-    [input.externalRef, input.name, input.createIdempotencyKey, ...auditParams({ ...audit, action: 'tenant.recorded', externalRef: input.externalRef, details: { name: input.name } })],
+    [
+      input.externalRef,
+      input.name,
+      input.createIdempotencyKey,
+      ...auditParams({
+        ...audit,
+        action: 'tenant.recorded',
+        externalRef: input.externalRef,
+        details: { name: input.name },
+      }),
+    ],
   );
   const { inserted, ...row } = rows[0]!;
   return { row, inserted };
 }
 
 /** Records the sub-account id and its audit row in one statement. */
-export async function recordSubaccountAudited(db: Queryable, externalRef: string, subaccountId: string, audit: AuditEntry): Promise<void> {
+export async function recordSubaccountAudited(
+  db: Queryable,
+  externalRef: string,
+  subaccountId: string,
+  audit: AuditEntry,
+): Promise<void> {
   await db.query(
     `WITH changed AS (
        UPDATE tenants SET subaccount_id = $2::text, status = CASE WHEN status = 'creating' THEN 'created' ELSE status END, updated_at = now()

@@ -10,7 +10,11 @@ import { TRANSFER_INTENT_COLUMNS, type TransferIntentRow } from './transfer-inte
  * amount against its UTC day and month from this moment until it fails for good, so racing sweeps,
  * manual top-ups and retries after lost responses can never together exceed a cap.
  */
-export const CapName = { tenantDay: 'tenant_per_day', tenantMonth: 'tenant_per_month', parentDay: 'parent_per_day' } as const;
+export const CapName = {
+  tenantDay: 'tenant_per_day',
+  tenantMonth: 'tenant_per_month',
+  parentDay: 'parent_per_day',
+} as const;
 export type CapName = (typeof CapName)[keyof typeof CapName];
 
 export interface ReserveTopUpInput {
@@ -34,7 +38,11 @@ export type ReserveTopUpResult =
   | { outcome: 'skipped'; why: 'parent_insufficient' | 'balance_changed' };
 
 /** Runs inside the caller's transaction (withTransaction). */
-export async function reserveTopUp(tx: PoolClient, input: ReserveTopUpInput, audit: Omit<AuditEntry, 'action' | 'externalRef' | 'subject' | 'details'>): Promise<ReserveTopUpResult> {
+export async function reserveTopUp(
+  tx: PoolClient,
+  input: ReserveTopUpInput,
+  audit: Omit<AuditEntry, 'action' | 'externalRef' | 'subject' | 'details'>,
+): Promise<ReserveTopUpResult> {
   const parent = await lockFundingParent(tx);
   const { rows: tenants } = await tx.query<{ status: string; subaccountId: string | null }>(
     `SELECT status, subaccount_id AS "subaccountId" FROM tenants WHERE external_ref = $1::text FOR UPDATE`,
@@ -48,11 +56,14 @@ export async function reserveTopUp(tx: PoolClient, input: ReserveTopUpInput, aud
   );
   // A recorded request answers as recorded (the caller compares it), even once the tenant closed.
   if (existing[0]) return { outcome: 'existing', intent: existing[0], subaccountId: tenant.subaccountId ?? '' };
-  if (tenant.status === 'closing' || tenant.status === 'closed') return { outcome: 'tenant_closed', status: tenant.status };
-  if (!tenant.subaccountId || !['active', 'suspended'].includes(tenant.status)) return { outcome: 'tenant_not_provisioned', status: tenant.status };
+  if (tenant.status === 'closing' || tenant.status === 'closed')
+    return { outcome: 'tenant_closed', status: tenant.status };
+  if (!tenant.subaccountId || !['active', 'suspended'].includes(tenant.status))
+    return { outcome: 'tenant_not_provisioned', status: tenant.status };
   if (input.kind === 'auto') {
     if (parent.insufficientSince) return { outcome: 'skipped', why: 'parent_insufficient' };
-    if (await transfersMovedSince(tx, input.externalRef, input.balanceReadAt)) return { outcome: 'skipped', why: 'balance_changed' };
+    if (await transfersMovedSince(tx, input.externalRef, input.balanceReadAt))
+      return { outcome: 'skipped', why: 'balance_changed' };
   }
   const refusedBy = await capRefusing(tx, input, parent.maxPerDayMicroUsd);
   const state = refusedBy ? 'refused' : 'pending';
@@ -61,7 +72,15 @@ export async function reserveTopUp(tx: PoolClient, input: ReserveTopUpInput, aud
     action: refusedBy ? 'transfer.cap_refused' : 'transfer.intent',
     externalRef: input.externalRef,
     subject: input.idempotencyKey,
-    details: { amountMicroUsd: input.amountMicroUsd, purpose: input.purpose, kind: input.kind, callerKey: input.callerKey, requestedBy: input.requestedBy, reason: input.reason, ...(refusedBy ? { cap: refusedBy } : {}) },
+    details: {
+      amountMicroUsd: input.amountMicroUsd,
+      purpose: input.purpose,
+      kind: input.kind,
+      callerKey: input.callerKey,
+      requestedBy: input.requestedBy,
+      reason: input.reason,
+      ...(refusedBy ? { cap: refusedBy } : {}),
+    },
   };
   const { rows } = await tx.query<TransferIntentRow>(
     `WITH changed AS (
@@ -70,7 +89,19 @@ export async function reserveTopUp(tx: PoolClient, input: ReserveTopUpInput, aud
        RETURNING ${TRANSFER_INTENT_COLUMNS}
      ), audited AS (${auditFrom('changed', 11)})
      SELECT * FROM changed`,
-    [input.externalRef, input.purpose, input.amountMicroUsd, input.idempotencyKey, state, input.kind, input.callerKey, input.requestedBy, input.reason, refusedBy ? capCode(refusedBy) : null, ...auditParams(entry)],
+    [
+      input.externalRef,
+      input.purpose,
+      input.amountMicroUsd,
+      input.idempotencyKey,
+      state,
+      input.kind,
+      input.callerKey,
+      input.requestedBy,
+      input.reason,
+      refusedBy ? capCode(refusedBy) : null,
+      ...auditParams(entry),
+    ],
   );
   return { outcome: refusedBy ? 'refused' : 'reserved', intent: rows[0]!, subaccountId: tenant.subaccountId };
 }
@@ -84,7 +115,8 @@ export async function reserveTopUp(tx: PoolClient, input: ReserveTopUpInput, aud
 async function lockFundingParent(tx: PoolClient) {
   const exclusive = (await getFundingParent(tx)).maxPerDayMicroUsd !== null;
   const parent = await getFundingParent(tx, { lock: exclusive ? 'update' : 'share' });
-  if (!exclusive && parent.maxPerDayMicroUsd !== null) throw new Error('the parent daily cap was set during this reservation: retry');
+  if (!exclusive && parent.maxPerDayMicroUsd !== null)
+    throw new Error('the parent daily cap was set during this reservation: retry');
   return parent;
 }
 
@@ -93,7 +125,10 @@ export function capCode(cap: CapName): string {
 }
 
 /** What the caps hold today (UTC) and this month: every top-up not failed for good. */
-export async function capUsage(db: Pick<PoolClient, 'query'>, externalRef: string): Promise<{ tenantDay: bigint; tenantMonth: bigint; parentDay: bigint }> {
+export async function capUsage(
+  db: Pick<PoolClient, 'query'>,
+  externalRef: string,
+): Promise<{ tenantDay: bigint; tenantMonth: bigint; parentDay: bigint }> {
   const { rows } = await db.query<{ tenantDay: string; tenantMonth: string; parentDay: string }>(
     `WITH today AS (SELECT (now() AT TIME ZONE 'UTC')::date AS d)
      SELECT coalesce(sum(amount_micro_usd) FILTER (WHERE external_ref = $1::text AND reserved_on = today.d), 0)::text AS "tenantDay",
@@ -109,13 +144,18 @@ export async function capUsage(db: Pick<PoolClient, 'query'>, externalRef: strin
   return { tenantDay: BigInt(row.tenantDay), tenantMonth: BigInt(row.tenantMonth), parentDay: BigInt(row.parentDay) };
 }
 
-async function capRefusing(tx: PoolClient, input: ReserveTopUpInput, parentPerDay: string | null): Promise<CapName | null> {
+async function capRefusing(
+  tx: PoolClient,
+  input: ReserveTopUpInput,
+  parentPerDay: string | null,
+): Promise<CapName | null> {
   const policy = await findFundingPolicy(tx, input.externalRef);
   if (!policy && parentPerDay === null) return null;
   const usage = await capUsage(tx, input.externalRef);
   const amount = BigInt(input.amountMicroUsd);
   if (policy && usage.tenantDay + amount > BigInt(policy.maxPerDayMicroUsd)) return CapName.tenantDay;
-  if (policy?.maxPerMonthMicroUsd && usage.tenantMonth + amount > BigInt(policy.maxPerMonthMicroUsd)) return CapName.tenantMonth;
+  if (policy?.maxPerMonthMicroUsd && usage.tenantMonth + amount > BigInt(policy.maxPerMonthMicroUsd))
+    return CapName.tenantMonth;
   if (parentPerDay !== null && usage.parentDay + amount > BigInt(parentPerDay)) return CapName.parentDay;
   return null;
 }

@@ -56,7 +56,13 @@ export async function insertTransferIntentIfAbsent(
   input: { externalRef: string; purpose: string; amountMicroUsd: string; idempotencyKey: string },
   audit?: Omit<AuditEntry, 'action' | 'externalRef' | 'subject' | 'details'>,
 ): Promise<{ row: TransferIntentRow; inserted: boolean }> {
-  const entry = audit && { ...audit, action: 'transfer.intent', externalRef: input.externalRef, subject: input.idempotencyKey, details: { amountMicroUsd: input.amountMicroUsd, purpose: input.purpose } };
+  const entry = audit && {
+    ...audit,
+    action: 'transfer.intent',
+    externalRef: input.externalRef,
+    subject: input.idempotencyKey,
+    details: { amountMicroUsd: input.amountMicroUsd, purpose: input.purpose },
+  };
   const { rows } = await db.query<TransferIntentRow & { inserted: boolean }>(
     `WITH changed AS (
        INSERT INTO transfer_intents (external_ref, purpose, amount_micro_usd, idempotency_key, state, attempts)
@@ -65,13 +71,23 @@ export async function insertTransferIntentIfAbsent(
        RETURNING ${COLUMNS}, (xmax = 0) AS inserted
      )${entry ? `, audited AS (${auditFrom('changed', 5, 'WHERE inserted')})` : ''}
      SELECT * FROM changed`,
-    [input.externalRef, input.purpose, input.amountMicroUsd, input.idempotencyKey, ...(entry ? auditParams(entry) : [])],
+    [
+      input.externalRef,
+      input.purpose,
+      input.amountMicroUsd,
+      input.idempotencyKey,
+      ...(entry ? auditParams(entry) : []),
+    ],
   );
   const { inserted, ...row } = rows[0]!;
   return { row, inserted };
 }
 
-export async function findTransferIntent(db: Queryable, externalRef: string, purpose: string): Promise<TransferIntentRow | undefined> {
+export async function findTransferIntent(
+  db: Queryable,
+  externalRef: string,
+  purpose: string,
+): Promise<TransferIntentRow | undefined> {
   const { rows } = await db.query<TransferIntentRow>(
     `SELECT ${COLUMNS} FROM transfer_intents WHERE external_ref = $1::text AND purpose = $2::text`,
     [externalRef, purpose],
@@ -82,7 +98,10 @@ export async function findTransferIntent(db: Queryable, externalRef: string, pur
 export const TRANSFER_INTENT_COLUMNS = COLUMNS;
 
 export async function listTransferIntents(db: Queryable, externalRef: string): Promise<TransferIntentRow[]> {
-  const { rows } = await db.query<TransferIntentRow>(`SELECT ${COLUMNS} FROM transfer_intents WHERE external_ref = $1::text ORDER BY id`, [externalRef]);
+  const { rows } = await db.query<TransferIntentRow>(
+    `SELECT ${COLUMNS} FROM transfer_intents WHERE external_ref = $1::text ORDER BY id`,
+    [externalRef],
+  );
   return rows;
 }
 
@@ -115,7 +134,16 @@ export async function updateTransferIntent(
       WHERE id = $1::bigint AND state = ANY($2::text[])
       RETURNING ${COLUMNS})${audit ? `, audited AS (${auditFrom('changed', 8)})` : ''}
      SELECT * FROM changed`,
-    [id, from, change.state, change.platformTransferId ?? null, change.failureCode ?? null, change.resolution ?? null, change.nextIdempotencyKey ?? null, ...(audit ? auditParams(audit) : [])],
+    [
+      id,
+      from,
+      change.state,
+      change.platformTransferId ?? null,
+      change.failureCode ?? null,
+      change.resolution ?? null,
+      change.nextIdempotencyKey ?? null,
+      ...(audit ? auditParams(audit) : []),
+    ],
   );
   return rows[0];
 }

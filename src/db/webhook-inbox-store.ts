@@ -72,7 +72,10 @@ export async function insertDeliveryIfAbsent(db: Queryable, delivery: NewDeliver
   );
   if (rowCount === 1) return { recorded: true };
   // A separate statement: the conflicting row may have been committed after the insert's snapshot.
-  const { rows } = await db.query<{ bodySha256: string }>(`SELECT body_sha256 AS "bodySha256" FROM webhook_inbox WHERE delivery_id = $1::text`, [delivery.deliveryId]);
+  const { rows } = await db.query<{ bodySha256: string }>(
+    `SELECT body_sha256 AS "bodySha256" FROM webhook_inbox WHERE delivery_id = $1::text`,
+    [delivery.deliveryId],
+  );
   // Pruned between the two statements: it was processed long ago, so this is the same delivery again.
   return { recorded: false, storedBodySha256: rows[0]?.bodySha256 ?? delivery.bodySha256 };
 }
@@ -81,7 +84,10 @@ export async function insertDeliveryIfAbsent(db: Queryable, delivery: NewDeliver
  * Deletes up to `batch` processed deliveries older than the retention, oldest first, and says how
  * many. SKIP LOCKED: several gateways may prune at once without waiting on each other.
  */
-export async function pruneProcessedDeliveries(db: Queryable, input: { olderThanSeconds: number; batch: number }): Promise<number> {
+export async function pruneProcessedDeliveries(
+  db: Queryable,
+  input: { olderThanSeconds: number; batch: number },
+): Promise<number> {
   const { rowCount } = await db.query(
     `DELETE FROM webhook_inbox WHERE delivery_id IN (
        SELECT delivery_id FROM webhook_inbox
@@ -93,7 +99,9 @@ export async function pruneProcessedDeliveries(db: Queryable, input: { olderThan
 }
 
 export async function findDelivery(db: Queryable, deliveryId: string): Promise<InboxRow | undefined> {
-  const { rows } = await db.query<InboxRow>(`SELECT ${COLUMNS} FROM webhook_inbox WHERE delivery_id = $1::text`, [deliveryId]);
+  const { rows } = await db.query<InboxRow>(`SELECT ${COLUMNS} FROM webhook_inbox WHERE delivery_id = $1::text`, [
+    deliveryId,
+  ]);
   return rows[0];
 }
 
@@ -147,7 +155,11 @@ export async function claimPendingDeliveries(
 }
 
 /** Marks the delivery processed; true only for the call that did it (a replayed activity gets false). */
-export async function markDeliveryProcessed(db: Queryable, deliveryId: string, outcome: Record<string, unknown>): Promise<boolean> {
+export async function markDeliveryProcessed(
+  db: Queryable,
+  deliveryId: string,
+  outcome: Record<string, unknown>,
+): Promise<boolean> {
   const { rowCount } = await db.query(
     `UPDATE webhook_inbox SET state = 'processed', processed_at = now(), process_count = process_count + 1,
             outcome = $2::jsonb, started_at = coalesce(started_at, now())
@@ -166,7 +178,9 @@ export async function listDeliveries(db: Queryable, registrationId: string, limi
 }
 
 export async function countInboxByState(db: Queryable): Promise<Record<InboxState, number>> {
-  const { rows } = await db.query<{ state: InboxState; count: number }>(`SELECT state, count(*)::int AS count FROM webhook_inbox GROUP BY state`);
+  const { rows } = await db.query<{ state: InboxState; count: number }>(
+    `SELECT state, count(*)::int AS count FROM webhook_inbox GROUP BY state`,
+  );
   const counts: Record<InboxState, number> = { pending: 0, started: 0, processed: 0 };
   for (const row of rows) counts[row.state] = row.count;
   return counts;

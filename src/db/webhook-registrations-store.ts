@@ -14,7 +14,9 @@ export const RegistrationStatus = {
 export type RegistrationStatus = (typeof RegistrationStatus)[keyof typeof RegistrationStatus];
 
 export const SecretState = {
-  /** Sealed before the platform call that sends it: deliveries signed with it may arrive before we learn the webhook id. */
+  /**
+   * Sealed before the platform call that sends it: deliveries signed with it may arrive before we learn the webhook id.
+   */
   pending: 'pending',
   current: 'current',
   /** The replaced webhook's: accepted until retired_at plus the grace period (retries of its deliveries). */
@@ -67,7 +69,10 @@ export async function insertRegistration(
 }
 
 export async function findRegistration(db: Queryable, id: string): Promise<RegistrationRow | undefined> {
-  const { rows } = await db.query<RegistrationRow>(`SELECT ${COLUMNS} FROM webhook_registrations r WHERE r.id = $1::text`, [id]);
+  const { rows } = await db.query<RegistrationRow>(
+    `SELECT ${COLUMNS} FROM webhook_registrations r WHERE r.id = $1::text`,
+    [id],
+  );
   return rows[0];
 }
 
@@ -84,7 +89,10 @@ export async function getRegistration(db: Queryable, id: string): Promise<Regist
   return row;
 }
 
-export async function listRegistrations(db: Queryable, filter: { externalRef?: string; includeDeleted?: boolean } = {}): Promise<RegistrationRow[]> {
+export async function listRegistrations(
+  db: Queryable,
+  filter: { externalRef?: string; includeDeleted?: boolean } = {},
+): Promise<RegistrationRow[]> {
   const { rows } = await db.query<RegistrationRow>(
     `SELECT ${COLUMNS} FROM webhook_registrations r
       WHERE ($1::text IS NULL OR r.external_ref = $1::text) AND ($2::boolean OR r.status <> 'deleted')
@@ -103,7 +111,11 @@ export async function setRegistrationStatus(db: Queryable, id: string, status: R
   );
 }
 
-export async function updateRegistrationFields(db: Queryable, id: string, change: { label?: string; events?: string[] }): Promise<void> {
+export async function updateRegistrationFields(
+  db: Queryable,
+  id: string,
+  change: { label?: string; events?: string[] },
+): Promise<void> {
   await db.query(
     `UPDATE webhook_registrations SET label = coalesce($2::text, label), events = coalesce($3::text[], events), updated_at = now()
       WHERE id = $1::text`,
@@ -120,7 +132,10 @@ export async function nextSecretGeneration(db: Queryable, registrationId: string
   return rows[0]!.next;
 }
 
-export async function insertPendingSecret(db: Queryable, input: { registrationId: string; generation: number; sealed: string }): Promise<void> {
+export async function insertPendingSecret(
+  db: Queryable,
+  input: { registrationId: string; generation: number; sealed: string },
+): Promise<void> {
   await db.query(
     `INSERT INTO webhook_secrets (registration_id, generation, state, sealed) VALUES ($1::text, $2::int, 'pending', $3::text)`,
     [input.registrationId, input.generation, input.sealed],
@@ -128,7 +143,12 @@ export async function insertPendingSecret(db: Queryable, input: { registrationId
 }
 
 /** The platform accepted the secret: it becomes current, and the one it replaces becomes previous (still live). */
-export async function promoteSecret(db: Queryable, registrationId: string, generation: number, webhookId: string): Promise<void> {
+export async function promoteSecret(
+  db: Queryable,
+  registrationId: string,
+  generation: number,
+  webhookId: string,
+): Promise<void> {
   await db.query(
     `UPDATE webhook_secrets SET state = 'previous'
       WHERE registration_id = $1::text AND state = 'current' AND generation <> $2::int`,
@@ -141,7 +161,11 @@ export async function promoteSecret(db: Queryable, registrationId: string, gener
 }
 
 /** Starts the grace period of secrets whose webhook is gone (after a replacement, or a delete). */
-export async function retireSecrets(db: Queryable, registrationId: string, states: readonly SecretState[]): Promise<void> {
+export async function retireSecrets(
+  db: Queryable,
+  registrationId: string,
+  states: readonly SecretState[],
+): Promise<void> {
   await db.query(
     `UPDATE webhook_secrets SET retired_at = coalesce(retired_at, now())
       WHERE registration_id = $1::text AND state = ANY($2::text[])`,
@@ -161,7 +185,11 @@ export async function abandonPendingSecrets(db: Queryable, registrationId: strin
  * The secrets a delivery to this route may be signed with: pending and current ones, and retired
  * ones (a replaced or deleted webhook) until their grace period ends.
  */
-export async function listAcceptedSecrets(db: Queryable, registrationId: string, graceSeconds: number): Promise<SecretRow[]> {
+export async function listAcceptedSecrets(
+  db: Queryable,
+  registrationId: string,
+  graceSeconds: number,
+): Promise<SecretRow[]> {
   const { rows } = await db.query<SecretRow>(
     `SELECT registration_id AS "registrationId", generation, webhook_id AS "webhookId", state, sealed
        FROM webhook_secrets

@@ -5,7 +5,13 @@ import { z } from 'zod';
  * fields over time), and event names are open: `*` subscribers get events added later, so an unknown
  * name is accepted and recorded, never refused.
  */
-export const KNOWN_REGISTRY_EVENTS = ['image.pushed', 'image.deleted', 'image.moved', 'image.copied', 'image.scan.completed'] as const;
+export const KNOWN_REGISTRY_EVENTS = [
+  'image.pushed',
+  'image.deleted',
+  'image.moved',
+  'image.copied',
+  'image.scan.completed',
+] as const;
 export type KnownRegistryEvent = (typeof KNOWN_REGISTRY_EVENTS)[number];
 
 export function isKnownRegistryEvent(event: string): event is KnownRegistryEvent {

@@ -27,10 +27,16 @@ export const reconcileFleetInputSchema = z.strictObject({
   /** Override the worker's configured timings (DRIFT_QUIET_PERIOD, DRIFT_ROTATION_MAX_AGE). */
   options: z.strictObject({ quietPeriod: duration.optional(), rotationMaxAge: duration.optional() }).optional(),
   /** Carried across continue-as-new. */
-  checkId: z.string().regex(/^[0-9]+$/).optional(),
+  checkId: z
+    .string()
+    .regex(/^[0-9]+$/)
+    .optional(),
   after: z.string().nullable().default(null),
   totals: driftTotalsSchema.optional(),
-  skippedSample: z.array(z.strictObject({ externalRef: z.string(), reason: z.string() })).max(50).optional(),
+  skippedSample: z
+    .array(z.strictObject({ externalRef: z.string(), reason: z.string() }))
+    .max(50)
+    .optional(),
 });
 export type ReconcileFleetInput = z.input<typeof reconcileFleetInputSchema>;
 export type ParsedReconcileFleetInput = z.output<typeof reconcileFleetInputSchema>;

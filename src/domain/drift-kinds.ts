@@ -3,11 +3,16 @@
  * Every kind's meaning and what an operator does about it is in the README runbook.
  */
 export const DriftKind = {
-  /** A platform sub-account no record maps to (its external ref has no record, or a record without a sub-account id). */
+  /**
+   * A platform sub-account no record maps to (its external ref has no record, or a record without a sub-account id).
+   */
   subaccount_unrecorded: 'subaccount_unrecorded',
   /** A sub-account carries a recorded tenant's external ref but is not that tenant's sub-account (or the reverse). */
   subaccount_mismatch: 'subaccount_mismatch',
-  /** Our record says the sub-account is live; the platform no longer lists it (closed or gone: the contract answers both with 404). */
+  /**
+   * Our record says the sub-account is live; the platform no longer lists it (closed or gone: the contract answers both
+   * with 404).
+   */
   subaccount_gone: 'subaccount_gone',
   /** Our record says active; the platform says suspended. */
   subaccount_suspended: 'subaccount_suspended',

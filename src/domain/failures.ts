@@ -51,7 +51,11 @@ export interface CodedFailureOptions {
 }
 
 /** The one way to raise a failure of ours: `type` is the code, retryability explicit. */
-export function codedFailure(code: FailureCode, message: string, options: CodedFailureOptions = {}): ApplicationFailure {
+export function codedFailure(
+  code: FailureCode,
+  message: string,
+  options: CodedFailureOptions = {},
+): ApplicationFailure {
   return ApplicationFailure.create({
     type: code,
     message,

@@ -17,23 +17,43 @@ export const fundingPolicySchema = z
     updatedBy: requestedBySchema.default('unknown'),
   })
   .superRefine((policy, ctx) => {
-    if (/^[1-9][0-9]*$/.test(policy.below) && /^[1-9][0-9]*$/.test(policy.to) && BigInt(policy.below) >= BigInt(policy.to)) {
+    if (
+      /^[1-9][0-9]*$/.test(policy.below) &&
+      /^[1-9][0-9]*$/.test(policy.to) &&
+      BigInt(policy.below) >= BigInt(policy.to)
+    ) {
       ctx.addIssue({ code: 'custom', path: ['below'], message: 'must be less than to' });
     }
   });
 export type FundingPolicyInput = z.input<typeof fundingPolicySchema>;
 
 /** The parent's daily cap over every top-up of the fleet; null clears it. */
-export const parentCapSchema = z.strictObject({ maxPerDay: microUsdSchema.nullable(), updatedBy: requestedBySchema.default('unknown') });
+export const parentCapSchema = z.strictObject({
+  maxPerDay: microUsdSchema.nullable(),
+  updatedBy: requestedBySchema.default('unknown'),
+});
 
-const wait = z.union([z.string().regex(DURATION_PATTERN, 'must be a duration like 500ms, 30s, 5m, 2h, 1d'), z.number().int().positive()]).refine((v) => typeof v === 'number' || !DURATION_PATTERN.test(v) || msOf(v) > 0, 'must be longer than zero');
+const wait = z
+  .union([
+    z.string().regex(DURATION_PATTERN, 'must be a duration like 500ms, 30s, 5m, 2h, 1d'),
+    z.number().int().positive(),
+  ])
+  .refine((v) => typeof v === 'number' || !DURATION_PATTERN.test(v) || msOf(v) > 0, 'must be longer than zero');
 
 /** autoTopUpSweep's input: a page of policy tenants per run (continue-as-new per page). */
 export const autoTopUpSweepInputSchema = z.strictObject({
   after: z.string().nullable().default(null),
   pageSize: z.number().int().min(1).max(1000).default(100),
   /** Passed to each top-up it starts. */
-  options: z.strictObject({ balanceRetryInterval: wait.optional(), unknownTransferDeadline: wait.optional(), reconcileInterval: wait.optional() }).optional(),
-  totals: z.strictObject({ read: z.number(), started: z.number(), belowThreshold: z.number(), unreadable: z.number() }).optional(),
+  options: z
+    .strictObject({
+      balanceRetryInterval: wait.optional(),
+      unknownTransferDeadline: wait.optional(),
+      reconcileInterval: wait.optional(),
+    })
+    .optional(),
+  totals: z
+    .strictObject({ read: z.number(), started: z.number(), belowThreshold: z.number(), unreadable: z.number() })
+    .optional(),
 });
 export type AutoTopUpSweepInput = z.input<typeof autoTopUpSweepInputSchema>;

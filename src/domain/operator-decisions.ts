@@ -62,12 +62,17 @@ function checkReason(value: unknown, problems: string[]): string {
   if (typeof value !== 'string') return requiredString('reason', value, 'say why; it is audited', problems);
   const trimmed = value.trim();
   if (trimmed === '') problems.push('reason: must not be empty (say why; it is audited)');
-  else if (trimmed.length < REASON_MIN || trimmed.length > REASON_MAX || CONTROL.test(trimmed)) problems.push(`reason: must be ${REASON_RULE}`);
+  else if (trimmed.length < REASON_MIN || trimmed.length > REASON_MAX || CONTROL.test(trimmed))
+    problems.push(`reason: must be ${REASON_RULE}`);
   return trimmed;
 }
 
 /** Checks a plain object with exactly `known` fields; `extra` checks the fields beyond operator and reason. */
-function checkDecision<T extends DecisionBy>(raw: unknown, known: readonly string[], extra: (input: Record<string, unknown>, problems: string[]) => Omit<T, keyof DecisionBy>): Checked<T> {
+function checkDecision<T extends DecisionBy>(
+  raw: unknown,
+  known: readonly string[],
+  extra: (input: Record<string, unknown>, problems: string[]) => Omit<T, keyof DecisionBy>,
+): Checked<T> {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     return { ok: false, problems: [`input: must be an object with ${known.join(', ')}`] };
   }
@@ -85,7 +90,8 @@ function checkDecision<T extends DecisionBy>(raw: unknown, known: readonly strin
 function checkOutcome(value: unknown, problems: string[]): TransferOutcome {
   if (value === undefined) problems.push(`outcome: is required (${TRANSFER_OUTCOMES.join(' or ')})`);
   // Exactly: "Applied" or "applied " is a typo, and a typo must never count as "not applied".
-  else if (!TRANSFER_OUTCOMES.includes(value as TransferOutcome)) problems.push(`outcome: must be exactly "applied" or "not-applied" (got ${shown(value)})`);
+  else if (!TRANSFER_OUTCOMES.includes(value as TransferOutcome))
+    problems.push(`outcome: must be exactly "applied" or "not-applied" (got ${shown(value)})`);
   return value as TransferOutcome;
 }
 
@@ -96,7 +102,9 @@ export function checkDecisionBy(raw: unknown): Checked<DecisionBy> {
 
 /** onboardTenant's resolveTransfer. */
 export function checkTransferVerdict(raw: unknown): Checked<TransferVerdict> {
-  return checkDecision<TransferVerdict>(raw, ['outcome', 'operator', 'reason'], (input, problems) => ({ outcome: checkOutcome(input.outcome, problems) }));
+  return checkDecision<TransferVerdict>(raw, ['outcome', 'operator', 'reason'], (input, problems) => ({
+    outcome: checkOutcome(input.outcome, problems),
+  }));
 }
 
 /** closeTenant's resolveTransfer. */

@@ -3,7 +3,8 @@ import { durationSchema, externalRefSchema, slotSchema } from './tenant-input.js
 
 /**
  * Inputs of the rotation workflows, validated at the start by the same schemas whichever way they
- * come in (CLI, schedule, Web UI, fleet). Workflows take the types only and validate through the validateWorkflowInput local activity.
+ * come in (CLI, schedule, Web UI, fleet). Workflows take the types only and validate through the validateWorkflowInput
+ * local activity.
  */
 const duration = durationSchema;
 
@@ -13,7 +14,10 @@ export const deployerSpecSchema = z.discriminatedUnion('kind', [
     kind: z.literal('project-env'),
     /** One project; without it, every project of the tenant that already defines the variable. */
     projectId: z.string().min(1).max(200).optional(),
-    variable: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,255}$/, 'must be an environment variable name').optional(),
+    variable: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]{0,255}$/, 'must be an environment variable name')
+      .optional(),
   }),
 ]);
 export type DeployerSpec = z.infer<typeof deployerSpecSchema>;
@@ -33,7 +37,6 @@ export const rotationTimingsSchema = z.strictObject({
   keyLimitRetryInterval: duration.optional(),
 });
 export type RotationTimings = z.infer<typeof rotationTimingsSchema>;
-
 
 export const rotateTenantKeyInputSchema = z.strictObject({
   externalRef: externalRefSchema,
@@ -59,8 +62,13 @@ export const rotateFleetInputSchema = z.strictObject({
   /** Carried across continue-as-new: resume after this external ref, with these totals. */
   after: z.string().nullable().default(null),
   totals: z
-    .strictObject({ started: z.number().int(), completed: z.number().int(), held: z.number().int(), skipped: z.number().int(), failed: z.number().int() })
+    .strictObject({
+      started: z.number().int(),
+      completed: z.number().int(),
+      held: z.number().int(),
+      skipped: z.number().int(),
+      failed: z.number().int(),
+    })
     .optional(),
 });
 export type RotateFleetInput = z.input<typeof rotateFleetInputSchema>;
-

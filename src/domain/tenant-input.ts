@@ -3,7 +3,8 @@ import { DURATION_PATTERN, msOf } from './durations.js';
 
 /**
  * Inputs shared by every way in (helper, CLI, gateway, a Web-UI start): validated by the same
- * schema, so one bad value gives the same clear error everywhere. Workflows take its types only (zod stays out of their bundle).
+ * schema, so one bad value gives the same clear error everywhere. Workflows take its types only (zod stays out of their
+ * bundle).
  */
 export const EXTERNAL_REF_RULE = '1-128 characters of A-Z a-z 0-9 . _ : - starting with a letter or digit';
 export const externalRefSchema = z
@@ -18,17 +19,26 @@ export const tenantNameSchema = z
   .regex(/^[^\p{Cc}\p{Cf}]+$/u, 'must not contain control or format characters')
   .refine((value) => value.trim() === value, 'must not start or end with white space');
 
-export const MICRO_USD_RULE = 'a string of a positive whole number of micro-USD (e.g. "5000000" for 5 USD), at most 30 digits';
+export const MICRO_USD_RULE =
+  'a string of a positive whole number of micro-USD (e.g. "5000000" for 5 USD), at most 30 digits';
 export const microUsdSchema = z
   .string({ error: (issue) => (issue.input === undefined ? 'is required' : `must be ${MICRO_USD_RULE}`) })
   .regex(/^[1-9][0-9]{0,29}$/, `must be ${MICRO_USD_RULE}`);
 
-export const slotSchema = z.string().regex(/^[a-z0-9][a-z0-9-]{0,31}$/, 'must be 1-32 characters of a-z 0-9 - starting with a letter or digit');
+export const slotSchema = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9-]{0,31}$/, 'must be 1-32 characters of a-z 0-9 - starting with a letter or digit');
 
-export const durationSchema = z.union([z.string().regex(DURATION_PATTERN, 'must be a duration like 500ms, 30s, 5m, 2h, 1d'), z.number().int().nonnegative()]);
+export const durationSchema = z.union([
+  z.string().regex(DURATION_PATTERN, 'must be a duration like 500ms, 30s, 5m, 2h, 1d'),
+  z.number().int().nonnegative(),
+]);
 // Intervals and deadlines here are waits: zero would spin.
 // zod runs the refinement even when the pattern failed: a malformed value must not throw here (it is reported already).
-const duration = durationSchema.refine((value) => (typeof value === 'number' ? value > 0 : !DURATION_PATTERN.test(value) || msOf(value) > 0), 'must be longer than zero');
+const duration = durationSchema.refine(
+  (value) => (typeof value === 'number' ? value > 0 : !DURATION_PATTERN.test(value) || msOf(value) > 0),
+  'must be longer than zero',
+);
 
 export const onboardTenantInputSchema = z.strictObject({
   externalRef: externalRefSchema,
@@ -50,11 +60,15 @@ export const onboardTenantInputSchema = z.strictObject({
 export type OnboardTenantInput = z.infer<typeof onboardTenantInputSchema>;
 
 const reasonSchema = z
-  .string({ error: (issue) => (issue.input === undefined ? 'is required: say why (it is recorded)' : 'must be a string') })
+  .string({
+    error: (issue) => (issue.input === undefined ? 'is required: say why (it is recorded)' : 'must be a string'),
+  })
   .trim()
   .min(3, 'is required: say why in at least 3 characters (it is recorded)')
   .max(500, 'must be at most 500 characters');
-const operatorSchema = z.string().regex(/^[A-Za-z0-9._@:-]{1,100}$/, 'must be 1-100 characters of A-Z a-z 0-9 . _ @ : -');
+const operatorSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9._@:-]{1,100}$/, 'must be 1-100 characters of A-Z a-z 0-9 . _ @ : -');
 
 /** suspendTenant / resumeTenant / closeTenant: who asks and why, always recorded. */
 export const lifecycleInputSchema = z.strictObject({
@@ -88,7 +102,8 @@ export function parseInput<T>(schema: z.ZodType<T>, value: unknown): T {
     parsed.error.issues.flatMap((issue) => {
       const field = issue.path.join('.') || 'input';
       // One problem per unknown field, named by its own path, so callers (the gateway's `fields`) can point at it.
-      if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => `${[...issue.path, key].join('.')}: is not a known field`);
+      if (issue.code === 'unrecognized_keys')
+        return issue.keys.map((key) => `${[...issue.path, key].join('.')}: is not a known field`);
       if (issue.code === 'invalid_type' && issue.path.length === 0) return ['input: must be a JSON object'];
       return [`${field}: ${issue.message}`];
     }),

@@ -12,14 +12,19 @@ export const idempotencyKeySchema = z
   .regex(IDEMPOTENCY_KEY_PATTERN, `must be ${IDEMPOTENCY_KEY_RULE}`);
 
 export const REQUESTED_BY_RULE = '1-100 characters of A-Z a-z 0-9 . _ @ : -';
-export const requestedBySchema = z.string({ error: 'must be a string' }).regex(/^[A-Za-z0-9._@:-]{1,100}$/, `must be ${REQUESTED_BY_RULE}`);
+export const requestedBySchema = z
+  .string({ error: 'must be a string' })
+  .regex(/^[A-Za-z0-9._@:-]{1,100}$/, `must be ${REQUESTED_BY_RULE}`);
 export const topUpReasonSchema = z
   .string({ error: 'must be a string' })
   .trim()
   .min(3, 'must be at least 3 characters (it is recorded)')
   .max(500, 'must be at most 500 characters');
 
-const wait = durationSchema.refine((value) => (typeof value === 'number' ? value > 0 : !DURATION_PATTERN.test(value) || msOf(value) > 0), 'must be longer than zero');
+const wait = durationSchema.refine(
+  (value) => (typeof value === 'number' ? value > 0 : !DURATION_PATTERN.test(value) || msOf(value) > 0),
+  'must be longer than zero',
+);
 
 export const topUpOptionsSchema = z.strictObject({
   /** How often a transfer refused for INSUFFICIENT_BALANCE is retried when no parentFunded comes. */

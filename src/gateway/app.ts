@@ -55,7 +55,12 @@ export function buildGatewayApp(deps: GatewayDeps): GatewayApp {
   const metrics = deps.metrics ?? createGatewayMetrics();
   const dispatcher =
     deps.dispatcher ??
-    createDeliveryDispatcher({ pool: deps.pool, start: temporalDeliveryStarter(deps.client, options.taskQueue), metrics, ...(logger ? { logger } : {}) });
+    createDeliveryDispatcher({
+      pool: deps.pool,
+      start: temporalDeliveryStarter(deps.client, options.taskQueue),
+      metrics,
+      ...(logger ? { logger } : {}),
+    });
 
   const loggerInstance: FastifyBaseLogger | undefined = logger?.child({ component: 'gateway' });
   const app: FastifyInstance = Fastify({
@@ -80,7 +85,12 @@ export function buildGatewayApp(deps: GatewayDeps): GatewayApp {
   });
   app.setErrorHandler((error, request, reply) => answerError(logger, error, request, reply));
   app.setNotFoundHandler((request, reply) => {
-    void sendError(reply, 404, GatewayErrorCode.ROUTE_NOT_FOUND, `No route for ${request.method} ${request.url.split('?')[0]}.`);
+    void sendError(
+      reply,
+      404,
+      GatewayErrorCode.ROUTE_NOT_FOUND,
+      `No route for ${request.method} ${request.url.split('?')[0]}.`,
+    );
   });
 
   if (deps.opsRoutes === false) app.get('/healthz', async () => ({ status: 'ok' }));
@@ -94,19 +104,37 @@ export function buildGatewayApp(deps: GatewayDeps): GatewayApp {
     publicUrl: options.publicUrl,
     deployers: options.deployers,
   });
-  registerTransferRoutes(app, { pool: deps.pool, client: deps.client, taskQueue: options.taskQueue, tokens: createTokenSet(options.apiTokens), publicUrl: options.publicUrl });
+  registerTransferRoutes(app, {
+    pool: deps.pool,
+    client: deps.client,
+    taskQueue: options.taskQueue,
+    tokens: createTokenSet(options.apiTokens),
+    publicUrl: options.publicUrl,
+  });
   registerFundingRoutes(app, { pool: deps.pool, tokens: createTokenSet(options.apiTokens) });
-  registerCodecRoutes(app, { codec: deps.codec, tokens: createTokenSet(options.codecTokens), corsOrigins: options.codecCorsOrigins });
+  registerCodecRoutes(app, {
+    codec: deps.codec,
+    tokens: createTokenSet(options.codecTokens),
+    corsOrigins: options.codecCorsOrigins,
+  });
   registerWebhookReceiver(app, {
     pool: deps.pool,
-    secrets: createSecretResolver({ pool: deps.pool, vault: deps.vault, graceSeconds: options.webhookSecretGraceSeconds }),
+    secrets: createSecretResolver({
+      pool: deps.pool,
+      vault: deps.vault,
+      graceSeconds: options.webhookSecretGraceSeconds,
+    }),
     dispatcher,
     metrics,
     bodyLimitBytes: options.webhookBodyLimitBytes,
     toleranceSeconds: options.webhookToleranceSeconds,
   });
 
-  const pruner = createInboxPruner({ pool: deps.pool, retentionSeconds: options.webhookInboxRetentionSeconds, ...(logger ? { logger } : {}) });
+  const pruner = createInboxPruner({
+    pool: deps.pool,
+    retentionSeconds: options.webhookInboxRetentionSeconds,
+    ...(logger ? { logger } : {}),
+  });
   app.addHook('onListen', async () => pruner.start());
   app.addHook('onClose', async () => {
     await pruner.stop();

@@ -36,7 +36,9 @@ export function bearerTokenOf(header: string | string[] | undefined): string | u
 
 /** One answer for a missing, malformed or unknown token: nothing tells them apart. */
 export function unauthorized(): GatewayError {
-  return new GatewayError(401, GatewayErrorCode.UNAUTHORIZED, 'A valid bearer token is required.', { headers: { 'WWW-Authenticate': 'Bearer' } });
+  return new GatewayError(401, GatewayErrorCode.UNAUTHORIZED, 'A valid bearer token is required.', {
+    headers: { 'WWW-Authenticate': 'Bearer' },
+  });
 }
 
 export function requireBearer(tokens: TokenSet): (request: FastifyRequest) => Promise<void> {

@@ -28,7 +28,11 @@ export function registerCodecRoutes(app: FastifyInstance, deps: CodecRoutesDeps)
     scope.addHook('onRequest', async (request, reply) => {
       const origin = request.headers.origin;
       if (typeof origin === 'string' && allowed.has(origin)) {
-        void reply.headers({ 'Access-Control-Allow-Origin': origin, 'Access-Control-Allow-Credentials': 'true', Vary: 'Origin' });
+        void reply.headers({
+          'Access-Control-Allow-Origin': origin,
+          'Access-Control-Allow-Credentials': 'true',
+          Vary: 'Origin',
+        });
       }
     });
 
@@ -37,11 +41,19 @@ export function registerCodecRoutes(app: FastifyInstance, deps: CodecRoutesDeps)
       if (typeof origin !== 'string' || !allowed.has(origin)) {
         // The browser only reports "could not connect": say here which origin to add.
         request.log.warn({ origin }, 'codec preflight refused: origin not in GATEWAY_CODEC_CORS_ORIGINS');
-        throw new GatewayError(403, GatewayErrorCode.FORBIDDEN, 'This origin may not call the codec endpoint (see GATEWAY_CODEC_CORS_ORIGINS).');
+        throw new GatewayError(
+          403,
+          GatewayErrorCode.FORBIDDEN,
+          'This origin may not call the codec endpoint (see GATEWAY_CODEC_CORS_ORIGINS).',
+        );
       }
       return reply
         .code(204)
-        .headers({ 'Access-Control-Allow-Methods': 'POST, OPTIONS', 'Access-Control-Allow-Headers': ALLOWED_HEADERS, 'Access-Control-Max-Age': '600' })
+        .headers({
+          'Access-Control-Allow-Methods': 'POST, OPTIONS',
+          'Access-Control-Allow-Headers': ALLOWED_HEADERS,
+          'Access-Control-Max-Age': '600',
+        })
         .send();
     });
 
@@ -57,13 +69,27 @@ async function run(
   operation: (codec: PayloadCodec, body: unknown) => Promise<unknown>,
 ): Promise<FastifyReply> {
   authorize(deps.tokens, request);
-  if (!deps.codec) throw new GatewayError(503, GatewayErrorCode.CODEC_NOT_CONFIGURED, 'No payload codec is configured (set SECRETS_KEYS).');
+  if (!deps.codec)
+    throw new GatewayError(
+      503,
+      GatewayErrorCode.CODEC_NOT_CONFIGURED,
+      'No payload codec is configured (set SECRETS_KEYS).',
+    );
   try {
     return reply.code(200).send(await operation(deps.codec, withPayloadsList(request.body)));
   } catch (error) {
-    if (error instanceof CodecRequestError) throw new GatewayError(400, GatewayErrorCode.INVALID_INPUT, 'Expected { payloads: [{ metadata, data }] } with base64 values.');
+    if (error instanceof CodecRequestError)
+      throw new GatewayError(
+        400,
+        GatewayErrorCode.INVALID_INPUT,
+        'Expected { payloads: [{ metadata, data }] } with base64 values.',
+      );
     // A payload sealed under a key this gateway does not hold, or tampered with: say so without detail.
-    throw new GatewayError(422, GatewayErrorCode.CODEC_FAILED, 'A payload could not be decoded with the configured keys.');
+    throw new GatewayError(
+      422,
+      GatewayErrorCode.CODEC_FAILED,
+      'A payload could not be decoded with the configured keys.',
+    );
   }
 }
 
@@ -74,7 +100,8 @@ async function run(
  */
 function withPayloadsList(body: unknown): unknown {
   if (body === undefined || body === null) return { payloads: [] };
-  if (typeof body === 'object' && !Array.isArray(body) && (body as { payloads?: unknown }).payloads == null) return { ...body, payloads: [] };
+  if (typeof body === 'object' && !Array.isArray(body) && (body as { payloads?: unknown }).payloads == null)
+    return { ...body, payloads: [] };
   return body;
 }
 

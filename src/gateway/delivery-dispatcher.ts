@@ -87,7 +87,10 @@ export function createDeliveryDispatcher(options: DeliveryDispatcherOptions): De
     } catch (error) {
       metrics?.workflowStarts.inc({ outcome: 'failed' });
       const reason = error instanceof Error ? `${error.name}: ${error.message.split('\n')[0]}` : String(error);
-      logger?.warn({ deliveryId: delivery.deliveryId, reason }, 'starting handleRegistryEvent failed; the sweeper retries it');
+      logger?.warn(
+        { deliveryId: delivery.deliveryId, reason },
+        'starting handleRegistryEvent failed; the sweeper retries it',
+      );
       await recordStartFailure(pool, delivery.deliveryId, reason.slice(0, 500)).catch(() => undefined);
     }
   }
@@ -128,7 +131,11 @@ export function createDeliveryDispatcher(options: DeliveryDispatcherOptions): De
     startSweeper() {
       if (timer || stopped) return;
       timer = setInterval(() => {
-        dispatcher.sweepOnce().catch((error: unknown) => logger?.warn({ err: error }, 'inbox sweep failed; trying again at the next interval'));
+        dispatcher
+          .sweepOnce()
+          .catch((error: unknown) =>
+            logger?.warn({ err: error }, 'inbox sweep failed; trying again at the next interval'),
+          );
       }, options.sweepIntervalMs ?? 2_000);
       timer.unref();
     },

@@ -56,13 +56,26 @@ export function sendData(reply: FastifyReply, status: number, data: unknown): Fa
   return reply.code(status).send({ data, meta: { requestId: reply.request.id } });
 }
 
-export function sendError(reply: FastifyReply, status: number, code: GatewayErrorCode, message: string, fields?: string[]): FastifyReply {
+export function sendError(
+  reply: FastifyReply,
+  status: number,
+  code: GatewayErrorCode,
+  message: string,
+  fields?: string[],
+): FastifyReply {
   const error = fields === undefined ? { code, message } : { code, message, fields };
   return reply.code(status).send({ error, meta: { requestId: reply.request.id } });
 }
 
-/** Fastify's own errors mapped to our codes; anything unexpected is a 500 with a fixed message (no stack, no detail). */
-export function answerError(logger: Logger | undefined, error: unknown, request: FastifyRequest, reply: FastifyReply): void {
+/**
+ * Fastify's own errors mapped to our codes; anything unexpected is a 500 with a fixed message (no stack, no detail).
+ */
+export function answerError(
+  logger: Logger | undefined,
+  error: unknown,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): void {
   if (error instanceof GatewayError) {
     for (const [name, value] of Object.entries(error.extra.headers ?? {})) void reply.header(name, value);
     void sendError(reply, error.status, error.code, error.message, error.extra.fields);
@@ -74,7 +87,12 @@ export function answerError(logger: Logger | undefined, error: unknown, request:
       void sendError(reply, 413, GatewayErrorCode.PAYLOAD_TOO_LARGE, 'The request body is too large.');
       return;
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      void sendError(reply, 415, GatewayErrorCode.UNSUPPORTED_MEDIA_TYPE, 'Request bodies must be JSON (Content-Type: application/json).');
+      void sendError(
+        reply,
+        415,
+        GatewayErrorCode.UNSUPPORTED_MEDIA_TYPE,
+        'Request bodies must be JSON (Content-Type: application/json).',
+      );
       return;
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
@@ -87,5 +105,10 @@ export function answerError(logger: Logger | undefined, error: unknown, request:
     return;
   }
   logger?.error({ err: error, requestId: request.id, route: request.routeOptions.url }, 'gateway request failed');
-  void sendError(reply, 500, GatewayErrorCode.INTERNAL_ERROR, 'Internal error; quote the request id when reporting it.');
+  void sendError(
+    reply,
+    500,
+    GatewayErrorCode.INTERNAL_ERROR,
+    'Internal error; quote the request id when reporting it.',
+  );
 }

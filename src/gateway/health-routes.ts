@@ -28,13 +28,19 @@ export function registerHealthRoutes(app: FastifyInstance, deps: HealthRoutesDep
       probe(() => deps.client.workflowService.getSystemInfo({}), timeoutMs),
     ]);
     const ready = postgres === 'ok' && temporal === 'ok';
-    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', checks: { postgres, temporal } });
+    return reply
+      .code(ready ? 200 : 503)
+      .send({ status: ready ? 'ready' : 'not_ready', checks: { postgres, temporal } });
   });
 
   app.get('/metrics', async (_request, reply) => {
     const inbox = await countInboxByState(deps.pool).catch(() => undefined);
     const extra = inbox
-      ? gaugeLines('gateway_webhook_inbox_deliveries', 'Deliveries in the inbox, by state (pending: workflow not started yet).', Object.entries(inbox).map(([state, value]) => ({ labels: { state }, value })))
+      ? gaugeLines(
+          'gateway_webhook_inbox_deliveries',
+          'Deliveries in the inbox, by state (pending: workflow not started yet).',
+          Object.entries(inbox).map(([state, value]) => ({ labels: { state }, value })),
+        )
       : [];
     // One gauge per drift kind, so an alert fires before a customer notices.
     const drift = await driftMetricLines(deps.pool).catch(() => []);

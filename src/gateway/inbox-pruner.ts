@@ -38,7 +38,10 @@ export function createInboxPruner(options: InboxPrunerOptions): InboxPruner {
   async function round(): Promise<number> {
     let total = 0;
     for (let i = 0; i < maxBatches; i += 1) {
-      const deleted = await pruneProcessedDeliveries(options.pool, { olderThanSeconds: options.retentionSeconds, batch });
+      const deleted = await pruneProcessedDeliveries(options.pool, {
+        olderThanSeconds: options.retentionSeconds,
+        batch,
+      });
       total += deleted;
       if (deleted < batch) break;
     }
@@ -54,7 +57,11 @@ export function createInboxPruner(options: InboxPrunerOptions): InboxPruner {
     start() {
       if (timer) return;
       timer = setInterval(() => {
-        pruner.pruneOnce().catch((error: unknown) => options.logger?.warn({ err: error }, 'webhook inbox pruning failed; trying again at the next interval'));
+        pruner
+          .pruneOnce()
+          .catch((error: unknown) =>
+            options.logger?.warn({ err: error }, 'webhook inbox pruning failed; trying again at the next interval'),
+          );
       }, options.intervalMs ?? 600_000);
       timer.unref();
     },

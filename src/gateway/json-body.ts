@@ -24,7 +24,15 @@ export function installJsonBodyParser(app: FastifyInstance): void {
     }
     const forbidden = forbiddenKeyPath(value);
     if (forbidden !== undefined) {
-      done(new GatewayError(400, GatewayErrorCode.INVALID_INPUT, `${forbidden}: is not allowed (a reserved property name)`, { fields: [forbidden] }), undefined);
+      done(
+        new GatewayError(
+          400,
+          GatewayErrorCode.INVALID_INPUT,
+          `${forbidden}: is not allowed (a reserved property name)`,
+          { fields: [forbidden] },
+        ),
+        undefined,
+      );
       return;
     }
     done(null, value);
@@ -49,7 +57,8 @@ export function forbiddenKeyPath(root: unknown): string | undefined {
     if (typeof node.value !== 'object' || node.value === null) continue;
     for (const [key, child] of Object.entries(node.value)) {
       if (key === '__proto__') return pathOf(node, [key]);
-      if (key === 'constructor' && typeof child === 'object' && child !== null && Object.hasOwn(child, 'prototype')) return pathOf(node, [key, 'prototype']);
+      if (key === 'constructor' && typeof child === 'object' && child !== null && Object.hasOwn(child, 'prototype'))
+        return pathOf(node, [key, 'prototype']);
       stack.push({ value: child, key, parent: node });
     }
   }

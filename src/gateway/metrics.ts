@@ -13,7 +13,10 @@ const keyOf = (labels: Labels) => JSON.stringify(Object.entries(labels).sort(([a
 
 class Counter {
   readonly #values = new Map<string, { labels: Labels; value: number }>();
-  constructor(readonly name: string, readonly help: string) {}
+  constructor(
+    readonly name: string,
+    readonly help: string,
+  ) {}
   inc(labels: Labels = {}, by = 1): void {
     const key = keyOf(labels);
     const entry = this.#values.get(key);
@@ -24,13 +27,21 @@ class Counter {
     return this.#values.get(keyOf(labels))?.value ?? 0;
   }
   render(): string[] {
-    return [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`, ...[...this.#values.values()].map((e) => `${this.name}${labelText(e.labels)} ${e.value}`)];
+    return [
+      `# HELP ${this.name} ${this.help}`,
+      `# TYPE ${this.name} counter`,
+      ...[...this.#values.values()].map((e) => `${this.name}${labelText(e.labels)} ${e.value}`),
+    ];
   }
 }
 
 class Histogram {
   readonly #series = new Map<string, { labels: Labels; counts: number[]; sum: number; count: number }>();
-  constructor(readonly name: string, readonly help: string, readonly buckets: readonly number[]) {}
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly buckets: readonly number[],
+  ) {}
   observe(labels: Labels, value: number): void {
     const key = keyOf(labels);
     let series = this.#series.get(key);
@@ -44,21 +55,37 @@ class Histogram {
   render(): string[] {
     const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
     for (const s of this.#series.values()) {
-      this.buckets.forEach((bound, i) => lines.push(`${this.name}_bucket${labelText({ ...s.labels, le: String(bound) })} ${s.counts[i]}`));
+      this.buckets.forEach((bound, i) =>
+        lines.push(`${this.name}_bucket${labelText({ ...s.labels, le: String(bound) })} ${s.counts[i]}`),
+      );
       lines.push(`${this.name}_bucket${labelText({ ...s.labels, le: '+Inf' })} ${s.count}`);
-      lines.push(`${this.name}_sum${labelText(s.labels)} ${s.sum}`, `${this.name}_count${labelText(s.labels)} ${s.count}`);
+      lines.push(
+        `${this.name}_sum${labelText(s.labels)} ${s.sum}`,
+        `${this.name}_count${labelText(s.labels)} ${s.count}`,
+      );
     }
     return lines;
   }
 }
 
 export function createGatewayMetrics() {
-  const httpRequests = new Counter('gateway_http_requests_total', 'HTTP requests answered, by method, route template and status.');
-  const httpDuration = new Histogram('gateway_http_request_duration_seconds', 'Time to answer, by method and route template.', [
-    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
-  ]);
-  const webhookDeliveries = new Counter('gateway_webhook_deliveries_total', 'Registry deliveries received, by outcome (accepted, duplicate, or the refusal code).');
-  const workflowStarts = new Counter('gateway_delivery_workflow_starts_total', 'handleRegistryEvent starts, by outcome (started, failed).');
+  const httpRequests = new Counter(
+    'gateway_http_requests_total',
+    'HTTP requests answered, by method, route template and status.',
+  );
+  const httpDuration = new Histogram(
+    'gateway_http_request_duration_seconds',
+    'Time to answer, by method and route template.',
+    [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+  );
+  const webhookDeliveries = new Counter(
+    'gateway_webhook_deliveries_total',
+    'Registry deliveries received, by outcome (accepted, duplicate, or the refusal code).',
+  );
+  const workflowStarts = new Counter(
+    'gateway_delivery_workflow_starts_total',
+    'handleRegistryEvent starts, by outcome (started, failed).',
+  );
   return {
     httpRequests,
     httpDuration,
@@ -66,12 +93,23 @@ export function createGatewayMetrics() {
     workflowStarts,
     /** The exposition text; `extra` lines (gauges read at scrape time) are appended. */
     render(extra: string[] = []): string {
-      return [...httpRequests.render(), ...httpDuration.render(), ...webhookDeliveries.render(), ...workflowStarts.render(), ...extra, ''].join('\n');
+      return [
+        ...httpRequests.render(),
+        ...httpDuration.render(),
+        ...webhookDeliveries.render(),
+        ...workflowStarts.render(),
+        ...extra,
+        '',
+      ].join('\n');
     },
   };
 }
 export type GatewayMetrics = ReturnType<typeof createGatewayMetrics>;
 
 export function gaugeLines(name: string, help: string, series: Array<{ labels: Labels; value: number }>): string[] {
-  return [`# HELP ${name} ${help}`, `# TYPE ${name} gauge`, ...series.map((s) => `${name}${labelText(s.labels)} ${s.value}`)];
+  return [
+    `# HELP ${name} ${help}`,
+    `# TYPE ${name} gauge`,
+    ...series.map((s) => `${name}${labelText(s.labels)} ${s.value}`),
+  ];
 }

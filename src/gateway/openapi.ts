@@ -16,8 +16,17 @@ const bodySchema = (schema: z.ZodType) => {
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: unknown) => ({ 'application/json': { schema } });
 const errorResponse = (description: string) => ({ description, content: json(ref('ErrorEnvelope')) });
-const externalRefParam = { name: 'externalRef', in: 'path', required: true, schema: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$' } };
-const dataEnvelope = (schema: unknown) => ({ type: 'object', required: ['data', 'meta'], properties: { data: schema, meta: ref('Meta') } });
+const externalRefParam = {
+  name: 'externalRef',
+  in: 'path',
+  required: true,
+  schema: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$' },
+};
+const dataEnvelope = (schema: unknown) => ({
+  type: 'object',
+  required: ['data', 'meta'],
+  properties: { data: schema, meta: ref('Meta') },
+});
 const authErrors = { '401': errorResponse('Missing or unknown bearer token (UNAUTHORIZED).') };
 
 const lifecycle = (action: string, workflowType: string, body?: unknown) => ({
@@ -29,13 +38,26 @@ const lifecycle = (action: string, workflowType: string, body?: unknown) => ({
     parameters: [externalRefParam],
     ...(body ? { requestBody: { required: false, content: json(body) } } : {}),
     responses: {
-      '202': { description: 'Started or joined: the input was valid. Poll the status URL until this run is no longer RUNNING.', content: json(dataEnvelope(ref('LifecycleAccepted'))) },
-      '400': errorResponse('Invalid external ref or body; `fields` names them (INVALID_INPUT, INVALID_JSON). Nothing was started.'),
+      '202': {
+        description: 'Started or joined: the input was valid. Poll the status URL until this run is no longer RUNNING.',
+        content: json(dataEnvelope(ref('LifecycleAccepted'))),
+      },
+      '400': errorResponse(
+        'Invalid external ref or body; `fields` names them (INVALID_INPUT, INVALID_JSON). Nothing was started.',
+      ),
       ...authErrors,
       '404': errorResponse('No such tenant in our records (TENANT_NOT_FOUND).'),
-      '409': errorResponse('The tenant has no sub-account yet (TENANT_NOT_PROVISIONED), or, for rotate, is closing or closed (TENANT_CLOSED).'),
+      '409': errorResponse(
+        'The tenant has no sub-account yet (TENANT_NOT_PROVISIONED), or, for rotate, is closing or closed (TENANT_CLOSED).',
+      ),
       '415': errorResponse('The body is not JSON (UNSUPPORTED_MEDIA_TYPE).'),
-      ...(action === 'rotate' ? { '422': errorResponse('The deployer is not configured on this gateway (DEPLOYER_NOT_CONFIGURED). Nothing was started.') } : {}),
+      ...(action === 'rotate'
+        ? {
+            '422': errorResponse(
+              'The deployer is not configured on this gateway (DEPLOYER_NOT_CONFIGURED). Nothing was started.',
+            ),
+          }
+        : {}),
     },
   },
 });
@@ -51,12 +73,24 @@ export const openApiDocument = {
   components: {
     securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
     schemas: {
-      Meta: { type: 'object', required: ['requestId'], properties: { requestId: { type: 'string', pattern: '^req_' } } },
+      Meta: {
+        type: 'object',
+        required: ['requestId'],
+        properties: { requestId: { type: 'string', pattern: '^req_' } },
+      },
       ErrorEnvelope: {
         type: 'object',
         required: ['error', 'meta'],
         properties: {
-          error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' }, fields: { type: 'array', items: { type: 'string' } } } },
+          error: {
+            type: 'object',
+            required: ['code', 'message'],
+            properties: {
+              code: { type: 'string' },
+              message: { type: 'string' },
+              fields: { type: 'array', items: { type: 'string' } },
+            },
+          },
           meta: ref('Meta'),
         },
       },
@@ -67,7 +101,11 @@ export const openApiDocument = {
         properties: {
           externalRef: externalRefParam.schema,
           name: { type: 'string', minLength: 1, maxLength: 200 },
-          fundingMicroUsd: { type: 'string', pattern: '^[1-9][0-9]{0,29}$', description: 'Initial transfer in micro-USD, as a string.' },
+          fundingMicroUsd: {
+            type: 'string',
+            pattern: '^[1-9][0-9]{0,29}$',
+            description: 'Initial transfer in micro-USD, as a string.',
+          },
           options: {
             type: 'object',
             additionalProperties: false,
@@ -81,7 +119,12 @@ export const openApiDocument = {
       },
       OnboardingAccepted: {
         type: 'object',
-        properties: { externalRef: { type: 'string' }, workflowId: { type: 'string' }, started: { type: 'boolean' }, statusUrl: { type: 'string' } },
+        properties: {
+          externalRef: { type: 'string' },
+          workflowId: { type: 'string' },
+          started: { type: 'boolean' },
+          statusUrl: { type: 'string' },
+        },
       },
       LifecycleAccepted: {
         type: 'object',
@@ -100,13 +143,31 @@ export const openApiDocument = {
       },
       Payloads: {
         type: 'object',
-        description: 'An absent body, `{}` or a missing payloads list mean no payloads (protojson omits an empty list).',
-        properties: { payloads: { type: 'array', items: { type: 'object', properties: { metadata: { type: 'object', additionalProperties: { type: 'string', contentEncoding: 'base64' } }, data: { type: 'string', contentEncoding: 'base64' } } } } },
+        description:
+          'An absent body, `{}` or a missing payloads list mean no payloads (protojson omits an empty list).',
+        properties: {
+          payloads: {
+            type: 'array',
+            items: {
+              type: 'object',
+              properties: {
+                metadata: { type: 'object', additionalProperties: { type: 'string', contentEncoding: 'base64' } },
+                data: { type: 'string', contentEncoding: 'base64' },
+              },
+            },
+          },
+        },
       },
       RegistryDelivery: {
         type: 'object',
         required: ['event', 'deliveryId', 'webhookId'],
-        properties: { event: { type: 'string' }, deliveryId: { type: 'string' }, webhookId: { type: 'string' }, payload: { type: 'object' }, timestamp: { type: 'string' } },
+        properties: {
+          event: { type: 'string' },
+          deliveryId: { type: 'string' },
+          webhookId: { type: 'string' },
+          payload: { type: 'object' },
+          timestamp: { type: 'string' },
+        },
       },
     },
   },
@@ -114,12 +175,17 @@ export const openApiDocument = {
     '/v1/tenants': {
       post: {
         summary: 'Start (or join) the onboarding of a tenant',
-        description: 'Idempotent on externalRef: repeated or concurrent calls give one onboarding. Poll the status URL.',
+        description:
+          'Idempotent on externalRef: repeated or concurrent calls give one onboarding. Poll the status URL.',
         operationId: 'onboardTenant',
         security: [{ bearer: [] }],
         requestBody: { required: true, content: json(ref('OnboardTenantInput')) },
         responses: {
-          '202': { description: 'Started, or already running/done.', headers: { Location: { schema: { type: 'string' } } }, content: json(dataEnvelope(ref('OnboardingAccepted'))) },
+          '202': {
+            description: 'Started, or already running/done.',
+            headers: { Location: { schema: { type: 'string' } } },
+            content: json(dataEnvelope(ref('OnboardingAccepted'))),
+          },
           '400': errorResponse('Invalid input; `fields` names the offending fields (INVALID_INPUT, INVALID_JSON).'),
           ...authErrors,
           '409': errorResponse('The external ref is being onboarded under another name (EXTERNAL_REF_CONFLICT).'),
@@ -132,7 +198,11 @@ export const openApiDocument = {
         operationId: 'getTenantStatus',
         security: [{ bearer: [] }],
         parameters: [externalRefParam],
-        responses: { '200': { description: 'The status.', content: json(dataEnvelope(ref('TenantStatus'))) }, ...authErrors, '404': errorResponse('Unknown tenant (TENANT_NOT_FOUND).') },
+        responses: {
+          '200': { description: 'The status.', content: json(dataEnvelope(ref('TenantStatus'))) },
+          ...authErrors,
+          '404': errorResponse('Unknown tenant (TENANT_NOT_FOUND).'),
+        },
       },
     },
     '/v1/tenants/{externalRef}/rotate': lifecycle('rotate', 'rotateTenantKey', bodySchema(rotateBodySchema)),
@@ -142,18 +212,38 @@ export const openApiDocument = {
     '/v1/tenants/{externalRef}/transfers': {
       post: {
         summary: 'Top up the tenant, exactly once per Idempotency-Key',
-        description: 'Starts fundTenant (id fund:<externalRef>:<key>). The same key and body replay the stored transfer once it settled (kept for good); while it runs, 409 with Retry-After.',
+        description:
+          'Starts fundTenant (id fund:<externalRef>:<key>). The same key and body replay the stored transfer once it settled (kept for good); while it runs, 409 with Retry-After.',
         operationId: 'topUpTenant',
         security: [{ bearer: [] }],
-        parameters: [externalRefParam, { name: 'Idempotency-Key', in: 'header', required: true, schema: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,255}$' } }],
+        parameters: [
+          externalRefParam,
+          {
+            name: 'Idempotency-Key',
+            in: 'header',
+            required: true,
+            schema: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,255}$' },
+          },
+        ],
         requestBody: { required: true, content: json(bodySchema(topUpBodySchema)) },
         responses: {
-          '200': { description: 'A replay: the stored transfer of this key (`replayed: true`).', content: json(dataEnvelope({ type: 'object' })) },
-          '202': { description: 'Started; Location is the transfer of this key.', headers: { Location: { schema: { type: 'string' } } }, content: json(dataEnvelope({ type: 'object' })) },
-          '400': errorResponse('Invalid key or body; `fields` names them (INVALID_INPUT, INVALID_JSON). Nothing was started.'),
+          '200': {
+            description: 'A replay: the stored transfer of this key (`replayed: true`).',
+            content: json(dataEnvelope({ type: 'object' })),
+          },
+          '202': {
+            description: 'Started; Location is the transfer of this key.',
+            headers: { Location: { schema: { type: 'string' } } },
+            content: json(dataEnvelope({ type: 'object' })),
+          },
+          '400': errorResponse(
+            'Invalid key or body; `fields` names them (INVALID_INPUT, INVALID_JSON). Nothing was started.',
+          ),
           ...authErrors,
           '404': errorResponse('No such tenant in our records (TENANT_NOT_FOUND).'),
-          '409': errorResponse('The key is still running (TRANSFER_IN_PROGRESS, with Retry-After), or the tenant is closing/closed (TENANT_CLOSED) or not onboarded (TENANT_NOT_PROVISIONED).'),
+          '409': errorResponse(
+            'The key is still running (TRANSFER_IN_PROGRESS, with Retry-After), or the tenant is closing/closed (TENANT_CLOSED) or not onboarded (TENANT_NOT_PROVISIONED).',
+          ),
           '422': errorResponse('The key was used with another amount or reason (IDEMPOTENCY_KEY_REUSED).'),
         },
       },
@@ -162,7 +252,11 @@ export const openApiDocument = {
         operationId: 'listTransfers',
         security: [{ bearer: [] }],
         parameters: [externalRefParam],
-        responses: { '200': { description: 'The ledger.', content: json(dataEnvelope({ type: 'object' })) }, ...authErrors, '404': errorResponse('Unknown tenant (TENANT_NOT_FOUND).') },
+        responses: {
+          '200': { description: 'The ledger.', content: json(dataEnvelope({ type: 'object' })) },
+          ...authErrors,
+          '404': errorResponse('Unknown tenant (TENANT_NOT_FOUND).'),
+        },
       },
     },
     '/v1/tenants/{externalRef}/transfers/{key}': {
@@ -171,7 +265,11 @@ export const openApiDocument = {
         operationId: 'getTransfer',
         security: [{ bearer: [] }],
         parameters: [externalRefParam, { name: 'key', in: 'path', required: true, schema: { type: 'string' } }],
-        responses: { '200': { description: 'The transfer.', content: json(dataEnvelope({ type: 'object' })) }, ...authErrors, '404': errorResponse('No top-up under this key (TRANSFER_NOT_FOUND).') },
+        responses: {
+          '200': { description: 'The transfer.', content: json(dataEnvelope({ type: 'object' })) },
+          ...authErrors,
+          '404': errorResponse('No top-up under this key (TRANSFER_NOT_FOUND).'),
+        },
       },
     },
     '/v1/tenants/{externalRef}/funding-policy': {
@@ -181,21 +279,37 @@ export const openApiDocument = {
         security: [{ bearer: [] }],
         parameters: [externalRefParam],
         requestBody: { required: true, content: json(bodySchema(fundingPolicySchema)) },
-        responses: { '200': { description: 'The policy and what its caps hold today.', content: json(dataEnvelope({ type: 'object' })) }, '400': errorResponse('Invalid policy; `fields` names them.'), ...authErrors, '404': errorResponse('Unknown tenant (TENANT_NOT_FOUND).') },
+        responses: {
+          '200': {
+            description: 'The policy and what its caps hold today.',
+            content: json(dataEnvelope({ type: 'object' })),
+          },
+          '400': errorResponse('Invalid policy; `fields` names them.'),
+          ...authErrors,
+          '404': errorResponse('Unknown tenant (TENANT_NOT_FOUND).'),
+        },
       },
       get: {
         summary: "The tenant's auto top-up policy and what its caps hold today",
         operationId: 'getFundingPolicy',
         security: [{ bearer: [] }],
         parameters: [externalRefParam],
-        responses: { '200': { description: 'The policy (null when none).', content: json(dataEnvelope({ type: 'object' })) }, ...authErrors, '404': errorResponse('Unknown tenant (TENANT_NOT_FOUND).') },
+        responses: {
+          '200': { description: 'The policy (null when none).', content: json(dataEnvelope({ type: 'object' })) },
+          ...authErrors,
+          '404': errorResponse('Unknown tenant (TENANT_NOT_FOUND).'),
+        },
       },
       delete: {
         summary: "Clear the tenant's auto top-up policy",
         operationId: 'clearFundingPolicy',
         security: [{ bearer: [] }],
         parameters: [externalRefParam],
-        responses: { '200': { description: 'Whether a policy was cleared.', content: json(dataEnvelope({ type: 'object' })) }, ...authErrors, '404': errorResponse('Unknown tenant (TENANT_NOT_FOUND).') },
+        responses: {
+          '200': { description: 'Whether a policy was cleared.', content: json(dataEnvelope({ type: 'object' })) },
+          ...authErrors,
+          '404': errorResponse('Unknown tenant (TENANT_NOT_FOUND).'),
+        },
       },
     },
     '/webhooks/registry/{registrationId}': {
@@ -207,11 +321,25 @@ export const openApiDocument = {
         parameters: [{ name: 'registrationId', in: 'path', required: true, schema: { type: 'string' } }],
         requestBody: { required: true, content: json(ref('RegistryDelivery')) },
         responses: {
-          '202': { description: 'Recorded (or a duplicate of a recorded delivery).', content: json(dataEnvelope({ type: 'object', properties: { deliveryId: { type: 'string' }, workflowId: { type: 'string' }, duplicate: { type: 'boolean' } } })) },
+          '202': {
+            description: 'Recorded (or a duplicate of a recorded delivery).',
+            content: json(
+              dataEnvelope({
+                type: 'object',
+                properties: {
+                  deliveryId: { type: 'string' },
+                  workflowId: { type: 'string' },
+                  duplicate: { type: 'boolean' },
+                },
+              }),
+            ),
+          },
           '400': errorResponse('INVALID_JSON, DELIVERY_INVALID, or DELIVERY_STALE (timestamp outside the tolerance).'),
           '401': errorResponse('SIGNATURE_MISSING, SIGNATURE_MALFORMED or SIGNATURE_MISMATCH.'),
           '404': errorResponse('No receiver at this address (WEBHOOK_NOT_FOUND).'),
-          '409': errorResponse('A known deliveryId with a different body (DELIVERY_CONFLICT); recorded, not processed.'),
+          '409': errorResponse(
+            'A known deliveryId with a different body (DELIVERY_CONFLICT); recorded, not processed.',
+          ),
           '413': errorResponse('PAYLOAD_TOO_LARGE.'),
           '415': errorResponse('UNSUPPORTED_MEDIA_TYPE.'),
         },
@@ -219,9 +347,27 @@ export const openApiDocument = {
     },
     '/codec/encode': codecPath('encode'),
     '/codec/decode': codecPath('decode'),
-    '/healthz': { get: { summary: 'Liveness', operationId: 'healthz', responses: { '200': { description: 'The process answers.' } } } },
-    '/readyz': { get: { summary: 'Readiness: Postgres and Temporal reachable', operationId: 'readyz', responses: { '200': { description: 'Ready.' }, '503': { description: 'Not ready; `checks` says which.' } } } },
-    '/metrics': { get: { summary: 'Prometheus metrics', operationId: 'metrics', responses: { '200': { description: 'Text exposition format 0.0.4.' } } } },
+    '/healthz': {
+      get: {
+        summary: 'Liveness',
+        operationId: 'healthz',
+        responses: { '200': { description: 'The process answers.' } },
+      },
+    },
+    '/readyz': {
+      get: {
+        summary: 'Readiness: Postgres and Temporal reachable',
+        operationId: 'readyz',
+        responses: { '200': { description: 'Ready.' }, '503': { description: 'Not ready; `checks` says which.' } },
+      },
+    },
+    '/metrics': {
+      get: {
+        summary: 'Prometheus metrics',
+        operationId: 'metrics',
+        responses: { '200': { description: 'Text exposition format 0.0.4.' } },
+      },
+    },
   },
 } as const;
 
@@ -232,7 +378,12 @@ function codecPath(operation: 'encode' | 'decode') {
       operationId: `codec${operation[0]!.toUpperCase()}${operation.slice(1)}`,
       security: [{ bearer: [] }],
       requestBody: { required: false, content: json(ref('Payloads')) },
-      responses: { '200': { description: 'The payloads, transformed.', content: json(ref('Payloads')) }, '400': errorResponse('INVALID_INPUT.'), ...authErrors, '422': errorResponse('CODEC_FAILED.') },
+      responses: {
+        '200': { description: 'The payloads, transformed.', content: json(ref('Payloads')) },
+        '400': errorResponse('INVALID_INPUT.'),
+        ...authErrors,
+        '422': errorResponse('CODEC_FAILED.'),
+      },
     },
   };
 }

@@ -7,7 +7,12 @@ import { deployerReadinessOf, type DeployerReadiness, type RotationDeployerEnv }
  */
 const emptyToUndefined = (value: unknown) => (typeof value === 'string' && value.trim() === '' ? undefined : value);
 const list = (value: unknown) =>
-  typeof value === 'string' ? value.split(',').map((item) => item.trim()).filter((item) => item !== '') : value;
+  typeof value === 'string'
+    ? value
+        .split(',')
+        .map((item) => item.trim())
+        .filter((item) => item !== '')
+    : value;
 
 export const MIN_TOKEN_LENGTH = 32;
 
@@ -15,39 +20,97 @@ export const gatewayConfigShape = {
   GATEWAY_PORT: z
     .preprocess(emptyToUndefined, z.coerce.number().int('must be a whole number').min(0).max(65535).default(8080))
     .describe('Port the gateway listens on (0 picks a free one).'),
-  GATEWAY_HOST: z.preprocess(emptyToUndefined, z.string().default('127.0.0.1')).describe('Interface the gateway binds (0.0.0.0 in a container).'),
+  GATEWAY_HOST: z
+    .preprocess(emptyToUndefined, z.string().default('127.0.0.1'))
+    .describe('Interface the gateway binds (0.0.0.0 in a container).'),
   GATEWAY_API_TOKENS: z
-    .preprocess(emptyToUndefined, z.preprocess(list, z.array(z.string().min(MIN_TOKEN_LENGTH, `each token must be at least ${MIN_TOKEN_LENGTH} characters`)).default([])))
-    .describe('Comma-separated bearer tokens of signup backends for /v1 (several, so one can be rotated at a time). Unset: /v1 refuses every call.'),
+    .preprocess(
+      emptyToUndefined,
+      z.preprocess(
+        list,
+        z
+          .array(z.string().min(MIN_TOKEN_LENGTH, `each token must be at least ${MIN_TOKEN_LENGTH} characters`))
+          .default([]),
+      ),
+    )
+    .describe(
+      'Comma-separated bearer tokens of signup backends for /v1 (several, so one can be rotated at a time). Unset: /v1 refuses every call.',
+    ),
   GATEWAY_CODEC_TOKENS: z
-    .preprocess(emptyToUndefined, z.preprocess(list, z.array(z.string().min(MIN_TOKEN_LENGTH, `each token must be at least ${MIN_TOKEN_LENGTH} characters`)).default([])))
-    .describe('Comma-separated operator bearer tokens for /codec/*. Unset: only loopback clients may use the codec (local Web UI).'),
+    .preprocess(
+      emptyToUndefined,
+      z.preprocess(
+        list,
+        z
+          .array(z.string().min(MIN_TOKEN_LENGTH, `each token must be at least ${MIN_TOKEN_LENGTH} characters`))
+          .default([]),
+      ),
+    )
+    .describe(
+      'Comma-separated operator bearer tokens for /codec/*. Unset: only loopback clients may use the codec (local Web UI).',
+    ),
   GATEWAY_CODEC_CORS_ORIGINS: z
     .preprocess(
       emptyToUndefined,
-      z.preprocess(list, z.array(z.url({ protocol: /^https?$/, error: 'each origin must be an http(s) URL' })).default([])),
+      z.preprocess(
+        list,
+        z.array(z.url({ protocol: /^https?$/, error: 'each origin must be an http(s) URL' })).default([]),
+      ),
     )
     .describe(
       'Comma-separated Web UI origins (scheme://host:port) allowed to call the codec endpoint from a browser. Unset: none ' +
         '(the CLI needs no CORS); `npm start` adds the origin its Web UI really got.',
     ),
   GATEWAY_PUBLIC_URL: z
-    .preprocess(emptyToUndefined, z.url({ protocol: /^https?$/, error: 'must be the http(s) base URL the platform and clients reach the gateway at' }).optional())
+    .preprocess(
+      emptyToUndefined,
+      z
+        .url({
+          protocol: /^https?$/,
+          error: 'must be the http(s) base URL the platform and clients reach the gateway at',
+        })
+        .optional(),
+    )
     .describe('Public base URL of the gateway: webhook receiver URLs and status URLs are built from it.'),
   GATEWAY_WEBHOOK_BODY_LIMIT: z
-    .preprocess(emptyToUndefined, z.coerce.number().int().min(1024).max(10 * 1024 * 1024).default(64 * 1024))
+    .preprocess(
+      emptyToUndefined,
+      z.coerce
+        .number()
+        .int()
+        .min(1024)
+        .max(10 * 1024 * 1024)
+        .default(64 * 1024),
+    )
     .describe('Largest registry delivery body accepted, in bytes.'),
   GATEWAY_WEBHOOK_SECRET_GRACE_SECONDS: z
-    .preprocess(emptyToUndefined, z.coerce.number().int().min(0).max(7 * 86_400).default(3_600))
-    .describe("How long a replaced or deleted webhook's secret is still accepted (platform retries of its deliveries)."),
+    .preprocess(
+      emptyToUndefined,
+      z.coerce
+        .number()
+        .int()
+        .min(0)
+        .max(7 * 86_400)
+        .default(3_600),
+    )
+    .describe(
+      "How long a replaced or deleted webhook's secret is still accepted (platform retries of its deliveries).",
+    ),
   GATEWAY_WEBHOOK_TOLERANCE_SECONDS: z
     .preprocess(emptyToUndefined, z.coerce.number().int('must be a whole number').min(30).max(86_400).default(300))
-    .describe("How far a delivery's body timestamp may be from the gateway's clock, either way, before it is refused as a replay (Standard Webhooks: 5 minutes)."),
+    .describe(
+      "How far a delivery's body timestamp may be from the gateway's clock, either way, before it is refused as a replay (Standard Webhooks: 5 minutes).",
+    ),
   GATEWAY_WEBHOOK_INBOX_RETENTION_DAYS: z
     .preprocess(emptyToUndefined, z.coerce.number().int('must be a whole number').min(1).max(3_650).default(30))
-    .describe('Processed webhook inbox rows older than this many days are pruned (batched, every 10 minutes); unprocessed rows are kept.'),
+    .describe(
+      'Processed webhook inbox rows older than this many days are pruned (batched, every 10 minutes); unprocessed rows are kept.',
+    ),
   PLATFORM_PERSONAL_TOKEN: z
-    .preprocess(emptyToUndefined, z.string().startsWith('sv_', 'must be a personal access token (starts with sv_)').optional())
+    .preprocess(
+      emptyToUndefined,
+      z.string().startsWith('sv_', 'must be a personal access token (starts with sv_)').optional(),
+    )
     .describe('Personal access token (sv_) for registry webhook management (the contract requires one).'),
 };
 export const gatewayEnvSchema = z.object(gatewayConfigShape);

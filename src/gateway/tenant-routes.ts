@@ -38,11 +38,20 @@ export function registerTenantRoutes(app: FastifyInstance, deps: TenantRoutesDep
       try {
         const handle = await startOnboarding(deps.client, request.body, { taskQueue: deps.taskQueue });
         const externalRef = (request.body as { externalRef: string }).externalRef;
-        return accepted(reply, statusUrl(externalRef), { externalRef, workflowId: handle.workflowId, started: handle.started, statusUrl: statusUrl(externalRef) });
+        return accepted(reply, statusUrl(externalRef), {
+          externalRef,
+          workflowId: handle.workflowId,
+          started: handle.started,
+          statusUrl: statusUrl(externalRef),
+        });
       } catch (error) {
         if (error instanceof InvalidInputError) throw invalidInput(error);
         if (error instanceof ExternalRefConflictError) {
-          throw new GatewayError(409, GatewayErrorCode.EXTERNAL_REF_CONFLICT, 'This external ref is already being onboarded under another name.');
+          throw new GatewayError(
+            409,
+            GatewayErrorCode.EXTERNAL_REF_CONFLICT,
+            'This external ref is already being onboarded under another name.',
+          );
         }
         throw error;
       }
@@ -61,7 +70,11 @@ export function registerTenantRoutes(app: FastifyInstance, deps: TenantRoutesDep
     api.post('/v1/tenants/:externalRef/:action', async (request, reply) => {
       const { action } = request.params as { action: string };
       if (!(ACTIONS as readonly string[]).includes(action)) {
-        throw new GatewayError(404, GatewayErrorCode.ROUTE_NOT_FOUND, `No such action; use one of ${ACTIONS.join(', ')}.`);
+        throw new GatewayError(
+          404,
+          GatewayErrorCode.ROUTE_NOT_FOUND,
+          `No such action; use one of ${ACTIONS.join(', ')}.`,
+        );
       }
       const externalRef = refOf(request.params);
       // The body is validated whole before any lookup or start: a 202 means the input was valid.
@@ -69,10 +82,19 @@ export function registerTenantRoutes(app: FastifyInstance, deps: TenantRoutesDep
       const tenant = await findTenant(deps.pool, externalRef);
       if (!tenant) throw tenantNotFound();
       if (!tenant.subaccountId) {
-        throw new GatewayError(409, GatewayErrorCode.TENANT_NOT_PROVISIONED, 'The tenant has no sub-account yet: wait for onboarding to finish.');
+        throw new GatewayError(
+          409,
+          GatewayErrorCode.TENANT_NOT_PROVISIONED,
+          'The tenant has no sub-account yet: wait for onboarding to finish.',
+        );
       }
       const started = await startAction(deps, parsed, tenant.status);
-      return accepted(reply, statusUrl(externalRef), { externalRef, action, ...started, statusUrl: statusUrl(externalRef) });
+      return accepted(reply, statusUrl(externalRef), {
+        externalRef,
+        action,
+        ...started,
+        statusUrl: statusUrl(externalRef),
+      });
     });
   });
 }
@@ -82,21 +104,39 @@ export function registerTenantRoutes(app: FastifyInstance, deps: TenantRoutesDep
  * joins it; an emergency rotation escalates a running one), and a rotation whose deployer this
  * configuration cannot run is refused here rather than failing in the worker.
  */
-async function startAction(deps: TenantRoutesDeps, parsed: ActionInput, tenantStatus: string): Promise<{ workflowId: string; runId: string | null; started?: boolean }> {
+async function startAction(
+  deps: TenantRoutesDeps,
+  parsed: ActionInput,
+  tenantStatus: string,
+): Promise<{ workflowId: string; runId: string | null; started?: boolean }> {
   if (parsed.action !== 'rotate') {
     const handle = await startLifecycle(deps.client, parsed.action, parsed.input, { taskQueue: deps.taskQueue });
     return { workflowId: handle.workflowId, runId: handle.firstExecutionRunId };
   }
   if (tenantStatus === 'closing' || tenantStatus === 'closed') {
-    throw new GatewayError(409, GatewayErrorCode.TENANT_CLOSED, `The tenant is ${tenantStatus}: its keys are not rotated.`);
+    throw new GatewayError(
+      409,
+      GatewayErrorCode.TENANT_CLOSED,
+      `The tenant is ${tenantStatus}: its keys are not rotated.`,
+    );
   }
   try {
-    const handle = await startRotation(deps.client, parsed.input, { taskQueue: deps.taskQueue, deployers: deps.deployers, ...(parsed.operator ? { operator: parsed.operator } : {}) });
+    const handle = await startRotation(deps.client, parsed.input, {
+      taskQueue: deps.taskQueue,
+      deployers: deps.deployers,
+      ...(parsed.operator ? { operator: parsed.operator } : {}),
+    });
     // A joined rotation is a handle on the running one: its run id is in the status URL.
-    const runId = 'firstExecutionRunId' in handle && typeof handle.firstExecutionRunId === 'string' ? handle.firstExecutionRunId : null;
+    const runId =
+      'firstExecutionRunId' in handle && typeof handle.firstExecutionRunId === 'string'
+        ? handle.firstExecutionRunId
+        : null;
     return { workflowId: handle.workflowId, runId, started: handle.started };
   } catch (error) {
-    if (error instanceof DeployerNotConfiguredError) throw new GatewayError(422, GatewayErrorCode.DEPLOYER_NOT_CONFIGURED, `${error.message}.`, { fields: ['deployer'] });
+    if (error instanceof DeployerNotConfiguredError)
+      throw new GatewayError(422, GatewayErrorCode.DEPLOYER_NOT_CONFIGURED, `${error.message}.`, {
+        fields: ['deployer'],
+      });
     throw error;
   }
 }
@@ -117,7 +157,13 @@ export function accepted(reply: FastifyReply, location: string, data: Record<str
 
 export function refOf(params: unknown): string {
   const parsed = externalRefSchema.safeParse((params as { externalRef?: unknown }).externalRef);
-  if (!parsed.success) throw new GatewayError(400, GatewayErrorCode.INVALID_INPUT, `externalRef: ${parsed.error.issues[0]?.message ?? 'invalid'}`, { fields: ['externalRef'] });
+  if (!parsed.success)
+    throw new GatewayError(
+      400,
+      GatewayErrorCode.INVALID_INPUT,
+      `externalRef: ${parsed.error.issues[0]?.message ?? 'invalid'}`,
+      { fields: ['externalRef'] },
+    );
   return parsed.data;
 }
 

@@ -4,7 +4,12 @@ import { IdempotencyKeyReusedError, startTopUp } from '../client/start-top-up.js
 import { getTransferLedger, ledgerEntryOf } from '../client/transfer-ledger.js';
 import type { Pool } from '../db/pool.js';
 import { TenantNotFoundError } from '../db/tenants-store.js';
-import { findRecordedTopUp, OPEN_TRANSFER_STATES, precheckTopUp, TopUpNotAllowedError } from '../client/top-up-precheck.js';
+import {
+  findRecordedTopUp,
+  OPEN_TRANSFER_STATES,
+  precheckTopUp,
+  TopUpNotAllowedError,
+} from '../client/top-up-precheck.js';
 import { findTransferIntent, type TransferIntentRow } from '../db/transfer-intents-store.js';
 import { InvalidInputError, parseInput } from '../domain/tenant-input.js';
 import { idempotencyKeySchema, topUpBodySchema } from '../domain/top-up-input.js';
@@ -32,7 +37,8 @@ export interface TransferRoutesDeps {
 export const API_REQUESTER = 'signup-backend';
 
 export function registerTransferRoutes(app: FastifyInstance, deps: TransferRoutesDeps): void {
-  const transferUrl = (externalRef: string, key: string) => `${deps.publicUrl ?? ''}/v1/tenants/${encodeURIComponent(externalRef)}/transfers/${encodeURIComponent(key)}`;
+  const transferUrl = (externalRef: string, key: string) =>
+    `${deps.publicUrl ?? ''}/v1/tenants/${encodeURIComponent(externalRef)}/transfers/${encodeURIComponent(key)}`;
 
   void app.register(async (api) => {
     api.addHook('preHandler', requireBearer(deps.tokens));
@@ -40,13 +46,26 @@ export function registerTransferRoutes(app: FastifyInstance, deps: TransferRoute
     api.post('/v1/tenants/:externalRef/transfers', async (request, reply) => {
       const externalRef = refOf(request.params);
       const { key, body } = validatedRequest(request.headers['idempotency-key'], request.body);
-      const input = { externalRef, idempotencyKey: key, amountMicroUsd: body.amountMicroUsd, requestedBy: body.requestedBy ?? API_REQUESTER, ...(body.reason ? { reason: body.reason } : {}) };
+      const input = {
+        externalRef,
+        idempotencyKey: key,
+        amountMicroUsd: body.amountMicroUsd,
+        requestedBy: body.requestedBy ?? API_REQUESTER,
+        ...(body.reason ? { reason: body.reason } : {}),
+      };
       const location = transferUrl(externalRef, key);
       try {
         const recorded = await precheckTopUp(deps.pool, input);
         if (recorded) return answerRecorded(reply, recorded, key);
         const handle = await startTopUp(deps.client, input, { taskQueue: deps.taskQueue });
-        if (handle.started) return accepted(reply, location, { externalRef, idempotencyKey: key, workflowId: handle.workflowId, started: true, statusUrl: location });
+        if (handle.started)
+          return accepted(reply, location, {
+            externalRef,
+            idempotencyKey: key,
+            workflowId: handle.workflowId,
+            started: true,
+            statusUrl: location,
+          });
         // Joined a run of this key: it wrote its intent since we looked, or is about to.
         const now = await findRecordedTopUp(deps.pool, input);
         if (now) return answerRecorded(reply, now, key);
@@ -54,7 +73,8 @@ export function registerTransferRoutes(app: FastifyInstance, deps: TransferRoute
       } catch (error) {
         if (error instanceof TenantNotFoundError) throw tenantNotFound();
         if (error instanceof IdempotencyKeyReusedError) throw keyReused(key);
-        if (error instanceof TopUpNotAllowedError) throw new GatewayError(409, GatewayErrorCode[error.code], `${error.message}.`);
+        if (error instanceof TopUpNotAllowedError)
+          throw new GatewayError(409, GatewayErrorCode[error.code], `${error.message}.`);
         if (error instanceof InvalidInputError) throw invalidInput(error);
         throw error;
       }
@@ -74,7 +94,12 @@ export function registerTransferRoutes(app: FastifyInstance, deps: TransferRoute
       const externalRef = refOf(request.params);
       const key = keyOf((request.params as { key?: unknown }).key, 'key');
       const row = await findTransferIntent(deps.pool, externalRef, topUpPurpose(key));
-      if (!row) throw new GatewayError(404, GatewayErrorCode.TRANSFER_NOT_FOUND, 'No top-up of this tenant under this idempotency key.');
+      if (!row)
+        throw new GatewayError(
+          404,
+          GatewayErrorCode.TRANSFER_NOT_FOUND,
+          'No top-up of this tenant under this idempotency key.',
+        );
       return sendData(reply, 200, ledgerEntryOf(row));
     });
   });
@@ -113,11 +138,21 @@ function answerRecorded(reply: FastifyReply, row: TransferIntentRow, key: string
 }
 
 function keyReused(key: string): GatewayError {
-  return new GatewayError(422, GatewayErrorCode.IDEMPOTENCY_KEY_REUSED, `Idempotency-Key ${key} was already used for this tenant with another amount or reason.`, { fields: ['Idempotency-Key'] });
+  return new GatewayError(
+    422,
+    GatewayErrorCode.IDEMPOTENCY_KEY_REUSED,
+    `Idempotency-Key ${key} was already used for this tenant with another amount or reason.`,
+    { fields: ['Idempotency-Key'] },
+  );
 }
 
 function inProgress(key: string, retryAfterSeconds: number): GatewayError {
-  return new GatewayError(409, GatewayErrorCode.TRANSFER_IN_PROGRESS, `The top-up under Idempotency-Key ${key} is still running; retry later for its result.`, {
-    headers: { 'Retry-After': String(retryAfterSeconds) },
-  });
+  return new GatewayError(
+    409,
+    GatewayErrorCode.TRANSFER_IN_PROGRESS,
+    `The top-up under Idempotency-Key ${key} is still running; retry later for its result.`,
+    {
+      headers: { 'Retry-After': String(retryAfterSeconds) },
+    },
+  );
 }

@@ -35,7 +35,9 @@ const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\
 export function registerWebhookReceiver(app: FastifyInstance, deps: WebhookReceiverDeps): void {
   void app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: deps.bodyLimitBytes }, (_request, body, done) => done(null, body));
+    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: deps.bodyLimitBytes }, (_request, body, done) =>
+      done(null, body),
+    );
 
     scope.post('/webhooks/registry/:registrationId', { bodyLimit: deps.bodyLimitBytes }, async (request, reply) => {
       try {
@@ -60,11 +62,19 @@ async function receive(deps: WebhookReceiverDeps, request: FastifyRequest) {
   if (!shape.ok) throw new GatewayError(401, shape.code, signatureMessage[shape.code]);
 
   let secrets = await deps.secrets.accepted(registrationId);
-  let check = verifySignature(raw, header, secrets.map((s) => s.secret));
+  let check = verifySignature(
+    raw,
+    header,
+    secrets.map((s) => s.secret),
+  );
   if (!check.ok && check.code === GatewayErrorCode.SIGNATURE_MISMATCH) {
     // Cached secrets may predate a replacement made a moment ago: check once against fresh ones.
     secrets = await deps.secrets.accepted(registrationId, { fresh: true });
-    check = verifySignature(raw, header, secrets.map((s) => s.secret));
+    check = verifySignature(
+      raw,
+      header,
+      secrets.map((s) => s.secret),
+    );
   }
   if (secrets.length === 0) throw notFound();
   if (!check.ok) throw new GatewayError(401, check.code, signatureMessage[check.code]);
@@ -72,7 +82,11 @@ async function receive(deps: WebhookReceiverDeps, request: FastifyRequest) {
 
   const contentType = request.headers['content-type'];
   if (typeof contentType !== 'string' || !JSON_MEDIA_TYPE.test(contentType)) {
-    throw new GatewayError(415, GatewayErrorCode.UNSUPPORTED_MEDIA_TYPE, 'Deliveries must be JSON (Content-Type: application/json).');
+    throw new GatewayError(
+      415,
+      GatewayErrorCode.UNSUPPORTED_MEDIA_TYPE,
+      'Deliveries must be JSON (Content-Type: application/json).',
+    );
   }
   const delivery = parseDelivery(raw);
   checkConsistency(request, delivery, signer);
@@ -93,17 +107,33 @@ async function receive(deps: WebhookReceiverDeps, request: FastifyRequest) {
     sweepAfterSeconds: deps.dispatcher.sweepAfterSeconds,
   });
   if (outcome.recorded) deps.dispatcher.enqueue({ deliveryId: delivery.deliveryId, workflowId });
-  else if (outcome.storedBodySha256 !== bodySha256) await refuseConflict(deps, { registrationId, deliveryId: delivery.deliveryId, storedBodySha256: outcome.storedBodySha256, bodySha256 });
+  else if (outcome.storedBodySha256 !== bodySha256)
+    await refuseConflict(deps, {
+      registrationId,
+      deliveryId: delivery.deliveryId,
+      storedBodySha256: outcome.storedBodySha256,
+      bodySha256,
+    });
   return { deliveryId: delivery.deliveryId, workflowId, duplicate: !outcome.recorded };
 }
 
 function checkFreshness(timestamp: string, toleranceSeconds: number): void {
   const at = Date.parse(timestamp);
   if (!ISO_INSTANT.test(timestamp) || Number.isNaN(at)) {
-    throw new GatewayError(400, GatewayErrorCode.DELIVERY_INVALID, 'The delivery timestamp must be an ISO 8601 UTC instant.', { fields: ['timestamp'] });
+    throw new GatewayError(
+      400,
+      GatewayErrorCode.DELIVERY_INVALID,
+      'The delivery timestamp must be an ISO 8601 UTC instant.',
+      { fields: ['timestamp'] },
+    );
   }
   if (Math.abs(Date.now() - at) > toleranceSeconds * 1000) {
-    throw new GatewayError(400, GatewayErrorCode.DELIVERY_STALE, `The delivery timestamp is more than ${toleranceSeconds} s from the receiver's clock: refused as a possible replay.`, { fields: ['timestamp'] });
+    throw new GatewayError(
+      400,
+      GatewayErrorCode.DELIVERY_STALE,
+      `The delivery timestamp is more than ${toleranceSeconds} s from the receiver's clock: refused as a possible replay.`,
+      { fields: ['timestamp'] },
+    );
   }
 }
 
@@ -112,14 +142,27 @@ function checkFreshness(timestamp: string, toleranceSeconds: number): void {
  * same bytes. It is answered 409, nothing is processed, and it is recorded in the audit log with both
  * body hashes (never the bodies) for an operator to look into.
  */
-async function refuseConflict(deps: WebhookReceiverDeps, conflict: { registrationId: string; deliveryId: string; storedBodySha256: string; bodySha256: string }): Promise<never> {
+async function refuseConflict(
+  deps: WebhookReceiverDeps,
+  conflict: { registrationId: string; deliveryId: string; storedBodySha256: string; bodySha256: string },
+): Promise<never> {
   await appendAudit(deps.pool, {
     actor: 'registry-webhook',
     action: 'registry.delivery_conflict',
     subject: conflict.deliveryId,
-    details: { deliveryId: conflict.deliveryId, registrationId: conflict.registrationId, storedBodySha256: conflict.storedBodySha256, receivedBodySha256: conflict.bodySha256 },
+    details: {
+      deliveryId: conflict.deliveryId,
+      registrationId: conflict.registrationId,
+      storedBodySha256: conflict.storedBodySha256,
+      receivedBodySha256: conflict.bodySha256,
+    },
   });
-  throw new GatewayError(409, GatewayErrorCode.DELIVERY_CONFLICT, 'A delivery with this id was already received with a different body; this one is refused and recorded.', { fields: ['deliveryId'] });
+  throw new GatewayError(
+    409,
+    GatewayErrorCode.DELIVERY_CONFLICT,
+    'A delivery with this id was already received with a different body; this one is refused and recorded.',
+    { fields: ['deliveryId'] },
+  );
 }
 
 const signatureMessage = {
@@ -142,7 +185,12 @@ function parseDelivery(raw: Buffer): RegistryDelivery {
   const parsed = registryDeliverySchema.safeParse(value);
   if (!parsed.success) {
     const fields = [...new Set(parsed.error.issues.map((issue) => issue.path.join('.') || 'body'))];
-    throw new GatewayError(400, GatewayErrorCode.DELIVERY_INVALID, `The delivery body is missing or has invalid fields: ${fields.join(', ')}.`, { fields });
+    throw new GatewayError(
+      400,
+      GatewayErrorCode.DELIVERY_INVALID,
+      `The delivery body is missing or has invalid fields: ${fields.join(', ')}.`,
+      { fields },
+    );
   }
   return parsed.data;
 }
@@ -156,6 +204,11 @@ function checkConsistency(request: FastifyRequest, delivery: RegistryDelivery, s
   if (eventHeader !== undefined && eventHeader !== delivery.event) fields.push('event');
   if (signer.webhookId !== null && signer.webhookId !== delivery.webhookId) fields.push('webhookId');
   if (fields.length > 0) {
-    throw new GatewayError(400, GatewayErrorCode.DELIVERY_INVALID, `The delivery headers or webhook do not match the body: ${fields.join(', ')}.`, { fields });
+    throw new GatewayError(
+      400,
+      GatewayErrorCode.DELIVERY_INVALID,
+      `The delivery headers or webhook do not match the body: ${fields.join(', ')}.`,
+      { fields },
+    );
   }
 }

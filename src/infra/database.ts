@@ -31,7 +31,12 @@ export async function resolveDatabase(
   onLog?: (line: string) => void,
 ): Promise<ResolvedDatabase> {
   if (config.DATABASE_URL) return { url: config.DATABASE_URL, source: 'external', stop: async () => undefined };
-  const server = await startEmbeddedPostgres({ dataDir: join(config.DATA_DIR, 'postgres'), persistent: true, port: 54329, ...(onLog ? { onLog } : {}) });
+  const server = await startEmbeddedPostgres({
+    dataDir: join(config.DATA_DIR, 'postgres'),
+    persistent: true,
+    port: 54329,
+    ...(onLog ? { onLog } : {}),
+  });
   const url = await ensureDatabase(server.adminUrl, 'tenant_orchestrator');
   return { url, source: 'embedded', stop: () => server.stop() };
 }

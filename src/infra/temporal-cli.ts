@@ -38,7 +38,9 @@ export async function findOrBuildTemporalCli(options: FindCliOptions = {}): Prom
   const progress = options.onProgress ?? (() => undefined);
   if (options.cliPath) {
     if (!isExecutable(options.cliPath)) {
-      throw new TemporalCliError(`TEMPORAL_CLI_PATH: ${options.cliPath} is not an executable file: point it at a \`temporal\` binary or unset it`);
+      throw new TemporalCliError(
+        `TEMPORAL_CLI_PATH: ${options.cliPath} is not an executable file: point it at a \`temporal\` binary or unset it`,
+      );
     }
     return options.cliPath;
   }
@@ -58,7 +60,8 @@ export async function findOrBuildTemporalCli(options: FindCliOptions = {}): Prom
     expected: 'about 5 minutes',
     env,
     progress,
-    fail: (message, detail) => new TemporalCliError(`${message}: put a \`temporal\` CLI on PATH or set TEMPORAL_CLI_PATH`, detail),
+    fail: (message, detail) =>
+      new TemporalCliError(`${message}: put a \`temporal\` CLI on PATH or set TEMPORAL_CLI_PATH`, detail),
   });
   if (!isExecutable(cached)) throw new TemporalCliError(`go install finished but ${cached} is missing`);
   return cached;

@@ -14,7 +14,8 @@ import { TemporalServerProcess } from './temporal-server-process.js';
  * persistence and visibility on an embedded Postgres of its own (databases and schemas made by
  * deploy/temporal/setup-schema.sh with the server's SQL tool, as docker-compose.yml does), the
  * committed config template with 4 history shards. The caller registers the namespace and the
- * search attributes (setupNamespace in src/client, what `tenantctl setup` does). restartServer() stops and starts the server on the same
+ * search attributes (setupNamespace in src/client, what `tenantctl setup` does). restartServer() stops and starts the
+ * server on the same
  * ports and data: workers and clients see a Temporal outage, not a new cluster.
  */
 export const DEPLOY_DIR = fileURLToPath(new URL('../../deploy', import.meta.url));
@@ -43,10 +44,16 @@ export interface RunningTemporalCluster {
 
 export async function startTemporalCluster(options: TemporalClusterOptions): Promise<RunningTemporalCluster> {
   const progress = options.onProgress ?? (() => undefined);
-  const binaries = await findOrBuildTemporalServer({ ...(options.env ? { env: options.env } : {}), onProgress: progress });
+  const binaries = await findOrBuildTemporalServer({
+    ...(options.env ? { env: options.env } : {}),
+    onProgress: progress,
+  });
   mkdirSync(options.dataDir, { recursive: true, mode: 0o755 });
   progress(`starting the Temporal cluster's Postgres in ${join(options.dataDir, 'postgres')}`);
-  const postgres = await startEmbeddedPostgres({ dataDir: join(options.dataDir, 'postgres'), persistent: options.persistent });
+  const postgres = await startEmbeddedPostgres({
+    dataDir: join(options.dataDir, 'postgres'),
+    persistent: options.persistent,
+  });
   let server: TemporalServerProcess | undefined;
   const stop = async () => {
     await server?.stop();
@@ -55,12 +62,20 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
   };
   try {
     const db = new URL(postgres.adminUrl);
-    const dbEnv = { TEMPORAL_DB_HOST: db.hostname, TEMPORAL_DB_PORT: db.port, TEMPORAL_DB_USER: decodeURIComponent(db.username), TEMPORAL_DB_PASSWORD: decodeURIComponent(db.password) };
+    const dbEnv = {
+      TEMPORAL_DB_HOST: db.hostname,
+      TEMPORAL_DB_PORT: db.port,
+      TEMPORAL_DB_USER: decodeURIComponent(db.username),
+      TEMPORAL_DB_PASSWORD: decodeURIComponent(db.password),
+    };
     progress(`applying the Temporal v${TEMPORAL_SERVER_VERSION} Postgres schemas with its SQL tool`);
     await setupSchema(binaries.sqlTool, binaries.schemaDir, postgres, dbEnv);
 
     const taken = new Set<number>();
-    const frontendPort = options.frontendPort && (await isPortFree(options.frontendPort)) ? options.frontendPort : await freeMembershipSafePort(taken);
+    const frontendPort =
+      options.frontendPort && (await isPortFree(options.frontendPort))
+        ? options.frontendPort
+        : await freeMembershipSafePort(taken);
     taken.add(frontendPort);
     const env: Record<string, string> = {
       ...dbEnv,
@@ -71,13 +86,31 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
       TEMPORAL_DYNAMIC_CONFIG: join(DEPLOY_DIR, 'temporal', 'dynamicconfig', 'cluster.yaml'),
       TEMPORAL_FRONTEND_PORT: String(frontendPort),
     };
-    for (const name of ['FRONTEND_HTTP', 'FRONTEND_MEMBERSHIP', 'HISTORY', 'HISTORY_MEMBERSHIP', 'MATCHING', 'MATCHING_MEMBERSHIP', 'WORKER', 'WORKER_MEMBERSHIP']) {
+    for (const name of [
+      'FRONTEND_HTTP',
+      'FRONTEND_MEMBERSHIP',
+      'HISTORY',
+      'HISTORY_MEMBERSHIP',
+      'MATCHING',
+      'MATCHING_MEMBERSHIP',
+      'WORKER',
+      'WORKER_MEMBERSHIP',
+    ]) {
       env[`TEMPORAL_${name}_PORT`] = String(await freeMembershipSafePort(taken));
     }
     const address = `127.0.0.1:${frontendPort}`;
     const serverLog = join(options.dataDir, 'temporal-server.log');
-    server = new TemporalServerProcess({ binary: binaries.server, root: DEPLOY_DIR, env, address, logFile: serverLog, readyTimeoutMs: 90_000 });
-    progress(`starting the Temporal server v${TEMPORAL_SERVER_VERSION} on ${address} (${CLUSTER_HISTORY_SHARDS} history shards, log in ${serverLog})`);
+    server = new TemporalServerProcess({
+      binary: binaries.server,
+      root: DEPLOY_DIR,
+      env,
+      address,
+      logFile: serverLog,
+      readyTimeoutMs: 90_000,
+    });
+    progress(
+      `starting the Temporal server v${TEMPORAL_SERVER_VERSION} on ${address} (${CLUSTER_HISTORY_SHARDS} history shards, log in ${serverLog})`,
+    );
     await server.start();
     const running = server;
     return {
@@ -112,10 +145,18 @@ async function freeMembershipSafePort(taken: Set<number>): Promise<number> {
       return port;
     }
   }
-  throw new LauncherError(LauncherErrorCode.TEMPORAL_START_FAILED, 'no free port between 20000 and 32000 for the Temporal server');
+  throw new LauncherError(
+    LauncherErrorCode.TEMPORAL_START_FAILED,
+    'no free port between 20000 and 32000 for the Temporal server',
+  );
 }
 
-function setupSchema(sqlTool: string, schemaDir: string, postgres: RunningPostgres, dbEnv: Record<string, string>): Promise<void> {
+function setupSchema(
+  sqlTool: string,
+  schemaDir: string,
+  postgres: RunningPostgres,
+  dbEnv: Record<string, string>,
+): Promise<void> {
   const child = spawn('sh', [join(DEPLOY_DIR, 'temporal', 'setup-schema.sh')], {
     env: {
       PATH: process.env.PATH ?? '',
@@ -133,10 +174,21 @@ function setupSchema(sqlTool: string, schemaDir: string, postgres: RunningPostgr
   child.stdout.on('data', keep);
   child.stderr.on('data', keep);
   return new Promise((resolve, reject) => {
-    child.once('error', (error) => reject(new LauncherError(LauncherErrorCode.TEMPORAL_START_FAILED, `could not run the schema setup: ${error.message}`)));
+    child.once('error', (error) =>
+      reject(
+        new LauncherError(LauncherErrorCode.TEMPORAL_START_FAILED, `could not run the schema setup: ${error.message}`),
+      ),
+    );
     child.once('close', (code) => {
       if (code === 0) resolve();
-      else reject(new LauncherError(LauncherErrorCode.TEMPORAL_START_FAILED, `Temporal schema setup on port ${postgres.port} failed (exit ${code}): ${lastProblemLine(output) ?? 'no output'}`, output.join('\n')));
+      else
+        reject(
+          new LauncherError(
+            LauncherErrorCode.TEMPORAL_START_FAILED,
+            `Temporal schema setup on port ${postgres.port} failed (exit ${code}): ${lastProblemLine(output) ?? 'no output'}`,
+            output.join('\n'),
+          ),
+        );
     });
   });
 }

@@ -51,13 +51,20 @@ export async function startTemporalDevServer(options: DevServerOptions = {}): Pr
 
   const port = await preferredOrFreePort(options.port ?? 7233);
   const args = [
-    'server', 'start-dev',
-    '--ip', '127.0.0.1',
-    '--port', String(port),
-    '--http-port', String(await freePort()),
-    '--namespace', namespace,
-    '--log-level', 'error',
-    '--dynamic-config-value', 'frontend.enableServerVersionCheck=false',
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--http-port',
+    String(await freePort()),
+    '--namespace',
+    namespace,
+    '--log-level',
+    'error',
+    '--dynamic-config-value',
+    'frontend.enableServerVersionCheck=false',
     ...Object.entries(SEARCH_ATTRIBUTES).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]),
   ];
   let uiUrl: string | undefined;
@@ -108,7 +115,13 @@ export async function startTemporalDevServer(options: DevServerOptions = {}): Pr
   };
 }
 
-async function waitUntilReady(child: ChildProcess, address: string, namespace: string, timeoutMs: number, output: string[]) {
+async function waitUntilReady(
+  child: ChildProcess,
+  address: string,
+  namespace: string,
+  timeoutMs: number,
+  output: string[],
+) {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   while (Date.now() < deadline) {
@@ -158,7 +171,8 @@ async function startWithSdkDownload(namespace: string, progress: Progress): Prom
     server: {
       namespace,
       extraArgs: [
-        '--dynamic-config-value', 'frontend.enableServerVersionCheck=false',
+        '--dynamic-config-value',
+        'frontend.enableServerVersionCheck=false',
         ...Object.entries(SEARCH_ATTRIBUTES).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]),
       ],
     },

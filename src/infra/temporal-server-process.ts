@@ -33,11 +33,15 @@ export class TemporalServerProcess {
     const { binary, root, env, logFile } = this.options;
     const log = createWriteStream(logFile, { flags: 'a' });
     // Its own process group: a Ctrl-C reaches us, and the workers drain against a live server first.
-    const child = spawn(binary, ['--root', root, '--config', 'temporal', '--env', 'cluster', '--allow-no-auth', 'start'], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
+    const child = spawn(
+      binary,
+      ['--root', root, '--config', 'temporal', '--env', 'cluster', '--allow-no-auth', 'start'],
+      {
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      },
+    );
     this.#child = child;
     this.#output = [];
     const keep = (chunk: Buffer) => {

@@ -36,12 +36,23 @@ export async function startTenantctl(options: TenantctlProcessOptions): Promise<
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const onLine = options.onLine ?? (() => undefined);
-  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'killed')));
+  const exited = new Promise<number | string>((resolve) =>
+    child.once('exit', (code, signal) => resolve(code ?? signal ?? 'killed')),
+  );
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
   let tail = '';
   const readyText = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(fail(`${options.name} did not print "${options.readyLine}" within ${(options.readyTimeoutMs ?? 120_000) / 1000} s`, tail)), options.readyTimeoutMs ?? 120_000);
+    const timer = setTimeout(
+      () =>
+        reject(
+          fail(
+            `${options.name} did not print "${options.readyLine}" within ${(options.readyTimeoutMs ?? 120_000) / 1000} s`,
+            tail,
+          ),
+        ),
+      options.readyTimeoutMs ?? 120_000,
+    );
     const onData = (chunk: Buffer) => {
       for (const line of chunk.toString().split('\n').filter(Boolean)) {
         onLine(options.name, line);
@@ -73,7 +84,14 @@ export async function startTenantctl(options: TenantctlProcessOptions): Promise<
     }
     process.off('exit', killOnExit);
   };
-  return { name: options.name, pid: child.pid!, exited, readyText, stop: () => end('SIGTERM'), kill: () => end('SIGKILL') };
+  return {
+    name: options.name,
+    pid: child.pid!,
+    exited,
+    readyText,
+    stop: () => end('SIGTERM'),
+    kill: () => end('SIGKILL'),
+  };
 }
 
 function fail(message: string, tail: string): LauncherError {

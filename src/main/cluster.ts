@@ -33,24 +33,35 @@ try {
   if (process.argv.includes('--build-only')) {
     const started = Date.now();
     const built = await findOrBuildTemporalServer({ onProgress: say });
-    say(`Temporal server ready in ${Math.round((Date.now() - started) / 1000)} s: ${built.server}, ${built.sqlTool}, schemas in ${built.schemaDir}`);
+    say(
+      `Temporal server ready in ${Math.round((Date.now() - started) / 1000)} s: ${built.server}, ${built.sqlTool}, schemas in ${built.schemaDir}`,
+    );
     process.exit(0);
   }
   const config = loadConfig(process.env);
-  stack = await startClusterStack({ config, given: process.env, say, onLine: (name, line) => console.error(`[${name}] ${line}`) });
+  stack = await startClusterStack({
+    config,
+    given: process.env,
+    say,
+    onLine: (name, line) => console.error(`[${name}] ${line}`),
+  });
   const file = stackFile(resolve(config.DATA_DIR));
   writeFileSync(file, JSON.stringify(stack.env, null, 2), { mode: 0o600 });
   chmodSync(file, 0o600);
   console.log('');
   console.log(`Tenant orchestrator cluster is up (task queue ${config.TEMPORAL_TASK_QUEUE}).`);
-  console.log(`  Temporal:   ${stack.temporal.address} (server ${stack.temporal.historyShards} history shards on Postgres; log ${stack.temporal.serverLog})`);
+  console.log(
+    `  Temporal:   ${stack.temporal.address} (server ${stack.temporal.historyShards} history shards on Postgres; log ${stack.temporal.serverLog})`,
+  );
   console.log(`  Workers:    ${stack.workers.map((w) => `${w.name} pid ${w.pid}`).join(', ')}`);
   console.log(`  Gateways:   ${stack.gateways.map((g) => g.url).join(', ')}`);
   console.log(`  Platform:   ${stack.env.PLATFORM_BASE_URL}${stack.simulatorUrl ? ' (simulator)' : ''}`);
   console.log(`  Rotation:   ${stack.rotation}`);
   console.log(`Settings for another terminal are in ${file} (npx tenantctl ... uses them). Ctrl-C stops everything.`);
   // A worker or gateway that dies on its own takes the cluster down: a half-running topology hides it.
-  const first = await Promise.race([...stack.workers, ...stack.gateways].map((p) => p.exited.then((code) => ({ name: p.name, code }))));
+  const first = await Promise.race(
+    [...stack.workers, ...stack.gateways].map((p) => p.exited.then((code) => ({ name: p.name, code }))),
+  );
   if (!stopping) {
     say(`${first.name} exited on its own (${first.code})`);
     await shutdown(1);

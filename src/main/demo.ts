@@ -34,13 +34,22 @@ async function main() {
   const simulator = env.SIMULATOR_URL;
   if (!simulator) throw new Error('the demo injects faults, so it needs the simulator (unset PLATFORM_BASE_URL)');
   const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS ?? 'localhost:7233' });
-  const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE, ...(dataConverterOf(config) ? { dataConverter: dataConverterOf(config)! } : {}) });
+  const client = new Client({
+    connection,
+    namespace: config.TEMPORAL_NAMESPACE,
+    ...(dataConverterOf(config) ? { dataConverter: dataConverterOf(config)! } : {}),
+  });
   const pool = createPool(config.DATABASE_URL!, { max: 2 });
   const run = Date.now().toString(36);
   const tenants = [
     { externalRef: `demo-${run}-plain`, name: 'Plain Sailing Ltd', fundingMicroUsd: '5000000', lose: [] as string[] },
     { externalRef: `demo-${run}-nofund`, name: 'Free Tier GmbH', lose: [] as string[] },
-    { externalRef: `demo-${run}-lossy`, name: 'Lossy Networks Inc', fundingMicroUsd: '2500000', lose: ['/subaccounts/*/wallet/transfers', '/subaccounts/*/api-keys/create'] },
+    {
+      externalRef: `demo-${run}-lossy`,
+      name: 'Lossy Networks Inc',
+      fundingMicroUsd: '2500000',
+      lose: ['/subaccounts/*/wallet/transfers', '/subaccounts/*/api-keys/create'],
+    },
   ];
   try {
     for (const { lose, ...input } of tenants) {
@@ -49,17 +58,27 @@ async function main() {
         await fetch(`${simulator}/__sim/faults`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ rules: lose.map((path) => ({ method: 'POST', path, mode: 'drop-after-commit', count: 1 })) }),
+          body: JSON.stringify({
+            rules: lose.map((path) => ({ method: 'POST', path, mode: 'drop-after-commit', count: 1 })),
+          }),
         });
       }
       const started = Date.now();
-      const handle = await startOnboarding(client, { ...input, options: { reconcileInterval: '1s' } }, { taskQueue: config.TEMPORAL_TASK_QUEUE });
+      const handle = await startOnboarding(
+        client,
+        { ...input, options: { reconcileInterval: '1s' } },
+        { taskQueue: config.TEMPORAL_TASK_QUEUE },
+      );
       const result = await handle.result();
       await fetch(`${simulator}/__sim/faults`, { method: 'DELETE' });
-      say(`${input.externalRef}: ${result.status} in ${Date.now() - started} ms — sub-account ${result.subaccountId}, key ${result.fingerprint}`);
+      say(
+        `${input.externalRef}: ${result.status} in ${Date.now() - started} ms — sub-account ${result.subaccountId}, key ${result.fingerprint}`,
+      );
     }
     const state = (await (await fetch(`${simulator}/__sim/state`)).json()) as SimStateSnapshot;
-    console.log('\nexternal ref                      sub-accounts  transfers  active keys  revoked keys   (on the platform)');
+    console.log(
+      '\nexternal ref                      sub-accounts  transfers  active keys  revoked keys   (on the platform)',
+    );
     for (const tenant of tenants) {
       const subs = state.subaccounts.filter((s) => s.externalRef === tenant.externalRef);
       const ids = new Set(subs.map((s) => s.id));
@@ -71,8 +90,11 @@ async function main() {
     }
     const lossy = tenants[2]!.externalRef;
     console.log(`\naudit trail of ${lossy}:`);
-    for (const entry of await listAuditForTenant(pool, lossy)) console.log(`  ${entry.action.padEnd(24)} ${entry.subject ?? ''}`);
-    console.log('\nThe lost transfer was settled under its original idempotency key (one debit); the key whose response was lost was revoked as an orphan and a new one issued.');
+    for (const entry of await listAuditForTenant(pool, lossy))
+      console.log(`  ${entry.action.padEnd(24)} ${entry.subject ?? ''}`);
+    console.log(
+      '\nThe lost transfer was settled under its original idempotency key (one debit); the key whose response was lost was revoked as an orphan and a new one issued.',
+    );
   } finally {
     await pool.end();
     await connection.close();

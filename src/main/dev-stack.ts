@@ -36,10 +36,16 @@ try {
   console.log(`Tenant orchestrator is up (task queue ${config.TEMPORAL_TASK_QUEUE}).`);
   if (stack.uiUrl) console.log(`  Temporal Web UI:  ${stack.uiUrl}`);
   console.log(`  Temporal:         ${stack.env.TEMPORAL_ADDRESS}`);
-  console.log(`  Platform:         ${stack.env.PLATFORM_BASE_URL}${stack.simulatorUrl ? ' (simulator, seeded parent with 1,000 USD paid balance)' : ''}`);
-  console.log(`  Gateway:          ${stack.gatewayUrl} (trigger API /v1, webhooks, codec for the Web UI; API token in ${resolve(config.DATA_DIR, 'dev-gateway-token')})`);
+  console.log(
+    `  Platform:         ${stack.env.PLATFORM_BASE_URL}${stack.simulatorUrl ? ' (simulator, seeded parent with 1,000 USD paid balance)' : ''}`,
+  );
+  console.log(
+    `  Gateway:          ${stack.gatewayUrl} (trigger API /v1, webhooks, codec for the Web UI; API token in ${resolve(config.DATA_DIR, 'dev-gateway-token')})`,
+  );
   console.log(`  Key rotation:     ${stack.rotation}`);
-  console.log(`  Postgres:         ${config.DATABASE_URL ? 'DATABASE_URL' : `embedded, data in ${resolve(config.DATA_DIR, 'postgres')}`}`);
+  console.log(
+    `  Postgres:         ${config.DATABASE_URL ? 'DATABASE_URL' : `embedded, data in ${resolve(config.DATA_DIR, 'postgres')}`}`,
+  );
   console.log('');
   console.log(`Settings for another terminal are in ${file}; onboard a first tenant from there:`);
   console.log('  npx tenantctl onboard --external-ref acme --name "Acme Inc" --funding 5000000 --wait');

@@ -50,7 +50,15 @@ export async function startGateway(config: Config): Promise<RunningGateway> {
     client = await connectClient(config, dataConverterOf(config));
     const options = gatewayOptionsOf(config, config.TEMPORAL_TASK_QUEUE);
     const withOps = config.GATEWAY_OPS_PORT !== undefined;
-    const { app, dispatcher, metrics } = buildGatewayApp({ pool, client, vault: createVault(keys!), codec: createEncryptionCodec(keys!), options, logger, opsRoutes: !withOps });
+    const { app, dispatcher, metrics } = buildGatewayApp({
+      pool,
+      client,
+      vault: createVault(keys!),
+      codec: createEncryptionCodec(keys!),
+      options,
+      logger,
+      opsRoutes: !withOps,
+    });
     listening = app;
     await app.listen({ port: config.GATEWAY_PORT, host: config.GATEWAY_HOST });
     dispatcher.startSweeper();
@@ -59,7 +67,8 @@ export async function startGateway(config: Config): Promise<RunningGateway> {
       registerHealthRoutes(ops, { pool, client, metrics });
       await ops.listen({ port: config.GATEWAY_OPS_PORT!, host: config.GATEWAY_OPS_HOST });
     }
-    if (options.apiTokens.length === 0) logger.warn('GATEWAY_API_TOKENS is not set: every /v1 call is refused with 401');
+    if (options.apiTokens.length === 0)
+      logger.warn('GATEWAY_API_TOKENS is not set: every /v1 call is refused with 401');
     const connection = client.connection;
     const opsListener = ops;
     return {

@@ -18,10 +18,16 @@ const program = new Command()
   .option('--latency-ms <n>', 'fixed delay added to every API call', nonNegativeInt('--latency-ms'), 0)
   .option('--rate-limit <n>', 'global API requests per second (429 beyond)', nonNegativeInt('--rate-limit'))
   .option('--allow-http-webhooks', 'allow plain http:// webhook urls for non-loopback hosts', false)
-  .option('--shape <name>', `answers to what the contract leaves "not shown": ${SHAPE_NAMES.join(', ')} (src/sim/CONTRACT-CHOICES.md)`, (value: string) => {
-    if (!(SHAPE_NAMES as string[]).includes(value)) throw new InvalidArgumentError(`--shape must be one of ${SHAPE_NAMES.join(', ')}.`);
-    return value as ShapeName;
-  }, 'default')
+  .option(
+    '--shape <name>',
+    `answers to what the contract leaves "not shown": ${SHAPE_NAMES.join(', ')} (src/sim/CONTRACT-CHOICES.md)`,
+    (value: string) => {
+      if (!(SHAPE_NAMES as string[]).includes(value))
+        throw new InvalidArgumentError(`--shape must be one of ${SHAPE_NAMES.join(', ')}.`);
+      return value as ShapeName;
+    },
+    'default',
+  )
   .parse();
 
 const opts = program.opts<{

@@ -61,8 +61,18 @@ export async function startWorker(config: Config): Promise<RunningWorker> {
       requestsPerSecond: config.PLATFORM_RATE_LIMIT_PER_SECOND,
     }),
   });
-  const activities = createActivities({ ...buildActivityDeps(config, pool, logger), rotation: buildRotationOptions(config), drift });
-  const worker = await createWorker({ connection, namespace, taskQueue: config.TEMPORAL_TASK_QUEUE, activities, dataConverter });
+  const activities = createActivities({
+    ...buildActivityDeps(config, pool, logger),
+    rotation: buildRotationOptions(config),
+    drift,
+  });
+  const worker = await createWorker({
+    connection,
+    namespace,
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    activities,
+    dataConverter,
+  });
   // Platform-calling rotation activities run on their own queue under a server-side rate limit.
   const platformWorker = await createPlatformActivityWorker({
     connection,
@@ -75,7 +85,9 @@ export async function startWorker(config: Config): Promise<RunningWorker> {
   const workers = [worker, platformWorker];
   const stopAll = () => workers.forEach((w) => w.getState() === 'RUNNING' && w.shutdown());
   // One failing worker stops the other: the process then exits instead of running half a worker.
-  const done = Promise.allSettled(workers.map((w) => w.run().catch((error: unknown) => (stopAll(), Promise.reject(error)))))
+  const done = Promise.allSettled(
+    workers.map((w) => w.run().catch((error: unknown) => (stopAll(), Promise.reject(error)))),
+  )
     .then((results) => {
       const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
       if (failed) throw failed.reason;

@@ -68,7 +68,9 @@ export function resourceAuthHeaders(
     case 'tenant-key': {
       const given: unknown = auth.token;
       const token =
-        given instanceof SecretToken || (typeof given === 'string' && given !== '') ? SecretToken.from(given) : undefined;
+        given instanceof SecretToken || (typeof given === 'string' && given !== '')
+          ? SecretToken.from(given)
+          : undefined;
       if (token?.prefix !== 'svsk_') {
         throw new PlatformInputError({
           code: PlatformErrorCode.INVALID_INPUT,

@@ -17,7 +17,9 @@ export interface PlatformClientOptions {
   baseUrl: string;
   /** Parent platform key (`svpk_`): control-plane calls and `{ kind: 'platform' }` resource calls. */
   platformKey?: SecretToken | string;
-  /** Personal access token (`sv_`): registry webhooks, `{ kind: 'personal' }`, and control plane without a platform key. */
+  /**
+   * Personal access token (`sv_`): registry webhooks, `{ kind: 'personal' }`, and control plane without a platform key.
+   */
   personalToken?: SecretToken | string;
   /** Per-request deadline, covering the response body too. Default 10 s. */
   timeoutMs?: number;
@@ -57,10 +59,17 @@ function baseUrlOf(value: string): URL {
   try {
     url = new URL(value);
   } catch (cause) {
-    throw new PlatformInputError({ code: PlatformErrorCode.INVALID_INPUT, message: 'createPlatformClient: baseUrl is not a URL', cause });
+    throw new PlatformInputError({
+      code: PlatformErrorCode.INVALID_INPUT,
+      message: 'createPlatformClient: baseUrl is not a URL',
+      cause,
+    });
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw new PlatformInputError({ code: PlatformErrorCode.INVALID_INPUT, message: 'createPlatformClient: baseUrl must be http(s)' });
+    throw new PlatformInputError({
+      code: PlatformErrorCode.INVALID_INPUT,
+      message: 'createPlatformClient: baseUrl must be http(s)',
+    });
   }
   if (url.search || url.hash || url.username || url.password) {
     throw new PlatformInputError({

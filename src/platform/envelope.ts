@@ -68,7 +68,13 @@ export function readEnvelope(parsed: unknown): Envelope {
     if (CODE_LIKE.test(error)) errorCode ??= error;
     else errorMessage ??= error;
   }
-  return { body: parsed, payload: payloadOf(parsed), requestId: env.meta?.requestId ?? env.meta?.request_id, errorCode, errorMessage };
+  return {
+    body: parsed,
+    payload: payloadOf(parsed),
+    requestId: env.meta?.requestId ?? env.meta?.request_id,
+    errorCode,
+    errorMessage,
+  };
 }
 
 /** JSON.parse that reports failure instead of throwing; an empty body is `undefined`, not an error. */

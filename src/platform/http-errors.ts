@@ -92,7 +92,8 @@ export function errorFromResponse(ctx: RequestContext, failure: HttpFailure): Pl
   if (upper && BUSINESS_STATE_CODES.has(upper)) {
     return new PlatformBusinessStateError({ ...init, code: upper as 'API_KEY_LIMIT_REACHED' | 'INSUFFICIENT_BALANCE' });
   }
-  if (upper === 'SUBACCOUNT_SCOPE') return new PlatformDefiniteError({ ...init, code: PlatformErrorCode.SUBACCOUNT_SCOPE });
+  if (upper === 'SUBACCOUNT_SCOPE')
+    return new PlatformDefiniteError({ ...init, code: PlatformErrorCode.SUBACCOUNT_SCOPE });
   if (upper === 'IDEMPOTENCY_KEY_REQUIRED') {
     return new PlatformDefiniteError({ ...init, code: PlatformErrorCode.IDEMPOTENCY_KEY_REQUIRED });
   }
@@ -135,7 +136,8 @@ function errorCodes(err: unknown, depth = 0): string[] {
   const codes: string[] = [];
   const code = (err as { code?: unknown }).code;
   if (typeof code === 'string') codes.push(code);
-  if (err instanceof AggregateError) codes.push(...err.errors.flatMap((inner: unknown) => errorCodes(inner, depth + 1)));
+  if (err instanceof AggregateError)
+    codes.push(...err.errors.flatMap((inner: unknown) => errorCodes(inner, depth + 1)));
   codes.push(...errorCodes((err as { cause?: unknown }).cause, depth + 1));
   return codes;
 }

@@ -10,7 +10,12 @@ import { assertId, assertNonEmpty } from './validate.js';
 
 type KeyMethods = Pick<
   PlatformClient,
-  'listTenantKeys' | 'createTenantKey' | 'revokeTenantKey' | 'listPlatformKeys' | 'createPlatformKey' | 'revokePlatformKey'
+  | 'listTenantKeys'
+  | 'createTenantKey'
+  | 'revokeTenantKey'
+  | 'listPlatformKeys'
+  | 'createPlatformKey'
+  | 'revokePlatformKey'
 >;
 
 const KEY_LIST = {
@@ -28,11 +33,23 @@ function revokedRecord(payload: unknown, ctx: ParseContext): ApiKeyRecord | unde
 export function keyMethods(ctx: ClientContext): KeyMethods {
   const parent = (operation: string) => parentAuthHeaders(ctx.credentials, operation);
   /** Key creation has no idempotency in the contract: after an ambiguous failure, list keys and reconcile. */
-  const createKey = async (operation: 'createTenantKey' | 'createPlatformKey', input: { name: string } & Parameters<typeof callOf>[0], params?: Record<string, string>) => {
+  const createKey = async (
+    operation: 'createTenantKey' | 'createPlatformKey',
+    input: { name: string } & Parameters<typeof callOf>[0],
+    params?: Record<string, string>,
+  ) => {
     const body = { name: assertNonEmpty(input.name, 'name', operation) };
     const { requestId, value } = await request(
       ctx,
-      { operation, method: 'POST', ...(params ? { params } : {}), headers: parent(operation), body, replaySafe: false, call: callOf(input) },
+      {
+        operation,
+        method: 'POST',
+        ...(params ? { params } : {}),
+        headers: parent(operation),
+        body,
+        replaySafe: false,
+        call: callOf(input),
+      },
       parseCreatedKey,
     );
     return { requestId, ...value };
@@ -44,7 +61,14 @@ export function keyMethods(ctx: ClientContext): KeyMethods {
       const subaccountId = assertId(input.subaccountId, 'subaccountId', operation);
       const outcome = await listAll(
         ctx,
-        { operation, method: 'GET', params: { subaccountId }, headers: parent(operation), replaySafe: false, call: callOf(input) },
+        {
+          operation,
+          method: 'GET',
+          params: { subaccountId },
+          headers: parent(operation),
+          replaySafe: false,
+          call: callOf(input),
+        },
         KEY_LIST,
       );
       return { requestId: outcome.requestId, requestIds: outcome.requestIds, keys: outcome.items };
@@ -89,7 +113,14 @@ export function keyMethods(ctx: ClientContext): KeyMethods {
       const keyId = assertId(input.keyId, 'keyId', operation);
       const { requestId, value } = await request(
         ctx,
-        { operation, method: 'POST', params: { keyId }, headers: parent(operation), replaySafe: true, call: callOf(input) },
+        {
+          operation,
+          method: 'POST',
+          params: { keyId },
+          headers: parent(operation),
+          replaySafe: true,
+          call: callOf(input),
+        },
         revokedRecord,
       );
       return { requestId, key: value };

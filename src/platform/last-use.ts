@@ -31,19 +31,23 @@ function fold(name: string): string {
   return name.replace(/[^A-Za-z0-9]/g, '').toLowerCase();
 }
 
-const LAST_USE_NAME = /^(last|latest|most ?recent)(used|use|usage|seen|access|accessed|activity|active|request|requested|call|called|auth|authenticated)(at|on|time|timestamp|date|ts)?$/;
+const LAST_USE_NAME =
+  /^(last|latest|most ?recent)(used|use|usage|seen|access|accessed|activity|active|request|requested|call|called|auth|authenticated)(at|on|time|timestamp|date|ts)?$/;
 const TIME_IN_OBJECT = new Set(['at', 'time', 'timestamp', 'ts', 'date', 'when', 'value', 'iso']);
 const USE_CONTAINER = /^(usage|use|uses|activity|stats|statistics|metrics|telemetry|lastuse|lastused|lastusage)$/;
-const COUNTER_NAME = /^(use|usage|request|requests|call|calls|auth|authentication)(count|total|counter)$|^(usecount|requestcount|totalrequests|totaluses|count|total|requests|calls|uses)$/;
+const COUNTER_NAME =
+  /^(use|usage|request|requests|call|calls|auth|authentication)(count|total|counter)$|^(usecount|requestcount|totalrequests|totaluses|count|total|requests|calls|uses)$/;
 // Timestamps that describe the record's own life, not its use.
-const LIFE_TIMES = /^(created|updated|modified|revoked|expires|expiry|expired|rotated|issued|deleted|disabled|enabled|activated|deactivated|suspended|closed|completed|validfrom|validuntil|validto|notbefore|notafter|lastrotated|lastmodified|lastupdated)(at|on|time|timestamp|date)?$/;
+const LIFE_TIMES =
+  /^(created|updated|modified|revoked|expires|expiry|expired|rotated|issued|deleted|disabled|enabled|activated|deactivated|suspended|closed|completed|validfrom|validuntil|validto|notbefore|notafter|lastrotated|lastmodified|lastupdated)(at|on|time|timestamp|date)?$/;
 const ISO_LIKE = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}/;
 
 type Reading = { kind: 'time'; at: string } | { kind: 'null' } | { kind: 'unreadable' };
 
 function readTime(value: unknown): Reading {
   if (value === null) return { kind: 'null' };
-  if (typeof value === 'string' && !Number.isNaN(Date.parse(value))) return { kind: 'time', at: new Date(Date.parse(value)).toISOString() };
+  if (typeof value === 'string' && !Number.isNaN(Date.parse(value)))
+    return { kind: 'time', at: new Date(Date.parse(value)).toISOString() };
   if (typeof value === 'number' && Number.isFinite(value) && value > 0) {
     // Epoch seconds or milliseconds.
     return { kind: 'time', at: new Date(value < 1e11 ? value * 1000 : value).toISOString() };
@@ -77,7 +81,13 @@ function walk(obj: JsonObject, path: string[], depth: number, inContainer: boole
       continue;
     }
     // A bare `count` or `total` is a use counter only inside a usage object.
-    if (COUNTER_NAME.test(folded) && typeof value === 'number' && Number.isInteger(value) && value >= 0 && (inContainer || !/^(count|total|requests|calls|uses)$/.test(folded))) {
+    if (
+      COUNTER_NAME.test(folded) &&
+      typeof value === 'number' &&
+      Number.isInteger(value) &&
+      value >= 0 &&
+      (inContainer || !/^(count|total|requests|calls|uses)$/.test(folded))
+    ) {
       found.counters.push({ field, count: value });
       continue;
     }
@@ -86,7 +96,11 @@ function walk(obj: JsonObject, path: string[], depth: number, inContainer: boole
         const before = found.times.length + found.counters.length + found.candidates.length;
         walk(value, [...path, name], depth + 1, USE_CONTAINER.test(folded), found);
         // A use-like container we read nothing from (`usage: { p95: … }`) could still be last use.
-        if (USE_CONTAINER.test(folded) && found.times.length + found.counters.length + found.candidates.length === before) found.candidates.push(field);
+        if (
+          USE_CONTAINER.test(folded) &&
+          found.times.length + found.counters.length + found.candidates.length === before
+        )
+          found.candidates.push(field);
       } else if (USE_CONTAINER.test(folded)) {
         found.candidates.push(field);
       }
@@ -118,14 +132,21 @@ export function readKeyUse(record: JsonObject): KeyUseInfo {
   if (shownNull && unreadable.length === 0) {
     // `lastUsedAt: null` with a positive counter contradicts itself: we cannot tell.
     if (useCount !== undefined && useCount > 0) {
-      return { lastUse: { state: 'unknown', reason: 'unrecognised', candidates: [shownNull.field, found.counters[0]!.field] }, useCount };
+      return {
+        lastUse: { state: 'unknown', reason: 'unrecognised', candidates: [shownNull.field, found.counters[0]!.field] },
+        useCount,
+      };
     }
     return { lastUse: { state: 'never', field: shownNull.field }, useCount };
   }
   if (unreadable.length === 0 && times.length === 0 && useCount === 0 && found.candidates.length === 0) {
     return { lastUse: { state: 'never', field: found.counters[0]!.field }, useCount };
   }
-  const candidates = [...unreadable, ...found.candidates, ...(useCount !== undefined && useCount > 0 ? [found.counters[0]!.field] : [])];
+  const candidates = [
+    ...unreadable,
+    ...found.candidates,
+    ...(useCount !== undefined && useCount > 0 ? [found.counters[0]!.field] : []),
+  ];
   if (candidates.length > 0) return { lastUse: { state: 'unknown', reason: 'unrecognised', candidates }, useCount };
   return { lastUse: { state: 'unknown', reason: 'not_shown', candidates: [] }, useCount };
 }

@@ -9,7 +9,11 @@ export interface ParseContext {
   requestId: string | undefined;
 }
 
-export function protocolError(ctx: ParseContext, problem: string, details?: Record<string, string>): PlatformProtocolError {
+export function protocolError(
+  ctx: ParseContext,
+  problem: string,
+  details?: Record<string, string>,
+): PlatformProtocolError {
   const req = ctx.requestId ? ` [${ctx.requestId}]` : '';
   return new PlatformProtocolError({
     message: `${ctx.operation} (${ctx.method} ${ctx.path}): ${problem}${req}`,

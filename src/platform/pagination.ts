@@ -138,7 +138,10 @@ export class PageGuard {
   /** Called once a page has been read and names a next one, before that next page is fetched. */
   beforeNext(next: NonNullable<NextPage>, requestId: string | undefined): void {
     this.#pages += 1;
-    const fail = (code: typeof PlatformErrorCode.PAGINATION_LIMIT | typeof PlatformErrorCode.PAGINATION_LOOP, why: string) =>
+    const fail = (
+      code: typeof PlatformErrorCode.PAGINATION_LIMIT | typeof PlatformErrorCode.PAGINATION_LOOP,
+      why: string,
+    ) =>
       new PlatformPaginationError({
         code,
         message: `${this.ctx.operation} (${this.ctx.method} ${this.ctx.path}): ${why}`,
@@ -147,11 +150,17 @@ export class PageGuard {
         requestId,
       });
     if (this.#pages >= this.maxPages) {
-      throw fail(PlatformErrorCode.PAGINATION_LIMIT, `more than ${this.maxPages} pages; raise maxPages if this is expected`);
+      throw fail(
+        PlatformErrorCode.PAGINATION_LIMIT,
+        `more than ${this.maxPages} pages; raise maxPages if this is expected`,
+      );
     }
     const key = next.kind === 'cursor' ? `cursor:${next.cursor}` : `url:${next.url.href}`;
     if (this.#seen.has(key)) {
-      throw fail(PlatformErrorCode.PAGINATION_LOOP, `the platform named the same next page (${next.kind}) twice; stopping`);
+      throw fail(
+        PlatformErrorCode.PAGINATION_LOOP,
+        `the platform named the same next page (${next.kind}) twice; stopping`,
+      );
     }
     this.#seen.add(key);
   }

@@ -133,6 +133,8 @@ export function parseWallet(value: unknown, ctx: ParseContext): WalletRecord {
     balanceMicroUsd,
     balanceKnown: balanceMicroUsd !== undefined,
     currency: asText(obj.currency),
-    transfers: Array.isArray(transfers) ? transfers.filter(isObject).map((item) => parseTransfer(item, ctx)) : undefined,
+    transfers: Array.isArray(transfers)
+      ? transfers.filter(isObject).map((item) => parseTransfer(item, ctx))
+      : undefined,
   };
 }

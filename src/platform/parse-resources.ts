@@ -1,5 +1,13 @@
 import { isObject, type JsonObject } from './envelope.js';
-import { asStringList, asText, asTimestamp, pick, protocolError, requireObject, type ParseContext } from './normalize.js';
+import {
+  asStringList,
+  asText,
+  asTimestamp,
+  pick,
+  protocolError,
+  requireObject,
+  type ParseContext,
+} from './normalize.js';
 import { requireId, unwrapRecord } from './parse-control.js';
 import type { EnvVars, ProjectRecord, WebhookDeliveryRecord, WebhookRecord } from './records.js';
 import { rawStatusOf } from './status.js';
@@ -36,7 +44,9 @@ function asStatusCode(value: unknown): number | undefined {
   return typeof number === 'number' && Number.isInteger(number) && number >= 100 && number <= 599 ? number : undefined;
 }
 
-/** The first present value among dotted paths (`lastResponse.status`), so nested delivery shapes read like flat ones. */
+/**
+ * The first present value among dotted paths (`lastResponse.status`), so nested delivery shapes read like flat ones.
+ */
 function pickPath(obj: JsonObject, paths: readonly string[]): unknown {
   for (const path of paths) {
     let current: unknown = obj;
@@ -46,16 +56,57 @@ function pickPath(obj: JsonObject, paths: readonly string[]): unknown {
   return undefined;
 }
 
-const DELIVERY_STATUS = ['status', 'state', 'outcome', 'result', 'deliveryStatus', 'delivery_status', 'status.state', 'status.name'] as const;
-const RESPONSE_CODE = [
-  'responseCode', 'response_code', 'responseStatus', 'response_status', 'statusCode', 'status_code', 'httpStatus', 'http_status',
-  'lastResponse.status', 'lastResponse.statusCode', 'lastResponse.code', 'last_response.status', 'last_response.status_code',
-  'response.status', 'response.statusCode', 'response.status_code', 'response.code', 'lastAttempt.responseCode', 'lastAttempt.status',
+const DELIVERY_STATUS = [
+  'status',
+  'state',
+  'outcome',
+  'result',
+  'deliveryStatus',
+  'delivery_status',
+  'status.state',
+  'status.name',
 ] as const;
-const RESPONSE_BODY = ['responseBody', 'response_body', 'lastResponse.body', 'last_response.body', 'response.body'] as const;
+const RESPONSE_CODE = [
+  'responseCode',
+  'response_code',
+  'responseStatus',
+  'response_status',
+  'statusCode',
+  'status_code',
+  'httpStatus',
+  'http_status',
+  'lastResponse.status',
+  'lastResponse.statusCode',
+  'lastResponse.code',
+  'last_response.status',
+  'last_response.status_code',
+  'response.status',
+  'response.statusCode',
+  'response.status_code',
+  'response.code',
+  'lastAttempt.responseCode',
+  'lastAttempt.status',
+] as const;
+const RESPONSE_BODY = [
+  'responseBody',
+  'response_body',
+  'lastResponse.body',
+  'last_response.body',
+  'response.body',
+] as const;
 const DELIVERY_ERROR = [
-  'error', 'errorMessage', 'error_message', 'errorDetails', 'error_details', 'lastError', 'last_error', 'failureReason', 'failure_reason',
-  'lastAttempt.error', 'lastResponse.error', 'last_response.error',
+  'error',
+  'errorMessage',
+  'error_message',
+  'errorDetails',
+  'error_details',
+  'lastError',
+  'last_error',
+  'failureReason',
+  'failure_reason',
+  'lastAttempt.error',
+  'lastResponse.error',
+  'last_response.error',
 ] as const;
 
 /** Status words can arrive as `status: 200` on platforms that put the HTTP code there; only words are a status. */
@@ -77,13 +128,17 @@ export function parseDelivery(value: unknown, ctx: ParseContext): WebhookDeliver
   const numericStatus = typeof obj.status === 'number' ? obj.status : undefined;
   return {
     deliveryId: requireId(asText(pick(obj, ['deliveryId', 'delivery_id', 'id'])), 'the delivery record', ctx),
-    event: ['event', 'eventType', 'event_type', 'type', 'event.name', 'event.type'].map((path) => asText(pickPath(obj, [path]))).find((text) => text !== undefined),
+    event: ['event', 'eventType', 'event_type', 'type', 'event.name', 'event.type']
+      .map((path) => asText(pickPath(obj, [path])))
+      .find((text) => text !== undefined),
     rawStatus: deliveryStatusOf(obj),
     responseCode: asStatusCode(pickPath(obj, RESPONSE_CODE) ?? numericStatus),
     responseBody: asText(pickPath(obj, RESPONSE_BODY)),
     error: isObject(error) ? asText(pick(error, ['message', 'detail', 'details', 'reason', 'code'])) : asText(error),
     createdAt: asTimestamp(pickPath(obj, ['createdAt', 'created_at', 'timestamp', 'sentAt', 'sent_at'])),
-    completedAt: asTimestamp(pickPath(obj, ['completedAt', 'completed_at', 'finishedAt', 'finished_at', 'deliveredAt', 'delivered_at'])),
+    completedAt: asTimestamp(
+      pickPath(obj, ['completedAt', 'completed_at', 'finishedAt', 'finished_at', 'deliveredAt', 'delivered_at']),
+    ),
   };
 }
 
@@ -106,7 +161,8 @@ export function parseEnvVars(value: unknown, ctx: ParseContext, depth = 0): EnvV
     for (const item of value) {
       const name = isObject(item) ? asText(pick(item, ['key', 'name'])) : undefined;
       const text = isObject(item) ? scalarText(item.value) : undefined;
-      if (name === undefined || text === undefined) throw protocolError(ctx, 'an environment variable has no name or value');
+      if (name === undefined || text === undefined)
+        throw protocolError(ctx, 'an environment variable has no name or value');
       vars[name] = text;
     }
     return vars;
@@ -117,7 +173,8 @@ export function parseEnvVars(value: unknown, ctx: ParseContext, depth = 0): EnvV
   const vars: EnvVars = {};
   for (const [name, raw] of Object.entries(value)) {
     const text = scalarText(raw);
-    if (text === undefined) throw protocolError(ctx, `environment variable ${JSON.stringify(name)} has no scalar value`);
+    if (text === undefined)
+      throw protocolError(ctx, `environment variable ${JSON.stringify(name)} has no scalar value`);
     vars[name] = text;
   }
   return vars;

@@ -37,7 +37,11 @@ export function projectMethods(ctx: ClientContext, options: ProjectOptions): Pro
   });
 
   async function deleteWith(method: DeleteMethod, input: ProjectRefInput) {
-    return request(ctx, { operation: 'deleteProject', method, replaySafe: true, ...projectRef('deleteProject', input) }, () => undefined);
+    return request(
+      ctx,
+      { operation: 'deleteProject', method, replaySafe: true, ...projectRef('deleteProject', input) },
+      () => undefined,
+    );
   }
 
   return {
@@ -65,7 +69,10 @@ export function projectMethods(ctx: ClientContext, options: ProjectOptions): Pro
           operation,
           method: 'POST',
           headers: resourceAuthHeaders(input.auth, ctx.credentials, operation),
-          body: { name: assertNonEmpty(input.name, 'name', operation), region: assertNonEmpty(input.region, 'region', operation) },
+          body: {
+            name: assertNonEmpty(input.name, 'name', operation),
+            region: assertNonEmpty(input.region, 'region', operation),
+          },
           replaySafe: false,
           call: callOf(input),
         },
@@ -118,7 +125,13 @@ export function projectMethods(ctx: ClientContext, options: ProjectOptions): Pro
       const { requestId, value } = await request(
         ctx,
         // Wholesale replace with the same body is idempotent: repeating it after a lost answer is safe.
-        { operation, method: 'PUT', body: options.envVarsBody(vars), replaySafe: true, ...projectRef(operation, input) },
+        {
+          operation,
+          method: 'PUT',
+          body: options.envVarsBody(vars),
+          replaySafe: true,
+          ...projectRef(operation, input),
+        },
         (payload, parseCtx) =>
           // Only trust an echo we recognise; otherwise the 2xx means "now exactly what we sent".
           Array.isArray(payload) || (isObject(payload) && pick(payload, ENV_RESPONSE_KEYS) !== undefined)

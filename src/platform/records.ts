@@ -24,7 +24,9 @@ export interface ApiKeyRecord {
   rawStatus: string | undefined;
   subaccountId: string | undefined;
   createdAt: string | undefined;
-  /** Seen at a time, shown as never used, or unknown (not shown, or shown under fields we cannot read): see last-use.ts. */
+  /**
+   * Seen at a time, shown as never used, or unknown (not shown, or shown under fields we cannot read): see last-use.ts.
+   */
   lastUse: LastUse;
   /** The platform's use counter, when it shows one. */
   useCount: number | undefined;

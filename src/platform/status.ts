@@ -72,7 +72,8 @@ export function keyStatus(raw: string | undefined, obj: JsonObject): KeyStatus {
   const word = KEY_WORDS[fold(raw)];
   if (word) return word;
   if (raw === undefined) {
-    if (obj.revoked === true || typeof obj.revokedAt === 'string' || typeof obj.revoked_at === 'string') return 'revoked';
+    if (obj.revoked === true || typeof obj.revokedAt === 'string' || typeof obj.revoked_at === 'string')
+      return 'revoked';
     if (obj.active === true || obj.revoked === false) return 'active';
     if (obj.active === false) return 'revoked';
   }

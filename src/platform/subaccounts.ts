@@ -11,7 +11,13 @@ import { assertId, assertIdempotencyKey, assertNonEmpty } from './validate.js';
 
 type SubaccountMethods = Pick<
   PlatformClient,
-  'listSubaccounts' | 'listSubaccountsPage' | 'createSubaccount' | 'getSubaccount' | 'suspendSubaccount' | 'resumeSubaccount' | 'closeSubaccount'
+  | 'listSubaccounts'
+  | 'listSubaccountsPage'
+  | 'createSubaccount'
+  | 'getSubaccount'
+  | 'suspendSubaccount'
+  | 'resumeSubaccount'
+  | 'closeSubaccount'
 >;
 
 export function subaccountMethods(ctx: ClientContext): SubaccountMethods {
@@ -58,7 +64,11 @@ export function subaccountMethods(ctx: ClientContext): SubaccountMethods {
   return {
     async listSubaccounts(input) {
       const operation = 'listSubaccounts';
-      const outcome = await listAll(ctx, { operation, method: 'GET', headers: parent(operation), replaySafe: false, call: callOf(input) }, SUBACCOUNT_LIST);
+      const outcome = await listAll(
+        ctx,
+        { operation, method: 'GET', headers: parent(operation), replaySafe: false, call: callOf(input) },
+        SUBACCOUNT_LIST,
+      );
       return { requestId: outcome.requestId, requestIds: outcome.requestIds, subaccounts: outcome.items };
     },
 
@@ -82,7 +92,15 @@ export function subaccountMethods(ctx: ClientContext): SubaccountMethods {
       };
       const { requestId, value } = await request(
         ctx,
-        { operation, method: 'POST', headers: parent(operation), body, idempotencyKey, replaySafe: true, call: callOf(input) },
+        {
+          operation,
+          method: 'POST',
+          headers: parent(operation),
+          body,
+          idempotencyKey,
+          replaySafe: true,
+          call: callOf(input),
+        },
         parseSubaccount,
       );
       return { requestId, subaccount: value };
@@ -93,7 +111,14 @@ export function subaccountMethods(ctx: ClientContext): SubaccountMethods {
       const subaccountId = assertId(input.subaccountId, 'subaccountId', operation);
       const { requestId, value } = await request(
         ctx,
-        { operation, method: 'GET', params: { subaccountId }, headers: parent(operation), replaySafe: false, call: callOf(input) },
+        {
+          operation,
+          method: 'GET',
+          params: { subaccountId },
+          headers: parent(operation),
+          replaySafe: false,
+          call: callOf(input),
+        },
         parseSubaccount,
       );
       return { requestId, subaccount: value };

@@ -52,10 +52,11 @@ export interface MasterKeyRing {
 }
 
 export type MasterKeysParseResult =
-  | { readonly ok: true; readonly keys: MasterKeyRing }
-  | { readonly ok: false; readonly problems: readonly string[] };
+  { readonly ok: true; readonly keys: MasterKeyRing } | { readonly ok: false; readonly problems: readonly string[] };
 
-/** Parses `SECRETS_KEYS`, collecting every problem (for a zod `superRefine`, or any caller that reports all at once). */
+/**
+ * Parses `SECRETS_KEYS`, collecting every problem (for a zod `superRefine`, or any caller that reports all at once).
+ */
 export function safeParseMasterKeys(value: string): MasterKeysParseResult {
   const entries = value.split(',').map((entry) => entry.trim());
   if (entries.length === 1 && entries[0] === '') {

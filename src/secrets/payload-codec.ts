@@ -69,7 +69,8 @@ function encryptPayload(keys: MasterKeyRing, payload: Payload): Payload {
 function decryptPayload(keys: MasterKeyRing, payload: Payload): Payload {
   if (!isEncryptedPayload(payload)) return payload;
   const keyIdBytes = payload.metadata?.[ENCRYPTION_KEY_ID_METADATA];
-  if (keyIdBytes == null) throw new SealedFormatError(`encrypted payload has no "${ENCRYPTION_KEY_ID_METADATA}" metadata`);
+  if (keyIdBytes == null)
+    throw new SealedFormatError(`encrypted payload has no "${ENCRYPTION_KEY_ID_METADATA}" metadata`);
   const keyId = decoder.decode(keyIdBytes);
   const key = keyFor(keys, keyId);
   const data = Buffer.from(payload.data ?? new Uint8Array());
@@ -131,11 +132,16 @@ export async function decodePayloadsJson(codec: PayloadCodec, body: unknown): Pr
 function fromJson(body: unknown): Payload[] {
   const parsed = payloadsJsonSchema.safeParse(body);
   if (!parsed.success) {
-    throw new CodecRequestError(`expected { payloads: [{ metadata: { key: base64 }, data: base64 }] }: ${z.prettifyError(parsed.error)}`, parsed.error);
+    throw new CodecRequestError(
+      `expected { payloads: [{ metadata: { key: base64 }, data: base64 }] }: ${z.prettifyError(parsed.error)}`,
+      parsed.error,
+    );
   }
   return parsed.data.payloads.map(({ metadata, data }) => {
     const payload: Payload = {
-      metadata: Object.fromEntries(Object.entries(metadata ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64')])),
+      metadata: Object.fromEntries(
+        Object.entries(metadata ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64')]),
+      ),
     };
     if (data != null) payload.data = Buffer.from(data, 'base64');
     return payload;
@@ -146,7 +152,10 @@ function toJson(payloads: Payload[]): PayloadsJson {
   return {
     payloads: payloads.map((payload) => ({
       metadata: Object.fromEntries(
-        Object.entries(payload.metadata ?? {}).map(([key, value]) => [key, Buffer.from(value ?? new Uint8Array()).toString('base64')]),
+        Object.entries(payload.metadata ?? {}).map(([key, value]) => [
+          key,
+          Buffer.from(value ?? new Uint8Array()).toString('base64'),
+        ]),
       ),
       data: Buffer.from(payload.data ?? new Uint8Array()).toString('base64'),
     })),

@@ -14,7 +14,10 @@ export interface ResealReport {
   webhookSecrets: { resealed: number; current: number };
 }
 
-export async function resealAll(deps: { pool: Pool; vault: Vault }, options: { dryRun?: boolean } = {}): Promise<ResealReport> {
+export async function resealAll(
+  deps: { pool: Pool; vault: Vault },
+  options: { dryRun?: boolean } = {},
+): Promise<ResealReport> {
   const report: ResealReport = { tokens: { resealed: 0, current: 0 }, webhookSecrets: { resealed: 0, current: 0 } };
   const tokens = await deps.pool.query<{ id: string; externalRef: string; keyId: string; sealed: string }>(
     `SELECT s.tenant_key_id AS id, k.external_ref AS "externalRef", k.platform_key_id AS "keyId", s.sealed
@@ -27,7 +30,10 @@ export async function resealAll(deps: { pool: Pool; vault: Vault }, options: { d
     }
     const sealed = deps.vault.reseal(row.sealed, tenantTokenAad({ externalRef: row.externalRef, keyId: row.keyId }));
     if (!options.dryRun) {
-      await deps.pool.query(`UPDATE key_secrets SET sealed = $2::text, master_key_id = split_part($2::text, '.', 2) WHERE tenant_key_id = $1::bigint AND sealed = $3::text`, [row.id, sealed, row.sealed]);
+      await deps.pool.query(
+        `UPDATE key_secrets SET sealed = $2::text, master_key_id = split_part($2::text, '.', 2) WHERE tenant_key_id = $1::bigint AND sealed = $3::text`,
+        [row.id, sealed, row.sealed],
+      );
     }
     report.tokens.resealed++;
   }
@@ -41,12 +47,17 @@ export async function resealAll(deps: { pool: Pool; vault: Vault }, options: { d
     }
     const sealed = deps.vault.reseal(row.sealed, webhookSecretAad(row));
     if (!options.dryRun) {
-      await deps.pool.query(`UPDATE webhook_secrets SET sealed = $3::text WHERE registration_id = $1::text AND generation = $2::int AND sealed = $4::text`, [row.registrationId, row.generation, sealed, row.sealed]);
+      await deps.pool.query(
+        `UPDATE webhook_secrets SET sealed = $3::text WHERE registration_id = $1::text AND generation = $2::int AND sealed = $4::text`,
+        [row.registrationId, row.generation, sealed, row.sealed],
+      );
     }
     report.webhookSecrets.resealed++;
   }
   if (!options.dryRun) {
-    await withTransaction(deps.pool, (tx) => appendAudit(tx, { actor: 'operator', action: 'secrets.resealed', details: { ...report } }));
+    await withTransaction(deps.pool, (tx) =>
+      appendAudit(tx, { actor: 'operator', action: 'secrets.resealed', details: { ...report } }),
+    );
   }
   return report;
 }

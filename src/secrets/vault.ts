@@ -73,7 +73,11 @@ function parseSealed(sealed: string): { keyId: string; parts: GcmParts } {
     throw new SealedFormatError(`not a sealed secret: expected ${VERSION}.<keyId>.<iv>.<ciphertext>.<tag>`);
   }
   const [, keyId = '', iv = '', ciphertext = '', tag = ''] = match;
-  const parts = { iv: fromB64url(iv, 'iv'), ciphertext: fromB64url(ciphertext, 'ciphertext'), tag: fromB64url(tag, 'tag') };
+  const parts = {
+    iv: fromB64url(iv, 'iv'),
+    ciphertext: fromB64url(ciphertext, 'ciphertext'),
+    tag: fromB64url(tag, 'tag'),
+  };
   if (parts.iv.length !== IV_BYTES) throw new SealedFormatError(`sealed secret iv must be ${IV_BYTES} bytes`);
   if (parts.tag.length !== TAG_BYTES) throw new SealedFormatError(`sealed secret tag must be ${TAG_BYTES} bytes`);
   return { keyId, parts };
@@ -91,6 +95,7 @@ function b64url(bytes: Buffer): string {
 // only the canonical one so that any edit to the stored text is detected.
 function fromB64url(text: string, field: string): Buffer {
   const bytes = Buffer.from(text, 'base64url');
-  if (bytes.toString('base64url') !== text) throw new SealedFormatError(`sealed secret ${field} is not canonical base64url`);
+  if (bytes.toString('base64url') !== text)
+    throw new SealedFormatError(`sealed secret ${field} is not canonical base64url`);
   return bytes;
 }

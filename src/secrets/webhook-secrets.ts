@@ -27,7 +27,13 @@ export interface SecretResolver {
  * generation — so opened values are kept by generation: a fresh check after a wrong signature costs
  * one indexed read, never a decrypt of a secret already opened.
  */
-export function createSecretResolver(deps: { pool: Pool; vault: Vault; graceSeconds: number; ttlMs?: number; maxEntries?: number }): SecretResolver {
+export function createSecretResolver(deps: {
+  pool: Pool;
+  vault: Vault;
+  graceSeconds: number;
+  ttlMs?: number;
+  maxEntries?: number;
+}): SecretResolver {
   const ttlMs = deps.ttlMs ?? 5_000;
   const maxEntries = deps.maxEntries ?? 10_000;
   const cache = new Map<string, { expires: number; secrets: AcceptedSecret[] }>();

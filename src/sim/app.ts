@@ -81,7 +81,10 @@ function answerClientError(error: Error & { code?: string }, socket: Socket): vo
   const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
   const status = tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request';
   const body = JSON.stringify({
-    error: { code: SimErrorCode.BadRequest, message: tooLarge ? 'Request headers too large.' : 'Malformed HTTP request.' },
+    error: {
+      code: SimErrorCode.BadRequest,
+      message: tooLarge ? 'Request headers too large.' : 'Malformed HTTP request.',
+    },
     meta: { requestId: newId('req_') },
   });
   socket.end(
@@ -137,10 +140,17 @@ function answerError(error: unknown, request: FastifyRequest, reply: FastifyRepl
   const fastifyError = error as Partial<FastifyError>;
   switch (fastifyError.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      afterBodyDrained(request, () => sendError(reply, 413, SimErrorCode.PayloadTooLarge, `Request body exceeds ${BODY_LIMIT_BYTES} bytes.`));
+      afterBodyDrained(request, () =>
+        sendError(reply, 413, SimErrorCode.PayloadTooLarge, `Request body exceeds ${BODY_LIMIT_BYTES} bytes.`),
+      );
       return;
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      sendError(reply, 415, SimErrorCode.UnsupportedMediaType, 'Request bodies must be JSON (Content-Type: application/json).');
+      sendError(
+        reply,
+        415,
+        SimErrorCode.UnsupportedMediaType,
+        'Request bodies must be JSON (Content-Type: application/json).',
+      );
       return;
   }
   const status = fastifyError.statusCode;
@@ -161,7 +171,10 @@ async function applyTraffic(sim: SimRuntime, request: FastifyRequest, reply: Fas
   if (path !== API_PREFIX && !path.startsWith(`${API_PREFIX}/`)) return undefined;
   const apiPath = path.slice(API_PREFIX.length) || '/';
   const template = request.routeOptions.url;
-  sim.traffic.record(template ? `${request.method} ${template.slice(API_PREFIX.length)}` : 'unmatched', performance.now());
+  sim.traffic.record(
+    template ? `${request.method} ${template.slice(API_PREFIX.length)}` : 'unmatched',
+    performance.now(),
+  );
 
   if (sim.rateLimiter) {
     const slot = sim.rateLimiter.tryAcquire(performance.now());

@@ -82,7 +82,7 @@ function scopeError(): SimError {
   return new SimError(
     403,
     SimErrorCode.SubaccountScope,
-    'The tenant context is outside this credential\'s scope. Do not retry: fix the credential or header.',
+    "The tenant context is outside this credential's scope. Do not retry: fix the credential or header.",
   );
 }
 
@@ -109,7 +109,8 @@ export function resolveResourceContext(
     if (tenant?.status === 'suspended') throw suspendedError();
     return { parentId: caller.parentId, subaccountId: caller.subaccountId, byProjectId: false };
   }
-  if (header === undefined) return { parentId: caller.parentId, subaccountId: null, byProjectId: caller.kind === 'personal' };
+  if (header === undefined)
+    return { parentId: caller.parentId, subaccountId: null, byProjectId: caller.kind === 'personal' };
   // The contract's table: a personal token adds no tenant context. A strict platform refuses one that tries.
   if (caller.kind === 'personal' && personalHeader === 'refuse') throw scopeError();
   const tenant = state.subaccounts.get(header);

@@ -50,11 +50,19 @@ export interface SimChoices {
   lastUseField: LastUseField;
   /** Field name of a key record's status word (`status` or `state`). */
   keyStatusField: 'status' | 'state';
-  /** Records carry extra fields a client must ignore: nested `metadata`, a `tokenHint`, timestamps of their own life. */
+  /**
+   * Records carry extra fields a client must ignore: nested `metadata`, a `tokenHint`, timestamps of their own life.
+   */
   extraFields: boolean;
-  /** Field names on the wire: `camel` (`lastUsedAt`) or `snake` (`last_used_at`, `next_cursor`, …). `meta` stays as the contract names it. */
+  /**
+   * Field names on the wire: `camel` (`lastUsedAt`) or `snake` (`last_used_at`, `next_cursor`, …). `meta` stays as the
+   * contract names it.
+   */
   fieldCase: 'camel' | 'snake';
-  /** Delivery records: `flat` (`status`, `responseCode`, `error`) or `outcome` (`outcome`, `lastResponse: { status, body }`, `lastError`). */
+  /**
+   * Delivery records: `flat` (`status`, `responseCode`, `error`) or `outcome` (`outcome`, `lastResponse: { status, body
+   * }`, `lastError`).
+   */
   deliveryShape: 'flat' | 'outcome';
   /**
    * A personal token with `X-Service-Subaccount`: `accept` acts in that tenant; `refuse` answers 403

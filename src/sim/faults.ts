@@ -33,7 +33,13 @@ type FaultRule = z.output<typeof faultRuleSchema> & { remaining: number; matcher
 export interface FaultPlan {
   delayMs: number;
   /** The one non-delay rule that applies, if any (the first matching one). */
-  terminal: { mode: Exclude<FaultMode, 'delay'>; status: number; code: string; message: string; retryAfterSeconds: number } | null;
+  terminal: {
+    mode: Exclude<FaultMode, 'delay'>;
+    status: number;
+    code: string;
+    message: string;
+    retryAfterSeconds: number;
+  } | null;
 }
 
 /**

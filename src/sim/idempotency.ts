@@ -83,7 +83,14 @@ export class IdempotencyStore {
       return;
     }
     const record = (status: number, data: unknown, refusal?: IdempotencyEntry['refusal']) =>
-      this.#entries.set(slot, { fingerprint, status, data, refusal, requestId: reply.request.id, expiresAt: now + this.retentionSeconds * 1000 });
+      this.#entries.set(slot, {
+        fingerprint,
+        status,
+        data,
+        refusal,
+        requestId: reply.request.id,
+        expiresAt: now + this.retentionSeconds * 1000,
+      });
     let outcome: Outcome;
     try {
       outcome = action();
@@ -99,7 +106,11 @@ export class IdempotencyStore {
   }
 
   /** Runs the action with or without idempotency, for lifecycle actions where the key is optional. */
-  runMaybe(reply: FastifyReply, call: Omit<IdempotentCall, 'key'> & { key: string | undefined }, action: () => Outcome): void {
+  runMaybe(
+    reply: FastifyReply,
+    call: Omit<IdempotentCall, 'key'> & { key: string | undefined },
+    action: () => Outcome,
+  ): void {
     if (call.key === undefined) {
       const outcome = action();
       sendData(reply, outcome.status, outcome.data);

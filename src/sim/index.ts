@@ -49,7 +49,17 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
 }
 
 export { buildSimulatorApp, BODY_LIMIT_BYTES, type SimulatorApp, type SimulatorAppOptions } from './app.js';
-export { defaultChoices, LastUseField, ListStyle, ReplayStyle, resolveChoices, SHAPE_NAMES, SIM_SHAPES, type ShapeName, type SimChoices } from './choices.js';
+export {
+  defaultChoices,
+  LastUseField,
+  ListStyle,
+  ReplayStyle,
+  resolveChoices,
+  SHAPE_NAMES,
+  SIM_SHAPES,
+  type ShapeName,
+  type SimChoices,
+} from './choices.js';
 export { SimErrorCode } from './errors.js';
 export { FaultMode, type FaultRuleInput } from './faults.js';
 export { REGISTRY_EVENTS, signBody, type RegistryEvent } from './registry-delivery.js';

@@ -29,7 +29,8 @@ export const simSeedSchema = z
     const ids = new Set<string>();
     const tokens = new Set<string>();
     seed.parents.forEach((parent, i) => {
-      if (ids.has(parent.id)) ctx.addIssue({ code: 'custom', path: ['parents', i, 'id'], message: 'duplicate parent id' });
+      if (ids.has(parent.id))
+        ctx.addIssue({ code: 'custom', path: ['parents', i, 'id'], message: 'duplicate parent id' });
       ids.add(parent.id);
       for (const token of [...parent.platformKeys, ...parent.personalTokens]) {
         if (tokens.has(token)) ctx.addIssue({ code: 'custom', path: ['parents', i], message: 'token used twice' });

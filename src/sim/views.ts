@@ -25,7 +25,9 @@ export function subaccountView(tenant: SubaccountRecord, choices: SimChoices, te
     limits: { activeKeyLimit: tenantActiveKeyLimit },
     createdAt: isoOrNull(tenant.createdAt),
     updatedAt: isoOrNull(tenant.updatedAt),
-    ...(choices.extraFields ? { billing: { plan: 'standard', wallet: { currency: 'USD' } }, region: { id: 'eu-central', name: 'EU Central' } } : {}),
+    ...(choices.extraFields
+      ? { billing: { plan: 'standard', wallet: { currency: 'USD' } }, region: { id: 'eu-central', name: 'EU Central' } }
+      : {}),
   };
 }
 
@@ -107,7 +109,8 @@ export function deliveryView(delivery: DeliveryRecord, choices?: SimChoices) {
       event: delivery.event,
       outcome: delivery.status,
       attempts: delivery.attempts,
-      lastResponse: delivery.responseCode === null ? null : { status: delivery.responseCode, body: delivery.responseBody },
+      lastResponse:
+        delivery.responseCode === null ? null : { status: delivery.responseCode, body: delivery.responseBody },
       lastError: delivery.error === null ? null : { message: delivery.error },
       createdAt: isoOrNull(delivery.createdAt),
       completedAt: isoOrNull(delivery.completedAt),

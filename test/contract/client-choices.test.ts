@@ -1,5 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createPlatformClient, PlatformIdempotencyConflictError, type PlatformClient } from '../../src/platform/index.js';
+import {
+  createPlatformClient,
+  PlatformIdempotencyConflictError,
+  type PlatformClient,
+} from '../../src/platform/index.js';
 import {
   DEFAULT_PERSONAL_TOKEN,
   DEFAULT_PLATFORM_KEY,
@@ -34,7 +38,11 @@ describe.each(Object.values(ListStyle))('client against the simulator with listS
     const client = await setup({ listStyle, defaultPageSize: 4 });
     const ids: string[] = [];
     for (let i = 0; i < 11; i += 1) {
-      const { subaccount } = await client.createSubaccount({ name: `T${i}`, externalRef: `ref-${i}`, idempotencyKey: `create-${i}` });
+      const { subaccount } = await client.createSubaccount({
+        name: `T${i}`,
+        externalRef: `ref-${i}`,
+        idempotencyKey: `create-${i}`,
+      });
       ids.push(subaccount.id);
     }
     const tenants = await client.listSubaccounts();
@@ -44,7 +52,8 @@ describe.each(Object.values(ListStyle))('client against the simulator with listS
     const tenantId = ids[0] ?? '';
     const auth = { kind: 'platform', subaccountId: tenantId } as const;
     const projectIds: string[] = [];
-    for (let i = 0; i < 9; i += 1) projectIds.push((await client.createProject({ auth, name: `p${i}`, region: 'eu-central' })).project.id);
+    for (let i = 0; i < 9; i += 1)
+      projectIds.push((await client.createProject({ auth, name: `p${i}`, region: 'eu-central' })).project.id);
     expect((await client.listProjects({ auth })).projects.map((p) => p.id)).toEqual(projectIds);
 
     for (let i = 0; i < 3; i += 1) await client.createTenantKey({ subaccountId: tenantId, name: `k${i}` });
@@ -54,14 +63,21 @@ describe.each(Object.values(ListStyle))('client against the simulator with listS
     const projectId = projectIds[0] ?? '';
     const personal = { kind: 'personal' } as const;
     for (let i = 0; i < 5; i += 1) {
-      await client.createWebhook({ auth: personal, projectId, label: `w${i}`, url: 'https://hooks.example/x', events: ['*'] });
+      await client.createWebhook({
+        auth: personal,
+        projectId,
+        label: `w${i}`,
+        url: 'https://hooks.example/x',
+        events: ['*'],
+      });
     }
     expect((await client.listWebhooks({ auth: personal, projectId })).webhooks).toHaveLength(5);
   });
 
   it('works with a configured page size (sent as limit=)', async () => {
     const client = await setup({ listStyle }, 2);
-    for (let i = 0; i < 5; i += 1) await client.createSubaccount({ name: `T${i}`, externalRef: `ref-${i}`, idempotencyKey: `c-${i}` });
+    for (let i = 0; i < 5; i += 1)
+      await client.createSubaccount({ name: `T${i}`, externalRef: `ref-${i}`, idempotencyKey: `c-${i}` });
     expect((await client.listSubaccounts()).subaccounts).toHaveLength(5);
   });
 });

@@ -49,7 +49,11 @@ beforeEach(async () => {
       ],
     },
   });
-  client = createPlatformClient({ baseUrl: sim.apiBase, platformKey: DEFAULT_PLATFORM_KEY, personalToken: DEFAULT_PERSONAL_TOKEN });
+  client = createPlatformClient({
+    baseUrl: sim.apiBase,
+    platformKey: DEFAULT_PLATFORM_KEY,
+    personalToken: DEFAULT_PERSONAL_TOKEN,
+  });
   other = createPlatformClient({ baseUrl: sim.apiBase, platformKey: OTHER_PLATFORM_KEY });
 });
 afterEach(async () => {
@@ -57,15 +61,28 @@ afterEach(async () => {
 });
 
 async function newTenant(name = 'Acme') {
-  const { subaccount } = await client.createSubaccount({ name, externalRef: key('ref'), idempotencyKey: key('create') });
+  const { subaccount } = await client.createSubaccount({
+    name,
+    externalRef: key('ref'),
+    idempotencyKey: key('create'),
+  });
   return subaccount;
 }
 
 describe('client against the simulator: tenants', () => {
   it('creates, reads and lists tenants with request ids', async () => {
-    const created = await client.createSubaccount({ name: 'Acme', externalRef: 'acme-1', idempotencyKey: 'onboard:acme-1' });
+    const created = await client.createSubaccount({
+      name: 'Acme',
+      externalRef: 'acme-1',
+      idempotencyKey: 'onboard:acme-1',
+    });
     expect(created.requestId).toMatch(/^req_/);
-    expect(created.subaccount).toMatchObject({ name: 'Acme', externalRef: 'acme-1', status: 'operating', parentId: DEFAULT_PARENT_ID });
+    expect(created.subaccount).toMatchObject({
+      name: 'Acme',
+      externalRef: 'acme-1',
+      status: 'operating',
+      parentId: DEFAULT_PARENT_ID,
+    });
     expect(created.subaccount.id).toMatch(/^sub_/);
     const read = await client.getSubaccount({ subaccountId: created.subaccount.id });
     expect(read.subaccount).toEqual(created.subaccount);
@@ -140,7 +157,10 @@ describe('client against the simulator: the Errors table', () => {
     const tenant = await newTenant();
     const { token } = await client.createTenantKey({ subaccountId: tenant.id, name: 'ci' });
     await client.suspendSubaccount({ subaccountId: tenant.id });
-    for (const auth of [{ kind: 'tenant-key', token } as const, { kind: 'platform', subaccountId: tenant.id } as const]) {
+    for (const auth of [
+      { kind: 'tenant-key', token } as const,
+      { kind: 'platform', subaccountId: tenant.id } as const,
+    ]) {
       const err = await failure(client.listProjects({ auth }));
       expect(err).toBeInstanceOf(PlatformTenantStateError);
       expect(err).toMatchObject({ code: 'SUBACCOUNT_SUSPENDED', classification: 'tenant-state', status: 403 });
@@ -188,7 +208,9 @@ describe('client against the simulator: auth rules', () => {
   });
 
   it('cannot be used to make control-plane calls with a tenant key', async () => {
-    expect(() => createPlatformClient({ baseUrl: sim.apiBase, platformKey: 'svsk_whatever_tenant' })).toThrow(PlatformInputError);
+    expect(() => createPlatformClient({ baseUrl: sim.apiBase, platformKey: 'svsk_whatever_tenant' })).toThrow(
+      PlatformInputError,
+    );
   });
 
   it('denies a revoked tenant key with a definite 401', async () => {

@@ -7,7 +7,12 @@ import {
   PlatformTransientError,
   type PlatformClient,
 } from '../../src/platform/index.js';
-import { DEFAULT_PLATFORM_KEY, startSimulator, type FaultRuleInput, type RunningSimulator } from '../../src/sim/index.js';
+import {
+  DEFAULT_PLATFORM_KEY,
+  startSimulator,
+  type FaultRuleInput,
+  type RunningSimulator,
+} from '../../src/sim/index.js';
 import { failure } from '../harness/failures.js';
 
 let sim: RunningSimulator | undefined;
@@ -17,14 +22,20 @@ afterEach(async () => {
 });
 
 async function setup(options: { timeoutMs?: number; rateLimitPerSecond?: number } = {}) {
-  const running = await startSimulator(options.rateLimitPerSecond ? { rateLimitPerSecond: options.rateLimitPerSecond } : {});
+  const running = await startSimulator(
+    options.rateLimitPerSecond ? { rateLimitPerSecond: options.rateLimitPerSecond } : {},
+  );
   sim = running;
   const client: PlatformClient = createPlatformClient({
     baseUrl: running.apiBase,
     platformKey: DEFAULT_PLATFORM_KEY,
     timeoutMs: options.timeoutMs ?? 5_000,
   });
-  const { subaccount } = await client.createSubaccount({ name: 'Acme', externalRef: 'acme', idempotencyKey: 'onboard:acme' });
+  const { subaccount } = await client.createSubaccount({
+    name: 'Acme',
+    externalRef: 'acme',
+    idempotencyKey: 'onboard:acme',
+  });
   return { client, running, subaccountId: subaccount.id };
 }
 
@@ -40,11 +51,17 @@ async function injectFaults(running: RunningSimulator, rules: FaultRuleInput[]):
 describe('client against the simulator: fault modes', () => {
   it('drop-after-commit on a transfer is ambiguous; a retry with the same key settles it with one debit', async () => {
     const { client, running, subaccountId } = await setup();
-    await injectFaults(running, [{ method: 'POST', path: '/subaccounts/*/wallet/transfers', mode: 'drop-after-commit', count: 1 }]);
+    await injectFaults(running, [
+      { method: 'POST', path: '/subaccounts/*/wallet/transfers', mode: 'drop-after-commit', count: 1 },
+    ]);
     const input = { subaccountId, amountMicroUsd: '5000', idempotencyKey: 'fund:acme:1' };
     const err = await failure(client.transfer(input));
     expect(err).toBeInstanceOf(PlatformAmbiguousError);
-    expect(classifyError(err)).toMatchObject({ type: 'CONNECTION_LOST', classification: 'ambiguous', nonRetryable: false });
+    expect(classifyError(err)).toMatchObject({
+      type: 'CONNECTION_LOST',
+      classification: 'ambiguous',
+      nonRetryable: false,
+    });
     expect(running.state().transfers).toHaveLength(1);
     const retried = await client.transfer(input);
     expect(retried.transfer.idempotencyKey).toBe('fund:acme:1');
@@ -53,7 +70,9 @@ describe('client against the simulator: fault modes', () => {
 
   it('drop-after-commit on a key create is ambiguous and not blindly retryable', async () => {
     const { client, running, subaccountId } = await setup();
-    await injectFaults(running, [{ method: 'POST', path: '/subaccounts/*/api-keys/create', mode: 'drop-after-commit', count: 1 }]);
+    await injectFaults(running, [
+      { method: 'POST', path: '/subaccounts/*/api-keys/create', mode: 'drop-after-commit', count: 1 },
+    ]);
     const err = await failure(client.createTenantKey({ subaccountId, name: 'ci' }));
     expect(err).toBeInstanceOf(PlatformAmbiguousError);
     expect(err.retryable).toBe(false);
@@ -80,7 +99,14 @@ describe('client against the simulator: fault modes', () => {
   it('error-before-commit with a contract code reaches the right class', async () => {
     const { client, running, subaccountId } = await setup();
     await injectFaults(running, [
-      { method: 'GET', path: '/projects', mode: 'error-before-commit', status: 403, code: 'SUBACCOUNT_SUSPENDED', count: 1 },
+      {
+        method: 'GET',
+        path: '/projects',
+        mode: 'error-before-commit',
+        status: 403,
+        code: 'SUBACCOUNT_SUSPENDED',
+        count: 1,
+      },
     ]);
     const err = await failure(client.listProjects({ auth: { kind: 'platform', subaccountId } }));
     expect(err).toMatchObject({ code: 'SUBACCOUNT_SUSPENDED', classification: 'tenant-state' });
@@ -88,7 +114,9 @@ describe('client against the simulator: fault modes', () => {
 
   it('rate-limit is transient with retryAfterMs from Retry-After', async () => {
     const { client, running } = await setup();
-    await injectFaults(running, [{ method: 'GET', path: '/subaccounts', mode: 'rate-limit', retryAfterSeconds: 3, count: 1 }]);
+    await injectFaults(running, [
+      { method: 'GET', path: '/subaccounts', mode: 'rate-limit', retryAfterSeconds: 3, count: 1 },
+    ]);
     const err = await failure(client.listSubaccounts());
     expect(err).toBeInstanceOf(PlatformTransientError);
     expect(err).toMatchObject({ code: 'RATE_LIMITED', status: 429, retryAfterMs: 3000 });

@@ -88,7 +88,9 @@ describe('client against the simulator: keys', () => {
     await client.listProjects({ auth: { kind: 'tenant-key', token: fresh.token } });
     await client.listProjects({ auth: { kind: 'tenant-key', token: old.token } });
     await client.revokeTenantKey({ subaccountId, keyId: old.key.id });
-    expect(await codeOf(client.listProjects({ auth: { kind: 'tenant-key', token: old.token } }))).toBe('UNAUTHENTICATED');
+    expect(await codeOf(client.listProjects({ auth: { kind: 'tenant-key', token: old.token } }))).toBe(
+      'UNAUTHENTICATED',
+    );
     await client.listProjects({ auth: { kind: 'tenant-key', token: fresh.token } });
   });
 });

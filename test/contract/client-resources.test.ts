@@ -1,8 +1,18 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createPlatformClient, PlatformNotFoundError, type PlatformClient, type ResourceAuth } from '../../src/platform/index.js';
-import { DEFAULT_PERSONAL_TOKEN, DEFAULT_PLATFORM_KEY, startSimulator, type RunningSimulator } from '../../src/sim/index.js';
+import {
+  createPlatformClient,
+  PlatformNotFoundError,
+  type PlatformClient,
+  type ResourceAuth,
+} from '../../src/platform/index.js';
+import {
+  DEFAULT_PERSONAL_TOKEN,
+  DEFAULT_PLATFORM_KEY,
+  startSimulator,
+  type RunningSimulator,
+} from '../../src/sim/index.js';
 import { failure } from '../harness/failures.js';
 
 let sim: RunningSimulator;
@@ -11,8 +21,13 @@ let subaccountId: string;
 
 beforeEach(async () => {
   sim = await startSimulator();
-  client = createPlatformClient({ baseUrl: sim.apiBase, platformKey: DEFAULT_PLATFORM_KEY, personalToken: DEFAULT_PERSONAL_TOKEN });
-  subaccountId = (await client.createSubaccount({ name: 'Acme', externalRef: 'acme', idempotencyKey: 'onboard:acme' })).subaccount.id;
+  client = createPlatformClient({
+    baseUrl: sim.apiBase,
+    platformKey: DEFAULT_PLATFORM_KEY,
+    personalToken: DEFAULT_PERSONAL_TOKEN,
+  });
+  subaccountId = (await client.createSubaccount({ name: 'Acme', externalRef: 'acme', idempotencyKey: 'onboard:acme' }))
+    .subaccount.id;
 });
 afterEach(async () => {
   await sim.close();
@@ -81,12 +96,30 @@ describe('client against the simulator: registry webhooks', () => {
 
   it('creates, lists, updates, inspects deliveries of and deletes a webhook with a personal token', async () => {
     const auth: ResourceAuth = { kind: 'personal' };
-    const { project } = await client.createProject({ auth: { kind: 'platform', subaccountId }, name: 'web', region: 'eu-central' });
-    const created = await client.createWebhook({ auth, projectId: project.id, label: 'ci', url: receiverUrl, secret: 'whsec_test_1', events: ['image.pushed'] });
+    const { project } = await client.createProject({
+      auth: { kind: 'platform', subaccountId },
+      name: 'web',
+      region: 'eu-central',
+    });
+    const created = await client.createWebhook({
+      auth,
+      projectId: project.id,
+      label: 'ci',
+      url: receiverUrl,
+      secret: 'whsec_test_1',
+      events: ['image.pushed'],
+    });
     expect(created.webhook).toMatchObject({ label: 'ci', url: receiverUrl, events: ['image.pushed'] });
     expect(JSON.stringify(created)).not.toContain('whsec_test_1');
-    expect((await client.listWebhooks({ auth, projectId: project.id })).webhooks.map((w) => w.id)).toEqual([created.webhook.id]);
-    const updated = await client.updateWebhook({ auth, projectId: project.id, webhookId: created.webhook.id, events: ['*'] });
+    expect((await client.listWebhooks({ auth, projectId: project.id })).webhooks.map((w) => w.id)).toEqual([
+      created.webhook.id,
+    ]);
+    const updated = await client.updateWebhook({
+      auth,
+      projectId: project.id,
+      webhookId: created.webhook.id,
+      events: ['*'],
+    });
     expect(updated.webhook.events).toEqual(['*']);
 
     const emitted = await fetch(`${sim.url}/__sim/registry/events`, {
@@ -95,10 +128,13 @@ describe('client against the simulator: registry webhooks', () => {
       body: JSON.stringify({ projectId: project.id, event: 'image.pushed', image: 'web', tag: 'v1' }),
     });
     expect(emitted.status).toBe(202);
-    let deliveries = (await client.listWebhookDeliveries({ auth, projectId: project.id, webhookId: created.webhook.id })).deliveries;
+    let deliveries = (
+      await client.listWebhookDeliveries({ auth, projectId: project.id, webhookId: created.webhook.id })
+    ).deliveries;
     for (let i = 0; i < 50 && deliveries[0]?.completedAt === undefined; i += 1) {
       await new Promise((resolve) => setTimeout(resolve, 50));
-      deliveries = (await client.listWebhookDeliveries({ auth, projectId: project.id, webhookId: created.webhook.id })).deliveries;
+      deliveries = (await client.listWebhookDeliveries({ auth, projectId: project.id, webhookId: created.webhook.id }))
+        .deliveries;
     }
     expect(deliveries).toHaveLength(1);
     expect(deliveries[0]).toMatchObject({ event: 'image.pushed', responseCode: 204 });

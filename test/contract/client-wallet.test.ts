@@ -1,13 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  type PlatformError,
-  PlatformIdempotencyConflictError,
-  PlatformInputError,
-} from '../../src/platform/index.js';
-import {
-  DEFAULT_PAID_BALANCE_MICRO_USD,
-  type RunningSimulator,
-} from '../../src/sim/index.js';
+import { type PlatformError, PlatformIdempotencyConflictError, PlatformInputError } from '../../src/platform/index.js';
+import { DEFAULT_PAID_BALANCE_MICRO_USD, type RunningSimulator } from '../../src/sim/index.js';
 import { failure } from '../harness/failures.js';
 import { simulatorWithSubaccount } from '../harness/sim-subaccount.js';
 
@@ -102,9 +95,13 @@ describe('client against the simulator: transfers', () => {
     const { client, subaccountId, running } = await setup();
     const share = (BigInt(DEFAULT_PAID_BALANCE_MICRO_USD) / 40n).toString();
     const settled = await Promise.allSettled(
-      Array.from({ length: 50 }, (_, i) => client.transfer({ subaccountId, amountMicroUsd: share, idempotencyKey: `fund:p${i}` })),
+      Array.from({ length: 50 }, (_, i) =>
+        client.transfer({ subaccountId, amountMicroUsd: share, idempotencyKey: `fund:p${i}` }),
+      ),
     );
-    const refused = settled.filter((s) => s.status === 'rejected').map((s) => (s as PromiseRejectedResult).reason as PlatformError);
+    const refused = settled
+      .filter((s) => s.status === 'rejected')
+      .map((s) => (s as PromiseRejectedResult).reason as PlatformError);
     expect(settled.filter((s) => s.status === 'fulfilled')).toHaveLength(40);
     expect(refused.every((e) => e.code === 'INSUFFICIENT_BALANCE')).toBe(true);
     expect(parentPaid(running)).toBe('0');

@@ -3,7 +3,13 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildSimulatorApp, DEFAULT_PARENT_ID, DEFAULT_SEED, startSimulator, type RunningSimulator } from '../../src/sim/index.js';
+import {
+  buildSimulatorApp,
+  DEFAULT_PARENT_ID,
+  DEFAULT_SEED,
+  startSimulator,
+  type RunningSimulator,
+} from '../../src/sim/index.js';
 import { adminCall, apiCall, createTenant } from '../harness/sim-calls.js';
 
 describe('simulator admin routes', () => {
@@ -16,16 +22,50 @@ describe('simulator admin routes', () => {
   it('reports parents, tenants, transfers, keys, projects, webhooks and stats in GET /__sim/state', async () => {
     sim = await startSimulator();
     const id = await createTenant(sim, { name: 'Acme', externalRef: 'cust-1' });
-    await apiCall(sim, 'POST', `/subaccounts/${id}/wallet/transfers`, { idempotencyKey: 't1', body: { amountMicroUsd: '5', idempotencyKey: 't1' } });
+    await apiCall(sim, 'POST', `/subaccounts/${id}/wallet/transfers`, {
+      idempotencyKey: 't1',
+      body: { amountMicroUsd: '5', idempotencyKey: 't1' },
+    });
     const res = await adminCall(sim, 'GET', '/__sim/state');
     expect(res.status).toBe(200);
-    expect(res.body.parents).toEqual([expect.objectContaining({ id: DEFAULT_PARENT_ID, paidBalanceMicroUsd: '999999995', promoBalanceMicroUsd: '50000000' })]);
-    expect(res.body.subaccounts).toEqual([expect.objectContaining({ id, parentId: DEFAULT_PARENT_ID, name: 'Acme', externalRef: 'cust-1', status: 'active' })]);
-    expect(res.body.transfers).toEqual([expect.objectContaining({ subaccountId: id, amountMicroUsd: '5', idempotencyKey: 't1', createdAt: expect.any(String) })]);
-    expect(res.body.apiKeys).toEqual([expect.objectContaining({ parentId: DEFAULT_PARENT_ID, subaccountId: null, status: 'active', lastUsedAt: expect.any(String) })]);
+    expect(res.body.parents).toEqual([
+      expect.objectContaining({
+        id: DEFAULT_PARENT_ID,
+        paidBalanceMicroUsd: '999999995',
+        promoBalanceMicroUsd: '50000000',
+      }),
+    ]);
+    expect(res.body.subaccounts).toEqual([
+      expect.objectContaining({
+        id,
+        parentId: DEFAULT_PARENT_ID,
+        name: 'Acme',
+        externalRef: 'cust-1',
+        status: 'active',
+      }),
+    ]);
+    expect(res.body.transfers).toEqual([
+      expect.objectContaining({
+        subaccountId: id,
+        amountMicroUsd: '5',
+        idempotencyKey: 't1',
+        createdAt: expect.any(String),
+      }),
+    ]);
+    expect(res.body.apiKeys).toEqual([
+      expect.objectContaining({
+        parentId: DEFAULT_PARENT_ID,
+        subaccountId: null,
+        status: 'active',
+        lastUsedAt: expect.any(String),
+      }),
+    ]);
     expect(res.body.projects).toEqual([]);
     expect(res.body.webhooks).toEqual([]);
-    expect(res.body.stats.byRoute).toMatchObject({ 'POST /subaccounts/create': 1, 'POST /subaccounts/:subaccountId/wallet/transfers': 1 });
+    expect(res.body.stats.byRoute).toMatchObject({
+      'POST /subaccounts/create': 1,
+      'POST /subaccounts/:subaccountId/wallet/transfers': 1,
+    });
     expect(res.body.stats.requestsTotal).toBe(2);
     expect({ ...res.body, now: undefined }).toEqual({ ...JSON.parse(JSON.stringify(sim.state())), now: undefined });
   });
@@ -44,7 +84,10 @@ describe('simulator admin routes', () => {
   it('returns to the seed with POST /__sim/reset', async () => {
     sim = await startSimulator();
     const id = await createTenant(sim);
-    await apiCall(sim, 'POST', `/subaccounts/${id}/wallet/transfers`, { idempotencyKey: 'r', body: { amountMicroUsd: '7', idempotencyKey: 'r' } });
+    await apiCall(sim, 'POST', `/subaccounts/${id}/wallet/transfers`, {
+      idempotencyKey: 'r',
+      body: { amountMicroUsd: '7', idempotencyKey: 'r' },
+    });
     await adminCall(sim, 'POST', '/__sim/faults', { rules: [{ path: '/projects', mode: 'error-before-commit' }] });
     await adminCall(sim, 'POST', '/__sim/clock/advance', { seconds: 999_999 });
     expect((await adminCall(sim, 'POST', '/__sim/reset')).status).toBe(200);
@@ -75,8 +118,13 @@ describe('simulator admin routes', () => {
   it('runs from the command line with a seed file, prints its address and stops on SIGTERM', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sim-cli-'));
     const seedPath = join(dir, 'seed.json');
-    writeFileSync(seedPath, JSON.stringify({ ...DEFAULT_SEED, parents: [{ ...DEFAULT_SEED.parents[0], paidBalanceMicroUsd: '42' }] }));
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/sim.ts', '--port', '0', '--seed', seedPath], { stdio: ['ignore', 'pipe', 'pipe'] });
+    writeFileSync(
+      seedPath,
+      JSON.stringify({ ...DEFAULT_SEED, parents: [{ ...DEFAULT_SEED.parents[0], paidBalanceMicroUsd: '42' }] }),
+    );
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/sim.ts', '--port', '0', '--seed', seedPath], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const url = await new Promise<string>((resolve, reject) => {
       let out = '';
       child.stdout.on('data', (chunk: Buffer) => {
@@ -96,8 +144,13 @@ describe('simulator admin routes', () => {
   it('refuses a bad seed file on the command line, naming the field', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sim-cli-'));
     const seedPath = join(dir, 'seed.json');
-    writeFileSync(seedPath, JSON.stringify({ ...DEFAULT_SEED, parents: [{ ...DEFAULT_SEED.parents[0], paidBalanceMicroUsd: 5 }] }));
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/sim.ts', '--seed', seedPath], { stdio: ['ignore', 'pipe', 'pipe'] });
+    writeFileSync(
+      seedPath,
+      JSON.stringify({ ...DEFAULT_SEED, parents: [{ ...DEFAULT_SEED.parents[0], paidBalanceMicroUsd: 5 }] }),
+    );
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/sim.ts', '--seed', seedPath], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let err = '';
     child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString('utf8')));
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));

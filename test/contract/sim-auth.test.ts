@@ -35,7 +35,11 @@ describe('simulator authentication and tenant context', () => {
   });
 
   it('answers a missing, malformed or unknown bearer token with 401 UNAUTHORIZED', async () => {
-    const variants: Record<string, string>[] = [{}, { Authorization: 'Basic dXNlcjpwdw==' }, { Authorization: 'Bearer' }];
+    const variants: Record<string, string>[] = [
+      {},
+      { Authorization: 'Basic dXNlcjpwdw==' },
+      { Authorization: 'Bearer' },
+    ];
     for (const headers of variants) {
       const res = await apiCall(sim, 'GET', '/subaccounts', { token: null, headers });
       expect(res.status).toBe(401);
@@ -46,7 +50,7 @@ describe('simulator authentication and tenant context', () => {
     expect(unknown.body.error.code).toBe('UNAUTHORIZED');
   });
 
-  it('lets platform keys and the parent\'s personal tokens make control-plane calls', async () => {
+  it("lets platform keys and the parent's personal tokens make control-plane calls", async () => {
     await createTenant(sim);
     const byKey = await apiCall(sim, 'GET', '/subaccounts');
     const byPerson = await apiCall(sim, 'GET', '/subaccounts', { token: DEFAULT_PERSONAL_TOKEN });
@@ -89,7 +93,7 @@ describe('simulator authentication and tenant context', () => {
     expect(res.body.error.code).toBe('SUBACCOUNT_SCOPE');
   });
 
-  it('lets a platform key reach an owned tenant\'s resources with X-Service-Subaccount', async () => {
+  it("lets a platform key reach an owned tenant's resources with X-Service-Subaccount", async () => {
     const id = await createTenant(sim);
     const { token } = await createTenantKey(sim, id);
     const projectId = await createProject(sim, { token });
@@ -112,12 +116,15 @@ describe('simulator authentication and tenant context', () => {
     }
   });
 
-  it('answers calls under a suspended tenant\'s context with 403 SUBACCOUNT_SUSPENDED until resumed', async () => {
+  it("answers calls under a suspended tenant's context with 403 SUBACCOUNT_SUSPENDED until resumed", async () => {
     const id = await createTenant(sim);
     const { token } = await createTenantKey(sim, id);
     expect((await apiCall(sim, 'POST', `/subaccounts/${id}/suspend`)).status).toBe(200);
     const byTenant = await apiCall(sim, 'GET', '/projects', { token });
-    const byParent = await apiCall(sim, 'POST', '/projects/create', { subaccount: id, body: { name: 'a', region: 'eu' } });
+    const byParent = await apiCall(sim, 'POST', '/projects/create', {
+      subaccount: id,
+      body: { name: 'a', region: 'eu' },
+    });
     expect([byTenant.status, byTenant.body.error.code]).toEqual([403, 'SUBACCOUNT_SUSPENDED']);
     expect([byParent.status, byParent.body.error.code]).toEqual([403, 'SUBACCOUNT_SUSPENDED']);
     expect(sim.state().projects).toEqual([]);
@@ -148,7 +155,9 @@ describe('simulator authentication and tenant context', () => {
       }
     }
     expect([...answers]).toEqual([JSON.stringify({ code: 'SUBACCOUNT_NOT_FOUND', message: 'Sub-account not found.' })]);
-    expect((await apiCall(sim, 'GET', '/subaccounts')).body.data.items.map((t: { id: string }) => t.id)).not.toContain(closed);
+    expect((await apiCall(sim, 'GET', '/subaccounts')).body.data.items.map((t: { id: string }) => t.id)).not.toContain(
+      closed,
+    );
   });
 
   it('denies revoked tenant and platform keys with 401', async () => {

@@ -38,10 +38,13 @@ describe('simulator body limit', () => {
       socket.on('error', (e: NodeJS.ErrnoException) => (error = e.code ?? e.message));
       socket.on('close', () => resolve({ error, response }));
       const send = async () => {
-        socket.write(`POST ${new URL(sim.apiBase).pathname}${path} HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${DEFAULT_PLATFORM_KEY}\r\nContent-Type: application/json\r\nIdempotency-Key: big-body-2\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n`);
+        socket.write(
+          `POST ${new URL(sim.apiBase).pathname}${path} HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${DEFAULT_PLATFORM_KEY}\r\nContent-Type: application/json\r\nIdempotency-Key: big-body-2\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n`,
+        );
         const chunk = Buffer.alloc(64 * 1024, 'x');
         for (let sent = 0; sent < 5 * 1024 * 1024 && !socket.destroyed; sent += chunk.length) {
-          if (!socket.write(`${chunk.length.toString(16)}\r\n${chunk.toString()}\r\n`)) await new Promise((r) => socket.once('drain', r));
+          if (!socket.write(`${chunk.length.toString(16)}\r\n${chunk.toString()}\r\n`))
+            await new Promise((r) => socket.once('drain', r));
         }
         if (!socket.destroyed) socket.end('0\r\n\r\n');
       };
@@ -61,11 +64,18 @@ describe('simulator body limit', () => {
   ])('answers a 5 MB body %s with 413 PAYLOAD_TOO_LARGE in the envelope', async (_label, body) => {
     const response = await fetch(`${sim.apiBase}/subaccounts/create`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${DEFAULT_PLATFORM_KEY}`, 'content-type': 'application/json', 'idempotency-key': 'big-body-1' },
+      headers: {
+        authorization: `Bearer ${DEFAULT_PLATFORM_KEY}`,
+        'content-type': 'application/json',
+        'idempotency-key': 'big-body-1',
+      },
       ...body(),
     } as RequestInit);
     expect(response.status).toBe(413);
-    expect(await response.json()).toMatchObject({ error: { code: 'PAYLOAD_TOO_LARGE', message: expect.any(String) }, meta: { requestId: expect.stringMatching(/^req_/) } });
+    expect(await response.json()).toMatchObject({
+      error: { code: 'PAYLOAD_TOO_LARGE', message: expect.any(String) },
+      meta: { requestId: expect.stringMatching(/^req_/) },
+    });
     expect(sim.state().subaccounts).toHaveLength(0);
   });
 });

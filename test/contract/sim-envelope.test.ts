@@ -127,8 +127,16 @@ describe('simulator envelope and robustness', () => {
     const bad: [string, string, Parameters<typeof apiCall>[3]][] = [
       ['POST', `/subaccounts/${id}/wallet/transfers`, { idempotencyKey: 'k', rawBody: 'null' }],
       ['POST', `/subaccounts/${id}/wallet/transfers`, { idempotencyKey: 'k', rawBody: '"text"' }],
-      ['POST', `/subaccounts/${id}/wallet/transfers`, { idempotencyKey: 'k', body: { amountMicroUsd: null, idempotencyKey: 'k' } }],
-      ['POST', `/subaccounts/${id}/wallet/transfers`, { idempotencyKey: 'k', body: { amountMicroUsd: {}, idempotencyKey: 'k' } }],
+      [
+        'POST',
+        `/subaccounts/${id}/wallet/transfers`,
+        { idempotencyKey: 'k', body: { amountMicroUsd: null, idempotencyKey: 'k' } },
+      ],
+      [
+        'POST',
+        `/subaccounts/${id}/wallet/transfers`,
+        { idempotencyKey: 'k', body: { amountMicroUsd: {}, idempotencyKey: 'k' } },
+      ],
       ['POST', '/subaccounts/create', { idempotencyKey: 'k', rawBody: '\u0000\u0001' }],
       ['POST', '/projects/create', { body: { name: ['a'], region: 7 } }],
       ['PUT', '/projects/proj_x/env-vars/update', { body: { variables: 'nope' } }],

@@ -23,7 +23,16 @@ describe('simulator fault injection and rate limits', () => {
   it('error-before-commit answers the status and code in the envelope and changes nothing', async () => {
     await start();
     const id = await createTenant(sim);
-    await faults([{ method: 'POST', path: '/subaccounts/*/wallet/transfers', mode: 'error-before-commit', status: 502, code: 'BAD_GATEWAY', count: 1 }]);
+    await faults([
+      {
+        method: 'POST',
+        path: '/subaccounts/*/wallet/transfers',
+        mode: 'error-before-commit',
+        status: 502,
+        code: 'BAD_GATEWAY',
+        count: 1,
+      },
+    ]);
     const failed = await transfer(id, '100', 'ebc');
     expect([failed.status, failed.body.error.code]).toEqual([502, 'BAD_GATEWAY']);
     expect(failed.body.meta.requestId).toMatch(/^req_/);
@@ -52,7 +61,10 @@ describe('simulator fault injection and rate limits', () => {
   it('drop-after-commit on tenant creation leaves the tenant created', async () => {
     await start();
     await faults([{ method: 'POST', path: '/subaccounts/create', mode: 'drop-after-commit' }]);
-    const call = apiCall(sim, 'POST', '/subaccounts/create', { idempotencyKey: 'c1', body: { name: 'a', externalRef: 'r' } });
+    const call = apiCall(sim, 'POST', '/subaccounts/create', {
+      idempotencyKey: 'c1',
+      body: { name: 'a', externalRef: 'r' },
+    });
     await expect(call).rejects.toThrow();
     expect(sim.state().subaccounts).toHaveLength(1);
   });
@@ -99,7 +111,9 @@ describe('simulator fault injection and rate limits', () => {
   it('applies a seeded probability reproducibly', async () => {
     const pattern = async () => {
       await start({ choices: { faultRandomSeed: 42 } });
-      await faults([{ path: '/subaccounts', mode: 'error-before-commit', status: 503, code: 'FLAKY', probability: 0.5 }]);
+      await faults([
+        { path: '/subaccounts', mode: 'error-before-commit', status: 503, code: 'FLAKY', probability: 0.5 },
+      ]);
       const statuses: number[] = [];
       for (let i = 0; i < 20; i += 1) statuses.push((await apiCall(sim, 'GET', '/subaccounts')).status);
       await sim.close();
@@ -123,7 +137,12 @@ describe('simulator fault injection and rate limits', () => {
 
   it('rejects an invalid fault rule with 400 VALIDATION_ERROR', async () => {
     await start();
-    for (const rule of [{ path: '/x', mode: 'explode' }, { path: '/x', mode: 'delay', probability: 2 }, { mode: 'delay' }, { path: '/x', mode: 'delay', typo: 1 }]) {
+    for (const rule of [
+      { path: '/x', mode: 'explode' },
+      { path: '/x', mode: 'delay', probability: 2 },
+      { mode: 'delay' },
+      { path: '/x', mode: 'delay', typo: 1 },
+    ]) {
       const res = await faults([rule]);
       expect([res.status, res.body.error.code], JSON.stringify(rule)).toEqual([400, 'VALIDATION_ERROR']);
     }
@@ -135,7 +154,9 @@ describe('simulator fault injection and rate limits', () => {
     const limited = results.filter((r) => r.status === 429);
     expect(results.filter((r) => r.status === 200)).toHaveLength(5);
     expect(limited).toHaveLength(7);
-    expect(limited.every((r) => r.body.error.code === 'RATE_LIMITED' && Number(r.headers.get('retry-after')) >= 1)).toBe(true);
+    expect(
+      limited.every((r) => r.body.error.code === 'RATE_LIMITED' && Number(r.headers.get('retry-after')) >= 1),
+    ).toBe(true);
     const { stats } = sim.state();
     expect(stats.peakRequestsPerSecond).toBe(12);
     expect(stats.rateLimitedTotal).toBe(7);

@@ -1,5 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { DEFAULT_PLATFORM_KEY, DEFAULT_SEED, startSimulator, type RunningSimulator, type SimulatorOptions } from '../../src/sim/index.js';
+import {
+  DEFAULT_PLATFORM_KEY,
+  DEFAULT_SEED,
+  startSimulator,
+  type RunningSimulator,
+  type SimulatorOptions,
+} from '../../src/sim/index.js';
 import { adminCall, apiCall, createTenant, createTenantKey } from '../harness/sim-calls.js';
 
 describe('simulator API keys: secrets, caps, revocation and last use', () => {
@@ -73,12 +79,16 @@ describe('simulator API keys: secrets, caps, revocation and last use', () => {
     expect(second.body.data.revokedAt).toBe(first.body.data.revokedAt);
   });
 
-  it('answers revoking an unknown key or another tenant\'s key with 404 API_KEY_NOT_FOUND', async () => {
+  it("answers revoking an unknown key or another tenant's key with 404 API_KEY_NOT_FOUND", async () => {
     await start();
     const a = await createTenant(sim);
     const b = await createTenant(sim);
     const keyOfB = await createTenantKey(sim, b);
-    for (const path of [`/subaccounts/${a}/api-keys/key_nope/revoke`, `/subaccounts/${a}/api-keys/${keyOfB.id}/revoke`, `/platform/api-keys/${keyOfB.id}/revoke`]) {
+    for (const path of [
+      `/subaccounts/${a}/api-keys/key_nope/revoke`,
+      `/subaccounts/${a}/api-keys/${keyOfB.id}/revoke`,
+      `/platform/api-keys/${keyOfB.id}/revoke`,
+    ]) {
       const res = await apiCall(sim, 'POST', path);
       expect([res.status, res.body.error.code], path).toEqual([404, 'API_KEY_NOT_FOUND']);
     }
@@ -90,7 +100,9 @@ describe('simulator API keys: secrets, caps, revocation and last use', () => {
     const id = await createTenant(sim);
     const key = await createTenantKey(sim, id);
     const listed = async () =>
-      (await apiCall(sim, 'GET', `/subaccounts/${id}/api-keys`)).body.data.items.find((k: { id: string }) => k.id === key.id);
+      (await apiCall(sim, 'GET', `/subaccounts/${id}/api-keys`)).body.data.items.find(
+        (k: { id: string }) => k.id === key.id,
+      );
     expect((await listed()).lastUsedAt).toBeNull();
 
     await apiCall(sim, 'GET', '/projects', { token: key.token });
@@ -118,6 +130,8 @@ describe('simulator API keys: secrets, caps, revocation and last use', () => {
     expect(created.body.data.id).toBeUndefined();
     const item = (await apiCall(sim, 'GET', `/subaccounts/${id}/api-keys`)).body.data.items[0];
     expect(item).not.toHaveProperty('lastUsedAt');
-    expect((await apiCall(sim, 'POST', `/subaccounts/${id}/api-keys/${created.body.data.keyId}/revoke`)).status).toBe(200);
+    expect((await apiCall(sim, 'POST', `/subaccounts/${id}/api-keys/${created.body.data.keyId}/revoke`)).status).toBe(
+      200,
+    );
   });
 });

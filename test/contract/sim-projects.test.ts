@@ -18,7 +18,10 @@ describe('simulator projects, env vars and close', () => {
   it('creates, reads, lists and deletes a project (POST or DELETE on /delete)', async () => {
     await start();
     const { token } = await tenantWithKey();
-    const created = await apiCall(sim, 'POST', '/projects/create', { token, body: { name: 'web', region: 'eu-central' } });
+    const created = await apiCall(sim, 'POST', '/projects/create', {
+      token,
+      body: { name: 'web', region: 'eu-central' },
+    });
     expect(created.status).toBe(201);
     expect(created.body.data).toMatchObject({ name: 'web', region: 'eu-central' });
     expect(created.body.data.id).toMatch(/^proj_/);
@@ -106,10 +109,26 @@ describe('simulator projects, env vars and close', () => {
     const path = `/projects/${projectId}/env-vars`;
     expect((await apiCall(sim, 'GET', path, a)).body.data).toEqual({ variables: [] });
     const set = async (variables: unknown) => apiCall(sim, 'PUT', `${path}/update`, { ...a, body: { variables } });
-    expect((await set([{ key: 'A', value: '1' }, { key: 'B', value: '2' }])).status).toBe(200);
-    const updated = await set([{ key: 'B', value: '20' }, { key: 'C', value: '3' }]);
-    expect(updated.body.data.variables).toEqual([{ key: 'B', value: '20' }, { key: 'C', value: '3' }]);
-    expect((await apiCall(sim, 'GET', path, a)).body.data.variables).toEqual([{ key: 'B', value: '20' }, { key: 'C', value: '3' }]);
+    expect(
+      (
+        await set([
+          { key: 'A', value: '1' },
+          { key: 'B', value: '2' },
+        ])
+      ).status,
+    ).toBe(200);
+    const updated = await set([
+      { key: 'B', value: '20' },
+      { key: 'C', value: '3' },
+    ]);
+    expect(updated.body.data.variables).toEqual([
+      { key: 'B', value: '20' },
+      { key: 'C', value: '3' },
+    ]);
+    expect((await apiCall(sim, 'GET', path, a)).body.data.variables).toEqual([
+      { key: 'B', value: '20' },
+      { key: 'C', value: '3' },
+    ]);
     expect((await set([])).body.data.variables).toEqual([]);
   });
 
@@ -119,7 +138,15 @@ describe('simulator projects, env vars and close', () => {
     const projectId = await createProject(sim, a);
     const path = `/projects/${projectId}/env-vars/update`;
     await apiCall(sim, 'PUT', path, { ...a, body: { variables: [{ key: 'KEEP', value: 'x' }] } });
-    for (const variables of [[{ key: 'A', value: '1' }, { key: 'A', value: '2' }], [{ key: '1BAD', value: 'x' }], [{ key: 'A', value: 5 }], 'A=1']) {
+    for (const variables of [
+      [
+        { key: 'A', value: '1' },
+        { key: 'A', value: '2' },
+      ],
+      [{ key: '1BAD', value: 'x' }],
+      [{ key: 'A', value: 5 }],
+      'A=1',
+    ]) {
       const res = await apiCall(sim, 'PUT', path, { ...a, body: { variables } });
       expect([res.status, res.body.error.code], JSON.stringify(variables)).toEqual([400, 'VALIDATION_ERROR']);
     }
@@ -146,7 +173,7 @@ describe('simulator projects, env vars and close', () => {
     expect((await apiCall(sim, 'POST', `/subaccounts/${a.id}/close`)).status).toBe(200);
   });
 
-  it('uses the configured name for an operating tenant\'s status', async () => {
+  it("uses the configured name for an operating tenant's status", async () => {
     await start({ choices: { operatingStatus: 'operating' } });
     const id = await createTenant(sim);
     expect((await apiCall(sim, 'GET', `/subaccounts/${id}`)).body.data.status).toBe('operating');

@@ -36,7 +36,9 @@ describe('simulator wallet transfers and idempotency', () => {
     expect(balances()).toEqual({ paid: PAID - 2_500_000n, promo: PROMO, tenants: ['2500000'] });
     const wallet = await apiCall(sim, 'GET', `/subaccounts/${id}/wallet`);
     expect(wallet.body.data.balanceMicroUsd).toBe('2500000');
-    expect(wallet.body.data.recentTransfers).toEqual([expect.objectContaining({ id: res.body.data.id, idempotencyKey: 'fund-1' })]);
+    expect(wallet.body.data.recentTransfers).toEqual([
+      expect.objectContaining({ id: res.body.data.id, idempotencyKey: 'fund-1' }),
+    ]);
   });
 
   it.each([['1.5'], ['-3'], ['0'], ['1e6'], ['01'], [' 5'], [''], ['0x10'], [5], [1.5], [null], [true]])(
@@ -57,7 +59,10 @@ describe('simulator wallet transfers and idempotency', () => {
     const id = await createTenant(sim);
     const path = `/subaccounts/${id}/wallet/transfers`;
     const noHeader = await apiCall(sim, 'POST', path, { body: { amountMicroUsd: '1', idempotencyKey: 'a' } });
-    const blankHeader = await apiCall(sim, 'POST', path, { idempotencyKey: '  ', body: { amountMicroUsd: '1', idempotencyKey: 'a' } });
+    const blankHeader = await apiCall(sim, 'POST', path, {
+      idempotencyKey: '  ',
+      body: { amountMicroUsd: '1', idempotencyKey: 'a' },
+    });
     const noBodyKey = await apiCall(sim, 'POST', path, { idempotencyKey: 'a', body: { amountMicroUsd: '1' } });
     for (const res of [noHeader, blankHeader, noBodyKey]) {
       expect([res.status, res.body.error.code]).toEqual([400, 'IDEMPOTENCY_KEY_REQUIRED']);
@@ -161,7 +166,9 @@ describe('simulator wallet transfers and idempotency', () => {
     const id = await createTenant(sim);
     // A random delay lets the retries interleave inside the server.
     await adminCall(sim, 'POST', '/__sim/faults', {
-      rules: [{ method: 'POST', path: '/subaccounts/*/wallet/transfers', mode: 'delay', delayMs: 30, probability: 0.5 }],
+      rules: [
+        { method: 'POST', path: '/subaccounts/*/wallet/transfers', mode: 'delay', delayMs: 30, probability: 0.5 },
+      ],
     });
     const results = await Promise.all(Array.from({ length: 50 }, () => transfer(id, '1000', 'parallel-1')));
     expect(results.map((r) => r.status)).toEqual(Array(50).fill(201));
@@ -176,7 +183,9 @@ describe('simulator wallet transfers and idempotency', () => {
     });
     const id = await createTenant(sim);
     await adminCall(sim, 'POST', '/__sim/faults', {
-      rules: [{ method: 'POST', path: '/subaccounts/*/wallet/transfers', mode: 'delay', delayMs: 20, probability: 0.5 }],
+      rules: [
+        { method: 'POST', path: '/subaccounts/*/wallet/transfers', mode: 'delay', delayMs: 20, probability: 0.5 },
+      ],
     });
     const results = await Promise.all(Array.from({ length: 50 }, (_, i) => transfer(id, '1000', `p-${i}`)));
     const ok = results.filter((r) => r.status === 201);

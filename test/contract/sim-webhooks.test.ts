@@ -3,7 +3,14 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_SEED, startSimulator, type RunningSimulator, type SimulatorOptions } from '../../src/sim/index.js';
-import { adminCall, apiCall, createProject, createTenant, createTenantKey, DEFAULT_PERSONAL_TOKEN } from '../harness/sim-calls.js';
+import {
+  adminCall,
+  apiCall,
+  createProject,
+  createTenant,
+  createTenantKey,
+  DEFAULT_PERSONAL_TOKEN,
+} from '../harness/sim-calls.js';
 
 interface Received {
   raw: Buffer;
@@ -77,7 +84,10 @@ describe('simulator registry webhooks and outbound delivery', () => {
 
     const emitted = await emit('image.pushed', 'v1.2.3');
     expect(emitted.status).toBe(202);
-    await until(() => receiver!.received.length, (n) => n >= 1);
+    await until(
+      () => receiver!.received.length,
+      (n) => n >= 1,
+    );
     const [got] = receiver.received;
     expect(got).toBeDefined();
     expect(got!.headers['content-type']).toBe('application/json');
@@ -102,7 +112,10 @@ describe('simulator registry webhooks and outbound delivery', () => {
     const { createHook, emit } = await start();
     await createHook({ label: 'plain', url: receiver.url, events: ['*'] });
     await emit('image.deleted');
-    await until(() => receiver!.received.length, (n) => n >= 1);
+    await until(
+      () => receiver!.received.length,
+      (n) => n >= 1,
+    );
     expect(receiver.received[0]?.headers['x-service-signature']).toBeUndefined();
   });
 
@@ -114,7 +127,10 @@ describe('simulator registry webhooks and outbound delivery', () => {
     const res = await emit('image.scan.completed');
     expect(res.body.deliveries.map((d: { webhookId: string }) => d.webhookId)).toEqual([all.body.data.id]);
     expect(pushedOnly.status).toBe(201);
-    await until(() => receiver!.received.length, (n) => n >= 1);
+    await until(
+      () => receiver!.received.length,
+      (n) => n >= 1,
+    );
     await new Promise((r) => setTimeout(r, 50));
     expect(receiver.received.map((r) => r.headers['x-service-event'])).toEqual(['image.scan.completed']);
   });
@@ -130,7 +146,14 @@ describe('simulator registry webhooks and outbound delivery', () => {
       (r) => r.body.data.items[0]?.status === 'succeeded',
     );
     const record = list.body.data.items[0];
-    expect(record).toMatchObject({ event: 'image.pushed', status: 'succeeded', attempts: 3, responseCode: 200, responseBody: 'ok', error: null });
+    expect(record).toMatchObject({
+      event: 'image.pushed',
+      status: 'succeeded',
+      attempts: 3,
+      responseCode: 200,
+      responseBody: 'ok',
+      error: null,
+    });
     expect(record.completedAt).toEqual(expect.any(String));
     const ids = new Set(receiver.received.map((r) => r.headers['x-service-delivery']));
     expect(ids.size).toBe(1);
@@ -146,7 +169,12 @@ describe('simulator registry webhooks and outbound delivery', () => {
       () => apiCall(sim, 'GET', `${hooks}/${hook.body.data.id}/deliveries`, human),
       (r) => r.body.data.items[0]?.status === 'failed',
     );
-    expect(list.body.data.items[0]).toMatchObject({ status: 'failed', attempts: 2, responseCode: 500, responseBody: 'nope' });
+    expect(list.body.data.items[0]).toMatchObject({
+      status: 'failed',
+      attempts: 2,
+      responseCode: 500,
+      responseBody: 'nope',
+    });
     expect(list.body.data.items[0].error).toContain('500');
     expect(receiver.received).toHaveLength(2);
   });
@@ -176,7 +204,12 @@ describe('simulator registry webhooks and outbound delivery', () => {
   it('lists, updates and deletes webhooks without ever returning the secret', async () => {
     receiver = await startReceiver();
     const { createHook, hooks, human } = await start();
-    const hook = await createHook({ label: 'a', url: 'https://hooks.example.test/x', secret: 's3cret-value', events: ['image.pushed'] });
+    const hook = await createHook({
+      label: 'a',
+      url: 'https://hooks.example.test/x',
+      secret: 's3cret-value',
+      events: ['image.pushed'],
+    });
     const id = hook.body.data.id as string;
     const updated = await apiCall(sim, 'PUT', `${hooks}/${id}/update`, {
       ...human,
@@ -208,7 +241,12 @@ describe('simulator registry webhooks and outbound delivery', () => {
 
   it('answers a registry event for an unknown project with 404 project_not_found', async () => {
     await start();
-    const res = await adminCall(sim, 'POST', '/__sim/registry/events', { projectId: 'proj_nope', event: 'image.pushed', image: 'a', tag: 'b' });
+    const res = await adminCall(sim, 'POST', '/__sim/registry/events', {
+      projectId: 'proj_nope',
+      event: 'image.pushed',
+      image: 'a',
+      tag: 'b',
+    });
     expect([res.status, res.body.error.code]).toEqual([404, 'project_not_found']);
   });
 });

@@ -12,15 +12,28 @@ export interface CliResult {
 /** Runs `tenantctl` as a user would, in a clean environment plus `env` (no dev-stack defaults). */
 export function runCli(args: string[], env: Record<string, string> = {}, timeoutMs = 60_000): Promise<CliResult> {
   return runProcess(process.execPath, [TENANTCTL, ...args], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', DATA_DIR: '/nonexistent-stack-dir', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/root',
+      DATA_DIR: '/nonexistent-stack-dir',
+      ...env,
+    },
     timeoutMs,
   });
 }
 
 /** Runs a program to its end with exactly `env`, collecting its output; killed after `timeoutMs`. */
-export function runProcess(command: string, args: string[], options: { env: Record<string, string>; cwd?: string; timeoutMs: number }): Promise<CliResult> {
+export function runProcess(
+  command: string,
+  args: string[],
+  options: { env: Record<string, string>; cwd?: string; timeoutMs: number },
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { env: options.env, ...(options.cwd ? { cwd: options.cwd } : {}), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, {
+      env: options.env,
+      ...(options.cwd ? { cwd: options.cwd } : {}),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -35,9 +48,18 @@ export function runProcess(command: string, args: string[], options: { env: Reco
 }
 
 /** A long-running `tenantctl` process (e.g. the worker) that a test can kill like a crash would. */
-export function spawnCli(args: string[], env: Record<string, string>): { child: ChildProcess; output: () => string; ready: Promise<void> } {
+export function spawnCli(
+  args: string[],
+  env: Record<string, string>,
+): { child: ChildProcess; output: () => string; ready: Promise<void> } {
   const child = spawn(process.execPath, [TENANTCTL, ...args], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', DATA_DIR: '/nonexistent-stack-dir', LOG_LEVEL: 'warn', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/root',
+      DATA_DIR: '/nonexistent-stack-dir',
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

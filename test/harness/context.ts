@@ -89,7 +89,9 @@ async function cloneTemplate(adminUrl: string, template: string, name: string) {
     // Two files cloning at once can collide on the template ("being accessed"): retry briefly.
     for (let attempt = 0; ; attempt++) {
       try {
-        await client.query(`CREATE DATABASE ${client.escapeIdentifier(name)} TEMPLATE ${client.escapeIdentifier(template)}`);
+        await client.query(
+          `CREATE DATABASE ${client.escapeIdentifier(name)} TEMPLATE ${client.escapeIdentifier(template)}`,
+        );
         return;
       } catch (error) {
         if (attempt >= 20 || !/being accessed/.test((error as Error).message)) throw error;

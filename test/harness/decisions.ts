@@ -4,7 +4,11 @@ import { temporal } from '@temporalio/proto';
 import { expect } from 'vitest';
 
 /** The refusal of an Update: its failure type and the `field: rule` lines it names. */
-export async function refusal(handle: WorkflowHandle, name: string, arg: unknown): Promise<{ type: string | undefined; problems: string[]; message: string }> {
+export async function refusal(
+  handle: WorkflowHandle,
+  name: string,
+  arg: unknown,
+): Promise<{ type: string | undefined; problems: string[]; message: string }> {
   const error = await handle.executeUpdate(name, { args: [arg] }).then(
     () => undefined,
     (e: unknown) => e,
@@ -13,7 +17,11 @@ export async function refusal(handle: WorkflowHandle, name: string, arg: unknown
   const cause = (error as WorkflowUpdateFailedError).cause;
   expect(cause).toBeInstanceOf(ApplicationFailure);
   const failure = cause as ApplicationFailure;
-  return { type: failure.type ?? undefined, problems: (failure.details?.[0] as string[] | undefined) ?? [], message: failure.message };
+  return {
+    type: failure.type ?? undefined,
+    problems: (failure.details?.[0] as string[] | undefined) ?? [],
+    message: failure.message,
+  };
 }
 
 /** Waits until the run has completed a workflow task after its latest signal (the signal was handled). */

@@ -12,7 +12,17 @@ import { freePort } from '../../src/infra/ports.js';
  * DATABASE_URL or TEMPORAL_ADDRESS must not change what is tested.
  */
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
-const PASSED_THROUGH = ['PATH', 'HOME', 'TMPDIR', 'XDG_CACHE_HOME', 'TEMPORAL_CLI_PATH', 'GOPATH', 'GOPROXY', 'GOFLAGS', 'GOTOOLCHAIN'];
+const PASSED_THROUGH = [
+  'PATH',
+  'HOME',
+  'TMPDIR',
+  'XDG_CACHE_HOME',
+  'TEMPORAL_CLI_PATH',
+  'GOPATH',
+  'GOPROXY',
+  'GOFLAGS',
+  'GOTOOLCHAIN',
+];
 // The banner's last line: everything above it (addresses included) has been printed.
 const UP_LINE = 'Ctrl-C stops everything.';
 
@@ -32,12 +42,24 @@ export interface DevStackProcess {
 
 export async function startDevStackProcess(readyTimeoutMs = 600_000): Promise<DevStackProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tenant-orch-devstack-'));
-  const ports = { TEMPORAL_UI_PORT: await nonDefaultPort(8233), TEMPORAL_DEV_PORT: await nonDefaultPort(7233), GATEWAY_PORT: await nonDefaultPort(8080) };
-  const env: Record<string, string> = { DATA_DIR: dataDir, ...Object.fromEntries(Object.entries(ports).map(([name, port]) => [name, String(port)])) };
+  const ports = {
+    TEMPORAL_UI_PORT: await nonDefaultPort(8233),
+    TEMPORAL_DEV_PORT: await nonDefaultPort(7233),
+    GATEWAY_PORT: await nonDefaultPort(8080),
+  };
+  const env: Record<string, string> = {
+    DATA_DIR: dataDir,
+    ...Object.fromEntries(Object.entries(ports).map(([name, port]) => [name, String(port)])),
+  };
   for (const name of PASSED_THROUGH) if (process.env[name]) env[name] = process.env[name];
 
   // Its own process group, so stop() reaches npm, tsx and node alike (as Ctrl-C would).
-  const child = spawn('npm', ['start', '--silent'], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn('npm', ['start', '--silent'], {
+    cwd: REPO,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   let output = '';
   const up = new Promise<void>((resolve, reject) => {
     const onData = (chunk: Buffer) => {
@@ -61,7 +83,16 @@ export async function startDevStackProcess(readyTimeoutMs = 600_000): Promise<De
 
   let timer: NodeJS.Timeout | undefined;
   try {
-    await Promise.race([up, new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`npm start was not up within ${readyTimeoutMs} ms:\n${output}`)), readyTimeoutMs)))]);
+    await Promise.race([
+      up,
+      new Promise(
+        (_, reject) =>
+          (timer = setTimeout(
+            () => reject(new Error(`npm start was not up within ${readyTimeoutMs} ms:\n${output}`)),
+            readyTimeoutMs,
+          )),
+      ),
+    ]);
   } catch (error) {
     await stop();
     throw error;

@@ -26,20 +26,51 @@ export interface DriftEnv extends OrchestratorEnv {
   onboard(externalRef: string): Promise<{ subaccountId: string; keyId: string }>;
   check(input?: ReconcileFleetInput): Promise<ReconcileFleetResult>;
   /** A raw call to the platform API with the parent's platform key; returns the envelope's data. */
-  api(method: 'GET' | 'POST', path: string, body?: unknown, headers?: Record<string, string>): Promise<Record<string, unknown>>;
+  api(
+    method: 'GET' | 'POST',
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<Record<string, unknown>>;
 }
 
-export async function createDriftEnv(label: string, drift: Partial<DriftOptions> = {}, simOptions: SimulatorOptions = {}): Promise<DriftEnv> {
+export async function createDriftEnv(
+  label: string,
+  drift: Partial<DriftOptions> = {},
+  simOptions: SimulatorOptions = {},
+): Promise<DriftEnv> {
   const visibilityConnection = await Connection.connect({ address: inject('temporalAddress') });
   const temporal = new Client({ connection: visibilityConnection, namespace: inject('temporalNamespace') });
-  const driftOptions: DriftOptions = { policies: {}, quietPeriodMs: 3_600_000, rotationMaxAgeMs: 90 * 86_400_000, temporal, ...drift };
+  const driftOptions: DriftOptions = {
+    policies: {},
+    quietPeriodMs: 3_600_000,
+    rotationMaxAgeMs: 90 * 86_400_000,
+    temporal,
+    ...drift,
+  };
   const env = await createOrchestratorEnv(label, simOptions, { drift: driftOptions });
-  const platform = createPlatformClient({ baseUrl: env.sim.apiBase, platformKey: DEFAULT_PLATFORM_KEY, timeoutMs: 2_000 });
-  const activities = createActivities({ pool: env.pool, platform, vault: createVault(parseMasterKeys(env.secretsKeys)), logger: createLogger({ level: 'silent' }), drift: driftOptions });
+  const platform = createPlatformClient({
+    baseUrl: env.sim.apiBase,
+    platformKey: DEFAULT_PLATFORM_KEY,
+    timeoutMs: 2_000,
+  });
+  const activities = createActivities({
+    pool: env.pool,
+    platform,
+    vault: createVault(parseMasterKeys(env.secretsKeys)),
+    logger: createLogger({ level: 'silent' }),
+    drift: driftOptions,
+  });
   await env.startOrchestratorWorker();
   // The platform-queue worker runs the worker's activities (built the same way by the harness).
   const connection = await NativeConnection.connect({ address: inject('temporalAddress') });
-  const platformWorker = await createPlatformActivityWorker({ connection, namespace: inject('temporalNamespace'), taskQueue: env.taskQueue, activities, requestsPerSecond: 200 });
+  const platformWorker = await createPlatformActivityWorker({
+    connection,
+    namespace: inject('temporalNamespace'),
+    taskQueue: env.taskQueue,
+    activities,
+    requestsPerSecond: 200,
+  });
   const platformRun = platformWorker.run();
   let counter = 0;
 
@@ -48,19 +79,31 @@ export async function createDriftEnv(label: string, drift: Partial<DriftOptions>
     platform,
     activities,
     async onboard(externalRef) {
-      const handle = await startOnboarding(env.client, { externalRef, name: `Tenant ${externalRef}` }, { taskQueue: env.taskQueue });
+      const handle = await startOnboarding(
+        env.client,
+        { externalRef, name: `Tenant ${externalRef}` },
+        { taskQueue: env.taskQueue },
+      );
       const result = await handle.result();
       return { subaccountId: result.subaccountId, keyId: result.keyId };
     },
     async check(input = {}) {
       counter += 1;
       const workflowId = `drift-test:${input.externalRef ?? 'fleet'}:${counter}`;
-      return env.client.workflow.execute<typeof reconcileFleet>('reconcileFleet', { taskQueue: env.taskQueue, workflowId, args: [input] });
+      return env.client.workflow.execute<typeof reconcileFleet>('reconcileFleet', {
+        taskQueue: env.taskQueue,
+        workflowId,
+        args: [input],
+      });
     },
     async api(method, path, body, headers = {}) {
       const response = await fetch(`${env.sim.apiBase}${path}`, {
         method,
-        headers: { authorization: `Bearer ${DEFAULT_PLATFORM_KEY}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+        headers: {
+          authorization: `Bearer ${DEFAULT_PLATFORM_KEY}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...headers,
+        },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
       const json = (await response.json()) as { data?: Record<string, unknown>; error?: unknown };

@@ -6,7 +6,13 @@ import { randomBytes } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { Pool } from '../../src/db/pool.js';
 import { withTransaction } from '../../src/db/pool.js';
-import { insertPendingSecret, insertRegistration, promoteSecret, retireSecrets, setRegistrationStatus } from '../../src/db/webhook-registrations-store.js';
+import {
+  insertPendingSecret,
+  insertRegistration,
+  promoteSecret,
+  retireSecrets,
+  setRegistrationStatus,
+} from '../../src/db/webhook-registrations-store.js';
 import type { Logger } from '../../src/infra/log.js';
 import type { MasterKeyRing } from '../../src/secrets/master-keys.js';
 import { createEncryptionCodec } from '../../src/secrets/payload-codec.js';
@@ -33,17 +39,31 @@ export function newDeliveryId(label = 'dlv'): string {
 }
 
 /** A delivery exactly as the platform sends it: the body serialized once and signed over those bytes. */
-export function signedDelivery(secret: string, fields: { webhookId: string; event?: string; deliveryId?: string; payload?: Record<string, unknown> }): SignedDelivery {
+export function signedDelivery(
+  secret: string,
+  fields: { webhookId: string; event?: string; deliveryId?: string; payload?: Record<string, unknown> },
+): SignedDelivery {
   const deliveryId = fields.deliveryId ?? newDeliveryId();
   const event = fields.event ?? 'image.pushed';
   const raw = Buffer.from(
-    JSON.stringify({ event, deliveryId, webhookId: fields.webhookId, payload: fields.payload ?? { image: 'registry.test/app', tag: 'v1' }, timestamp: new Date().toISOString() }),
+    JSON.stringify({
+      event,
+      deliveryId,
+      webhookId: fields.webhookId,
+      payload: fields.payload ?? { image: 'registry.test/app', tag: 'v1' },
+      timestamp: new Date().toISOString(),
+    }),
     'utf8',
   );
   return {
     raw,
     deliveryId,
-    headers: { 'content-type': 'application/json', 'x-service-event': event, 'x-service-delivery': deliveryId, 'x-service-signature': computeSignature(secret, raw) },
+    headers: {
+      'content-type': 'application/json',
+      'x-service-event': event,
+      'x-service-delivery': deliveryId,
+      'x-service-signature': computeSignature(secret, raw),
+    },
   };
 }
 
@@ -64,11 +84,22 @@ export async function seedRegistration(
   const registrationId = `whr_${randomBytes(12).toString('hex')}`;
   const secrets: SeededRegistration['secrets'] = [];
   await withTransaction(pool, async (tx) => {
-    await insertRegistration(tx, { id: registrationId, externalRef: input.externalRef ?? null, projectId: 'proj_test', label: 'test', url: `http://127.0.0.1/webhooks/registry/${registrationId}`, events: ['*'] });
+    await insertRegistration(tx, {
+      id: registrationId,
+      externalRef: input.externalRef ?? null,
+      projectId: 'proj_test',
+      label: 'test',
+      url: `http://127.0.0.1/webhooks/registry/${registrationId}`,
+      events: ['*'],
+    });
     for (let generation = 1; generation <= (input.generations ?? 1); generation += 1) {
       const secret = randomBytes(32).toString('base64url');
       const webhookId = `wh_${randomBytes(8).toString('hex')}`;
-      await insertPendingSecret(tx, { registrationId, generation, sealed: vault.seal(secret, webhookSecretAad({ registrationId, generation })) });
+      await insertPendingSecret(tx, {
+        registrationId,
+        generation,
+        sealed: vault.seal(secret, webhookSecretAad({ registrationId, generation })),
+      });
       await promoteSecret(tx, registrationId, generation, webhookId);
       secrets.push({ secret, webhookId });
     }
@@ -124,7 +155,12 @@ export async function listenOnLoopback(gateway: GatewayApp): Promise<string> {
   return `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
 }
 
-export async function waitFor<T>(probe: () => Promise<T>, ok: (value: T) => boolean, timeoutMs = 30_000, what = 'condition'): Promise<T> {
+export async function waitFor<T>(
+  probe: () => Promise<T>,
+  ok: (value: T) => boolean,
+  timeoutMs = 30_000,
+  what = 'condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();

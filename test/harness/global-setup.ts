@@ -50,7 +50,12 @@ async function startAll(project: TestProject) {
 
   let temporalAddress = process.env.TEMPORAL_ADDRESS;
   if (!temporalAddress) {
-    const server = await startTemporalDevServer({ headless: true, port: 0, cliPath: process.env.TEMPORAL_CLI_PATH, onProgress: log });
+    const server = await startTemporalDevServer({
+      headless: true,
+      port: 0,
+      cliPath: process.env.TEMPORAL_CLI_PATH,
+      onProgress: log,
+    });
     stops.push(() => server.stop());
     temporalAddress = server.address;
   }
@@ -77,7 +82,10 @@ async function startAll(project: TestProject) {
 
   const bundleDir = mkdtempSync(join(tmpdir(), 'tenant-orch-bundle-'));
   const workflowBundlePath = join(bundleDir, 'workflows.js');
-  const { code } = await bundleWorkflowCode({ workflowsPath: fileURLToPath(new URL('./workflows.ts', import.meta.url)), logger: quietLogger('bundle') });
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: fileURLToPath(new URL('./workflows.ts', import.meta.url)),
+    logger: quietLogger('bundle'),
+  });
   writeFileSync(workflowBundlePath, code);
   stops.push(async () => rmSync(bundleDir, { recursive: true, force: true }));
 

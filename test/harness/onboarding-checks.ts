@@ -7,7 +7,11 @@ import type { SimStateSnapshot } from '../../src/sim/index.js';
  * The exactly-once invariant, checked against the simulator's own state: one live sub-account for
  * the external ref, one transfer of the amount (or none), exactly one active key.
  */
-export function expectExactlyOnce(state: SimStateSnapshot, externalRef: string, expected: { amountMicroUsd: string | null }) {
+export function expectExactlyOnce(
+  state: SimStateSnapshot,
+  externalRef: string,
+  expected: { amountMicroUsd: string | null },
+) {
   const subaccounts = state.subaccounts.filter((s) => s.externalRef === externalRef);
   expect(subaccounts, `sub-accounts for ${externalRef}`).toHaveLength(1);
   const subaccount = subaccounts[0]!;
@@ -15,7 +19,10 @@ export function expectExactlyOnce(state: SimStateSnapshot, externalRef: string, 
   if (expected.amountMicroUsd === null) expect(transfers).toHaveLength(0);
   else expect(transfers.map((t) => t.amountMicroUsd)).toEqual([expected.amountMicroUsd]);
   const keys = state.apiKeys.filter((k) => k.subaccountId === subaccount.id);
-  expect(keys.filter((k) => k.status === 'active'), `active keys for ${externalRef}`).toHaveLength(1);
+  expect(
+    keys.filter((k) => k.status === 'active'),
+    `active keys for ${externalRef}`,
+  ).toHaveLength(1);
   return { subaccount, transfers, keys };
 }
 
@@ -23,7 +30,11 @@ export function expectExactlyOnce(state: SimStateSnapshot, externalRef: string, 
 export async function historyJson(client: Client, workflowId: string): Promise<string> {
   const history = await client.workflow.getHandle(workflowId).fetchHistory();
   return JSON.stringify(history, (_key, value: unknown) =>
-    value instanceof Uint8Array ? Buffer.from(value).toString('utf8') : typeof value === 'bigint' ? value.toString() : value,
+    value instanceof Uint8Array
+      ? Buffer.from(value).toString('utf8')
+      : typeof value === 'bigint'
+        ? value.toString()
+        : value,
   );
 }
 
@@ -39,8 +50,11 @@ export function failureTypeOf(error: unknown): string | undefined {
 
 /** Whether any run under this workflow id exists (to prove a refused request started nothing). */
 export function workflowExists(client: Client, workflowId: string): Promise<boolean> {
-  return client.workflow.getHandle(workflowId).describe().then(
-    () => true,
-    (error: unknown) => (error instanceof WorkflowNotFoundError ? false : Promise.reject(error)),
-  );
+  return client.workflow
+    .getHandle(workflowId)
+    .describe()
+    .then(
+      () => true,
+      (error: unknown) => (error instanceof WorkflowNotFoundError ? false : Promise.reject(error)),
+    );
 }

@@ -5,9 +5,18 @@ import { createLogger } from '../../src/infra/log.js';
 import { createPlatformClient } from '../../src/platform/index.js';
 import { generateMasterKey, parseMasterKeys } from '../../src/secrets/master-keys.js';
 import { createVault } from '../../src/secrets/vault.js';
-import { DEFAULT_PLATFORM_KEY, startSimulator, type RunningSimulator, type SimulatorOptions } from '../../src/sim/index.js';
+import {
+  DEFAULT_PLATFORM_KEY,
+  startSimulator,
+  type RunningSimulator,
+  type SimulatorOptions,
+} from '../../src/sim/index.js';
 import { inject } from 'vitest';
-import { onboardingStatusQuery, type OnboardingStage, type OnboardingStatus } from '../../workflows/onboard-tenant-messages.js';
+import {
+  onboardingStatusQuery,
+  type OnboardingStage,
+  type OnboardingStatus,
+} from '../../workflows/onboard-tenant-messages.js';
 import { createTestContext, type TestContext, type TestWorker } from './context.js';
 
 /**
@@ -23,7 +32,11 @@ export interface OrchestratorEnv extends TestContext {
   startOrchestratorWorker(): Promise<TestWorker>;
 }
 
-export async function createOrchestratorEnv(label: string, simOptions: SimulatorOptions = {}, extraDeps: Partial<ActivityDeps> = {}): Promise<OrchestratorEnv> {
+export async function createOrchestratorEnv(
+  label: string,
+  simOptions: SimulatorOptions = {},
+  extraDeps: Partial<ActivityDeps> = {},
+): Promise<OrchestratorEnv> {
   const ctx = await createTestContext(label);
   const sim = await startSimulator(simOptions);
   const secretsKeys = generateMasterKey(`t${randomBytes(3).toString('hex')}`);
@@ -59,7 +72,11 @@ export async function createOrchestratorEnv(label: string, simOptions: Simulator
 }
 
 /** Environment for `tenantctl` child processes pointed at a test file's world. */
-export function orchestratorCliEnv(ctx: Pick<TestContext, 'databaseUrl' | 'taskQueue'>, sim: RunningSimulator, secretsKeys: string): Record<string, string> {
+export function orchestratorCliEnv(
+  ctx: Pick<TestContext, 'databaseUrl' | 'taskQueue'>,
+  sim: RunningSimulator,
+  secretsKeys: string,
+): Record<string, string> {
   return {
     DATABASE_URL: ctx.databaseUrl,
     TEMPORAL_ADDRESS: inject('temporalAddress'),
@@ -73,7 +90,12 @@ export function orchestratorCliEnv(ctx: Pick<TestContext, 'databaseUrl' | 'taskQ
 }
 
 /** Waits until an onboarding's query shows `stage`, and returns that status. */
-export async function waitForOnboardingStage(env: Pick<TestContext, 'client'>, workflowId: string, stage: OnboardingStage, timeoutMs = 30_000): Promise<OnboardingStatus> {
+export async function waitForOnboardingStage(
+  env: Pick<TestContext, 'client'>,
+  workflowId: string,
+  stage: OnboardingStage,
+  timeoutMs = 30_000,
+): Promise<OnboardingStatus> {
   const handle = env.client.workflow.getHandle(workflowId);
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -86,7 +108,11 @@ export async function waitForOnboardingStage(env: Pick<TestContext, 'client'>, w
 
 /** Sets simulator faults for the test (see src/sim/CONTRACT-CHOICES.md for rule fields). */
 export async function setFaults(sim: RunningSimulator, rules: Array<Record<string, unknown>>): Promise<void> {
-  const response = await fetch(`${sim.url}/__sim/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ rules }) });
+  const response = await fetch(`${sim.url}/__sim/faults`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ rules }),
+  });
   if (!response.ok) throw new Error(`setting faults failed: ${response.status} ${await response.text()}`);
 }
 

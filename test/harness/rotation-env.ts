@@ -12,8 +12,17 @@ import type { RotationOptions } from '../../activities/rotation-options.js';
 import { generateMasterKey, parseMasterKeys } from '../../src/secrets/master-keys.js';
 import { createVault } from '../../src/secrets/vault.js';
 import { startNotifyReceiver, type NotifyReceiver } from '../../src/main/stack/notify-receiver.js';
-import { DEFAULT_PLATFORM_KEY, startSimulator, type RunningSimulator, type SimulatorOptions } from '../../src/sim/index.js';
-import { rotationStatusQuery, type RotationStage, type RotationStatus } from '../../workflows/rotate-tenant-key-messages.js';
+import {
+  DEFAULT_PLATFORM_KEY,
+  startSimulator,
+  type RunningSimulator,
+  type SimulatorOptions,
+} from '../../src/sim/index.js';
+import {
+  rotationStatusQuery,
+  type RotationStage,
+  type RotationStatus,
+} from '../../workflows/rotate-tenant-key-messages.js';
 import { createTestContext, type TestContext } from './context.js';
 import { orchestratorCliEnv } from './onboarding-env.js';
 
@@ -47,14 +56,28 @@ export async function createRotationEnv(
   const notify = await startNotifyReceiver();
   const secretsKeys = generateMasterKey(`t${randomBytes(3).toString('hex')}`);
   const logs: string[] = [];
-  const logger = createLogger({ level: 'debug', destination: new Writable({ write: (chunk, _e, done) => void (logs.push(String(chunk)), done()) }) });
+  const logger = createLogger({
+    level: 'debug',
+    destination: new Writable({ write: (chunk, _e, done) => void (logs.push(String(chunk)), done()) }),
+  });
   const platform = createPlatformClient({ baseUrl: sim.apiBase, platformKey: DEFAULT_PLATFORM_KEY, timeoutMs: 2_000 });
   const vault = createVault(parseMasterKeys(secretsKeys));
-  const rotationOptions: RotationOptions = { defaultDeployer: 'notify', envVariable: 'TENANT_API_KEY', notify: { url: notify.url, secret: notify.secret, timeoutMs: 2_000 }, ...rotation };
+  const rotationOptions: RotationOptions = {
+    defaultDeployer: 'notify',
+    envVariable: 'TENANT_API_KEY',
+    notify: { url: notify.url, secret: notify.secret, timeoutMs: 2_000 },
+    ...rotation,
+  };
   const activities = wrap(createActivities({ pool: ctx.pool, platform, vault, logger, rotation: rotationOptions }));
   await ctx.startWorker(activities);
   const connection = await NativeConnection.connect({ address: inject('temporalAddress') });
-  const platformWorker = await createPlatformActivityWorker({ connection, namespace: inject('temporalNamespace'), taskQueue: ctx.taskQueue, activities, requestsPerSecond: 200 });
+  const platformWorker = await createPlatformActivityWorker({
+    connection,
+    namespace: inject('temporalNamespace'),
+    taskQueue: ctx.taskQueue,
+    activities,
+    requestsPerSecond: 200,
+  });
   const platformRun = platformWorker.run();
 
   return {
@@ -67,15 +90,26 @@ export async function createRotationEnv(
     cliEnv: {
       ...orchestratorCliEnv(ctx, sim, secretsKeys),
       ROTATION_DEPLOYER: rotationOptions.defaultDeployer,
-      ...(rotationOptions.notify ? { ROTATION_NOTIFY_URL: rotationOptions.notify.url, ROTATION_NOTIFY_SECRET: rotationOptions.notify.secret } : {}),
+      ...(rotationOptions.notify
+        ? { ROTATION_NOTIFY_URL: rotationOptions.notify.url, ROTATION_NOTIFY_SECRET: rotationOptions.notify.secret }
+        : {}),
     },
     async onboard(externalRef) {
-      const handle = await startOnboarding(ctx.client, { externalRef, name: `Tenant ${externalRef}` }, { taskQueue: ctx.taskQueue });
+      const handle = await startOnboarding(
+        ctx.client,
+        { externalRef, name: `Tenant ${externalRef}` },
+        { taskQueue: ctx.taskQueue },
+      );
       const result = await handle.result();
       return { subaccountId: result.subaccountId, keyId: result.keyId };
     },
     async token(externalRef, slot = 'default') {
-      return (await revealKey({ pool: ctx.pool, vault }, { externalRef, slot, operator: 'test', reason: 'test reads the token' })).token;
+      return (
+        await revealKey(
+          { pool: ctx.pool, vault },
+          { externalRef, slot, operator: 'test', reason: 'test reads the token' },
+        )
+      ).token;
     },
     close: async () => {
       if (platformWorker.getState() === 'RUNNING') platformWorker.shutdown();
@@ -127,7 +161,11 @@ export function keysOf(env: RotationEnv, subaccountId: string) {
 }
 
 /** Waits until a rotation's query shows `stage`, and returns that status. */
-export async function waitForStage(env: RotationEnv, workflowId: string, stage: RotationStage): Promise<RotationStatus> {
+export async function waitForStage(
+  env: RotationEnv,
+  workflowId: string,
+  stage: RotationStage,
+): Promise<RotationStatus> {
   const handle = env.client.workflow.getHandle(workflowId);
   return waitFor(async () => {
     const status = await handle.query(rotationStatusQuery);

@@ -59,7 +59,12 @@ export async function startScriptedServer(handler: ScriptedHandler): Promise<Scr
 let requestCounter = 0;
 
 /** Answers with a raw JSON body (no envelope), for shapes the tests want exactly. */
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
   res.end(JSON.stringify(body));
 }
@@ -70,7 +75,12 @@ export function nextRequestId(): string {
 }
 
 /** Answers with the contract's success envelope and a fresh request id. */
-export function sendData(res: ServerResponse, status: number, data: unknown, headers: Record<string, string> = {}): void {
+export function sendData(
+  res: ServerResponse,
+  status: number,
+  data: unknown,
+  headers: Record<string, string> = {},
+): void {
   sendJson(res, status, { data, meta: { requestId: nextRequestId() } }, headers);
 }
 
@@ -82,5 +92,10 @@ export function sendError(
   message: string,
   headers: Record<string, string> = {},
 ): void {
-  sendJson(res, status, { error: { ...(code === undefined ? {} : { code }), message }, meta: { requestId: nextRequestId() } }, headers);
+  sendJson(
+    res,
+    status,
+    { error: { ...(code === undefined ? {} : { code }), message }, meta: { requestId: nextRequestId() } },
+    headers,
+  );
 }

@@ -93,7 +93,11 @@ export async function createTenant(
   return res.body.data.id as string;
 }
 
-export async function createTenantKey(sim: RunningSimulator, subaccountId: string, name = 'k'): Promise<{ id: string; token: string }> {
+export async function createTenantKey(
+  sim: RunningSimulator,
+  subaccountId: string,
+  name = 'k',
+): Promise<{ id: string; token: string }> {
   const res = await apiCall(sim, 'POST', `/subaccounts/${subaccountId}/api-keys/create`, { body: { name } });
   if (res.status !== 201) throw new Error(`createTenantKey failed: ${res.status} ${res.text}`);
   return { id: res.body.data.id as string, token: res.body.data.token as string };

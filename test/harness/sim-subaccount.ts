@@ -23,7 +23,11 @@ export function simulatorWithSubaccount(): (choices?: Partial<SimChoices>) => Pr
     const running = await startSimulator({ choices });
     sim = running;
     const client = createPlatformClient({ baseUrl: running.apiBase, platformKey: DEFAULT_PLATFORM_KEY });
-    const { subaccount } = await client.createSubaccount({ name: 'Acme', externalRef: 'acme', idempotencyKey: 'onboard:acme' });
+    const { subaccount } = await client.createSubaccount({
+      name: 'Acme',
+      externalRef: 'acme',
+      idempotencyKey: 'onboard:acme',
+    });
     return { client, subaccountId: subaccount.id, running };
   };
 }

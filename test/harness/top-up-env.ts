@@ -13,15 +13,30 @@ import { createVault } from '../../src/secrets/vault.js';
 import type { OrchestratorEnv } from './onboarding-env.js';
 
 /** Onboards tenants (no funding unless given) and waits until each is active. */
-export async function onboardTenants(env: Pick<TestContext, 'client' | 'taskQueue'>, refs: readonly string[], fundingMicroUsd?: string): Promise<void> {
+export async function onboardTenants(
+  env: Pick<TestContext, 'client' | 'taskQueue'>,
+  refs: readonly string[],
+  fundingMicroUsd?: string,
+): Promise<void> {
   const handles = await Promise.all(
-    refs.map((externalRef) => startOnboarding(env.client, { externalRef, name: `Tenant ${externalRef}`, ...(fundingMicroUsd ? { fundingMicroUsd } : {}) }, { taskQueue: env.taskQueue })),
+    refs.map((externalRef) =>
+      startOnboarding(
+        env.client,
+        { externalRef, name: `Tenant ${externalRef}`, ...(fundingMicroUsd ? { fundingMicroUsd } : {}) },
+        { taskQueue: env.taskQueue },
+      ),
+    ),
   );
   await Promise.all(handles.map((h) => h.result()));
 }
 
 /** Waits until a top-up's query shows `stage`, and returns that status. */
-export async function waitForTopUpStage(env: Pick<TestContext, 'client'>, workflowId: string, stage: TopUpStage, timeoutMs = 30_000): Promise<TopUpStatus> {
+export async function waitForTopUpStage(
+  env: Pick<TestContext, 'client'>,
+  workflowId: string,
+  stage: TopUpStage,
+  timeoutMs = 30_000,
+): Promise<TopUpStatus> {
   const handle = env.client.workflow.getHandle(workflowId);
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -33,22 +48,45 @@ export async function waitForTopUpStage(env: Pick<TestContext, 'client'>, workfl
 }
 
 /** The simulator's transfers into the sub-account of `externalRef`, as amounts (its books, not ours). */
-export function platformTransfersOf(sim: RunningSimulator, externalRef: string): Array<{ amountMicroUsd: string; idempotencyKey: string }> {
+export function platformTransfersOf(
+  sim: RunningSimulator,
+  externalRef: string,
+): Array<{ amountMicroUsd: string; idempotencyKey: string }> {
   const state = sim.state();
   const subaccount = state.subaccounts.find((s) => s.externalRef === externalRef);
   if (!subaccount) return [];
-  return state.transfers.filter((t) => t.subaccountId === subaccount.id).map((t) => ({ amountMicroUsd: t.amountMicroUsd, idempotencyKey: t.idempotencyKey }));
+  return state.transfers
+    .filter((t) => t.subaccountId === subaccount.id)
+    .map((t) => ({ amountMicroUsd: t.amountMicroUsd, idempotencyKey: t.idempotencyKey }));
 }
 
 /**
  * The rate-limited platform-queue worker beside a test file's main worker (the sweep's wallet reads
  * run there), with activities over the same database and simulator.
  */
-export async function startPlatformQueueWorker(env: Pick<OrchestratorEnv, 'pool' | 'sim' | 'taskQueue' | 'secretsKeys'>, requestsPerSecond = 200): Promise<{ stop(): Promise<void> }> {
-  const platform = createPlatformClient({ baseUrl: env.sim.apiBase, platformKey: DEFAULT_PLATFORM_KEY, timeoutMs: 2_000 });
-  const activities = createActivities({ pool: env.pool, platform, vault: createVault(parseMasterKeys(env.secretsKeys)), logger: createLogger({ level: 'silent' }) });
+export async function startPlatformQueueWorker(
+  env: Pick<OrchestratorEnv, 'pool' | 'sim' | 'taskQueue' | 'secretsKeys'>,
+  requestsPerSecond = 200,
+): Promise<{ stop(): Promise<void> }> {
+  const platform = createPlatformClient({
+    baseUrl: env.sim.apiBase,
+    platformKey: DEFAULT_PLATFORM_KEY,
+    timeoutMs: 2_000,
+  });
+  const activities = createActivities({
+    pool: env.pool,
+    platform,
+    vault: createVault(parseMasterKeys(env.secretsKeys)),
+    logger: createLogger({ level: 'silent' }),
+  });
   const connection = await NativeConnection.connect({ address: inject('temporalAddress') });
-  const worker = await createPlatformActivityWorker({ connection, namespace: inject('temporalNamespace'), taskQueue: env.taskQueue, activities, requestsPerSecond });
+  const worker = await createPlatformActivityWorker({
+    connection,
+    namespace: inject('temporalNamespace'),
+    taskQueue: env.taskQueue,
+    activities,
+    requestsPerSecond,
+  });
   const running = worker.run();
   return {
     async stop() {

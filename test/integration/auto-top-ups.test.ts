@@ -12,7 +12,9 @@ const sum = (amounts: string[]) => amounts.reduce((s, a) => s + BigInt(a), 0n);
 async function settled(env: OrchestratorEnv, timeoutMs = 120_000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const { rows } = await env.pool.query(`SELECT count(*)::int AS n FROM transfer_intents WHERE state IN ('pending', 'unknown', 'needs_operator')`);
+    const { rows } = await env.pool.query(
+      `SELECT count(*)::int AS n FROM transfer_intents WHERE state IN ('pending', 'unknown', 'needs_operator')`,
+    );
     if (rows[0].n === 0) return;
     if (Date.now() > deadline) throw new Error(`${rows[0].n} transfers still open`);
     await new Promise((r) => setTimeout(r, 200));
@@ -30,7 +32,11 @@ async function waitForRows(env: OrchestratorEnv, sql: string, count: number, tim
 }
 
 async function sweep(env: OrchestratorEnv, id: string) {
-  return env.client.workflow.execute('autoTopUpSweep', { taskQueue: env.taskQueue, workflowId: id, args: [{ pageSize: 4, options: FAST }] }) as Promise<{ started: number; stoppedBy: string | null }>;
+  return env.client.workflow.execute('autoTopUpSweep', {
+    taskQueue: env.taskQueue,
+    workflowId: id,
+    args: [{ pageSize: 4, options: FAST }],
+  }) as Promise<{ started: number; stoppedBy: string | null }>;
 }
 
 describe('auto top-up within spend caps', () => {
@@ -49,13 +55,32 @@ describe('auto top-up within spend caps', () => {
   });
 
   it('keeps every tenant and the parent within their daily caps while 50 sweeps and 100 manual top-ups race through lost responses', async () => {
-    for (const ref of tenants) await setFundingPolicy(env.pool, ref, { below: '1000', to: '4000', maxPerDay: '10000', maxPerMonth: '20000', updatedBy: 'test' });
+    for (const ref of tenants)
+      await setFundingPolicy(env.pool, ref, {
+        below: '1000',
+        to: '4000',
+        maxPerDay: '10000',
+        maxPerMonth: '20000',
+        updatedBy: 'test',
+      });
     await setParentCap(env.pool, { maxPerDay: '60000', updatedBy: 'test' });
-    await setFaults(env.sim, [{ method: 'POST', path: '/subaccounts/*/wallet/transfers', mode: 'drop-after-commit', probability: 0.2 }]);
-    const manual = tenants.flatMap((ref) => Array.from({ length: 10 }, (_, i) => ({ externalRef: ref, idempotencyKey: `manual-${i}`, amountMicroUsd: '3000', requestedBy: 'billing', options: FAST })));
+    await setFaults(env.sim, [
+      { method: 'POST', path: '/subaccounts/*/wallet/transfers', mode: 'drop-after-commit', probability: 0.2 },
+    ]);
+    const manual = tenants.flatMap((ref) =>
+      Array.from({ length: 10 }, (_, i) => ({
+        externalRef: ref,
+        idempotencyKey: `manual-${i}`,
+        amountMicroUsd: '3000',
+        requestedBy: 'billing',
+        options: FAST,
+      })),
+    );
     const [sweeps, topUps] = await Promise.all([
       Promise.all(Array.from({ length: 50 }, (_, i) => sweep(env, `sweep-race-${i}`))),
-      Promise.all(manual.map(async (input) => (await startTopUp(env.client, input, { taskQueue: env.taskQueue })).result())),
+      Promise.all(
+        manual.map(async (input) => (await startTopUp(env.client, input, { taskQueue: env.taskQueue })).result()),
+      ),
     ]);
     await settled(env);
     await clearFaults(env.sim);
@@ -65,7 +90,10 @@ describe('auto top-up within spend caps', () => {
       const onBooks = sum(platformTransfersOf(env.sim, ref).map((t) => t.amountMicroUsd));
       expect(onBooks, ref).toBeLessThanOrEqual(10000n);
       parentTotal += onBooks;
-      const { rows } = await env.pool.query(`SELECT coalesce(sum(amount_micro_usd), 0)::text AS s FROM transfer_intents WHERE external_ref = $1 AND state = 'succeeded'`, [ref]);
+      const { rows } = await env.pool.query(
+        `SELECT coalesce(sum(amount_micro_usd), 0)::text AS s FROM transfer_intents WHERE external_ref = $1 AND state = 'succeeded'`,
+        [ref],
+      );
       expect(rows[0].s, `${ref}: our ledger and the platform's books`).toBe(onBooks.toString());
     }
     expect(parentTotal).toBeLessThanOrEqual(60000n);
@@ -73,7 +101,9 @@ describe('auto top-up within spend caps', () => {
     expect(parentTotal).toBeGreaterThan(0n);
     const refused = topUps.filter((r) => r.state === 'cap_refused');
     expect(refused.length).toBeGreaterThan(0);
-    const { rows: audited } = await env.pool.query(`SELECT count(*)::int AS n FROM audit_log WHERE action = 'transfer.cap_refused'`);
+    const { rows: audited } = await env.pool.query(
+      `SELECT count(*)::int AS n FROM audit_log WHERE action = 'transfer.cap_refused'`,
+    );
     expect(audited[0].n).toBeGreaterThanOrEqual(refused.length);
     expect(sweeps.every((s) => s.stoppedBy === null)).toBe(true);
     // Every platform transfer went out under one of our intents' keys, once.
@@ -82,18 +112,29 @@ describe('auto top-up within spend caps', () => {
   });
 
   it("stops on the parent's INSUFFICIENT_BALANCE with one visible state, and resumes after tenantctl parent-funded", async () => {
-    for (const ref of ['broke-a', 'broke-b']) await setFundingPolicy(env.pool, ref, { below: '1000', to: '2000', maxPerDay: '100000', updatedBy: 'test' });
+    for (const ref of ['broke-a', 'broke-b'])
+      await setFundingPolicy(env.pool, ref, { below: '1000', to: '2000', maxPerDay: '100000', updatedBy: 'test' });
     await setParentCap(env.pool, { maxPerDay: null, updatedBy: 'test' });
     for (const ref of tenants) await env.pool.query(`DELETE FROM funding_policies WHERE external_ref = $1`, [ref]);
     const setParentBalance = (paidMicroUsd: string) =>
-      fetch(`${env.sim.url}/__sim/parents/${DEFAULT_PARENT_ID}/balance`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ paidMicroUsd }) });
+      fetch(`${env.sim.url}/__sim/parents/${DEFAULT_PARENT_ID}/balance`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ paidMicroUsd }),
+      });
     await setParentBalance('10');
     expect((await sweep(env, 'sweep-broke-1')).started).toBe(2);
     // The sweep only starts the top-ups: wait for both to meet the parent's balance and end.
-    await waitForRows(env, `SELECT 1 FROM transfer_intents WHERE external_ref LIKE 'broke-%' AND kind = 'auto' AND state = 'cancelled'`, 2);
+    await waitForRows(
+      env,
+      `SELECT 1 FROM transfer_intents WHERE external_ref LIKE 'broke-%' AND kind = 'auto' AND state = 'cancelled'`,
+      2,
+    );
     const { rows: parent } = await env.pool.query(`SELECT insufficient_since IS NOT NULL AS set FROM funding_parent`);
     expect(parent).toEqual([{ set: true }]);
-    const { rows: intents } = await env.pool.query(`SELECT state, failure_code FROM transfer_intents WHERE external_ref LIKE 'broke-%' AND kind = 'auto'`);
+    const { rows: intents } = await env.pool.query(
+      `SELECT state, failure_code FROM transfer_intents WHERE external_ref LIKE 'broke-%' AND kind = 'auto'`,
+    );
     expect(intents.length).toBeGreaterThan(0);
     expect(intents.every((r) => r.state === 'cancelled' && r.failure_code === 'INSUFFICIENT_BALANCE')).toBe(true);
 
@@ -106,7 +147,11 @@ describe('auto top-up within spend caps', () => {
     expect(funded.stdout).toMatch(/insufficient-balance state is cleared/);
     const resumed = await sweep(env, 'sweep-broke-3');
     expect(resumed.started).toBe(2);
-    await waitForRows(env, `SELECT 1 FROM transfer_intents WHERE external_ref LIKE 'broke-%' AND kind = 'auto' AND state = 'succeeded'`, 2);
+    await waitForRows(
+      env,
+      `SELECT 1 FROM transfer_intents WHERE external_ref LIKE 'broke-%' AND kind = 'auto' AND state = 'succeeded'`,
+      2,
+    );
     expect(platformTransfersOf(env.sim, 'broke-a').map((t) => t.amountMicroUsd)).toEqual(['2000']);
     expect(platformTransfersOf(env.sim, 'broke-b').map((t) => t.amountMicroUsd)).toEqual(['2000']);
   });
@@ -122,15 +167,39 @@ describe('auto top-up within spend caps', () => {
       expect(result.code, result.stderr).toBe(2);
       expect(result.stderr).toContain(`error: ${flag}`);
     }
-    const unknown = await runCli(['funding', 'policy', 'set', 'nobody', '--below', '1', '--to', '5', '--max-per-day', '10'], env.cliEnv);
+    const unknown = await runCli(
+      ['funding', 'policy', 'set', 'nobody', '--below', '1', '--to', '5', '--max-per-day', '10'],
+      env.cliEnv,
+    );
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/no tenant with external ref nobody/);
-    const { rows } = await env.pool.query(`SELECT count(*)::int AS n FROM funding_policies WHERE external_ref IN ('bad-input', 'nobody')`);
+    const { rows } = await env.pool.query(
+      `SELECT count(*)::int AS n FROM funding_policies WHERE external_ref IN ('bad-input', 'nobody')`,
+    );
     expect(rows[0].n).toBe(0);
 
-    const ok = await runCli(['funding', 'policy', 'set', 'bad-input', '--below', '100', '--to', '500', '--max-per-day', '1000', '--operator', 'fay', '--json'], env.cliEnv);
+    const ok = await runCli(
+      [
+        'funding',
+        'policy',
+        'set',
+        'bad-input',
+        '--below',
+        '100',
+        '--to',
+        '500',
+        '--max-per-day',
+        '1000',
+        '--operator',
+        'fay',
+        '--json',
+      ],
+      env.cliEnv,
+    );
     expect(ok.code, ok.stderr).toBe(0);
-    expect(JSON.parse(ok.stdout)).toMatchObject({ policy: { below: '100', to: '500', maxPerDay: '1000', maxPerMonth: null, updatedBy: 'fay' } });
+    expect(JSON.parse(ok.stdout)).toMatchObject({
+      policy: { below: '100', to: '500', maxPerDay: '1000', maxPerMonth: null, updatedBy: 'fay' },
+    });
     const cleared = await runCli(['funding', 'policy', 'clear', 'bad-input'], env.cliEnv);
     expect(cleared.stdout).toMatch(/cleared/);
   });

@@ -11,7 +11,11 @@ import { createDriftEnv, type DriftEnv } from '../harness/drift-env.js';
 describe.each(['default', 'alt'] as const)('drift against the %s platform shape', (shape) => {
   let env: DriftEnv;
   beforeAll(async () => {
-    env = await createDriftEnv(`drift-${shape}`, { policies: { key_orphan: 'fix' }, quietPeriodMs: 1_000 }, { choices: SIM_SHAPES[shape] });
+    env = await createDriftEnv(
+      `drift-${shape}`,
+      { policies: { key_orphan: 'fix' }, quietPeriodMs: 1_000 },
+      { choices: SIM_SHAPES[shape] },
+    );
   }, 120_000);
   afterAll(async () => env?.close());
 
@@ -34,7 +38,9 @@ describe.each(['default', 'alt'] as const)('drift against the %s platform shape'
     expect(result.openTotal).toBeGreaterThanOrEqual(1);
     expect(keyOf(String(quiet.id)).status).toBe('revoked');
     expect(keyOf(String(busy.id)).status).toBe('active');
-    const findings = (await listFindings(env.pool, { limit: 100 })).filter((f) => f.kind === 'key_orphan' && f.externalRef === ref);
+    const findings = (await listFindings(env.pool, { limit: 100 })).filter(
+      (f) => f.kind === 'key_orphan' && f.externalRef === ref,
+    );
     const busyFinding = findings.find((f) => f.subject === String(busy.id))!;
     expect(busyFinding.fixedAt).toBeNull();
 

@@ -57,7 +57,9 @@ describe('embedded Postgres in a private checkout', () => {
     await server.stop();
     writeFileSync(join(dataDir, 'PG_VERSION'), '9\n');
 
-    const failure: unknown = await startEmbeddedPostgres({ dataDir, persistent: true, nativeDir: privateNative }).catch((error: unknown) => error);
+    const failure: unknown = await startEmbeddedPostgres({ dataDir, persistent: true, nativeDir: privateNative }).catch(
+      (error: unknown) => error,
+    );
     expect(failure).toBeInstanceOf(LauncherError);
     expect((failure as LauncherError).code).toBe(LauncherErrorCode.POSTGRES_START_FAILED);
     expect((failure as LauncherError).message).not.toContain('\n');

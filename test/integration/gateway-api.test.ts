@@ -16,7 +16,13 @@ describe('gateway trigger, status, lifecycle, codec and health API', () => {
   let gateway: GatewayApp;
   let url: string;
   const build = (overrides: Parameters<typeof buildTestGateway>[0]['options'] = {}, taskQueue = env.taskQueue) =>
-    buildTestGateway({ pool: env.pool, client: env.client, taskQueue, keys: parseMasterKeys(env.secretsKeys), options: overrides });
+    buildTestGateway({
+      pool: env.pool,
+      client: env.client,
+      taskQueue,
+      keys: parseMasterKeys(env.secretsKeys),
+      options: overrides,
+    });
   const workflowExists = (workflowId: string) => workflowExistsIn(env.client, workflowId);
 
   beforeAll(async () => {
@@ -33,7 +39,17 @@ describe('gateway trigger, status, lifecycle, codec and health API', () => {
   it('creates one tenant when 200 identical POST /v1/tenants arrive at once', async () => {
     const body = JSON.stringify({ externalRef: 'burst-200', name: 'Burst Two Hundred' });
     const answers = await Promise.all(
-      Array.from({ length: 200 }, () => fetch(`${url}/v1/tenants`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body }).then(async (r) => ({ status: r.status, location: r.headers.get('location'), json: (await r.json()) as { data: { started: boolean; statusUrl: string } } }))),
+      Array.from({ length: 200 }, () =>
+        fetch(`${url}/v1/tenants`, {
+          method: 'POST',
+          headers: { ...auth, 'content-type': 'application/json' },
+          body,
+        }).then(async (r) => ({
+          status: r.status,
+          location: r.headers.get('location'),
+          json: (await r.json()) as { data: { started: boolean; statusUrl: string } },
+        })),
+      ),
     );
     expect(answers.map((a) => a.status)).toEqual(Array(200).fill(202));
     expect(answers.filter((a) => a.json.data.started)).toHaveLength(1);
@@ -44,7 +60,10 @@ describe('gateway trigger, status, lifecycle, codec and health API', () => {
     const status = await fetch(`${url}/v1/tenants/burst-200`, { headers: auth });
     expect(status.status).toBe(200);
     const text = await status.text();
-    expect(JSON.parse(text)).toMatchObject({ data: { externalRef: 'burst-200', record: { status: 'active' } }, meta: { requestId: expect.stringMatching(/^req_/) } });
+    expect(JSON.parse(text)).toMatchObject({
+      data: { externalRef: 'burst-200', record: { status: 'active' } },
+      meta: { requestId: expect.stringMatching(/^req_/) },
+    });
     expect(text).not.toMatch(/svsk_|sealed/);
   });
 
@@ -84,18 +103,41 @@ describe('gateway trigger, status, lifecycle, codec and health API', () => {
     expect(await workflowExists('onboard:intruder-1')).toBe(false);
     expect(await workflowExists('suspend:burst-200')).toBe(false);
     expect(await workflowExists('rotate:burst-200:default')).toBe(false);
-    const codec = await gateway.app.inject({ method: 'POST', url: '/codec/decode', headers: { authorization: `Bearer ${TEST_API_TOKEN}` }, payload: { payloads: [] } });
+    const codec = await gateway.app.inject({
+      method: 'POST',
+      url: '/codec/decode',
+      headers: { authorization: `Bearer ${TEST_API_TOKEN}` },
+      payload: { payloads: [] },
+    });
     expect(codec.statusCode).toBe(401);
   });
 
   it('refuses bad onboarding input naming the fields, a conflicting name with 409, bad JSON with 400, and an unknown tenant with 404', async () => {
-    const bad = await gateway.app.inject({ method: 'POST', url: '/v1/tenants', headers: auth, payload: { externalRef: ' bad ref', fundingMicroUsd: 5 } });
+    const bad = await gateway.app.inject({
+      method: 'POST',
+      url: '/v1/tenants',
+      headers: auth,
+      payload: { externalRef: ' bad ref', fundingMicroUsd: 5 },
+    });
     expect(bad.statusCode).toBe(400);
-    expect(bad.json().error).toMatchObject({ code: 'INVALID_INPUT', fields: expect.arrayContaining(['externalRef', 'name', 'fundingMicroUsd']) });
-    const conflict = await gateway.app.inject({ method: 'POST', url: '/v1/tenants', headers: auth, payload: { externalRef: 'burst-200', name: 'Someone Else' } });
+    expect(bad.json().error).toMatchObject({
+      code: 'INVALID_INPUT',
+      fields: expect.arrayContaining(['externalRef', 'name', 'fundingMicroUsd']),
+    });
+    const conflict = await gateway.app.inject({
+      method: 'POST',
+      url: '/v1/tenants',
+      headers: auth,
+      payload: { externalRef: 'burst-200', name: 'Someone Else' },
+    });
     expect(conflict.statusCode).toBe(409);
     expect(conflict.json().error.code).toBe('EXTERNAL_REF_CONFLICT');
-    const json = await gateway.app.inject({ method: 'POST', url: '/v1/tenants', headers: { ...auth, 'content-type': 'application/json' }, payload: '{"externalRef":' });
+    const json = await gateway.app.inject({
+      method: 'POST',
+      url: '/v1/tenants',
+      headers: { ...auth, 'content-type': 'application/json' },
+      payload: '{"externalRef":',
+    });
     expect(json.statusCode).toBe(400);
     expect(json.json().error.code).toBe('INVALID_JSON');
     const unknown = await gateway.app.inject({ method: 'GET', url: '/v1/tenants/nobody-here', headers: auth });
@@ -108,24 +150,69 @@ describe('gateway trigger, status, lifecycle, codec and health API', () => {
     try {
       const before = env.sim.state().stats.requestsTotal;
       for (const action of ['suspend', 'resume', 'close', 'rotate']) {
-        const response = await idle.app.inject({ method: 'POST', url: `/v1/tenants/ghost-tenant/${action}`, headers: auth, payload: { reason: 'a valid reason' } });
+        const response = await idle.app.inject({
+          method: 'POST',
+          url: `/v1/tenants/ghost-tenant/${action}`,
+          headers: auth,
+          payload: { reason: 'a valid reason' },
+        });
         expect(response.statusCode).toBe(404);
         expect(response.json().error.code).toBe('TENANT_NOT_FOUND');
       }
       expect(env.sim.state().stats.requestsTotal).toBe(before);
-      for (const id of ['suspend:ghost-tenant', 'resume:ghost-tenant', 'close:ghost-tenant', 'rotate:ghost-tenant:default']) expect(await workflowExists(id)).toBe(false);
+      for (const id of [
+        'suspend:ghost-tenant',
+        'resume:ghost-tenant',
+        'close:ghost-tenant',
+        'rotate:ghost-tenant:default',
+      ])
+        expect(await workflowExists(id)).toBe(false);
 
       const expected = [
-        ['suspend', { reason: 'unpaid', operator: 'billing' }, 'suspendTenant', 'suspend:burst-200', { externalRef: 'burst-200', reason: 'unpaid', operator: 'billing' }],
-        ['resume', { reason: 'paid now' }, 'resumeTenant', 'resume:burst-200', { externalRef: 'burst-200', reason: 'paid now', operator: 'unknown' }],
-        ['close', { reason: 'customer left' }, 'closeTenant', 'close:burst-200', { externalRef: 'burst-200', reason: 'customer left', operator: 'unknown' }],
-        ['rotate', { slot: 'ci' }, 'rotateTenantKey', 'rotate:burst-200:ci', { externalRef: 'burst-200', slot: 'ci', emergency: false }],
+        [
+          'suspend',
+          { reason: 'unpaid', operator: 'billing' },
+          'suspendTenant',
+          'suspend:burst-200',
+          { externalRef: 'burst-200', reason: 'unpaid', operator: 'billing' },
+        ],
+        [
+          'resume',
+          { reason: 'paid now' },
+          'resumeTenant',
+          'resume:burst-200',
+          { externalRef: 'burst-200', reason: 'paid now', operator: 'unknown' },
+        ],
+        [
+          'close',
+          { reason: 'customer left' },
+          'closeTenant',
+          'close:burst-200',
+          { externalRef: 'burst-200', reason: 'customer left', operator: 'unknown' },
+        ],
+        [
+          'rotate',
+          { slot: 'ci' },
+          'rotateTenantKey',
+          'rotate:burst-200:ci',
+          { externalRef: 'burst-200', slot: 'ci', emergency: false },
+        ],
       ] as const;
       for (const [action, payload, type, workflowId, input] of expected) {
-        const response = await idle.app.inject({ method: 'POST', url: `/v1/tenants/burst-200/${action}`, headers: auth, ...(payload ? { payload } : {}) });
+        const response = await idle.app.inject({
+          method: 'POST',
+          url: `/v1/tenants/burst-200/${action}`,
+          headers: auth,
+          ...(payload ? { payload } : {}),
+        });
         expect(response.statusCode, action).toBe(202);
         expect(response.json().data).toMatchObject({ action, workflowId, statusUrl: '/v1/tenants/burst-200' });
-        const again = await idle.app.inject({ method: 'POST', url: `/v1/tenants/burst-200/${action}`, headers: auth, ...(payload ? { payload } : {}) });
+        const again = await idle.app.inject({
+          method: 'POST',
+          url: `/v1/tenants/burst-200/${action}`,
+          headers: auth,
+          ...(payload ? { payload } : {}),
+        });
         expect(again.statusCode).toBe(202);
         const handle = env.client.workflow.getHandle(workflowId);
         expect((await handle.describe()).type).toBe(type);
@@ -134,7 +221,12 @@ describe('gateway trigger, status, lifecycle, codec and health API', () => {
         expect(JSON.parse(Buffer.from(started.input!.payloads![0]!.data!).toString('utf8'))).toEqual(input);
         await handle.terminate('gateway test: checked the start only');
       }
-      const badSlot = await idle.app.inject({ method: 'POST', url: '/v1/tenants/burst-200/rotate', headers: auth, payload: { slot: 'Not A Slot' } });
+      const badSlot = await idle.app.inject({
+        method: 'POST',
+        url: '/v1/tenants/burst-200/rotate',
+        headers: auth,
+        payload: { slot: 'Not A Slot' },
+      });
       expect(badSlot.json().error).toMatchObject({ code: 'INVALID_INPUT', fields: ['slot'] });
       const badAction = await idle.app.inject({ method: 'POST', url: '/v1/tenants/burst-200/explode', headers: auth });
       expect(badAction.statusCode).toBe(404);
@@ -144,34 +236,88 @@ describe('gateway trigger, status, lifecycle, codec and health API', () => {
   });
 
   it('serves the payload codec to authorized operators with the CORS the Temporal Web UI needs', async () => {
-    const plain = { payloads: [{ metadata: { encoding: Buffer.from('json/plain').toString('base64') }, data: Buffer.from('{"externalRef":"x"}').toString('base64') }] };
-    const operator = { authorization: `Bearer ${TEST_CODEC_TOKEN}`, origin: 'http://localhost:8233', 'x-namespace': 'default' };
-    const encoded = await gateway.app.inject({ method: 'POST', url: '/codec/encode', headers: operator, payload: plain });
+    const plain = {
+      payloads: [
+        {
+          metadata: { encoding: Buffer.from('json/plain').toString('base64') },
+          data: Buffer.from('{"externalRef":"x"}').toString('base64'),
+        },
+      ],
+    };
+    const operator = {
+      authorization: `Bearer ${TEST_CODEC_TOKEN}`,
+      origin: 'http://localhost:8233',
+      'x-namespace': 'default',
+    };
+    const encoded = await gateway.app.inject({
+      method: 'POST',
+      url: '/codec/encode',
+      headers: operator,
+      payload: plain,
+    });
     expect(encoded.statusCode).toBe(200);
     expect(encoded.headers['access-control-allow-origin']).toBe('http://localhost:8233');
     const sealed = encoded.json();
     expect(Buffer.from(sealed.payloads[0].metadata.encoding, 'base64').toString()).toBe('binary/encrypted');
-    const decoded = await gateway.app.inject({ method: 'POST', url: '/codec/decode', headers: operator, payload: sealed });
+    const decoded = await gateway.app.inject({
+      method: 'POST',
+      url: '/codec/decode',
+      headers: operator,
+      payload: sealed,
+    });
     expect(decoded.json()).toEqual(plain);
 
-    const preflight = await gateway.app.inject({ method: 'OPTIONS', url: '/codec/decode', headers: { origin: 'http://localhost:8233', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-namespace,authorization' } });
+    const preflight = await gateway.app.inject({
+      method: 'OPTIONS',
+      url: '/codec/decode',
+      headers: {
+        origin: 'http://localhost:8233',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type,x-namespace,authorization',
+      },
+    });
     expect(preflight.statusCode).toBe(204);
-    expect(preflight.headers).toMatchObject({ 'access-control-allow-origin': 'http://localhost:8233', 'access-control-allow-methods': 'POST, OPTIONS' });
-    expect(String(preflight.headers['access-control-allow-headers'])).toMatch(/content-type.*x-namespace.*authorization/);
-    const foreign = await gateway.app.inject({ method: 'OPTIONS', url: '/codec/decode', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
+    expect(preflight.headers).toMatchObject({
+      'access-control-allow-origin': 'http://localhost:8233',
+      'access-control-allow-methods': 'POST, OPTIONS',
+    });
+    expect(String(preflight.headers['access-control-allow-headers'])).toMatch(
+      /content-type.*x-namespace.*authorization/,
+    );
+    const foreign = await gateway.app.inject({
+      method: 'OPTIONS',
+      url: '/codec/decode',
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
+    });
     expect(foreign.statusCode).toBe(403);
     expect(foreign.headers['access-control-allow-origin']).toBeUndefined();
-    const anonymous = await gateway.app.inject({ method: 'POST', url: '/codec/decode', headers: { origin: 'http://localhost:8233' }, payload: sealed });
+    const anonymous = await gateway.app.inject({
+      method: 'POST',
+      url: '/codec/decode',
+      headers: { origin: 'http://localhost:8233' },
+      payload: sealed,
+    });
     expect(anonymous.statusCode).toBe(401);
     expect(anonymous.headers['access-control-allow-origin']).toBe('http://localhost:8233'); // so the UI can show why
-    const garbage = await gateway.app.inject({ method: 'POST', url: '/codec/decode', headers: operator, payload: { payloads: 'no' } });
+    const garbage = await gateway.app.inject({
+      method: 'POST',
+      url: '/codec/decode',
+      headers: operator,
+      payload: { payloads: 'no' },
+    });
     expect(garbage.json().error.code).toBe('INVALID_INPUT');
 
     // With no operator tokens configured, only loopback clients (a local UI) are served.
     const local = build({ codecTokens: [] });
     try {
-      expect((await local.app.inject({ method: 'POST', url: '/codec/decode', payload: sealed, remoteAddress: '127.0.0.1' })).statusCode).toBe(200);
-      expect((await local.app.inject({ method: 'POST', url: '/codec/decode', payload: sealed, remoteAddress: '10.1.2.3' })).statusCode).toBe(401);
+      expect(
+        (await local.app.inject({ method: 'POST', url: '/codec/decode', payload: sealed, remoteAddress: '127.0.0.1' }))
+          .statusCode,
+      ).toBe(200);
+      expect(
+        (await local.app.inject({ method: 'POST', url: '/codec/decode', payload: sealed, remoteAddress: '10.1.2.3' }))
+          .statusCode,
+      ).toBe(401);
     } finally {
       await local.app.close();
     }
@@ -184,7 +330,12 @@ describe('gateway trigger, status, lifecycle, codec and health API', () => {
     expect(await ready.json()).toEqual({ status: 'ready', checks: { postgres: 'ok', temporal: 'ok' } });
 
     const brokenPool = createPool('postgres://nobody:nothing@127.0.0.1:1/none');
-    const broken = buildTestGateway({ pool: brokenPool, client: env.client, taskQueue: env.taskQueue, keys: parseMasterKeys(env.secretsKeys) });
+    const broken = buildTestGateway({
+      pool: brokenPool,
+      client: env.client,
+      taskQueue: env.taskQueue,
+      keys: parseMasterKeys(env.secretsKeys),
+    });
     try {
       const notReady = await broken.app.inject({ method: 'GET', url: '/readyz' });
       expect(notReady.statusCode).toBe(503);
@@ -198,22 +349,44 @@ describe('gateway trigger, status, lifecycle, codec and health API', () => {
     expect(metrics.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
     const text = await metrics.text();
     expect(text).toMatch(/^gateway_http_requests_total\{method="POST",route="\/v1\/tenants",status="202"\} \d+$/m);
-    expect(text).toMatch(/^gateway_http_request_duration_seconds_bucket\{method="GET",route="\/healthz",le="\+Inf"\} \d+$/m);
+    expect(text).toMatch(
+      /^gateway_http_request_duration_seconds_bucket\{method="GET",route="\/healthz",le="\+Inf"\} \d+$/m,
+    );
     expect(text).toMatch(/^gateway_webhook_inbox_deliveries\{state="pending"\} \d+$/m);
 
     const openapi = await (await fetch(`${url}/openapi.json`)).json();
     expect(openapi).toMatchObject({ openapi: '3.1.0' });
-    for (const path of ['/v1/tenants', '/v1/tenants/{externalRef}', '/v1/tenants/{externalRef}/rotate', '/v1/tenants/{externalRef}/close', '/webhooks/registry/{registrationId}', '/codec/decode', '/readyz', '/metrics']) {
+    for (const path of [
+      '/v1/tenants',
+      '/v1/tenants/{externalRef}',
+      '/v1/tenants/{externalRef}/rotate',
+      '/v1/tenants/{externalRef}/close',
+      '/webhooks/registry/{registrationId}',
+      '/codec/decode',
+      '/readyz',
+      '/metrics',
+    ]) {
       expect(Object.keys(openApiDocument.paths)).toContain(path);
     }
     const notFound = await fetch(`${url}/nothing-here`);
     expect(notFound.status).toBe(404);
-    expect(await notFound.json()).toMatchObject({ error: { code: 'ROUTE_NOT_FOUND' }, meta: { requestId: notFound.headers.get('x-request-id') } });
+    expect(await notFound.json()).toMatchObject({
+      error: { code: 'ROUTE_NOT_FOUND' },
+      meta: { requestId: notFound.headers.get('x-request-id') },
+    });
   });
 
   it('runs as a process with `tenantctl gateway` and stops cleanly on SIGTERM', async () => {
     const child = spawn(process.execPath, [TENANTCTL, 'gateway'], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', DATA_DIR: '/nonexistent-stack-dir', LOG_LEVEL: 'warn', ...env.cliEnv, GATEWAY_PORT: '0', GATEWAY_API_TOKENS: TEST_API_TOKEN },
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '/root',
+        DATA_DIR: '/nonexistent-stack-dir',
+        LOG_LEVEL: 'warn',
+        ...env.cliEnv,
+        GATEWAY_PORT: '0',
+        GATEWAY_API_TOKENS: TEST_API_TOKEN,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';

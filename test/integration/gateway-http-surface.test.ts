@@ -19,9 +19,21 @@ describe('the /v1 API against a running gateway and worker', () => {
   let gateway: GatewayApp;
   let url: string;
 
-  const post = async (path: string, body?: unknown, headers: Record<string, string> = { 'content-type': 'application/json' }) => {
-    const response = await fetch(`${url}${path}`, { method: 'POST', headers: { ...auth, ...headers }, ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }) });
-    return { status: response.status, location: response.headers.get('location'), json: (await response.json()) as Envelope };
+  const post = async (
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = { 'content-type': 'application/json' },
+  ) => {
+    const response = await fetch(`${url}${path}`, {
+      method: 'POST',
+      headers: { ...auth, ...headers },
+      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+    });
+    return {
+      status: response.status,
+      location: response.headers.get('location'),
+      json: (await response.json()) as Envelope,
+    };
   };
   const status = async (location: string) => {
     const response = await fetch(location.startsWith('http') ? location : `${url}${location}`, { headers: auth });
@@ -42,7 +54,13 @@ describe('the /v1 API against a running gateway and worker', () => {
 
   beforeAll(async () => {
     env = await createRotationEnv('gw-http');
-    gateway = buildTestGateway({ pool: env.pool, client: env.client, taskQueue: env.taskQueue, keys: parseMasterKeys(env.cliEnv.SECRETS_KEYS!), options: { publicUrl: undefined } });
+    gateway = buildTestGateway({
+      pool: env.pool,
+      client: env.client,
+      taskQueue: env.taskQueue,
+      keys: parseMasterKeys(env.cliEnv.SECRETS_KEYS!),
+      options: { publicUrl: undefined },
+    });
     url = await listenOnLoopback(gateway);
   });
   afterAll(async () => {
@@ -51,7 +69,11 @@ describe('the /v1 API against a running gateway and worker', () => {
   });
 
   it('onboards, suspends, resumes, rotates (emergency) and closes a tenant through /v1, each run completing', async () => {
-    const onboard = await post('/v1/tenants', { externalRef: 'http-life', name: 'Http Life', fundingMicroUsd: '2000000' });
+    const onboard = await post('/v1/tenants', {
+      externalRef: 'http-life',
+      name: 'Http Life',
+      fundingMicroUsd: '2000000',
+    });
     expect(onboard.status).toBe(202);
     const location = onboard.location!;
     expect(location).toBe('/v1/tenants/http-life');
@@ -61,7 +83,12 @@ describe('the /v1 API against a running gateway and worker', () => {
     const steps = [
       ['suspend', { reason: 'unpaid invoice', operator: 'billing-bot' }, 'suspend:http-life', 'suspended'],
       ['resume', { reason: 'invoice paid' }, 'resume:http-life', 'active'],
-      ['rotate', { emergency: true, reason: 'token pasted in a ticket', operator: 'alice' }, 'rotate:http-life:default', 'active'],
+      [
+        'rotate',
+        { emergency: true, reason: 'token pasted in a ticket', operator: 'alice' },
+        'rotate:http-life:default',
+        'active',
+      ],
       ['close', { reason: 'customer left', operator: 'alice' }, 'close:http-life', 'closed'],
     ] as const;
     for (const [action, body, workflowId, recordStatus] of steps) {
@@ -73,7 +100,11 @@ describe('the /v1 API against a running gateway and worker', () => {
       expect(view.record?.status, action).toBe(recordStatus);
     }
     const { view } = await finishedRun(location, 'close:http-life');
-    expect(view.lastRuns.find((run) => run.kind === 'rotate')).toMatchObject({ slot: 'default', status: 'COMPLETED', outcome: 'completed' });
+    expect(view.lastRuns.find((run) => run.kind === 'rotate')).toMatchObject({
+      slot: 'default',
+      status: 'COMPLETED',
+      outcome: 'completed',
+    });
     expect(view.lastRuns.find((run) => run.kind === 'close')).toMatchObject({ outcome: 'closed' });
     // The emergency rotation reached consumers through the configured notify deployer.
     expect(env.notify.received.some((notice) => notice.signatureValid && notice.event === 'keyRotated')).toBe(true);
@@ -99,7 +130,8 @@ describe('the /v1 API against a running gateway and worker', () => {
       expect(answer.json.error).toMatchObject({ code: 'INVALID_INPUT' });
       expect(answer.json.error!.fields, `${action} ${JSON.stringify(body)}`).toContain(field);
     }
-    for (const id of ['suspend:http-bad', 'resume:http-bad', 'close:http-bad', 'rotate:http-bad:default']) expect(await exists(id), id).toBe(false);
+    for (const id of ['suspend:http-bad', 'resume:http-bad', 'close:http-bad', 'rotate:http-bad:default'])
+      expect(await exists(id), id).toBe(false);
   });
 
   it('refuses a rotation whose deployer is not configured at start (422), and the CLI says the same', async () => {
@@ -112,7 +144,12 @@ describe('the /v1 API against a running gateway and worker', () => {
       options: { deployers: { defaultDeployer: 'notify', notifyConfigured: false } },
     });
     try {
-      const answer = await unconfigured.app.inject({ method: 'POST', url: '/v1/tenants/http-nodeploy/rotate', headers: auth, payload: { emergency: true } });
+      const answer = await unconfigured.app.inject({
+        method: 'POST',
+        url: '/v1/tenants/http-nodeploy/rotate',
+        headers: auth,
+        payload: { emergency: true },
+      });
       expect(answer.statusCode).toBe(422);
       expect(answer.json().error).toMatchObject({ code: 'DEPLOYER_NOT_CONFIGURED', fields: ['deployer'] });
       expect(answer.json().error.message).toMatch(/ROTATION_NOTIFY_URL/);
@@ -126,7 +163,9 @@ describe('the /v1 API against a running gateway and worker', () => {
     expect(cli.code).not.toBe(0);
     expect(cli.stdout).not.toMatch(/started/);
     expect(cli.stderr.trim().split('\n')).toHaveLength(1);
-    expect(cli.stderr).toMatch(/^error: the notify deployer is not configured \(set ROTATION_NOTIFY_URL and ROTATION_NOTIFY_SECRET\)/);
+    expect(cli.stderr).toMatch(
+      /^error: the notify deployer is not configured \(set ROTATION_NOTIFY_URL and ROTATION_NOTIFY_SECRET\)/,
+    );
     expect(await exists('rotate:http-nodeploy:default')).toBe(false);
 
     const schedule = await runCli(['rotation', 'schedule', 'http-nodeploy', '--every', '30d'], unconfiguredEnv);
@@ -139,16 +178,27 @@ describe('the /v1 API against a running gateway and worker', () => {
   it('shows a failed run with its failure message in the status URL and in `tenantctl status`', async () => {
     await env.onboard('http-fails');
     // project-env with no project defining the variable: the deploy step fails for good.
-    const answer = await post('/v1/tenants/http-fails/rotate', { deployer: { kind: 'project-env' }, reason: 'try project-env' });
+    const answer = await post('/v1/tenants/http-fails/rotate', {
+      deployer: { kind: 'project-env' },
+      reason: 'try project-env',
+    });
     expect(answer.status).toBe(202);
     const { run } = await finishedRun(answer.location!, 'rotate:http-fails:default');
-    expect(run).toMatchObject({ kind: 'rotate', slot: 'default', status: 'FAILED', outcome: null, failure: { type: 'DEPLOY_TARGET_MISSING' } });
+    expect(run).toMatchObject({
+      kind: 'rotate',
+      slot: 'default',
+      status: 'FAILED',
+      outcome: null,
+      failure: { type: 'DEPLOY_TARGET_MISSING' },
+    });
     expect(run.failure!.message).toMatch(/no project of sub-account .* defines TENANT_API_KEY/);
 
     const cli = await runCli(['status', 'http-fails'], env.cliEnv);
     expect(cli.code).toBe(0);
     expect(cli.stdout).toMatch(/^last rotate default: FAILED \[rotate:http-fails:default\]/m);
-    expect(cli.stdout).toMatch(/^ {2}failed: .*no project of sub-account .* defines TENANT_API_KEY.* \[DEPLOY_TARGET_MISSING\]$/m);
+    expect(cli.stdout).toMatch(
+      /^ {2}failed: .*no project of sub-account .* defines TENANT_API_KEY.* \[DEPLOY_TARGET_MISSING\]$/m,
+    );
     expect(cli.stdout).toMatch(/^last onboard: COMPLETED \(active\)/m);
     expect(cli.stdout).not.toMatch(/svsk_/);
   });
@@ -159,14 +209,19 @@ describe('the /v1 API against a running gateway and worker', () => {
     expect(unknown.json.error).toMatchObject({ code: 'INVALID_INPUT', fields: ['plan'] });
     expect(unknown.json.error!.message).toMatch(/plan: is not a known field/);
 
-    const text = await post('/v1/tenants', JSON.stringify({ externalRef: 'http-odd', name: 'Odd' }), { 'content-type': 'text/plain' });
+    const text = await post('/v1/tenants', JSON.stringify({ externalRef: 'http-odd', name: 'Odd' }), {
+      'content-type': 'text/plain',
+    });
     expect(text.status).toBe(415);
     expect(text.json.error!.code).toBe('UNSUPPORTED_MEDIA_TYPE');
 
     const proto = await post('/v1/tenants', '{"externalRef":"http-odd","name":"Odd","__proto__":{"admin":true}}');
     expect(proto.status).toBe(400);
     expect(proto.json.error).toMatchObject({ code: 'INVALID_INPUT', fields: ['__proto__'] });
-    const nested = await post('/v1/tenants/http-odd/suspend', '{"reason":"why not","options":{"constructor":{"prototype":{}}}}');
+    const nested = await post(
+      '/v1/tenants/http-odd/suspend',
+      '{"reason":"why not","options":{"constructor":{"prototype":{}}}}',
+    );
     expect(nested.json.error).toMatchObject({ code: 'INVALID_INPUT', fields: ['options.constructor.prototype'] });
     expect(await exists('onboard:http-odd')).toBe(false);
   });

@@ -11,7 +11,13 @@ import { startGateway, type RunningGateway } from '../../src/main/gateway.js';
 import { createPlatformClient } from '../../src/platform/index.js';
 import { parseMasterKeys } from '../../src/secrets/master-keys.js';
 import { createVault } from '../../src/secrets/vault.js';
-import { adminCall, createProject, createTenant, createTenantKey, DEFAULT_PERSONAL_TOKEN } from '../harness/sim-calls.js';
+import {
+  adminCall,
+  createProject,
+  createTenant,
+  createTenantKey,
+  DEFAULT_PERSONAL_TOKEN,
+} from '../harness/sim-calls.js';
 import { runCli } from '../harness/cli.js';
 import { createOrchestratorEnv, type OrchestratorEnv } from '../harness/onboarding-env.js';
 
@@ -23,29 +29,53 @@ describe('gateway end to end with the simulator: real signed deliveries over a r
   const externalRef = 'hooked-1';
 
   const emit = async (event: string, tag: string): Promise<string[]> => {
-    const response = await adminCall(env.sim, 'POST', '/__sim/registry/events', { projectId, event, image: 'registry.test/app', tag });
+    const response = await adminCall(env.sim, 'POST', '/__sim/registry/events', {
+      projectId,
+      event,
+      image: 'registry.test/app',
+      tag,
+    });
     expect(response.status).toBe(202);
     return (response.body.deliveries as Array<{ deliveryId: string }>).map((d) => d.deliveryId);
   };
   const inboxStates = async (ids: string[]) =>
-    (await env.pool.query(`SELECT delivery_id, state, process_count FROM webhook_inbox WHERE delivery_id = ANY($1::text[])`, [ids])).rows as Array<{
+    (
+      await env.pool.query(
+        `SELECT delivery_id, state, process_count FROM webhook_inbox WHERE delivery_id = ANY($1::text[])`,
+        [ids],
+      )
+    ).rows as Array<{
       delivery_id: string;
       state: string;
       process_count: number;
     }>;
   const allProcessed = (ids: string[]) =>
-    waitFor(() => inboxStates(ids), (rows) => rows.length === ids.length && rows.every((r) => r.state === 'processed'), 60_000, `${ids.length} deliveries processed`);
+    waitFor(
+      () => inboxStates(ids),
+      (rows) => rows.length === ids.length && rows.every((r) => r.state === 'processed'),
+      60_000,
+      `${ids.length} deliveries processed`,
+    );
 
   beforeAll(async () => {
     env = await createOrchestratorEnv('gw-sim', { choices: { deliveryBaseDelayMs: 50 } });
     await env.startOrchestratorWorker();
-    gateway = await startGateway(loadConfig({ ...env.cliEnv, LOG_LEVEL: 'warn', GATEWAY_PORT: '0', GATEWAY_API_TOKENS: TEST_API_TOKEN }));
+    gateway = await startGateway(
+      loadConfig({ ...env.cliEnv, LOG_LEVEL: 'warn', GATEWAY_PORT: '0', GATEWAY_API_TOKENS: TEST_API_TOKEN }),
+    );
     const subaccountId = await createTenant(env.sim, { externalRef, name: 'Hooked' });
-    await env.pool.query(`INSERT INTO tenants (external_ref, name, subaccount_id, status, create_idempotency_key) VALUES ($1, 'Hooked', $2, 'active', 'k-hooked-1')`, [externalRef, subaccountId]);
+    await env.pool.query(
+      `INSERT INTO tenants (external_ref, name, subaccount_id, status, create_idempotency_key) VALUES ($1, 'Hooked', $2, 'active', 'k-hooked-1')`,
+      [externalRef, subaccountId],
+    );
     projectId = await createProject(env.sim, { token: (await createTenantKey(env.sim, subaccountId)).token });
     deps = {
       pool: env.pool,
-      platform: createPlatformClient({ baseUrl: env.sim.apiBase, personalToken: DEFAULT_PERSONAL_TOKEN, timeoutMs: 5_000 }),
+      platform: createPlatformClient({
+        baseUrl: env.sim.apiBase,
+        personalToken: DEFAULT_PERSONAL_TOKEN,
+        timeoutMs: 5_000,
+      }),
       vault: createVault(parseMasterKeys(env.secretsKeys)),
       publicUrl: gateway.url,
     };
@@ -57,28 +87,55 @@ describe('gateway end to end with the simulator: real signed deliveries over a r
 
   it("delivers the simulator's signed events to the gateway, verified and processed once each", async () => {
     const webhook = await createRegistryWebhook(deps, { externalRef, projectId, label: 'orchestrator', events: ['*'] });
-    expect(webhook).toMatchObject({ status: 'active', externalRef, url: `${gateway.url}/webhooks/registry/${webhook.registrationId}` });
+    expect(webhook).toMatchObject({
+      status: 'active',
+      externalRef,
+      url: `${gateway.url}/webhooks/registry/${webhook.registrationId}`,
+    });
     const simHook = env.sim.state().webhooks.find((w) => w.id === webhook.webhookId);
     expect(simHook).toMatchObject({ hasSecret: true, url: webhook.url });
 
-    const ids = [...(await emit('image.pushed', 'v1')), ...(await emit('image.scan.completed', 'v1')), ...(await emit('image.deleted', 'v0'))];
+    const ids = [
+      ...(await emit('image.pushed', 'v1')),
+      ...(await emit('image.scan.completed', 'v1')),
+      ...(await emit('image.deleted', 'v0')),
+    ];
     expect(ids).toHaveLength(3);
     const rows = await allProcessed(ids);
     expect(rows.every((r) => r.process_count === 1)).toBe(true);
-    await waitFor(async () => env.sim.state().webhooks.find((w) => w.id === webhook.webhookId)!.deliveries, (ds) => ds.length === 3 && ds.every((d) => d.status === 'succeeded'), 30_000, 'platform sees 3 successes');
-    const { rows: audit } = await env.pool.query(`SELECT action FROM audit_log WHERE external_ref = $1 AND action LIKE 'registry.%' ORDER BY id`, [externalRef]);
-    expect(audit.map((r) => r.action).sort()).toEqual(['registry.image.deleted', 'registry.image.pushed', 'registry.image.scan.completed']);
+    await waitFor(
+      async () => env.sim.state().webhooks.find((w) => w.id === webhook.webhookId)!.deliveries,
+      (ds) => ds.length === 3 && ds.every((d) => d.status === 'succeeded'),
+      30_000,
+      'platform sees 3 successes',
+    );
+    const { rows: audit } = await env.pool.query(
+      `SELECT action FROM audit_log WHERE external_ref = $1 AND action LIKE 'registry.%' ORDER BY id`,
+      [externalRef],
+    );
+    expect(audit.map((r) => r.action).sort()).toEqual([
+      'registry.image.deleted',
+      'registry.image.pushed',
+      'registry.image.scan.completed',
+    ]);
 
     const deliveries = await listRegistryDeliveries(deps, { registrationId: webhook.registrationId });
     expect(deliveries.map((d) => [d.platformStatus, d.inboxState])).toEqual(Array(3).fill(['succeeded', 'processed']));
     // The secret exists only sealed: not in the view, not in our tables as text.
-    const { rows: sealed } = await env.pool.query(`SELECT sealed FROM webhook_secrets WHERE registration_id = $1`, [webhook.registrationId]);
+    const { rows: sealed } = await env.pool.query(`SELECT sealed FROM webhook_secrets WHERE registration_id = $1`, [
+      webhook.registrationId,
+    ]);
     expect(sealed).toHaveLength(1);
     expect(sealed[0].sealed).toMatch(/^v1\./);
   });
 
   it('rotates the secret by replacing the webhook while events flow, losing no delivery and processing each once', async () => {
-    const webhook = await createRegistryWebhook(deps, { externalRef, projectId, label: 'rotating', events: ['image.pushed'] });
+    const webhook = await createRegistryWebhook(deps, {
+      externalRef,
+      projectId,
+      label: 'rotating',
+      events: ['image.pushed'],
+    });
     const emitted: string[] = [];
     let flowing = true;
     const traffic = (async () => {
@@ -91,7 +148,12 @@ describe('gateway end to end with the simulator: real signed deliveries over a r
     await new Promise((resolve) => setTimeout(resolve, 200));
     flowing = false;
     await traffic;
-    expect(replaced).toMatchObject({ status: 'active', registrationId: webhook.registrationId, url: webhook.url, previousWebhookId: webhook.webhookId });
+    expect(replaced).toMatchObject({
+      status: 'active',
+      registrationId: webhook.registrationId,
+      url: webhook.url,
+      previousWebhookId: webhook.webhookId,
+    });
     expect(replaced.webhookId).not.toBe(webhook.webhookId);
     const simHooks = env.sim.state().webhooks.filter((w) => w.url === webhook.url);
     expect(simHooks.map((w) => w.id)).toEqual([replaced.webhookId]);
@@ -104,32 +166,56 @@ describe('gateway end to end with the simulator: real signed deliveries over a r
 
   it('manages webhooks with tenantctl webhooks create|list|update|deliveries|delete', async () => {
     const cliEnv = { ...env.cliEnv, PLATFORM_PERSONAL_TOKEN: DEFAULT_PERSONAL_TOKEN, GATEWAY_PUBLIC_URL: gateway.url };
-    const created = await runCli(['webhooks', 'create', '--tenant', externalRef, '--project', projectId, '--events', 'image.copied,image.moved', '--label', 'cli', '--json'], cliEnv);
+    const created = await runCli(
+      [
+        'webhooks',
+        'create',
+        '--tenant',
+        externalRef,
+        '--project',
+        projectId,
+        '--events',
+        'image.copied,image.moved',
+        '--label',
+        'cli',
+        '--json',
+      ],
+      cliEnv,
+    );
     expect(created.code, created.stderr).toBe(0);
     const view = JSON.parse(created.stdout) as { registrationId: string; webhookId: string; events: string[] };
     expect(view.events).toEqual(['image.copied', 'image.moved']);
     expect(created.stdout).not.toMatch(/secret/i);
 
-    const updated = await runCli(['webhooks', 'update', view.registrationId, '--events', 'image.copied', '--json'], cliEnv);
+    const updated = await runCli(
+      ['webhooks', 'update', view.registrationId, '--events', 'image.copied', '--json'],
+      cliEnv,
+    );
     expect(updated.code, updated.stderr).toBe(0);
     expect(env.sim.state().webhooks.find((w) => w.id === view.webhookId)!.events).toEqual(['image.copied']);
 
     await allProcessed(await emit('image.copied', 'c1'));
     const deliveries = await runCli(['webhooks', 'deliveries', view.registrationId, '--json'], cliEnv);
     expect(deliveries.code, deliveries.stderr).toBe(0);
-    expect(JSON.parse(deliveries.stdout)).toEqual([expect.objectContaining({ event: 'image.copied', inboxState: 'processed' })]);
+    expect(JSON.parse(deliveries.stdout)).toEqual([
+      expect.objectContaining({ event: 'image.copied', inboxState: 'processed' }),
+    ]);
 
     const deleted = await runCli(['webhooks', 'delete', view.registrationId, '--json'], cliEnv);
     expect(deleted.code, deleted.stderr).toBe(0);
     expect(env.sim.state().webhooks.some((w) => w.id === view.webhookId)).toBe(false);
     const listed = await runCli(['webhooks', 'list', '--tenant', externalRef, '--json'], cliEnv);
     expect(listed.code, listed.stderr).toBe(0);
-    expect((JSON.parse(listed.stdout) as Array<{ registrationId: string }>).map((w) => w.registrationId)).not.toContain(view.registrationId);
+    expect((JSON.parse(listed.stdout) as Array<{ registrationId: string }>).map((w) => w.registrationId)).not.toContain(
+      view.registrationId,
+    );
   });
 
   it('refuses webhook management for a tenant that is not in our records, before any platform call', async () => {
     const before = env.sim.state().stats.requestsTotal;
-    await expect(createRegistryWebhook(deps, { externalRef: 'not-ours', projectId, label: 'x', events: ['*'] })).rejects.toMatchObject({ name: 'TenantNotFoundError' });
+    await expect(
+      createRegistryWebhook(deps, { externalRef: 'not-ours', projectId, label: 'x', events: ['*'] }),
+    ).rejects.toMatchObject({ name: 'TenantNotFoundError' });
     expect(env.sim.state().stats.requestsTotal).toBe(before);
   });
 });

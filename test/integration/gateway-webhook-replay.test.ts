@@ -21,13 +21,30 @@ describe('registry webhook receiver: replay protection and inbox retention', () 
     const deliveryId = fields.deliveryId ?? newDeliveryId('rp');
     const { secret, webhookId } = hook.secrets[0]!;
     const raw = Buffer.from(
-      JSON.stringify({ event: 'image.pushed', deliveryId, webhookId, payload: { image: 'registry.test/app', tag: fields.tag ?? 'v1' }, timestamp: fields.timestamp ?? new Date().toISOString() }),
+      JSON.stringify({
+        event: 'image.pushed',
+        deliveryId,
+        webhookId,
+        payload: { image: 'registry.test/app', tag: fields.tag ?? 'v1' },
+        timestamp: fields.timestamp ?? new Date().toISOString(),
+      }),
     );
-    return { deliveryId, raw, headers: { 'content-type': 'application/json', 'x-service-signature': computeSignature(secret, raw) } };
+    return {
+      deliveryId,
+      raw,
+      headers: { 'content-type': 'application/json', 'x-service-signature': computeSignature(secret, raw) },
+    };
   };
   const post = (d: { raw: Buffer; headers: Record<string, string> }, registrationId = hook.registrationId) =>
-    gateway.app.inject({ method: 'POST', url: `/webhooks/registry/${registrationId}`, headers: d.headers, payload: d.raw });
-  const inboxCount = async (deliveryId: string) => (await env.pool.query(`SELECT count(*)::int AS n FROM webhook_inbox WHERE delivery_id = $1`, [deliveryId])).rows[0].n as number;
+    gateway.app.inject({
+      method: 'POST',
+      url: `/webhooks/registry/${registrationId}`,
+      headers: d.headers,
+      payload: d.raw,
+    });
+  const inboxCount = async (deliveryId: string) =>
+    (await env.pool.query(`SELECT count(*)::int AS n FROM webhook_inbox WHERE delivery_id = $1`, [deliveryId])).rows[0]
+      .n as number;
 
   beforeAll(async () => {
     env = await createOrchestratorEnv('gw-replay');
@@ -38,7 +55,12 @@ describe('registry webhook receiver: replay protection and inbox retention', () 
       queries += 1;
       return (env.pool.query as (...a: unknown[]) => unknown)(...args);
     }) as Pool['query'];
-    gateway = buildTestGateway({ pool: counting, client: env.client, taskQueue: env.taskQueue, keys: parseMasterKeys(env.secretsKeys) });
+    gateway = buildTestGateway({
+      pool: counting,
+      client: env.client,
+      taskQueue: env.taskQueue,
+      keys: parseMasterKeys(env.secretsKeys),
+    });
     hook = await seedRegistration(env.pool, gateway.vault);
   });
   afterAll(async () => {
@@ -47,7 +69,11 @@ describe('registry webhook receiver: replay protection and inbox retention', () 
   });
 
   it('refuses a validly signed delivery whose timestamp is outside the tolerance, either way, and records nothing', async () => {
-    for (const timestamp of ['2001-09-09T01:46:40.000Z', new Date(Date.now() - 6 * 60_000).toISOString(), new Date(Date.now() + 6 * 60_000).toISOString()]) {
+    for (const timestamp of [
+      '2001-09-09T01:46:40.000Z',
+      new Date(Date.now() - 6 * 60_000).toISOString(),
+      new Date(Date.now() + 6 * 60_000).toISOString(),
+    ]) {
       const stale = delivery({ timestamp });
       const response = await post(stale);
       expect(response.statusCode, timestamp).toBe(400);
@@ -59,7 +85,10 @@ describe('registry webhook receiver: replay protection and inbox retention', () 
       const body = JSON.parse(d.raw.toString()) as Record<string, unknown>;
       if (timestamp === undefined) delete body.timestamp;
       const raw = Buffer.from(JSON.stringify(body));
-      const response = await post({ raw, headers: { ...d.headers, 'x-service-signature': computeSignature(hook.secrets[0]!.secret, raw) } });
+      const response = await post({
+        raw,
+        headers: { ...d.headers, 'x-service-signature': computeSignature(hook.secrets[0]!.secret, raw) },
+      });
       expect(response.statusCode, String(timestamp)).toBe(400);
       expect(response.json().error.fields, String(timestamp)).toContain('timestamp');
     }
@@ -78,7 +107,10 @@ describe('registry webhook receiver: replay protection and inbox retention', () 
     const conflict = await post(other);
     expect(conflict.statusCode).toBe(409);
     expect(conflict.json().error).toMatchObject({ code: 'DELIVERY_CONFLICT', fields: ['deliveryId'] });
-    const { rows } = await env.pool.query(`SELECT actor, action, details FROM audit_log WHERE action = 'registry.delivery_conflict' AND subject = $1`, [first.deliveryId]);
+    const { rows } = await env.pool.query(
+      `SELECT actor, action, details FROM audit_log WHERE action = 'registry.delivery_conflict' AND subject = $1`,
+      [first.deliveryId],
+    );
     expect(rows).toEqual([
       {
         actor: 'registry-webhook',
@@ -91,7 +123,10 @@ describe('registry webhook receiver: replay protection and inbox retention', () 
         },
       },
     ]);
-    const stored = await env.pool.query(`SELECT body->'payload'->>'tag' AS tag FROM webhook_inbox WHERE delivery_id = $1`, [first.deliveryId]);
+    const stored = await env.pool.query(
+      `SELECT body->'payload'->>'tag' AS tag FROM webhook_inbox WHERE delivery_id = $1`,
+      [first.deliveryId],
+    );
     expect(stored.rows).toEqual([{ tag: 'v1' }]);
   });
 
@@ -106,7 +141,13 @@ describe('registry webhook receiver: replay protection and inbox retention', () 
   it('refuses a missing or malformed signature header without a database read', async () => {
     const unseen = await seedRegistration(env.pool, gateway.vault); // never looked up: nothing cached
     const d = delivery();
-    for (const signature of [undefined, 'sha256=xyz', `sha1=${'a'.repeat(40)}`, `sha256=${'a'.repeat(63)}`, `SHA256=${'a'.repeat(64)}`]) {
+    for (const signature of [
+      undefined,
+      'sha256=xyz',
+      `sha1=${'a'.repeat(40)}`,
+      `sha256=${'a'.repeat(63)}`,
+      `SHA256=${'a'.repeat(64)}`,
+    ]) {
       const headers: Record<string, string> = { ...d.headers };
       if (signature === undefined) delete headers['x-service-signature'];
       else headers['x-service-signature'] = signature;
@@ -121,15 +162,38 @@ describe('registry webhook receiver: replay protection and inbox retention', () 
   it('checks a wrong signature against fresh secrets with one read and no decrypt', async () => {
     const vault = createVault(parseMasterKeys(env.secretsKeys));
     let opens = 0;
-    const counting: Vault = { ...vault, open: (...args: Parameters<Vault['open']>) => ((opens += 1), vault.open(...args)) };
-    const watched = buildTestGateway({ pool: env.pool, client: env.client, taskQueue: env.taskQueue, keys: parseMasterKeys(env.secretsKeys), vault: counting });
+    const counting: Vault = {
+      ...vault,
+      open: (...args: Parameters<Vault['open']>) => ((opens += 1), vault.open(...args)),
+    };
+    const watched = buildTestGateway({
+      pool: env.pool,
+      client: env.client,
+      taskQueue: env.taskQueue,
+      keys: parseMasterKeys(env.secretsKeys),
+      vault: counting,
+    });
     try {
       const good = delivery();
-      expect((await watched.app.inject({ method: 'POST', url: `/webhooks/registry/${hook.registrationId}`, headers: good.headers, payload: good.raw })).statusCode).toBe(202);
+      expect(
+        (
+          await watched.app.inject({
+            method: 'POST',
+            url: `/webhooks/registry/${hook.registrationId}`,
+            headers: good.headers,
+            payload: good.raw,
+          })
+        ).statusCode,
+      ).toBe(202);
       expect(opens).toBe(1);
       for (let i = 0; i < 20; i += 1) {
         const bad = delivery();
-        const response = await watched.app.inject({ method: 'POST', url: `/webhooks/registry/${hook.registrationId}`, headers: { ...bad.headers, 'x-service-signature': computeSignature('not-the-secret', bad.raw) }, payload: bad.raw });
+        const response = await watched.app.inject({
+          method: 'POST',
+          url: `/webhooks/registry/${hook.registrationId}`,
+          headers: { ...bad.headers, 'x-service-signature': computeSignature('not-the-secret', bad.raw) },
+          payload: bad.raw,
+        });
         expect(response.json().error.code).toBe('SIGNATURE_MISMATCH');
       }
       expect(opens).toBe(1);
@@ -140,7 +204,11 @@ describe('registry webhook receiver: replay protection and inbox retention', () 
 
   it('prunes processed deliveries past the retention in batches, and keeps recent and unprocessed ones', async () => {
     const ids = { old: [] as string[], recent: [] as string[], pending: [] as string[] };
-    for (const [kind, count] of [['old', 5], ['recent', 2], ['pending', 2]] as const) {
+    for (const [kind, count] of [
+      ['old', 5],
+      ['recent', 2],
+      ['pending', 2],
+    ] as const) {
       for (let i = 0; i < count; i += 1) {
         const d = delivery();
         expect((await post(d)).statusCode).toBe(202);
@@ -149,15 +217,31 @@ describe('registry webhook receiver: replay protection and inbox retention', () 
     }
     await gateway.dispatcher.idle();
     // Backdate: "old" were processed 40 days ago, "pending" arrived 40 days ago and never started.
-    await env.pool.query(`UPDATE webhook_inbox SET state = 'processed', processed_at = now() - interval '40 days' WHERE delivery_id = ANY($1::text[])`, [ids.old]);
-    await env.pool.query(`UPDATE webhook_inbox SET state = 'processed', processed_at = now() - interval '1 day' WHERE delivery_id = ANY($1::text[])`, [ids.recent]);
-    await env.pool.query(`UPDATE webhook_inbox SET state = 'pending', processed_at = NULL, received_at = now() - interval '40 days' WHERE delivery_id = ANY($1::text[])`, [ids.pending]);
+    await env.pool.query(
+      `UPDATE webhook_inbox SET state = 'processed', processed_at = now() - interval '40 days' WHERE delivery_id = ANY($1::text[])`,
+      [ids.old],
+    );
+    await env.pool.query(
+      `UPDATE webhook_inbox SET state = 'processed', processed_at = now() - interval '1 day' WHERE delivery_id = ANY($1::text[])`,
+      [ids.recent],
+    );
+    await env.pool.query(
+      `UPDATE webhook_inbox SET state = 'pending', processed_at = NULL, received_at = now() - interval '40 days' WHERE delivery_id = ANY($1::text[])`,
+      [ids.pending],
+    );
 
-    const pruner = createInboxPruner({ pool: env.pool, retentionSeconds: 30 * 86_400, batch: 2, maxBatchesPerRound: 2 });
+    const pruner = createInboxPruner({
+      pool: env.pool,
+      retentionSeconds: 30 * 86_400,
+      batch: 2,
+      maxBatchesPerRound: 2,
+    });
     expect(await pruner.pruneOnce()).toBe(4); // two full batches, then the round ends
     expect(await pruner.pruneOnce()).toBe(1);
     expect(await pruner.pruneOnce()).toBe(0);
-    const left = await env.pool.query(`SELECT delivery_id FROM webhook_inbox WHERE delivery_id = ANY($1::text[])`, [[...ids.old, ...ids.recent, ...ids.pending]]);
+    const left = await env.pool.query(`SELECT delivery_id FROM webhook_inbox WHERE delivery_id = ANY($1::text[])`, [
+      [...ids.old, ...ids.recent, ...ids.pending],
+    ]);
     expect(left.rows.map((r) => r.delivery_id as string).sort()).toEqual([...ids.recent, ...ids.pending].sort());
     // A pruned delivery replayed later is refused by its old timestamp, never processed twice.
     expect(await gateway.pruner.pruneOnce()).toBe(0);

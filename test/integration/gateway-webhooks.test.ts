@@ -2,7 +2,14 @@ import { randomBytes, randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDeliveryDispatcher, temporalDeliveryStarter } from '../../src/gateway/delivery-dispatcher.js';
 import { computeSignature } from '../../src/gateway/signature.js';
-import { buildTestGateway, seedRegistration, signedDelivery, waitFor, type SeededRegistration, type SignedDelivery } from '../harness/gateway-app.js';
+import {
+  buildTestGateway,
+  seedRegistration,
+  signedDelivery,
+  waitFor,
+  type SeededRegistration,
+  type SignedDelivery,
+} from '../harness/gateway-app.js';
 import type { GatewayApp } from '../../src/gateway/app.js';
 import { parseMasterKeys } from '../../src/secrets/master-keys.js';
 import { createOrchestratorEnv, type OrchestratorEnv } from '../harness/onboarding-env.js';
@@ -14,17 +21,40 @@ describe('gateway registry webhook receiver', () => {
   let hookB: SeededRegistration;
 
   const post = (registrationId: string, delivery: Pick<SignedDelivery, 'raw' | 'headers'>, app = gateway.app) =>
-    app.inject({ method: 'POST', url: `/webhooks/registry/${registrationId}`, headers: delivery.headers, payload: delivery.raw });
+    app.inject({
+      method: 'POST',
+      url: `/webhooks/registry/${registrationId}`,
+      headers: delivery.headers,
+      payload: delivery.raw,
+    });
   const inboxRow = async (deliveryId: string) =>
-    (await env.pool.query(`SELECT state, process_count, known_event, start_attempts FROM webhook_inbox WHERE delivery_id = $1`, [deliveryId])).rows[0];
+    (
+      await env.pool.query(
+        `SELECT state, process_count, known_event, start_attempts FROM webhook_inbox WHERE delivery_id = $1`,
+        [deliveryId],
+      )
+    ).rows[0];
   const auditFor = async (deliveryId: string) =>
-    (await env.pool.query(`SELECT action FROM audit_log WHERE details->>'deliveryId' = $1`, [deliveryId])).rows.map((r) => r.action as string);
-  const processed = (deliveryId: string) => waitFor(() => inboxRow(deliveryId), (row) => row?.state === 'processed', 30_000, `${deliveryId} processed`);
+    (await env.pool.query(`SELECT action FROM audit_log WHERE details->>'deliveryId' = $1`, [deliveryId])).rows.map(
+      (r) => r.action as string,
+    );
+  const processed = (deliveryId: string) =>
+    waitFor(
+      () => inboxRow(deliveryId),
+      (row) => row?.state === 'processed',
+      30_000,
+      `${deliveryId} processed`,
+    );
 
   beforeAll(async () => {
     env = await createOrchestratorEnv('gw-webhooks');
     await env.startOrchestratorWorker();
-    gateway = buildTestGateway({ pool: env.pool, client: env.client, taskQueue: env.taskQueue, keys: parseMasterKeys(env.secretsKeys) });
+    gateway = buildTestGateway({
+      pool: env.pool,
+      client: env.client,
+      taskQueue: env.taskQueue,
+      keys: parseMasterKeys(env.secretsKeys),
+    });
     hookA = await seedRegistration(env.pool, gateway.vault);
     hookB = await seedRegistration(env.pool, gateway.vault);
   });
@@ -37,7 +67,14 @@ describe('gateway registry webhook receiver', () => {
     const delivery = signedDelivery(hookA.secrets[0]!.secret, { webhookId: hookA.secrets[0]!.webhookId });
     const response = await post(hookA.registrationId, delivery);
     expect(response.statusCode).toBe(202);
-    expect(response.json()).toMatchObject({ data: { deliveryId: delivery.deliveryId, duplicate: false, workflowId: `registry-delivery:${delivery.deliveryId}` }, meta: { requestId: expect.stringMatching(/^req_/) } });
+    expect(response.json()).toMatchObject({
+      data: {
+        deliveryId: delivery.deliveryId,
+        duplicate: false,
+        workflowId: `registry-delivery:${delivery.deliveryId}`,
+      },
+      meta: { requestId: expect.stringMatching(/^req_/) },
+    });
     expect(await processed(delivery.deliveryId)).toMatchObject({ process_count: 1, known_event: true });
     const result = await env.client.workflow.getHandle(`registry-delivery:${delivery.deliveryId}`).result();
     expect(result).toMatchObject({ route: 'image', event: 'image.pushed', processedNow: true });
@@ -53,26 +90,52 @@ describe('gateway registry webhook receiver', () => {
       return copy;
     };
     const variants: Array<(d: SignedDelivery) => { raw: Buffer; signature: string | undefined; expected: string }> = [
-      (d) => ({ raw: flip(d.raw, randomInt(d.raw.length)), signature: d.headers['x-service-signature'], expected: 'SIGNATURE_MISMATCH' }),
-      (d) => ({ raw: d.raw.subarray(0, randomInt(d.raw.length)), signature: d.headers['x-service-signature'], expected: 'SIGNATURE_MISMATCH' }),
+      (d) => ({
+        raw: flip(d.raw, randomInt(d.raw.length)),
+        signature: d.headers['x-service-signature'],
+        expected: 'SIGNATURE_MISMATCH',
+      }),
+      (d) => ({
+        raw: d.raw.subarray(0, randomInt(d.raw.length)),
+        signature: d.headers['x-service-signature'],
+        expected: 'SIGNATURE_MISMATCH',
+      }),
       (d) => ({ raw: d.raw, signature: `sha256=${'g'.repeat(64)}`, expected: 'SIGNATURE_MALFORMED' }),
-      (d) => ({ raw: d.raw, signature: `${['sha1=', 'SHA256=', 'sha512=', 'sha256:', ' sha256=', 'sha-256='][randomInt(6)]}${d.headers['x-service-signature']!.slice(7)}`, expected: 'SIGNATURE_MALFORMED' }),
+      (d) => ({
+        raw: d.raw,
+        signature: `${['sha1=', 'SHA256=', 'sha512=', 'sha256:', ' sha256=', 'sha-256='][randomInt(6)]}${d.headers['x-service-signature']!.slice(7)}`,
+        expected: 'SIGNATURE_MALFORMED',
+      }),
       (d) => {
         const hex = d.headers['x-service-signature']!.slice(7);
-        const wrong = randomInt(2) === 0 ? hex.slice(0, randomInt(64)) : `${hex}${randomBytes(randomInt(1, 8)).toString('hex')}`;
+        const wrong =
+          randomInt(2) === 0 ? hex.slice(0, randomInt(64)) : `${hex}${randomBytes(randomInt(1, 8)).toString('hex')}`;
         return { raw: d.raw, signature: `sha256=${wrong}`, expected: 'SIGNATURE_MALFORMED' };
       },
       (d) => ({ raw: d.raw, signature: computeSignature(otherSecret, d.raw), expected: 'SIGNATURE_MISMATCH' }),
       (d) => {
         const value = JSON.parse(d.raw.toString('utf8')) as Record<string, unknown>;
-        const reserialized = [JSON.stringify(value, null, 2), JSON.stringify(Object.fromEntries(Object.entries(value).reverse())), `${JSON.stringify(value)}\n`, ` ${JSON.stringify(value)}`][randomInt(4)]!;
-        return { raw: Buffer.from(reserialized), signature: d.headers['x-service-signature'], expected: 'SIGNATURE_MISMATCH' };
+        const reserialized = [
+          JSON.stringify(value, null, 2),
+          JSON.stringify(Object.fromEntries(Object.entries(value).reverse())),
+          `${JSON.stringify(value)}\n`,
+          ` ${JSON.stringify(value)}`,
+        ][randomInt(4)]!;
+        return {
+          raw: Buffer.from(reserialized),
+          signature: d.headers['x-service-signature'],
+          expected: 'SIGNATURE_MISMATCH',
+        };
       },
       (d) => {
         const sig = d.headers['x-service-signature']!;
         const at = 7 + randomInt(64);
         const replacement = '0123456789abcdef'.replace(sig[at]!, '')[randomInt(15)]!;
-        return { raw: d.raw, signature: `${sig.slice(0, at)}${replacement}${sig.slice(at + 1)}`, expected: 'SIGNATURE_MISMATCH' };
+        return {
+          raw: d.raw,
+          signature: `${sig.slice(0, at)}${replacement}${sig.slice(at + 1)}`,
+          expected: 'SIGNATURE_MISMATCH',
+        };
       },
       (d) => ({ raw: d.raw, signature: undefined, expected: 'SIGNATURE_MISSING' }),
       (d) => ({ raw: d.raw, signature: computeSignature(`${secret}x`, d.raw), expected: 'SIGNATURE_MISMATCH' }),
@@ -97,7 +160,10 @@ describe('gateway registry webhook receiver', () => {
   });
 
   it('processes a redelivered deliveryId once, whether the copies arrive one after another or at the same time', async () => {
-    const delivery = signedDelivery(hookA.secrets[0]!.secret, { webhookId: hookA.secrets[0]!.webhookId, event: 'image.deleted' });
+    const delivery = signedDelivery(hookA.secrets[0]!.secret, {
+      webhookId: hookA.secrets[0]!.webhookId,
+      event: 'image.deleted',
+    });
     const sequential = [];
     for (let i = 0; i < 3; i += 1) sequential.push(await post(hookA.registrationId, delivery));
     const concurrent = await Promise.all(Array.from({ length: 20 }, () => post(hookA.registrationId, delivery)));
@@ -112,7 +178,11 @@ describe('gateway registry webhook receiver', () => {
   });
 
   it('accepts an event name the contract does not list yet and records it as unknown', async () => {
-    const delivery = signedDelivery(hookA.secrets[0]!.secret, { webhookId: hookA.secrets[0]!.webhookId, event: 'image.signed', payload: { image: 'registry.test/app', tag: 'v9', signer: 'ci' } });
+    const delivery = signedDelivery(hookA.secrets[0]!.secret, {
+      webhookId: hookA.secrets[0]!.webhookId,
+      event: 'image.signed',
+      payload: { image: 'registry.test/app', tag: 'v9', signer: 'ci' },
+    });
     expect((await post(hookA.registrationId, delivery)).statusCode).toBe(202);
     expect(await processed(delivery.deliveryId)).toMatchObject({ known_event: false, process_count: 1 });
     expect(await auditFor(delivery.deliveryId)).toEqual(['registry.unknown_event']);
@@ -122,18 +192,81 @@ describe('gateway registry webhook receiver', () => {
     const { secret, webhookId } = hookA.secrets[0]!;
     const signedRaw = (text: string, headers: Record<string, string> = {}) => {
       const raw = Buffer.from(text);
-      return { raw, headers: { 'content-type': 'application/json', 'x-service-signature': computeSignature(secret, raw), ...headers } };
+      return {
+        raw,
+        headers: {
+          'content-type': 'application/json',
+          'x-service-signature': computeSignature(secret, raw),
+          ...headers,
+        },
+      };
     };
-    const cases: Array<[string, string, Promise<{ statusCode: number; json(): { error: { code: string; fields?: string[] } } }>]> = [
+    const cases: Array<
+      [string, string, Promise<{ statusCode: number; json(): { error: { code: string; fields?: string[] } } }>]
+    > = [
       ['not JSON', 'INVALID_JSON', post(hookA.registrationId, signedRaw('{"event": "image.pushed",'))],
-      ['not UTF-8', 'INVALID_JSON', post(hookA.registrationId, { ...signedRaw('x'), raw: Buffer.from([0xff, 0xfe]), headers: { ...signedRaw('x').headers, 'x-service-signature': computeSignature(secret, Buffer.from([0xff, 0xfe])) } })],
-      ['missing fields', 'DELIVERY_INVALID', post(hookA.registrationId, signedRaw(JSON.stringify({ event: 'image.pushed' })))],
-      ['another webhook id in the body', 'DELIVERY_INVALID', post(hookA.registrationId, signedRaw(JSON.stringify({ event: 'image.pushed', deliveryId: 'dlv_x1', webhookId: 'wh_other' })))],
-      ['header and body disagree', 'DELIVERY_INVALID', post(hookA.registrationId, signedRaw(JSON.stringify({ event: 'image.pushed', deliveryId: 'dlv_x2', webhookId }), { 'x-service-delivery': 'dlv_x3' }))],
-      ['not labelled JSON', 'UNSUPPORTED_MEDIA_TYPE', post(hookA.registrationId, signedRaw(JSON.stringify({ event: 'image.pushed', deliveryId: 'dlv_x4', webhookId }), { 'content-type': 'text/plain' }))],
+      [
+        'not UTF-8',
+        'INVALID_JSON',
+        post(hookA.registrationId, {
+          ...signedRaw('x'),
+          raw: Buffer.from([0xff, 0xfe]),
+          headers: {
+            ...signedRaw('x').headers,
+            'x-service-signature': computeSignature(secret, Buffer.from([0xff, 0xfe])),
+          },
+        }),
+      ],
+      [
+        'missing fields',
+        'DELIVERY_INVALID',
+        post(hookA.registrationId, signedRaw(JSON.stringify({ event: 'image.pushed' }))),
+      ],
+      [
+        'another webhook id in the body',
+        'DELIVERY_INVALID',
+        post(
+          hookA.registrationId,
+          signedRaw(JSON.stringify({ event: 'image.pushed', deliveryId: 'dlv_x1', webhookId: 'wh_other' })),
+        ),
+      ],
+      [
+        'header and body disagree',
+        'DELIVERY_INVALID',
+        post(
+          hookA.registrationId,
+          signedRaw(JSON.stringify({ event: 'image.pushed', deliveryId: 'dlv_x2', webhookId }), {
+            'x-service-delivery': 'dlv_x3',
+          }),
+        ),
+      ],
+      [
+        'not labelled JSON',
+        'UNSUPPORTED_MEDIA_TYPE',
+        post(
+          hookA.registrationId,
+          signedRaw(JSON.stringify({ event: 'image.pushed', deliveryId: 'dlv_x4', webhookId }), {
+            'content-type': 'text/plain',
+          }),
+        ),
+      ],
       ['unknown receiver', 'WEBHOOK_NOT_FOUND', post(`whr_${'0'.repeat(24)}`, signedRaw('{}'))],
       ['malformed receiver id', 'WEBHOOK_NOT_FOUND', post('not-a-registration', signedRaw('{}'))],
-      ['too large', 'PAYLOAD_TOO_LARGE', post(hookA.registrationId, signedRaw(JSON.stringify({ event: 'image.pushed', deliveryId: 'dlv_x5', webhookId, payload: { pad: 'x'.repeat(70_000) } })))],
+      [
+        'too large',
+        'PAYLOAD_TOO_LARGE',
+        post(
+          hookA.registrationId,
+          signedRaw(
+            JSON.stringify({
+              event: 'image.pushed',
+              deliveryId: 'dlv_x5',
+              webhookId,
+              payload: { pad: 'x'.repeat(70_000) },
+            }),
+          ),
+        ),
+      ],
     ];
     for (const [label, code, pending] of cases) {
       const response = await pending;
@@ -152,14 +285,35 @@ describe('gateway registry webhook receiver', () => {
       expect(response.statusCode).toBe(202);
     }
     const replaced = await seedRegistration(env.pool, gateway.vault, { generations: 2, retirePrevious: true });
-    const strict = buildTestGateway({ pool: env.pool, client: env.client, taskQueue: env.taskQueue, keys: parseMasterKeys(env.secretsKeys), options: { webhookSecretGraceSeconds: 0 } });
+    const strict = buildTestGateway({
+      pool: env.pool,
+      client: env.client,
+      taskQueue: env.taskQueue,
+      keys: parseMasterKeys(env.secretsKeys),
+      options: { webhookSecretGraceSeconds: 0 },
+    });
     try {
       const [previous, current] = replaced.secrets;
-      expect((await post(replaced.registrationId, signedDelivery(current!.secret, { webhookId: current!.webhookId }), strict.app)).statusCode).toBe(202);
-      const late = await post(replaced.registrationId, signedDelivery(previous!.secret, { webhookId: previous!.webhookId }), strict.app);
+      expect(
+        (
+          await post(
+            replaced.registrationId,
+            signedDelivery(current!.secret, { webhookId: current!.webhookId }),
+            strict.app,
+          )
+        ).statusCode,
+      ).toBe(202);
+      const late = await post(
+        replaced.registrationId,
+        signedDelivery(previous!.secret, { webhookId: previous!.webhookId }),
+        strict.app,
+      );
       expect(late.json().error.code).toBe('SIGNATURE_MISMATCH');
       // Within the grace period (the default gateway), a retry signed with the old secret is still taken.
-      expect((await post(replaced.registrationId, signedDelivery(previous!.secret, { webhookId: previous!.webhookId }))).statusCode).toBe(202);
+      expect(
+        (await post(replaced.registrationId, signedDelivery(previous!.secret, { webhookId: previous!.webhookId })))
+          .statusCode,
+      ).toBe(202);
     } finally {
       await strict.app.close();
     }
@@ -180,7 +334,13 @@ describe('gateway registry webhook receiver', () => {
       sweepAfterSeconds: 0,
       retryAfterSeconds: 0,
     });
-    const flaky = buildTestGateway({ pool: env.pool, client: env.client, taskQueue: env.taskQueue, keys: parseMasterKeys(env.secretsKeys), dispatcher });
+    const flaky = buildTestGateway({
+      pool: env.pool,
+      client: env.client,
+      taskQueue: env.taskQueue,
+      keys: parseMasterKeys(env.secretsKeys),
+      dispatcher,
+    });
     try {
       const delivery = signedDelivery(hookA.secrets[0]!.secret, { webhookId: hookA.secrets[0]!.webhookId });
       expect((await post(hookA.registrationId, delivery, flaky.app)).statusCode).toBe(202);

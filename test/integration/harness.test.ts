@@ -21,7 +21,10 @@ describe('test harness', () => {
       args: [{ marker }],
     });
     expect(result).toEqual({ recorded: marker });
-    const { rows } = await ctx.pool.query('SELECT action, subject, workflow_id FROM audit_log WHERE subject = $1::text', [marker]);
+    const { rows } = await ctx.pool.query(
+      'SELECT action, subject, workflow_id FROM audit_log WHERE subject = $1::text',
+      [marker],
+    );
     expect(rows).toEqual([{ action: 'harness.ping', subject: marker, workflow_id: workflowId }]);
     expect(await listAuditForTenant(ctx.pool, 'nobody')).toEqual([]);
   });

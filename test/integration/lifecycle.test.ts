@@ -18,12 +18,21 @@ describe('suspend, resume and close', () => {
   afterAll(async () => env?.close());
 
   async function onboard(externalRef: string, fundingMicroUsd = '5000') {
-    const handle = await startOnboarding(env.client, { externalRef, name: `Tenant ${externalRef}`, fundingMicroUsd }, { taskQueue: env.taskQueue });
+    const handle = await startOnboarding(
+      env.client,
+      { externalRef, name: `Tenant ${externalRef}`, fundingMicroUsd },
+      { taskQueue: env.taskQueue },
+    );
     return handle.result();
   }
   async function tenantToken(externalRef: string) {
     const vault = createVault(parseMasterKeys(env.secretsKeys));
-    return (await revealKey({ pool: env.pool, vault }, { externalRef, slot: 'default', operator: 'test', reason: 'test reads the token' })).token;
+    return (
+      await revealKey(
+        { pool: env.pool, vault },
+        { externalRef, slot: 'default', operator: 'test', reason: 'test reads the token' },
+      )
+    ).token;
   }
   /** A workload of the tenant, using its own key. */
   async function createProject(token: string, name: string) {
@@ -32,7 +41,10 @@ describe('suspend, resume and close', () => {
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       body: JSON.stringify({ name, region: 'eu-1' }),
     });
-    return { status: response.status, body: (await response.json()) as { data?: { id: string }; error?: { code: string } } };
+    return {
+      status: response.status,
+      body: (await response.json()) as { data?: { id: string }; error?: { code: string } },
+    };
   }
   function platformView(subaccountId: string) {
     const state = env.sim.state();
@@ -57,36 +69,93 @@ describe('suspend, resume and close', () => {
     const { subaccountId } = await onboard('close-ok');
     const token = await tenantToken('close-ok');
     for (const name of ['web', 'db', 'cache']) expect((await createProject(token, name)).status).toBe(201);
-    const result = await (await startLifecycle(env.client, 'close', { externalRef: 'close-ok', reason: 'customer left', operator: 'alice' }, { taskQueue: env.taskQueue })).result();
-    expect(result).toMatchObject({ status: 'closed', alreadyClosed: false, projectsDeleted: 3, balanceLeftMicroUsd: '5000' });
+    const result = await (
+      await startLifecycle(
+        env.client,
+        'close',
+        { externalRef: 'close-ok', reason: 'customer left', operator: 'alice' },
+        { taskQueue: env.taskQueue },
+      )
+    ).result();
+    expect(result).toMatchObject({
+      status: 'closed',
+      alreadyClosed: false,
+      projectsDeleted: 3,
+      balanceLeftMicroUsd: '5000',
+    });
     expect(platformView(subaccountId)).toEqual({ status: 'closed', liveProjects: 0, activeKeys: 0 });
-    const { rows } = await env.pool.query(`SELECT status, closed_balance_micro_usd::text AS balance FROM tenants WHERE external_ref = 'close-ok'`);
+    const { rows } = await env.pool.query(
+      `SELECT status, closed_balance_micro_usd::text AS balance FROM tenants WHERE external_ref = 'close-ok'`,
+    );
     expect(rows).toEqual([{ status: 'closed', balance: '5000' }]);
-    const again = await (await startLifecycle(env.client, 'close', { externalRef: 'close-ok', reason: 'again' }, { taskQueue: env.taskQueue })).result();
+    const again = await (
+      await startLifecycle(
+        env.client,
+        'close',
+        { externalRef: 'close-ok', reason: 'again' },
+        { taskQueue: env.taskQueue },
+      )
+    ).result();
     expect(again).toMatchObject({ status: 'closed', alreadyClosed: true });
-    const { rows: history } = await env.pool.query(`SELECT count(*)::int AS n FROM audit_log WHERE external_ref = 'close-ok'`);
+    const { rows: history } = await env.pool.query(
+      `SELECT count(*)::int AS n FROM audit_log WHERE external_ref = 'close-ok'`,
+    );
     expect(history[0].n).toBeGreaterThan(5);
   });
 
   it('round-trips suspend and resume, with the platform refusing the tenant while suspended', async () => {
     await onboard('pause-me');
     const token = await tenantToken('pause-me');
-    await (await startLifecycle(env.client, 'suspend', { externalRef: 'pause-me', reason: 'unpaid invoice' }, { taskQueue: env.taskQueue })).result();
+    await (
+      await startLifecycle(
+        env.client,
+        'suspend',
+        { externalRef: 'pause-me', reason: 'unpaid invoice' },
+        { taskQueue: env.taskQueue },
+      )
+    ).result();
     expect((await createProject(token, 'x')).body.error?.code).toBe('SUBACCOUNT_SUSPENDED');
-    await (await startLifecycle(env.client, 'resume', { externalRef: 'pause-me', reason: 'invoice paid' }, { taskQueue: env.taskQueue })).result();
+    await (
+      await startLifecycle(
+        env.client,
+        'resume',
+        { externalRef: 'pause-me', reason: 'invoice paid' },
+        { taskQueue: env.taskQueue },
+      )
+    ).result();
     expect((await createProject(token, 'x')).status).toBe(201);
-    const { rows } = await env.pool.query(`SELECT action, actor FROM audit_log WHERE external_ref = 'pause-me' AND action IN ('tenant.suspended', 'tenant.resumed') ORDER BY id`);
+    const { rows } = await env.pool.query(
+      `SELECT action, actor FROM audit_log WHERE external_ref = 'pause-me' AND action IN ('tenant.suspended', 'tenant.resumed') ORDER BY id`,
+    );
     expect(rows.map((r) => r.action)).toEqual(['tenant.suspended', 'tenant.resumed']);
   });
 
   it('refuses a resume without a reason, or under the balance floor, and changes nothing', async () => {
     await onboard('poor', '10');
-    await (await startLifecycle(env.client, 'suspend', { externalRef: 'poor', reason: 'review' }, { taskQueue: env.taskQueue })).result();
-    await expect(startLifecycle(env.client, 'resume', { externalRef: 'poor' }, { taskQueue: env.taskQueue })).rejects.toBeInstanceOf(InvalidInputError);
+    await (
+      await startLifecycle(
+        env.client,
+        'suspend',
+        { externalRef: 'poor', reason: 'review' },
+        { taskQueue: env.taskQueue },
+      )
+    ).result();
+    await expect(
+      startLifecycle(env.client, 'resume', { externalRef: 'poor' }, { taskQueue: env.taskQueue }),
+    ).rejects.toBeInstanceOf(InvalidInputError);
     const cli = await runCli(['resume', 'poor', '--reason', ''], env.cliEnv);
     expect(cli.code).toBe(2);
     expect(cli.stderr).toMatch(/^error: reason: /m);
-    const refused = await (await startLifecycle(env.client, 'resume', { externalRef: 'poor', reason: 'looks fine' }, { taskQueue: env.taskQueue })).result().catch((e: unknown) => e);
+    const refused = await (
+      await startLifecycle(
+        env.client,
+        'resume',
+        { externalRef: 'poor', reason: 'looks fine' },
+        { taskQueue: env.taskQueue },
+      )
+    )
+      .result()
+      .catch((e: unknown) => e);
     expect(failureTypeOf(refused)).toBe('BALANCE_BELOW_FLOOR');
     const { rows } = await env.pool.query(`SELECT status FROM tenants WHERE external_ref = 'poor'`);
     expect(rows).toEqual([{ status: 'suspended' }]);
@@ -95,16 +164,37 @@ describe('suspend, resume and close', () => {
   it('closes a suspended tenant (resuming it for the cleanup calls)', async () => {
     const { subaccountId } = await onboard('close-suspended');
     expect((await createProject(await tenantToken('close-suspended'), 'left-behind')).status).toBe(201);
-    await (await startLifecycle(env.client, 'suspend', { externalRef: 'close-suspended', reason: 'fraud review' }, { taskQueue: env.taskQueue })).result();
-    await (await startLifecycle(env.client, 'close', { externalRef: 'close-suspended', reason: 'fraud confirmed' }, { taskQueue: env.taskQueue })).result();
+    await (
+      await startLifecycle(
+        env.client,
+        'suspend',
+        { externalRef: 'close-suspended', reason: 'fraud review' },
+        { taskQueue: env.taskQueue },
+      )
+    ).result();
+    await (
+      await startLifecycle(
+        env.client,
+        'close',
+        { externalRef: 'close-suspended', reason: 'fraud confirmed' },
+        { taskQueue: env.taskQueue },
+      )
+    ).result();
     expect(platformView(subaccountId)).toEqual({ status: 'closed', liveProjects: 0, activeKeys: 0 });
   });
 
   it('finds and deletes a project a workload created during cleanup, before its key was revoked', async () => {
     const { subaccountId } = await onboard('racing-workload');
     const token = await tenantToken('racing-workload');
-    await setFaults(env.sim, [{ method: 'POST', path: '/subaccounts/*/api-keys/*/revoke', mode: 'delay', delayMs: 1500 }]);
-    const handle = await startLifecycle(env.client, 'close', { externalRef: 'racing-workload', reason: 'done', options: { pollInterval: '200ms' } }, { taskQueue: env.taskQueue });
+    await setFaults(env.sim, [
+      { method: 'POST', path: '/subaccounts/*/api-keys/*/revoke', mode: 'delay', delayMs: 1500 },
+    ]);
+    const handle = await startLifecycle(
+      env.client,
+      'close',
+      { externalRef: 'racing-workload', reason: 'done', options: { pollInterval: '200ms' } },
+      { taskQueue: env.taskQueue },
+    );
     await waitForCloseStage(handle.workflowId, 'revoking_keys');
     expect((await createProject(token, 'sneaky')).status).toBe(201);
     await handle.result();
@@ -114,7 +204,16 @@ describe('suspend, resume and close', () => {
 
   it('refuses an unknown external ref with a clear not-found error and no platform call', async () => {
     const before = env.sim.state().stats.requestsTotal;
-    const error = await (await startLifecycle(env.client, 'suspend', { externalRef: 'nobody-here', reason: 'test' }, { taskQueue: env.taskQueue })).result().catch((e: unknown) => e);
+    const error = await (
+      await startLifecycle(
+        env.client,
+        'suspend',
+        { externalRef: 'nobody-here', reason: 'test' },
+        { taskQueue: env.taskQueue },
+      )
+    )
+      .result()
+      .catch((e: unknown) => e);
     expect(failureTypeOf(error)).toBe('TENANT_NOT_FOUND');
     expect(env.sim.state().stats.requestsTotal).toBe(before);
   });
@@ -131,9 +230,18 @@ describe('close across a worker crash', () => {
   it('finishes a half-done cleanup after the worker is killed mid-cleanup', async () => {
     const worker = spawnCli(['worker'], env.cliEnv);
     await worker.ready;
-    const { subaccountId } = await (await startOnboarding(env.client, { externalRef: 'half-cleaned', name: 'Half Cleaned' }, { taskQueue: env.taskQueue })).result();
+    const { subaccountId } = await (
+      await startOnboarding(
+        env.client,
+        { externalRef: 'half-cleaned', name: 'Half Cleaned' },
+        { taskQueue: env.taskQueue },
+      )
+    ).result();
     const vault = createVault(parseMasterKeys(env.secretsKeys));
-    const { token } = await revealKey({ pool: env.pool, vault }, { externalRef: 'half-cleaned', slot: 'default', operator: 'test', reason: 'test reads the token' });
+    const { token } = await revealKey(
+      { pool: env.pool, vault },
+      { externalRef: 'half-cleaned', slot: 'default', operator: 'test', reason: 'test reads the token' },
+    );
     for (const name of ['a', 'b', 'c', 'd']) {
       const response = await fetch(`${env.sim.apiBase}/projects/create`, {
         method: 'POST',
@@ -142,9 +250,15 @@ describe('close across a worker crash', () => {
       });
       expect(response.status).toBe(201);
     }
-    const live = () => env.sim.state().projects.filter((p) => p.subaccountId === subaccountId && p.status !== 'deleted').length;
+    const live = () =>
+      env.sim.state().projects.filter((p) => p.subaccountId === subaccountId && p.status !== 'deleted').length;
     await setFaults(env.sim, [{ method: '*', path: '/projects/*/delete', mode: 'delay', delayMs: 700 }]);
-    const handle = await startLifecycle(env.client, 'close', { externalRef: 'half-cleaned', reason: 'done', options: { pollInterval: '200ms' } }, { taskQueue: env.taskQueue });
+    const handle = await startLifecycle(
+      env.client,
+      'close',
+      { externalRef: 'half-cleaned', reason: 'done', options: { pollInterval: '200ms' } },
+      { taskQueue: env.taskQueue },
+    );
     while (live() > 2) await new Promise((r) => setTimeout(r, 25));
     worker.child.kill('SIGKILL');
     await new Promise((r) => worker.child.once('exit', r));

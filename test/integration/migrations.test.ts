@@ -39,9 +39,20 @@ describe('migrations', () => {
   });
 
   it('rolls a failing migration back whole and leaves the version where it was', async () => {
-    const broken = [{ version: codeSchemaVersion() + 1, name: 'broken', sql: 'CREATE TABLE half_done (x int); SELECT 1/0;' }];
-    await expect(migrate(pool, [...Array(codeSchemaVersion()).fill(null).map((_, i) => ({ version: i + 1, name: 'x', sql: '' })), ...broken])).rejects.toThrow(/broken failed/);
-    const { rows } = await pool.query(`SELECT to_regclass('half_done') AS t, (SELECT max(version) FROM schema_migrations)::int AS v`);
+    const broken = [
+      { version: codeSchemaVersion() + 1, name: 'broken', sql: 'CREATE TABLE half_done (x int); SELECT 1/0;' },
+    ];
+    await expect(
+      migrate(pool, [
+        ...Array(codeSchemaVersion())
+          .fill(null)
+          .map((_, i) => ({ version: i + 1, name: 'x', sql: '' })),
+        ...broken,
+      ]),
+    ).rejects.toThrow(/broken failed/);
+    const { rows } = await pool.query(
+      `SELECT to_regclass('half_done') AS t, (SELECT max(version) FROM schema_migrations)::int AS v`,
+    );
     expect(rows[0]).toEqual({ t: null, v: codeSchemaVersion() });
   });
 
@@ -54,7 +65,11 @@ describe('migrations', () => {
 
 describe('bad configuration on the command line', () => {
   it('gives one clear line per problem and a non-zero exit, never a stack trace', async () => {
-    const result = await runCli(['migrate'], { DATABASE_URL: 'postgres//broken', LOG_LEVEL: 'loud', TEMPORAL_ADDRESS: 'x' });
+    const result = await runCli(['migrate'], {
+      DATABASE_URL: 'postgres//broken',
+      LOG_LEVEL: 'loud',
+      TEMPORAL_ADDRESS: 'x',
+    });
     expect(result.code).toBe(2);
     const lines = result.stderr.trim().split('\n');
     expect(lines).toHaveLength(3);
@@ -79,7 +94,12 @@ describe('bad configuration on the command line', () => {
   it('lists every missing worker setting at once', async () => {
     const result = await runCli(['worker'], {});
     expect(result.code).toBe(2);
-    expect(result.stderr.trim().split('\n').map((l) => l.split(':')[1]!.trim())).toEqual(['DATABASE_URL', 'PLATFORM_BASE_URL', 'PLATFORM_API_KEY', 'SECRETS_KEYS']);
+    expect(
+      result.stderr
+        .trim()
+        .split('\n')
+        .map((l) => l.split(':')[1]!.trim()),
+    ).toEqual(['DATABASE_URL', 'PLATFORM_BASE_URL', 'PLATFORM_API_KEY', 'SECRETS_KEYS']);
   });
 
   it('names an unreachable database in one line', async () => {

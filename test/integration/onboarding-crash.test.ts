@@ -19,7 +19,11 @@ describe('onboarding across worker crashes', () => {
     ]);
     const first = spawnCli(['worker'], env.cliEnv);
     await first.ready;
-    const handle = await startOnboarding(env.client, { externalRef: 'crash-1', name: 'Crash One', fundingMicroUsd: '3100' }, { taskQueue: env.taskQueue });
+    const handle = await startOnboarding(
+      env.client,
+      { externalRef: 'crash-1', name: 'Crash One', fundingMicroUsd: '3100' },
+      { taskQueue: env.taskQueue },
+    );
     const deadline = Date.now() + 20_000;
     while (!env.sim.state().subaccounts.some((s) => s.externalRef === 'crash-1')) {
       if (Date.now() > deadline) throw new Error(`no sub-account created; worker said: ${first.output()}`);

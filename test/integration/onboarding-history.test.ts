@@ -34,23 +34,41 @@ describe('onboarding history', () => {
   };
 
   it('records at most 16 events, with two upserts of our own, for a run started by startOnboarding', async () => {
-    const handle = await startOnboarding(env.client, { externalRef: 'hist-1', name: 'History One', fundingMicroUsd: '1000' }, { taskQueue: env.taskQueue });
+    const handle = await startOnboarding(
+      env.client,
+      { externalRef: 'hist-1', name: 'History One', fundingMicroUsd: '1000' },
+      { taskQueue: env.taskQueue },
+    );
     const result = await handle.result();
     expectExactlyOnce(env.sim.state(), 'hist-1', { amountMicroUsd: '1000' });
     const { history, types } = await eventTypes(handle.workflowId);
     expect(types.length).toBeLessThanOrEqual(16);
     // Ours: sub-account with its stage, then active; Core's: TemporalChangeVersion for the one patch.
-    expect(types.filter((t) => t === proto.temporal.api.enums.v1.EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES)).toHaveLength(3);
+    expect(
+      types.filter((t) => t === proto.temporal.api.enums.v1.EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES),
+    ).toHaveLength(3);
     await expectSearchable(handle.workflowId, 'hist-1', result.subaccountId);
-    await expect(Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, history, handle.workflowId)).resolves.toBeUndefined();
+    await expect(
+      Worker.runReplayHistory(
+        { workflowBundle: { codePath: inject('workflowBundlePath') } },
+        history,
+        handle.workflowId,
+      ),
+    ).resolves.toBeUndefined();
   });
 
   it('still sets every search attribute for a run started without them (the Web UI)', async () => {
     const workflowId = 'onboard:hist-webui';
-    const handle = await env.client.workflow.start('onboardTenant', { taskQueue: env.taskQueue, workflowId, args: [{ externalRef: 'hist-webui', name: 'Started Bare' }] });
+    const handle = await env.client.workflow.start('onboardTenant', {
+      taskQueue: env.taskQueue,
+      workflowId,
+      args: [{ externalRef: 'hist-webui', name: 'Started Bare' }],
+    });
     const result = (await handle.result()) as { subaccountId: string };
     await expectSearchable(workflowId, 'hist-webui', result.subaccountId);
     const { history } = await eventTypes(workflowId);
-    await expect(Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, history, workflowId)).resolves.toBeUndefined();
+    await expect(
+      Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, history, workflowId),
+    ).resolves.toBeUndefined();
   });
 });

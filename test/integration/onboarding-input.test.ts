@@ -36,7 +36,9 @@ describe('bad onboarding input', () => {
   afterAll(async () => env?.close());
 
   async function expectNothingWritten() {
-    const { rows } = await env.pool.query(`SELECT (SELECT count(*) FROM tenants)::int AS tenants, (SELECT count(*) FROM audit_log)::int AS audit`);
+    const { rows } = await env.pool.query(
+      `SELECT (SELECT count(*) FROM tenants)::int AS tenants, (SELECT count(*) FROM audit_log)::int AS audit`,
+    );
     expect(rows[0]).toEqual({ tenants: 0, audit: 0 });
     expect(env.sim.state().subaccounts).toHaveLength(0);
   }
@@ -44,27 +46,45 @@ describe('bad onboarding input', () => {
   it.each(BAD_INPUTS)('the helper refuses %s, naming the field, and starts nothing', async (_label, input, field) => {
     const error = await startOnboarding(env.client, input, { taskQueue: env.taskQueue }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InvalidInputError);
-    expect((error as InvalidInputError).problems.some((p) => p.startsWith(`${field}:`) || p.includes(field))).toBe(true);
+    expect((error as InvalidInputError).problems.some((p) => p.startsWith(`${field}:`) || p.includes(field))).toBe(
+      true,
+    );
     if (typeof input.externalRef === 'string' && /^[A-Za-z0-9]/.test(input.externalRef)) {
-      await expect(env.client.workflow.getHandle(`onboard:${input.externalRef}`).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+      await expect(env.client.workflow.getHandle(`onboard:${input.externalRef}`).describe()).rejects.toBeInstanceOf(
+        WorkflowNotFoundError,
+      );
     }
     await expectNothingWritten();
   });
 
-  it.each(BAD_INPUTS.slice(0, 8).concat(BAD_INPUTS.slice(11, 16)))('a Web-UI start with %s fails with INVALID_INPUT and writes nothing', async (_label, input) => {
-    const handle = await env.client.workflow.start('onboardTenant', { taskQueue: env.taskQueue, workflowId: `onboard:ui-${Math.random().toString(36).slice(2)}`, args: [input] });
-    expect(failureTypeOf(await handle.result().catch((e: unknown) => e))).toBe('INVALID_INPUT');
-    await expectNothingWritten();
-  });
+  it.each(BAD_INPUTS.slice(0, 8).concat(BAD_INPUTS.slice(11, 16)))(
+    'a Web-UI start with %s fails with INVALID_INPUT and writes nothing',
+    async (_label, input) => {
+      const handle = await env.client.workflow.start('onboardTenant', {
+        taskQueue: env.taskQueue,
+        workflowId: `onboard:ui-${Math.random().toString(36).slice(2)}`,
+        args: [input],
+      });
+      expect(failureTypeOf(await handle.result().catch((e: unknown) => e))).toBe('INVALID_INPUT');
+      await expectNothingWritten();
+    },
+  );
 
   it('a Web-UI start under another workflow id is refused (the id is the business key)', async () => {
-    const handle = await env.client.workflow.start('onboardTenant', { taskQueue: env.taskQueue, workflowId: 'my-own-id', args: [{ externalRef: 'ok-ref', name: 'N' }] });
+    const handle = await env.client.workflow.start('onboardTenant', {
+      taskQueue: env.taskQueue,
+      workflowId: 'my-own-id',
+      args: [{ externalRef: 'ok-ref', name: 'N' }],
+    });
     expect(failureTypeOf(await handle.result().catch((e: unknown) => e))).toBe('INVALID_INPUT');
     await expectNothingWritten();
   });
 
   it('the CLI prints one line per problem, exits 2 and writes nothing', async () => {
-    const result = await runCli(['onboard', '--external-ref', 'café au lait', '--name', ' padded ', '--funding', '1.5'], env.cliEnv);
+    const result = await runCli(
+      ['onboard', '--external-ref', 'café au lait', '--name', ' padded ', '--funding', '1.5'],
+      env.cliEnv,
+    );
     expect(result.code).toBe(2);
     const lines = result.stderr.trim().split('\n');
     expect(lines.map((l) => l.split(':')[1]!.trim()).sort()).toEqual(['externalRef', 'fundingMicroUsd', 'name']);

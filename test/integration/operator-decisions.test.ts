@@ -10,7 +10,13 @@ import { onboardingStatusQuery } from '../../workflows/onboard-tenant-messages.j
 import { runCli } from '../harness/cli.js';
 import { processed, refusal } from '../harness/decisions.js';
 import { expectExactlyOnce } from '../harness/onboarding-checks.js';
-import { clearFaults, createOrchestratorEnv, setFaults, waitForOnboardingStage, type OrchestratorEnv } from '../harness/onboarding-env.js';
+import {
+  clearFaults,
+  createOrchestratorEnv,
+  setFaults,
+  waitForOnboardingStage,
+  type OrchestratorEnv,
+} from '../harness/onboarding-env.js';
 import { waitFor } from '../harness/rotation-env.js';
 
 /**
@@ -39,7 +45,11 @@ describe('resolveTransfer on a transfer in needs_operator', () => {
       { method: 'POST', path: '/subaccounts/*/wallet/transfers', mode: 'drop-after-commit', count: 1 },
       { method: 'GET', path: '/subaccounts/*/wallet', mode: 'error-before-commit', status: 503, code: 'UNAVAILABLE' },
     ]);
-    const handle = await startOnboarding(env.client, { externalRef, name: `Tenant ${externalRef}`, fundingMicroUsd: '900', options: FAST }, { taskQueue: env.taskQueue });
+    const handle = await startOnboarding(
+      env.client,
+      { externalRef, name: `Tenant ${externalRef}`, fundingMicroUsd: '900', options: FAST },
+      { taskQueue: env.taskQueue },
+    );
     await waitForOnboardingStage(env, `onboard:${externalRef}`, 'needs_operator');
     await clearFaults(env.sim);
     expect(transfersOf(env, externalRef)).toHaveLength(1);
@@ -76,7 +86,9 @@ describe('resolveTransfer on a transfer in needs_operator', () => {
     expect(answer).toMatchObject({ transferState: 'succeeded', effect: expect.stringMatching(/no transfer is sent/) });
     expect((await handle.result()).status).toBe('active');
     expectExactlyOnce(env.sim.state(), 'decisions-typo', { amountMicroUsd: '900' });
-    const { rows: audit } = await env.pool.query(`SELECT actor, details->>'reason' AS reason FROM audit_log WHERE external_ref = 'decisions-typo' AND action = 'transfer.resolved_by_operator'`);
+    const { rows: audit } = await env.pool.query(
+      `SELECT actor, details->>'reason' AS reason FROM audit_log WHERE external_ref = 'decisions-typo' AND action = 'transfer.resolved_by_operator'`,
+    );
     expect(audit).toEqual([{ actor: 'operator:bob', reason: 'seen on the wallet' }]);
   });
 
@@ -84,9 +96,13 @@ describe('resolveTransfer on a transfer in needs_operator', () => {
     const handle = await driveToNeedsOperator('decisions-signal');
     await handle.signal('resolveTransfer', { outcome: 'Applied', operator: 'bob', reason: 'seen on the wallet' });
     await processed(handle);
-    const { rows } = await env.pool.query(`SELECT state, idempotency_key FROM transfer_intents WHERE external_ref = 'decisions-signal'`);
+    const { rows } = await env.pool.query(
+      `SELECT state, idempotency_key FROM transfer_intents WHERE external_ref = 'decisions-signal'`,
+    );
     expect(rows.map((r) => r.state)).toEqual(['needs_operator']);
-    expect(transfersOf(env, 'decisions-signal').map((t) => t.idempotencyKey)).toEqual(rows.map((r) => r.idempotency_key));
+    expect(transfersOf(env, 'decisions-signal').map((t) => t.idempotencyKey)).toEqual(
+      rows.map((r) => r.idempotency_key),
+    );
     await handle.signal('resolveTransfer', { outcome: 'applied', operator: 'bob', reason: 'seen on the wallet' });
     await handle.result();
     expect(transfersOf(env, 'decisions-signal')).toHaveLength(1);
@@ -94,13 +110,22 @@ describe('resolveTransfer on a transfer in needs_operator', () => {
 
   it("the runbook's `temporal workflow update execute` refuses a typo and settles the transfer, verbatim from the README", async () => {
     const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    const command = /`(temporal workflow update execute -w onboard:R --name resolveTransfer --input '[^']+')`/.exec(readme)?.[1];
+    const command = /`(temporal workflow update execute -w onboard:R --name resolveTransfer --input '[^']+')`/.exec(
+      readme,
+    )?.[1];
     expect(command, 'the README shows the update command').toBeDefined();
     const temporalCli = await findOrBuildTemporalCli({ cliPath: process.env.TEMPORAL_CLI_PATH });
     expect(temporalCli, 'a temporal CLI (the harness uses the same one)').toBeDefined();
     const run = (text: string) =>
       new Promise<{ code: number | null; output: string }>((resolve) => {
-        const child = spawn('sh', ['-c', text.replace(/^temporal /, `"${temporalCli}" `)], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', TEMPORAL_ADDRESS: inject('temporalAddress'), TEMPORAL_NAMESPACE: inject('temporalNamespace') } });
+        const child = spawn('sh', ['-c', text.replace(/^temporal /, `"${temporalCli}" `)], {
+          env: {
+            PATH: process.env.PATH ?? '',
+            HOME: process.env.HOME ?? '/root',
+            TEMPORAL_ADDRESS: inject('temporalAddress'),
+            TEMPORAL_NAMESPACE: inject('temporalNamespace'),
+          },
+        });
         let output = '';
         child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
         child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -120,18 +145,59 @@ describe('resolveTransfer on a transfer in needs_operator', () => {
 
   it('tenantctl resolve-transfer prints the refusal and exits non-zero on "Applied"; not-applied sends once more under a fresh key', async () => {
     const handle = await driveToNeedsOperator('decisions-not-applied');
-    const typo = await runCli(['resolve-transfer', 'decisions-not-applied', '--outcome', 'Applied', '--operator', 'carol', '--reason', 'looked at the wallet'], env.cliEnv);
+    const typo = await runCli(
+      [
+        'resolve-transfer',
+        'decisions-not-applied',
+        '--outcome',
+        'Applied',
+        '--operator',
+        'carol',
+        '--reason',
+        'looked at the wallet',
+      ],
+      env.cliEnv,
+    );
     expect(typo.code).not.toBe(0);
     expect(typo.stderr).toMatch(/outcome: must be exactly "applied" or "not-applied"/);
-    const blank = await runCli(['resolve-transfer', 'decisions-not-applied', '--outcome', 'applied', '--operator', ' ', '--reason', 'looked at the wallet'], env.cliEnv);
+    const blank = await runCli(
+      [
+        'resolve-transfer',
+        'decisions-not-applied',
+        '--outcome',
+        'applied',
+        '--operator',
+        ' ',
+        '--reason',
+        'looked at the wallet',
+      ],
+      env.cliEnv,
+    );
     expect(blank.code).not.toBe(0);
     expect(blank.stderr).toMatch(/operator: must not be empty/);
     expect(transfersOf(env, 'decisions-not-applied')).toHaveLength(1);
 
     // The dropped transfer did commit; an operator who says it did not gets exactly one more, under a new key.
-    const sent = await runCli(['resolve-transfer', 'decisions-not-applied', '--outcome', 'not-applied', '--operator', 'carol', '--reason', 'not on the wallet', '--json'], env.cliEnv);
+    const sent = await runCli(
+      [
+        'resolve-transfer',
+        'decisions-not-applied',
+        '--outcome',
+        'not-applied',
+        '--operator',
+        'carol',
+        '--reason',
+        'not on the wallet',
+        '--json',
+      ],
+      env.cliEnv,
+    );
     expect(sent.code, sent.stderr).toBe(0);
-    expect(JSON.parse(sent.stdout)).toMatchObject({ workflowId: 'onboard:decisions-not-applied', decision: 'resolveTransfer', effect: expect.stringMatching(/fresh idempotency key/) });
+    expect(JSON.parse(sent.stdout)).toMatchObject({
+      workflowId: 'onboard:decisions-not-applied',
+      decision: 'resolveTransfer',
+      effect: expect.stringMatching(/fresh idempotency key/),
+    });
     await handle.result();
     expect(transfersOf(env, 'decisions-not-applied')).toHaveLength(2);
     expect(new Set(transfersOf(env, 'decisions-not-applied').map((t) => t.idempotencyKey)).size).toBe(2);
@@ -143,21 +209,44 @@ describe('resolveTransfer on a transfer in needs_operator', () => {
       { method: 'GET', path: '/subaccounts/*/wallet', mode: 'error-before-commit', status: 503, code: 'UNAVAILABLE' },
     ]);
     const options = { ...FAST, unknownTransferDeadline: '1h' };
-    await startOnboarding(env.client, { externalRef: 'decisions-close', name: 'Close Op', fundingMicroUsd: '900', options }, { taskQueue: env.taskQueue });
+    await startOnboarding(
+      env.client,
+      { externalRef: 'decisions-close', name: 'Close Op', fundingMicroUsd: '900', options },
+      { taskQueue: env.taskQueue },
+    );
     await waitForOnboardingStage(env, 'onboard:decisions-close', 'reconciling_transfer');
-    const close = await startLifecycle(env.client, 'close', { externalRef: 'decisions-close', reason: 'customer left', operator: 'ops', options: { unknownTransferDeadline: '1s', pollInterval: '200ms' } }, { taskQueue: env.taskQueue });
-    await waitFor(async () => ((await close.query(closeStatusQuery)).stage === 'needs_operator' ? true : undefined), 'the close to ask an operator');
+    const close = await startLifecycle(
+      env.client,
+      'close',
+      {
+        externalRef: 'decisions-close',
+        reason: 'customer left',
+        operator: 'ops',
+        options: { unknownTransferDeadline: '1s', pollInterval: '200ms' },
+      },
+      { taskQueue: env.taskQueue },
+    );
+    await waitFor(
+      async () => ((await close.query(closeStatusQuery)).stage === 'needs_operator' ? true : undefined),
+      'the close to ask an operator',
+    );
 
     const verdict = ['--close', '--operator', 'frank', '--reason', 'seen on the wallet'];
     const typo = await runCli(['resolve-transfer', 'decisions-close', '--outcome', 'Applied', ...verdict], env.cliEnv);
     expect(typo.code).not.toBe(0);
     expect(typo.stderr).toMatch(/close:decisions-close refused resolveTransfer: outcome: must be exactly/);
-    const elsewhere = await runCli(['resolve-transfer', 'decisions-close', '--outcome', 'applied', '--purpose', 'top-up', ...verdict], env.cliEnv);
+    const elsewhere = await runCli(
+      ['resolve-transfer', 'decisions-close', '--outcome', 'applied', '--purpose', 'top-up', ...verdict],
+      env.cliEnv,
+    );
     expect(elsewhere.code).not.toBe(0);
     expect(elsewhere.stderr).toMatch(/has no open transfer "top-up"/);
 
     await clearFaults(env.sim);
-    const ok = await runCli(['resolve-transfer', 'decisions-close', '--outcome', 'applied', ...verdict, '--json'], env.cliEnv);
+    const ok = await runCli(
+      ['resolve-transfer', 'decisions-close', '--outcome', 'applied', ...verdict, '--json'],
+      env.cliEnv,
+    );
     expect(ok.code, ok.stderr).toBe(0);
     expect(JSON.parse(ok.stdout)).toMatchObject({ workflowId: 'close:decisions-close', transferState: 'succeeded' });
     expect(await close.result()).toMatchObject({ status: 'closed' });
@@ -165,9 +254,16 @@ describe('resolveTransfer on a transfer in needs_operator', () => {
   });
 
   it('refuses a verdict when no transfer waits for one, and a decision sent to no run', async () => {
-    const handle = await startOnboarding(env.client, { externalRef: 'decisions-calm', name: 'Calm', fundingMicroUsd: '500' }, { taskQueue: env.taskQueue });
+    const handle = await startOnboarding(
+      env.client,
+      { externalRef: 'decisions-calm', name: 'Calm', fundingMicroUsd: '500' },
+      { taskQueue: env.taskQueue },
+    );
     await handle.result();
-    const cli = await runCli(['resolve-transfer', 'decisions-calm', '--outcome', 'applied', '--operator', 'dan', '--reason', 'just in case'], env.cliEnv);
+    const cli = await runCli(
+      ['resolve-transfer', 'decisions-calm', '--outcome', 'applied', '--operator', 'dan', '--reason', 'just in case'],
+      env.cliEnv,
+    );
     expect(cli.code).not.toBe(0);
     expect(cli.stderr).toMatch(/no running workflow onboard:decisions-calm/);
     expect(transfersOf(env, 'decisions-calm')).toHaveLength(1);
@@ -183,7 +279,13 @@ describe('key reveal', () => {
   afterAll(async () => env?.close());
 
   it('without a non-empty operator and reason exits non-zero, prints no token and audits nothing', async () => {
-    await (await startOnboarding(env.client, { externalRef: 'decisions-reveal', name: 'Reveal' }, { taskQueue: env.taskQueue })).result();
+    await (
+      await startOnboarding(
+        env.client,
+        { externalRef: 'decisions-reveal', name: 'Reveal' },
+        { taskQueue: env.taskQueue },
+      )
+    ).result();
     for (const [args, field] of [
       [['--operator', '', '--reason', 'deploy by hand'], /operator: must not be empty/],
       [['--operator', '   ', '--reason', 'deploy by hand'], /operator: must not be empty/],
@@ -199,10 +301,15 @@ describe('key reveal', () => {
     const { rows } = await env.pool.query(`SELECT count(*)::int AS n FROM audit_log WHERE action = 'key.revealed'`);
     expect(rows).toEqual([{ n: 0 }]);
 
-    const ok = await runCli(['key', 'reveal', 'decisions-reveal', '--operator', ' alice ', '--reason', 'deploy by hand'], env.cliEnv);
+    const ok = await runCli(
+      ['key', 'reveal', 'decisions-reveal', '--operator', ' alice ', '--reason', 'deploy by hand'],
+      env.cliEnv,
+    );
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.stdout).toMatch(/^svsk_/);
-    const { rows: audit } = await env.pool.query(`SELECT actor, details->>'reason' AS reason FROM audit_log WHERE action = 'key.revealed'`);
+    const { rows: audit } = await env.pool.query(
+      `SELECT actor, details->>'reason' AS reason FROM audit_log WHERE action = 'key.revealed'`,
+    );
     expect(audit).toEqual([{ actor: 'operator:alice', reason: 'deploy by hand' }]);
   });
 });
@@ -217,18 +324,36 @@ describe('parentFunded while the parent cannot pay', () => {
   afterAll(async () => env?.close());
 
   it('refuses a parentFunded without an operator and a resolveTransfer that does not apply; tenantctl parent-funded goes on', async () => {
-    const handle = await startOnboarding(env.client, { externalRef: 'decisions-broke', name: 'Broke', fundingMicroUsd: '5000', options: FAST }, { taskQueue: env.taskQueue });
+    const handle = await startOnboarding(
+      env.client,
+      { externalRef: 'decisions-broke', name: 'Broke', fundingMicroUsd: '5000', options: FAST },
+      { taskQueue: env.taskQueue },
+    );
     await waitForOnboardingStage(env, 'onboard:decisions-broke', 'waiting_for_parent_funds');
     const noOperator = await refusal(handle, 'parentFunded', { reason: 'topped up' });
-    expect(noOperator).toMatchObject({ type: 'INVALID_DECISION', problems: [expect.stringMatching(/^operator: is required/)] });
-    const notNow = await refusal(handle, 'resolveTransfer', { outcome: 'applied', operator: 'eve', reason: 'seen on the wallet' });
+    expect(noOperator).toMatchObject({
+      type: 'INVALID_DECISION',
+      problems: [expect.stringMatching(/^operator: is required/)],
+    });
+    const notNow = await refusal(handle, 'resolveTransfer', {
+      outcome: 'applied',
+      operator: 'eve',
+      reason: 'seen on the wallet',
+    });
     expect(notNow.type).toBe('DECISION_NOT_APPLICABLE');
     expect(notNow.message).toMatch(/no transfer in needs_operator/);
 
     const noReason = await runCli(['parent-funded', 'decisions-broke', '--operator', 'eve'], env.cliEnv);
     expect(noReason.code).not.toBe(0);
-    await fetch(`${env.sim.url}/__sim/parents/${DEFAULT_PARENT_ID}/balance`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ paidMicroUsd: '10000' }) });
-    const funded = await runCli(['parent-funded', 'decisions-broke', '--operator', 'eve', '--reason', 'topped up by finance'], env.cliEnv);
+    await fetch(`${env.sim.url}/__sim/parents/${DEFAULT_PARENT_ID}/balance`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ paidMicroUsd: '10000' }),
+    });
+    const funded = await runCli(
+      ['parent-funded', 'decisions-broke', '--operator', 'eve', '--reason', 'topped up by finance'],
+      env.cliEnv,
+    );
     expect(funded.code, funded.stderr).toBe(0);
     expect(funded.stdout).toMatch(/parentFunded accepted by onboard:decisions-broke/);
     expect((await handle.result()).status).toBe('active');

@@ -14,12 +14,23 @@ const recorded = JSON.parse(readFileSync(new URL('index.json', dir), 'utf8')) as
 describe('replay of recorded histories', () => {
   it('has a recorded history for each workflow the worker runs', () => {
     expect(Object.keys(recorded).sort()).toEqual(
-      expect.arrayContaining(['closeTenant', 'handleRegistryEvent', 'onboardTenant', 'reconcileFleet', 'resumeTenant', 'rotateFleet', 'rotateTenantKey', 'suspendTenant']),
+      expect.arrayContaining([
+        'closeTenant',
+        'handleRegistryEvent',
+        'onboardTenant',
+        'reconcileFleet',
+        'resumeTenant',
+        'rotateFleet',
+        'rotateTenantKey',
+        'suspendTenant',
+      ]),
     );
   });
 
   it.each(Object.entries(recorded))('replays %s (%s) deterministically', async (type, workflowId) => {
     const history = historyFromJSON(JSON.parse(readFileSync(new URL(`${type}.json`, dir), 'utf8')));
-    await expect(Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, history, workflowId)).resolves.toBeUndefined();
+    await expect(
+      Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, history, workflowId),
+    ).resolves.toBeUndefined();
   });
 });

@@ -12,7 +12,16 @@ const FAST = ['--quiet-period', '0s', '--propagation-allowance', '0s', '--poll-i
 async function temporalScheduleIds(): Promise<string[]> {
   const cli = await findOrBuildTemporalCli({ cliPath: process.env.TEMPORAL_CLI_PATH, build: false });
   if (!cli) throw new Error('no temporal CLI found (the harness found one to start the dev server)');
-  const { stdout } = await run(cli, ['schedule', 'list', '--address', inject('temporalAddress'), '--namespace', inject('temporalNamespace'), '--output', 'json']);
+  const { stdout } = await run(cli, [
+    'schedule',
+    'list',
+    '--address',
+    inject('temporalAddress'),
+    '--namespace',
+    inject('temporalNamespace'),
+    '--output',
+    'json',
+  ]);
   const parsed = JSON.parse(stdout || '[]') as Array<{ scheduleId: string }> | null;
   return (parsed ?? []).map((s) => s.scheduleId);
 }
@@ -26,17 +35,28 @@ describe('rotation schedules and the fleet', () => {
 
   it('makes a schedule with the CLI that `temporal schedule list` shows and that rotates when triggered', async () => {
     const { subaccountId, keyId: oldKeyId } = await env.onboard('sched-1');
-    const made = await runCli(['rotation', 'schedule', 'sched-1', '--every', '30d', '--jitter', '6h', ...FAST], env.cliEnv);
+    const made = await runCli(
+      ['rotation', 'schedule', 'sched-1', '--every', '30d', '--jitter', '6h', ...FAST],
+      env.cliEnv,
+    );
     expect(made.code, made.stderr).toBe(0);
-    await waitFor(async () => ((await temporalScheduleIds()).includes('rotation:sched-1:default') ? true : undefined), 'the schedule in `temporal schedule list`');
+    await waitFor(
+      async () => ((await temporalScheduleIds()).includes('rotation:sched-1:default') ? true : undefined),
+      'the schedule in `temporal schedule list`',
+    );
 
     const listed = await runCli(['rotation', 'list', '--json'], env.cliEnv);
-    expect(JSON.parse(listed.stdout)).toEqual(expect.arrayContaining([expect.objectContaining({ scheduleId: 'rotation:sched-1:default', paused: false })]));
+    expect(JSON.parse(listed.stdout)).toEqual(
+      expect.arrayContaining([expect.objectContaining({ scheduleId: 'rotation:sched-1:default', paused: false })]),
+    );
 
     const triggered = await runCli(['rotation', 'run-now', 'sched-1'], env.cliEnv);
     expect(triggered.code, triggered.stderr).toBe(0);
     const rotation = env.client.workflow.getHandle('rotate:sched-1:default');
-    await waitFor(async () => ((await rotation.describe()).status.name === 'COMPLETED' ? true : undefined), 'the scheduled rotation to complete');
+    await waitFor(
+      async () => ((await rotation.describe()).status.name === 'COMPLETED' ? true : undefined),
+      'the scheduled rotation to complete',
+    );
     expect(keysOf(env, subaccountId).find((k) => k.id === oldKeyId)!.status).toBe('revoked');
 
     for (const command of ['pause', 'unpause', 'delete']) {
@@ -49,9 +69,16 @@ describe('rotation schedules and the fleet', () => {
 
   it('skips a slot that is already rotating rather than running two rotations of it', async () => {
     await env.onboard('sched-2');
-    const manual = await runCli(['rotate-key', 'sched-2', '--quiet-period', '1h', '--propagation-allowance', '0s'], env.cliEnv);
+    const manual = await runCli(
+      ['rotate-key', 'sched-2', '--quiet-period', '1h', '--propagation-allowance', '0s'],
+      env.cliEnv,
+    );
     expect(manual.code, manual.stderr).toBe(0);
-    const launcher = await env.client.workflow.start('rotateTenantKeyOnSchedule', { taskQueue: env.taskQueue, workflowId: 'rotate-scheduled:sched-2:default-test', args: [{ externalRef: 'sched-2' }] });
+    const launcher = await env.client.workflow.start('rotateTenantKeyOnSchedule', {
+      taskQueue: env.taskQueue,
+      workflowId: 'rotate-scheduled:sched-2:default-test',
+      args: [{ externalRef: 'sched-2' }],
+    });
     expect(await launcher.result()).toMatchObject({ outcome: 'skipped_already_running' });
     await env.client.workflow.getHandle('rotate:sched-2:default').cancel();
   });
@@ -62,7 +89,13 @@ describe('rotation schedules and the fleet', () => {
     const handle = await env.client.workflow.start<typeof rotateFleet>('rotateFleet', {
       taskQueue: env.taskQueue,
       workflowId: 'rotate-fleet:test',
-      args: [{ concurrency: 2, pageSize: 3, options: { quietPeriod: '0s', propagationAllowance: '0s', pollInterval: '200ms' } }],
+      args: [
+        {
+          concurrency: 2,
+          pageSize: 3,
+          options: { quietPeriod: '0s', propagationAllowance: '0s', pollInterval: '200ms' },
+        },
+      ],
     });
     const totals = await handle.result();
     // The other tenants of this file (already rotated or cancelled) are active too: count ours.
@@ -71,12 +104,21 @@ describe('rotation schedules and the fleet', () => {
     for (const t of tenants) {
       const keys = keysOf(env, t.subaccountId);
       expect(keys.find((k) => k.id === t.keyId)!.status, t.ref).toBe('revoked');
-      expect(keys.filter((k) => k.status === 'active'), t.ref).toHaveLength(1);
+      expect(
+        keys.filter((k) => k.status === 'active'),
+        t.ref,
+      ).toHaveLength(1);
     }
 
-    const fleetSchedule = await runCli(['rotation', 'schedule', '--fleet', '--every', '30d', '--concurrency', '10'], env.cliEnv);
+    const fleetSchedule = await runCli(
+      ['rotation', 'schedule', '--fleet', '--every', '30d', '--concurrency', '10'],
+      env.cliEnv,
+    );
     expect(fleetSchedule.code, fleetSchedule.stderr).toBe(0);
-    await waitFor(async () => ((await temporalScheduleIds()).includes('rotation-fleet:default') ? true : undefined), 'the fleet schedule');
+    await waitFor(
+      async () => ((await temporalScheduleIds()).includes('rotation-fleet:default') ? true : undefined),
+      'the fleet schedule',
+    );
     expect((await runCli(['rotation', 'delete', '--fleet'], env.cliEnv)).code).toBe(0);
   });
 });

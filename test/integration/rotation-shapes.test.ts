@@ -10,7 +10,13 @@ import { createRotationEnv, keysOf, useKey, waitFor, waitForStage, type Rotation
  * is used and revokes it only once it has gone quiet. The overlap window is set SHORTER than the use,
  * so a gate that missed the last use (and fell back to the window) would revoke under the consumer.
  */
-const TIMINGS = { quietPeriod: '2s', propagationAllowance: '5s', pollInterval: '300ms', quietDeadline: '60s', overlapWindow: '1s' };
+const TIMINGS = {
+  quietPeriod: '2s',
+  propagationAllowance: '5s',
+  pollInterval: '300ms',
+  quietDeadline: '60s',
+  overlapWindow: '1s',
+};
 
 describe.each(['default', 'alt', 'snake'] as const)('rotation against the %s platform shape', (shape) => {
   let env: RotationEnv;
@@ -23,7 +29,11 @@ describe.each(['default', 'alt', 'snake'] as const)('rotation against the %s pla
     const ref = `use-${shape}`;
     const { subaccountId, keyId: oldKeyId } = await env.onboard(ref);
     const oldToken = await env.token(ref);
-    const handle = await startRotation(env.client, { externalRef: ref, options: TIMINGS }, { taskQueue: env.taskQueue });
+    const handle = await startRotation(
+      env.client,
+      { externalRef: ref, options: TIMINGS },
+      { taskQueue: env.taskQueue },
+    );
     await waitForStage(env, handle.workflowId, 'waiting_for_quiet');
 
     // The consumer: every 300 ms for 3 s after deploy (longer than the overlap window), all answered.
@@ -79,12 +89,19 @@ describe('the revoke re-reads the key record and refuses a use since the gate pa
     const old = keysOf(env, subaccountId).find((k) => k.id === oldKeyId)!;
     expect([old.status, old.revokedAt]).toEqual(['active', null]);
     expect(await useKey(env, probe.token)).toBe(200);
-    const { rows } = await env.pool.query(`SELECT count(*)::int AS n FROM audit_log WHERE external_ref = $1::text AND action = 'key.revoked'`, [ref]);
+    const { rows } = await env.pool.query(
+      `SELECT count(*)::int AS n FROM audit_log WHERE external_ref = $1::text AND action = 'key.revoked'`,
+      [ref],
+    );
     expect(rows[0].n).toBe(0);
 
     await handle.signal('abortRotation', { operator: 'erin', reason: 'consumer still on the old key' });
     expect((await handle.result()).outcome).toBe('aborted');
-    expect(keysOf(env, subaccountId).filter((k) => k.status === 'active').map((k) => k.id)).toEqual([oldKeyId]);
+    expect(
+      keysOf(env, subaccountId)
+        .filter((k) => k.status === 'active')
+        .map((k) => k.id),
+    ).toEqual([oldKeyId]);
   });
 
   it('revokes once nothing moves: the re-read agrees with the gate', async () => {

@@ -3,8 +3,14 @@ import { tenantStatusKey } from '../../src/domain/search-attributes.js';
 import { startRotation } from '../../src/client/start-rotation.js';
 import { runCli } from '../harness/cli.js';
 import { failureTypeOf, historyJson } from '../harness/onboarding-checks.js';
-import { createRotationEnv, keepUsing, keysOf, useKey, waitForStage, type RotationEnv } from '../harness/rotation-env.js';
-
+import {
+  createRotationEnv,
+  keepUsing,
+  keysOf,
+  useKey,
+  waitForStage,
+  type RotationEnv,
+} from '../harness/rotation-env.js';
 
 describe('key rotation with a quiet gate', () => {
   let env: RotationEnv;
@@ -38,15 +44,31 @@ describe('key rotation with a quiet gate', () => {
     expect(await useKey(env, oldToken)).toBe(401);
     expect(await useKey(env, await env.token('quiet-1'))).toBe(200);
 
-    const { rows } = await env.pool.query(`SELECT generation, status FROM tenant_keys WHERE external_ref = 'quiet-1' ORDER BY generation`);
-    expect(rows).toEqual([{ generation: 1, status: 'revoked' }, { generation: 2, status: 'active' }]);
-    const { rows: rotations } = await env.pool.query(`SELECT state, from_generation, to_generation FROM key_rotations WHERE external_ref = 'quiet-1'`);
+    const { rows } = await env.pool.query(
+      `SELECT generation, status FROM tenant_keys WHERE external_ref = 'quiet-1' ORDER BY generation`,
+    );
+    expect(rows).toEqual([
+      { generation: 1, status: 'revoked' },
+      { generation: 2, status: 'active' },
+    ]);
+    const { rows: rotations } = await env.pool.query(
+      `SELECT state, from_generation, to_generation FROM key_rotations WHERE external_ref = 'quiet-1'`,
+    );
     expect(rotations).toEqual([{ state: 'completed', from_generation: 1, to_generation: 2 }]);
 
     const notices = env.notify.received.filter((n) => n.body.includes('"quiet-1"'));
     expect(notices.map((n) => [n.event, n.signatureValid])).toEqual([['keyRotated', true]]);
-    expect(JSON.parse(notices[0]!.body)).toMatchObject({ keyId: result.keyId, fingerprint: result.fingerprint, generation: 2, otherKeyId: oldKeyId });
-    for (const text of [...env.notify.received.map((n) => n.body), await historyJson(env.client, handle.workflowId), env.logs.join('\n')]) {
+    expect(JSON.parse(notices[0]!.body)).toMatchObject({
+      keyId: result.keyId,
+      fingerprint: result.fingerprint,
+      generation: 2,
+      otherKeyId: oldKeyId,
+    });
+    for (const text of [
+      ...env.notify.received.map((n) => n.body),
+      await historyJson(env.client, handle.workflowId),
+      env.logs.join('\n'),
+    ]) {
       expect(text).not.toMatch(/svsk_[A-Za-z0-9]/);
     }
   });
@@ -69,15 +91,23 @@ describe('key rotation with a quiet gate', () => {
       expect(status.code, status.stderr).toBe(0);
       expect(status.stdout).toMatch(/rotation default g1→g2: held/);
 
-      const abort = await runCli(['rotation', 'abort', 'busy-1', '--operator', 'carol', '--reason', 'consumer not migrated'], env.cliEnv);
+      const abort = await runCli(
+        ['rotation', 'abort', 'busy-1', '--operator', 'carol', '--reason', 'consumer not migrated'],
+        env.cliEnv,
+      );
       expect(abort.code, abort.stderr).toBe(0);
       const result = await handle.result();
       expect(result.outcome).toBe('aborted');
       const keys = keysOf(env, subaccountId);
       expect(keys.filter((k) => k.status === 'active').map((k) => k.id)).toEqual([oldKeyId]);
       expect(await env.token('busy-1')).toBe(oldToken);
-      expect(env.notify.received.filter((n) => n.body.includes('"busy-1"')).map((n) => n.event)).toEqual(['keyRotated', 'keyRotationAborted']);
-      const { rows } = await env.pool.query(`SELECT actor FROM audit_log WHERE external_ref = 'busy-1' AND action = 'rotation.aborted'`);
+      expect(env.notify.received.filter((n) => n.body.includes('"busy-1"')).map((n) => n.event)).toEqual([
+        'keyRotated',
+        'keyRotationAborted',
+      ]);
+      const { rows } = await env.pool.query(
+        `SELECT actor FROM audit_log WHERE external_ref = 'busy-1' AND action = 'rotation.aborted'`,
+      );
       expect(rows).toEqual([{ actor: 'operator:carol' }]);
     } finally {
       await consumer.stop();
@@ -105,13 +135,25 @@ describe('key rotation with a quiet gate', () => {
     const { subaccountId, keyId: oldKeyId } = await env.onboard('leak-1');
     const consumer = keepUsing(env, await env.token('leak-1'), 100);
     try {
-      const handle = await startRotation(env.client, { externalRef: 'leak-1', emergency: true, reason: 'token in a public repo', options: { pollInterval: '10s' } }, { taskQueue: env.taskQueue });
+      const handle = await startRotation(
+        env.client,
+        { externalRef: 'leak-1', emergency: true, reason: 'token in a public repo', options: { pollInterval: '10s' } },
+        { taskQueue: env.taskQueue },
+      );
       const result = await handle.result();
       expect(result.outcome).toBe('completed');
       expect(result.quietCheck).toMatchObject({ method: 'skipped-emergency', polls: 0 });
       expect(keysOf(env, subaccountId).find((k) => k.id === oldKeyId)!.status).toBe('revoked');
-      const { rows } = await env.pool.query(`SELECT action FROM audit_log WHERE external_ref = 'leak-1' AND action IN ('rotation.deployed', 'key.verified', 'key.revoked', 'rotation.completed') ORDER BY id`);
-      expect(rows.map((r) => r.action)).toEqual(['key.verified', 'rotation.deployed', 'key.verified', 'key.revoked', 'rotation.completed']);
+      const { rows } = await env.pool.query(
+        `SELECT action FROM audit_log WHERE external_ref = 'leak-1' AND action IN ('rotation.deployed', 'key.verified', 'key.revoked', 'rotation.completed') ORDER BY id`,
+      );
+      expect(rows.map((r) => r.action)).toEqual([
+        'key.verified',
+        'rotation.deployed',
+        'key.verified',
+        'key.revoked',
+        'rotation.completed',
+      ]);
     } finally {
       await consumer.stop();
     }

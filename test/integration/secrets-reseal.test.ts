@@ -13,8 +13,13 @@ describe('master-key rotation', () => {
   afterAll(async () => env?.close());
 
   it('reseals every token under the new first key, after which the old key can be dropped', async () => {
-    await (await startOnboarding(env.client, { externalRef: 'reseal-me', name: 'Reseal Me' }, { taskQueue: env.taskQueue })).result();
-    const before = await runCli(['key', 'reveal', 'reseal-me', '--operator', 'ops', '--reason', 'reseal check', '--json'], env.cliEnv);
+    await (
+      await startOnboarding(env.client, { externalRef: 'reseal-me', name: 'Reseal Me' }, { taskQueue: env.taskQueue })
+    ).result();
+    const before = await runCli(
+      ['key', 'reveal', 'reseal-me', '--operator', 'ops', '--reason', 'reseal check', '--json'],
+      env.cliEnv,
+    );
     const token = (JSON.parse(before.stdout) as { token: string }).token;
 
     const next = generateMasterKey('k-next');
@@ -27,7 +32,10 @@ describe('master-key rotation', () => {
     expect(resealed.stdout).toMatch(/tenant tokens: 1 resealed/);
     expect((await runCli(['secrets', 'reseal', '--check'], both)).code).toBe(0);
 
-    const onlyNew = await runCli(['key', 'reveal', 'reseal-me', '--operator', 'ops', '--reason', 'reseal check', '--json'], { ...env.cliEnv, SECRETS_KEYS: next });
+    const onlyNew = await runCli(
+      ['key', 'reveal', 'reseal-me', '--operator', 'ops', '--reason', 'reseal check', '--json'],
+      { ...env.cliEnv, SECRETS_KEYS: next },
+    );
     expect(onlyNew.code, onlyNew.stderr).toBe(0);
     expect((JSON.parse(onlyNew.stdout) as { token: string }).token).toBe(token);
     const { rows } = await env.pool.query(`SELECT master_key_id FROM key_secrets`);

@@ -14,16 +14,48 @@ describe('tenantctl fund, transfers and wallet as an operator runs them', () => 
   afterAll(async () => env?.close());
 
   it('funds once per key, replays the recorded transfer, and refuses the key with another amount', async () => {
-    const first = await runCli(['fund', 'cli-a', '--amount', '2500', '--key', 'inv-9', '--reason', 'invoice 9 paid', '--operator', 'dana', '--wait', '--json'], env.cliEnv);
+    const first = await runCli(
+      [
+        'fund',
+        'cli-a',
+        '--amount',
+        '2500',
+        '--key',
+        'inv-9',
+        '--reason',
+        'invoice 9 paid',
+        '--operator',
+        'dana',
+        '--wait',
+        '--json',
+      ],
+      env.cliEnv,
+    );
     expect(first.code, first.stderr).toBe(0);
     const funded = JSON.parse(first.stdout) as { started: boolean; transfer: Record<string, unknown> };
-    expect(funded).toMatchObject({ started: true, transfer: { purpose: 'top-up', amountMicroUsd: '2500', state: 'succeeded', idempotencyKey: 'inv-9', requestedBy: 'dana', reason: 'invoice 9 paid' } });
+    expect(funded).toMatchObject({
+      started: true,
+      transfer: {
+        purpose: 'top-up',
+        amountMicroUsd: '2500',
+        state: 'succeeded',
+        idempotencyKey: 'inv-9',
+        requestedBy: 'dana',
+        reason: 'invoice 9 paid',
+      },
+    });
 
-    const again = await runCli(['fund', 'cli-a', '--amount', '2500', '--key', 'inv-9', '--reason', 'invoice 9 paid', '--json'], env.cliEnv);
+    const again = await runCli(
+      ['fund', 'cli-a', '--amount', '2500', '--key', 'inv-9', '--reason', 'invoice 9 paid', '--json'],
+      env.cliEnv,
+    );
     expect(again.code, again.stderr).toBe(0);
     expect(JSON.parse(again.stdout)).toMatchObject({ replayed: true, started: false, transfer: funded.transfer });
 
-    const reused = await runCli(['fund', 'cli-a', '--amount', '2600', '--key', 'inv-9', '--reason', 'invoice 9 paid'], env.cliEnv);
+    const reused = await runCli(
+      ['fund', 'cli-a', '--amount', '2600', '--key', 'inv-9', '--reason', 'invoice 9 paid'],
+      env.cliEnv,
+    );
     expect(reused.code).toBe(1);
     expect(reused.stderr).toMatch(/idempotency key inv-9 was already used/);
     expect(platformTransfersOf(env.sim, 'cli-a').map((t) => t.amountMicroUsd)).toEqual(['1000', '2500']);
@@ -49,20 +81,36 @@ describe('tenantctl fund, transfers and wallet as an operator runs them', () => 
   it('prints the ledger and compares the wallet with it', async () => {
     const ledger = await runCli(['transfers', 'cli-a', '--json'], env.cliEnv);
     expect(ledger.code, ledger.stderr).toBe(0);
-    const parsed = JSON.parse(ledger.stdout) as { transfers: Array<{ purpose: string; amountMicroUsd: string }>; succeededMicroUsd: string };
-    expect(parsed.transfers.map((t) => [t.purpose, t.amountMicroUsd])).toEqual([['initial', '1000'], ['top-up', '2500']]);
+    const parsed = JSON.parse(ledger.stdout) as {
+      transfers: Array<{ purpose: string; amountMicroUsd: string }>;
+      succeededMicroUsd: string;
+    };
+    expect(parsed.transfers.map((t) => [t.purpose, t.amountMicroUsd])).toEqual([
+      ['initial', '1000'],
+      ['top-up', '2500'],
+    ]);
     expect(parsed.succeededMicroUsd).toBe('3500');
     const text = await runCli(['transfers', 'cli-a'], env.cliEnv);
     expect(text.stdout).toMatch(/top-up\s+2500 micro-USD\s+succeeded\s+key inv-9 by dana \("invoice 9 paid"\)/);
 
     const wallet = await runCli(['wallet', 'cli-a', '--json'], env.cliEnv);
     expect(wallet.code, wallet.stderr).toBe(0);
-    expect(JSON.parse(wallet.stdout)).toMatchObject({ balanceMicroUsd: '3500', recordedInMicroUsd: '3500', differenceMicroUsd: '0', unrecordedTransfers: [], drift: null });
+    expect(JSON.parse(wallet.stdout)).toMatchObject({
+      balanceMicroUsd: '3500',
+      recordedInMicroUsd: '3500',
+      differenceMicroUsd: '0',
+      unrecordedTransfers: [],
+      drift: null,
+    });
 
     // Money in that we did not put in is the drift kind that already exists.
     const subaccountId = env.sim.state().subaccounts.find((s) => s.externalRef === 'cli-a')!.id;
     const { createPlatformClient } = await import('../../src/platform/index.js');
-    const platform = createPlatformClient({ baseUrl: env.sim.apiBase, platformKey: env.cliEnv.PLATFORM_API_KEY!, timeoutMs: 2_000 });
+    const platform = createPlatformClient({
+      baseUrl: env.sim.apiBase,
+      platformKey: env.cliEnv.PLATFORM_API_KEY!,
+      timeoutMs: 2_000,
+    });
     await platform.transfer({ subaccountId, amountMicroUsd: '42', idempotencyKey: 'by-hand-1' });
     const drifted = await runCli(['wallet', 'cli-a'], env.cliEnv);
     expect(drifted.stdout).toMatch(/difference \(wallet − ledger\): 42 micro-USD/);

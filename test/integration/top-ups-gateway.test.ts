@@ -15,9 +15,20 @@ describe('POST /v1/tenants/:ref/transfers with an Idempotency-Key', () => {
   const post = (ref: string, key: string | undefined, body: unknown) =>
     fetch(`${url}/v1/tenants/${ref}/transfers`, {
       method: 'POST',
-      headers: { ...auth, 'content-type': 'application/json', ...(key === undefined ? {} : { 'idempotency-key': key }) },
+      headers: {
+        ...auth,
+        'content-type': 'application/json',
+        ...(key === undefined ? {} : { 'idempotency-key': key }),
+      },
       body: JSON.stringify(body),
-    }).then(async (r) => ({ status: r.status, retryAfter: r.headers.get('retry-after'), json: (await r.json()) as { data?: Record<string, unknown> & { transfer?: Record<string, unknown> }; error?: { code: string; message: string; fields?: string[] } } }));
+    }).then(async (r) => ({
+      status: r.status,
+      retryAfter: r.headers.get('retry-after'),
+      json: (await r.json()) as {
+        data?: Record<string, unknown> & { transfer?: Record<string, unknown> };
+        error?: { code: string; message: string; fields?: string[] };
+      },
+    }));
   const untilSettled = async (ref: string, key: string, body: unknown) => {
     for (;;) {
       const answer = await post(ref, key, body);
@@ -30,7 +41,13 @@ describe('POST /v1/tenants/:ref/transfers with an Idempotency-Key', () => {
     env = await createOrchestratorEnv('tu-gw');
     await env.startOrchestratorWorker();
     await onboardTenants(env, ['gw-a', 'gw-b', 'gw-closed']);
-    gateway = buildTestGateway({ pool: env.pool, client: env.client, taskQueue: env.taskQueue, keys: parseMasterKeys(env.secretsKeys), options: { publicUrl: 'https://gateway.example' } });
+    gateway = buildTestGateway({
+      pool: env.pool,
+      client: env.client,
+      taskQueue: env.taskQueue,
+      keys: parseMasterKeys(env.secretsKeys),
+      options: { publicUrl: 'https://gateway.example' },
+    });
     url = await listenOnLoopback(gateway);
   });
   afterAll(async () => {
@@ -39,12 +56,18 @@ describe('POST /v1/tenants/:ref/transfers with an Idempotency-Key', () => {
   });
 
   it('starts one run for 20 concurrent requests with one key, answers 409 + Retry-After while it runs, then replays the stored result', async () => {
-    await setFaults(env.sim, [{ method: 'POST', path: '/subaccounts/*/wallet/transfers', mode: 'delay', delayMs: 1500, count: 1 }]);
+    await setFaults(env.sim, [
+      { method: 'POST', path: '/subaccounts/*/wallet/transfers', mode: 'delay', delayMs: 1500, count: 1 },
+    ]);
     const body = { amountMicroUsd: '1500', reason: 'invoice 77 paid' };
     const answers = await Promise.all(Array.from({ length: 20 }, () => post('gw-a', 'inv-77', body)));
     expect(answers.filter((a) => a.status === 202)).toHaveLength(1);
     const accepted = answers.find((a) => a.status === 202)!;
-    expect(accepted.json.data).toMatchObject({ started: true, workflowId: 'fund:gw-a:inv-77', statusUrl: 'https://gateway.example/v1/tenants/gw-a/transfers/inv-77' });
+    expect(accepted.json.data).toMatchObject({
+      started: true,
+      workflowId: 'fund:gw-a:inv-77',
+      statusUrl: 'https://gateway.example/v1/tenants/gw-a/transfers/inv-77',
+    });
     for (const other of answers.filter((a) => a.status !== 202)) {
       expect(other.status).toBe(409);
       expect(other.json.error?.code).toBe('TRANSFER_IN_PROGRESS');
@@ -54,7 +77,18 @@ describe('POST /v1/tenants/:ref/transfers with an Idempotency-Key', () => {
     await clearFaults(env.sim);
     const replay = await untilSettled('gw-a', 'inv-77', body);
     expect(replay.status).toBe(200);
-    expect(replay.json.data).toMatchObject({ replayed: true, transfer: { purpose: 'top-up', amountMicroUsd: '1500', state: 'succeeded', idempotencyKey: 'inv-77', requestedBy: 'signup-backend', reason: 'invoice 77 paid', platformTransferId: expect.any(String) } });
+    expect(replay.json.data).toMatchObject({
+      replayed: true,
+      transfer: {
+        purpose: 'top-up',
+        amountMicroUsd: '1500',
+        state: 'succeeded',
+        idempotencyKey: 'inv-77',
+        requestedBy: 'signup-backend',
+        reason: 'invoice 77 paid',
+        platformTransferId: expect.any(String),
+      },
+    });
     const again = await post('gw-a', 'inv-77', body);
     expect(again.json.data).toEqual(replay.json.data);
     expect(platformTransfersOf(env.sim, 'gw-a').map((t) => t.amountMicroUsd)).toEqual(['1500']);
@@ -86,7 +120,9 @@ describe('POST /v1/tenants/:ref/transfers with an Idempotency-Key', () => {
       expect(answer.json.error?.fields).toEqual(fields);
     }
     expect(await workflowExists(env.client, 'fund:gw-b:k-0')).toBe(false);
-    const { rows } = await env.pool.query(`SELECT count(*)::int AS n FROM transfer_intents WHERE external_ref = 'gw-b'`);
+    const { rows } = await env.pool.query(
+      `SELECT count(*)::int AS n FROM transfer_intents WHERE external_ref = 'gw-b'`,
+    );
     expect(rows[0].n).toBe(0);
   });
 
@@ -106,10 +142,21 @@ describe('POST /v1/tenants/:ref/transfers with an Idempotency-Key', () => {
   it('lists the ledger: purpose, amount, state, keys, who asked and why', async () => {
     const response = await fetch(`${url}/v1/tenants/gw-a/transfers`, { headers: auth });
     expect(response.status).toBe(200);
-    const { data } = (await response.json()) as { data: { transfers: Array<Record<string, unknown>>; succeededMicroUsd: string } };
+    const { data } = (await response.json()) as {
+      data: { transfers: Array<Record<string, unknown>>; succeededMicroUsd: string };
+    };
     expect(data.succeededMicroUsd).toBe('1500');
     expect(data.transfers).toEqual([
-      expect.objectContaining({ purpose: 'top-up', amountMicroUsd: '1500', state: 'succeeded', idempotencyKey: 'inv-77', platformIdempotencyKey: expect.stringMatching(/^tpo-xfer-/), platformTransferId: expect.any(String), requestedBy: 'signup-backend', reason: 'invoice 77 paid' }),
+      expect.objectContaining({
+        purpose: 'top-up',
+        amountMicroUsd: '1500',
+        state: 'succeeded',
+        idempotencyKey: 'inv-77',
+        platformIdempotencyKey: expect.stringMatching(/^tpo-xfer-/),
+        platformTransferId: expect.any(String),
+        requestedBy: 'signup-backend',
+        reason: 'invoice 77 paid',
+      }),
     ]);
     const one = await fetch(`${url}/v1/tenants/gw-a/transfers/inv-77`, { headers: auth });
     expect(((await one.json()) as { data: { state: string } }).data.state).toBe('succeeded');

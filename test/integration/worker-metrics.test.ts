@@ -22,7 +22,9 @@ function parseMetrics(text: string): Sample[] {
   for (const line of text.split('\n')) {
     const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? ([0-9.e+-]+|NaN)$/.exec(line);
     if (!match) continue;
-    const labels = Object.fromEntries([...(match[2] ?? '').matchAll(/([a-zA-Z_]+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1]!, m[2]!]));
+    const labels = Object.fromEntries(
+      [...(match[2] ?? '').matchAll(/([a-zA-Z_]+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1]!, m[2]!]),
+    );
     samples.push({ name: match[1]!, labels, value: Number(match[3]) });
   }
   return samples;
@@ -36,7 +38,11 @@ describe('worker outcome metrics and log lines', () => {
     env = await createOrchestratorEnv('metrics');
     const port = await freePort();
     metricsUrl = `http://127.0.0.1:${port}/metrics`;
-    const spawned = spawnCli(['worker'], { ...env.cliEnv, WORKER_METRICS_ADDRESS: `127.0.0.1:${port}`, LOG_LEVEL: 'info' });
+    const spawned = spawnCli(['worker'], {
+      ...env.cliEnv,
+      WORKER_METRICS_ADDRESS: `127.0.0.1:${port}`,
+      LOG_LEVEL: 'info',
+    });
     worker = spawned;
     await spawned.ready;
   });
@@ -62,8 +68,21 @@ describe('worker outcome metrics and log lines', () => {
   }
 
   it('counts a finished onboarding, its transfer and a close by outcome with durations, and logs one line each with ids, never a token', async () => {
-    const onboarded = await (await startOnboarding(env.client, { externalRef: 'metrics-outcomes', name: 'Metrics', fundingMicroUsd: '700' }, { taskQueue: env.taskQueue })).result();
-    await (await startLifecycle(env.client, 'close', { externalRef: 'metrics-outcomes', reason: 'metrics test', operator: 'ops' }, { taskQueue: env.taskQueue })).result();
+    const onboarded = await (
+      await startOnboarding(
+        env.client,
+        { externalRef: 'metrics-outcomes', name: 'Metrics', fundingMicroUsd: '700' },
+        { taskQueue: env.taskQueue },
+      )
+    ).result();
+    await (
+      await startLifecycle(
+        env.client,
+        'close',
+        { externalRef: 'metrics-outcomes', reason: 'metrics test', operator: 'ops' },
+        { taskQueue: env.taskQueue },
+      )
+    ).result();
 
     for (const [operation, outcome] of [
       ['onboarding', 'active'],
@@ -71,9 +90,15 @@ describe('worker outcome metrics and log lines', () => {
       ['close', 'closed'],
     ] as const) {
       const counted = await scrape('tpo_outcomes', { operation, outcome, taskQueue: env.taskQueue });
-      expect(counted.map((s) => s.value), `${operation} ${outcome}`).toEqual([1]);
+      expect(
+        counted.map((s) => s.value),
+        `${operation} ${outcome}`,
+      ).toEqual([1]);
       const timed = await scrape('tpo_duration_seconds_count', { operation, outcome, taskQueue: env.taskQueue });
-      expect(timed.map((s) => s.value), `${operation} duration`).toEqual([1]);
+      expect(
+        timed.map((s) => s.value),
+        `${operation} duration`,
+      ).toEqual([1]);
     }
 
     const lines = worker
@@ -87,7 +112,12 @@ describe('worker outcome metrics and log lines', () => {
       ['onboarding active', 30],
       ['close closed', 30],
     ]);
-    expect(finished[1]).toMatchObject({ workflowId: 'onboard:metrics-outcomes', subaccountId: onboarded.subaccountId, keyId: onboarded.keyId, transferId: onboarded.funding!.transferId });
+    expect(finished[1]).toMatchObject({
+      workflowId: 'onboard:metrics-outcomes',
+      subaccountId: onboarded.subaccountId,
+      keyId: onboarded.keyId,
+      transferId: onboarded.funding!.transferId,
+    });
     expect(worker.output()).not.toMatch(/svsk_[A-Za-z0-9]/);
   });
 });

@@ -14,11 +14,25 @@ import { runProcess, type CliResult } from '../harness/cli.js';
  * first with `npm run cluster -- --build-only`; a cold machine builds it here).
  */
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
-const PASSED_THROUGH = ['PATH', 'HOME', 'TMPDIR', 'XDG_CACHE_HOME', 'GOPATH', 'GOPROXY', 'GOFLAGS', 'GOTOOLCHAIN', 'GOMODCACHE'];
+const PASSED_THROUGH = [
+  'PATH',
+  'HOME',
+  'TMPDIR',
+  'XDG_CACHE_HOME',
+  'GOPATH',
+  'GOPROXY',
+  'GOFLAGS',
+  'GOTOOLCHAIN',
+  'GOMODCACHE',
+];
 const UP_LINE = 'Ctrl-C stops everything.';
 
 function shell(line: string, dataDir: string): Promise<CliResult> {
-  return runProcess('sh', ['-c', line], { cwd: REPO, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', DATA_DIR: dataDir }, timeoutMs: 180_000 });
+  return runProcess('sh', ['-c', line], {
+    cwd: REPO,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', DATA_DIR: dataDir },
+    timeoutMs: 180_000,
+  });
 }
 
 describe('npm run cluster', () => {
@@ -34,9 +48,18 @@ describe('npm run cluster', () => {
     chmodSync(dir, 0o755);
     dataDir = join(dir, 'data');
     ports = { TEMPORAL_DEV_PORT: 20_000 + Math.floor(Math.random() * 10_000), GATEWAY_PORT: await freePort() };
-    const env: Record<string, string> = { DATA_DIR: dataDir, TEMPORAL_DEV_PORT: String(ports.TEMPORAL_DEV_PORT), GATEWAY_PORT: String(ports.GATEWAY_PORT) };
+    const env: Record<string, string> = {
+      DATA_DIR: dataDir,
+      TEMPORAL_DEV_PORT: String(ports.TEMPORAL_DEV_PORT),
+      GATEWAY_PORT: String(ports.GATEWAY_PORT),
+    };
     for (const name of PASSED_THROUGH) if (process.env[name]) env[name] = process.env[name];
-    const child = spawn('npm', ['run', 'cluster', '--silent'], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn('npm', ['run', 'cluster', '--silent'], {
+      cwd: REPO,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     pgid = child.pid!;
     await new Promise<void>((resolve, reject) => {
       const onData = (chunk: Buffer) => {
@@ -67,8 +90,15 @@ describe('npm run cluster', () => {
 
     const gateway2 = /Gateways:\s+\S+, (\S+)/.exec(output)![1]!;
     const stack = JSON.parse(readFileSync(join(dataDir, 'stack.json'), 'utf8')) as Record<string, string>;
-    const auth = { authorization: `Bearer ${stack.GATEWAY_API_TOKENS!.split(',')[0]}`, 'content-type': 'application/json' };
-    const started = await fetch(`${gateway2}/v1/tenants`, { method: 'POST', headers: auth, body: JSON.stringify({ externalRef: 'acme', name: 'Acme Inc', fundingMicroUsd: '5000000' }) });
+    const auth = {
+      authorization: `Bearer ${stack.GATEWAY_API_TOKENS!.split(',')[0]}`,
+      'content-type': 'application/json',
+    };
+    const started = await fetch(`${gateway2}/v1/tenants`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ externalRef: 'acme', name: 'Acme Inc', fundingMicroUsd: '5000000' }),
+    });
     expect(started.status).toBe(202);
     let status: { data?: { record?: { status?: string } } } = {};
     for (let tries = 0; tries < 120 && status.data?.record?.status !== 'active'; tries++) {
@@ -85,9 +115,20 @@ describe('npm run cluster', () => {
   it('stops on Ctrl-C in reverse order: gateways, workers, then the Temporal server and its Postgres', async () => {
     await stopGroup(pgid, 'SIGINT');
     const at = (text: string) => output.indexOf(`[cluster] stopping ${text}`);
-    const order = [Math.max(at('gateway-1'), at('gateway-2')), Math.min(at('worker-1'), at('worker-2')), Math.max(at('worker-1'), at('worker-2')), at('Postgres'), at('Temporal cluster')];
-    expect(order.every((position) => position > 0), output.slice(-2000)).toBe(true);
-    expect(order, 'gateways (in either order), then workers, then Postgres, then the Temporal cluster').toEqual([...order].sort((a, b) => a - b));
+    const order = [
+      Math.max(at('gateway-1'), at('gateway-2')),
+      Math.min(at('worker-1'), at('worker-2')),
+      Math.max(at('worker-1'), at('worker-2')),
+      at('Postgres'),
+      at('Temporal cluster'),
+    ];
+    expect(
+      order.every((position) => position > 0),
+      output.slice(-2000),
+    ).toBe(true);
+    expect(order, 'gateways (in either order), then workers, then Postgres, then the Temporal cluster').toEqual(
+      [...order].sort((a, b) => a - b),
+    );
     expect(await isPortFree(ports.TEMPORAL_DEV_PORT)).toBe(true);
   });
 });

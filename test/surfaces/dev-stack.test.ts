@@ -18,8 +18,13 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 /** The quick-start commands: the ```sh block of "## Quick start" that runs tenantctl, comments dropped. */
 function quickStartCommands(): string[] {
   const readme = readFileSync(join(root, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('## Quick start'), readme.indexOf('\n## ', readme.indexOf('## Quick start') + 1));
-  const block = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!).find((text) => text.includes('npx tenantctl onboard'));
+  const section = readme.slice(
+    readme.indexOf('## Quick start'),
+    readme.indexOf('\n## ', readme.indexOf('## Quick start') + 1),
+  );
+  const block = [...section.matchAll(/```sh\n([\s\S]*?)```/g)]
+    .map((m) => m[1]!)
+    .find((text) => text.includes('npx tenantctl onboard'));
   if (!block) throw new Error('README.md: no ```sh block with `npx tenantctl onboard` under "## Quick start"');
   return block
     .split('\n')
@@ -29,19 +34,34 @@ function quickStartCommands(): string[] {
 
 /** A command line run by a shell in the second terminal: PATH, HOME and DATA_DIR, nothing else. */
 function shell(line: string, dataDir: string): Promise<CliResult> {
-  return runProcess('sh', ['-c', line], { cwd: root, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', DATA_DIR: dataDir }, timeoutMs: 180_000 });
+  return runProcess('sh', ['-c', line], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', DATA_DIR: dataDir },
+    timeoutMs: 180_000,
+  });
 }
 
 /** What a user expects each quick-start command to print. A new command in the README needs a line here. */
 const expectations: Array<{ command: RegExp; prints: RegExp[] }> = [
-  { command: /^npx tenantctl onboard --external-ref acme /, prints: [/^tenant acme is active: sub-account sub_\w+, key key_\w+ \(sha256:[0-9a-f]+\)$/m] },
+  {
+    command: /^npx tenantctl onboard --external-ref acme /,
+    prints: [/^tenant acme is active: sub-account sub_\w+, key key_\w+ \(sha256:[0-9a-f]+\)$/m],
+  },
   {
     command: /^npx tenantctl status acme$/,
-    prints: [/^tenant acme: active — "Acme Inc", sub-account sub_\w+$/m, /^onboarding onboard:acme: COMPLETED$/m, /^key default g1: active key_\w+ sha256:[0-9a-f]+/m, /^transfer initial-funding: succeeded 5000000 micro-USD$/m],
+    prints: [
+      /^tenant acme: active — "Acme Inc", sub-account sub_\w+$/m,
+      /^onboarding onboard:acme: COMPLETED$/m,
+      /^key default g1: active key_\w+ sha256:[0-9a-f]+/m,
+      /^transfer initial-funding: succeeded 5000000 micro-USD$/m,
+    ],
   },
   { command: /^npx tenantctl list$/, prints: [/^acme\s+active\s+sub_\w+\s+Acme Inc$/m] },
   { command: /^npx tenantctl key reveal acme --operator \w+ --reason /, prints: [/^svsk_\S+\n$/] },
-  { command: /^npx tenantctl rotate-key acme --emergency .*--wait$/, prints: [/^rotation completed: slot default g1→g2, current key key_\w+ \(sha256:[0-9a-f]+\)$/m] },
+  {
+    command: /^npx tenantctl rotate-key acme --emergency .*--wait$/,
+    prints: [/^rotation completed: slot default g1→g2, current key key_\w+ \(sha256:[0-9a-f]+\)$/m],
+  },
 ];
 
 describe('npm start and the README quick start', () => {
@@ -102,14 +122,25 @@ describe('npm start and the README quick start', () => {
     expect(result.stdout).toMatch(/^rotation completed: slot default g\d+→g\d+, current key key_\w+/m);
     const file = join(dataDir, 'notify-received.jsonl');
     expect(existsSync(file)).toBe(true);
-    const notices = readFileSync(file, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
-    expect(notices.at(-1)).toMatchObject({ event: 'keyRotated', externalRef: 'acme', slot: 'default', signatureValid: true, emergency: true });
+    const notices = readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(notices.at(-1)).toMatchObject({
+      event: 'keyRotated',
+      externalRef: 'acme',
+      slot: 'default',
+      signatureValid: true,
+      emergency: true,
+    });
     expect(readFileSync(file, 'utf8')).not.toMatch(/svsk_/);
   });
 
   it('stops everything, the dev server last, and frees its ports', async () => {
     await stack.stop();
-    expect(stack.output()).toMatch(/\[stack\] stopping worker[\s\S]*\[stack\] stopping Postgres[\s\S]*\[stack\] stopping Temporal dev server/);
+    expect(stack.output()).toMatch(
+      /\[stack\] stopping worker[\s\S]*\[stack\] stopping Postgres[\s\S]*\[stack\] stopping Temporal dev server/,
+    );
     for (const port of Object.values(ports)) expect(await isPortFree(port), `port ${port}`).toBe(true);
   });
 });

@@ -19,14 +19,26 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const UNDER_CI = Boolean(process.env.CI);
 const browserMissing = !existsSync(CHROMIUM);
 if (browserMissing && !UNDER_CI) {
-  console.warn(`SKIPPED test/surfaces/web-ui.test.ts: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH). Under CI it fails instead.`);
+  console.warn(
+    `SKIPPED test/surfaces/web-ui.test.ts: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH). Under CI it fails instead.`,
+  );
 }
 
 // As root, and without the background-networking switches, Chromium's own connections get refused.
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 const UI_WAIT_MS = 60_000;
 // An undecoded payload shows its metadata, the encoding in plain or in base64.
-const STILL_ENCRYPTED = new RegExp(`${ENCRYPTED_ENCODING}|${Buffer.from(ENCRYPTED_ENCODING).toString('base64')}|"metadata"`);
+const STILL_ENCRYPTED = new RegExp(
+  `${ENCRYPTED_ENCODING}|${Buffer.from(ENCRYPTED_ENCODING).toString('base64')}|"metadata"`,
+);
 
 describe.skipIf(browserMissing && !UNDER_CI)('the Web UI of `npm start` on a non-default port', () => {
   let stack: DevStackProcess;
@@ -34,7 +46,8 @@ describe.skipIf(browserMissing && !UNDER_CI)('the Web UI of `npm start` on a non
   let page: Page;
 
   beforeAll(async () => {
-    if (browserMissing) throw new Error(`No Chromium at ${CHROMIUM}: CI must install it (.ci/run runs apt-get install -y chromium)`);
+    if (browserMissing)
+      throw new Error(`No Chromium at ${CHROMIUM}: CI must install it (.ci/run runs apt-get install -y chromium)`);
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
     stack = await startDevStackProcess();
     page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
@@ -56,19 +69,30 @@ describe.skipIf(browserMissing && !UNDER_CI)('the Web UI of `npm start` on a non
       const response = await fetch(`${stack.stackEnv.GATEWAY_URL}/codec/decode`, {
         method: 'OPTIONS',
         // What the UI sends: JSON plus its namespace header (Authorization only with an access token).
-        headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-namespace' },
+        headers: {
+          origin,
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'content-type,x-namespace',
+        },
       });
       expect(response.status, origin).toBe(204);
       expect(response.headers.get('access-control-allow-origin')).toBe(origin);
       expect(response.headers.get('access-control-allow-headers')).toMatch(/content-type.*x-namespace/);
     }
-    const foreign = await fetch(`${stack.stackEnv.GATEWAY_URL}/codec/decode`, { method: 'OPTIONS', headers: { origin: 'http://127.0.0.1:8233', 'access-control-request-method': 'POST' } });
+    const foreign = await fetch(`${stack.stackEnv.GATEWAY_URL}/codec/decode`, {
+      method: 'OPTIONS',
+      headers: { origin: 'http://127.0.0.1:8233', 'access-control-request-method': 'POST' },
+    });
     expect(foreign.status).toBe(403);
   });
 
   it("shows a finished onboarding's input and result decoded", async () => {
     const ref = 'web-ui-cli';
-    const onboarded = await runCli(['onboard', '--external-ref', ref, '--name', 'Web UI Inc', '--funding', '5000000', '--wait', '--json'], stack.cliEnv, 120_000);
+    const onboarded = await runCli(
+      ['onboard', '--external-ref', ref, '--name', 'Web UI Inc', '--funding', '5000000', '--wait', '--json'],
+      stack.cliEnv,
+      120_000,
+    );
     expect(onboarded.code, onboarded.stderr).toBe(0);
     const { result } = JSON.parse(onboarded.stdout) as { result: { fingerprint: string; subaccountId: string } };
 
@@ -89,7 +113,9 @@ describe.skipIf(browserMissing && !UNDER_CI)('the Web UI of `npm start` on a non
 
     const form = page.getByRole('main');
     await form.getByRole('textbox', { name: 'Workflow ID' }).fill(workflowId);
-    await form.getByRole('textbox', { name: 'Task Queue' }).fill(stack.stackEnv.TEMPORAL_TASK_QUEUE ?? 'tenant-provisioning');
+    await form
+      .getByRole('textbox', { name: 'Task Queue' })
+      .fill(stack.stackEnv.TEMPORAL_TASK_QUEUE ?? 'tenant-provisioning');
     await form.getByRole('textbox', { name: 'Workflow Type' }).fill('onboardTenant');
     const data = form.getByRole('textbox').last(); // the unnamed JSON editor under "Input"
     await data.fill(JSON.stringify({ externalRef: ref, name: 'Web Form Inc', fundingMicroUsd: '2000000' }, null, 2));
@@ -105,7 +131,10 @@ describe.skipIf(browserMissing && !UNDER_CI)('the Web UI of `npm start` on a non
     expect(shown).not.toMatch(STILL_ENCRYPTED);
 
     // The UI sent the input through the codec: Temporal holds ciphertext only.
-    expect(await storedRun(stack.stackEnv.TEMPORAL_ADDRESS!, workflowId)).toEqual({ status: 'COMPLETED', inputEncoding: ENCRYPTED_ENCODING });
+    expect(await storedRun(stack.stackEnv.TEMPORAL_ADDRESS!, workflowId)).toEqual({
+      status: 'COMPLETED',
+      inputEncoding: ENCRYPTED_ENCODING,
+    });
     const status = await runCli(['status', ref], stack.cliEnv);
     expect(status.code, status.stderr).toBe(0);
     expect(status.stdout).toMatch(/active/);
@@ -121,19 +150,27 @@ async function decodedPanel(page: Page, expected: string): Promise<string> {
     const screenshot = join(tmpdir(), `web-ui-${Date.now()}.png`);
     await page.screenshot({ path: screenshot, fullPage: true });
     const text = await panel.innerText({ timeout: 1_000 }).catch(() => '(no input/result panel)');
-    throw new Error(`the Web UI did not show ${expected} decoded (screenshot ${screenshot}); it shows:\n${text}`, { cause: error });
+    throw new Error(`the Web UI did not show ${expected} decoded (screenshot ${screenshot}); it shows:\n${text}`, {
+      cause: error,
+    });
   }
   return panel.innerText();
 }
 
 /** What Temporal itself holds for the run: its status and the encoding of its stored input. */
-async function storedRun(address: string, workflowId: string): Promise<{ status: string | undefined; inputEncoding: string }> {
+async function storedRun(
+  address: string,
+  workflowId: string,
+): Promise<{ status: string | undefined; inputEncoding: string }> {
   const connection = await Connection.connect({ address });
   try {
     const handle = new Client({ connection }).workflow.getHandle(workflowId);
     const history = await handle.fetchHistory();
     const payload = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
-    return { status: (await handle.describe()).status.name, inputEncoding: new TextDecoder().decode(payload?.metadata?.['encoding'] ?? new Uint8Array()) };
+    return {
+      status: (await handle.describe()).status.name,
+      inputEncoding: new TextDecoder().decode(payload?.metadata?.['encoding'] ?? new Uint8Array()),
+    };
   } finally {
     await connection.close();
   }

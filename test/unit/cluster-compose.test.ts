@@ -13,9 +13,14 @@ const template = readFileSync(new URL('../../deploy/temporal/cluster.yaml', impo
 
 describe('the Temporal server of docker-compose.yml', () => {
   it('is the release npm run cluster builds, with the schema tool of that release and no auto-setup', () => {
-    const images = [...compose.matchAll(/image:\s*temporalio\/([a-z-]+):(\S+)/g)].map(([, name, tag]) => ({ name, tag }));
+    const images = [...compose.matchAll(/image:\s*temporalio\/([a-z-]+):(\S+)/g)].map(([, name, tag]) => ({
+      name,
+      tag,
+    }));
     expect(images.find((i) => i.name === 'server')?.tag).toBe(TEMPORAL_SERVER_VERSION);
-    expect(images.find((i) => i.name === 'admin-tools')?.tag).toMatch(new RegExp(`^${TEMPORAL_SERVER_VERSION.replace(/\./g, '\\.')}(-|$)`));
+    expect(images.find((i) => i.name === 'admin-tools')?.tag).toMatch(
+      new RegExp(`^${TEMPORAL_SERVER_VERSION.replace(/\./g, '\\.')}(-|$)`),
+    );
     expect(images.map((i) => i.name)).not.toContain('auto-setup');
   });
 

@@ -41,7 +41,10 @@ const unquote = (value: string) => value.trim().replace(/^["']|["']$/g, '');
 /** "127.0.0.1:9090:9090" → loopback; "8081:8080" or "0.0.0.0:80:80" → every interface. */
 function publishing(spec: string): { loopback: boolean; containerPort: string } {
   const parts = spec.replace(/\/(tcp|udp)$/, '').split(':');
-  return { loopback: parts.length === 3 && (parts[0] === '127.0.0.1' || parts[0] === '[::1]'), containerPort: parts.at(-1)! };
+  return {
+    loopback: parts.length === 3 && (parts[0] === '127.0.0.1' || parts[0] === '[::1]'),
+    containerPort: parts.at(-1)!,
+  };
 }
 
 describe('docker-compose.yml', () => {
@@ -67,6 +70,11 @@ describe('docker-compose.yml', () => {
     expect(opsPort).not.toBe(publicPort);
     const everywhere = gateway.ports.map(publishing).filter((p) => !p.loopback);
     expect(everywhere.map((p) => p.containerPort)).toEqual([publicPort]);
-    expect(gateway.ports.map(publishing).filter((p) => p.containerPort === opsPort).every((p) => p.loopback)).toBe(true);
+    expect(
+      gateway.ports
+        .map(publishing)
+        .filter((p) => p.containerPort === opsPort)
+        .every((p) => p.loopback),
+    ).toBe(true);
   });
 });

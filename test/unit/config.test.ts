@@ -14,7 +14,12 @@ function problemsOf(env: Record<string, string>): string[] {
 describe('loadConfig', () => {
   it('gives working defaults for an empty environment', () => {
     const config = loadConfig({});
-    expect(config).toMatchObject({ TEMPORAL_NAMESPACE: 'default', TEMPORAL_TASK_QUEUE: 'tenant-provisioning', LOG_LEVEL: 'info', DATA_DIR: '.data' });
+    expect(config).toMatchObject({
+      TEMPORAL_NAMESPACE: 'default',
+      TEMPORAL_TASK_QUEUE: 'tenant-provisioning',
+      LOG_LEVEL: 'info',
+      DATA_DIR: '.data',
+    });
     expect(config.DATABASE_URL).toBeUndefined();
   });
 
@@ -44,7 +49,16 @@ describe('loadConfig', () => {
   });
 
   it('hands TEMPORAL_* variables to envconfig and nothing else', () => {
-    const config = loadConfig({ TEMPORAL_API_KEY: 'k', TEMPORAL_TLS_CLIENT_CERT_PATH: '/x', DATABASE_URL: 'postgres://a@b/c', HOME: '/root' });
-    expect(Object.keys(config.temporalEnv).sort()).toEqual(['HOME', 'TEMPORAL_API_KEY', 'TEMPORAL_TLS_CLIENT_CERT_PATH']);
+    const config = loadConfig({
+      TEMPORAL_API_KEY: 'k',
+      TEMPORAL_TLS_CLIENT_CERT_PATH: '/x',
+      DATABASE_URL: 'postgres://a@b/c',
+      HOME: '/root',
+    });
+    expect(Object.keys(config.temporalEnv).sort()).toEqual([
+      'HOME',
+      'TEMPORAL_API_KEY',
+      'TEMPORAL_TLS_CLIENT_CERT_PATH',
+    ]);
   });
 });

@@ -16,9 +16,25 @@ describe('the launcher runs dist/ only while it is fresh', () => {
   function checkout(builtAtMs: number | undefined): URL {
     dir = mkdtempSync(join(tmpdir(), 'dist-fresh-'));
     for (const sub of ['src/cli', 'workflows', 'activities', 'dist']) mkdirSync(join(dir, sub), { recursive: true });
-    for (const file of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'src/cli/main.ts', 'workflows/index.ts', 'activities/index.ts']) writeFileSync(join(dir, file), '{}');
+    for (const file of [
+      'package.json',
+      'tsconfig.json',
+      'tsconfig.build.json',
+      'src/cli/main.ts',
+      'workflows/index.ts',
+      'activities/index.ts',
+    ])
+      writeFileSync(join(dir, file), '{}');
     const old = new Date(Date.now() - 60_000);
-    for (const file of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'src/cli/main.ts', 'workflows/index.ts', 'activities/index.ts']) utimesSync(join(dir, file), old, old);
+    for (const file of [
+      'package.json',
+      'tsconfig.json',
+      'tsconfig.build.json',
+      'src/cli/main.ts',
+      'workflows/index.ts',
+      'activities/index.ts',
+    ])
+      utimesSync(join(dir, file), old, old);
     if (builtAtMs !== undefined) writeFileSync(join(dir, 'dist/.built'), JSON.stringify({ startedAtMs: builtAtMs }));
     return pathToFileURL(`${dir}/`);
   }

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { compareTenant, unownedSubaccountFinding, type PlatformKey, type TenantFacts } from '../../activities/drift/compare.js';
+import {
+  compareTenant,
+  unownedSubaccountFinding,
+  type PlatformKey,
+  type TenantFacts,
+} from '../../activities/drift/compare.js';
 
 const NOW = Date.parse('2026-06-01T00:00:00.000Z');
 const ago = (ms: number) => new Date(NOW - ms).toISOString();
@@ -21,14 +26,24 @@ function facts(fields: Partial<TenantFacts> = {}): TenantFacts {
     ...fields,
   };
 }
-const key = (fields: Partial<PlatformKey>): PlatformKey => ({ id: 'key_1', name: 'tpo-default-g1-a1', status: 'active', createdAt: ago(30 * DAY), lastUsedAt: null, lastUseKnown: true, ...fields });
+const key = (fields: Partial<PlatformKey>): PlatformKey => ({
+  id: 'key_1',
+  name: 'tpo-default-g1-a1',
+  status: 'active',
+  createdAt: ago(30 * DAY),
+  lastUsedAt: null,
+  lastUseKnown: true,
+  ...fields,
+});
 const kinds = (f: TenantFacts) => compareTenant(f).map((x) => x.kind);
 
 describe('drift comparison of one tenant', () => {
   it('finds nothing when records and platform agree', () => {
     const f = facts({
       keys: [key({})],
-      keyRecords: [{ id: 'r1', platformKeyId: 'key_1', status: 'active', slot: 'default', generation: 1, activatedAt: ago(DAY), }],
+      keyRecords: [
+        { id: 'r1', platformKeyId: 'key_1', status: 'active', slot: 'default', generation: 1, activatedAt: ago(DAY) },
+      ],
     });
     expect(compareTenant(f)).toEqual([]);
   });
@@ -36,36 +51,66 @@ describe('drift comparison of one tenant', () => {
   describe('orphan keys', () => {
     it('offers the revoke only for a key of ours quiet for the whole quiet period', () => {
       const [finding] = compareTenant(facts({ keys: [key({ lastUsedAt: ago(25 * HOUR) })] }));
-      expect(finding).toMatchObject({ kind: 'key_orphan', fix: 'revoke_orphan_key', evidence: { namedByUs: true, quietForMs: 25 * HOUR } });
+      expect(finding).toMatchObject({
+        kind: 'key_orphan',
+        fix: 'revoke_orphan_key',
+        evidence: { namedByUs: true, quietForMs: 25 * HOUR },
+      });
       expect(finding).not.toHaveProperty('fixBlockedBecause');
     });
 
     it('blocks the revoke of a key used recently', () => {
       const [finding] = compareTenant(facts({ keys: [key({ lastUsedAt: ago(HOUR) })] }));
-      expect(finding).toMatchObject({ kind: 'key_orphan', fix: null, fixBlockedBecause: expect.stringMatching(/used 3600s ago/) });
+      expect(finding).toMatchObject({
+        kind: 'key_orphan',
+        fix: null,
+        fixBlockedBecause: expect.stringMatching(/used 3600s ago/),
+      });
     });
 
     it('blocks the revoke when the platform shows no last use (unknown is never "quiet")', () => {
       const [finding] = compareTenant(facts({ keys: [key({ lastUseKnown: false })] }));
-      expect(finding).toMatchObject({ kind: 'key_orphan', fix: null, fixBlockedBecause: 'the platform shows no last use for it', evidence: { quietForMs: null } });
+      expect(finding).toMatchObject({
+        kind: 'key_orphan',
+        fix: null,
+        fixBlockedBecause: 'the platform shows no last use for it',
+        evidence: { quietForMs: null },
+      });
     });
 
     it('counts a never-used key as quiet since its creation', () => {
       expect(compareTenant(facts({ keys: [key({ createdAt: ago(HOUR) })] }))[0]).toMatchObject({ fix: null });
-      expect(compareTenant(facts({ keys: [key({ createdAt: ago(2 * DAY) })] }))[0]).toMatchObject({ fix: 'revoke_orphan_key' });
+      expect(compareTenant(facts({ keys: [key({ createdAt: ago(2 * DAY) })] }))[0]).toMatchObject({
+        fix: 'revoke_orphan_key',
+      });
     });
 
     it('never offers to revoke a key another naming scheme made', () => {
       const [finding] = compareTenant(facts({ keys: [key({ name: 'ci-deploy', lastUsedAt: ago(30 * DAY) })] }));
-      expect(finding).toMatchObject({ kind: 'key_orphan', fix: null, fixBlockedBecause: 'the key is not named by our scheme' });
+      expect(finding).toMatchObject({
+        kind: 'key_orphan',
+        fix: null,
+        fixBlockedBecause: 'the key is not named by our scheme',
+      });
     });
   });
 
   it('tells the key-record disagreements apart, fixing only a key the platform revoked', () => {
-    const recordOf = (platformKeyId: string, status: string) => ({ id: `r-${platformKeyId}`, platformKeyId, status, slot: 'default', generation: 1, activatedAt: ago(DAY) });
+    const recordOf = (platformKeyId: string, status: string) => ({
+      id: `r-${platformKeyId}`,
+      platformKeyId,
+      status,
+      slot: 'default',
+      generation: 1,
+      activatedAt: ago(DAY),
+    });
     const f = facts({
       keys: [key({ id: 'k_revoked_here', status: 'active' }), key({ id: 'k_revoked_there', status: 'revoked' })],
-      keyRecords: [recordOf('k_revoked_here', 'revoked'), recordOf('k_revoked_there', 'active'), recordOf('k_missing', 'active')],
+      keyRecords: [
+        recordOf('k_revoked_here', 'revoked'),
+        recordOf('k_revoked_there', 'active'),
+        recordOf('k_missing', 'active'),
+      ],
     });
     const found = compareTenant(f);
     expect(found.map((x) => [x.kind, x.subject, x.fix])).toEqual([
@@ -76,29 +121,59 @@ describe('drift comparison of one tenant', () => {
   });
 
   it('checks no key when the keys were not observed', () => {
-    expect(kinds(facts({ keys: undefined, keyRecords: [{ id: 'r', platformKeyId: 'k', status: 'active', slot: 'default', generation: 1, activatedAt: ago(DAY) }] }))).toEqual([]);
+    expect(
+      kinds(
+        facts({
+          keys: undefined,
+          keyRecords: [
+            { id: 'r', platformKeyId: 'k', status: 'active', slot: 'default', generation: 1, activatedAt: ago(DAY) },
+          ],
+        }),
+      ),
+    ).toEqual([]);
   });
 
   describe('sub-accounts', () => {
     it('adopts a stray only for a pending record, one stray, and a proven-idle onboarding', () => {
       const pending = { externalRef: 'acme', subaccountId: null, status: 'creating' };
       const stray = { id: 'sa_9', externalRef: 'acme', status: 'operating' };
-      expect(compareTenant(facts({ record: pending, subaccounts: [stray] }))[0]).toMatchObject({ kind: 'subaccount_unrecorded', fix: 'adopt_subaccount' });
-      expect(compareTenant(facts({ record: pending, subaccounts: [stray], onboardingProvenIdle: false }))[0]).toMatchObject({ fix: null, fixBlockedBecause: expect.stringMatching(/visibility/) });
-      expect(compareTenant(facts({ record: pending, subaccounts: [stray, { ...stray, id: 'sa_10' }] }))[0]).toMatchObject({ fix: null, fixBlockedBecause: '2 sub-accounts carry the external ref' });
-      expect(compareTenant(facts({ record: { ...pending, status: 'active' }, subaccounts: [stray] }))[0]).toMatchObject({ fix: null, fixBlockedBecause: 'the record is active' });
+      expect(compareTenant(facts({ record: pending, subaccounts: [stray] }))[0]).toMatchObject({
+        kind: 'subaccount_unrecorded',
+        fix: 'adopt_subaccount',
+      });
+      expect(
+        compareTenant(facts({ record: pending, subaccounts: [stray], onboardingProvenIdle: false }))[0],
+      ).toMatchObject({ fix: null, fixBlockedBecause: expect.stringMatching(/visibility/) });
+      expect(
+        compareTenant(facts({ record: pending, subaccounts: [stray, { ...stray, id: 'sa_10' }] }))[0],
+      ).toMatchObject({ fix: null, fixBlockedBecause: '2 sub-accounts carry the external ref' });
+      expect(compareTenant(facts({ record: { ...pending, status: 'active' }, subaccounts: [stray] }))[0]).toMatchObject(
+        { fix: null, fixBlockedBecause: 'the record is active' },
+      );
     });
 
     it('reports state disagreements between record and platform', () => {
       expect(kinds(facts({ subaccounts: [] }))).toEqual(['subaccount_gone']);
-      expect(kinds(facts({ subaccounts: [{ id: 'sa_1', externalRef: 'acme', status: 'suspended' }] }))).toEqual(['subaccount_suspended']);
-      expect(kinds(facts({ record: { externalRef: 'acme', subaccountId: 'sa_1', status: 'suspended' } }))).toEqual(['subaccount_not_suspended']);
-      expect(kinds(facts({ record: { externalRef: 'acme', subaccountId: 'sa_1', status: 'closed' } }))).toEqual(['subaccount_not_closed']);
-      expect(kinds(facts({ subaccounts: [{ id: 'sa_1', externalRef: 'other', status: 'operating' }] }))).toEqual(['subaccount_mismatch']);
+      expect(kinds(facts({ subaccounts: [{ id: 'sa_1', externalRef: 'acme', status: 'suspended' }] }))).toEqual([
+        'subaccount_suspended',
+      ]);
+      expect(kinds(facts({ record: { externalRef: 'acme', subaccountId: 'sa_1', status: 'suspended' } }))).toEqual([
+        'subaccount_not_suspended',
+      ]);
+      expect(kinds(facts({ record: { externalRef: 'acme', subaccountId: 'sa_1', status: 'closed' } }))).toEqual([
+        'subaccount_not_closed',
+      ]);
+      expect(kinds(facts({ subaccounts: [{ id: 'sa_1', externalRef: 'other', status: 'operating' }] }))).toEqual([
+        'subaccount_mismatch',
+      ]);
     });
 
     it('describes a sub-account no record owns, with no fix', () => {
-      expect(unownedSubaccountFinding({ id: 'sa_x', externalRef: 'ghost', status: 'operating' })).toMatchObject({ kind: 'subaccount_unrecorded', fix: null, externalRef: 'ghost' });
+      expect(unownedSubaccountFinding({ id: 'sa_x', externalRef: 'ghost', status: 'operating' })).toMatchObject({
+        kind: 'subaccount_unrecorded',
+        fix: null,
+        externalRef: 'ghost',
+      });
     });
   });
 
@@ -107,29 +182,64 @@ describe('drift comparison of one tenant', () => {
 
     it('finds a balance below what we put in normal (tenants spend), and one above it unexplained', () => {
       expect(kinds(facts({ transfers: [succeeded], wallet: { balanceMicroUsd: '400', transfers: [] } }))).toEqual([]);
-      const [finding] = compareTenant(facts({ transfers: [succeeded], wallet: { balanceMicroUsd: '1500', transfers: [] } }));
-      expect(finding).toMatchObject({ kind: 'balance_unexplained', evidence: { excessMicroUsd: '500', recordedInMicroUsd: '1000' } });
+      const [finding] = compareTenant(
+        facts({ transfers: [succeeded], wallet: { balanceMicroUsd: '1500', transfers: [] } }),
+      );
+      expect(finding).toMatchObject({
+        kind: 'balance_unexplained',
+        evidence: { excessMicroUsd: '500', recordedInMicroUsd: '1000' },
+      });
     });
 
     it('reports a transfer made under a key that is not ours, even with the balance explained', () => {
-      const wallet = { balanceMicroUsd: '1000', transfers: [{ id: 't1', idempotencyKey: 'someone-else', amountMicroUsd: '10' }] };
-      expect(compareTenant(facts({ transfers: [succeeded], wallet }))[0]).toMatchObject({ kind: 'balance_unexplained', evidence: { excessMicroUsd: '0' } });
+      const wallet = {
+        balanceMicroUsd: '1000',
+        transfers: [{ id: 't1', idempotencyKey: 'someone-else', amountMicroUsd: '10' }],
+      };
+      expect(compareTenant(facts({ transfers: [succeeded], wallet }))[0]).toMatchObject({
+        kind: 'balance_unexplained',
+        evidence: { excessMicroUsd: '0' },
+      });
     });
 
     it('reports an unknown transfer intent with what the platform shows of it', () => {
       const unknown = { idempotencyKey: 'tpo-fund-2', state: 'unknown', amountMicroUsd: '10' };
-      const wallet = { balanceMicroUsd: '10', transfers: [{ id: 't2', idempotencyKey: 'tpo-fund-2', amountMicroUsd: '10' }] };
-      expect(compareTenant(facts({ transfers: [unknown], wallet }))).toEqual([expect.objectContaining({ kind: 'transfer_unknown', evidence: expect.objectContaining({ platformShows: 'applied' }) }), expect.objectContaining({ kind: 'balance_unexplained' })]);
-      expect(compareTenant(facts({ transfers: [unknown] }))[0]).toMatchObject({ kind: 'transfer_unknown', evidence: { platformShows: 'not shown' } });
+      const wallet = {
+        balanceMicroUsd: '10',
+        transfers: [{ id: 't2', idempotencyKey: 'tpo-fund-2', amountMicroUsd: '10' }],
+      };
+      expect(compareTenant(facts({ transfers: [unknown], wallet }))).toEqual([
+        expect.objectContaining({
+          kind: 'transfer_unknown',
+          evidence: expect.objectContaining({ platformShows: 'applied' }),
+        }),
+        expect.objectContaining({ kind: 'balance_unexplained' }),
+      ]);
+      expect(compareTenant(facts({ transfers: [unknown] }))[0]).toMatchObject({
+        kind: 'transfer_unknown',
+        evidence: { platformShows: 'not shown' },
+      });
     });
   });
 
   describe('key age', () => {
-    const old = { id: 'r1', platformKeyId: 'key_1', status: 'active', slot: 'default', generation: 1, activatedAt: ago(91 * DAY) };
+    const old = {
+      id: 'r1',
+      platformKeyId: 'key_1',
+      status: 'active',
+      slot: 'default',
+      generation: 1,
+      activatedAt: ago(91 * DAY),
+    };
 
     it('reports an active key past the rotation age with no schedule covering it', () => {
       expect(compareTenant(facts({ keys: [key({})], keyRecords: [old] }))).toEqual([
-        expect.objectContaining({ kind: 'key_rotation_overdue', evidence: expect.objectContaining({ schedulesLookedFor: ['rotation:acme:default', 'rotation-fleet:default'] }) }),
+        expect.objectContaining({
+          kind: 'key_rotation_overdue',
+          evidence: expect.objectContaining({
+            schedulesLookedFor: ['rotation:acme:default', 'rotation-fleet:default'],
+          }),
+        }),
       ]);
     });
 

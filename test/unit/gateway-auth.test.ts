@@ -7,7 +7,13 @@ describe('gateway bearer tokens', () => {
   it('matches any configured token exactly and nothing else', () => {
     expect(tokens.matches('first-token-0123456789abcdef0123456789')).toBe(true);
     expect(tokens.matches('second-token-0123456789abcdef012345678')).toBe(true);
-    for (const wrong of ['', 'first-token', 'first-token-0123456789abcdef012345678', 'first-token-0123456789abcdef0123456789 ', 'FIRST-TOKEN-0123456789abcdef0123456789']) {
+    for (const wrong of [
+      '',
+      'first-token',
+      'first-token-0123456789abcdef012345678',
+      'first-token-0123456789abcdef0123456789 ',
+      'FIRST-TOKEN-0123456789abcdef0123456789',
+    ]) {
       expect(tokens.matches(wrong), wrong).toBe(false);
     }
   });
@@ -21,12 +27,15 @@ describe('gateway bearer tokens', () => {
     expect(bearerTokenOf('Bearer abc.def')).toBe('abc.def');
     expect(bearerTokenOf('bearer abc')).toBe('abc');
     expect(bearerTokenOf('Bearer  abc ')).toBe('abc');
-    for (const bad of [undefined, '', 'Bearer', 'Bearer ', 'Basic abc', 'abc', 'Bearer a b', 'Bearer\u00a0abc']) expect(bearerTokenOf(bad), String(bad)).toBeUndefined();
+    for (const bad of [undefined, '', 'Bearer', 'Bearer ', 'Basic abc', 'abc', 'Bearer a b', 'Bearer\u00a0abc'])
+      expect(bearerTokenOf(bad), String(bad)).toBeUndefined();
     expect(bearerTokenOf(['Bearer a', 'Bearer b'])).toBeUndefined();
   });
 
   it('recognizes loopback addresses (IPv4, IPv6 and IPv4-mapped)', () => {
-    for (const address of ['127.0.0.1', '127.8.9.10', '::1', '::ffff:127.0.0.1']) expect(isLoopback(address), address).toBe(true);
-    for (const address of ['10.0.0.1', '::ffff:10.0.0.1', '1127.0.0.1', '', '::2']) expect(isLoopback(address), address).toBe(false);
+    for (const address of ['127.0.0.1', '127.8.9.10', '::1', '::ffff:127.0.0.1'])
+      expect(isLoopback(address), address).toBe(true);
+    for (const address of ['10.0.0.1', '::ffff:10.0.0.1', '1127.0.0.1', '', '::2'])
+      expect(isLoopback(address), address).toBe(false);
   });
 });

@@ -9,7 +9,9 @@ describe('gateway Prometheus metrics', () => {
     metrics.httpDuration.observe({ method: 'GET', route: '/healthz' }, 0.003);
     metrics.httpDuration.observe({ method: 'GET', route: '/healthz' }, 0.2);
     metrics.webhookDeliveries.inc({ outcome: 'SIGNATURE_MISMATCH' });
-    const text = metrics.render(gaugeLines('gateway_webhook_inbox_deliveries', 'Inbox.', [{ labels: { state: 'pending' }, value: 4 }]));
+    const text = metrics.render(
+      gaugeLines('gateway_webhook_inbox_deliveries', 'Inbox.', [{ labels: { state: 'pending' }, value: 4 }]),
+    );
     expect(text).toContain('# TYPE gateway_http_requests_total counter');
     expect(text).toContain('gateway_http_requests_total{method="POST",route="/v1/tenants",status="202"} 2');
     expect(text).toContain('gateway_http_request_duration_seconds_bucket{method="GET",route="/healthz",le="0.0025"} 0');

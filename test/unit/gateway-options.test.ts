@@ -7,7 +7,13 @@ const loadGatewayEnv = (env: Record<string, string>) => loadConfig(env);
 describe('gateway configuration', () => {
   it('has safe defaults', () => {
     const env = loadGatewayEnv({});
-    expect(env).toMatchObject({ GATEWAY_PORT: 8080, GATEWAY_HOST: '127.0.0.1', GATEWAY_API_TOKENS: [], GATEWAY_CODEC_TOKENS: [], GATEWAY_WEBHOOK_BODY_LIMIT: 65536 });
+    expect(env).toMatchObject({
+      GATEWAY_PORT: 8080,
+      GATEWAY_HOST: '127.0.0.1',
+      GATEWAY_API_TOKENS: [],
+      GATEWAY_CODEC_TOKENS: [],
+      GATEWAY_WEBHOOK_BODY_LIMIT: 65536,
+    });
     expect(gatewayOptionsOf(env, 'q').codecCorsOrigins).toEqual([]); // no browser origin unless configured
   });
 
@@ -26,13 +32,23 @@ describe('gateway configuration', () => {
   it('reports every problem at once without echoing values', () => {
     let error: unknown;
     try {
-      loadGatewayEnv({ GATEWAY_PORT: 'eighty', GATEWAY_API_TOKENS: 'short-secret-value', PLATFORM_PERSONAL_TOKEN: 'svpk_notpersonal', GATEWAY_PUBLIC_URL: 'ftp://x' });
+      loadGatewayEnv({
+        GATEWAY_PORT: 'eighty',
+        GATEWAY_API_TOKENS: 'short-secret-value',
+        PLATFORM_PERSONAL_TOKEN: 'svpk_notpersonal',
+        GATEWAY_PUBLIC_URL: 'ftp://x',
+      });
     } catch (caught) {
       error = caught;
     }
     expect(error).toBeInstanceOf(ConfigError);
     const problems = (error as ConfigError).problems;
-    expect(problems.map((p) => p.split(':')[0]).sort()).toEqual(['GATEWAY_API_TOKENS.0', 'GATEWAY_PORT', 'GATEWAY_PUBLIC_URL', 'PLATFORM_PERSONAL_TOKEN']);
+    expect(problems.map((p) => p.split(':')[0]).sort()).toEqual([
+      'GATEWAY_API_TOKENS.0',
+      'GATEWAY_PORT',
+      'GATEWAY_PUBLIC_URL',
+      'PLATFORM_PERSONAL_TOKEN',
+    ]);
     expect(problems.join('\n')).not.toMatch(/short-secret-value|svpk_notpersonal/);
   });
 });

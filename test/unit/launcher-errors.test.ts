@@ -24,7 +24,10 @@ describe('launcher failures', () => {
 
   it('reports a dev server that exits at once by its last error line, not its whole output', async () => {
     const cli = join(dir, 'temporal');
-    writeFileSync(cli, '#!/bin/sh\necho "starting"\necho "some noise"\necho "Error: unable to open database file: permission denied" >&2\necho "bye"\nexit 1\n');
+    writeFileSync(
+      cli,
+      '#!/bin/sh\necho "starting"\necho "some noise"\necho "Error: unable to open database file: permission denied" >&2\necho "bye"\nexit 1\n',
+    );
     chmodSync(cli, 0o755);
     const error = await failure(startTemporalDevServer({ cliPath: cli, port: 0 }));
     expect(error.code).toBe(LauncherErrorCode.TEMPORAL_START_FAILED);

@@ -12,7 +12,14 @@ function capture(format: LogFormat, level: 'info' | 'debug') {
   const chunks: string[] = [];
   const destination = new Writable({ write: (chunk, _encoding, done) => void (chunks.push(String(chunk)), done()) });
   const logger = createLogger({ level, format, destination });
-  return { sdk: temporalSdkLogger(logger, level), lines: () => chunks.join('').split('\n').filter((line) => line.trim() !== '') };
+  return {
+    sdk: temporalSdkLogger(logger, level),
+    lines: () =>
+      chunks
+        .join('')
+        .split('\n')
+        .filter((line) => line.trim() !== ''),
+  };
 }
 
 function failedAttempt() {

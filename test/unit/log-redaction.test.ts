@@ -5,11 +5,23 @@ const tenantToken = 'svsk_live_4f9c2a7e1b3d5f6a8c0e2b4d6f8a1c3e';
 const platformKey = 'svpk_9a8b7c6d5e4f3a2b1c0d';
 const personalToken = 'sv_Zx81-kq.Pw~t+/==';
 
-function capture(): { logger: ReturnType<typeof createLogger>; output: () => string; lines: () => Record<string, unknown>[] } {
+function capture(): {
+  logger: ReturnType<typeof createLogger>;
+  output: () => string;
+  lines: () => Record<string, unknown>[];
+} {
   const chunks: string[] = [];
   const logger = createLogger({ level: 'trace', destination: { write: (chunk: string) => void chunks.push(chunk) } });
   const output = (): string => chunks.join('');
-  return { logger, output, lines: () => output().trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>) };
+  return {
+    logger,
+    output,
+    lines: () =>
+      output()
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as Record<string, unknown>),
+  };
 }
 
 function expectNoSecrets(output: string): void {
@@ -48,7 +60,10 @@ describe('createLogger', () => {
 
   it('masks a token in a nested field at any depth', () => {
     const { logger, output, lines } = capture();
-    logger.info({ step: 'issue', result: { body: { data: { note: `value ${tenantToken}` } } }, list: [personalToken] }, 'done');
+    logger.info(
+      { step: 'issue', result: { body: { data: { note: `value ${tenantToken}` } } }, list: [personalToken] },
+      'done',
+    );
     expectNoSecrets(output());
     expect(lines()[0]).toMatchObject({ step: 'issue', result: { body: { data: { note: `value svsk_${REDACTED}` } } } });
   });
@@ -66,7 +81,14 @@ describe('createLogger', () => {
     );
     const text = output();
     expectNoSecrets(text);
-    for (const value of ['opaque-key-1', 'b3BlcmF0b3I6aHVudGVyMg', 'opaque-token-2', 'hunter2', 'v1.k1', 'opaque-token-3']) {
+    for (const value of [
+      'opaque-key-1',
+      'b3BlcmF0b3I6aHVudGVyMg',
+      'opaque-token-2',
+      'hunter2',
+      'v1.k1',
+      'opaque-token-3',
+    ]) {
       expect(text).not.toContain(value);
     }
     expect(lines()[0]).toMatchObject({
@@ -93,7 +115,10 @@ describe('toTemporalLogger', () => {
   it('logs at the mapped level with meta as fields, masked like the rest', () => {
     const { logger, output, lines } = capture();
     const temporal = toTemporalLogger(logger);
-    temporal.warn(`activity failed for ${tenantToken}`, { sdkComponent: 'activity', error: new Error(`boom ${platformKey}`) });
+    temporal.warn(`activity failed for ${tenantToken}`, {
+      sdkComponent: 'activity',
+      error: new Error(`boom ${platformKey}`),
+    });
     temporal.log('DEBUG', 'polling', { taskQueue: 'tenants' });
     temporal.trace('t');
     temporal.error('e', { headers: { authorization: 'Bearer opaque' } });

@@ -6,12 +6,26 @@ import { startNotifyReceiver, type NoticeSummary, type NotifyReceiver } from '..
 let receiver: NotifyReceiver | undefined;
 afterEach(async () => receiver?.close());
 
-const notice = { event: 'keyRotated', deliveryId: 'tpo-rot-1-keyRotated', externalRef: 'acme', slot: 'default', generation: 2, keyId: 'key_2', fingerprint: 'fp', emergency: true };
+const notice = {
+  event: 'keyRotated',
+  deliveryId: 'tpo-rot-1-keyRotated',
+  externalRef: 'acme',
+  slot: 'default',
+  generation: 2,
+  keyId: 'key_2',
+  fingerprint: 'fp',
+  emergency: true,
+};
 
 async function post(url: string, body: string, signature: string) {
   const response = await fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signature, [EVENT_HEADER]: 'keyRotated', [DELIVERY_HEADER]: notice.deliveryId },
+    headers: {
+      'content-type': 'application/json',
+      [SIGNATURE_HEADER]: signature,
+      [EVENT_HEADER]: 'keyRotated',
+      [DELIVERY_HEADER]: notice.deliveryId,
+    },
     body,
   });
   return response.status;
@@ -23,8 +37,19 @@ describe('notify receiver', () => {
     receiver = await startNotifyReceiver({ onNotice: (summary) => summaries.push(summary) });
     const body = JSON.stringify(notice);
     expect(await post(receiver.url, body, signNotice(body, receiver.secret))).toBe(204);
-    expect(receiver.received).toMatchObject([{ event: 'keyRotated', deliveryId: notice.deliveryId, signatureValid: true, status: 204 }]);
-    expect(summaries).toEqual([expect.objectContaining({ event: 'keyRotated', externalRef: 'acme', slot: 'default', generation: 2, keyId: 'key_2', signatureValid: true })]);
+    expect(receiver.received).toMatchObject([
+      { event: 'keyRotated', deliveryId: notice.deliveryId, signatureValid: true, status: 204 },
+    ]);
+    expect(summaries).toEqual([
+      expect.objectContaining({
+        event: 'keyRotated',
+        externalRef: 'acme',
+        slot: 'default',
+        generation: 2,
+        keyId: 'key_2',
+        signatureValid: true,
+      }),
+    ]);
   });
 
   it('refuses a notice signed with another secret or not signed, with 401', async () => {

@@ -74,7 +74,9 @@ describe('platform client error taxonomy', () => {
   });
 
   it('classifies 429 as transient with Retry-After in seconds', async () => {
-    const client = await clientFor((_req, res) => sendError(res, 429, 'RATE_LIMITED', 'slow down', { 'retry-after': '7' }));
+    const client = await clientFor((_req, res) =>
+      sendError(res, 429, 'RATE_LIMITED', 'slow down', { 'retry-after': '7' }),
+    );
     const err = await failure(getWallet(client));
     expect(err).toBeInstanceOf(PlatformTransientError);
     expect(err.code).toBe('RATE_LIMITED');
@@ -187,7 +189,9 @@ describe('platform client error taxonomy', () => {
       sendError(res, 400, 'VALIDATION_ERROR', `bad header ${String(req.headers.authorization)} and ${TENANT_KEY}`),
     );
     const err = await failure(client.listProjects({ auth: { kind: 'tenant-key', token: TENANT_KEY } }));
-    const everything = [err.message, JSON.stringify(err), JSON.stringify(classifyError(err)), String(err.stack)].join('\n');
+    const everything = [err.message, JSON.stringify(err), JSON.stringify(classifyError(err)), String(err.stack)].join(
+      '\n',
+    );
     expect(everything).not.toContain('tenantSecretValue456');
     expect(everything).not.toContain('parentSecretValue123');
     expect(err.message).toContain('[redacted svsk_…]');

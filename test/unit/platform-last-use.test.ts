@@ -9,7 +9,18 @@ describe('last use read from a key record wherever a reasonable platform puts it
   it.each([
     ['top-level camelCase', { id: 'k', lastUsedAt: AT }, 'lastUsedAt'],
     ['top-level snake_case', { id: 'k', last_used_at: AT }, 'last_used_at'],
-    ['nested under usage (the platform of issue 15)', { id: 'k', state: 'active', tokenHint: 'svsk_…ab', usage: { lastUsedAt: AT, requestCount: 12 }, createdAt: '2026-01-01T00:00:00.000Z', revokedAt: null }, 'usage.lastUsedAt'],
+    [
+      'nested under usage (the platform of issue 15)',
+      {
+        id: 'k',
+        state: 'active',
+        tokenHint: 'svsk_…ab',
+        usage: { lastUsedAt: AT, requestCount: 12 },
+        createdAt: '2026-01-01T00:00:00.000Z',
+        revokedAt: null,
+      },
+      'usage.lastUsedAt',
+    ],
     ['nested snake_case', { id: 'k', usage: { last_used_at: AT, request_count: 3 } }, 'usage.last_used_at'],
     ['an object named last use', { id: 'k', lastUsed: { at: AT, ip: '203.0.113.7' } }, 'lastUsed.at'],
     ['a snake_case object named last use', { id: 'k', last_use: { timestamp: AT } }, 'last_use.timestamp'],
@@ -36,7 +47,10 @@ describe('last use read from a key record wherever a reasonable platform puts it
   });
 
   it('takes the latest of several readable last-use fields, so a stale one never hides a use', () => {
-    expect(readKeyUse({ id: 'k', lastUsedAt: AT, usage: { lastUsedAt: LATER } }).lastUse).toMatchObject({ state: 'seen', at: LATER });
+    expect(readKeyUse({ id: 'k', lastUsedAt: AT, usage: { lastUsedAt: LATER } }).lastUse).toMatchObject({
+      state: 'seen',
+      at: LATER,
+    });
   });
 
   it.each([
@@ -45,19 +59,37 @@ describe('last use read from a key record wherever a reasonable platform puts it
     ['a last-use object without a time', { id: 'k', lastUsed: { ip: '203.0.113.7' } }, ['lastUsed']],
     ['an unreadable last-use value', { id: 'k', lastUsedAt: 'yesterday-ish' }, ['lastUsedAt']],
     ['a counter of uses without a time', { id: 'k', usage: { requestCount: 7 } }, ['usage.requestCount']],
-    ['"never" contradicted by a positive counter', { id: 'k', usage: { lastUsedAt: null, requestCount: 7 } }, ['usage.lastUsedAt', 'usage.requestCount']],
+    [
+      '"never" contradicted by a positive counter',
+      { id: 'k', usage: { lastUsedAt: null, requestCount: 7 } },
+      ['usage.lastUsedAt', 'usage.requestCount'],
+    ],
     ['an unknown nested timestamp', { id: 'k', metadata: { audit: { lastTouch: AT } } }, ['metadata.audit.lastTouch']],
   ])('says unknown (never "no use") for %s', (_name, record, candidates) => {
     expect(readKeyUse(record).lastUse).toEqual({ state: 'unknown', reason: 'unrecognised', candidates });
   });
 
   it('says "not shown" only when nothing could be last use, ignoring the record\'s own life and extra fields', () => {
-    const record = { id: 'k', name: 'n', status: 'active', createdAt: AT, revokedAt: null, updatedAt: LATER, expires_at: LATER, metadata: { createdBy: { kind: 'parent', id: 'p' }, labels: {} } };
+    const record = {
+      id: 'k',
+      name: 'n',
+      status: 'active',
+      createdAt: AT,
+      revokedAt: null,
+      updatedAt: LATER,
+      expires_at: LATER,
+      metadata: { createdBy: { kind: 'parent', id: 'p' }, labels: {} },
+    };
     expect(readKeyUse(record).lastUse).toEqual({ state: 'unknown', reason: 'not_shown', candidates: [] });
   });
 
   it('reads extra nested fields beside a recognised last use without doubt', () => {
-    const record = { id: 'k', usage: { lastUsedAt: AT, requestCount: 1 }, metadata: { createdBy: { id: 'p' } }, updatedAt: LATER };
+    const record = {
+      id: 'k',
+      usage: { lastUsedAt: AT, requestCount: 1 },
+      metadata: { createdBy: { id: 'p' } },
+      updatedAt: LATER,
+    };
     expect(readKeyUse(record).lastUse).toMatchObject({ state: 'seen', at: AT });
   });
 });
@@ -98,17 +130,42 @@ describe('delivery records read tolerantly', () => {
 
   it.each([
     ['flat', { deliveryId: 'd1', event: 'image.pushed', status: 'succeeded', responseCode: 202, error: null }],
-    ['outcome + lastResponse (the platform of issue 15)', { id: 'd1', event: 'image.pushed', outcome: 'succeeded', lastResponse: { status: 202, body: 'ok' }, lastError: null }],
-    ['snake_case', { delivery_id: 'd1', event_type: 'image.pushed', delivery_status: 'succeeded', response_code: '202' }],
-    ['nested response and status object', { id: 'd1', event: { name: 'image.pushed' }, status: { state: 'succeeded' }, response: { statusCode: 202 } }],
+    [
+      'outcome + lastResponse (the platform of issue 15)',
+      {
+        id: 'd1',
+        event: 'image.pushed',
+        outcome: 'succeeded',
+        lastResponse: { status: 202, body: 'ok' },
+        lastError: null,
+      },
+    ],
+    [
+      'snake_case',
+      { delivery_id: 'd1', event_type: 'image.pushed', delivery_status: 'succeeded', response_code: '202' },
+    ],
+    [
+      'nested response and status object',
+      { id: 'd1', event: { name: 'image.pushed' }, status: { state: 'succeeded' }, response: { statusCode: 202 } },
+    ],
   ])('reads outcome and status code from %s records', async (_name, record) => {
     const [delivery] = await deliveriesOf([record]);
-    expect(delivery).toMatchObject({ deliveryId: 'd1', event: 'image.pushed', rawStatus: 'succeeded', responseCode: 202 });
+    expect(delivery).toMatchObject({
+      deliveryId: 'd1',
+      event: 'image.pushed',
+      rawStatus: 'succeeded',
+      responseCode: 202,
+    });
   });
 
   it('reads error details from error, lastError (object or text) and failureReason', async () => {
     const deliveries = await deliveriesOf([
-      { id: 'd1', outcome: 'failed', lastError: { message: 'Receiver answered HTTP 500.' }, lastResponse: { status: 500 } },
+      {
+        id: 'd1',
+        outcome: 'failed',
+        lastError: { message: 'Receiver answered HTTP 500.' },
+        lastResponse: { status: 500 },
+      },
       { id: 'd2', status: 'failed', error: 'timed out' },
       { id: 'd3', status: 'failed', failure_reason: 'connection refused' },
     ]);

@@ -18,7 +18,10 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function listWith(handler: (req: RecordedRequest, url: URL) => unknown, options: { maxPages?: number; pageSize?: number } = {}) {
+async function listWith(
+  handler: (req: RecordedRequest, url: URL) => unknown,
+  options: { maxPages?: number; pageSize?: number } = {},
+) {
   server = await startScriptedServer((req, res) => {
     const url = new URL(req.url, 'http://x');
     const answer = handler(req, url);
@@ -28,7 +31,11 @@ async function listWith(handler: (req: RecordedRequest, url: URL) => unknown, op
   return client.listSubaccounts();
 }
 
-const envelope = (data: unknown, extra: Record<string, unknown> = {}) => ({ data, meta: { requestId: nextRequestId() }, ...extra });
+const envelope = (data: unknown, extra: Record<string, unknown> = {}) => ({
+  data,
+  meta: { requestId: nextRequestId() },
+  ...extra,
+});
 
 describe('platform client list tolerance', () => {
   it.each([
@@ -64,10 +71,29 @@ describe('platform client list tolerance', () => {
     ['next_cursor', 'cursor', (items: unknown, next: string | null) => envelope({ items, next_cursor: next })],
     ['next', 'cursor', (items: unknown, next: string | null) => envelope({ items, next })],
     ['page.next', 'cursor', (items: unknown, next: string | null) => envelope({ items, page: { next } })],
-    ['pagination.nextCursor', 'cursor', (items: unknown, next: string | null) => envelope({ results: items, pagination: { nextCursor: next } })],
-    ['nextCursor beside data', 'cursor', (items: unknown, next: string | null) => envelope(items, { nextCursor: next })],
-    ['meta.nextCursor', 'cursor', (items: unknown, next: string | null) => ({ data: items, meta: { requestId: nextRequestId(), nextCursor: next } })],
-    ['page.nextPageToken beside data', 'pageToken', (items: unknown, next: string | null) => envelope(items, { page: { nextPageToken: next } })],
+    [
+      'pagination.nextCursor',
+      'cursor',
+      (items: unknown, next: string | null) => envelope({ results: items, pagination: { nextCursor: next } }),
+    ],
+    [
+      'nextCursor beside data',
+      'cursor',
+      (items: unknown, next: string | null) => envelope(items, { nextCursor: next }),
+    ],
+    [
+      'meta.nextCursor',
+      'cursor',
+      (items: unknown, next: string | null) => ({
+        data: items,
+        meta: { requestId: nextRequestId(), nextCursor: next },
+      }),
+    ],
+    [
+      'page.nextPageToken beside data',
+      'pageToken',
+      (items: unknown, next: string | null) => envelope(items, { page: { nextPageToken: next } }),
+    ],
     ['links.next as a token', 'cursor', (items: unknown, next: string | null) => envelope({ items, links: { next } })],
   ])('fetches every page with a cursor in %s', async (_name, param, shape) => {
     const result = await listWith((_req, url) => {
@@ -76,7 +102,11 @@ describe('platform client list tolerance', () => {
     });
     expect(result.subaccounts.map((s) => s.id)).toEqual(['sub_1', 'sub_2', 'sub_3', 'sub_4', 'sub_5']);
     expect(result.requestIds).toHaveLength(3);
-    expect(server?.requests.map((r) => new URL(r.url, 'http://x').searchParams.get(param))).toEqual([null, 'tok1', 'tok2']);
+    expect(server?.requests.map((r) => new URL(r.url, 'http://x').searchParams.get(param))).toEqual([
+      null,
+      'tok1',
+      'tok2',
+    ]);
   });
 
   it('follows links.next given as an absolute URL on the same host', async () => {
@@ -103,9 +133,9 @@ describe('platform client list tolerance', () => {
   });
 
   it('refuses to follow a next URL on another host (credentials stay home)', async () => {
-    const err = await listWith(() => envelope({ items: [tenant(1)], links: { next: 'https://evil.example/api/v1/subaccounts?p=2' } })).catch(
-      (e: unknown) => e,
-    );
+    const err = await listWith(() =>
+      envelope({ items: [tenant(1)], links: { next: 'https://evil.example/api/v1/subaccounts?p=2' } }),
+    ).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PlatformProtocolError);
     expect(server?.requests).toHaveLength(1);
   });

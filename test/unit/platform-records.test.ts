@@ -1,6 +1,11 @@
 import { inspect } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createPlatformClient, PlatformProtocolError, SecretToken, type PlatformClient } from '../../src/platform/index.js';
+import {
+  createPlatformClient,
+  PlatformProtocolError,
+  SecretToken,
+  type PlatformClient,
+} from '../../src/platform/index.js';
 import { sendData, sendJson, startScriptedServer, type ScriptedServer } from '../harness/scripted-server.js';
 
 const PLATFORM_KEY = 'svpk_parentSecretValue123';
@@ -79,7 +84,9 @@ describe('platform client record tolerance', () => {
 
   it('fails with a protocol error carrying the request id when a created tenant has no id', async () => {
     const client = await answering({ name: 'Acme', externalRef: 'acme-1' });
-    const err = await protocolFailure(client.createSubaccount({ name: 'Acme', externalRef: 'acme-1', idempotencyKey: 'k1' }));
+    const err = await protocolFailure(
+      client.createSubaccount({ name: 'Acme', externalRef: 'acme-1', idempotencyKey: 'k1' }),
+    );
     expect(err.code).toBe('PROTOCOL_ERROR');
     expect(err.classification).toBe('definite');
     expect(err.requestId).toMatch(/^req_/);
@@ -96,7 +103,12 @@ describe('platform client record tolerance', () => {
 
   it.each([
     ['id + lastUsedAt', { id: 'k1', lastUsedAt: '2025-01-01T00:00:00.000Z' }, '2025-01-01T00:00:00.000Z', true],
-    ['keyId + last_used_at', { keyId: 'k1', last_used_at: '2025-01-01T00:00:00.000Z' }, '2025-01-01T00:00:00.000Z', true],
+    [
+      'keyId + last_used_at',
+      { keyId: 'k1', last_used_at: '2025-01-01T00:00:00.000Z' },
+      '2025-01-01T00:00:00.000Z',
+      true,
+    ],
     ['key_id + lastUsed', { key_id: 'k1', lastUsed: '2025-01-01T00:00:00.000Z' }, '2025-01-01T00:00:00.000Z', true],
     ['lastUsedTime as epoch ms', { id: 'k1', lastUsedTime: 1735689600000 }, '2025-01-01T00:00:00.000Z', true],
     ['lastUsedAt: null (never used)', { id: 'k1', lastUsedAt: null }, null, true],
@@ -119,7 +131,10 @@ describe('platform client record tolerance', () => {
   });
 
   it('derives key status from boolean hints when there is no status word', async () => {
-    const client = await answering([{ id: 'k1', revoked: true }, { id: 'k2', active: true }]);
+    const client = await answering([
+      { id: 'k1', revoked: true },
+      { id: 'k2', active: true },
+    ]);
     const { keys } = await client.listTenantKeys({ subaccountId: 'sub_1' });
     expect(keys.map((k) => k.status)).toEqual(['revoked', 'active']);
   });
@@ -136,7 +151,12 @@ describe('platform client record tolerance', () => {
     expect(result.key.id).toBe('key_1');
     expect(result.token).toBeInstanceOf(SecretToken);
     expect(result.token.reveal()).toBe(NEW_TOKEN);
-    for (const text of [JSON.stringify(result), inspect(result, { depth: 10 }), String(result.token), `${result.token}`]) {
+    for (const text of [
+      JSON.stringify(result),
+      inspect(result, { depth: 10 }),
+      String(result.token),
+      `${result.token}`,
+    ]) {
       expect(text).not.toContain('brandNewTenantSecret789');
     }
     expect(JSON.stringify(result)).toContain('[redacted svsk_…]');
@@ -164,17 +184,33 @@ describe('platform client record tolerance', () => {
 
   it('keeps big string amounts exact and says when a wallet shows no balance', async () => {
     const client = await answering({ paidBalanceMicroUsd: '123456789012345678901234567890' });
-    expect((await client.getWallet({ subaccountId: 'sub_1' })).wallet.balanceMicroUsd).toBe('123456789012345678901234567890');
+    expect((await client.getWallet({ subaccountId: 'sub_1' })).wallet.balanceMicroUsd).toBe(
+      '123456789012345678901234567890',
+    );
     await server?.close();
     const unknown = await answering({ owner: 'sub_1' });
     expect((await unknown.getWallet({ subaccountId: 'sub_1' })).wallet.balanceKnown).toBe(false);
   });
 
   it.each([
-    ['a list of key/value', { variables: [{ key: 'A', value: '1' }, { name: 'B', value: '2' }] }],
+    [
+      'a list of key/value',
+      {
+        variables: [
+          { key: 'A', value: '1' },
+          { name: 'B', value: '2' },
+        ],
+      },
+    ],
     ['a map', { A: '1', B: '2' }],
     ['a wrapped map', { vars: { A: '1', B: '2' } }],
-    ['a bare list', [{ key: 'A', value: '1' }, { key: 'B', value: '2' }]],
+    [
+      'a bare list',
+      [
+        { key: 'A', value: '1' },
+        { key: 'B', value: '2' },
+      ],
+    ],
   ])('reads env vars given as %s', async (_name, data) => {
     server = await startScriptedServer((_req, res) => sendData(res, 200, data));
     const client = createPlatformClient({ baseUrl: server.apiBase, personalToken: 'sv_humanToken' });
@@ -185,16 +221,42 @@ describe('platform client record tolerance', () => {
   it('reads webhooks and deliveries with renamed fields and drops an echoed secret', async () => {
     server = await startScriptedServer((req, res) => {
       if (req.url.endsWith('/deliveries')) {
-        sendData(res, 200, { deliveries: [{ delivery_id: 'dlv_1', event: 'image.pushed', status: 'failed', response_code: 500 }] });
+        sendData(res, 200, {
+          deliveries: [{ delivery_id: 'dlv_1', event: 'image.pushed', status: 'failed', response_code: 500 }],
+        });
       } else {
-        sendData(res, 200, { webhookId: 'wh_1', name: 'ci', url: 'https://x.example/h', events: ['*'], secret: 'whsec_top' });
+        sendData(res, 200, {
+          webhookId: 'wh_1',
+          name: 'ci',
+          url: 'https://x.example/h',
+          events: ['*'],
+          secret: 'whsec_top',
+        });
       }
     });
     const client = createPlatformClient({ baseUrl: server.apiBase, personalToken: 'sv_humanToken' });
-    const created = await client.createWebhook({ projectId: 'proj_1', label: 'ci', url: 'https://x.example/h', events: ['*'], secret: 'whsec_top' });
-    expect(created.webhook).toEqual({ id: 'wh_1', label: 'ci', url: 'https://x.example/h', events: ['*'], rawStatus: undefined, createdAt: undefined });
+    const created = await client.createWebhook({
+      projectId: 'proj_1',
+      label: 'ci',
+      url: 'https://x.example/h',
+      events: ['*'],
+      secret: 'whsec_top',
+    });
+    expect(created.webhook).toEqual({
+      id: 'wh_1',
+      label: 'ci',
+      url: 'https://x.example/h',
+      events: ['*'],
+      rawStatus: undefined,
+      createdAt: undefined,
+    });
     expect(JSON.stringify(created)).not.toContain('whsec_top');
     const { deliveries } = await client.listWebhookDeliveries({ projectId: 'proj_1', webhookId: 'wh_1' });
-    expect(deliveries[0]).toMatchObject({ deliveryId: 'dlv_1', event: 'image.pushed', rawStatus: 'failed', responseCode: 500 });
+    expect(deliveries[0]).toMatchObject({
+      deliveryId: 'dlv_1',
+      event: 'image.pushed',
+      rawStatus: 'failed',
+      responseCode: 500,
+    });
   });
 });

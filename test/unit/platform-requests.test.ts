@@ -29,7 +29,12 @@ afterEach(async () => {
 
 async function echoClient(data: unknown = { id: 'x_1' }): Promise<PlatformClient> {
   server = await startScriptedServer((_req, res) => sendData(res, 200, data));
-  return createPlatformClient({ baseUrl: server.apiBase, platformKey: PLATFORM_KEY, personalToken: PERSONAL, userAgent: 'ua-test/1' });
+  return createPlatformClient({
+    baseUrl: server.apiBase,
+    platformKey: PLATFORM_KEY,
+    personalToken: PERSONAL,
+    userAgent: 'ua-test/1',
+  });
 }
 const last = (): RecordedRequest => server?.requests.at(-1) as RecordedRequest;
 
@@ -43,7 +48,11 @@ async function inputFailure(promise: Promise<unknown>): Promise<PlatformInputErr
 describe('platform client requests', () => {
   it('sends a transfer with the same idempotency key in the header and the body', async () => {
     const client = await echoClient({ id: 'tr_1', amountMicroUsd: '2500000' });
-    const result = await client.transfer({ subaccountId: 'sub_1', amountMicroUsd: '2500000', idempotencyKey: 'fund:acme:1' });
+    const result = await client.transfer({
+      subaccountId: 'sub_1',
+      amountMicroUsd: '2500000',
+      idempotencyKey: 'fund:acme:1',
+    });
     const req = last();
     expect(req.method).toBe('POST');
     expect(req.url).toBe('/api/v1/subaccounts/sub_1/wallet/transfers');
@@ -53,12 +62,19 @@ describe('platform client requests', () => {
     expect(req.headers['content-type']).toBe('application/json');
     expect(req.headers['user-agent']).toBe('ua-test/1');
     expect(req.headers['x-service-subaccount']).toBeUndefined();
-    expect(result.transfer).toMatchObject({ id: 'tr_1', amountMicroUsd: '2500000', idempotencyKey: 'fund:acme:1', subaccountId: 'sub_1' });
+    expect(result.transfer).toMatchObject({
+      id: 'tr_1',
+      amountMicroUsd: '2500000',
+      idempotencyKey: 'fund:acme:1',
+      subaccountId: 'sub_1',
+    });
   });
 
   it('treats a 2xx replay that names a different amount as an idempotency conflict', async () => {
     const client = await echoClient({ id: 'tr_1', amountMicroUsd: '999' });
-    const err = await client.transfer({ subaccountId: 'sub_1', amountMicroUsd: '1000', idempotencyKey: 'k' }).catch((e: unknown) => e);
+    const err = await client
+      .transfer({ subaccountId: 'sub_1', amountMicroUsd: '1000', idempotencyKey: 'k' })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PlatformIdempotencyConflictError);
   });
 
@@ -100,13 +116,20 @@ describe('platform client requests', () => {
     expect(last().headers.authorization).toBe(`Bearer ${PERSONAL}`);
     // A personal token never carries tenant context (issue 15): refused before anything is sent.
     const sent = server!.requests.length;
-    await expect(client.listProjects({ auth: { kind: 'personal', subaccountId: 'sub_2' } as never })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    await expect(
+      client.listProjects({ auth: { kind: 'personal', subaccountId: 'sub_2' } as never }),
+    ).rejects.toMatchObject({ code: 'INVALID_INPUT' });
     expect(server!.requests.length).toBe(sent);
   });
 
   it('uses the personal token for registry webhooks by default', async () => {
     const client = await echoClient({ id: 'wh_1' });
-    await client.updateWebhook({ projectId: 'proj_1', webhookId: 'wh_1', events: ['image.pushed'], secret: new SecretToken('whsec_1') });
+    await client.updateWebhook({
+      projectId: 'proj_1',
+      webhookId: 'wh_1',
+      events: ['image.pushed'],
+      secret: new SecretToken('whsec_1'),
+    });
     expect(last()).toMatchObject({ method: 'PUT', url: '/api/v1/projects/proj_1/registry/webhooks/wh_1/update' });
     expect(last().headers.authorization).toBe(`Bearer ${PERSONAL}`);
     expect(last().json).toEqual({ events: ['image.pushed'], secret: 'whsec_1' });
@@ -130,12 +153,17 @@ describe('platform client requests', () => {
   it('sends env vars as a list of { key, value } by default', async () => {
     const client = await echoClient({ variables: [{ key: 'A', value: '1' }] });
     await client.putEnvVars({ auth: { kind: 'personal' }, projectId: 'proj_1', vars: { A: '1' } });
-    expect(last()).toMatchObject({ url: '/api/v1/projects/proj_1/env-vars/update', json: { variables: [{ key: 'A', value: '1' }] } });
+    expect(last()).toMatchObject({
+      url: '/api/v1/projects/proj_1/env-vars/update',
+      json: { variables: [{ key: 'A', value: '1' }] },
+    });
   });
 
   it('switches the project delete verb once on 405', async () => {
     server = await startScriptedServer((req, res) =>
-      req.method === 'DELETE' ? sendError(res, 405, 'METHOD_NOT_ALLOWED', 'use POST') : sendData(res, 200, { id: 'proj_1' }),
+      req.method === 'DELETE'
+        ? sendError(res, 405, 'METHOD_NOT_ALLOWED', 'use POST')
+        : sendData(res, 200, { id: 'proj_1' }),
     );
     const client = createPlatformClient({ baseUrl: server.apiBase, personalToken: PERSONAL });
     const result = await client.deleteProject({ auth: { kind: 'personal' }, projectId: 'proj_1' });
@@ -151,14 +179,18 @@ describe('platform client requests', () => {
     ['with a newline', 'a\nb'],
   ])('rejects an idempotency key that is %s before sending', async (_name, key) => {
     const client = await echoClient();
-    const err = await inputFailure(client.transfer({ subaccountId: 'sub_1', amountMicroUsd: '1', idempotencyKey: key }));
+    const err = await inputFailure(
+      client.transfer({ subaccountId: 'sub_1', amountMicroUsd: '1', idempotencyKey: key }),
+    );
     expect(err.code).toBe('INVALID_IDEMPOTENCY_KEY');
     expect(err.message).toMatch(/idempotency key/);
   });
 
   it.each(['0', '-3', '1.5', ' 1', '01', ''])('rejects amount %j before sending', async (amount) => {
     const client = await echoClient();
-    const err = await inputFailure(client.transfer({ subaccountId: 'sub_1', amountMicroUsd: amount, idempotencyKey: 'k' }));
+    const err = await inputFailure(
+      client.transfer({ subaccountId: 'sub_1', amountMicroUsd: amount, idempotencyKey: 'k' }),
+    );
     expect(err.code).toBe('INVALID_INPUT');
   });
 
@@ -168,7 +200,9 @@ describe('platform client requests', () => {
     const noParent = createPlatformClient({ baseUrl: server?.apiBase ?? '' });
     const err = await inputFailure(noParent.listSubaccounts());
     expect(err.code).toBe('MISSING_CREDENTIALS');
-    expect(() => createPlatformClient({ baseUrl: 'http://x/api/v1', platformKey: TENANT_KEY })).toThrow(PlatformInputError);
+    expect(() => createPlatformClient({ baseUrl: 'http://x/api/v1', platformKey: TENANT_KEY })).toThrow(
+      PlatformInputError,
+    );
     await inputFailure(client.getSubaccount({ subaccountId: '' }));
     await inputFailure(client.listProjects({ auth: { kind: 'platform', subaccountId: 'sub\r\nX-Evil: 1' } }));
   });
@@ -189,7 +223,9 @@ describe('secret handling', () => {
   it('redacts every token kind and bearer credentials in free text', () => {
     const text = `a ${TENANT_KEY}, "${PLATFORM_KEY}" and sv_abc; Authorization: Bearer xyz.secret`;
     const redacted = redactSecrets(text);
-    expect(redacted).toBe('a [redacted svsk_…], "[redacted svpk_…]" and [redacted sv_…]; Authorization: Bearer [redacted]');
+    expect(redacted).toBe(
+      'a [redacted svsk_…], "[redacted svpk_…]" and [redacted sv_…]; Authorization: Bearer [redacted]',
+    );
     expect(redactSecrets('csv_file stays')).toBe('csv_file stays');
   });
 

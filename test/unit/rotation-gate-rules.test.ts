@@ -3,12 +3,35 @@ import type { KeyUsage } from '../../activities/rotation.js';
 import { evaluateGate, type GateMemory, type GateTimings } from '../../workflows/rotate-tenant-key-gate.js';
 
 // Deploy at 0 on our clock; the new key's first use (the platform's deploy time) at DEPLOYED.
-const T: GateTimings = { quietPeriodMs: 1_000, propagationAllowanceMs: 1_000, pollIntervalMs: 100, quietDeadlineMs: 60_000, overlapWindowMs: 5_000 };
+const T: GateTimings = {
+  quietPeriodMs: 1_000,
+  propagationAllowanceMs: 1_000,
+  pollIntervalMs: 100,
+  quietDeadlineMs: 60_000,
+  overlapWindowMs: 5_000,
+};
 const DEPLOYED = '2026-01-01T00:00:00.000Z';
 const at = (offsetMs: number) => new Date(Date.parse(DEPLOYED) + offsetMs).toISOString();
-const memory = (fields: Partial<GateMemory> = {}): GateMemory => ({ deployedAtMs: 0, deployedAtPlatform: null, lastSeen: null, polls: 0, ...fields });
-const oldKey = (fields: Partial<KeyUsage>): KeyUsage => ({ keyId: 'old', status: 'active', lastUsedAt: null, lastUseKnown: true, ...fields });
-const freshKey = (lastUsedAt: string | null): KeyUsage => ({ keyId: 'new', status: 'active', lastUsedAt, lastUseKnown: true });
+const memory = (fields: Partial<GateMemory> = {}): GateMemory => ({
+  deployedAtMs: 0,
+  deployedAtPlatform: null,
+  lastSeen: null,
+  polls: 0,
+  ...fields,
+});
+const oldKey = (fields: Partial<KeyUsage>): KeyUsage => ({
+  keyId: 'old',
+  status: 'active',
+  lastUsedAt: null,
+  lastUseKnown: true,
+  ...fields,
+});
+const freshKey = (lastUsedAt: string | null): KeyUsage => ({
+  keyId: 'new',
+  status: 'active',
+  lastUsedAt,
+  lastUseKnown: true,
+});
 
 describe('the quiet gate', () => {
   it('reports the old key gone when the platform no longer lists it or shows it revoked', () => {
@@ -50,14 +73,20 @@ describe('the quiet gate', () => {
 
   it('accepts a use inside the allowance as a consumer switching over, and keeps waiting', () => {
     const m = memory({ deployedAtPlatform: DEPLOYED });
-    expect(evaluateGate(m, oldKey({ lastUsedAt: at(1_000) }), null, 1_500, T)).toMatchObject({ kind: 'wait', view: { lateUseAt: null } });
+    expect(evaluateGate(m, oldKey({ lastUsedAt: at(1_000) }), null, 1_500, T)).toMatchObject({
+      kind: 'wait',
+      view: { lateUseAt: null },
+    });
   });
 
   it('without the platform deploy time, calls a new last-use value late only when first seen after allowance + one poll', () => {
     const early = memory();
     expect(evaluateGate(early, oldKey({ lastUsedAt: at(0) }), null, 1_100, T)).toMatchObject({ kind: 'wait' });
     const late = memory();
-    expect(evaluateGate(late, oldKey({ lastUsedAt: at(0) }), null, 1_101, T)).toMatchObject({ kind: 'held', reason: 'used_after_allowance' });
+    expect(evaluateGate(late, oldKey({ lastUsedAt: at(0) }), null, 1_101, T)).toMatchObject({
+      kind: 'held',
+      reason: 'used_after_allowance',
+    });
   });
 
   it('holds at the deadline when the key never goes quiet for long enough', () => {
@@ -78,12 +107,21 @@ describe('the quiet gate', () => {
 
   it('uses the overlap window when last use is not shown, passing exactly at its end', () => {
     const old = oldKey({ lastUseKnown: false });
-    expect(evaluateGate(memory(), old, null, 4_999, T)).toMatchObject({ kind: 'wait', view: { method: 'overlap-window' } });
-    expect(evaluateGate(memory(), old, null, 5_000, T)).toMatchObject({ kind: 'quiet', view: { method: 'overlap-window' } });
+    expect(evaluateGate(memory(), old, null, 4_999, T)).toMatchObject({
+      kind: 'wait',
+      view: { method: 'overlap-window' },
+    });
+    expect(evaluateGate(memory(), old, null, 5_000, T)).toMatchObject({
+      kind: 'quiet',
+      view: { method: 'overlap-window' },
+    });
   });
 
   it('never takes unreadable last-use fields for "no use", even after the overlap window', () => {
-    const old = oldKey({ lastUseKnown: false, lastUse: { state: 'unknown', reason: 'unrecognised', candidates: ['usage.at'] } });
+    const old = oldKey({
+      lastUseKnown: false,
+      lastUse: { state: 'unknown', reason: 'unrecognised', candidates: ['usage.at'] },
+    });
     expect(evaluateGate(memory(), old, null, 1_000_000, T)).toMatchObject({ kind: 'held', reason: 'last_use_unknown' });
   });
 });

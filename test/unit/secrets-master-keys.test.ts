@@ -46,7 +46,9 @@ describe('parseMasterKeys', () => {
   it('rejects a 16-byte key without echoing it', () => {
     const short = b64(16);
     const problems = problemsOf(`a:${b64(32)},b:${short}`);
-    expect(problems).toEqual([expect.stringMatching(/^entry 2 \(key id "b"\) decodes to 16 bytes; AES-256 needs exactly 32/)]);
+    expect(problems).toEqual([
+      expect.stringMatching(/^entry 2 \(key id "b"\) decodes to 16 bytes; AES-256 needs exactly 32/),
+    ]);
     expect(problems.join()).not.toContain(short);
   });
 

@@ -90,7 +90,9 @@ describe('encryption codec', () => {
 describe('codec server JSON', () => {
   const b64 = (value: string): string => Buffer.from(value).toString('base64');
   const body = {
-    payloads: [{ metadata: { encoding: b64('json/plain') }, data: b64(JSON.stringify({ externalRef: 'cust-42', token })) }],
+    payloads: [
+      { metadata: { encoding: b64('json/plain') }, data: b64(JSON.stringify({ externalRef: 'cust-42', token })) },
+    ],
   };
 
   it('encodes and decodes the Web UI protocol shape', async () => {

@@ -121,7 +121,11 @@ describe('vault', () => {
   });
 
   it('builds AADs that no external ref can make collide', () => {
-    expect(tenantTokenAad({ externalRef: 'a","b', keyId: 'c' })).not.toBe(tenantTokenAad({ externalRef: 'a', keyId: 'b","c' }));
-    expect(tenantTokenAad({ externalRef: 'a:key:b', keyId: 'c' })).not.toBe(tenantTokenAad({ externalRef: 'a', keyId: 'b:key:c' }));
+    expect(tenantTokenAad({ externalRef: 'a","b', keyId: 'c' })).not.toBe(
+      tenantTokenAad({ externalRef: 'a', keyId: 'b","c' }),
+    );
+    expect(tenantTokenAad({ externalRef: 'a:key:b', keyId: 'c' })).not.toBe(
+      tenantTokenAad({ externalRef: 'a', keyId: 'b:key:c' }),
+    );
   });
 });

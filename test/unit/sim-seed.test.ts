@@ -7,7 +7,11 @@ describe('simulator seed validation', () => {
   it('accepts the default seed and fills optional limits with defaults', () => {
     expect(parseSeed(DEFAULT_SEED)).toEqual(DEFAULT_SEED);
     const minimal = parseSeed({ parents: DEFAULT_SEED.parents });
-    expect(minimal).toMatchObject({ tenantActiveKeyLimit: 3, idempotencyRetentionSeconds: 86_400, deliveryHistoryLimit: 20 });
+    expect(minimal).toMatchObject({
+      tenantActiveKeyLimit: 3,
+      idempotencyRetentionSeconds: 86_400,
+      deliveryHistoryLimit: 20,
+    });
   });
 
   it.each([
@@ -26,7 +30,9 @@ describe('simulator seed validation', () => {
   it('rejects duplicate parents and reused tokens', () => {
     const parent = DEFAULT_SEED.parents[0]!;
     expect(() => parseSeed({ ...DEFAULT_SEED, parents: [parent, parent] })).toThrow(/duplicate parent id/);
-    expect(() => parseSeed({ ...DEFAULT_SEED, parents: [parent, { ...parent, id: 'p2' }] })).toThrow(/token used twice/);
+    expect(() => parseSeed({ ...DEFAULT_SEED, parents: [parent, { ...parent, id: 'p2' }] })).toThrow(
+      /token used twice/,
+    );
     expect(() => parseSeed({ ...DEFAULT_SEED, tenantActiveKeyLimit: 'three' })).toThrow('tenantActiveKeyLimit');
   });
 
@@ -48,7 +54,17 @@ describe('simulator fault path patterns', () => {
 
   it('consumes count only when a rule applies', () => {
     const faults = new FaultInjector(() => 0);
-    faults.setRules([{ method: '*', path: '/x', mode: 'error-before-commit', probability: 1, count: 2, delayMs: 0, retryAfterSeconds: 1 }]);
+    faults.setRules([
+      {
+        method: '*',
+        path: '/x',
+        mode: 'error-before-commit',
+        probability: 1,
+        count: 2,
+        delayMs: 0,
+        retryAfterSeconds: 1,
+      },
+    ]);
     expect(faults.plan('GET', '/y').terminal).toBeNull();
     expect(faults.plan('GET', '/x').terminal?.code).toBe('SERVICE_UNAVAILABLE');
     expect(faults.plan('POST', '/x').terminal).not.toBeNull();
@@ -58,7 +74,9 @@ describe('simulator fault path patterns', () => {
 
 describe('simulator idempotency fingerprint', () => {
   it('treats objects with the same fields in another order as the same request', () => {
-    expect(stableStringify({ a: 1, b: { d: [1, { y: 2, x: 1 }], c: 'x' } })).toBe(stableStringify({ b: { c: 'x', d: [1, { x: 1, y: 2 }] }, a: 1 }));
+    expect(stableStringify({ a: 1, b: { d: [1, { y: 2, x: 1 }], c: 'x' } })).toBe(
+      stableStringify({ b: { c: 'x', d: [1, { x: 1, y: 2 }] }, a: 1 }),
+    );
     expect(stableStringify({ a: '1' })).not.toBe(stableStringify({ a: 1 }));
   });
 });

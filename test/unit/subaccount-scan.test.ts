@@ -13,7 +13,9 @@ afterEach(async () => {
 async function twoPerPage(total: number, statusOf: (i: number) => string = () => 'enabled') {
   server = await startScriptedServer((req, res) => {
     const page = Number(new URL(req.url, 'http://x').searchParams.get('cursor')?.slice(1) ?? '0');
-    const items = [2 * page, 2 * page + 1].filter((i) => i < total).map((i) => ({ id: `sub_${i}`, externalRef: `ref-${i}`, status: statusOf(i) }));
+    const items = [2 * page, 2 * page + 1]
+      .filter((i) => i < total)
+      .map((i) => ({ id: `sub_${i}`, externalRef: `ref-${i}`, status: statusOf(i) }));
     sendData(res, 200, { items, nextCursor: 2 * page + 2 < total ? `p${page + 1}` : null });
   });
   return createPlatformClient({ baseUrl: server.apiBase, platformKey: 'svpk_parentSecretValue123', pageSize: 100 });
@@ -29,7 +31,7 @@ describe('the find-by-external-ref scan', () => {
     expect(await scanForExternalRef(client, 'nobody')).toMatchObject({ match: undefined, pagesScanned: 500 });
   });
 
-  it('continues from a saved cursor (an earlier attempt\'s heartbeat) instead of the first page', async () => {
+  it("continues from a saved cursor (an earlier attempt's heartbeat) instead of the first page", async () => {
     const client = await twoPerPage(100);
     const progress: ScanProgress[] = [];
     await scanForExternalRef(client, 'ref-21', { onPage: (p) => progress.push(p) });
@@ -48,8 +50,13 @@ describe('the find-by-external-ref scan', () => {
   });
 
   it('stops on a platform that names the same next page twice', async () => {
-    server = await startScriptedServer((_req, res) => sendData(res, 200, { items: [{ id: 'sub_1', externalRef: 'a' }], nextCursor: 'again' }));
+    server = await startScriptedServer((_req, res) =>
+      sendData(res, 200, { items: [{ id: 'sub_1', externalRef: 'a' }], nextCursor: 'again' }),
+    );
     const client = createPlatformClient({ baseUrl: server.apiBase, platformKey: 'svpk_parentSecretValue123' });
-    await expect(scanForExternalRef(client, 'zzz')).rejects.toMatchObject({ type: 'PAGINATION_LOOP', nonRetryable: true });
+    await expect(scanForExternalRef(client, 'zzz')).rejects.toMatchObject({
+      type: 'PAGINATION_LOOP',
+      nonRetryable: true,
+    });
   });
 });

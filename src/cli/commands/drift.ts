@@ -14,11 +14,17 @@ function findingLine(f: DriftFindingRow): string {
 
 function printResult(result: ReconcileFleetResult): void {
   const t = result.totals;
-  console.log(`drift check ${result.checkId} (${result.scope}): ${t.tenantsChecked} tenant(s) checked, ${t.skipped} skipped, ${t.failed} failed, ${t.fixesApplied} fix(es) applied`);
+  console.log(
+    `drift check ${result.checkId} (${result.scope}): ${t.tenantsChecked} tenant(s) checked, ${t.skipped} skipped, ${t.failed} failed, ${t.fixesApplied} fix(es) applied`,
+  );
   for (const s of result.skipped) console.log(`  skipped ${s.externalRef}: ${s.reason}`);
   for (const f of result.fixes) console.log(`  fixed ${f.kind} ${f.subject}: ${f.fix}`);
   const open = Object.entries(result.openByKind).filter(([, n]) => n > 0);
-  console.log(open.length ? `open findings: ${open.map(([k, n]) => `${k}=${n}`).join(', ')} (tenantctl drift list --open)` : 'open findings: none');
+  console.log(
+    open.length
+      ? `open findings: ${open.map(([k, n]) => `${k}=${n}`).join(', ')} (tenantctl drift list --open)`
+      : 'open findings: none',
+  );
 }
 
 export function registerDriftCommands(program: Command): void {
@@ -28,30 +34,44 @@ export function registerDriftCommands(program: Command): void {
     .command('check')
     .description('run a drift check now (the whole fleet, or one tenant) and wait for it')
     .option('--tenant <externalRef>', 'check one tenant only')
-    .option('--quiet-period <duration>', 'override DRIFT_QUIET_PERIOD for this check (orphan keys must be quiet this long to be revoked)')
+    .option(
+      '--quiet-period <duration>',
+      'override DRIFT_QUIET_PERIOD for this check (orphan keys must be quiet this long to be revoked)',
+    )
     .option('--rotation-max-age <duration>', 'override DRIFT_ROTATION_MAX_AGE for this check')
     .option('--no-wait', 'start (or join) the check and return')
     .option('--json', 'print JSON')
-    .action(async (opts: { tenant?: string; quietPeriod?: string; rotationMaxAge?: string; wait: boolean; json?: boolean }) =>
-      withRuntime(async (runtime) => {
-        const options = { ...(opts.quietPeriod ? { quietPeriod: opts.quietPeriod } : {}), ...(opts.rotationMaxAge ? { rotationMaxAge: opts.rotationMaxAge } : {}) };
-        const input = { ...(opts.tenant ? { externalRef: opts.tenant } : {}), ...(Object.keys(options).length ? { options } : {}) };
-        const { startDriftCheck } = await import('../../client/start-drift-check.js');
-        const { listFindings } = await findingsStore();
-        const handle = await startDriftCheck({ client: await runtime.client(), pool: runtime.pool() }, input, { taskQueue: runtime.config.TEMPORAL_TASK_QUEUE });
-        if (!opts.wait) {
-          if (opts.json) printJson({ workflowId: handle.workflowId });
-          else console.log(`drift check running: ${handle.workflowId}`);
-          return;
-        }
-        const result = await handle.result();
-        const findings = (await listFindings(runtime.pool(), { openOnly: true, ...(opts.tenant ? { externalRef: opts.tenant } : {}) })).filter((f) => f.lastCheckId === result.checkId);
-        if (opts.json) printJson({ ...result, findings });
-        else {
-          printResult(result);
-          for (const f of findings) console.log(`  ${findingLine(f)}\n    evidence: ${JSON.stringify(f.evidence)}`);
-        }
-      }),
+    .action(
+      async (opts: { tenant?: string; quietPeriod?: string; rotationMaxAge?: string; wait: boolean; json?: boolean }) =>
+        withRuntime(async (runtime) => {
+          const options = {
+            ...(opts.quietPeriod ? { quietPeriod: opts.quietPeriod } : {}),
+            ...(opts.rotationMaxAge ? { rotationMaxAge: opts.rotationMaxAge } : {}),
+          };
+          const input = {
+            ...(opts.tenant ? { externalRef: opts.tenant } : {}),
+            ...(Object.keys(options).length ? { options } : {}),
+          };
+          const { startDriftCheck } = await import('../../client/start-drift-check.js');
+          const { listFindings } = await findingsStore();
+          const handle = await startDriftCheck({ client: await runtime.client(), pool: runtime.pool() }, input, {
+            taskQueue: runtime.config.TEMPORAL_TASK_QUEUE,
+          });
+          if (!opts.wait) {
+            if (opts.json) printJson({ workflowId: handle.workflowId });
+            else console.log(`drift check running: ${handle.workflowId}`);
+            return;
+          }
+          const result = await handle.result();
+          const findings = (
+            await listFindings(runtime.pool(), { openOnly: true, ...(opts.tenant ? { externalRef: opts.tenant } : {}) })
+          ).filter((f) => f.lastCheckId === result.checkId);
+          if (opts.json) printJson({ ...result, findings });
+          else {
+            printResult(result);
+            for (const f of findings) console.log(`  ${findingLine(f)}\n    evidence: ${JSON.stringify(f.evidence)}`);
+          }
+        }),
     );
 
   drift
@@ -65,7 +85,11 @@ export function registerDriftCommands(program: Command): void {
       withRuntime(async (runtime) => {
         if (!/^[1-9][0-9]{0,5}$/.test(opts.limit)) throw new Error('--limit: must be a positive whole number');
         const { listFindings } = await findingsStore();
-        const rows = await listFindings(runtime.pool(), { openOnly: Boolean(opts.open), ...(opts.tenant ? { externalRef: opts.tenant } : {}), limit: Number(opts.limit) });
+        const rows = await listFindings(runtime.pool(), {
+          openOnly: Boolean(opts.open),
+          ...(opts.tenant ? { externalRef: opts.tenant } : {}),
+          limit: Number(opts.limit),
+        });
         if (opts.json) printJson(rows);
         else if (rows.length === 0) console.log(opts.open ? 'no open drift findings' : 'no drift findings');
         else for (const row of rows) console.log(findingLine(row));
@@ -82,8 +106,15 @@ export function registerDriftCommands(program: Command): void {
       withRuntime(async (runtime) => {
         const every = opts.every ?? runtime.config.DRIFT_SCHEDULE_EVERY;
         const { scheduleDriftCheck } = await schedules();
-        const made = await scheduleDriftCheck(await runtime.client(), {}, { every, jitter: opts.jitter }, runtime.config.TEMPORAL_TASK_QUEUE);
-        console.log(`${made.outcome} schedule ${made.scheduleId}: every ${every}${opts.jitter ? ` (jitter ${opts.jitter})` : ''}, overlap SKIP`);
+        const made = await scheduleDriftCheck(
+          await runtime.client(),
+          {},
+          { every, jitter: opts.jitter },
+          runtime.config.TEMPORAL_TASK_QUEUE,
+        );
+        console.log(
+          `${made.outcome} schedule ${made.scheduleId}: every ${every}${opts.jitter ? ` (jitter ${opts.jitter})` : ''}, overlap SKIP`,
+        );
       }),
     );
   schedule
@@ -95,7 +126,12 @@ export function registerDriftCommands(program: Command): void {
         const { describeDriftSchedule } = await schedules();
         const view = await describeDriftSchedule(await runtime.client());
         if (opts.json) printJson(view);
-        else console.log(view ? `${view.scheduleId} ${view.paused ? 'paused' : 'active'} every ${view.every.join(', ')} next ${view.nextActionTimes[0] ?? '-'}` : 'no drift schedule');
+        else
+          console.log(
+            view
+              ? `${view.scheduleId} ${view.paused ? 'paused' : 'active'} every ${view.every.join(', ')} next ${view.nextActionTimes[0] ?? '-'}`
+              : 'no drift schedule',
+          );
       }),
     );
   for (const name of ['pause', 'unpause', 'delete', 'run-now'] as const) {

@@ -8,17 +8,34 @@ const policies = () => import('../../client/funding-policy.js');
 const sweepSchedule = () => import('../../client/auto-top-up-schedule.js');
 
 /** `tenantctl funding ...`: auto top-up policies, the parent's daily cap, the sweep's Schedule. */
-const FLAG_OF: Record<string, string> = { below: '--below', to: '--to', maxPerDay: '--max-per-day', maxPerMonth: '--max-per-month', updatedBy: '--operator' };
+const FLAG_OF: Record<string, string> = {
+  below: '--below',
+  to: '--to',
+  maxPerDay: '--max-per-day',
+  maxPerMonth: '--max-per-month',
+  updatedBy: '--operator',
+};
 
 function printPolicy(view: FundingPolicyView): void {
   const p = view.policy;
-  console.log(p ? `policy of ${view.externalRef}: below ${p.below} → top up to ${p.to}; at most ${p.maxPerDay}/day${p.maxPerMonth ? `, ${p.maxPerMonth}/month` : ''} (set by ${p.updatedBy})` : `no auto top-up policy for ${view.externalRef}`);
-  console.log(`held by top-ups: today ${view.usage.tenantDay}, this month ${view.usage.tenantMonth}; the parent today ${view.usage.parentDay}${view.parent.maxPerDay ? ` of ${view.parent.maxPerDay}` : ''} micro-USD`);
-  if (view.parent.insufficientSince) console.log(`the parent's balance is insufficient since ${view.parent.insufficientSince}: auto top-ups are stopped until \`tenantctl parent-funded\``);
+  console.log(
+    p
+      ? `policy of ${view.externalRef}: below ${p.below} → top up to ${p.to}; at most ${p.maxPerDay}/day${p.maxPerMonth ? `, ${p.maxPerMonth}/month` : ''} (set by ${p.updatedBy})`
+      : `no auto top-up policy for ${view.externalRef}`,
+  );
+  console.log(
+    `held by top-ups: today ${view.usage.tenantDay}, this month ${view.usage.tenantMonth}; the parent today ${view.usage.parentDay}${view.parent.maxPerDay ? ` of ${view.parent.maxPerDay}` : ''} micro-USD`,
+  );
+  if (view.parent.insufficientSince)
+    console.log(
+      `the parent's balance is insufficient since ${view.parent.insufficientSince}: auto top-ups are stopped until \`tenantctl parent-funded\``,
+    );
 }
 
 export function registerFundingCommands(program: Command): void {
-  const funding = program.command('funding').description('auto top-up: policies per tenant, the parent-wide daily cap, the sweep schedule');
+  const funding = program
+    .command('funding')
+    .description('auto top-up: policies per tenant, the parent-wide daily cap, the sweep schedule');
   const policy = funding.command('policy').description("a tenant's auto top-up policy and spend caps");
   policy
     .command('set')
@@ -29,14 +46,29 @@ export function registerFundingCommands(program: Command): void {
     .option('--max-per-month <microUsd>', 'cap on all top-ups of the tenant per UTC month')
     .option('--operator <name>', 'who sets it (audited)', 'tenantctl')
     .option('--json', 'print JSON')
-    .action(async (externalRef: string, opts: { below: string; to: string; maxPerDay: string; maxPerMonth?: string; operator: string; json?: boolean }) =>
-      withRuntime(async (runtime) => {
-        const raw = { below: opts.below, to: opts.to, maxPerDay: opts.maxPerDay, updatedBy: opts.operator, ...(opts.maxPerMonth !== undefined ? { maxPerMonth: opts.maxPerMonth } : {}) };
-        const [{ setFundingPolicy }, { InvalidInputError }] = await Promise.all([policies(), import('../../domain/tenant-input.js')]);
-        const view = await setFundingPolicy(runtime.pool(), externalRef, raw).catch((error: unknown) => Promise.reject(asFlags(error, InvalidInputError, FLAG_OF)));
-        if (opts.json) printJson(view);
-        else printPolicy(view);
-      }),
+    .action(
+      async (
+        externalRef: string,
+        opts: { below: string; to: string; maxPerDay: string; maxPerMonth?: string; operator: string; json?: boolean },
+      ) =>
+        withRuntime(async (runtime) => {
+          const raw = {
+            below: opts.below,
+            to: opts.to,
+            maxPerDay: opts.maxPerDay,
+            updatedBy: opts.operator,
+            ...(opts.maxPerMonth !== undefined ? { maxPerMonth: opts.maxPerMonth } : {}),
+          };
+          const [{ setFundingPolicy }, { InvalidInputError }] = await Promise.all([
+            policies(),
+            import('../../domain/tenant-input.js'),
+          ]);
+          const view = await setFundingPolicy(runtime.pool(), externalRef, raw).catch((error: unknown) =>
+            Promise.reject(asFlags(error, InvalidInputError, FLAG_OF)),
+          );
+          if (opts.json) printJson(view);
+          else printPolicy(view);
+        }),
     );
   policy
     .command('show')
@@ -56,11 +88,15 @@ export function registerFundingCommands(program: Command): void {
     .action(async (externalRef: string, opts: { operator: string }) =>
       withRuntime(async (runtime) => {
         const { cleared } = await (await policies()).clearFundingPolicy(runtime.pool(), externalRef, opts.operator);
-        console.log(cleared ? `auto top-up policy of ${externalRef} cleared` : `${externalRef} had no auto top-up policy`);
+        console.log(
+          cleared ? `auto top-up policy of ${externalRef} cleared` : `${externalRef} had no auto top-up policy`,
+        );
       }),
     );
 
-  const parent = funding.command('parent').description("the parent's daily cap over every top-up of the fleet, and its insufficient-balance state");
+  const parent = funding
+    .command('parent')
+    .description("the parent's daily cap over every top-up of the fleet, and its insufficient-balance state");
   parent
     .command('show')
     .option('--json', 'print JSON')
@@ -68,8 +104,14 @@ export function registerFundingCommands(program: Command): void {
       withRuntime(async (runtime) => {
         const view = await (await policies()).showParentFunding(runtime.pool());
         if (opts.json) return printJson(view);
-        console.log(`parent daily cap: ${view.maxPerDay ?? 'none'}; held by top-ups today: ${view.usedToday} micro-USD`);
-        console.log(view.insufficientSince ? `insufficient balance since ${view.insufficientSince}: auto top-ups stopped until \`tenantctl parent-funded\`` : 'balance: no insufficient-balance state');
+        console.log(
+          `parent daily cap: ${view.maxPerDay ?? 'none'}; held by top-ups today: ${view.usedToday} micro-USD`,
+        );
+        console.log(
+          view.insufficientSince
+            ? `insufficient balance since ${view.insufficientSince}: auto top-ups stopped until \`tenantctl parent-funded\``
+            : 'balance: no insufficient-balance state',
+        );
       }),
     );
   parent
@@ -78,7 +120,9 @@ export function registerFundingCommands(program: Command): void {
     .option('--operator <name>', 'who sets it (audited)', 'tenantctl')
     .action(async (value: string, opts: { operator: string }) =>
       withRuntime(async (runtime) => {
-        const view = await (await policies()).setParentCap(runtime.pool(), { maxPerDay: value === 'none' ? null : value, updatedBy: opts.operator });
+        const view = await (
+          await policies()
+        ).setParentCap(runtime.pool(), { maxPerDay: value === 'none' ? null : value, updatedBy: opts.operator });
         console.log(`parent daily cap: ${view.maxPerDay ?? 'none'}`);
       }),
     );
@@ -90,7 +134,14 @@ export function registerFundingCommands(program: Command): void {
     .option('--page-size <n>', 'tenants per page (one run per page)', '100')
     .action(async (opts: { every: string; pageSize: string }) =>
       withRuntime(async (runtime) => {
-        const made = await (await sweepSchedule()).scheduleAutoTopUp(await runtime.client(), { pageSize: Number(opts.pageSize) }, opts.every, runtime.config.TEMPORAL_TASK_QUEUE);
+        const made = await (
+          await sweepSchedule()
+        ).scheduleAutoTopUp(
+          await runtime.client(),
+          { pageSize: Number(opts.pageSize) },
+          opts.every,
+          runtime.config.TEMPORAL_TASK_QUEUE,
+        );
         console.log(`${made.outcome} schedule ${made.scheduleId}: every ${opts.every}`);
       }),
     );

@@ -3,9 +3,14 @@ import type { Command } from 'commander';
 export function registerGatewayCommands(program: Command): void {
   program
     .command('gateway')
-    .description('run the HTTP gateway (trigger/status API, registry webhook receiver, payload codec, health, metrics) until SIGINT/SIGTERM')
+    .description(
+      'run the HTTP gateway (trigger/status API, registry webhook receiver, payload codec, health, metrics) until SIGINT/SIGTERM',
+    )
     .action(async () => {
-      const [{ loadCliConfig }, { startGateway }] = await Promise.all([import('../context.js'), import('../../main/gateway.js')]);
+      const [{ loadCliConfig }, { startGateway }] = await Promise.all([
+        import('../context.js'),
+        import('../../main/gateway.js'),
+      ]);
       const config = loadCliConfig();
       const running = await startGateway(config);
       console.log(`gateway listening on ${running.url} (OpenAPI at ${running.url}/openapi.json)`);

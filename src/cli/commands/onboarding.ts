@@ -15,24 +15,38 @@ export function registerOnboardingCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (opts: { externalRef: string; name: string; funding?: string; wait?: boolean; json?: boolean }) =>
       withRuntime(async (runtime) => {
-        const input = { externalRef: opts.externalRef, name: opts.name, ...(opts.funding !== undefined ? { fundingMicroUsd: opts.funding } : {}) };
+        const input = {
+          externalRef: opts.externalRef,
+          name: opts.name,
+          ...(opts.funding !== undefined ? { fundingMicroUsd: opts.funding } : {}),
+        };
         const { startOnboarding } = await import('../../client/start-onboarding.js');
-        const handle = await startOnboarding(await runtime.client(), input, { taskQueue: runtime.config.TEMPORAL_TASK_QUEUE });
+        const handle = await startOnboarding(await runtime.client(), input, {
+          taskQueue: runtime.config.TEMPORAL_TASK_QUEUE,
+        });
         const started = { workflowId: handle.workflowId, started: handle.started };
         if (!opts.wait) {
           if (opts.json) printJson(started);
-          else console.log(`${handle.started ? 'started' : 'already running or done'}: ${handle.workflowId} (follow with: tenantctl status ${opts.externalRef})`);
+          else
+            console.log(
+              `${handle.started ? 'started' : 'already running or done'}: ${handle.workflowId} (follow with: tenantctl status ${opts.externalRef})`,
+            );
           return;
         }
         const result = await handle.result();
         if (opts.json) printJson({ ...started, result });
-        else console.log(`tenant ${result.externalRef} is ${result.status}: sub-account ${result.subaccountId}, key ${result.keyId} (${result.fingerprint})`);
+        else
+          console.log(
+            `tenant ${result.externalRef} is ${result.status}: sub-account ${result.subaccountId}, key ${result.keyId} (${result.fingerprint})`,
+          );
       }),
     );
 
   program
     .command('parent-funded')
-    .description("the parent's paid balance was topped up: without arguments, clears the parent-wide state and retries every waiting top-up now; with a tenant, its onboarding (or with --key, that top-up)")
+    .description(
+      "the parent's paid balance was topped up: without arguments, clears the parent-wide state and retries every waiting top-up now; with a tenant, its onboarding (or with --key, that top-up)",
+    )
     .argument('[externalRef]')
     .option('--key <idempotencyKey>', "with a tenant: the top-up's key, not its onboarding")
     .requiredOption('--operator <name>', 'who decides (recorded)')
@@ -51,7 +65,10 @@ export function registerOnboardingCommands(program: Command): void {
           const { declareParentFunded } = await import('../../client/parent-funded.js');
           const report = await declareParentFunded({ pool: runtime.pool(), client: await runtime.client() }, by);
           if (opts.json) printJson(report);
-          else console.log(`parent funded (${report.stateCleared ? 'the parent-wide insufficient-balance state is cleared' : 'no parent-wide state was set'}); ${report.retried.length} waiting top-up(s) retried now${report.refused.length ? `, ${report.refused.length} no longer waiting` : ''}`);
+          else
+            console.log(
+              `parent funded (${report.stateCleared ? 'the parent-wide insufficient-balance state is cleared' : 'no parent-wide state was set'}); ${report.retried.length} waiting top-up(s) retried now${report.refused.length ? `, ${report.refused.length} no longer waiting` : ''}`,
+            );
           return;
         }
         const workflowId = opts.key ? topUpWorkflowId(externalRef, opts.key) : onboardingWorkflowId(externalRef);
@@ -62,7 +79,9 @@ export function registerOnboardingCommands(program: Command): void {
 
   program
     .command('resolve-transfer')
-    .description('an operator verdict on a transfer in needs_operator (check the wallet first): of an onboarding, or with --close of a close')
+    .description(
+      'an operator verdict on a transfer in needs_operator (check the wallet first): of an onboarding, or with --close of a close',
+    )
     .argument('<externalRef>')
     .requiredOption('--outcome <outcome>', 'exactly applied | not-applied')
     .requiredOption('--operator <name>', 'who decides (audited)')
@@ -71,25 +90,35 @@ export function registerOnboardingCommands(program: Command): void {
     .option('--key <idempotencyKey>', "a top-up's key: that top-up is waiting, not the onboarding")
     .option('--purpose <purpose>', 'with --close: the transfer', ONBOARDING_PURPOSE)
     .option('--json', 'print the answer as JSON')
-    .action(async (externalRef: string, opts: DecisionFlags & { outcome: string; close?: boolean; purpose: string; key?: string }) =>
-      withRuntime(async (runtime) => {
-        if (!opts.close && opts.purpose !== ONBOARDING_PURPOSE) throw new Error('--purpose: only with --close (an onboarding has one transfer)');
-        if (opts.close && opts.key) throw new Error('--key: not with --close (name the transfer with --purpose)');
-        const [{ sendDecision }, { resolveTransferUpdate }, { closeResolveTransferUpdate }, { printDecision }] = await Promise.all([
-          import('../../client/send-decision.js'),
-          import('../../../workflows/onboard-tenant-messages.js'),
-          import('../../../workflows/close-tenant-messages.js'),
-          import('../decisions.js'),
-        ]);
-        const client = await runtime.client();
-        // The raw --outcome goes to the workflow: its validator refuses anything but the exact words.
-        const verdict = { outcome: opts.outcome as TransferOutcome, operator: opts.operator, reason: opts.reason };
-        const workflowId = opts.close ? lifecycleWorkflowId('close', externalRef) : opts.key ? topUpWorkflowId(externalRef, opts.key) : onboardingWorkflowId(externalRef);
-        const answer = opts.close
-          ? await sendDecision(client, workflowId, closeResolveTransferUpdate, { ...verdict, purpose: opts.purpose })
-          : await sendDecision(client, workflowId, resolveTransferUpdate, verdict);
-        printDecision(workflowId, 'resolveTransfer', answer, opts.json);
-      }),
+    .action(
+      async (
+        externalRef: string,
+        opts: DecisionFlags & { outcome: string; close?: boolean; purpose: string; key?: string },
+      ) =>
+        withRuntime(async (runtime) => {
+          if (!opts.close && opts.purpose !== ONBOARDING_PURPOSE)
+            throw new Error('--purpose: only with --close (an onboarding has one transfer)');
+          if (opts.close && opts.key) throw new Error('--key: not with --close (name the transfer with --purpose)');
+          const [{ sendDecision }, { resolveTransferUpdate }, { closeResolveTransferUpdate }, { printDecision }] =
+            await Promise.all([
+              import('../../client/send-decision.js'),
+              import('../../../workflows/onboard-tenant-messages.js'),
+              import('../../../workflows/close-tenant-messages.js'),
+              import('../decisions.js'),
+            ]);
+          const client = await runtime.client();
+          // The raw --outcome goes to the workflow: its validator refuses anything but the exact words.
+          const verdict = { outcome: opts.outcome as TransferOutcome, operator: opts.operator, reason: opts.reason };
+          const workflowId = opts.close
+            ? lifecycleWorkflowId('close', externalRef)
+            : opts.key
+              ? topUpWorkflowId(externalRef, opts.key)
+              : onboardingWorkflowId(externalRef);
+          const answer = opts.close
+            ? await sendDecision(client, workflowId, closeResolveTransferUpdate, { ...verdict, purpose: opts.purpose })
+            : await sendDecision(client, workflowId, resolveTransferUpdate, verdict);
+          printDecision(workflowId, 'resolveTransfer', answer, opts.json);
+        }),
     );
 }
 

@@ -30,19 +30,33 @@ function withTimingFlags(command: Command): Command {
     .option('--quiet-deadline <duration>', 'after deploy: hold for an operator if not quiet by then (default 24h)')
     .option('--overlap-window <duration>', 'without last-use information: wait this long after deploy (default 24h)')
     .option('--deployer <kind>', 'notify | project-env (default: ROTATION_DEPLOYER)')
-    .option('--project <projectId>', 'project-env: the project (default: every tenant project that defines the variable)')
+    .option(
+      '--project <projectId>',
+      'project-env: the project (default: every tenant project that defines the variable)',
+    )
     .option('--env-var <name>', 'project-env: the variable (default: ROTATION_ENV_VAR)');
 }
 
 function timingsOf(flags: TimingFlags): RotationTimings | undefined {
-  const entries = Object.entries({ quietPeriod: flags.quietPeriod, propagationAllowance: flags.propagationAllowance, pollInterval: flags.pollInterval, quietDeadline: flags.quietDeadline, overlapWindow: flags.overlapWindow }).filter(([, v]) => v !== undefined);
+  const entries = Object.entries({
+    quietPeriod: flags.quietPeriod,
+    propagationAllowance: flags.propagationAllowance,
+    pollInterval: flags.pollInterval,
+    quietDeadline: flags.quietDeadline,
+    overlapWindow: flags.overlapWindow,
+  }).filter(([, v]) => v !== undefined);
   return entries.length ? (Object.fromEntries(entries) as RotationTimings) : undefined;
 }
 
 function deployerOf(flags: DeployerFlags): DeployerSpec | undefined {
   if (!flags.deployer) return undefined;
   if (flags.deployer === 'notify') return { kind: 'notify' };
-  if (flags.deployer === 'project-env') return { kind: 'project-env', ...(flags.project ? { projectId: flags.project } : {}), ...(flags.envVar ? { variable: flags.envVar } : {}) };
+  if (flags.deployer === 'project-env')
+    return {
+      kind: 'project-env',
+      ...(flags.project ? { projectId: flags.project } : {}),
+      ...(flags.envVar ? { variable: flags.envVar } : {}),
+    };
   throw new Error('--deployer: must be notify or project-env');
 }
 
@@ -51,7 +65,8 @@ async function requireRotatable(runtime: CliRuntime, externalRef: string): Promi
   const { findTenant, TenantNotFoundError } = await import('../../db/tenants-store.js');
   const tenant = await findTenant(runtime.pool(), externalRef);
   if (!tenant) throw new TenantNotFoundError(externalRef);
-  if (tenant.status === 'closing' || tenant.status === 'closed') throw new Error(`tenant ${externalRef} is ${tenant.status}: its keys are not rotated`);
+  if (tenant.status === 'closing' || tenant.status === 'closed')
+    throw new Error(`tenant ${externalRef} is ${tenant.status}: its keys are not rotated`);
 }
 
 function scheduleIdOf(externalRef: string | undefined, opts: { fleet?: boolean; slot: string }): string {
@@ -63,7 +78,9 @@ export function registerRotationCommands(program: Command): void {
   withTimingFlags(
     program
       .command('rotate-key')
-      .description("rotate a tenant's key by overlap: create, deploy, verify, wait until the old key is quiet, revoke it")
+      .description(
+        "rotate a tenant's key by overlap: create, deploy, verify, wait until the old key is quiet, revoke it",
+      )
       .argument('<externalRef>')
       .option('--slot <slot>', 'key slot', 'default')
       .option('--emergency', 'after a leak: quiet period zero, the old key is revoked right after deploy')
@@ -71,20 +88,49 @@ export function registerRotationCommands(program: Command): void {
       .option('--operator <name>', 'who asks (audited when escalating a running rotation)')
       .option('--wait', 'wait for the rotation to finish')
       .option('--json', 'print JSON'),
-  ).action(async (externalRef: string, opts: TimingFlags & DeployerFlags & { slot: string; emergency?: boolean; reason?: string; operator?: string; wait?: boolean; json?: boolean }) =>
-    withRuntime(async (runtime) => {
-      await requireRotatable(runtime, externalRef);
-      const { deployerReadinessOf, startRotation } = await starting();
-      const options = timingsOf(opts);
-      const deployer = deployerOf(opts);
-      const input = { externalRef, slot: opts.slot, emergency: Boolean(opts.emergency), ...(opts.reason ? { reason: opts.reason } : {}), ...(options ? { options } : {}), ...(deployer ? { deployer } : {}) };
-      const handle = await startRotation(await runtime.client(), input, { taskQueue: runtime.config.TEMPORAL_TASK_QUEUE, deployers: deployerReadinessOf(runtime.config), ...(opts.operator ? { operator: opts.operator } : {}) });
-      const started = { workflowId: handle.workflowId, started: handle.started };
-      const result = opts.wait ? await handle.result() : undefined;
-      if (opts.json) printJson({ ...started, ...(result ? { result } : {}) });
-      else if (result) console.log(`rotation ${result.outcome}: slot ${result.slot} g${result.fromGeneration}→g${result.toGeneration}, current key ${result.keyId} (${result.fingerprint})`);
-      else console.log(`${handle.started ? 'started' : opts.emergency ? 'escalated the running rotation to emergency' : 'already running'}: ${handle.workflowId} (follow with: tenantctl status ${externalRef})`);
-    }),
+  ).action(
+    async (
+      externalRef: string,
+      opts: TimingFlags &
+        DeployerFlags & {
+          slot: string;
+          emergency?: boolean;
+          reason?: string;
+          operator?: string;
+          wait?: boolean;
+          json?: boolean;
+        },
+    ) =>
+      withRuntime(async (runtime) => {
+        await requireRotatable(runtime, externalRef);
+        const { deployerReadinessOf, startRotation } = await starting();
+        const options = timingsOf(opts);
+        const deployer = deployerOf(opts);
+        const input = {
+          externalRef,
+          slot: opts.slot,
+          emergency: Boolean(opts.emergency),
+          ...(opts.reason ? { reason: opts.reason } : {}),
+          ...(options ? { options } : {}),
+          ...(deployer ? { deployer } : {}),
+        };
+        const handle = await startRotation(await runtime.client(), input, {
+          taskQueue: runtime.config.TEMPORAL_TASK_QUEUE,
+          deployers: deployerReadinessOf(runtime.config),
+          ...(opts.operator ? { operator: opts.operator } : {}),
+        });
+        const started = { workflowId: handle.workflowId, started: handle.started };
+        const result = opts.wait ? await handle.result() : undefined;
+        if (opts.json) printJson({ ...started, ...(result ? { result } : {}) });
+        else if (result)
+          console.log(
+            `rotation ${result.outcome}: slot ${result.slot} g${result.fromGeneration}→g${result.toGeneration}, current key ${result.keyId} (${result.fingerprint})`,
+          );
+        else
+          console.log(
+            `${handle.started ? 'started' : opts.emergency ? 'escalated the running rotation to emergency' : 'already running'}: ${handle.workflowId} (follow with: tenantctl status ${externalRef})`,
+          );
+      }),
   );
 
   const rotation = program.command('rotation').description('key rotation: schedules and operator decisions');
@@ -99,24 +145,42 @@ export function registerRotationCommands(program: Command): void {
       .requiredOption('--every <duration>', 'interval, e.g. 30d')
       .option('--jitter <duration>', 'random delay added to each run, e.g. 6h')
       .option('--concurrency <n>', 'fleet: rotations at once', '50'),
-  ).action(async (externalRef: string | undefined, opts: TimingFlags & DeployerFlags & { fleet?: boolean; slot: string; every: string; jitter?: string; concurrency: string }) =>
-    withRuntime(async (runtime) => {
-      scheduleIdOf(externalRef, opts);
-      const options = timingsOf(opts);
-      const deployer = deployerOf(opts);
-      const extra = { ...(options ? { options } : {}), ...(deployer ? { deployer } : {}) };
-      // Every run the schedule starts would fail on a deployer that cannot run: refuse the schedule.
-      const [{ assertDeployerReady, deployerReadinessOf }, { scheduleFleetRotation, scheduleTenantRotation }] = await Promise.all([starting(), schedules()]);
-      assertDeployerReady({ deployer }, deployerReadinessOf(runtime.config));
-      const times = { every: opts.every, jitter: opts.jitter };
-      const client = await runtime.client();
-      const queue = runtime.config.TEMPORAL_TASK_QUEUE;
-      if (!opts.fleet) await requireRotatable(runtime, externalRef!);
-      const made = opts.fleet
-        ? await scheduleFleetRotation(client, { slot: opts.slot, concurrency: Number(opts.concurrency), ...extra }, times, queue)
-        : await scheduleTenantRotation(client, { externalRef: externalRef!, slot: opts.slot, ...extra }, times, queue);
-      console.log(`${made.outcome} schedule ${made.scheduleId}: every ${opts.every}${opts.jitter ? ` (jitter ${opts.jitter})` : ''}, overlap SKIP`);
-    }),
+  ).action(
+    async (
+      externalRef: string | undefined,
+      opts: TimingFlags &
+        DeployerFlags & { fleet?: boolean; slot: string; every: string; jitter?: string; concurrency: string },
+    ) =>
+      withRuntime(async (runtime) => {
+        scheduleIdOf(externalRef, opts);
+        const options = timingsOf(opts);
+        const deployer = deployerOf(opts);
+        const extra = { ...(options ? { options } : {}), ...(deployer ? { deployer } : {}) };
+        // Every run the schedule starts would fail on a deployer that cannot run: refuse the schedule.
+        const [{ assertDeployerReady, deployerReadinessOf }, { scheduleFleetRotation, scheduleTenantRotation }] =
+          await Promise.all([starting(), schedules()]);
+        assertDeployerReady({ deployer }, deployerReadinessOf(runtime.config));
+        const times = { every: opts.every, jitter: opts.jitter };
+        const client = await runtime.client();
+        const queue = runtime.config.TEMPORAL_TASK_QUEUE;
+        if (!opts.fleet) await requireRotatable(runtime, externalRef!);
+        const made = opts.fleet
+          ? await scheduleFleetRotation(
+              client,
+              { slot: opts.slot, concurrency: Number(opts.concurrency), ...extra },
+              times,
+              queue,
+            )
+          : await scheduleTenantRotation(
+              client,
+              { externalRef: externalRef!, slot: opts.slot, ...extra },
+              times,
+              queue,
+            );
+        console.log(
+          `${made.outcome} schedule ${made.scheduleId}: every ${opts.every}${opts.jitter ? ` (jitter ${opts.jitter})` : ''}, overlap SKIP`,
+        );
+      }),
   );
 
   rotation
@@ -128,7 +192,11 @@ export function registerRotationCommands(program: Command): void {
         const { listRotationSchedules } = await schedules();
         const listed = await listRotationSchedules(await runtime.client());
         if (opts.json) printJson(listed);
-        else for (const s of listed) console.log(`${s.scheduleId.padEnd(40)} ${s.paused ? 'paused ' : 'active '} next ${s.nextActionTimes[0] ?? '-'}`);
+        else
+          for (const s of listed)
+            console.log(
+              `${s.scheduleId.padEnd(40)} ${s.paused ? 'paused ' : 'active '} next ${s.nextActionTimes[0] ?? '-'}`,
+            );
       }),
     );
 
@@ -155,9 +223,21 @@ export function registerRotationCommands(program: Command): void {
   }
 
   for (const [name, updateName, description] of [
-    ['revoke-anyway', 'revokeAnywayUpdate', 'a rotation waiting for quiet or held: revoke the old key although it did not go quiet'],
-    ['abort', 'abortRotationUpdate', 'a rotation waiting for quiet, held or at the key limit: keep the old key, revoke the new one'],
-    ['retry-key-create', 'retryKeyCreateUpdate', 'a rotation at the active-key limit: an unused key was revoked, create the new key now'],
+    [
+      'revoke-anyway',
+      'revokeAnywayUpdate',
+      'a rotation waiting for quiet or held: revoke the old key although it did not go quiet',
+    ],
+    [
+      'abort',
+      'abortRotationUpdate',
+      'a rotation waiting for quiet, held or at the key limit: keep the old key, revoke the new one',
+    ],
+    [
+      'retry-key-create',
+      'retryKeyCreateUpdate',
+      'a rotation at the active-key limit: an unused key was revoked, create the new key now',
+    ],
   ] as const) {
     rotation
       .command(name)
@@ -176,7 +256,10 @@ export function registerRotationCommands(program: Command): void {
           ]);
           const update = messages[updateName];
           const workflowId = rotationWorkflowId(externalRef, opts.slot);
-          const answer = await sendDecision(await runtime.client(), workflowId, update, { operator: opts.operator, reason: opts.reason });
+          const answer = await sendDecision(await runtime.client(), workflowId, update, {
+            operator: opts.operator,
+            reason: opts.reason,
+          });
           printDecision(workflowId, update.name, answer, opts.json);
         }),
       );
@@ -191,7 +274,11 @@ export function registerRotationCommands(program: Command): void {
       withRuntime(async (runtime) => {
         const { cancelRotation } = await starting();
         const status = await cancelRotation(await runtime.client(), externalRef, opts.slot);
-        console.log(status ? `rotation of ${externalRef} slot ${opts.slot}: ${status.stage}` : `no rotation of ${externalRef} slot ${opts.slot}`);
+        console.log(
+          status
+            ? `rotation of ${externalRef} slot ${opts.slot}: ${status.stage}`
+            : `no rotation of ${externalRef} slot ${opts.slot}`,
+        );
       }),
     );
 }

@@ -3,18 +3,30 @@ import type { TenantStatusView } from '../../client/tenant-status.js';
 import { printJson, withRuntime } from '../run.js';
 
 async function printStatus(view: TenantStatusView): Promise<void> {
-  const [{ formatRotationSection }, { formatLastRun }] = await Promise.all([import('../../client/rotation-status.js'), import('../../client/last-runs.js')]);
+  const [{ formatRotationSection }, { formatLastRun }] = await Promise.all([
+    import('../../client/rotation-status.js'),
+    import('../../client/last-runs.js'),
+  ]);
   const r = view.record;
-  console.log(`tenant ${view.externalRef}: ${r ? `${r.status} — "${r.name}", sub-account ${r.subaccountId ?? '(none yet)'}` : 'no record yet'}`);
+  console.log(
+    `tenant ${view.externalRef}: ${r ? `${r.status} — "${r.name}", sub-account ${r.subaccountId ?? '(none yet)'}` : 'no record yet'}`,
+  );
   if (view.onboarding) {
     const p = view.onboarding.progress;
-    console.log(`onboarding ${view.onboarding.workflowId}: ${view.onboarding.runStatus}${p ? `, stage ${p.stage}` : ''}`);
+    console.log(
+      `onboarding ${view.onboarding.workflowId}: ${view.onboarding.runStatus}${p ? `, stage ${p.stage}` : ''}`,
+    );
     if (p?.waitingFor) console.log(`  waiting: ${p.waitingFor}`);
     if (p?.error) console.log(`  error: ${p.error}`);
   }
-  for (const k of view.keys) console.log(`key ${k.slot} g${k.generation}: ${k.status} ${k.keyId ?? ''} ${k.fingerprint ?? ''}${k.verified ? ' (verified)' : ''}`);
+  for (const k of view.keys)
+    console.log(
+      `key ${k.slot} g${k.generation}: ${k.status} ${k.keyId ?? ''} ${k.fingerprint ?? ''}${k.verified ? ' (verified)' : ''}`,
+    );
   for (const t of view.transfers) {
-    console.log(`transfer ${t.purpose}: ${t.state} ${t.amountMicroUsd} micro-USD${t.failureCode ? ` (${t.failureCode})` : ''}${t.resolution ? ` [${t.resolution}]` : ''}`);
+    console.log(
+      `transfer ${t.purpose}: ${t.state} ${t.amountMicroUsd} micro-USD${t.failureCode ? ` (${t.failureCode})` : ''}${t.resolution ? ` [${t.resolution}]` : ''}`,
+    );
   }
   for (const line of formatRotationSection(view.rotation)) console.log(line);
   for (const run of view.lastRuns) for (const line of formatLastRun(run)) console.log(line);
@@ -44,10 +56,21 @@ export function registerTenantCommands(program: Command): void {
     .action(async (opts: { json?: boolean; limit: string; after?: string }) =>
       withRuntime(async (runtime) => {
         const { listTenants } = await import('../../db/tenants-store.js');
-        const rows = await listTenants(runtime.pool(), { limit: Number(opts.limit), ...(opts.after ? { after: opts.after } : {}) });
-        const view = rows.map((t) => ({ externalRef: t.externalRef, name: t.name, status: t.status, subaccountId: t.subaccountId, createdAt: t.createdAt.toISOString() }));
+        const rows = await listTenants(runtime.pool(), {
+          limit: Number(opts.limit),
+          ...(opts.after ? { after: opts.after } : {}),
+        });
+        const view = rows.map((t) => ({
+          externalRef: t.externalRef,
+          name: t.name,
+          status: t.status,
+          subaccountId: t.subaccountId,
+          createdAt: t.createdAt.toISOString(),
+        }));
         if (opts.json) printJson(view);
-        else for (const t of view) console.log(`${t.externalRef.padEnd(32)} ${t.status.padEnd(10)} ${t.subaccountId ?? '-'}  ${t.name}`);
+        else
+          for (const t of view)
+            console.log(`${t.externalRef.padEnd(32)} ${t.status.padEnd(10)} ${t.subaccountId ?? '-'}  ${t.name}`);
       }),
     );
 

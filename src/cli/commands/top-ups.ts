@@ -4,26 +4,42 @@ import type { InvalidInputError as InvalidInputErrorClass } from '../../domain/t
 import { printJson, withRuntime } from '../run.js';
 
 /** `tenantctl fund`, `transfers` and `wallet`: top-ups and the ledger, from the operator's terminal. */
-const FLAG_OF: Record<string, string> = { amountMicroUsd: '--amount', idempotencyKey: '--key', reason: '--reason', requestedBy: '--operator', externalRef: 'externalRef' };
+const FLAG_OF: Record<string, string> = {
+  amountMicroUsd: '--amount',
+  idempotencyKey: '--key',
+  reason: '--reason',
+  requestedBy: '--operator',
+  externalRef: 'externalRef',
+};
 
 /** Problems named by the flag the operator typed, not the input field behind it. */
-export function asFlags(error: unknown, InvalidInputError: typeof InvalidInputErrorClass, flagOf: Record<string, string> = FLAG_OF): unknown {
+export function asFlags(
+  error: unknown,
+  InvalidInputError: typeof InvalidInputErrorClass,
+  flagOf: Record<string, string> = FLAG_OF,
+): unknown {
   if (!(error instanceof InvalidInputError)) return error;
-  return new InvalidInputError(error.problems.map((p) => p.replace(/^([A-Za-z]+):/, (_m, field: string) => `${flagOf[field] ?? field}:`)));
+  return new InvalidInputError(
+    error.problems.map((p) => p.replace(/^([A-Za-z]+):/, (_m, field: string) => `${flagOf[field] ?? field}:`)),
+  );
 }
 
 function entryLine(t: LedgerEntry): string {
   const who = t.requestedBy ? ` by ${t.requestedBy}` : '';
   const why = t.reason ? ` ("${t.reason}")` : '';
   const key = t.idempotencyKey ? ` key ${t.idempotencyKey}` : '';
-  const extra = [t.platformTransferId ? `transfer ${t.platformTransferId}` : null, t.failureCode, t.resolution].filter(Boolean).join(', ');
+  const extra = [t.platformTransferId ? `transfer ${t.platformTransferId}` : null, t.failureCode, t.resolution]
+    .filter(Boolean)
+    .join(', ');
   return `${t.createdAt}  ${t.purpose.padEnd(7)} ${t.amountMicroUsd.padStart(14)} micro-USD  ${t.state.padEnd(14)}${key}${who}${why}${extra ? ` [${extra}]` : ''}`;
 }
 
 export function registerTopUpCommands(program: Command): void {
   program
     .command('fund')
-    .description("top up a tenant's wallet exactly once per --key (a replay of the key answers with its recorded transfer)")
+    .description(
+      "top up a tenant's wallet exactly once per --key (a replay of the key answers with its recorded transfer)",
+    )
     .argument('<externalRef>')
     .requiredOption('--amount <microUsd>', 'micro-USD as a whole number (e.g. 5000000 = 5 USD)')
     .requiredOption('--key <idempotencyKey>', 'your idempotency key for this top-up (1-255 of A-Z a-z 0-9 . _ -)')
@@ -31,42 +47,74 @@ export function registerTopUpCommands(program: Command): void {
     .option('--operator <name>', 'who asks (recorded)', 'tenantctl')
     .option('--wait', 'wait until the transfer settles and print it')
     .option('--json', 'print JSON')
-    .action(async (externalRef: string, opts: { amount: string; key: string; reason?: string; operator: string; wait?: boolean; json?: boolean }) =>
-      withRuntime(async (runtime) => {
-        const [{ startTopUp }, { precheckTopUp }, { getTransferLedger, ledgerEntryOf }, { InvalidInputError, parseInput }, { fundTenantInputSchema }] =
-          await Promise.all([
+    .action(
+      async (
+        externalRef: string,
+        opts: { amount: string; key: string; reason?: string; operator: string; wait?: boolean; json?: boolean },
+      ) =>
+        withRuntime(async (runtime) => {
+          const [
+            { startTopUp },
+            { precheckTopUp },
+            { getTransferLedger, ledgerEntryOf },
+            { InvalidInputError, parseInput },
+            { fundTenantInputSchema },
+          ] = await Promise.all([
             import('../../client/start-top-up.js'),
             import('../../client/top-up-precheck.js'),
             import('../../client/transfer-ledger.js'),
             import('../../domain/tenant-input.js'),
             import('../../domain/top-up-input.js'),
           ]);
-        const input = { externalRef, idempotencyKey: opts.key, amountMicroUsd: opts.amount, requestedBy: opts.operator, ...(opts.reason !== undefined ? { reason: opts.reason } : {}) };
-        try {
-          parseInput(fundTenantInputSchema, input);
-        } catch (error) {
-          throw asFlags(error, InvalidInputError);
-        }
-        const recorded = await precheckTopUp(runtime.pool(), input);
-        let workflowId: string | null = null;
-        let started = false;
-        if (!recorded || opts.wait) {
-          const handle = await startTopUp(await runtime.client(), input, { taskQueue: runtime.config.TEMPORAL_TASK_QUEUE });
-          workflowId = handle.workflowId;
-          started = handle.started;
-          if (opts.wait) await handle.result();
-        }
-        const { transfers } = await getTransferLedger(runtime.pool(), externalRef);
-        const entry = transfers.find((t) => t.idempotencyKey === opts.key) ?? (recorded ? ledgerEntryOf(recorded) : null);
-        if (opts.json) printJson({ externalRef, idempotencyKey: opts.key, workflowId, started, replayed: recorded !== undefined, transfer: entry });
-        else if (entry) console.log(`${started ? 'started' : recorded ? 'already recorded' : 'joined'}: ${entryLine(entry)}`);
-        else console.log(`${started ? 'started' : 'already running'}: ${workflowId} (follow with: tenantctl transfers ${externalRef})`);
-      }),
+          const input = {
+            externalRef,
+            idempotencyKey: opts.key,
+            amountMicroUsd: opts.amount,
+            requestedBy: opts.operator,
+            ...(opts.reason !== undefined ? { reason: opts.reason } : {}),
+          };
+          try {
+            parseInput(fundTenantInputSchema, input);
+          } catch (error) {
+            throw asFlags(error, InvalidInputError);
+          }
+          const recorded = await precheckTopUp(runtime.pool(), input);
+          let workflowId: string | null = null;
+          let started = false;
+          if (!recorded || opts.wait) {
+            const handle = await startTopUp(await runtime.client(), input, {
+              taskQueue: runtime.config.TEMPORAL_TASK_QUEUE,
+            });
+            workflowId = handle.workflowId;
+            started = handle.started;
+            if (opts.wait) await handle.result();
+          }
+          const { transfers } = await getTransferLedger(runtime.pool(), externalRef);
+          const entry =
+            transfers.find((t) => t.idempotencyKey === opts.key) ?? (recorded ? ledgerEntryOf(recorded) : null);
+          if (opts.json)
+            printJson({
+              externalRef,
+              idempotencyKey: opts.key,
+              workflowId,
+              started,
+              replayed: recorded !== undefined,
+              transfer: entry,
+            });
+          else if (entry)
+            console.log(`${started ? 'started' : recorded ? 'already recorded' : 'joined'}: ${entryLine(entry)}`);
+          else
+            console.log(
+              `${started ? 'started' : 'already running'}: ${workflowId} (follow with: tenantctl transfers ${externalRef})`,
+            );
+        }),
     );
 
   program
     .command('transfers')
-    .description("a tenant's ledger: every transfer with its purpose (initial, top-up, auto), state, keys, who asked and why")
+    .description(
+      "a tenant's ledger: every transfer with its purpose (initial, top-up, auto), state, keys, who asked and why",
+    )
     .argument('<externalRef>')
     .option('--json', 'print JSON')
     .action(async (externalRef: string, opts: { json?: boolean }) =>
@@ -92,16 +140,32 @@ export function registerTopUpCommands(program: Command): void {
           import('../../config.js'),
         ]);
         const { PLATFORM_BASE_URL, PLATFORM_API_KEY, PLATFORM_TIMEOUT_MS } = runtime.config;
-        if (!PLATFORM_BASE_URL || !PLATFORM_API_KEY) throw new ConfigError(['PLATFORM_BASE_URL and PLATFORM_API_KEY: are required to read a wallet']);
-        const platform = createPlatformClient({ baseUrl: PLATFORM_BASE_URL, platformKey: PLATFORM_API_KEY, timeoutMs: PLATFORM_TIMEOUT_MS });
+        if (!PLATFORM_BASE_URL || !PLATFORM_API_KEY)
+          throw new ConfigError(['PLATFORM_BASE_URL and PLATFORM_API_KEY: are required to read a wallet']);
+        const platform = createPlatformClient({
+          baseUrl: PLATFORM_BASE_URL,
+          platformKey: PLATFORM_API_KEY,
+          timeoutMs: PLATFORM_TIMEOUT_MS,
+        });
         const view = await compareWallet({ pool: runtime.pool(), platform }, externalRef);
         if (opts.json) return printJson(view);
-        console.log(`wallet of ${externalRef} (${view.subaccountId}): ${view.balanceMicroUsd ?? 'balance not shown'} micro-USD`);
+        console.log(
+          `wallet of ${externalRef} (${view.subaccountId}): ${view.balanceMicroUsd ?? 'balance not shown'} micro-USD`,
+        );
         console.log(`our ledger (succeeded transfers): ${view.recordedInMicroUsd} micro-USD`);
-        if (view.differenceMicroUsd !== null) console.log(`difference (wallet − ledger): ${view.differenceMicroUsd} micro-USD${BigInt(view.differenceMicroUsd) < 0n ? ' (spent by the tenant)' : ''}`);
-        for (const t of view.unrecordedTransfers) console.log(`not ours: transfer ${t.id ?? '?'} of ${t.amountMicroUsd ?? '?'} under key ${t.idempotencyKey ?? '(none)'}`);
-        if (view.missingFromWallet?.length) console.log(`not in the wallet's recent transfers: ${view.missingFromWallet.join(', ')}`);
-        console.log(view.drift ? `drift: ${view.drift} (money in that we did not record; reconcile with billing)` : 'drift: none');
+        if (view.differenceMicroUsd !== null)
+          console.log(
+            `difference (wallet − ledger): ${view.differenceMicroUsd} micro-USD${BigInt(view.differenceMicroUsd) < 0n ? ' (spent by the tenant)' : ''}`,
+          );
+        for (const t of view.unrecordedTransfers)
+          console.log(
+            `not ours: transfer ${t.id ?? '?'} of ${t.amountMicroUsd ?? '?'} under key ${t.idempotencyKey ?? '(none)'}`,
+          );
+        if (view.missingFromWallet?.length)
+          console.log(`not in the wallet's recent transfers: ${view.missingFromWallet.join(', ')}`);
+        console.log(
+          view.drift ? `drift: ${view.drift} (money in that we did not record; reconcile with billing)` : 'drift: none',
+        );
       }),
     );
 }

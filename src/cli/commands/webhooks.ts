@@ -18,36 +18,60 @@ async function managementDeps(runtime: CliRuntime): Promise<WebhookManagementDep
   const keys = masterKeysOf(runtime.config);
   const problems: string[] = [];
   if (!runtime.config.PLATFORM_BASE_URL) problems.push('PLATFORM_BASE_URL: is required for webhook management');
-  if (!gateway.PLATFORM_PERSONAL_TOKEN) problems.push('PLATFORM_PERSONAL_TOKEN: is required for webhook management (the contract requires a personal token, sv_...)');
-  if (!gateway.GATEWAY_PUBLIC_URL) problems.push('GATEWAY_PUBLIC_URL: is required for webhook management (receiver URLs are built from it)');
+  if (!gateway.PLATFORM_PERSONAL_TOKEN)
+    problems.push(
+      'PLATFORM_PERSONAL_TOKEN: is required for webhook management (the contract requires a personal token, sv_...)',
+    );
+  if (!gateway.GATEWAY_PUBLIC_URL)
+    problems.push('GATEWAY_PUBLIC_URL: is required for webhook management (receiver URLs are built from it)');
   if (!keys) problems.push('SECRETS_KEYS: is required for webhook management (webhook secrets are sealed with it)');
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     pool: runtime.pool(),
-    platform: createPlatformClient({ baseUrl: runtime.config.PLATFORM_BASE_URL!, personalToken: gateway.PLATFORM_PERSONAL_TOKEN!, timeoutMs: runtime.config.PLATFORM_TIMEOUT_MS }),
+    platform: createPlatformClient({
+      baseUrl: runtime.config.PLATFORM_BASE_URL!,
+      personalToken: gateway.PLATFORM_PERSONAL_TOKEN!,
+      timeoutMs: runtime.config.PLATFORM_TIMEOUT_MS,
+    }),
     vault: createVault(keys!),
     publicUrl: gateway.GATEWAY_PUBLIC_URL!,
     // Optional: with the parent's platform key, `create --tenant` first proves the project is that tenant's.
     ...(runtime.config.PLATFORM_API_KEY
-      ? { projectOwner: createPlatformClient({ baseUrl: runtime.config.PLATFORM_BASE_URL!, platformKey: runtime.config.PLATFORM_API_KEY, timeoutMs: runtime.config.PLATFORM_TIMEOUT_MS }) }
+      ? {
+          projectOwner: createPlatformClient({
+            baseUrl: runtime.config.PLATFORM_BASE_URL!,
+            platformKey: runtime.config.PLATFORM_API_KEY,
+            timeoutMs: runtime.config.PLATFORM_TIMEOUT_MS,
+          }),
+        }
       : {}),
   };
 }
 
-const eventList = (value: string) => value.split(',').map((e) => e.trim()).filter((e) => e !== '');
+const eventList = (value: string) =>
+  value
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '');
 
 function printWebhook(view: WebhookView, json: boolean | undefined): void {
   if (json) return printJson(view);
   const previous = view.previousWebhookId ? ` (previous ${view.previousWebhookId} still accepted)` : '';
-  console.log(`${view.registrationId} ${view.status.padEnd(9)} ${view.webhookId ?? '-'}${previous} ${view.externalRef ?? '(parent)'} ${view.projectId} [${view.events.join(',')}] ${view.url}`);
+  console.log(
+    `${view.registrationId} ${view.status.padEnd(9)} ${view.webhookId ?? '-'}${previous} ${view.externalRef ?? '(parent)'} ${view.projectId} [${view.events.join(',')}] ${view.url}`,
+  );
 }
 
 export function registerWebhookCommands(program: Command): void {
-  const webhooks = program.command('webhooks').description("registry webhooks on a tenant's project, received by the gateway (personal token)");
+  const webhooks = program
+    .command('webhooks')
+    .description("registry webhooks on a tenant's project, received by the gateway (personal token)");
 
   webhooks
     .command('create')
-    .description('create a webhook whose receiver is this gateway, with a strong generated secret (sealed, never shown)')
+    .description(
+      'create a webhook whose receiver is this gateway, with a strong generated secret (sealed, never shown)',
+    )
     .requiredOption('--project <projectId>', 'the project whose registry events to receive')
     .option('--tenant <externalRef>', "the tenant owning the project (omit for the parent's own project)")
     .option('--label <label>', 'label shown on the platform', 'tenant-orchestrator')
@@ -75,7 +99,10 @@ export function registerWebhookCommands(program: Command): void {
     .action(async (opts: { tenant?: string; all?: boolean; json?: boolean }) =>
       withRuntime(async (runtime) => {
         const { listRegistryWebhooks } = await management();
-        const views = await listRegistryWebhooks({ pool: runtime.pool() }, { ...(opts.tenant ? { externalRef: opts.tenant } : {}), includeDeleted: opts.all ?? false });
+        const views = await listRegistryWebhooks(
+          { pool: runtime.pool() },
+          { ...(opts.tenant ? { externalRef: opts.tenant } : {}), includeDeleted: opts.all ?? false },
+        );
         if (opts.json) printJson(views);
         else for (const view of views) printWebhook(view, false);
       }),
@@ -83,24 +110,34 @@ export function registerWebhookCommands(program: Command): void {
 
   webhooks
     .command('update')
-    .description('change label or events in place, or --rotate-secret: replace the webhook with one under a new secret, losing no delivery')
+    .description(
+      'change label or events in place, or --rotate-secret: replace the webhook with one under a new secret, losing no delivery',
+    )
     .argument('<registrationId>')
     .option('--label <label>')
     .option('--events <list>', 'comma-separated event names, or *')
     .option('--rotate-secret', 'replace the webhook (new secret); the old secret stays accepted for the grace period')
     .option('--json', 'print JSON')
-    .action(async (registrationId: string, opts: { label?: string; events?: string; rotateSecret?: boolean; json?: boolean }) =>
-      withRuntime(async (runtime) => {
-        const { updateRegistryWebhook, replaceRegistryWebhook } = await management();
-        const deps = await managementDeps(runtime);
-        let view: WebhookView | undefined;
-        if (opts.label !== undefined || opts.events !== undefined) {
-          view = await updateRegistryWebhook(deps, { registrationId, ...(opts.label ? { label: opts.label } : {}), ...(opts.events ? { events: eventList(opts.events) } : {}) });
-        }
-        if (opts.rotateSecret) view = await replaceRegistryWebhook(deps, { registrationId });
-        if (!view) throw new Error('nothing to update: give --label, --events or --rotate-secret');
-        printWebhook(view, opts.json);
-      }),
+    .action(
+      async (
+        registrationId: string,
+        opts: { label?: string; events?: string; rotateSecret?: boolean; json?: boolean },
+      ) =>
+        withRuntime(async (runtime) => {
+          const { updateRegistryWebhook, replaceRegistryWebhook } = await management();
+          const deps = await managementDeps(runtime);
+          let view: WebhookView | undefined;
+          if (opts.label !== undefined || opts.events !== undefined) {
+            view = await updateRegistryWebhook(deps, {
+              registrationId,
+              ...(opts.label ? { label: opts.label } : {}),
+              ...(opts.events ? { events: eventList(opts.events) } : {}),
+            });
+          }
+          if (opts.rotateSecret) view = await replaceRegistryWebhook(deps, { registrationId });
+          if (!view) throw new Error('nothing to update: give --label, --events or --rotate-secret');
+          printWebhook(view, opts.json);
+        }),
     );
 
   webhooks
@@ -125,7 +162,11 @@ export function registerWebhookCommands(program: Command): void {
         const { listRegistryDeliveries } = await management();
         const views = await listRegistryDeliveries(await managementDeps(runtime), { registrationId });
         if (opts.json) printJson(views);
-        else for (const d of views) console.log(`${d.deliveryId} ${d.event ?? '?'} platform:${d.platformStatus ?? '?'}(${d.responseCode ?? '-'}) inbox:${d.inboxState ?? 'absent'}`);
+        else
+          for (const d of views)
+            console.log(
+              `${d.deliveryId} ${d.event ?? '?'} platform:${d.platformStatus ?? '?'}(${d.responseCode ?? '-'}) inbox:${d.inboxState ?? 'absent'}`,
+            );
       }),
     );
 }

@@ -19,13 +19,23 @@ export interface DevNotify {
 
 export const NOTICES_FILE = 'notify-received.jsonl';
 
-export async function startDevNotifyReceiver(input: { config: Config; dataDir: string; say: (line: string) => void }): Promise<DevNotify> {
+export async function startDevNotifyReceiver(input: {
+  config: Config;
+  dataDir: string;
+  say: (line: string) => void;
+}): Promise<DevNotify> {
   const { config, dataDir, say } = input;
   if (config.ROTATION_DEPLOYER === 'project-env') {
-    return { env: { ROTATION_DEPLOYER: 'project-env' }, description: `project-env (writes ${config.ROTATION_ENV_VAR} into the tenant's project environment)` };
+    return {
+      env: { ROTATION_DEPLOYER: 'project-env' },
+      description: `project-env (writes ${config.ROTATION_ENV_VAR} into the tenant's project environment)`,
+    };
   }
   if (config.ROTATION_NOTIFY_URL && config.ROTATION_NOTIFY_SECRET) {
-    return { env: { ROTATION_DEPLOYER: 'notify' }, description: `notify, signed keyRotated notices to ${new URL(config.ROTATION_NOTIFY_URL).origin} (ROTATION_NOTIFY_URL)` };
+    return {
+      env: { ROTATION_DEPLOYER: 'notify' },
+      description: `notify, signed keyRotated notices to ${new URL(config.ROTATION_NOTIFY_URL).origin} (ROTATION_NOTIFY_URL)`,
+    };
   }
   const file = join(dataDir, NOTICES_FILE);
   const receiver = await startNotifyReceiver({
@@ -33,7 +43,9 @@ export async function startDevNotifyReceiver(input: { config: Config; dataDir: s
     onNotice: (notice) => {
       appendFileSync(file, `${JSON.stringify(notice)}\n`, { mode: 0o600 });
       const target = `${String(notice.externalRef)} slot ${String(notice.slot)} generation ${String(notice.generation)}`;
-      say(`notify receiver: ${notice.event} for ${target}${notice.signatureValid ? '' : ' REFUSED (bad X-Tpo-Signature)'}`);
+      say(
+        `notify receiver: ${notice.event} for ${target}${notice.signatureValid ? '' : ' REFUSED (bad X-Tpo-Signature)'}`,
+      );
     },
   });
   return {

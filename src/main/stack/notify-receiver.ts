@@ -66,7 +66,18 @@ function summarise(event: string, deliveryId: string, body: string, signatureVal
     // An unparseable body is recorded by its delivery id and signature verdict only.
   }
   const { externalRef, slot, generation, keyId, fingerprint, emergency } = notice;
-  return { receivedAt: new Date().toISOString(), event, deliveryId, signatureValid, externalRef, slot, generation, keyId, fingerprint, emergency };
+  return {
+    receivedAt: new Date().toISOString(),
+    event,
+    deliveryId,
+    signatureValid,
+    externalRef,
+    slot,
+    generation,
+    keyId,
+    fingerprint,
+    emergency,
+  };
 }
 
 export async function startNotifyReceiver(options: NotifyReceiverOptions = {}): Promise<NotifyReceiver> {
@@ -82,7 +93,8 @@ export async function startNotifyReceiver(options: NotifyReceiverOptions = {}): 
     });
     request.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      const signatureValid = size <= MAX_BODY_BYTES && signatureMatches(request.headers['x-tpo-signature'], body, secret);
+      const signatureValid =
+        size <= MAX_BODY_BYTES && signatureMatches(request.headers['x-tpo-signature'], body, secret);
       const status = failures > 0 ? 503 : signatureValid ? 204 : 401;
       if (failures > 0) failures -= 1;
       const event = String(request.headers['x-tpo-event']);

@@ -36,14 +36,25 @@ export interface RunningClusterStack {
   stop(): Promise<void>;
 }
 
-export async function startClusterStack(options: { config: Config; given: Record<string, string | undefined>; say: (line: string) => void; onLine?: (name: string, line: string) => void }): Promise<RunningClusterStack> {
+export async function startClusterStack(options: {
+  config: Config;
+  given: Record<string, string | undefined>;
+  say: (line: string) => void;
+  onLine?: (name: string, line: string) => void;
+}): Promise<RunningClusterStack> {
   const { config, say } = options;
   const dataDir = resolve(config.DATA_DIR, 'cluster');
   mkdirSync(dataDir, { recursive: true, mode: 0o755 });
   const cleanup = new Cleanup(say);
   const stop = () => cleanup.runAll();
   try {
-    const temporal = await startTemporalCluster({ dataDir: join(dataDir, 'temporal'), persistent: true, frontendPort: config.TEMPORAL_DEV_PORT, env: options.given, onProgress: say });
+    const temporal = await startTemporalCluster({
+      dataDir: join(dataDir, 'temporal'),
+      persistent: true,
+      frontendPort: config.TEMPORAL_DEV_PORT,
+      env: options.given,
+      onProgress: say,
+    });
     cleanup.defer('Temporal cluster (server, then its Postgres)', () => temporal.stop());
     await setupNamespace(temporal.address, config.TEMPORAL_NAMESPACE, say);
 
@@ -68,12 +79,24 @@ export async function startClusterStack(options: { config: Config; given: Record
     if (!config.PLATFORM_BASE_URL) {
       const sim = await startSimulator({ port: 4010 }).catch(() => startSimulator({ port: 0 }));
       cleanup.defer('simulator', () => sim.close());
-      Object.assign(env, { PLATFORM_BASE_URL: sim.apiBase, PLATFORM_API_KEY: DEFAULT_PLATFORM_KEY, SIMULATOR_URL: sim.url, PLATFORM_PERSONAL_TOKEN: DEFAULT_PERSONAL_TOKEN });
+      Object.assign(env, {
+        PLATFORM_BASE_URL: sim.apiBase,
+        PLATFORM_API_KEY: DEFAULT_PLATFORM_KEY,
+        SIMULATOR_URL: sim.url,
+        PLATFORM_PERSONAL_TOKEN: DEFAULT_PERSONAL_TOKEN,
+      });
       simulatorUrl = sim.url;
       say(`platform simulator on ${sim.apiBase} (in memory: it forgets its tenants when the cluster stops)`);
     }
-    env.SECRETS_KEYS = config.SECRETS_KEYS ?? devSecret(dataDir, 'dev-master-key', () => generateMasterKey('dev1'), say);
-    if (config.GATEWAY_API_TOKENS.length === 0) env.GATEWAY_API_TOKENS = devSecret(dataDir, 'dev-gateway-token', () => randomBytes(32).toString('base64url'), say);
+    env.SECRETS_KEYS =
+      config.SECRETS_KEYS ?? devSecret(dataDir, 'dev-master-key', () => generateMasterKey('dev1'), say);
+    if (config.GATEWAY_API_TOKENS.length === 0)
+      env.GATEWAY_API_TOKENS = devSecret(
+        dataDir,
+        'dev-gateway-token',
+        () => randomBytes(32).toString('base64url'),
+        say,
+      );
     const notify = await startDevNotifyReceiver({ config, dataDir, say });
     if (notify.receiver) cleanup.defer('notify receiver', () => notify.receiver!.close());
     Object.assign(env, notify.env);
@@ -82,7 +105,13 @@ export async function startClusterStack(options: { config: Config; given: Record
     const onLine = options.onLine ? { onLine: options.onLine } : {};
     const workers = await Promise.all(
       Array.from({ length: CLUSTER_WORKERS }, async (_, i) => {
-        const worker = await startTenantctl({ name: `worker-${i + 1}`, command: 'worker', env, readyLine: 'worker polling', ...onLine });
+        const worker = await startTenantctl({
+          name: `worker-${i + 1}`,
+          command: 'worker',
+          env,
+          readyLine: 'worker polling',
+          ...onLine,
+        });
         cleanup.defer(worker.name, () => worker.stop());
         say(`${worker.name} polling (pid ${worker.pid})`);
         return worker;
@@ -93,14 +122,28 @@ export async function startClusterStack(options: { config: Config; given: Record
     const gateways = await Promise.all(
       ports.map(async (port, i) => {
         const url = `http://127.0.0.1:${port}`;
-        const gateway = await startTenantctl({ name: `gateway-${i + 1}`, command: 'gateway', env: { ...env, GATEWAY_PORT: String(port), GATEWAY_PUBLIC_URL: config.GATEWAY_PUBLIC_URL ?? url }, readyLine: 'gateway listening on', ...onLine });
+        const gateway = await startTenantctl({
+          name: `gateway-${i + 1}`,
+          command: 'gateway',
+          env: { ...env, GATEWAY_PORT: String(port), GATEWAY_PUBLIC_URL: config.GATEWAY_PUBLIC_URL ?? url },
+          readyLine: 'gateway listening on',
+          ...onLine,
+        });
         cleanup.defer(gateway.name, () => gateway.stop());
         say(`${gateway.name} on ${url} (pid ${gateway.pid})`);
         return { ...gateway, url };
       }),
     );
     env.GATEWAY_URL = gateways[0]!.url;
-    return { temporal, workers, gateways, env, ...(simulatorUrl ? { simulatorUrl } : {}), rotation: notify.description, stop };
+    return {
+      temporal,
+      workers,
+      gateways,
+      env,
+      ...(simulatorUrl ? { simulatorUrl } : {}),
+      rotation: notify.description,
+      stop,
+    };
   } catch (error) {
     await stop();
     throw error;

@@ -110,9 +110,15 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       say(`platform simulator on ${sim.apiBase} (in memory: it forgets its tenants when the stack stops)`);
     }
 
-    env.SECRETS_KEYS = config.SECRETS_KEYS ?? devSecret(dataDir, 'dev-master-key', () => generateMasterKey('dev1'), say);
+    env.SECRETS_KEYS =
+      config.SECRETS_KEYS ?? devSecret(dataDir, 'dev-master-key', () => generateMasterKey('dev1'), say);
     if (config.GATEWAY_API_TOKENS.length === 0) {
-      env.GATEWAY_API_TOKENS = devSecret(dataDir, 'dev-gateway-token', () => randomBytes(32).toString('base64url'), say);
+      env.GATEWAY_API_TOKENS = devSecret(
+        dataDir,
+        'dev-gateway-token',
+        () => randomBytes(32).toString('base64url'),
+        say,
+      );
     }
     env.GATEWAY_PUBLIC_URL = config.GATEWAY_PUBLIC_URL ?? gatewayUrl;
     const notify = await startDevNotifyReceiver({ config, dataDir, say });
@@ -136,7 +142,9 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
 
 /** The configuration variables set in `given` (a second shell needs them all: platform, tokens, deployer, ...). */
 export function givenSettings(given: Record<string, string | undefined>): Record<string, string> {
-  return Object.fromEntries(Object.keys(configSchema.shape).flatMap((name) => (given[name]?.trim() ? [[name, given[name]]] : [])));
+  return Object.fromEntries(
+    Object.keys(configSchema.shape).flatMap((name) => (given[name]?.trim() ? [[name, given[name]]] : [])),
+  );
 }
 
 /** A dev-only secret kept in the data directory (0600), made on first start; production sets its variable. */

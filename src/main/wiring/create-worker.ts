@@ -14,7 +14,15 @@ export interface CreateWorkerInput {
   /** A pre-built bundle (tests bundle once per run); else WORKFLOWS_PATH is bundled. */
   workflowBundle?: { codePath: string } | undefined;
   workflowsPath?: string;
-  tuning?: Partial<Pick<WorkerOptions, 'maxConcurrentActivityTaskExecutions' | 'maxConcurrentWorkflowTaskExecutions' | 'maxActivitiesPerSecond' | 'maxTaskQueueActivitiesPerSecond'>>;
+  tuning?: Partial<
+    Pick<
+      WorkerOptions,
+      | 'maxConcurrentActivityTaskExecutions'
+      | 'maxConcurrentWorkflowTaskExecutions'
+      | 'maxActivitiesPerSecond'
+      | 'maxTaskQueueActivitiesPerSecond'
+    >
+  >;
 }
 
 export function createWorker(input: CreateWorkerInput): Promise<Worker> {

@@ -18,9 +18,14 @@ export function requireWorkerConfig(config: Config): asserts config is Config & 
 } {
   const problems: string[] = [];
   if (!config.DATABASE_URL) problems.push('DATABASE_URL: is required for the worker');
-  if (!config.PLATFORM_BASE_URL) problems.push('PLATFORM_BASE_URL: is required for the worker (the platform API base ending in /api/v1)');
-  if (!config.PLATFORM_API_KEY) problems.push('PLATFORM_API_KEY: is required for the worker (the parent platform key, svpk_...)');
-  if (!config.SECRETS_KEYS) problems.push('SECRETS_KEYS: is required for the worker (tenant key secrets are sealed with it); generate one with `npx tenantctl secrets generate-key`');
+  if (!config.PLATFORM_BASE_URL)
+    problems.push('PLATFORM_BASE_URL: is required for the worker (the platform API base ending in /api/v1)');
+  if (!config.PLATFORM_API_KEY)
+    problems.push('PLATFORM_API_KEY: is required for the worker (the parent platform key, svpk_...)');
+  if (!config.SECRETS_KEYS)
+    problems.push(
+      'SECRETS_KEYS: is required for the worker (tenant key secrets are sealed with it); generate one with `npx tenantctl secrets generate-key`',
+    );
   if (problems.length) throw new ConfigError(problems);
 }
 
@@ -32,7 +37,8 @@ export function masterKeysOf(config: Pick<Config, 'SECRETS_KEYS'>): MasterKeyRin
 export function dataConverterOf(config: Pick<Config, 'SECRETS_KEYS' | 'PAYLOAD_CODEC'>): DataConverter | undefined {
   if (config.PAYLOAD_CODEC === 'off') return undefined;
   const keys = masterKeysOf(config);
-  if (!keys && config.PAYLOAD_CODEC === 'on') throw new ConfigError(['PAYLOAD_CODEC: is on but SECRETS_KEYS is not set']);
+  if (!keys && config.PAYLOAD_CODEC === 'on')
+    throw new ConfigError(['PAYLOAD_CODEC: is on but SECRETS_KEYS is not set']);
   return keys ? createDataConverter(keys) : undefined;
 }
 
@@ -43,7 +49,11 @@ export function buildActivityDeps(
 ): ActivityDeps {
   return {
     pool,
-    platform: createPlatformClient({ baseUrl: config.PLATFORM_BASE_URL, platformKey: config.PLATFORM_API_KEY, timeoutMs: config.PLATFORM_TIMEOUT_MS }),
+    platform: createPlatformClient({
+      baseUrl: config.PLATFORM_BASE_URL,
+      platformKey: config.PLATFORM_API_KEY,
+      timeoutMs: config.PLATFORM_TIMEOUT_MS,
+    }),
     vault: createVault(parseMasterKeys(config.SECRETS_KEYS)),
     logger,
     lifecycle: { resumeBalanceFloorMicroUsd: config.RESUME_BALANCE_FLOOR_MICRO_USD },

@@ -27,5 +27,9 @@ const DURATION_BUCKETS = [0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600, 4 * 3600, 24
  */
 export function workerTelemetry(metricsAddress: string | undefined): TelemetryOptions {
   if (!metricsAddress) return {};
-  return { metrics: { prometheus: { bindAddress: metricsAddress, histogramBucketOverrides: { tpo_duration_seconds: DURATION_BUCKETS } } } };
+  return {
+    metrics: {
+      prometheus: { bindAddress: metricsAddress, histogramBucketOverrides: { tpo_duration_seconds: DURATION_BUCKETS } },
+    },
+  };
 }

@@ -17,18 +17,37 @@ export function isLoopbackAddress(address: string | undefined): boolean {
 }
 
 const eventSchema = z
-  .object({ projectId: z.string().min(1), event: z.enum(REGISTRY_EVENTS), image: z.string().min(1), tag: z.string().min(1) })
+  .object({
+    projectId: z.string().min(1),
+    event: z.enum(REGISTRY_EVENTS),
+    image: z.string().min(1),
+    tag: z.string().min(1),
+  })
   .strict();
 const balanceSchema = z
   .object({
     paidMicroUsd: z.string().regex(/^(0|[1-9][0-9]*)$/, 'must be a whole number of micro-USD as a string'),
-    promoMicroUsd: z.string().regex(/^(0|[1-9][0-9]*)$/, 'must be a whole number of micro-USD as a string').optional(),
+    promoMicroUsd: z
+      .string()
+      .regex(/^(0|[1-9][0-9]*)$/, 'must be a whole number of micro-USD as a string')
+      .optional(),
   })
   .strict();
 const bulkSchema = z
-  .object({ parentId: z.string().min(1), count: z.number().int().min(1).max(100_000), externalRefPrefix: z.string().min(1).max(100) })
+  .object({
+    parentId: z.string().min(1),
+    count: z.number().int().min(1).max(100_000),
+    externalRefPrefix: z.string().min(1).max(100),
+  })
   .strict();
-const advanceSchema = z.object({ seconds: z.number().min(0).max(10 * 365 * 86_400) }).strict();
+const advanceSchema = z
+  .object({
+    seconds: z
+      .number()
+      .min(0)
+      .max(10 * 365 * 86_400),
+  })
+  .strict();
 
 /**
  * Test and demo controls under /__sim, outside the API base. Answers are plain JSON (no envelope: this is not the
@@ -77,7 +96,11 @@ export function registerAdminRoutes(app: FastifyInstance, sim: SimRuntime): void
     }
     parent.paidBalance = BigInt(body.paidMicroUsd);
     if (body.promoMicroUsd !== undefined) parent.promoBalance = BigInt(body.promoMicroUsd);
-    void reply.send({ id: parentId, paidBalanceMicroUsd: parent.paidBalance.toString(), promoBalanceMicroUsd: parent.promoBalance.toString() });
+    void reply.send({
+      id: parentId,
+      paidBalanceMicroUsd: parent.paidBalance.toString(),
+      promoBalanceMicroUsd: parent.promoBalance.toString(),
+    });
   });
 
   // A large fleet in one call (benchmarks, the lost-create-at-scale test): tenants `<prefix>-<n>`, operating.
@@ -89,7 +112,17 @@ export function registerAdminRoutes(app: FastifyInstance, sim: SimRuntime): void
     }
     const now = sim.clock.now();
     for (let i = 0; i < body.count; i += 1) {
-      const tenant = { seq: nextSeq(sim.state), id: newId('sub_'), parentId: body.parentId, name: `Fleet ${i}`, externalRef: `${body.externalRefPrefix}-${i}`, status: 'operating' as const, balance: 0n, createdAt: now, updatedAt: now };
+      const tenant = {
+        seq: nextSeq(sim.state),
+        id: newId('sub_'),
+        parentId: body.parentId,
+        name: `Fleet ${i}`,
+        externalRef: `${body.externalRefPrefix}-${i}`,
+        status: 'operating' as const,
+        balance: 0n,
+        createdAt: now,
+        updatedAt: now,
+      };
       sim.state.subaccounts.set(tenant.id, tenant);
     }
     void reply.send({ created: body.count });

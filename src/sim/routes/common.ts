@@ -1,5 +1,12 @@
 import type { FastifyRequest } from 'fastify';
-import { authenticate, checkProjectTenant, requireParent, resolveResourceContext, type Caller, type ResourceContext } from '../auth.js';
+import {
+  authenticate,
+  checkProjectTenant,
+  requireParent,
+  resolveResourceContext,
+  type Caller,
+  type ResourceContext,
+} from '../auth.js';
 import { projectNotFound } from '../errors.js';
 import type { SimRuntime } from '../runtime.js';
 import type { ProjectRecord } from '../state.js';

@@ -22,7 +22,9 @@ const envVarsSchema = z.object({
   variables: z
     .array(
       z.object({
-        key: z.string({ error: 'must be a string' }).regex(/^[A-Za-z_][A-Za-z0-9_]{0,255}$/, 'must be a valid variable name'),
+        key: z
+          .string({ error: 'must be a string' })
+          .regex(/^[A-Za-z_][A-Za-z0-9_]{0,255}$/, 'must be a valid variable name'),
         value: z.string({ error: 'must be a string' }).max(32_768, 'must be at most 32768 characters'),
       }),
       { error: 'must be an array of { key, value }' },

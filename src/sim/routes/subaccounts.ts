@@ -65,7 +65,11 @@ export function registerSubaccountRoutes(app: FastifyInstance, sim: SimRuntime):
       // The tenant is looked up inside the action so that a replayed close still answers its original success.
       sim.idempotency.runMaybe(reply, { parentId, route, key, request: { path: pathOf(request) } }, () => {
         const tenant = getOwnedSubaccount(sim.state, parentId, params(request).subaccountId ?? '');
-        if (action === 'close' && sim.choices.closeRefusesWithResources && liveProjectsOf(sim.state, tenant.id).length > 0) {
+        if (
+          action === 'close' &&
+          sim.choices.closeRefusesWithResources &&
+          liveProjectsOf(sim.state, tenant.id).length > 0
+        ) {
           throw new SimError(
             409,
             SimErrorCode.SubaccountHasResources,

@@ -46,7 +46,7 @@ export function registerWalletRoutes(app: FastifyInstance, sim: SimRuntime): voi
         throw new SimError(
           409,
           SimErrorCode.InsufficientBalance,
-          'The parent\'s paid balance is too low for this transfer (promotional balance cannot be transferred).',
+          "The parent's paid balance is too low for this transfer (promotional balance cannot be transferred).",
         );
       }
       parent.paidBalance -= amount;
@@ -61,7 +61,10 @@ export function registerWalletRoutes(app: FastifyInstance, sim: SimRuntime): voi
         createdAt: sim.clock.now(),
       };
       sim.state.transfers.push(transfer);
-      return { status: sim.choices.createStatus, data: { ...transferView(transfer), balanceMicroUsd: tenant.balance.toString() } };
+      return {
+        status: sim.choices.createStatus,
+        data: { ...transferView(transfer), balanceMicroUsd: tenant.balance.toString() },
+      };
     });
   });
 }

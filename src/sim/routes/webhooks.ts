@@ -45,7 +45,8 @@ function checkUrl(raw: string, allowInsecure: boolean): string {
   } catch {
     throw new SimError(400, SimErrorCode.ValidationError, 'url: must be an absolute URL');
   }
-  const loopback = LOOPBACK_HOSTS.has(parsed.hostname) || (isIP(parsed.hostname) === 4 && parsed.hostname.startsWith('127.'));
+  const loopback =
+    LOOPBACK_HOSTS.has(parsed.hostname) || (isIP(parsed.hostname) === 4 && parsed.hostname.startsWith('127.'));
   const ok = parsed.protocol === 'https:' || (parsed.protocol === 'http:' && (loopback || allowInsecure));
   if (!ok) throw new SimError(400, SimErrorCode.ValidationError, 'url: must be an https:// URL');
   return parsed.toString();
@@ -116,6 +117,10 @@ export function registerWebhookRoutes(app: FastifyInstance, sim: SimRuntime): vo
 
   app.get(`${base}/:webhookId/deliveries`, (request, reply) => {
     const webhook = webhookOf(request);
-    sendData(reply, 200, listResponse(request, sim.choices, webhook.deliveries, (d) => deliveryView(d, sim.choices)));
+    sendData(
+      reply,
+      200,
+      listResponse(request, sim.choices, webhook.deliveries, (d) => deliveryView(d, sim.choices)),
+    );
   });
 }
