@@ -227,7 +227,8 @@ describe('top-ups exactly once: 1,000 requests, lost responses and a worker kill
         `${answers.filter((a) => a.first === 409).length} first answered 409, worker killed at ${transfersAtKill} transfers, ` +
         `${rows[0].reconciled} transfers settled from the wallet after a lost answer, ${books.transfers.length} on the books`,
     );
-  });
+    // About 90 s on two cores (the lost-answer reconcile waits its default 30 s): room for a busier machine.
+  }, 300_000);
 
   it('refuses a reused key with another amount (HTTP 422, CLI exit 1) and moves nothing', async () => {
     const before = env.sim.state().transfers.length;
