@@ -21,15 +21,7 @@ export async function appendAudit(db: Queryable, entry: AuditEntry): Promise<voi
   await db.query(
     `INSERT INTO audit_log (actor, action, external_ref, subject, details, workflow_id, run_id)
      VALUES ($1::text, $2::text, $3::text, $4::text, $5::jsonb, $6::text, $7::text)`,
-    [
-      entry.actor,
-      entry.action,
-      entry.externalRef ?? null,
-      entry.subject ?? null,
-      JSON.stringify(entry.details ?? {}),
-      entry.workflowId ?? null,
-      entry.runId ?? null,
-    ],
+    auditParams(entry),
   );
 }
 

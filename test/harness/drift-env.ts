@@ -1,18 +1,14 @@
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
 import { inject } from 'vitest';
-import { createActivities } from '../../activities/index.js';
+import type { Activities } from '../../activities/index.js';
 import { startOnboarding } from '../../src/client/start-onboarding.js';
 import type { DriftOptions } from '../../activities/drift/options.js';
-import { createLogger } from '../../src/infra/log.js';
-import { createPlatformClient, type PlatformClient } from '../../src/platform/index.js';
-import { createPlatformActivityWorker } from '../../src/main/wiring/platform-worker.js';
+import type { PlatformClient } from '../../src/platform/index.js';
 import { DEFAULT_PLATFORM_KEY, type SimulatorOptions } from '../../src/sim/index.js';
 import type { ReconcileFleetInput } from '../../src/domain/drift-input.js';
-import { parseMasterKeys } from '../../src/secrets/master-keys.js';
-import { createVault } from '../../src/secrets/vault.js';
 import type { reconcileFleet, ReconcileFleetResult } from '../../workflows/reconcile-fleet.js';
 import { createOrchestratorEnv, type OrchestratorEnv } from './onboarding-env.js';
+import { startPlatformQueueWorker } from './platform-queue-worker.js';
 
 /**
  * A test file's world for drift: the orchestrator env (database, task queue, simulator, worker) with
@@ -22,7 +18,7 @@ import { createOrchestratorEnv, type OrchestratorEnv } from './onboarding-env.js
 export interface DriftEnv extends OrchestratorEnv {
   platform: PlatformClient;
   /** The same activities the worker runs (for seeding tenants directly). */
-  activities: ReturnType<typeof createActivities>;
+  activities: Activities;
   onboard(externalRef: string): Promise<{ subaccountId: string; keyId: string }>;
   check(input?: ReconcileFleetInput): Promise<ReconcileFleetResult>;
   /** A raw call to the platform API with the parent's platform key; returns the envelope's data. */
@@ -49,29 +45,13 @@ export async function createDriftEnv(
     ...drift,
   };
   const env = await createOrchestratorEnv(label, simOptions, { drift: driftOptions });
-  const platform = createPlatformClient({
-    baseUrl: env.sim.apiBase,
-    platformKey: DEFAULT_PLATFORM_KEY,
-    timeoutMs: 2_000,
-  });
-  const activities = createActivities({
-    pool: env.pool,
-    platform,
-    vault: createVault(parseMasterKeys(env.secretsKeys)),
-    logger: createLogger({ level: 'silent' }),
-    drift: driftOptions,
-  });
   await env.startOrchestratorWorker();
   // The platform-queue worker runs the worker's activities (built the same way by the harness).
-  const connection = await NativeConnection.connect({ address: inject('temporalAddress') });
-  const platformWorker = await createPlatformActivityWorker({
-    connection,
-    namespace: inject('temporalNamespace'),
-    taskQueue: env.taskQueue,
+  const {
+    platform,
     activities,
-    requestsPerSecond: 200,
-  });
-  const platformRun = platformWorker.run();
+    stop: stopPlatformWorker,
+  } = await startPlatformQueueWorker(env, { drift: driftOptions });
   let counter = 0;
 
   return {
@@ -111,9 +91,7 @@ export async function createDriftEnv(
       return json.data!;
     },
     close: async () => {
-      if (platformWorker.getState() === 'RUNNING') platformWorker.shutdown();
-      await platformRun;
-      await connection.close();
+      await stopPlatformWorker();
       await env.close();
       await visibilityConnection.close();
     },

@@ -14,7 +14,7 @@ import {
   setRegistrationStatus,
 } from '../../src/db/webhook-registrations-store.js';
 import type { Logger } from '../../src/infra/log.js';
-import type { MasterKeyRing } from '../../src/secrets/master-keys.js';
+import { parseMasterKeys, type MasterKeyRing } from '../../src/secrets/master-keys.js';
 import { createEncryptionCodec } from '../../src/secrets/payload-codec.js';
 import { createVault, type Vault } from '../../src/secrets/vault.js';
 import { buildGatewayApp, type GatewayApp } from '../../src/gateway/app.js';
@@ -149,6 +149,21 @@ export function buildTestGateway(input: TestGatewayInput): GatewayApp & { vault:
 }
 
 /** Listens on a free loopback port; returns its base URL. */
+/** A test gateway over an orchestrator env's database, client, task queue and master keys, listening on loopback. */
+export async function listenGatewayOver(
+  env: { pool: Pool; client: Client; taskQueue: string; secretsKeys: string },
+  options: Partial<GatewayOptions> = {},
+): Promise<{ gateway: GatewayApp; url: string }> {
+  const gateway = buildTestGateway({
+    pool: env.pool,
+    client: env.client,
+    taskQueue: env.taskQueue,
+    keys: parseMasterKeys(env.secretsKeys),
+    options,
+  });
+  return { gateway, url: await listenOnLoopback(gateway) };
+}
+
 export async function listenOnLoopback(gateway: GatewayApp): Promise<string> {
   await gateway.app.listen({ port: 0, host: '127.0.0.1' });
   const address = gateway.app.server.address();

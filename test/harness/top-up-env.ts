@@ -1,16 +1,7 @@
 import { startOnboarding } from '../../src/client/start-onboarding.js';
 import type { TestContext } from './context.js';
 import { topUpStatusQuery, type TopUpStage, type TopUpStatus } from '../../workflows/fund-tenant-messages.js';
-import { DEFAULT_PLATFORM_KEY, type RunningSimulator } from '../../src/sim/index.js';
-import { NativeConnection } from '@temporalio/worker';
-import { inject } from 'vitest';
-import { createActivities } from '../../activities/index.js';
-import { createLogger } from '../../src/infra/log.js';
-import { createPlatformClient } from '../../src/platform/index.js';
-import { createPlatformActivityWorker } from '../../src/main/wiring/platform-worker.js';
-import { parseMasterKeys } from '../../src/secrets/master-keys.js';
-import { createVault } from '../../src/secrets/vault.js';
-import type { OrchestratorEnv } from './onboarding-env.js';
+import type { RunningSimulator } from '../../src/sim/index.js';
 
 /** Onboards tenants (no funding unless given) and waits until each is active. */
 export async function onboardTenants(
@@ -58,41 +49,4 @@ export function platformTransfersOf(
   return state.transfers
     .filter((t) => t.subaccountId === subaccount.id)
     .map((t) => ({ amountMicroUsd: t.amountMicroUsd, idempotencyKey: t.idempotencyKey }));
-}
-
-/**
- * The rate-limited platform-queue worker beside a test file's main worker (the sweep's wallet reads
- * run there), with activities over the same database and simulator.
- */
-export async function startPlatformQueueWorker(
-  env: Pick<OrchestratorEnv, 'pool' | 'sim' | 'taskQueue' | 'secretsKeys'>,
-  requestsPerSecond = 200,
-): Promise<{ stop(): Promise<void> }> {
-  const platform = createPlatformClient({
-    baseUrl: env.sim.apiBase,
-    platformKey: DEFAULT_PLATFORM_KEY,
-    timeoutMs: 2_000,
-  });
-  const activities = createActivities({
-    pool: env.pool,
-    platform,
-    vault: createVault(parseMasterKeys(env.secretsKeys)),
-    logger: createLogger({ level: 'silent' }),
-  });
-  const connection = await NativeConnection.connect({ address: inject('temporalAddress') });
-  const worker = await createPlatformActivityWorker({
-    connection,
-    namespace: inject('temporalNamespace'),
-    taskQueue: env.taskQueue,
-    activities,
-    requestsPerSecond,
-  });
-  const running = worker.run();
-  return {
-    async stop() {
-      if (worker.getState() === 'RUNNING') worker.shutdown();
-      await running;
-      await connection.close();
-    },
-  };
 }

@@ -4,7 +4,8 @@ import { startTopUp } from '../../src/client/start-top-up.js';
 import { DEFAULT_PARENT_ID } from '../../src/sim/index.js';
 import { runCli } from '../harness/cli.js';
 import { clearFaults, createOrchestratorEnv, setFaults, type OrchestratorEnv } from '../harness/onboarding-env.js';
-import { onboardTenants, platformTransfersOf, startPlatformQueueWorker } from '../harness/top-up-env.js';
+import { onboardTenants, platformTransfersOf } from '../harness/top-up-env.js';
+import { startPlatformQueueWorker } from '../harness/platform-queue-worker.js';
 
 const FAST = { reconcileInterval: '200ms', balanceRetryInterval: '1m', unknownTransferDeadline: '1m' };
 const sum = (amounts: string[]) => amounts.reduce((s, a) => s + BigInt(a), 0n);

@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayApp } from '../../src/gateway/app.js';
 import { topUpWorkflowId } from '../../src/domain/ids.js';
-import { parseMasterKeys } from '../../src/secrets/master-keys.js';
 import type { FundTenantResult } from '../../workflows/fund-tenant-messages.js';
 import { runCli, spawnCli } from '../harness/cli.js';
-import { buildTestGateway, listenOnLoopback, TEST_API_TOKEN } from '../harness/gateway-app.js';
+import { listenGatewayOver, TEST_API_TOKEN } from '../harness/gateway-app.js';
 import { clearFaults, createOrchestratorEnv, setFaults, type OrchestratorEnv } from '../harness/onboarding-env.js';
 import { onboardTenants } from '../harness/top-up-env.js';
 
@@ -136,14 +135,7 @@ describe('top-ups exactly once: 1,000 requests, lost responses and a worker kill
     );
     await onboarding.stop();
     await worker.ready;
-    gateway = buildTestGateway({
-      pool: env.pool,
-      client: env.client,
-      taskQueue: env.taskQueue,
-      keys: parseMasterKeys(env.secretsKeys),
-      options: { publicUrl: 'https://gateway.example' },
-    });
-    url = await listenOnLoopback(gateway);
+    ({ gateway, url } = await listenGatewayOver(env, { publicUrl: 'https://gateway.example' }));
   });
   afterAll(async () => {
     await gateway?.app.close();

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayApp } from '../../src/gateway/app.js';
-import { buildTestGateway, listenOnLoopback, TEST_API_TOKEN } from '../harness/gateway-app.js';
-import { parseMasterKeys } from '../../src/secrets/master-keys.js';
+import { listenGatewayOver, TEST_API_TOKEN } from '../harness/gateway-app.js';
 import { workflowExists } from '../harness/onboarding-checks.js';
 import { clearFaults, createOrchestratorEnv, setFaults, type OrchestratorEnv } from '../harness/onboarding-env.js';
 import { onboardTenants, platformTransfersOf } from '../harness/top-up-env.js';
@@ -41,14 +40,7 @@ describe('POST /v1/tenants/:ref/transfers with an Idempotency-Key', () => {
     env = await createOrchestratorEnv('tu-gw');
     await env.startOrchestratorWorker();
     await onboardTenants(env, ['gw-a', 'gw-b', 'gw-closed']);
-    gateway = buildTestGateway({
-      pool: env.pool,
-      client: env.client,
-      taskQueue: env.taskQueue,
-      keys: parseMasterKeys(env.secretsKeys),
-      options: { publicUrl: 'https://gateway.example' },
-    });
-    url = await listenOnLoopback(gateway);
+    ({ gateway, url } = await listenGatewayOver(env, { publicUrl: 'https://gateway.example' }));
   });
   afterAll(async () => {
     await gateway?.app.close();
