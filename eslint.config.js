@@ -41,7 +41,8 @@ export default tseslint.config(
             {
               name: 'zod',
               message:
-                'Validate inputs in the validateWorkflowInput local activity: zod in the bundle costs CPU on every run.',
+                'Validate inputs in the validateWorkflowInput local activity: zod in the bundle ' +
+                'costs CPU on every run.',
             },
           ],
           patterns: [

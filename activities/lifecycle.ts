@@ -104,13 +104,15 @@ export function createLifecycleActivities(deps: ActivityDeps) {
           if (!wallet.balanceKnown) {
             throw activityFailure(
               FailureCode.BALANCE_BELOW_FLOOR,
-              `the platform shows no wallet balance for ${input.externalRef}: cannot check the resume floor of ${floor} micro-USD`,
+              `the platform shows no wallet balance for ${input.externalRef}: cannot check the ` +
+                `resume floor of ${floor} micro-USD`,
             );
           }
           if (BigInt(wallet.balanceMicroUsd!) < floor) {
             throw activityFailure(
               FailureCode.BALANCE_BELOW_FLOOR,
-              `tenant ${input.externalRef} has ${wallet.balanceMicroUsd} micro-USD, below the resume floor of ${floor}: fund it first`,
+              `tenant ${input.externalRef} has ${wallet.balanceMicroUsd} micro-USD, below the ` +
+                `resume floor of ${floor}: fund it first`,
             );
           }
         }

@@ -32,7 +32,8 @@ export const rotationConfigShape = {
   ROTATION_DEPLOYER: z
     .preprocess(emptyToUndefined, z.enum(['notify', 'project-env']).default('notify'))
     .describe(
-      'Default deployer of a rotated key: notify (signed keyRotated POST to ROTATION_NOTIFY_URL) or project-env (the tenant project env var).',
+      'Default deployer of a rotated key: notify (signed keyRotated POST to ' +
+        'ROTATION_NOTIFY_URL) or project-env (the tenant project env var).',
     ),
   ROTATION_NOTIFY_URL: z
     .preprocess(emptyToUndefined, z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional())
@@ -58,7 +59,8 @@ export const rotationConfigShape = {
   PLATFORM_RATE_LIMIT_PER_SECOND: z
     .preprocess(emptyToUndefined, z.coerce.number().positive().max(10_000).default(20))
     .describe(
-      'Platform requests per second allowed to rotation activities (all workers together, via the task queue rate limit).',
+      'Platform requests per second allowed to rotation activities (all workers ' +
+        'together, via the task queue rate limit).',
     ),
 };
 export const rotationConfigSchema = z.object(rotationConfigShape);

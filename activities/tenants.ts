@@ -51,7 +51,8 @@ export function createTenantActivities(deps: ActivityDeps) {
     if (refsNotShown)
       logger.warn(
         { externalRef },
-        'platform lists sub-accounts without externalRef: cannot look up by external ref, relying on the idempotency key',
+        'platform lists sub-accounts without externalRef: cannot look up by external ref, ' +
+          'relying on the idempotency key',
       );
     return match;
   }
@@ -118,7 +119,9 @@ export function createTenantActivities(deps: ActivityDeps) {
         if (input.found !== undefined) {
           throw activityFailure(
             FailureCode.SUBACCOUNT_UNRECONCILED,
-            `the platform says the create key of ${externalRef} was used, but none of its sub-accounts (${input.found.pagesScanned} pages scanned) carries that external ref; check the platform console`,
+            `the platform says the create key of ${externalRef} was used, but none of its ` +
+              `sub-accounts (${input.found.pagesScanned} pages scanned) carries that external ` +
+              `ref; check the platform console`,
           );
         }
         if (lookup === 'separate')
@@ -153,7 +156,8 @@ export function createTenantActivities(deps: ActivityDeps) {
         if (refsNotShown)
           logger.warn(
             { externalRef: input.externalRef },
-            'platform lists sub-accounts without externalRef: cannot look up by external ref, relying on the idempotency key',
+            'platform lists sub-accounts without externalRef: cannot look up by external ref, ' +
+              'relying on the idempotency key',
           );
         return { subaccountId: match?.id ?? null, pagesScanned };
       },

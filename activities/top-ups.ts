@@ -55,7 +55,8 @@ export function createTopUpActivities(deps: ActivityDeps) {
         case 'tenant_not_provisioned':
           throw activityFailure(
             FailureCode.TENANT_NOT_PROVISIONED,
-            `tenant ${input.externalRef} is ${reserved.status}: top-ups need an active or suspended tenant with a sub-account`,
+            `tenant ${input.externalRef} is ${reserved.status}: top-ups need an active or ` +
+              `suspended tenant with a sub-account`,
           );
         case 'skipped':
           return { state: 'skipped', why: reserved.why };
@@ -67,7 +68,8 @@ export function createTopUpActivities(deps: ActivityDeps) {
           if (!sameTopUpRequest(intent, input)) {
             throw activityFailure(
               FailureCode.IDEMPOTENCY_KEY_REUSED,
-              `idempotency key ${input.idempotencyKey} was already used for tenant ${input.externalRef} with another amount or reason`,
+              `idempotency key ${input.idempotencyKey} was already used for tenant ` +
+                `${input.externalRef} with another amount or reason`,
             );
           }
           if (intent.state === 'refused') return { state: 'cap_refused', cap: capOf(intent.failureCode), purpose };

@@ -35,7 +35,8 @@ for (const option of benchmarks.flatMap((b) => b.options)) {
 // Not a number like the others: a switch (the onboarding benchmark's cluster phases).
 program.option(
   '--cluster',
-  'onboarding: also measure one and two worker processes on a Temporal cluster on Postgres (builds the server on first use)',
+  'onboarding: also measure one and two worker processes on a Temporal cluster on ' +
+    'Postgres (builds the server on first use)',
 );
 program.parse();
 

@@ -166,7 +166,8 @@ async function run(context: BenchContext): Promise<BenchResult> {
   >;
   for (const kind of ['local', 'regular'] as const) {
     log(
-      `bare three ${kind} activities: ${n} sequential (in process), then ${count} with ${concurrency} in flight (worker process)`,
+      `bare three ${kind} activities: ${n} sequential (in process), then ${count} with ` +
+        `${concurrency} in flight (worker process)`,
     );
     const counter = kind === 'local' ? starts.bareLocal : starts.bareRegular;
     const sequentialRun = bareRunner(world, kind, options.latencyMs!, counter, inProcess);
@@ -188,7 +189,9 @@ async function run(context: BenchContext): Promise<BenchResult> {
   const checkStarted = performance.now();
   const violations = await verifyOnboardings(world, [...seqRefs, ...concRefs], FUNDING_MICRO_USD);
   log(
-    `checked ${seqRefs.length + concRefs.length} onboardings in ${Math.round(performance.now() - checkStarted)} ms: ${violations.length} violations`,
+    `checked ${seqRefs.length + concRefs.length} onboardings in ` +
+      `${Math.round(performance.now() - checkStarted)} ms: ${violations.length} ` +
+      `violations`,
   );
   const onCluster = options.cluster ? await runClusterPhases(context) : undefined;
 
@@ -324,7 +327,10 @@ async function run(context: BenchContext): Promise<BenchResult> {
       ...(onCluster ? { workerProcesses: onCluster.details } : {}),
       infra: context.infra.sources,
       layout:
-        'sequential phases: worker and client in the bench process (one shared NativeConnection, eager start); throughput phases: the worker in its own process (bench/onboarding/worker-child.ts), the client in the bench process; simulator in a child process; Temporal dev server and Postgres as their own processes',
+        'sequential phases: worker and client in the bench process (one shared ' +
+        'NativeConnection, eager start); throughput phases: the worker in its own process ' +
+        '(bench/onboarding/worker-child.ts), the client in the bench process; simulator ' +
+        'in a child process; Temporal dev server and Postgres as their own processes',
       latencyMs: options.latencyMs,
       fundingMicroUsd: FUNDING_MICRO_USD,
       workerTuning: world.tuning,

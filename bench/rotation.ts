@@ -142,8 +142,10 @@ async function run(context: BenchContext): Promise<BenchResult> {
 async function checkKeys(pool: ReturnType<typeof createPool>, refs: string[]): Promise<string[]> {
   const { rows } = await pool.query<{ externalRef: string; keys: string; rotation: string | null }>(
     `SELECT t.external_ref AS "externalRef",
-            (SELECT string_agg(k.generation || ':' || k.status, ',' ORDER BY k.generation) FROM tenant_keys k WHERE k.external_ref = t.external_ref) AS keys,
-            (SELECT r.state FROM key_rotations r WHERE r.external_ref = t.external_ref ORDER BY r.id DESC LIMIT 1) AS rotation
+            (SELECT string_agg(k.generation || ':' || k.status, ',' ORDER BY k.generation) FROM tenant_keys k WHERE
+              k.external_ref = t.external_ref) AS keys,
+            (SELECT r.state FROM key_rotations r WHERE r.external_ref = t.external_ref ORDER BY r.id DESC LIMIT 1) AS
+              rotation
        FROM tenants t WHERE t.external_ref = ANY($1::text[])`,
     [refs],
   );

@@ -56,7 +56,8 @@ const program = new Command('chaos')
   .option('--no-postgres-restart', 'skip the Postgres restart')
   .option(
     '--cluster',
-    'on a Temporal cluster (server on Postgres, two worker processes) with a Temporal server restart; builds the server on first use',
+    'on a Temporal cluster (server on Postgres, two worker processes) with a Temporal ' +
+      'server restart; builds the server on first use',
   )
   .option(
     '--temporal-restarts <n>',
@@ -112,7 +113,10 @@ try {
   const c = report.chaos;
   console.log('');
   console.log(
-    `chaos run ${report.runId}: ${opts.tenants} tenants in ${(report.durationMs.total / 1000).toFixed(0)} s (load ${(report.durationMs.load / 1000).toFixed(0)} s, checks ${(report.durationMs.check / 1000).toFixed(0)} s)`,
+    `chaos run ${report.runId}: ${opts.tenants} tenants in ` +
+      `${(report.durationMs.total / 1000).toFixed(0)} s (load ` +
+      `${(report.durationMs.load / 1000).toFixed(0)} s, checks ` +
+      `${(report.durationMs.check / 1000).toFixed(0)} s)`,
   );
   console.log(
     `operations: ${Object.entries(report.operations)
@@ -120,7 +124,14 @@ try {
       .join(', ')}`,
   );
   console.log(
-    `chaos: ${c.workerKills} worker kills (${c.workerStarts} starts, ${c.workerStartFailures} refused while Postgres was down), ${c.fired.filter((e) => e.name === 'Postgres restart').length} Postgres restart(s), ${c.fired.filter((e) => e.name.startsWith('Temporal server restart')).length} Temporal server restart(s), ${c.fired.filter((e) => e.name.includes('connections')).length} connection drops, ${c.fired.filter((e) => e.name.includes('storm')).length} storms, ${c.faultsInjected} faults injected in ${c.platformRequests} platform requests`,
+    `chaos: ${c.workerKills} worker kills (${c.workerStarts} starts, ` +
+      `${c.workerStartFailures} refused while Postgres was down), ` +
+      `${c.fired.filter((e) => e.name === 'Postgres restart').length} Postgres ` +
+      `restart(s), ${c.fired.filter((e) => e.name.startsWith('Temporal server restart')).length} ` +
+      `Temporal server restart(s), ` +
+      `${c.fired.filter((e) => e.name.includes('connections')).length} connection ` +
+      `drops, ${c.fired.filter((e) => e.name.includes('storm')).length} storms, ` +
+      `${c.faultsInjected} faults injected in ${c.platformRequests} platform requests`,
   );
   console.log('');
   printTable(report.results, (line) => console.log(line));

@@ -51,7 +51,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const world = await startWorld(options, runId, cleanup);
     const plan = makePlan(options, runId);
     log(
-      `run ${runId}: ${plan.tenants.length} tenants, ${plan.totalOperations} operations planned; work in ${world.runDir}`,
+      `run ${runId}: ${plan.tenants.length} tenants, ${plan.totalOperations} operations ` +
+        `planned; work in ${world.runDir}`,
     );
     const workers = Array.from(
       { length: options.workers },
@@ -77,7 +78,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const progressTimer = setInterval(
       () =>
         log(
-          `progress: ${driver.completed}/${plan.totalOperations} operations finished, ${driver.started - driver.completed} in flight, workers ${workers.map((w) => (w.running ? 'up' : 'DOWN')).join('/')}`,
+          `progress: ${driver.completed}/${plan.totalOperations} operations finished, ` +
+            `${driver.started - driver.completed} in flight, workers ` +
+            `${workers.map((w) => (w.running ? 'up' : 'DOWN')).join('/')}`,
         ),
       15_000,
     );

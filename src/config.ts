@@ -48,7 +48,8 @@ const port = (fallback: number) =>
 
 export const configSchema = z.object({
   DATABASE_URL: postgresUrl.describe(
-    'Postgres for the parent records. Unset: an embedded Postgres is started under DATA_DIR (dev) or a temp dir (tests).',
+    'Postgres for the parent records. Unset: an embedded Postgres is started under ' +
+      'DATA_DIR (dev) or a temp dir (tests).',
   ),
   DATA_DIR: z
     .preprocess(emptyToUndefined, z.string().default('.data'))
@@ -104,7 +105,8 @@ export const configSchema = z.object({
         .optional(),
     )
     .describe(
-      'Master keys for the vault and payload codec: comma-separated keyId:base64(32 bytes); the first encrypts, all decrypt.',
+      'Master keys for the vault and payload codec: comma-separated keyId:base64(32 ' +
+        'bytes); the first encrypts, all decrypt.',
     ),
   PAYLOAD_CODEC: z
     .preprocess(emptyToUndefined, z.enum(['auto', 'on', 'off']).default('auto'))
@@ -124,7 +126,8 @@ export const configSchema = z.object({
   GATEWAY_OPS_PORT: z
     .preprocess(emptyToUndefined, z.coerce.number().int('must be a whole number').min(0).max(65535).optional())
     .describe(
-      'A second gateway listener for /readyz and /metrics only (0 picks a free port); unset: they are served on GATEWAY_PORT.',
+      'A second gateway listener for /readyz and /metrics only (0 picks a free port); ' +
+        'unset: they are served on GATEWAY_PORT.',
     ),
   GATEWAY_OPS_HOST: z
     .preprocess(emptyToUndefined, z.string().default('127.0.0.1'))

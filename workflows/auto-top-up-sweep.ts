@@ -55,13 +55,16 @@ export async function autoTopUpSweep(rawInput: AutoTopUpSweepInput): Promise<Aut
     : { read: 0, belowThreshold: 0, started: 0, unreadable: 0 };
   const show = (line: string) =>
     setCurrentDetails(
-      `**${line}**\n\nread ${totals.read}, below threshold ${totals.belowThreshold}, top-ups started ${totals.started}, unreadable ${totals.unreadable}`,
+      `**${line}**\n\nread ${totals.read}, below threshold ${totals.belowThreshold}, ` +
+        `top-ups started ${totals.started}, unreadable ${totals.unreadable}`,
     );
 
   const page = await db.listAutoTopUpPage({ after: input.after, limit: input.pageSize });
   if (page.parentInsufficientSince) {
     show(
-      `stopped: the parent's own balance is insufficient (since ${page.parentInsufficientSince}); fund the parent, then \`tenantctl parent-funded --operator <you> --reason "..."\``,
+      `stopped: the parent's own balance is insufficient (since ` +
+        `${page.parentInsufficientSince}); fund the parent, then \`tenantctl ` +
+        `parent-funded --operator <you> --reason "..."\``,
     );
     return { ...totals, stoppedBy: 'parent_insufficient' };
   }

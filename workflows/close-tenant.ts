@@ -77,9 +77,15 @@ export async function closeTenant(rawInput: LifecycleWorkflowInput): Promise<Clo
   };
   const noTransferWaiting = (purpose: string): string | null => {
     if (status.stage !== 'needs_operator')
-      return `${lifecycleWorkflowId('close', externalRef)} is not waiting for an operator's verdict (stage ${status.stage})`;
+      return (
+        `${lifecycleWorkflowId('close', externalRef)} is not waiting for an operator's ` +
+        `verdict (stage ${status.stage})`
+      );
     if (!status.openTransfers.some((t) => t.purpose === purpose)) {
-      return `purpose: close:${externalRef} has no open transfer "${purpose}" (open: ${status.openTransfers.map((t) => t.purpose).join(', ') || 'none'})`;
+      return (
+        `purpose: close:${externalRef} has no open transfer "${purpose}" (open: ` +
+        `${status.openTransfers.map((t) => t.purpose).join(', ') || 'none'})`
+      );
     }
     return verdictState.inFlight.has(purpose) ? `a verdict on transfer "${purpose}" is already being applied` : null;
   };
@@ -195,7 +201,10 @@ export async function closeTenant(rawInput: LifecycleWorkflowInput): Promise<Clo
           await acts.markTransferNeedsOperator({ externalRef, purpose: t.purpose });
         show(
           'needs_operator',
-          `transfer(s) ${open.map((t) => t.purpose).join(', ')} could not be reconciled: check the wallet, then \`tenantctl resolve-transfer ${externalRef} --close --purpose <purpose> --outcome applied|not-applied --operator <you> --reason "..."\` (update resolveTransfer)`,
+          `transfer(s) ${open.map((t) => t.purpose).join(', ')} could not be reconciled: ` +
+            `check the wallet, then \`tenantctl resolve-transfer ${externalRef} --close ` +
+            `--purpose <purpose> --outcome applied|not-applied --operator <you> --reason ` +
+            `"..."\` (update resolveTransfer)`,
         );
         await condition(() => verdicts.length > 0);
       } else await sleep(pollInterval);

@@ -38,7 +38,9 @@ export function signalAccepted<T>(
   if (checked.ok && problems.length === 0) return { value: checked.value };
   if (!patched(SIGNAL_CHECK_PATCH)) return { value: raw };
   log.warn(
-    `ignored a ${name} signal: ${problems.join('; ')}. Send it as an Update (tenantctl, or temporal workflow update execute --name ${name}) to see the answer`,
+    `ignored a ${name} signal: ${problems.join('; ')}. Send it as an Update ` +
+      `(tenantctl, or temporal workflow update execute --name ${name}) to see the ` +
+      `answer`,
     { signal: name },
   );
   return null;

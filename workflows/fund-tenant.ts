@@ -200,7 +200,9 @@ export async function fundTenant(rawInput: FundTenantInput): Promise<FundTenantR
           }
           show(
             'waiting_for_parent_funds',
-            `the parent's paid balance does not cover ${amountMicroUsd} micro-USD: once funded, \`tenantctl parent-funded --operator <you> --reason "..."\` (update parentFunded; retrying every ${timings.balanceRetryInterval})`,
+            `the parent's paid balance does not cover ${amountMicroUsd} micro-USD: once ` +
+              `funded, \`tenantctl parent-funded --operator <you> --reason "..."\` (update ` +
+              `parentFunded; retrying every ${timings.balanceRetryInterval})`,
           );
           parentFunded = false;
           waiting.forFunds = true;
@@ -215,7 +217,9 @@ export async function fundTenant(rawInput: FundTenantInput): Promise<FundTenantR
           }
           show(
             'reconciling_transfer',
-            `the transfer's outcome is unknown: reconciling every ${timings.reconcileInterval} (same idempotency key) until ${new Date(deadline).toISOString()}`,
+            `the transfer's outcome is unknown: reconciling every ` +
+              `${timings.reconcileInterval} (same idempotency key) until ` +
+              `${new Date(deadline).toISOString()}`,
           );
           await sleep(timings.reconcileInterval);
           break;
@@ -223,7 +227,9 @@ export async function fundTenant(rawInput: FundTenantInput): Promise<FundTenantR
         case 'needs_operator': {
           show(
             'needs_operator',
-            `the transfer could not be reconciled: check the wallet, then \`tenantctl resolve-transfer ${externalRef} --key ${idempotencyKey} --outcome applied|not-applied --operator <you> --reason "..."\` (update resolveTransfer)`,
+            `the transfer could not be reconciled: check the wallet, then \`tenantctl ` +
+              `resolve-transfer ${externalRef} --key ${idempotencyKey} --outcome ` +
+              `applied|not-applied --operator <you> --reason "..."\` (update resolveTransfer)`,
           );
           waiting.forVerdict = true;
           await condition(() => operatorVerdict !== undefined);

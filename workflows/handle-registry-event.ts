@@ -4,7 +4,8 @@
  * inbox (delivery id unique) and starts this workflow under `registry-delivery:<deliveryId>`;
  * the activity routes it and marks it processed in one guarded transaction.
  *
- *   validate ─► processRegistryDelivery (route by event: image.* recorded for the tenant; unknown names recorded as such)
+ *   validate ─► processRegistryDelivery (route by event: image.* recorded for the tenant;
+ *                                        unknown names recorded as such)
  */
 import { proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';

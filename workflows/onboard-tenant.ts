@@ -86,7 +86,8 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
   const noTransferWaiting = () =>
     waiting.forVerdict && operatorVerdict === undefined
       ? null
-      : `${onboardingWorkflowId(externalRef)} has no transfer in needs_operator waiting for a verdict (stage ${status.stage})`;
+      : `${onboardingWorkflowId(externalRef)} has no transfer in needs_operator waiting ` +
+        `for a verdict (stage ${status.stage})`;
   setHandler(onboardingStatusQuery, () => status);
   setHandler(
     parentFundedUpdate,
@@ -173,7 +174,9 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
         case 'insufficient_balance':
           show(
             'waiting_for_parent_funds',
-            `the parent's paid balance does not cover ${amountMicroUsd} micro-USD: once funded, \`tenantctl parent-funded ${externalRef} --operator <you> --reason "..."\` (update parentFunded; retrying every ${timings.balanceRetryInterval})`,
+            `the parent's paid balance does not cover ${amountMicroUsd} micro-USD: once ` +
+              `funded, \`tenantctl parent-funded ${externalRef} --operator <you> --reason ` +
+              `"..."\` (update parentFunded; retrying every ${timings.balanceRetryInterval})`,
           );
           parentFunded = false;
           waiting.forFunds = true;
@@ -191,7 +194,9 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
           }
           show(
             'reconciling_transfer',
-            `the transfer's outcome is unknown: reconciling every ${timings.reconcileInterval} (same idempotency key) until ${new Date(deadline).toISOString()}`,
+            `the transfer's outcome is unknown: reconciling every ` +
+              `${timings.reconcileInterval} (same idempotency key) until ` +
+              `${new Date(deadline).toISOString()}`,
           );
           await sleep(timings.reconcileInterval);
           break;
@@ -199,7 +204,9 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
         case 'needs_operator': {
           show(
             'needs_operator',
-            `the transfer could not be reconciled: check the wallet, then \`tenantctl resolve-transfer ${externalRef} --outcome applied|not-applied --operator <you> --reason "..."\` (update resolveTransfer)`,
+            `the transfer could not be reconciled: check the wallet, then \`tenantctl ` +
+              `resolve-transfer ${externalRef} --outcome applied|not-applied --operator <you> ` +
+              `--reason "..."\` (update resolveTransfer)`,
           );
           waiting.forVerdict = true;
           await condition(() => operatorVerdict !== undefined);
@@ -225,7 +232,9 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
       status.key = { state: 'key_limit', keyId: null, fingerprint: null };
       show(
         'needs_operator',
-        `the tenant is at its active-key limit (${issued.activeKeys.length} active: ${issued.activeKeys.map((k) => k.id).join(', ')}); revoke an unused key, then restart onboarding`,
+        `the tenant is at its active-key limit (${issued.activeKeys.length} active: ` +
+          `${issued.activeKeys.map((k) => k.id).join(', ')}); revoke an unused key, then ` +
+          `restart onboarding`,
       );
       throw codedFailure(FailureCode.API_KEY_LIMIT_REACHED, 'the tenant is at its active-key limit', {
         details: issued.activeKeys,

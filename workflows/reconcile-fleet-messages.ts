@@ -30,8 +30,10 @@ export const driftCheckStatusQuery = defineQuery<DriftCheckStatus>('driftCheckSt
 export function describeDriftCheck(status: DriftCheckStatus): void {
   const t = status.totals;
   const lines = [
-    `**${status.phase}** — drift check ${status.checkId ?? '(starting)'} of ${status.scope === 'fleet' ? 'the whole fleet' : `tenant \`${status.scope}\``}`,
-    `tenants checked: ${t.tenantsChecked}, skipped (workflow running): ${t.skipped}, findings seen: ${t.findingsSeen}, fixes applied: ${t.fixesApplied}`,
+    `**${status.phase}** — drift check ${status.checkId ?? '(starting)'} of ` +
+      `${status.scope === 'fleet' ? 'the whole fleet' : `tenant \`${status.scope}\``}`,
+    `tenants checked: ${t.tenantsChecked}, skipped (workflow running): ${t.skipped}, ` +
+      `findings seen: ${t.findingsSeen}, fixes applied: ${t.fixesApplied}`,
   ];
   if (status.subaccountsListed !== null) lines.push(`platform sub-accounts listed: ${status.subaccountsListed}`);
   if (status.after) lines.push(`records checked up to: ${status.after}`);

@@ -24,7 +24,8 @@ export function describeRotation(status: RotationStatus): void {
       `active keys: ${status.activeKeys
         .map(
           (k) =>
-            `${k.id} ${k.name ?? ''} last used ${k.lastUseKnown ? (k.lastUsedAt ?? 'never') : 'not shown'}${k.isCurrentKeyOfSlot ? ' [being rotated: in use]' : k.looksUnused ? ' [looks unused]' : ''}`,
+            `${k.id} ${k.name ?? ''} last used ` +
+            `${k.lastUseKnown ? (k.lastUsedAt ?? 'never') : 'not shown'}${k.isCurrentKeyOfSlot ? ' [being rotated: in use]' : k.looksUnused ? ' [looks unused]' : ''}`,
         )
         .join('; ')}`,
     );

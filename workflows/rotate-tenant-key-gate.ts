@@ -67,7 +67,9 @@ export function evaluateGate(
     };
   }
   if (!old.lastUseKnown && old.lastUse?.state === 'unknown' && old.lastUse.reason === 'unrecognised') {
-    const verdict = `the key record shows fields that could be last use but cannot be read (${old.lastUse.candidates.join(', ')}): last use is unknown, never taken for "no use"`;
+    const verdict =
+      `the key record shows fields that could be last use but cannot be read (${old.lastUse.candidates.join(', ')}): ` +
+      `last use is unknown, never taken for "no use"`;
     return { kind: 'held', reason: 'last_use_unknown', view: { ...base, method: 'unknown', verdict } };
   }
   if (!old.lastUseKnown) {
@@ -78,14 +80,18 @@ export function evaluateGate(
         observed: old,
         view: {
           ...view,
-          verdict: `the platform shows no last-use information: the overlap window of ${t.overlapWindowMs} ms after deploy has passed`,
+          verdict:
+            `the platform shows no last-use information: the overlap window of ` +
+            `${t.overlapWindowMs} ms after deploy has passed`,
         },
       };
     return {
       kind: 'wait',
       view: {
         ...view,
-        verdict: `the platform shows no last-use information: waiting the overlap window (${t.overlapWindowMs} ms after deploy) instead of a quiet check`,
+        verdict:
+          `the platform shows no last-use information: waiting the overlap window (${t.overlapWindowMs} ` +
+          `ms after deploy) instead of a quiet check`,
       },
     };
   }

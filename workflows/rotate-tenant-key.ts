@@ -205,8 +205,12 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
       );
       show(
         'key_limit',
-        `the tenant is at its active-key limit (${status.activeKeys.length} active). ${unused.length ? `Keys that look unused: ${unused.join(', ')}.` : 'No key looks unused.'} ` +
-          `Revoke one that nobody uses, then \`tenantctl rotation retry-key-create ${externalRef} --slot ${slot} --operator <you> --reason "..."\` (update retryKeyCreate); or \`tenantctl rotation abort ...\` (update abortRotation). The key being rotated is in use and is never revoked to make room`,
+        `the tenant is at its active-key limit (${status.activeKeys.length} active). ` +
+          `${unused.length ? `Keys that look unused: ${unused.join(', ')}.` : 'No key looks unused.'} ` +
+          (`Revoke one that nobody uses, then \`tenantctl rotation retry-key-create ` +
+            `${externalRef} --slot ${slot} --operator <you> --reason "..."\` (update ` +
+            `retryKeyCreate); or \`tenantctl rotation abort ...\` (update abortRotation). The ` +
+            `key being rotated is in use and is never revoked to make room`),
       );
       if (!told) await tellParent('key_limit');
       told = true;
@@ -332,7 +336,8 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
       });
       if (revoked) break;
       status.notes.push(
-        `revoke refused at ${new Date().toISOString()}: the old key was used after the quiet gate passed; back to the quiet gate`,
+        `revoke refused at ${new Date().toISOString()}: the old key was used after the ` +
+          `quiet gate passed; back to the quiet gate`,
       );
       decision = await passQuietGate(memory);
     }
@@ -398,7 +403,8 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
       status.quietCheck = gate.view;
       if (gate.view.method === 'overlap-window' && !status.notes.some((n) => n.startsWith('no last-use'))) {
         status.notes.push(
-          `no last-use information on the platform: waiting the overlap window of ${t.overlapWindow} after deploy instead of a quiet check`,
+          `no last-use information on the platform: waiting the overlap window of ` +
+            `${t.overlapWindow} after deploy instead of a quiet check`,
         );
       }
       if (gate.kind === 'quiet') return { kind: 'revoke', by: null, observed: gate.observed };
@@ -411,7 +417,10 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
         );
         show(
           'held',
-          `${gate.view.verdict}. \`tenantctl rotation revoke-anyway ${externalRef} --slot ${slot} --operator <you> --reason "..."\` (update revokeAnyway) revokes the old key anyway; \`tenantctl rotation abort ...\` (update abortRotation) keeps it and revokes the new key`,
+          `${gate.view.verdict}. \`tenantctl rotation revoke-anyway ${externalRef} --slot ` +
+            `${slot} --operator <you> --reason "..."\` (update revokeAnyway) revokes the old ` +
+            `key anyway; \`tenantctl rotation abort ...\` (update abortRotation) keeps it and ` +
+            `revokes the new key`,
         );
         await tellParent('held');
         await condition(() => signals.decision !== undefined || status.emergency);

@@ -41,7 +41,8 @@ export async function writeKeyToProjectEnv(
   if (projects.length + unchanged.length === 0) {
     throw activityFailure(
       FailureCode.DEPLOY_TARGET_MISSING,
-      `no project of sub-account ${target.subaccountId} defines ${target.variable}: name a project for the project-env deployer`,
+      `no project of sub-account ${target.subaccountId} defines ${target.variable}: ` +
+        `name a project for the project-env deployer`,
     );
   }
   return { projects, unchanged };

@@ -75,7 +75,8 @@ export function createDriftCheckActivities(deps: ActivityDeps) {
           : await listTenants(pool, { limit: input.limit, ...(input.after ? { after: input.after } : {}) });
         if (input.externalRef && input.after !== null) return [];
         const { rows: listed } = await pool.query<{ id: string }>(
-          `SELECT subaccount_id AS id FROM drift_subaccount_snapshot WHERE check_id = $1::bigint AND subaccount_id = ANY($2::text[]) AND status <> 'closed'`,
+          `SELECT subaccount_id AS id FROM drift_subaccount_snapshot WHERE check_id = ` +
+            `$1::bigint AND subaccount_id = ANY($2::text[]) AND status <> 'closed'`,
           [input.checkId, rows.map((r) => r.subaccountId).filter((id) => id !== null)],
         );
         const live = new Set(listed.map((r) => r.id));

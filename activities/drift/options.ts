@@ -86,7 +86,8 @@ export const driftConfigShape = {
         .default(''),
     )
     .describe(
-      `Drift fixes, comma-separated kind=report|fix (default: report everything). Fixable: ${Object.keys(FIX_OF_KIND).join(', ')}.`,
+      `Drift fixes, comma-separated kind=report|fix (default: report everything). ` +
+        `Fixable: ${Object.keys(FIX_OF_KIND).join(', ')}.`,
     ),
   DRIFT_QUIET_PERIOD: durationText('24h').describe(
     'An orphan key of ours is revoked by the drift fix only after no use for this long.',

@@ -12,7 +12,9 @@ export async function runningTenantWorkflows(
 ): Promise<Array<{ externalRef: string; reason: string }>> {
   if (refs.length === 0) return [];
   // External refs are [A-Za-z0-9._:-] (validated everywhere), so quoting them needs no escaping.
-  const query = `ExecutionStatus = "Running" AND WorkflowType IN (${TENANT_WORKFLOW_TYPES.map((t) => `"${t}"`).join(', ')}) AND TenantExternalRef IN (${refs.map((r) => `"${r}"`).join(', ')})`;
+  const query =
+    `ExecutionStatus = "Running" AND WorkflowType IN (${TENANT_WORKFLOW_TYPES.map((t) => `"${t}"`).join(', ')}) ` +
+    `AND TenantExternalRef IN (${refs.map((r) => `"${r}"`).join(', ')})`;
   const found: Array<{ externalRef: string; reason: string }> = [];
   for await (const execution of client.workflow.list({ query })) {
     const externalRef = execution.typedSearchAttributes.get(tenantExternalRefKey);

@@ -28,7 +28,8 @@ export async function verifyOnboardings(
     const transfers = transfersBySub.get(sub.id) ?? [];
     if (transfers.length !== 1 || transfers[0]!.amountMicroUsd !== fundingMicroUsd) {
       violations.push(
-        `${ref}: ${transfers.length} transfers (${transfers.map((t) => t.amountMicroUsd).join(', ')}) (expected 1 of ${fundingMicroUsd})`,
+        `${ref}: ${transfers.length} transfers (${transfers.map((t) => t.amountMicroUsd).join(', ')}) ` +
+          `(expected 1 of ${fundingMicroUsd})`,
       );
     }
     const keys = activeKeysBySub.get(sub.id) ?? [];

@@ -41,7 +41,8 @@ export async function checkRecords(
   ).rows;
   const intents = (
     await pool.query<IntentRow>(
-      'SELECT external_ref, state, amount_micro_usd::text AS amount, idempotency_key FROM transfer_intents WHERE external_ref LIKE $1::text',
+      'SELECT external_ref, state, amount_micro_usd::text AS amount, idempotency_key ' +
+        'FROM transfer_intents WHERE external_ref LIKE $1::text',
       [like],
     )
   ).rows;
@@ -105,7 +106,8 @@ export function compareRecords(
       created.violations.push(`${ref}: our record names ${row.subaccount_id}, which the platform does not have`);
     if (onboarded.has(ref) && (subs.length !== 1 || row?.subaccount_id !== subs[0]!.id))
       created.violations.push(
-        `${ref}: onboarded, but records say ${row?.subaccount_id ?? 'no sub-account'} and the platform has ${subs.length}`,
+        `${ref}: onboarded, but records say ${row?.subaccount_id ?? 'no sub-account'} and ` +
+          `the platform has ${subs.length}`,
       );
 
     const sub = subs.find((s) => s.id === row?.subaccount_id) ?? subs[0];
@@ -119,7 +121,9 @@ export function compareRecords(
       sum(simTransfers.map((t) => t.amountMicroUsd)) !== sum(succeeded.map((i) => i.amount))
     ) {
       transfers.violations.push(
-        `${ref}: platform has ${simTransfers.length} transfer(s) summing ${sum(simTransfers.map((t) => t.amountMicroUsd))}; our succeeded intents: ${succeeded.length} summing ${sum(succeeded.map((i) => i.amount))}`,
+        `${ref}: platform has ${simTransfers.length} transfer(s) summing ` +
+          `${sum(simTransfers.map((t) => t.amountMicroUsd))}; our succeeded intents: ` +
+          `${succeeded.length} summing ${sum(succeeded.map((i) => i.amount))}`,
       );
     }
     for (const t of simTransfers) {
@@ -159,13 +163,16 @@ export function compareRecords(
     if (inFlight.has(ref)) {
       if (simActive.length > want + 1 || simActive.some((k) => !recordedAtAll(k)) || ourActive.length > want + 1)
         activeKeys.violations.push(
-          `${ref} (${expected}, operation in flight at the deadline): ${simActive.length} active key(s) on the platform [${simActive.map((k) => `${k.id} ${k.name}`).join(', ')}], ${ourActive.length} in our records`,
+          `${ref} (${expected}, operation in flight at the deadline): ${simActive.length} ` +
+            `active key(s) on the platform [${simActive.map((k) => `${k.id} ${k.name}`).join(', ')}], ` +
+            `${ourActive.length} in our records`,
         );
       continue;
     }
     if (simActive.length !== want || ourActive.length !== want) {
       activeKeys.violations.push(
-        `${ref} (${expected}): ${simActive.length} active key(s) on the platform [${simActive.map((k) => `${k.id} ${k.name}`).join(', ')}], ${ourActive.length} in our records`,
+        `${ref} (${expected}): ${simActive.length} active key(s) on the platform [${simActive.map((k) => `${k.id} ${k.name}`).join(', ')}], ` +
+          `${ourActive.length} in our records`,
       );
     }
     for (const key of sim.apiKeys.filter((k) => k.subaccountId === sub.id)) {
@@ -195,7 +202,8 @@ export async function checkTokensInRecords(pool: Pool): Promise<InvariantResult>
   const result = invariant('no token in our records');
   for (const table of ['tenants', 'transfer_intents', 'tenant_keys', 'key_secrets', 'key_rotations', 'audit_log']) {
     const { rows } = await pool.query<{ total: string; leaks: string }>(
-      `SELECT count(*)::text AS total, count(*) FILTER (WHERE t::text ~ 'svsk_[A-Za-z0-9]')::text AS leaks FROM ${table} t`,
+      `SELECT count(*)::text AS total, count(*) FILTER (WHERE t::text ~ ` +
+        `'svsk_[A-Za-z0-9]')::text AS leaks FROM ${table} t`,
     );
     result.checked += Number(rows[0]!.total);
     if (Number(rows[0]!.leaks) > 0)

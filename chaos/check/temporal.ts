@@ -75,7 +75,10 @@ async function liveReason(client: Client, run: WorkflowExecutionInfo): Promise<s
   const queryName = STATUS_QUERY[run.type];
   const status = queryName ? await handle.query<{ stage?: string; waitingFor?: string | null }>(queryName) : undefined;
   if (!status?.stage || !metadata.currentDetails)
-    return `no stage or current details (stage ${status?.stage ?? 'none'}, details ${metadata.currentDetails ? 'set' : 'empty'})`;
+    return (
+      `no stage or current details (stage ${status?.stage ?? 'none'}, details ` +
+      `${metadata.currentDetails ? 'set' : 'empty'})`
+    );
   return `stage ${status.stage}${status.waitingFor ? `, waiting: ${status.waitingFor}` : ''}`;
 }
 

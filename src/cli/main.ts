@@ -56,7 +56,8 @@ program
 program
   .command('setup')
   .description(
-    "register the namespace (when missing) and the project's search attributes on a self-hosted Temporal cluster (idempotent)",
+    "register the namespace (when missing) and the project's search attributes on a " +
+      'self-hosted Temporal cluster (idempotent)',
   )
   .action(async () =>
     withRuntime(async (runtime) => {
@@ -115,7 +116,8 @@ secrets
         `tenant tokens: ${report.tokens.resealed} ${verb}, ${report.tokens.current} already under ${keys.current.id}`,
       );
       console.log(
-        `webhook secrets: ${report.webhookSecrets.resealed} ${verb}, ${report.webhookSecrets.current} already under ${keys.current.id}`,
+        `webhook secrets: ${report.webhookSecrets.resealed} ${verb}, ` +
+          `${report.webhookSecrets.current} already under ${keys.current.id}`,
       );
       if (opts.check && report.tokens.resealed + report.webhookSecrets.resealed > 0) process.exitCode = 1;
     }),

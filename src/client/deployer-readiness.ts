@@ -38,7 +38,8 @@ export function assertDeployerReady(
   const kind = input.deployer?.kind ?? readiness.defaultDeployer;
   if (kind === 'notify' && !readiness.notifyConfigured) {
     throw new DeployerNotConfiguredError(
-      'the notify deployer is not configured (set ROTATION_NOTIFY_URL and ROTATION_NOTIFY_SECRET), or choose the project-env deployer: nothing was started',
+      'the notify deployer is not configured (set ROTATION_NOTIFY_URL and ' +
+        'ROTATION_NOTIFY_SECRET), or choose the project-env deployer: nothing was started',
     );
   }
 }

@@ -88,7 +88,8 @@ function outcomeOf(result: unknown): string | null {
 export function formatLastRun(run: LastRun): string[] {
   const name = run.slot ? `${run.kind} ${run.slot}` : run.kind;
   const lines = [
-    `last ${name}: ${run.status}${run.outcome ? ` (${run.outcome})` : ''} [${run.workflowId}] started ${run.startedAt}${run.closedAt ? `, ended ${run.closedAt}` : ''}`,
+    `last ${name}: ${run.status}${run.outcome ? ` (${run.outcome})` : ''} [${run.workflowId}] ` +
+      `started ${run.startedAt}${run.closedAt ? `, ended ${run.closedAt}` : ''}`,
   ];
   if (run.failure) {
     lines.push(`  failed: ${run.failure.message}${run.failure.type ? ` [${run.failure.type}]` : ''}`);

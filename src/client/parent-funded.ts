@@ -26,7 +26,8 @@ export async function declareParentFunded(
   });
   const retried: string[] = [];
   const refused: string[] = [];
-  const query = `WorkflowType = 'fundTenant' AND ExecutionStatus = 'Running' AND TenantStatus = 'waiting_for_parent_funds'`;
+  const query =
+    `WorkflowType = 'fundTenant' AND ExecutionStatus = 'Running' AND TenantStatus = ` + `'waiting_for_parent_funds'`;
   for await (const run of deps.client.workflow.list({ query })) {
     try {
       await sendDecision(deps.client, run.workflowId, topUpParentFundedUpdate, by);

@@ -60,14 +60,16 @@ export function formatRotationSection(section: RotationSection): string[] {
   const lines: string[] = [];
   for (const r of section.rotations) {
     lines.push(
-      `rotation ${r.slot} g${r.fromGeneration}→g${r.toGeneration}: ${r.state}${r.emergency ? ' (emergency)' : ''} [${r.workflowId}]`,
+      `rotation ${r.slot} g${r.fromGeneration}→g${r.toGeneration}: ${r.state}${r.emergency ? ' (emergency)' : ''} ` +
+        `[${r.workflowId}]`,
     );
     if (r.live) {
       lines.push(`  stage: ${r.live.stage}${r.live.heldReason ? ` (held: ${r.live.heldReason})` : ''}`);
       if (r.live.quietCheck) lines.push(`  quiet check: ${r.live.quietCheck.verdict}`);
       for (const k of r.live.activeKeys ?? [])
         lines.push(
-          `  active key ${k.id}: last used ${k.lastUseKnown ? (k.lastUsedAt ?? 'never') : 'not shown'}${k.isCurrentKeyOfSlot ? ' (being rotated)' : k.looksUnused ? ' (looks unused)' : ''}`,
+          `  active key ${k.id}: last used ` +
+            `${k.lastUseKnown ? (k.lastUsedAt ?? 'never') : 'not shown'}${k.isCurrentKeyOfSlot ? ' (being rotated)' : k.looksUnused ? ' (looks unused)' : ''}`,
         );
       for (const note of r.live.notes) lines.push(`  note: ${note}`);
       if (r.live.waitingFor) lines.push(`  waiting: ${r.live.waitingFor}`);

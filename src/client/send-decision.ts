@@ -46,5 +46,8 @@ export async function sendDecision<Decision>(
 
 /** One line for the operator: what the decision did or will do. */
 export function describeAnswer(workflowId: string, name: string, answer: DecisionAnswer): string {
-  return `${name} accepted by ${workflowId} (now ${answer.stage}${answer.transferState ? `, transfer ${answer.transferState}` : ''}): ${answer.effect}`;
+  return (
+    `${name} accepted by ${workflowId} (now ${answer.stage}${answer.transferState ? `, transfer ${answer.transferState}` : ''}): ` +
+    `${answer.effect}`
+  );
 }

@@ -36,7 +36,8 @@ export async function getDriftCheck(db: Queryable, id: string): Promise<DriftChe
 
 export async function finishDriftCheck(db: Queryable, id: string, summary: Record<string, unknown>): Promise<void> {
   await db.query(
-    `UPDATE drift_checks SET state = 'completed', summary = $2::jsonb, finished_at = coalesce(finished_at, now()) WHERE id = $1::bigint`,
+    `UPDATE drift_checks SET state = 'completed', summary = $2::jsonb, finished_at = ` +
+      `coalesce(finished_at, now()) WHERE id = $1::bigint`,
     [id, JSON.stringify(summary)],
   );
 }
@@ -88,7 +89,8 @@ export async function listUnownedSnapshot(db: Queryable, checkId: string): Promi
     `SELECT s.subaccount_id AS "subaccountId", s.external_ref AS "externalRef", s.status, s.raw_status AS "rawStatus"
        FROM drift_subaccount_snapshot s
       WHERE s.check_id = $1::bigint AND s.status <> 'closed'
-        AND NOT EXISTS (SELECT 1 FROM tenants t WHERE t.external_ref = s.external_ref OR t.subaccount_id = s.subaccount_id)
+        AND NOT EXISTS (SELECT 1 FROM tenants t WHERE t.external_ref = s.external_ref OR 
+          t.subaccount_id = s.subaccount_id)
       ORDER BY s.subaccount_id`,
     [checkId],
   );
@@ -105,7 +107,8 @@ export async function listBusyFromRecords(
   refs: string[],
 ): Promise<Array<{ externalRef: string; reason: string }>> {
   const { rows } = await db.query<{ externalRef: string; reason: string }>(
-    `SELECT external_ref AS "externalRef", 'open key rotation (' || slot || ', ' || state || ') in our records' AS reason
+    `SELECT external_ref AS "externalRef", 'open key rotation (' || slot || ', ' || state || ') in our records'
+      AS reason
        FROM key_rotations WHERE external_ref = ANY($1::text[]) AND state IN ('running', 'held', 'key_limit')
      UNION ALL
      SELECT external_ref, 'record is ' || status FROM tenants WHERE external_ref = ANY($1::text[]) AND status = 'closing'`,

@@ -53,7 +53,8 @@ export async function upsertFinding(
         subaccount_id = EXCLUDED.subaccount_id,
         evidence = EXCLUDED.evidence,
         last_seen = now(),
-        seen_count = drift_findings.seen_count + CASE WHEN drift_findings.last_check_id = EXCLUDED.last_check_id THEN 0 ELSE 1 END,
+        seen_count = drift_findings.seen_count + CASE WHEN drift_findings.last_check_id = EXCLUDED.last_check_id
+          THEN 0 ELSE 1 END,
         last_check_id = EXCLUDED.last_check_id,
         status = 'open',
         resolved_at = NULL,
@@ -97,7 +98,8 @@ export async function resolveUnseenUnowned(db: Queryable, checkId: string): Prom
 /** Marks a finding fixed; only the first caller gets the row (the fix is applied and audited once). */
 export async function markFindingFixed(db: Queryable, id: string, fix: string): Promise<DriftFindingRow | undefined> {
   const { rows } = await db.query<DriftFindingRow>(
-    `UPDATE drift_findings SET status = 'resolved', resolution = 'fixed', resolved_at = now(), fix = $2::text, fixed_at = now()
+    `UPDATE drift_findings SET status = 'resolved', resolution = 'fixed', resolved_at = now(), fix = $2::text,
+      fixed_at = now()
       WHERE id = $1::bigint AND fixed_at IS NULL AND status = 'open'
       RETURNING ${COLUMNS}`,
     [id, fix],

@@ -39,10 +39,13 @@ export async function upsertFundingPolicy(
   },
 ): Promise<FundingPolicyRow> {
   const { rows } = await db.query<FundingPolicyRow>(
-    `INSERT INTO funding_policies (external_ref, below_micro_usd, to_micro_usd, max_per_day_micro_usd, max_per_month_micro_usd, updated_by)
+    `INSERT INTO funding_policies (external_ref, below_micro_usd, to_micro_usd, max_per_day_micro_usd,
+      max_per_month_micro_usd, updated_by)
      VALUES ($1::text, $2::numeric, $3::numeric, $4::numeric, $5::numeric, $6::text)
-     ON CONFLICT (external_ref) DO UPDATE SET below_micro_usd = EXCLUDED.below_micro_usd, to_micro_usd = EXCLUDED.to_micro_usd,
-       max_per_day_micro_usd = EXCLUDED.max_per_day_micro_usd, max_per_month_micro_usd = EXCLUDED.max_per_month_micro_usd,
+     ON CONFLICT (external_ref) DO UPDATE SET
+       below_micro_usd = EXCLUDED.below_micro_usd, to_micro_usd = EXCLUDED.to_micro_usd,
+       max_per_day_micro_usd = EXCLUDED.max_per_day_micro_usd,
+       max_per_month_micro_usd = EXCLUDED.max_per_month_micro_usd,
        updated_by = EXCLUDED.updated_by, updated_at = now()
      RETURNING ${POLICY_COLUMNS}`,
     [
@@ -101,7 +104,8 @@ export async function setParentDailyCap(
   updatedBy: string,
 ): Promise<FundingParentRow> {
   const { rows } = await db.query<FundingParentRow>(
-    `UPDATE funding_parent SET max_per_day_micro_usd = $1::numeric, updated_by = $2::text, updated_at = now() WHERE id RETURNING ${PARENT_COLUMNS}`,
+    `UPDATE funding_parent SET max_per_day_micro_usd = $1::numeric, updated_by = ` +
+      `$2::text, updated_at = now() WHERE id RETURNING ${PARENT_COLUMNS}`,
     [maxPerDayMicroUsd, updatedBy],
   );
   return rows[0]!;
@@ -111,8 +115,10 @@ export async function setParentDailyCap(
 export async function setParentInsufficient(db: Queryable, insufficient: boolean, updatedBy: string): Promise<boolean> {
   const { rowCount } = await db.query(
     insufficient
-      ? `UPDATE funding_parent SET insufficient_since = now(), updated_by = $1::text, updated_at = now() WHERE id AND insufficient_since IS NULL`
-      : `UPDATE funding_parent SET insufficient_since = NULL, updated_by = $1::text, updated_at = now() WHERE id AND insufficient_since IS NOT NULL`,
+      ? `UPDATE funding_parent SET insufficient_since = now(), updated_by = $1::text, ` +
+          `updated_at = now() WHERE id AND insufficient_since IS NULL`
+      : `UPDATE funding_parent SET insufficient_since = NULL, updated_by = $1::text, ` +
+          `updated_at = now() WHERE id AND insufficient_since IS NOT NULL`,
     [updatedBy],
   );
   return (rowCount ?? 0) > 0;

@@ -58,7 +58,8 @@ export async function findOpenRotation(
   slot: string,
 ): Promise<KeyRotationRow | undefined> {
   const { rows } = await db.query<KeyRotationRow>(
-    `SELECT ${COLUMNS} FROM key_rotations WHERE external_ref = $1::text AND slot = $2::text AND state IN ('running', 'held', 'key_limit')`,
+    `SELECT ${COLUMNS} FROM key_rotations WHERE external_ref = $1::text AND slot = ` +
+      `$2::text AND state IN ('running', 'held', 'key_limit')`,
     [externalRef, slot],
   );
   return rows[0];
@@ -78,7 +79,8 @@ export async function insertRotation(
   },
 ): Promise<KeyRotationRow> {
   const { rows } = await db.query<KeyRotationRow>(
-    `INSERT INTO key_rotations (external_ref, slot, from_generation, to_generation, state, emergency, deployer, workflow_id, run_id)
+    `INSERT INTO key_rotations (external_ref, slot, from_generation, to_generation, state, emergency, deployer,
+      workflow_id, run_id)
      VALUES ($1::text, $2::text, $3::int, $4::int, 'running', $5::boolean, $6::text, $7::text, $8::text)
      RETURNING ${COLUMNS}`,
     [
@@ -102,7 +104,8 @@ export async function adoptRotation(
   owner: { workflowId: string; runId: string | null; emergency: boolean },
 ): Promise<KeyRotationRow> {
   const { rows } = await db.query<KeyRotationRow>(
-    `UPDATE key_rotations SET workflow_id = $2::text, run_id = $3::text, emergency = emergency OR $4::boolean, updated_at = now()
+    `UPDATE key_rotations SET workflow_id = $2::text, run_id = $3::text, emergency = emergency OR $4::boolean,
+      updated_at = now()
       WHERE id = $1::bigint RETURNING ${COLUMNS}`,
     [id, owner.workflowId, owner.runId, owner.emergency],
   );
@@ -150,7 +153,8 @@ export async function updateRotation(
 
 export async function listOpenRotations(db: Queryable, externalRef: string): Promise<KeyRotationRow[]> {
   const { rows } = await db.query<KeyRotationRow>(
-    `SELECT ${COLUMNS} FROM key_rotations WHERE external_ref = $1::text AND state IN ('running', 'held', 'key_limit') ORDER BY id`,
+    `SELECT ${COLUMNS} FROM key_rotations WHERE external_ref = $1::text AND state IN ` +
+      `('running', 'held', 'key_limit') ORDER BY id`,
     [externalRef],
   );
   return rows;
@@ -158,7 +162,8 @@ export async function listOpenRotations(db: Queryable, externalRef: string): Pro
 
 export async function listRotations(db: Queryable, externalRef: string, limit = 20): Promise<KeyRotationRow[]> {
   const { rows } = await db.query<KeyRotationRow>(
-    `SELECT ${COLUMNS} FROM (SELECT * FROM key_rotations WHERE external_ref = $1::text ORDER BY id DESC LIMIT $2::int) recent ORDER BY id`,
+    `SELECT ${COLUMNS} FROM (SELECT * FROM key_rotations WHERE external_ref = ` +
+      `$1::text ORDER BY id DESC LIMIT $2::int) recent ORDER BY id`,
     [externalRef, limit],
   );
   return rows;

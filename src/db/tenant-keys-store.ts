@@ -60,7 +60,8 @@ export async function storeIssuedKey(
        INSERT INTO key_secrets (tenant_key_id, master_key_id, sealed) VALUES ($1::bigint, $4::text, $5::text)
        ON CONFLICT (tenant_key_id) DO NOTHING RETURNING tenant_key_id
      ), changed AS (
-       UPDATE tenant_keys SET platform_key_id = $2::text, fingerprint = $3::text, status = 'active', activated_at = now(), updated_at = now()
+       UPDATE tenant_keys SET platform_key_id = $2::text, fingerprint = $3::text, status = 'active',
+         activated_at = now(), updated_at = now()
         WHERE id = $1::bigint AND status = 'creating' RETURNING id
      ), audited AS (${auditFrom('changed', 6)})
      SELECT (SELECT count(*) FROM secret) AS secrets, (SELECT count(*) FROM changed) AS changed`,
@@ -86,7 +87,8 @@ export async function findKeyWithSecret(
 /** Marks a key verified, with its audit row, the first time only. */
 export async function markKeyVerifiedAudited(db: Queryable, id: string, audit: AuditEntry): Promise<void> {
   await db.query(
-    `WITH changed AS (UPDATE tenant_keys SET verified_at = now() WHERE id = $1::bigint AND verified_at IS NULL RETURNING id),
+    `WITH changed AS (UPDATE tenant_keys SET verified_at = now() WHERE id = $1::bigint AND verified_at IS NULL
+      RETURNING id),
           audited AS (${auditFrom('changed', 2)})
      SELECT count(*) FROM changed`,
     [id, ...auditParams(audit)],
@@ -143,7 +145,8 @@ export async function beginKeyCreateAttempt(db: Queryable, id: string, namePrefi
 /** The newest generation recorded for a slot (any status), 0 when the slot has none. */
 export async function findMaxGeneration(db: Queryable, externalRef: string, slot: string): Promise<number> {
   const { rows } = await db.query<{ generation: number }>(
-    `SELECT coalesce(max(generation), 0)::int AS generation FROM tenant_keys WHERE external_ref = $1::text AND slot = $2::text`,
+    `SELECT coalesce(max(generation), 0)::int AS generation FROM tenant_keys WHERE ` +
+      `external_ref = $1::text AND slot = $2::text`,
     [externalRef, slot],
   );
   return rows[0]!.generation;

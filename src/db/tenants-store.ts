@@ -86,7 +86,8 @@ export async function listTenants(
   options: { limit?: number; after?: string } = {},
 ): Promise<TenantRow[]> {
   const { rows } = await db.query<TenantRow>(
-    `SELECT ${COLUMNS} FROM tenants WHERE ($1::text IS NULL OR external_ref > $1::text) ORDER BY external_ref LIMIT $2::int`,
+    `SELECT ${COLUMNS} FROM tenants WHERE ($1::text IS NULL OR external_ref > ` +
+      `$1::text) ORDER BY external_ref LIMIT $2::int`,
     [options.after ?? null, options.limit ?? 100],
   );
   return rows;
@@ -168,7 +169,8 @@ export async function recordSubaccountAudited(
 ): Promise<void> {
   await db.query(
     `WITH changed AS (
-       UPDATE tenants SET subaccount_id = $2::text, status = CASE WHEN status = 'creating' THEN 'created' ELSE status END, updated_at = now()
+       UPDATE tenants SET subaccount_id = $2::text, 
+         status = CASE WHEN status = 'creating' THEN 'created' ELSE status END, updated_at = now()
         WHERE external_ref = $1::text AND (subaccount_id IS NULL OR subaccount_id = $2::text)
         RETURNING external_ref
      ), audited AS (${auditFrom('changed', 3)})

@@ -84,8 +84,10 @@ export async function reserveTopUp(
   };
   const { rows } = await tx.query<TransferIntentRow>(
     `WITH changed AS (
-       INSERT INTO transfer_intents (external_ref, purpose, amount_micro_usd, idempotency_key, state, attempts, kind, caller_key, requested_by, reason, reserved_on, failure_code)
-       VALUES ($1::text, $2::text, $3::numeric, $4::text, $5::text, 1, $6::text, $7::text, $8::text, $9::text, (now() AT TIME ZONE 'UTC')::date, $10::text)
+       INSERT INTO transfer_intents (external_ref, purpose, amount_micro_usd, idempotency_key, state, attempts, kind,
+         caller_key, requested_by, reason, reserved_on, failure_code)
+       VALUES ($1::text, $2::text, $3::numeric, $4::text, $5::text, 1, $6::text, $7::text, $8::text, $9::text,
+         (now() AT TIME ZONE 'UTC')::date, $10::text)
        RETURNING ${TRANSFER_INTENT_COLUMNS}
      ), audited AS (${auditFrom('changed', 11)})
      SELECT * FROM changed`,
@@ -131,7 +133,8 @@ export async function capUsage(
 ): Promise<{ tenantDay: bigint; tenantMonth: bigint; parentDay: bigint }> {
   const { rows } = await db.query<{ tenantDay: string; tenantMonth: string; parentDay: string }>(
     `WITH today AS (SELECT (now() AT TIME ZONE 'UTC')::date AS d)
-     SELECT coalesce(sum(amount_micro_usd) FILTER (WHERE external_ref = $1::text AND reserved_on = today.d), 0)::text AS "tenantDay",
+     SELECT coalesce(sum(amount_micro_usd) FILTER (WHERE external_ref = $1::text AND reserved_on = today.d), 0)::text
+       AS "tenantDay",
             coalesce(sum(amount_micro_usd) FILTER (WHERE external_ref = $1::text), 0)::text AS "tenantMonth",
             coalesce(sum(amount_micro_usd) FILTER (WHERE reserved_on = today.d), 0)::text AS "parentDay"
        FROM transfer_intents, today
@@ -164,7 +167,8 @@ async function capRefusing(
 async function transfersMovedSince(tx: PoolClient, externalRef: string, since: string | null): Promise<boolean> {
   const { rows } = await tx.query(
     `SELECT 1 FROM transfer_intents
-      WHERE external_ref = $1::text AND (state IN ('pending', 'unknown', 'needs_operator') OR ($2::timestamptz IS NOT NULL AND updated_at >= $2::timestamptz))
+      WHERE external_ref = $1::text AND (state IN ('pending', 'unknown', 'needs_operator') 
+        OR ($2::timestamptz IS NOT NULL AND updated_at >= $2::timestamptz))
       LIMIT 1`,
     [externalRef, since],
   );

@@ -129,7 +129,8 @@ export async function updateTransferIntent(
         resolution = coalesce($6::text, resolution),
         idempotency_key = coalesce($7::text, idempotency_key),
         attempts = attempts + CASE WHEN $7::text IS NULL THEN 0 ELSE 1 END,
-        unknown_since = CASE WHEN $3::text IN ('unknown', 'needs_operator') THEN coalesce(unknown_since, now()) ELSE NULL END,
+        unknown_since = CASE WHEN $3::text IN ('unknown', 'needs_operator') 
+          THEN coalesce(unknown_since, now()) ELSE NULL END,
         updated_at = now()
       WHERE id = $1::bigint AND state = ANY($2::text[])
       RETURNING ${COLUMNS})${audit ? `, audited AS (${auditFrom('changed', 8)})` : ''}

@@ -117,7 +117,8 @@ export async function updateRegistrationFields(
   change: { label?: string; events?: string[] },
 ): Promise<void> {
   await db.query(
-    `UPDATE webhook_registrations SET label = coalesce($2::text, label), events = coalesce($3::text[], events), updated_at = now()
+    `UPDATE webhook_registrations SET label = coalesce($2::text, label), events = coalesce($3::text[], events),
+      updated_at = now()
       WHERE id = $1::text`,
     [id, change.label ?? null, change.events ?? null],
   );
@@ -137,7 +138,8 @@ export async function insertPendingSecret(
   input: { registrationId: string; generation: number; sealed: string },
 ): Promise<void> {
   await db.query(
-    `INSERT INTO webhook_secrets (registration_id, generation, state, sealed) VALUES ($1::text, $2::int, 'pending', $3::text)`,
+    `INSERT INTO webhook_secrets (registration_id, generation, state, sealed) VALUES ` +
+      `($1::text, $2::int, 'pending', $3::text)`,
     [input.registrationId, input.generation, input.sealed],
   );
 }
@@ -155,7 +157,8 @@ export async function promoteSecret(
     [registrationId, generation],
   );
   await db.query(
-    `UPDATE webhook_secrets SET state = 'current', webhook_id = $3::text WHERE registration_id = $1::text AND generation = $2::int`,
+    `UPDATE webhook_secrets SET state = 'current', webhook_id = $3::text WHERE ` +
+      `registration_id = $1::text AND generation = $2::int`,
     [registrationId, generation, webhookId],
   );
 }

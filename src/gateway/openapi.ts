@@ -32,7 +32,9 @@ const authErrors = { '401': errorResponse('Missing or unknown bearer token (UNAU
 const lifecycle = (action: string, workflowType: string, body?: unknown) => ({
   post: {
     summary: `Start ${workflowType} for a tenant of ours`,
-    description: `Starts (or joins) the ${workflowType} workflow. The external ref is mapped through our ownership records first: an unknown one is 404 and nothing starts.`,
+    description:
+      `Starts (or joins) the ${workflowType} workflow. The external ref is mapped ` +
+      `through our ownership records first: an unknown one is 404 and nothing starts.`,
     operationId: `${action}Tenant`,
     security: [{ bearer: [] }],
     parameters: [externalRefParam],
@@ -48,7 +50,8 @@ const lifecycle = (action: string, workflowType: string, body?: unknown) => ({
       ...authErrors,
       '404': errorResponse('No such tenant in our records (TENANT_NOT_FOUND).'),
       '409': errorResponse(
-        'The tenant has no sub-account yet (TENANT_NOT_PROVISIONED), or, for rotate, is closing or closed (TENANT_CLOSED).',
+        'The tenant has no sub-account yet (TENANT_NOT_PROVISIONED), or, for rotate, is ' +
+          'closing or closed (TENANT_CLOSED).',
       ),
       '415': errorResponse('The body is not JSON (UNSUPPORTED_MEDIA_TYPE).'),
       ...(action === 'rotate'
@@ -68,7 +71,9 @@ export const openApiDocument = {
     title: 'Tenant provisioning gateway',
     version: '1.0.0',
     description:
-      'Trigger and status API for signup backends, the registry webhook receiver, and the Temporal payload codec endpoint. Every error is `{ error: { code, message, fields? }, meta: { requestId } }`.',
+      'Trigger and status API for signup backends, the registry webhook receiver, and ' +
+      'the Temporal payload codec endpoint. Every error is `{ error: { code, message, ' +
+      'fields? }, meta: { requestId } }`.',
   },
   components: {
     securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
@@ -139,7 +144,10 @@ export const openApiDocument = {
       TenantStatus: {
         type: 'object',
         description:
-          'Our records, the onboarding progress, and `lastRuns`: the last run of each kind (onboard, rotate per slot, suspend, resume, close) with `status`, `outcome` and, for a run that did not complete, `failure: { message, type, causes }`. Never a secret: keys appear as id and fingerprint.',
+          'Our records, the onboarding progress, and `lastRuns`: the last run of each kind ' +
+          '(onboard, rotate per slot, suspend, resume, close) with `status`, `outcome` and, ' +
+          'for a run that did not complete, `failure: { message, type, causes }`. Never a ' +
+          'secret: keys appear as id and fingerprint.',
       },
       Payloads: {
         type: 'object',
@@ -213,7 +221,9 @@ export const openApiDocument = {
       post: {
         summary: 'Top up the tenant, exactly once per Idempotency-Key',
         description:
-          'Starts fundTenant (id fund:<externalRef>:<key>). The same key and body replay the stored transfer once it settled (kept for good); while it runs, 409 with Retry-After.',
+          'Starts fundTenant (id fund:<externalRef>:<key>). The same key and body replay ' +
+          'the stored transfer once it settled (kept for good); while it runs, 409 with ' +
+          'Retry-After.',
         operationId: 'topUpTenant',
         security: [{ bearer: [] }],
         parameters: [
@@ -242,7 +252,8 @@ export const openApiDocument = {
           ...authErrors,
           '404': errorResponse('No such tenant in our records (TENANT_NOT_FOUND).'),
           '409': errorResponse(
-            'The key is still running (TRANSFER_IN_PROGRESS, with Retry-After), or the tenant is closing/closed (TENANT_CLOSED) or not onboarded (TENANT_NOT_PROVISIONED).',
+            'The key is still running (TRANSFER_IN_PROGRESS, with Retry-After), or the tenant ' +
+              'is closing/closed (TENANT_CLOSED) or not onboarded (TENANT_NOT_PROVISIONED).',
           ),
           '422': errorResponse('The key was used with another amount or reason (IDEMPOTENCY_KEY_REUSED).'),
         },
@@ -316,7 +327,10 @@ export const openApiDocument = {
       post: {
         summary: 'Registry webhook receiver (called by the platform)',
         description:
-          'X-Service-Signature must be sha256= and 64 hex digits: HMAC-SHA256 of the exact body with the webhook secret. The body timestamp must be within the tolerance (default 5 minutes) of our clock. Verified deliveries are recorded once per deliveryId and processed asynchronously.',
+          'X-Service-Signature must be sha256= and 64 hex digits: HMAC-SHA256 of the exact ' +
+          'body with the webhook secret. The body timestamp must be within the tolerance ' +
+          '(default 5 minutes) of our clock. Verified deliveries are recorded once per ' +
+          'deliveryId and processed asynchronously.',
         operationId: 'receiveRegistryDelivery',
         parameters: [{ name: 'registrationId', in: 'path', required: true, schema: { type: 'string' } }],
         requestBody: { required: true, content: json(ref('RegistryDelivery')) },

@@ -34,7 +34,8 @@ export const gatewayConfigShape = {
       ),
     )
     .describe(
-      'Comma-separated bearer tokens of signup backends for /v1 (several, so one can be rotated at a time). Unset: /v1 refuses every call.',
+      'Comma-separated bearer tokens of signup backends for /v1 (several, so one can be ' +
+        'rotated at a time). Unset: /v1 refuses every call.',
     ),
   GATEWAY_CODEC_TOKENS: z
     .preprocess(
@@ -47,7 +48,8 @@ export const gatewayConfigShape = {
       ),
     )
     .describe(
-      'Comma-separated operator bearer tokens for /codec/*. Unset: only loopback clients may use the codec (local Web UI).',
+      'Comma-separated operator bearer tokens for /codec/*. Unset: only loopback ' +
+        'clients may use the codec (local Web UI).',
     ),
   GATEWAY_CODEC_CORS_ORIGINS: z
     .preprocess(
@@ -58,7 +60,8 @@ export const gatewayConfigShape = {
       ),
     )
     .describe(
-      'Comma-separated Web UI origins (scheme://host:port) allowed to call the codec endpoint from a browser. Unset: none ' +
+      'Comma-separated Web UI origins (scheme://host:port) allowed to call the codec ' +
+        'endpoint from a browser. Unset: none ' +
         '(the CLI needs no CORS); `npm start` adds the origin its Web UI really got.',
     ),
   GATEWAY_PUBLIC_URL: z
@@ -99,12 +102,14 @@ export const gatewayConfigShape = {
   GATEWAY_WEBHOOK_TOLERANCE_SECONDS: z
     .preprocess(emptyToUndefined, z.coerce.number().int('must be a whole number').min(30).max(86_400).default(300))
     .describe(
-      "How far a delivery's body timestamp may be from the gateway's clock, either way, before it is refused as a replay (Standard Webhooks: 5 minutes).",
+      "How far a delivery's body timestamp may be from the gateway's clock, either way, " +
+        'before it is refused as a replay (Standard Webhooks: 5 minutes).',
     ),
   GATEWAY_WEBHOOK_INBOX_RETENTION_DAYS: z
     .preprocess(emptyToUndefined, z.coerce.number().int('must be a whole number').min(1).max(3_650).default(30))
     .describe(
-      'Processed webhook inbox rows older than this many days are pruned (batched, every 10 minutes); unprocessed rows are kept.',
+      'Processed webhook inbox rows older than this many days are pruned (batched, ' +
+        'every 10 minutes); unprocessed rows are kept.',
     ),
   PLATFORM_PERSONAL_TOKEN: z
     .preprocess(

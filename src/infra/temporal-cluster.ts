@@ -109,7 +109,8 @@ export async function startTemporalCluster(options: TemporalClusterOptions): Pro
       readyTimeoutMs: 90_000,
     });
     progress(
-      `starting the Temporal server v${TEMPORAL_SERVER_VERSION} on ${address} (${CLUSTER_HISTORY_SHARDS} history shards, log in ${serverLog})`,
+      `starting the Temporal server v${TEMPORAL_SERVER_VERSION} on ${address} (${CLUSTER_HISTORY_SHARDS} ` +
+        `history shards, log in ${serverLog})`,
     );
     await server.start();
     const running = server;
@@ -185,7 +186,8 @@ function setupSchema(
         reject(
           new LauncherError(
             LauncherErrorCode.TEMPORAL_START_FAILED,
-            `Temporal schema setup on port ${postgres.port} failed (exit ${code}): ${lastProblemLine(output) ?? 'no output'}`,
+            `Temporal schema setup on port ${postgres.port} failed (exit ${code}): ` +
+              `${lastProblemLine(output) ?? 'no output'}`,
             output.join('\n'),
           ),
         );

@@ -127,7 +127,8 @@ async function waitUntilReady(
   while (Date.now() < deadline) {
     if (child.exitCode !== null || (child.pid === undefined && output.length > 0)) {
       throw new DevServerError(
-        `Temporal dev server (${child.spawnfile}) exited with code ${child.exitCode}: ${lastProblemLine(output) ?? 'no output'} (TENANTCTL_DEBUG=1 shows its output)`,
+        `Temporal dev server (${child.spawnfile}) exited with code ${child.exitCode}: ` +
+          `${lastProblemLine(output) ?? 'no output'} (TENANTCTL_DEBUG=1 shows its output)`,
         output.join('\n'),
       );
     }
@@ -145,7 +146,8 @@ async function waitUntilReady(
     }
   }
   throw new DevServerError(
-    `Temporal dev server on ${address} was not ready within ${timeoutMs} ms (last error: ${lastError instanceof Error ? lastError.message : String(lastError)}): ` +
+    `Temporal dev server on ${address} was not ready within ${timeoutMs} ms (last ` +
+      `error: ${lastError instanceof Error ? lastError.message : String(lastError)}): ` +
       `${lastProblemLine(output) ?? 'no output'} (TENANTCTL_DEBUG=1 shows its output)`,
     output.join('\n'),
   );

@@ -89,7 +89,8 @@ export class TemporalServerProcess {
       if (child.exitCode !== null || child.signalCode !== null) {
         throw new LauncherError(
           LauncherErrorCode.TEMPORAL_START_FAILED,
-          `Temporal server exited with ${child.exitCode ?? child.signalCode}: ${lastProblemLine(this.#output) ?? 'no output'} (whole log in ${logFile})`,
+          `Temporal server exited with ${child.exitCode ?? child.signalCode}: ` +
+            `${lastProblemLine(this.#output) ?? 'no output'} (whole log in ${logFile})`,
           this.#output.join('\n'),
         );
       }
@@ -108,7 +109,9 @@ export class TemporalServerProcess {
     }
     throw new LauncherError(
       LauncherErrorCode.TEMPORAL_START_FAILED,
-      `Temporal server on ${address} was not ready within ${readyTimeoutMs} ms (last error: ${lastError instanceof Error ? lastError.message : String(lastError)}; log in ${logFile})`,
+      `Temporal server on ${address} was not ready within ${readyTimeoutMs} ms (last ` +
+        `error: ${lastError instanceof Error ? lastError.message : String(lastError)}; ` +
+        `log in ${logFile})`,
       this.#output.join('\n'),
     );
   }

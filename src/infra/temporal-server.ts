@@ -62,7 +62,8 @@ export async function findOrBuildTemporalServer(
   if (!isExecutable(binaries.server) || !isExecutable(binaries.sqlTool)) {
     if (!go)
       throw new TemporalServerBuildError(
-        `no Temporal server in ${dir} and no Go toolchain to build it: install Go, or set TEMPORAL_SERVER_PATH, TEMPORAL_SQL_TOOL_PATH and TEMPORAL_SCHEMA_DIR`,
+        `no Temporal server in ${dir} and no Go toolchain to build it: install Go, or set ` +
+          `TEMPORAL_SERVER_PATH, TEMPORAL_SQL_TOOL_PATH and TEMPORAL_SCHEMA_DIR`,
       );
     await goInstall(go, {
       what: `the Temporal server v${TEMPORAL_SERVER_VERSION} and its SQL tool`,
@@ -85,7 +86,8 @@ export async function findOrBuildTemporalServer(
 function moduleSchemaDir(go: string | undefined, env: Record<string, string | undefined>): string {
   if (!go)
     throw new TemporalServerBuildError(
-      'the Go toolchain is needed to find the server schema files: install Go, or set TEMPORAL_SCHEMA_DIR with the other two',
+      'the Go toolchain is needed to find the server schema files: install Go, or set ' +
+        'TEMPORAL_SCHEMA_DIR with the other two',
     );
   const modCache = execFileSync(go, ['env', 'GOMODCACHE'], {
     env: { ...env, GOTOOLCHAIN: 'local' },

@@ -47,7 +47,8 @@ export async function startTenantctl(options: TenantctlProcessOptions): Promise<
       () =>
         reject(
           fail(
-            `${options.name} did not print "${options.readyLine}" within ${(options.readyTimeoutMs ?? 120_000) / 1000} s`,
+            `${options.name} did not print "${options.readyLine}" within ` +
+              `${(options.readyTimeoutMs ?? 120_000) / 1000} s`,
             tail,
           ),
         ),

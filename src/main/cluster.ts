@@ -17,7 +17,8 @@ if (process.argv.includes('--build-only')) {
     const started = Date.now();
     const built = await findOrBuildTemporalServer({ onProgress: say });
     say(
-      `Temporal server ready in ${Math.round((Date.now() - started) / 1000)} s: ${built.server}, ${built.sqlTool}, schemas in ${built.schemaDir}`,
+      `Temporal server ready in ${Math.round((Date.now() - started) / 1000)} s: ` +
+        `${built.server}, ${built.sqlTool}, schemas in ${built.schemaDir}`,
     );
     process.exit(0);
   } catch (error) {
@@ -33,7 +34,8 @@ await runStackProcess({
     console.log('');
     console.log(`Tenant orchestrator cluster is up (task queue ${config.TEMPORAL_TASK_QUEUE}).`);
     console.log(
-      `  Temporal:   ${stack.temporal.address} (server ${stack.temporal.historyShards} history shards on Postgres; log ${stack.temporal.serverLog})`,
+      `  Temporal:   ${stack.temporal.address} (server ${stack.temporal.historyShards} ` +
+        `history shards on Postgres; log ${stack.temporal.serverLog})`,
     );
     console.log(`  Workers:    ${stack.workers.map((w) => `${w.name} pid ${w.pid}`).join(', ')}`);
     console.log(`  Gateways:   ${stack.gateways.map((g) => g.url).join(', ')}`);

@@ -72,7 +72,8 @@ async function main() {
       const result = await handle.result();
       await fetch(`${simulator}/__sim/faults`, { method: 'DELETE' });
       say(
-        `${input.externalRef}: ${result.status} in ${Date.now() - started} ms — sub-account ${result.subaccountId}, key ${result.fingerprint}`,
+        `${input.externalRef}: ${result.status} in ${Date.now() - started} ms — ` +
+          `sub-account ${result.subaccountId}, key ${result.fingerprint}`,
       );
     }
     const state = (await (await fetch(`${simulator}/__sim/state`)).json()) as SimStateSnapshot;
@@ -93,7 +94,8 @@ async function main() {
     for (const entry of await listAuditForTenant(pool, lossy))
       console.log(`  ${entry.action.padEnd(24)} ${entry.subject ?? ''}`);
     console.log(
-      '\nThe lost transfer was settled under its original idempotency key (one debit); the key whose response was lost was revoked as an orphan and a new one issued.',
+      '\nThe lost transfer was settled under its original idempotency key (one debit); ' +
+        'the key whose response was lost was revoked as an orphan and a new one issued.',
     );
   } finally {
     await pool.end();

@@ -19,7 +19,8 @@ await runStackProcess({
       `  Platform:         ${stack.env.PLATFORM_BASE_URL}${stack.simulatorUrl ? ' (simulator, seeded parent with 1,000 USD paid balance)' : ''}`,
     );
     console.log(
-      `  Gateway:          ${stack.gatewayUrl} (trigger API /v1, webhooks, codec for the Web UI; API token in ${resolve(config.DATA_DIR, 'dev-gateway-token')})`,
+      `  Gateway:          ${stack.gatewayUrl} (trigger API /v1, webhooks, codec for ` +
+        `the Web UI; API token in ${resolve(config.DATA_DIR, 'dev-gateway-token')})`,
     );
     console.log(`  Key rotation:     ${stack.rotation}`);
     console.log(

@@ -100,7 +100,9 @@ export function resourceAuthHeaders(
         // Refused locally (plain JS callers): sending it would be a scope error on a strict platform.
         throw new PlatformInputError({
           code: PlatformErrorCode.INVALID_INPUT,
-          message: `${operation}: a personal token carries no tenant context; address the tenant's project by its id (no subaccountId)`,
+          message:
+            `${operation}: a personal token carries no tenant context; address the tenant's ` +
+            `project by its id (no subaccountId)`,
         });
       }
       return bearer(credentials.personalToken);

@@ -38,7 +38,10 @@ function describe(ctx: RequestContext, failure: HttpFailure): string {
   const detail = failure.platformMessage ?? (failure.bodyText ? failure.bodyText : 'no error body');
   const code = failure.platformCode ? ` ${failure.platformCode}` : '';
   const req = failure.requestId ? ` [${failure.requestId}]` : '';
-  return `${ctx.operation} (${ctx.method} ${ctx.path}) failed: HTTP ${failure.status}${code}: ${safeSnippet(detail)}${req}`;
+  return (
+    `${ctx.operation} (${ctx.method} ${ctx.path}) failed: HTTP ${failure.status}${code}: ` +
+    `${safeSnippet(detail)}${req}`
+  );
 }
 
 // Codes from the contract's Errors table map by code first, whatever the status, so a platform that answers

@@ -130,7 +130,9 @@ export function createTransport(options: TransportOptions): Transport {
     }
     if (!envelope) {
       throw new PlatformProtocolError({
-        message: `${request.operation} (${request.method} ${context.path}): HTTP ${response.status} with a body that is not JSON`,
+        message:
+          `${request.operation} (${request.method} ${context.path}): HTTP ` +
+          `${response.status} with a body that is not JSON`,
         status: response.status,
         requestId,
         method: request.method,

@@ -50,7 +50,9 @@ export function walletMethods(ctx: ClientContext): Pick<PlatformClient, 'getWall
       if (value.amountMicroUsd !== undefined && value.amountMicroUsd !== amountMicroUsd) {
         // A replay answered with a different transfer: this key was used for another operation. Reconcile.
         throw new PlatformIdempotencyConflictError({
-          message: `${operation}: the platform answered idempotency key ${idempotencyKey} with a transfer of ${value.amountMicroUsd}, not ${amountMicroUsd}`,
+          message:
+            `${operation}: the platform answered idempotency key ${idempotencyKey} with a ` +
+            `transfer of ${value.amountMicroUsd}, not ${amountMicroUsd}`,
           requestId,
           method: 'POST',
           path: fillPath(ctx.paths.transfer, { subaccountId }),

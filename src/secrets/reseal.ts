@@ -31,14 +31,16 @@ export async function resealAll(
     const sealed = deps.vault.reseal(row.sealed, tenantTokenAad({ externalRef: row.externalRef, keyId: row.keyId }));
     if (!options.dryRun) {
       await deps.pool.query(
-        `UPDATE key_secrets SET sealed = $2::text, master_key_id = split_part($2::text, '.', 2) WHERE tenant_key_id = $1::bigint AND sealed = $3::text`,
+        `UPDATE key_secrets SET sealed = $2::text, master_key_id = split_part($2::text, ` +
+          `'.', 2) WHERE tenant_key_id = $1::bigint AND sealed = $3::text`,
         [row.id, sealed, row.sealed],
       );
     }
     report.tokens.resealed++;
   }
   const secrets = await deps.pool.query<{ registrationId: string; generation: number; sealed: string }>(
-    `SELECT registration_id AS "registrationId", generation, sealed FROM webhook_secrets ORDER BY registration_id, generation`,
+    `SELECT registration_id AS "registrationId", generation, sealed FROM ` +
+      `webhook_secrets ORDER BY registration_id, generation`,
   );
   for (const row of secrets.rows) {
     if (!deps.vault.needsReseal(row.sealed)) {
@@ -48,7 +50,8 @@ export async function resealAll(
     const sealed = deps.vault.reseal(row.sealed, webhookSecretAad(row));
     if (!options.dryRun) {
       await deps.pool.query(
-        `UPDATE webhook_secrets SET sealed = $3::text WHERE registration_id = $1::text AND generation = $2::int AND sealed = $4::text`,
+        `UPDATE webhook_secrets SET sealed = $3::text WHERE registration_id = $1::text ` +
+          `AND generation = $2::int AND sealed = $4::text`,
         [row.registrationId, row.generation, sealed, row.sealed],
       );
     }

@@ -139,19 +139,23 @@ describe('client against the simulator: the Errors table', () => {
     expect(err).toMatchObject({ code: 'SUBACCOUNT_SCOPE', status: 403, retryable: false });
   });
 
-  it('403 SUBACCOUNT_SCOPE: a tenant key given conflicting context (by a header-adding proxy; the client never sends one)', async () => {
-    const a = await newTenant('A');
-    const b = await newTenant('B');
-    const { token } = await client.createTenantKey({ subaccountId: a.id, name: 'a' });
-    const proxy: typeof fetch = (input, init) => {
-      const headers = new Headers(init?.headers);
-      headers.set('X-Service-Subaccount', b.id);
-      return fetch(input, { ...init, headers });
-    };
-    const proxied = createPlatformClient({ baseUrl: sim.apiBase, fetch: proxy });
-    const err = await failure(proxied.listProjects({ auth: { kind: 'tenant-key', token } }));
-    expect(err).toMatchObject({ code: 'SUBACCOUNT_SCOPE', classification: 'definite' });
-  });
+  it(
+    '403 SUBACCOUNT_SCOPE: a tenant key given conflicting context (by a header-adding ' +
+      'proxy; the client never sends one)',
+    async () => {
+      const a = await newTenant('A');
+      const b = await newTenant('B');
+      const { token } = await client.createTenantKey({ subaccountId: a.id, name: 'a' });
+      const proxy: typeof fetch = (input, init) => {
+        const headers = new Headers(init?.headers);
+        headers.set('X-Service-Subaccount', b.id);
+        return fetch(input, { ...init, headers });
+      };
+      const proxied = createPlatformClient({ baseUrl: sim.apiBase, fetch: proxy });
+      const err = await failure(proxied.listProjects({ auth: { kind: 'tenant-key', token } }));
+      expect(err).toMatchObject({ code: 'SUBACCOUNT_SCOPE', classification: 'definite' });
+    },
+  );
 
   it('403 SUBACCOUNT_SUSPENDED: tenant-key and platform-key calls under a suspended tenant', async () => {
     const tenant = await newTenant();

@@ -59,34 +59,37 @@ describe.each(SHAPE_NAMES)('client against the %s platform shape', (shape) => {
     if (shape === 'alt') expect(after.useCount).toBe(1);
   });
 
-  it("manages a tenant project's webhook with the personal token on the project id, and reads its deliveries", async () => {
-    const client = await setup(shape);
-    const { subaccount } = await client.createSubaccount({ name: 'A', externalRef: 'a', idempotencyKey: 'a' });
-    const { project } = await client.createProject({
-      auth: { kind: 'platform', subaccountId: subaccount.id },
-      name: 'web',
-      region: 'eu-central',
-    });
-    const auth = { kind: 'personal' } as const;
-    const { webhook } = await client.createWebhook({
-      auth,
-      projectId: project.id,
-      label: 'ci',
-      url: 'http://127.0.0.1:9/hook',
-      events: ['*'],
-    });
-    expect((await client.listWebhooks({ auth, projectId: project.id })).webhooks.map((w) => w.id)).toEqual([
-      webhook.id,
-    ]);
-    await fetch(`${sim!.url}/__sim/registry/events`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ projectId: project.id, event: 'image.pushed', image: 'web', tag: '1' }),
-    });
-    const { deliveries } = await client.listWebhookDeliveries({ auth, projectId: project.id, webhookId: webhook.id });
-    expect(deliveries).toHaveLength(1);
-    expect(deliveries[0]).toMatchObject({ event: 'image.pushed', rawStatus: 'pending' });
-  });
+  it(
+    "manages a tenant project's webhook with the personal token on the project id, " + 'and reads its deliveries',
+    async () => {
+      const client = await setup(shape);
+      const { subaccount } = await client.createSubaccount({ name: 'A', externalRef: 'a', idempotencyKey: 'a' });
+      const { project } = await client.createProject({
+        auth: { kind: 'platform', subaccountId: subaccount.id },
+        name: 'web',
+        region: 'eu-central',
+      });
+      const auth = { kind: 'personal' } as const;
+      const { webhook } = await client.createWebhook({
+        auth,
+        projectId: project.id,
+        label: 'ci',
+        url: 'http://127.0.0.1:9/hook',
+        events: ['*'],
+      });
+      expect((await client.listWebhooks({ auth, projectId: project.id })).webhooks.map((w) => w.id)).toEqual([
+        webhook.id,
+      ]);
+      await fetch(`${sim!.url}/__sim/registry/events`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ projectId: project.id, event: 'image.pushed', image: 'web', tag: '1' }),
+      });
+      const { deliveries } = await client.listWebhookDeliveries({ auth, projectId: project.id, webhookId: webhook.id });
+      expect(deliveries).toHaveLength(1);
+      expect(deliveries[0]).toMatchObject({ event: 'image.pushed', rawStatus: 'pending' });
+    },
+  );
 
   it('answers a retried create with the original tenant or a conflict the caller can reconcile', async () => {
     const client = await setup(shape);
@@ -119,31 +122,34 @@ describe('the alt shape is the platform of issue 15', () => {
     expect([res.status, res.body.error.code]).toEqual([403, 'SUBACCOUNT_SCOPE']);
   });
 
-  it('pages two at a time whatever limit is asked, nests last use under usage, and answers 422 on key reuse', async () => {
-    await setup('alt');
-    for (let i = 0; i < 3; i += 1)
-      await apiCall(sim!, 'POST', '/subaccounts/create', {
-        idempotencyKey: `k${i}`,
-        body: { name: 'A', externalRef: `a${i}` },
+  it(
+    'pages two at a time whatever limit is asked, nests last use under usage, and ' + 'answers 422 on key reuse',
+    async () => {
+      await setup('alt');
+      for (let i = 0; i < 3; i += 1)
+        await apiCall(sim!, 'POST', '/subaccounts/create', {
+          idempotencyKey: `k${i}`,
+          body: { name: 'A', externalRef: `a${i}` },
+        });
+      const page = await apiCall(sim!, 'GET', '/subaccounts?limit=100');
+      expect(page.body.data.items).toHaveLength(2);
+      expect(page.body.data.nextCursor).toEqual(expect.any(String));
+      expect(page.body.data.items[0].status).toBe('enabled');
+      const tenant = page.body.data.items[0].id as string;
+      const key = await apiCall(sim!, 'POST', `/subaccounts/${tenant}/api-keys/create`, { body: { name: 'k' } });
+      expect(key.status).toBe(201);
+      expect(key.body.data).toMatchObject({
+        state: 'active',
+        usage: { lastUsedAt: null, requestCount: 0 },
+        tokenHint: expect.any(String),
       });
-    const page = await apiCall(sim!, 'GET', '/subaccounts?limit=100');
-    expect(page.body.data.items).toHaveLength(2);
-    expect(page.body.data.nextCursor).toEqual(expect.any(String));
-    expect(page.body.data.items[0].status).toBe('enabled');
-    const tenant = page.body.data.items[0].id as string;
-    const key = await apiCall(sim!, 'POST', `/subaccounts/${tenant}/api-keys/create`, { body: { name: 'k' } });
-    expect(key.status).toBe(201);
-    expect(key.body.data).toMatchObject({
-      state: 'active',
-      usage: { lastUsedAt: null, requestCount: 0 },
-      tokenHint: expect.any(String),
-    });
-    const reuse = await apiCall(sim!, 'POST', '/subaccounts/create', {
-      idempotencyKey: 'k0',
-      body: { name: 'B', externalRef: 'b' },
-    });
-    expect(reuse.status).toBe(422);
-  });
+      const reuse = await apiCall(sim!, 'POST', '/subaccounts/create', {
+        idempotencyKey: 'k0',
+        body: { name: 'B', externalRef: 'b' },
+      });
+      expect(reuse.status).toBe(422);
+    },
+  );
 
   it('replays a refused request with 409 instead of acting on it again', async () => {
     await setup('alt');

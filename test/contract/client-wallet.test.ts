@@ -63,17 +63,20 @@ describe('client against the simulator: transfers', () => {
     expect(running.state().transfers).toHaveLength(1);
   });
 
-  it('surfaces a conflict-style replay as IDEMPOTENCY_CONFLICT so the caller reconciles by reading the wallet', async () => {
-    const { client, subaccountId, running } = await setup({ replay: 'conflict' });
-    const input = { subaccountId, amountMicroUsd: '1000', idempotencyKey: 'fund:acme:conflict' };
-    await client.transfer(input);
-    const err = await failure(client.transfer(input));
-    expect(err).toBeInstanceOf(PlatformIdempotencyConflictError);
-    expect(err).toMatchObject({ code: 'IDEMPOTENCY_CONFLICT', classification: 'business-state', retryable: false });
-    const { wallet } = await client.getWallet({ subaccountId });
-    expect(wallet.transfers?.some((t) => t.idempotencyKey === input.idempotencyKey)).toBe(true);
-    expect(running.state().transfers).toHaveLength(1);
-  });
+  it(
+    'surfaces a conflict-style replay as IDEMPOTENCY_CONFLICT so the caller ' + 'reconciles by reading the wallet',
+    async () => {
+      const { client, subaccountId, running } = await setup({ replay: 'conflict' });
+      const input = { subaccountId, amountMicroUsd: '1000', idempotencyKey: 'fund:acme:conflict' };
+      await client.transfer(input);
+      const err = await failure(client.transfer(input));
+      expect(err).toBeInstanceOf(PlatformIdempotencyConflictError);
+      expect(err).toMatchObject({ code: 'IDEMPOTENCY_CONFLICT', classification: 'business-state', retryable: false });
+      const { wallet } = await client.getWallet({ subaccountId });
+      expect(wallet.transfers?.some((t) => t.idempotencyKey === input.idempotencyKey)).toBe(true);
+      expect(running.state().transfers).toHaveLength(1);
+    },
+  );
 
   it('rejects a different transfer under a used key as IDEMPOTENCY_CONFLICT', async () => {
     const { client, subaccountId } = await setup();

@@ -39,7 +39,10 @@ describe('simulator body limit', () => {
       socket.on('close', () => resolve({ error, response }));
       const send = async () => {
         socket.write(
-          `POST ${new URL(sim.apiBase).pathname}${path} HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${DEFAULT_PLATFORM_KEY}\r\nContent-Type: application/json\r\nIdempotency-Key: big-body-2\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n`,
+          `POST ${new URL(sim.apiBase).pathname}${path} HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: ` +
+            `Bearer ${DEFAULT_PLATFORM_KEY}\r\nContent-Type: ` +
+            `application/json\r\nIdempotency-Key: big-body-2\r\nTransfer-Encoding: ` +
+            `chunked\r\nConnection: close\r\n\r\n`,
         );
         const chunk = Buffer.alloc(64 * 1024, 'x');
         for (let sent = 0; sent < 5 * 1024 * 1024 && !socket.destroyed; sent += chunk.length) {

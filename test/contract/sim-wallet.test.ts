@@ -72,16 +72,19 @@ describe('simulator wallet transfers and idempotency', () => {
     expect(sim.state().transfers).toEqual([]);
   });
 
-  it('refuses a transfer the paid balance cannot cover, even when promo would, with 409 INSUFFICIENT_BALANCE', async () => {
-    await start();
-    const id = await createTenant(sim);
-    const res = await transfer(id, (PAID + 1n).toString(), 'too-much');
-    expect([res.status, res.body.error.code]).toEqual([409, 'INSUFFICIENT_BALANCE']);
-    expect(balances()).toEqual({ paid: PAID, promo: PROMO, tenants: ['0'] });
-    // A refusal is not recorded: the same key may carry the transfer once it fits.
-    const retry = await transfer(id, '10', 'too-much');
-    expect(retry.status).toBe(201);
-  });
+  it(
+    'refuses a transfer the paid balance cannot cover, even when promo would, with ' + '409 INSUFFICIENT_BALANCE',
+    async () => {
+      await start();
+      const id = await createTenant(sim);
+      const res = await transfer(id, (PAID + 1n).toString(), 'too-much');
+      expect([res.status, res.body.error.code]).toEqual([409, 'INSUFFICIENT_BALANCE']);
+      expect(balances()).toEqual({ paid: PAID, promo: PROMO, tenants: ['0'] });
+      // A refusal is not recorded: the same key may carry the transfer once it fits.
+      const retry = await transfer(id, '10', 'too-much');
+      expect(retry.status).toBe(201);
+    },
+  );
 
   it('replays the original response for a retry with the same key and debits once', async () => {
     await start();

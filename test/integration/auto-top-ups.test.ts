@@ -55,107 +55,115 @@ describe('auto top-up within spend caps', () => {
     await env?.close();
   });
 
-  it('keeps every tenant and the parent within their daily caps while 50 sweeps and 100 manual top-ups race through lost responses', async () => {
-    for (const ref of tenants)
-      await setFundingPolicy(env.pool, ref, {
-        below: '1000',
-        to: '4000',
-        maxPerDay: '10000',
-        maxPerMonth: '20000',
-        updatedBy: 'test',
-      });
-    await setParentCap(env.pool, { maxPerDay: '60000', updatedBy: 'test' });
-    await setFaults(env.sim, [
-      { method: 'POST', path: '/subaccounts/*/wallet/transfers', mode: 'drop-after-commit', probability: 0.2 },
-    ]);
-    const manual = tenants.flatMap((ref) =>
-      Array.from({ length: 10 }, (_, i) => ({
-        externalRef: ref,
-        idempotencyKey: `manual-${i}`,
-        amountMicroUsd: '3000',
-        requestedBy: 'billing',
-        options: FAST,
-      })),
-    );
-    const [sweeps, topUps] = await Promise.all([
-      Promise.all(Array.from({ length: 50 }, (_, i) => sweep(env, `sweep-race-${i}`))),
-      Promise.all(
-        manual.map(async (input) => (await startTopUp(env.client, input, { taskQueue: env.taskQueue })).result()),
-      ),
-    ]);
-    await settled(env);
-    await clearFaults(env.sim);
-
-    let parentTotal = 0n;
-    for (const ref of tenants) {
-      const onBooks = sum(platformTransfersOf(env.sim, ref).map((t) => t.amountMicroUsd));
-      expect(onBooks, ref).toBeLessThanOrEqual(10000n);
-      parentTotal += onBooks;
-      const { rows } = await env.pool.query(
-        `SELECT coalesce(sum(amount_micro_usd), 0)::text AS s FROM transfer_intents WHERE external_ref = $1 AND state = 'succeeded'`,
-        [ref],
+  it(
+    'keeps every tenant and the parent within their daily caps while 50 sweeps and ' +
+      '100 manual top-ups race through lost responses',
+    async () => {
+      for (const ref of tenants)
+        await setFundingPolicy(env.pool, ref, {
+          below: '1000',
+          to: '4000',
+          maxPerDay: '10000',
+          maxPerMonth: '20000',
+          updatedBy: 'test',
+        });
+      await setParentCap(env.pool, { maxPerDay: '60000', updatedBy: 'test' });
+      await setFaults(env.sim, [
+        { method: 'POST', path: '/subaccounts/*/wallet/transfers', mode: 'drop-after-commit', probability: 0.2 },
+      ]);
+      const manual = tenants.flatMap((ref) =>
+        Array.from({ length: 10 }, (_, i) => ({
+          externalRef: ref,
+          idempotencyKey: `manual-${i}`,
+          amountMicroUsd: '3000',
+          requestedBy: 'billing',
+          options: FAST,
+        })),
       );
-      expect(rows[0].s, `${ref}: our ledger and the platform's books`).toBe(onBooks.toString());
-    }
-    expect(parentTotal).toBeLessThanOrEqual(60000n);
-    // Demand far above the caps: they bound the total, and every refusal is visible and audited.
-    expect(parentTotal).toBeGreaterThan(0n);
-    const refused = topUps.filter((r) => r.state === 'cap_refused');
-    expect(refused.length).toBeGreaterThan(0);
-    const { rows: audited } = await env.pool.query(
-      `SELECT count(*)::int AS n FROM audit_log WHERE action = 'transfer.cap_refused'`,
-    );
-    expect(audited[0].n).toBeGreaterThanOrEqual(refused.length);
-    expect(sweeps.every((s) => s.stoppedBy === null)).toBe(true);
-    // Every platform transfer went out under one of our intents' keys, once.
-    const keys = env.sim.state().transfers.map((t) => t.idempotencyKey);
-    expect(new Set(keys).size).toBe(keys.length);
-  });
+      const [sweeps, topUps] = await Promise.all([
+        Promise.all(Array.from({ length: 50 }, (_, i) => sweep(env, `sweep-race-${i}`))),
+        Promise.all(
+          manual.map(async (input) => (await startTopUp(env.client, input, { taskQueue: env.taskQueue })).result()),
+        ),
+      ]);
+      await settled(env);
+      await clearFaults(env.sim);
 
-  it("stops on the parent's INSUFFICIENT_BALANCE with one visible state, and resumes after tenantctl parent-funded", async () => {
-    for (const ref of ['broke-a', 'broke-b'])
-      await setFundingPolicy(env.pool, ref, { below: '1000', to: '2000', maxPerDay: '100000', updatedBy: 'test' });
-    await setParentCap(env.pool, { maxPerDay: null, updatedBy: 'test' });
-    for (const ref of tenants) await env.pool.query(`DELETE FROM funding_policies WHERE external_ref = $1`, [ref]);
-    const setParentBalance = (paidMicroUsd: string) =>
-      fetch(`${env.sim.url}/__sim/parents/${DEFAULT_PARENT_ID}/balance`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ paidMicroUsd }),
-      });
-    await setParentBalance('10');
-    expect((await sweep(env, 'sweep-broke-1')).started).toBe(2);
-    // The sweep only starts the top-ups: wait for both to meet the parent's balance and end.
-    await waitForRows(
-      env,
-      `SELECT 1 FROM transfer_intents WHERE external_ref LIKE 'broke-%' AND kind = 'auto' AND state = 'cancelled'`,
-      2,
-    );
-    const { rows: parent } = await env.pool.query(`SELECT insufficient_since IS NOT NULL AS set FROM funding_parent`);
-    expect(parent).toEqual([{ set: true }]);
-    const { rows: intents } = await env.pool.query(
-      `SELECT state, failure_code FROM transfer_intents WHERE external_ref LIKE 'broke-%' AND kind = 'auto'`,
-    );
-    expect(intents.length).toBeGreaterThan(0);
-    expect(intents.every((r) => r.state === 'cancelled' && r.failure_code === 'INSUFFICIENT_BALANCE')).toBe(true);
+      let parentTotal = 0n;
+      for (const ref of tenants) {
+        const onBooks = sum(platformTransfersOf(env.sim, ref).map((t) => t.amountMicroUsd));
+        expect(onBooks, ref).toBeLessThanOrEqual(10000n);
+        parentTotal += onBooks;
+        const { rows } = await env.pool.query(
+          `SELECT coalesce(sum(amount_micro_usd), 0)::text AS s FROM transfer_intents WHERE ` +
+            `external_ref = $1 AND state = 'succeeded'`,
+          [ref],
+        );
+        expect(rows[0].s, `${ref}: our ledger and the platform's books`).toBe(onBooks.toString());
+      }
+      expect(parentTotal).toBeLessThanOrEqual(60000n);
+      // Demand far above the caps: they bound the total, and every refusal is visible and audited.
+      expect(parentTotal).toBeGreaterThan(0n);
+      const refused = topUps.filter((r) => r.state === 'cap_refused');
+      expect(refused.length).toBeGreaterThan(0);
+      const { rows: audited } = await env.pool.query(
+        `SELECT count(*)::int AS n FROM audit_log WHERE action = 'transfer.cap_refused'`,
+      );
+      expect(audited[0].n).toBeGreaterThanOrEqual(refused.length);
+      expect(sweeps.every((s) => s.stoppedBy === null)).toBe(true);
+      // Every platform transfer went out under one of our intents' keys, once.
+      const keys = env.sim.state().transfers.map((t) => t.idempotencyKey);
+      expect(new Set(keys).size).toBe(keys.length);
+    },
+  );
 
-    const stopped = await sweep(env, 'sweep-broke-2');
-    expect(stopped).toMatchObject({ stoppedBy: 'parent_insufficient', started: 0 });
+  it(
+    "stops on the parent's INSUFFICIENT_BALANCE with one visible state, and resumes " + 'after tenantctl parent-funded',
+    async () => {
+      for (const ref of ['broke-a', 'broke-b'])
+        await setFundingPolicy(env.pool, ref, { below: '1000', to: '2000', maxPerDay: '100000', updatedBy: 'test' });
+      await setParentCap(env.pool, { maxPerDay: null, updatedBy: 'test' });
+      for (const ref of tenants) await env.pool.query(`DELETE FROM funding_policies WHERE external_ref = $1`, [ref]);
+      const setParentBalance = (paidMicroUsd: string) =>
+        fetch(`${env.sim.url}/__sim/parents/${DEFAULT_PARENT_ID}/balance`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ paidMicroUsd }),
+        });
+      await setParentBalance('10');
+      expect((await sweep(env, 'sweep-broke-1')).started).toBe(2);
+      // The sweep only starts the top-ups: wait for both to meet the parent's balance and end.
+      await waitForRows(
+        env,
+        `SELECT 1 FROM transfer_intents WHERE external_ref LIKE 'broke-%' AND kind = 'auto' AND state = 'cancelled'`,
+        2,
+      );
+      const { rows: parent } = await env.pool.query(`SELECT insufficient_since IS NOT NULL AS set FROM funding_parent`);
+      expect(parent).toEqual([{ set: true }]);
+      const { rows: intents } = await env.pool.query(
+        `SELECT state, failure_code FROM transfer_intents WHERE external_ref LIKE 'broke-%' AND kind = 'auto'`,
+      );
+      expect(intents.length).toBeGreaterThan(0);
+      expect(intents.every((r) => r.state === 'cancelled' && r.failure_code === 'INSUFFICIENT_BALANCE')).toBe(true);
 
-    await setParentBalance('100000000');
-    const funded = await runCli(['parent-funded', '--operator', 'erin', '--reason', 'wired the parent'], env.cliEnv);
-    expect(funded.code, funded.stderr).toBe(0);
-    expect(funded.stdout).toMatch(/insufficient-balance state is cleared/);
-    const resumed = await sweep(env, 'sweep-broke-3');
-    expect(resumed.started).toBe(2);
-    await waitForRows(
-      env,
-      `SELECT 1 FROM transfer_intents WHERE external_ref LIKE 'broke-%' AND kind = 'auto' AND state = 'succeeded'`,
-      2,
-    );
-    expect(platformTransfersOf(env.sim, 'broke-a').map((t) => t.amountMicroUsd)).toEqual(['2000']);
-    expect(platformTransfersOf(env.sim, 'broke-b').map((t) => t.amountMicroUsd)).toEqual(['2000']);
-  });
+      const stopped = await sweep(env, 'sweep-broke-2');
+      expect(stopped).toMatchObject({ stoppedBy: 'parent_insufficient', started: 0 });
+
+      await setParentBalance('100000000');
+      const funded = await runCli(['parent-funded', '--operator', 'erin', '--reason', 'wired the parent'], env.cliEnv);
+      expect(funded.code, funded.stderr).toBe(0);
+      expect(funded.stdout).toMatch(/insufficient-balance state is cleared/);
+      const resumed = await sweep(env, 'sweep-broke-3');
+      expect(resumed.started).toBe(2);
+      await waitForRows(
+        env,
+        `SELECT 1 FROM transfer_intents WHERE external_ref LIKE 'broke-%' AND kind = 'auto' AND state = 'succeeded'`,
+        2,
+      );
+      expect(platformTransfersOf(env.sim, 'broke-a').map((t) => t.amountMicroUsd)).toEqual(['2000']);
+      expect(platformTransfersOf(env.sim, 'broke-b').map((t) => t.amountMicroUsd)).toEqual(['2000']);
+    },
+  );
 
   it('refuses a bad policy naming the field (tenantctl and /v1 share the rule), writing nothing', async () => {
     for (const [args, flag] of [

@@ -20,28 +20,32 @@ import type { SimStateSnapshot } from '../../src/sim/index.js';
  * Temporal and the simulator's books.
  */
 describe('chaos (small)', () => {
-  it('keeps every invariant when the platform drops responses, storms, the worker is killed and Postgres restarts', async () => {
-    const lines: string[] = [];
-    const report = await runChaos({
-      ...SMALL_OPTIONS,
-      temporalAddress: inject('temporalAddress'),
-      temporalNamespace: inject('temporalNamespace'),
-      log: (line) => lines.push(line),
-    });
+  it(
+    'keeps every invariant when the platform drops responses, storms, the worker is ' + 'killed and Postgres restarts',
+    async () => {
+      const lines: string[] = [];
+      const report = await runChaos({
+        ...SMALL_OPTIONS,
+        temporalAddress: inject('temporalAddress'),
+        temporalNamespace: inject('temporalNamespace'),
+        log: (line) => lines.push(line),
+      });
 
-    // The chaos really happened: otherwise a green table proves nothing.
-    expect(report.chaos.workerKills).toBe(1);
-    expect(report.chaos.fired.map((e) => e.name)).toContain('Postgres restart');
-    expect(report.chaos.faultsInjected).toBeGreaterThan(0);
-    expect(report.operations['onboard completed']).toBe(SMALL_OPTIONS.tenants);
+      // The chaos really happened: otherwise a green table proves nothing.
+      expect(report.chaos.workerKills).toBe(1);
+      expect(report.chaos.fired.map((e) => e.name)).toContain('Postgres restart');
+      expect(report.chaos.faultsInjected).toBeGreaterThan(0);
+      expect(report.operations['onboard completed']).toBe(SMALL_OPTIONS.tenants);
 
-    const broken = report.results
-      .filter((r) => r.violations.length > 0)
-      .map((r) => ({ invariant: r.name, violations: r.violations.slice(0, 5) }));
-    expect(broken, lines.slice(-30).join('\n')).toEqual([]);
-    for (const result of report.results.filter((r) => !r.name.startsWith('no run stuck')))
-      expect(result.checked, result.name).toBeGreaterThan(0);
-  }, 300_000);
+      const broken = report.results
+        .filter((r) => r.violations.length > 0)
+        .map((r) => ({ invariant: r.name, violations: r.violations.slice(0, 5) }));
+      expect(broken, lines.slice(-30).join('\n')).toEqual([]);
+      for (const result of report.results.filter((r) => !r.name.startsWith('no run stuck')))
+        expect(result.checked, result.name).toBeGreaterThan(0);
+    },
+    300_000,
+  );
 });
 
 describe('the chaos checker', () => {

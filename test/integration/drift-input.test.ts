@@ -10,7 +10,9 @@ import { createDriftEnv, type DriftEnv } from '../harness/drift-env.js';
 /** Bad input gets one clear error and writes nothing: no check row, no finding, no audit. */
 async function written(env: DriftEnv): Promise<number> {
   const { rows } = await env.pool.query<{ n: number }>(
-    `SELECT (SELECT count(*) FROM drift_checks) + (SELECT count(*) FROM drift_findings) + (SELECT count(*) FROM audit_log WHERE action LIKE 'drift.%') AS n`,
+    `SELECT (SELECT count(*) FROM drift_checks) + (SELECT count(*) FROM ` +
+      `drift_findings) + (SELECT count(*) FROM audit_log WHERE action LIKE 'drift.%') ` +
+      `AS n`,
   );
   return Number(rows[0]!.n);
 }

@@ -134,7 +134,8 @@ describe('drift check against the platform', () => {
         generation: 1,
       });
       await env.pool.query(
-        `UPDATE tenant_keys SET activated_at = now() - interval '100 days' WHERE external_ref = $1::text AND slot = $2::text`,
+        `UPDATE tenant_keys SET activated_at = now() - interval '100 days' WHERE ` +
+          `external_ref = $1::text AND slot = $2::text`,
         [ref(name), slot],
       );
     }
@@ -249,7 +250,8 @@ describe('drift check against the platform', () => {
       fixed: await auditCount(env, 'drift.fixed'),
       resolved: await auditCount(env, 'drift.resolved'),
     }).toEqual(audited);
-    expect(second.openTotal).toBe(first.openTotal - 1); // the orphan revoked since (the other fixes resolved within the first check)
+    // The orphan was revoked since (the other fixes resolved within the first check).
+    expect(second.openTotal).toBe(first.openTotal - 1);
   });
 
   it('marks a finding resolved, never deletes it, when the drift is undone', async () => {

@@ -32,24 +32,27 @@ async function query(url: string, sql: string): Promise<unknown[]> {
 }
 
 describe('embedded Postgres in a private checkout', () => {
-  it('starts from binaries and a data directory inside a 0700 directory, and keeps the data across restarts', async () => {
-    const dataDir = join(privateDir, '.data', 'postgres');
-    let server = await startEmbeddedPostgres({ dataDir, persistent: true, nativeDir: privateNative });
-    await query(server.adminUrl, 'CREATE TABLE kept (id int)');
-    await server.stop();
-    expect(existsSync(join(dataDir, 'PG_VERSION'))).toBe(true);
+  it(
+    'starts from binaries and a data directory inside a 0700 directory, and keeps the ' + 'data across restarts',
+    async () => {
+      const dataDir = join(privateDir, '.data', 'postgres');
+      let server = await startEmbeddedPostgres({ dataDir, persistent: true, nativeDir: privateNative });
+      await query(server.adminUrl, 'CREATE TABLE kept (id int)');
+      await server.stop();
+      expect(existsSync(join(dataDir, 'PG_VERSION'))).toBe(true);
 
-    server = await startEmbeddedPostgres({ dataDir, persistent: true, nativeDir: privateNative });
-    expect(await query(server.adminUrl, "SELECT to_regclass('kept')::text AS kept")).toEqual([{ kept: 'kept' }]);
-    await server.stop();
+      server = await startEmbeddedPostgres({ dataDir, persistent: true, nativeDir: privateNative });
+      expect(await query(server.adminUrl, "SELECT to_regclass('kept')::text AS kept")).toEqual([{ kept: 'kept' }]);
+      await server.stop();
 
-    // `rm -rf .data` starts afresh.
-    rmSync(join(privateDir, '.data'), { recursive: true, force: true });
-    server = await startEmbeddedPostgres({ dataDir, persistent: false, nativeDir: privateNative });
-    expect(await query(server.adminUrl, "SELECT to_regclass('kept')::text AS kept")).toEqual([{ kept: null }]);
-    await server.stop();
-    expect(existsSync(dataDir)).toBe(false);
-  });
+      // `rm -rf .data` starts afresh.
+      rmSync(join(privateDir, '.data'), { recursive: true, force: true });
+      server = await startEmbeddedPostgres({ dataDir, persistent: false, nativeDir: privateNative });
+      expect(await query(server.adminUrl, "SELECT to_regclass('kept')::text AS kept")).toEqual([{ kept: null }]);
+      await server.stop();
+      expect(existsSync(dataDir)).toBe(false);
+    },
+  );
 
   it('reports a server that will not start as one actionable line with its code', async () => {
     const dataDir = join(privateDir, 'broken', 'postgres');

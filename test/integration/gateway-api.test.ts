@@ -67,173 +67,189 @@ describe('gateway trigger, status, lifecycle, codec and health API', () => {
     expect(text).not.toMatch(/svsk_|sealed/);
   });
 
-  it('answers 401 with nothing leaked to every unauthenticated or wrongly authenticated call, and starts nothing', async () => {
-    const routes = [
-      { method: 'POST', url: '/v1/tenants', payload: { externalRef: 'intruder-1', name: 'Intruder' } },
-      { method: 'GET', url: '/v1/tenants/burst-200' },
-      { method: 'POST', url: '/v1/tenants/burst-200/suspend' },
-      { method: 'POST', url: '/v1/tenants/burst-200/rotate', payload: { slot: 'default' } },
-    ] as const;
-    const headerVariants: Array<Record<string, string>> = [
-      {},
-      { authorization: 'Bearer wrong-token' },
-      { authorization: `Basic ${Buffer.from(`user:${TEST_API_TOKEN}`).toString('base64')}` },
-      { authorization: `Bearer ${TEST_API_TOKEN.slice(0, -1)}` },
-      { authorization: `Bearer ${TEST_API_TOKEN}x` },
-      { authorization: 'Bearer ' },
-      { authorization: `Bearer ${TEST_CODEC_TOKEN}` },
-      { authorization: TEST_API_TOKEN },
-    ];
-    const messages = new Set<string>();
-    for (const route of routes) {
-      for (const headers of headerVariants) {
-        const response = await gateway.app.inject({ ...route, headers });
-        expect(response.statusCode, `${route.method} ${route.url} ${JSON.stringify(headers)}`).toBe(401);
-        expect(response.headers['www-authenticate']).toBe('Bearer');
-        const body = response.json();
-        expect(Object.keys(body).sort()).toEqual(['error', 'meta']);
-        expect(Object.keys(body.error)).toEqual(['code', 'message']);
-        expect(body.error.code).toBe('UNAUTHORIZED');
-        messages.add(body.error.message);
-        expect(response.body).not.toContain(TEST_API_TOKEN.slice(0, 12));
-        expect(response.body).not.toMatch(/burst-200|intruder|suspend|rotate/);
-      }
-    }
-    expect(messages.size).toBe(1);
-    expect(await workflowExists('onboard:intruder-1')).toBe(false);
-    expect(await workflowExists('suspend:burst-200')).toBe(false);
-    expect(await workflowExists('rotate:burst-200:default')).toBe(false);
-    const codec = await gateway.app.inject({
-      method: 'POST',
-      url: '/codec/decode',
-      headers: { authorization: `Bearer ${TEST_API_TOKEN}` },
-      payload: { payloads: [] },
-    });
-    expect(codec.statusCode).toBe(401);
-  });
-
-  it('refuses bad onboarding input naming the fields, a conflicting name with 409, bad JSON with 400, and an unknown tenant with 404', async () => {
-    const bad = await gateway.app.inject({
-      method: 'POST',
-      url: '/v1/tenants',
-      headers: auth,
-      payload: { externalRef: ' bad ref', fundingMicroUsd: 5 },
-    });
-    expect(bad.statusCode).toBe(400);
-    expect(bad.json().error).toMatchObject({
-      code: 'INVALID_INPUT',
-      fields: expect.arrayContaining(['externalRef', 'name', 'fundingMicroUsd']),
-    });
-    const conflict = await gateway.app.inject({
-      method: 'POST',
-      url: '/v1/tenants',
-      headers: auth,
-      payload: { externalRef: 'burst-200', name: 'Someone Else' },
-    });
-    expect(conflict.statusCode).toBe(409);
-    expect(conflict.json().error.code).toBe('EXTERNAL_REF_CONFLICT');
-    const json = await gateway.app.inject({
-      method: 'POST',
-      url: '/v1/tenants',
-      headers: { ...auth, 'content-type': 'application/json' },
-      payload: '{"externalRef":',
-    });
-    expect(json.statusCode).toBe(400);
-    expect(json.json().error.code).toBe('INVALID_JSON');
-    const unknown = await gateway.app.inject({ method: 'GET', url: '/v1/tenants/nobody-here', headers: auth });
-    expect(unknown.statusCode).toBe(404);
-    expect(unknown.json().error.code).toBe('TENANT_NOT_FOUND');
-  });
-
-  it('starts lifecycle workflows by name under their business ids, and maps unknown refs to 404 with no platform call and no start', async () => {
-    const idle = build({}, `gw-nobody-${Date.now()}`); // nobody polls this queue: we check what was started, not what it does
-    try {
-      const before = env.sim.state().stats.requestsTotal;
-      for (const action of ['suspend', 'resume', 'close', 'rotate']) {
-        const response = await idle.app.inject({
-          method: 'POST',
-          url: `/v1/tenants/ghost-tenant/${action}`,
-          headers: auth,
-          payload: { reason: 'a valid reason' },
-        });
-        expect(response.statusCode).toBe(404);
-        expect(response.json().error.code).toBe('TENANT_NOT_FOUND');
-      }
-      expect(env.sim.state().stats.requestsTotal).toBe(before);
-      for (const id of [
-        'suspend:ghost-tenant',
-        'resume:ghost-tenant',
-        'close:ghost-tenant',
-        'rotate:ghost-tenant:default',
-      ])
-        expect(await workflowExists(id)).toBe(false);
-
-      const expected = [
-        [
-          'suspend',
-          { reason: 'unpaid', operator: 'billing' },
-          'suspendTenant',
-          'suspend:burst-200',
-          { externalRef: 'burst-200', reason: 'unpaid', operator: 'billing' },
-        ],
-        [
-          'resume',
-          { reason: 'paid now' },
-          'resumeTenant',
-          'resume:burst-200',
-          { externalRef: 'burst-200', reason: 'paid now', operator: 'unknown' },
-        ],
-        [
-          'close',
-          { reason: 'customer left' },
-          'closeTenant',
-          'close:burst-200',
-          { externalRef: 'burst-200', reason: 'customer left', operator: 'unknown' },
-        ],
-        [
-          'rotate',
-          { slot: 'ci' },
-          'rotateTenantKey',
-          'rotate:burst-200:ci',
-          { externalRef: 'burst-200', slot: 'ci', emergency: false },
-        ],
+  it(
+    'answers 401 with nothing leaked to every unauthenticated or wrongly ' + 'authenticated call, and starts nothing',
+    async () => {
+      const routes = [
+        { method: 'POST', url: '/v1/tenants', payload: { externalRef: 'intruder-1', name: 'Intruder' } },
+        { method: 'GET', url: '/v1/tenants/burst-200' },
+        { method: 'POST', url: '/v1/tenants/burst-200/suspend' },
+        { method: 'POST', url: '/v1/tenants/burst-200/rotate', payload: { slot: 'default' } },
       ] as const;
-      for (const [action, payload, type, workflowId, input] of expected) {
-        const response = await idle.app.inject({
-          method: 'POST',
-          url: `/v1/tenants/burst-200/${action}`,
-          headers: auth,
-          ...(payload ? { payload } : {}),
-        });
-        expect(response.statusCode, action).toBe(202);
-        expect(response.json().data).toMatchObject({ action, workflowId, statusUrl: '/v1/tenants/burst-200' });
-        const again = await idle.app.inject({
-          method: 'POST',
-          url: `/v1/tenants/burst-200/${action}`,
-          headers: auth,
-          ...(payload ? { payload } : {}),
-        });
-        expect(again.statusCode).toBe(202);
-        const handle = env.client.workflow.getHandle(workflowId);
-        expect((await handle.describe()).type).toBe(type);
-        const history = await handle.fetchHistory();
-        const started = history.events![0]!.workflowExecutionStartedEventAttributes!;
-        expect(JSON.parse(Buffer.from(started.input!.payloads![0]!.data!).toString('utf8'))).toEqual(input);
-        await handle.terminate('gateway test: checked the start only');
+      const headerVariants: Array<Record<string, string>> = [
+        {},
+        { authorization: 'Bearer wrong-token' },
+        { authorization: `Basic ${Buffer.from(`user:${TEST_API_TOKEN}`).toString('base64')}` },
+        { authorization: `Bearer ${TEST_API_TOKEN.slice(0, -1)}` },
+        { authorization: `Bearer ${TEST_API_TOKEN}x` },
+        { authorization: 'Bearer ' },
+        { authorization: `Bearer ${TEST_CODEC_TOKEN}` },
+        { authorization: TEST_API_TOKEN },
+      ];
+      const messages = new Set<string>();
+      for (const route of routes) {
+        for (const headers of headerVariants) {
+          const response = await gateway.app.inject({ ...route, headers });
+          expect(response.statusCode, `${route.method} ${route.url} ${JSON.stringify(headers)}`).toBe(401);
+          expect(response.headers['www-authenticate']).toBe('Bearer');
+          const body = response.json();
+          expect(Object.keys(body).sort()).toEqual(['error', 'meta']);
+          expect(Object.keys(body.error)).toEqual(['code', 'message']);
+          expect(body.error.code).toBe('UNAUTHORIZED');
+          messages.add(body.error.message);
+          expect(response.body).not.toContain(TEST_API_TOKEN.slice(0, 12));
+          expect(response.body).not.toMatch(/burst-200|intruder|suspend|rotate/);
+        }
       }
-      const badSlot = await idle.app.inject({
+      expect(messages.size).toBe(1);
+      expect(await workflowExists('onboard:intruder-1')).toBe(false);
+      expect(await workflowExists('suspend:burst-200')).toBe(false);
+      expect(await workflowExists('rotate:burst-200:default')).toBe(false);
+      const codec = await gateway.app.inject({
         method: 'POST',
-        url: '/v1/tenants/burst-200/rotate',
-        headers: auth,
-        payload: { slot: 'Not A Slot' },
+        url: '/codec/decode',
+        headers: { authorization: `Bearer ${TEST_API_TOKEN}` },
+        payload: { payloads: [] },
       });
-      expect(badSlot.json().error).toMatchObject({ code: 'INVALID_INPUT', fields: ['slot'] });
-      const badAction = await idle.app.inject({ method: 'POST', url: '/v1/tenants/burst-200/explode', headers: auth });
-      expect(badAction.statusCode).toBe(404);
-    } finally {
-      await idle.app.close();
-    }
-  });
+      expect(codec.statusCode).toBe(401);
+    },
+  );
+
+  it(
+    'refuses bad onboarding input naming the fields, a conflicting name with 409, bad ' +
+      'JSON with 400, and an unknown tenant with 404',
+    async () => {
+      const bad = await gateway.app.inject({
+        method: 'POST',
+        url: '/v1/tenants',
+        headers: auth,
+        payload: { externalRef: ' bad ref', fundingMicroUsd: 5 },
+      });
+      expect(bad.statusCode).toBe(400);
+      expect(bad.json().error).toMatchObject({
+        code: 'INVALID_INPUT',
+        fields: expect.arrayContaining(['externalRef', 'name', 'fundingMicroUsd']),
+      });
+      const conflict = await gateway.app.inject({
+        method: 'POST',
+        url: '/v1/tenants',
+        headers: auth,
+        payload: { externalRef: 'burst-200', name: 'Someone Else' },
+      });
+      expect(conflict.statusCode).toBe(409);
+      expect(conflict.json().error.code).toBe('EXTERNAL_REF_CONFLICT');
+      const json = await gateway.app.inject({
+        method: 'POST',
+        url: '/v1/tenants',
+        headers: { ...auth, 'content-type': 'application/json' },
+        payload: '{"externalRef":',
+      });
+      expect(json.statusCode).toBe(400);
+      expect(json.json().error.code).toBe('INVALID_JSON');
+      const unknown = await gateway.app.inject({ method: 'GET', url: '/v1/tenants/nobody-here', headers: auth });
+      expect(unknown.statusCode).toBe(404);
+      expect(unknown.json().error.code).toBe('TENANT_NOT_FOUND');
+    },
+  );
+
+  it(
+    'starts lifecycle workflows by name under their business ids, and maps unknown ' +
+      'refs to 404 with no platform call and no start',
+    async () => {
+      // Nobody polls this queue: we check what was started, not what it does.
+      const idle = build({}, `gw-nobody-${Date.now()}`);
+      try {
+        const before = env.sim.state().stats.requestsTotal;
+        for (const action of ['suspend', 'resume', 'close', 'rotate']) {
+          const response = await idle.app.inject({
+            method: 'POST',
+            url: `/v1/tenants/ghost-tenant/${action}`,
+            headers: auth,
+            payload: { reason: 'a valid reason' },
+          });
+          expect(response.statusCode).toBe(404);
+          expect(response.json().error.code).toBe('TENANT_NOT_FOUND');
+        }
+        expect(env.sim.state().stats.requestsTotal).toBe(before);
+        for (const id of [
+          'suspend:ghost-tenant',
+          'resume:ghost-tenant',
+          'close:ghost-tenant',
+          'rotate:ghost-tenant:default',
+        ])
+          expect(await workflowExists(id)).toBe(false);
+
+        const expected = [
+          [
+            'suspend',
+            { reason: 'unpaid', operator: 'billing' },
+            'suspendTenant',
+            'suspend:burst-200',
+            { externalRef: 'burst-200', reason: 'unpaid', operator: 'billing' },
+          ],
+          [
+            'resume',
+            { reason: 'paid now' },
+            'resumeTenant',
+            'resume:burst-200',
+            { externalRef: 'burst-200', reason: 'paid now', operator: 'unknown' },
+          ],
+          [
+            'close',
+            { reason: 'customer left' },
+            'closeTenant',
+            'close:burst-200',
+            { externalRef: 'burst-200', reason: 'customer left', operator: 'unknown' },
+          ],
+          [
+            'rotate',
+            { slot: 'ci' },
+            'rotateTenantKey',
+            'rotate:burst-200:ci',
+            { externalRef: 'burst-200', slot: 'ci', emergency: false },
+          ],
+        ] as const;
+        for (const [action, payload, type, workflowId, input] of expected) {
+          const response = await idle.app.inject({
+            method: 'POST',
+            url: `/v1/tenants/burst-200/${action}`,
+            headers: auth,
+            ...(payload ? { payload } : {}),
+          });
+          expect(response.statusCode, action).toBe(202);
+          expect(response.json().data).toMatchObject({ action, workflowId, statusUrl: '/v1/tenants/burst-200' });
+          const again = await idle.app.inject({
+            method: 'POST',
+            url: `/v1/tenants/burst-200/${action}`,
+            headers: auth,
+            ...(payload ? { payload } : {}),
+          });
+          expect(again.statusCode).toBe(202);
+          const handle = env.client.workflow.getHandle(workflowId);
+          expect((await handle.describe()).type).toBe(type);
+          const history = await handle.fetchHistory();
+          const started = history.events![0]!.workflowExecutionStartedEventAttributes!;
+          expect(JSON.parse(Buffer.from(started.input!.payloads![0]!.data!).toString('utf8'))).toEqual(input);
+          await handle.terminate('gateway test: checked the start only');
+        }
+        const badSlot = await idle.app.inject({
+          method: 'POST',
+          url: '/v1/tenants/burst-200/rotate',
+          headers: auth,
+          payload: { slot: 'Not A Slot' },
+        });
+        expect(badSlot.json().error).toMatchObject({ code: 'INVALID_INPUT', fields: ['slot'] });
+        const badAction = await idle.app.inject({
+          method: 'POST',
+          url: '/v1/tenants/burst-200/explode',
+          headers: auth,
+        });
+        expect(badAction.statusCode).toBe(404);
+      } finally {
+        await idle.app.close();
+      }
+    },
+  );
 
   it('serves the payload codec to authorized operators with the CORS the Temporal Web UI needs', async () => {
     const plain = {

@@ -68,47 +68,50 @@ describe('the /v1 API against a running gateway and worker', () => {
     await env?.close();
   });
 
-  it('onboards, suspends, resumes, rotates (emergency) and closes a tenant through /v1, each run completing', async () => {
-    const onboard = await post('/v1/tenants', {
-      externalRef: 'http-life',
-      name: 'Http Life',
-      fundingMicroUsd: '2000000',
-    });
-    expect(onboard.status).toBe(202);
-    const location = onboard.location!;
-    expect(location).toBe('/v1/tenants/http-life');
-    const onboarded = await finishedRun(location, 'onboard:http-life');
-    expect(onboarded.run).toMatchObject({ kind: 'onboard', status: 'COMPLETED', outcome: 'active', failure: null });
+  it(
+    'onboards, suspends, resumes, rotates (emergency) and closes a tenant through ' + '/v1, each run completing',
+    async () => {
+      const onboard = await post('/v1/tenants', {
+        externalRef: 'http-life',
+        name: 'Http Life',
+        fundingMicroUsd: '2000000',
+      });
+      expect(onboard.status).toBe(202);
+      const location = onboard.location!;
+      expect(location).toBe('/v1/tenants/http-life');
+      const onboarded = await finishedRun(location, 'onboard:http-life');
+      expect(onboarded.run).toMatchObject({ kind: 'onboard', status: 'COMPLETED', outcome: 'active', failure: null });
 
-    const steps = [
-      ['suspend', { reason: 'unpaid invoice', operator: 'billing-bot' }, 'suspend:http-life', 'suspended'],
-      ['resume', { reason: 'invoice paid' }, 'resume:http-life', 'active'],
-      [
-        'rotate',
-        { emergency: true, reason: 'token pasted in a ticket', operator: 'alice' },
-        'rotate:http-life:default',
-        'active',
-      ],
-      ['close', { reason: 'customer left', operator: 'alice' }, 'close:http-life', 'closed'],
-    ] as const;
-    for (const [action, body, workflowId, recordStatus] of steps) {
-      const answer = await post(`/v1/tenants/http-life/${action}`, body);
-      expect(answer.status, `${action}: ${JSON.stringify(answer.json)}`).toBe(202);
-      expect(answer.json.data).toMatchObject({ action, workflowId });
-      const { view, run } = await finishedRun(answer.location!, workflowId);
-      expect(run, action).toMatchObject({ status: 'COMPLETED', failure: null });
-      expect(view.record?.status, action).toBe(recordStatus);
-    }
-    const { view } = await finishedRun(location, 'close:http-life');
-    expect(view.lastRuns.find((run) => run.kind === 'rotate')).toMatchObject({
-      slot: 'default',
-      status: 'COMPLETED',
-      outcome: 'completed',
-    });
-    expect(view.lastRuns.find((run) => run.kind === 'close')).toMatchObject({ outcome: 'closed' });
-    // The emergency rotation reached consumers through the configured notify deployer.
-    expect(env.notify.received.some((notice) => notice.signatureValid && notice.event === 'keyRotated')).toBe(true);
-  });
+      const steps = [
+        ['suspend', { reason: 'unpaid invoice', operator: 'billing-bot' }, 'suspend:http-life', 'suspended'],
+        ['resume', { reason: 'invoice paid' }, 'resume:http-life', 'active'],
+        [
+          'rotate',
+          { emergency: true, reason: 'token pasted in a ticket', operator: 'alice' },
+          'rotate:http-life:default',
+          'active',
+        ],
+        ['close', { reason: 'customer left', operator: 'alice' }, 'close:http-life', 'closed'],
+      ] as const;
+      for (const [action, body, workflowId, recordStatus] of steps) {
+        const answer = await post(`/v1/tenants/http-life/${action}`, body);
+        expect(answer.status, `${action}: ${JSON.stringify(answer.json)}`).toBe(202);
+        expect(answer.json.data).toMatchObject({ action, workflowId });
+        const { view, run } = await finishedRun(answer.location!, workflowId);
+        expect(run, action).toMatchObject({ status: 'COMPLETED', failure: null });
+        expect(view.record?.status, action).toBe(recordStatus);
+      }
+      const { view } = await finishedRun(location, 'close:http-life');
+      expect(view.lastRuns.find((run) => run.kind === 'rotate')).toMatchObject({
+        slot: 'default',
+        status: 'COMPLETED',
+        outcome: 'completed',
+      });
+      expect(view.lastRuns.find((run) => run.kind === 'close')).toMatchObject({ outcome: 'closed' });
+      // The emergency rotation reached consumers through the configured notify deployer.
+      expect(env.notify.received.some((notice) => notice.signatureValid && notice.event === 'keyRotated')).toBe(true);
+    },
+  );
 
   it('refuses a bad action body with 400 naming the field, and starts nothing', async () => {
     await env.onboard('http-bad');

@@ -65,7 +65,8 @@ describe('gateway end to end with the simulator: real signed deliveries over a r
     );
     const subaccountId = await createTenant(env.sim, { externalRef, name: 'Hooked' });
     await env.pool.query(
-      `INSERT INTO tenants (external_ref, name, subaccount_id, status, create_idempotency_key) VALUES ($1, 'Hooked', $2, 'active', 'k-hooked-1')`,
+      `INSERT INTO tenants (external_ref, name, subaccount_id, status, ` +
+        `create_idempotency_key) VALUES ($1, 'Hooked', $2, 'active', 'k-hooked-1')`,
       [externalRef, subaccountId],
     );
     projectId = await createProject(env.sim, { token: (await createTenantKey(env.sim, subaccountId)).token });
@@ -129,40 +130,43 @@ describe('gateway end to end with the simulator: real signed deliveries over a r
     expect(sealed[0].sealed).toMatch(/^v1\./);
   });
 
-  it('rotates the secret by replacing the webhook while events flow, losing no delivery and processing each once', async () => {
-    const webhook = await createRegistryWebhook(deps, {
-      externalRef,
-      projectId,
-      label: 'rotating',
-      events: ['image.pushed'],
-    });
-    const emitted: string[] = [];
-    let flowing = true;
-    const traffic = (async () => {
-      for (let i = 0; flowing || i < 3; i += 1) {
-        emitted.push(...(await emit('image.pushed', `r${i}`)));
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    })();
-    const replaced = await replaceRegistryWebhook(deps, { registrationId: webhook.registrationId });
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    flowing = false;
-    await traffic;
-    expect(replaced).toMatchObject({
-      status: 'active',
-      registrationId: webhook.registrationId,
-      url: webhook.url,
-      previousWebhookId: webhook.webhookId,
-    });
-    expect(replaced.webhookId).not.toBe(webhook.webhookId);
-    const simHooks = env.sim.state().webhooks.filter((w) => w.url === webhook.url);
-    expect(simHooks.map((w) => w.id)).toEqual([replaced.webhookId]);
+  it(
+    'rotates the secret by replacing the webhook while events flow, losing no ' + 'delivery and processing each once',
+    async () => {
+      const webhook = await createRegistryWebhook(deps, {
+        externalRef,
+        projectId,
+        label: 'rotating',
+        events: ['image.pushed'],
+      });
+      const emitted: string[] = [];
+      let flowing = true;
+      const traffic = (async () => {
+        for (let i = 0; flowing || i < 3; i += 1) {
+          emitted.push(...(await emit('image.pushed', `r${i}`)));
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      })();
+      const replaced = await replaceRegistryWebhook(deps, { registrationId: webhook.registrationId });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      flowing = false;
+      await traffic;
+      expect(replaced).toMatchObject({
+        status: 'active',
+        registrationId: webhook.registrationId,
+        url: webhook.url,
+        previousWebhookId: webhook.webhookId,
+      });
+      expect(replaced.webhookId).not.toBe(webhook.webhookId);
+      const simHooks = env.sim.state().webhooks.filter((w) => w.url === webhook.url);
+      expect(simHooks.map((w) => w.id)).toEqual([replaced.webhookId]);
 
-    const rows = await allProcessed(emitted);
-    expect(rows.every((r) => r.process_count === 1)).toBe(true);
-    const after = await emit('image.pushed', 'after');
-    await allProcessed(after);
-  });
+      const rows = await allProcessed(emitted);
+      expect(rows.every((r) => r.process_count === 1)).toBe(true);
+      const after = await emit('image.pushed', 'after');
+      await allProcessed(after);
+    },
+  );
 
   it('manages webhooks with tenantctl webhooks create|list|update|deliveries|delete', async () => {
     const cliEnv = { ...env.cliEnv, PLATFORM_PERSONAL_TOKEN: DEFAULT_PERSONAL_TOKEN, GATEWAY_PUBLIC_URL: gateway.url };

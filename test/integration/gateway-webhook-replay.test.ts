@@ -68,67 +68,74 @@ describe('registry webhook receiver: replay protection and inbox retention', () 
     await env?.close();
   });
 
-  it('refuses a validly signed delivery whose timestamp is outside the tolerance, either way, and records nothing', async () => {
-    for (const timestamp of [
-      '2001-09-09T01:46:40.000Z',
-      new Date(Date.now() - 6 * 60_000).toISOString(),
-      new Date(Date.now() + 6 * 60_000).toISOString(),
-    ]) {
-      const stale = delivery({ timestamp });
-      const response = await post(stale);
-      expect(response.statusCode, timestamp).toBe(400);
-      expect(response.json().error).toMatchObject({ code: 'DELIVERY_STALE', fields: ['timestamp'] });
-      expect(await inboxCount(stale.deliveryId)).toBe(0);
-    }
-    for (const timestamp of ['yesterday', '2026-01-01T00:00:00', undefined]) {
-      const d = delivery({ timestamp: timestamp ?? 'x' });
-      const body = JSON.parse(d.raw.toString()) as Record<string, unknown>;
-      if (timestamp === undefined) delete body.timestamp;
-      const raw = Buffer.from(JSON.stringify(body));
-      const response = await post({
-        raw,
-        headers: { ...d.headers, 'x-service-signature': computeSignature(hook.secrets[0]!.secret, raw) },
-      });
-      expect(response.statusCode, String(timestamp)).toBe(400);
-      expect(response.json().error.fields, String(timestamp)).toContain('timestamp');
-    }
-    const fresh = delivery({ timestamp: new Date(Date.now() - 4 * 60_000).toISOString() });
-    expect((await post(fresh)).statusCode).toBe(202);
-  });
+  it(
+    'refuses a validly signed delivery whose timestamp is outside the tolerance, ' + 'either way, and records nothing',
+    async () => {
+      for (const timestamp of [
+        '2001-09-09T01:46:40.000Z',
+        new Date(Date.now() - 6 * 60_000).toISOString(),
+        new Date(Date.now() + 6 * 60_000).toISOString(),
+      ]) {
+        const stale = delivery({ timestamp });
+        const response = await post(stale);
+        expect(response.statusCode, timestamp).toBe(400);
+        expect(response.json().error).toMatchObject({ code: 'DELIVERY_STALE', fields: ['timestamp'] });
+        expect(await inboxCount(stale.deliveryId)).toBe(0);
+      }
+      for (const timestamp of ['yesterday', '2026-01-01T00:00:00', undefined]) {
+        const d = delivery({ timestamp: timestamp ?? 'x' });
+        const body = JSON.parse(d.raw.toString()) as Record<string, unknown>;
+        if (timestamp === undefined) delete body.timestamp;
+        const raw = Buffer.from(JSON.stringify(body));
+        const response = await post({
+          raw,
+          headers: { ...d.headers, 'x-service-signature': computeSignature(hook.secrets[0]!.secret, raw) },
+        });
+        expect(response.statusCode, String(timestamp)).toBe(400);
+        expect(response.json().error.fields, String(timestamp)).toContain('timestamp');
+      }
+      const fresh = delivery({ timestamp: new Date(Date.now() - 4 * 60_000).toISOString() });
+      expect((await post(fresh)).statusCode).toBe(202);
+    },
+  );
 
-  it('answers 409 to a known delivery id with another validly signed body, records the conflict, and keeps the first body', async () => {
-    const first = delivery({ tag: 'v1' });
-    expect((await post(first)).statusCode).toBe(202);
-    const again = await post(first);
-    expect(again.statusCode).toBe(202);
-    expect(again.json().data).toMatchObject({ duplicate: true });
+  it(
+    'answers 409 to a known delivery id with another validly signed body, records the ' +
+      'conflict, and keeps the first body',
+    async () => {
+      const first = delivery({ tag: 'v1' });
+      expect((await post(first)).statusCode).toBe(202);
+      const again = await post(first);
+      expect(again.statusCode).toBe(202);
+      expect(again.json().data).toMatchObject({ duplicate: true });
 
-    const other = delivery({ deliveryId: first.deliveryId, tag: 'v2-evil' });
-    const conflict = await post(other);
-    expect(conflict.statusCode).toBe(409);
-    expect(conflict.json().error).toMatchObject({ code: 'DELIVERY_CONFLICT', fields: ['deliveryId'] });
-    const { rows } = await env.pool.query(
-      `SELECT actor, action, details FROM audit_log WHERE action = 'registry.delivery_conflict' AND subject = $1`,
-      [first.deliveryId],
-    );
-    expect(rows).toEqual([
-      {
-        actor: 'registry-webhook',
-        action: 'registry.delivery_conflict',
-        details: {
-          deliveryId: first.deliveryId,
-          registrationId: hook.registrationId,
-          storedBodySha256: createHash('sha256').update(first.raw).digest('hex'),
-          receivedBodySha256: createHash('sha256').update(other.raw).digest('hex'),
+      const other = delivery({ deliveryId: first.deliveryId, tag: 'v2-evil' });
+      const conflict = await post(other);
+      expect(conflict.statusCode).toBe(409);
+      expect(conflict.json().error).toMatchObject({ code: 'DELIVERY_CONFLICT', fields: ['deliveryId'] });
+      const { rows } = await env.pool.query(
+        `SELECT actor, action, details FROM audit_log WHERE action = 'registry.delivery_conflict' AND subject = $1`,
+        [first.deliveryId],
+      );
+      expect(rows).toEqual([
+        {
+          actor: 'registry-webhook',
+          action: 'registry.delivery_conflict',
+          details: {
+            deliveryId: first.deliveryId,
+            registrationId: hook.registrationId,
+            storedBodySha256: createHash('sha256').update(first.raw).digest('hex'),
+            receivedBodySha256: createHash('sha256').update(other.raw).digest('hex'),
+          },
         },
-      },
-    ]);
-    const stored = await env.pool.query(
-      `SELECT body->'payload'->>'tag' AS tag FROM webhook_inbox WHERE delivery_id = $1`,
-      [first.deliveryId],
-    );
-    expect(stored.rows).toEqual([{ tag: 'v1' }]);
-  });
+      ]);
+      const stored = await env.pool.query(
+        `SELECT body->'payload'->>'tag' AS tag FROM webhook_inbox WHERE delivery_id = $1`,
+        [first.deliveryId],
+      );
+      expect(stored.rows).toEqual([{ tag: 'v1' }]);
+    },
+  );
 
   it('accepts a signature in upper-case hex (the contract says hexadecimal, not lower-case)', async () => {
     const d = delivery();
@@ -218,15 +225,18 @@ describe('registry webhook receiver: replay protection and inbox retention', () 
     await gateway.dispatcher.idle();
     // Backdate: "old" were processed 40 days ago, "pending" arrived 40 days ago and never started.
     await env.pool.query(
-      `UPDATE webhook_inbox SET state = 'processed', processed_at = now() - interval '40 days' WHERE delivery_id = ANY($1::text[])`,
+      `UPDATE webhook_inbox SET state = 'processed', processed_at = now() - interval ` +
+        `'40 days' WHERE delivery_id = ANY($1::text[])`,
       [ids.old],
     );
     await env.pool.query(
-      `UPDATE webhook_inbox SET state = 'processed', processed_at = now() - interval '1 day' WHERE delivery_id = ANY($1::text[])`,
+      `UPDATE webhook_inbox SET state = 'processed', processed_at = now() - interval '1 ` +
+        `day' WHERE delivery_id = ANY($1::text[])`,
       [ids.recent],
     );
     await env.pool.query(
-      `UPDATE webhook_inbox SET state = 'pending', processed_at = NULL, received_at = now() - interval '40 days' WHERE delivery_id = ANY($1::text[])`,
+      `UPDATE webhook_inbox SET state = 'pending', processed_at = NULL, received_at = ` +
+        `now() - interval '40 days' WHERE delivery_id = ANY($1::text[])`,
       [ids.pending],
     );
 

@@ -159,23 +159,26 @@ describe('gateway registry webhook receiver', () => {
     expect((await env.pool.query(`SELECT count(*)::int AS n FROM webhook_inbox`)).rows[0].n).toBe(before);
   });
 
-  it('processes a redelivered deliveryId once, whether the copies arrive one after another or at the same time', async () => {
-    const delivery = signedDelivery(hookA.secrets[0]!.secret, {
-      webhookId: hookA.secrets[0]!.webhookId,
-      event: 'image.deleted',
-    });
-    const sequential = [];
-    for (let i = 0; i < 3; i += 1) sequential.push(await post(hookA.registrationId, delivery));
-    const concurrent = await Promise.all(Array.from({ length: 20 }, () => post(hookA.registrationId, delivery)));
-    const answers = [...sequential, ...concurrent];
-    expect(answers.every((r) => r.statusCode === 202)).toBe(true);
-    expect(answers.filter((r) => r.json().data.duplicate === false)).toHaveLength(1);
-    expect(await processed(delivery.deliveryId)).toMatchObject({ process_count: 1 });
-    await post(hookA.registrationId, delivery); // and once more after processing
-    await gateway.dispatcher.idle();
-    expect(await inboxRow(delivery.deliveryId)).toMatchObject({ state: 'processed', process_count: 1 });
-    expect(await auditFor(delivery.deliveryId)).toEqual(['registry.image.deleted']);
-  });
+  it(
+    'processes a redelivered deliveryId once, whether the copies arrive one after ' + 'another or at the same time',
+    async () => {
+      const delivery = signedDelivery(hookA.secrets[0]!.secret, {
+        webhookId: hookA.secrets[0]!.webhookId,
+        event: 'image.deleted',
+      });
+      const sequential = [];
+      for (let i = 0; i < 3; i += 1) sequential.push(await post(hookA.registrationId, delivery));
+      const concurrent = await Promise.all(Array.from({ length: 20 }, () => post(hookA.registrationId, delivery)));
+      const answers = [...sequential, ...concurrent];
+      expect(answers.every((r) => r.statusCode === 202)).toBe(true);
+      expect(answers.filter((r) => r.json().data.duplicate === false)).toHaveLength(1);
+      expect(await processed(delivery.deliveryId)).toMatchObject({ process_count: 1 });
+      await post(hookA.registrationId, delivery); // and once more after processing
+      await gateway.dispatcher.idle();
+      expect(await inboxRow(delivery.deliveryId)).toMatchObject({ state: 'processed', process_count: 1 });
+      expect(await auditFor(delivery.deliveryId)).toEqual(['registry.image.deleted']);
+    },
+  );
 
   it('accepts an event name the contract does not list yet and records it as unknown', async () => {
     const delivery = signedDelivery(hookA.secrets[0]!.secret, {
@@ -278,46 +281,50 @@ describe('gateway registry webhook receiver', () => {
     expect(rows).toEqual([]);
   });
 
-  it('accepts the current and the previous secret during a replacement, and the previous one no longer after its grace period', async () => {
-    const replacing = await seedRegistration(env.pool, gateway.vault, { generations: 2 });
-    for (const { secret, webhookId } of replacing.secrets) {
-      const response = await post(replacing.registrationId, signedDelivery(secret, { webhookId }));
-      expect(response.statusCode).toBe(202);
-    }
-    const replaced = await seedRegistration(env.pool, gateway.vault, { generations: 2, retirePrevious: true });
-    const strict = buildTestGateway({
-      pool: env.pool,
-      client: env.client,
-      taskQueue: env.taskQueue,
-      keys: parseMasterKeys(env.secretsKeys),
-      options: { webhookSecretGraceSeconds: 0 },
-    });
-    try {
-      const [previous, current] = replaced.secrets;
-      expect(
-        (
-          await post(
-            replaced.registrationId,
-            signedDelivery(current!.secret, { webhookId: current!.webhookId }),
-            strict.app,
-          )
-        ).statusCode,
-      ).toBe(202);
-      const late = await post(
-        replaced.registrationId,
-        signedDelivery(previous!.secret, { webhookId: previous!.webhookId }),
-        strict.app,
-      );
-      expect(late.json().error.code).toBe('SIGNATURE_MISMATCH');
-      // Within the grace period (the default gateway), a retry signed with the old secret is still taken.
-      expect(
-        (await post(replaced.registrationId, signedDelivery(previous!.secret, { webhookId: previous!.webhookId })))
-          .statusCode,
-      ).toBe(202);
-    } finally {
-      await strict.app.close();
-    }
-  });
+  it(
+    'accepts the current and the previous secret during a replacement, and the ' +
+      'previous one no longer after its grace period',
+    async () => {
+      const replacing = await seedRegistration(env.pool, gateway.vault, { generations: 2 });
+      for (const { secret, webhookId } of replacing.secrets) {
+        const response = await post(replacing.registrationId, signedDelivery(secret, { webhookId }));
+        expect(response.statusCode).toBe(202);
+      }
+      const replaced = await seedRegistration(env.pool, gateway.vault, { generations: 2, retirePrevious: true });
+      const strict = buildTestGateway({
+        pool: env.pool,
+        client: env.client,
+        taskQueue: env.taskQueue,
+        keys: parseMasterKeys(env.secretsKeys),
+        options: { webhookSecretGraceSeconds: 0 },
+      });
+      try {
+        const [previous, current] = replaced.secrets;
+        expect(
+          (
+            await post(
+              replaced.registrationId,
+              signedDelivery(current!.secret, { webhookId: current!.webhookId }),
+              strict.app,
+            )
+          ).statusCode,
+        ).toBe(202);
+        const late = await post(
+          replaced.registrationId,
+          signedDelivery(previous!.secret, { webhookId: previous!.webhookId }),
+          strict.app,
+        );
+        expect(late.json().error.code).toBe('SIGNATURE_MISMATCH');
+        // Within the grace period (the default gateway), a retry signed with the old secret is still taken.
+        expect(
+          (await post(replaced.registrationId, signedDelivery(previous!.secret, { webhookId: previous!.webhookId })))
+            .statusCode,
+        ).toBe(202);
+      } finally {
+        await strict.app.close();
+      }
+    },
+  );
 
   it('keeps a delivery pending while Temporal refuses the start, and the sweeper starts it later', async () => {
     let failuresLeft = 2;

@@ -64,44 +64,47 @@ describe('suspend, resume and close', () => {
     throw new Error(`${workflowId} never reached ${stage}`);
   }
 
-  it('closes an operating tenant only after deleting its projects and revoking its keys; a repeat is a no-op', async () => {
-    await env.startOrchestratorWorker();
-    const { subaccountId } = await onboard('close-ok');
-    const token = await tenantToken('close-ok');
-    for (const name of ['web', 'db', 'cache']) expect((await createProject(token, name)).status).toBe(201);
-    const result = await (
-      await startLifecycle(
-        env.client,
-        'close',
-        { externalRef: 'close-ok', reason: 'customer left', operator: 'alice' },
-        { taskQueue: env.taskQueue },
-      )
-    ).result();
-    expect(result).toMatchObject({
-      status: 'closed',
-      alreadyClosed: false,
-      projectsDeleted: 3,
-      balanceLeftMicroUsd: '5000',
-    });
-    expect(platformView(subaccountId)).toEqual({ status: 'closed', liveProjects: 0, activeKeys: 0 });
-    const { rows } = await env.pool.query(
-      `SELECT status, closed_balance_micro_usd::text AS balance FROM tenants WHERE external_ref = 'close-ok'`,
-    );
-    expect(rows).toEqual([{ status: 'closed', balance: '5000' }]);
-    const again = await (
-      await startLifecycle(
-        env.client,
-        'close',
-        { externalRef: 'close-ok', reason: 'again' },
-        { taskQueue: env.taskQueue },
-      )
-    ).result();
-    expect(again).toMatchObject({ status: 'closed', alreadyClosed: true });
-    const { rows: history } = await env.pool.query(
-      `SELECT count(*)::int AS n FROM audit_log WHERE external_ref = 'close-ok'`,
-    );
-    expect(history[0].n).toBeGreaterThan(5);
-  });
+  it(
+    'closes an operating tenant only after deleting its projects and revoking its ' + 'keys; a repeat is a no-op',
+    async () => {
+      await env.startOrchestratorWorker();
+      const { subaccountId } = await onboard('close-ok');
+      const token = await tenantToken('close-ok');
+      for (const name of ['web', 'db', 'cache']) expect((await createProject(token, name)).status).toBe(201);
+      const result = await (
+        await startLifecycle(
+          env.client,
+          'close',
+          { externalRef: 'close-ok', reason: 'customer left', operator: 'alice' },
+          { taskQueue: env.taskQueue },
+        )
+      ).result();
+      expect(result).toMatchObject({
+        status: 'closed',
+        alreadyClosed: false,
+        projectsDeleted: 3,
+        balanceLeftMicroUsd: '5000',
+      });
+      expect(platformView(subaccountId)).toEqual({ status: 'closed', liveProjects: 0, activeKeys: 0 });
+      const { rows } = await env.pool.query(
+        `SELECT status, closed_balance_micro_usd::text AS balance FROM tenants WHERE external_ref = 'close-ok'`,
+      );
+      expect(rows).toEqual([{ status: 'closed', balance: '5000' }]);
+      const again = await (
+        await startLifecycle(
+          env.client,
+          'close',
+          { externalRef: 'close-ok', reason: 'again' },
+          { taskQueue: env.taskQueue },
+        )
+      ).result();
+      expect(again).toMatchObject({ status: 'closed', alreadyClosed: true });
+      const { rows: history } = await env.pool.query(
+        `SELECT count(*)::int AS n FROM audit_log WHERE external_ref = 'close-ok'`,
+      );
+      expect(history[0].n).toBeGreaterThan(5);
+    },
+  );
 
   it('round-trips suspend and resume, with the platform refusing the tenant while suspended', async () => {
     await onboard('pause-me');
@@ -125,7 +128,8 @@ describe('suspend, resume and close', () => {
     ).result();
     expect((await createProject(token, 'x')).status).toBe(201);
     const { rows } = await env.pool.query(
-      `SELECT action, actor FROM audit_log WHERE external_ref = 'pause-me' AND action IN ('tenant.suspended', 'tenant.resumed') ORDER BY id`,
+      `SELECT action, actor FROM audit_log WHERE external_ref = 'pause-me' AND action ` +
+        `IN ('tenant.suspended', 'tenant.resumed') ORDER BY id`,
     );
     expect(rows.map((r) => r.action)).toEqual(['tenant.suspended', 'tenant.resumed']);
   });

@@ -28,32 +28,36 @@ describe('a lost create response on a large fleet', () => {
   });
   afterAll(async () => env?.close());
 
-  it('recovers on 10,000 sub-accounts listed 2 per page (limit ignored): one sub-account, onboarding completes', async () => {
-    await setFaults(env.sim, [{ method: 'POST', path: '/subaccounts/create', mode: 'drop-after-commit', count: 1 }]);
-    const pagesBefore = env.sim.state().stats.byRoute['GET /subaccounts'] ?? 0;
-    const handle = await startOnboarding(
-      env.client,
-      { externalRef: 'lost-at-scale', name: 'Lost At Scale' },
-      { taskQueue: env.taskQueue },
-    );
-    const result = await handle.result();
-    await clearFaults(env.sim);
+  it(
+    'recovers on 10,000 sub-accounts listed 2 per page (limit ignored): one ' + 'sub-account, onboarding completes',
+    async () => {
+      await setFaults(env.sim, [{ method: 'POST', path: '/subaccounts/create', mode: 'drop-after-commit', count: 1 }]);
+      const pagesBefore = env.sim.state().stats.byRoute['GET /subaccounts'] ?? 0;
+      const handle = await startOnboarding(
+        env.client,
+        { externalRef: 'lost-at-scale', name: 'Lost At Scale' },
+        { taskQueue: env.taskQueue },
+      );
+      const result = await handle.result();
+      await clearFaults(env.sim);
 
-    expect(result.status).toBe('active');
-    expectExactlyOnce(env.sim.state(), 'lost-at-scale', { amountMicroUsd: null });
-    expect(env.sim.state().subaccounts).toHaveLength(FLEET + 1);
-    // The new tenant is last in the list: the scan went through every page, well past 100.
-    const pages = (env.sim.state().stats.byRoute['GET /subaccounts'] ?? 0) - pagesBefore;
-    expect(pages).toBeGreaterThanOrEqual(Math.ceil((FLEET + 1) / 2));
-    const { rows } = await env.pool.query(
-      `SELECT subaccount_id AS "subaccountId" FROM tenants WHERE external_ref = 'lost-at-scale'`,
-    );
-    expect(rows).toEqual([{ subaccountId: result.subaccountId }]);
-    const { rows: audit } = await env.pool.query(
-      `SELECT action FROM audit_log WHERE external_ref = 'lost-at-scale' AND action LIKE 'tenant.%' ORDER BY id`,
-    );
-    expect(audit.map((r) => r.action)).toContain('tenant.adopted');
-  }, 300_000);
+      expect(result.status).toBe('active');
+      expectExactlyOnce(env.sim.state(), 'lost-at-scale', { amountMicroUsd: null });
+      expect(env.sim.state().subaccounts).toHaveLength(FLEET + 1);
+      // The new tenant is last in the list: the scan went through every page, well past 100.
+      const pages = (env.sim.state().stats.byRoute['GET /subaccounts'] ?? 0) - pagesBefore;
+      expect(pages).toBeGreaterThanOrEqual(Math.ceil((FLEET + 1) / 2));
+      const { rows } = await env.pool.query(
+        `SELECT subaccount_id AS "subaccountId" FROM tenants WHERE external_ref = 'lost-at-scale'`,
+      );
+      expect(rows).toEqual([{ subaccountId: result.subaccountId }]);
+      const { rows: audit } = await env.pool.query(
+        `SELECT action FROM audit_log WHERE external_ref = 'lost-at-scale' AND action LIKE 'tenant.%' ORDER BY id`,
+      );
+      expect(audit.map((r) => r.action)).toContain('tenant.adopted');
+    },
+    300_000,
+  );
 
   it("a failed onboarding says why: in the CLI (onboard --wait) and in the run's status", async () => {
     await setFaults(env.sim, [

@@ -32,7 +32,8 @@ describe('onboarding end to end', () => {
     );
     expect(tenants).toEqual([{ status: 'active', subaccount_id: result.subaccountId }]);
     const { rows: keys } = await env.pool.query(
-      `SELECT status, platform_key_id, verified_at IS NOT NULL AS verified FROM tenant_keys WHERE external_ref = 'acme-1'`,
+      `SELECT status, platform_key_id, verified_at IS NOT NULL AS verified FROM ` +
+        `tenant_keys WHERE external_ref = 'acme-1'`,
     );
     expect(keys).toEqual([{ status: 'active', platform_key_id: result.keyId, verified: true }]);
     const { rows: audit } = await env.pool.query(
@@ -61,33 +62,36 @@ describe('onboarding end to end', () => {
     expectExactlyOnce(env.sim.state(), 'acme-nofund', { amountMicroUsd: null });
   });
 
-  it('gives one tenant, one transfer and one key when the same signup is started 20 times at once (helper and CLI)', async () => {
-    const input = { externalRef: 'race-20', name: 'Race Twenty', fundingMicroUsd: '1000' };
-    const starts = Array.from({ length: 20 }, (_, i) =>
-      i % 4 === 0
-        ? runCli(
-            [
-              'onboard',
-              '--external-ref',
-              input.externalRef,
-              '--name',
-              input.name,
-              '--funding',
-              input.fundingMicroUsd,
-              '--json',
-            ],
-            env.cliEnv,
-          ).then((r) => {
-            expect(r.code, r.stderr).toBe(0);
-            return JSON.parse(r.stdout) as { started: boolean };
-          })
-        : startOnboarding(env.client, input, { taskQueue: env.taskQueue }),
-    );
-    const handles = await Promise.all(starts);
-    expect(handles.filter((h) => h.started)).toHaveLength(1);
-    await env.client.workflow.getHandle('onboard:race-20').result();
-    expectExactlyOnce(env.sim.state(), 'race-20', { amountMicroUsd: '1000' });
-  });
+  it(
+    'gives one tenant, one transfer and one key when the same signup is started 20 ' + 'times at once (helper and CLI)',
+    async () => {
+      const input = { externalRef: 'race-20', name: 'Race Twenty', fundingMicroUsd: '1000' };
+      const starts = Array.from({ length: 20 }, (_, i) =>
+        i % 4 === 0
+          ? runCli(
+              [
+                'onboard',
+                '--external-ref',
+                input.externalRef,
+                '--name',
+                input.name,
+                '--funding',
+                input.fundingMicroUsd,
+                '--json',
+              ],
+              env.cliEnv,
+            ).then((r) => {
+              expect(r.code, r.stderr).toBe(0);
+              return JSON.parse(r.stdout) as { started: boolean };
+            })
+          : startOnboarding(env.client, input, { taskQueue: env.taskQueue }),
+      );
+      const handles = await Promise.all(starts);
+      expect(handles.filter((h) => h.started)).toHaveLength(1);
+      await env.client.workflow.getHandle('onboard:race-20').result();
+      expectExactlyOnce(env.sim.state(), 'race-20', { amountMicroUsd: '1000' });
+    },
+  );
 
   for (const [label, paths] of [
     ['sub-account create', ['/subaccounts/create']],
@@ -124,27 +128,30 @@ describe('onboarding end to end', () => {
     });
   }
 
-  it('never lets a token into workflow history or the logs, and `key reveal` returns one the platform accepts', async () => {
-    const histories = await Promise.all(
-      ['onboard:acme-1', 'onboard:drop-all-three-together'].map((id) => historyJson(env.client, id)),
-    );
-    for (const history of histories) expect(history).not.toMatch(/svsk_/);
-    expect(env.logs.join('\n')).not.toMatch(/svsk_[A-Za-z0-9]/);
+  it(
+    'never lets a token into workflow history or the logs, and `key reveal` returns ' + 'one the platform accepts',
+    async () => {
+      const histories = await Promise.all(
+        ['onboard:acme-1', 'onboard:drop-all-three-together'].map((id) => historyJson(env.client, id)),
+      );
+      for (const history of histories) expect(history).not.toMatch(/svsk_/);
+      expect(env.logs.join('\n')).not.toMatch(/svsk_[A-Za-z0-9]/);
 
-    const revealed = await runCli(
-      ['key', 'reveal', 'acme-1', '--operator', 'alice', '--reason', 'test', '--json'],
-      env.cliEnv,
-    );
-    expect(revealed.code, revealed.stderr).toBe(0);
-    const { token } = JSON.parse(revealed.stdout) as { token: string };
-    expect(token).toMatch(/^svsk_/);
-    const response = await fetch(`${env.sim.apiBase}/projects`, { headers: { authorization: `Bearer ${token}` } });
-    expect(response.status).toBe(200);
-    const { rows } = await env.pool.query(
-      `SELECT actor, action FROM audit_log WHERE external_ref = 'acme-1' AND action = 'key.revealed'`,
-    );
-    expect(rows).toEqual([{ actor: 'operator:alice', action: 'key.revealed' }]);
-  });
+      const revealed = await runCli(
+        ['key', 'reveal', 'acme-1', '--operator', 'alice', '--reason', 'test', '--json'],
+        env.cliEnv,
+      );
+      expect(revealed.code, revealed.stderr).toBe(0);
+      const { token } = JSON.parse(revealed.stdout) as { token: string };
+      expect(token).toMatch(/^svsk_/);
+      const response = await fetch(`${env.sim.apiBase}/projects`, { headers: { authorization: `Bearer ${token}` } });
+      expect(response.status).toBe(200);
+      const { rows } = await env.pool.query(
+        `SELECT actor, action FROM audit_log WHERE external_ref = 'acme-1' AND action = 'key.revealed'`,
+      );
+      expect(rows).toEqual([{ actor: 'operator:alice', action: 'key.revealed' }]);
+    },
+  );
 
   it('refuses the same external ref under another name, through the helper and through a Web-UI start', async () => {
     await expect(
@@ -154,7 +161,8 @@ describe('onboarding end to end', () => {
     });
     // A failed run may be retried: a Web-UI-style start of a new run with another name fails on our records.
     await env.pool.query(
-      `INSERT INTO tenants (external_ref, name, status, create_idempotency_key) VALUES ('taken', 'Original', 'failed', 'k-taken')`,
+      `INSERT INTO tenants (external_ref, name, status, create_idempotency_key) VALUES ` +
+        `('taken', 'Original', 'failed', 'k-taken')`,
     );
     const handle = await env.client.workflow.start('onboardTenant', {
       taskQueue: env.taskQueue,

@@ -56,41 +56,49 @@ describe('resolveTransfer on a transfer in needs_operator', () => {
     return handle;
   }
 
-  it('refuses "Applied", an empty operator, an empty reason and an unknown field before history, and sends no second transfer', async () => {
-    const handle = await driveToNeedsOperator('decisions-typo');
-    const eventsBefore = (await handle.fetchHistory()).events!.length;
-    const ok = { outcome: 'applied', operator: 'bob', reason: 'seen on the wallet' };
-    for (const [bad, field] of [
-      [{ ...ok, outcome: 'Applied' }, 'outcome'],
-      [{ ...ok, outcome: 'not_applied' }, 'outcome'],
-      [{ ...ok, operator: '   ' }, 'operator'],
-      [{ outcome: 'applied', reason: 'seen on the wallet' }, 'operator'],
-      [{ ...ok, reason: '' }, 'reason'],
-      [{ ...ok, amountMicroUsd: '900' }, 'amountMicroUsd'],
-      ['applied', 'input'],
-    ] as const) {
-      const refused = await refusal(handle, 'resolveTransfer', bad);
-      expect(refused.type).toBe('INVALID_DECISION');
-      expect(refused.problems.map((p) => p.split(':')[0])).toContain(field);
-    }
-    // Nothing reached history, the run still waits, the intent is untouched, the books show one transfer.
-    expect((await handle.fetchHistory()).events!.length).toBe(eventsBefore);
-    expect((await handle.query(onboardingStatusQuery)).stage).toBe('needs_operator');
-    const { rows } = await env.pool.query(`SELECT state FROM transfer_intents WHERE external_ref = 'decisions-typo'`);
-    expect(rows).toEqual([{ state: 'needs_operator' }]);
-    expect(transfersOf(env, 'decisions-typo')).toHaveLength(1);
+  it(
+    'refuses "Applied", an empty operator, an empty reason and an unknown field ' +
+      'before history, and sends no second transfer',
+    async () => {
+      const handle = await driveToNeedsOperator('decisions-typo');
+      const eventsBefore = (await handle.fetchHistory()).events!.length;
+      const ok = { outcome: 'applied', operator: 'bob', reason: 'seen on the wallet' };
+      for (const [bad, field] of [
+        [{ ...ok, outcome: 'Applied' }, 'outcome'],
+        [{ ...ok, outcome: 'not_applied' }, 'outcome'],
+        [{ ...ok, operator: '   ' }, 'operator'],
+        [{ outcome: 'applied', reason: 'seen on the wallet' }, 'operator'],
+        [{ ...ok, reason: '' }, 'reason'],
+        [{ ...ok, amountMicroUsd: '900' }, 'amountMicroUsd'],
+        ['applied', 'input'],
+      ] as const) {
+        const refused = await refusal(handle, 'resolveTransfer', bad);
+        expect(refused.type).toBe('INVALID_DECISION');
+        expect(refused.problems.map((p) => p.split(':')[0])).toContain(field);
+      }
+      // Nothing reached history, the run still waits, the intent is untouched, the books show one transfer.
+      expect((await handle.fetchHistory()).events!.length).toBe(eventsBefore);
+      expect((await handle.query(onboardingStatusQuery)).stage).toBe('needs_operator');
+      const { rows } = await env.pool.query(`SELECT state FROM transfer_intents WHERE external_ref = 'decisions-typo'`);
+      expect(rows).toEqual([{ state: 'needs_operator' }]);
+      expect(transfersOf(env, 'decisions-typo')).toHaveLength(1);
 
-    // The kept signal of the same name: "Applied" is a logged no-op, never "not applied" (no re-send).
-    await handle.signal('resolveTransfer', { ...ok, outcome: 'Applied' });
-    const answer = await handle.executeUpdate('resolveTransfer', { args: [{ ...ok, operator: '  bob ' }] });
-    expect(answer).toMatchObject({ transferState: 'succeeded', effect: expect.stringMatching(/no transfer is sent/) });
-    expect((await handle.result()).status).toBe('active');
-    expectExactlyOnce(env.sim.state(), 'decisions-typo', { amountMicroUsd: '900' });
-    const { rows: audit } = await env.pool.query(
-      `SELECT actor, details->>'reason' AS reason FROM audit_log WHERE external_ref = 'decisions-typo' AND action = 'transfer.resolved_by_operator'`,
-    );
-    expect(audit).toEqual([{ actor: 'operator:bob', reason: 'seen on the wallet' }]);
-  });
+      // The kept signal of the same name: "Applied" is a logged no-op, never "not applied" (no re-send).
+      await handle.signal('resolveTransfer', { ...ok, outcome: 'Applied' });
+      const answer = await handle.executeUpdate('resolveTransfer', { args: [{ ...ok, operator: '  bob ' }] });
+      expect(answer).toMatchObject({
+        transferState: 'succeeded',
+        effect: expect.stringMatching(/no transfer is sent/),
+      });
+      expect((await handle.result()).status).toBe('active');
+      expectExactlyOnce(env.sim.state(), 'decisions-typo', { amountMicroUsd: '900' });
+      const { rows: audit } = await env.pool.query(
+        `SELECT actor, details->>'reason' AS reason FROM audit_log WHERE external_ref = ` +
+          `'decisions-typo' AND action = 'transfer.resolved_by_operator'`,
+      );
+      expect(audit).toEqual([{ actor: 'operator:bob', reason: 'seen on the wallet' }]);
+    },
+  );
 
   it('takes a resolveTransfer signal with "Applied" (the old way in) as a no-op: no second transfer', async () => {
     const handle = await driveToNeedsOperator('decisions-signal');
@@ -108,150 +116,165 @@ describe('resolveTransfer on a transfer in needs_operator', () => {
     expect(transfersOf(env, 'decisions-signal')).toHaveLength(1);
   });
 
-  it("the runbook's `temporal workflow update execute` refuses a typo and settles the transfer, verbatim from the README", async () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    const command = /`(temporal workflow update execute -w onboard:R --name resolveTransfer --input '[^']+')`/.exec(
-      readme,
-    )?.[1];
-    expect(command, 'the README shows the update command').toBeDefined();
-    const temporalCli = await findOrBuildTemporalCli({ cliPath: process.env.TEMPORAL_CLI_PATH });
-    expect(temporalCli, 'a temporal CLI (the harness uses the same one)').toBeDefined();
-    const run = (text: string) =>
-      new Promise<{ code: number | null; output: string }>((resolve) => {
-        const child = spawn('sh', ['-c', text.replace(/^temporal /, `"${temporalCli}" `)], {
-          env: {
-            PATH: process.env.PATH ?? '',
-            HOME: process.env.HOME ?? '/root',
-            TEMPORAL_ADDRESS: inject('temporalAddress'),
-            TEMPORAL_NAMESPACE: inject('temporalNamespace'),
-          },
+  it(
+    "the runbook's `temporal workflow update execute` refuses a typo and settles the " +
+      'transfer, verbatim from the README',
+    async () => {
+      const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+      const command = /`(temporal workflow update execute -w onboard:R --name resolveTransfer --input '[^']+')`/.exec(
+        readme,
+      )?.[1];
+      expect(command, 'the README shows the update command').toBeDefined();
+      const temporalCli = await findOrBuildTemporalCli({ cliPath: process.env.TEMPORAL_CLI_PATH });
+      expect(temporalCli, 'a temporal CLI (the harness uses the same one)').toBeDefined();
+      const run = (text: string) =>
+        new Promise<{ code: number | null; output: string }>((resolve) => {
+          const child = spawn('sh', ['-c', text.replace(/^temporal /, `"${temporalCli}" `)], {
+            env: {
+              PATH: process.env.PATH ?? '',
+              HOME: process.env.HOME ?? '/root',
+              TEMPORAL_ADDRESS: inject('temporalAddress'),
+              TEMPORAL_NAMESPACE: inject('temporalNamespace'),
+            },
+          });
+          let output = '';
+          child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+          child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+          child.on('close', (code) => resolve({ code, output }));
         });
-        let output = '';
-        child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-        child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-        child.on('close', (code) => resolve({ code, output }));
+
+      const handle = await driveToNeedsOperator('decisions-runbook');
+      const forRun = command!.replace('onboard:R', 'onboard:decisions-runbook');
+      const typo = await run(forRun.replace('"outcome":"applied"', '"outcome":"Applied"'));
+      expect(typo.code).not.toBe(0);
+      expect(typo.output).toMatch(/outcome: must be exactly/);
+      const ok = await run(forRun);
+      expect(ok.code, ok.output).toBe(0);
+      await handle.result();
+      expectExactlyOnce(env.sim.state(), 'decisions-runbook', { amountMicroUsd: '900' });
+    },
+  );
+
+  it(
+    'tenantctl resolve-transfer prints the refusal and exits non-zero on "Applied"; ' +
+      'not-applied sends once more under a fresh key',
+    async () => {
+      const handle = await driveToNeedsOperator('decisions-not-applied');
+      const typo = await runCli(
+        [
+          'resolve-transfer',
+          'decisions-not-applied',
+          '--outcome',
+          'Applied',
+          '--operator',
+          'carol',
+          '--reason',
+          'looked at the wallet',
+        ],
+        env.cliEnv,
+      );
+      expect(typo.code).not.toBe(0);
+      expect(typo.stderr).toMatch(/outcome: must be exactly "applied" or "not-applied"/);
+      const blank = await runCli(
+        [
+          'resolve-transfer',
+          'decisions-not-applied',
+          '--outcome',
+          'applied',
+          '--operator',
+          ' ',
+          '--reason',
+          'looked at the wallet',
+        ],
+        env.cliEnv,
+      );
+      expect(blank.code).not.toBe(0);
+      expect(blank.stderr).toMatch(/operator: must not be empty/);
+      expect(transfersOf(env, 'decisions-not-applied')).toHaveLength(1);
+
+      // The dropped transfer did commit; an operator who says it did not gets exactly one more, under a new key.
+      const sent = await runCli(
+        [
+          'resolve-transfer',
+          'decisions-not-applied',
+          '--outcome',
+          'not-applied',
+          '--operator',
+          'carol',
+          '--reason',
+          'not on the wallet',
+          '--json',
+        ],
+        env.cliEnv,
+      );
+      expect(sent.code, sent.stderr).toBe(0);
+      expect(JSON.parse(sent.stdout)).toMatchObject({
+        workflowId: 'onboard:decisions-not-applied',
+        decision: 'resolveTransfer',
+        effect: expect.stringMatching(/fresh idempotency key/),
       });
+      await handle.result();
+      expect(transfersOf(env, 'decisions-not-applied')).toHaveLength(2);
+      expect(new Set(transfersOf(env, 'decisions-not-applied').map((t) => t.idempotencyKey)).size).toBe(2);
+    },
+  );
 
-    const handle = await driveToNeedsOperator('decisions-runbook');
-    const forRun = command!.replace('onboard:R', 'onboard:decisions-runbook');
-    const typo = await run(forRun.replace('"outcome":"applied"', '"outcome":"Applied"'));
-    expect(typo.code).not.toBe(0);
-    expect(typo.output).toMatch(/outcome: must be exactly/);
-    const ok = await run(forRun);
-    expect(ok.code, ok.output).toBe(0);
-    await handle.result();
-    expectExactlyOnce(env.sim.state(), 'decisions-runbook', { amountMicroUsd: '900' });
-  });
+  it(
+    'a close in needs_operator takes its verdict through tenantctl resolve-transfer ' +
+      '--close, refusing a typo and an unknown purpose',
+    async () => {
+      await setFaults(env.sim, [
+        { method: 'POST', path: '/subaccounts/*/wallet/transfers', mode: 'drop-after-commit', count: 1 },
+        { method: 'GET', path: '/subaccounts/*/wallet', mode: 'error-before-commit', status: 503, code: 'UNAVAILABLE' },
+      ]);
+      const options = { ...FAST, unknownTransferDeadline: '1h' };
+      await startOnboarding(
+        env.client,
+        { externalRef: 'decisions-close', name: 'Close Op', fundingMicroUsd: '900', options },
+        { taskQueue: env.taskQueue },
+      );
+      await waitForOnboardingStage(env, 'onboard:decisions-close', 'reconciling_transfer');
+      const close = await startLifecycle(
+        env.client,
+        'close',
+        {
+          externalRef: 'decisions-close',
+          reason: 'customer left',
+          operator: 'ops',
+          options: { unknownTransferDeadline: '1s', pollInterval: '200ms' },
+        },
+        { taskQueue: env.taskQueue },
+      );
+      await waitFor(
+        async () => ((await close.query(closeStatusQuery)).stage === 'needs_operator' ? true : undefined),
+        'the close to ask an operator',
+      );
 
-  it('tenantctl resolve-transfer prints the refusal and exits non-zero on "Applied"; not-applied sends once more under a fresh key', async () => {
-    const handle = await driveToNeedsOperator('decisions-not-applied');
-    const typo = await runCli(
-      [
-        'resolve-transfer',
-        'decisions-not-applied',
-        '--outcome',
-        'Applied',
-        '--operator',
-        'carol',
-        '--reason',
-        'looked at the wallet',
-      ],
-      env.cliEnv,
-    );
-    expect(typo.code).not.toBe(0);
-    expect(typo.stderr).toMatch(/outcome: must be exactly "applied" or "not-applied"/);
-    const blank = await runCli(
-      [
-        'resolve-transfer',
-        'decisions-not-applied',
-        '--outcome',
-        'applied',
-        '--operator',
-        ' ',
-        '--reason',
-        'looked at the wallet',
-      ],
-      env.cliEnv,
-    );
-    expect(blank.code).not.toBe(0);
-    expect(blank.stderr).toMatch(/operator: must not be empty/);
-    expect(transfersOf(env, 'decisions-not-applied')).toHaveLength(1);
+      const verdict = ['--close', '--operator', 'frank', '--reason', 'seen on the wallet'];
+      const typo = await runCli(
+        ['resolve-transfer', 'decisions-close', '--outcome', 'Applied', ...verdict],
+        env.cliEnv,
+      );
+      expect(typo.code).not.toBe(0);
+      expect(typo.stderr).toMatch(/close:decisions-close refused resolveTransfer: outcome: must be exactly/);
+      const elsewhere = await runCli(
+        ['resolve-transfer', 'decisions-close', '--outcome', 'applied', '--purpose', 'top-up', ...verdict],
+        env.cliEnv,
+      );
+      expect(elsewhere.code).not.toBe(0);
+      expect(elsewhere.stderr).toMatch(/has no open transfer "top-up"/);
 
-    // The dropped transfer did commit; an operator who says it did not gets exactly one more, under a new key.
-    const sent = await runCli(
-      [
-        'resolve-transfer',
-        'decisions-not-applied',
-        '--outcome',
-        'not-applied',
-        '--operator',
-        'carol',
-        '--reason',
-        'not on the wallet',
-        '--json',
-      ],
-      env.cliEnv,
-    );
-    expect(sent.code, sent.stderr).toBe(0);
-    expect(JSON.parse(sent.stdout)).toMatchObject({
-      workflowId: 'onboard:decisions-not-applied',
-      decision: 'resolveTransfer',
-      effect: expect.stringMatching(/fresh idempotency key/),
-    });
-    await handle.result();
-    expect(transfersOf(env, 'decisions-not-applied')).toHaveLength(2);
-    expect(new Set(transfersOf(env, 'decisions-not-applied').map((t) => t.idempotencyKey)).size).toBe(2);
-  });
-
-  it('a close in needs_operator takes its verdict through tenantctl resolve-transfer --close, refusing a typo and an unknown purpose', async () => {
-    await setFaults(env.sim, [
-      { method: 'POST', path: '/subaccounts/*/wallet/transfers', mode: 'drop-after-commit', count: 1 },
-      { method: 'GET', path: '/subaccounts/*/wallet', mode: 'error-before-commit', status: 503, code: 'UNAVAILABLE' },
-    ]);
-    const options = { ...FAST, unknownTransferDeadline: '1h' };
-    await startOnboarding(
-      env.client,
-      { externalRef: 'decisions-close', name: 'Close Op', fundingMicroUsd: '900', options },
-      { taskQueue: env.taskQueue },
-    );
-    await waitForOnboardingStage(env, 'onboard:decisions-close', 'reconciling_transfer');
-    const close = await startLifecycle(
-      env.client,
-      'close',
-      {
-        externalRef: 'decisions-close',
-        reason: 'customer left',
-        operator: 'ops',
-        options: { unknownTransferDeadline: '1s', pollInterval: '200ms' },
-      },
-      { taskQueue: env.taskQueue },
-    );
-    await waitFor(
-      async () => ((await close.query(closeStatusQuery)).stage === 'needs_operator' ? true : undefined),
-      'the close to ask an operator',
-    );
-
-    const verdict = ['--close', '--operator', 'frank', '--reason', 'seen on the wallet'];
-    const typo = await runCli(['resolve-transfer', 'decisions-close', '--outcome', 'Applied', ...verdict], env.cliEnv);
-    expect(typo.code).not.toBe(0);
-    expect(typo.stderr).toMatch(/close:decisions-close refused resolveTransfer: outcome: must be exactly/);
-    const elsewhere = await runCli(
-      ['resolve-transfer', 'decisions-close', '--outcome', 'applied', '--purpose', 'top-up', ...verdict],
-      env.cliEnv,
-    );
-    expect(elsewhere.code).not.toBe(0);
-    expect(elsewhere.stderr).toMatch(/has no open transfer "top-up"/);
-
-    await clearFaults(env.sim);
-    const ok = await runCli(
-      ['resolve-transfer', 'decisions-close', '--outcome', 'applied', ...verdict, '--json'],
-      env.cliEnv,
-    );
-    expect(ok.code, ok.stderr).toBe(0);
-    expect(JSON.parse(ok.stdout)).toMatchObject({ workflowId: 'close:decisions-close', transferState: 'succeeded' });
-    expect(await close.result()).toMatchObject({ status: 'closed' });
-    expect(transfersOf(env, 'decisions-close')).toHaveLength(1);
-  });
+      await clearFaults(env.sim);
+      const ok = await runCli(
+        ['resolve-transfer', 'decisions-close', '--outcome', 'applied', ...verdict, '--json'],
+        env.cliEnv,
+      );
+      expect(ok.code, ok.stderr).toBe(0);
+      expect(JSON.parse(ok.stdout)).toMatchObject({ workflowId: 'close:decisions-close', transferState: 'succeeded' });
+      expect(await close.result()).toMatchObject({ status: 'closed' });
+      expect(transfersOf(env, 'decisions-close')).toHaveLength(1);
+    },
+  );
 
   it('refuses a verdict when no transfer waits for one, and a decision sent to no run', async () => {
     const handle = await startOnboarding(
@@ -323,40 +346,44 @@ describe('parentFunded while the parent cannot pay', () => {
   });
   afterAll(async () => env?.close());
 
-  it('refuses a parentFunded without an operator and a resolveTransfer that does not apply; tenantctl parent-funded goes on', async () => {
-    const handle = await startOnboarding(
-      env.client,
-      { externalRef: 'decisions-broke', name: 'Broke', fundingMicroUsd: '5000', options: FAST },
-      { taskQueue: env.taskQueue },
-    );
-    await waitForOnboardingStage(env, 'onboard:decisions-broke', 'waiting_for_parent_funds');
-    const noOperator = await refusal(handle, 'parentFunded', { reason: 'topped up' });
-    expect(noOperator).toMatchObject({
-      type: 'INVALID_DECISION',
-      problems: [expect.stringMatching(/^operator: is required/)],
-    });
-    const notNow = await refusal(handle, 'resolveTransfer', {
-      outcome: 'applied',
-      operator: 'eve',
-      reason: 'seen on the wallet',
-    });
-    expect(notNow.type).toBe('DECISION_NOT_APPLICABLE');
-    expect(notNow.message).toMatch(/no transfer in needs_operator/);
+  it(
+    'refuses a parentFunded without an operator and a resolveTransfer that does not ' +
+      'apply; tenantctl parent-funded goes on',
+    async () => {
+      const handle = await startOnboarding(
+        env.client,
+        { externalRef: 'decisions-broke', name: 'Broke', fundingMicroUsd: '5000', options: FAST },
+        { taskQueue: env.taskQueue },
+      );
+      await waitForOnboardingStage(env, 'onboard:decisions-broke', 'waiting_for_parent_funds');
+      const noOperator = await refusal(handle, 'parentFunded', { reason: 'topped up' });
+      expect(noOperator).toMatchObject({
+        type: 'INVALID_DECISION',
+        problems: [expect.stringMatching(/^operator: is required/)],
+      });
+      const notNow = await refusal(handle, 'resolveTransfer', {
+        outcome: 'applied',
+        operator: 'eve',
+        reason: 'seen on the wallet',
+      });
+      expect(notNow.type).toBe('DECISION_NOT_APPLICABLE');
+      expect(notNow.message).toMatch(/no transfer in needs_operator/);
 
-    const noReason = await runCli(['parent-funded', 'decisions-broke', '--operator', 'eve'], env.cliEnv);
-    expect(noReason.code).not.toBe(0);
-    await fetch(`${env.sim.url}/__sim/parents/${DEFAULT_PARENT_ID}/balance`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ paidMicroUsd: '10000' }),
-    });
-    const funded = await runCli(
-      ['parent-funded', 'decisions-broke', '--operator', 'eve', '--reason', 'topped up by finance'],
-      env.cliEnv,
-    );
-    expect(funded.code, funded.stderr).toBe(0);
-    expect(funded.stdout).toMatch(/parentFunded accepted by onboard:decisions-broke/);
-    expect((await handle.result()).status).toBe('active');
-    expectExactlyOnce(env.sim.state(), 'decisions-broke', { amountMicroUsd: '5000' });
-  });
+      const noReason = await runCli(['parent-funded', 'decisions-broke', '--operator', 'eve'], env.cliEnv);
+      expect(noReason.code).not.toBe(0);
+      await fetch(`${env.sim.url}/__sim/parents/${DEFAULT_PARENT_ID}/balance`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ paidMicroUsd: '10000' }),
+      });
+      const funded = await runCli(
+        ['parent-funded', 'decisions-broke', '--operator', 'eve', '--reason', 'topped up by finance'],
+        env.cliEnv,
+      );
+      expect(funded.code, funded.stderr).toBe(0);
+      expect(funded.stdout).toMatch(/parentFunded accepted by onboard:decisions-broke/);
+      expect((await handle.result()).status).toBe('active');
+      expectExactlyOnce(env.sim.state(), 'decisions-broke', { amountMicroUsd: '5000' });
+    },
+  );
 });

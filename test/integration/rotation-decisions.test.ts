@@ -17,94 +17,102 @@ describe('operator decisions on a held rotation', () => {
   });
   afterAll(async () => env?.close());
 
-  it('refuses a bad revokeAnyway, abortRotation or retryKeyCreate before history and keeps the old key until a valid one', async () => {
-    const { subaccountId, keyId: oldKeyId } = await env.onboard('decide-held');
-    const consumer = keepUsing(env, await env.token('decide-held'), 150);
-    try {
-      const options = { quietPeriod: '2s', propagationAllowance: '1m', pollInterval: '300ms', quietDeadline: '2s' };
+  it(
+    'refuses a bad revokeAnyway, abortRotation or retryKeyCreate before history and ' +
+      'keeps the old key until a valid one',
+    async () => {
+      const { subaccountId, keyId: oldKeyId } = await env.onboard('decide-held');
+      const consumer = keepUsing(env, await env.token('decide-held'), 150);
+      try {
+        const options = { quietPeriod: '2s', propagationAllowance: '1m', pollInterval: '300ms', quietDeadline: '2s' };
+        const handle = await startRotation(
+          env.client,
+          { externalRef: 'decide-held', options },
+          { taskQueue: env.taskQueue },
+        );
+        await waitForStage(env, handle.workflowId, 'held');
+        const eventsBefore = (await handle.fetchHistory()).events!.length;
+
+        const ok = { operator: 'dave', reason: 'consumer confirmed migrated' };
+        for (const [name, bad, field] of [
+          ['revokeAnyway', { ...ok, reason: '' }, 'reason'],
+          ['revokeAnyway', { ...ok, reason: 'x'.repeat(1001) }, 'reason'],
+          ['revokeAnyway', { reason: ok.reason }, 'operator'],
+          ['abortRotation', { ...ok, operator: '' }, 'operator'],
+          ['abortRotation', { ...ok, force: true }, 'force'],
+          ['escalateToEmergency', { ...ok, operator: 'dave smith' }, 'operator'],
+        ] as const) {
+          const refused = await refusal(handle, name, bad);
+          expect(refused.type, `${name} ${JSON.stringify(bad)}`).toBe('INVALID_DECISION');
+          expect(refused.problems.map((p) => p.split(':')[0])).toContain(field);
+        }
+        const notAtLimit = await refusal(handle, 'retryKeyCreate', ok);
+        expect(notAtLimit.type).toBe('DECISION_NOT_APPLICABLE');
+        expect(notAtLimit.message).toMatch(/retryKeyCreate applies at key_limit/);
+
+        const cli = await runCli(
+          ['rotation', 'revoke-anyway', 'decide-held', '--operator', ' ', '--reason', ok.reason],
+          env.cliEnv,
+        );
+        expect(cli.code).not.toBe(0);
+        expect(cli.stderr).toMatch(/operator: must not be empty/);
+        expect((await handle.fetchHistory()).events!.length).toBe(eventsBefore);
+
+        // The kept signal, with no operator: a logged no-op, never a revoke of a key in use.
+        await handle.signal('revokeAnyway', { operator: '', reason: '' });
+        await processed(handle);
+        expect((await handle.query(rotationStatusQuery)).stage).toBe('held');
+        expect(keysOf(env, subaccountId).find((k) => k.id === oldKeyId)!.status).toBe('active');
+
+        const valid = await runCli(
+          ['rotation', 'revoke-anyway', 'decide-held', '--operator', 'dave', '--reason', ok.reason],
+          env.cliEnv,
+        );
+        expect(valid.code, valid.stderr).toBe(0);
+        expect(valid.stdout).toMatch(/revokeAnyway accepted by rotate:decide-held:default/);
+        expect((await handle.result()).outcome).toBe('completed');
+        expect(keysOf(env, subaccountId).find((k) => k.id === oldKeyId)!.status).toBe('revoked');
+        const { rows } = await env.pool.query(
+          `SELECT actor FROM audit_log WHERE external_ref = 'decide-held' AND action = 'rotation.completed'`,
+        );
+        expect(rows).toEqual([{ actor: 'operator:dave' }]);
+
+        const late = await runCli(
+          ['rotation', 'abort', 'decide-held', '--operator', 'dave', '--reason', 'changed my mind'],
+          env.cliEnv,
+        );
+        expect(late.code).not.toBe(0);
+        expect(late.stderr).toMatch(/no running workflow rotate:decide-held:default/);
+      } finally {
+        await consumer.stop();
+      }
+    },
+  );
+
+  it(
+    'rotate-key --emergency escalates a running rotation by Update: the old key is ' +
+      'revoked without waiting for quiet',
+    async () => {
+      const { subaccountId, keyId: oldKeyId } = await env.onboard('decide-escalate');
+      const options = { quietPeriod: '1h', propagationAllowance: '1s', pollInterval: '300ms', quietDeadline: '2h' };
       const handle = await startRotation(
         env.client,
-        { externalRef: 'decide-held', options },
+        { externalRef: 'decide-escalate', options },
         { taskQueue: env.taskQueue },
       );
-      await waitForStage(env, handle.workflowId, 'held');
-      const eventsBefore = (await handle.fetchHistory()).events!.length;
-
-      const ok = { operator: 'dave', reason: 'consumer confirmed migrated' };
-      for (const [name, bad, field] of [
-        ['revokeAnyway', { ...ok, reason: '' }, 'reason'],
-        ['revokeAnyway', { ...ok, reason: 'x'.repeat(1001) }, 'reason'],
-        ['revokeAnyway', { reason: ok.reason }, 'operator'],
-        ['abortRotation', { ...ok, operator: '' }, 'operator'],
-        ['abortRotation', { ...ok, force: true }, 'force'],
-        ['escalateToEmergency', { ...ok, operator: 'dave smith' }, 'operator'],
-      ] as const) {
-        const refused = await refusal(handle, name, bad);
-        expect(refused.type, `${name} ${JSON.stringify(bad)}`).toBe('INVALID_DECISION');
-        expect(refused.problems.map((p) => p.split(':')[0])).toContain(field);
-      }
-      const notAtLimit = await refusal(handle, 'retryKeyCreate', ok);
-      expect(notAtLimit.type).toBe('DECISION_NOT_APPLICABLE');
-      expect(notAtLimit.message).toMatch(/retryKeyCreate applies at key_limit/);
-
+      await waitForStage(env, handle.workflowId, 'waiting_for_quiet');
       const cli = await runCli(
-        ['rotation', 'revoke-anyway', 'decide-held', '--operator', ' ', '--reason', ok.reason],
+        ['rotate-key', 'decide-escalate', '--emergency', '--reason', 'token in a public repo', '--operator', 'grace'],
         env.cliEnv,
       );
-      expect(cli.code).not.toBe(0);
-      expect(cli.stderr).toMatch(/operator: must not be empty/);
-      expect((await handle.fetchHistory()).events!.length).toBe(eventsBefore);
-
-      // The kept signal, with no operator: a logged no-op, never a revoke of a key in use.
-      await handle.signal('revokeAnyway', { operator: '', reason: '' });
-      await processed(handle);
-      expect((await handle.query(rotationStatusQuery)).stage).toBe('held');
-      expect(keysOf(env, subaccountId).find((k) => k.id === oldKeyId)!.status).toBe('active');
-
-      const valid = await runCli(
-        ['rotation', 'revoke-anyway', 'decide-held', '--operator', 'dave', '--reason', ok.reason],
-        env.cliEnv,
-      );
-      expect(valid.code, valid.stderr).toBe(0);
-      expect(valid.stdout).toMatch(/revokeAnyway accepted by rotate:decide-held:default/);
-      expect((await handle.result()).outcome).toBe('completed');
+      expect(cli.code, cli.stderr).toBe(0);
+      expect(cli.stdout).toMatch(/escalated the running rotation to emergency/);
+      const result = await handle.result();
+      expect(result).toMatchObject({ outcome: 'completed', quietCheck: { method: 'skipped-emergency' } });
       expect(keysOf(env, subaccountId).find((k) => k.id === oldKeyId)!.status).toBe('revoked');
-      const { rows } = await env.pool.query(
-        `SELECT actor FROM audit_log WHERE external_ref = 'decide-held' AND action = 'rotation.completed'`,
+      expect((await handle.query(rotationStatusQuery)).notes).toContain(
+        'escalated to emergency by grace: token in a public repo',
       );
-      expect(rows).toEqual([{ actor: 'operator:dave' }]);
-
-      const late = await runCli(
-        ['rotation', 'abort', 'decide-held', '--operator', 'dave', '--reason', 'changed my mind'],
-        env.cliEnv,
-      );
-      expect(late.code).not.toBe(0);
-      expect(late.stderr).toMatch(/no running workflow rotate:decide-held:default/);
-    } finally {
-      await consumer.stop();
-    }
-  });
-
-  it('rotate-key --emergency escalates a running rotation by Update: the old key is revoked without waiting for quiet', async () => {
-    const { subaccountId, keyId: oldKeyId } = await env.onboard('decide-escalate');
-    const options = { quietPeriod: '1h', propagationAllowance: '1s', pollInterval: '300ms', quietDeadline: '2h' };
-    const handle = await startRotation(
-      env.client,
-      { externalRef: 'decide-escalate', options },
-      { taskQueue: env.taskQueue },
-    );
-    await waitForStage(env, handle.workflowId, 'waiting_for_quiet');
-    const cli = await runCli(
-      ['rotate-key', 'decide-escalate', '--emergency', '--reason', 'token in a public repo', '--operator', 'grace'],
-      env.cliEnv,
-    );
-    expect(cli.code, cli.stderr).toBe(0);
-    expect(cli.stdout).toMatch(/escalated the running rotation to emergency/);
-    const result = await handle.result();
-    expect(result).toMatchObject({ outcome: 'completed', quietCheck: { method: 'skipped-emergency' } });
-    expect(keysOf(env, subaccountId).find((k) => k.id === oldKeyId)!.status).toBe('revoked');
-    expect((await handle.query(rotationStatusQuery)).notes).toContain(
-      'escalated to emergency by grace: token in a public repo',
-    );
-  });
+    },
+  );
 });

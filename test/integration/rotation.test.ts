@@ -145,7 +145,9 @@ describe('key rotation with a quiet gate', () => {
       expect(result.quietCheck).toMatchObject({ method: 'skipped-emergency', polls: 0 });
       expect(keysOf(env, subaccountId).find((k) => k.id === oldKeyId)!.status).toBe('revoked');
       const { rows } = await env.pool.query(
-        `SELECT action FROM audit_log WHERE external_ref = 'leak-1' AND action IN ('rotation.deployed', 'key.verified', 'key.revoked', 'rotation.completed') ORDER BY id`,
+        `SELECT action FROM audit_log WHERE external_ref = 'leak-1' AND action IN ` +
+          `('rotation.deployed', 'key.verified', 'key.revoked', 'rotation.completed') ORDER ` +
+          `BY id`,
       );
       expect(rows.map((r) => r.action)).toEqual([
         'key.verified',

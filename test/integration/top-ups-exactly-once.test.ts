@@ -20,7 +20,10 @@ const KILL_AFTER_TRANSFERS = 40;
 
 const refOf = (i: number) => `xo-${String(i).padStart(3, '0')}`;
 const requestOf = (i: number) => ({ key: `inv-${i}`, amountMicroUsd: String(1000 + i), reason: `invoice ${i} paid` });
-/** HTTP requests in flight at once, as a signup backend's connection pool would allow (800 connects at once time out on 2 cores). */
+/**
+ * HTTP requests in flight at once, as a signup backend's connection pool would allow (800 connects at
+ * once time out on 2 cores).
+ */
 const HTTP_IN_FLIGHT = 100;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -216,8 +219,10 @@ describe('top-ups exactly once: 1,000 requests, lost responses and a worker kill
     expect(rows[0].reconciled).toBeGreaterThan(0);
     console.info(
       `exactly-once figures: ${answers.length} sends (${answers.filter((a) => a.via === 'cli').length} CLI), ` +
-        `${answers.filter((a) => a.first === 409).length} first answered 409, worker killed at ${transfersAtKill} transfers, ` +
-        `${rows[0].reconciled} transfers settled from the wallet after a lost answer, ${books.transfers.length} on the books`,
+        (`${answers.filter((a) => a.first === 409).length} first answered 409, worker ` +
+          `killed at ${transfersAtKill} transfers, `) +
+        (`${rows[0].reconciled} transfers settled from the wallet after a lost answer, ` +
+          `${books.transfers.length} on the books`),
     );
     // About 90 s on two cores (the lost-answer reconcile waits its default 30 s): room for a busier machine.
   }, 300_000);

@@ -47,44 +47,48 @@ describe('POST /v1/tenants/:ref/transfers with an Idempotency-Key', () => {
     await env?.close();
   });
 
-  it('starts one run for 20 concurrent requests with one key, answers 409 + Retry-After while it runs, then replays the stored result', async () => {
-    await setFaults(env.sim, [
-      { method: 'POST', path: '/subaccounts/*/wallet/transfers', mode: 'delay', delayMs: 1500, count: 1 },
-    ]);
-    const body = { amountMicroUsd: '1500', reason: 'invoice 77 paid' };
-    const answers = await Promise.all(Array.from({ length: 20 }, () => post('gw-a', 'inv-77', body)));
-    expect(answers.filter((a) => a.status === 202)).toHaveLength(1);
-    const accepted = answers.find((a) => a.status === 202)!;
-    expect(accepted.json.data).toMatchObject({
-      started: true,
-      workflowId: 'fund:gw-a:inv-77',
-      statusUrl: 'https://gateway.example/v1/tenants/gw-a/transfers/inv-77',
-    });
-    for (const other of answers.filter((a) => a.status !== 202)) {
-      expect(other.status).toBe(409);
-      expect(other.json.error?.code).toBe('TRANSFER_IN_PROGRESS');
-      expect(Number(other.retryAfter)).toBeGreaterThan(0);
-    }
-    await env.client.workflow.getHandle('fund:gw-a:inv-77').result();
-    await clearFaults(env.sim);
-    const replay = await untilSettled('gw-a', 'inv-77', body);
-    expect(replay.status).toBe(200);
-    expect(replay.json.data).toMatchObject({
-      replayed: true,
-      transfer: {
-        purpose: 'top-up',
-        amountMicroUsd: '1500',
-        state: 'succeeded',
-        idempotencyKey: 'inv-77',
-        requestedBy: 'signup-backend',
-        reason: 'invoice 77 paid',
-        platformTransferId: expect.any(String),
-      },
-    });
-    const again = await post('gw-a', 'inv-77', body);
-    expect(again.json.data).toEqual(replay.json.data);
-    expect(platformTransfersOf(env.sim, 'gw-a').map((t) => t.amountMicroUsd)).toEqual(['1500']);
-  });
+  it(
+    'starts one run for 20 concurrent requests with one key, answers 409 + ' +
+      'Retry-After while it runs, then replays the stored result',
+    async () => {
+      await setFaults(env.sim, [
+        { method: 'POST', path: '/subaccounts/*/wallet/transfers', mode: 'delay', delayMs: 1500, count: 1 },
+      ]);
+      const body = { amountMicroUsd: '1500', reason: 'invoice 77 paid' };
+      const answers = await Promise.all(Array.from({ length: 20 }, () => post('gw-a', 'inv-77', body)));
+      expect(answers.filter((a) => a.status === 202)).toHaveLength(1);
+      const accepted = answers.find((a) => a.status === 202)!;
+      expect(accepted.json.data).toMatchObject({
+        started: true,
+        workflowId: 'fund:gw-a:inv-77',
+        statusUrl: 'https://gateway.example/v1/tenants/gw-a/transfers/inv-77',
+      });
+      for (const other of answers.filter((a) => a.status !== 202)) {
+        expect(other.status).toBe(409);
+        expect(other.json.error?.code).toBe('TRANSFER_IN_PROGRESS');
+        expect(Number(other.retryAfter)).toBeGreaterThan(0);
+      }
+      await env.client.workflow.getHandle('fund:gw-a:inv-77').result();
+      await clearFaults(env.sim);
+      const replay = await untilSettled('gw-a', 'inv-77', body);
+      expect(replay.status).toBe(200);
+      expect(replay.json.data).toMatchObject({
+        replayed: true,
+        transfer: {
+          purpose: 'top-up',
+          amountMicroUsd: '1500',
+          state: 'succeeded',
+          idempotencyKey: 'inv-77',
+          requestedBy: 'signup-backend',
+          reason: 'invoice 77 paid',
+          platformTransferId: expect.any(String),
+        },
+      });
+      const again = await post('gw-a', 'inv-77', body);
+      expect(again.json.data).toEqual(replay.json.data);
+      expect(platformTransfersOf(env.sim, 'gw-a').map((t) => t.amountMicroUsd)).toEqual(['1500']);
+    },
+  );
 
   it('answers 422 naming the key when it comes back with another body, and moves nothing', async () => {
     const reused = await post('gw-a', 'inv-77', { amountMicroUsd: '1600', reason: 'invoice 77 paid' });

@@ -43,7 +43,8 @@ describe('top-ups through fundTenant', () => {
     expect(await again.result()).toEqual(result);
     expect(platformTransfersOf(env.sim, 'tu-a').map((t) => t.amountMicroUsd)).toEqual(['1000', '2500']);
     const { rows } = await env.pool.query(
-      `SELECT kind, caller_key, requested_by, reason, state, amount_micro_usd::text AS amount FROM transfer_intents WHERE external_ref = 'tu-a' ORDER BY id`,
+      `SELECT kind, caller_key, requested_by, reason, state, amount_micro_usd::text AS ` +
+        `amount FROM transfer_intents WHERE external_ref = 'tu-a' ORDER BY id`,
     );
     expect(rows).toEqual([
       { kind: 'initial', caller_key: null, requested_by: null, reason: null, state: 'succeeded', amount: '1000' },
@@ -80,40 +81,43 @@ describe('top-ups through fundTenant', () => {
     expect(rows).toEqual([{ state: 'succeeded', resolution: 'wallet-transfer-list' }]);
   });
 
-  it('asks an operator when a top-up stays unknown, refuses a malformed verdict, and applies a good one once', async () => {
-    await setFaults(env.sim, [
-      { method: 'POST', path: '/subaccounts/*/wallet/transfers', mode: 'drop-after-commit', count: 1 },
-      { method: 'GET', path: '/subaccounts/*/wallet', mode: 'error-before-commit', status: 503, code: 'UNAVAILABLE' },
-      {
-        method: 'POST',
-        path: '/subaccounts/*/wallet/transfers',
-        mode: 'error-before-commit',
-        status: 503,
-        code: 'UNAVAILABLE',
-      },
-    ]);
-    const handle = await topUp('tu-op', 'op-1', '900', { options: FAST });
-    const waiting = await waitForTopUpStage(env, handle.workflowId, 'needs_operator');
-    expect(waiting.waitingFor).toMatch(/resolve-transfer tu-op --key op-1/);
-    const bad = await refusal(handle, 'resolveTransfer', {
-      outcome: 'maybe',
-      operator: 'bob',
-      reason: 'seen on the wallet',
-    });
-    expect(bad.type).toBe('INVALID_DECISION');
-    expect(bad.problems.join('\n')).toMatch(/^outcome:/m);
-    await clearFaults(env.sim);
-    const answer = await handle.executeUpdate('resolveTransfer', {
-      args: [{ outcome: 'applied', operator: 'bob', reason: 'seen on the wallet' }],
-    });
-    expect(answer).toMatchObject({ transferState: 'succeeded' });
-    expect((await handle.result()).state).toBe('succeeded');
-    expect(platformTransfersOf(env.sim, 'tu-op').map((t) => t.amountMicroUsd)).toEqual(['1000', '900']);
-    const { rows } = await env.pool.query(
-      `SELECT actor FROM audit_log WHERE external_ref = 'tu-op' AND action = 'transfer.resolved_by_operator'`,
-    );
-    expect(rows).toEqual([{ actor: 'operator:bob' }]);
-  });
+  it(
+    'asks an operator when a top-up stays unknown, refuses a malformed verdict, and ' + 'applies a good one once',
+    async () => {
+      await setFaults(env.sim, [
+        { method: 'POST', path: '/subaccounts/*/wallet/transfers', mode: 'drop-after-commit', count: 1 },
+        { method: 'GET', path: '/subaccounts/*/wallet', mode: 'error-before-commit', status: 503, code: 'UNAVAILABLE' },
+        {
+          method: 'POST',
+          path: '/subaccounts/*/wallet/transfers',
+          mode: 'error-before-commit',
+          status: 503,
+          code: 'UNAVAILABLE',
+        },
+      ]);
+      const handle = await topUp('tu-op', 'op-1', '900', { options: FAST });
+      const waiting = await waitForTopUpStage(env, handle.workflowId, 'needs_operator');
+      expect(waiting.waitingFor).toMatch(/resolve-transfer tu-op --key op-1/);
+      const bad = await refusal(handle, 'resolveTransfer', {
+        outcome: 'maybe',
+        operator: 'bob',
+        reason: 'seen on the wallet',
+      });
+      expect(bad.type).toBe('INVALID_DECISION');
+      expect(bad.problems.join('\n')).toMatch(/^outcome:/m);
+      await clearFaults(env.sim);
+      const answer = await handle.executeUpdate('resolveTransfer', {
+        args: [{ outcome: 'applied', operator: 'bob', reason: 'seen on the wallet' }],
+      });
+      expect(answer).toMatchObject({ transferState: 'succeeded' });
+      expect((await handle.result()).state).toBe('succeeded');
+      expect(platformTransfersOf(env.sim, 'tu-op').map((t) => t.amountMicroUsd)).toEqual(['1000', '900']);
+      const { rows } = await env.pool.query(
+        `SELECT actor FROM audit_log WHERE external_ref = 'tu-op' AND action = 'transfer.resolved_by_operator'`,
+      );
+      expect(rows).toEqual([{ actor: 'operator:bob' }]);
+    },
+  );
 
   it('refuses a closing or closed tenant before any platform call and writes nothing', async () => {
     await env.pool.query(`UPDATE tenants SET status = 'closed' WHERE external_ref = 'tu-closed'`);
@@ -131,26 +135,30 @@ describe('top-ups through fundTenant', () => {
     expect(rows[0].n).toBe(0);
   });
 
-  it("waits visibly on the parent's INSUFFICIENT_BALANCE, raises the parent-wide state, and continues on parentFunded", async () => {
-    await fetch(`${env.sim.url}/__sim/parents/${DEFAULT_PARENT_ID}/balance`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ paidMicroUsd: '10' }),
-    });
-    const handle = await topUp('tu-broke', 'broke-1', '5000', { options: FAST });
-    const waiting = await waitForTopUpStage(env, handle.workflowId, 'waiting_for_parent_funds');
-    expect(waiting.waitingFor).toMatch(/tenantctl parent-funded/);
-    const { rows } = await env.pool.query(`SELECT insufficient_since IS NOT NULL AS set FROM funding_parent`);
-    expect(rows).toEqual([{ set: true }]);
-    await fetch(`${env.sim.url}/__sim/parents/${DEFAULT_PARENT_ID}/balance`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ paidMicroUsd: '100000000' }),
-    });
-    await handle.executeUpdate('parentFunded', { args: [{ operator: 'carol', reason: 'wired funds' }] });
-    expect((await handle.result()).state).toBe('succeeded');
-    expect(platformTransfersOf(env.sim, 'tu-broke').map((t) => t.amountMicroUsd)).toEqual(['1000', '5000']);
-  });
+  it(
+    "waits visibly on the parent's INSUFFICIENT_BALANCE, raises the parent-wide " +
+      'state, and continues on parentFunded',
+    async () => {
+      await fetch(`${env.sim.url}/__sim/parents/${DEFAULT_PARENT_ID}/balance`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ paidMicroUsd: '10' }),
+      });
+      const handle = await topUp('tu-broke', 'broke-1', '5000', { options: FAST });
+      const waiting = await waitForTopUpStage(env, handle.workflowId, 'waiting_for_parent_funds');
+      expect(waiting.waitingFor).toMatch(/tenantctl parent-funded/);
+      const { rows } = await env.pool.query(`SELECT insufficient_since IS NOT NULL AS set FROM funding_parent`);
+      expect(rows).toEqual([{ set: true }]);
+      await fetch(`${env.sim.url}/__sim/parents/${DEFAULT_PARENT_ID}/balance`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ paidMicroUsd: '100000000' }),
+      });
+      await handle.executeUpdate('parentFunded', { args: [{ operator: 'carol', reason: 'wired funds' }] });
+      expect((await handle.result()).state).toBe('succeeded');
+      expect(platformTransfersOf(env.sim, 'tu-broke').map((t) => t.amountMicroUsd)).toEqual(['1000', '5000']);
+    },
+  );
 
   it('refuses bad input naming the field, before anything is started', async () => {
     for (const [field, value] of [

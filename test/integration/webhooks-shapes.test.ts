@@ -36,7 +36,8 @@ describe.each(['default', 'alt'] as const)('tenantctl webhooks against the %s pl
     );
     const subaccountId = await createTenant(env.sim, { externalRef, name: 'Hooked' });
     await env.pool.query(
-      `INSERT INTO tenants (external_ref, name, subaccount_id, status, create_idempotency_key) VALUES ($1, 'Hooked', $2, 'active', $3)`,
+      `INSERT INTO tenants (external_ref, name, subaccount_id, status, ` +
+        `create_idempotency_key) VALUES ($1, 'Hooked', $2, 'active', $3)`,
       [externalRef, subaccountId, `k-${externalRef}`],
     );
     projectId = await createProject(env.sim, { token: (await createTenantKey(env.sim, subaccountId)).token });
@@ -47,41 +48,47 @@ describe.each(['default', 'alt'] as const)('tenantctl webhooks against the %s pl
     await env?.close();
   });
 
-  it("creates a webhook on a tenant project with the personal token and shows each delivery's outcome and status", async () => {
-    const created = await runCli(
-      ['webhooks', 'create', '--tenant', externalRef, '--project', projectId, '--events', '*', '--json'],
-      cliEnv,
-    );
-    expect(created.code, created.stderr).toBe(0);
-    const view = JSON.parse(created.stdout) as { registrationId: string; webhookId: string };
-    expect(env.sim.state().webhooks.find((w) => w.id === view.webhookId)).toMatchObject({ projectId, hasSecret: true });
+  it(
+    'creates a webhook on a tenant project with the personal token and shows each ' + "delivery's outcome and status",
+    async () => {
+      const created = await runCli(
+        ['webhooks', 'create', '--tenant', externalRef, '--project', projectId, '--events', '*', '--json'],
+        cliEnv,
+      );
+      expect(created.code, created.stderr).toBe(0);
+      const view = JSON.parse(created.stdout) as { registrationId: string; webhookId: string };
+      expect(env.sim.state().webhooks.find((w) => w.id === view.webhookId)).toMatchObject({
+        projectId,
+        hasSecret: true,
+      });
 
-    const emitted = await adminCall(env.sim, 'POST', '/__sim/registry/events', {
-      projectId,
-      event: 'image.pushed',
-      image: 'registry.test/app',
-      tag: 'v1',
-    });
-    const [deliveryId] = (emitted.body.deliveries as Array<{ deliveryId: string }>).map((d) => d.deliveryId);
-    await waitFor(
-      async () => env.sim.state().webhooks.find((w) => w.id === view.webhookId)!.deliveries,
-      (ds) => ds.length === 1 && ds[0]!.status === 'succeeded',
-      30_000,
-      'the platform to record the delivery',
-    );
+      const emitted = await adminCall(env.sim, 'POST', '/__sim/registry/events', {
+        projectId,
+        event: 'image.pushed',
+        image: 'registry.test/app',
+        tag: 'v1',
+      });
+      const [deliveryId] = (emitted.body.deliveries as Array<{ deliveryId: string }>).map((d) => d.deliveryId);
+      await waitFor(
+        async () => env.sim.state().webhooks.find((w) => w.id === view.webhookId)!.deliveries,
+        (ds) => ds.length === 1 && ds[0]!.status === 'succeeded',
+        30_000,
+        'the platform to record the delivery',
+      );
 
-    const json = await runCli(['webhooks', 'deliveries', view.registrationId, '--json'], cliEnv);
-    expect(json.code, json.stderr).toBe(0);
-    expect(JSON.parse(json.stdout)).toEqual([
-      expect.objectContaining({ deliveryId, event: 'image.pushed', platformStatus: 'succeeded', responseCode: 202 }),
-    ]);
-    const text = await runCli(['webhooks', 'deliveries', view.registrationId], cliEnv);
-    expect(text.stdout).toContain(`${deliveryId} image.pushed platform:succeeded(202)`);
+      const json = await runCli(['webhooks', 'deliveries', view.registrationId, '--json'], cliEnv);
+      expect(json.code, json.stderr).toBe(0);
+      expect(JSON.parse(json.stdout)).toEqual([
+        expect.objectContaining({ deliveryId, event: 'image.pushed', platformStatus: 'succeeded', responseCode: 202 }),
+      ]);
+      const text = await runCli(['webhooks', 'deliveries', view.registrationId], cliEnv);
+      expect(text.stdout).toContain(`${deliveryId} image.pushed platform:succeeded(202)`);
 
-    const deleted = await runCli(['webhooks', 'delete', view.registrationId, '--json'], cliEnv);
-    expect(deleted.code, deleted.stderr).toBe(0);
-    expect(env.sim.state().webhooks.some((w) => w.id === view.webhookId)).toBe(false);
-  });
+      const deleted = await runCli(['webhooks', 'delete', view.registrationId, '--json'], cliEnv);
+      expect(deleted.code, deleted.stderr).toBe(0);
+      expect(env.sim.state().webhooks.some((w) => w.id === view.webhookId)).toBe(false);
+    },
+  );
 
   it("refuses a project that is not the named tenant's, before creating anything", async () => {
     const otherTenant = await createTenant(env.sim, { externalRef: `other-${shape}`, name: 'Other' });

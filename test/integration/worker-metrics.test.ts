@@ -67,57 +67,61 @@ describe('worker outcome metrics and log lines', () => {
     }
   }
 
-  it('counts a finished onboarding, its transfer and a close by outcome with durations, and logs one line each with ids, never a token', async () => {
-    const onboarded = await (
-      await startOnboarding(
-        env.client,
-        { externalRef: 'metrics-outcomes', name: 'Metrics', fundingMicroUsd: '700' },
-        { taskQueue: env.taskQueue },
-      )
-    ).result();
-    await (
-      await startLifecycle(
-        env.client,
-        'close',
-        { externalRef: 'metrics-outcomes', reason: 'metrics test', operator: 'ops' },
-        { taskQueue: env.taskQueue },
-      )
-    ).result();
+  it(
+    'counts a finished onboarding, its transfer and a close by outcome with ' +
+      'durations, and logs one line each with ids, never a token',
+    async () => {
+      const onboarded = await (
+        await startOnboarding(
+          env.client,
+          { externalRef: 'metrics-outcomes', name: 'Metrics', fundingMicroUsd: '700' },
+          { taskQueue: env.taskQueue },
+        )
+      ).result();
+      await (
+        await startLifecycle(
+          env.client,
+          'close',
+          { externalRef: 'metrics-outcomes', reason: 'metrics test', operator: 'ops' },
+          { taskQueue: env.taskQueue },
+        )
+      ).result();
 
-    for (const [operation, outcome] of [
-      ['onboarding', 'active'],
-      ['transfer', 'succeeded'],
-      ['close', 'closed'],
-    ] as const) {
-      const counted = await scrape('tpo_outcomes', { operation, outcome, taskQueue: env.taskQueue });
-      expect(
-        counted.map((s) => s.value),
-        `${operation} ${outcome}`,
-      ).toEqual([1]);
-      const timed = await scrape('tpo_duration_seconds_count', { operation, outcome, taskQueue: env.taskQueue });
-      expect(
-        timed.map((s) => s.value),
-        `${operation} duration`,
-      ).toEqual([1]);
-    }
+      for (const [operation, outcome] of [
+        ['onboarding', 'active'],
+        ['transfer', 'succeeded'],
+        ['close', 'closed'],
+      ] as const) {
+        const counted = await scrape('tpo_outcomes', { operation, outcome, taskQueue: env.taskQueue });
+        expect(
+          counted.map((s) => s.value),
+          `${operation} ${outcome}`,
+        ).toEqual([1]);
+        const timed = await scrape('tpo_duration_seconds_count', { operation, outcome, taskQueue: env.taskQueue });
+        expect(
+          timed.map((s) => s.value),
+          `${operation} duration`,
+        ).toEqual([1]);
+      }
 
-    const lines = worker
-      .output()
-      .split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
-    const finished = lines.filter((l) => l.externalRef === 'metrics-outcomes' && typeof l.operation === 'string');
-    expect(finished.map((l) => [l.msg, l.level])).toEqual([
-      ['transfer succeeded', 30],
-      ['onboarding active', 30],
-      ['close closed', 30],
-    ]);
-    expect(finished[1]).toMatchObject({
-      workflowId: 'onboard:metrics-outcomes',
-      subaccountId: onboarded.subaccountId,
-      keyId: onboarded.keyId,
-      transferId: onboarded.funding!.transferId,
-    });
-    expect(worker.output()).not.toMatch(/svsk_[A-Za-z0-9]/);
-  });
+      const lines = worker
+        .output()
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      const finished = lines.filter((l) => l.externalRef === 'metrics-outcomes' && typeof l.operation === 'string');
+      expect(finished.map((l) => [l.msg, l.level])).toEqual([
+        ['transfer succeeded', 30],
+        ['onboarding active', 30],
+        ['close closed', 30],
+      ]);
+      expect(finished[1]).toMatchObject({
+        workflowId: 'onboard:metrics-outcomes',
+        subaccountId: onboarded.subaccountId,
+        keyId: onboarded.keyId,
+        transferId: onboarded.funding!.transferId,
+      });
+      expect(worker.output()).not.toMatch(/svsk_[A-Za-z0-9]/);
+    },
+  );
 });

@@ -116,25 +116,28 @@ describe('npm start and the README quick start', () => {
     expect(stack.output()).not.toContain(token);
   });
 
-  it('completes `npx tenantctl rotate-key acme --emergency --wait`, and the receiver got the signed notice', async () => {
-    const result = await shell('npx tenantctl rotate-key acme --emergency --wait', dataDir);
-    expect(result.code, result.stdout + result.stderr).toBe(0);
-    expect(result.stdout).toMatch(/^rotation completed: slot default g\d+→g\d+, current key key_\w+/m);
-    const file = join(dataDir, 'notify-received.jsonl');
-    expect(existsSync(file)).toBe(true);
-    const notices = readFileSync(file, 'utf8')
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
-    expect(notices.at(-1)).toMatchObject({
-      event: 'keyRotated',
-      externalRef: 'acme',
-      slot: 'default',
-      signatureValid: true,
-      emergency: true,
-    });
-    expect(readFileSync(file, 'utf8')).not.toMatch(/svsk_/);
-  });
+  it(
+    'completes `npx tenantctl rotate-key acme --emergency --wait`, and the receiver ' + 'got the signed notice',
+    async () => {
+      const result = await shell('npx tenantctl rotate-key acme --emergency --wait', dataDir);
+      expect(result.code, result.stdout + result.stderr).toBe(0);
+      expect(result.stdout).toMatch(/^rotation completed: slot default g\d+→g\d+, current key key_\w+/m);
+      const file = join(dataDir, 'notify-received.jsonl');
+      expect(existsSync(file)).toBe(true);
+      const notices = readFileSync(file, 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(notices.at(-1)).toMatchObject({
+        event: 'keyRotated',
+        externalRef: 'acme',
+        slot: 'default',
+        signatureValid: true,
+        emergency: true,
+      });
+      expect(readFileSync(file, 'utf8')).not.toMatch(/svsk_/);
+    },
+  );
 
   it('stops everything, the dev server last, and frees its ports', async () => {
     await stack.stop();

@@ -20,7 +20,8 @@ const UNDER_CI = Boolean(process.env.CI);
 const browserMissing = !existsSync(CHROMIUM);
 if (browserMissing && !UNDER_CI) {
   console.warn(
-    `SKIPPED test/surfaces/web-ui.test.ts: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH). Under CI it fails instead.`,
+    `SKIPPED test/surfaces/web-ui.test.ts: no Chromium at ${CHROMIUM} (apt-get ` +
+      `install chromium, or set CHROMIUM_PATH). Under CI it fails instead.`,
   );
 }
 

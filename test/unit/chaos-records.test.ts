@@ -29,7 +29,14 @@ const platformKey = (id: string, name: string) => ({
   lastUsedAt: null,
 });
 const op = (kind: Operation['kind'], outcome: string): Operation =>
-  ({ kind, externalRef: ref, workflowId: `${kind}:${ref}`, outcome, accepted: true, detail: null }) as Operation;
+  ({
+    kind,
+    externalRef: ref,
+    workflowId: `${kind}:${ref}`,
+    outcome,
+    accepted: ['completed'],
+    detail: null,
+  }) satisfies Operation;
 
 function keyViolations(keys: KeyRow[], simKeys: ReturnType<typeof platformKey>[], operations: Operation[]) {
   const results = compareRecords(
@@ -45,14 +52,17 @@ const old: KeyRow = { external_ref: ref, platform_key_id: 'key_old', status: 'ac
 const creating: KeyRow = { external_ref: ref, platform_key_id: null, status: 'creating', key_name: 'new' };
 
 describe('chaos records check: keys', () => {
-  it('a rotation in flight at the deadline may show its new key, recorded by name while its answer is on the way', () => {
-    const violations = keyViolations(
-      [old, creating],
-      [platformKey('key_old', 'old'), platformKey('key_new', 'new')],
-      [op('onboard', 'completed'), op('rotate', 'unfinished')],
-    );
-    expect(violations).toEqual([]);
-  });
+  it(
+    'a rotation in flight at the deadline may show its new key, recorded by name ' + 'while its answer is on the way',
+    () => {
+      const violations = keyViolations(
+        [old, creating],
+        [platformKey('key_old', 'old'), platformKey('key_new', 'new')],
+        [op('onboard', 'completed'), op('rotate', 'unfinished')],
+      );
+      expect(violations).toEqual([]);
+    },
+  );
 
   it('a second active key with no record of ours is a violation even while a rotation is in flight', () => {
     const violations = keyViolations(

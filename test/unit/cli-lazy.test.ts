@@ -17,7 +17,9 @@ describe('tenantctl --help loads no command dependencies', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   writeFileSync(
     join(dir, 'hooks.mjs'),
-    'export async function resolve(specifier, context, next) { const r = await next(specifier, context); process.stderr.write(`LOADED ${r.url}\\n`); return r; }\n',
+    'export async function resolve(specifier, context, next) { const r = await ' +
+      'next(specifier, context); process.stderr.write(`LOADED ${r.url}\\n`); return r; ' +
+      '}\n',
   );
   writeFileSync(
     join(dir, 'register.mjs'),

@@ -61,20 +61,23 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it("publishes on all interfaces only the gateway's public port, with /readyz and /metrics on a separate ops port", () => {
-    const gateway = services.gateway!;
-    const publicPort = gateway.environment.GATEWAY_PORT;
-    const opsPort = gateway.environment.GATEWAY_OPS_PORT;
-    expect(publicPort).toBeTruthy();
-    expect(opsPort).toBeTruthy();
-    expect(opsPort).not.toBe(publicPort);
-    const everywhere = gateway.ports.map(publishing).filter((p) => !p.loopback);
-    expect(everywhere.map((p) => p.containerPort)).toEqual([publicPort]);
-    expect(
-      gateway.ports
-        .map(publishing)
-        .filter((p) => p.containerPort === opsPort)
-        .every((p) => p.loopback),
-    ).toBe(true);
-  });
+  it(
+    "publishes on all interfaces only the gateway's public port, with /readyz and " + '/metrics on a separate ops port',
+    () => {
+      const gateway = services.gateway!;
+      const publicPort = gateway.environment.GATEWAY_PORT;
+      const opsPort = gateway.environment.GATEWAY_OPS_PORT;
+      expect(publicPort).toBeTruthy();
+      expect(opsPort).toBeTruthy();
+      expect(opsPort).not.toBe(publicPort);
+      const everywhere = gateway.ports.map(publishing).filter((p) => !p.loopback);
+      expect(everywhere.map((p) => p.containerPort)).toEqual([publicPort]);
+      expect(
+        gateway.ports
+          .map(publishing)
+          .filter((p) => p.containerPort === opsPort)
+          .every((p) => p.loopback),
+      ).toBe(true);
+    },
+  );
 });

@@ -26,7 +26,8 @@ describe('launcher failures', () => {
     const cli = join(dir, 'temporal');
     writeFileSync(
       cli,
-      '#!/bin/sh\necho "starting"\necho "some noise"\necho "Error: unable to open database file: permission denied" >&2\necho "bye"\nexit 1\n',
+      '#!/bin/sh\necho "starting"\necho "some noise"\necho "Error: unable to open ' +
+        'database file: permission denied" >&2\necho "bye"\nexit 1\n',
     );
     chmodSync(cli, 0o755);
     const error = await failure(startTemporalDevServer({ cliPath: cli, port: 0 }));

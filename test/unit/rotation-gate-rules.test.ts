@@ -79,15 +79,19 @@ describe('the quiet gate', () => {
     });
   });
 
-  it('without the platform deploy time, calls a new last-use value late only when first seen after allowance + one poll', () => {
-    const early = memory();
-    expect(evaluateGate(early, oldKey({ lastUsedAt: at(0) }), null, 1_100, T)).toMatchObject({ kind: 'wait' });
-    const late = memory();
-    expect(evaluateGate(late, oldKey({ lastUsedAt: at(0) }), null, 1_101, T)).toMatchObject({
-      kind: 'held',
-      reason: 'used_after_allowance',
-    });
-  });
+  it(
+    'without the platform deploy time, calls a new last-use value late only when ' +
+      'first seen after allowance + one poll',
+    () => {
+      const early = memory();
+      expect(evaluateGate(early, oldKey({ lastUsedAt: at(0) }), null, 1_100, T)).toMatchObject({ kind: 'wait' });
+      const late = memory();
+      expect(evaluateGate(late, oldKey({ lastUsedAt: at(0) }), null, 1_101, T)).toMatchObject({
+        kind: 'held',
+        reason: 'used_after_allowance',
+      });
+    },
+  );
 
   it('holds at the deadline when the key never goes quiet for long enough', () => {
     const slow: GateTimings = { ...T, quietPeriodMs: 100_000 };

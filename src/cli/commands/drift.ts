@@ -9,13 +9,19 @@ const schedules = () => import('../../client/drift-schedules.js');
 
 function findingLine(f: DriftFindingRow): string {
   const fixed = f.resolution === 'fixed' ? ` fixed (${f.fix})` : '';
-  return `${f.status.padEnd(8)} ${f.kind.padEnd(26)} ${(f.externalRef ?? '-').padEnd(20)} ${f.subject}${fixed}  first ${f.firstSeen.toISOString()} last ${f.lastSeen.toISOString()} ×${f.seenCount}`;
+  return (
+    `${f.status.padEnd(8)} ${f.kind.padEnd(26)} ${(f.externalRef ?? '-').padEnd(20)} ` +
+    `${f.subject}${fixed}  first ${f.firstSeen.toISOString()} last ` +
+    `${f.lastSeen.toISOString()} ×${f.seenCount}`
+  );
 }
 
 function printResult(result: ReconcileFleetResult): void {
   const t = result.totals;
   console.log(
-    `drift check ${result.checkId} (${result.scope}): ${t.tenantsChecked} tenant(s) checked, ${t.skipped} skipped, ${t.failed} failed, ${t.fixesApplied} fix(es) applied`,
+    `drift check ${result.checkId} (${result.scope}): ${t.tenantsChecked} tenant(s) ` +
+      `checked, ${t.skipped} skipped, ${t.failed} failed, ${t.fixesApplied} fix(es) ` +
+      `applied`,
   );
   for (const s of result.skipped) console.log(`  skipped ${s.externalRef}: ${s.reason}`);
   for (const f of result.fixes) console.log(`  fixed ${f.kind} ${f.subject}: ${f.fix}`);
@@ -113,7 +119,8 @@ export function registerDriftCommands(program: Command): void {
           runtime.config.TEMPORAL_TASK_QUEUE,
         );
         console.log(
-          `${made.outcome} schedule ${made.scheduleId}: every ${every}${opts.jitter ? ` (jitter ${opts.jitter})` : ''}, overlap SKIP`,
+          `${made.outcome} schedule ${made.scheduleId}: every ${every}${opts.jitter ? ` (jitter ${opts.jitter})` : ''}, ` +
+            `overlap SKIP`,
         );
       }),
     );
@@ -129,7 +136,8 @@ export function registerDriftCommands(program: Command): void {
         else
           console.log(
             view
-              ? `${view.scheduleId} ${view.paused ? 'paused' : 'active'} every ${view.every.join(', ')} next ${view.nextActionTimes[0] ?? '-'}`
+              ? `${view.scheduleId} ${view.paused ? 'paused' : 'active'} every ` +
+                  `${view.every.join(', ')} next ${view.nextActionTimes[0] ?? '-'}`
               : 'no drift schedule',
           );
       }),

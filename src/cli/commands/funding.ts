@@ -20,15 +20,20 @@ function printPolicy(view: FundingPolicyView): void {
   const p = view.policy;
   console.log(
     p
-      ? `policy of ${view.externalRef}: below ${p.below} → top up to ${p.to}; at most ${p.maxPerDay}/day${p.maxPerMonth ? `, ${p.maxPerMonth}/month` : ''} (set by ${p.updatedBy})`
+      ? `policy of ${view.externalRef}: below ${p.below} → top up to ${p.to}; at most ` +
+          `${p.maxPerDay}/day${p.maxPerMonth ? `, ${p.maxPerMonth}/month` : ''} (set by ` +
+          `${p.updatedBy})`
       : `no auto top-up policy for ${view.externalRef}`,
   );
   console.log(
-    `held by top-ups: today ${view.usage.tenantDay}, this month ${view.usage.tenantMonth}; the parent today ${view.usage.parentDay}${view.parent.maxPerDay ? ` of ${view.parent.maxPerDay}` : ''} micro-USD`,
+    `held by top-ups: today ${view.usage.tenantDay}, this month ` +
+      `${view.usage.tenantMonth}; the parent today ${view.usage.parentDay}${view.parent.maxPerDay ? ` of ${view.parent.maxPerDay}` : ''} ` +
+      `micro-USD`,
   );
   if (view.parent.insufficientSince)
     console.log(
-      `the parent's balance is insufficient since ${view.parent.insufficientSince}: auto top-ups are stopped until \`tenantctl parent-funded\``,
+      `the parent's balance is insufficient since ${view.parent.insufficientSince}: ` +
+        `auto top-ups are stopped until \`tenantctl parent-funded\``,
     );
 }
 
@@ -109,7 +114,8 @@ export function registerFundingCommands(program: Command): void {
         );
         console.log(
           view.insufficientSince
-            ? `insufficient balance since ${view.insufficientSince}: auto top-ups stopped until \`tenantctl parent-funded\``
+            ? `insufficient balance since ${view.insufficientSince}: auto top-ups stopped until ` +
+                `\`tenantctl parent-funded\``
             : 'balance: no insufficient-balance state',
         );
       }),

@@ -4,7 +4,8 @@ export function registerGatewayCommands(program: Command): void {
   program
     .command('gateway')
     .description(
-      'run the HTTP gateway (trigger/status API, registry webhook receiver, payload codec, health, metrics) until SIGINT/SIGTERM',
+      'run the HTTP gateway (trigger/status API, registry webhook receiver, payload ' +
+        'codec, health, metrics) until SIGINT/SIGTERM',
     )
     .action(async () => {
       const [{ loadCliConfig }, { startGateway }] = await Promise.all([

@@ -5,9 +5,11 @@ import { printJson, withRuntime } from '../run.js';
 const DESCRIPTIONS: Record<LifecycleAction, string> = {
   suspend: 'suspend a tenant at once (its own calls then fail with 403 SUBACCOUNT_SUSPENDED); the reason is recorded',
   resume:
-    'resume a suspended tenant after review: a reason is required and its wallet must be at or above the configured floor',
+    'resume a suspended tenant after review: a reason is required and its wallet must ' +
+    'be at or above the configured floor',
   close:
-    'close a tenant after cleanup: revoke its keys, delete its projects, prove it empty, then close (a repeat is a no-op)',
+    'close a tenant after cleanup: revoke its keys, delete its projects, prove it ' +
+    'empty, then close (a repeat is a no-op)',
 };
 
 export function registerLifecycleCommands(program: Command): void {

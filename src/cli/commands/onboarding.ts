@@ -29,7 +29,8 @@ export function registerOnboardingCommands(program: Command): void {
           if (opts.json) printJson(started);
           else
             console.log(
-              `${handle.started ? 'started' : 'already running or done'}: ${handle.workflowId} (follow with: tenantctl status ${opts.externalRef})`,
+              `${handle.started ? 'started' : 'already running or done'}: ${handle.workflowId} ` +
+                `(follow with: tenantctl status ${opts.externalRef})`,
             );
           return;
         }
@@ -37,7 +38,8 @@ export function registerOnboardingCommands(program: Command): void {
         if (opts.json) printJson({ ...started, result });
         else
           console.log(
-            `tenant ${result.externalRef} is ${result.status}: sub-account ${result.subaccountId}, key ${result.keyId} (${result.fingerprint})`,
+            `tenant ${result.externalRef} is ${result.status}: sub-account ` +
+              `${result.subaccountId}, key ${result.keyId} (${result.fingerprint})`,
           );
       }),
     );
@@ -45,7 +47,9 @@ export function registerOnboardingCommands(program: Command): void {
   program
     .command('parent-funded')
     .description(
-      "the parent's paid balance was topped up: without arguments, clears the parent-wide state and retries every waiting top-up now; with a tenant, its onboarding (or with --key, that top-up)",
+      "the parent's paid balance was topped up: without arguments, clears the " +
+        'parent-wide state and retries every waiting top-up now; with a tenant, its ' +
+        'onboarding (or with --key, that top-up)',
     )
     .argument('[externalRef]')
     .option('--key <idempotencyKey>', "with a tenant: the top-up's key, not its onboarding")
@@ -67,7 +71,8 @@ export function registerOnboardingCommands(program: Command): void {
           if (opts.json) printJson(report);
           else
             console.log(
-              `parent funded (${report.stateCleared ? 'the parent-wide insufficient-balance state is cleared' : 'no parent-wide state was set'}); ${report.retried.length} waiting top-up(s) retried now${report.refused.length ? `, ${report.refused.length} no longer waiting` : ''}`,
+              `parent funded (${report.stateCleared ? 'the parent-wide insufficient-balance state is cleared' : 'no parent-wide state was set'}); ` +
+                `${report.retried.length} waiting top-up(s) retried now${report.refused.length ? `, ${report.refused.length} no longer waiting` : ''}`,
             );
           return;
         }
@@ -80,7 +85,8 @@ export function registerOnboardingCommands(program: Command): void {
   program
     .command('resolve-transfer')
     .description(
-      'an operator verdict on a transfer in needs_operator (check the wallet first): of an onboarding, or with --close of a close',
+      'an operator verdict on a transfer in needs_operator (check the wallet first): of ' +
+        'an onboarding, or with --close of a close',
     )
     .argument('<externalRef>')
     .requiredOption('--outcome <outcome>', 'exactly applied | not-applied')

@@ -124,11 +124,13 @@ export function registerRotationCommands(program: Command): void {
         if (opts.json) printJson({ ...started, ...(result ? { result } : {}) });
         else if (result)
           console.log(
-            `rotation ${result.outcome}: slot ${result.slot} g${result.fromGeneration}→g${result.toGeneration}, current key ${result.keyId} (${result.fingerprint})`,
+            `rotation ${result.outcome}: slot ${result.slot} g${result.fromGeneration}→g${result.toGeneration}, ` +
+              `current key ${result.keyId} (${result.fingerprint})`,
           );
         else
           console.log(
-            `${handle.started ? 'started' : opts.emergency ? 'escalated the running rotation to emergency' : 'already running'}: ${handle.workflowId} (follow with: tenantctl status ${externalRef})`,
+            `${handle.started ? 'started' : opts.emergency ? 'escalated the running rotation to emergency' : 'already running'}: ` +
+              `${handle.workflowId} (follow with: tenantctl status ${externalRef})`,
           );
       }),
   );
@@ -178,7 +180,8 @@ export function registerRotationCommands(program: Command): void {
               queue,
             );
         console.log(
-          `${made.outcome} schedule ${made.scheduleId}: every ${opts.every}${opts.jitter ? ` (jitter ${opts.jitter})` : ''}, overlap SKIP`,
+          `${made.outcome} schedule ${made.scheduleId}: every ${opts.every}${opts.jitter ? ` (jitter ${opts.jitter})` : ''}, ` +
+            `overlap SKIP`,
         );
       }),
   );

@@ -9,7 +9,8 @@ async function printStatus(view: TenantStatusView): Promise<void> {
   ]);
   const r = view.record;
   console.log(
-    `tenant ${view.externalRef}: ${r ? `${r.status} — "${r.name}", sub-account ${r.subaccountId ?? '(none yet)'}` : 'no record yet'}`,
+    `tenant ${view.externalRef}: ` +
+      `${r ? `${r.status} — "${r.name}", sub-account ${r.subaccountId ?? '(none yet)'}` : 'no record yet'}`,
   );
   if (view.onboarding) {
     const p = view.onboarding.progress;
@@ -21,7 +22,8 @@ async function printStatus(view: TenantStatusView): Promise<void> {
   }
   for (const k of view.keys)
     console.log(
-      `key ${k.slot} g${k.generation}: ${k.status} ${k.keyId ?? ''} ${k.fingerprint ?? ''}${k.verified ? ' (verified)' : ''}`,
+      `key ${k.slot} g${k.generation}: ${k.status} ${k.keyId ?? ''} ` +
+        `${k.fingerprint ?? ''}${k.verified ? ' (verified)' : ''}`,
     );
   for (const t of view.transfers) {
     console.log(

@@ -31,7 +31,10 @@ function entryLine(t: LedgerEntry): string {
   const extra = [t.platformTransferId ? `transfer ${t.platformTransferId}` : null, t.failureCode, t.resolution]
     .filter(Boolean)
     .join(', ');
-  return `${t.createdAt}  ${t.purpose.padEnd(7)} ${t.amountMicroUsd.padStart(14)} micro-USD  ${t.state.padEnd(14)}${key}${who}${why}${extra ? ` [${extra}]` : ''}`;
+  return (
+    `${t.createdAt}  ${t.purpose.padEnd(7)} ${t.amountMicroUsd.padStart(14)} ` +
+    `micro-USD  ${t.state.padEnd(14)}${key}${who}${why}${extra ? ` [${extra}]` : ''}`
+  );
 }
 
 export function registerTopUpCommands(program: Command): void {
@@ -105,7 +108,8 @@ export function registerTopUpCommands(program: Command): void {
             console.log(`${started ? 'started' : recorded ? 'already recorded' : 'joined'}: ${entryLine(entry)}`);
           else
             console.log(
-              `${started ? 'started' : 'already running'}: ${workflowId} (follow with: tenantctl transfers ${externalRef})`,
+              `${started ? 'started' : 'already running'}: ${workflowId} (follow with: ` +
+                `tenantctl transfers ${externalRef})`,
             );
         }),
     );

@@ -58,7 +58,9 @@ function printWebhook(view: WebhookView, json: boolean | undefined): void {
   if (json) return printJson(view);
   const previous = view.previousWebhookId ? ` (previous ${view.previousWebhookId} still accepted)` : '';
   console.log(
-    `${view.registrationId} ${view.status.padEnd(9)} ${view.webhookId ?? '-'}${previous} ${view.externalRef ?? '(parent)'} ${view.projectId} [${view.events.join(',')}] ${view.url}`,
+    `${view.registrationId} ${view.status.padEnd(9)} ${view.webhookId ?? '-'}${previous} ` +
+      `${view.externalRef ?? '(parent)'} ${view.projectId} [${view.events.join(',')}] ` +
+      `${view.url}`,
   );
 }
 
@@ -111,7 +113,8 @@ export function registerWebhookCommands(program: Command): void {
   webhooks
     .command('update')
     .description(
-      'change label or events in place, or --rotate-secret: replace the webhook with one under a new secret, losing no delivery',
+      'change label or events in place, or --rotate-secret: replace the webhook with ' +
+        'one under a new secret, losing no delivery',
     )
     .argument('<registrationId>')
     .option('--label <label>')
@@ -165,7 +168,8 @@ export function registerWebhookCommands(program: Command): void {
         else
           for (const d of views)
             console.log(
-              `${d.deliveryId} ${d.event ?? '?'} platform:${d.platformStatus ?? '?'}(${d.responseCode ?? '-'}) inbox:${d.inboxState ?? 'absent'}`,
+              `${d.deliveryId} ${d.event ?? '?'} platform:${d.platformStatus ?? '?'}(${d.responseCode ?? '-'}) ` +
+                `inbox:${d.inboxState ?? 'absent'}`,
             );
       }),
     );

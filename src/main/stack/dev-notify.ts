@@ -34,7 +34,8 @@ export async function startDevNotifyReceiver(input: {
   if (config.ROTATION_NOTIFY_URL && config.ROTATION_NOTIFY_SECRET) {
     return {
       env: { ROTATION_DEPLOYER: 'notify' },
-      description: `notify, signed keyRotated notices to ${new URL(config.ROTATION_NOTIFY_URL).origin} (ROTATION_NOTIFY_URL)`,
+      description:
+        `notify, signed keyRotated notices to ` + `${new URL(config.ROTATION_NOTIFY_URL).origin} (ROTATION_NOTIFY_URL)`,
     };
   }
   const file = join(dataDir, NOTICES_FILE);
@@ -42,7 +43,8 @@ export async function startDevNotifyReceiver(input: {
     keep: 1_000,
     onNotice: (notice) => {
       appendFileSync(file, `${JSON.stringify(notice)}\n`, { mode: 0o600 });
-      const target = `${String(notice.externalRef)} slot ${String(notice.slot)} generation ${String(notice.generation)}`;
+      const target =
+        `${String(notice.externalRef)} slot ${String(notice.slot)} generation ` + `${String(notice.generation)}`;
       say(
         `notify receiver: ${notice.event} for ${target}${notice.signatureValid ? '' : ' REFUSED (bad X-Tpo-Signature)'}`,
       );
@@ -51,6 +53,7 @@ export async function startDevNotifyReceiver(input: {
   return {
     receiver,
     env: { ROTATION_DEPLOYER: 'notify', ROTATION_NOTIFY_URL: receiver.url, ROTATION_NOTIFY_SECRET: receiver.secret },
-    description: `notify, to the dev stack's own receiver ${receiver.url} (verifies X-Tpo-Signature; notices in ${file})`,
+    description:
+      `notify, to the dev stack's own receiver ${receiver.url} (verifies ` + `X-Tpo-Signature; notices in ${file})`,
   };
 }

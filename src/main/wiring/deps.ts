@@ -24,7 +24,8 @@ export function requireWorkerConfig(config: Config): asserts config is Config & 
     problems.push('PLATFORM_API_KEY: is required for the worker (the parent platform key, svpk_...)');
   if (!config.SECRETS_KEYS)
     problems.push(
-      'SECRETS_KEYS: is required for the worker (tenant key secrets are sealed with it); generate one with `npx tenantctl secrets generate-key`',
+      'SECRETS_KEYS: is required for the worker (tenant key secrets are sealed with ' +
+        'it); generate one with `npx tenantctl secrets generate-key`',
     );
   if (problems.length) throw new ConfigError(problems);
 }
