@@ -1,5 +1,5 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { listAuditForTenant } from '../db/audit-store.js';
+import { listRecentAuditForTenant } from '../db/audit-store.js';
 import type { Pool } from '../db/pool.js';
 import { listKeyRecords } from '../db/tenant-keys-store.js';
 import { findTenant, TenantNotFoundError } from '../db/tenants-store.js';
@@ -46,18 +46,21 @@ export async function getTenantStatus(
 ): Promise<TenantStatusView> {
   // Runs first, records after: a run shown finished has already written what it changed, so one
   // answer never shows a completed resume beside a record that still says suspended.
+  // The Temporal reads go out together (one round trip's wait, not eight).
   const slots = (await listKeyRecords(deps.pool, externalRef)).map((k) => k.slot);
-  const lastRuns = deps.client ? await listLastRuns(deps.client, externalRef, slots) : [];
-  const onboarding = deps.client ? await onboardingRun(deps.client, externalRef) : null;
+  const [lastRuns, onboarding] = deps.client
+    ? await Promise.all([listLastRuns(deps.client, externalRef, slots), onboardingRun(deps.client, externalRef)])
+    : [[], null];
   const tenant = await findTenant(deps.pool, externalRef);
   if (!tenant && !onboarding) throw new TenantNotFoundError(externalRef);
-  const [keys, transfers, audit] = tenant
+  const [keys, transfers, audit, rotation] = tenant
     ? await Promise.all([
         listKeyRecords(deps.pool, externalRef),
         listTransferIntents(deps.pool, externalRef),
-        listAuditForTenant(deps.pool, externalRef, 1000),
+        listRecentAuditForTenant(deps.pool, externalRef, 20),
+        getRotationSection(deps, externalRef),
       ])
-    : [[], [], []];
+    : [[], [], [], { rotations: [] }];
   return {
     externalRef,
     record: tenant
@@ -86,10 +89,8 @@ export async function getTenantStatus(
       resolution: t.resolution,
     })),
     onboarding,
-    recentAudit: audit
-      .slice(-20)
-      .map((a) => ({ at: a.at.toISOString(), actor: a.actor, action: a.action, subject: a.subject })),
-    rotation: tenant ? await getRotationSection(deps, externalRef) : { rotations: [] },
+    recentAudit: audit.map((a) => ({ at: a.at.toISOString(), actor: a.actor, action: a.action, subject: a.subject })),
+    rotation,
     lastRuns,
   };
 }

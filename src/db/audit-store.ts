@@ -35,6 +35,19 @@ export async function listAuditForTenant(db: Queryable, externalRef: string, lim
   return rows as AuditRow[];
 }
 
+/** The latest `limit` audit rows of a tenant, oldest first. */
+export async function listRecentAuditForTenant(db: Queryable, externalRef: string, limit: number): Promise<AuditRow[]> {
+  const rows = await db.query(
+    `SELECT * FROM (
+       SELECT id, at, actor, action, external_ref AS "externalRef", subject, details,
+              workflow_id AS "workflowId", run_id AS "runId"
+         FROM audit_log WHERE external_ref = $1::text ORDER BY id DESC LIMIT $2::int) recent
+     ORDER BY id`,
+    [externalRef, limit],
+  );
+  return rows.rows as AuditRow[];
+}
+
 /**
  * The audit row of a change, written by the SAME statement as the change (one round trip, one
  * atomic effect): `WITH changed AS (<insert/update ... RETURNING>), audited AS (<auditFrom>) SELECT
