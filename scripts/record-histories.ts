@@ -12,6 +12,8 @@ import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../src/config.js';
 import { startLifecycle } from '../src/client/start-lifecycle.js';
 import { startOnboarding } from '../src/client/start-onboarding.js';
+import { startTopUp } from '../src/client/start-top-up.js';
+import { upsertFundingPolicy } from '../src/db/funding-store.js';
 import { createPool } from '../src/db/pool.js';
 import { createRegistryWebhook } from '../src/client/webhook-management.js';
 import { createPlatformClient } from '../src/platform/index.js';
@@ -130,6 +132,33 @@ try {
   }
   ids.handleRegistryEvent = registryId;
   await pool.end();
+
+  // A top-up someone asked for, then an automatic one: a funding policy whose threshold is above
+  // the balance, swept once (the sweep starts fundTenant as a child).
+  const topUp = await startTopUp(
+    client,
+    { externalRef: ref, idempotencyKey: 'history-top-up-1', amountMicroUsd: '250000', reason: 'recording' },
+    { taskQueue },
+  );
+  await topUp.result();
+  ids.fundTenant = topUp.workflowId;
+  const policyPool = createPool(stack.env.DATABASE_URL!, { max: 1 });
+  await upsertFundingPolicy(policyPool, {
+    externalRef: ref,
+    belowMicroUsd: '100000000',
+    toMicroUsd: '100500000',
+    maxPerDayMicroUsd: '1000000000',
+    maxPerMonthMicroUsd: null,
+    updatedBy: 'recording',
+  });
+  await policyPool.end();
+  const sweep = await client.workflow.start('autoTopUpSweep', {
+    taskQueue,
+    workflowId: 'auto-top-up-sweep:history',
+    args: [{ pageSize: 10 }],
+  });
+  await sweep.result();
+  ids.autoTopUpSweep = sweep.workflowId;
 
   const close = await startLifecycle(
     client,

@@ -21,13 +21,11 @@ import {
   proxyLocalActivities,
   setCurrentDetails,
   setHandler,
-  sleep,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import type { FundWalletResult } from '../activities/wallet.js';
-import { checkDecisionBy, checkTransferVerdict, type TransferVerdict } from '../src/domain/operator-decisions.js';
+import { checkDecisionBy, checkTransferVerdict } from '../src/domain/operator-decisions.js';
 import type { FundTenantInput } from '../src/domain/top-up-input.js';
 import { topUpWorkflowId } from '../src/domain/ids.js';
 import { platformTaskQueue } from '../src/domain/ids.js';
@@ -42,15 +40,13 @@ import {
   type TopUpStatus,
 } from './fund-tenant-messages.js';
 import { recordCapRefusal, recordOutcome } from './outcomes.js';
-import { msOf, validateWorkflowInput } from './validate-input.js';
+import { validateWorkflowInput } from './validate-input.js';
+import { databaseStep } from './activity-policies.js';
+import { runTransferLoop, transferTimings, transferWaits } from './transfer-loop.js';
 
 export * from './fund-tenant-messages.js';
 
-const steps = proxyLocalActivities<Activities>({
-  startToCloseTimeout: '30s',
-  localRetryThreshold: '10s',
-  retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 50 },
-});
+const steps = proxyLocalActivities<Activities>(databaseStep);
 
 export async function fundTenant(rawInput: FundTenantInput): Promise<FundTenantResult> {
   const input = await validateWorkflowInput('fundTenant', rawInput, (i) =>
@@ -58,11 +54,7 @@ export async function fundTenant(rawInput: FundTenantInput): Promise<FundTenantR
   );
   const { externalRef, idempotencyKey, amountMicroUsd, kind } = input;
   const startedAtMs = Date.now();
-  const timings = {
-    balanceRetryInterval: input.options?.balanceRetryInterval ?? '10m',
-    unknownTransferDeadline: input.options?.unknownTransferDeadline ?? '15m',
-    reconcileInterval: input.options?.reconcileInterval ?? '30s',
-  };
+  const timings = transferTimings(input.options);
   const status: TopUpStatus = {
     externalRef,
     idempotencyKey,
@@ -75,9 +67,8 @@ export async function fundTenant(rawInput: FundTenantInput): Promise<FundTenantR
     waitingFor: null,
     error: null,
   };
-  let parentFunded = false;
-  let operatorVerdict: TransferVerdict | undefined;
-  const waiting = { forFunds: false, forVerdict: false, verdictsApplied: 0 };
+  const waits = transferWaits();
+  const { waiting } = waits;
   const id = topUpWorkflowId(externalRef, idempotencyKey);
   // Fleet work (the sweep's top-ups) calls the platform under the fleet's server-side rate limit,
   // as rotations do; a top-up someone asked for goes at once. The activity is the same either way.
@@ -95,7 +86,7 @@ export async function fundTenant(rawInput: FundTenantInput): Promise<FundTenantR
     topUpParentFundedUpdate,
     (raw) => {
       accepted(checkDecisionBy(raw));
-      parentFunded = true;
+      waits.parentFundedNow();
       return { stage: status.stage, effect: 'the transfer is retried now' };
     },
     {
@@ -112,7 +103,7 @@ export async function fundTenant(rawInput: FundTenantInput): Promise<FundTenantR
     async (raw) => {
       const verdict = accepted(checkTransferVerdict(raw));
       const applied = waiting.verdictsApplied;
-      operatorVerdict = verdict;
+      waits.giveVerdict(verdict);
       await condition(() => waiting.verdictsApplied > applied);
       const effect =
         verdict.outcome === 'applied'
@@ -124,7 +115,7 @@ export async function fundTenant(rawInput: FundTenantInput): Promise<FundTenantR
       validator: (raw) => {
         accepted(checkTransferVerdict(raw));
         refuseUnlessApplicable(
-          waiting.forVerdict && operatorVerdict === undefined
+          waiting.forVerdict && !waits.verdictPending()
             ? null
             : `${id} has no transfer in needs_operator waiting for a verdict (stage ${status.stage})`,
         );
@@ -173,75 +164,52 @@ export async function fundTenant(rawInput: FundTenantInput): Promise<FundTenantR
     purpose = recorded.purpose;
     const transfer = { externalRef, subaccountId: recorded.subaccountId, amountMicroUsd, purpose };
     show('transferring');
-    for (;;) {
-      const outcome: FundWalletResult = await transferOn.fundWallet(transfer);
-      status.transferState = outcome.state === 'insufficient_balance' ? 'pending' : outcome.state;
-      switch (outcome.state) {
-        case 'succeeded':
-          status.transferId = outcome.transferId;
-          show('succeeded');
-          recordOutcome('top-up', 'succeeded', startedAtMs, {
-            ...ids,
-            transferId: outcome.transferId,
-            resolution: outcome.resolution,
-          });
-          return result('succeeded');
-        case 'failed':
-          throw ApplicationFailure.nonRetryable(`the platform refused the top-up (${outcome.code})`, outcome.code);
-        case 'insufficient_balance':
-          await steps.noteParentInsufficient({ externalRef });
-          if (kind === 'auto') {
-            // One parent-wide state instead of a retry per tenant: the reservation is given back,
-            // and the next sweep after `tenantctl parent-funded` starts afresh.
-            status.transferState = (await steps.cancelTopUp({ externalRef, purpose }))?.state ?? 'cancelled';
-            show('skipped');
-            recordOutcome('top-up', 'parent_insufficient', startedAtMs, ids, 'warn');
-            return result('skipped', 'parent_insufficient');
-          }
-          show(
-            'waiting_for_parent_funds',
-            `the parent's paid balance does not cover ${amountMicroUsd} micro-USD: once ` +
-              `funded, \`tenantctl parent-funded --operator <you> --reason "..."\` (update ` +
-              `parentFunded; retrying every ${timings.balanceRetryInterval})`,
-          );
-          parentFunded = false;
-          waiting.forFunds = true;
-          await condition(() => parentFunded, timings.balanceRetryInterval);
-          waiting.forFunds = false;
-          break;
-        case 'unknown': {
-          const deadline = Date.parse(outcome.unknownSince) + msOf(timings.unknownTransferDeadline);
-          if (Date.now() >= deadline) {
-            status.transferState = (await steps.markTransferNeedsOperator({ externalRef, purpose })).state;
-            break;
-          }
-          show(
-            'reconciling_transfer',
-            `the transfer's outcome is unknown: reconciling every ` +
-              `${timings.reconcileInterval} (same idempotency key) until ` +
-              `${new Date(deadline).toISOString()}`,
-          );
-          await sleep(timings.reconcileInterval);
-          break;
-        }
-        case 'needs_operator': {
-          show(
-            'needs_operator',
-            `the transfer could not be reconciled: check the wallet, then \`tenantctl ` +
-              `resolve-transfer ${externalRef} --key ${idempotencyKey} --outcome ` +
-              `applied|not-applied --operator <you> --reason "..."\` (update resolveTransfer)`,
-          );
-          waiting.forVerdict = true;
-          await condition(() => operatorVerdict !== undefined);
-          waiting.forVerdict = false;
-          const verdict = operatorVerdict!;
-          operatorVerdict = undefined;
-          status.transferState = (await steps.resolveTransferByOperator({ externalRef, purpose, ...verdict })).state;
-          waiting.verdictsApplied += 1;
-          break;
-        }
-      }
-      if (status.stage !== 'transferring') show('transferring');
+    const end = await runTransferLoop({
+      externalRef,
+      purpose,
+      amountMicroUsd,
+      timings,
+      send: () => transferOn.fundWallet(transfer),
+      note: (state) => {
+        status.transferState = state.state === 'insufficient_balance' ? 'pending' : state.state;
+      },
+      show,
+      afterRound: () => {
+        if (status.stage !== 'transferring') show('transferring');
+      },
+      hints: {
+        parentFunded: `tenantctl parent-funded --operator <you> --reason "..."`,
+        resolveTransfer:
+          `tenantctl resolve-transfer ${externalRef} --key ${idempotencyKey} --outcome applied|not-applied ` +
+          `--operator <you> --reason "..."`,
+      },
+      onInsufficientBalance: async () => {
+        await steps.noteParentInsufficient({ externalRef });
+        if (kind !== 'auto') return 'wait';
+        // One parent-wide state instead of a retry per tenant: the reservation is given back,
+        // and the next sweep after `tenantctl parent-funded` starts afresh.
+        status.transferState =
+          (await steps.cancelTopUp({ externalRef, purpose: transfer.purpose }))?.state ?? 'cancelled';
+        return 'stop';
+      },
+      waits,
+    });
+    switch (end.state) {
+      case 'succeeded':
+        status.transferId = end.transferId;
+        show('succeeded');
+        recordOutcome('top-up', 'succeeded', startedAtMs, {
+          ...ids,
+          transferId: end.transferId,
+          resolution: end.resolution,
+        });
+        return result('succeeded');
+      case 'failed':
+        throw ApplicationFailure.nonRetryable(`the platform refused the top-up (${end.code})`, end.code);
+      case 'stopped':
+        show('skipped');
+        recordOutcome('top-up', 'parent_insufficient', startedAtMs, ids, 'warn');
+        return result('skipped', 'parent_insufficient');
     }
   } catch (error) {
     const cancelled = isCancellation(error);

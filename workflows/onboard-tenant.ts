@@ -23,16 +23,14 @@ import {
   log,
   proxyLocalActivities,
   setHandler,
-  sleep,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import type { FundWalletResult } from '../activities/wallet.js';
 import type { OnboardTenantInput } from '../src/domain/tenant-input.js';
-import { checkDecisionBy, checkTransferVerdict, type TransferVerdict } from '../src/domain/operator-decisions.js';
+import { checkDecisionBy, checkTransferVerdict } from '../src/domain/operator-decisions.js';
 import { accepted, refuseUnlessApplicable, signalAccepted } from './decisions.js';
 import { recordOutcome } from './outcomes.js';
-import { msOf, validateWorkflowInput } from './validate-input.js';
+import { validateWorkflowInput } from './validate-input.js';
 import {
   onboardingStatusQuery,
   parentFundedSignal,
@@ -49,6 +47,7 @@ import { ensureSubaccountOf, failureText } from './onboard-tenant-subaccount.js'
 import { onboardingWorkflowId } from '../src/domain/ids.js';
 import { codedFailure, FailureCode } from '../src/domain/failures.js';
 import { databaseStep } from './activity-policies.js';
+import { runTransferLoop, transferTimings, transferWaits } from './transfer-loop.js';
 
 export * from './onboard-tenant-messages.js';
 
@@ -59,11 +58,7 @@ export { ONBOARDING_PURPOSE, DEFAULT_SLOT };
 export async function onboardTenant(rawInput: OnboardTenantInput): Promise<OnboardTenantResult> {
   const input = await validateWorkflowInput('onboardTenant', rawInput, (i) => onboardingWorkflowId(i.externalRef));
   const { externalRef, name } = input;
-  const timings = {
-    balanceRetryInterval: input.options?.balanceRetryInterval ?? '10m',
-    unknownTransferDeadline: input.options?.unknownTransferDeadline ?? '15m',
-    reconcileInterval: input.options?.reconcileInterval ?? '30s',
-  };
+  const timings = transferTimings(input.options);
 
   const status: OnboardingStatus = {
     externalRef,
@@ -75,16 +70,15 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
     waitingFor: null,
     error: null,
   };
-  let parentFunded = false;
-  let operatorVerdict: TransferVerdict | undefined;
   // What the run waits for right now: a decision that does not apply to it is refused.
-  const waiting = { forFunds: false, forVerdict: false, verdictsApplied: 0 };
+  const waits = transferWaits();
+  const { waiting } = waits;
   const notWaitingForFunds = () =>
     waiting.forFunds
       ? null
       : `${onboardingWorkflowId(externalRef)} is not waiting for the parent's funds (stage ${status.stage})`;
   const noTransferWaiting = () =>
-    waiting.forVerdict && operatorVerdict === undefined
+    waiting.forVerdict && !waits.verdictPending()
       ? null
       : `${onboardingWorkflowId(externalRef)} has no transfer in needs_operator waiting ` +
         `for a verdict (stage ${status.stage})`;
@@ -93,7 +87,7 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
     parentFundedUpdate,
     (raw) => {
       const by = accepted(checkDecisionBy(raw));
-      parentFunded = true;
+      waits.parentFundedNow();
       log.info('parent funded, retrying the transfer now', { externalRef, operator: by.operator, reason: by.reason });
       return { stage: status.stage, effect: 'the transfer is retried now' };
     },
@@ -109,7 +103,7 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
     async (raw) => {
       const verdict = accepted(checkTransferVerdict(raw));
       const applied = waiting.verdictsApplied;
-      operatorVerdict = verdict;
+      waits.giveVerdict(verdict);
       // Answer once the verdict is recorded, with the transfer's state after it.
       await condition(() => waiting.verdictsApplied > applied);
       const effect =
@@ -127,11 +121,11 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
   );
   setHandler(parentFundedSignal, () => {
     if (signalAccepted<void>('parentFunded', { ok: true, value: undefined }, notWaitingForFunds(), undefined))
-      parentFunded = true;
+      waits.parentFundedNow();
   });
   setHandler(resolveTransferSignal, (raw) => {
     const taken = signalAccepted('resolveTransfer', checkTransferVerdict(raw), noTransferWaiting(), raw);
-    if (taken) operatorVerdict = taken.value;
+    if (taken) waits.giveVerdict(taken.value);
   });
   const attributes = onboardingAttributes();
   const show = (stage: OnboardingStatus['stage'], waitingFor: string | null = null) => {
@@ -148,81 +142,35 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
     if (!amountMicroUsd) return;
     const startedAtMs = Date.now();
     const ids = { externalRef, subaccountId, purpose: ONBOARDING_PURPOSE };
-    for (;;) {
-      const outcome: FundWalletResult = await steps.fundWallet({
-        externalRef,
-        subaccountId,
-        amountMicroUsd,
-        purpose: ONBOARDING_PURPOSE,
+    const end = await runTransferLoop({
+      externalRef,
+      purpose: ONBOARDING_PURPOSE,
+      amountMicroUsd,
+      timings,
+      send: () => steps.fundWallet({ externalRef, subaccountId, amountMicroUsd, purpose: ONBOARDING_PURPOSE }),
+      note: (state) => (status.funding = { ...state, amountMicroUsd }),
+      show,
+      afterRound: () => show(status.key.state === 'verified' ? 'funding' : 'funding_and_issuing_key'),
+      hints: {
+        parentFunded: `tenantctl parent-funded ${externalRef} --operator <you> --reason "..."`,
+        resolveTransfer:
+          `tenantctl resolve-transfer ${externalRef} --outcome applied|not-applied ` +
+          `--operator <you> --reason "..."`,
+      },
+      waits,
+    });
+    if (end.state === 'succeeded') {
+      recordOutcome('transfer', 'succeeded', startedAtMs, {
+        ...ids,
+        transferId: end.transferId,
+        resolution: end.resolution,
       });
-      status.funding = { ...outcome, amountMicroUsd };
-      switch (outcome.state) {
-        case 'succeeded':
-          recordOutcome('transfer', 'succeeded', startedAtMs, {
-            ...ids,
-            transferId: outcome.transferId,
-            resolution: outcome.resolution,
-          });
-          return;
-        case 'failed':
-          recordOutcome('transfer', 'failed', startedAtMs, { ...ids, code: outcome.code }, 'warn');
-          // The platform's own refusal code (not one of ours) is the type: callers match on what the platform said.
-          throw ApplicationFailure.nonRetryable(
-            `the platform refused the funding transfer (${outcome.code})`,
-            outcome.code,
-          );
-        case 'insufficient_balance':
-          show(
-            'waiting_for_parent_funds',
-            `the parent's paid balance does not cover ${amountMicroUsd} micro-USD: once ` +
-              `funded, \`tenantctl parent-funded ${externalRef} --operator <you> --reason ` +
-              `"..."\` (update parentFunded; retrying every ${timings.balanceRetryInterval})`,
-          );
-          parentFunded = false;
-          waiting.forFunds = true;
-          await condition(() => parentFunded, timings.balanceRetryInterval);
-          waiting.forFunds = false;
-          break;
-        case 'unknown': {
-          const deadline = Date.parse(outcome.unknownSince) + msOf(timings.unknownTransferDeadline);
-          if (Date.now() >= deadline) {
-            status.funding = {
-              ...(await steps.markTransferNeedsOperator({ externalRef, purpose: ONBOARDING_PURPOSE })),
-              amountMicroUsd,
-            };
-            break;
-          }
-          show(
-            'reconciling_transfer',
-            `the transfer's outcome is unknown: reconciling every ` +
-              `${timings.reconcileInterval} (same idempotency key) until ` +
-              `${new Date(deadline).toISOString()}`,
-          );
-          await sleep(timings.reconcileInterval);
-          break;
-        }
-        case 'needs_operator': {
-          show(
-            'needs_operator',
-            `the transfer could not be reconciled: check the wallet, then \`tenantctl ` +
-              `resolve-transfer ${externalRef} --outcome applied|not-applied --operator <you> ` +
-              `--reason "..."\` (update resolveTransfer)`,
-          );
-          waiting.forVerdict = true;
-          await condition(() => operatorVerdict !== undefined);
-          waiting.forVerdict = false;
-          const verdict = operatorVerdict!;
-          operatorVerdict = undefined;
-          status.funding = {
-            ...(await steps.resolveTransferByOperator({ externalRef, purpose: ONBOARDING_PURPOSE, ...verdict })),
-            amountMicroUsd,
-          };
-          waiting.verdictsApplied += 1;
-          break;
-        }
-      }
-      show(status.key.state === 'verified' ? 'funding' : 'funding_and_issuing_key');
+      return;
     }
+    const code = end.state === 'failed' ? end.code : 'stopped';
+    recordOutcome('transfer', 'failed', startedAtMs, { ...ids, code }, 'warn');
+    // The platform's own refusal code (not one of ours) is the type: callers match on what the platform said.
+    throw ApplicationFailure.nonRetryable(`the platform refused the funding transfer (${code})`, code);
   }
 
   async function issueAndVerifyKey(subaccountId: string): Promise<void> {

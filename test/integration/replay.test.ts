@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
 import { Worker } from '@temporalio/worker';
 import { describe, expect, inject, it } from 'vitest';
+import * as workflows from '../../workflows/index.js';
 
 /**
  * Replays a recorded history of every production workflow against the current code (the same
@@ -13,18 +14,10 @@ const recorded = JSON.parse(readFileSync(new URL('index.json', dir), 'utf8')) as
 
 describe('replay of recorded histories', () => {
   it('has a recorded history for each workflow the worker runs', () => {
-    expect(Object.keys(recorded).sort()).toEqual(
-      expect.arrayContaining([
-        'closeTenant',
-        'handleRegistryEvent',
-        'onboardTenant',
-        'reconcileFleet',
-        'resumeTenant',
-        'rotateFleet',
-        'rotateTenantKey',
-        'suspendTenant',
-      ]),
-    );
+    // rotateTenantKeyOnSchedule only starts rotateTenantKey with the schedule's input.
+    const thinWrappers = ['rotateTenantKeyOnSchedule'];
+    const production = Object.keys(workflows).filter((name) => !thinWrappers.includes(name));
+    expect(Object.keys(recorded).sort()).toEqual(production.sort());
   });
 
   it.each(Object.entries(recorded))('replays %s (%s) deterministically', async (type, workflowId) => {
