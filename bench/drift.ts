@@ -20,9 +20,8 @@ import { generateMasterKey, parseMasterKeys } from '../src/secrets/master-keys.j
 import { createVault } from '../src/secrets/vault.js';
 import { DEFAULT_PLATFORM_KEY } from '../src/sim/index.js';
 import type { reconcileFleet } from '../workflows/reconcile-fleet.js';
-import { limitPlatform, seedActiveTenants, startFleetSimulator, startPlatformWorker } from './lib/fleet.js';
+import { limitPlatform, seedActiveTenants, startFleetSimulator, startFleetWorkers } from './lib/fleet.js';
 import type { Benchmark, BenchContext, BenchResult } from './lib/types.js';
-import { startBenchWorker } from './lib/worker.js';
 
 export const driftBenchmark: Benchmark = {
   name: 'drift',
@@ -76,17 +75,7 @@ async function run(context: BenchContext): Promise<BenchResult> {
   await seedActiveTenants(activities, refs);
 
   const taskQueue = `bench-drift-${process.pid}`;
-  await startBenchWorker(
-    { connection, namespace: infra.namespace, taskQueue, activities, tuning: { maxCachedWorkflows: 100 } },
-    infra.cleanup,
-  );
-  await startPlatformWorker(infra.cleanup, 'drift', {
-    connection,
-    namespace: infra.namespace,
-    taskQueue,
-    activities,
-    requestsPerSecond: limit,
-  });
+  await startFleetWorkers(infra, 'drift', { connection, taskQueue, activities, limit, maxCachedWorkflows: 100 });
 
   limitPlatform(runtime, limit);
   log(`fleet drift check of ${tenants} tenants, platform limit ${limit}/s`);

@@ -21,9 +21,8 @@ import { generateMasterKey, parseMasterKeys } from '../src/secrets/master-keys.j
 import { createVault } from '../src/secrets/vault.js';
 import { DEFAULT_PLATFORM_KEY } from '../src/sim/index.js';
 import type { rotateFleet } from '../workflows/rotate-fleet.js';
-import { limitPlatform, seedActiveTenants, startFleetSimulator, startPlatformWorker } from './lib/fleet.js';
+import { limitPlatform, seedActiveTenants, startFleetSimulator, startFleetWorkers } from './lib/fleet.js';
 import type { Benchmark, BenchContext, BenchResult } from './lib/types.js';
-import { startBenchWorker } from './lib/worker.js';
 
 export const rotationBenchmark: Benchmark = {
   name: 'rotation',
@@ -72,17 +71,7 @@ async function run(context: BenchContext): Promise<BenchResult> {
   infra.cleanup.defer('rotation native connection', () => connection.close());
   const client = new Client({ connection, namespace: infra.namespace });
   const taskQueue = `bench-rotation-${process.pid}`;
-  await startBenchWorker(
-    { connection, namespace: infra.namespace, taskQueue, activities, tuning: { maxCachedWorkflows: 2000 } },
-    infra.cleanup,
-  );
-  await startPlatformWorker(infra.cleanup, 'rotation', {
-    connection,
-    namespace: infra.namespace,
-    taskQueue,
-    activities,
-    requestsPerSecond: limit,
-  });
+  await startFleetWorkers(infra, 'rotation', { connection, taskQueue, activities, limit, maxCachedWorkflows: 2000 });
 
   limitPlatform(runtime, limit);
   log(`fleet rotation of ${tenants} tenants, ${options.fleetConcurrency} at once, platform limit ${limit}/s`);

@@ -4,7 +4,9 @@ import type { Cleanup } from '../../src/infra/cleanup.js';
 import { createPlatformActivityWorker } from '../../src/main/wiring/platform-worker.js';
 import { buildSimulatorApp, DEFAULT_PLATFORM_KEY, type SimRuntime } from '../../src/sim/index.js';
 import { RateLimiter, TrafficMeter } from '../../src/sim/traffic.js';
+import type { BenchInfra } from './infra.js';
 import { runConcurrent } from './stats.js';
+import { startBenchWorker } from './worker.js';
 
 /**
  * What the fleet benchmarks (rotation, drift) share: an in-process simulator whose rate limit and
@@ -71,4 +73,36 @@ export async function startPlatformWorker(
 export function limitPlatform(runtime: SimRuntime, requestsPerSecond: number): void {
   runtime.rateLimiter = new RateLimiter(requestsPerSecond);
   runtime.traffic = new TrafficMeter();
+}
+
+/** The fleet workflow's worker and the rate-limited platform worker on the same task queue. */
+export async function startFleetWorkers(
+  infra: BenchInfra,
+  label: string,
+  input: {
+    connection: NativeConnection;
+    taskQueue: string;
+    activities: object;
+    limit: number;
+    maxCachedWorkflows: number;
+  },
+): Promise<void> {
+  const { connection, taskQueue, activities } = input;
+  await startBenchWorker(
+    {
+      connection,
+      namespace: infra.namespace,
+      taskQueue,
+      activities,
+      tuning: { maxCachedWorkflows: input.maxCachedWorkflows },
+    },
+    infra.cleanup,
+  );
+  await startPlatformWorker(infra.cleanup, label, {
+    connection,
+    namespace: infra.namespace,
+    taskQueue,
+    activities,
+    requestsPerSecond: input.limit,
+  });
 }
