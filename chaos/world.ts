@@ -8,7 +8,7 @@ import { createPool, type Pool } from '../src/db/pool.js';
 import { ensureDatabase } from '../src/infra/database.js';
 import { setupNamespace } from '../src/client/namespace-setup.js';
 import { startTemporalCluster, type RunningTemporalCluster } from '../src/infra/temporal-cluster.js';
-import { startTemporalDevServer } from '../src/infra/temporal-dev-server.js';
+import { startHeadlessDevServer } from '../src/infra/temporal-dev-server.js';
 import { generateMasterKey, parseMasterKeys } from '../src/secrets/master-keys.js';
 import { createDataConverter } from '../src/secrets/payload-codec.js';
 import { DEFAULT_PLATFORM_KEY, DEFAULT_SEED, startSimulator, type RunningSimulator } from '../src/sim/index.js';
@@ -60,13 +60,7 @@ export async function startWorld(options: ChaosOptions, runId: string, cleanup: 
     temporalAddress = temporal.address;
   } else if (!temporalAddress) {
     log('starting a headless Temporal dev server');
-    const server = await startTemporalDevServer({
-      headless: true,
-      port: 0,
-      cliPath: process.env.TEMPORAL_CLI_PATH,
-      onProgress: log,
-    });
-    cleanup.defer('Temporal dev server', () => server.stop());
+    const server = await startHeadlessDevServer(cleanup, log);
     temporalAddress = server.address;
   }
 

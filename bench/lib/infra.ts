@@ -5,7 +5,7 @@ import { migrate } from '../../src/db/migrate.js';
 import { createPool } from '../../src/db/pool.js';
 import { ensureDatabase } from '../../src/infra/database.js';
 import { startEmbeddedPostgres } from '../../src/infra/embedded-postgres.js';
-import { startTemporalDevServer } from '../../src/infra/temporal-dev-server.js';
+import { startHeadlessDevServer } from '../../src/infra/temporal-dev-server.js';
 import type { Cleanup } from '../../src/infra/cleanup.js';
 import { dropDatabase } from '../../test/harness/database.js';
 
@@ -28,13 +28,7 @@ export async function startBenchInfra(cleanup: Cleanup, log: (line: string) => v
   let temporalAddress = process.env.TEMPORAL_ADDRESS;
   let temporalSource = 'TEMPORAL_ADDRESS';
   if (!temporalAddress) {
-    const server = await startTemporalDevServer({
-      headless: true,
-      port: 0,
-      cliPath: process.env.TEMPORAL_CLI_PATH,
-      onProgress: log,
-    });
-    cleanup.defer('Temporal dev server', () => server.stop());
+    const server = await startHeadlessDevServer(cleanup, log);
     temporalAddress = server.address;
     temporalSource = `dev server (${server.source})`;
   }
