@@ -19,6 +19,7 @@ import { registerTransferRoutes } from './transfer-routes.js';
 import { registerFundingRoutes } from './funding-routes.js';
 import { registerWebhookReceiver } from './webhook-receiver.js';
 import { createSecretResolver } from '../secrets/webhook-secrets.js';
+import { createOperatorDirectory } from '../secrets/operators.js';
 
 /**
  * The gateway's Fastify app, built without listening (tests use `inject`; `startGateway` listens).
@@ -103,6 +104,8 @@ export function buildGatewayApp(deps: GatewayDeps): GatewayApp {
     tokens: createTokenSet(options.apiTokens),
     publicUrl: options.publicUrl,
     deployers: options.deployers,
+    operators: options.operators ?? createOperatorDirectory([]),
+    closeDelay: options.closeDelay ?? '0',
   });
   registerTransferRoutes(app, {
     pool: deps.pool,

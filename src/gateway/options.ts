@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { deployerReadinessOf, type DeployerReadiness, type RotationDeployerEnv } from '../client/deployer-readiness.js';
+import type { OperatorDirectory } from '../secrets/operators.js';
+import type { ApprovalAction } from '../secrets/safe-ops-config.js';
 
 /**
  * The gateway's settings: this shape is part of src/config.ts's schema (the only reader of
@@ -131,6 +133,12 @@ export interface GatewayOptions {
   webhookInboxRetentionSeconds: number;
   /** Which rotation deployers this configuration can run: `POST …/rotate` refuses the others at start. */
   deployers: DeployerReadiness;
+  /** OPERATORS: who an operator bearer is (absent or empty: typed names, as before). */
+  operators?: OperatorDirectory;
+  /** CLOSE_DELAY: a close without `after` waits this long (absent: `0`, at once). */
+  closeDelay?: string;
+  /** APPROVAL_POLICY / APPROVAL_TTL (absent: no approvals). */
+  approvals?: { actions: ReadonlySet<ApprovalAction>; ttlMs: number };
 }
 
 export function gatewayOptionsOf(env: GatewayEnv & RotationDeployerEnv, taskQueue: string): GatewayOptions {

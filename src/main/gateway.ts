@@ -7,6 +7,7 @@ import { createPool, type Pool } from '../db/pool.js';
 import { buildGatewayApp } from '../gateway/app.js';
 import { registerHealthRoutes } from '../gateway/health-routes.js';
 import { gatewayOptionsOf } from '../gateway/options.js';
+import { safeOpsOf } from '../secrets/safe-ops-config.js';
 import { loggerOf } from '../infra/log.js';
 import { createEncryptionCodec } from '../secrets/payload-codec.js';
 import { createVault } from '../secrets/vault.js';
@@ -48,7 +49,13 @@ export async function startGateway(config: Config): Promise<RunningGateway> {
   try {
     await assertSchemaCurrent(pool);
     client = await connectClient(config, dataConverterOf(config));
-    const options = gatewayOptionsOf(config, config.TEMPORAL_TASK_QUEUE);
+    const safeOps = safeOpsOf(config);
+    const options = {
+      ...gatewayOptionsOf(config, config.TEMPORAL_TASK_QUEUE),
+      operators: safeOps.operators,
+      closeDelay: safeOps.closeDelay,
+      approvals: { actions: safeOps.approvals, ttlMs: safeOps.approvalTtlMs },
+    };
     const withOps = config.GATEWAY_OPS_PORT !== undefined;
     const { app, dispatcher, metrics } = buildGatewayApp({
       pool,

@@ -49,7 +49,7 @@ export function registerOnboardingCommands(program: Command): void {
     )
     .argument('[externalRef]')
     .option('--key <idempotencyKey>', "with a tenant: the top-up's key, not its onboarding")
-    .requiredOption('--operator <name>', 'who decides (recorded)')
+    .option('--operator <name>', 'who acts (audited); only without an OPERATORS list, where the token says who')
     .requiredOption('--reason <text>', 'why (recorded)')
     .option('--json', 'print the answer as JSON')
     .action(async (externalRef: string | undefined, opts: DecisionFlags & { key?: string }) =>
@@ -59,7 +59,7 @@ export function registerOnboardingCommands(program: Command): void {
           import('../../../workflows/onboard-tenant-messages.js'),
           import('../decisions.js'),
         ]);
-        const by = { operator: opts.operator, reason: opts.reason };
+        const by = { operator: runtime.operator(opts.operator), reason: opts.reason };
         if (!externalRef) {
           if (opts.key) throw new Error('--key: only with a tenant');
           const { declareParentFunded } = await import('../../client/parent-funded.js');
@@ -84,7 +84,7 @@ export function registerOnboardingCommands(program: Command): void {
     )
     .argument('<externalRef>')
     .requiredOption('--outcome <outcome>', 'exactly applied | not-applied')
-    .requiredOption('--operator <name>', 'who decides (audited)')
+    .option('--operator <name>', 'who acts (audited); only without an OPERATORS list, where the token says who')
     .requiredOption('--reason <text>', 'why (audited)')
     .option('--close', "the tenant's close is waiting, not its onboarding")
     .option('--key <idempotencyKey>', "a top-up's key: that top-up is waiting, not the onboarding")
@@ -108,7 +108,11 @@ export function registerOnboardingCommands(program: Command): void {
             ]);
           const client = await runtime.client();
           // The raw --outcome goes to the workflow: its validator refuses anything but the exact words.
-          const verdict = { outcome: opts.outcome as TransferOutcome, operator: opts.operator, reason: opts.reason };
+          const verdict = {
+            outcome: opts.outcome as TransferOutcome,
+            operator: runtime.operator(opts.operator),
+            reason: opts.reason,
+          };
           const workflowId = opts.close
             ? lifecycleWorkflowId('close', externalRef)
             : opts.key
@@ -123,7 +127,7 @@ export function registerOnboardingCommands(program: Command): void {
 }
 
 interface DecisionFlags {
-  operator: string;
+  operator?: string;
   reason: string;
   json?: boolean;
 }

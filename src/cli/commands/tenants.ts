@@ -80,10 +80,10 @@ export function registerTenantCommands(program: Command): void {
     .description("print a tenant's active key token (the one way to read it back; audited)")
     .argument('<externalRef>')
     .option('--slot <slot>', 'key slot', 'default')
-    .requiredOption('--operator <name>', 'who reads it (audited; not empty)')
+    .option('--operator <name>', 'who acts (audited); only without an OPERATORS list, where the token says who')
     .requiredOption('--reason <text>', 'why (audited; not empty)')
     .option('--json', 'print JSON')
-    .action(async (externalRef: string, opts: { slot: string; operator: string; reason: string; json?: boolean }) =>
+    .action(async (externalRef: string, opts: { slot: string; operator?: string; reason: string; json?: boolean }) =>
       withRuntime(async (runtime) => {
         const [{ masterKeysOf }, { createVault }, { revealKey }] = await Promise.all([
           import('../../main/wiring/deps.js'),
@@ -92,7 +92,15 @@ export function registerTenantCommands(program: Command): void {
         ]);
         const keys = masterKeysOf(runtime.config);
         if (!keys) throw new Error('SECRETS_KEYS: is required to reveal a key');
-        const revealed = await revealKey({ pool: runtime.pool(), vault: createVault(keys) }, { externalRef, ...opts });
+        const revealed = await revealKey(
+          { pool: runtime.pool(), vault: createVault(keys) },
+          {
+            externalRef,
+            slot: opts.slot,
+            reason: opts.reason,
+            operator: runtime.operator(opts.operator),
+          },
+        );
         if (opts.json) printJson(revealed);
         else process.stdout.write(`${revealed.token}\n`);
       }),
