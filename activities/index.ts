@@ -10,6 +10,7 @@ import { createTopUpActivities } from './top-ups.js';
 import { createAutoTopUpActivities } from './auto-top-up.js';
 import { createWalletActivities } from './wallet.js';
 import { createCloseScheduleActivities } from './close-schedule.js';
+import { createOnboardingPreflightActivities } from './onboarding-preflight.js';
 
 export type { ActivityDeps } from './context.js';
 
@@ -27,6 +28,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createRegistryActivities(deps),
     ...createDriftActivities(deps),
     ...createCloseScheduleActivities(deps),
+    ...createOnboardingPreflightActivities(deps),
   };
 }
 

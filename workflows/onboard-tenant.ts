@@ -21,6 +21,7 @@ import {
   condition,
   isCancellation,
   log,
+  patched,
   proxyLocalActivities,
   setHandler,
   sleep,
@@ -53,6 +54,8 @@ import { databaseStep } from './activity-policies.js';
 export * from './onboard-tenant-messages.js';
 
 const steps = proxyLocalActivities<Activities>(databaseStep);
+// Added after onboardTenant histories were recorded: the preflight checks run first.
+const PREFLIGHT_PATCH = 'onboarding-preflight';
 
 export { ONBOARDING_PURPOSE, DEFAULT_SLOT };
 
@@ -237,6 +240,13 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
   }
 
   try {
+    if (patched(PREFLIGHT_PATCH)) {
+      await steps.preflightOnboarding({
+        externalRef,
+        name,
+        ...(input.fundingMicroUsd ? { fundingMicroUsd: input.fundingMicroUsd } : {}),
+      });
+    }
     const { subaccountId } = await ensureSubaccountOf(steps, { externalRef, name }, attributes.patched);
     status.subaccountId = subaccountId;
     status.stage = 'funding_and_issuing_key';

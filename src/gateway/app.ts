@@ -106,6 +106,7 @@ export function buildGatewayApp(deps: GatewayDeps): GatewayApp {
     deployers: options.deployers,
     operators: options.operators ?? createOperatorDirectory([]),
     closeDelay: options.closeDelay ?? '0',
+    platform: options.preflightPlatform,
   });
   registerTransferRoutes(app, {
     pool: deps.pool,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { deployerReadinessOf, type DeployerReadiness, type RotationDeployerEnv } from '../client/deployer-readiness.js';
 import type { OperatorDirectory } from '../secrets/operators.js';
+import type { PlatformClient } from '../platform/index.js';
 import type { ApprovalAction } from '../secrets/safe-ops-config.js';
 
 /**
@@ -139,6 +140,8 @@ export interface GatewayOptions {
   closeDelay?: string;
   /** APPROVAL_POLICY / APPROVAL_TTL (absent: no approvals). */
   approvals?: { actions: ReadonlySet<ApprovalAction>; ttlMs: number };
+  /** The platform, asked read-only by `POST /v1/tenants?dryRun=true` (absent: dry runs answer 503). */
+  preflightPlatform?: PlatformClient;
 }
 
 export function gatewayOptionsOf(env: GatewayEnv & RotationDeployerEnv, taskQueue: string): GatewayOptions {

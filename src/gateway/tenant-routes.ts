@@ -11,6 +11,8 @@ import { actionInputOf, type ActionInput } from './action-input.js';
 import type { TokenSet } from './auth.js';
 import { actingOperator, requireCaller } from './operator-auth.js';
 import type { OperatorDirectory } from '../secrets/operators.js';
+import type { PlatformClient } from '../platform/index.js';
+import { dryRunOnboarding } from '../client/onboarding-preflight.js';
 import { getCloseStatement, StatementNotFoundError } from '../client/close-statement.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
 
@@ -28,6 +30,7 @@ export interface TenantRoutesDeps {
   deployers: DeployerReadiness;
   operators: OperatorDirectory;
   closeDelay: string;
+  platform: PlatformClient | undefined;
 }
 
 const ACTIONS = ['suspend', 'resume', 'close', 'rotate'] as const;
@@ -40,6 +43,24 @@ export function registerTenantRoutes(app: FastifyInstance, deps: TenantRoutesDep
     api.addHook('preHandler', requireCaller(deps.tokens, deps.operators));
 
     api.post('/v1/tenants', async (request, reply) => {
+      const { dryRun } = request.query as { dryRun?: string };
+      if (dryRun !== undefined && dryRun !== 'true' && dryRun !== 'false')
+        throw new GatewayError(400, GatewayErrorCode.INVALID_INPUT, 'dryRun: must be true or false', {
+          fields: ['dryRun'],
+        });
+      if (dryRun === 'true') {
+        if (!deps.platform)
+          throw new GatewayError(
+            503,
+            GatewayErrorCode.PREFLIGHT_FAILED,
+            'This gateway has no PLATFORM_BASE_URL / PLATFORM_API_KEY to ask the platform with.',
+          );
+        const platform = deps.platform;
+        const report = await validated(() =>
+          dryRunOnboarding({ pool: deps.pool, client: deps.client, platform }, request.body),
+        );
+        return sendData(reply, report.ok ? 200 : 422, report);
+      }
       try {
         const handle = await startOnboarding(deps.client, request.body, { taskQueue: deps.taskQueue });
         const externalRef = (request.body as { externalRef: string }).externalRef;

@@ -12,7 +12,7 @@ import { loggerOf } from '../infra/log.js';
 import { createEncryptionCodec } from '../secrets/payload-codec.js';
 import { createVault } from '../secrets/vault.js';
 import { connectClient } from '../client/connection.js';
-import { dataConverterOf, masterKeysOf } from './wiring/deps.js';
+import { dataConverterOf, masterKeysOf, platformClientOf } from './wiring/deps.js';
 
 export interface RunningGateway {
   /** `http://host:port` it listens on. */
@@ -55,6 +55,7 @@ export async function startGateway(config: Config): Promise<RunningGateway> {
       operators: safeOps.operators,
       closeDelay: safeOps.closeDelay,
       approvals: { actions: safeOps.approvals, ttlMs: safeOps.approvalTtlMs },
+      ...(config.PLATFORM_BASE_URL && config.PLATFORM_API_KEY ? { preflightPlatform: platformClientOf(config) } : {}),
     };
     const withOps = config.GATEWAY_OPS_PORT !== undefined;
     const { app, dispatcher, metrics } = buildGatewayApp({

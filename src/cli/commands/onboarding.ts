@@ -12,34 +12,61 @@ export function registerOnboardingCommands(program: Command): void {
     .requiredOption('--name <name>', 'display name of the tenant')
     .option('--funding <microUsd>', 'initial transfer in micro-USD, as a whole number (e.g. 5000000 = 5 USD)')
     .option('--wait', 'wait until onboarding finishes and print the result')
+    .option('--dry-run', 'check the input, the ref, the parent balance and the platform, print the plan; write nothing')
     .option('--json', 'print JSON')
-    .action(async (opts: { externalRef: string; name: string; funding?: string; wait?: boolean; json?: boolean }) =>
-      withRuntime(async (runtime) => {
-        const input = {
-          externalRef: opts.externalRef,
-          name: opts.name,
-          ...(opts.funding !== undefined ? { fundingMicroUsd: opts.funding } : {}),
-        };
-        const { startOnboarding } = await import('../../client/start-onboarding.js');
-        const handle = await startOnboarding(await runtime.client(), input, {
-          taskQueue: runtime.config.TEMPORAL_TASK_QUEUE,
-        });
-        const started = { workflowId: handle.workflowId, started: handle.started };
-        if (!opts.wait) {
-          if (opts.json) printJson(started);
+    .action(
+      async (opts: {
+        externalRef: string;
+        name: string;
+        funding?: string;
+        wait?: boolean;
+        dryRun?: boolean;
+        json?: boolean;
+      }) =>
+        withRuntime(async (runtime) => {
+          const input = {
+            externalRef: opts.externalRef,
+            name: opts.name,
+            ...(opts.funding !== undefined ? { fundingMicroUsd: opts.funding } : {}),
+          };
+          if (opts.dryRun) {
+            const [{ dryRunOnboarding }, { platformClientOf }] = await Promise.all([
+              import('../../client/onboarding-preflight.js'),
+              import('../../main/wiring/deps.js'),
+            ]);
+            const report = await dryRunOnboarding(
+              { pool: runtime.pool(), client: await runtime.client(), platform: platformClientOf(runtime.config) },
+              input,
+            );
+            if (opts.json) printJson(report);
+            else {
+              for (const c of report.checks) console.log(`${c.ok ? 'ok  ' : 'FAIL'} ${c.check}: ${c.detail}`);
+              console.log(report.ok ? 'plan (nothing was done):' : 'would not start; the plan (nothing was done):');
+              report.plan.forEach((step, i) => console.log(`  ${i + 1}. ${step}`));
+            }
+            if (!report.ok) process.exitCode = 1;
+            return;
+          }
+          const { startOnboarding } = await import('../../client/start-onboarding.js');
+          const handle = await startOnboarding(await runtime.client(), input, {
+            taskQueue: runtime.config.TEMPORAL_TASK_QUEUE,
+          });
+          const started = { workflowId: handle.workflowId, started: handle.started };
+          if (!opts.wait) {
+            if (opts.json) printJson(started);
+            else
+              console.log(
+                `${handle.started ? 'started' : 'already running or done'}: ${handle.workflowId} (follow with: tenantctl status ${opts.externalRef})`,
+              );
+            return;
+          }
+          const result = await handle.result();
+          if (opts.json) printJson({ ...started, result });
           else
             console.log(
-              `${handle.started ? 'started' : 'already running or done'}: ${handle.workflowId} (follow with: tenantctl status ${opts.externalRef})`,
+              `tenant ${result.externalRef} is ${result.status}: sub-account ${result.subaccountId}, key ${result.keyId} (${result.fingerprint})`,
             );
-          return;
-        }
-        const result = await handle.result();
-        if (opts.json) printJson({ ...started, result });
-        else
-          console.log(
-            `tenant ${result.externalRef} is ${result.status}: sub-account ${result.subaccountId}, key ${result.keyId} (${result.fingerprint})`,
-          );
-      }),
+        }),
     );
 
   program
