@@ -5,6 +5,7 @@ import type { GatewayApp } from '../../src/gateway/app.js';
 import { createPlatformClient } from '../../src/platform/index.js';
 import { DEFAULT_PLATFORM_KEY } from '../../src/sim/seed.js';
 import { runCli } from '../harness/cli.js';
+import type { LooseJson } from '../harness/sim-calls.js';
 import { listenGatewayOver, TEST_API_TOKEN } from '../harness/gateway-app.js';
 import { failureTypeOf, workflowExists } from '../harness/onboarding-checks.js';
 import { createOrchestratorEnv, type OrchestratorEnv } from '../harness/onboarding-env.js';
@@ -56,7 +57,7 @@ describe('onboarding preflight', () => {
       method: 'POST',
       headers: { authorization: `Bearer ${TEST_API_TOKEN}`, 'content-type': 'application/json' },
       body: JSON.stringify(body),
-    }).then(async (r) => ({ status: r.status, json: (await r.json()) as Record<string, any> }));
+    }).then(async (r) => ({ status: r.status, json: (await r.json()) as LooseJson }));
 
   it('tenantctl onboard --dry-run checks, prints the plan, writes nothing and makes no mutating platform call', async () => {
     const before = await world();
