@@ -14,7 +14,7 @@ import { registerTenantCommands } from './commands/tenants.js';
 import { registerTopUpCommands } from './commands/top-ups.js';
 import { registerFundingCommands } from './commands/funding.js';
 import { registerWebhookCommands } from './commands/webhooks.js';
-import { registerSafeOpsCommands } from './commands/safe-ops.js';
+import { registerApprovalCommands, registerSafeOpsCommands } from './commands/safe-ops.js';
 import { setOperatorTokenFlag, withRuntime } from './run.js';
 
 const program = new Command('tenantctl')
@@ -137,6 +137,7 @@ registerGatewayCommands(program);
 registerWebhookCommands(program);
 registerDriftCommands(program);
 registerSafeOpsCommands(program);
+registerApprovalCommands(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -20,6 +20,7 @@ import { registerFundingRoutes } from './funding-routes.js';
 import { registerWebhookReceiver } from './webhook-receiver.js';
 import { createSecretResolver } from '../secrets/webhook-secrets.js';
 import { createOperatorDirectory } from '../secrets/operators.js';
+import { registerApprovalRoutes } from './approval-routes.js';
 
 /**
  * The gateway's Fastify app, built without listening (tests use `inject`; `startGateway` listens).
@@ -116,6 +117,12 @@ export function buildGatewayApp(deps: GatewayDeps): GatewayApp {
     publicUrl: options.publicUrl,
   });
   registerFundingRoutes(app, { pool: deps.pool, tokens: createTokenSet(options.apiTokens) });
+  registerApprovalRoutes(app, {
+    pool: deps.pool,
+    client: deps.client,
+    tokens: createTokenSet(options.apiTokens),
+    operators: options.operators ?? createOperatorDirectory([]),
+  });
   registerCodecRoutes(app, {
     codec: deps.codec,
     tokens: createTokenSet(options.codecTokens),

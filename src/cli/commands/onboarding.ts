@@ -145,6 +145,32 @@ export function registerOnboardingCommands(program: Command): void {
             : opts.key
               ? topUpWorkflowId(externalRef, opts.key)
               : onboardingWorkflowId(externalRef);
+          if (runtime.safeOps.approvals.has('resolveTransfer')) {
+            const { requestTransferVerdictApproval } = await import('../../client/approvals.js');
+            const request = await requestTransferVerdictApproval(
+              { pool: runtime.pool(), client },
+              {
+                externalRef,
+                workflowId,
+                close: Boolean(opts.close),
+                verdict,
+                ...(opts.close ? { purpose: opts.purpose } : {}),
+                ttlMs: runtime.safeOps.approvalTtlMs,
+              },
+            );
+            if (opts.json)
+              printJson({
+                status: 'awaiting_approval',
+                approvalId: request.id,
+                expiresAt: request.expiresAt,
+                workflowId,
+              });
+            else
+              console.log(
+                `awaiting_approval: ${request.id} (expires ${request.expiresAt.toISOString()}); nothing is sent to ${workflowId} until another operator runs \`tenantctl approvals approve ${request.id} --reason "..."\``,
+              );
+            return;
+          }
           const answer = opts.close
             ? await sendDecision(client, workflowId, closeResolveTransferUpdate, { ...verdict, purpose: opts.purpose })
             : await sendDecision(client, workflowId, resolveTransferUpdate, verdict);

@@ -43,3 +43,56 @@ export function registerSafeOpsCommands(program: Command): void {
       }),
     );
 }
+
+/** `tenantctl approvals list|approve|reject`: the four-eyes queue. */
+export function registerApprovalCommands(program: Command): void {
+  const approvals = program
+    .command('approvals')
+    .description('four-eyes approvals: requests awaiting a second operator (APPROVAL_POLICY)');
+  approvals
+    .command('list')
+    .description('pending and approved-but-unused requests (--all: every one, with expired ones marked)')
+    .option('--all', 'every request')
+    .option('--json', 'print JSON')
+    .action(async (opts: { all?: boolean; json?: boolean }) =>
+      withRuntime(async (runtime) => {
+        const { listApprovalViews } = await import('../../client/approvals.js');
+        const views = await listApprovalViews(runtime.pool(), { all: opts.all ?? false });
+        if (opts.json) return printJson(views);
+        if (views.length === 0) console.log('no approval requests');
+        for (const v of views)
+          console.log(
+            `${v.id} ${v.status} ${v.action} ${v.externalRef} ${JSON.stringify(v.params)} asked by ${v.requestedBy} ("${v.reason}"), expires ${v.expiresAt.toISOString()}${v.decidedBy ? `, decided by ${v.decidedBy}` : ''}`,
+          );
+      }),
+    );
+  for (const decision of ['approve', 'reject'] as const) {
+    approvals
+      .command(decision)
+      .description(
+        decision === 'approve'
+          ? 'approve a request someone else asked for: a resolveTransfer is sent to its run now; a key reveal may then be run once by its requester'
+          : 'reject a request someone else asked for: nothing is done',
+      )
+      .argument('<id>')
+      .requiredOption('--reason <text>', 'why (audited)')
+      .option('--operator <name>', 'who decides (audited); only without an OPERATORS list, where the token says who')
+      .option('--json', 'print JSON')
+      .action(async (id: string, opts: { reason: string; operator?: string; json?: boolean }) =>
+        withRuntime(async (runtime) => {
+          const { decideApproval } = await import('../../client/approvals.js');
+          const operator = runtime.operator(opts.operator);
+          const { approval, answer } = await decideApproval(
+            { pool: runtime.pool(), client: await runtime.client() },
+            id,
+            decision,
+            { operator, reason: opts.reason },
+          );
+          if (opts.json) return printJson({ id, state: approval.state, ...(answer ? { answer } : {}) });
+          console.log(
+            `${id} ${approval.state} by ${operator}${answer ? `: ${approval.params.workflowId as string} is now ${answer.stage}${answer.transferState ? `, transfer ${answer.transferState}` : ''}` : ''}`,
+          );
+        }),
+      );
+  }
+}
