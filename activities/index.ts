@@ -9,13 +9,15 @@ import { createTenantActivities } from './tenants.js';
 import { createTopUpActivities } from './top-ups.js';
 import { createAutoTopUpActivities } from './auto-top-up.js';
 import { createWalletActivities } from './wallet.js';
+import { createCloseScheduleActivities } from './close-schedule.js';
+import { preflightInsideRun } from './onboarding-preflight.js';
 
 export type { ActivityDeps } from './context.js';
 
 /** All activities, registered on the worker; workflows type them with `import type`. */
 export function createActivities(deps: ActivityDeps) {
   return {
-    ...createInputValidationActivities(),
+    ...createInputValidationActivities((input) => preflightInsideRun(deps, input)),
     ...createTenantActivities(deps),
     ...createWalletActivities(deps),
     ...createTopUpActivities(deps),
@@ -25,6 +27,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createRotationActivities(deps),
     ...createRegistryActivities(deps),
     ...createDriftActivities(deps),
+    ...createCloseScheduleActivities(deps),
   };
 }
 

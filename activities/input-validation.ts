@@ -29,7 +29,13 @@ export const WORKFLOW_INPUT_SCHEMAS = {
 export type WorkflowInputSchemaName = keyof typeof WORKFLOW_INPUT_SCHEMAS;
 export type ParsedWorkflowInput<K extends WorkflowInputSchemaName> = z.output<(typeof WORKFLOW_INPUT_SCHEMAS)[K]>;
 
-export function createInputValidationActivities() {
+/**
+ * `preflight`: the onboarding's checks against our records (activities/onboarding-preflight.ts),
+ * run after its input parses; absent in unit use.
+ */
+export function createInputValidationActivities(
+  preflight?: (input: ParsedWorkflowInput<'onboardTenant'>) => Promise<void>,
+) {
   return {
     async validateWorkflowInput<K extends WorkflowInputSchemaName>(request: {
       schema: K;
@@ -38,8 +44,9 @@ export function createInputValidationActivities() {
     }): Promise<ParsedWorkflowInput<K>> {
       const schema = WORKFLOW_INPUT_SCHEMAS[request.schema] as unknown as z.ZodType<ParsedWorkflowInput<K>>;
       if (!schema) throw codedFailure(FailureCode.INVALID_INPUT, `no input schema named ${String(request.schema)}`);
+      let parsed: ParsedWorkflowInput<K>;
       try {
-        return parseInput(schema, request.input);
+        parsed = parseInput(schema, request.input);
       } catch (error) {
         if (!(error instanceof InvalidInputError)) throw error;
         throw codedFailure(
@@ -48,6 +55,9 @@ export function createInputValidationActivities() {
           { details: { problems: error.problems } },
         );
       }
+      if (request.schema === 'onboardTenant' && preflight)
+        await preflight(parsed as ParsedWorkflowInput<'onboardTenant'>);
+      return parsed;
     },
   };
 }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { appendAudit } from '../src/db/audit-store.js';
+import { findScheduledClose } from '../src/db/close-schedules-store.js';
 import { withTransaction } from '../src/db/pool.js';
 import { listKeyRecords, markCreatingKeyFailed, markKeyRevoked } from '../src/db/tenant-keys-store.js';
 import {
@@ -27,7 +28,7 @@ export interface LifecycleInput {
   runKey: string;
 }
 
-function lifecycleKey(action: string, externalRef: string, runKey: string): string {
+export function lifecycleKey(action: string, externalRef: string, runKey: string): string {
   return `tpo-${action}-${createHash('sha256')
     .update(JSON.stringify([action, externalRef, runKey]))
     .digest('hex')
@@ -98,6 +99,12 @@ export function createLifecycleActivities(deps: ActivityDeps) {
         const tenant = await ownedTenant(input.externalRef);
         if (CLOSING_STATES.includes(tenant.status))
           throw activityFailure(FailureCode.TENANT_CLOSED, `tenant ${input.externalRef} is ${tenant.status}`);
+        const scheduled = await findScheduledClose(pool, input.externalRef);
+        if (scheduled)
+          throw activityFailure(
+            FailureCode.CLOSE_SCHEDULED,
+            `tenant ${input.externalRef} is suspended for a close at ${scheduled.closeAt.toISOString()}: cancel it with \`tenantctl close --cancel ${input.externalRef}\` to resume`,
+          );
         const floor = BigInt(deps.lifecycle?.resumeBalanceFloorMicroUsd ?? '0');
         const { wallet } = await platform.getWallet({ subaccountId: tenant.subaccountId });
         if (floor > 0n) {

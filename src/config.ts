@@ -4,6 +4,7 @@ import { gatewayConfigShape } from './gateway/options.js';
 import { LOG_FORMATS } from './infra/log.js';
 import { rotationConfigShape } from '../activities/rotation-options.js';
 import { safeParseMasterKeys } from './secrets/master-keys.js';
+import { safeOpsConfigShape, safeOpsProblems } from './secrets/safe-ops-config.js';
 
 /**
  * The only reader of process.env: every entry point calls loadConfig(process.env) once and passes
@@ -138,6 +139,7 @@ export const configSchema = z.object({
   ...rotationConfigShape,
   ...gatewayConfigShape,
   ...driftConfigShape,
+  ...safeOpsConfigShape,
 });
 
 export type Config = z.infer<typeof configSchema> & {
@@ -159,6 +161,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   if (!parsed.success) {
     throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`));
   }
+  const crossField = safeOpsProblems(parsed.data);
+  if (crossField.length) throw new ConfigError(crossField);
   const temporalEnv = Object.fromEntries(
     Object.entries(env).filter(
       (entry): entry is [string, string] =>

@@ -1,7 +1,9 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { CloseTransferVerdict, DecisionAnswer } from '../src/domain/operator-decisions.js';
+import type { CloseTransferVerdict, DecisionAnswer, DecisionBy } from '../src/domain/operator-decisions.js';
 
 export type CloseStage =
+  | 'scheduled'
+  | 'close_cancelled'
   | 'closing'
   | 'stopping_other_work'
   | 'resolving_transfers'
@@ -10,6 +12,7 @@ export type CloseStage =
   | 'resuming_for_cleanup'
   | 'deleting_projects'
   | 'verifying_empty'
+  | 'writing_statement'
   | 'closing_on_platform'
   | 'closed';
 
@@ -24,12 +27,16 @@ export interface CloseStatus {
   openTransfers: Array<{ purpose: string; state: string }>;
   waitingFor: string | null;
   balanceLeftMicroUsd: string | null;
+  /** A delayed close: when the window ends (ISO), and the time left when last shown. */
+  closeAt?: string | null;
+  timeLeft?: string | null;
 }
 
 export interface CloseTenantResult {
   externalRef: string;
   subaccountId: string;
-  status: 'closed';
+  /** close_cancelled: an operator cancelled a delayed close inside its window (the tenant is back as it was). */
+  status: 'closed' | 'close_cancelled';
   alreadyClosed: boolean;
   projectsDeleted: number;
   keysRevoked: number;
@@ -44,3 +51,8 @@ export const closeStatusQuery = defineQuery<CloseStatus>('closeStatus');
 export const closeResolveTransferUpdate = defineUpdate<DecisionAnswer, [CloseTransferVerdict]>('resolveTransfer');
 /** The same verdict as a signal, kept for runs that already hold one in their history; checked the same way. */
 export const closeResolveTransferSignal = defineSignal<[CloseTransferVerdict]>('resolveTransfer');
+/**
+ * Cancels a delayed close inside its window (`tenantctl close --cancel R`): refused unless the run
+ * waits in `scheduled`; answers once the tenant is back in the status it had.
+ */
+export const cancelCloseUpdate = defineUpdate<DecisionAnswer, [DecisionBy]>('cancelClose');

@@ -16,6 +16,7 @@ import {
   condition,
   getExternalWorkflowHandle,
   isCancellation,
+  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -26,8 +27,14 @@ import {
 import type { Activities } from '../activities/index.js';
 import type { LifecycleWorkflowInput } from '../src/domain/tenant-input.js';
 import { tenantExternalRefKey, tenantStatusKey, tenantSubaccountIdKey } from '../src/domain/search-attributes.js';
-import { checkCloseTransferVerdict, type CloseTransferVerdict } from '../src/domain/operator-decisions.js';
 import {
+  checkCloseTransferVerdict,
+  checkDecisionBy,
+  type CloseTransferVerdict,
+  type DecisionBy,
+} from '../src/domain/operator-decisions.js';
+import {
+  cancelCloseUpdate,
   closeResolveTransferSignal,
   closeResolveTransferUpdate,
   closeStatusQuery,
@@ -48,6 +55,18 @@ export * from './close-tenant-messages.js';
 const acts = proxyActivities<Activities>(closeCleanup);
 
 const MAX_CLEANUP_ROUNDS = 50;
+// A delayed close refreshes the time left in its details this often (one timer each).
+const DETAILS_REFRESH_MS = 3_600_000;
+// Added after closeTenant histories were recorded: a delayed close, and the final statement.
+const DELAYED_CLOSE_PATCH = 'close-after-delay';
+const STATEMENT_PATCH = 'close-statement';
+
+function timeLeftOf(ms: number): string {
+  const minutes = Math.ceil(ms / 60_000);
+  const days = Math.floor(minutes / 1440);
+  const hours = Math.floor((minutes % 1440) / 60);
+  return days > 0 ? `${days}d ${hours}h` : hours > 0 ? `${hours}h ${minutes % 60}m` : `${Math.max(minutes, 0)}m`;
+}
 
 export async function closeTenant(rawInput: LifecycleWorkflowInput): Promise<CloseTenantResult> {
   const input = await validateWorkflowInput('lifecycle', rawInput, (i) => lifecycleWorkflowId('close', i.externalRef));
@@ -90,6 +109,30 @@ export async function closeTenant(rawInput: LifecycleWorkflowInput): Promise<Clo
     return verdictState.inFlight.has(purpose) ? `a verdict on transfer "${purpose}" is already being applied` : null;
   };
   setHandler(closeStatusQuery, () => status);
+  const cancel: { by?: DecisionBy; done: boolean } = { done: false };
+  setHandler(
+    cancelCloseUpdate,
+    async (raw) => {
+      cancel.by ??= accepted(checkDecisionBy(raw));
+      await condition(() => cancel.done);
+      return {
+        stage: status.stage,
+        effect: `the close of ${externalRef} is cancelled; the tenant is back as it was, keys and projects untouched`,
+      };
+    },
+    {
+      validator: (raw) => {
+        accepted(checkDecisionBy(raw));
+        refuseUnlessApplicable(
+          status.stage !== 'scheduled'
+            ? `${lifecycleWorkflowId('close', externalRef)} is not waiting out a close window (stage ${status.stage}): too late to cancel`
+            : cancel.by
+              ? 'a cancel is already being applied'
+              : null,
+        );
+      },
+    },
+  );
   setHandler(
     closeResolveTransferUpdate,
     async (raw) => {
@@ -129,6 +172,7 @@ export async function closeTenant(rawInput: LifecycleWorkflowInput): Promise<Clo
         `keys revoked: ${status.keysRevoked.length}`,
         `projects: ${projects.length ? projects.join(', ') : 'none seen yet'}`,
         waitingFor ? `waiting: ${waitingFor}` : '',
+        status.closeAt && stage === 'scheduled' ? `closes at ${status.closeAt} (in ${status.timeLeft})` : '',
       ]
         .filter(Boolean)
         .join('\n\n'),
@@ -158,7 +202,54 @@ export async function closeTenant(rawInput: LifecycleWorkflowInput): Promise<Clo
     throw error;
   }
 
+  /** Suspended now; closed when the window ends; undone by a cancelClose inside it. */
+  async function waitOutWindow(delayMs: number): Promise<CloseTenantResult | null> {
+    const closeAtMs = Date.now() + delayMs;
+    status.closeAt = new Date(closeAtMs).toISOString();
+    const { subaccountId, windowed } = await acts.scheduleClose({
+      ...request,
+      closeAt: status.closeAt,
+      after: String(input.after),
+    });
+    status.subaccountId = subaccountId;
+    // Already closing or closed: no window to wait out, the close goes on (or is a no-op) as before.
+    if (!windowed) {
+      status.closeAt = null;
+      return null;
+    }
+    for (;;) {
+      const left = closeAtMs - Date.now();
+      if (cancel.by || left <= 0) break;
+      status.timeLeft = timeLeftOf(left);
+      show('scheduled', `the close window: \`tenantctl close --cancel ${externalRef}\` (update cancelClose) undoes it`);
+      await condition(() => cancel.by !== undefined, Math.min(left, DETAILS_REFRESH_MS));
+    }
+    if (!cancel.by) {
+      await acts.closeWindowEnded({ runKey: request.runKey });
+      status.timeLeft = null;
+      return null;
+    }
+    await acts.cancelScheduledClose({ externalRef, runKey: request.runKey, ...cancel.by });
+    status.timeLeft = null;
+    show('close_cancelled');
+    cancel.done = true;
+    return {
+      externalRef,
+      subaccountId,
+      status: 'close_cancelled',
+      alreadyClosed: false,
+      projectsDeleted: 0,
+      keysRevoked: 0,
+      balanceLeftMicroUsd: null,
+    };
+  }
+
   async function closeSteps(): Promise<CloseTenantResult> {
+    const delayMs = input.after ? msOf(input.after) : 0;
+    if (delayMs > 0 && patched(DELAYED_CLOSE_PATCH)) {
+      const cancelled = await waitOutWindow(delayMs);
+      if (cancelled) return cancelled;
+    }
     const begun = await acts.beginClose(request);
     status.subaccountId = begun.subaccountId;
     upsertSearchAttributes([{ key: tenantSubaccountIdKey, value: begun.subaccountId }]);
@@ -248,6 +339,16 @@ export async function closeTenant(rawInput: LifecycleWorkflowInput): Promise<Clo
       if (keys.revoked.length === 0 && keys.stillActive === 0 && again.length === 0) break;
     }
 
+    if (patched(STATEMENT_PATCH)) {
+      show('writing_statement');
+      await acts.writeCloseStatement({
+        externalRef,
+        runKey: request.runKey,
+        projectsDeleted: Object.entries(status.projects)
+          .filter(([, state]) => state === 'deleted')
+          .map(([id]) => id),
+      });
+    }
     show('closing_on_platform');
     const { balanceMicroUsd } = await acts.closeTenantOnPlatform(request);
     status.balanceLeftMicroUsd = balanceMicroUsd;

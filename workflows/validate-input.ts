@@ -24,11 +24,11 @@ export async function validateWorkflowInput<K extends WorkflowInputSchemaName>(
       workflowType: workflowInfo().workflowType,
     })) as ParsedWorkflowInput<K>;
   } catch (error) {
-    // Fail the run with the activity's INVALID_INPUT itself, not wrapped in an ActivityFailure.
+    // Fail the run with the activity's INVALID_INPUT (or the onboarding's PREFLIGHT_FAILED) itself, not wrapped in an ActivityFailure.
     if (
       error instanceof ActivityFailure &&
       error.cause instanceof ApplicationFailure &&
-      error.cause.type === FailureCode.INVALID_INPUT
+      (error.cause.type === FailureCode.INVALID_INPUT || error.cause.type === FailureCode.PREFLIGHT_FAILED)
     )
       throw error.cause;
     throw error;

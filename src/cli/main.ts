@@ -14,12 +14,18 @@ import { registerTenantCommands } from './commands/tenants.js';
 import { registerTopUpCommands } from './commands/top-ups.js';
 import { registerFundingCommands } from './commands/funding.js';
 import { registerWebhookCommands } from './commands/webhooks.js';
-import { withRuntime } from './run.js';
+import { registerApprovalCommands, registerSafeOpsCommands } from './commands/safe-ops.js';
+import { setOperatorTokenFlag, withRuntime } from './run.js';
 
 const program = new Command('tenantctl')
   .description('Operate the tenant provisioning orchestrator')
   .showHelpAfterError()
-  .configureOutput({ outputError: (text, write) => write(text) });
+  .configureOutput({ outputError: (text, write) => write(text) })
+  .option(
+    '--operator-token <token>',
+    'your operator token (else TENANTCTL_OPERATOR_TOKEN); only with an OPERATORS list',
+  )
+  .hook('preAction', () => setOperatorTokenFlag((program.opts() as { operatorToken?: string }).operatorToken));
 
 program
   .command('migrate')
@@ -132,6 +138,8 @@ registerRotationCommands(program);
 registerGatewayCommands(program);
 registerWebhookCommands(program);
 registerDriftCommands(program);
+registerSafeOpsCommands(program);
+registerApprovalCommands(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -5,9 +5,16 @@ import type { CliRuntime } from './runtime.js';
  * Temporal client and the codec) is imported only when a command body runs. Every command file
  * keeps to that rule: static imports are types and commander; dependencies load inside the action.
  */
+let operatorTokenFlag: string | undefined;
+
+/** The global `--operator-token` (set by main.ts before an action runs); TENANTCTL_OPERATOR_TOKEN otherwise. */
+export function setOperatorTokenFlag(token: string | undefined): void {
+  operatorTokenFlag = token;
+}
+
 export async function withRuntime<T>(fn: (runtime: CliRuntime) => Promise<T>): Promise<T> {
   const { createCliRuntime } = await import('./runtime.js');
-  const runtime = createCliRuntime();
+  const runtime = createCliRuntime(operatorTokenFlag);
   try {
     return await fn(runtime);
   } finally {

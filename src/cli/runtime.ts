@@ -4,6 +4,8 @@ import { ConfigError } from '../config.js';
 import { createPool, type Pool } from '../db/pool.js';
 import { connectClient } from '../client/connection.js';
 import { dataConverterOf } from '../main/wiring/deps.js';
+import { safeOpsOf, type SafeOps } from '../secrets/safe-ops-config.js';
+import { UnknownOperatorError } from '../secrets/operators.js';
 import { loadCliConfig } from './context.js';
 
 /** Lazily opened connections for one CLI command; close() releases whatever was opened. */
@@ -12,14 +14,45 @@ export interface CliRuntime {
   pool(): Pool;
   client(): Promise<Client>;
   close(): Promise<void>;
+  safeOps: SafeOps;
+  /**
+   * Who acts, for the audit log. With an OPERATORS list: the operator whose token was presented
+   * (`--operator-token` or TENANTCTL_OPERATOR_TOKEN); a typed `--operator` is refused unless it is
+   * that same name. Without a list (the dev stack): the typed name, else `fallback`.
+   */
+  operator(typed: string | undefined, fallback?: string): string;
 }
 
-export function createCliRuntime(): CliRuntime {
+export function createCliRuntime(tokenFlag?: string): CliRuntime {
   const config = loadCliConfig();
+  const safeOps = safeOpsOf(config);
   let pool: Pool | undefined;
   let client: Client | undefined;
   return {
     config,
+    safeOps,
+    operator(typed, fallback) {
+      const token = tokenFlag ?? config.TENANTCTL_OPERATOR_TOKEN;
+      if (safeOps.operators.size === 0) {
+        if (token !== undefined)
+          throw new ConfigError(['--operator-token: no OPERATORS list is configured to check it against']);
+        const name = typed ?? fallback;
+        if (name === undefined) throw new ConfigError(['--operator: is required (who acts; it is audited)']);
+        return name;
+      }
+      if (token === undefined)
+        throw new UnknownOperatorError(
+          'TENANTCTL_OPERATOR_TOKEN: is required (OPERATORS is configured: every action is recorded under the operator whose token is presented; or pass --operator-token)',
+        );
+      const name = safeOps.operators.authenticate(token);
+      if (name === undefined)
+        throw new UnknownOperatorError('TENANTCTL_OPERATOR_TOKEN: no operator in OPERATORS has this token');
+      if (typed !== undefined && typed.trim() !== name)
+        throw new UnknownOperatorError(
+          `--operator: the token authenticates ${name}, not the name typed (leave --operator out)`,
+        );
+      return name;
+    },
     pool() {
       if (!config.DATABASE_URL)
         throw new ConfigError(['DATABASE_URL: is not set (and no dev stack is running: start one with `npm start`)']);

@@ -1,4 +1,5 @@
 import { appendAudit } from '../db/audit-store.js';
+import { setApprovalState } from '../db/approvals-store.js';
 import { findKeySecret } from '../db/key-secrets-store.js';
 import { withTransaction, type Pool } from '../db/pool.js';
 import { checkDecisionBy } from '../domain/operator-decisions.js';
@@ -18,7 +19,14 @@ export class NoActiveKeyError extends Error {
  */
 export async function revealKey(
   deps: { pool: Pool; vault: Vault },
-  input: { externalRef: string; slot: string; operator: string; reason: string },
+  input: {
+    externalRef: string;
+    slot: string;
+    operator: string;
+    reason: string;
+    /** Four-eyes: the approved request this reveal uses up (in the same transaction). */
+    approvalId?: string;
+  },
 ): Promise<{ keyId: string; fingerprint: string; token: string }> {
   const by = checkDecisionBy({ operator: input.operator, reason: input.reason });
   if (!by.ok) throw new InvalidInputError(by.problems);
@@ -33,12 +41,19 @@ export async function revealKey(
       secret.sealed,
       tenantTokenAad({ externalRef: input.externalRef, keyId: key.platformKeyId }),
     );
+    if (input.approvalId && !(await setApprovalState(tx, input.approvalId, 'approved', 'executed')))
+      throw new Error(`approval request ${input.approvalId} is no longer approved and unused`);
     await appendAudit(tx, {
       actor: `operator:${operator}`,
       action: 'key.revealed',
       externalRef: input.externalRef,
       subject: key.platformKeyId,
-      details: { slot: input.slot, fingerprint: key.fingerprint, reason },
+      details: {
+        slot: input.slot,
+        fingerprint: key.fingerprint,
+        reason,
+        ...(input.approvalId ? { approval: input.approvalId } : {}),
+      },
     });
     return { keyId: key.platformKeyId, fingerprint: key.fingerprint ?? '', token };
   });

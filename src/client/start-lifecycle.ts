@@ -1,6 +1,9 @@
 import type { Client, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
-import { lifecycleInputSchema, parseInput, type LifecycleRequest } from '../domain/tenant-input.js';
+import { InvalidInputError, lifecycleInputSchema, parseInput, type LifecycleRequest } from '../domain/tenant-input.js';
+import type { DecisionAnswer, DecisionBy } from '../domain/operator-decisions.js';
+import { cancelCloseUpdate } from '../../workflows/close-tenant-messages.js';
+import { sendDecision } from './send-decision.js';
 import { tenantExternalRefKey } from '../domain/search-attributes.js';
 import { DEFAULT_TASK_QUEUE } from './start-onboarding.js';
 import { lifecycleWorkflowId } from '../domain/ids.js';
@@ -17,9 +20,15 @@ export async function startLifecycle(
   client: Client,
   action: LifecycleAction,
   rawInput: unknown,
-  options: { taskQueue?: string } = {},
+  options: { taskQueue?: string; closeDelay?: string } = {},
 ): Promise<WorkflowHandleWithFirstExecutionRunId> {
-  const input: LifecycleRequest = parseInput(lifecycleInputSchema, rawInput);
+  const parsed: LifecycleRequest = parseInput(lifecycleInputSchema, rawInput);
+  if (action !== 'close' && parsed.after !== undefined)
+    throw new InvalidInputError([`after: only a close takes a delay (not ${action})`]);
+  // A close without `after` takes the configured default (CLOSE_DELAY); `0` closes at once.
+  const after = action === 'close' ? (parsed.after ?? options.closeDelay) : undefined;
+  const input: LifecycleRequest = { ...parsed, ...(after !== undefined && after !== '0' ? { after } : {}) };
+  if (after === '0') delete input.after;
   return client.workflow.start(LifecycleAction[action], {
     taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
     workflowId: lifecycleWorkflowId(action, input.externalRef),
@@ -28,4 +37,9 @@ export async function startLifecycle(
     workflowIdReusePolicy: 'ALLOW_DUPLICATE',
     typedSearchAttributes: new TypedSearchAttributes([{ key: tenantExternalRefKey, value: input.externalRef }]),
   });
+}
+
+/** Undoes a delayed close inside its window: the tenant is back as it was (an Update with a validator). */
+export async function cancelClose(client: Client, externalRef: string, by: DecisionBy): Promise<DecisionAnswer> {
+  return sendDecision(client, lifecycleWorkflowId('close', externalRef), cancelCloseUpdate, by);
 }

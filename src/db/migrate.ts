@@ -24,15 +24,19 @@ export function listMigrations(dir = MIGRATIONS_DIR): Migration[] {
       if (!match) throw new Error(`migration file ${file} must be named NNNN_lower_snake.sql`);
       return { version: Number(match[1]), name: match[2]!, sql: readFileSync(`${dir}/${file}`, 'utf8') };
     });
+  // Strictly increasing; a gap is allowed because branches take numbers ahead of their merge
+  // (a branch holding 0011 before 0009 and 0010 are merged). A database past a gap applies the
+  // later-merged files only when they are newer than its version, so merge in number order.
   migrations.forEach((migration, index) => {
-    if (migration.version !== index + 1)
-      throw new Error(`migration ${migration.version} is out of sequence (expected ${index + 1})`);
+    const previous = index === 0 ? 0 : migrations[index - 1]!.version;
+    if (migration.version <= previous)
+      throw new Error(`migration ${migration.version} is out of sequence (after ${previous})`);
   });
   return migrations;
 }
 
 export function codeSchemaVersion(): number {
-  return listMigrations().length;
+  return listMigrations().at(-1)?.version ?? 0;
 }
 
 async function ensureTable(client: pg.PoolClient | pg.Client) {
@@ -80,7 +84,7 @@ export async function migrate(pool: pg.Pool, migrations = listMigrations()): Pro
         }
         applied.push(`${String(migration.version).padStart(4, '0')}_${migration.name}`);
       }
-      return { from, to: Math.max(from, migrations.length), applied };
+      return { from, to: Math.max(from, migrations.at(-1)?.version ?? 0), applied };
     } finally {
       await client.query('SELECT pg_advisory_unlock(hashtext($1::text))', [LOCK_KEY]);
     }

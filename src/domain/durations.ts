@@ -12,3 +12,13 @@ export function msOf(value: string | number): number {
   if (!match) throw new Error(`not a duration: ${value}`);
   return Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
 }
+
+export const MAX_CLOSE_DELAY = '365d';
+export const CLOSE_DELAY_RULE = `0 (close at once) or a duration like 12h or 30d, at most ${MAX_CLOSE_DELAY}`;
+
+/** A close's delay: `0` or a duration of at most 365 days. Shared by the config, the inputs and the workflow. */
+export function closeDelayProblem(value: unknown): string | null {
+  if (value === '0' || value === 0) return null;
+  if (typeof value !== 'string' || !DURATION_PATTERN.test(value)) return `must be ${CLOSE_DELAY_RULE}`;
+  return msOf(value) > msOf(MAX_CLOSE_DELAY) ? `must be ${CLOSE_DELAY_RULE}` : null;
+}

@@ -40,6 +40,10 @@ export const FailureCode = {
   INVALID_DECISION: 'INVALID_DECISION',
   /** A well-formed decision the run is not waiting for (e.g. no transfer needs an operator). */
   DECISION_NOT_APPLICABLE: 'DECISION_NOT_APPLICABLE',
+  /** A close is scheduled for the tenant (suspended, waiting out its window): resume is refused; cancel the close. */
+  CLOSE_SCHEDULED: 'CLOSE_SCHEDULED',
+  /** An onboarding's preflight found a check that cannot pass: nothing was created. */
+  PREFLIGHT_FAILED: 'PREFLIGHT_FAILED',
 } as const;
 export type FailureCode = (typeof FailureCode)[keyof typeof FailureCode];
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DURATION_PATTERN, msOf } from './durations.js';
+import { closeDelayProblem, CLOSE_DELAY_RULE, DURATION_PATTERN, msOf } from './durations.js';
 
 /**
  * Inputs shared by every way in (helper, CLI, gateway, a Web-UI start): validated by the same
@@ -75,6 +75,11 @@ export const lifecycleInputSchema = z.strictObject({
   externalRef: externalRefSchema,
   reason: reasonSchema,
   operator: operatorSchema.default('unknown'),
+  /** close only: suspend now, close after this (`0`: at once, as before). Absent: at once. */
+  after: z
+    .string({ error: () => `must be ${CLOSE_DELAY_RULE}` })
+    .refine((value) => closeDelayProblem(value) === null, `must be ${CLOSE_DELAY_RULE}`)
+    .optional(),
   options: z
     .strictObject({
       /** How often a close re-lists projects and keys while cleaning up. */

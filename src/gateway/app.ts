@@ -19,6 +19,8 @@ import { registerTransferRoutes } from './transfer-routes.js';
 import { registerFundingRoutes } from './funding-routes.js';
 import { registerWebhookReceiver } from './webhook-receiver.js';
 import { createSecretResolver } from '../secrets/webhook-secrets.js';
+import { createOperatorDirectory } from '../secrets/operators.js';
+import { registerApprovalRoutes } from './approval-routes.js';
 
 /**
  * The gateway's Fastify app, built without listening (tests use `inject`; `startGateway` listens).
@@ -103,6 +105,9 @@ export function buildGatewayApp(deps: GatewayDeps): GatewayApp {
     tokens: createTokenSet(options.apiTokens),
     publicUrl: options.publicUrl,
     deployers: options.deployers,
+    operators: options.operators ?? createOperatorDirectory([]),
+    closeDelay: options.closeDelay ?? '0',
+    platform: options.preflightPlatform,
   });
   registerTransferRoutes(app, {
     pool: deps.pool,
@@ -112,6 +117,12 @@ export function buildGatewayApp(deps: GatewayDeps): GatewayApp {
     publicUrl: options.publicUrl,
   });
   registerFundingRoutes(app, { pool: deps.pool, tokens: createTokenSet(options.apiTokens) });
+  registerApprovalRoutes(app, {
+    pool: deps.pool,
+    client: deps.client,
+    tokens: createTokenSet(options.apiTokens),
+    operators: options.operators ?? createOperatorDirectory([]),
+  });
   registerCodecRoutes(app, {
     codec: deps.codec,
     tokens: createTokenSet(options.codecTokens),

@@ -197,6 +197,67 @@ export const openApiDocument = {
           '400': errorResponse('Invalid input; `fields` names the offending fields (INVALID_INPUT, INVALID_JSON).'),
           ...authErrors,
           '409': errorResponse('The external ref is being onboarded under another name (EXTERNAL_REF_CONFLICT).'),
+          '200': {
+            description:
+              'With `?dryRun=true`: every check passed (`{ dryRun, ok, checks, plan }`); nothing was written or started.',
+            content: json(dataEnvelope({ type: 'object' })),
+          },
+          '422': {
+            description:
+              'With `?dryRun=true`: a check cannot pass (the same report, `ok: false`); nothing was written.',
+            content: json(dataEnvelope({ type: 'object' })),
+          },
+        },
+        parameters: [
+          { name: 'dryRun', in: 'query', required: false, schema: { type: 'string', enum: ['true', 'false'] } },
+        ],
+      },
+    },
+    '/v1/tenants/{externalRef}/statement': {
+      get: {
+        summary:
+          "A closed tenant's final statement (transfers, balance left, keys, projects deleted, audit; no secret)",
+        operationId: 'getCloseStatement',
+        security: [{ bearer: [] }],
+        parameters: [externalRefParam],
+        responses: {
+          '200': { description: 'The statement.', content: json(dataEnvelope({ type: 'object' })) },
+          ...authErrors,
+          '404': errorResponse('Unknown tenant (TENANT_NOT_FOUND) or no statement yet (STATEMENT_NOT_FOUND).'),
+        },
+      },
+    },
+    '/v1/approvals': {
+      get: {
+        summary: 'Four-eyes requests awaiting a second operator (operator token only)',
+        operationId: 'listApprovals',
+        security: [{ bearer: [] }],
+        responses: {
+          '200': { description: 'The requests.', content: json(dataEnvelope({ type: 'array' })) },
+          ...authErrors,
+          '403': errorResponse('Not an operator token (FORBIDDEN).'),
+        },
+      },
+    },
+    '/v1/approvals/{id}/{decision}': {
+      post: {
+        summary: 'Approve or reject a request another operator asked for (operator token only; body `{ "reason" }`)',
+        operationId: 'decideApproval',
+        security: [{ bearer: [] }],
+        parameters: [
+          { name: 'id', in: 'path', required: true, schema: { type: 'string' } },
+          { name: 'decision', in: 'path', required: true, schema: { type: 'string', enum: ['approve', 'reject'] } },
+        ],
+        responses: {
+          '200': {
+            description: 'Decided (an approved resolveTransfer is sent).',
+            content: json(dataEnvelope({ type: 'object' })),
+          },
+          '400': errorResponse('A reason is required (INVALID_INPUT).'),
+          ...authErrors,
+          '403': errorResponse('Not an operator token, or the requester itself (FORBIDDEN, SELF_APPROVAL).'),
+          '404': errorResponse('No such request (APPROVAL_NOT_FOUND).'),
+          '409': errorResponse('Already decided or expired (APPROVAL_NOT_PENDING, APPROVAL_EXPIRED).'),
         },
       },
     },

@@ -1,5 +1,8 @@
 import { z } from 'zod';
 import { deployerReadinessOf, type DeployerReadiness, type RotationDeployerEnv } from '../client/deployer-readiness.js';
+import type { OperatorDirectory } from '../secrets/operators.js';
+import type { PlatformClient } from '../platform/index.js';
+import type { ApprovalAction } from '../secrets/safe-ops-config.js';
 
 /**
  * The gateway's settings: this shape is part of src/config.ts's schema (the only reader of
@@ -136,6 +139,14 @@ export interface GatewayOptions {
   webhookInboxRetentionSeconds: number;
   /** Which rotation deployers this configuration can run: `POST …/rotate` refuses the others at start. */
   deployers: DeployerReadiness;
+  /** OPERATORS: who an operator bearer is (absent or empty: typed names, as before). */
+  operators?: OperatorDirectory;
+  /** CLOSE_DELAY: a close without `after` waits this long (absent: `0`, at once). */
+  closeDelay?: string;
+  /** APPROVAL_POLICY / APPROVAL_TTL (absent: no approvals). */
+  approvals?: { actions: ReadonlySet<ApprovalAction>; ttlMs: number };
+  /** The platform, asked read-only by `POST /v1/tenants?dryRun=true` (absent: dry runs answer 503). */
+  preflightPlatform?: PlatformClient;
 }
 
 export function gatewayOptionsOf(env: GatewayEnv & RotationDeployerEnv, taskQueue: string): GatewayOptions {

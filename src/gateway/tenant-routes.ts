@@ -8,7 +8,12 @@ import { externalRefSchema, InvalidInputError } from '../domain/tenant-input.js'
 import { DeployerNotConfiguredError, startRotation, type DeployerReadiness } from '../client/start-rotation.js';
 import { getTenantStatus } from '../client/tenant-status.js';
 import { actionInputOf, type ActionInput } from './action-input.js';
-import { requireBearer, type TokenSet } from './auth.js';
+import type { TokenSet } from './auth.js';
+import { actingOperator, requireCaller } from './operator-auth.js';
+import type { OperatorDirectory } from '../secrets/operators.js';
+import type { PlatformClient } from '../platform/index.js';
+import { dryRunOnboarding } from '../client/onboarding-preflight.js';
+import { getCloseStatement, StatementNotFoundError } from '../client/close-statement.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
 
 /**
@@ -23,6 +28,9 @@ export interface TenantRoutesDeps {
   tokens: TokenSet;
   publicUrl: string | undefined;
   deployers: DeployerReadiness;
+  operators: OperatorDirectory;
+  closeDelay: string;
+  platform: PlatformClient | undefined;
 }
 
 const ACTIONS = ['suspend', 'resume', 'close', 'rotate'] as const;
@@ -32,9 +40,27 @@ export function registerTenantRoutes(app: FastifyInstance, deps: TenantRoutesDep
   const statusUrl = (externalRef: string) => `${deps.publicUrl ?? ''}/v1/tenants/${encodeURIComponent(externalRef)}`;
 
   void app.register(async (api) => {
-    api.addHook('preHandler', requireBearer(deps.tokens));
+    api.addHook('preHandler', requireCaller(deps.tokens, deps.operators));
 
     api.post('/v1/tenants', async (request, reply) => {
+      const { dryRun } = request.query as { dryRun?: string };
+      if (dryRun !== undefined && dryRun !== 'true' && dryRun !== 'false')
+        throw new GatewayError(400, GatewayErrorCode.INVALID_INPUT, 'dryRun: must be true or false', {
+          fields: ['dryRun'],
+        });
+      if (dryRun === 'true') {
+        if (!deps.platform)
+          throw new GatewayError(
+            503,
+            GatewayErrorCode.PREFLIGHT_FAILED,
+            'This gateway has no PLATFORM_BASE_URL / PLATFORM_API_KEY to ask the platform with.',
+          );
+        const platform = deps.platform;
+        const report = await validated(() =>
+          dryRunOnboarding({ pool: deps.pool, client: deps.client, platform }, request.body),
+        );
+        return sendData(reply, report.ok ? 200 : 422, report);
+      }
       try {
         const handle = await startOnboarding(deps.client, request.body, { taskQueue: deps.taskQueue });
         const externalRef = (request.body as { externalRef: string }).externalRef;
@@ -67,6 +93,18 @@ export function registerTenantRoutes(app: FastifyInstance, deps: TenantRoutesDep
       }
     });
 
+    api.get('/v1/tenants/:externalRef/statement', async (request, reply) => {
+      const externalRef = refOf(request.params);
+      try {
+        return sendData(reply, 200, await getCloseStatement(deps.pool, externalRef));
+      } catch (error) {
+        if (error instanceof TenantNotFoundError) throw tenantNotFound();
+        if (error instanceof StatementNotFoundError)
+          throw new GatewayError(404, GatewayErrorCode.STATEMENT_NOT_FOUND, `${error.message}.`);
+        throw error;
+      }
+    });
+
     api.post('/v1/tenants/:externalRef/:action', async (request, reply) => {
       const { action } = request.params as { action: string };
       if (!(ACTIONS as readonly string[]).includes(action)) {
@@ -79,6 +117,10 @@ export function registerTenantRoutes(app: FastifyInstance, deps: TenantRoutesDep
       const externalRef = refOf(request.params);
       // The body is validated whole before any lookup or start: a 202 means the input was valid.
       const parsed = validated(() => actionInputOf(action as Action, externalRef, request.body));
+      const typed = (request.body as { operator?: unknown } | undefined)?.operator;
+      const operator = actingOperator(request, deps.operators, typeof typed === 'string' ? typed : undefined);
+      if (parsed.action === 'rotate') parsed.operator = operator;
+      else if (operator !== undefined) parsed.input.operator = operator;
       const tenant = await findTenant(deps.pool, externalRef);
       if (!tenant) throw tenantNotFound();
       if (!tenant.subaccountId) {
@@ -88,7 +130,7 @@ export function registerTenantRoutes(app: FastifyInstance, deps: TenantRoutesDep
           'The tenant has no sub-account yet: wait for onboarding to finish.',
         );
       }
-      const started = await startAction(deps, parsed, tenant.status);
+      const started = await validated(() => startAction(deps, parsed, tenant.status));
       return accepted(reply, statusUrl(externalRef), {
         externalRef,
         action,
@@ -110,7 +152,10 @@ async function startAction(
   tenantStatus: string,
 ): Promise<{ workflowId: string; runId: string | null; started?: boolean }> {
   if (parsed.action !== 'rotate') {
-    const handle = await startLifecycle(deps.client, parsed.action, parsed.input, { taskQueue: deps.taskQueue });
+    const handle = await startLifecycle(deps.client, parsed.action, parsed.input, {
+      taskQueue: deps.taskQueue,
+      closeDelay: deps.closeDelay,
+    });
     return { workflowId: handle.workflowId, runId: handle.firstExecutionRunId };
   }
   if (tenantStatus === 'closing' || tenantStatus === 'closed') {
@@ -143,7 +188,14 @@ async function startAction(
 
 function validated<T>(parse: () => T): T {
   try {
-    return parse();
+    const value = parse();
+    // A promise is awaited here so that its InvalidInputError is answered the same way.
+    if (value instanceof Promise)
+      return value.catch((error: unknown) => {
+        if (error instanceof InvalidInputError) throw invalidInput(error);
+        throw error;
+      }) as T;
+    return value;
   } catch (error) {
     if (error instanceof InvalidInputError) throw invalidInput(error);
     throw error;

@@ -7,11 +7,12 @@ import { createPool, type Pool } from '../db/pool.js';
 import { buildGatewayApp } from '../gateway/app.js';
 import { registerHealthRoutes } from '../gateway/health-routes.js';
 import { gatewayOptionsOf } from '../gateway/options.js';
+import { safeOpsOf } from '../secrets/safe-ops-config.js';
 import { loggerOf } from '../infra/log.js';
 import { createEncryptionCodec } from '../secrets/payload-codec.js';
 import { createVault } from '../secrets/vault.js';
 import { connectClient } from '../client/connection.js';
-import { dataConverterOf, masterKeysOf } from './wiring/deps.js';
+import { dataConverterOf, masterKeysOf, platformClientOf } from './wiring/deps.js';
 
 export interface RunningGateway {
   /** `http://host:port` it listens on. */
@@ -48,7 +49,14 @@ export async function startGateway(config: Config): Promise<RunningGateway> {
   try {
     await assertSchemaCurrent(pool);
     client = await connectClient(config, dataConverterOf(config));
-    const options = gatewayOptionsOf(config, config.TEMPORAL_TASK_QUEUE);
+    const safeOps = safeOpsOf(config);
+    const options = {
+      ...gatewayOptionsOf(config, config.TEMPORAL_TASK_QUEUE),
+      operators: safeOps.operators,
+      closeDelay: safeOps.closeDelay,
+      approvals: { actions: safeOps.approvals, ttlMs: safeOps.approvalTtlMs },
+      ...(config.PLATFORM_BASE_URL && config.PLATFORM_API_KEY ? { preflightPlatform: platformClientOf(config) } : {}),
+    };
     const withOps = config.GATEWAY_OPS_PORT !== undefined;
     const { app, dispatcher, metrics } = buildGatewayApp({
       pool,

@@ -49,19 +49,19 @@ export function registerFundingCommands(program: Command): void {
     .requiredOption('--to <microUsd>', 'top up to this balance')
     .requiredOption('--max-per-day <microUsd>', 'cap on all top-ups of the tenant per UTC day')
     .option('--max-per-month <microUsd>', 'cap on all top-ups of the tenant per UTC month')
-    .option('--operator <name>', 'who sets it (audited)', 'tenantctl')
+    .option('--operator <name>', 'who acts (audited); only without an OPERATORS list, where the token says who')
     .option('--json', 'print JSON')
     .action(
       async (
         externalRef: string,
-        opts: { below: string; to: string; maxPerDay: string; maxPerMonth?: string; operator: string; json?: boolean },
+        opts: { below: string; to: string; maxPerDay: string; maxPerMonth?: string; operator?: string; json?: boolean },
       ) =>
         withRuntime(async (runtime) => {
           const raw = {
             below: opts.below,
             to: opts.to,
             maxPerDay: opts.maxPerDay,
-            updatedBy: opts.operator,
+            updatedBy: runtime.operator(opts.operator, 'tenantctl'),
             ...(opts.maxPerMonth !== undefined ? { maxPerMonth: opts.maxPerMonth } : {}),
           };
           const [{ setFundingPolicy }, { InvalidInputError }] = await Promise.all([
@@ -89,10 +89,12 @@ export function registerFundingCommands(program: Command): void {
   policy
     .command('clear')
     .argument('<externalRef>')
-    .option('--operator <name>', 'who clears it (audited)', 'tenantctl')
-    .action(async (externalRef: string, opts: { operator: string }) =>
+    .option('--operator <name>', 'who acts (audited); only without an OPERATORS list, where the token says who')
+    .action(async (externalRef: string, opts: { operator?: string }) =>
       withRuntime(async (runtime) => {
-        const { cleared } = await (await policies()).clearFundingPolicy(runtime.pool(), externalRef, opts.operator);
+        const { cleared } = await (
+          await policies()
+        ).clearFundingPolicy(runtime.pool(), externalRef, runtime.operator(opts.operator, 'tenantctl'));
         console.log(
           cleared ? `auto top-up policy of ${externalRef} cleared` : `${externalRef} had no auto top-up policy`,
         );
@@ -123,12 +125,15 @@ export function registerFundingCommands(program: Command): void {
   parent
     .command('set-cap')
     .argument('<maxPerDayMicroUsd>', "micro-USD, or 'none' to remove the cap")
-    .option('--operator <name>', 'who sets it (audited)', 'tenantctl')
-    .action(async (value: string, opts: { operator: string }) =>
+    .option('--operator <name>', 'who acts (audited); only without an OPERATORS list, where the token says who')
+    .action(async (value: string, opts: { operator?: string }) =>
       withRuntime(async (runtime) => {
         const view = await (
           await policies()
-        ).setParentCap(runtime.pool(), { maxPerDay: value === 'none' ? null : value, updatedBy: opts.operator });
+        ).setParentCap(runtime.pool(), {
+          maxPerDay: value === 'none' ? null : value,
+          updatedBy: runtime.operator(opts.operator, 'tenantctl'),
+        });
         console.log(`parent daily cap: ${view.maxPerDay ?? 'none'}`);
       }),
     );

@@ -12,36 +12,61 @@ export function registerOnboardingCommands(program: Command): void {
     .requiredOption('--name <name>', 'display name of the tenant')
     .option('--funding <microUsd>', 'initial transfer in micro-USD, as a whole number (e.g. 5000000 = 5 USD)')
     .option('--wait', 'wait until onboarding finishes and print the result')
+    .option('--dry-run', 'check the input, the ref, the parent balance and the platform, print the plan; write nothing')
     .option('--json', 'print JSON')
-    .action(async (opts: { externalRef: string; name: string; funding?: string; wait?: boolean; json?: boolean }) =>
-      withRuntime(async (runtime) => {
-        const input = {
-          externalRef: opts.externalRef,
-          name: opts.name,
-          ...(opts.funding !== undefined ? { fundingMicroUsd: opts.funding } : {}),
-        };
-        const { startOnboarding } = await import('../../client/start-onboarding.js');
-        const handle = await startOnboarding(await runtime.client(), input, {
-          taskQueue: runtime.config.TEMPORAL_TASK_QUEUE,
-        });
-        const started = { workflowId: handle.workflowId, started: handle.started };
-        if (!opts.wait) {
-          if (opts.json) printJson(started);
+    .action(
+      async (opts: {
+        externalRef: string;
+        name: string;
+        funding?: string;
+        wait?: boolean;
+        dryRun?: boolean;
+        json?: boolean;
+      }) =>
+        withRuntime(async (runtime) => {
+          const input = {
+            externalRef: opts.externalRef,
+            name: opts.name,
+            ...(opts.funding !== undefined ? { fundingMicroUsd: opts.funding } : {}),
+          };
+          if (opts.dryRun) {
+            const [{ dryRunOnboarding }, { platformClientOf }] = await Promise.all([
+              import('../../client/onboarding-preflight.js'),
+              import('../../main/wiring/deps.js'),
+            ]);
+            const report = await dryRunOnboarding(
+              { pool: runtime.pool(), client: await runtime.client(), platform: platformClientOf(runtime.config) },
+              input,
+            );
+            if (opts.json) printJson(report);
+            else {
+              for (const c of report.checks) console.log(`${c.ok ? 'ok  ' : 'FAIL'} ${c.check}: ${c.detail}`);
+              console.log(report.ok ? 'plan (nothing was done):' : 'would not start; the plan (nothing was done):');
+              report.plan.forEach((step, i) => console.log(`  ${i + 1}. ${step}`));
+            }
+            if (!report.ok) process.exitCode = 1;
+            return;
+          }
+          const { startOnboarding } = await import('../../client/start-onboarding.js');
+          const handle = await startOnboarding(await runtime.client(), input, {
+            taskQueue: runtime.config.TEMPORAL_TASK_QUEUE,
+          });
+          const started = { workflowId: handle.workflowId, started: handle.started };
+          if (!opts.wait) {
+            if (opts.json) printJson(started);
+            else
+              console.log(
+                `${handle.started ? 'started' : 'already running or done'}: ${handle.workflowId} (follow with: tenantctl status ${opts.externalRef})`,
+              );
+            return;
+          }
+          const result = await handle.result();
+          if (opts.json) printJson({ ...started, result });
           else
             console.log(
-              `${handle.started ? 'started' : 'already running or done'}: ${handle.workflowId} ` +
-                `(follow with: tenantctl status ${opts.externalRef})`,
+              `tenant ${result.externalRef} is ${result.status}: sub-account ${result.subaccountId}, key ${result.keyId} (${result.fingerprint})`,
             );
-          return;
-        }
-        const result = await handle.result();
-        if (opts.json) printJson({ ...started, result });
-        else
-          console.log(
-            `tenant ${result.externalRef} is ${result.status}: sub-account ` +
-              `${result.subaccountId}, key ${result.keyId} (${result.fingerprint})`,
-          );
-      }),
+        }),
     );
 
   program
@@ -53,7 +78,7 @@ export function registerOnboardingCommands(program: Command): void {
     )
     .argument('[externalRef]')
     .option('--key <idempotencyKey>', "with a tenant: the top-up's key, not its onboarding")
-    .requiredOption('--operator <name>', 'who decides (recorded)')
+    .option('--operator <name>', 'who acts (audited); only without an OPERATORS list, where the token says who')
     .requiredOption('--reason <text>', 'why (recorded)')
     .option('--json', 'print the answer as JSON')
     .action(async (externalRef: string | undefined, opts: DecisionFlags & { key?: string }) =>
@@ -63,7 +88,7 @@ export function registerOnboardingCommands(program: Command): void {
           import('../../../workflows/onboard-tenant-messages.js'),
           import('../decisions.js'),
         ]);
-        const by = { operator: opts.operator, reason: opts.reason };
+        const by = { operator: runtime.operator(opts.operator), reason: opts.reason };
         if (!externalRef) {
           if (opts.key) throw new Error('--key: only with a tenant');
           const { declareParentFunded } = await import('../../client/parent-funded.js');
@@ -90,7 +115,7 @@ export function registerOnboardingCommands(program: Command): void {
     )
     .argument('<externalRef>')
     .requiredOption('--outcome <outcome>', 'exactly applied | not-applied')
-    .requiredOption('--operator <name>', 'who decides (audited)')
+    .option('--operator <name>', 'who acts (audited); only without an OPERATORS list, where the token says who')
     .requiredOption('--reason <text>', 'why (audited)')
     .option('--close', "the tenant's close is waiting, not its onboarding")
     .option('--key <idempotencyKey>', "a top-up's key: that top-up is waiting, not the onboarding")
@@ -114,12 +139,42 @@ export function registerOnboardingCommands(program: Command): void {
             ]);
           const client = await runtime.client();
           // The raw --outcome goes to the workflow: its validator refuses anything but the exact words.
-          const verdict = { outcome: opts.outcome as TransferOutcome, operator: opts.operator, reason: opts.reason };
+          const verdict = {
+            outcome: opts.outcome as TransferOutcome,
+            operator: runtime.operator(opts.operator),
+            reason: opts.reason,
+          };
           const workflowId = opts.close
             ? lifecycleWorkflowId('close', externalRef)
             : opts.key
               ? topUpWorkflowId(externalRef, opts.key)
               : onboardingWorkflowId(externalRef);
+          if (runtime.safeOps.approvals.has('resolveTransfer')) {
+            const { requestTransferVerdictApproval } = await import('../../client/approvals.js');
+            const request = await requestTransferVerdictApproval(
+              { pool: runtime.pool(), client },
+              {
+                externalRef,
+                workflowId,
+                close: Boolean(opts.close),
+                verdict,
+                ...(opts.close ? { purpose: opts.purpose } : {}),
+                ttlMs: runtime.safeOps.approvalTtlMs,
+              },
+            );
+            if (opts.json)
+              printJson({
+                status: 'awaiting_approval',
+                approvalId: request.id,
+                expiresAt: request.expiresAt,
+                workflowId,
+              });
+            else
+              console.log(
+                `awaiting_approval: ${request.id} (expires ${request.expiresAt.toISOString()}); nothing is sent to ${workflowId} until another operator runs \`tenantctl approvals approve ${request.id} --reason "..."\``,
+              );
+            return;
+          }
           const answer = opts.close
             ? await sendDecision(client, workflowId, closeResolveTransferUpdate, { ...verdict, purpose: opts.purpose })
             : await sendDecision(client, workflowId, resolveTransferUpdate, verdict);
@@ -129,7 +184,7 @@ export function registerOnboardingCommands(program: Command): void {
 }
 
 interface DecisionFlags {
-  operator: string;
+  operator?: string;
   reason: string;
   json?: boolean;
 }

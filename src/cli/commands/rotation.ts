@@ -117,7 +117,7 @@ export function registerRotationCommands(program: Command): void {
         const handle = await startRotation(await runtime.client(), input, {
           taskQueue: runtime.config.TEMPORAL_TASK_QUEUE,
           deployers: deployerReadinessOf(runtime.config),
-          ...(opts.operator ? { operator: opts.operator } : {}),
+          ...(opts.operator || runtime.safeOps.operators.size > 0 ? { operator: runtime.operator(opts.operator) } : {}),
         });
         const started = { workflowId: handle.workflowId, started: handle.started };
         const result = opts.wait ? await handle.result() : undefined;
@@ -247,10 +247,10 @@ export function registerRotationCommands(program: Command): void {
       .description(description)
       .argument('<externalRef>')
       .option('--slot <slot>', 'key slot', 'default')
-      .requiredOption('--operator <name>', 'who decides (audited)')
+      .option('--operator <name>', 'who acts (audited); only without an OPERATORS list, where the token says who')
       .requiredOption('--reason <text>', 'why (audited)')
       .option('--json', 'print the answer as JSON')
-      .action(async (externalRef: string, opts: { slot: string; operator: string; reason: string; json?: boolean }) =>
+      .action(async (externalRef: string, opts: { slot: string; operator?: string; reason: string; json?: boolean }) =>
         withRuntime(async (runtime) => {
           const [messages, { sendDecision }, { printDecision }] = await Promise.all([
             import('../../../workflows/rotate-tenant-key-messages.js'),
@@ -260,7 +260,7 @@ export function registerRotationCommands(program: Command): void {
           const update = messages[updateName];
           const workflowId = rotationWorkflowId(externalRef, opts.slot);
           const answer = await sendDecision(await runtime.client(), workflowId, update, {
-            operator: opts.operator,
+            operator: runtime.operator(opts.operator),
             reason: opts.reason,
           });
           printDecision(workflowId, update.name, answer, opts.json);

@@ -82,10 +82,10 @@ export function registerTenantCommands(program: Command): void {
     .description("print a tenant's active key token (the one way to read it back; audited)")
     .argument('<externalRef>')
     .option('--slot <slot>', 'key slot', 'default')
-    .requiredOption('--operator <name>', 'who reads it (audited; not empty)')
+    .option('--operator <name>', 'who acts (audited); only without an OPERATORS list, where the token says who')
     .requiredOption('--reason <text>', 'why (audited; not empty)')
     .option('--json', 'print JSON')
-    .action(async (externalRef: string, opts: { slot: string; operator: string; reason: string; json?: boolean }) =>
+    .action(async (externalRef: string, opts: { slot: string; operator?: string; reason: string; json?: boolean }) =>
       withRuntime(async (runtime) => {
         const [{ masterKeysOf }, { createVault }, { revealKey }] = await Promise.all([
           import('../../main/wiring/deps.js'),
@@ -94,7 +94,41 @@ export function registerTenantCommands(program: Command): void {
         ]);
         const keys = masterKeysOf(runtime.config);
         if (!keys) throw new Error('SECRETS_KEYS: is required to reveal a key');
-        const revealed = await revealKey({ pool: runtime.pool(), vault: createVault(keys) }, { externalRef, ...opts });
+        const operator = runtime.operator(opts.operator);
+        let approvalId: string | undefined;
+        if (runtime.safeOps.approvals.has('keyReveal')) {
+          // Four-eyes: an approved request of this operator is used up; otherwise one is asked for.
+          const [{ findApprovedReveal }, { requestApproval }] = await Promise.all([
+            import('../../db/approvals-store.js'),
+            import('../../client/approvals.js'),
+          ]);
+          const approved = await findApprovedReveal(runtime.pool(), {
+            externalRef,
+            slot: opts.slot,
+            requestedBy: operator,
+          });
+          if (!approved) {
+            const request = await requestApproval(runtime.pool(), {
+              action: 'keyReveal',
+              externalRef,
+              params: { slot: opts.slot },
+              by: { operator, reason: opts.reason },
+              ttlMs: runtime.safeOps.approvalTtlMs,
+            });
+            if (opts.json)
+              printJson({ status: 'awaiting_approval', approvalId: request.id, expiresAt: request.expiresAt });
+            else
+              console.log(
+                `awaiting_approval: ${request.id} (expires ${request.expiresAt.toISOString()}); another operator runs \`tenantctl approvals approve ${request.id} --reason "..."\`, then run this again`,
+              );
+            return;
+          }
+          approvalId = approved.id;
+        }
+        const revealed = await revealKey(
+          { pool: runtime.pool(), vault: createVault(keys) },
+          { externalRef, slot: opts.slot, reason: opts.reason, operator, ...(approvalId ? { approvalId } : {}) },
+        );
         if (opts.json) printJson(revealed);
         else process.stdout.write(`${revealed.token}\n`);
       }),

@@ -47,13 +47,13 @@ export function registerTopUpCommands(program: Command): void {
     .requiredOption('--amount <microUsd>', 'micro-USD as a whole number (e.g. 5000000 = 5 USD)')
     .requiredOption('--key <idempotencyKey>', 'your idempotency key for this top-up (1-255 of A-Z a-z 0-9 . _ -)')
     .option('--reason <text>', 'why (recorded)')
-    .option('--operator <name>', 'who asks (recorded)', 'tenantctl')
+    .option('--operator <name>', 'who acts (audited); only without an OPERATORS list, where the token says who')
     .option('--wait', 'wait until the transfer settles and print it')
     .option('--json', 'print JSON')
     .action(
       async (
         externalRef: string,
-        opts: { amount: string; key: string; reason?: string; operator: string; wait?: boolean; json?: boolean },
+        opts: { amount: string; key: string; reason?: string; operator?: string; wait?: boolean; json?: boolean },
       ) =>
         withRuntime(async (runtime) => {
           const [
@@ -73,7 +73,7 @@ export function registerTopUpCommands(program: Command): void {
             externalRef,
             idempotencyKey: opts.key,
             amountMicroUsd: opts.amount,
-            requestedBy: opts.operator,
+            requestedBy: runtime.operator(opts.operator, 'tenantctl'),
             ...(opts.reason !== undefined ? { reason: opts.reason } : {}),
           };
           try {

@@ -43,6 +43,19 @@ export function dataConverterOf(config: Pick<Config, 'SECRETS_KEYS' | 'PAYLOAD_C
   return keys ? createDataConverter(keys) : undefined;
 }
 
+/** A platform client from the configuration (tenantctl's and the gateway's read-only preflight). */
+export function platformClientOf(config: Config) {
+  const problems: string[] = [];
+  if (!config.PLATFORM_BASE_URL) problems.push('PLATFORM_BASE_URL: is required to ask the platform');
+  if (!config.PLATFORM_API_KEY) problems.push('PLATFORM_API_KEY: is required to ask the platform');
+  if (problems.length) throw new ConfigError(problems);
+  return createPlatformClient({
+    baseUrl: config.PLATFORM_BASE_URL!,
+    platformKey: config.PLATFORM_API_KEY!,
+    timeoutMs: config.PLATFORM_TIMEOUT_MS,
+  });
+}
+
 export function buildActivityDeps(
   config: Config & { PLATFORM_BASE_URL: string; PLATFORM_API_KEY: string; SECRETS_KEYS: string },
   pool: Pool,

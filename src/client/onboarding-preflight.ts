@@ -1,0 +1,51 @@
+import type { Client } from '@temporalio/client';
+import { runOnboardingChecks, type PreflightCheck } from '../../activities/onboarding-preflight.js';
+import type { Pool } from '../db/pool.js';
+import { onboardingWorkflowId } from '../domain/ids.js';
+import { DEFAULT_SLOT, ONBOARDING_PURPOSE } from '../domain/onboarding.js';
+import { onboardTenantInputSchema, parseInput } from '../domain/tenant-input.js';
+import type { PlatformClient } from '../platform/index.js';
+
+export interface OnboardingDryRun {
+  dryRun: true;
+  /** Every check passed: the onboarding would start. */
+  ok: boolean;
+  checks: PreflightCheck[];
+  plan: string[];
+}
+
+/**
+ * `tenantctl onboard --dry-run` and `POST /v1/tenants?dryRun=true`: the input (a bad one throws
+ * InvalidInputError, one line per problem, as a real start would), the external ref free (no record,
+ * no onboarding run), the parent's balance, the platform answering (one GET), and the plan. It
+ * writes nothing, starts nothing and makes no mutating platform call.
+ */
+export async function dryRunOnboarding(
+  deps: { pool: Pool; client: Client; platform: PlatformClient },
+  rawInput: unknown,
+): Promise<OnboardingDryRun> {
+  const input = parseInput(onboardTenantInputSchema, rawInput);
+  const checks = await runOnboardingChecks(deps, input, { ownRecordResumes: false });
+  const workflowId = onboardingWorkflowId(input.externalRef);
+  const run = await deps.client.workflow
+    .getHandle(workflowId)
+    .describe()
+    .catch(() => undefined);
+  if (run) {
+    const ref = checks.find((c) => c.check === 'externalRef')!;
+    Object.assign(ref, { ok: false, detail: `${ref.detail}; ${workflowId} exists (${run.status.name})` });
+  }
+  const plan = [
+    `start ${workflowId}`,
+    `record ownership of ${input.externalRef} ("${input.name}")`,
+    'create the sub-account under an idempotency key derived from the external ref',
+    ...(input.fundingMicroUsd
+      ? [
+          `fund its wallet with ${input.fundingMicroUsd} micro-USD (transfer intent "${ONBOARDING_PURPOSE}" written first)`,
+        ]
+      : ['no funding']),
+    `issue its first key (slot ${DEFAULT_SLOT}; token sealed at once) and verify it`,
+    'mark the tenant active',
+  ];
+  return { dryRun: true, ok: checks.every((c) => c.ok), checks, plan };
+}

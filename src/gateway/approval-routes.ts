@@ -1,0 +1,58 @@
+import type { Client } from '@temporalio/client';
+import type { FastifyInstance } from 'fastify';
+import { ApprovalError, decideApproval, listApprovalViews } from '../client/approvals.js';
+import { DecisionRefusedError } from '../client/send-decision.js';
+import type { Pool } from '../db/pool.js';
+import { InvalidInputError } from '../domain/tenant-input.js';
+import type { OperatorDirectory } from '../secrets/operators.js';
+import type { TokenSet } from './auth.js';
+import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
+import { requireCaller, requireOperator } from './operator-auth.js';
+import { invalidInput } from './tenant-routes.js';
+
+/**
+ * The four-eyes queue over HTTP, for operators only (an OPERATORS token; a signup backend's token is
+ * 403): `GET /v1/approvals`, `POST /v1/approvals/:id/approve|reject` with `{ "reason": "..." }`.
+ * Who decides is the bearer's operator.
+ */
+export function registerApprovalRoutes(
+  app: FastifyInstance,
+  deps: { pool: Pool; client: Client; tokens: TokenSet; operators: OperatorDirectory },
+): void {
+  void app.register(async (api) => {
+    api.addHook('preHandler', requireCaller(deps.tokens, deps.operators));
+    api.get('/v1/approvals', async (request, reply) => {
+      requireOperator(request);
+      const { all } = request.query as { all?: string };
+      return sendData(reply, 200, await listApprovalViews(deps.pool, { all: all === 'true' }));
+    });
+    api.post('/v1/approvals/:id/:decision', async (request, reply) => {
+      const operator = requireOperator(request);
+      const { id, decision } = request.params as { id: string; decision: string };
+      if (decision !== 'approve' && decision !== 'reject')
+        throw new GatewayError(404, GatewayErrorCode.ROUTE_NOT_FOUND, 'No such decision; use approve or reject.');
+      const body = (request.body ?? {}) as Record<string, unknown>;
+      const unknown = Object.keys(body).filter((key) => key !== 'reason');
+      if (unknown.length)
+        throw new GatewayError(400, GatewayErrorCode.INVALID_INPUT, `${unknown[0]}: is not a known field`, {
+          fields: unknown,
+        });
+      try {
+        const { approval, answer } = await decideApproval(deps, id, decision, {
+          operator,
+          reason: body.reason as string,
+        });
+        return sendData(reply, 200, { id, state: approval.state, decidedBy: operator, ...(answer ? { answer } : {}) });
+      } catch (error) {
+        if (error instanceof InvalidInputError) throw invalidInput(error);
+        if (error instanceof ApprovalError) {
+          const status = error.code === 'APPROVAL_NOT_FOUND' ? 404 : error.code === 'SELF_APPROVAL' ? 403 : 409;
+          throw new GatewayError(status, GatewayErrorCode[error.code], `${error.message}.`);
+        }
+        if (error instanceof DecisionRefusedError)
+          throw new GatewayError(409, GatewayErrorCode.APPROVAL_NOT_PENDING, `approved, but ${error.message}.`);
+        throw error;
+      }
+    });
+  });
+}
