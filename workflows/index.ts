@@ -9,3 +9,4 @@ export { closeTenant } from './close-tenant.js';
 export { reconcileFleet } from './reconcile-fleet.js';
 export { fundTenant } from './fund-tenant.js';
 export { autoTopUpSweep } from './auto-top-up-sweep.js';
+export { importTenant } from './import-tenant.js';

@@ -54,6 +54,7 @@ export const TENANT_WORKFLOW_TYPES = [
   'closeTenant',
   'suspendTenant',
   'resumeTenant',
+  'importTenant',
 ] as const;
 
 /** A top-up: one run per tenant and caller idempotency key (which has no `:`), whichever way it was started. */
@@ -65,4 +66,9 @@ export function topUpWorkflowId(externalRef: string, idempotencyKey: string): st
 export const AUTO_TOP_UP_SCHEDULE_ID = 'auto-top-up';
 export function autoTopUpSweepWorkflowId(): string {
   return 'auto-top-up-sweep';
+}
+
+/** One import per external ref: a second apply joins (or, once done, finds nothing left to do). */
+export function importWorkflowId(externalRef: string): string {
+  return `import:${externalRef}`;
 }
