@@ -133,9 +133,12 @@ function checkMapping(
   const problems: string[] = [];
   for (const m of map.values()) {
     const where = `--map line ${m.line}`;
+    // A row an earlier import already recorded as given (the same file applied again) is done, not a conflict.
+    if (ourRefs.has(m.externalRef) && ourRefs.get(m.externalRef) === m.subaccountId) continue;
     const s = byId.get(m.subaccountId);
     if (!s) problems.push(`${where}: subaccountId ${m.subaccountId} is not a live sub-account of this parent`);
-    else if (ownedIds.has(s.id)) problems.push(`${where}: subaccountId ${m.subaccountId} is already in our records`);
+    else if (ownedIds.has(s.id))
+      problems.push(`${where}: subaccountId ${m.subaccountId} is already in our records under another ref`);
     else if (s.externalRef !== undefined)
       problems.push(
         `${where}: subaccountId ${m.subaccountId} carries externalRef ${s.externalRef} on the platform; a mapping is only for sub-accounts without one`,

@@ -40,6 +40,8 @@ export const FailureCode = {
   INVALID_DECISION: 'INVALID_DECISION',
   /** A well-formed decision the run is not waiting for (e.g. no transfer needs an operator). */
   DECISION_NOT_APPLICABLE: 'DECISION_NOT_APPLICABLE',
+  /** An adoption rotation of a slot that holds no `unmanaged` key (nothing imported is left to replace). */
+  NO_UNMANAGED_KEY: 'NO_UNMANAGED_KEY',
 } as const;
 export type FailureCode = (typeof FailureCode)[keyof typeof FailureCode];
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { externalRefSchema, tenantNameSchema } from './tenant-input.js';
+import { deployerSpecSchema, rotationTimingsSchema } from './rotation-input.js';
+import { externalRefSchema, slotSchema, tenantNameSchema } from './tenant-input.js';
 
 /**
  * importTenant's input: one platform sub-account to bring under our records with the ref the plan
@@ -33,4 +34,29 @@ export interface ImportTenantResult {
   unmanagedKeys: string[];
   /** null: the platform showed no balance we could read (nothing entered in the ledger). */
   openingBalanceMicroUsd: string | null;
+}
+
+/**
+ * adoptTenantKeys (`tenantctl rotate-key R --adopt`): a managed key for the slot, deployed and verified,
+ * then each `unmanaged` key of the slot through rotation's quiet gate before it is revoked.
+ */
+export const adoptTenantKeysInputSchema = z.strictObject({
+  externalRef: externalRefSchema,
+  slot: slotSchema.default('default'),
+  deployer: deployerSpecSchema.optional(),
+  reason: z.string().max(500).optional(),
+  options: rotationTimingsSchema.optional(),
+});
+export type AdoptTenantKeysInput = z.input<typeof adoptTenantKeysInputSchema>;
+export type ParsedAdoptTenantKeysInput = z.output<typeof adoptTenantKeysInputSchema>;
+
+export interface AdoptTenantKeysResult {
+  externalRef: string;
+  slot: string;
+  /** completed: no unmanaged key is left; aborted: an operator kept the held ones. */
+  outcome: 'completed' | 'aborted';
+  keyId: string;
+  fingerprint: string;
+  revoked: string[];
+  kept: string[];
 }

@@ -74,6 +74,42 @@ function scheduleIdOf(externalRef: string | undefined, opts: { fleet?: boolean; 
   return opts.fleet ? fleetScheduleId(opts.slot) : rotationScheduleId(externalRef!, opts.slot);
 }
 
+async function adopt(
+  runtime: CliRuntime,
+  externalRef: string,
+  opts: TimingFlags &
+    DeployerFlags & { slot: string; emergency?: boolean; reason?: string; wait?: boolean; json?: boolean },
+): Promise<void> {
+  if (opts.emergency)
+    throw new Error(
+      '--adopt: cannot be combined with --emergency (an unmanaged key is revoked only when quiet, or by revoke-anyway)',
+    );
+  const [{ startAdoption }, { deployerReadinessOf }] = await Promise.all([
+    import('../../client/start-adoption.js'),
+    starting(),
+  ]);
+  const options = timingsOf(opts);
+  const deployer = deployerOf(opts);
+  const handle = await startAdoption(
+    { client: await runtime.client(), db: runtime.pool() },
+    {
+      externalRef,
+      slot: opts.slot,
+      ...(opts.reason ? { reason: opts.reason } : {}),
+      ...(options ? { options } : {}),
+      ...(deployer ? { deployer } : {}),
+    },
+    { taskQueue: runtime.config.TEMPORAL_TASK_QUEUE, deployers: deployerReadinessOf(runtime.config) },
+  );
+  const result = opts.wait ? await handle.result() : undefined;
+  if (opts.json) printJson({ workflowId: handle.workflowId, started: true, ...(result ? { result } : {}) });
+  else if (result)
+    console.log(
+      `adoption ${result.outcome}: slot ${result.slot} managed key ${result.keyId} (${result.fingerprint}); revoked ${result.revoked.join(', ') || 'none'}; kept unmanaged ${result.kept.join(', ') || 'none'}`,
+    );
+  else console.log(`started: ${handle.workflowId} (follow with: tenantctl status ${externalRef})`);
+}
+
 export function registerRotationCommands(program: Command): void {
   withTimingFlags(
     program
@@ -84,6 +120,10 @@ export function registerRotationCommands(program: Command): void {
       .argument('<externalRef>')
       .option('--slot <slot>', 'key slot', 'default')
       .option('--emergency', 'after a leak: quiet period zero, the old key is revoked right after deploy')
+      .option(
+        '--adopt',
+        "an imported tenant: issue and deploy a managed key, then revoke each of the slot's unmanaged keys once quiet",
+      )
       .option('--reason <text>', 'why (audited)')
       .option('--operator <name>', 'who asks (audited when escalating a running rotation)')
       .option('--wait', 'wait for the rotation to finish')
@@ -95,6 +135,7 @@ export function registerRotationCommands(program: Command): void {
         DeployerFlags & {
           slot: string;
           emergency?: boolean;
+          adopt?: boolean;
           reason?: string;
           operator?: string;
           wait?: boolean;
@@ -103,6 +144,7 @@ export function registerRotationCommands(program: Command): void {
     ) =>
       withRuntime(async (runtime) => {
         await requireRotatable(runtime, externalRef);
+        if (opts.adopt) return adopt(runtime, externalRef, opts);
         const { deployerReadinessOf, startRotation } = await starting();
         const options = timingsOf(opts);
         const deployer = deployerOf(opts);
