@@ -1,5 +1,10 @@
 import { appendAudit } from '../src/db/audit-store.js';
-import { findKeyByPlatformId, listUnmanagedKeys, openAdoptionRow } from '../src/db/adoptions-store.js';
+import {
+  findKeyByPlatformId,
+  listAdoptableTenantRefs,
+  listUnmanagedKeys,
+  openAdoptionRow,
+} from '../src/db/adoptions-store.js';
 import { adoptRotation, findOpenRotation, lockTenantForRotation } from '../src/db/key-rotations-store.js';
 import { withTransaction } from '../src/db/pool.js';
 import { findActiveKey, findMaxGeneration, markKeyRevoked } from '../src/db/tenant-keys-store.js';
@@ -34,6 +39,11 @@ export function createAdoptionActivities(deps: ActivityDeps) {
   const options = deps.rotation ?? DEFAULT_ROTATION_OPTIONS;
 
   return {
+    listAdoptableTenantsPage: boundary(
+      async (input: { slot: string; after: string | null; limit: number }): Promise<string[]> =>
+        listAdoptableTenantRefs(pool, input),
+    ),
+
     /** Refuses what must not be adopted, then records the adoption (or takes over its open row). */
     beginAdoption: boundary(
       async (input: {

@@ -95,7 +95,7 @@ export function createImportActivities(deps: ActivityDeps) {
             requestedBy: input.requestedBy,
             workflowId: origin.workflowId ?? 'unknown',
           },
-          { ...origin, actor: input.requestedBy },
+          { ...origin, actor: `operator:${input.requestedBy}` },
         );
         if (recorded.outcome === 'conflict') throw activityFailure(FailureCode.EXTERNAL_REF_CONFLICT, recorded.message);
         return recorded;

@@ -16,6 +16,7 @@ import {
   ApplicationFailure,
   CancellationScope,
   condition,
+  getExternalWorkflowHandle,
   isCancellation,
   proxyActivities,
   proxyLocalActivities,
@@ -51,7 +52,7 @@ import {
 } from './adopt-tenant-keys-messages.js';
 import { accepted, refuseUnlessApplicable } from './decisions.js';
 import { evaluateGate, type GateMemory, type GateTimings } from './rotate-tenant-key-gate.js';
-import { abortRotationUpdate, revokeAnywayUpdate } from './rotate-tenant-key-messages.js';
+import { abortRotationUpdate, revokeAnywayUpdate, rotationSettledSignal } from './rotate-tenant-key-messages.js';
 import { validateWorkflowInput } from './validate-input.js';
 
 export * from './adopt-tenant-keys-messages.js';
@@ -307,6 +308,11 @@ export async function adoptTenantKeys(rawInput: AdoptTenantKeysInput): Promise<A
         `unmanaged key(s) still in use: ${held.map((k) => `${k.keyId} (${k.heldReason})`).join(', ')}. ` +
           `\`tenantctl rotation revoke-anyway ${externalRef} --slot ${slot} --operator <you> --reason "..."\` revokes them; \`tenantctl rotation abort ...\` keeps them unmanaged`,
       );
+      const parent = workflowInfo().parent;
+      if (parent)
+        await getExternalWorkflowHandle(parent.workflowId)
+          .signal(rotationSettledSignal, { workflowId: workflowInfo().workflowId, outcome: 'held' })
+          .catch(() => undefined);
       await condition(() => decision !== undefined);
     }
     if (decision?.kind === 'revoke')

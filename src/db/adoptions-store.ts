@@ -64,3 +64,18 @@ export async function findKeyByPlatformId(
   );
   return rows[0];
 }
+
+/** Active tenants with unmanaged keys in the slot, in external-ref order, a page at a time (the fleet adoption). */
+export async function listAdoptableTenantRefs(
+  db: Queryable,
+  options: { slot: string; after: string | null; limit: number },
+): Promise<string[]> {
+  const { rows } = await db.query<{ externalRef: string }>(
+    `SELECT t.external_ref AS "externalRef" FROM tenants t
+      WHERE t.status = 'active' AND t.subaccount_id IS NOT NULL AND ($2::text IS NULL OR t.external_ref > $2::text)
+        AND EXISTS (SELECT 1 FROM tenant_keys k WHERE k.external_ref = t.external_ref AND k.slot = $1::text AND k.status = 'unmanaged')
+      ORDER BY t.external_ref LIMIT $3::int`,
+    [options.slot, options.after, options.limit],
+  );
+  return rows.map((r) => r.externalRef);
+}

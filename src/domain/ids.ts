@@ -72,3 +72,11 @@ export function autoTopUpSweepWorkflowId(): string {
 export function importWorkflowId(externalRef: string): string {
   return `import:${externalRef}`;
 }
+
+/** The fleet adoption schedule of a slot (imported tenants' unmanaged keys) and its run: apart from the fleet rotation. */
+export function fleetAdoptionScheduleId(slot: string): string {
+  return `rotation-fleet:${slot}:adopt`;
+}
+export function fleetAdoptionWorkflowId(slot: string): string {
+  return `rotate-fleet:${slot}:adopt`;
+}

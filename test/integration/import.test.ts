@@ -158,7 +158,7 @@ describe.each(['default', 'alt'] as const)('import against the %s platform shape
     );
     expect(Object.fromEntries(opening.map((o) => [o.ref, o.amount]))).toEqual(world.fundedRefs);
     expect(await count(`audit_log WHERE action = 'tenant.imported'`)).toBe(45);
-    expect(await count(`audit_log WHERE action = 'tenant.imported' AND actor = 'ops-ann'`)).toBe(44);
+    expect(await count(`audit_log WHERE action = 'tenant.imported' AND actor = 'operator:ops-ann'`)).toBe(44);
     expect(await count(`audit_log WHERE action = 'key.recorded_unmanaged'`)).toBe(keys.length);
 
     const before = await footprint();
@@ -265,5 +265,42 @@ describe.each(['default', 'alt'] as const)('import against the %s platform shape
     const none = await runCli(['rotate-key', ref, '--adopt'], env.cliEnv);
     expect(none.code).toBe(2);
     expect(none.stderr.trim()).toMatch(/^error: --adopt: tenant \S+ has no unmanaged key in slot default/);
+  });
+
+  it('the fleet adoption schedule adopts every remaining imported tenant once its keys are quiet', async () => {
+    const unmanaged = async () =>
+      (
+        await env.pool.query<{ ref: string; id: string }>(
+          `SELECT k.external_ref AS ref, k.platform_key_id AS id FROM tenant_keys k JOIN tenants t USING (external_ref)
+            WHERE k.status = 'unmanaged' AND t.status = 'active' ORDER BY 1`,
+        )
+      ).rows;
+    const before = await unmanaged();
+    expect(before.length).toBeGreaterThan(0);
+    const made = await runCli(
+      ['rotation', 'schedule', '--fleet', '--adopt', '--every', '30d', '--concurrency', '4', ...TIMINGS],
+      env.cliEnv,
+    );
+    expect(made.code, made.stderr).toBe(0);
+    expect(made.stdout).toMatch(/schedule rotation-fleet:default:adopt: every 30d/);
+    try {
+      const now = await runCli(['rotation', 'run-now', '--fleet', '--adopt'], env.cliEnv);
+      expect(now.code, now.stderr).toBe(0);
+      await waitFor(
+        async () => ((await unmanaged()).length === 0 ? true : undefined),
+        'every unmanaged key adopted',
+        90_000,
+      );
+    } finally {
+      await runCli(['rotation', 'delete', '--fleet', '--adopt'], env.cliEnv);
+    }
+    for (const { ref, id } of before) {
+      const keys = await platformKeys(ref);
+      expect(keys[id], `${ref} ${id}`).toBe('revoked');
+      expect(
+        Object.values(keys).filter((st) => st === 'active'),
+        ref,
+      ).toHaveLength(1);
+    }
   });
 });

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { DeployerSpec, RotationTimings } from '../../domain/rotation-input.js';
 import type { ScheduleCommand } from '../../client/rotation-schedules.js';
-import { fleetScheduleId, rotationScheduleId, rotationWorkflowId } from '../../domain/ids.js';
+import { fleetAdoptionScheduleId, fleetScheduleId, rotationScheduleId, rotationWorkflowId } from '../../domain/ids.js';
 import type { CliRuntime } from '../runtime.js';
 import { printJson, withRuntime } from '../run.js';
 
@@ -69,8 +69,13 @@ async function requireRotatable(runtime: CliRuntime, externalRef: string): Promi
     throw new Error(`tenant ${externalRef} is ${tenant.status}: its keys are not rotated`);
 }
 
-function scheduleIdOf(externalRef: string | undefined, opts: { fleet?: boolean; slot: string }): string {
+function scheduleIdOf(
+  externalRef: string | undefined,
+  opts: { fleet?: boolean; adopt?: boolean; slot: string },
+): string {
   if (opts.fleet === Boolean(externalRef)) throw new Error('name one tenant (external ref) or --fleet');
+  if (opts.adopt && !opts.fleet) throw new Error('--adopt: a schedule adopts for the fleet (--fleet --adopt)');
+  if (opts.adopt) return fleetAdoptionScheduleId(opts.slot);
   return opts.fleet ? fleetScheduleId(opts.slot) : rotationScheduleId(externalRef!, opts.slot);
 }
 
@@ -183,6 +188,10 @@ export function registerRotationCommands(program: Command): void {
       .description('rotate a tenant slot (or, with --fleet, every active tenant) on a Temporal Schedule')
       .argument('[externalRef]')
       .option('--fleet', 'every active tenant, with bounded concurrency under the platform rate limit')
+      .option(
+        '--adopt',
+        'with --fleet: adopt the unmanaged keys of every imported tenant (schedule rotation-fleet:<slot>:adopt)',
+      )
       .option('--slot <slot>', 'key slot', 'default')
       .requiredOption('--every <duration>', 'interval, e.g. 30d')
       .option('--jitter <duration>', 'random delay added to each run, e.g. 6h')
@@ -191,7 +200,14 @@ export function registerRotationCommands(program: Command): void {
     async (
       externalRef: string | undefined,
       opts: TimingFlags &
-        DeployerFlags & { fleet?: boolean; slot: string; every: string; jitter?: string; concurrency: string },
+        DeployerFlags & {
+          fleet?: boolean;
+          adopt?: boolean;
+          slot: string;
+          every: string;
+          jitter?: string;
+          concurrency: string;
+        },
     ) =>
       withRuntime(async (runtime) => {
         scheduleIdOf(externalRef, opts);
@@ -209,7 +225,12 @@ export function registerRotationCommands(program: Command): void {
         const made = opts.fleet
           ? await scheduleFleetRotation(
               client,
-              { slot: opts.slot, concurrency: Number(opts.concurrency), ...extra },
+              {
+                slot: opts.slot,
+                concurrency: Number(opts.concurrency),
+                ...(opts.adopt ? { adopt: true } : {}),
+                ...extra,
+              },
               times,
               queue,
             )
@@ -253,8 +274,9 @@ export function registerRotationCommands(program: Command): void {
       .description(description)
       .argument('[externalRef]')
       .option('--fleet', 'the fleet schedule')
+      .option('--adopt', 'with --fleet: the fleet adoption schedule')
       .option('--slot <slot>', 'key slot', 'default')
-      .action(async (externalRef: string | undefined, opts: { fleet?: boolean; slot: string }) =>
+      .action(async (externalRef: string | undefined, opts: { fleet?: boolean; adopt?: boolean; slot: string }) =>
         withRuntime(async (runtime) => {
           const scheduleId = scheduleIdOf(externalRef, opts);
           const { controlSchedule } = await schedules();
