@@ -10,7 +10,8 @@ import type { AdoptTenantKeysResult } from '../../src/domain/import-input.js';
 import { adoptionStatusQuery } from '../../workflows/adopt-tenant-keys-messages.js';
 import { createRotationEnv, type RotationEnv } from '../harness/rotation-env.js';
 import { seedBehindOurBack, writeMap, type ImportWorld } from '../harness/import-world.js';
-import { workflowExists } from '../harness/onboarding-checks.js';
+import { failureTypeOf, workflowExists } from '../harness/onboarding-checks.js';
+import type { importTenant } from '../../workflows/import-tenant.js';
 import type { reconcileFleet } from '../../workflows/reconcile-fleet.js';
 
 /**
@@ -165,6 +166,21 @@ describe.each(['default', 'alt'] as const)('import against the %s platform shape
     const again = await runCli(['import', 'apply', '--map', world.mapFile], cliEnv, 120_000);
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toMatch(/^nothing to import \(5 skipped for conflicts/);
+    expect(await footprint()).toEqual(before);
+  });
+
+  it('an import started by hand for a ref that is ours, or one the sub-account does not carry, fails and writes nothing', async () => {
+    const before = await footprint();
+    const start = (externalRef: string, subaccountId: string) =>
+      env.client.workflow.execute<typeof importTenant>('importTenant', {
+        taskQueue: env.taskQueue,
+        workflowId: `import:${externalRef}`,
+        args: [{ externalRef, subaccountId, name: 'By hand', refSource: 'platform' }],
+      });
+    const ours = await start(`${s}-own`, world.ownStrayId).catch((error: unknown) => error);
+    expect(failureTypeOf(ours)).toBe('EXTERNAL_REF_CONFLICT');
+    const notCarried = await start(`${s}-not-carried`, world.twinIds[0]!).catch((error: unknown) => error);
+    expect(failureTypeOf(notCarried)).toBe('EXTERNAL_REF_CONFLICT');
     expect(await footprint()).toEqual(before);
   });
 
