@@ -222,6 +222,10 @@ describe.each(['default', 'alt'] as const)('import against the %s platform shape
   it('adopt-rotation issues a managed key, deploys it and revokes a quiet unmanaged key', async () => {
     const ref = world.imp(0);
     const [old] = world.keysByRef[ref]!;
+    const plain = await runCli(['rotate-key', ref], env.cliEnv);
+    expect(plain.code).toBe(1);
+    expect(plain.stderr.trim()).toMatch(/has only unmanaged \(imported\) keys in slot default: rotate it with --adopt/);
+    expect(await workflowExists(env.client, `rotate:${ref}:default`)).toBe(false);
     const result = await runCli(['rotate-key', ref, '--adopt', ...TIMINGS, '--wait', '--json'], env.cliEnv, 120_000);
     expect(result.code, result.stderr).toBe(0);
     const { result: adopted } = JSON.parse(result.stdout) as { result: AdoptTenantKeysResult };

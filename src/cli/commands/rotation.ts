@@ -69,6 +69,19 @@ async function requireRotatable(runtime: CliRuntime, externalRef: string): Promi
     throw new Error(`tenant ${externalRef} is ${tenant.status}: its keys are not rotated`);
 }
 
+/** An imported tenant's slot holds only unmanaged keys: a plain rotation has no key of ours to replace. */
+async function refuseUnmanagedOnly(runtime: CliRuntime, externalRef: string, slot: string): Promise<void> {
+  const [{ listUnmanagedKeys }, { findActiveKey }] = await Promise.all([
+    import('../../db/adoptions-store.js'),
+    import('../../db/tenant-keys-store.js'),
+  ]);
+  const pool = runtime.pool();
+  if ((await listUnmanagedKeys(pool, externalRef, slot)).length && !(await findActiveKey(pool, externalRef, slot)))
+    throw new Error(
+      `tenant ${externalRef} has only unmanaged (imported) keys in slot ${slot}: rotate it with --adopt; nothing was started`,
+    );
+}
+
 function scheduleIdOf(
   externalRef: string | undefined,
   opts: { fleet?: boolean; adopt?: boolean; slot: string },
@@ -150,6 +163,7 @@ export function registerRotationCommands(program: Command): void {
       withRuntime(async (runtime) => {
         await requireRotatable(runtime, externalRef);
         if (opts.adopt) return adopt(runtime, externalRef, opts);
+        await refuseUnmanagedOnly(runtime, externalRef, opts.slot);
         const { deployerReadinessOf, startRotation } = await starting();
         const options = timingsOf(opts);
         const deployer = deployerOf(opts);
