@@ -11,6 +11,8 @@ import { createAutoTopUpActivities } from './auto-top-up.js';
 import { createWalletActivities } from './wallet.js';
 import { createCloseScheduleActivities } from './close-schedule.js';
 import { preflightInsideRun } from './onboarding-preflight.js';
+import { createImportActivities } from './import.js';
+import { createAdoptionActivities } from './adoption.js';
 
 export type { ActivityDeps } from './context.js';
 
@@ -28,6 +30,8 @@ export function createActivities(deps: ActivityDeps) {
     ...createRegistryActivities(deps),
     ...createDriftActivities(deps),
     ...createCloseScheduleActivities(deps),
+    ...createImportActivities(deps),
+    ...createAdoptionActivities(deps),
   };
 }
 

@@ -10,6 +10,7 @@ import { rotateFleetInputSchema, rotateTenantKeyInputSchema } from '../src/domai
 import { codedFailure, FailureCode } from '../src/domain/failures.js';
 import { fundTenantInputSchema } from '../src/domain/top-up-input.js';
 import { autoTopUpSweepInputSchema } from '../src/domain/funding-policy-input.js';
+import { adoptTenantKeysInputSchema, importTenantInputSchema } from '../src/domain/import-input.js';
 
 /**
  * Workflow inputs are validated here, in a local activity, with the same zod schemas as the CLI,
@@ -25,6 +26,8 @@ export const WORKFLOW_INPUT_SCHEMAS = {
   reconcileFleet: reconcileFleetInputSchema,
   fundTenant: fundTenantInputSchema,
   autoTopUpSweep: autoTopUpSweepInputSchema,
+  importTenant: importTenantInputSchema,
+  adoptTenantKeys: adoptTenantKeysInputSchema,
 } as const;
 export type WorkflowInputSchemaName = keyof typeof WORKFLOW_INPUT_SCHEMAS;
 export type ParsedWorkflowInput<K extends WorkflowInputSchemaName> = z.output<(typeof WORKFLOW_INPUT_SCHEMAS)[K]>;

@@ -7,6 +7,8 @@
  * A child that is held for an operator (or at its key limit) tells the fleet, which stops counting
  * it against the concurrency bound; the child keeps waiting on its own (parent close: abandon).
  * A slot already rotating elsewhere is skipped, never doubled (the child id is the business key).
+ * With `adopt`, the page is the active tenants with unmanaged keys in the slot and each child is an
+ * adoptTenantKeys (same id, same bound); the schedule is `rotation-fleet:<slot>:adopt`.
  */
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import {
@@ -23,6 +25,7 @@ import { rotationWorkflowId } from '../src/domain/ids.js';
 import type { RotateFleetInput } from '../src/domain/rotation-input.js';
 import { validateWorkflowInput } from './validate-input.js';
 import { rotateTenantKey } from './rotate-tenant-key.js';
+import { adoptTenantKeys } from './adopt-tenant-keys.js';
 import { rotationSettledSignal } from './rotate-tenant-key-messages.js';
 import { fleetDatabaseStep } from './activity-policies.js';
 
@@ -59,6 +62,7 @@ export async function rotateFleet(rawInput: RotateFleetInput): Promise<FleetTota
     const workflowId = rotationWorkflowId(externalRef, input.slot);
     let child;
     try {
+      if (input.adopt) return await adoptOne(externalRef, workflowId);
       child = await startChild(rotateTenantKey, {
         workflowId,
         args: [
@@ -90,7 +94,35 @@ export async function rotateFleet(rawInput: RotateFleetInput): Promise<FleetTota
     totals[outcome] += 1;
   }
 
-  const page = await db.listActiveTenantsPage({ after: input.after, limit: input.pageSize });
+  /** The fleet adoption: same bound, same rate limit, adoptTenantKeys per tenant with unmanaged keys. */
+  async function adoptOne(externalRef: string, workflowId: string): Promise<void> {
+    const child = await startChild(adoptTenantKeys, {
+      workflowId,
+      args: [
+        {
+          externalRef,
+          slot: input.slot,
+          ...(input.deployer ? { deployer: input.deployer } : {}),
+          ...(input.options ? { options: input.options } : {}),
+          reason: 'fleet adoption',
+        },
+      ],
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+    });
+    totals.started += 1;
+    const outcome = await Promise.race([
+      child.result().then(
+        (r) => (r.outcome === 'completed' ? 'completed' : 'held'),
+        () => 'failed' as const,
+      ),
+      condition(() => heldEarly.has(workflowId)).then(() => 'held' as const),
+    ]);
+    totals[outcome] += 1;
+  }
+
+  const page = input.adopt
+    ? await db.listAdoptableTenantsPage({ slot: input.slot, after: input.after, limit: input.pageSize })
+    : await db.listActiveTenantsPage({ after: input.after, limit: input.pageSize });
   for (const externalRef of page) {
     await condition(() => running.size < input.concurrency);
     running.add(externalRef);

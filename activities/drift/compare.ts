@@ -43,6 +43,8 @@ export interface TenantFacts {
     activatedAt: string | null;
   }>;
   transfers: Array<{ idempotencyKey: string; state: string; amountMicroUsd: string }>;
+  /** An imported tenant: the wallet's transfers at import (made before us, explained by the opening balance). */
+  importedTransfers?: { keys: string[]; ids: string[] };
   /** Rotation schedule ids in effect; null when they could not be read (the age check is then off). */
   schedules: string[] | null;
   /** True only when Temporal visibility proved no onboarding of this tenant runs. */
@@ -187,12 +189,20 @@ function compareKeys(facts: TenantFacts): Finding[] {
       out.push(
         finding(facts, 'key_orphan', key.id, subaccountId, { key, namedByUs: ours, quietForMs: quietMs }, fixable),
       );
+    } else if (record?.status === 'unmanaged' && key.status === 'active') {
+      out.push(
+        finding(facts, 'key_unmanaged', key.id, subaccountId, {
+          key,
+          record: { slot: record.slot, generation: record.generation },
+          quietForMs: quietForMs(key, facts.nowMs),
+        }),
+      );
     } else if (record?.status === 'revoked' && key.status === 'active') {
       out.push(finding(facts, 'key_active_but_revoked', key.id, subaccountId, { key, record }));
     }
   }
   for (const [keyId, record] of recorded) {
-    if (record.status !== 'active') continue;
+    if (record.status !== 'active' && record.status !== 'unmanaged') continue;
     const key = byId.get(keyId);
     if (!key)
       out.push(finding(facts, 'key_missing_on_platform', keyId, subaccountId, { record, platform: 'not listed' }));
@@ -221,13 +231,14 @@ function compareMoney(facts: TenantFacts): Finding[] {
   if (!facts.wallet || balance === null || balance === undefined || !facts.record.subaccountId) return out;
   // Tenants spend money, so a balance BELOW what we put in is normal; money in that we did not put
   // in (a balance above it, or a transfer under a key that is not ours) is what we report.
-  const ourKeys = new Set(facts.transfers.map((t) => t.idempotencyKey));
+  const ourKeys = new Set([...facts.transfers.map((t) => t.idempotencyKey), ...(facts.importedTransfers?.keys ?? [])]);
+  const importedIds = new Set(facts.importedTransfers?.ids ?? []);
   const recordedIn = facts.transfers
     .filter((t) => t.state === 'succeeded')
     .reduce((sum, t) => sum + BigInt(t.amountMicroUsd), 0n);
   const excess = BigInt(balance) - recordedIn;
   const unrecorded = (facts.wallet.transfers ?? []).filter(
-    (t) => t.idempotencyKey === null || !ourKeys.has(t.idempotencyKey),
+    (t) => (t.idempotencyKey === null || !ourKeys.has(t.idempotencyKey)) && !(t.id !== null && importedIds.has(t.id)),
   );
   if (excess > 0n || unrecorded.length > 0) {
     out.push(

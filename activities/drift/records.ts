@@ -10,6 +10,7 @@ import { withTransaction, type Queryable } from '../../src/db/pool.js';
 import { listKeyRecords, markKeyRevoked } from '../../src/db/tenant-keys-store.js';
 import { findTenant, recordSubaccount } from '../../src/db/tenants-store.js';
 import { listTransferIntents } from '../../src/db/transfer-intents-store.js';
+import { findImport } from '../../src/db/imports-store.js';
 import { compareTenant, type Finding, type TenantFacts } from './compare.js';
 import type { DriftFix } from '../../src/domain/drift-kinds.js';
 import { DEFAULT_DRIFT_OPTIONS } from './options.js';
@@ -56,11 +57,12 @@ export function createDriftRecordActivities(deps: ActivityDeps) {
   async function factsOf(input: RecordTenantDriftInput): Promise<TenantFacts | undefined> {
     const record = await findTenant(pool, input.externalRef);
     if (!record) return undefined;
-    const [check, snapshot, keyRecords, transfers] = await Promise.all([
+    const [check, snapshot, keyRecords, transfers, imported] = await Promise.all([
       getDriftCheck(pool, input.checkId),
       listSnapshotFor(pool, input.checkId, [record.externalRef], record.subaccountId ? [record.subaccountId] : []),
       listKeyRecords(pool, record.externalRef),
       listTransferIntents(pool, record.externalRef),
+      findImport(pool, record.externalRef),
     ]);
     const observed = input.observation && !input.observation.gone ? input.observation : undefined;
     return {
@@ -85,6 +87,7 @@ export function createDriftRecordActivities(deps: ActivityDeps) {
         state: t.state,
         amountMicroUsd: t.amountMicroUsd,
       })),
+      ...(imported ? { importedTransfers: { keys: imported.knownTransferKeys, ids: imported.knownTransferIds } } : {}),
       schedules: check.schedulesKnown ? check.schedules : null,
       onboardingProvenIdle: input.onboardingProvenIdle,
       nowMs: Date.now(),

@@ -16,6 +16,7 @@ import { registerFundingCommands } from './commands/funding.js';
 import { registerWebhookCommands } from './commands/webhooks.js';
 import { registerApprovalCommands, registerSafeOpsCommands } from './commands/safe-ops.js';
 import { setOperatorTokenFlag, withRuntime } from './run.js';
+import { registerImportCommands } from './commands/import.js';
 
 const program = new Command('tenantctl')
   .description('Operate the tenant provisioning orchestrator')
@@ -140,6 +141,7 @@ registerWebhookCommands(program);
 registerDriftCommands(program);
 registerSafeOpsCommands(program);
 registerApprovalCommands(program);
+registerImportCommands(program);
 
 try {
   await program.parseAsync(process.argv);

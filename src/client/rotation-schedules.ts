@@ -2,7 +2,12 @@ import { ScheduleAlreadyRunning, ScheduleNotFoundError, type Client, type Schedu
 import { TypedSearchAttributes } from '@temporalio/common';
 import { parseInput } from '../domain/tenant-input.js';
 import { tenantExternalRefKey } from '../domain/search-attributes.js';
-import { fleetScheduleId, rotationScheduleId } from '../domain/ids.js';
+import {
+  fleetAdoptionScheduleId,
+  fleetAdoptionWorkflowId,
+  fleetScheduleId,
+  rotationScheduleId,
+} from '../domain/ids.js';
 import {
   rotateFleetInputSchema,
   rotateTenantKeyInputSchema,
@@ -81,19 +86,20 @@ export async function scheduleFleetRotation(
 ) {
   checkTimes(times);
   const input = parseInput(rotateFleetInputSchema, rawInput);
-  const scheduleId = fleetScheduleId(input.slot);
+  // The fleet adoption (imported tenants' unmanaged keys) has its own schedule beside the fleet rotation.
+  const scheduleId = input.adopt ? fleetAdoptionScheduleId(input.slot) : fleetScheduleId(input.slot);
   const outcome = await createOrUpdate(client, {
     scheduleId,
     spec: { intervals: [{ every: times.every }], ...(times.jitter ? { jitter: times.jitter } : {}) },
     action: {
       type: 'startWorkflow',
       workflowType: 'rotateFleet',
-      workflowId: `rotate-fleet:${input.slot}`,
+      workflowId: input.adopt ? fleetAdoptionWorkflowId(input.slot) : `rotate-fleet:${input.slot}`,
       taskQueue,
       args: [{ ...rawInput, slot: input.slot }],
     },
     policies: { overlap: 'SKIP', catchupWindow: '1h' },
-    memo: { kind: 'fleet-rotation', slot: input.slot },
+    memo: { kind: input.adopt ? 'fleet-adoption' : 'fleet-rotation', slot: input.slot },
   });
   return { scheduleId, outcome };
 }

@@ -8,6 +8,8 @@ export const KeyRecordStatus = {
   revoking: 'revoking',
   revoked: 'revoked',
   failed: 'failed',
+  /** Active when its tenant was imported; we never saw its token (an adoption rotation replaces it). */
+  unmanaged: 'unmanaged',
 } as const;
 export type KeyRecordStatus = (typeof KeyRecordStatus)[keyof typeof KeyRecordStatus];
 
@@ -152,11 +154,11 @@ export async function findMaxGeneration(db: Queryable, externalRef: string, slot
   return rows[0]!.generation;
 }
 
-/** Marks a key revoked (from active or revoking); a key already revoked keeps its first revoked_at. */
+/** Marks a key revoked (from active, unmanaged or revoking); a key already revoked keeps its first revoked_at. */
 export async function markKeyRevoked(db: Queryable, id: string): Promise<TenantKeyRow | undefined> {
   const { rows } = await db.query<TenantKeyRow>(
     `UPDATE tenant_keys SET status = 'revoked', revoked_at = coalesce(revoked_at, now()), updated_at = now()
-      WHERE id = $1::bigint AND status IN ('active', 'revoking', 'revoked')
+      WHERE id = $1::bigint AND status IN ('active', 'unmanaged', 'revoking', 'revoked')
       RETURNING ${COLUMNS}`,
     [id],
   );

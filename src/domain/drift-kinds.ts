@@ -34,6 +34,11 @@ export const DriftKind = {
   balance_unexplained: 'balance_unexplained',
   /** An active key older than the rotation age that no rotation schedule (tenant or fleet) covers. */
   key_rotation_overdue: 'key_rotation_overdue',
+  /**
+   * An active key recorded `unmanaged` at import (we never held its token): known, not an orphan, until an adoption
+   * rotation (`tenantctl rotate-key R --adopt`) replaces it.
+   */
+  key_unmanaged: 'key_unmanaged',
 } as const;
 export type DriftKind = (typeof DriftKind)[keyof typeof DriftKind];
 export const DRIFT_KINDS = Object.values(DriftKind) as readonly DriftKind[];

@@ -44,6 +44,8 @@ export const FailureCode = {
   CLOSE_SCHEDULED: 'CLOSE_SCHEDULED',
   /** An onboarding's preflight found a check that cannot pass: nothing was created. */
   PREFLIGHT_FAILED: 'PREFLIGHT_FAILED',
+  /** An adoption rotation of a slot that holds no `unmanaged` key (nothing imported is left to replace). */
+  NO_UNMANAGED_KEY: 'NO_UNMANAGED_KEY',
 } as const;
 export type FailureCode = (typeof FailureCode)[keyof typeof FailureCode];
 

@@ -54,6 +54,7 @@ export const TENANT_WORKFLOW_TYPES = [
   'closeTenant',
   'suspendTenant',
   'resumeTenant',
+  'importTenant',
 ] as const;
 
 /** A top-up: one run per tenant and caller idempotency key (which has no `:`), whichever way it was started. */
@@ -65,4 +66,17 @@ export function topUpWorkflowId(externalRef: string, idempotencyKey: string): st
 export const AUTO_TOP_UP_SCHEDULE_ID = 'auto-top-up';
 export function autoTopUpSweepWorkflowId(): string {
   return 'auto-top-up-sweep';
+}
+
+/** One import per external ref: a second apply joins (or, once done, finds nothing left to do). */
+export function importWorkflowId(externalRef: string): string {
+  return `import:${externalRef}`;
+}
+
+/** The fleet adoption schedule of a slot (imported tenants' unmanaged keys) and its run: apart from the fleet rotation. */
+export function fleetAdoptionScheduleId(slot: string): string {
+  return `rotation-fleet:${slot}:adopt`;
+}
+export function fleetAdoptionWorkflowId(slot: string): string {
+  return `rotate-fleet:${slot}:adopt`;
 }

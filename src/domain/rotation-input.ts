@@ -59,6 +59,8 @@ export const rotateFleetInputSchema = z.strictObject({
   pageSize: z.number().int().min(1).max(2000).default(500),
   deployer: deployerSpecSchema.optional(),
   options: rotationTimingsSchema.optional(),
+  /** Adoption instead of rotation: every active tenant with unmanaged keys in the slot (adoptTenantKeys). */
+  adopt: z.boolean().optional(),
   /** Carried across continue-as-new: resume after this external ref, with these totals. */
   after: z.string().nullable().default(null),
   totals: z

@@ -11,6 +11,7 @@ export interface SimStateSnapshot {
     id: string;
     parentId: string;
     name: string;
+    /** '' when the tenant carries none. */
     externalRef: string;
     /** The wire status: the configured operatingStatus (default `active`), `suspended` or `closed`. */
     status: string;
@@ -66,7 +67,7 @@ export function snapshotOf(sim: SimRuntime): SimStateSnapshot {
       id: s.id,
       parentId: s.parentId,
       name: s.name,
-      externalRef: s.externalRef,
+      externalRef: s.externalRef ?? '',
       status: statusName(s, choices),
       balanceMicroUsd: s.balance.toString(),
       createdAt: iso(s.createdAt),

@@ -16,7 +16,8 @@ export interface SubaccountRecord {
   id: string;
   parentId: string;
   name: string;
-  externalRef: string;
+  /** null: made without one (by a console or script of the parent's past); not shown on the wire. */
+  externalRef: string | null;
   status: SubaccountStatus;
   balance: bigint;
   createdAt: number;

@@ -19,7 +19,7 @@ export function subaccountView(tenant: SubaccountRecord, choices: SimChoices, te
   return {
     id: tenant.id,
     name: tenant.name,
-    externalRef: tenant.externalRef,
+    ...(tenant.externalRef === null ? {} : { externalRef: tenant.externalRef }),
     parent: { id: tenant.parentId },
     status: statusName(tenant, choices),
     limits: { activeKeyLimit: tenantActiveKeyLimit },

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { DeployerSpec, RotationTimings } from '../../domain/rotation-input.js';
 import type { ScheduleCommand } from '../../client/rotation-schedules.js';
-import { fleetScheduleId, rotationScheduleId, rotationWorkflowId } from '../../domain/ids.js';
+import { fleetAdoptionScheduleId, fleetScheduleId, rotationScheduleId, rotationWorkflowId } from '../../domain/ids.js';
 import type { CliRuntime } from '../runtime.js';
 import { printJson, withRuntime } from '../run.js';
 
@@ -69,9 +69,63 @@ async function requireRotatable(runtime: CliRuntime, externalRef: string): Promi
     throw new Error(`tenant ${externalRef} is ${tenant.status}: its keys are not rotated`);
 }
 
-function scheduleIdOf(externalRef: string | undefined, opts: { fleet?: boolean; slot: string }): string {
+/** An imported tenant's slot holds only unmanaged keys: a plain rotation has no key of ours to replace. */
+async function refuseUnmanagedOnly(runtime: CliRuntime, externalRef: string, slot: string): Promise<void> {
+  const [{ listUnmanagedKeys }, { findActiveKey }] = await Promise.all([
+    import('../../db/adoptions-store.js'),
+    import('../../db/tenant-keys-store.js'),
+  ]);
+  const pool = runtime.pool();
+  if ((await listUnmanagedKeys(pool, externalRef, slot)).length && !(await findActiveKey(pool, externalRef, slot)))
+    throw new Error(
+      `tenant ${externalRef} has only unmanaged (imported) keys in slot ${slot}: rotate it with --adopt; nothing was started`,
+    );
+}
+
+function scheduleIdOf(
+  externalRef: string | undefined,
+  opts: { fleet?: boolean; adopt?: boolean; slot: string },
+): string {
   if (opts.fleet === Boolean(externalRef)) throw new Error('name one tenant (external ref) or --fleet');
+  if (opts.adopt && !opts.fleet) throw new Error('--adopt: a schedule adopts for the fleet (--fleet --adopt)');
+  if (opts.adopt) return fleetAdoptionScheduleId(opts.slot);
   return opts.fleet ? fleetScheduleId(opts.slot) : rotationScheduleId(externalRef!, opts.slot);
+}
+
+async function adopt(
+  runtime: CliRuntime,
+  externalRef: string,
+  opts: TimingFlags &
+    DeployerFlags & { slot: string; emergency?: boolean; reason?: string; wait?: boolean; json?: boolean },
+): Promise<void> {
+  if (opts.emergency)
+    throw new Error(
+      '--adopt: cannot be combined with --emergency (an unmanaged key is revoked only when quiet, or by revoke-anyway)',
+    );
+  const [{ startAdoption }, { deployerReadinessOf }] = await Promise.all([
+    import('../../client/start-adoption.js'),
+    starting(),
+  ]);
+  const options = timingsOf(opts);
+  const deployer = deployerOf(opts);
+  const handle = await startAdoption(
+    { client: await runtime.client(), db: runtime.pool() },
+    {
+      externalRef,
+      slot: opts.slot,
+      ...(opts.reason ? { reason: opts.reason } : {}),
+      ...(options ? { options } : {}),
+      ...(deployer ? { deployer } : {}),
+    },
+    { taskQueue: runtime.config.TEMPORAL_TASK_QUEUE, deployers: deployerReadinessOf(runtime.config) },
+  );
+  const result = opts.wait ? await handle.result() : undefined;
+  if (opts.json) printJson({ workflowId: handle.workflowId, started: true, ...(result ? { result } : {}) });
+  else if (result)
+    console.log(
+      `adoption ${result.outcome}: slot ${result.slot} managed key ${result.keyId} (${result.fingerprint}); revoked ${result.revoked.join(', ') || 'none'}; kept unmanaged ${result.kept.join(', ') || 'none'}`,
+    );
+  else console.log(`started: ${handle.workflowId} (follow with: tenantctl status ${externalRef})`);
 }
 
 export function registerRotationCommands(program: Command): void {
@@ -84,6 +138,10 @@ export function registerRotationCommands(program: Command): void {
       .argument('<externalRef>')
       .option('--slot <slot>', 'key slot', 'default')
       .option('--emergency', 'after a leak: quiet period zero, the old key is revoked right after deploy')
+      .option(
+        '--adopt',
+        "an imported tenant: issue and deploy a managed key, then revoke each of the slot's unmanaged keys once quiet",
+      )
       .option('--reason <text>', 'why (audited)')
       .option('--operator <name>', 'who asks (audited when escalating a running rotation)')
       .option('--wait', 'wait for the rotation to finish')
@@ -95,6 +153,7 @@ export function registerRotationCommands(program: Command): void {
         DeployerFlags & {
           slot: string;
           emergency?: boolean;
+          adopt?: boolean;
           reason?: string;
           operator?: string;
           wait?: boolean;
@@ -103,6 +162,8 @@ export function registerRotationCommands(program: Command): void {
     ) =>
       withRuntime(async (runtime) => {
         await requireRotatable(runtime, externalRef);
+        if (opts.adopt) return adopt(runtime, externalRef, opts);
+        await refuseUnmanagedOnly(runtime, externalRef, opts.slot);
         const { deployerReadinessOf, startRotation } = await starting();
         const options = timingsOf(opts);
         const deployer = deployerOf(opts);
@@ -143,6 +204,10 @@ export function registerRotationCommands(program: Command): void {
       .description('rotate a tenant slot (or, with --fleet, every active tenant) on a Temporal Schedule')
       .argument('[externalRef]')
       .option('--fleet', 'every active tenant, with bounded concurrency under the platform rate limit')
+      .option(
+        '--adopt',
+        'with --fleet: adopt the unmanaged keys of every imported tenant (schedule rotation-fleet:<slot>:adopt)',
+      )
       .option('--slot <slot>', 'key slot', 'default')
       .requiredOption('--every <duration>', 'interval, e.g. 30d')
       .option('--jitter <duration>', 'random delay added to each run, e.g. 6h')
@@ -151,7 +216,14 @@ export function registerRotationCommands(program: Command): void {
     async (
       externalRef: string | undefined,
       opts: TimingFlags &
-        DeployerFlags & { fleet?: boolean; slot: string; every: string; jitter?: string; concurrency: string },
+        DeployerFlags & {
+          fleet?: boolean;
+          adopt?: boolean;
+          slot: string;
+          every: string;
+          jitter?: string;
+          concurrency: string;
+        },
     ) =>
       withRuntime(async (runtime) => {
         scheduleIdOf(externalRef, opts);
@@ -169,7 +241,12 @@ export function registerRotationCommands(program: Command): void {
         const made = opts.fleet
           ? await scheduleFleetRotation(
               client,
-              { slot: opts.slot, concurrency: Number(opts.concurrency), ...extra },
+              {
+                slot: opts.slot,
+                concurrency: Number(opts.concurrency),
+                ...(opts.adopt ? { adopt: true } : {}),
+                ...extra,
+              },
               times,
               queue,
             )
@@ -214,8 +291,9 @@ export function registerRotationCommands(program: Command): void {
       .description(description)
       .argument('[externalRef]')
       .option('--fleet', 'the fleet schedule')
+      .option('--adopt', 'with --fleet: the fleet adoption schedule')
       .option('--slot <slot>', 'key slot', 'default')
-      .action(async (externalRef: string | undefined, opts: { fleet?: boolean; slot: string }) =>
+      .action(async (externalRef: string | undefined, opts: { fleet?: boolean; adopt?: boolean; slot: string }) =>
         withRuntime(async (runtime) => {
           const scheduleId = scheduleIdOf(externalRef, opts);
           const { controlSchedule } = await schedules();

@@ -37,7 +37,8 @@ const bulkSchema = z
   .object({
     parentId: z.string().min(1),
     count: z.number().int().min(1).max(100_000),
-    externalRefPrefix: z.string().min(1).max(100),
+    /** null: tenants without an externalRef (as a console that never asked for one would leave them). */
+    externalRefPrefix: z.string().min(1).max(100).nullable(),
   })
   .strict();
 const advanceSchema = z
@@ -103,7 +104,8 @@ export function registerAdminRoutes(app: FastifyInstance, sim: SimRuntime): void
     });
   });
 
-  // A large fleet in one call (benchmarks, the lost-create-at-scale test): tenants `<prefix>-<n>`, operating.
+  // A large fleet in one call (benchmarks, the lost-create-at-scale test): tenants `<prefix>-<n>`, operating;
+  // with `externalRefPrefix: null`, tenants that carry no externalRef (the import test's mapping file).
   app.post('/__sim/subaccounts/bulk', (request, reply) => {
     const body = parseBody(bulkSchema, request.body);
     if (!sim.state.parents.has(body.parentId)) {
@@ -117,7 +119,7 @@ export function registerAdminRoutes(app: FastifyInstance, sim: SimRuntime): void
         id: newId('sub_'),
         parentId: body.parentId,
         name: `Fleet ${i}`,
-        externalRef: `${body.externalRefPrefix}-${i}`,
+        externalRef: body.externalRefPrefix === null ? null : `${body.externalRefPrefix}-${i}`,
         status: 'operating' as const,
         balance: 0n,
         createdAt: now,

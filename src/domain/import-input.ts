@@ -1,0 +1,62 @@
+import { z } from 'zod';
+import { deployerSpecSchema, rotationTimingsSchema } from './rotation-input.js';
+import { externalRefSchema, slotSchema, tenantNameSchema } from './tenant-input.js';
+
+/**
+ * importTenant's input: one platform sub-account to bring under our records with the ref the plan
+ * chose for it. Built by `tenantctl import apply` from a fresh plan; a Web-UI start gets the same checks
+ * (and the workflow re-reads the sub-account, so a hand-typed input cannot import the wrong one).
+ */
+export const importTenantInputSchema = z.strictObject({
+  externalRef: externalRefSchema,
+  subaccountId: z
+    .string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string') })
+    .min(1, 'must not be empty')
+    .max(200, 'must be at most 200 characters'),
+  name: tenantNameSchema,
+  /** `platform`: the sub-account carries the ref itself; `map`: it has none and the operator's mapping gives it. */
+  refSource: z.enum(['platform', 'map']),
+  requestedBy: z
+    .string()
+    .regex(/^[A-Za-z0-9._@:-]{1,100}$/, 'must be 1-100 characters of A-Z a-z 0-9 . _ @ : -')
+    .optional(),
+});
+
+export type ImportTenantInput = z.input<typeof importTenantInputSchema>;
+export type ParsedImportTenantInput = z.output<typeof importTenantInputSchema>;
+
+export interface ImportTenantResult {
+  externalRef: string;
+  subaccountId: string;
+  /** `already_imported`: the records held this import already; nothing was written. */
+  outcome: 'imported' | 'already_imported';
+  status: 'active' | 'suspended';
+  unmanagedKeys: string[];
+  /** null: the platform showed no balance we could read (nothing entered in the ledger). */
+  openingBalanceMicroUsd: string | null;
+}
+
+/**
+ * adoptTenantKeys (`tenantctl rotate-key R --adopt`): a managed key for the slot, deployed and verified,
+ * then each `unmanaged` key of the slot through rotation's quiet gate before it is revoked.
+ */
+export const adoptTenantKeysInputSchema = z.strictObject({
+  externalRef: externalRefSchema,
+  slot: slotSchema.default('default'),
+  deployer: deployerSpecSchema.optional(),
+  reason: z.string().max(500).optional(),
+  options: rotationTimingsSchema.optional(),
+});
+export type AdoptTenantKeysInput = z.input<typeof adoptTenantKeysInputSchema>;
+export type ParsedAdoptTenantKeysInput = z.output<typeof adoptTenantKeysInputSchema>;
+
+export interface AdoptTenantKeysResult {
+  externalRef: string;
+  slot: string;
+  /** completed: no unmanaged key is left; aborted: an operator kept the held ones. */
+  outcome: 'completed' | 'aborted';
+  keyId: string;
+  fingerprint: string;
+  revoked: string[];
+  kept: string[];
+}
