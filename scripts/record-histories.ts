@@ -23,7 +23,10 @@ import { parseMasterKeys } from '../src/secrets/master-keys.js';
 import { createVault } from '../src/secrets/vault.js';
 import { DEFAULT_PERSONAL_TOKEN } from '../src/sim/index.js';
 import { startStack } from '../src/main/stack/start-stack.js';
-import { registryDeliveryWorkflowId } from '../src/domain/ids.js';
+import { importWorkflowId, registryDeliveryWorkflowId } from '../src/domain/ids.js';
+import { buildImportPlan } from '../src/client/import-plan.js';
+import { applyImport } from '../src/client/import-apply.js';
+import { startAdoption } from '../src/client/start-adoption.js';
 
 const notify = createServer((_req, res) => res.writeHead(200).end('ok')).listen(0, '127.0.0.1');
 await new Promise((r) => notify.once('listening', r));
@@ -159,6 +162,36 @@ try {
   });
   await sweep.result();
   ids.autoTopUpSweep = sweep.workflowId;
+
+  // A sub-account made behind our back, with a key we never saw: imported, then its key adopted.
+  const importRef = 'history-import-1';
+  const made = await platform.createSubaccount({
+    name: 'History Import',
+    externalRef: importRef,
+    idempotencyKey: 'history-import-create-0001',
+  });
+  await platform.createTenantKey({ subaccountId: made.subaccount.id, name: 'made-by-hand' });
+  const importPool = createPool(stack.env.DATABASE_URL!, { max: 2 });
+  const plan = await buildImportPlan({ platform, db: importPool });
+  const applied = await applyImport({ client, db: importPool }, plan, {
+    only: [importRef],
+    requestedBy: 'operator:recording',
+    taskQueue,
+  });
+  if (!applied.results.every((r) => r.ok)) throw new Error(`import failed: ${JSON.stringify(applied.results)}`);
+  ids.importTenant = importWorkflowId(importRef);
+  const adoption = await startAdoption(
+    { client, db: importPool },
+    {
+      externalRef: importRef,
+      reason: 'recording',
+      options: { quietPeriod: '1s', propagationAllowance: '1s', pollInterval: '300ms' },
+    },
+    { taskQueue },
+  );
+  await adoption.result();
+  ids.adoptTenantKeys = adoption.workflowId;
+  await importPool.end();
 
   const close = await startLifecycle(
     client,
