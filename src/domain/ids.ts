@@ -66,3 +66,17 @@ export const AUTO_TOP_UP_SCHEDULE_ID = 'auto-top-up';
 export function autoTopUpSweepWorkflowId(): string {
   return 'auto-top-up-sweep';
 }
+
+/** One issue of a key per tenant slot at a time: a second start joins the running one. */
+export function keyIssueWorkflowId(externalRef: string, slot: string): string {
+  return `key:${externalRef}:${slot}`;
+}
+
+/** One revoke of a slot's key at a time (it may wait at the quiet gate). */
+export function keyRevokeWorkflowId(externalRef: string, slot: string): string {
+  return `key-revoke:${externalRef}:${slot}`;
+}
+
+/** The parent's own platform key: never two rotations at once, whoever starts it (schedule or operator). */
+export const PARENT_KEY_ROTATION_WORKFLOW_ID = 'rotate-parent-key';
+export const PARENT_KEY_ROTATION_SCHEDULE_ID = 'parent-key-rotation';

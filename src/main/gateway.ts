@@ -11,7 +11,8 @@ import { loggerOf } from '../infra/log.js';
 import { createEncryptionCodec } from '../secrets/payload-codec.js';
 import { createVault } from '../secrets/vault.js';
 import { connectClient } from '../client/connection.js';
-import { dataConverterOf, masterKeysOf } from './wiring/deps.js';
+import { dataConverterOf, masterKeysOf, startParentKeyOf } from './wiring/deps.js';
+import type { ParentKeySource } from '../secrets/parent-key-source.js';
 
 export interface RunningGateway {
   /** `http://host:port` it listens on. */
@@ -45,8 +46,11 @@ export async function startGateway(config: Config): Promise<RunningGateway> {
   let client: Client | undefined;
   let ops: FastifyInstance | undefined;
   let listening: FastifyInstance | undefined;
+  let parentKey: ParentKeySource | undefined;
   try {
     await assertSchemaCurrent(pool);
+    // The gateway reports the parent key it holds like every process, so a rotation waits for it too.
+    parentKey = await startParentKeyOf(config, pool, 'gateway', logger, false);
     client = await connectClient(config, dataConverterOf(config));
     const options = gatewayOptionsOf(config, config.TEMPORAL_TASK_QUEUE);
     const withOps = config.GATEWAY_OPS_PORT !== undefined;
@@ -78,6 +82,7 @@ export async function startGateway(config: Config): Promise<RunningGateway> {
         await opsListener?.close();
         await app.close();
         await connection.close();
+        await parentKey?.close();
         await pool.end();
       },
     };
@@ -85,6 +90,7 @@ export async function startGateway(config: Config): Promise<RunningGateway> {
     await ops?.close().catch(() => undefined);
     await listening?.close().catch(() => undefined);
     await client?.connection.close().catch(() => undefined);
+    await parentKey?.close().catch(() => undefined);
     await pool.end();
     throw error;
   }
