@@ -10,6 +10,11 @@ import { rotateFleetInputSchema, rotateTenantKeyInputSchema } from '../src/domai
 import { codedFailure, FailureCode } from '../src/domain/failures.js';
 import { fundTenantInputSchema } from '../src/domain/top-up-input.js';
 import { autoTopUpSweepInputSchema } from '../src/domain/funding-policy-input.js';
+import {
+  issueTenantKeyInputSchema,
+  revokeTenantKeyInputSchema,
+  rotateParentKeyInputSchema,
+} from '../src/domain/key-slot-input.js';
 
 /**
  * Workflow inputs are validated here, in a local activity, with the same zod schemas as the CLI,
@@ -25,6 +30,9 @@ export const WORKFLOW_INPUT_SCHEMAS = {
   reconcileFleet: reconcileFleetInputSchema,
   fundTenant: fundTenantInputSchema,
   autoTopUpSweep: autoTopUpSweepInputSchema,
+  issueTenantKey: issueTenantKeyInputSchema,
+  revokeTenantKey: revokeTenantKeyInputSchema,
+  rotateParentKey: rotateParentKeyInputSchema,
 } as const;
 export type WorkflowInputSchemaName = keyof typeof WORKFLOW_INPUT_SCHEMAS;
 export type ParsedWorkflowInput<K extends WorkflowInputSchemaName> = z.output<(typeof WORKFLOW_INPUT_SCHEMAS)[K]>;

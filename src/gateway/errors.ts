@@ -33,6 +33,7 @@ export const GatewayErrorCode = {
   CODEC_FAILED: 'CODEC_FAILED',
   TEMPORAL_UNAVAILABLE: 'TEMPORAL_UNAVAILABLE',
   INTERNAL_ERROR: 'INTERNAL_ERROR',
+  KEY_NOT_FOUND: 'KEY_NOT_FOUND',
 } as const;
 export type GatewayErrorCode = (typeof GatewayErrorCode)[keyof typeof GatewayErrorCode];
 
