@@ -10,6 +10,7 @@ import { createTopUpActivities } from './top-ups.js';
 import { createAutoTopUpActivities } from './auto-top-up.js';
 import { createWalletActivities } from './wallet.js';
 import { createKeySlotActivities } from './key-slots.js';
+import { createParentKeyActivities } from './parent-key.js';
 
 export type { ActivityDeps } from './context.js';
 
@@ -27,6 +28,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createRegistryActivities(deps),
     ...createDriftActivities(deps),
     ...createKeySlotActivities(deps),
+    ...createParentKeyActivities(deps),
   };
 }
 

@@ -1,12 +1,13 @@
 -- Credentials (issue 18). The parent's own platform key (svpk_) lives sealed here like tenant secrets:
 -- PLATFORM_API_KEY is only a bootstrap, imported once. Exactly one key is `current` (the one every
--- process uses); during a rotation the old one is `previous` until it is revoked. The platform's key id
+-- process uses); a rotation's new key is `ready` (sealed, not yet used) until it is made current, and the old
+-- one is then `previous` until it is revoked. The platform's key id
 -- may be unknown for an imported key (the contract's list does not say which key made the call).
 CREATE TABLE parent_keys (
   id               bigserial PRIMARY KEY,
   platform_key_id  text UNIQUE,
   key_name         text NOT NULL UNIQUE,
-  status           text NOT NULL CHECK (status IN ('creating', 'current', 'previous', 'revoked', 'failed')),
+  status           text NOT NULL CHECK (status IN ('creating', 'ready', 'current', 'previous', 'revoked', 'failed')),
   source           text NOT NULL CHECK (source IN ('import', 'rotation')),
   fingerprint      text,
   master_key_id    text,

@@ -2,7 +2,7 @@ import { auditFrom, auditParams, type AuditEntry } from './audit-store.js';
 import type { Queryable } from './pool.js';
 
 /** The parent's platform keys: sealed secret, status, fingerprint. The token itself never leaves the vault. */
-export type ParentKeyStatus = 'creating' | 'current' | 'previous' | 'revoked' | 'failed';
+export type ParentKeyStatus = 'creating' | 'ready' | 'current' | 'previous' | 'revoked' | 'failed';
 
 export interface ParentKeyRow {
   id: string;
@@ -101,7 +101,7 @@ export async function storeCreatedParentKey(
   await db.query(
     `WITH changed AS (
        UPDATE parent_keys SET platform_key_id = $2::text, fingerprint = $3::text, master_key_id = $4::text,
-              sealed = $5::text, status = 'previous', updated_at = now()
+              sealed = $5::text, status = 'ready', updated_at = now()
         WHERE id = $1::bigint AND status = 'creating' RETURNING id
      ), audited AS (${auditFrom('changed', 6)})
      SELECT count(*) FROM changed`,
@@ -120,7 +120,8 @@ export async function makeParentKeyCurrent(db: Queryable, id: string, audit: Aud
         WHERE status = 'current' AND id <> $1::bigint RETURNING id
      ), promoted AS (
        UPDATE parent_keys SET status = 'current', current_since = now(), updated_at = now()
-        WHERE id = $1::bigint AND status = 'previous' AND sealed IS NOT NULL AND (SELECT count(*) FROM demoted) >= 0
+        WHERE id = $1::bigint AND status IN ('ready', 'previous') AND sealed IS NOT NULL
+          AND (SELECT count(*) FROM demoted) >= 0
        RETURNING id
      ), audited AS (${auditFrom('promoted', 2)})
      SELECT count(*) FROM promoted`,
@@ -140,7 +141,7 @@ export async function markParentKeyRevoked(db: Queryable, id: string, audit: Aud
   await db.query(
     `WITH changed AS (
        UPDATE parent_keys SET status = 'revoked', revoked_at = now(), updated_at = now()
-        WHERE id = $1::bigint AND status IN ('previous', 'creating') RETURNING id
+        WHERE id = $1::bigint AND status IN ('previous', 'ready', 'creating') RETURNING id
      ), audited AS (${auditFrom('changed', 2)})
      SELECT count(*) FROM changed`,
     [id, ...auditParams(audit)],

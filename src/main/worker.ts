@@ -69,6 +69,7 @@ export async function startWorker(config: Config): Promise<RunningWorker> {
   const activities = createActivities({
     ...buildActivityDeps(config, pool, logger, parentKey),
     rotation: buildRotationOptions(config, parentKey),
+    parentKey: { baseUrl: config.PLATFORM_BASE_URL },
     drift,
   });
   const worker = await createWorker({
