@@ -118,7 +118,11 @@ secrets
       console.log(
         `webhook secrets: ${report.webhookSecrets.resealed} ${verb}, ${report.webhookSecrets.current} already under ${keys.current.id}`,
       );
-      if (opts.check && report.tokens.resealed + report.webhookSecrets.resealed > 0) process.exitCode = 1;
+      console.log(
+        `parent keys: ${report.parentKeys.resealed} ${verb}, ${report.parentKeys.current} already under ${keys.current.id}`,
+      );
+      if (opts.check && report.tokens.resealed + report.webhookSecrets.resealed + report.parentKeys.resealed > 0)
+        process.exitCode = 1;
     }),
   );
 

@@ -94,3 +94,31 @@ describe('the parent platform key, sealed in our records', () => {
     }
   });
 });
+
+describe('master-key rotation reseals the parent key too', () => {
+  let env: OrchestratorEnv;
+  beforeAll(async () => {
+    env = await createOrchestratorEnv('parent-key-reseal');
+  });
+  afterAll(async () => env?.close());
+
+  it('reseals parent_keys under the new master key, so dropping the old one keeps the key readable', async () => {
+    const { generateMasterKey } = await import('../../src/secrets/master-keys.js');
+    const { resealAll } = await import('../../src/secrets/reseal.js');
+    const old = createVault(parseMasterKeys(env.secretsKeys));
+    await importParentKeyToken(
+      { pool: env.pool, vault: old },
+      { token: DEFAULT_PLATFORM_KEY, onlyIfNone: true, actor: 'test' },
+    );
+    const next = generateMasterKey('k-next');
+    const both = createVault(parseMasterKeys(`${next},${env.secretsKeys}`));
+    expect((await resealAll({ pool: env.pool, vault: both })).parentKeys).toEqual({ resealed: 1, current: 0 });
+    const onlyNew = createVault(parseMasterKeys(next));
+    const source = await startParentKeySource({ pool: env.pool, vault: onlyNew, refreshMs: 60_000 });
+    try {
+      expect(source.current()?.reveal()).toBe(DEFAULT_PLATFORM_KEY);
+    } finally {
+      await source.close();
+    }
+  });
+});
