@@ -2,6 +2,8 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listSlotKeys, startKeyIssue, startKeyRevoke } from '../../src/client/key-slots.js';
 import { startRotation } from '../../src/client/start-rotation.js';
+import { scheduleTenantRotation } from '../../src/client/rotation-schedules.js';
+import { startLifecycle } from '../../src/client/start-lifecycle.js';
 import { InvalidInputError } from '../../src/domain/tenant-input.js';
 import { NoActiveKeyError } from '../../src/client/reveal-key.js';
 import { keyIssueStatusQuery, retryKeyIssueUpdate } from '../../workflows/key-slot-messages.js';
@@ -129,6 +131,36 @@ describe('keys per workload and environment (slots)', () => {
       .map((k) => k.id);
     expect(active.sort()).toEqual([defaultKey, result.keyId].sort());
     expect(active).not.toContain(oldKey);
+  });
+
+  it('schedules rotation per slot and closes a tenant with every slot revoked', async () => {
+    const { subaccountId } = await env.onboard('slots-close');
+    await issue('slots-close', 'worker');
+    const scheduled = await scheduleTenantRotation(
+      env.client,
+      { externalRef: 'slots-close', slot: 'worker' },
+      { every: '30d' },
+      env.taskQueue,
+    );
+    expect(scheduled.scheduleId).toBe('rotation:slots-close:worker');
+    const described = await env.client.schedule.getHandle(scheduled.scheduleId).describe();
+    expect(described.action).toMatchObject({ workflowType: 'rotateTenantKeyOnSchedule' });
+    await env.client.schedule.getHandle(scheduled.scheduleId).delete();
+    const closed = await startLifecycle(
+      env.client,
+      'close',
+      { externalRef: 'slots-close', reason: 'customer left', options: { pollInterval: '300ms' } },
+      { taskQueue: env.taskQueue },
+    );
+    await closed.result();
+    expect(keysOf(env, subaccountId).filter((k) => k.status === 'active')).toEqual([]);
+    const { rows } = await env.pool.query(
+      `SELECT slot, status FROM tenant_keys WHERE external_ref = 'slots-close' ORDER BY slot`,
+    );
+    expect(rows).toEqual([
+      { slot: 'default', status: 'revoked' },
+      { slot: 'worker', status: 'revoked' },
+    ]);
   });
 
   it('refuses bad input with one clear error and starts nothing', async () => {

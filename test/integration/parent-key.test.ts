@@ -59,6 +59,22 @@ describe('the parent platform key, sealed in our records', () => {
     expect(await rows()).toEqual(['current']);
   });
 
+  it('puts the parent key rotation on a Temporal Schedule whose action is the launcher', async () => {
+    const made = await runCli(['parent-key', 'schedule', '--every', '30d'], env.cliEnv);
+    expect(made.code, made.stderr).toBe(0);
+    const handle = env.client.schedule.getHandle('parent-key-rotation');
+    try {
+      const described = await handle.describe();
+      expect(described.action).toMatchObject({ workflowType: 'rotateParentKeyOnSchedule' });
+      expect(described.policies.overlap).toBe('SKIP');
+      const bad = await runCli(['parent-key', 'schedule', '--every', 'monthly'], env.cliEnv);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toMatch(/every: must be a duration/);
+    } finally {
+      await handle.delete();
+    }
+  });
+
   it('a process that missed a key switch recovers by itself on its first 401, with one retry', async () => {
     // A process with a cached key and no timely refresh: it misses the switch below.
     const source = await startParentKeySource({ pool: env.pool, vault: vault(), refreshMs: 3_600_000 });
