@@ -24,6 +24,8 @@ export interface ActivityDeps {
   rotation?: RotationOptions;
   /** Drift reconciliation settings (policies, timings, Temporal client); report-only defaults when absent. */
   drift?: DriftOptions;
+  /** Parent platform key rotation: where to make the new key's verification read (the platform base URL). */
+  parentKey?: { baseUrl: string };
 }
 
 /** Who to write into the audit log for the running activity. */

@@ -13,6 +13,8 @@ import { createCloseScheduleActivities } from './close-schedule.js';
 import { preflightInsideRun } from './onboarding-preflight.js';
 import { createImportActivities } from './import.js';
 import { createAdoptionActivities } from './adoption.js';
+import { createKeySlotActivities } from './key-slots.js';
+import { createParentKeyActivities } from './parent-key.js';
 
 export type { ActivityDeps } from './context.js';
 
@@ -32,6 +34,8 @@ export function createActivities(deps: ActivityDeps) {
     ...createCloseScheduleActivities(deps),
     ...createImportActivities(deps),
     ...createAdoptionActivities(deps),
+    ...createKeySlotActivities(deps),
+    ...createParentKeyActivities(deps),
   };
 }
 

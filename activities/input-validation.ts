@@ -11,6 +11,11 @@ import { codedFailure, FailureCode } from '../src/domain/failures.js';
 import { fundTenantInputSchema } from '../src/domain/top-up-input.js';
 import { autoTopUpSweepInputSchema } from '../src/domain/funding-policy-input.js';
 import { adoptTenantKeysInputSchema, importTenantInputSchema } from '../src/domain/import-input.js';
+import {
+  issueTenantKeyInputSchema,
+  revokeTenantKeyInputSchema,
+  rotateParentKeyInputSchema,
+} from '../src/domain/key-slot-input.js';
 
 /**
  * Workflow inputs are validated here, in a local activity, with the same zod schemas as the CLI,
@@ -28,6 +33,9 @@ export const WORKFLOW_INPUT_SCHEMAS = {
   autoTopUpSweep: autoTopUpSweepInputSchema,
   importTenant: importTenantInputSchema,
   adoptTenantKeys: adoptTenantKeysInputSchema,
+  issueTenantKey: issueTenantKeyInputSchema,
+  revokeTenantKey: revokeTenantKeyInputSchema,
+  rotateParentKey: rotateParentKeyInputSchema,
 } as const;
 export type WorkflowInputSchemaName = keyof typeof WORKFLOW_INPUT_SCHEMAS;
 export type ParsedWorkflowInput<K extends WorkflowInputSchemaName> = z.output<(typeof WORKFLOW_INPUT_SCHEMAS)[K]>;

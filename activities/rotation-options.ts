@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { createPlatformClient, type PlatformClient } from '../src/platform/index.js';
+import { createPlatformClient, type PlatformClient, type PlatformKeyProvider } from '../src/platform/index.js';
 
 /**
  * What rotation activities need beyond ActivityDeps, read from configuration by the entry point
@@ -67,7 +67,9 @@ export const rotationConfigSchema = z.object(rotationConfigShape);
 export type RotationConfig = z.infer<typeof rotationConfigSchema>;
 
 export function buildRotationOptions(
-  config: RotationConfig & { PLATFORM_BASE_URL: string; PLATFORM_API_KEY: string; PLATFORM_TIMEOUT_MS: number },
+  config: RotationConfig & { PLATFORM_BASE_URL: string; PLATFORM_TIMEOUT_MS: number },
+  /** The parent's platform key: our sealed records (a provider), or a fixed key. */
+  platformKey: PlatformKeyProvider | string,
 ): RotationOptions {
   const paths = {
     ...(config.ROTATION_ENV_VARS_GET_PATH ? { getEnvVars: config.ROTATION_ENV_VARS_GET_PATH } : {}),
@@ -89,7 +91,7 @@ export function buildRotationOptions(
       ? {
           envVarsPlatform: createPlatformClient({
             baseUrl: config.PLATFORM_BASE_URL,
-            platformKey: config.PLATFORM_API_KEY,
+            platformKey,
             timeoutMs: config.PLATFORM_TIMEOUT_MS,
             paths,
           }),

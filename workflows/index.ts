@@ -11,3 +11,7 @@ export { fundTenant } from './fund-tenant.js';
 export { autoTopUpSweep } from './auto-top-up-sweep.js';
 export { importTenant } from './import-tenant.js';
 export { adoptTenantKeys } from './adopt-tenant-keys.js';
+export { issueTenantKey } from './issue-tenant-key.js';
+export { revokeTenantKeySlot } from './revoke-tenant-key.js';
+export { rotateParentKey } from './rotate-parent-key.js';
+export { rotateParentKeyOnSchedule } from './rotate-parent-key-scheduled.js';

@@ -1,4 +1,4 @@
-import { createPlatformClient, type PlatformClient } from '../../src/platform/index.js';
+import { createPlatformClient, type PlatformClient, type PlatformKeyProvider } from '../../src/platform/index.js';
 import { MAX_REQUESTS_PER_ROTATION_ACTIVITY } from '../rotation-options.js';
 
 /**
@@ -22,7 +22,7 @@ function pacedFetch(requestsPerSecond: number, base: typeof fetch = globalThis.f
 /** The sub-account lister of drift checks: large pages asked for, paced (see above). */
 export function createDriftListClient(options: {
   baseUrl: string;
-  platformKey: string;
+  platformKey: PlatformKeyProvider | string;
   timeoutMs: number;
   requestsPerSecond: number;
 }): PlatformClient {

@@ -17,6 +17,7 @@ import { registerWebhookCommands } from './commands/webhooks.js';
 import { registerApprovalCommands, registerSafeOpsCommands } from './commands/safe-ops.js';
 import { setOperatorTokenFlag, withRuntime } from './run.js';
 import { registerImportCommands } from './commands/import.js';
+import { registerParentKeyCommands } from './commands/parent-key.js';
 
 const program = new Command('tenantctl')
   .description('Operate the tenant provisioning orchestrator')
@@ -126,7 +127,11 @@ secrets
         `webhook secrets: ${report.webhookSecrets.resealed} ${verb}, ` +
           `${report.webhookSecrets.current} already under ${keys.current.id}`,
       );
-      if (opts.check && report.tokens.resealed + report.webhookSecrets.resealed > 0) process.exitCode = 1;
+      console.log(
+        `parent keys: ${report.parentKeys.resealed} ${verb}, ${report.parentKeys.current} already under ${keys.current.id}`,
+      );
+      if (opts.check && report.tokens.resealed + report.webhookSecrets.resealed + report.parentKeys.resealed > 0)
+        process.exitCode = 1;
     }),
   );
 
@@ -142,6 +147,7 @@ registerDriftCommands(program);
 registerSafeOpsCommands(program);
 registerApprovalCommands(program);
 registerImportCommands(program);
+registerParentKeyCommands(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -4,6 +4,7 @@ import { findKeySecret } from '../db/key-secrets-store.js';
 import { withTransaction, type Pool } from '../db/pool.js';
 import { checkDecisionBy } from '../domain/operator-decisions.js';
 import { InvalidInputError } from '../domain/tenant-input.js';
+import { namedSlotSchema, SLOT_RULE } from '../domain/key-slot-input.js';
 import { findActiveKey } from '../db/tenant-keys-store.js';
 import { getTenant } from '../db/tenants-store.js';
 import { tenantTokenAad, type Vault } from '../secrets/vault.js';
@@ -29,7 +30,9 @@ export async function revealKey(
   },
 ): Promise<{ keyId: string; fingerprint: string; token: string }> {
   const by = checkDecisionBy({ operator: input.operator, reason: input.reason });
-  if (!by.ok) throw new InvalidInputError(by.problems);
+  const slot = namedSlotSchema.safeParse(input.slot);
+  const problems = [...(by.ok ? [] : by.problems), ...(slot.success ? [] : [`slot: must be ${SLOT_RULE}`])];
+  if (!by.ok || problems.length) throw new InvalidInputError(problems);
   const { operator, reason } = by.value;
   return withTransaction(deps.pool, async (tx) => {
     await getTenant(tx, input.externalRef);

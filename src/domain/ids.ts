@@ -80,3 +80,16 @@ export function fleetAdoptionScheduleId(slot: string): string {
 export function fleetAdoptionWorkflowId(slot: string): string {
   return `rotate-fleet:${slot}:adopt`;
 }
+/** One issue of a key per tenant slot at a time: a second start joins the running one. */
+export function keyIssueWorkflowId(externalRef: string, slot: string): string {
+  return `key:${externalRef}:${slot}`;
+}
+
+/** One revoke of a slot's key at a time (it may wait at the quiet gate). */
+export function keyRevokeWorkflowId(externalRef: string, slot: string): string {
+  return `key-revoke:${externalRef}:${slot}`;
+}
+
+/** The parent's own platform key: never two rotations at once, whoever starts it (schedule or operator). */
+export const PARENT_KEY_ROTATION_WORKFLOW_ID = 'rotate-parent-key';
+export const PARENT_KEY_ROTATION_SCHEDULE_ID = 'parent-key-rotation';

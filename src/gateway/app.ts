@@ -17,6 +17,7 @@ import type { GatewayOptions } from './options.js';
 import { registerTenantRoutes } from './tenant-routes.js';
 import { registerTransferRoutes } from './transfer-routes.js';
 import { registerFundingRoutes } from './funding-routes.js';
+import { registerKeySlotRoutes } from './key-slot-routes.js';
 import { registerWebhookReceiver } from './webhook-receiver.js';
 import { createSecretResolver } from '../secrets/webhook-secrets.js';
 import { createOperatorDirectory } from '../secrets/operators.js';
@@ -122,6 +123,13 @@ export function buildGatewayApp(deps: GatewayDeps): GatewayApp {
     client: deps.client,
     tokens: createTokenSet(options.apiTokens),
     operators: options.operators ?? createOperatorDirectory([]),
+  });
+  registerKeySlotRoutes(app, {
+    pool: deps.pool,
+    client: deps.client,
+    taskQueue: options.taskQueue,
+    tokens: createTokenSet(options.apiTokens),
+    publicUrl: options.publicUrl,
   });
   registerCodecRoutes(app, {
     codec: deps.codec,

@@ -39,6 +39,7 @@ export const GatewayErrorCode = {
   APPROVAL_EXPIRED: 'APPROVAL_EXPIRED',
   SELF_APPROVAL: 'SELF_APPROVAL',
   PREFLIGHT_FAILED: 'PREFLIGHT_FAILED',
+  KEY_NOT_FOUND: 'KEY_NOT_FOUND',
 } as const;
 export type GatewayErrorCode = (typeof GatewayErrorCode)[keyof typeof GatewayErrorCode];
 

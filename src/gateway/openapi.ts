@@ -344,6 +344,50 @@ export const openApiDocument = {
         },
       },
     },
+    '/v1/tenants/{externalRef}/keys': {
+      get: {
+        summary: "A tenant's keys by slot and generation (ids and fingerprints, never a secret)",
+        operationId: 'listTenantKeys',
+        security: [{ bearer: [] }],
+        parameters: [externalRefParam],
+        responses: {
+          '200': { description: 'The keys.', content: json(dataEnvelope({ type: 'object' })) },
+          ...authErrors,
+          '404': errorResponse('Unknown tenant (TENANT_NOT_FOUND).'),
+        },
+      },
+    },
+    '/v1/tenants/{externalRef}/keys/{slot}/{action}': {
+      post: {
+        summary: "Issue a slot's key (issueTenantKey), or revoke it through the quiet gate (revokeTenantKeySlot)",
+        operationId: 'tenantKeySlotAction',
+        security: [{ bearer: [] }],
+        parameters: [
+          externalRefParam,
+          {
+            name: 'slot',
+            in: 'path',
+            required: true,
+            schema: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]{0,31}$' },
+          },
+          { name: 'action', in: 'path', required: true, schema: { type: 'string', enum: ['issue', 'revoke'] } },
+        ],
+        requestBody: {
+          required: false,
+          content: json({
+            type: 'object',
+            description:
+              'issue: { operator?, options?: { keyLimitRetryInterval? } }; revoke: { force?, operator?, reason?, options?: { quietPeriod?, pollInterval?, quietDeadline?, overlapWindow? } } (force needs operator and reason)',
+          }),
+        },
+        responses: {
+          '202': { description: 'Started or joined.', content: json(dataEnvelope({ type: 'object' })) },
+          '400': errorResponse('Invalid slot or body; `fields` names them (INVALID_INPUT). Nothing was started.'),
+          ...authErrors,
+          '404': errorResponse('Unknown tenant (TENANT_NOT_FOUND), or no active key in the slot (KEY_NOT_FOUND).'),
+        },
+      },
+    },
     '/v1/tenants/{externalRef}/funding-policy': {
       put: {
         summary: "Set the tenant's auto top-up policy and spend caps",

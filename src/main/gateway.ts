@@ -12,7 +12,9 @@ import { loggerOf } from '../infra/log.js';
 import { createEncryptionCodec } from '../secrets/payload-codec.js';
 import { createVault } from '../secrets/vault.js';
 import { connectClient } from '../client/connection.js';
-import { dataConverterOf, masterKeysOf, platformClientOf } from './wiring/deps.js';
+import { dataConverterOf, masterKeysOf, startParentKeyOf } from './wiring/deps.js';
+import type { ParentKeySource } from '../secrets/parent-key-source.js';
+import { createPlatformClient } from '../platform/index.js';
 
 export interface RunningGateway {
   /** `http://host:port` it listens on. */
@@ -46,8 +48,11 @@ export async function startGateway(config: Config): Promise<RunningGateway> {
   let client: Client | undefined;
   let ops: FastifyInstance | undefined;
   let listening: FastifyInstance | undefined;
+  let parentKey: ParentKeySource | undefined;
   try {
     await assertSchemaCurrent(pool);
+    // The gateway reports the parent key it holds like every process, so a rotation waits for it too.
+    parentKey = await startParentKeyOf(config, pool, 'gateway', logger, false);
     client = await connectClient(config, dataConverterOf(config));
     const safeOps = safeOpsOf(config);
     const options = {
@@ -55,7 +60,16 @@ export async function startGateway(config: Config): Promise<RunningGateway> {
       operators: safeOps.operators,
       closeDelay: safeOps.closeDelay,
       approvals: { actions: safeOps.approvals, ttlMs: safeOps.approvalTtlMs },
-      ...(config.PLATFORM_BASE_URL && config.PLATFORM_API_KEY ? { preflightPlatform: platformClientOf(config) } : {}),
+      // The dry run's platform check uses the parent key this process holds (from our records).
+      ...(config.PLATFORM_BASE_URL && parentKey.current()
+        ? {
+            preflightPlatform: createPlatformClient({
+              baseUrl: config.PLATFORM_BASE_URL,
+              platformKey: parentKey,
+              timeoutMs: config.PLATFORM_TIMEOUT_MS,
+            }),
+          }
+        : {}),
     };
     const withOps = config.GATEWAY_OPS_PORT !== undefined;
     const { app, dispatcher, metrics } = buildGatewayApp({
@@ -86,6 +100,7 @@ export async function startGateway(config: Config): Promise<RunningGateway> {
         await opsListener?.close();
         await app.close();
         await connection.close();
+        await parentKey?.close();
         await pool.end();
       },
     };
@@ -93,6 +108,7 @@ export async function startGateway(config: Config): Promise<RunningGateway> {
     await ops?.close().catch(() => undefined);
     await listening?.close().catch(() => undefined);
     await client?.connection.close().catch(() => undefined);
+    await parentKey?.close().catch(() => undefined);
     await pool.end();
     throw error;
   }

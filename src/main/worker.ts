@@ -10,7 +10,7 @@ import { loggerOf } from '../infra/log.js';
 import { connectNative } from '../client/connection.js';
 import { createWorker } from './wiring/create-worker.js';
 import { workerRuntimeLogger, workerTelemetry } from './wiring/telemetry.js';
-import { buildActivityDeps, dataConverterOf, requireWorkerConfig } from './wiring/deps.js';
+import { buildActivityDeps, dataConverterOf, requireWorkerConfig, startParentKeyOf } from './wiring/deps.js';
 import { createPlatformActivityWorker } from './wiring/platform-worker.js';
 import { buildRotationOptions } from '../../activities/rotation-options.js';
 
@@ -47,7 +47,12 @@ export async function startWorker(config: Config): Promise<RunningWorker> {
     await pool.end();
     throw error;
   }
+  const parentKey = await startParentKeyOf(config, pool, 'worker', logger).catch(async (error: unknown) => {
+    await pool.end();
+    throw error;
+  });
   const { connection, namespace } = await connectNative(config).catch(async (error: unknown) => {
+    await parentKey.close();
     await pool.end();
     throw error;
   });
@@ -56,14 +61,15 @@ export async function startWorker(config: Config): Promise<RunningWorker> {
     temporal: new Client({ connection, namespace, ...(dataConverter ? { dataConverter } : {}) }),
     listPlatform: createDriftListClient({
       baseUrl: config.PLATFORM_BASE_URL,
-      platformKey: config.PLATFORM_API_KEY,
+      platformKey: parentKey,
       timeoutMs: config.PLATFORM_TIMEOUT_MS,
       requestsPerSecond: config.PLATFORM_RATE_LIMIT_PER_SECOND,
     }),
   });
   const activities = createActivities({
-    ...buildActivityDeps(config, pool, logger),
-    rotation: buildRotationOptions(config),
+    ...buildActivityDeps(config, pool, logger, parentKey),
+    rotation: buildRotationOptions(config, parentKey),
+    parentKey: { baseUrl: config.PLATFORM_BASE_URL },
     drift,
   });
   const worker = await createWorker({
@@ -94,6 +100,7 @@ export async function startWorker(config: Config): Promise<RunningWorker> {
     })
     .finally(async () => {
       await connection.close();
+      await parentKey.close();
       await pool.end();
     });
   return {

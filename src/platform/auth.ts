@@ -25,6 +25,27 @@ export interface ParentCredentials {
 
 export const SUBACCOUNT_HEADER = 'X-Service-Subaccount';
 
+/**
+ * Where a long-running process gets the parent's platform key: our sealed records, not a variable. `current()` is
+ * the cached credential (read on every call, so a switch takes effect on the next call); after a 401 answered to
+ * the platform key, the client asks `refreshAfterUnauthorized` once and retries the call with the credential it
+ * returns (undefined: the records hold nothing newer, the 401 stands).
+ */
+export interface PlatformKeyProvider {
+  current(): SecretToken | undefined;
+  refreshAfterUnauthorized(rejected: SecretToken): Promise<SecretToken | undefined>;
+}
+
+export function isPlatformKeyProvider(value: unknown): value is PlatformKeyProvider {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !(value instanceof SecretToken) &&
+    typeof (value as PlatformKeyProvider).current === 'function' &&
+    typeof (value as PlatformKeyProvider).refreshAfterUnauthorized === 'function'
+  );
+}
+
 export function credentialFromOption(
   value: SecretToken | string | undefined,
   expected: TokenPrefix,

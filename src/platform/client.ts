@@ -1,13 +1,13 @@
-import { credentialFromOption } from './auth.js';
+import { credentialFromOption, isPlatformKeyProvider, type PlatformKeyProvider } from './auth.js';
 import type { ClientContext } from './core.js';
-import { PlatformErrorCode, PlatformInputError } from './errors.js';
+import { PlatformDefiniteError, PlatformErrorCode, PlatformInputError } from './errors.js';
 import { keyMethods } from './keys.js';
 import { DEFAULT_PATHS, type PathOverrides } from './paths.js';
 import { defaultEnvVarsBody, projectMethods, type DeleteMethod } from './projects.js';
 import type { EnvVars } from './records.js';
-import type { SecretToken } from './secret-token.js';
+import { SecretToken } from './secret-token.js';
 import { subaccountMethods } from './subaccounts.js';
-import { createTransport } from './transport.js';
+import { createTransport, type Transport } from './transport.js';
 import type { PlatformClient } from './types.js';
 import { walletMethods } from './wallet.js';
 import { webhookMethods } from './webhooks.js';
@@ -15,8 +15,11 @@ import { webhookMethods } from './webhooks.js';
 export interface PlatformClientOptions {
   /** The platform's base address including the version prefix, e.g. `https://platform.example/api/v1`. */
   baseUrl: string;
-  /** Parent platform key (`svpk_`): control-plane calls and `{ kind: 'platform' }` resource calls. */
-  platformKey?: SecretToken | string;
+  /**
+   * Parent platform key (`svpk_`): control-plane calls and `{ kind: 'platform' }` resource calls. A provider (our
+   * sealed records) is read on every call, and asked once for a fresh credential when the platform answers 401.
+   */
+  platformKey?: SecretToken | string | PlatformKeyProvider;
   /**
    * Personal access token (`sv_`): registry webhooks, `{ kind: 'personal' }`, and control plane without a platform key.
    */
@@ -80,16 +83,43 @@ function baseUrlOf(value: string): URL {
   return url;
 }
 
+/**
+ * A 401 to a call made with the provider's platform key: the key may have been rotated under us (a process that
+ * missed the switch). Ask the records once and repeat the call with the fresh key. Safe for mutations too: a 401
+ * is refused before anything happens, and the repeat carries the same idempotency key.
+ */
+function retryOnceAfterUnauthorized(send: Transport, provider: PlatformKeyProvider): Transport {
+  return async (request) => {
+    try {
+      return await send(request);
+    } catch (error) {
+      if (!(error instanceof PlatformDefiniteError) || error.code !== PlatformErrorCode.UNAUTHENTICATED) throw error;
+      const used = /^Bearer (svpk_\S+)$/.exec(request.headers.Authorization ?? '')?.[1];
+      if (used === undefined) throw error;
+      const fresh = await provider.refreshAfterUnauthorized(SecretToken.from(used));
+      if (fresh === undefined || fresh.reveal() === used) throw error;
+      return send({ ...request, headers: { ...request.headers, Authorization: `Bearer ${fresh.reveal()}` } });
+    }
+  };
+}
+
 export function createPlatformClient(options: PlatformClientOptions): PlatformClient {
+  const provider = isPlatformKeyProvider(options.platformKey) ? options.platformKey : undefined;
+  const fixedKey = provider
+    ? undefined
+    : credentialFromOption(options.platformKey as SecretToken | string | undefined, 'svpk_', 'platformKey');
+  const send = createTransport({
+    baseUrl: baseUrlOf(options.baseUrl),
+    fetch: options.fetch ?? globalThis.fetch,
+    timeoutMs: positiveInteger(options.timeoutMs, DEFAULT_TIMEOUT_MS, 'timeoutMs'),
+    userAgent: options.userAgent ?? DEFAULT_USER_AGENT,
+  });
   const ctx: ClientContext = {
-    send: createTransport({
-      baseUrl: baseUrlOf(options.baseUrl),
-      fetch: options.fetch ?? globalThis.fetch,
-      timeoutMs: positiveInteger(options.timeoutMs, DEFAULT_TIMEOUT_MS, 'timeoutMs'),
-      userAgent: options.userAgent ?? DEFAULT_USER_AGENT,
-    }),
+    send: provider ? retryOnceAfterUnauthorized(send, provider) : send,
     credentials: {
-      platformKey: credentialFromOption(options.platformKey, 'svpk_', 'platformKey'),
+      get platformKey() {
+        return provider ? provider.current() : fixedKey;
+      },
       personalToken: credentialFromOption(options.personalToken, 'sv_', 'personalToken'),
     },
     paths: { ...DEFAULT_PATHS, ...options.paths },

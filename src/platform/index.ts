@@ -2,7 +2,8 @@
 export { createPlatformClient, DEFAULT_MAX_PAGES, DEFAULT_TIMEOUT_MS, type PlatformClientOptions } from './client.js';
 export type * from './types.js';
 export type { CallOptions, PageToken } from './core.js';
-export type { ResourceAuth } from './auth.js';
+export type { PlatformKeyProvider, ResourceAuth } from './auth.js';
+export { isPlatformKeyProvider } from './auth.js';
 export { SUBACCOUNT_HEADER } from './auth.js';
 export type {
   ApiKeyRecord,

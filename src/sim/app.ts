@@ -50,6 +50,13 @@ export function buildSimulatorApp(options: SimulatorAppOptions = {}): SimulatorA
     sendError(reply, 404, SimErrorCode.RouteNotFound, `No route for ${request.method} ${request.url.split('?')[0]}.`);
   });
   app.addHook('onRequest', (request, reply) => applyTraffic(runtime, request, reply));
+  app.addHook('onResponse', (request, reply, done) => {
+    if (reply.statusCode === 401 && request.url.startsWith(`${API_PREFIX}/`)) {
+      const bearer = /^Bearer +(\S+)/i.exec(request.headers.authorization ?? '')?.[1];
+      runtime.traffic.countUnauthorized(/^(svpk_|svsk_|sv_)/.exec(bearer ?? '')?.[1] ?? 'none');
+    }
+    done();
+  });
   if (runtime.choices.fieldCase === 'snake') installSnakeCase(app, API_PREFIX);
 
   void app.register(

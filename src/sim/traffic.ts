@@ -6,6 +6,7 @@ export class TrafficMeter {
   #total = 0;
   #rateLimited = 0;
   #faulted = 0;
+  #unauthorized = new Map<string, number>();
   #byRoute = new Map<string, number>();
   #window: number[] = [];
   #peak = 0;
@@ -26,11 +27,19 @@ export class TrafficMeter {
     this.#faulted += 1;
   }
 
+  /** A 401 answered to an API call, keyed by the bearer's prefix (`svpk_`, `svsk_`, `sv_`, `none`). */
+  countUnauthorized(prefix: string): void {
+    this.#unauthorized.set(prefix, (this.#unauthorized.get(prefix) ?? 0) + 1);
+  }
+
   snapshot(): TrafficStats {
     return {
       requestsTotal: this.#total,
       rateLimitedTotal: this.#rateLimited,
       faultsInjectedTotal: this.#faulted,
+      unauthorizedByPrefix: Object.fromEntries(
+        [...this.#unauthorized.entries()].sort(([a], [b]) => a.localeCompare(b)),
+      ),
       byRoute: Object.fromEntries([...this.#byRoute.entries()].sort(([a], [b]) => a.localeCompare(b))),
       peakRequestsPerSecond: this.#peak,
     };
@@ -41,6 +50,8 @@ export interface TrafficStats {
   requestsTotal: number;
   rateLimitedTotal: number;
   faultsInjectedTotal: number;
+  /** 401 answers to API calls, by the prefix of the bearer token that was refused. */
+  unauthorizedByPrefix: Record<string, number>;
   /** Keyed `METHOD /route/template` relative to /api/v1 (`unmatched` for unknown routes). */
   byRoute: Record<string, number>;
   /** Most API requests that arrived within any sliding 1-second window. */

@@ -10,7 +10,13 @@ export interface CliResult {
 }
 
 /** Runs `tenantctl` as a user would, in a clean environment plus `env` (no dev-stack defaults). */
-export function runCli(args: string[], env: Record<string, string> = {}, timeoutMs = 60_000): Promise<CliResult> {
+export function runCli(
+  args: string[],
+  env: Record<string, string> = {},
+  timeoutMs = 60_000,
+  /** Written to the command's stdin (then closed); absent: no stdin. */
+  stdin?: string,
+): Promise<CliResult> {
   return runProcess(process.execPath, [TENANTCTL, ...args], {
     env: {
       PATH: process.env.PATH ?? '',
@@ -19,6 +25,7 @@ export function runCli(args: string[], env: Record<string, string> = {}, timeout
       ...env,
     },
     timeoutMs,
+    ...(stdin === undefined ? {} : { stdin }),
   });
 }
 
@@ -26,18 +33,19 @@ export function runCli(args: string[], env: Record<string, string> = {}, timeout
 export function runProcess(
   command: string,
   args: string[],
-  options: { env: Record<string, string>; cwd?: string; timeoutMs: number },
+  options: { env: Record<string, string>; cwd?: string; timeoutMs: number; stdin?: string },
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, {
       env: options.env,
       ...(options.cwd ? { cwd: options.cwd } : {}),
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
+    if (options.stdin !== undefined) child.stdin!.end(options.stdin);
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs);
     child.on('error', reject);
     child.on('close', (code) => {

@@ -11,24 +11,31 @@ import { printJson, withRuntime } from '../run.js';
  * budget holds while a plan runs beside rotations, drift checks and imports.
  */
 async function planOf(runtime: CliRuntime, mapFile: string | undefined): Promise<ImportPlan> {
-  const [{ ConfigError }, { createDriftListClient }, { buildImportPlan }, { loadRefMap }] = await Promise.all([
-    import('../../config.js'),
-    import('../../../activities/drift/paced-fetch.js'),
-    import('../../client/import-plan.js'),
-    import('../../client/import-map.js'),
-  ]);
+  const [{ ConfigError }, { createDriftListClient }, { buildImportPlan }, { loadRefMap }, { startParentKeyOf }] =
+    await Promise.all([
+      import('../../config.js'),
+      import('../../../activities/drift/paced-fetch.js'),
+      import('../../client/import-plan.js'),
+      import('../../client/import-map.js'),
+      import('../../main/wiring/deps.js'),
+    ]);
   // The mapping file is checked before any platform call or connection.
   const map = mapFile ? await loadRefMap(mapFile) : undefined;
-  const { PLATFORM_BASE_URL, PLATFORM_API_KEY, PLATFORM_TIMEOUT_MS, PLATFORM_RATE_LIMIT_PER_SECOND } = runtime.config;
-  if (!PLATFORM_BASE_URL || !PLATFORM_API_KEY)
-    throw new ConfigError(['PLATFORM_BASE_URL and PLATFORM_API_KEY: are required to list sub-accounts']);
-  const platform = createDriftListClient({
-    baseUrl: PLATFORM_BASE_URL,
-    platformKey: PLATFORM_API_KEY,
-    timeoutMs: PLATFORM_TIMEOUT_MS,
-    requestsPerSecond: PLATFORM_RATE_LIMIT_PER_SECOND,
-  });
-  return buildImportPlan({ platform, db: runtime.pool() }, map ? { map } : {});
+  const { PLATFORM_BASE_URL, PLATFORM_TIMEOUT_MS, PLATFORM_RATE_LIMIT_PER_SECOND } = runtime.config;
+  if (!PLATFORM_BASE_URL) throw new ConfigError(['PLATFORM_BASE_URL: is required to list sub-accounts']);
+  // The parent key from our records (PLATFORM_API_KEY only bootstraps them), refreshed on a 401.
+  const parentKey = await startParentKeyOf(runtime.config, runtime.pool(), 'cli');
+  try {
+    const platform = createDriftListClient({
+      baseUrl: PLATFORM_BASE_URL,
+      platformKey: parentKey,
+      timeoutMs: PLATFORM_TIMEOUT_MS,
+      requestsPerSecond: PLATFORM_RATE_LIMIT_PER_SECOND,
+    });
+    return await buildImportPlan({ platform, db: runtime.pool() }, map ? { map } : {});
+  } finally {
+    await parentKey.close();
+  }
 }
 
 function rowLine(row: PlanRow): string {

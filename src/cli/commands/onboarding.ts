@@ -30,14 +30,15 @@ export function registerOnboardingCommands(program: Command): void {
             ...(opts.funding !== undefined ? { fundingMicroUsd: opts.funding } : {}),
           };
           if (opts.dryRun) {
-            const [{ dryRunOnboarding }, { platformClientOf }] = await Promise.all([
+            const [{ dryRunOnboarding }, { cliPlatformClientOf }] = await Promise.all([
               import('../../client/onboarding-preflight.js'),
               import('../../main/wiring/deps.js'),
             ]);
+            const { platform, close } = await cliPlatformClientOf(runtime.config, runtime.pool());
             const report = await dryRunOnboarding(
-              { pool: runtime.pool(), client: await runtime.client(), platform: platformClientOf(runtime.config) },
+              { pool: runtime.pool(), client: await runtime.client(), platform },
               input,
-            );
+            ).finally(close);
             if (opts.json) printJson(report);
             else {
               for (const c of report.checks) console.log(`${c.ok ? 'ok  ' : 'FAIL'} ${c.check}: ${c.detail}`);

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { TenantStatusView } from '../../client/tenant-status.js';
 import { printJson, withRuntime } from '../run.js';
+import { registerKeySlotCommands } from './key-slots.js';
 
 async function printStatus(view: TenantStatusView): Promise<void> {
   const [{ formatRotationSection }, { formatLastRun }] = await Promise.all([
@@ -133,4 +134,5 @@ export function registerTenantCommands(program: Command): void {
         else process.stdout.write(`${revealed.token}\n`);
       }),
     );
+  registerKeySlotCommands(key);
 }

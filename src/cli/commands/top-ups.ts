@@ -138,20 +138,13 @@ export function registerTopUpCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (externalRef: string, opts: { json?: boolean }) =>
       withRuntime(async (runtime) => {
-        const [{ compareWallet }, { createPlatformClient }, { ConfigError }] = await Promise.all([
+        const [{ compareWallet }, { cliPlatformClientOf }] = await Promise.all([
           import('../../client/transfer-ledger.js'),
-          import('../../platform/index.js'),
-          import('../../config.js'),
+          import('../../main/wiring/deps.js'),
         ]);
-        const { PLATFORM_BASE_URL, PLATFORM_API_KEY, PLATFORM_TIMEOUT_MS } = runtime.config;
-        if (!PLATFORM_BASE_URL || !PLATFORM_API_KEY)
-          throw new ConfigError(['PLATFORM_BASE_URL and PLATFORM_API_KEY: are required to read a wallet']);
-        const platform = createPlatformClient({
-          baseUrl: PLATFORM_BASE_URL,
-          platformKey: PLATFORM_API_KEY,
-          timeoutMs: PLATFORM_TIMEOUT_MS,
-        });
-        const view = await compareWallet({ pool: runtime.pool(), platform }, externalRef);
+        // The parent key comes from our records (PLATFORM_API_KEY only bootstraps them).
+        const { platform, close } = await cliPlatformClientOf(runtime.config, runtime.pool());
+        const view = await compareWallet({ pool: runtime.pool(), platform }, externalRef).finally(close);
         if (opts.json) return printJson(view);
         console.log(
           `wallet of ${externalRef} (${view.subaccountId}): ${view.balanceMicroUsd ?? 'balance not shown'} micro-USD`,

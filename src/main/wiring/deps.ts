@@ -4,24 +4,22 @@ import type { Config } from '../../config.js';
 import { ConfigError } from '../../config.js';
 import { createLogger, type Logger } from '../../infra/log.js';
 import type { Pool } from '../../db/pool.js';
-import { createPlatformClient } from '../../platform/index.js';
+import { createPlatformClient, type PlatformClient, type PlatformKeyProvider } from '../../platform/index.js';
 import { parseMasterKeys, type MasterKeyRing } from '../../secrets/master-keys.js';
 import { createDataConverter } from '../../secrets/payload-codec.js';
 import { createVault } from '../../secrets/vault.js';
+import { NoParentKeyError, startParentKeySource, type ParentKeySource } from '../../secrets/parent-key-source.js';
 
 /** What the worker cannot run without; every missing piece is reported at once. */
 export function requireWorkerConfig(config: Config): asserts config is Config & {
   DATABASE_URL: string;
   PLATFORM_BASE_URL: string;
-  PLATFORM_API_KEY: string;
   SECRETS_KEYS: string;
 } {
   const problems: string[] = [];
   if (!config.DATABASE_URL) problems.push('DATABASE_URL: is required for the worker');
   if (!config.PLATFORM_BASE_URL)
     problems.push('PLATFORM_BASE_URL: is required for the worker (the platform API base ending in /api/v1)');
-  if (!config.PLATFORM_API_KEY)
-    problems.push('PLATFORM_API_KEY: is required for the worker (the parent platform key, svpk_...)');
   if (!config.SECRETS_KEYS)
     problems.push(
       'SECRETS_KEYS: is required for the worker (tenant key secrets are sealed with ' +
@@ -44,32 +42,77 @@ export function dataConverterOf(config: Pick<Config, 'SECRETS_KEYS' | 'PAYLOAD_C
 }
 
 /** A platform client from the configuration (tenantctl's and the gateway's read-only preflight). */
-export function platformClientOf(config: Config) {
-  const problems: string[] = [];
-  if (!config.PLATFORM_BASE_URL) problems.push('PLATFORM_BASE_URL: is required to ask the platform');
-  if (!config.PLATFORM_API_KEY) problems.push('PLATFORM_API_KEY: is required to ask the platform');
-  if (problems.length) throw new ConfigError(problems);
-  return createPlatformClient({
-    baseUrl: config.PLATFORM_BASE_URL!,
-    platformKey: config.PLATFORM_API_KEY!,
-    timeoutMs: config.PLATFORM_TIMEOUT_MS,
-  });
-}
-
 export function buildActivityDeps(
-  config: Config & { PLATFORM_BASE_URL: string; PLATFORM_API_KEY: string; SECRETS_KEYS: string },
+  config: Config & { PLATFORM_BASE_URL: string; SECRETS_KEYS: string },
   pool: Pool,
   logger: Logger = createLogger({ level: config.LOG_LEVEL }),
+  /** The parent's platform key as read from our records (parent-key-source.ts). */
+  platformKey: PlatformKeyProvider | string,
 ): ActivityDeps {
   return {
     pool,
     platform: createPlatformClient({
       baseUrl: config.PLATFORM_BASE_URL,
-      platformKey: config.PLATFORM_API_KEY,
+      platformKey,
       timeoutMs: config.PLATFORM_TIMEOUT_MS,
     }),
     vault: createVault(parseMasterKeys(config.SECRETS_KEYS)),
     logger,
     lifecycle: { resumeBalanceFloorMicroUsd: config.RESUME_BALANCE_FLOOR_MICRO_USD },
+  };
+}
+
+/**
+ * The parent's platform key of a long-running process (worker, gateway): read from our sealed records, imported
+ * from PLATFORM_API_KEY on first start, refreshed every PARENT_KEY_REFRESH_MS and at once on a 401, and reported
+ * as this process's credential (a parent key rotation waits for every live process to switch).
+ */
+export async function startParentKeyOf(
+  config: Config,
+  pool: Pool,
+  kind: 'worker' | 'gateway' | 'cli',
+  logger?: Logger,
+  /** The worker cannot run without a key; the gateway only reports which one it holds. */
+  required = true,
+): Promise<ParentKeySource> {
+  const keys = masterKeysOf(config);
+  if (!keys) throw new ConfigError(['SECRETS_KEYS: is required (the parent platform key is sealed with it)']);
+  const source = await startParentKeySource({
+    pool,
+    vault: createVault(keys),
+    refreshMs: config.PARENT_KEY_REFRESH_MS,
+    bootstrap: config.PLATFORM_API_KEY,
+    ...(kind === 'cli' ? {} : { report: { kind } }),
+    onError: (error) => logger?.warn({ err: error }, 'parent key refresh failed; keeping the cached key'),
+  });
+  if (required && !source.current()) {
+    await source.close();
+    throw new NoParentKeyError(
+      'no parent platform key in our records: set PLATFORM_API_KEY (imported on first start) or run `tenantctl parent-key import`',
+    );
+  }
+  return source;
+}
+
+/**
+ * The platform client of a one-shot CLI command: the parent key from our records (PLATFORM_API_KEY imported when
+ * none is there yet), refreshed on a 401 like every process. `close()` when done.
+ */
+export async function cliPlatformClientOf(
+  config: Config,
+  pool: Pool,
+): Promise<{ platform: PlatformClient; close(): Promise<void> }> {
+  const problems: string[] = [];
+  if (!config.PLATFORM_BASE_URL) problems.push('PLATFORM_BASE_URL: is required to call the platform');
+  if (!masterKeysOf(config)) problems.push('SECRETS_KEYS: is required (the parent platform key is sealed with it)');
+  if (problems.length) throw new ConfigError(problems);
+  const source = await startParentKeyOf(config, pool, 'cli');
+  return {
+    platform: createPlatformClient({
+      baseUrl: config.PLATFORM_BASE_URL!,
+      platformKey: source,
+      timeoutMs: config.PLATFORM_TIMEOUT_MS,
+    }),
+    close: () => source.close(),
   };
 }

@@ -1,0 +1,115 @@
+import { WorkflowExecutionAlreadyStartedError, type Client, type WorkflowHandle } from '@temporalio/client';
+import { TypedSearchAttributes } from '@temporalio/common';
+import type { Pool } from '../db/pool.js';
+import { findActiveKey, listKeyRecords } from '../db/tenant-keys-store.js';
+import { NoActiveKeyError } from './reveal-key.js';
+import { getTenant } from '../db/tenants-store.js';
+import { keyIssueWorkflowId, keyRevokeWorkflowId } from '../domain/ids.js';
+import {
+  issueTenantKeyInputSchema,
+  revokeTenantKeyInputSchema,
+  type IssueTenantKeyInput,
+  type RevokeTenantKeyInput,
+} from '../domain/key-slot-input.js';
+import { tenantExternalRefKey } from '../domain/search-attributes.js';
+import { parseInput } from '../domain/tenant-input.js';
+import type { issueTenantKey } from '../../workflows/issue-tenant-key.js';
+import type { revokeTenantKeySlot } from '../../workflows/revoke-tenant-key.js';
+
+/**
+ * Keys per workload and environment, for the signup backend (TypeScript), the gateway's /v1 routes and tenantctl:
+ * issue a slot's key, revoke it through the quiet gate, list a tenant's slots. Input is checked and the tenant
+ * looked up before anything starts: a bad slot or an unknown tenant starts no run.
+ */
+export type KeyIssueHandle = WorkflowHandle<typeof issueTenantKey> & { started: boolean };
+export type KeyRevokeHandle = WorkflowHandle<typeof revokeTenantKeySlot> & { started: boolean };
+
+async function startOrJoin<W extends typeof issueTenantKey | typeof revokeTenantKeySlot>(
+  client: Client,
+  type: string,
+  workflowId: string,
+  input: unknown,
+  externalRef: string,
+  taskQueue: string,
+): Promise<WorkflowHandle<W> & { started: boolean }> {
+  try {
+    const handle = await client.workflow.start<W>(type, {
+      taskQueue,
+      workflowId,
+      args: [input] as Parameters<W>,
+      workflowIdConflictPolicy: 'FAIL',
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+      typedSearchAttributes: new TypedSearchAttributes([{ key: tenantExternalRefKey, value: externalRef }]),
+    });
+    return Object.assign(handle, { started: true });
+  } catch (error) {
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+  }
+  return Object.assign(client.workflow.getHandle<W>(workflowId), { started: false });
+}
+
+/** Issues the slot's key (a second call while one runs joins it; for a slot with a key, returns that key). */
+export async function startKeyIssue(
+  deps: { client: Client; pool: Pool },
+  rawInput: IssueTenantKeyInput | unknown,
+  options: { taskQueue: string },
+): Promise<KeyIssueHandle> {
+  const input = parseInput(issueTenantKeyInputSchema, rawInput);
+  await getTenant(deps.pool, input.externalRef);
+  return startOrJoin<typeof issueTenantKey>(
+    deps.client,
+    'issueTenantKey',
+    keyIssueWorkflowId(input.externalRef, input.slot),
+    input,
+    input.externalRef,
+    options.taskQueue,
+  );
+}
+
+/** Revokes the slot's key once the platform shows it quiet, or at once with `force` (operator and reason). */
+export async function startKeyRevoke(
+  deps: { client: Client; pool: Pool },
+  rawInput: RevokeTenantKeyInput | unknown,
+  options: { taskQueue: string },
+): Promise<KeyRevokeHandle> {
+  const input = parseInput(revokeTenantKeyInputSchema, rawInput);
+  await getTenant(deps.pool, input.externalRef);
+  // A slot with no active key starts no run (it could only fail).
+  if (!(await findActiveKey(deps.pool, input.externalRef, input.slot)))
+    throw new NoActiveKeyError(`tenant ${input.externalRef} has no active key in slot ${input.slot}`);
+  return startOrJoin<typeof revokeTenantKeySlot>(
+    deps.client,
+    'revokeTenantKeySlot',
+    keyRevokeWorkflowId(input.externalRef, input.slot),
+    input,
+    input.externalRef,
+    options.taskQueue,
+  );
+}
+
+export interface SlotKeyView {
+  slot: string;
+  generation: number;
+  status: string;
+  keyId: string | null;
+  fingerprint: string | null;
+  verified: boolean;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+/** A tenant's keys by slot and generation (never a secret). */
+export async function listSlotKeys(pool: Pool, externalRef: string): Promise<SlotKeyView[]> {
+  await getTenant(pool, externalRef);
+  const rows = await listKeyRecords(pool, externalRef);
+  return rows.map((r) => ({
+    slot: r.slot,
+    generation: r.generation,
+    status: r.status,
+    keyId: r.platformKeyId,
+    fingerprint: r.fingerprint,
+    verified: r.verifiedAt !== null,
+    createdAt: r.createdAt.toISOString(),
+    revokedAt: r.revokedAt?.toISOString() ?? null,
+  }));
+}

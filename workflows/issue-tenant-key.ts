@@ -1,0 +1,129 @@
+/**
+ * issueTenantKey — why: a tenant may keep a key per workload and environment (contract, authentication rule 7).
+ * Each slot is issued like onboarding's `default` key: created with a name that finds a lost response, sealed the
+ * moment it arrives, verified with one call, recorded. At the active-key limit the run waits (the same actionable
+ * state as rotation: `retryKeyCreate` after revoking an unused key, or `abortKeyIssue`), retrying on a timer.
+ *
+ *   validate ─► slot has an active key? ─yes─► done (one key per slot, however often asked)
+ *                      │no
+ *                      └─► create+seal ─► key_limit? ─► wait (retry / abort / timer) ─► create+seal
+ *                                      └─► verify ─► issued
+ */
+import { condition, proxyLocalActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import type { Activities } from '../activities/index.js';
+import { codedFailure, FailureCode } from '../src/domain/failures.js';
+import { keyIssueWorkflowId } from '../src/domain/ids.js';
+import type { IssueTenantKeyInput } from '../src/domain/key-slot-input.js';
+import { checkDecisionBy, type DecisionAnswer } from '../src/domain/operator-decisions.js';
+import { tenantExternalRefKey } from '../src/domain/search-attributes.js';
+import { databaseStep } from './activity-policies.js';
+import { accepted, refuseUnlessApplicable } from './decisions.js';
+import {
+  abortKeyIssueUpdate,
+  keyIssueStatusQuery,
+  retryKeyIssueUpdate,
+  type KeyIssueStatus,
+} from './key-slot-messages.js';
+import { msOf, validateWorkflowInput } from './validate-input.js';
+
+const steps = proxyLocalActivities<Activities>(databaseStep);
+
+export interface IssueTenantKeyResult {
+  externalRef: string;
+  slot: string;
+  outcome: 'issued' | 'existing';
+  generation: number;
+  keyId: string;
+  fingerprint: string;
+}
+
+const DEFAULT_KEY_LIMIT_RETRY = '10m';
+
+export async function issueTenantKey(rawInput: IssueTenantKeyInput): Promise<IssueTenantKeyResult> {
+  const input = await validateWorkflowInput('issueTenantKey', rawInput, (i) =>
+    keyIssueWorkflowId(i.externalRef, i.slot),
+  );
+  upsertSearchAttributes([{ key: tenantExternalRefKey, value: input.externalRef }]);
+  const status: KeyIssueStatus = {
+    externalRef: input.externalRef,
+    slot: input.slot,
+    stage: 'starting',
+    generation: null,
+    keyId: null,
+    fingerprint: null,
+    activeKeys: [],
+    notes: [],
+  };
+  let retry = false;
+  let abortBy: { operator: string; reason: string } | null = null;
+  setHandler(keyIssueStatusQuery, () => status);
+  const answer = (effect: string): DecisionAnswer => ({ stage: status.stage, effect });
+  const atLimit = () =>
+    status.stage === 'key_limit' ? null : `not applicable at stage ${status.stage} (only at key_limit)`;
+  setHandler(
+    retryKeyIssueUpdate,
+    (raw) => {
+      accepted(checkDecisionBy(raw));
+      retry = true;
+      return answer('the key create is tried again now');
+    },
+    { validator: (raw) => (accepted(checkDecisionBy(raw)), refuseUnlessApplicable(atLimit())) },
+  );
+  setHandler(
+    abortKeyIssueUpdate,
+    (raw) => {
+      abortBy = accepted(checkDecisionBy(raw));
+      return answer('the issue is given up; nothing was created');
+    },
+    { validator: (raw) => (accepted(checkDecisionBy(raw)), refuseUnlessApplicable(atLimit())) },
+  );
+
+  const begun = await steps.beginSlotKeyIssue({ externalRef: input.externalRef, slot: input.slot });
+  if (begun.state === 'exists') {
+    Object.assign(status, {
+      stage: 'existing',
+      generation: begun.generation,
+      keyId: begun.keyId,
+      fingerprint: begun.fingerprint,
+    });
+    return { externalRef: input.externalRef, slot: input.slot, outcome: 'existing', ...pick(begun) };
+  }
+  status.generation = begun.generation;
+  const keyRef = { externalRef: input.externalRef, slot: input.slot, generation: begun.generation };
+  const retryMs = msOf(input.options?.keyLimitRetryInterval ?? DEFAULT_KEY_LIMIT_RETRY);
+  for (;;) {
+    status.stage = 'creating_key';
+    const issued = await steps.issueTenantKey({ ...keyRef, subaccountId: begun.subaccountId });
+    if (issued.state === 'issued') {
+      Object.assign(status, { keyId: issued.keyId, fingerprint: issued.fingerprint });
+      break;
+    }
+    Object.assign(status, { stage: 'key_limit', activeKeys: issued.activeKeys });
+    retry = false;
+    await condition(() => retry || abortBy !== null, retryMs);
+    if (abortBy) {
+      const by: { operator: string; reason: string } = abortBy;
+      await steps.abandonSlotKeyIssue({ ...keyRef, actor: `operator:${by.operator}`, reason: by.reason });
+      status.stage = 'aborted';
+      throw codedFailure(
+        FailureCode.API_KEY_LIMIT_REACHED,
+        `issue of slot ${input.slot} for ${input.externalRef} aborted at the active-key limit by ${by.operator}: ${by.reason}`,
+      );
+    }
+  }
+  status.stage = 'verifying';
+  await steps.verifyTenantKey(keyRef);
+  status.stage = 'issued';
+  return {
+    externalRef: input.externalRef,
+    slot: input.slot,
+    outcome: 'issued',
+    generation: begun.generation,
+    keyId: status.keyId!,
+    fingerprint: status.fingerprint!,
+  };
+}
+
+function pick(found: { generation: number; keyId: string; fingerprint: string }) {
+  return { generation: found.generation, keyId: found.keyId, fingerprint: found.fingerprint };
+}
