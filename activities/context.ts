@@ -24,6 +24,16 @@ export interface ActivityDeps {
   rotation?: RotationOptions;
   /** Drift reconciliation settings (policies, timings, Temporal client); report-only defaults when absent. */
   drift?: DriftOptions;
+  /** Event delivery settings; defaults apply when absent. */
+  events?: EventOptions;
+}
+
+/** Event delivery and alert settings. */
+export interface EventOptions {
+  /** One delivery request's timeout (default 10 s). */
+  requestTimeoutMs?: number;
+  /** wallet.low_balance below this many micro-USD when a tenant has no threshold of its own (unset: no default). */
+  lowBalanceMicroUsd?: string;
 }
 
 /** Who to write into the audit log for the running activity. */

@@ -9,6 +9,7 @@ import { createTenantActivities } from './tenants.js';
 import { createTopUpActivities } from './top-ups.js';
 import { createAutoTopUpActivities } from './auto-top-up.js';
 import { createWalletActivities } from './wallet.js';
+import { createEventActivities } from './events.js';
 
 export type { ActivityDeps } from './context.js';
 
@@ -25,6 +26,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createRotationActivities(deps),
     ...createRegistryActivities(deps),
     ...createDriftActivities(deps),
+    ...createEventActivities(deps),
   };
 }
 

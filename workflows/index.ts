@@ -9,3 +9,5 @@ export { closeTenant } from './close-tenant.js';
 export { reconcileFleet } from './reconcile-fleet.js';
 export { fundTenant } from './fund-tenant.js';
 export { autoTopUpSweep } from './auto-top-up-sweep.js';
+export { dispatchEvents } from './dispatch-events.js';
+export { deliverEventStream } from './deliver-event-stream.js';

@@ -66,3 +66,13 @@ export const AUTO_TOP_UP_SCHEDULE_ID = 'auto-top-up';
 export function autoTopUpSweepWorkflowId(): string {
   return 'auto-top-up-sweep';
 }
+
+/** The event dispatcher: one per task queue (each queue has its own database in tests and deployments). */
+export function eventDispatcherWorkflowId(taskQueue: string): string {
+  return `event-dispatcher:${taskQueue}`;
+}
+
+/** One delivery stream per subscription and tenant (or the parent-wide stream ''), delivered in order. */
+export function eventStreamWorkflowId(subscriptionId: string, stream: string): string {
+  return `event-stream:${subscriptionId}:${stream || '-'}`;
+}
