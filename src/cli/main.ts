@@ -14,6 +14,7 @@ import { registerTenantCommands } from './commands/tenants.js';
 import { registerTopUpCommands } from './commands/top-ups.js';
 import { registerFundingCommands } from './commands/funding.js';
 import { registerWebhookCommands } from './commands/webhooks.js';
+import { registerEventCommands } from './commands/events.js';
 import { withRuntime } from './run.js';
 
 const program = new Command('tenantctl')
@@ -130,6 +131,7 @@ registerRotationCommands(program);
 registerGatewayCommands(program);
 registerWebhookCommands(program);
 registerDriftCommands(program);
+registerEventCommands(program);
 
 try {
   await program.parseAsync(process.argv);

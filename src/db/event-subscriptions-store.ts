@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { InvalidInputError } from '../domain/tenant-input.js';
 import type { Queryable } from './pool.js';
 
 /** Event subscriptions and their sealed signing secrets (never a plaintext secret in a row). */
@@ -29,10 +30,13 @@ const COLUMNS = `s.id, s.url, s.types, s.label, s.status, s.created_by AS "creat
   (SELECT count(*)::int FROM event_subscription_secrets x WHERE x.subscription_id = s.id
      AND (x.expires_at IS NULL OR x.expires_at > now())) AS "signingSecrets"`;
 
-export class DuplicateSubscriptionError extends Error {
+/** A bad input like any other (one clear error, nothing written): the same URL and types are live already. */
+export class DuplicateSubscriptionError extends InvalidInputError {
   override name = 'DuplicateSubscriptionError';
   constructor(readonly existingId: string) {
-    super(`url and types: a live subscription ${existingId} already has this URL and these types`);
+    super([
+      `url: subscription ${existingId} already sends these types to this URL (delete it first, or change the types)`,
+    ]);
   }
 }
 

@@ -133,3 +133,26 @@ export async function markDispatched(db: Queryable, eventIds: readonly string[])
     [eventIds],
   );
 }
+
+/**
+ * The same outbox write as `emitEvent`, as two CTEs of the change's own statement (one statement: one
+ * atomic effect): one event per row of `source` that passes `where`. `type`, `externalRef` and
+ * `payload` are SQL expressions over the source's columns, written in code (never from input). For
+ * statements that change at most one row of a stream (two rows of one stream would take one seq).
+ */
+export function eventsFrom(
+  source: string,
+  spec: { type: string; externalRef: string; payload: string; where: string },
+): string {
+  return `ev_seq AS (
+    INSERT INTO event_streams (stream, last_seq)
+    SELECT ${spec.externalRef}, 1 FROM ${source} WHERE ${spec.where}
+    ON CONFLICT (stream) DO UPDATE SET last_seq = event_streams.last_seq + 1
+    RETURNING stream, last_seq
+  ), ev AS (
+    INSERT INTO event_outbox (type, stream, seq, external_ref, payload)
+    SELECT ${spec.type}, q.stream, q.last_seq, ${spec.externalRef}, ${spec.payload}
+      FROM ${source} JOIN ev_seq q ON q.stream = ${spec.externalRef} WHERE ${spec.where}
+    RETURNING id
+  )`;
+}
