@@ -13,7 +13,14 @@ import type { AddressInfo } from 'node:net';
 export interface ReceivedEvent {
   webhookId: string;
   timestamp: number;
-  body: { id: string; type: string; tenant: string | null; sequence: string; data: Record<string, unknown> };
+  body: {
+    id: string;
+    type: string;
+    timestamp: string;
+    tenant: string | null;
+    sequence: string;
+    data: Record<string, unknown>;
+  };
   raw: string;
   signatures: number;
   /** Which of the receiver's secrets verified it (index into secrets). */
@@ -26,9 +33,11 @@ export interface EventReceiver {
   /** Verified deliveries answered 2xx, in arrival order (duplicates included). */
   accepted: ReceivedEvent[];
   /** Every request, with the status it got. */
-  requests: Array<{ webhookId: string | undefined; status: number }>;
+  requests: Array<{ webhookId: string | undefined; status: number; at: number }>;
   /** Secrets the receiver accepts (set after subscribing; several during a rotation). */
   secrets: string[];
+  /** Requests seen but not answered yet. */
+  inFlight: number;
   /** Answers this status instead of 2xx while set (verification still runs first). */
   failWith: { status: number; retryAfter?: string } | null;
   delayMs: number;
@@ -67,14 +76,21 @@ export async function startEventReceiver(): Promise<EventReceiver> {
     secrets: [],
     failWith: null,
     delayMs: 0,
+    inFlight: 0,
   };
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    receiver.inFlight += 1;
+    response.on('close', () => (receiver.inFlight -= 1));
     request.on('end', () => {
       const raw = Buffer.concat(chunks).toString('utf8');
       const answer = (status: number, headers: Record<string, string> = {}) => {
-        receiver.requests.push({ webhookId: request.headers['webhook-id'] as string | undefined, status });
+        receiver.requests.push({
+          webhookId: request.headers['webhook-id'] as string | undefined,
+          status,
+          at: Date.now(),
+        });
         response.writeHead(status, headers).end();
       };
       setTimeout(() => {
