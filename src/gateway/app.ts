@@ -18,6 +18,7 @@ import { registerTenantRoutes } from './tenant-routes.js';
 import { registerTransferRoutes } from './transfer-routes.js';
 import { registerFundingRoutes } from './funding-routes.js';
 import { registerWebhookReceiver } from './webhook-receiver.js';
+import { registerEventRoutes } from './event-routes.js';
 import { createSecretResolver } from '../secrets/webhook-secrets.js';
 
 /**
@@ -112,6 +113,13 @@ export function buildGatewayApp(deps: GatewayDeps): GatewayApp {
     publicUrl: options.publicUrl,
   });
   registerFundingRoutes(app, { pool: deps.pool, tokens: createTokenSet(options.apiTokens) });
+  registerEventRoutes(app, {
+    pool: deps.pool,
+    vault: deps.vault,
+    client: deps.client,
+    taskQueue: options.taskQueue,
+    tokens: createTokenSet(options.apiTokens),
+  });
   registerCodecRoutes(app, {
     codec: deps.codec,
     tokens: createTokenSet(options.codecTokens),
