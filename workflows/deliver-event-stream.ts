@@ -12,6 +12,7 @@ import {
   condition,
   continueAsNew,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   defineSignal,
   workflowInfo,
@@ -22,8 +23,10 @@ import { EVENTS_PENDING_SIGNAL, type DeliverEventStreamInput } from '../src/doma
 
 export const eventsPendingSignal = defineSignal<[]>(EVENTS_PENDING_SIGNAL);
 
-const db = proxyActivities<Activities>({
+// Reads and settles are short database steps: local activities, inside the workflow task (no extra server round trip).
+const db = proxyLocalActivities<Activities>({
   startToCloseTimeout: '30s',
+  localRetryThreshold: '10s',
   retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30s' },
 });
 

@@ -22,7 +22,7 @@ describe('events as operators and signup backends use them', () => {
       },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
-    return { status: response.status, body: (await response.json()) as Record<string, any> };
+    return { status: response.status, body: (await response.json()) as { data?: unknown; error?: unknown } };
   };
   const subscriptionCount = async () =>
     Number((await env.pool.query(`SELECT count(*) AS n FROM event_subscriptions`)).rows[0].n);
@@ -137,7 +137,7 @@ describe('events as operators and signup backends use them', () => {
       label: 'http',
     });
     expect(created.status).toBe(201);
-    receiver.secrets.push(created.body.data.secret);
+    receiver.secrets.push((created.body.data as { secret: string }).secret);
     const again = await api('POST', '/v1/event-subscriptions', { url: receiver.url, types: ['tenant.suspended'] });
     expect(again.status).toBe(409);
     expect(again.body.error).toMatchObject({ code: 'SUBSCRIPTION_DUPLICATE', fields: ['url'] });
