@@ -1,3 +1,5 @@
+import { withTransaction } from '../src/db/pool.js';
+import { observeBalance } from '../src/db/wallet-alerts-store.js';
 import { getFundingParent, listPolicyTenantsPage } from '../src/db/funding-store.js';
 import type { ActivityDeps } from './context.js';
 import { boundary } from './failures.js';
@@ -38,6 +40,15 @@ export function createAutoTopUpActivities(deps: ActivityDeps) {
       }): Promise<{ balanceMicroUsd: string | null; readAt: string }> => {
         const { rows } = await pool.query<{ now: Date }>('SELECT now() AS now');
         const { wallet } = await platform.getWallet({ subaccountId: input.subaccountId });
+        if (wallet.balanceKnown && wallet.balanceMicroUsd)
+          await withTransaction(pool, (tx) =>
+            observeBalance(tx, {
+              externalRef: input.externalRef,
+              subaccountId: input.subaccountId,
+              balanceMicroUsd: wallet.balanceMicroUsd!,
+              ...(deps.events?.lowBalanceMicroUsd ? { defaultThresholdMicroUsd: deps.events.lowBalanceMicroUsd } : {}),
+            }),
+          );
         return {
           balanceMicroUsd: wallet.balanceKnown ? (wallet.balanceMicroUsd ?? null) : null,
           readAt: rows[0]!.now.toISOString(),

@@ -26,6 +26,16 @@ export interface ActivityDeps {
   drift?: DriftOptions;
   /** Parent platform key rotation: where to make the new key's verification read (the platform base URL). */
   parentKey?: { baseUrl: string };
+  /** Event delivery settings; defaults apply when absent. */
+  events?: EventOptions;
+}
+
+/** Event delivery and alert settings. */
+export interface EventOptions {
+  /** One delivery request's timeout (default 10 s). */
+  requestTimeoutMs?: number;
+  /** wallet.low_balance below this many micro-USD when a tenant has no threshold of its own (unset: no default). */
+  lowBalanceMicroUsd?: string;
 }
 
 /** Who to write into the audit log for the running activity. */

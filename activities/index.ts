@@ -15,6 +15,7 @@ import { createImportActivities } from './import.js';
 import { createAdoptionActivities } from './adoption.js';
 import { createKeySlotActivities } from './key-slots.js';
 import { createParentKeyActivities } from './parent-key.js';
+import { createEventActivities } from './events.js';
 
 export type { ActivityDeps } from './context.js';
 
@@ -36,6 +37,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createAdoptionActivities(deps),
     ...createKeySlotActivities(deps),
     ...createParentKeyActivities(deps),
+    ...createEventActivities(deps),
   };
 }
 

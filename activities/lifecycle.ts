@@ -2,12 +2,16 @@ import { createHash } from 'node:crypto';
 import { appendAudit } from '../src/db/audit-store.js';
 import { findScheduledClose } from '../src/db/close-schedules-store.js';
 import { withTransaction } from '../src/db/pool.js';
+import { emitEvent } from '../src/db/events-store.js';
+import type { EventType } from '../src/domain/events.js';
 import { listKeyRecords, markCreatingKeyFailed, markKeyRevoked } from '../src/db/tenant-keys-store.js';
 import {
   CLOSING_STATES,
   findTenant,
+  lockTenantStatus,
   markTenantClosed,
   transitionTenant,
+  type TenantStatus,
   type TenantRow,
 } from '../src/db/tenants-store.js';
 import { PlatformNotFoundError } from '../src/platform/index.js';
@@ -49,6 +53,22 @@ export function createLifecycleActivities(deps: ActivityDeps) {
     return tenant as TenantRow & { subaccountId: string };
   }
 
+  /** Moves the status and writes its event in one transaction; a repeat (already there) writes none. */
+  const transitionWithEvent = (
+    externalRef: string,
+    from: readonly TenantStatus[],
+    to: TenantStatus,
+    reason: string,
+    type: EventType,
+    data: Record<string, unknown>,
+  ) =>
+    withTransaction(pool, async (tx) => {
+      const before = await lockTenantStatus(tx, externalRef);
+      const moved = await transitionTenant(tx, externalRef, from, to, reason);
+      if (moved && before !== to)
+        await emitEvent(tx, { type, externalRef, data: { externalRef, status: to, from: before, reason, ...data } });
+    });
+
   const audit = (
     externalRef: string,
     action: string,
@@ -75,12 +95,13 @@ export function createLifecycleActivities(deps: ActivityDeps) {
           subaccountId: tenant.subaccountId,
           idempotencyKey: lifecycleKey('suspend', input.externalRef, input.runKey),
         });
-        await transitionTenant(
-          pool,
+        await transitionWithEvent(
           input.externalRef,
           ['active', 'created', 'suspended', 'failed', 'cancelled'],
           'suspended',
           input.reason,
+          'tenant.suspended',
+          { subaccountId: tenant.subaccountId, operator: input.operator },
         );
         await audit(
           input.externalRef,
@@ -127,7 +148,11 @@ export function createLifecycleActivities(deps: ActivityDeps) {
           subaccountId: tenant.subaccountId,
           idempotencyKey: lifecycleKey('resume', input.externalRef, input.runKey),
         });
-        await transitionTenant(pool, input.externalRef, ['suspended'], 'active', input.reason);
+        await transitionWithEvent(input.externalRef, ['suspended'], 'active', input.reason, 'tenant.resumed', {
+          subaccountId: tenant.subaccountId,
+          operator: input.operator,
+          balanceMicroUsd: wallet.balanceMicroUsd ?? null,
+        });
         await audit(
           input.externalRef,
           'tenant.resumed',
@@ -153,7 +178,20 @@ export function createLifecycleActivities(deps: ActivityDeps) {
           return { subaccountId: tenant.subaccountId, alreadyClosed: true, wasSuspended: false };
         if (tenant.status !== 'closing') {
           await withTransaction(pool, async (tx) => {
-            await transitionTenant(tx, input.externalRef, [tenant.status], 'closing', input.reason);
+            const moved = await transitionTenant(tx, input.externalRef, [tenant.status], 'closing', input.reason);
+            if (moved)
+              await emitEvent(tx, {
+                type: 'tenant.closing',
+                externalRef: input.externalRef,
+                data: {
+                  externalRef: input.externalRef,
+                  subaccountId: tenant.subaccountId,
+                  status: 'closing',
+                  from: tenant.status,
+                  reason: input.reason,
+                  operator: input.operator,
+                },
+              });
             await appendAudit(tx, {
               ...auditOrigin(),
               actor: `operator:${input.operator}`,
@@ -249,7 +287,21 @@ export function createLifecycleActivities(deps: ActivityDeps) {
         if (!(error instanceof PlatformNotFoundError)) throw error;
       }
       await withTransaction(pool, async (tx) => {
+        const before = await lockTenantStatus(tx, input.externalRef);
         await markTenantClosed(tx, input.externalRef, balance);
+        if (before !== 'closed')
+          await emitEvent(tx, {
+            type: 'tenant.closed',
+            externalRef: input.externalRef,
+            data: {
+              externalRef: input.externalRef,
+              subaccountId: tenant.subaccountId,
+              status: 'closed',
+              balanceLeftMicroUsd: balance,
+              reason: input.reason,
+              operator: input.operator,
+            },
+          });
         await appendAudit(tx, {
           ...auditOrigin(),
           actor: `operator:${input.operator}`,

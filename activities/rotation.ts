@@ -10,6 +10,7 @@ import {
   type RotationChange,
 } from '../src/db/key-rotations-store.js';
 import { withTransaction } from '../src/db/pool.js';
+import { emitRotationEvent, lockRotationState } from './rotation-events.js';
 import {
   findActiveKey,
   findKeyRecord,
@@ -296,7 +297,9 @@ export function createRotationActivities(deps: ActivityDeps) {
         operator?: string;
       }): Promise<void> => {
         await withTransaction(pool, async (tx) => {
+          const before = await lockRotationState(tx, input.rotationId);
           const row = await updateRotation(tx, input.rotationId, input.change);
+          if (row && row.state !== before) await emitRotationEvent(tx, row);
           if (row && input.audit) {
             const origin = auditOrigin();
             await appendAudit(tx, {

@@ -1,5 +1,6 @@
 import { appendAudit } from '../src/db/audit-store.js';
 import { withTransaction } from '../src/db/pool.js';
+import { emitEvent } from '../src/db/events-store.js';
 import {
   getTenant,
   recordOnboardingAttempt,
@@ -165,10 +166,21 @@ export function createTenantActivities(deps: ActivityDeps) {
 
     markTenantActive: boundary(async (input: TenantRefInput): Promise<void> => {
       // Never over a suspension or a close that started meanwhile.
-      const result = await transitionTenantAudited(pool, input.externalRef, ['creating', 'created'], 'active', {
-        ...auditOrigin(),
-        action: 'tenant.activated',
-        externalRef: input.externalRef,
+      const result = await withTransaction(pool, async (tx) => {
+        const moved = await transitionTenantAudited(tx, input.externalRef, ['creating', 'created'], 'active', {
+          ...auditOrigin(),
+          action: 'tenant.activated',
+          externalRef: input.externalRef,
+        });
+        if (moved?.moved) {
+          const tenant = await getTenant(tx, input.externalRef);
+          await emitEvent(tx, {
+            type: 'tenant.onboarded',
+            externalRef: input.externalRef,
+            data: { externalRef: input.externalRef, subaccountId: tenant.subaccountId, status: 'active' },
+          });
+        }
+        return moved;
       });
       if (!result)
         throw activityFailure(
@@ -205,6 +217,18 @@ export function createTenantActivities(deps: ActivityDeps) {
               await updateTransferIntent(tx, intent.id, ['pending'], { state: 'cancelled', resolution: input.outcome });
           }
           await setTenantStatus(tx, input.externalRef, input.outcome satisfies TenantStatus);
+          if (input.outcome === 'failed' && tenant.status !== 'failed')
+            await emitEvent(tx, {
+              type: 'tenant.onboarding_failed',
+              externalRef: input.externalRef,
+              data: {
+                externalRef: input.externalRef,
+                subaccountId: tenant.subaccountId,
+                status: 'failed',
+                from: tenant.status,
+                reason: input.reason,
+              },
+            });
           await appendAudit(tx, {
             ...auditOrigin(),
             action: `onboarding.${input.outcome}`,

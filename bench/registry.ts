@@ -5,6 +5,7 @@ import { recoveryBenchmark } from './recovery.js';
 import { rotationBenchmark } from './rotation.js';
 import { webhooksBenchmark } from './webhooks.js';
 import { topUpsBenchmark } from './topups.js';
+import { eventsBenchmark } from './events.js';
 
 /**
  * Every benchmark `npm run bench` knows, in the order a bare `npm run bench` runs them. To add one,
@@ -17,4 +18,5 @@ export const benchmarks: readonly Benchmark[] = [
   driftBenchmark,
   recoveryBenchmark,
   topUpsBenchmark,
+  eventsBenchmark,
 ];

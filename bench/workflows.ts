@@ -7,3 +7,5 @@ export * from './onboarding/bare-workflows.js';
 export { reconcileFleet } from '../workflows/reconcile-fleet.js';
 export { fundTenant } from '../workflows/fund-tenant.js';
 export { autoTopUpSweep } from '../workflows/auto-top-up-sweep.js';
+export { dispatchEvents } from '../workflows/dispatch-events.js';
+export { deliverEventStream } from '../workflows/deliver-event-stream.js';

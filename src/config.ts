@@ -147,6 +147,29 @@ export const configSchema = z.object({
   ...gatewayConfigShape,
   ...driftConfigShape,
   ...safeOpsConfigShape,
+  EVENTS_LOW_BALANCE_MICRO_USD: z
+    .preprocess(
+      emptyToUndefined,
+      z
+        .string()
+        .regex(/^[1-9][0-9]{0,29}$/, 'must be a positive whole number of micro-USD')
+        .optional(),
+    )
+    .describe(
+      'wallet.low_balance fires below this balance for tenants without a threshold of their own; unset: only those with one.',
+    ),
+  EVENTS_RETRY_FOR: z
+    .preprocess(
+      emptyToUndefined,
+      z
+        .string()
+        .regex(/^[1-9][0-9]*(s|m|h|d)$/, 'must be a duration like 30m, 24h, 3d')
+        .default('24h'),
+    )
+    .describe('How long one event delivery is retried (backoff, Retry-After honoured) before it is marked failed.'),
+  EVENTS_SECRET_OVERLAP_SECONDS: z
+    .preprocess(emptyToUndefined, z.coerce.number().int('must be a whole number').min(0).max(2_592_000).default(86_400))
+    .describe('After `events rotate-secret`, the old secret keeps signing (both signatures sent) this many seconds.'),
 });
 
 export type Config = z.infer<typeof configSchema> & {

@@ -15,3 +15,5 @@ export { issueTenantKey } from './issue-tenant-key.js';
 export { revokeTenantKeySlot } from './revoke-tenant-key.js';
 export { rotateParentKey } from './rotate-parent-key.js';
 export { rotateParentKeyOnSchedule } from './rotate-parent-key-scheduled.js';
+export { dispatchEvents } from './dispatch-events.js';
+export { deliverEventStream } from './deliver-event-stream.js';

@@ -14,6 +14,7 @@ import {
 } from '../../src/platform/index.js';
 import { auditOrigin, type ActivityDeps } from '../context.js';
 import { boundary } from '../failures.js';
+import { emitFindingEvent } from './finding-events.js';
 
 /**
  * Drift's platform reads and its one platform fix. They run on the platform task queue (the same
@@ -156,6 +157,7 @@ export function createDriftPlatformActivities(deps: ActivityDeps) {
         await withTransaction(pool, async (tx) => {
           const fixed = await markFindingFixed(tx, finding.id, 'revoke_orphan_key');
           if (fixed) {
+            await emitFindingEvent(tx, fixed);
             await appendAudit(tx, {
               ...auditOrigin(),
               action: 'drift.fixed',

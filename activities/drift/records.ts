@@ -1,3 +1,6 @@
+import { observeBalance } from '../../src/db/wallet-alerts-store.js';
+import type pg from 'pg';
+import { emitFindingEvent } from './finding-events.js';
 import { appendAudit } from '../../src/db/audit-store.js';
 import { getDriftCheck, listSnapshotFor } from '../../src/db/drift-checks-store.js';
 import {
@@ -40,14 +43,16 @@ export interface RecordTenantDriftResult {
   platformFixes: Array<{ findingId: string; kind: string; subject: string }>;
 }
 
-export function auditFinding(db: Queryable, row: DriftFindingRow, action: string): Promise<void> {
-  return appendAudit(db, {
+/** The audit row of a finding's change and, in the same transaction, its event (opened, reopened or resolved). */
+export async function auditFinding(tx: pg.PoolClient, row: DriftFindingRow, action: string): Promise<void> {
+  await appendAudit(tx, {
     ...auditOrigin(),
     action,
     externalRef: row.externalRef,
     subject: row.subject,
     details: { findingId: row.id, kind: row.kind, evidence: row.evidence },
   });
+  await emitFindingEvent(tx, row);
 }
 
 export function createDriftRecordActivities(deps: ActivityDeps) {
@@ -125,6 +130,14 @@ export function createDriftRecordActivities(deps: ActivityDeps) {
       if (!facts) return result; // the record is gone (never deleted in practice): nothing to compare
       const found = compareTenant(facts);
       await withTransaction(pool, async (tx) => {
+        const balance = facts.wallet?.balanceMicroUsd;
+        if (balance)
+          await observeBalance(tx, {
+            externalRef: input.externalRef,
+            subaccountId: facts.record.subaccountId,
+            balanceMicroUsd: balance,
+            ...(deps.events?.lowBalanceMicroUsd ? { defaultThresholdMicroUsd: deps.events.lowBalanceMicroUsd } : {}),
+          });
         for (const finding of found) {
           const { row, change } = await upsertFinding(tx, input.checkId, finding);
           result.findings.push({ kind: row.kind, subject: row.subject, change });
@@ -137,6 +150,7 @@ export function createDriftRecordActivities(deps: ActivityDeps) {
           if (!(await applyDatabaseFix(tx, finding, facts.keyRecords))) continue;
           const fixed = await markFindingFixed(tx, row.id, finding.fix);
           if (!fixed) continue;
+          await emitFindingEvent(tx, fixed);
           await appendAudit(tx, {
             ...auditOrigin(),
             action: 'drift.fixed',

@@ -18,6 +18,7 @@ import { registerApprovalCommands, registerSafeOpsCommands } from './commands/sa
 import { setOperatorTokenFlag, withRuntime } from './run.js';
 import { registerImportCommands } from './commands/import.js';
 import { registerParentKeyCommands } from './commands/parent-key.js';
+import { registerEventCommands } from './commands/events.js';
 
 const program = new Command('tenantctl')
   .description('Operate the tenant provisioning orchestrator')
@@ -148,6 +149,7 @@ registerSafeOpsCommands(program);
 registerApprovalCommands(program);
 registerImportCommands(program);
 registerParentKeyCommands(program);
+registerEventCommands(program);
 
 try {
   await program.parseAsync(process.argv);

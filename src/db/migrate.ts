@@ -24,13 +24,11 @@ export function listMigrations(dir = MIGRATIONS_DIR): Migration[] {
       if (!match) throw new Error(`migration file ${file} must be named NNNN_lower_snake.sql`);
       return { version: Number(match[1]), name: match[2]!, sql: readFileSync(`${dir}/${file}`, 'utf8') };
     });
-  // Strictly increasing; a gap is allowed because branches take numbers ahead of their merge
-  // (a branch holding 0011 before 0009 and 0010 are merged). A database past a gap applies the
-  // later-merged files only when they are newer than its version, so merge in number order.
+  // 1, 2, 3, … with no gap and no repeat: a database at version N has applied exactly 1..N, so a
+  // file merged later with a lower number can never be skipped.
   migrations.forEach((migration, index) => {
-    const previous = index === 0 ? 0 : migrations[index - 1]!.version;
-    if (migration.version <= previous)
-      throw new Error(`migration ${migration.version} is out of sequence (after ${previous})`);
+    if (migration.version !== index + 1)
+      throw new Error(`migration ${migration.version} is out of sequence (expected ${index + 1})`);
   });
   return migrations;
 }

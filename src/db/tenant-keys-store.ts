@@ -56,8 +56,8 @@ export async function storeIssuedKey(
   db: Queryable,
   input: { id: string; platformKeyId: string; fingerprint: string; masterKeyId: string; sealed: string },
   audit: AuditEntry,
-): Promise<void> {
-  await db.query(
+): Promise<{ activated: boolean }> {
+  const { rows } = await db.query<{ changed: string }>(
     `WITH secret AS (
        INSERT INTO key_secrets (tenant_key_id, master_key_id, sealed) VALUES ($1::bigint, $4::text, $5::text)
        ON CONFLICT (tenant_key_id) DO NOTHING RETURNING tenant_key_id
@@ -69,6 +69,7 @@ export async function storeIssuedKey(
      SELECT (SELECT count(*) FROM secret) AS secrets, (SELECT count(*) FROM changed) AS changed`,
     [input.id, input.platformKeyId, input.fingerprint, input.masterKeyId, input.sealed, ...auditParams(audit)],
   );
+  return { activated: Number(rows[0]?.changed ?? 0) > 0 };
 }
 
 /** A key record with its sealed secret, for the one call that uses the token (verification). */

@@ -203,3 +203,12 @@ export async function transitionTenantAudited(
   const row = rows[0];
   return row?.status ? row : undefined;
 }
+
+/** The tenant's status under a row lock, in the caller's transaction (to tell a change from a repeat). */
+export async function lockTenantStatus(db: Queryable, externalRef: string): Promise<TenantStatus | undefined> {
+  const { rows } = await db.query<{ status: TenantStatus }>(
+    `SELECT status FROM tenants WHERE external_ref = $1::text FOR UPDATE`,
+    [externalRef],
+  );
+  return rows[0]?.status;
+}

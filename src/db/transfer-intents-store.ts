@@ -1,4 +1,5 @@
 import { auditFrom, auditParams, type AuditEntry } from './audit-store.js';
+import { eventsFrom } from './events-store.js';
 import type { Queryable } from './pool.js';
 
 /**
@@ -121,8 +122,10 @@ export async function updateTransferIntent(
   /** Written by the same statement when the intent moved. */
   audit?: AuditEntry,
 ): Promise<TransferIntentRow | undefined> {
-  const { rows } = await db.query<TransferIntentRow>(
-    `WITH changed AS (UPDATE transfer_intents SET
+  const { rows } = await db.query<TransferIntentRow & { prev_state: string; prev_code: string | null }>(
+    `WITH prev AS (
+       SELECT id AS prev_id, state AS prev_state, failure_code AS prev_code FROM transfer_intents WHERE id = $1::bigint
+     ), changed AS (UPDATE transfer_intents SET
         state = $3::text,
         platform_transfer_id = coalesce($4::text, platform_transfer_id),
         failure_code = CASE WHEN $3::text = 'succeeded' THEN NULL ELSE coalesce($5::text, failure_code) END,
@@ -132,8 +135,9 @@ export async function updateTransferIntent(
         unknown_since = CASE WHEN $3::text IN ('unknown', 'needs_operator') 
           THEN coalesce(unknown_since, now()) ELSE NULL END,
         updated_at = now()
-      WHERE id = $1::bigint AND state = ANY($2::text[])
-      RETURNING ${COLUMNS})${audit ? `, audited AS (${auditFrom('changed', 8)})` : ''}
+      FROM prev
+      WHERE id = prev.prev_id AND state = ANY($2::text[])
+      RETURNING ${COLUMNS}, prev.prev_state, prev.prev_code), ${TRANSFER_EVENTS}${audit ? `, audited AS (${auditFrom('changed', 8)})` : ''}
      SELECT * FROM changed`,
     [
       id,
@@ -146,5 +150,27 @@ export async function updateTransferIntent(
       ...(audit ? auditParams(audit) : []),
     ],
   );
-  return rows[0];
+  if (!rows[0]) return undefined;
+  const { prev_state: _state, prev_code: _code, ...row } = rows[0];
+  return row;
 }
+
+/**
+ * The events a transfer's move writes in the same statement: succeeded and needs_operator when the
+ * state changes to them; tenant.waiting_for_funds when the platform first refuses for the parent's
+ * balance (not again on each retry while waiting).
+ */
+const TRANSFER_EVENT_TYPE = `CASE
+    WHEN c.state = 'succeeded' AND c.prev_state <> 'succeeded' THEN 'transfer.succeeded'
+    WHEN c.state = 'needs_operator' AND c.prev_state <> 'needs_operator' THEN 'transfer.needs_operator'
+    WHEN c.state = 'pending' AND c."failureCode" = 'INSUFFICIENT_BALANCE' AND c.prev_code IS DISTINCT FROM 'INSUFFICIENT_BALANCE'
+      THEN 'tenant.waiting_for_funds'
+  END`;
+const TRANSFER_EVENTS = eventsFrom('changed c', {
+  type: TRANSFER_EVENT_TYPE,
+  externalRef: 'c."externalRef"',
+  where: `${TRANSFER_EVENT_TYPE} IS NOT NULL`,
+  payload: `jsonb_build_object('externalRef', c."externalRef", 'transferId', c.id::text, 'purpose', c.purpose, 'kind', c.kind,
+    'amountMicroUsd', c."amountMicroUsd", 'state', c.state, 'idempotencyKey', c."idempotencyKey",
+    'platformTransferId', c."platformTransferId", 'failureCode', c."failureCode", 'attempts', c.attempts)`,
+});

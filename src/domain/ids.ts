@@ -93,3 +93,12 @@ export function keyRevokeWorkflowId(externalRef: string, slot: string): string {
 /** The parent's own platform key: never two rotations at once, whoever starts it (schedule or operator). */
 export const PARENT_KEY_ROTATION_WORKFLOW_ID = 'rotate-parent-key';
 export const PARENT_KEY_ROTATION_SCHEDULE_ID = 'parent-key-rotation';
+/** The event dispatcher: one per task queue (each queue has its own database in tests and deployments). */
+export function eventDispatcherWorkflowId(taskQueue: string): string {
+  return `event-dispatcher:${taskQueue}`;
+}
+
+/** One delivery stream per subscription and tenant (or the parent-wide stream ''), delivered in order. */
+export function eventStreamWorkflowId(subscriptionId: string, stream: string): string {
+  return `event-stream:${subscriptionId}:${stream || '-'}`;
+}

@@ -19,6 +19,7 @@ import { registerTransferRoutes } from './transfer-routes.js';
 import { registerFundingRoutes } from './funding-routes.js';
 import { registerKeySlotRoutes } from './key-slot-routes.js';
 import { registerWebhookReceiver } from './webhook-receiver.js';
+import { registerEventRoutes } from './event-routes.js';
 import { createSecretResolver } from '../secrets/webhook-secrets.js';
 import { createOperatorDirectory } from '../secrets/operators.js';
 import { registerApprovalRoutes } from './approval-routes.js';
@@ -130,6 +131,13 @@ export function buildGatewayApp(deps: GatewayDeps): GatewayApp {
     taskQueue: options.taskQueue,
     tokens: createTokenSet(options.apiTokens),
     publicUrl: options.publicUrl,
+  });
+  registerEventRoutes(app, {
+    pool: deps.pool,
+    vault: deps.vault,
+    client: deps.client,
+    taskQueue: options.taskQueue,
+    tokens: createTokenSet(options.apiTokens),
   });
   registerCodecRoutes(app, {
     codec: deps.codec,

@@ -40,6 +40,9 @@ export const GatewayErrorCode = {
   SELF_APPROVAL: 'SELF_APPROVAL',
   PREFLIGHT_FAILED: 'PREFLIGHT_FAILED',
   KEY_NOT_FOUND: 'KEY_NOT_FOUND',
+  SUBSCRIPTION_NOT_FOUND: 'SUBSCRIPTION_NOT_FOUND',
+  SUBSCRIPTION_DUPLICATE: 'SUBSCRIPTION_DUPLICATE',
+  EVENT_NOT_FOUND: 'EVENT_NOT_FOUND',
 } as const;
 export type GatewayErrorCode = (typeof GatewayErrorCode)[keyof typeof GatewayErrorCode];
 

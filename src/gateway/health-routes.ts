@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Pool } from '../db/pool.js';
 import { countInboxByState } from '../db/webhook-inbox-store.js';
 import { driftMetricLines } from './drift-metrics.js';
+import { eventMetricLines } from './event-metrics.js';
 import { gaugeLines, type GatewayMetrics } from './metrics.js';
 
 /**
@@ -44,7 +45,10 @@ export function registerHealthRoutes(app: FastifyInstance, deps: HealthRoutesDep
       : [];
     // One gauge per drift kind, so an alert fires before a customer notices.
     const drift = await driftMetricLines(deps.pool).catch(() => []);
-    return reply.type('text/plain; version=0.0.4; charset=utf-8').send(deps.metrics.render([...extra, ...drift]));
+    const events = await eventMetricLines(deps.pool).catch(() => []);
+    return reply
+      .type('text/plain; version=0.0.4; charset=utf-8')
+      .send(deps.metrics.render([...extra, ...drift, ...events]));
   });
 }
 

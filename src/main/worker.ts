@@ -8,6 +8,7 @@ import { assertSchemaCurrent } from '../db/migrate.js';
 import { createPool } from '../db/pool.js';
 import { loggerOf } from '../infra/log.js';
 import { connectNative } from '../client/connection.js';
+import { ensureEventDispatcher } from '../client/events.js';
 import { createWorker } from './wiring/create-worker.js';
 import { workerRuntimeLogger, workerTelemetry } from './wiring/telemetry.js';
 import { buildActivityDeps, dataConverterOf, requireWorkerConfig, startParentKeyOf } from './wiring/deps.js';
@@ -88,6 +89,16 @@ export async function startWorker(config: Config): Promise<RunningWorker> {
     requestsPerSecond: config.PLATFORM_RATE_LIMIT_PER_SECOND,
     dataConverter,
   });
+  // The event dispatcher of this task queue (one, however many workers): started unless it runs.
+  await ensureEventDispatcher(
+    new Client({ connection, namespace, ...(dataConverter ? { dataConverter } : {}) }),
+    config.TEMPORAL_TASK_QUEUE,
+    {
+      policy: { retryFor: config.EVENTS_RETRY_FOR },
+    },
+  ).catch((error: unknown) =>
+    logger.warn({ err: error }, 'could not start the event dispatcher; the next worker start tries again'),
+  );
   const workers = [worker, platformWorker];
   const stopAll = () => workers.forEach((w) => w.getState() === 'RUNNING' && w.shutdown());
   // One failing worker stops the other: the process then exits instead of running half a worker.

@@ -41,6 +41,8 @@ describe('migrations', () => {
     expect(results.flatMap((r) => r.applied)).toHaveLength(listMigrations().length);
     const { rows } = await pool.query('SELECT version FROM schema_migrations ORDER BY version');
     expect(rows.map((r) => r.version)).toEqual(listMigrations().map((m) => m.version));
+    // No gap: a database at version N has applied exactly 1..N.
+    expect(rows.map((r) => r.version)).toEqual(Array.from({ length: codeSchemaVersion() }, (_, i) => i + 1));
     await expect(assertSchemaCurrent(pool)).resolves.toBeUndefined();
   });
 

@@ -139,6 +139,17 @@ describe('npm start and the README quick start', () => {
     },
   );
 
+  it('prints every lifecycle event as its own receiver verified it (Standard Webhooks)', async () => {
+    const deadline = Date.now() + 30_000;
+    while (!/event key\.rotated acme evt_\d+ \(verified\)/.test(stack.output()) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 200));
+    const output = stack.output();
+    expect(output).toMatch(/events receiver on http:\/\/127\.0\.0\.1:\d+\/events \(subscription sub_\w+, every type\)/);
+    for (const type of ['tenant.onboarded', 'key.issued', 'transfer.succeeded', 'key.rotated'])
+      expect(output).toMatch(new RegExp(`event ${type.replace('.', '\\.')} acme evt_\\d+ \\(verified\\)`));
+    expect(output).not.toMatch(/REFUSED a delivery/);
+  });
+
   it('stops everything, the dev server last, and frees its ports', async () => {
     await stack.stop();
     expect(stack.output()).toMatch(

@@ -14,6 +14,7 @@ import { Cleanup } from '../../infra/cleanup.js';
 import { preferredOrFreePort } from '../../infra/ports.js';
 import { startGateway } from '../gateway.js';
 import { startDevNotifyReceiver } from './dev-notify.js';
+import { startDevEventsReceiver } from './dev-events.js';
 
 /**
  * The whole stack on embedded defaults, as a library: `npm start` runs it until Ctrl-C, `npm run
@@ -125,6 +126,11 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     if (notify.receiver) cleanup.defer('notify receiver', () => notify.receiver!.close());
     Object.assign(env, notify.env);
     result.rotation = notify.description;
+    const events = await startDevEventsReceiver({ databaseUrl: database.url, secretsKeys: env.SECRETS_KEYS, say });
+    cleanup.defer('events receiver', () => events.close());
+    say(
+      `events receiver on ${events.url} (subscription ${events.subscriptionId}, every type): prints each verified event`,
+    );
     const stackConfig = loadConfig({ ...process.env, ...env, GATEWAY_PORT: String(gatewayPort) });
     const worker = await startWorker(stackConfig);
     cleanup.defer('worker', () => worker.shutdown());

@@ -59,6 +59,9 @@ export function buildActivityDeps(
     vault: createVault(parseMasterKeys(config.SECRETS_KEYS)),
     logger,
     lifecycle: { resumeBalanceFloorMicroUsd: config.RESUME_BALANCE_FLOOR_MICRO_USD },
+    ...(config.EVENTS_LOW_BALANCE_MICRO_USD
+      ? { events: { lowBalanceMicroUsd: config.EVENTS_LOW_BALANCE_MICRO_USD } }
+      : {}),
   };
 }
 

@@ -1,0 +1,121 @@
+import { z } from 'zod';
+
+/**
+ * Lifecycle events the parent's systems can subscribe to. Safe to import from workflows (types and
+ * plain data only; the zod schemas are for the ways in: CLI, gateway, client helpers).
+ */
+export const EVENT_TYPES = [
+  'tenant.onboarded',
+  'tenant.onboarding_failed',
+  'tenant.waiting_for_funds',
+  'transfer.succeeded',
+  'transfer.needs_operator',
+  'tenant.suspended',
+  'tenant.resumed',
+  'tenant.closing',
+  'tenant.closed',
+  'key.issued',
+  'key.rotated',
+  'rotation.held',
+  'rotation.key_limit',
+  'wallet.low_balance',
+  'drift.finding_opened',
+  'drift.finding_resolved',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** The stream of events without a tenant (parent-wide); a tenant's stream is its external ref. */
+export const PARENT_STREAM = '';
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+
+/** https anywhere; http only to a loopback host (a receiver on the same machine, e.g. the dev stack's). */
+export function subscriptionUrlProblem(value: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'must be an absolute http(s) URL';
+  }
+  if (url.username || url.password) return 'must not carry credentials';
+  if (url.hash) return 'must not have a #fragment';
+  if (url.protocol === 'https:') return undefined;
+  if (url.protocol === 'http:')
+    return LOOPBACK_HOSTS.has(url.hostname)
+      ? undefined
+      : 'must be https (plain http only to localhost / 127.0.0.1 / [::1])';
+  return 'must be an absolute http(s) URL';
+}
+
+const urlSchema = z
+  .string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string') })
+  .max(2000, 'must be at most 2000 characters')
+  .superRefine((value, ctx) => {
+    const problem = subscriptionUrlProblem(value);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
+
+const typesSchema = z
+  .array(z.string(), {
+    error: (issue) => (issue.input === undefined ? 'is required' : 'must be a list of event types'),
+  })
+  .min(1, `must name at least one event type, or * for all`)
+  .superRefine((types, ctx) => {
+    if (types.includes('*') && types.length > 1) ctx.addIssue({ code: 'custom', message: '* must be alone' });
+    const unknown = types.filter((t) => t !== '*' && !(EVENT_TYPES as readonly string[]).includes(t));
+    if (unknown.length)
+      ctx.addIssue({
+        code: 'custom',
+        message: `unknown event type ${unknown.map((t) => JSON.stringify(t.slice(0, 60))).join(', ')} (known: ${EVENT_TYPES.join(', ')})`,
+      });
+    if (new Set(types).size !== types.length) ctx.addIssue({ code: 'custom', message: 'must not repeat a type' });
+  });
+
+export const subscribeInputSchema = z.strictObject({
+  url: urlSchema,
+  types: typesSchema,
+  label: z.string().max(100, 'must be at most 100 characters').default(''),
+});
+export type SubscribeInput = z.input<typeof subscribeInputSchema>;
+
+/** A subscription's types, in one canonical order (so a duplicate is found whatever order it was given in). */
+export function canonicalTypes(types: readonly string[]): string[] {
+  return types.includes('*') ? ['*'] : [...types].sort();
+}
+
+export function subscriptionMatches(subscriptionTypes: readonly string[], type: string): boolean {
+  return subscriptionTypes.includes('*') || subscriptionTypes.includes(type);
+}
+
+/** What a delivery workflow reports per outcome (metrics and `events deliveries`). */
+export const DeliveryState = { pending: 'pending', delivered: 'delivered', failed: 'failed' } as const;
+export type DeliveryState = (typeof DeliveryState)[keyof typeof DeliveryState];
+
+/** Timings of a delivery stream (durations like 30s, 24h, or ms), so tests can use seconds. */
+export interface StreamPolicy {
+  /** How long one delivery is retried before it is marked failed (default 24h). */
+  retryFor?: string | number;
+  /** First retry interval (default 1s); doubles up to maximumInterval (default 10m). */
+  initialInterval?: string | number;
+  maximumInterval?: string | number;
+  /** A stream with nothing to send waits this long for more before its workflow ends (default 1m). */
+  idleFor?: string | number;
+}
+
+export interface DeliverEventStreamInput {
+  subscriptionId: string;
+  /** A tenant's external ref, or '' (parent-wide). */
+  stream: string;
+  policy?: StreamPolicy;
+}
+
+export interface DispatchEventsInput {
+  /** Events fanned out per round (default 500). */
+  batch?: number;
+  /** How long one dispatcher round waits for new events (ms, default 5000). */
+  waitMs?: number;
+  policy?: StreamPolicy;
+}
+
+/** Signalled to a stream workflow (with start) whenever it has new pending deliveries. */
+export const EVENTS_PENDING_SIGNAL = 'eventsPending';

@@ -1,0 +1,97 @@
+import type { Client } from '@temporalio/client';
+import type { FastifyInstance } from 'fastify';
+import {
+  deleteEventSubscription,
+  DuplicateSubscriptionError,
+  EventNotFoundError,
+  listEventDeliveries,
+  listEventSubscriptions,
+  replayEvents,
+  rotateSubscriptionSecret,
+  subscribeToEvents,
+  SubscriptionNotFoundError,
+} from '../client/events.js';
+import type { Pool } from '../db/pool.js';
+import { InvalidInputError } from '../domain/tenant-input.js';
+import type { Vault } from '../secrets/vault.js';
+import { requireBearer, type TokenSet } from './auth.js';
+import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
+import { invalidInput } from './tenant-routes.js';
+import { API_REQUESTER } from './transfer-routes.js';
+
+/**
+ * Event subscriptions for the parent's systems (bearer-authenticated like every /v1 route):
+ * subscribe (the signing secret is in this one answer), list, delete, rotate-secret, deliveries,
+ * and replay of an event or of everything since a time.
+ */
+export function registerEventRoutes(
+  app: FastifyInstance,
+  deps: { pool: Pool; vault: Vault; client: Client; taskQueue: string; tokens: TokenSet },
+): void {
+  void app.register(async (api) => {
+    api.addHook('preHandler', requireBearer(deps.tokens));
+    const answer = async <T>(work: () => Promise<T>) => {
+      try {
+        return await work();
+      } catch (error) {
+        if (error instanceof DuplicateSubscriptionError)
+          throw new GatewayError(409, GatewayErrorCode.SUBSCRIPTION_DUPLICATE, error.problems[0]!, { fields: ['url'] });
+        if (error instanceof InvalidInputError) throw invalidInput(error);
+        if (error instanceof SubscriptionNotFoundError)
+          throw new GatewayError(
+            404,
+            GatewayErrorCode.SUBSCRIPTION_NOT_FOUND,
+            'No live event subscription with this id.',
+          );
+        if (error instanceof EventNotFoundError)
+          throw new GatewayError(404, GatewayErrorCode.EVENT_NOT_FOUND, 'No event with this id.');
+        throw error;
+      }
+    };
+    const idOf = (params: unknown) => String((params as { id?: unknown }).id ?? '');
+    const body = (value: unknown) => (value && typeof value === 'object' ? (value as Record<string, unknown>) : {});
+
+    api.post('/v1/event-subscriptions', async (request, reply) => {
+      const input = body(request.body);
+      const result = await answer(() =>
+        subscribeToEvents({ pool: deps.pool, vault: deps.vault }, input as never, API_REQUESTER),
+      );
+      return sendData(reply, 201, result);
+    });
+    api.get('/v1/event-subscriptions', async (_request, reply) =>
+      sendData(reply, 200, await answer(() => listEventSubscriptions(deps.pool))),
+    );
+    api.delete('/v1/event-subscriptions/:id', async (request, reply) =>
+      sendData(reply, 200, await answer(() => deleteEventSubscription(deps.pool, idOf(request.params)))),
+    );
+    api.post('/v1/event-subscriptions/:id/rotate-secret', async (request, reply) => {
+      const overlap = body(request.body)['overlapSeconds'] ?? 86_400;
+      const result = await answer(() =>
+        rotateSubscriptionSecret({ pool: deps.pool, vault: deps.vault }, idOf(request.params), overlap as number),
+      );
+      return sendData(reply, 200, result);
+    });
+    api.get('/v1/event-deliveries', async (request, reply) => {
+      const query = request.query as { failed?: string; subscription?: string; event?: string };
+      const views = await answer(() =>
+        listEventDeliveries(deps.pool, {
+          failedOnly: query.failed === 'true',
+          ...(query.subscription ? { subscriptionId: query.subscription } : {}),
+          ...(query.event ? { eventId: query.event } : {}),
+        }),
+      );
+      return sendData(reply, 200, views);
+    });
+    const replay = (target: { eventId: string } | { since: string }) =>
+      answer(() => replayEvents({ pool: deps.pool, client: deps.client, taskQueue: deps.taskQueue }, target));
+    api.post('/v1/events/:id/replay', async (request, reply) =>
+      sendData(reply, 202, await replay({ eventId: idOf(request.params) })),
+    );
+    api.post('/v1/events/replay', async (request, reply) => {
+      const since = body(request.body)['since'];
+      if (typeof since !== 'string')
+        throw invalidInput(new InvalidInputError(['since: is required (an ISO 8601 time)']));
+      return sendData(reply, 202, await replay({ since }));
+    });
+  });
+}

@@ -1,0 +1,31 @@
+/**
+ * dispatchEvents — why: every state change writes its event into the outbox in its own transaction;
+ * something must turn those rows into deliveries without ever losing or doubling one. One dispatcher
+ * per task queue (id `event-dispatcher:<queue>`, started by the worker) loops:
+ *
+ *   dispatchOutbox (LISTEN; fan a batch out into delivery rows; signal-with-start each
+ *   (subscription, tenant) stream; mark the batch dispatched) ⟲ ─► continue-as-new every 200 rounds
+ *
+ * A crash at any point repeats idempotent work: rows are unique per (subscription, event), starts
+ * are by workflow id, and marking comes last.
+ */
+import { continueAsNew, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import type { Activities } from '../activities/index.js';
+import type { DispatchEventsInput } from '../src/domain/events.js';
+
+const { dispatchOutbox } = proxyActivities<Activities>({
+  startToCloseTimeout: '2m',
+  heartbeatTimeout: '30s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
+});
+
+export async function dispatchEvents(input: DispatchEventsInput = {}): Promise<void> {
+  for (let round = 0; round < 200 && !workflowInfo().continueAsNewSuggested; round++) {
+    await dispatchOutbox({
+      limit: input.batch ?? 500,
+      waitMs: input.waitMs ?? 5_000,
+      ...(input.policy ? { policy: input.policy } : {}),
+    });
+  }
+  await continueAsNew<typeof dispatchEvents>(input);
+}
