@@ -23,7 +23,15 @@ import { parseMasterKeys } from '../src/secrets/master-keys.js';
 import { createVault } from '../src/secrets/vault.js';
 import { DEFAULT_PERSONAL_TOKEN } from '../src/sim/index.js';
 import { startStack } from '../src/main/stack/start-stack.js';
-import { importWorkflowId, registryDeliveryWorkflowId } from '../src/domain/ids.js';
+import {
+  eventDispatcherWorkflowId,
+  eventStreamWorkflowId,
+  importWorkflowId,
+  registryDeliveryWorkflowId,
+} from '../src/domain/ids.js';
+import { subscribeToEvents } from '../src/client/events.js';
+import { startKeyIssue, startKeyRevoke } from '../src/client/key-slots.js';
+import { startParentKeyRotation } from '../src/client/parent-key.js';
 import { buildImportPlan } from '../src/client/import-plan.js';
 import { applyImport } from '../src/client/import-apply.js';
 import { startAdoption } from '../src/client/start-adoption.js';
@@ -47,6 +55,16 @@ const taskQueue = config.TEMPORAL_TASK_QUEUE;
 const ids: Record<string, string> = {};
 try {
   const ref = 'history-1';
+  // An event subscription first, so the onboarding's events go out through a delivery stream.
+  const receiver = createServer((_req, res) => res.writeHead(204).end()).listen(0, '127.0.0.1');
+  await new Promise((r) => receiver.once('listening', r));
+  const eventsPool = createPool(stack.env.DATABASE_URL!, { max: 1 });
+  const { subscription } = await subscribeToEvents(
+    { pool: eventsPool, vault: createVault(parseMasterKeys(stack.env.SECRETS_KEYS!)) },
+    { url: `http://127.0.0.1:${(receiver.address() as { port: number }).port}/events`, types: ['*'] },
+    'recording',
+  );
+  await eventsPool.end();
   const onboarding = await startOnboarding(
     client,
     { externalRef: ref, name: 'History One', fundingMicroUsd: '1000000' },
@@ -193,6 +211,27 @@ try {
   ids.adoptTenantKeys = adoption.workflowId;
   await importPool.end();
 
+  // A key in a second slot, then its revoke (forced: the recording does not wait out a quiet period).
+  const slotPool = createPool(stack.env.DATABASE_URL!, { max: 2 });
+  const issued = await startKeyIssue({ client, pool: slotPool }, { externalRef: ref, slot: 'ci' }, { taskQueue });
+  await issued.result();
+  ids.issueTenantKey = issued.workflowId;
+  const revoked = await startKeyRevoke(
+    { client, pool: slotPool },
+    { externalRef: ref, slot: 'ci', force: true, operator: 'recording', reason: 'recording histories' },
+    { taskQueue },
+  );
+  await revoked.result();
+  ids.revokeTenantKeySlot = revoked.workflowId;
+  await slotPool.end();
+  const parentRotation = await startParentKeyRotation(
+    client,
+    { emergency: true, operator: 'recording', reason: 'recording histories', options: { pollInterval: '300ms' } },
+    { taskQueue },
+  );
+  await parentRotation.result();
+  ids.rotateParentKey = parentRotation.workflowId;
+
   const close = await startLifecycle(
     client,
     'close',
@@ -201,6 +240,10 @@ try {
   );
   await close.result();
   ids.closeTenant = close.workflowId;
+
+  ids.deliverEventStream = eventStreamWorkflowId(subscription.id, ref);
+  ids.dispatchEvents = eventDispatcherWorkflowId(taskQueue);
+  receiver.close();
 
   // The Temporal CLI's own JSON history format, the one `temporal workflow show --output json` prints.
   const cli = await findOrBuildTemporalCli({ cliPath: config.TEMPORAL_CLI_PATH });
