@@ -72,7 +72,8 @@ export function createAdoptionActivities(deps: ActivityDeps) {
           if (open && open.outcome.adoption !== true)
             throw activityFailure(
               FailureCode.ROTATION_STILL_OPEN,
-              `an ordinary rotation of slot ${input.slot} is open (generation ${open.fromGeneration} → ${open.toGeneration}): let it finish first`,
+              `an ordinary rotation of slot ${input.slot} is open (generation ` +
+                `${open.fromGeneration} → ${open.toGeneration}): let it finish first`,
             );
           const deployer =
             input.deployer ?? (open ? (JSON.parse(open.deployer) as DeployerSpec) : { kind: options.defaultDeployer });
@@ -89,7 +90,8 @@ export function createAdoptionActivities(deps: ActivityDeps) {
             if (!unmanaged.length)
               throw activityFailure(
                 FailureCode.NO_UNMANAGED_KEY,
-                `tenant ${input.externalRef} has no unmanaged key in slot ${input.slot}: nothing to adopt (rotate it without --adopt)`,
+                `tenant ${input.externalRef} has no unmanaged key in slot ${input.slot}: nothing ` +
+                  `to adopt (rotate it without --adopt)`,
               );
             row = await openAdoptionRow(tx, {
               externalRef: input.externalRef,

@@ -41,12 +41,15 @@ export function createImportActivities(deps: ActivityDeps) {
         if (input.refSource === 'platform' ? carried !== input.externalRef : carried !== undefined)
           throw activityFailure(
             FailureCode.EXTERNAL_REF_CONFLICT,
-            `sub-account ${input.subaccountId} carries externalRef ${carried ?? '(none)'}, not what the import was given (${input.refSource === 'platform' ? input.externalRef : 'none, mapped'})`,
+            `sub-account ${input.subaccountId} carries externalRef ${carried ?? '(none)'}, ` +
+              `not what the import was given (${input.refSource === 'platform' ? input.externalRef : 'none, mapped'})`,
           );
         if (subaccount.status !== 'operating' && subaccount.status !== 'suspended')
           throw activityFailure(
             FailureCode.TENANT_NOT_ACTIVE,
-            `sub-account ${input.subaccountId} is ${subaccount.rawStatus ?? subaccount.status}: only operating or suspended ones are imported`,
+            `sub-account ${input.subaccountId} is ` +
+              `${subaccount.rawStatus ?? subaccount.status}: only operating or suspended ones ` +
+              `are imported`,
           );
         const { keys } = await platform.listTenantKeys({ subaccountId: input.subaccountId });
         return {

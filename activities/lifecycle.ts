@@ -124,7 +124,9 @@ export function createLifecycleActivities(deps: ActivityDeps) {
         if (scheduled)
           throw activityFailure(
             FailureCode.CLOSE_SCHEDULED,
-            `tenant ${input.externalRef} is suspended for a close at ${scheduled.closeAt.toISOString()}: cancel it with \`tenantctl close --cancel ${input.externalRef}\` to resume`,
+            `tenant ${input.externalRef} is suspended for a close at ` +
+              `${scheduled.closeAt.toISOString()}: cancel it with \`tenantctl close --cancel ` +
+              `${input.externalRef}\` to resume`,
           );
         const floor = BigInt(deps.lifecycle?.resumeBalanceFloorMicroUsd ?? '0');
         const { wallet } = await platform.getWallet({ subaccountId: tenant.subaccountId });

@@ -58,12 +58,17 @@ export async function runOnboardingChecks(
         ? {
             check: 'parentBalance',
             ok: false,
-            detail: `the platform refused a transfer for INSUFFICIENT_BALANCE at ${new Date(parent.insufficientSince).toISOString()}: fund the parent, then \`tenantctl parent-funded --reason "..."\``,
+            detail:
+              `the platform refused a transfer for INSUFFICIENT_BALANCE at ` +
+              `${new Date(parent.insufficientSince).toISOString()}: fund the parent, then ` +
+              `\`tenantctl parent-funded --reason "..."\``,
           }
         : {
             check: 'parentBalance',
             ok: true,
-            detail: `no insufficient-balance state recorded (the platform shows no parent balance to compare ${input.fundingMicroUsd} micro-USD with)`,
+            detail:
+              `no insufficient-balance state recorded (the platform shows no parent balance to ` +
+              `compare ${input.fundingMicroUsd} micro-USD with)`,
           },
     );
   }

@@ -94,12 +94,15 @@ export const configSchema = z.object({
       z.string().startsWith('svpk_', 'must be a platform key (starts with svpk_)').optional(),
     )
     .describe(
-      'Bootstrap only: the parent platform key imported (sealed) into our records on first start; after that, processes read the current key from the records (tenantctl parent-key).',
+      'Bootstrap only: the parent platform key imported (sealed) into our records on ' +
+        'first start; after that, processes read the current key from the records ' +
+        '(tenantctl parent-key).',
     ),
   PARENT_KEY_REFRESH_MS: z
     .preprocess(emptyToUndefined, z.coerce.number().int('must be a whole number').min(100).max(600_000).default(5_000))
     .describe(
-      'How often workers and gateways re-read the current parent platform key from our records, in ms (and at once on a 401).',
+      'How often workers and gateways re-read the current parent platform key from our ' +
+        'records, in ms (and at once on a 401).',
     ),
   SECRETS_KEYS: z
     .preprocess(
@@ -156,7 +159,8 @@ export const configSchema = z.object({
         .optional(),
     )
     .describe(
-      'wallet.low_balance fires below this balance for tenants without a threshold of their own; unset: only those with one.',
+      'wallet.low_balance fires below this balance for tenants without a threshold of ' +
+        'their own; unset: only those with one.',
     ),
   EVENTS_RETRY_FOR: z
     .preprocess(

@@ -121,7 +121,8 @@ export async function adoptTenantKeys(rawInput: AdoptTenantKeysInput): Promise<A
           status.stage === 'held' ||
           (what === 'abort' && status.stage === 'key_limit')
         ? null
-        : `the adoption of ${externalRef} slot ${slot} is ${status.stage}: ${what} applies while it waits for quiet or is held`;
+        : `the adoption of ${externalRef} slot ${slot} is ${status.stage}: ${what} applies ` +
+          `while it waits for quiet or is held`;
   setHandler(
     revokeAnywayUpdate,
     (raw) => {
@@ -196,7 +197,8 @@ export async function adoptTenantKeys(rawInput: AdoptTenantKeysInput): Promise<A
         await record({ state: 'key_limit', stage: 'key_limit', outcome: { activeKeys: issued.activeKeys } });
         show(
           'key_limit',
-          `the tenant is at its active-key limit: revoke a key nobody uses (or abort); retried every ${t.keyLimitRetryInterval}`,
+          `the tenant is at its active-key limit: revoke a key nobody uses (or abort); ` +
+            `retried every ${t.keyLimitRetryInterval}`,
         );
         await condition(() => decision?.kind === 'abort', msOf(t.keyLimitRetryInterval));
         if (decision?.kind === 'abort') {
@@ -288,7 +290,8 @@ export async function adoptTenantKeys(rawInput: AdoptTenantKeysInput): Promise<A
       if (!status.keys.some((k) => k.state === 'waiting')) break;
       show(
         'waiting_for_quiet',
-        `quiet gate of ${status.keys.filter((k) => k.state === 'waiting').length} unmanaged key(s); next look in ${t.pollInterval}`,
+        `quiet gate of ${status.keys.filter((k) => k.state === 'waiting').length} ` +
+          `unmanaged key(s); next look in ${t.pollInterval}`,
       );
       await condition(() => decision !== undefined, timings.pollIntervalMs);
     }
@@ -306,7 +309,9 @@ export async function adoptTenantKeys(rawInput: AdoptTenantKeysInput): Promise<A
       show(
         'held',
         `unmanaged key(s) still in use: ${held.map((k) => `${k.keyId} (${k.heldReason})`).join(', ')}. ` +
-          `\`tenantctl rotation revoke-anyway ${externalRef} --slot ${slot} --operator <you> --reason "..."\` revokes them; \`tenantctl rotation abort ...\` keeps them unmanaged`,
+          (`\`tenantctl rotation revoke-anyway ${externalRef} --slot ${slot} --operator ` +
+            `<you> --reason "..."\` revokes them; \`tenantctl rotation abort ...\` keeps them ` +
+            `unmanaged`),
       );
       const parent = workflowInfo().parent;
       if (parent)

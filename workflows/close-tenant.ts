@@ -125,7 +125,8 @@ export async function closeTenant(rawInput: LifecycleWorkflowInput): Promise<Clo
         accepted(checkDecisionBy(raw));
         refuseUnlessApplicable(
           status.stage !== 'scheduled'
-            ? `${lifecycleWorkflowId('close', externalRef)} is not waiting out a close window (stage ${status.stage}): too late to cancel`
+            ? `${lifecycleWorkflowId('close', externalRef)} is not waiting out a close window ` +
+                `(stage ${status.stage}): too late to cancel`
             : cancel.by
               ? 'a cancel is already being applied'
               : null,

@@ -107,7 +107,8 @@ export async function issueTenantKey(rawInput: IssueTenantKeyInput): Promise<Iss
       status.stage = 'aborted';
       throw codedFailure(
         FailureCode.API_KEY_LIMIT_REACHED,
-        `issue of slot ${input.slot} for ${input.externalRef} aborted at the active-key limit by ${by.operator}: ${by.reason}`,
+        `issue of slot ${input.slot} for ${input.externalRef} aborted at the active-key ` +
+          `limit by ${by.operator}: ${by.reason}`,
       );
     }
   }

@@ -91,7 +91,8 @@ export async function revokeTenantKeySlot(rawInput: RevokeTenantKeyInput): Promi
         status.stage = 'refused';
         return result(
           'refused',
-          `${decision.reason === 'used_after_allowance' ? 'the key is in use' : decision.view.verdict}: not revoked (revoke with force, operator and reason, to revoke it anyway)`,
+          `${decision.reason === 'used_after_allowance' ? 'the key is in use' : decision.view.verdict}: ` +
+            `not revoked (revoke with force, operator and reason, to revoke it anyway)`,
         );
       }
       await sleep(t.pollIntervalMs);

@@ -199,7 +199,10 @@ export async function rotateParentKey(rawInput: RotateParentKeyInput): Promise<R
       if (memory.polls === 0) memory.deployedAtMs = Date.now();
       if (seen.ambiguous.length > 0) {
         status.stage = 'held';
-        status.quietCheck = `the old key's platform id is unknown (imported) and ${seen.ambiguous.length} active keys could be it: name it by revoking the others, or decide (revokeAnyway is refused without an id)`;
+        status.quietCheck =
+          `the old key's platform id is unknown (imported) and ${seen.ambiguous.length} ` +
+          `active keys could be it: name it by revoking the others, or decide (revokeAnyway ` +
+          `is refused without an id)`;
       } else {
         const decision = evaluateGate(memory, seen.usage, null, Date.now(), {
           quietPeriodMs: t.quietPeriodMs,

@@ -129,7 +129,8 @@ secrets
           `${report.webhookSecrets.current} already under ${keys.current.id}`,
       );
       console.log(
-        `parent keys: ${report.parentKeys.resealed} ${verb}, ${report.parentKeys.current} already under ${keys.current.id}`,
+        `parent keys: ${report.parentKeys.resealed} ${verb}, ${report.parentKeys.current} ` +
+          `already under ${keys.current.id}`,
       );
       if (opts.check && report.tokens.resealed + report.webhookSecrets.resealed + report.parentKeys.resealed > 0)
         process.exitCode = 1;

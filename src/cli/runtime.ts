@@ -42,7 +42,8 @@ export function createCliRuntime(tokenFlag?: string): CliRuntime {
       }
       if (token === undefined)
         throw new UnknownOperatorError(
-          'TENANTCTL_OPERATOR_TOKEN: is required (OPERATORS is configured: every action is recorded under the operator whose token is presented; or pass --operator-token)',
+          'TENANTCTL_OPERATOR_TOKEN: is required (OPERATORS is configured: every action is ' +
+            'recorded under the operator whose token is presented; or pass --operator-token)',
         );
       const name = safeOps.operators.authenticate(token);
       if (name === undefined)

@@ -104,7 +104,8 @@ export async function decideApproval(
     if (row.state !== 'awaiting_approval')
       throw new ApprovalError(
         'APPROVAL_NOT_PENDING',
-        `approval request ${id} is ${row.state}${row.decidedBy ? ` (by ${row.decidedBy})` : ''}: it can be decided once`,
+        `approval request ${id} is ${row.state}${row.decidedBy ? ` (by ${row.decidedBy})` : ''}: ` +
+          `it can be decided once`,
       );
     if (row.expired)
       throw new ApprovalError(

@@ -54,7 +54,8 @@ export function parseRefMap(text: string, file: string): Map<string, RefMapping>
     const sameRef = byRef.get(externalRef);
     if (sameRef) {
       problems.push(
-        `${where}: externalRef ${externalRef} is given to two sub-accounts (${sameRef.subaccountId} on line ${sameRef.line} and ${subaccountId})`,
+        `${where}: externalRef ${externalRef} is given to two sub-accounts (${sameRef.subaccountId} ` +
+          `on line ${sameRef.line} and ${subaccountId})`,
       );
       return;
     }

@@ -141,13 +141,15 @@ function checkMapping(
       problems.push(`${where}: subaccountId ${m.subaccountId} is already in our records under another ref`);
     else if (s.externalRef !== undefined)
       problems.push(
-        `${where}: subaccountId ${m.subaccountId} carries externalRef ${s.externalRef} on the platform; a mapping is only for sub-accounts without one`,
+        `${where}: subaccountId ${m.subaccountId} carries externalRef ${s.externalRef} on ` +
+          `the platform; a mapping is only for sub-accounts without one`,
       );
     if (ourRefs.has(m.externalRef))
       problems.push(`${where}: externalRef ${m.externalRef} collides with our tenant record of that ref`);
     else if (byRef.has(m.externalRef))
       problems.push(
-        `${where}: externalRef ${m.externalRef} collides with sub-account ${byRef.get(m.externalRef)!}, which carries it on the platform`,
+        `${where}: externalRef ${m.externalRef} collides with sub-account ` +
+          `${byRef.get(m.externalRef)!}, which carries it on the platform`,
       );
   }
   if (problems.length) throw new ImportInputError(problems);

@@ -41,7 +41,8 @@ export async function dryRunOnboarding(
     'create the sub-account under an idempotency key derived from the external ref',
     ...(input.fundingMicroUsd
       ? [
-          `fund its wallet with ${input.fundingMicroUsd} micro-USD (transfer intent "${ONBOARDING_PURPOSE}" written first)`,
+          `fund its wallet with ${input.fundingMicroUsd} micro-USD (transfer intent "${ONBOARDING_PURPOSE}" ` +
+            `written first)`,
         ]
       : ['no funding']),
     `issue its first key (slot ${DEFAULT_SLOT}; token sealed at once) and verify it`,

@@ -33,10 +33,13 @@ export async function openAdoptionRow(
   },
 ): Promise<Pick<KeyRotationRow, 'id' | 'fromGeneration' | 'toGeneration'>> {
   const { rows } = await db.query<Pick<KeyRotationRow, 'id' | 'fromGeneration' | 'toGeneration'>>(
-    `INSERT INTO key_rotations (external_ref, slot, from_generation, to_generation, state, stage, deployer, workflow_id, run_id, outcome)
-     VALUES ($1::text, $2::text, $3::int, $4::int, 'running', 'creating_key', $5::text, $6::text, $7::text, '{"adoption": true}'::jsonb)
+    `INSERT INTO key_rotations (external_ref, slot, from_generation, to_generation, state, stage, deployer,
+      workflow_id, run_id, outcome)
+     VALUES ($1::text, $2::text, $3::int, $4::int, 'running', 'creating_key', $5::text, $6::text, $7::text,
+       '{"adoption": true}'::jsonb)
      ON CONFLICT (external_ref, slot, to_generation) DO UPDATE SET
-       state = 'running', stage = 'creating_key', from_generation = EXCLUDED.from_generation, deployer = EXCLUDED.deployer,
+       state = 'running', stage = 'creating_key', from_generation = EXCLUDED.from_generation, deployer =
+         EXCLUDED.deployer,
        workflow_id = EXCLUDED.workflow_id, run_id = EXCLUDED.run_id, finished_at = NULL,
        outcome = key_rotations.outcome || '{"adoption": true}'::jsonb, updated_at = now()
      RETURNING id, from_generation AS "fromGeneration", to_generation AS "toGeneration"`,
@@ -73,7 +76,8 @@ export async function listAdoptableTenantRefs(
   const { rows } = await db.query<{ externalRef: string }>(
     `SELECT t.external_ref AS "externalRef" FROM tenants t
       WHERE t.status = 'active' AND t.subaccount_id IS NOT NULL AND ($2::text IS NULL OR t.external_ref > $2::text)
-        AND EXISTS (SELECT 1 FROM tenant_keys k WHERE k.external_ref = t.external_ref AND k.slot = $1::text AND k.status = 'unmanaged')
+        AND EXISTS (SELECT 1 FROM tenant_keys k WHERE k.external_ref = t.external_ref AND k.slot = $1::text AND
+          k.status = 'unmanaged')
       ORDER BY t.external_ref LIMIT $3::int`,
     [options.slot, options.after, options.limit],
   );

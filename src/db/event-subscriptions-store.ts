@@ -26,7 +26,8 @@ export interface SubscriptionSecretRow {
 
 const COLUMNS = `s.id, s.url, s.types, s.label, s.status, s.created_by AS "createdBy", s.created_at AS "createdAt",
   s.deleted_at AS "deletedAt",
-  (SELECT coalesce(max(generation), 0)::int FROM event_subscription_secrets x WHERE x.subscription_id = s.id) AS "secretGeneration",
+  (SELECT coalesce(max(generation), 0)::int FROM event_subscription_secrets x WHERE x.subscription_id = s.id) AS
+    "secretGeneration",
   (SELECT count(*)::int FROM event_subscription_secrets x WHERE x.subscription_id = s.id
      AND (x.expires_at IS NULL OR x.expires_at > now())) AS "signingSecrets"`;
 
@@ -96,7 +97,8 @@ export async function listSubscriptions(
   options: { includeDeleted?: boolean } = {},
 ): Promise<SubscriptionRow[]> {
   const { rows } = await db.query<SubscriptionRow>(
-    `SELECT ${COLUMNS} FROM event_subscriptions s WHERE ($1::boolean OR s.status = 'active') ORDER BY s.created_at, s.id`,
+    `SELECT ${COLUMNS} FROM event_subscriptions s WHERE ($1::boolean OR s.status = ` +
+      `'active') ORDER BY s.created_at, s.id`,
     [options.includeDeleted ?? false],
   );
   return rows;
@@ -110,7 +112,8 @@ export async function deleteSubscription(tx: pg.PoolClient, id: string): Promise
   );
   if (!rowCount) return false;
   await tx.query(
-    `UPDATE event_deliveries SET state = 'failed', failed_at = now(), last_error = 'subscription deleted', updated_at = now()
+    `UPDATE event_deliveries SET state = 'failed', failed_at = now(), last_error = 'subscription deleted', updated_at
+      = now()
       WHERE subscription_id = $1::text AND state = 'pending'`,
     [id],
   );
@@ -128,7 +131,8 @@ export async function addSecretGeneration(
   seal: (generation: number) => string,
 ): Promise<number> {
   const { rows } = await tx.query<{ next: number }>(
-    `SELECT (SELECT coalesce(max(generation), 0)::int + 1 FROM event_subscription_secrets WHERE subscription_id = s.id) AS next
+    `SELECT (SELECT coalesce(max(generation), 0)::int + 1 FROM event_subscription_secrets WHERE subscription_id =
+      s.id) AS next
        FROM event_subscriptions s WHERE s.id = $1::text AND s.status = 'active' FOR UPDATE`,
     [id],
   );

@@ -70,7 +70,8 @@ export async function recordImport(
       );
       if (rows[0]?.subaccountId === input.subaccountId) {
         const keys = await tx.query<{ id: string }>(
-          `SELECT platform_key_id AS id FROM tenant_keys WHERE external_ref = $1::text AND key_name LIKE 'imported-%' ORDER BY generation`,
+          `SELECT platform_key_id AS id FROM tenant_keys WHERE external_ref = $1::text AND ` +
+            `key_name LIKE 'imported-%' ORDER BY generation`,
           [input.externalRef],
         );
         return {
@@ -119,7 +120,8 @@ export async function recordImport(
     }
     if (input.openingBalanceMicroUsd !== null && BigInt(input.openingBalanceMicroUsd) > 0n) {
       await tx.query(
-        `INSERT INTO transfer_intents (external_ref, purpose, amount_micro_usd, idempotency_key, state, kind, requested_by, reason)
+        `INSERT INTO transfer_intents (external_ref, purpose, amount_micro_usd, idempotency_key, state, kind,
+          requested_by, reason)
          VALUES ($1::text, 'opening-balance', $2::numeric, $3::text, 'succeeded', 'opening', $4::text, 'wallet balance at import')`,
         [input.externalRef, input.openingBalanceMicroUsd, input.openingTransferKey, input.requestedBy],
       );
@@ -152,7 +154,8 @@ export async function findImport(
 /** The refs among `refs` that an import already recorded. */
 export async function listImportedRefs(db: Queryable, refs: string[]): Promise<string[]> {
   const { rows } = await db.query<{ externalRef: string }>(
-    `SELECT external_ref AS "externalRef" FROM tenant_imports WHERE external_ref = ANY($1::text[]) ORDER BY external_ref`,
+    `SELECT external_ref AS "externalRef" FROM tenant_imports WHERE external_ref = ` +
+      `ANY($1::text[]) ORDER BY external_ref`,
     [refs],
   );
   return rows.map((r) => r.externalRef);

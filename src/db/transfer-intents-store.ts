@@ -137,7 +137,8 @@ export async function updateTransferIntent(
         updated_at = now()
       FROM prev
       WHERE id = prev.prev_id AND state = ANY($2::text[])
-      RETURNING ${COLUMNS}, prev.prev_state, prev.prev_code), ${TRANSFER_EVENTS}${audit ? `, audited AS (${auditFrom('changed', 8)})` : ''}
+      RETURNING ${COLUMNS}, prev.prev_state, prev.prev_code),
+        ${TRANSFER_EVENTS}${audit ? `, audited AS (${auditFrom('changed', 8)})` : ''}
      SELECT * FROM changed`,
     [
       id,
@@ -163,7 +164,8 @@ export async function updateTransferIntent(
 const TRANSFER_EVENT_TYPE = `CASE
     WHEN c.state = 'succeeded' AND c.prev_state <> 'succeeded' THEN 'transfer.succeeded'
     WHEN c.state = 'needs_operator' AND c.prev_state <> 'needs_operator' THEN 'transfer.needs_operator'
-    WHEN c.state = 'pending' AND c."failureCode" = 'INSUFFICIENT_BALANCE' AND c.prev_code IS DISTINCT FROM 'INSUFFICIENT_BALANCE'
+    WHEN c.state = 'pending' AND c."failureCode" = 'INSUFFICIENT_BALANCE' AND c.prev_code IS DISTINCT FROM
+      'INSUFFICIENT_BALANCE'
       THEN 'tenant.waiting_for_funds'
   END`;
 const TRANSFER_EVENTS = eventsFrom('changed c', {

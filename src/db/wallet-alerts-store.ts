@@ -19,7 +19,8 @@ export async function observeBalance(
     input.externalRef,
   ]);
   const { rows } = await tx.query<{ threshold: string | null; lowSince: Date | null }>(
-    `SELECT threshold_micro_usd::text AS threshold, low_since AS "lowSince" FROM wallet_alerts WHERE external_ref = $1::text FOR UPDATE`,
+    `SELECT threshold_micro_usd::text AS threshold, low_since AS "lowSince" FROM ` +
+      `wallet_alerts WHERE external_ref = $1::text FOR UPDATE`,
     [input.externalRef],
   );
   const threshold = rows[0]?.threshold ?? input.defaultThresholdMicroUsd;

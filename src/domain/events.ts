@@ -66,7 +66,9 @@ const typesSchema = z
     if (unknown.length)
       ctx.addIssue({
         code: 'custom',
-        message: `unknown event type ${unknown.map((t) => JSON.stringify(t.slice(0, 60))).join(', ')} (known: ${EVENT_TYPES.join(', ')})`,
+        message:
+          `unknown event type ${unknown.map((t) => JSON.stringify(t.slice(0, 60))).join(', ')} ` +
+          `(known: ${EVENT_TYPES.join(', ')})`,
       });
     if (new Set(types).size !== types.length) ctx.addIssue({ code: 'custom', message: 'must not repeat a type' });
   });

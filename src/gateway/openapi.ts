@@ -199,7 +199,8 @@ export const openApiDocument = {
           '409': errorResponse('The external ref is being onboarded under another name (EXTERNAL_REF_CONFLICT).'),
           '200': {
             description:
-              'With `?dryRun=true`: every check passed (`{ dryRun, ok, checks, plan }`); nothing was written or started.',
+              'With `?dryRun=true`: every check passed (`{ dryRun, ok, checks, plan }`); ' +
+              'nothing was written or started.',
             content: json(dataEnvelope({ type: 'object' })),
           },
           '422': {
@@ -377,7 +378,9 @@ export const openApiDocument = {
           content: json({
             type: 'object',
             description:
-              'issue: { operator?, options?: { keyLimitRetryInterval? } }; revoke: { force?, operator?, reason?, options?: { quietPeriod?, pollInterval?, quietDeadline?, overlapWindow? } } (force needs operator and reason)',
+              'issue: { operator?, options?: { keyLimitRetryInterval? } }; revoke: { force?, ' +
+              'operator?, reason?, options?: { quietPeriod?, pollInterval?, quietDeadline?, ' +
+              'overlapWindow? } } (force needs operator and reason)',
           }),
         },
         responses: {

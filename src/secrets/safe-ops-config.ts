@@ -26,7 +26,9 @@ export const safeOpsConfigShape = {
         .optional(),
     )
     .describe(
-      'Operators and the SHA-256 of their tokens, name:sha256:<hex> comma-separated (`tenantctl operators add <name>` makes one). Unset: typed --operator names are taken (dev stack).',
+      'Operators and the SHA-256 of their tokens, name:sha256:<hex> comma-separated ' +
+        '(`tenantctl operators add <name>` makes one). Unset: typed --operator names are ' +
+        'taken (dev stack).',
     ),
   TENANTCTL_OPERATOR_TOKEN: z
     .preprocess(emptyToUndefined, z.string().optional())
@@ -43,7 +45,8 @@ export const safeOpsConfigShape = {
         .optional(),
     )
     .describe(
-      'Default of `close --after`: the tenant is suspended at once and closed after this (0: at once). Unset: 30d with OPERATORS, else 0.',
+      'Default of `close --after`: the tenant is suspended at once and closed after ' +
+        'this (0: at once). Unset: 30d with OPERATORS, else 0.',
     ),
   APPROVAL_POLICY: z
     .preprocess(
@@ -63,7 +66,8 @@ export const safeOpsConfigShape = {
         .optional(),
     )
     .describe(
-      'Actions that wait for a second operator: none or a list of resolveTransfer, keyReveal. Unset: both with OPERATORS, else none.',
+      'Actions that wait for a second operator: none or a list of resolveTransfer, ' +
+        'keyReveal. Unset: both with OPERATORS, else none.',
     ),
   APPROVAL_TTL: z
     .preprocess(

@@ -75,48 +75,52 @@ describe('four-eyes approvals', () => {
   const stageOf = async (externalRef: string) =>
     (await env.client.workflow.getHandle(`onboard:${externalRef}`).query(onboardingStatusQuery)).stage;
 
-  it('a gated resolveTransfer does nothing until a second operator approves; the requester cannot approve; approving twice is refused', async () => {
-    const handle = await driveToNeedsOperator('ap-verdict');
-    const asked = await cli(
-      ['resolve-transfer', 'ap-verdict', '--outcome', 'applied', '--reason', 'seen on the wallet', '--json'],
-      alice.token,
-    );
-    expect(asked.code, asked.stderr).toBe(0);
-    const { approvalId, status } = JSON.parse(asked.stdout) as { approvalId: string; status: string };
-    expect(status).toBe('awaiting_approval');
-    await new Promise((r) => setTimeout(r, 1_000));
-    expect(await stageOf('ap-verdict')).toBe('needs_operator');
-    expect(await intentOf('ap-verdict')).toMatchObject({ state: 'needs_operator' });
+  it(
+    'a gated resolveTransfer does nothing until a second operator approves; the ' +
+      'requester cannot approve; approving twice is refused',
+    async () => {
+      const handle = await driveToNeedsOperator('ap-verdict');
+      const asked = await cli(
+        ['resolve-transfer', 'ap-verdict', '--outcome', 'applied', '--reason', 'seen on the wallet', '--json'],
+        alice.token,
+      );
+      expect(asked.code, asked.stderr).toBe(0);
+      const { approvalId, status } = JSON.parse(asked.stdout) as { approvalId: string; status: string };
+      expect(status).toBe('awaiting_approval');
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect(await stageOf('ap-verdict')).toBe('needs_operator');
+      expect(await intentOf('ap-verdict')).toMatchObject({ state: 'needs_operator' });
 
-    const listed = await cli(['approvals', 'list', '--json'], bob.token);
-    expect(JSON.parse(listed.stdout)).toEqual([
-      expect.objectContaining({ id: approvalId, status: 'awaiting_approval', requestedBy: 'alice' }),
-    ]);
+      const listed = await cli(['approvals', 'list', '--json'], bob.token);
+      expect(JSON.parse(listed.stdout)).toEqual([
+        expect.objectContaining({ id: approvalId, status: 'awaiting_approval', requestedBy: 'alice' }),
+      ]);
 
-    const self = await cli(['approvals', 'approve', approvalId, '--reason', 'my own'], alice.token);
-    expect(self.code).not.toBe(0);
-    expect(self.stderr).toMatch(/a second, different operator must decide it/);
-    expect(await stageOf('ap-verdict')).toBe('needs_operator');
+      const self = await cli(['approvals', 'approve', approvalId, '--reason', 'my own'], alice.token);
+      expect(self.code).not.toBe(0);
+      expect(self.stderr).toMatch(/a second, different operator must decide it/);
+      expect(await stageOf('ap-verdict')).toBe('needs_operator');
 
-    const approved = await cli(['approvals', 'approve', approvalId, '--reason', 'checked the wallet too'], bob.token);
-    expect(approved.code, approved.stderr).toBe(0);
-    expect(approved.stdout).toMatch(new RegExp(`${approvalId} executed by bob`));
-    expect(await handle.result()).toMatchObject({ status: 'active' });
-    expect(transfersOf('ap-verdict')).toHaveLength(1);
-    expect(await intentOf('ap-verdict')).toMatchObject({ state: 'succeeded' });
+      const approved = await cli(['approvals', 'approve', approvalId, '--reason', 'checked the wallet too'], bob.token);
+      expect(approved.code, approved.stderr).toBe(0);
+      expect(approved.stdout).toMatch(new RegExp(`${approvalId} executed by bob`));
+      expect(await handle.result()).toMatchObject({ status: 'active' });
+      expect(transfersOf('ap-verdict')).toHaveLength(1);
+      expect(await intentOf('ap-verdict')).toMatchObject({ state: 'succeeded' });
 
-    const twice = await cli(['approvals', 'approve', approvalId, '--reason', 'once more'], bob.token);
-    expect(twice.code).not.toBe(0);
-    expect(twice.stderr).toMatch(/is executed \(by bob\): it can be decided once/);
-    const { rows } = await env.pool.query(`SELECT action, actor FROM audit_log WHERE subject = $1 ORDER BY id`, [
-      approvalId,
-    ]);
-    expect(rows).toEqual([
-      { action: 'approval.requested', actor: 'operator:alice' },
-      { action: 'approval.approved', actor: 'operator:bob' },
-      { action: 'approval.executed', actor: 'operator:bob' },
-    ]);
-  });
+      const twice = await cli(['approvals', 'approve', approvalId, '--reason', 'once more'], bob.token);
+      expect(twice.code).not.toBe(0);
+      expect(twice.stderr).toMatch(/is executed \(by bob\): it can be decided once/);
+      const { rows } = await env.pool.query(`SELECT action, actor FROM audit_log WHERE subject = $1 ORDER BY id`, [
+        approvalId,
+      ]);
+      expect(rows).toEqual([
+        { action: 'approval.requested', actor: 'operator:alice' },
+        { action: 'approval.approved', actor: 'operator:bob' },
+        { action: 'approval.executed', actor: 'operator:bob' },
+      ]);
+    },
+  );
 
   it('an expired request cannot be approved and leaves the transfer untouched', async () => {
     const handle = await driveToNeedsOperator('ap-expired');
@@ -166,7 +170,8 @@ describe('four-eyes approvals', () => {
     // Used up: the next reveal asks again.
     expect(JSON.parse((await reveal()).stdout)).toMatchObject({ status: 'awaiting_approval' });
     const { rows } = await env.pool.query(
-      `SELECT actor, details->>'approval' AS approval FROM audit_log WHERE action = 'key.revealed' AND external_ref = 'ap-reveal'`,
+      `SELECT actor, details->>'approval' AS approval FROM audit_log WHERE action = ` +
+        `'key.revealed' AND external_ref = 'ap-reveal'`,
     );
     expect(rows).toEqual([{ actor: 'operator:alice', approval: request.approvalId }]);
 

@@ -49,53 +49,57 @@ describe('event delivery when receivers fail', () => {
     await env?.close();
   });
 
-  it('a receiver answering 500 for a minute gets every event after, in tenant order; a dead one delays nobody', async () => {
-    const healthy = await startEventReceiver();
-    const flaky = await startEventReceiver();
-    const dead = await startEventReceiver();
-    receivers.push(healthy, flaky, dead);
-    dead.delayMs = 10 * 60_000; // accepts the connection, never answers
-    flaky.failWith = { status: 500 };
-    for (const r of [healthy, flaky, dead]) await subscribe(env, r);
-    const outageStarted = Date.now();
+  it(
+    'a receiver answering 500 for a minute gets every event after, in tenant order; a ' + 'dead one delays nobody',
+    async () => {
+      const healthy = await startEventReceiver();
+      const flaky = await startEventReceiver();
+      const dead = await startEventReceiver();
+      receivers.push(healthy, flaky, dead);
+      dead.delayMs = 10 * 60_000; // accepts the connection, never answers
+      flaky.failWith = { status: 500 };
+      for (const r of [healthy, flaky, dead]) await subscribe(env, r);
+      const outageStarted = Date.now();
 
-    const refs = ['dl-a', 'dl-b', 'dl-c'];
-    await Promise.all(refs.map((ref) => onboard(env, ref)));
-    for (const ref of refs) await lifecycle(env, 'suspend', ref);
-    for (const ref of refs) await lifecycle(env, 'resume', ref);
-    const rows = await eventRows(env);
-    expect(rows.length).toBeGreaterThanOrEqual(refs.length * 5);
+      const refs = ['dl-a', 'dl-b', 'dl-c'];
+      await Promise.all(refs.map((ref) => onboard(env, ref)));
+      for (const ref of refs) await lifecycle(env, 'suspend', ref);
+      for (const ref of refs) await lifecycle(env, 'resume', ref);
+      const rows = await eventRows(env);
+      expect(rows.length).toBeGreaterThanOrEqual(refs.length * 5);
 
-    // The healthy receiver has everything during the outage, while one subscriber fails and one hangs.
-    await eventually(() => {
-      const got = new Set(healthy.accepted.map((e) => e.webhookId));
-      expect(rows.filter((r) => !got.has(`evt_${r.id}`))).toEqual([]);
-    }, 20_000);
-    // ...while the flaky one has been refused all along and the dead one has not answered once.
-    expect(Date.now() - outageStarted).toBeLessThan(60_000);
-    await expectAllInTenantOrder(env, healthy, refs);
-    expect(flaky.accepted).toEqual([]);
-    expect(flaky.requests.length).toBeGreaterThan(0);
-    expect(dead.accepted).toEqual([]);
+      // The healthy receiver has everything during the outage, while one subscriber fails and one hangs.
+      await eventually(() => {
+        const got = new Set(healthy.accepted.map((e) => e.webhookId));
+        expect(rows.filter((r) => !got.has(`evt_${r.id}`))).toEqual([]);
+      }, 20_000);
+      // ...while the flaky one has been refused all along and the dead one has not answered once.
+      expect(Date.now() - outageStarted).toBeLessThan(60_000);
+      await expectAllInTenantOrder(env, healthy, refs);
+      expect(flaky.accepted).toEqual([]);
+      expect(flaky.requests.length).toBeGreaterThan(0);
+      expect(dead.accepted).toEqual([]);
 
-    // A minute of 500s, then the receiver recovers and gets every event, each tenant in order.
-    const left = 60_000 - (Date.now() - outageStarted);
-    if (left > 0) await new Promise((r) => setTimeout(r, left));
-    flaky.failWith = null;
-    await eventually(() => {
-      const got = new Set(flaky.accepted.map((e) => e.webhookId));
-      expect(rows.filter((r) => !got.has(`evt_${r.id}`))).toEqual([]);
-    }, 30_000);
-    await expectAllInTenantOrder(env, flaky, refs);
-    expect(flaky.requests.filter((r) => r.status === 500).length).toBeGreaterThan(refs.length);
-    // The dead one is still being retried (bounded), holding back only its own streams.
-    const { rows: deadRows } = await env.pool.query<{ state: string }>(
-      `SELECT d.state FROM event_deliveries d JOIN event_subscriptions s ON s.id = d.subscription_id
+      // A minute of 500s, then the receiver recovers and gets every event, each tenant in order.
+      const left = 60_000 - (Date.now() - outageStarted);
+      if (left > 0) await new Promise((r) => setTimeout(r, left));
+      flaky.failWith = null;
+      await eventually(() => {
+        const got = new Set(flaky.accepted.map((e) => e.webhookId));
+        expect(rows.filter((r) => !got.has(`evt_${r.id}`))).toEqual([]);
+      }, 30_000);
+      await expectAllInTenantOrder(env, flaky, refs);
+      expect(flaky.requests.filter((r) => r.status === 500).length).toBeGreaterThan(refs.length);
+      // The dead one is still being retried (bounded), holding back only its own streams.
+      const { rows: deadRows } = await env.pool.query<{ state: string }>(
+        `SELECT d.state FROM event_deliveries d JOIN event_subscriptions s ON s.id = d.subscription_id
         WHERE s.url = $1::text AND d.state = 'delivered'`,
-      [dead.url],
-    );
-    expect(deadRows).toEqual([]);
-  }, 180_000);
+        [dead.url],
+      );
+      expect(deadRows).toEqual([]);
+    },
+    180_000,
+  );
 
   it('honours Retry-After, then marks a delivery failed and visible when its retries run out', async () => {
     const limited = await startEventReceiver();
@@ -164,7 +168,8 @@ describe('event delivery across a worker crash', () => {
         expect(rows.filter((r) => !got.has(`evt_${r.id}`))).toEqual([]);
       }, 60_000);
       const { rows: deliveries } = await env.pool.query<{ eventId: string; n: number; state: string }>(
-        `SELECT event_id::text AS "eventId", count(*)::int AS n, min(state) AS state FROM event_deliveries GROUP BY event_id`,
+        `SELECT event_id::text AS "eventId", count(*)::int AS n, min(state) AS state FROM ` +
+          `event_deliveries GROUP BY event_id`,
       );
       expect(deliveries).toHaveLength(rows.length);
       for (const d of deliveries) expect(d).toMatchObject({ n: 1, state: 'delivered' });

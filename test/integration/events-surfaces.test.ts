@@ -116,61 +116,65 @@ describe('events as operators and signup backends use them', () => {
     expect((await runCli(['events', 'list'], env.cliEnv)).stdout.trim()).toBe('no subscriptions');
   }, 120_000);
 
-  it('the /v1 routes refuse bad subscriptions naming the field, and a subscription made over HTTP gets its events', async () => {
-    const before = await subscriptionCount();
-    const bad = [
-      [{ url: 'http://10.0.0.8/hooks', types: ['*'] }, 'url'],
-      [{ url: 'https://example.com/hooks', types: ['tenant.nope'] }, 'types'],
-      [{ url: 'https://example.com/hooks', types: [] }, 'types'],
-      [{ url: 'https://example.com/hooks' }, 'types'],
-    ] as const;
-    for (const [body, field] of bad) {
-      const answer = await api('POST', '/v1/event-subscriptions', body);
-      expect(answer.status).toBe(400);
-      expect(answer.body.error).toMatchObject({ code: 'INVALID_INPUT', fields: [field] });
-    }
-    expect(await subscriptionCount()).toBe(before);
+  it(
+    'the /v1 routes refuse bad subscriptions naming the field, and a subscription ' + 'made over HTTP gets its events',
+    async () => {
+      const before = await subscriptionCount();
+      const bad = [
+        [{ url: 'http://10.0.0.8/hooks', types: ['*'] }, 'url'],
+        [{ url: 'https://example.com/hooks', types: ['tenant.nope'] }, 'types'],
+        [{ url: 'https://example.com/hooks', types: [] }, 'types'],
+        [{ url: 'https://example.com/hooks' }, 'types'],
+      ] as const;
+      for (const [body, field] of bad) {
+        const answer = await api('POST', '/v1/event-subscriptions', body);
+        expect(answer.status).toBe(400);
+        expect(answer.body.error).toMatchObject({ code: 'INVALID_INPUT', fields: [field] });
+      }
+      expect(await subscriptionCount()).toBe(before);
 
-    const created = await api('POST', '/v1/event-subscriptions', {
-      url: receiver.url,
-      types: ['tenant.suspended'],
-      label: 'http',
-    });
-    expect(created.status).toBe(201);
-    receiver.secrets.push((created.body.data as { secret: string }).secret);
-    const again = await api('POST', '/v1/event-subscriptions', { url: receiver.url, types: ['tenant.suspended'] });
-    expect(again.status).toBe(409);
-    expect(again.body.error).toMatchObject({ code: 'SUBSCRIPTION_DUPLICATE', fields: ['url'] });
+      const created = await api('POST', '/v1/event-subscriptions', {
+        url: receiver.url,
+        types: ['tenant.suspended'],
+        label: 'http',
+      });
+      expect(created.status).toBe(201);
+      receiver.secrets.push((created.body.data as { secret: string }).secret);
+      const again = await api('POST', '/v1/event-subscriptions', { url: receiver.url, types: ['tenant.suspended'] });
+      expect(again.status).toBe(409);
+      expect(again.body.error).toMatchObject({ code: 'SUBSCRIPTION_DUPLICATE', fields: ['url'] });
 
-    const accepted = receiver.accepted.length;
-    await (
-      await startLifecycle(
-        env.client,
-        'suspend',
-        { externalRef: 'sf-a', reason: 'over http', operator: 'carol' },
-        { taskQueue: env.taskQueue },
-      )
-    ).result();
-    await eventually(() =>
-      expect(receiver.accepted.slice(accepted).map((e) => e.body.type)).toEqual(['tenant.suspended']),
-    );
-    const [suspended] = (await eventRows(env, 'sf-a')).filter((r) => r.type === 'tenant.suspended');
-    const replayed = await api('POST', `/v1/events/evt_${suspended!.id}/replay`);
-    expect(replayed.status).toBe(202);
-    expect(replayed.body.data).toEqual({ reopened: 1 });
-    await eventually(() =>
-      expect(receiver.accepted.slice(accepted).map((e) => e.webhookId)).toEqual([
-        `evt_${suspended!.id}`,
-        `evt_${suspended!.id}`,
-      ]),
-    );
+      const accepted = receiver.accepted.length;
+      await (
+        await startLifecycle(
+          env.client,
+          'suspend',
+          { externalRef: 'sf-a', reason: 'over http', operator: 'carol' },
+          { taskQueue: env.taskQueue },
+        )
+      ).result();
+      await eventually(() =>
+        expect(receiver.accepted.slice(accepted).map((e) => e.body.type)).toEqual(['tenant.suspended']),
+      );
+      const [suspended] = (await eventRows(env, 'sf-a')).filter((r) => r.type === 'tenant.suspended');
+      const replayed = await api('POST', `/v1/events/evt_${suspended!.id}/replay`);
+      expect(replayed.status).toBe(202);
+      expect(replayed.body.data).toEqual({ reopened: 1 });
+      await eventually(() =>
+        expect(receiver.accepted.slice(accepted).map((e) => e.webhookId)).toEqual([
+          `evt_${suspended!.id}`,
+          `evt_${suspended!.id}`,
+        ]),
+      );
 
-    const listed = await api('GET', '/v1/event-deliveries');
-    expect(listed.status).toBe(200);
-    expect(JSON.stringify(listed.body)).not.toMatch(/whsec_/);
-    expect((await api('GET', '/v1/event-subscriptions')).body.data).toHaveLength(1);
-    expect((await api('DELETE', '/v1/event-subscriptions/sub_nope')).status).toBe(404);
-    const metrics = await (await fetch(`${baseUrl}/metrics`)).text();
-    expect(metrics).toMatch(/tpo_event_deliveries\{type="tenant.suspended",outcome="delivered"\} [1-9]/);
-  }, 120_000);
+      const listed = await api('GET', '/v1/event-deliveries');
+      expect(listed.status).toBe(200);
+      expect(JSON.stringify(listed.body)).not.toMatch(/whsec_/);
+      expect((await api('GET', '/v1/event-subscriptions')).body.data).toHaveLength(1);
+      expect((await api('DELETE', '/v1/event-subscriptions/sub_nope')).status).toBe(404);
+      const metrics = await (await fetch(`${baseUrl}/metrics`)).text();
+      expect(metrics).toMatch(/tpo_event_deliveries\{type="tenant.suspended",outcome="delivered"\} [1-9]/);
+    },
+    120_000,
+  );
 });

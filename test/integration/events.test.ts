@@ -235,18 +235,27 @@ describe('lifecycle events', () => {
     });
   });
 
-  it('replays every event since a time (the runbook for a receiver that was down), and refuses a bad time', async () => {
-    const last = (await eventRows(env, 'ev-op')).at(-1)!;
-    const { rows } = await env.pool.query<{ at: Date }>(
-      `SELECT occurred_at AS at FROM event_outbox WHERE id = $1::bigint`,
-      [last.id],
-    );
-    const deps = { pool: env.pool, client: env.client, taskQueue: env.taskQueue };
-    await expect(replayEvents(deps, { since: 'yesterday' })).rejects.toThrow(/since: must be an ISO 8601 time/);
-    const { reopened } = await replayEvents(deps, { since: rows[0]!.at.toISOString() }, { policy: { idleFor: '3s' } });
-    expect(reopened).toBeGreaterThanOrEqual(1);
-    await eventually(() => expect(everything.accepted.filter((e) => e.webhookId === `evt_${last.id}`)).toHaveLength(2));
-  });
+  it(
+    'replays every event since a time (the runbook for a receiver that was down), and ' + 'refuses a bad time',
+    async () => {
+      const last = (await eventRows(env, 'ev-op')).at(-1)!;
+      const { rows } = await env.pool.query<{ at: Date }>(
+        `SELECT occurred_at AS at FROM event_outbox WHERE id = $1::bigint`,
+        [last.id],
+      );
+      const deps = { pool: env.pool, client: env.client, taskQueue: env.taskQueue };
+      await expect(replayEvents(deps, { since: 'yesterday' })).rejects.toThrow(/since: must be an ISO 8601 time/);
+      const { reopened } = await replayEvents(
+        deps,
+        { since: rows[0]!.at.toISOString() },
+        { policy: { idleFor: '3s' } },
+      );
+      expect(reopened).toBeGreaterThanOrEqual(1);
+      await eventually(() =>
+        expect(everything.accepted.filter((e) => e.webhookId === `evt_${last.id}`)).toHaveLength(2),
+      );
+    },
+  );
 
   it('signs with both secrets during a rotation, so a receiver holding either one verifies', async () => {
     const receiver = await startEventReceiver();

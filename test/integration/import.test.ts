@@ -83,33 +83,36 @@ describe.each(['default', 'alt'] as const)('import against the %s platform shape
     expect(text.stdout).toContain(`conflict ref_duplicate: 2 sub-accounts on the platform carry ref ${world.twinRef}`);
   });
 
-  it('refuses an unknown --only ref, a malformed mapping and a colliding one with one clear error, writing nothing', async () => {
-    const before = await footprint();
-    const cases: Array<[string[], RegExp]> = [
-      [
-        ['--only', `${s}-nosuch`],
-        new RegExp(`^error: --only ${s}-nosuch: no sub-account without a record carries this ref`),
-      ],
-      [['--only', world.twinRef], new RegExp(`^error: --only ${world.twinRef}: not importable \\(2 sub-accounts`)],
-      [
-        ['--map', writeMap(s, 'malformed', `${world.noRefIds[0]},${s}-a,extra`)],
-        /^error: --map \S+ line 1: expected 2 fields "subaccountId,externalRef", found 3$/,
-      ],
-      [
-        ['--map', writeMap(s, 'collides', `${world.noRefIds[0]},${world.imp(7)}`)],
-        new RegExp(
-          `^error: --map line 1: externalRef ${world.imp(7)} collides with sub-account ${world.ids[world.imp(7)]}`,
-        ),
-      ],
-    ];
-    for (const [args, message] of cases) {
-      const result = await runCli(['import', 'apply', ...args], cliEnv, 120_000);
-      expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(2);
-      expect(result.stderr.trim()).toMatch(message);
-    }
-    expect(await footprint()).toEqual(before);
-    expect(await workflowExists(env.client, `import:${world.imp(0)}`)).toBe(false);
-  });
+  it(
+    'refuses an unknown --only ref, a malformed mapping and a colliding one with one ' + 'clear error, writing nothing',
+    async () => {
+      const before = await footprint();
+      const cases: Array<[string[], RegExp]> = [
+        [
+          ['--only', `${s}-nosuch`],
+          new RegExp(`^error: --only ${s}-nosuch: no sub-account without a record carries this ref`),
+        ],
+        [['--only', world.twinRef], new RegExp(`^error: --only ${world.twinRef}: not importable \\(2 sub-accounts`)],
+        [
+          ['--map', writeMap(s, 'malformed', `${world.noRefIds[0]},${s}-a,extra`)],
+          /^error: --map \S+ line 1: expected 2 fields "subaccountId,externalRef", found 3$/,
+        ],
+        [
+          ['--map', writeMap(s, 'collides', `${world.noRefIds[0]},${world.imp(7)}`)],
+          new RegExp(
+            `^error: --map line 1: externalRef ${world.imp(7)} collides with sub-account ${world.ids[world.imp(7)]}`,
+          ),
+        ],
+      ];
+      for (const [args, message] of cases) {
+        const result = await runCli(['import', 'apply', ...args], cliEnv, 120_000);
+        expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(2);
+        expect(result.stderr.trim()).toMatch(message);
+      }
+      expect(await footprint()).toEqual(before);
+      expect(await workflowExists(env.client, `import:${world.imp(0)}`)).toBe(false);
+    },
+  );
 
   it('imports exactly the importable ones, recorded like onboarding, and a second apply is a no-op', async () => {
     const one = await runCli(['import', 'apply', '--only', world.imp(0), '--json'], cliEnv, 120_000);
@@ -138,7 +141,8 @@ describe.each(['default', 'alt'] as const)('import against the %s platform shape
 
     // Ownership exactly as onboarding records it: the ref, the sub-account, the status.
     const { rows: tenants } = await env.pool.query<{ ref: string; sub: string; status: string }>(
-      `SELECT t.external_ref AS ref, t.subaccount_id AS sub, t.status FROM tenants t JOIN tenant_imports i USING (external_ref)`,
+      `SELECT t.external_ref AS ref, t.subaccount_id AS sub, t.status FROM tenants t ` +
+        `JOIN tenant_imports i USING (external_ref)`,
     );
     const expected = [...Array.from({ length: 40 }, (_, i) => world.imp(i)), ...world.mappedRefs];
     expect(tenants.map((t) => t.ref).sort()).toEqual(expected.sort());
@@ -155,7 +159,8 @@ describe.each(['default', 'alt'] as const)('import against the %s platform shape
         .sort(),
     );
     const { rows: opening } = await env.pool.query<{ ref: string; amount: string }>(
-      `SELECT external_ref AS ref, amount_micro_usd::text AS amount FROM transfer_intents WHERE kind = 'opening' AND state = 'succeeded'`,
+      `SELECT external_ref AS ref, amount_micro_usd::text AS amount FROM ` +
+        `transfer_intents WHERE kind = 'opening' AND state = 'succeeded'`,
     );
     expect(Object.fromEntries(opening.map((o) => [o.ref, o.amount]))).toEqual(world.fundedRefs);
     expect(await count(`audit_log WHERE action = 'tenant.imported'`)).toBe(45);
@@ -169,20 +174,24 @@ describe.each(['default', 'alt'] as const)('import against the %s platform shape
     expect(await footprint()).toEqual(before);
   });
 
-  it('an import started by hand for a ref that is ours, or one the sub-account does not carry, fails and writes nothing', async () => {
-    const before = await footprint();
-    const start = (externalRef: string, subaccountId: string) =>
-      env.client.workflow.execute<typeof importTenant>('importTenant', {
-        taskQueue: env.taskQueue,
-        workflowId: `import:${externalRef}`,
-        args: [{ externalRef, subaccountId, name: 'By hand', refSource: 'platform' }],
-      });
-    const ours = await start(`${s}-own`, world.ownStrayId).catch((error: unknown) => error);
-    expect(failureTypeOf(ours)).toBe('EXTERNAL_REF_CONFLICT');
-    const notCarried = await start(`${s}-not-carried`, world.twinIds[0]!).catch((error: unknown) => error);
-    expect(failureTypeOf(notCarried)).toBe('EXTERNAL_REF_CONFLICT');
-    expect(await footprint()).toEqual(before);
-  });
+  it(
+    'an import started by hand for a ref that is ours, or one the sub-account does ' +
+      'not carry, fails and writes nothing',
+    async () => {
+      const before = await footprint();
+      const start = (externalRef: string, subaccountId: string) =>
+        env.client.workflow.execute<typeof importTenant>('importTenant', {
+          taskQueue: env.taskQueue,
+          workflowId: `import:${externalRef}`,
+          args: [{ externalRef, subaccountId, name: 'By hand', refSource: 'platform' }],
+        });
+      const ours = await start(`${s}-own`, world.ownStrayId).catch((error: unknown) => error);
+      expect(failureTypeOf(ours)).toBe('EXTERNAL_REF_CONFLICT');
+      const notCarried = await start(`${s}-not-carried`, world.twinIds[0]!).catch((error: unknown) => error);
+      expect(failureTypeOf(notCarried)).toBe('EXTERNAL_REF_CONFLICT');
+      expect(await footprint()).toEqual(before);
+    },
+  );
 
   it('drift no longer reports imported sub-accounts and reports their keys as unmanaged, not orphans', async () => {
     const result = await env.client.workflow.execute<typeof reconcileFleet>('reconcileFleet', {
@@ -236,56 +245,60 @@ describe.each(['default', 'alt'] as const)('import against the %s platform shape
     expect(env.notify.received.some((n) => n.signatureValid && n.body.includes(adopted.keyId))).toBe(true);
   });
 
-  it('adopt-rotation holds an unmanaged key still in use, revokes only the quiet one, and finishes once it is quiet', async () => {
-    const ref = world.imp(2);
-    const [web, batch] = world.keysByRef[ref]!;
-    const consumer = keepUsing(env, web!.token, 150);
-    try {
-      const started = await runCli(
-        ['rotate-key', ref, '--adopt', ...TIMINGS, '--quiet-deadline', '5s'],
-        env.cliEnv,
-        120_000,
-      );
-      expect(started.code, started.stderr).toBe(0);
-      const handle = env.client.workflow.getHandle(`rotate:${ref}:default`);
-      const held = await waitFor(async () => {
-        const status = await handle.query(adoptionStatusQuery).catch(() => undefined);
-        return status?.stage === 'held' ? status : undefined;
-      }, 'the adoption to hold');
-      expect(held.keys.map((k) => [k.keyId, k.state])).toEqual([
-        [web!.id, 'held'],
-        [batch!.id, 'revoked'],
-      ]);
-      const keys = await platformKeys(ref);
-      expect([keys[web!.id], keys[batch!.id]]).toEqual(['active', 'revoked']);
-      expect([await recordOf(web!.id), await recordOf(batch!.id)]).toEqual(['unmanaged', 'revoked']);
+  it(
+    'adopt-rotation holds an unmanaged key still in use, revokes only the quiet one, ' +
+      'and finishes once it is quiet',
+    async () => {
+      const ref = world.imp(2);
+      const [web, batch] = world.keysByRef[ref]!;
+      const consumer = keepUsing(env, web!.token, 150);
+      try {
+        const started = await runCli(
+          ['rotate-key', ref, '--adopt', ...TIMINGS, '--quiet-deadline', '5s'],
+          env.cliEnv,
+          120_000,
+        );
+        expect(started.code, started.stderr).toBe(0);
+        const handle = env.client.workflow.getHandle(`rotate:${ref}:default`);
+        const held = await waitFor(async () => {
+          const status = await handle.query(adoptionStatusQuery).catch(() => undefined);
+          return status?.stage === 'held' ? status : undefined;
+        }, 'the adoption to hold');
+        expect(held.keys.map((k) => [k.keyId, k.state])).toEqual([
+          [web!.id, 'held'],
+          [batch!.id, 'revoked'],
+        ]);
+        const keys = await platformKeys(ref);
+        expect([keys[web!.id], keys[batch!.id]]).toEqual(['active', 'revoked']);
+        expect([await recordOf(web!.id), await recordOf(batch!.id)]).toEqual(['unmanaged', 'revoked']);
 
-      const abort = await runCli(
-        ['rotation', 'abort', ref, '--operator', 'ops-ann', '--reason', 'the web tier still uses it'],
-        env.cliEnv,
-      );
-      expect(abort.code, abort.stderr).toBe(0);
-      expect(await handle.result()).toMatchObject({ outcome: 'aborted', revoked: [batch!.id], kept: [web!.id] });
-    } finally {
-      await consumer.stop();
-    }
-    expect((await platformKeys(ref))[web!.id]).toBe('active');
+        const abort = await runCli(
+          ['rotation', 'abort', ref, '--operator', 'ops-ann', '--reason', 'the web tier still uses it'],
+          env.cliEnv,
+        );
+        expect(abort.code, abort.stderr).toBe(0);
+        expect(await handle.result()).toMatchObject({ outcome: 'aborted', revoked: [batch!.id], kept: [web!.id] });
+      } finally {
+        await consumer.stop();
+      }
+      expect((await platformKeys(ref))[web!.id]).toBe('active');
 
-    // The consumer moved to the managed key: a second adoption revokes the old key, issuing nothing new.
-    const again = await runCli(['rotate-key', ref, '--adopt', ...TIMINGS, '--wait', '--json'], env.cliEnv, 120_000);
-    expect(again.code, again.stderr).toBe(0);
-    expect((JSON.parse(again.stdout) as { result: AdoptTenantKeysResult }).result).toMatchObject({
-      outcome: 'completed',
-      revoked: [web!.id],
-    });
-    const active = Object.entries(await platformKeys(ref)).filter(([, st]) => st === 'active');
-    expect(active).toHaveLength(1);
-    expect(await recordOf(active[0]![0])).toBe('active');
+      // The consumer moved to the managed key: a second adoption revokes the old key, issuing nothing new.
+      const again = await runCli(['rotate-key', ref, '--adopt', ...TIMINGS, '--wait', '--json'], env.cliEnv, 120_000);
+      expect(again.code, again.stderr).toBe(0);
+      expect((JSON.parse(again.stdout) as { result: AdoptTenantKeysResult }).result).toMatchObject({
+        outcome: 'completed',
+        revoked: [web!.id],
+      });
+      const active = Object.entries(await platformKeys(ref)).filter(([, st]) => st === 'active');
+      expect(active).toHaveLength(1);
+      expect(await recordOf(active[0]![0])).toBe('active');
 
-    const none = await runCli(['rotate-key', ref, '--adopt'], env.cliEnv);
-    expect(none.code).toBe(2);
-    expect(none.stderr.trim()).toMatch(/^error: --adopt: tenant \S+ has no unmanaged key in slot default/);
-  });
+      const none = await runCli(['rotate-key', ref, '--adopt'], env.cliEnv);
+      expect(none.code).toBe(2);
+      expect(none.stderr.trim()).toMatch(/^error: --adopt: tenant \S+ has no unmanaged key in slot default/);
+    },
+  );
 
   it('the fleet adoption schedule adopts every remaining imported tenant once its keys are quiet', async () => {
     const unmanaged = async () =>

@@ -26,24 +26,27 @@ describe('keys per workload and environment (slots)', () => {
   const issue = async (externalRef: string, slot: string) =>
     (await startKeyIssue(deps(), { externalRef, slot }, { ...q, taskQueue: env.taskQueue })).result();
 
-  it('issues a slot key (sealed, verified, recorded), gives the same key on a second issue, and reveals it by slot', async () => {
-    const { subaccountId } = await env.onboard('slots-1');
-    const first = await issue('slots-1', 'ci');
-    expect(first).toMatchObject({ outcome: 'issued', slot: 'ci', generation: 1 });
-    const again = await issue('slots-1', 'ci');
-    expect(again).toMatchObject({ outcome: 'existing', keyId: first.keyId, fingerprint: first.fingerprint });
-    const token = await env.token('slots-1', 'ci');
-    expect(await useKey(env, token)).toBe(200);
-    expect(await env.token('slots-1')).not.toBe(token);
-    const listed = await listSlotKeys(env.pool, 'slots-1');
-    expect(listed.map((k) => [k.slot, k.status, k.verified])).toEqual([
-      ['ci', 'active', true],
-      ['default', 'active', true],
-    ]);
-    expect(keysOf(env, subaccountId).filter((k) => k.status === 'active')).toHaveLength(2);
-    const history = await historyJson(env.client, `key:slots-1:ci`);
-    expect(history).not.toMatch(/svsk_[A-Za-z0-9]/);
-  });
+  it(
+    'issues a slot key (sealed, verified, recorded), gives the same key on a second ' + 'issue, and reveals it by slot',
+    async () => {
+      const { subaccountId } = await env.onboard('slots-1');
+      const first = await issue('slots-1', 'ci');
+      expect(first).toMatchObject({ outcome: 'issued', slot: 'ci', generation: 1 });
+      const again = await issue('slots-1', 'ci');
+      expect(again).toMatchObject({ outcome: 'existing', keyId: first.keyId, fingerprint: first.fingerprint });
+      const token = await env.token('slots-1', 'ci');
+      expect(await useKey(env, token)).toBe(200);
+      expect(await env.token('slots-1')).not.toBe(token);
+      const listed = await listSlotKeys(env.pool, 'slots-1');
+      expect(listed.map((k) => [k.slot, k.status, k.verified])).toEqual([
+        ['ci', 'active', true],
+        ['default', 'active', true],
+      ]);
+      expect(keysOf(env, subaccountId).filter((k) => k.status === 'active')).toHaveLength(2);
+      const history = await historyJson(env.client, `key:slots-1:ci`);
+      expect(history).not.toMatch(/svsk_[A-Za-z0-9]/);
+    },
+  );
 
   it('waits at the active-key limit (the actionable state of rotation) and issues once a key is revoked', async () => {
     const { subaccountId } = await env.onboard('slots-limit');

@@ -67,96 +67,104 @@ describe('rotating the parent platform key without a restart', () => {
     await notify?.close();
   });
 
-  it('switches every process, answers no call 401, revokes the old key only once unused, leaves one active key', async () => {
-    // A worker that started before the rotation on a queue of its own and never refreshes: it misses the switch.
-    const stragglerQueue = `${ctx.taskQueue}-late`;
-    const straggler = spawnCli(['worker'], {
-      ...env,
-      TEMPORAL_TASK_QUEUE: stragglerQueue,
-      PARENT_KEY_REFRESH_MS: '600000',
-    });
-    children.push(straggler.child);
-    await straggler.ready;
+  it(
+    'switches every process, answers no call 401, revokes the old key only once ' + 'unused, leaves one active key',
+    async () => {
+      // A worker that started before the rotation on a queue of its own and never refreshes: it misses the switch.
+      const stragglerQueue = `${ctx.taskQueue}-late`;
+      const straggler = spawnCli(['worker'], {
+        ...env,
+        TEMPORAL_TASK_QUEUE: stragglerQueue,
+        PARENT_KEY_REFRESH_MS: '600000',
+      });
+      children.push(straggler.child);
+      await straggler.ready;
 
-    const rotated = [];
-    for (let i = 0; i < ROTATIONS; i += 1) rotated.push(`pk-rot-${i}`);
-    await Promise.all(
-      rotated.map(async (ref) =>
-        (await startOnboarding(ctx.client, { externalRef: ref, name: ref }, { taskQueue: ctx.taskQueue })).result(),
-      ),
-    );
-    const [oldKey] = platformKeys(sim).filter((k) => k.status === 'active');
-    expect(platformKeys(sim).filter((k) => k.status === 'active')).toHaveLength(1);
-    const before401 = platform401s(sim);
+      const rotated = [];
+      for (let i = 0; i < ROTATIONS; i += 1) rotated.push(`pk-rot-${i}`);
+      await Promise.all(
+        rotated.map(async (ref) =>
+          (await startOnboarding(ctx.client, { externalRef: ref, name: ref }, { taskQueue: ctx.taskQueue })).result(),
+        ),
+      );
+      const [oldKey] = platformKeys(sim).filter((k) => k.status === 'active');
+      expect(platformKeys(sim).filter((k) => k.status === 'active')).toHaveLength(1);
+      const before401 = platform401s(sim);
 
-    // Work in flight while the key changes under it.
-    const onboardings = Array.from({ length: ONBOARDINGS }, (_, i) =>
-      startOnboarding(ctx.client, { externalRef: `pk-new-${i}`, name: `new ${i}` }, { taskQueue: ctx.taskQueue }),
-    );
-    const rotations = rotated.map((externalRef) =>
-      startRotation(
-        ctx.client,
-        { externalRef, options: { quietPeriod: '1s', propagationAllowance: '1s', pollInterval: '300ms' } },
-        { taskQueue: ctx.taskQueue },
-      ),
-    );
-    const parent = await runCli(
-      [
-        'parent-key',
-        'rotate',
-        '--operator',
-        'ops',
-        '--reason',
-        'scheduled hygiene',
-        '--poll-interval',
-        '300ms',
-        '--stale-after',
-        '3s',
-        '--quiet-period',
-        '1s',
-        '--wait',
-        '--json',
-      ],
-      env,
-      180_000,
-    );
-    expect(parent.code, parent.stderr).toBe(0);
-    const { result } = JSON.parse(parent.stdout) as {
-      result: { outcome: string; oldKey: { platformKeyId: string }; newKey: { platformKeyId: string; rowId: string } };
-    };
-    expect(result.outcome).toBe('completed');
-    expect(result.oldKey.platformKeyId).toBe(oldKey!.id);
+      // Work in flight while the key changes under it.
+      const onboardings = Array.from({ length: ONBOARDINGS }, (_, i) =>
+        startOnboarding(ctx.client, { externalRef: `pk-new-${i}`, name: `new ${i}` }, { taskQueue: ctx.taskQueue }),
+      );
+      const rotations = rotated.map((externalRef) =>
+        startRotation(
+          ctx.client,
+          { externalRef, options: { quietPeriod: '1s', propagationAllowance: '1s', pollInterval: '300ms' } },
+          { taskQueue: ctx.taskQueue },
+        ),
+      );
+      const parent = await runCli(
+        [
+          'parent-key',
+          'rotate',
+          '--operator',
+          'ops',
+          '--reason',
+          'scheduled hygiene',
+          '--poll-interval',
+          '300ms',
+          '--stale-after',
+          '3s',
+          '--quiet-period',
+          '1s',
+          '--wait',
+          '--json',
+        ],
+        env,
+        180_000,
+      );
+      expect(parent.code, parent.stderr).toBe(0);
+      const { result } = JSON.parse(parent.stdout) as {
+        result: {
+          outcome: string;
+          oldKey: { platformKeyId: string };
+          newKey: { platformKeyId: string; rowId: string };
+        };
+      };
+      expect(result.outcome).toBe('completed');
+      expect(result.oldKey.platformKeyId).toBe(oldKey!.id);
 
-    const onboarded = await Promise.all((await Promise.all(onboardings)).map((h) => h.result()));
-    expect(onboarded.every((r) => r.status === 'active')).toBe(true);
-    const rotatedResults = await Promise.all((await Promise.all(rotations)).map((h) => h.result()));
-    expect(rotatedResults.map((r) => r.outcome)).toEqual(rotatedResults.map(() => 'completed'));
+      const onboarded = await Promise.all((await Promise.all(onboardings)).map((h) => h.result()));
+      expect(onboarded.every((r) => r.status === 'active')).toBe(true);
+      const rotatedResults = await Promise.all((await Promise.all(rotations)).map((h) => h.result()));
+      expect(rotatedResults.map((r) => r.outcome)).toEqual(rotatedResults.map(() => 'completed'));
 
-    // Every platform call succeeded: none was answered 401.
-    expect(platform401s(sim) - before401).toBe(0);
-    // Exactly one active platform key for us: the new one. The old one went quiet before it was revoked.
-    const keys = platformKeys(sim);
-    expect(keys.filter((k) => k.status === 'active').map((k) => k.id)).toEqual([result.newKey.platformKeyId]);
-    const old = keys.find((k) => k.id === oldKey!.id)!;
-    expect(old.status).toBe('revoked');
-    expect(Date.parse(old.revokedAt!) - Date.parse(old.lastUsedAt!)).toBeGreaterThanOrEqual(1_000);
-    // Our records agree, and no token is in them or in the history.
-    const shown = await runCli(['parent-key', 'show', '--json'], env);
-    expect(shown.stdout).not.toMatch(/svpk_[A-Za-z0-9]/);
-    const view = JSON.parse(shown.stdout) as { current: { id: string }; keys: Array<{ status: string }> };
-    expect(view.current.id).toBe(result.newKey.rowId);
-    expect(view.keys.map((k) => k.status)).toEqual(['revoked', 'current']);
-    const history = JSON.stringify(await ctx.client.workflow.getHandle('rotate-parent-key').fetchHistory());
-    expect(history).not.toMatch(/svpk_[A-Za-z0-9]/);
+      // Every platform call succeeded: none was answered 401.
+      expect(platform401s(sim) - before401).toBe(0);
+      // Exactly one active platform key for us: the new one. The old one went quiet before it was revoked.
+      const keys = platformKeys(sim);
+      expect(keys.filter((k) => k.status === 'active').map((k) => k.id)).toEqual([result.newKey.platformKeyId]);
+      const old = keys.find((k) => k.id === oldKey!.id)!;
+      expect(old.status).toBe('revoked');
+      expect(Date.parse(old.revokedAt!) - Date.parse(old.lastUsedAt!)).toBeGreaterThanOrEqual(1_000);
+      // Our records agree, and no token is in them or in the history.
+      const shown = await runCli(['parent-key', 'show', '--json'], env);
+      expect(shown.stdout).not.toMatch(/svpk_[A-Za-z0-9]/);
+      const view = JSON.parse(shown.stdout) as { current: { id: string }; keys: Array<{ status: string }> };
+      expect(view.current.id).toBe(result.newKey.rowId);
+      expect(view.keys.map((k) => k.status)).toEqual(['revoked', 'current']);
+      const history = JSON.stringify(await ctx.client.workflow.getHandle('rotate-parent-key').fetchHistory());
+      expect(history).not.toMatch(/svpk_[A-Za-z0-9]/);
 
-    // The worker that missed it recovers by itself on its first 401 (one retry with the key from our records).
-    const late = await (
-      await startOnboarding(ctx.client, { externalRef: 'pk-late', name: 'late' }, { taskQueue: stragglerQueue })
-    ).result();
-    expect(late.status).toBe('active');
-    expect(platform401s(sim) - before401).toBeGreaterThanOrEqual(1);
-    expect(platformKeys(sim).filter((k) => k.status === 'active')).toHaveLength(1);
-  }, 600_000);
+      // The worker that missed it recovers by itself on its first 401 (one retry with the key from our records).
+      const late = await (
+        await startOnboarding(ctx.client, { externalRef: 'pk-late', name: 'late' }, { taskQueue: stragglerQueue })
+      ).result();
+      expect(late.status).toBe('active');
+      expect(platform401s(sim) - before401).toBeGreaterThanOrEqual(1);
+      expect(platformKeys(sim).filter((k) => k.status === 'active')).toHaveLength(1);
+    },
+    600_000,
+  );
 
   it('never runs two rotations at once, and refuses a decision that does not apply', async () => {
     const decide = await runCli(

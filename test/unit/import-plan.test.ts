@@ -31,7 +31,8 @@ describe('the --map file', () => {
       '--map refs.csv line 1: expected 2 fields "subaccountId,externalRef", found 3',
     ]);
     expect(problemsOf(() => parseRefMap('sub_a,-bad ref\n,beta\n', 'refs.csv'))).toEqual([
-      '--map refs.csv line 1: externalRef "-bad ref" must be 1-128 characters of A-Z a-z 0-9 . _ : - starting with a letter or digit',
+      '--map refs.csv line 1: externalRef "-bad ref" must be 1-128 characters of A-Z ' +
+        'a-z 0-9 . _ : - starting with a letter or digit',
       '--map refs.csv line 2: subaccountId must be a non-empty id without quotes or blanks',
     ]);
   });
@@ -162,7 +163,8 @@ describe.each(['default', 'alt'] as const)('the import plan against the %s platf
       problems: [
         `--map line 1: externalRef fresh collides with sub-account ${fresh}, which carries it on the platform`,
         '--map line 2: externalRef ours collides with our tenant record of that ref',
-        `--map line 3: subaccountId ${fresh} carries externalRef fresh on the platform; a mapping is only for sub-accounts without one`,
+        `--map line 3: subaccountId ${fresh} carries externalRef fresh on the platform; a ` +
+          `mapping is only for sub-accounts without one`,
         '--map line 4: subaccountId sub_nope is not a live sub-account of this parent',
       ],
     });

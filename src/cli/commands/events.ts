@@ -129,7 +129,8 @@ export function registerEventCommands(program: Command): void {
         if (views.length === 0) console.log(opts.failed ? 'no failed deliveries' : 'no deliveries');
         for (const d of views)
           console.log(
-            `${d.id} ${d.state.padEnd(9)} ${d.eventId} ${d.type} ${d.tenant ?? '(parent)'} -> ${d.subscriptionId} attempts=${d.attempts}${d.lastStatus ? ` last=${d.lastStatus}` : ''}${d.lastError && d.state !== 'delivered' ? ` (${d.lastError})` : ''}`,
+            `${d.id} ${d.state.padEnd(9)} ${d.eventId} ${d.type} ${d.tenant ?? '(parent)'} -> ` +
+              `${d.subscriptionId} attempts=${d.attempts}${d.lastStatus ? ` last=${d.lastStatus}` : ''}${d.lastError && d.state !== 'delivered' ? ` (${d.lastError})` : ''}`,
           );
       }),
     );

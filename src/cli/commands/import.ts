@@ -42,12 +42,17 @@ function rowLine(row: PlanRow): string {
   const keys = row.activeKeys === null ? '?' : String(row.activeKeys.length);
   const what = row.importable ? 'import' : 'skip  ';
   const ref = row.externalRef ? `${row.externalRef}${row.refSource === 'map' ? ' (mapped)' : ''}` : '-';
-  return `${what} ${row.subaccountId.padEnd(24)} ref ${ref.padEnd(24)} ${row.status.padEnd(10)} keys ${keys} projects ${row.projects ?? '?'} balance ${row.balanceMicroUsd ?? '?'}`;
+  return (
+    `${what} ${row.subaccountId.padEnd(24)} ref ${ref.padEnd(24)} ` +
+    `${row.status.padEnd(10)} keys ${keys} projects ${row.projects ?? '?'} balance ` +
+    `${row.balanceMicroUsd ?? '?'}`
+  );
 }
 
 function printPlan(plan: ImportPlan): void {
   console.log(
-    `${plan.listed} live sub-account(s) listed, ${plan.recorded} already in our records, ${plan.rows.length} without a record: ${plan.importable} importable`,
+    `${plan.listed} live sub-account(s) listed, ${plan.recorded} already in our ` +
+      `records, ${plan.rows.length} without a record: ${plan.importable} importable`,
   );
   for (const row of plan.rows) {
     console.log(rowLine(row));
@@ -99,13 +104,18 @@ export function registerImportCommands(program: Command): void {
         const imported = outcome.results.filter((r) => r.ok && r.outcome === 'imported').length;
         console.log(
           outcome.started.length
-            ? `${imported} imported, ${outcome.results.length - imported - failed.length} already imported, ${failed.length} failed, ${outcome.skipped.length} skipped (conflicts)`
-            : `nothing to import (${outcome.skipped.length} skipped for conflicts; \`tenantctl import plan\` shows why)`,
+            ? `${imported} imported, ${outcome.results.length - imported - failed.length} ` +
+                `already imported, ${failed.length} failed, ${outcome.skipped.length} skipped ` +
+                `(conflicts)`
+            : `nothing to import (${outcome.skipped.length} skipped for conflicts; \`tenantctl ` +
+                `import plan\` shows why)`,
         );
         for (const r of outcome.results)
           console.log(
             r.ok
-              ? `  ${r.outcome.padEnd(16)} ${r.externalRef} ${r.subaccountId} ${r.status} unmanaged keys ${r.unmanagedKeys.length} opening balance ${r.openingBalanceMicroUsd ?? 'unknown'}`
+              ? `  ${r.outcome.padEnd(16)} ${r.externalRef} ${r.subaccountId} ${r.status} ` +
+                  `unmanaged keys ${r.unmanagedKeys.length} opening balance ` +
+                  `${r.openingBalanceMicroUsd ?? 'unknown'}`
               : `  failed           ${r.externalRef} ${r.subaccountId}: ${r.error}`,
           );
         for (const ref of outcome.alreadyImported) console.log(`  already imported ${ref}`);

@@ -58,7 +58,8 @@ export function registerKeySlotCommands(key: Command): void {
         if (opts.json) return printJson(keys);
         for (const k of keys)
           console.log(
-            `${k.slot.padEnd(16)} g${k.generation} ${k.status.padEnd(8)} ${k.keyId ?? '-'} ${k.fingerprint ?? ''}${k.verified ? ' (verified)' : ''}`,
+            `${k.slot.padEnd(16)} g${k.generation} ${k.status.padEnd(8)} ${k.keyId ?? '-'} ` +
+              `${k.fingerprint ?? ''}${k.verified ? ' (verified)' : ''}`,
           );
       }),
     );

@@ -8,7 +8,10 @@ const DESCRIPTIONS: Record<LifecycleAction, string> = {
     'resume a suspended tenant after review: a reason is required and its wallet must ' +
     'be at or above the configured floor',
   close:
-    'close a tenant after cleanup: revoke its keys, delete its projects, prove it empty, write its final statement, then close (a repeat is a no-op). With --after (default CLOSE_DELAY) it is suspended now and closed when the window ends; --cancel undoes that inside the window',
+    'close a tenant after cleanup: revoke its keys, delete its projects, prove it ' +
+    'empty, write its final statement, then close (a repeat is a no-op). With --after ' +
+    '(default CLOSE_DELAY) it is suspended now and closed when the window ends; ' +
+    '--cancel undoes that inside the window',
 };
 
 interface LifecycleFlags {
@@ -73,7 +76,8 @@ export function registerLifecycleCommands(program: Command): void {
           else
             console.log(
               status.stage === 'scheduled'
-                ? `close of ${externalRef} scheduled: suspended now, closes at ${status.closeAt} (undo inside the window: tenantctl close --cancel ${externalRef} --reason "...")`
+                ? `close of ${externalRef} scheduled: suspended now, closes at ${status.closeAt} ` +
+                    `(undo inside the window: tenantctl close --cancel ${externalRef} --reason "...")`
                 : `close of ${externalRef}: ${status.stage}`,
             );
           return;

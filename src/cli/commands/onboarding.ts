@@ -57,7 +57,8 @@ export function registerOnboardingCommands(program: Command): void {
             if (opts.json) printJson(started);
             else
               console.log(
-                `${handle.started ? 'started' : 'already running or done'}: ${handle.workflowId} (follow with: tenantctl status ${opts.externalRef})`,
+                `${handle.started ? 'started' : 'already running or done'}: ${handle.workflowId} ` +
+                  `(follow with: tenantctl status ${opts.externalRef})`,
               );
             return;
           }
@@ -65,7 +66,8 @@ export function registerOnboardingCommands(program: Command): void {
           if (opts.json) printJson({ ...started, result });
           else
             console.log(
-              `tenant ${result.externalRef} is ${result.status}: sub-account ${result.subaccountId}, key ${result.keyId} (${result.fingerprint})`,
+              `tenant ${result.externalRef} is ${result.status}: sub-account ` +
+                `${result.subaccountId}, key ${result.keyId} (${result.fingerprint})`,
             );
         }),
     );
@@ -172,7 +174,9 @@ export function registerOnboardingCommands(program: Command): void {
               });
             else
               console.log(
-                `awaiting_approval: ${request.id} (expires ${request.expiresAt.toISOString()}); nothing is sent to ${workflowId} until another operator runs \`tenantctl approvals approve ${request.id} --reason "..."\``,
+                `awaiting_approval: ${request.id} (expires ${request.expiresAt.toISOString()}); ` +
+                  `nothing is sent to ${workflowId} until another operator runs \`tenantctl ` +
+                  `approvals approve ${request.id} --reason "..."\``,
               );
             return;
           }

@@ -35,7 +35,8 @@ export function registerParentKeyCommands(program: Command): void {
         const token = opts.fromEnv ? (runtime.config.PLATFORM_API_KEY ?? '') : await readStdin();
         if (!source.PARENT_KEY_PATTERN.test(token))
           throw new InvalidInputError([
-            `token: must be a platform key (svpk_ followed by at least 8 characters, no white space)${opts.fromEnv ? ' in PLATFORM_API_KEY' : ' on stdin'}`,
+            `token: must be a platform key (svpk_ followed by at least 8 characters, no white ` +
+              `space)${opts.fromEnv ? ' in PLATFORM_API_KEY' : ' on stdin'}`,
           ]);
         const keys = masterKeysOf(runtime.config);
         if (!keys) throw new InvalidInputError(['SECRETS_KEYS: is required (the key is sealed with it)']);
@@ -47,7 +48,8 @@ export function registerParentKeyCommands(program: Command): void {
         else
           console.log(
             result.imported
-              ? `imported ${result.fingerprint}: it is the current parent key (processes switch within PARENT_KEY_REFRESH_MS)`
+              ? `imported ${result.fingerprint}: it is the current parent key (processes switch ` +
+                  `within PARENT_KEY_REFRESH_MS)`
               : `${result.fingerprint} is already in our records: nothing changed`,
           );
       }),
@@ -65,7 +67,8 @@ export function registerParentKeyCommands(program: Command): void {
         if (!view.current) console.log('no current parent key: run `tenantctl parent-key import`');
         for (const k of view.keys)
           console.log(
-            `key ${k.id}: ${k.status.padEnd(8)} ${k.fingerprint ?? '-'} platform id ${k.platformKeyId ?? '(unknown)'} (${k.source})`,
+            `key ${k.id}: ${k.status.padEnd(8)} ${k.fingerprint ?? '-'} platform id ` +
+              `${k.platformKeyId ?? '(unknown)'} (${k.source})`,
           );
         for (const p of view.processes)
           console.log(
@@ -77,7 +80,8 @@ export function registerParentKeyCommands(program: Command): void {
   parentKey
     .command('rotate')
     .description(
-      'rotate the parent key: create, seal, make current, wait until every live process uses it, quiet gate, revoke the old one',
+      'rotate the parent key: create, seal, make current, wait until every live process ' +
+        'uses it, quiet gate, revoke the old one',
     )
     .option('--emergency', 'after a leak: no quiet gate (the old key is revoked once every live process has switched)')
     .option('--operator <name>', 'who asks (audited)')
@@ -117,7 +121,8 @@ export function registerParentKeyCommands(program: Command): void {
         if (opts.json) printJson({ ...started, ...(result ? { result } : {}) });
         else if (result)
           console.log(
-            `parent key rotated: key ${result.newKey.rowId} (${result.newKey.fingerprint}) is current, old key ${result.oldKey.platformKeyId} revoked`,
+            `parent key rotated: key ${result.newKey.rowId} (${result.newKey.fingerprint}) is ` +
+              `current, old key ${result.oldKey.platformKeyId} revoked`,
           );
         else console.log(`${handle.started ? 'started' : 'already running'}: ${handle.workflowId}`);
       }),

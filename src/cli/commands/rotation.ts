@@ -78,7 +78,8 @@ async function refuseUnmanagedOnly(runtime: CliRuntime, externalRef: string, slo
   const pool = runtime.pool();
   if ((await listUnmanagedKeys(pool, externalRef, slot)).length && !(await findActiveKey(pool, externalRef, slot)))
     throw new Error(
-      `tenant ${externalRef} has only unmanaged (imported) keys in slot ${slot}: rotate it with --adopt; nothing was started`,
+      `tenant ${externalRef} has only unmanaged (imported) keys in slot ${slot}: rotate ` +
+        `it with --adopt; nothing was started`,
     );
 }
 
@@ -123,7 +124,9 @@ async function adopt(
   if (opts.json) printJson({ workflowId: handle.workflowId, started: true, ...(result ? { result } : {}) });
   else if (result)
     console.log(
-      `adoption ${result.outcome}: slot ${result.slot} managed key ${result.keyId} (${result.fingerprint}); revoked ${result.revoked.join(', ') || 'none'}; kept unmanaged ${result.kept.join(', ') || 'none'}`,
+      `adoption ${result.outcome}: slot ${result.slot} managed key ${result.keyId} (${result.fingerprint}); ` +
+        `revoked ${result.revoked.join(', ') || 'none'}; kept unmanaged ` +
+        `${result.kept.join(', ') || 'none'}`,
     );
   else console.log(`started: ${handle.workflowId} (follow with: tenantctl status ${externalRef})`);
 }

@@ -6,7 +6,8 @@ export function registerSafeOpsCommands(program: Command): void {
   program
     .command('statement')
     .description(
-      "a closed tenant's final statement as JSON: transfers, balance left, keys with fingerprints and dates, projects deleted, the audit trail (no secret)",
+      "a closed tenant's final statement as JSON: transfers, balance left, keys with " +
+        'fingerprints and dates, projects deleted, the audit trail (no secret)',
     )
     .argument('<externalRef>')
     .option('--out <file>', 'write it to this file (mode 0600) instead of printing it')
@@ -25,7 +26,8 @@ export function registerSafeOpsCommands(program: Command): void {
   operators
     .command('add')
     .description(
-      'make a token for a new operator: prints the token once (hand it to them) and the OPERATORS entry (only its hash)',
+      'make a token for a new operator: prints the token once (hand it to them) and the ' +
+        'OPERATORS entry (only its hash)',
     )
     .argument('<name>', '1-100 of A-Z a-z 0-9 . _ @ -')
     .action(async (name: string) => {
@@ -62,7 +64,8 @@ export function registerApprovalCommands(program: Command): void {
         if (views.length === 0) console.log('no approval requests');
         for (const v of views)
           console.log(
-            `${v.id} ${v.status} ${v.action} ${v.externalRef} ${JSON.stringify(v.params)} asked by ${v.requestedBy} ("${v.reason}"), expires ${v.expiresAt.toISOString()}${v.decidedBy ? `, decided by ${v.decidedBy}` : ''}`,
+            `${v.id} ${v.status} ${v.action} ${v.externalRef} ${JSON.stringify(v.params)} ` +
+              `asked by ${v.requestedBy} ("${v.reason}"), expires ${v.expiresAt.toISOString()}${v.decidedBy ? `, decided by ${v.decidedBy}` : ''}`,
           );
       }),
     );
@@ -71,7 +74,8 @@ export function registerApprovalCommands(program: Command): void {
       .command(decision)
       .description(
         decision === 'approve'
-          ? 'approve a request someone else asked for: a resolveTransfer is sent to its run now; a key reveal may then be run once by its requester'
+          ? 'approve a request someone else asked for: a resolveTransfer is sent to its run ' +
+              'now; a key reveal may then be run once by its requester'
           : 'reject a request someone else asked for: nothing is done',
       )
       .argument('<id>')

@@ -120,7 +120,9 @@ export function registerTenantCommands(program: Command): void {
               printJson({ status: 'awaiting_approval', approvalId: request.id, expiresAt: request.expiresAt });
             else
               console.log(
-                `awaiting_approval: ${request.id} (expires ${request.expiresAt.toISOString()}); another operator runs \`tenantctl approvals approve ${request.id} --reason "..."\`, then run this again`,
+                `awaiting_approval: ${request.id} (expires ${request.expiresAt.toISOString()}); ` +
+                  `another operator runs \`tenantctl approvals approve ${request.id} --reason ` +
+                  `"..."\`, then run this again`,
               );
             return;
           }

@@ -129,7 +129,8 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     const events = await startDevEventsReceiver({ databaseUrl: database.url, secretsKeys: env.SECRETS_KEYS, say });
     cleanup.defer('events receiver', () => events.close());
     say(
-      `events receiver on ${events.url} (subscription ${events.subscriptionId}, every type): prints each verified event`,
+      `events receiver on ${events.url} (subscription ${events.subscriptionId}, every ` +
+        `type): prints each verified event`,
     );
     const stackConfig = loadConfig({ ...process.env, ...env, GATEWAY_PORT: String(gatewayPort) });
     const worker = await startWorker(stackConfig);

@@ -91,7 +91,8 @@ export async function startParentKeyOf(
   if (required && !source.current()) {
     await source.close();
     throw new NoParentKeyError(
-      'no parent platform key in our records: set PLATFORM_API_KEY (imported on first start) or run `tenantctl parent-key import`',
+      'no parent platform key in our records: set PLATFORM_API_KEY (imported on first ' +
+        'start) or run `tenantctl parent-key import`',
     );
   }
   return source;
