@@ -12,7 +12,6 @@
  * Updates, so `tenantctl rotation revoke-anyway|abort R` answer here too. Tokens never pass through here.
  */
 import {
-  ActivityFailure,
   ApplicationFailure,
   CancellationScope,
   condition,
@@ -26,7 +25,7 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { BeginAdoptionResult } from '../activities/adoption.js';
-import type { KeyUsage, LastUseExpectation } from '../activities/rotation.js';
+import type { LastUseExpectation } from '../activities/rotation.js';
 import { msOf } from '../src/domain/durations.js';
 import { FailureCode } from '../src/domain/failures.js';
 import { platformTaskQueue, rotationWorkflowId } from '../src/domain/ids.js';
@@ -51,7 +50,14 @@ import {
   type AdoptionStatus,
 } from './adopt-tenant-keys-messages.js';
 import { accepted, refuseUnlessApplicable } from './decisions.js';
-import { evaluateGate, type GateMemory, type GateTimings } from './rotate-tenant-key-gate.js';
+import {
+  evaluateGate,
+  expectationOf,
+  gateTimingsOf,
+  isKeyInUseRefusal,
+  type GateMemory,
+  type GateTimings,
+} from './rotate-tenant-key-gate.js';
 import { abortRotationUpdate, revokeAnywayUpdate, rotationSettledSignal } from './rotate-tenant-key-messages.js';
 import { validateWorkflowInput } from './validate-input.js';
 
@@ -60,38 +66,13 @@ export * from './adopt-tenant-keys-messages.js';
 const db = proxyLocalActivities<Activities>(databaseStep);
 const notify = proxyActivities<Activities>(notifyDeployPolicy);
 
-function expectationOf(observed: KeyUsage): LastUseExpectation {
-  const lastUse =
-    observed.lastUse ??
-    (observed.lastUseKnown
-      ? observed.lastUsedAt
-        ? { state: 'seen' as const, at: observed.lastUsedAt, field: 'lastUsedAt' }
-        : { state: 'never' as const, field: 'lastUsedAt' }
-      : { state: 'unknown' as const, reason: 'not_shown' as const, candidates: [] });
-  return { lastUse, useCount: observed.useCount ?? null };
-}
-
-function isKeyInUse(error: unknown): boolean {
-  return (
-    error instanceof ActivityFailure &&
-    error.cause instanceof ApplicationFailure &&
-    error.cause.type === FailureCode.KEY_IN_USE
-  );
-}
-
 export async function adoptTenantKeys(rawInput: AdoptTenantKeysInput): Promise<AdoptTenantKeysResult> {
   const input: ParsedAdoptTenantKeysInput = await validateWorkflowInput('adoptTenantKeys', rawInput, (i) =>
     rotationWorkflowId(i.externalRef, i.slot),
   );
   const { externalRef, slot } = input;
   const t = { ...DEFAULT_TIMINGS, ...input.options };
-  const timings: GateTimings = {
-    quietPeriodMs: msOf(t.quietPeriod),
-    propagationAllowanceMs: msOf(t.propagationAllowance),
-    pollIntervalMs: msOf(t.pollInterval),
-    quietDeadlineMs: msOf(t.quietDeadline),
-    overlapWindowMs: msOf(t.overlapWindow),
-  };
+  const timings: GateTimings = gateTimingsOf(t);
   const queue = platformTaskQueue(workflowInfo().taskQueue);
   const platform = proxyActivities<Activities>(platformCall(queue));
   const projectEnv = proxyActivities<Activities>(projectEnvDeploy(queue));
@@ -252,7 +233,7 @@ export async function adoptTenantKeys(rawInput: AdoptTenantKeysInput): Promise<A
           ...(expect ? { expect } : {}),
         });
       } catch (error) {
-        if (expect && isKeyInUse(error)) {
+        if (expect && isKeyInUseRefusal(error)) {
           status.notes.push(`revoke of ${key.keyId} refused: used after its gate passed; back to the quiet gate`);
           return;
         }

@@ -15,6 +15,8 @@ import {
   proxyLocalActivities,
   setHandler,
   defineSignal,
+  defineQuery,
+  setCurrentDetails,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
@@ -29,6 +31,9 @@ const db = proxyLocalActivities<Activities>({
   localRetryThreshold: '10s',
   retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30s' },
 });
+
+/** Where the stream is: delivering its oldest pending event, or idle until woken or `idleFor` ends. */
+export const eventStreamStatusQuery = defineQuery<{ stage: string; waitingFor: string | null }>('eventStreamStatus');
 
 export async function deliverEventStream(
   input: DeliverEventStreamInput,
@@ -48,10 +53,23 @@ export async function deliverEventStream(
     woken = true;
   });
   const totals = { delivered: 0, failed: 0 };
+  const status: { stage: string; waitingFor: string | null } = { stage: 'delivering', waitingFor: null };
+  setHandler(eventStreamStatusQuery, () => status);
+  const show = (stage: string, waitingFor: string | null) => {
+    status.stage = stage;
+    status.waitingFor = waitingFor;
+    setCurrentDetails(
+      `**${stage}** — events of \`${input.stream || '(parent)'}\` to subscription \`${input.subscriptionId}\`, ` +
+        `oldest first (delivered ${totals.delivered}, failed ${totals.failed})` +
+        (waitingFor ? `\n\nwaiting: ${waitingFor}` : ''),
+    );
+  };
   for (;;) {
     woken = false;
+    show('delivering', 'the receiver to answer 2xx (retried with backoff, Retry-After honoured)');
     const next = await db.nextStreamDelivery({ subscriptionId: input.subscriptionId, stream: input.stream });
     if (!next) {
+      show('idle', `a new event for this stream, up to ${policy.idleFor ?? '1m'}`);
       if (woken) continue;
       if (await condition(() => woken, msOf(policy.idleFor ?? '1m'))) continue;
       return totals;

@@ -9,7 +9,14 @@
  * A crash at any point repeats idempotent work: rows are unique per (subscription, event), starts
  * are by workflow id, and marking comes last.
  */
-import { continueAsNew, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import {
+  continueAsNew,
+  defineQuery,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { DispatchEventsInput } from '../src/domain/events.js';
 
@@ -19,7 +26,18 @@ const { dispatchOutbox } = proxyActivities<Activities>({
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
 });
 
+/** What the dispatcher is doing, for operators and the chaos checker (it runs as long as the worker). */
+export const eventDispatcherStatusQuery = defineQuery<{ stage: string; waitingFor: string | null }>(
+  'eventDispatcherStatus',
+);
+
 export async function dispatchEvents(input: DispatchEventsInput = {}): Promise<void> {
+  const status = { stage: 'dispatching', waitingFor: 'new outbox rows (LISTEN), a batch at a time' };
+  setHandler(eventDispatcherStatusQuery, () => status);
+  setCurrentDetails(
+    `**dispatching** — the event dispatcher of task queue \`${workflowInfo().taskQueue}\`: turns outbox ` +
+      'rows into delivery streams, one per (subscription, tenant); it runs as long as the worker',
+  );
   for (let round = 0; round < 200 && !workflowInfo().continueAsNewSuggested; round++) {
     await dispatchOutbox({
       limit: input.batch ?? 500,

@@ -1,4 +1,8 @@
-import type { KeyUsage } from '../activities/rotation.js';
+import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
+import type { KeyUsage, LastUseExpectation } from '../activities/rotation.js';
+import { msOf } from '../src/domain/durations.js';
+import { FailureCode } from '../src/domain/failures.js';
+import type { DEFAULT_TIMINGS } from '../src/domain/rotation-defaults.js';
 import type { QuietCheckView } from './rotate-tenant-key-messages.js';
 
 /**
@@ -152,4 +156,36 @@ function quietFor(memory: GateMemory, lastUsedAt: string | null, nowMs: number):
     ? Math.max(0, Date.parse(memory.deployedAtPlatform) - Date.parse(lastUsedAt))
     : 0;
   return observed + before;
+}
+
+/** A rotation's (or an adoption's) timings, in milliseconds for the gate. */
+export function gateTimingsOf(t: Record<keyof typeof DEFAULT_TIMINGS, string | number>): GateTimings {
+  return {
+    quietPeriodMs: msOf(t.quietPeriod),
+    propagationAllowanceMs: msOf(t.propagationAllowance),
+    pollIntervalMs: msOf(t.pollInterval),
+    quietDeadlineMs: msOf(t.quietDeadline),
+    overlapWindowMs: msOf(t.overlapWindow),
+  };
+}
+
+/** What the gate saw of a key, handed to the revoke, which re-reads it and refuses on any later use. */
+export function expectationOf(observed: KeyUsage): LastUseExpectation {
+  const lastUse =
+    observed.lastUse ??
+    (observed.lastUseKnown
+      ? observed.lastUsedAt
+        ? { state: 'seen' as const, at: observed.lastUsedAt, field: 'lastUsedAt' }
+        : { state: 'never' as const, field: 'lastUsedAt' }
+      : { state: 'unknown' as const, reason: 'not_shown' as const, candidates: [] });
+  return { lastUse, useCount: observed.useCount ?? null };
+}
+
+/** The revoke refused because the key was used after the gate looked (KEY_IN_USE). */
+export function isKeyInUseRefusal(error: unknown): boolean {
+  return (
+    error instanceof ActivityFailure &&
+    error.cause instanceof ApplicationFailure &&
+    error.cause.type === FailureCode.KEY_IN_USE
+  );
 }

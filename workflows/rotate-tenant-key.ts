@@ -14,8 +14,6 @@
  * Temporal rate limit paces the whole fleet. Tokens never pass through here.
  */
 import {
-  ActivityFailure,
-  ApplicationFailure,
   CancellationScope,
   condition,
   getExternalWorkflowHandle,
@@ -28,7 +26,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import type { BeginRotationResult, KeyUsage, LastUseExpectation } from '../activities/rotation.js';
+import type { BeginRotationResult } from '../activities/rotation.js';
 import type { IssueKeyResult } from '../activities/keys.js';
 import { rotationWorkflowId, platformTaskQueue } from '../src/domain/ids.js';
 import { msOf } from '../src/domain/durations.js';
@@ -36,7 +34,14 @@ import { DEFAULT_TIMINGS } from '../src/domain/rotation-defaults.js';
 import type { ParsedRotateTenantKeyInput, RotateTenantKeyInput } from '../src/domain/rotation-input.js';
 import { validateWorkflowInput } from './validate-input.js';
 import { tenantExternalRefKey } from '../src/domain/search-attributes.js';
-import { evaluateGate, type GateMemory, type GateTimings } from './rotate-tenant-key-gate.js';
+import {
+  evaluateGate,
+  expectationOf,
+  gateTimingsOf,
+  isKeyInUseRefusal,
+  type GateMemory,
+  type GateTimings,
+} from './rotate-tenant-key-gate.js';
 import { describeRotation } from './rotate-tenant-key-details.js';
 import { installRotationDecisions, type Decision, type RotationSignals } from './rotate-tenant-key-decisions.js';
 import { recordOutcome } from './outcomes.js';
@@ -47,7 +52,6 @@ import {
   type RotateTenantKeyResult,
   type RotationStatus,
 } from './rotate-tenant-key-messages.js';
-import { FailureCode } from '../src/domain/failures.js';
 import {
   databaseStep,
   notifyDeploy as notifyDeployPolicy,
@@ -64,25 +68,6 @@ const notifyDeploy = proxyActivities<Activities>(notifyDeployPolicy);
 /** New runs hand the gate's observation to the revoke, which re-reads the key and refuses on any later use. */
 const REVOKE_RECHECK_PATCH = 'revoke-rechecks-last-use';
 
-function expectationOf(observed: KeyUsage): LastUseExpectation {
-  const lastUse =
-    observed.lastUse ??
-    (observed.lastUseKnown
-      ? observed.lastUsedAt
-        ? { state: 'seen' as const, at: observed.lastUsedAt, field: 'lastUsedAt' }
-        : { state: 'never' as const, field: 'lastUsedAt' }
-      : { state: 'unknown' as const, reason: 'not_shown' as const, candidates: [] });
-  return { lastUse, useCount: observed.useCount ?? null };
-}
-
-function isKeyInUseRefusal(error: unknown): boolean {
-  return (
-    error instanceof ActivityFailure &&
-    error.cause instanceof ApplicationFailure &&
-    error.cause.type === FailureCode.KEY_IN_USE
-  );
-}
-
 export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<RotateTenantKeyResult> {
   // The id is the business key: a second start for the same slot then cannot run beside this one.
   const input: ParsedRotateTenantKeyInput = await validateWorkflowInput('rotateTenantKey', rawInput, (i) =>
@@ -90,13 +75,7 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
   );
   const { externalRef, slot } = input;
   const t = { ...DEFAULT_TIMINGS, ...input.options };
-  const timings: GateTimings = {
-    quietPeriodMs: msOf(t.quietPeriod),
-    propagationAllowanceMs: msOf(t.propagationAllowance),
-    pollIntervalMs: msOf(t.pollInterval),
-    quietDeadlineMs: msOf(t.quietDeadline),
-    overlapWindowMs: msOf(t.overlapWindow),
-  };
+  const timings: GateTimings = gateTimingsOf(t);
   const keyLimitRetryMs = msOf(t.keyLimitRetryInterval);
   const platformQueue = platformTaskQueue(workflowInfo().taskQueue);
   const platform = proxyActivities<Activities>(platformCall(platformQueue));

@@ -10,6 +10,8 @@ const STATUS_QUERY: Record<string, string> = {
   onboardTenant: 'onboardingStatus',
   rotateTenantKey: 'rotationStatus',
   closeTenant: 'closeStatus',
+  dispatchEvents: 'eventDispatcherStatus',
+  deliverEventStream: 'eventStreamStatus',
 };
 
 export interface TemporalFindings {

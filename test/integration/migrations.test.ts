@@ -12,6 +12,7 @@ import { createPool, type Pool } from '../../src/db/pool.js';
 import { ensureDatabase } from '../../src/infra/database.js';
 import { generateMasterKey } from '../../src/secrets/master-keys.js';
 import { runCli } from '../harness/cli.js';
+import { dropDatabase } from '../harness/database.js';
 
 describe('migrations', () => {
   let pool: Pool;
@@ -86,7 +87,13 @@ describe('bad configuration on the command line', () => {
   });
 
   it('names an unreachable TEMPORAL_ADDRESS in one line', async () => {
-    const databaseUrl = await ensureDatabase(inject('postgresAdminUrl'), inject('templateDatabase'));
+    // A database of its own: a worker writes at start (the parent key's first import), and the
+    // template is cloned by every other test file.
+    const own = `t_worker_cfg_${randomBytes(4).toString('hex')}`;
+    const databaseUrl = await ensureDatabase(inject('postgresAdminUrl'), own);
+    const ownPool = createPool(databaseUrl, { max: 1 });
+    await migrate(ownPool);
+    await ownPool.end();
     const result = await runCli(['worker'], {
       DATABASE_URL: databaseUrl,
       TEMPORAL_ADDRESS: '127.0.0.1:1',
@@ -97,6 +104,7 @@ describe('bad configuration on the command line', () => {
     expect(result.code).toBe(1);
     expect(result.stderr.trim()).toMatch(/^error: cannot reach Temporal at 127\.0\.0\.1:1: /);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    await dropDatabase(inject('postgresAdminUrl'), own);
   });
 
   it('lists every missing worker setting at once', async () => {

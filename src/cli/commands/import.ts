@@ -23,12 +23,15 @@ async function planOf(runtime: CliRuntime, mapFile: string | undefined): Promise
   const map = mapFile ? await loadRefMap(mapFile) : undefined;
   const { PLATFORM_BASE_URL, PLATFORM_TIMEOUT_MS, PLATFORM_RATE_LIMIT_PER_SECOND } = runtime.config;
   if (!PLATFORM_BASE_URL) throw new ConfigError(['PLATFORM_BASE_URL: is required to list sub-accounts']);
-  // The parent key from our records (PLATFORM_API_KEY only bootstraps them), refreshed on a 401.
-  const parentKey = await startParentKeyOf(runtime.config, runtime.pool(), 'cli');
+  // The parent key from our records (refreshed on a 401), else PLATFORM_API_KEY as it is: a plan
+  // writes nothing, not even the key's first import.
+  const parentKey = await startParentKeyOf(runtime.config, runtime.pool(), 'cli', undefined, false, false);
   try {
+    const platformKey = parentKey.current() ? parentKey : runtime.config.PLATFORM_API_KEY;
+    if (!platformKey) throw new ConfigError(['PLATFORM_API_KEY: no parent platform key in our records and none set']);
     const platform = createDriftListClient({
       baseUrl: PLATFORM_BASE_URL,
-      platformKey: parentKey,
+      platformKey,
       timeoutMs: PLATFORM_TIMEOUT_MS,
       requestsPerSecond: PLATFORM_RATE_LIMIT_PER_SECOND,
     });

@@ -34,7 +34,7 @@ export function registerOnboardingCommands(program: Command): void {
               import('../../client/onboarding-preflight.js'),
               import('../../main/wiring/deps.js'),
             ]);
-            const { platform, close } = await cliPlatformClientOf(runtime.config, runtime.pool());
+            const { platform, close } = await cliPlatformClientOf(runtime.config, runtime.pool(), { readOnly: true });
             const report = await dryRunOnboarding(
               { pool: runtime.pool(), client: await runtime.client(), platform },
               input,

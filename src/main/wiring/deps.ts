@@ -77,6 +77,8 @@ export async function startParentKeyOf(
   logger?: Logger,
   /** The worker cannot run without a key; the gateway only reports which one it holds. */
   required = true,
+  /** false: never import PLATFORM_API_KEY (a read-only command writes nothing, not even the bootstrap). */
+  importBootstrap = true,
 ): Promise<ParentKeySource> {
   const keys = masterKeysOf(config);
   if (!keys) throw new ConfigError(['SECRETS_KEYS: is required (the parent platform key is sealed with it)']);
@@ -84,7 +86,7 @@ export async function startParentKeyOf(
     pool,
     vault: createVault(keys),
     refreshMs: config.PARENT_KEY_REFRESH_MS,
-    bootstrap: config.PLATFORM_API_KEY,
+    bootstrap: importBootstrap ? config.PLATFORM_API_KEY : undefined,
     ...(kind === 'cli' ? {} : { report: { kind } }),
     onError: (error) => logger?.warn({ err: error }, 'parent key refresh failed; keeping the cached key'),
   });
@@ -105,16 +107,26 @@ export async function startParentKeyOf(
 export async function cliPlatformClientOf(
   config: Config,
   pool: Pool,
+  options: { readOnly?: boolean } = {},
 ): Promise<{ platform: PlatformClient; close(): Promise<void> }> {
   const problems: string[] = [];
   if (!config.PLATFORM_BASE_URL) problems.push('PLATFORM_BASE_URL: is required to call the platform');
   if (!masterKeysOf(config)) problems.push('SECRETS_KEYS: is required (the parent platform key is sealed with it)');
   if (problems.length) throw new ConfigError(problems);
-  const source = await startParentKeyOf(config, pool, 'cli');
+  // A read-only command (a dry run, a plan) uses the recorded key, else the variable as it is: it
+  // imports nothing.
+  const source = await startParentKeyOf(config, pool, 'cli', undefined, !options.readOnly, !options.readOnly);
+  const platformKey = source.current() ? source : config.PLATFORM_API_KEY;
+  if (!platformKey) {
+    await source.close();
+    throw new ConfigError([
+      'PLATFORM_API_KEY: no parent platform key in our records and none set (`tenantctl parent-key import`)',
+    ]);
+  }
   return {
     platform: createPlatformClient({
       baseUrl: config.PLATFORM_BASE_URL!,
-      platformKey: source,
+      platformKey,
       timeoutMs: config.PLATFORM_TIMEOUT_MS,
     }),
     close: () => source.close(),
