@@ -35,6 +35,9 @@ describe('the launcher runs dist/ only while it is fresh', () => {
       'activities/index.ts',
     ])
       utimesSync(join(dir, file), old, old);
+    // The directories too: their mtimes count (a deleted source changes its directory), and they were
+    // made a moment ago, possibly after the build time the caller took.
+    for (const sub of ['src/cli', 'src', 'workflows', 'activities']) utimesSync(join(dir, sub), old, old);
     if (builtAtMs !== undefined) writeFileSync(join(dir, 'dist/.built'), JSON.stringify({ startedAtMs: builtAtMs }));
     return pathToFileURL(`${dir}/`);
   }
