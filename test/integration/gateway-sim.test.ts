@@ -215,6 +215,39 @@ describe('gateway end to end with the simulator: real signed deliveries over a r
     );
   });
 
+  it("checks the tenant's project with the parent key from our records, not PLATFORM_API_KEY", async () => {
+    // The operator's shell no longer holds the bootstrap variable (or holds a rotated-away key): the
+    // check must still run, with the key the workers use.
+    const recorded = await env.pool.query(`SELECT count(*)::int AS n FROM parent_keys`);
+    expect(recorded.rows[0].n).toBeGreaterThan(0);
+    const otherSubaccount = await createTenant(env.sim, { externalRef: 'hooked-other', name: 'Other' });
+    const otherProject = await createProject(env.sim, {
+      token: (await createTenantKey(env.sim, otherSubaccount)).token,
+    });
+    const { PLATFORM_API_KEY: _bootstrap, ...withoutKey } = env.cliEnv;
+    const cliEnv = { ...withoutKey, PLATFORM_PERSONAL_TOKEN: DEFAULT_PERSONAL_TOKEN, GATEWAY_PUBLIC_URL: gateway.url };
+    const before = await env.pool.query(`SELECT count(*)::int AS n FROM webhook_registrations`);
+    const hooksBefore = env.sim.state().webhooks.length;
+    const refused = await runCli(
+      ['webhooks', 'create', '--tenant', externalRef, '--project', otherProject, '--json'],
+      cliEnv,
+    );
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain(`project ${otherProject} is not a project of tenant ${externalRef}`);
+    expect((await env.pool.query(`SELECT count(*)::int AS n FROM webhook_registrations`)).rows[0].n).toBe(
+      before.rows[0].n,
+    );
+    expect(env.sim.state().webhooks.length).toBe(hooksBefore);
+
+    const accepted = await runCli(
+      ['webhooks', 'create', '--tenant', externalRef, '--project', projectId, '--label', 'recorded-key', '--json'],
+      { ...cliEnv, PLATFORM_API_KEY: 'svpk_not_a_live_key_0000000000000000' },
+    );
+    expect(accepted.code, accepted.stderr).toBe(0);
+    const view = JSON.parse(accepted.stdout) as { registrationId: string };
+    expect((await runCli(['webhooks', 'delete', view.registrationId, '--json'], cliEnv)).code).toBe(0);
+  });
+
   it('refuses webhook management for a tenant that is not in our records, before any platform call', async () => {
     const before = env.sim.state().stats.requestsTotal;
     await expect(

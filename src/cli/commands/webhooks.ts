@@ -6,14 +6,23 @@ import { printJson, withRuntime } from '../run.js';
 // Each action loads what it uses (see run.ts): `tenantctl --help` loads none of it.
 const management = () => import('../../client/webhook-management.js');
 
-/** Webhook management needs a personal token (contract rule 6), the vault, and the gateway's public URL. */
-async function managementDeps(runtime: CliRuntime): Promise<WebhookManagementDeps> {
-  const [{ ConfigError }, { createPlatformClient }, { createVault }, { masterKeysOf }] = await Promise.all([
-    import('../../config.js'),
-    import('../../platform/index.js'),
-    import('../../secrets/vault.js'),
-    import('../../main/wiring/deps.js'),
-  ]);
+/**
+ * Webhook management needs a personal token (contract rule 6), the vault, and the gateway's public URL. With
+ * `projectCheck`, `create --tenant` first proves the project is that tenant's, with the parent's platform key from
+ * our records (else PLATFORM_API_KEY as it is: read-only, it imports nothing), so a rotated parent key is used as
+ * every other process uses it. `close()` when done.
+ */
+async function managementDeps(
+  runtime: CliRuntime,
+  options: { projectCheck?: boolean } = {},
+): Promise<{ deps: WebhookManagementDeps; close(): Promise<void> }> {
+  const [{ ConfigError }, { createPlatformClient }, { createVault }, { masterKeysOf, cliPlatformClientOf }] =
+    await Promise.all([
+      import('../../config.js'),
+      import('../../platform/index.js'),
+      import('../../secrets/vault.js'),
+      import('../../main/wiring/deps.js'),
+    ]);
   const gateway = runtime.config;
   const keys = masterKeysOf(runtime.config);
   const problems: string[] = [];
@@ -26,7 +35,7 @@ async function managementDeps(runtime: CliRuntime): Promise<WebhookManagementDep
     problems.push('GATEWAY_PUBLIC_URL: is required for webhook management (receiver URLs are built from it)');
   if (!keys) problems.push('SECRETS_KEYS: is required for webhook management (webhook secrets are sealed with it)');
   if (problems.length > 0) throw new ConfigError(problems);
-  return {
+  const deps: WebhookManagementDeps = {
     pool: runtime.pool(),
     platform: createPlatformClient({
       baseUrl: runtime.config.PLATFORM_BASE_URL!,
@@ -35,17 +44,15 @@ async function managementDeps(runtime: CliRuntime): Promise<WebhookManagementDep
     }),
     vault: createVault(keys!),
     publicUrl: gateway.GATEWAY_PUBLIC_URL!,
-    // Optional: with the parent's platform key, `create --tenant` first proves the project is that tenant's.
-    ...(runtime.config.PLATFORM_API_KEY
-      ? {
-          projectOwner: createPlatformClient({
-            baseUrl: runtime.config.PLATFORM_BASE_URL!,
-            platformKey: runtime.config.PLATFORM_API_KEY,
-            timeoutMs: runtime.config.PLATFORM_TIMEOUT_MS,
-          }),
-        }
-      : {}),
   };
+  if (!options.projectCheck) return { deps, close: async () => {} };
+  // The tenant's project is checked whenever a parent key is known; a fresh install with none skips the check.
+  const owner = await cliPlatformClientOf(runtime.config, runtime.pool(), { readOnly: true }).catch((error: unknown) => {
+    if (error instanceof ConfigError) return null;
+    throw error;
+  });
+  if (!owner) return { deps, close: async () => {} };
+  return { deps: { ...deps, projectOwner: owner.platform }, close: owner.close };
 }
 
 const eventList = (value: string) =>
@@ -82,13 +89,18 @@ export function registerWebhookCommands(program: Command): void {
     .action(async (opts: { project: string; tenant?: string; label: string; events: string; json?: boolean }) =>
       withRuntime(async (runtime) => {
         const { createRegistryWebhook } = await management();
-        const view = await createRegistryWebhook(await managementDeps(runtime), {
-          projectId: opts.project,
-          label: opts.label,
-          events: eventList(opts.events),
-          ...(opts.tenant ? { externalRef: opts.tenant } : {}),
-        });
-        printWebhook(view, opts.json);
+        const { deps, close } = await managementDeps(runtime, { projectCheck: opts.tenant !== undefined });
+        try {
+          const view = await createRegistryWebhook(deps, {
+            projectId: opts.project,
+            label: opts.label,
+            events: eventList(opts.events),
+            ...(opts.tenant ? { externalRef: opts.tenant } : {}),
+          });
+          printWebhook(view, opts.json);
+        } finally {
+          await close();
+        }
       }),
     );
 
@@ -128,7 +140,7 @@ export function registerWebhookCommands(program: Command): void {
       ) =>
         withRuntime(async (runtime) => {
           const { updateRegistryWebhook, replaceRegistryWebhook } = await management();
-          const deps = await managementDeps(runtime);
+          const { deps } = await managementDeps(runtime);
           let view: WebhookView | undefined;
           if (opts.label !== undefined || opts.events !== undefined) {
             view = await updateRegistryWebhook(deps, {
@@ -151,7 +163,7 @@ export function registerWebhookCommands(program: Command): void {
     .action(async (registrationId: string, opts: { json?: boolean }) =>
       withRuntime(async (runtime) => {
         const { deleteRegistryWebhook } = await management();
-        printWebhook(await deleteRegistryWebhook(await managementDeps(runtime), { registrationId }), opts.json);
+        printWebhook(await deleteRegistryWebhook((await managementDeps(runtime)).deps, { registrationId }), opts.json);
       }),
     );
 
@@ -163,7 +175,7 @@ export function registerWebhookCommands(program: Command): void {
     .action(async (registrationId: string, opts: { json?: boolean }) =>
       withRuntime(async (runtime) => {
         const { listRegistryDeliveries } = await management();
-        const views = await listRegistryDeliveries(await managementDeps(runtime), { registrationId });
+        const views = await listRegistryDeliveries((await managementDeps(runtime)).deps, { registrationId });
         if (opts.json) printJson(views);
         else
           for (const d of views)
