@@ -47,10 +47,12 @@ async function managementDeps(
   };
   if (!options.projectCheck) return { deps, close: async () => {} };
   // The tenant's project is checked whenever a parent key is known; a fresh install with none skips the check.
-  const owner = await cliPlatformClientOf(runtime.config, runtime.pool(), { readOnly: true }).catch((error: unknown) => {
-    if (error instanceof ConfigError) return null;
-    throw error;
-  });
+  const owner = await cliPlatformClientOf(runtime.config, runtime.pool(), { readOnly: true }).catch(
+    (error: unknown) => {
+      if (error instanceof ConfigError) return null;
+      throw error;
+    },
+  );
   if (!owner) return { deps, close: async () => {} };
   return { deps: { ...deps, projectOwner: owner.platform }, close: owner.close };
 }
