@@ -21,7 +21,7 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import { msOf } from '../src/domain/durations.js';
-import { EVENTS_PENDING_SIGNAL, type DeliverEventStreamInput } from '../src/domain/events.js';
+import { EVENTS_PENDING_SIGNAL, type DeliverEventStreamInput } from '../src/domain/event-streams.js';
 
 export const eventsPendingSignal = defineSignal<[]>(EVENTS_PENDING_SIGNAL);
 

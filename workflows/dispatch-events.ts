@@ -18,7 +18,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import type { DispatchEventsInput } from '../src/domain/events.js';
+import type { DispatchEventsInput } from '../src/domain/event-streams.js';
 
 const { dispatchOutbox } = proxyActivities<Activities>({
   startToCloseTimeout: '2m',

@@ -93,31 +93,11 @@ export function subscriptionMatches(subscriptionTypes: readonly string[], type: 
 export const DeliveryState = { pending: 'pending', delivered: 'delivered', failed: 'failed' } as const;
 export type DeliveryState = (typeof DeliveryState)[keyof typeof DeliveryState];
 
-/** Timings of a delivery stream (durations like 30s, 24h, or ms), so tests can use seconds. */
-export interface StreamPolicy {
-  /** How long one delivery is retried before it is marked failed (default 24h). */
-  retryFor?: string | number;
-  /** First retry interval (default 1s); doubles up to maximumInterval (default 10m). */
-  initialInterval?: string | number;
-  maximumInterval?: string | number;
-  /** A stream with nothing to send waits this long for more before its workflow ends (default 1m). */
-  idleFor?: string | number;
-}
-
-export interface DeliverEventStreamInput {
-  subscriptionId: string;
-  /** A tenant's external ref, or '' (parent-wide). */
-  stream: string;
-  policy?: StreamPolicy;
-}
-
-export interface DispatchEventsInput {
-  /** Events fanned out per round (default 500). */
-  batch?: number;
-  /** How long one dispatcher round waits for new events (ms, default 5000). */
-  waitMs?: number;
-  policy?: StreamPolicy;
-}
-
-/** Signalled to a stream workflow (with start) whenever it has new pending deliveries. */
-export const EVENTS_PENDING_SIGNAL = 'eventsPending';
+// The delivery workflows' inputs and signal live in event-streams.ts: workflow code imports them, and this module
+// builds zod schemas, which must stay out of the workflow bundle (its modules run again for every workflow).
+export {
+  EVENTS_PENDING_SIGNAL,
+  type DeliverEventStreamInput,
+  type DispatchEventsInput,
+  type StreamPolicy,
+} from './event-streams.js';
