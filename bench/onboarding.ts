@@ -262,7 +262,7 @@ async function run(context: BenchContext): Promise<BenchResult> {
       unit: '',
     },
     {
-      metric: 'worker RSS idle, before the throughput phases (worker process alone)',
+      metric: `worker RSS idle, before the throughput phases (worker process alone) [${workerProcess.code}]`,
       value: workerIdleRssMb,
       unit: 'MB',
     },
@@ -335,6 +335,7 @@ async function run(context: BenchContext): Promise<BenchResult> {
       fundingMicroUsd: FUNDING_MICRO_USD,
       workerTuning: world.tuning,
       workerProcessNodeFlags: workerProcess.nodeFlags,
+      workerProcessCode: workerProcess.code,
       floor: { callsOnly: floorCalls, activitiesDirect: floorDirect },
       onboardTenant: { sequential, concurrent, callsPerOnboarding, callsByRoute, histories, starts },
       activityTimings: timings,

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { compiledChild } from '../lib/compiled-child.js';
 import { labelProcess } from '../lib/process-cpu.js';
 import type { BenchContext } from '../lib/types.js';
 import { benchWorkflowBundle, type WorkerTuning } from '../lib/worker.js';
@@ -17,6 +18,8 @@ export interface WorkerProcess {
   pid: number;
   taskQueue: string;
   nodeFlags: string[];
+  /** Which code the process runs: 'dist (compiled)' or the sources via tsx. */
+  code: string;
   /** Postgres statements its pool has sent so far. */
   statements(): Promise<number>;
   /** Resident set size now, MB (Linux; NaN elsewhere). */
@@ -24,7 +27,7 @@ export interface WorkerProcess {
   stop(): Promise<void>;
 }
 
-const CHILD = fileURLToPath(new URL('./worker-child.ts', import.meta.url));
+const CHILD = new URL('./worker-child.ts', import.meta.url);
 const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 export async function startWorkerProcess(
@@ -46,7 +49,8 @@ export async function startWorkerProcess(
     tuning,
   };
   const nodeFlags = (process.env.BENCH_WORKER_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== '');
-  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', CHILD, JSON.stringify(options)], {
+  const entry = compiledChild(CHILD);
+  const child = spawn(process.execPath, [...nodeFlags, ...entry.args, JSON.stringify(options)], {
     cwd: PROJECT_ROOT,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
@@ -67,6 +71,7 @@ export async function startWorkerProcess(
     pid: child.pid!,
     taskQueue,
     nodeFlags,
+    code: entry.code,
     statements: () =>
       new Promise<number>((resolve) => {
         const onMessage = (message: { type: string; count?: number }) => {
