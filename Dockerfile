@@ -1,18 +1,37 @@
-# The worker (and later the gateway) image. The Temporal server is NOT built here: in a deployment
-# it is a real cluster (docker-compose.yml uses the official images) or Temporal Cloud.
+# The worker and gateway image. The Temporal server is NOT built here: in a deployment it is a real cluster
+# (docker-compose.yml uses the official images) or Temporal Cloud.
+#
+# Two stages: the first compiles dist/ and the workflow bundle (`npm run build`, with the dev dependencies); the
+# second holds the production dependencies, the sources and that dist/. bin/tenantctl.js runs dist/ when no source
+# is newer than its build (COPY keeps the files' times), and the worker loads dist/workflow-bundle.js instead of
+# running webpack at start. Measured (issue 20): through tsx the worker spent 54 ms of CPU per onboarding instead
+# of 41, and bundling in its own process cost about 110 MB of RSS.
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+# The prepare script (scripts/build-dist.js) runs here and skips: no sources yet.
+COPY scripts/build-dist.js ./scripts/
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY bin ./bin
+COPY src ./src
+COPY workflows ./workflows
+COPY activities ./activities
+RUN npm run build && test -f dist/.built && test -f dist/workflow-bundle.js
+
 FROM node:20-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
 COPY package.json package-lock.json ./
-# The prepare script (scripts/build-dist.js) runs here and skips: no sources yet, no TypeScript.
-# bin/tenantctl.js then runs the sources through tsx; start-up time does not matter to a worker.
 COPY scripts/build-dist.js ./scripts/
 RUN npm ci --omit=dev --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
 COPY bin ./bin
 COPY src ./src
 COPY workflows ./workflows
 COPY activities ./activities
 COPY migrations ./migrations
+COPY --from=build /app/dist ./dist
 USER node
 ENTRYPOINT ["node", "bin/tenantctl.js"]
 CMD ["worker"]

@@ -35,4 +35,28 @@ if (result.status !== 0) {
   console.error(`build: tsc failed (exit ${result.status}); no dist/.built written, so the launcher keeps using tsx`);
   process.exit(result.status ?? 1);
 }
+// The workflow bundle, made once here: a worker run from dist/ loads it instead of running webpack in its own
+// process at every start (issue 20: about 110 MB less worker RSS, and seconds less start-up). Without it (the
+// bundler failed) the worker bundles workflows/ at start, as it does when run from the sources.
+try {
+  const { bundleWorkflowCode } = await import('@temporalio/worker');
+  const quiet = () => undefined;
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: `${root}workflows/index.ts`,
+    logger: {
+      log: quiet,
+      trace: quiet,
+      debug: quiet,
+      info: quiet,
+      warn: quiet,
+      error: (m) => console.error(`build: ${m}`),
+    },
+  });
+  writeFileSync(`${root}dist/workflow-bundle.js`, code);
+} catch (error) {
+  console.error(
+    `build: no prebuilt workflow bundle (${error instanceof Error ? error.message : String(error)}); ` +
+      'the worker bundles workflows/ when it starts',
+  );
+}
 writeFileSync(`${root}dist/.built`, `${JSON.stringify({ startedAtMs })}\n`);

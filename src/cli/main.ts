@@ -55,7 +55,7 @@ program
     ]);
     const config = loadCliConfig();
     const running = await startWorker(config);
-    console.log(`worker polling task queue ${config.TEMPORAL_TASK_QUEUE}`);
+    console.log(`worker polling task queue ${config.TEMPORAL_TASK_QUEUE} (workflows: ${running.workflows})`);
     const stop = () => void running.shutdown();
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);

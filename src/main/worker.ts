@@ -9,7 +9,7 @@ import { createPool } from '../db/pool.js';
 import { loggerOf } from '../infra/log.js';
 import { connectNative } from '../client/connection.js';
 import { ensureEventDispatcher } from '../client/events.js';
-import { createWorker } from './wiring/create-worker.js';
+import { createWorker, PREBUILT_BUNDLE, workflowSourceOf } from './wiring/create-worker.js';
 import { workerRuntimeLogger, workerTelemetry } from './wiring/telemetry.js';
 import { buildActivityDeps, dataConverterOf, requireWorkerConfig, startParentKeyOf } from './wiring/deps.js';
 import { createPlatformActivityWorker } from './wiring/platform-worker.js';
@@ -17,6 +17,8 @@ import { buildRotationOptions } from '../../activities/rotation-options.js';
 
 export interface RunningWorker {
   worker: Worker;
+  /** Where its workflow code came from (printed by `tenantctl worker`). */
+  workflows: string;
   /** Resolves when the worker has stopped (after shutdown()). */
   done: Promise<void>;
   shutdown(): Promise<void>;
@@ -116,6 +118,9 @@ export async function startWorker(config: Config): Promise<RunningWorker> {
     });
   return {
     worker,
+    workflows: workflowSourceOf({}).workflowBundle
+      ? `prebuilt bundle ${PREBUILT_BUNDLE}`
+      : 'bundled from workflows/ at start (no prebuilt bundle: `npm run build` makes one)',
     done,
     shutdown: async () => {
       stopAll();

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { distState } from '../../bin/dist-fresh.js';
 import { startOnboarding } from '../../src/client/start-onboarding.js';
 import { startRotation } from '../../src/client/start-rotation.js';
 import { loadConfig } from '../../src/config.js';
@@ -54,6 +55,10 @@ describe('rotating the parent platform key without a restart', () => {
       const worker = spawnCli(['worker'], env);
       children.push(worker.child);
       await worker.ready;
+      // Installed and built (`npm install` runs the build), the worker loads the prebuilt workflow bundle: no
+      // webpack in its process (issue 20).
+      if (distState() === 'fresh') expect(worker.output()).toMatch(/workflows: prebuilt bundle .*workflow-bundle\.js/);
+      else expect(worker.output()).toContain('workflows: bundled from workflows/ at start');
     }
     gateway = await startGateway(loadConfig({ ...env, GATEWAY_PORT: '0' }));
   }, 240_000);

@@ -1,9 +1,26 @@
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { type DataConverter } from '@temporalio/common';
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { projectPath } from '../../infra/project-root.js';
 
 /** The production workflows, bundled by the worker at start (or given pre-bundled, e.g. by tests). */
 export const WORKFLOWS_PATH = projectPath('workflows', 'index.ts');
+
+/**
+ * `npm run build` bundles the workflows next to the compiled code (dist/workflow-bundle.js). This module's compiled
+ * copy (dist/src/main/wiring/) finds it three levels up and loads it: no webpack in the worker's process (issue 20:
+ * about 110 MB of RSS). bin/tenantctl.js runs dist/ only while it is fresh, so the bundle is never older than the
+ * sources. Run from the sources, the path is the checkout's root, where no bundle is: the worker bundles at start.
+ */
+export const PREBUILT_BUNDLE = fileURLToPath(new URL('../../../workflow-bundle.js', import.meta.url));
+
+/** Where this worker's workflow code comes from: given, prebuilt by the build, or bundled now. */
+export function workflowSourceOf(input: Pick<CreateWorkerInput, 'workflowBundle' | 'workflowsPath'>) {
+  if (input.workflowBundle) return { workflowBundle: input.workflowBundle };
+  if (!input.workflowsPath && existsSync(PREBUILT_BUNDLE)) return { workflowBundle: { codePath: PREBUILT_BUNDLE } };
+  return { workflowsPath: input.workflowsPath ?? WORKFLOWS_PATH };
+}
 
 export interface CreateWorkerInput {
   connection: NativeConnection;
@@ -32,9 +49,7 @@ export function createWorker(input: CreateWorkerInput): Promise<Worker> {
     taskQueue: input.taskQueue,
     activities: input.activities,
     ...(input.dataConverter ? { dataConverter: input.dataConverter } : {}),
-    ...(input.workflowBundle
-      ? { workflowBundle: input.workflowBundle }
-      : { workflowsPath: input.workflowsPath ?? WORKFLOWS_PATH }),
+    ...workflowSourceOf(input),
     ...input.tuning,
   });
 }
