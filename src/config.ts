@@ -143,6 +143,12 @@ export const configSchema = z.object({
   GATEWAY_OPS_HOST: z
     .preprocess(emptyToUndefined, z.string().default('127.0.0.1'))
     .describe('Interface of the ops listener (keep it off the public network).'),
+  WORKER_MAX_CACHED_WORKFLOWS: z
+    .preprocess(emptyToUndefined, z.coerce.number().int('must be a whole number').min(2).max(100_000).optional())
+    .describe(
+      "Workflows kept in the worker's sticky cache; unset: the SDK's default, derived from the V8 heap limit " +
+        '(none above 200 MB of heap: set this when capping the heap with NODE_OPTIONS, see the runbook).',
+    ),
   WORKER_METRICS_ADDRESS: hostPort.describe(
     'host:port for the worker SDK Prometheus exporter (e.g. 0.0.0.0:9464); unset: off.',
   ),

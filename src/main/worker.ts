@@ -81,6 +81,7 @@ export async function startWorker(config: Config): Promise<RunningWorker> {
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     activities,
     dataConverter,
+    tuning: config.WORKER_MAX_CACHED_WORKFLOWS ? { maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS } : {},
   });
   // Platform-calling rotation activities run on their own queue under a server-side rate limit.
   const platformWorker = await createPlatformActivityWorker({

@@ -44,6 +44,15 @@ describe('loadConfig', () => {
     expect(problems).toHaveLength(2);
   });
 
+  it("takes the worker's sticky cache size as a whole number from 2, naming the variable otherwise", () => {
+    expect(loadConfig({ WORKER_MAX_CACHED_WORKFLOWS: '800' }).WORKER_MAX_CACHED_WORKFLOWS).toBe(800);
+    expect(loadConfig({}).WORKER_MAX_CACHED_WORKFLOWS).toBeUndefined();
+    for (const bad of ['1', '2.5', 'lots'])
+      expect(problemsOf({ WORKER_MAX_CACHED_WORKFLOWS: bad })).toEqual([
+        expect.stringMatching(/^WORKER_MAX_CACHED_WORKFLOWS: /),
+      ]);
+  });
+
   it('treats empty strings as unset', () => {
     expect(loadConfig({ DATABASE_URL: '', TEMPORAL_ADDRESS: ' ' }).DATABASE_URL).toBeUndefined();
   });

@@ -38,6 +38,7 @@ export interface CreateWorkerInput {
       | 'maxConcurrentWorkflowTaskExecutions'
       | 'maxActivitiesPerSecond'
       | 'maxTaskQueueActivitiesPerSecond'
+      | 'maxCachedWorkflows'
     >
   >;
 }
