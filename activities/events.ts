@@ -1,6 +1,13 @@
 import { ApplicationFailure, Context, heartbeat } from '@temporalio/activity';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { eventIdOf, fanOutEvents, findEvent, listPendingStreams, markDispatched } from '../src/db/events-store.js';
+import {
+  eventIdOf,
+  fanOutEvents,
+  findEvent,
+  listPendingStreams,
+  markDispatched,
+  pruneFinalEvents,
+} from '../src/db/events-store.js';
 import {
   findDelivery,
   findNextPendingDelivery,
@@ -15,10 +22,15 @@ import type { ActivityDeps } from './context.js';
 import { boundary } from './failures.js';
 import { deliveryBody, retryAfterMs, withOutboxListener } from './events-delivery.js';
 
+const DEFAULT_RETENTION_DAYS = 30;
+/** Events pruned per idle dispatcher round at most (one short statement). */
+const PRUNE_BATCH = 1_000;
+
 /** What the dispatcher and the delivery workflows do; the HTTP call is the only effect outside Postgres. */
 export function createEventActivities(deps: ActivityDeps) {
   const { pool, vault, logger } = deps;
   const timeoutMs = deps.events?.requestTimeoutMs ?? 10_000;
+  const retentionDays = deps.events?.retentionDays ?? DEFAULT_RETENTION_DAYS;
 
   async function kick(streams: Array<{ subscriptionId: string; stream: string }>, policy: StreamPolicy | undefined) {
     const { client, info } = Context.current();
@@ -62,7 +74,11 @@ export function createEventActivities(deps: ActivityDeps) {
               return { events: eventIds.length };
             }
             const left = deadline - Date.now();
-            if (left <= 0) return { events: 0 };
+            if (left <= 0) {
+              // An idle round prunes what retention lets go: a batch each time, so a backlog drains over rounds.
+              await pruneFinalEvents(pool, retentionDays, PRUNE_BATCH);
+              return { events: 0 };
+            }
             await wait(Math.min(left, 1_000));
           }
         });

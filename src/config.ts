@@ -177,6 +177,12 @@ export const configSchema = z.object({
         .default('24h'),
     )
     .describe('How long one event delivery is retried (backoff, Retry-After honoured) before it is marked failed.'),
+  EVENTS_RETENTION_DAYS: z
+    .preprocess(emptyToUndefined, z.coerce.number().int('must be a whole number').min(1).max(3650).default(30))
+    .describe(
+      'Events whose every delivery is final (delivered or failed) are deleted with their delivery rows this many ' +
+        'days after they occurred (the dispatcher prunes when idle); pending ones are kept.',
+    ),
   EVENTS_SECRET_OVERLAP_SECONDS: z
     .preprocess(emptyToUndefined, z.coerce.number().int('must be a whole number').min(0).max(2_592_000).default(86_400))
     .describe('After `events rotate-secret`, the old secret keeps signing (both signatures sent) this many seconds.'),

@@ -135,6 +135,29 @@ export async function markDispatched(db: Queryable, eventIds: readonly string[])
 }
 
 /**
+ * Retention: deletes up to `limit` events that occurred more than `olderThanDays` ago, were dispatched, and have
+ * no pending delivery, with their delivery rows, in one statement (the foreign key is checked at its end). Pending
+ * deliveries keep their events however old. Returns how many events went.
+ */
+export async function pruneFinalEvents(db: Queryable, olderThanDays: number, limit: number): Promise<number> {
+  const { rows } = await db.query<{ pruned: number }>(
+    `WITH old AS (
+       SELECT o.id FROM event_outbox o
+        WHERE o.occurred_at < now() - make_interval(days => $1::int) AND o.dispatched_at IS NOT NULL
+          AND NOT EXISTS (SELECT 1 FROM event_deliveries d WHERE d.event_id = o.id AND d.state = 'pending')
+        ORDER BY o.occurred_at LIMIT $2::int
+     ), deliveries AS (
+       DELETE FROM event_deliveries d USING old WHERE d.event_id = old.id RETURNING 1
+     ), events AS (
+       DELETE FROM event_outbox o USING old WHERE o.id = old.id RETURNING 1
+     )
+     SELECT (SELECT count(*) FROM events)::int AS pruned, (SELECT count(*) FROM deliveries)::int AS deliveries`,
+    [olderThanDays, limit],
+  );
+  return rows[0]?.pruned ?? 0;
+}
+
+/**
  * The same outbox write as `emitEvent`, as two CTEs of the change's own statement (one statement: one
  * atomic effect): one event per row of `source` that passes `where`. `type`, `externalRef` and
  * `payload` are SQL expressions over the source's columns, written in code (never from input). For

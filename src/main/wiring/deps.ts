@@ -59,9 +59,10 @@ export function buildActivityDeps(
     vault: createVault(parseMasterKeys(config.SECRETS_KEYS)),
     logger,
     lifecycle: { resumeBalanceFloorMicroUsd: config.RESUME_BALANCE_FLOOR_MICRO_USD },
-    ...(config.EVENTS_LOW_BALANCE_MICRO_USD
-      ? { events: { lowBalanceMicroUsd: config.EVENTS_LOW_BALANCE_MICRO_USD } }
-      : {}),
+    events: {
+      retentionDays: config.EVENTS_RETENTION_DAYS,
+      ...(config.EVENTS_LOW_BALANCE_MICRO_USD ? { lowBalanceMicroUsd: config.EVENTS_LOW_BALANCE_MICRO_USD } : {}),
+    },
   };
 }
 
