@@ -32,3 +32,14 @@ export function distState(root = checkout) {
   if (typeof built !== 'number') return 'missing';
   return newestSourceMs(root) < built ? 'fresh' : 'stale';
 }
+
+/**
+ * What bin/tenantctl.js runs. TENANTCTL_FROM_SOURCE=1 forces the sources (tsx). TENANTCTL_FROM_DIST=1 runs a
+ * built dist/ without comparing file times: for an image whose build stage compiled the very sources it ships
+ * (copies and layers can give directories newer times than the build, which would send every start through tsx).
+ */
+export function launchState(env = process.env, root = checkout) {
+  if (env.TENANTCTL_FROM_SOURCE === '1') return 'forced-source';
+  if (env.TENANTCTL_FROM_DIST === '1' && typeof builtAtMs(root) === 'number') return 'fresh';
+  return distState(root);
+}

@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 // Launcher. Runs the CLI compiled to dist/ when that copy is fresh (see dist-fresh.js); otherwise —
 // never built, or a source edited since — the TypeScript through tsx: slower to start, never stale.
-// TENANTCTL_FROM_SOURCE=1 forces tsx.
-import { distState } from './dist-fresh.js';
+// TENANTCTL_FROM_SOURCE=1 forces tsx; TENANTCTL_FROM_DIST=1 (the image) trusts a built dist/ (see launchState).
+import { launchState } from './dist-fresh.js';
 
-const state = process.env.TENANTCTL_FROM_SOURCE === '1' ? 'forced-source' : distState();
+const state = launchState();
 if (state === 'fresh') {
   await import('../dist/src/cli/main.js');
 } else {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { distState } from '../../bin/dist-fresh.js';
+import { distState, launchState } from '../../bin/dist-fresh.js';
 
 /**
  * bin/tenantctl.js runs the compiled dist/ only when distState() says fresh: a stale copy must never
@@ -58,5 +58,16 @@ describe('the launcher runs dist/ only while it is fresh', () => {
 
   it('is missing when never built or the build failed (no dist/.built)', () => {
     expect(distState(checkout(undefined))).toBe('missing');
+  });
+
+  it('runs a built dist/ regardless of file times with TENANTCTL_FROM_DIST=1 (the image), never a missing one', () => {
+    const root = checkout(Date.now() - 1000);
+    const now = new Date();
+    utimesSync(join(dir, 'src/cli'), now, now); // a layer gave the directory a newer time than the build
+    expect(launchState({}, root)).toBe('stale');
+    expect(launchState({ TENANTCTL_FROM_DIST: '1' }, root)).toBe('fresh');
+    expect(launchState({ TENANTCTL_FROM_DIST: '1', TENANTCTL_FROM_SOURCE: '1' }, root)).toBe('forced-source');
+    rmSync(dir, { recursive: true, force: true });
+    expect(launchState({ TENANTCTL_FROM_DIST: '1' }, checkout(undefined))).toBe('missing');
   });
 });
