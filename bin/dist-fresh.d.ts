@@ -1,2 +1,7 @@
 /** See dist-fresh.js. `root`: the checkout (a file: URL ending in /); by default this one. */
 export function distState(root?: URL): 'fresh' | 'stale' | 'missing';
+/** What bin/tenantctl.js runs, from TENANTCTL_FROM_SOURCE / TENANTCTL_FROM_DIST and distState. See dist-fresh.js. */
+export function launchState(
+  env?: Record<string, string | undefined>,
+  root?: URL,
+): 'fresh' | 'stale' | 'missing' | 'forced-source';

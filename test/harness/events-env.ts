@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from 'vitest';
 import { createActivities, type Activities } from '../../activities/index.js';
 import { ensureEventDispatcher, subscribeToEvents } from '../../src/client/events.js';
 import { createLogger } from '../../src/infra/log.js';
@@ -7,7 +8,7 @@ import { createVault, type Vault } from '../../src/secrets/vault.js';
 import { DEFAULT_PLATFORM_KEY } from '../../src/sim/index.js';
 import type { DispatchEventsInput } from '../../src/domain/events.js';
 import type { EventReceiver } from './event-receiver.js';
-import type { OrchestratorEnv } from './onboarding-env.js';
+import { createOrchestratorEnv, type OrchestratorEnv } from './onboarding-env.js';
 
 /** Delivery timings for tests: quick retries, a short bounded retry window, streams that end soon. */
 export const FAST_DELIVERY: DispatchEventsInput = {
@@ -52,4 +53,22 @@ export async function eventRows(env: Pick<OrchestratorEnv, 'pool'>, externalRef?
     [externalRef ?? null],
   );
   return rows;
+}
+
+/**
+ * A describe block's orchestrator with its worker and the event dispatcher running (its beforeAll and afterAll
+ * are registered here). `env` is set once beforeAll ran; receivers pushed to `receivers` are closed after.
+ */
+export function dispatchingSuite(name: string): { env: OrchestratorEnv; receivers: EventReceiver[] } {
+  const suite = { receivers: [] as EventReceiver[] } as { env: OrchestratorEnv; receivers: EventReceiver[] };
+  beforeAll(async () => {
+    suite.env = await createOrchestratorEnv(name);
+    await suite.env.startOrchestratorWorker();
+    await startDispatcher(suite.env);
+  }, 60_000);
+  afterAll(async () => {
+    for (const r of suite.receivers) await r.close();
+    await suite.env?.close();
+  });
+  return suite;
 }

@@ -5,7 +5,7 @@ import { listEventDeliveries } from '../../src/client/events.js';
 import { eventStreamWorkflowId } from '../../src/domain/ids.js';
 import { spawnCli } from '../harness/cli.js';
 import { eventually, startEventReceiver, type EventReceiver } from '../harness/event-receiver.js';
-import { eventRows, startDispatcher, subscribe } from '../harness/events-env.js';
+import { dispatchingSuite, eventRows, subscribe } from '../harness/events-env.js';
 import { createOrchestratorEnv, type OrchestratorEnv } from '../harness/onboarding-env.js';
 
 const lifecycle = async (env: OrchestratorEnv, action: 'suspend' | 'resume', externalRef: string) =>
@@ -37,21 +37,12 @@ async function expectAllInTenantOrder(env: OrchestratorEnv, receiver: EventRecei
 }
 
 describe('event delivery when receivers fail', () => {
-  let env: OrchestratorEnv;
-  const receivers: EventReceiver[] = [];
-  beforeAll(async () => {
-    env = await createOrchestratorEnv('events-fail');
-    await env.startOrchestratorWorker();
-    await startDispatcher(env);
-  }, 60_000);
-  afterAll(async () => {
-    for (const r of receivers) await r.close();
-    await env?.close();
-  });
+  const suite = dispatchingSuite('events-fail');
 
   it(
     'a receiver answering 500 for a minute gets every event after, in tenant order; a ' + 'dead one delays nobody',
     async () => {
+      const { env, receivers } = suite;
       const healthy = await startEventReceiver();
       const flaky = await startEventReceiver();
       const dead = await startEventReceiver();
@@ -102,6 +93,7 @@ describe('event delivery when receivers fail', () => {
   );
 
   it('honours Retry-After, then marks a delivery failed and visible when its retries run out', async () => {
+    const { env, receivers } = suite;
     const limited = await startEventReceiver();
     receivers.push(limited);
     limited.failWith = { status: 503, retryAfter: '2' };

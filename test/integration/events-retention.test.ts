@@ -1,28 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { emitEvent, type NewEvent } from '../../src/db/events-store.js';
-import { eventually, startEventReceiver, type EventReceiver } from '../harness/event-receiver.js';
-import { startDispatcher, subscribe } from '../harness/events-env.js';
-import { createOrchestratorEnv, type OrchestratorEnv } from '../harness/onboarding-env.js';
+import { eventually, startEventReceiver } from '../harness/event-receiver.js';
+import { dispatchingSuite, subscribe } from '../harness/events-env.js';
 
 /**
  * The outbox and its delivery rows do not grow for ever: an idle dispatcher deletes events older than
  * EVENTS_RETENTION_DAYS (default 30) whose every delivery is final, and keeps any event still being delivered.
  */
 describe('event retention', () => {
-  let env: OrchestratorEnv;
-  const receivers: EventReceiver[] = [];
-  beforeAll(async () => {
-    env = await createOrchestratorEnv('events-retention');
-    await env.startOrchestratorWorker();
-    await startDispatcher(env);
-  }, 60_000);
-  afterAll(async () => {
-    for (const r of receivers) await r.close();
-    await env?.close();
-  });
-
+  const suite = dispatchingSuite('events-retention');
   const emit = async (event: NewEvent): Promise<string> => {
-    const tx = await env.pool.connect();
+    const tx = await suite.env.pool.connect();
     try {
       await tx.query('BEGIN');
       const row = await emitEvent(tx, event);
@@ -34,13 +22,13 @@ describe('event retention', () => {
   };
   const deliveryStates = async (eventId: string) =>
     (
-      await env.pool.query<{ state: string }>(
+      await suite.env.pool.query<{ state: string }>(
         `SELECT state FROM event_deliveries WHERE event_id = $1::bigint ORDER BY subscription_id`,
         [eventId],
       )
     ).rows.map((r) => r.state);
   const exists = async (eventId: string) =>
-    (await env.pool.query(`SELECT 1 FROM event_outbox WHERE id = $1::bigint`, [eventId])).rowCount === 1;
+    (await suite.env.pool.query(`SELECT 1 FROM event_outbox WHERE id = $1::bigint`, [eventId])).rowCount === 1;
   /** `eventually` waits for a check that does not throw. */
   const until = (condition: () => Promise<boolean>, timeoutMs: number, what: string) =>
     eventually(
@@ -51,12 +39,13 @@ describe('event retention', () => {
       what,
     );
   const age = (ids: string[], days: number) =>
-    env.pool.query(`UPDATE event_outbox SET occurred_at = now() - make_interval(days => $2::int) WHERE id = ANY($1)`, [
-      ids,
-      days,
-    ]);
+    suite.env.pool.query(
+      `UPDATE event_outbox SET occurred_at = now() - make_interval(days => $2::int) WHERE id = ANY($1)`,
+      [ids, days],
+    );
 
   it('prunes old events whose deliveries are final, keeps pending and recent ones', async () => {
+    const { env, receivers } = suite;
     const healthy = await startEventReceiver();
     const down = await startEventReceiver();
     receivers.push(healthy, down);
