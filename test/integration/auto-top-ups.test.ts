@@ -3,6 +3,7 @@ import { setFundingPolicy, setParentCap } from '../../src/client/funding-policy.
 import { startTopUp } from '../../src/client/start-top-up.js';
 import { DEFAULT_PARENT_ID } from '../../src/sim/index.js';
 import { runCli } from '../harness/cli.js';
+import { listenGatewayOver, TEST_API_TOKEN } from '../harness/gateway-app.js';
 import { clearFaults, createOrchestratorEnv, setFaults, type OrchestratorEnv } from '../harness/onboarding-env.js';
 import { onboardTenants, platformTransfersOf } from '../harness/top-up-env.js';
 import { startPlatformQueueWorker } from '../harness/platform-queue-worker.js';
@@ -164,6 +165,59 @@ describe('auto top-up within spend caps', () => {
       expect(platformTransfersOf(env.sim, 'broke-b').map((t) => t.amountMicroUsd)).toEqual(['2000']);
     },
   );
+
+  it('manages a policy over /v1 as a signup backend does: put, get, delete; bad input named, nothing written', async () => {
+    const { gateway, url } = await listenGatewayOver(env);
+    try {
+      const call = async (method: string, ref: string, body?: unknown) => {
+        const response = await fetch(`${url}/v1/tenants/${ref}/funding-policy`, {
+          method,
+          headers: {
+            authorization: `Bearer ${TEST_API_TOKEN}`,
+            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        });
+        return {
+          status: response.status,
+          body: (await response.json()) as {
+            data?: { policy?: Record<string, unknown> };
+            error?: { code: string; fields?: string[] };
+          },
+        };
+      };
+      const rowsOf = async (ref: string) =>
+        (await env.pool.query(`SELECT count(*)::int AS n FROM funding_policies WHERE external_ref = $1`, [ref])).rows[0]
+          .n;
+
+      for (const [body, field] of [
+        [{ below: '500', to: '500', maxPerDay: '10' }, 'below'],
+        [{ below: '1', to: '5', maxPerDay: '0' }, 'maxPerDay'],
+        [{ below: '1', to: '5', maxPerDay: '10', maxPerMonth: '-3' }, 'maxPerMonth'],
+        [{ below: '1', to: '5', maxPerDay: '10', surprise: true }, ''],
+      ] as const) {
+        const refused = await call('PUT', 'cap-9', body);
+        expect(refused.status, JSON.stringify(refused.body)).toBe(400);
+        expect(refused.body.error?.code).toBe('INVALID_INPUT');
+        if (field) expect(refused.body.error?.fields).toContain(field);
+      }
+      expect((await call('PUT', 'nobody-here', { below: '1', to: '5', maxPerDay: '10' })).status).toBe(404);
+      expect(await rowsOf('cap-9')).toBe(0);
+      expect(await rowsOf('nobody-here')).toBe(0);
+
+      const set = await call('PUT', 'cap-9', { below: '100', to: '500', maxPerDay: '1000' });
+      expect(set.status, JSON.stringify(set.body)).toBe(200);
+      expect(set.body.data?.policy).toMatchObject({ below: '100', to: '500', maxPerDay: '1000', maxPerMonth: null });
+      const shown = await call('GET', 'cap-9');
+      expect(shown.status).toBe(200);
+      expect(shown.body.data?.policy).toMatchObject({ below: '100', to: '500', maxPerDay: '1000' });
+      const cleared = await call('DELETE', 'cap-9');
+      expect(cleared.status).toBe(200);
+      expect(await rowsOf('cap-9')).toBe(0);
+    } finally {
+      await gateway.app.close();
+    }
+  });
 
   it('refuses a bad policy naming the field (tenantctl and /v1 share the rule), writing nothing', async () => {
     for (const [args, flag] of [
