@@ -208,8 +208,15 @@ describe('lifecycle events', () => {
     expect(transfer.body.data).toMatchObject({ amountMicroUsd: '3000', state: 'succeeded' });
     const issued = everything.accepted.find((e) => e.body.type === 'key.issued' && e.body.tenant === 'ev-life')!;
     expect(issued.body.data['fingerprint']).toEqual(expect.any(String));
-    const { rows: states } = await env.pool.query(`SELECT DISTINCT state FROM event_deliveries`);
-    expect(states).toEqual([{ state: 'delivered' }]);
+    // A delivery's row is settled just after the receiver answered: wait for the last ones.
+    await eventually(
+      async () => {
+        const { rows: states } = await env.pool.query(`SELECT DISTINCT state FROM event_deliveries`);
+        expect(states).toEqual([{ state: 'delivered' }]);
+      },
+      60_000,
+      'every delivery row settled as delivered',
+    );
   }, 180_000);
 
   it('replays an event with the same webhook-id and the same body', async () => {
