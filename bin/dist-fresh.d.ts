@@ -5,3 +5,5 @@ export function launchState(
   env?: Record<string, string | undefined>,
   root?: URL,
 ): 'fresh' | 'stale' | 'missing' | 'forced-source';
+/** When the last build started (dist/.built, ms since the epoch); undefined when never built. */
+export function builtAtMs(root?: URL): number | undefined;

@@ -7,7 +7,8 @@ const checkout = new URL('../', import.meta.url);
 const SOURCES = ['src', 'workflows', 'activities'];
 const CONFIGS = ['package.json', 'tsconfig.json', 'tsconfig.build.json'];
 
-function builtAtMs(root) {
+/** When the last build of `root` started (dist/.built), or undefined when it was never built. */
+export function builtAtMs(root = checkout) {
   try {
     return JSON.parse(readFileSync(new URL('dist/.built', root), 'utf8')).startedAtMs;
   } catch {

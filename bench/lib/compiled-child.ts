@@ -1,6 +1,6 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { distState } from '../../bin/dist-fresh.js';
+import { builtAtMs, distState } from '../../bin/dist-fresh.js';
 
 const ROOT = new URL('../../', import.meta.url);
 
@@ -15,11 +15,6 @@ function newestBenchSourceMs(): number {
   return newest;
 }
 
-/** When the last build started (dist/.built): a source edited after that is not in dist/. */
-function builtAtMs(): number {
-  return (JSON.parse(readFileSync(new URL('dist/.built', ROOT), 'utf8')) as { startedAtMs: number }).startedAtMs;
-}
-
 /**
  * How to start a bench child process (a `.ts` file under bench/): its compiled copy in dist/ when that is fresh
  * (`npm run build`), as `tenantctl worker` runs in production, else the source through tsx, which also turns on
@@ -28,7 +23,7 @@ function builtAtMs(): number {
 export function compiledChild(sourceUrl: URL): { args: string[]; code: string } {
   const source = fileURLToPath(sourceUrl);
   const state = distState();
-  const benchFresh = state === 'fresh' && newestBenchSourceMs() < builtAtMs();
+  const benchFresh = state === 'fresh' && newestBenchSourceMs() < builtAtMs()!;
   if (benchFresh) {
     const relative = source.slice(fileURLToPath(ROOT).length).replace(/\.ts$/, '.js');
     return { args: [fileURLToPath(new URL(`dist/${relative}`, ROOT))], code: 'dist (compiled)' };

@@ -151,7 +151,7 @@ export async function pruneFinalEvents(db: Queryable, olderThanDays: number, lim
      ), events AS (
        DELETE FROM event_outbox o USING old WHERE o.id = old.id RETURNING 1
      )
-     SELECT (SELECT count(*) FROM events)::int AS pruned, (SELECT count(*) FROM deliveries)::int AS deliveries`,
+     SELECT (SELECT count(*) FROM events)::int AS pruned`,
     [olderThanDays, limit],
   );
   return rows[0]?.pruned ?? 0;

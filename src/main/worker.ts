@@ -9,7 +9,7 @@ import { createPool } from '../db/pool.js';
 import { loggerOf } from '../infra/log.js';
 import { connectNative } from '../client/connection.js';
 import { ensureEventDispatcher } from '../client/events.js';
-import { createWorker, PREBUILT_BUNDLE, workflowSourceOf } from './wiring/create-worker.js';
+import { createWorker, workflowSourceOf } from './wiring/create-worker.js';
 import { workerRuntimeLogger, workerTelemetry } from './wiring/telemetry.js';
 import { buildActivityDeps, dataConverterOf, requireWorkerConfig, startParentKeyOf } from './wiring/deps.js';
 import { createPlatformActivityWorker } from './wiring/platform-worker.js';
@@ -75,12 +75,15 @@ export async function startWorker(config: Config): Promise<RunningWorker> {
     parentKey: { baseUrl: config.PLATFORM_BASE_URL },
     drift,
   });
+  // Decided once: the prebuilt bundle when this runs from dist/, else the workflow sources (printed at start).
+  const workflowSource = workflowSourceOf({});
   const worker = await createWorker({
     connection,
     namespace,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     activities,
     dataConverter,
+    ...workflowSource,
     tuning: config.WORKER_MAX_CACHED_WORKFLOWS ? { maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS } : {},
   });
   // Platform-calling rotation activities run on their own queue under a server-side rate limit.
@@ -119,8 +122,8 @@ export async function startWorker(config: Config): Promise<RunningWorker> {
     });
   return {
     worker,
-    workflows: workflowSourceOf({}).workflowBundle
-      ? `prebuilt bundle ${PREBUILT_BUNDLE}`
+    workflows: workflowSource.workflowBundle
+      ? `prebuilt bundle ${workflowSource.workflowBundle.codePath}`
       : 'bundled from workflows/ at start (no prebuilt bundle: `npm run build` makes one)',
     done,
     shutdown: async () => {

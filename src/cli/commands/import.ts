@@ -11,7 +11,7 @@ import { printJson, withRuntime } from '../run.js';
  * budget holds while a plan runs beside rotations, drift checks and imports.
  */
 async function planOf(runtime: CliRuntime, mapFile: string | undefined): Promise<ImportPlan> {
-  const [{ ConfigError }, { createDriftListClient }, { buildImportPlan }, { loadRefMap }, { startParentKeyOf }] =
+  const [{ ConfigError }, { createDriftListClient }, { buildImportPlan }, { loadRefMap }, { cliParentKeyOf }] =
     await Promise.all([
       import('../../config.js'),
       import('../../../activities/drift/paced-fetch.js'),
@@ -23,12 +23,9 @@ async function planOf(runtime: CliRuntime, mapFile: string | undefined): Promise
   const map = mapFile ? await loadRefMap(mapFile) : undefined;
   const { PLATFORM_BASE_URL, PLATFORM_TIMEOUT_MS, PLATFORM_RATE_LIMIT_PER_SECOND } = runtime.config;
   if (!PLATFORM_BASE_URL) throw new ConfigError(['PLATFORM_BASE_URL: is required to list sub-accounts']);
-  // The parent key from our records (refreshed on a 401), else PLATFORM_API_KEY as it is: a plan
-  // writes nothing, not even the key's first import.
-  const parentKey = await startParentKeyOf(runtime.config, runtime.pool(), 'cli', undefined, false, false);
+  // A plan writes nothing, not even the parent key's first import.
+  const { platformKey, close } = await cliParentKeyOf(runtime.config, runtime.pool(), { readOnly: true });
   try {
-    const platformKey = parentKey.current() ? parentKey : runtime.config.PLATFORM_API_KEY;
-    if (!platformKey) throw new ConfigError(['PLATFORM_API_KEY: no parent platform key in our records and none set']);
     const platform = createDriftListClient({
       baseUrl: PLATFORM_BASE_URL,
       platformKey,
@@ -37,7 +34,7 @@ async function planOf(runtime: CliRuntime, mapFile: string | undefined): Promise
     });
     return await buildImportPlan({ platform, db: runtime.pool() }, map ? { map } : {});
   } finally {
-    await parentKey.close();
+    await close();
   }
 }
 

@@ -102,9 +102,27 @@ export async function startParentKeyOf(
 }
 
 /**
- * The platform client of a one-shot CLI command: the parent key from our records (PLATFORM_API_KEY imported when
- * none is there yet), refreshed on a 401 like every process. `close()` when done.
+ * The parent key of a one-shot CLI command: from our records (PLATFORM_API_KEY imported when none is there yet),
+ * refreshed on a 401 like every process. A read-only command (a dry run, a plan, a project check) uses the
+ * recorded key, else the variable as it is: it imports nothing. `close()` when done.
  */
+export async function cliParentKeyOf(
+  config: Config,
+  pool: Pool,
+  options: { readOnly?: boolean } = {},
+): Promise<{ platformKey: string | PlatformKeyProvider; close(): Promise<void> }> {
+  const source = await startParentKeyOf(config, pool, 'cli', undefined, !options.readOnly, !options.readOnly);
+  const platformKey = source.current() ? source : config.PLATFORM_API_KEY;
+  if (!platformKey) {
+    await source.close();
+    throw new ConfigError([
+      'PLATFORM_API_KEY: no parent platform key in our records and none set (`tenantctl parent-key import`)',
+    ]);
+  }
+  return { platformKey, close: () => source.close() };
+}
+
+/** The platform client of a one-shot CLI command, with `cliParentKeyOf`'s key. `close()` when done. */
 export async function cliPlatformClientOf(
   config: Config,
   pool: Pool,
@@ -114,22 +132,13 @@ export async function cliPlatformClientOf(
   if (!config.PLATFORM_BASE_URL) problems.push('PLATFORM_BASE_URL: is required to call the platform');
   if (!masterKeysOf(config)) problems.push('SECRETS_KEYS: is required (the parent platform key is sealed with it)');
   if (problems.length) throw new ConfigError(problems);
-  // A read-only command (a dry run, a plan) uses the recorded key, else the variable as it is: it
-  // imports nothing.
-  const source = await startParentKeyOf(config, pool, 'cli', undefined, !options.readOnly, !options.readOnly);
-  const platformKey = source.current() ? source : config.PLATFORM_API_KEY;
-  if (!platformKey) {
-    await source.close();
-    throw new ConfigError([
-      'PLATFORM_API_KEY: no parent platform key in our records and none set (`tenantctl parent-key import`)',
-    ]);
-  }
+  const { platformKey, close } = await cliParentKeyOf(config, pool, options);
   return {
     platform: createPlatformClient({
       baseUrl: config.PLATFORM_BASE_URL!,
       platformKey,
       timeoutMs: config.PLATFORM_TIMEOUT_MS,
     }),
-    close: () => source.close(),
+    close,
   };
 }
