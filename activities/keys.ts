@@ -1,6 +1,4 @@
 import { appendAudit } from '../src/db/audit-store.js';
-import { emitEvent } from '../src/db/events-store.js';
-import { withTransaction } from '../src/db/pool.js';
 import {
   beginKeyCreateAttempt,
   findKeyWithSecret,
@@ -112,36 +110,28 @@ export function createKeyActivities(deps: ActivityDeps) {
       const keyId = created.key.id;
       const fingerprint = fingerprintToken(created.token.reveal());
       const sealed = vault.seal(created.token.reveal(), tenantTokenAad({ externalRef: input.externalRef, keyId }));
-      await withTransaction(pool, async (tx) => {
-        const { activated } = await storeIssuedKey(
-          tx,
-          { id: record.id, platformKeyId: keyId, fingerprint, masterKeyId: sealedKeyId(sealed), sealed },
-          {
-            ...auditOrigin(),
-            action: 'key.issued',
-            externalRef: input.externalRef,
-            subject: keyId,
-            details: {
-              slot: input.slot,
-              generation: input.generation,
-              fingerprint,
-              requestId: created.requestId ?? null,
-            },
+      // The key, its audit row and (when this call activated it) its event, in one statement.
+      await storeIssuedKey(
+        pool,
+        { id: record.id, platformKeyId: keyId, fingerprint, masterKeyId: sealedKeyId(sealed), sealed },
+        {
+          ...auditOrigin(),
+          action: 'key.issued',
+          externalRef: input.externalRef,
+          subject: keyId,
+          details: {
+            slot: input.slot,
+            generation: input.generation,
+            fingerprint,
+            requestId: created.requestId ?? null,
           },
-        );
-        if (activated)
-          await emitEvent(tx, {
-            type: 'key.issued',
-            externalRef: input.externalRef,
-            data: {
-              externalRef: input.externalRef,
-              keyId,
-              slot: input.slot,
-              generation: input.generation,
-              fingerprint,
-            },
-          });
-      });
+        },
+        {
+          type: 'key.issued',
+          externalRef: input.externalRef,
+          data: { externalRef: input.externalRef, keyId, slot: input.slot, generation: input.generation, fingerprint },
+        },
+      );
       // A slow earlier attempt may have landed after we listed: look once more on the retry path.
       const orphansAfter = record.createAttempts > 1 ? await revokeOrphans(input, keyId) : [];
       return { state: 'issued', keyId, fingerprint, orphansRevoked: [...orphansBefore, ...orphansAfter] };

@@ -1,7 +1,7 @@
 import type { Logger } from '../src/infra/log.js';
 import type { Pool } from '../src/db/pool.js';
 import { getFundingParent } from '../src/db/funding-store.js';
-import { findTenant } from '../src/db/tenants-store.js';
+import { findTenant, type TenantRow } from '../src/db/tenants-store.js';
 import type { OnboardTenantInput } from '../src/domain/tenant-input.js';
 import { FailureCode } from '../src/domain/failures.js';
 import { PlatformError, type PlatformClient } from '../src/platform/index.js';
@@ -27,10 +27,16 @@ const RESUMABLE = ['creating', 'created', 'failed', 'cancelled'];
 export async function runOnboardingChecks(
   deps: { pool: Pool; platform: PlatformClient },
   input: Pick<OnboardTenantInput, 'externalRef' | 'name' | 'fundingMicroUsd'>,
-  options: { ownRecordResumes: boolean; askPlatform?: boolean },
+  options: {
+    ownRecordResumes: boolean;
+    askPlatform?: boolean;
+    /** The ref's record as the caller just read it (null: none), so it is not read twice. */
+    recorded?: TenantRow | null;
+  },
 ): Promise<PreflightCheck[]> {
   const checks: PreflightCheck[] = [];
-  const tenant = await findTenant(deps.pool, input.externalRef);
+  const tenant =
+    options.recorded !== undefined ? (options.recorded ?? undefined) : await findTenant(deps.pool, input.externalRef);
   if (!tenant) checks.push({ check: 'externalRef', ok: true, detail: 'free: no record holds it' });
   else if (options.ownRecordResumes && tenant.name === input.name && RESUMABLE.includes(tenant.status))
     checks.push({
@@ -105,7 +111,7 @@ export async function preflightInsideRun(
   let checks: PreflightCheck[];
   try {
     if (await findTenant(deps.pool, input.externalRef)) return;
-    checks = await runOnboardingChecks(deps, input, { ownRecordResumes: true, askPlatform: false });
+    checks = await runOnboardingChecks(deps, input, { ownRecordResumes: true, askPlatform: false, recorded: null });
   } catch (error) {
     // Our records unreachable for now: the steps that follow check the ref again, atomically, and
     // retry their own database work; an early warning is not worth failing the run for.

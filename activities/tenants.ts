@@ -166,22 +166,19 @@ export function createTenantActivities(deps: ActivityDeps) {
 
     markTenantActive: boundary(async (input: TenantRefInput): Promise<void> => {
       // Never over a suspension or a close that started meanwhile.
-      const result = await withTransaction(pool, async (tx) => {
-        const moved = await transitionTenantAudited(tx, input.externalRef, ['creating', 'created'], 'active', {
-          ...auditOrigin(),
-          action: 'tenant.activated',
+      // The move, its audit row and (when it moved) its event, in one statement.
+      const result = await transitionTenantAudited(
+        pool,
+        input.externalRef,
+        ['creating', 'created'],
+        'active',
+        { ...auditOrigin(), action: 'tenant.activated', externalRef: input.externalRef },
+        {
+          type: 'tenant.onboarded',
           externalRef: input.externalRef,
-        });
-        if (moved?.moved) {
-          const tenant = await getTenant(tx, input.externalRef);
-          await emitEvent(tx, {
-            type: 'tenant.onboarded',
-            externalRef: input.externalRef,
-            data: { externalRef: input.externalRef, subaccountId: tenant.subaccountId, status: 'active' },
-          });
-        }
-        return moved;
-      });
+          data: { externalRef: input.externalRef, status: 'active' },
+        },
+      );
       if (!result)
         throw activityFailure(
           FailureCode.TENANT_NOT_FOUND,

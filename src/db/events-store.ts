@@ -57,7 +57,6 @@ const COLUMNS = `id, type, stream, seq::text AS seq, external_ref AS "externalRe
  * to COMMIT, makes seq order the commit order within a tenant's stream.
  */
 export async function emitEvent(tx: pg.PoolClient, event: NewEvent): Promise<OutboxRow> {
-  assertNoSecret(event.data);
   const { rows } = await tx.query<OutboxRow>(
     `WITH s AS (
        INSERT INTO event_streams (stream, last_seq) VALUES ($2::text, 1)
@@ -67,9 +66,37 @@ export async function emitEvent(tx: pg.PoolClient, event: NewEvent): Promise<Out
      INSERT INTO event_outbox (type, stream, seq, external_ref, payload)
      SELECT $1::text, $2::text, s.last_seq, $3::text, $4::jsonb FROM s
      RETURNING ${COLUMNS}`,
-    [event.type, event.externalRef ?? PARENT_STREAM, event.externalRef, JSON.stringify(event.data)],
+    eventParams(event),
   );
   return rows[0]!;
+}
+
+/**
+ * The same write as `emitEvent`, as two CTEs (`event_seq`, `event_row`) of the statement that makes
+ * the change: one event when the CTE named `source` yields a row, none when it yields none. The change
+ * and its event then commit together without a transaction of their own (BEGIN, the change, the event
+ * and COMMIT were four round trips; this is one). `extra` is a jsonb expression over `source`'s row
+ * merged into the payload, for what only the change knows (an id it returns); it must name no secret.
+ * Parameters from `$firstParam`: `eventParams(event)`.
+ */
+export function eventFrom(source: string, firstParam: number, extra?: string): string {
+  const p = (i: number) => `$${firstParam + i}`;
+  const payload = extra ? `${p(3)}::jsonb || ${extra}` : `${p(3)}::jsonb`;
+  return `event_seq AS (
+       INSERT INTO event_streams (stream, last_seq) SELECT ${p(1)}::text, 1 FROM (SELECT 1 FROM ${source} LIMIT 1) one
+       ON CONFLICT (stream) DO UPDATE SET last_seq = event_streams.last_seq + 1
+       RETURNING last_seq
+     ), event_row AS (
+       INSERT INTO event_outbox (type, stream, seq, external_ref, payload)
+       SELECT ${p(0)}::text, ${p(1)}::text, event_seq.last_seq, ${p(2)}::text, ${payload}
+         FROM event_seq, (SELECT * FROM ${source} LIMIT 1) src
+       RETURNING id
+     )`;
+}
+
+export function eventParams(event: NewEvent): unknown[] {
+  assertNoSecret(event.data);
+  return [event.type, event.externalRef ?? PARENT_STREAM, event.externalRef, JSON.stringify(event.data)];
 }
 
 export async function findEvent(db: Queryable, id: string): Promise<OutboxRow | undefined> {

@@ -1,4 +1,5 @@
 import { auditFrom, auditParams, type AuditEntry } from './audit-store.js';
+import { eventFrom, eventParams, type NewEvent } from './events-store.js';
 import type { Queryable } from './pool.js';
 
 /** Key records: slot, generation, the platform's key id, status and a fingerprint. Never the token. */
@@ -56,6 +57,8 @@ export async function storeIssuedKey(
   db: Queryable,
   input: { id: string; platformKeyId: string; fingerprint: string; masterKeyId: string; sealed: string },
   audit: AuditEntry,
+  /** Written in the same statement, only when this call activated the key (not on a repeat). */
+  event?: NewEvent,
 ): Promise<{ activated: boolean }> {
   const { rows } = await db.query<{ changed: string }>(
     `WITH secret AS (
@@ -65,9 +68,17 @@ export async function storeIssuedKey(
        UPDATE tenant_keys SET platform_key_id = $2::text, fingerprint = $3::text, status = 'active',
          activated_at = now(), updated_at = now()
         WHERE id = $1::bigint AND status = 'creating' RETURNING id
-     ), audited AS (${auditFrom('changed', 6)})
+     ), audited AS (${auditFrom('changed', 6)})${event ? `, ${eventFrom('changed', 13)}` : ''}
      SELECT (SELECT count(*) FROM secret) AS secrets, (SELECT count(*) FROM changed) AS changed`,
-    [input.id, input.platformKeyId, input.fingerprint, input.masterKeyId, input.sealed, ...auditParams(audit)],
+    [
+      input.id,
+      input.platformKeyId,
+      input.fingerprint,
+      input.masterKeyId,
+      input.sealed,
+      ...auditParams(audit),
+      ...(event ? eventParams(event) : []),
+    ],
   );
   return { activated: Number(rows[0]?.changed ?? 0) > 0 };
 }

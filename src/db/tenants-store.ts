@@ -1,4 +1,5 @@
 import { auditFrom, auditParams, type AuditEntry } from './audit-store.js';
+import { eventFrom, eventParams, type NewEvent } from './events-store.js';
 import type { Queryable } from './pool.js';
 
 /** Ownership records: external ref (ours) <-> sub-account id (the platform's). */
@@ -189,16 +190,20 @@ export async function transitionTenantAudited(
   from: readonly TenantStatus[],
   to: TenantStatus,
   audit: AuditEntry,
+  /** Written in the same statement, only when the tenant moved; `subaccountId` is added to its data. */
+  event?: NewEvent,
 ): Promise<{ moved: boolean; status: TenantStatus } | undefined> {
   const { rows } = await db.query<{ moved: boolean; status: TenantStatus }>(
     `WITH changed AS (
        UPDATE tenants SET status = $3::text, updated_at = now()
         WHERE external_ref = $1::text AND status = ANY($2::text[])
-        RETURNING external_ref
-     ), audited AS (${auditFrom('changed', 4)})
+        RETURNING external_ref, subaccount_id
+     ), audited AS (${auditFrom('changed', 4)})${
+       event ? `, ${eventFrom('changed', 11, `jsonb_build_object('subaccountId', src.subaccount_id)`)}` : ''
+     }
      SELECT EXISTS (SELECT 1 FROM changed) AS moved,
             CASE WHEN EXISTS (SELECT 1 FROM changed) THEN $3::text ELSE (SELECT status FROM tenants WHERE external_ref = $1::text) END AS status`,
-    [externalRef, from, to, ...auditParams(audit)],
+    [externalRef, from, to, ...auditParams(audit), ...(event ? eventParams(event) : [])],
   );
   const row = rows[0];
   return row?.status ? row : undefined;

@@ -219,6 +219,40 @@ describe('lifecycle events', () => {
     );
   }, 180_000);
 
+  it('writes the activation and key events in the statement of their change, once: a repeated step writes none', async () => {
+    const result = await (await onboard(env, 'ev-once')).result();
+    const acts = directActivities(env);
+    // Repeats, as a retried activity would run them: the tenant is already active, the key already stored.
+    await acts.markTenantActive({ externalRef: 'ev-once' });
+    const again = await acts.issueTenantKey({
+      externalRef: 'ev-once',
+      slot: 'default',
+      generation: 1,
+      subaccountId: result.subaccountId,
+    });
+    expect(again).toMatchObject({ state: 'issued', keyId: result.keyId });
+    const rows = await eventRows(env, 'ev-once');
+    expect(rows.map((r) => r.type).sort()).toEqual(['key.issued', 'tenant.onboarded', 'transfer.succeeded']);
+    // The stream's numbers have no gap and no repeat.
+    expect(rows.map((r) => r.seq)).toEqual(['1', '2', '3']);
+    const { rows: payloads } = await env.pool.query<{ type: string; payload: Record<string, unknown> }>(
+      `SELECT type, payload FROM event_outbox WHERE external_ref = 'ev-once'`,
+    );
+    const payloadOf = (type: string) => payloads.find((p) => p.type === type)!.payload;
+    expect(payloadOf('tenant.onboarded')).toEqual({
+      externalRef: 'ev-once',
+      subaccountId: result.subaccountId,
+      status: 'active',
+    });
+    expect(payloadOf('key.issued')).toEqual({
+      externalRef: 'ev-once',
+      keyId: result.keyId,
+      slot: 'default',
+      generation: 1,
+      fingerprint: result.fingerprint,
+    });
+  });
+
   it('replays an event with the same webhook-id and the same body', async () => {
     const [first] = await eventRows(env, 'ev-life');
     const before = everything.accepted.filter((e) => e.webhookId === `evt_${first!.id}`);
