@@ -40,9 +40,11 @@ if (result.status !== 0) {
 // bundler failed) the worker bundles workflows/ at start, as it does when run from the sources.
 try {
   const { bundleWorkflowCode } = await import('@temporalio/worker');
+  // The options every bundle of the project is made with (src/main/wiring/workflow-bundle.ts), as just compiled.
+  const { workflowBundleOptions } = await import(`${root}dist/src/main/wiring/workflow-bundle.js`);
   const quiet = () => undefined;
   const { code } = await bundleWorkflowCode({
-    workflowsPath: `${root}workflows/index.ts`,
+    ...workflowBundleOptions(`${root}workflows/index.ts`),
     logger: {
       log: quiet,
       trace: quiet,

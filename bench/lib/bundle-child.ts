@@ -5,11 +5,12 @@
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { workflowBundleOptions } from '../../src/main/wiring/workflow-bundle.js';
 
 const [outPath, entry] = process.argv.slice(2);
 if (!outPath) throw new Error('usage: bundle-child.ts <out.js> [entry.ts]');
 const { code } = await bundleWorkflowCode({
-  workflowsPath: entry ?? fileURLToPath(new URL('../workflows.ts', import.meta.url)),
+  ...workflowBundleOptions(entry ?? fileURLToPath(new URL('../workflows.ts', import.meta.url))),
   logger: {
     log: () => undefined,
     trace: () => undefined,

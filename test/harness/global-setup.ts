@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { workflowBundleOptions } from '../../src/main/wiring/workflow-bundle.js';
 import type { TestProject } from 'vitest/node';
 import { migrate } from '../../src/db/migrate.js';
 import { createPool } from '../../src/db/pool.js';
@@ -83,7 +84,7 @@ async function startAll(project: TestProject) {
   const bundleDir = mkdtempSync(join(tmpdir(), 'tenant-orch-bundle-'));
   const workflowBundlePath = join(bundleDir, 'workflows.js');
   const { code } = await bundleWorkflowCode({
-    workflowsPath: fileURLToPath(new URL('./workflows.ts', import.meta.url)),
+    ...workflowBundleOptions(fileURLToPath(new URL('./workflows.ts', import.meta.url))),
     logger: quietLogger('bundle'),
   });
   writeFileSync(workflowBundlePath, code);

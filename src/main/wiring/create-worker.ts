@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { type DataConverter } from '@temporalio/common';
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { projectPath } from '../../infra/project-root.js';
+import { workflowBundleOptions } from './workflow-bundle.js';
 
 /** The production workflows, bundled by the worker at start (or given pre-bundled, e.g. by tests). */
 export const WORKFLOWS_PATH = projectPath('workflows', 'index.ts');
@@ -19,7 +20,8 @@ export const PREBUILT_BUNDLE = fileURLToPath(new URL('../../../workflow-bundle.j
 export function workflowSourceOf(input: Pick<CreateWorkerInput, 'workflowBundle' | 'workflowsPath'>) {
   if (input.workflowBundle) return { workflowBundle: input.workflowBundle };
   if (!input.workflowsPath && existsSync(PREBUILT_BUNDLE)) return { workflowBundle: { codePath: PREBUILT_BUNDLE } };
-  return { workflowsPath: input.workflowsPath ?? WORKFLOWS_PATH };
+  const { workflowsPath, preloadModules } = workflowBundleOptions(input.workflowsPath ?? WORKFLOWS_PATH);
+  return { workflowsPath, bundlerOptions: { preloadModules } };
 }
 
 export interface CreateWorkerInput {
