@@ -267,7 +267,9 @@ async function run(context: BenchContext): Promise<BenchResult> {
       unit: 'MB',
     },
     {
-      metric: `worker RSS peak at ${concurrency} in flight (worker process alone)`,
+      metric:
+        `worker RSS peak at ${concurrency} in flight (worker process alone, ` +
+        `${workerProcess.heapGrowingPercent ? `heap growth ${workerProcess.heapGrowingPercent}%` : "V8's heap growth"})`,
       value: workerRss.peakMb,
       unit: 'MB',
       target: { description: `<= ${RSS_TARGET_MB} MB`, met: workerRss.peakMb <= RSS_TARGET_MB },
@@ -335,6 +337,7 @@ async function run(context: BenchContext): Promise<BenchResult> {
       fundingMicroUsd: FUNDING_MICRO_USD,
       workerTuning: world.tuning,
       workerProcessNodeFlags: workerProcess.nodeFlags,
+      workerHeapGrowingPercent: workerProcess.heapGrowingPercent,
       workerProcessCode: workerProcess.code,
       floor: { callsOnly: floorCalls, activitiesDirect: floorDirect },
       onboardTenant: { sequential, concurrent, callsPerOnboarding, callsByRoute, histories, starts },

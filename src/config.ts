@@ -149,6 +149,12 @@ export const configSchema = z.object({
       "Workflows kept in the worker's sticky cache; unset: the SDK's default, derived from the V8 heap limit " +
         '(none above 200 MB of heap: set this when capping the heap with NODE_OPTIONS, see the runbook).',
     ),
+  WORKER_HEAP_GROWING_PERCENT: z
+    .preprocess(emptyToUndefined, z.coerce.number().int('must be a whole number').min(0).max(400).default(20))
+    .describe(
+      "How far (percent) the worker's V8 heaps may grow past what the last collection kept; lower holds RSS " +
+        "down at some GC cost, 0 leaves V8's own heuristics (see the runbook's Worker memory).",
+    ),
   WORKER_METRICS_ADDRESS: hostPort.describe(
     'host:port for the worker SDK Prometheus exporter (e.g. 0.0.0.0:9464); unset: off.',
   ),

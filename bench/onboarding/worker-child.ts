@@ -7,7 +7,9 @@
  */
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities/index.js';
+import { loadConfig } from '../../src/config.js';
 import { createPool } from '../../src/db/pool.js';
+import { applyWorkerHeapGrowth } from '../../src/main/wiring/worker-heap.js';
 import { createLogger } from '../../src/infra/log.js';
 import { createPlatformClient } from '../../src/platform/index.js';
 import { parseMasterKeys } from '../../src/secrets/master-keys.js';
@@ -30,6 +32,11 @@ export interface WorkerChildOptions {
 }
 
 const options = JSON.parse(process.argv[2] ?? '{}') as WorkerChildOptions;
+// As in production (src/main/worker.ts): WORKER_HEAP_GROWING_PERCENT, 20 unless set, before the workflow threads start.
+const { WORKER_HEAP_GROWING_PERCENT: heapGrowingPercent } = loadConfig({
+  WORKER_HEAP_GROWING_PERCENT: process.env.WORKER_HEAP_GROWING_PERCENT,
+});
+applyWorkerHeapGrowth(heapGrowingPercent);
 installQuietSdkLogging((line) => console.error(`[bench] worker process: ${line}`));
 const pool = createPool(options.databaseUrl, { applicationName: 'tenant-orchestrator-bench-worker', max: 20 });
 const statements = countStatements(pool);
@@ -67,4 +74,4 @@ process.on('message', (message: { type: string }) => {
 });
 process.on('disconnect', stop);
 process.on('SIGTERM', stop);
-process.send?.({ type: 'ready' });
+process.send?.({ type: 'ready', heapGrowingPercent });

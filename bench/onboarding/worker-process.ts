@@ -18,6 +18,8 @@ export interface WorkerProcess {
   pid: number;
   taskQueue: string;
   nodeFlags: string[];
+  /** WORKER_HEAP_GROWING_PERCENT as the worker process applied it (0: V8's own heuristics). */
+  heapGrowingPercent: number;
   /** Which code the process runs: 'dist (compiled)' or the sources via tsx. */
   code: string;
   /** Postgres statements its pool has sent so far. */
@@ -62,8 +64,8 @@ export async function startWorkerProcess(
     await exited;
   };
   infra.cleanup.defer(`worker process (pid ${child.pid})`, stop);
-  await new Promise<void>((resolve, reject) => {
-    child.once('message', () => resolve());
+  const { heapGrowingPercent } = await new Promise<{ heapGrowingPercent: number }>((resolve, reject) => {
+    child.once('message', (ready: { heapGrowingPercent: number }) => resolve(ready));
     child.once('exit', (code) => reject(new Error(`the worker process exited before polling (code ${code})`)));
     child.once('error', reject);
   });
@@ -71,6 +73,7 @@ export async function startWorkerProcess(
     pid: child.pid!,
     taskQueue,
     nodeFlags,
+    heapGrowingPercent,
     code: entry.code,
     statements: () =>
       new Promise<number>((resolve) => {

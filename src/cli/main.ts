@@ -55,7 +55,10 @@ program
     ]);
     const config = loadCliConfig();
     const running = await startWorker(config);
-    console.log(`worker polling task queue ${config.TEMPORAL_TASK_QUEUE} (workflows: ${running.workflows})`);
+    console.log(
+      `worker polling task queue ${config.TEMPORAL_TASK_QUEUE} (workflows: ${running.workflows}; ` +
+        `heap growth: ${config.WORKER_HEAP_GROWING_PERCENT ? `${config.WORKER_HEAP_GROWING_PERCENT}%` : "V8's own"})`,
+    );
     const stop = () => void running.shutdown();
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);

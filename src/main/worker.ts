@@ -13,6 +13,7 @@ import { createWorker, workflowSourceOf } from './wiring/create-worker.js';
 import { workerRuntimeLogger, workerTelemetry } from './wiring/telemetry.js';
 import { buildActivityDeps, dataConverterOf, requireWorkerConfig, startParentKeyOf } from './wiring/deps.js';
 import { createPlatformActivityWorker } from './wiring/platform-worker.js';
+import { applyWorkerHeapGrowth } from './wiring/worker-heap.js';
 import { buildRotationOptions } from '../../activities/rotation-options.js';
 
 export interface RunningWorker {
@@ -75,6 +76,8 @@ export async function startWorker(config: Config): Promise<RunningWorker> {
     parentKey: { baseUrl: config.PLATFORM_BASE_URL },
     drift,
   });
+  // Before the worker starts its workflow threads: the flag is process-wide.
+  applyWorkerHeapGrowth(config.WORKER_HEAP_GROWING_PERCENT);
   // Decided once: the prebuilt bundle when this runs from dist/, else the workflow sources (printed at start).
   const workflowSource = workflowSourceOf({});
   const worker = await createWorker({

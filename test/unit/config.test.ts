@@ -53,6 +53,16 @@ describe('loadConfig', () => {
       ]);
   });
 
+  it("takes the worker's heap growth as a whole percent from 0 to 400, 20 by default, naming the variable otherwise", () => {
+    expect(loadConfig({}).WORKER_HEAP_GROWING_PERCENT).toBe(20);
+    expect(loadConfig({ WORKER_HEAP_GROWING_PERCENT: '0' }).WORKER_HEAP_GROWING_PERCENT).toBe(0);
+    expect(loadConfig({ WORKER_HEAP_GROWING_PERCENT: '50' }).WORKER_HEAP_GROWING_PERCENT).toBe(50);
+    for (const bad of ['-1', '401', '12.5', 'low'])
+      expect(problemsOf({ WORKER_HEAP_GROWING_PERCENT: bad })).toEqual([
+        expect.stringMatching(/^WORKER_HEAP_GROWING_PERCENT: /),
+      ]);
+  });
+
   it('treats empty strings as unset', () => {
     expect(loadConfig({ DATABASE_URL: '', TEMPORAL_ADDRESS: ' ' }).DATABASE_URL).toBeUndefined();
   });
