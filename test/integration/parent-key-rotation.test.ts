@@ -52,13 +52,15 @@ describe('rotating the parent platform key without a restart', () => {
     };
     // Two workers on the shared queue; the first start imports PLATFORM_API_KEY (the bootstrap).
     for (let i = 0; i < 2; i += 1) {
-      const worker = spawnCli(['worker'], env);
+      const worker = spawnCli(['worker'], i === 0 ? env : { ...env, WORKER_HEAP_GROWING_PERCENT: '50' });
       children.push(worker.child);
       await worker.ready;
       // Installed and built (`npm install` runs the build), the worker loads the prebuilt workflow bundle: no
       // webpack in its process (issue 20).
       if (distState() === 'fresh') expect(worker.output()).toMatch(/workflows: prebuilt bundle .*workflow-bundle\.js/);
       else expect(worker.output()).toContain('workflows: bundled from workflows/ at start');
+      // The first worker keeps the default heap growth; the second was given another through its variable.
+      expect(worker.output()).toContain(i === 0 ? 'heap growth: 20%' : 'heap growth: 50%');
     }
     gateway = await startGateway(loadConfig({ ...env, GATEWAY_PORT: '0' }));
   }, 240_000);
