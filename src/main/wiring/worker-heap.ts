@@ -4,9 +4,10 @@ import { setFlagsFromString } from 'node:v8';
  * How far V8 lets a worker's heaps grow past what the last full collection kept, in percent
  * (WORKER_HEAP_GROWING_PERCENT). Left to itself V8 grows the old generation by up to 4x between
  * collections, lazily: with 500 onboardings in flight the worker process peaked at 300–400 MB, most of
- * it garbage not yet collected. At 20% it collects sooner and peaked at 266–270 MB, with the same CPU
- * per onboarding within the bench's noise (`npm run bench -- onboarding --count 500 --concurrency
- * 500`, issue 20). Unlike a heap cap (--max-old-space-size) this cannot stop the worker: the heap
+ * it garbage not yet collected. At 20% it collects sooner and peaked at 269–278 MB (`npm run bench --
+ * onboarding --count 500 --concurrency 500`, issue 20), at the price of more full collections (CPU per
+ * onboarding 97–104 ms against 88–101 ms at 0, inside the bench's noise but probably real; the
+ * runbook's Worker memory). Unlike a heap cap (--max-old-space-size) this cannot stop the worker: the heap
  * still grows as far as the live workflows need. The flag is process-wide, so it holds for the
  * workflow threads too; set before the worker creates them. 0 leaves V8's own heuristics. The
  * default (20) is in src/config.ts.
