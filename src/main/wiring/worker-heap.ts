@@ -6,7 +6,7 @@ import { setFlagsFromString } from 'node:v8';
  * collections, lazily: with 500 onboardings in flight the worker process peaked at 300–400 MB, most of
  * it garbage not yet collected. At 20% it collects sooner and peaked at 269–278 MB (`npm run bench --
  * onboarding --count 500 --concurrency 500`, issue 20), at the price of more full collections (CPU per
- * onboarding 97–104 ms against 88–101 ms at 0, inside the bench's noise but probably real; the
+ * onboarding median 97 ms over five runs against 89 ms over four at 0, inside the bench's noise; the
  * runbook's Worker memory). Unlike a heap cap (--max-old-space-size) this cannot stop the worker: the heap
  * still grows as far as the live workflows need. The flag is process-wide, so it holds for the
  * workflow threads too; set before the worker creates them. 0 leaves V8's own heuristics. The
