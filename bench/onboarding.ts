@@ -28,6 +28,7 @@ import { timeCli } from './onboarding/cli-timings.js';
 import { floorRunners } from './onboarding/floor.js';
 import { runClusterPhases } from './onboarding/cluster.js';
 import { startWorkerProcess } from './onboarding/worker-process.js';
+import { heapGrowthLabel } from '../src/main/wiring/worker-heap.js';
 import { createOnboardingWorld, type OnboardingWorld } from './onboarding/world.js';
 import { onboardingWorkflowId } from '../src/domain/ids.js';
 
@@ -268,8 +269,8 @@ async function run(context: BenchContext): Promise<BenchResult> {
     },
     {
       metric:
-        `worker RSS peak at ${concurrency} in flight (worker process alone, ` +
-        `${workerProcess.heapGrowingPercent ? `heap growth ${workerProcess.heapGrowingPercent}%` : "V8's heap growth"})`,
+        `worker RSS peak at ${concurrency} in flight ` +
+        `(worker process alone, ${heapGrowthLabel(workerProcess.heapGrowingPercent)})`,
       value: workerRss.peakMb,
       unit: 'MB',
       target: { description: `<= ${RSS_TARGET_MB} MB`, met: workerRss.peakMb <= RSS_TARGET_MB },

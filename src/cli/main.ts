@@ -57,7 +57,7 @@ program
     const running = await startWorker(config);
     console.log(
       `worker polling task queue ${config.TEMPORAL_TASK_QUEUE} (workflows: ${running.workflows}; ` +
-        `heap growth: ${config.WORKER_HEAP_GROWING_PERCENT ? `${config.WORKER_HEAP_GROWING_PERCENT}%` : "V8's own"})`,
+        `${running.heapGrowth})`,
     );
     const stop = () => void running.shutdown();
     process.once('SIGINT', stop);

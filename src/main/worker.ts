@@ -13,13 +13,15 @@ import { createWorker, workflowSourceOf } from './wiring/create-worker.js';
 import { workerRuntimeLogger, workerTelemetry } from './wiring/telemetry.js';
 import { buildActivityDeps, dataConverterOf, requireWorkerConfig, startParentKeyOf } from './wiring/deps.js';
 import { createPlatformActivityWorker } from './wiring/platform-worker.js';
-import { applyWorkerHeapGrowth } from './wiring/worker-heap.js';
+import { applyWorkerHeapGrowth, heapGrowthLabel } from './wiring/worker-heap.js';
 import { buildRotationOptions } from '../../activities/rotation-options.js';
 
 export interface RunningWorker {
   worker: Worker;
   /** Where its workflow code came from (printed by `tenantctl worker`). */
   workflows: string;
+  /** The V8 heap growth it set (WORKER_HEAP_GROWING_PERCENT), as printed by `tenantctl worker`. */
+  heapGrowth: string;
   /** Resolves when the worker has stopped (after shutdown()). */
   done: Promise<void>;
   shutdown(): Promise<void>;
@@ -86,7 +88,7 @@ export async function startWorker(config: Config): Promise<RunningWorker> {
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     activities,
     dataConverter,
-    ...workflowSource,
+    source: workflowSource,
     tuning: config.WORKER_MAX_CACHED_WORKFLOWS ? { maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS } : {},
   });
   // Platform-calling rotation activities run on their own queue under a server-side rate limit.
@@ -128,6 +130,7 @@ export async function startWorker(config: Config): Promise<RunningWorker> {
     workflows: workflowSource.workflowBundle
       ? `prebuilt bundle ${workflowSource.workflowBundle.codePath}`
       : 'bundled from workflows/ at start (no prebuilt bundle: `npm run build` makes one)',
+    heapGrowth: heapGrowthLabel(config.WORKER_HEAP_GROWING_PERCENT),
     done,
     shutdown: async () => {
       stopAll();

@@ -24,6 +24,8 @@ export function workflowSourceOf(input: Pick<CreateWorkerInput, 'workflowBundle'
   return { workflowsPath, bundlerOptions: { preloadModules } };
 }
 
+export type WorkflowSource = ReturnType<typeof workflowSourceOf>;
+
 export interface CreateWorkerInput {
   connection: NativeConnection;
   namespace: string;
@@ -33,6 +35,8 @@ export interface CreateWorkerInput {
   /** A pre-built bundle (tests bundle once per run); else WORKFLOWS_PATH is bundled. */
   workflowBundle?: { codePath: string } | undefined;
   workflowsPath?: string;
+  /** Already decided by the caller (workflowSourceOf, e.g. to print it): used as it is. */
+  source?: WorkflowSource;
   tuning?: Partial<
     Pick<
       WorkerOptions,
@@ -52,7 +56,7 @@ export function createWorker(input: CreateWorkerInput): Promise<Worker> {
     taskQueue: input.taskQueue,
     activities: input.activities,
     ...(input.dataConverter ? { dataConverter: input.dataConverter } : {}),
-    ...workflowSourceOf(input),
+    ...(input.source ?? workflowSourceOf(input)),
     ...input.tuning,
   });
 }

@@ -15,3 +15,8 @@ import { setFlagsFromString } from 'node:v8';
 export function applyWorkerHeapGrowth(percent: number): void {
   if (percent > 0) setFlagsFromString(`--heap-growing-percent=${percent}`);
 }
+
+/** How a start line or a report names the setting: `heap growth: 20%`, or `heap growth: V8's own`. */
+export function heapGrowthLabel(percent: number): string {
+  return `heap growth: ${percent > 0 ? `${percent}%` : "V8's own"}`;
+}
