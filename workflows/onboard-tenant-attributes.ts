@@ -13,13 +13,31 @@ import type { OnboardingStatus } from './onboard-tenant-messages.js';
  * upsert per attribute and stage, as they were recorded. Every patch costs a run two events (its
  * marker and Core's TemporalChangeVersion upsert), so runs since this one skip the sub-account scan
  * patch's question (onboard-tenant-subaccount.ts): their answer is always yes.
+ *
+ * UPSERT_CHANGED_PATCH was asked after the first local activity (input validation) resolved. Core
+ * records a local activity's marker when the activity resolves, and under load a workflow task can
+ * complete (its heartbeat, at 80% of the task timeout) with that marker before the code that follows
+ * it has answered; the patch marker then lands in the next task. A run with that history cannot be
+ * replayed: on replay the code asks in the earlier task, where Core has not announced the marker, is
+ * told no, and Core fails the task ("Non-deprecated patch marker encountered"), so the run is stuck.
+ * Runs since DECIDED_AT_START_PATCH ask one question, before anything else, in the run's first
+ * activation: its marker is the first command of the first task, which no local activity precedes.
  */
 const UPSERT_CHANGED_PATCH = 'onboarding-upsert-changed-attributes';
+const DECIDED_AT_START_PATCH = 'onboarding-patches-decided-at-start';
+
+/**
+ * Asked first thing in onboardTenant, before any await: true for every run started since
+ * DECIDED_AT_START_PATCH, which then takes every newer branch without asking again.
+ */
+export function onboardingDecidedAtStart(): boolean {
+  return patched(DECIDED_AT_START_PATCH);
+}
 
 type Stage = OnboardingStatus['stage'];
 
 export interface OnboardingAttributes {
-  /** The run started after UPSERT_CHANGED_PATCH (and so after every earlier onboarding patch). */
+  /** The run started after UPSERT_CHANGED_PATCH or DECIDED_AT_START_PATCH (and so after every earlier onboarding patch). */
   patched: boolean;
   /** The run's first attributes: its external ref and the `recording` stage. */
   start(externalRef: string): void;
@@ -28,8 +46,8 @@ export interface OnboardingAttributes {
   subaccount(subaccountId: string, stage: Stage): void;
 }
 
-export function onboardingAttributes(): OnboardingAttributes {
-  if (!patched(UPSERT_CHANGED_PATCH)) {
+export function onboardingAttributes(decidedAtStart: boolean): OnboardingAttributes {
+  if (!decidedAtStart && !patched(UPSERT_CHANGED_PATCH)) {
     return {
       patched: false,
       start(externalRef) {

@@ -40,7 +40,7 @@ import {
   type OnboardingStatus,
   type OnboardTenantResult,
 } from './onboard-tenant-messages.js';
-import { onboardingAttributes } from './onboard-tenant-attributes.js';
+import { onboardingAttributes, onboardingDecidedAtStart } from './onboard-tenant-attributes.js';
 import { describeOnboarding } from './onboard-tenant-details.js';
 import { DEFAULT_SLOT, ONBOARDING_PURPOSE } from '../src/domain/onboarding.js';
 import { ensureSubaccountOf, failureText } from './onboard-tenant-subaccount.js';
@@ -56,6 +56,8 @@ const steps = proxyLocalActivities<Activities>(databaseStep);
 export { ONBOARDING_PURPOSE, DEFAULT_SLOT };
 
 export async function onboardTenant(rawInput: OnboardTenantInput): Promise<OnboardTenantResult> {
+  // Before any await: see onboard-tenant-attributes.ts.
+  const decidedAtStart = onboardingDecidedAtStart();
   const input = await validateWorkflowInput('onboardTenant', rawInput, (i) => onboardingWorkflowId(i.externalRef));
   const { externalRef, name } = input;
   const timings = transferTimings(input.options);
@@ -127,7 +129,7 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
     const taken = signalAccepted('resolveTransfer', checkTransferVerdict(raw), noTransferWaiting(), raw);
     if (taken) waits.giveVerdict(taken.value);
   });
-  const attributes = onboardingAttributes();
+  const attributes = onboardingAttributes(decidedAtStart);
   const show = (stage: OnboardingStatus['stage'], waitingFor: string | null = null) => {
     status.stage = stage;
     status.waitingFor = waitingFor;

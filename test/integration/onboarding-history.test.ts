@@ -1,11 +1,14 @@
 // @temporalio/proto is CommonJS: Node's ESM loader exposes it as a default export only.
 import proto from '@temporalio/proto';
+import { readFileSync } from 'node:fs';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startOnboarding } from '../../src/client/start-onboarding.js';
 import { tenantExternalRefKey, tenantStatusKey, tenantSubaccountIdKey } from '../../src/domain/search-attributes.js';
 import { createOrchestratorEnv, type OrchestratorEnv } from '../harness/onboarding-env.js';
 import { expectExactlyOnce } from '../harness/onboarding-checks.js';
+import { eventNames, localActivityMarkersFollowedByCommands, splitTaskAfter } from '../harness/history-split.js';
 
 /**
  * What one onboarding costs Temporal: every event is server and worker work on every run (issue 20).
@@ -70,5 +73,39 @@ describe('onboarding history', () => {
     await expect(
       Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, history, workflowId),
     ).resolves.toBeUndefined();
+  });
+
+  const replay = (history: Parameters<typeof Worker.runReplayHistory>[1], workflowId: string) =>
+    Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, history, workflowId);
+
+  it('asks its patch before any local activity, so a workflow task that completes mid-step still replays', async () => {
+    // CI's stuck onboarding: the first task completed (heartbeat, under load) with the validation's
+    // marker and the next one held the patch marker; replay then asked the patch too early.
+    const handle = await startOnboarding(
+      env.client,
+      { externalRef: 'hist-split', name: 'History Split', fundingMicroUsd: '1000' },
+      { taskQueue: env.taskQueue },
+    );
+    await handle.result();
+    const history = await env.client.workflow.getHandle(handle.workflowId).fetchHistory();
+    const splits = localActivityMarkersFollowedByCommands(history);
+    expect(splits.length).toBeGreaterThanOrEqual(3);
+    for (const index of splits)
+      await expect(
+        replay(splitTaskAfter(history, index), handle.workflowId),
+        `split after event ${index + 1}`,
+      ).resolves.toBeUndefined();
+    // By construction: the one patch marker comes before the first local activity's.
+    const names = eventNames(history);
+    expect(names.filter((n) => n === 'core_patch')).toHaveLength(1);
+    expect(names.indexOf('core_patch')).toBeLessThan(names.indexOf('core_local_activity'));
+  });
+
+  it('replays a run recorded under the previous patch (onboarding-upsert-changed-attributes)', async () => {
+    const history = historyFromJSON(
+      JSON.parse(readFileSync(new URL('../histories/onboardTenant-upsert-changed.json', import.meta.url), 'utf8')),
+    );
+    expect(eventNames(history).filter((n) => n === 'core_patch')).toHaveLength(1);
+    await expect(replay(history, 'onboard:ev-life')).resolves.toBeUndefined();
   });
 });
