@@ -29,6 +29,10 @@ export type IssueKeyResult =
       activeKeys: Array<{ id: string; name: string | null; lastUsedAt: string | null; lastUseKnown: boolean }>;
     };
 
+/** The onboarding's key step: at the key limit as issueTenantKey answers, or issued and verified. */
+export type IssueAndVerifyKeyResult =
+  Extract<IssueKeyResult, { state: 'key_limit' }> | (Extract<IssueKeyResult, { state: 'issued' }> & { verified: true });
+
 export interface VerifyKeyInput {
   externalRef: string;
   slot: string;
@@ -65,100 +69,114 @@ export function createKeyActivities(deps: ActivityDeps) {
     return orphans.map((o) => o.id);
   }
 
-  return {
-    issueTenantKey: boundary(async (input: IssueKeyInput): Promise<IssueKeyResult> => {
-      await assertTenantOpen(pool, input.externalRef);
-      const prefix = keyNamePrefix(input.slot, input.generation);
-      let record = await insertKeyRecordIfAbsent(pool, {
-        externalRef: input.externalRef,
-        slot: input.slot,
-        generation: input.generation,
-        keyName: prefix,
-      });
-      if (record.status === 'active')
-        return { state: 'issued', keyId: record.platformKeyId!, fingerprint: record.fingerprint!, orphansRevoked: [] };
-      if (record.status !== 'creating') {
-        throw activityFailure(
-          FailureCode.KEY_RECORD_STATE,
-          `key ${input.slot} generation ${input.generation} of ${input.externalRef} is ${record.status}`,
-        );
-      }
-      const orphansBefore = record.createAttempts > 0 ? await revokeOrphans(input, null) : [];
-      record = await beginKeyCreateAttempt(pool, record.id, prefix);
-
-      let created;
-      try {
-        created = await platform.createTenantKey({ subaccountId: input.subaccountId, name: record.keyName });
-      } catch (error) {
-        if (error instanceof PlatformBusinessStateError && error.code === 'API_KEY_LIMIT_REACHED') {
-          const { keys } = await platform.listTenantKeys({ subaccountId: input.subaccountId });
-          return {
-            state: 'key_limit',
-            activeKeys: keys
-              .filter((k) => k.status !== 'revoked')
-              .map((k) => ({
-                id: k.id,
-                name: k.name ?? null,
-                lastUsedAt: k.lastUsedAt ?? null,
-                lastUseKnown: k.lastUseKnown,
-              })),
-          };
-        }
-        throw error; // ambiguous: the next attempt revokes whatever this one may have created
-      }
-      // Sealed and recorded before anything else can fail: from here the token exists only sealed.
-      const keyId = created.key.id;
-      const fingerprint = fingerprintToken(created.token.reveal());
-      const sealed = vault.seal(created.token.reveal(), tenantTokenAad({ externalRef: input.externalRef, keyId }));
-      // The key, its audit row and (when this call activated it) its event, in one statement.
-      await storeIssuedKey(
-        pool,
-        { id: record.id, platformKeyId: keyId, fingerprint, masterKeyId: sealedKeyId(sealed), sealed },
-        {
-          ...auditOrigin(),
-          action: 'key.issued',
-          externalRef: input.externalRef,
-          subject: keyId,
-          details: {
-            slot: input.slot,
-            generation: input.generation,
-            fingerprint,
-            requestId: created.requestId ?? null,
-          },
-        },
-        {
-          type: 'key.issued',
-          externalRef: input.externalRef,
-          data: { externalRef: input.externalRef, keyId, slot: input.slot, generation: input.generation, fingerprint },
-        },
+  async function issueKey(input: IssueKeyInput): Promise<IssueKeyResult> {
+    await assertTenantOpen(pool, input.externalRef);
+    const prefix = keyNamePrefix(input.slot, input.generation);
+    let record = await insertKeyRecordIfAbsent(pool, {
+      externalRef: input.externalRef,
+      slot: input.slot,
+      generation: input.generation,
+      keyName: prefix,
+    });
+    if (record.status === 'active')
+      return { state: 'issued', keyId: record.platformKeyId!, fingerprint: record.fingerprint!, orphansRevoked: [] };
+    if (record.status !== 'creating') {
+      throw activityFailure(
+        FailureCode.KEY_RECORD_STATE,
+        `key ${input.slot} generation ${input.generation} of ${input.externalRef} is ${record.status}`,
       );
-      // A slow earlier attempt may have landed after we listed: look once more on the retry path.
-      const orphansAfter = record.createAttempts > 1 ? await revokeOrphans(input, keyId) : [];
-      return { state: 'issued', keyId, fingerprint, orphansRevoked: [...orphansBefore, ...orphansAfter] };
-    }),
+    }
+    const orphansBefore = record.createAttempts > 0 ? await revokeOrphans(input, null) : [];
+    record = await beginKeyCreateAttempt(pool, record.id, prefix);
 
-    /** One authenticated call with the new key, proving it works before the tenant is called active. */
-    verifyTenantKey: boundary(async (input: VerifyKeyInput): Promise<{ verified: true; requestId: string | null }> => {
-      const record = await findKeyWithSecret(pool, input.externalRef, input.slot, input.generation);
-      if (!record?.platformKeyId || !record.sealed) {
-        throw activityFailure(
-          FailureCode.SECRET_MISSING,
-          `no stored secret for key ${input.slot} generation ${input.generation} of ${input.externalRef}`,
-        );
+    let created;
+    try {
+      created = await platform.createTenantKey({ subaccountId: input.subaccountId, name: record.keyName });
+    } catch (error) {
+      if (error instanceof PlatformBusinessStateError && error.code === 'API_KEY_LIMIT_REACHED') {
+        const { keys } = await platform.listTenantKeys({ subaccountId: input.subaccountId });
+        return {
+          state: 'key_limit',
+          activeKeys: keys
+            .filter((k) => k.status !== 'revoked')
+            .map((k) => ({
+              id: k.id,
+              name: k.name ?? null,
+              lastUsedAt: k.lastUsedAt ?? null,
+              lastUseKnown: k.lastUseKnown,
+            })),
+        };
       }
-      const token = vault.open(
-        record.sealed,
-        tenantTokenAad({ externalRef: input.externalRef, keyId: record.platformKeyId }),
-      );
-      const { requestId } = await platform.listProjects({ auth: { kind: 'tenant-key', token } });
-      await markKeyVerifiedAudited(pool, record.id, {
+      throw error; // ambiguous: the next attempt revokes whatever this one may have created
+    }
+    // Sealed and recorded before anything else can fail: from here the token exists only sealed.
+    const keyId = created.key.id;
+    const fingerprint = fingerprintToken(created.token.reveal());
+    const sealed = vault.seal(created.token.reveal(), tenantTokenAad({ externalRef: input.externalRef, keyId }));
+    // The key, its audit row and (when this call activated it) its event, in one statement.
+    await storeIssuedKey(
+      pool,
+      { id: record.id, platformKeyId: keyId, fingerprint, masterKeyId: sealedKeyId(sealed), sealed },
+      {
         ...auditOrigin(),
-        action: 'key.verified',
+        action: 'key.issued',
         externalRef: input.externalRef,
-        subject: record.platformKeyId,
-        details: { requestId: requestId ?? null },
-      });
-      return { verified: true, requestId: requestId ?? null };
+        subject: keyId,
+        details: {
+          slot: input.slot,
+          generation: input.generation,
+          fingerprint,
+          requestId: created.requestId ?? null,
+        },
+      },
+      {
+        type: 'key.issued',
+        externalRef: input.externalRef,
+        data: { externalRef: input.externalRef, keyId, slot: input.slot, generation: input.generation, fingerprint },
+      },
+    );
+    // A slow earlier attempt may have landed after we listed: look once more on the retry path.
+    const orphansAfter = record.createAttempts > 1 ? await revokeOrphans(input, keyId) : [];
+    return { state: 'issued', keyId, fingerprint, orphansRevoked: [...orphansBefore, ...orphansAfter] };
+  }
+
+  /** One authenticated call with the new key, proving it works before the tenant is called active. */
+  async function verifyKey(input: VerifyKeyInput): Promise<{ verified: true; requestId: string | null }> {
+    const record = await findKeyWithSecret(pool, input.externalRef, input.slot, input.generation);
+    if (!record?.platformKeyId || !record.sealed) {
+      throw activityFailure(
+        FailureCode.SECRET_MISSING,
+        `no stored secret for key ${input.slot} generation ${input.generation} of ${input.externalRef}`,
+      );
+    }
+    const token = vault.open(
+      record.sealed,
+      tenantTokenAad({ externalRef: input.externalRef, keyId: record.platformKeyId }),
+    );
+    const { requestId } = await platform.listProjects({ auth: { kind: 'tenant-key', token } });
+    await markKeyVerifiedAudited(pool, record.id, {
+      ...auditOrigin(),
+      action: 'key.verified',
+      externalRef: input.externalRef,
+      subject: record.platformKeyId,
+      details: { requestId: requestId ?? null },
+    });
+    return { verified: true, requestId: requestId ?? null };
+  }
+
+  return {
+    issueTenantKey: boundary(issueKey),
+    verifyTenantKey: boundary(verifyKey),
+    /**
+     * Both, as one local activity: the onboarding's key branch since onboarding-patches-decided-at-start
+     * (one workflow activation, task and marker fewer on its critical path). A retry after the issue
+     * finds the key stored and goes on to the verification; at the key limit nothing is verified.
+     */
+    issueAndVerifyTenantKey: boundary(async (input: IssueKeyInput): Promise<IssueAndVerifyKeyResult> => {
+      const issued = await issueKey(input);
+      if (issued.state !== 'issued') return issued;
+      await verifyKey(input);
+      return { ...issued, verified: true };
     }),
   };
 }

@@ -4,8 +4,8 @@
  *
  *   validate ─► ensureSubaccount ─┬─► fundWallet ⟲ (insufficient balance: wait for parentFunded or a slow retry;
  *   (records ownership,           │               unknown: reconcile; too long unknown: needs_operator + signal)
- *    then creates under a         └─► issueTenantKey ─► verifyTenantKey
- *    key from the external ref)                      ─► markTenantActive
+ *    then creates under a         └─► issueTenantKey ─► verifyTenantKey (one step, issueAndVerifyTenantKey,
+ *    key from the external ref)                      ─► markTenantActive  since onboarding-patches-decided-at-start)
  *
  * Operator decisions (parentFunded, resolveTransfer) are Updates whose validators refuse a bad or
  * untimely value before it reaches history; a transfer is never re-sent on a typo.
@@ -177,7 +177,10 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
 
   async function issueAndVerifyKey(subaccountId: string): Promise<void> {
     const keyRef = { externalRef, slot: DEFAULT_SLOT, generation: 1 };
-    const issued = await steps.issueTenantKey({ ...keyRef, subaccountId });
+    // Since DECIDED_AT_START_PATCH one local activity issues and verifies (onboard-tenant-attributes.ts).
+    const issued = decidedAtStart
+      ? await steps.issueAndVerifyTenantKey({ ...keyRef, subaccountId })
+      : await steps.issueTenantKey({ ...keyRef, subaccountId });
     if (issued.state === 'key_limit') {
       status.key = { state: 'key_limit', keyId: null, fingerprint: null };
       show(
@@ -191,7 +194,7 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
       });
     }
     status.key = { state: 'issued', keyId: issued.keyId, fingerprint: issued.fingerprint };
-    await steps.verifyTenantKey(keyRef);
+    if (!decidedAtStart) await steps.verifyTenantKey(keyRef);
     status.key = { ...status.key, state: 'verified' };
   }
 

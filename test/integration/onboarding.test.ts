@@ -128,6 +128,29 @@ describe('onboarding end to end', () => {
     });
   }
 
+  it('retries the key step whole when its verification fails: the stored key is verified, none created again', async () => {
+    // Issue and verify are one local activity: its retry finds the key stored and only verifies.
+    await setFaults(env.sim, [
+      { method: 'GET', path: '/projects', mode: 'error-before-commit', status: 503, code: 'UNAVAILABLE', count: 3 },
+    ]);
+    try {
+      const handle = await startOnboarding(
+        env.client,
+        { externalRef: 'verify-retry', name: 'Verify Retry', fundingMicroUsd: '500', options: FAST },
+        { taskQueue: env.taskQueue },
+      );
+      expect((await handle.result()).status).toBe('active');
+    } finally {
+      await clearFaults(env.sim);
+    }
+    const { keys } = expectExactlyOnce(env.sim.state(), 'verify-retry', { amountMicroUsd: '500' });
+    expect(keys.filter((k) => k.status === 'revoked')).toEqual([]);
+    const { rows } = await env.pool.query(
+      `SELECT action FROM audit_log WHERE external_ref = 'verify-retry' AND action LIKE 'key.%' ORDER BY id`,
+    );
+    expect(rows.map((r) => r.action)).toEqual(['key.issued', 'key.verified']);
+  });
+
   it(
     'never lets a token into workflow history or the logs, and `key reveal` returns ' + 'one the platform accepts',
     async () => {
