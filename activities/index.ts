@@ -16,14 +16,18 @@ import { createAdoptionActivities } from './adoption.js';
 import { createKeySlotActivities } from './key-slots.js';
 import { createParentKeyActivities } from './parent-key.js';
 import { createEventActivities } from './events.js';
+import { createBeginOnboardingActivity } from './onboarding-begin.js';
 
 export type { ActivityDeps } from './context.js';
 
 /** All activities, registered on the worker; workflows type them with `import type`. */
 export function createActivities(deps: ActivityDeps) {
+  const validation = createInputValidationActivities((input) => preflightInsideRun(deps, input));
+  const tenants = createTenantActivities(deps);
   return {
-    ...createInputValidationActivities((input) => preflightInsideRun(deps, input)),
-    ...createTenantActivities(deps),
+    ...validation,
+    ...tenants,
+    ...createBeginOnboardingActivity(validation, tenants),
     ...createWalletActivities(deps),
     ...createTopUpActivities(deps),
     ...createAutoTopUpActivities(deps),

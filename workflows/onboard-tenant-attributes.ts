@@ -22,7 +22,8 @@ import type { OnboardingStatus } from './onboard-tenant-messages.js';
  * told no, and Core fails the task ("Non-deprecated patch marker encountered"), so the run is stuck.
  * Runs since DECIDED_AT_START_PATCH ask one question, before anything else, in the run's first
  * activation: its marker is the first command of the first task, which no local activity precedes.
- * Those runs also issue and verify the key in one local activity (issueAndVerifyTenantKey).
+ * Those runs also take fewer steps: the input's checks and the sub-account step are one local
+ * activity (beginOnboarding), and so are the key's issue and verification (issueAndVerifyTenantKey).
  */
 const UPSERT_CHANGED_PATCH = 'onboarding-upsert-changed-attributes';
 const DECIDED_AT_START_PATCH = 'onboarding-patches-decided-at-start';

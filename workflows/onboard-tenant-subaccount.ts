@@ -1,6 +1,6 @@
 import { ApplicationFailure, patched, proxyActivities, type proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import type { EnsureSubaccountResult } from '../activities/tenants.js';
+import type { EnsureSubaccountResult, EnsureSubaccountStepResult } from '../activities/tenants.js';
 import { subaccountScan } from './activity-policies.js';
 
 /**
@@ -26,14 +26,16 @@ export async function ensureSubaccountOf(
   steps: Steps,
   input: { externalRef: string; name: string },
   scanSettled = false,
+  /** The first step's answer when the run already has it (beginOnboarding, onboard-tenant-attributes.ts). */
+  first?: EnsureSubaccountStepResult,
 ): Promise<EnsureSubaccountResult> {
   if (!scanSettled && !patched(SCAN_PATCH)) return steps.ensureSubaccount(input);
-  let found: { subaccountId: string | null; pagesScanned: number } | undefined;
-  for (;;) {
-    const result = await steps.ensureSubaccountStep({ ...input, ...(found ? { found } : {}) });
-    if (!result.lookupNeeded) return result;
-    found = await scan.findSubaccountByExternalRef({ externalRef: input.externalRef });
+  let result = first ?? (await steps.ensureSubaccountStep(input));
+  while (result.lookupNeeded) {
+    const found = await scan.findSubaccountByExternalRef({ externalRef: input.externalRef });
+    result = await steps.ensureSubaccountStep({ ...input, found });
   }
+  return result;
 }
 
 /** An activity failure's own type and message (not "Activity task failed"), for the status and the records. */

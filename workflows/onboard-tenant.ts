@@ -4,8 +4,12 @@
  *
  *   validate ─► ensureSubaccount ─┬─► fundWallet ⟲ (insufficient balance: wait for parentFunded or a slow retry;
  *   (records ownership,           │               unknown: reconcile; too long unknown: needs_operator + signal)
- *    then creates under a         └─► issueTenantKey ─► verifyTenantKey (one step, issueAndVerifyTenantKey,
- *    key from the external ref)                      ─► markTenantActive  since onboarding-patches-decided-at-start)
+ *    then creates under a         └─► issueTenantKey ─► verifyTenantKey
+ *    key from the external ref)                      ─► markTenantActive
+ *
+ * Since onboarding-patches-decided-at-start (onboard-tenant-attributes.ts) validate and the first
+ * ensureSubaccount step are one local activity (beginOnboarding), and so are issue and verify
+ * (issueAndVerifyTenantKey): four steps, the same calls and records, in the same order.
  *
  * Operator decisions (parentFunded, resolveTransfer) are Updates whose validators refuse a bad or
  * untimely value before it reaches history; a transfer is never re-sent on a typo.
@@ -26,11 +30,12 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
+import type { EnsureSubaccountStepResult } from '../activities/tenants.js';
 import type { OnboardTenantInput } from '../src/domain/tenant-input.js';
 import { checkDecisionBy, checkTransferVerdict } from '../src/domain/operator-decisions.js';
 import { accepted, refuseUnlessApplicable, signalAccepted } from './decisions.js';
 import { recordOutcome } from './outcomes.js';
-import { validateWorkflowInput } from './validate-input.js';
+import { inputRefusal, validateWorkflowInput } from './validate-input.js';
 import {
   onboardingStatusQuery,
   parentFundedSignal,
@@ -58,7 +63,12 @@ export { ONBOARDING_PURPOSE, DEFAULT_SLOT };
 export async function onboardTenant(rawInput: OnboardTenantInput): Promise<OnboardTenantResult> {
   // Before any await: see onboard-tenant-attributes.ts.
   const decidedAtStart = onboardingDecidedAtStart();
-  const input = await validateWorkflowInput('onboardTenant', rawInput, (i) => onboardingWorkflowId(i.externalRef));
+  const { input, firstStep } = decidedAtStart
+    ? await beginOnboarding(rawInput)
+    : {
+        input: await validateWorkflowInput('onboardTenant', rawInput, (i) => onboardingWorkflowId(i.externalRef)),
+        firstStep: undefined,
+      };
   const { externalRef, name } = input;
   const timings = transferTimings(input.options);
 
@@ -199,7 +209,13 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
   }
 
   try {
-    const { subaccountId } = await ensureSubaccountOf(steps, { externalRef, name }, attributes.patched);
+    if (firstStep && 'failed' in firstStep) throw firstStep.failed;
+    const { subaccountId } = await ensureSubaccountOf(
+      steps,
+      { externalRef, name },
+      attributes.patched,
+      firstStep?.step,
+    );
     status.subaccountId = subaccountId;
     status.stage = 'funding_and_issuing_key';
     status.waitingFor = null;
@@ -248,5 +264,27 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
       'warn',
     );
     throw error;
+  }
+}
+
+/**
+ * The first step of runs since onboarding-patches-decided-at-start: the input's checks and the
+ * sub-account step in one local activity. A refused input fails the run at once, as
+ * validateWorkflowInput does, before anything is written. A failure of the sub-account step comes
+ * after the input passed the schema, so the input as given is the input (the schema transforms
+ * nothing in it): it is handed on, to be thrown where the run handles a failed step (records marked
+ * stopped, the failed stage shown).
+ */
+async function beginOnboarding(rawInput: OnboardTenantInput): Promise<{
+  input: OnboardTenantInput;
+  firstStep: { step: EnsureSubaccountStepResult } | { failed: unknown };
+}> {
+  try {
+    const { input, step } = await steps.beginOnboarding({ input: rawInput, workflowType: workflowInfo().workflowType });
+    return { input, firstStep: { step } };
+  } catch (error) {
+    const refused = inputRefusal(error);
+    if (refused) throw refused;
+    return { input: rawInput, firstStep: { failed: error } };
   }
 }

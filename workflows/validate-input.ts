@@ -24,14 +24,7 @@ export async function validateWorkflowInput<K extends WorkflowInputSchemaName>(
       workflowType: workflowInfo().workflowType,
     })) as ParsedWorkflowInput<K>;
   } catch (error) {
-    // Fail the run with the activity's INVALID_INPUT (or the onboarding's PREFLIGHT_FAILED) itself, not wrapped in an ActivityFailure.
-    if (
-      error instanceof ActivityFailure &&
-      error.cause instanceof ApplicationFailure &&
-      (error.cause.type === FailureCode.INVALID_INPUT || error.cause.type === FailureCode.PREFLIGHT_FAILED)
-    )
-      throw error.cause;
-    throw error;
+    throw inputRefusal(error) ?? error;
   }
   const expected = expectedId(input);
   const actual = workflowInfo().workflowId;
@@ -39,6 +32,22 @@ export async function validateWorkflowInput<K extends WorkflowInputSchemaName>(
     throw codedFailure(FailureCode.INVALID_INPUT, `the workflow id must be ${expected} (it is ${actual})`);
   }
   return input;
+}
+
+/**
+ * The activity's INVALID_INPUT (or the onboarding's PREFLIGHT_FAILED) itself, for the run to fail
+ * with; undefined for any other failure. A local activity's failure reaches the workflow as an
+ * ActivityFailure around it, or (seen for a non-retryable INVALID_INPUT) as the
+ * ApplicationFailure itself: both are read.
+ */
+export function inputRefusal(error: unknown): ApplicationFailure | undefined {
+  const failure = error instanceof ActivityFailure ? error.cause : error;
+  if (
+    failure instanceof ApplicationFailure &&
+    (failure.type === FailureCode.INVALID_INPUT || failure.type === FailureCode.PREFLIGHT_FAILED)
+  )
+    return failure;
+  return undefined;
 }
 
 export { msOf } from '../src/domain/durations.js';

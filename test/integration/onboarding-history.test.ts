@@ -36,7 +36,7 @@ describe('onboarding history', () => {
     expect(attributes.get(tenantStatusKey)).toBe('active');
   };
 
-  it('records 14 events (at most 16): five local activities, two upserts of our own, for a run started by startOnboarding', async () => {
+  it('records 13 events (at most 16): four local activities, two upserts of our own, for a run started by startOnboarding', async () => {
     const handle = await startOnboarding(
       env.client,
       { externalRef: 'hist-1', name: 'History One', fundingMicroUsd: '1000' },
@@ -46,9 +46,9 @@ describe('onboarding history', () => {
     expectExactlyOnce(env.sim.state(), 'hist-1', { amountMicroUsd: '1000' });
     const { history, types } = await eventTypes(handle.workflowId);
     expect(types.length).toBeLessThanOrEqual(16);
-    // Five steps: validation, sub-account, funding, the key (issued and verified in one), activation.
-    expect(eventNames(history).filter((n) => n === 'core_local_activity')).toHaveLength(5);
-    expect(types).toHaveLength(14);
+    // Four steps: the input's checks with the sub-account, funding, the key (issued and verified), activation.
+    expect(eventNames(history).filter((n) => n === 'core_local_activity')).toHaveLength(4);
+    expect(types).toHaveLength(13);
     // Ours: sub-account with its stage, then active; Core's: TemporalChangeVersion for the one patch.
     expect(
       types.filter((t) => t === proto.temporal.api.enums.v1.EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES),
