@@ -273,7 +273,7 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
  * validateWorkflowInput does, before anything is written. A failure of the sub-account step comes
  * after the input passed the schema, so the input as given is the input (the schema transforms
  * nothing in it): it is handed on, to be thrown where the run handles a failed step (records marked
- * stopped, the failed stage shown).
+ * stopped, the failed stage shown; a cancel the same way).
  */
 async function beginOnboarding(rawInput: OnboardTenantInput): Promise<{
   input: OnboardTenantInput;
@@ -285,6 +285,16 @@ async function beginOnboarding(rawInput: OnboardTenantInput): Promise<{
   } catch (error) {
     const refused = inputRefusal(error);
     if (refused) throw refused;
+    // A cancel or timeout may come before the schema ran: an input that cannot be a checked one
+    // (it would reach search attributes and records) fails the run as it is.
+    const given = rawInput as { externalRef?: unknown; name?: unknown };
+    if (
+      typeof given.externalRef !== 'string' ||
+      given.externalRef.length > 128 ||
+      typeof given.name !== 'string' ||
+      given.name.length > 200
+    )
+      throw error;
     return { input: rawInput, firstStep: { failed: error } };
   }
 }
