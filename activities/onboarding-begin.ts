@@ -1,4 +1,4 @@
-import { onboardingWorkflowId } from '../src/domain/ids.js';
+import { onboardingWorkflowId, workflowIdProblem } from '../src/domain/ids.js';
 import { codedFailure, FailureCode } from '../src/domain/failures.js';
 import type { OnboardTenantInput } from '../src/domain/tenant-input.js';
 import { auditOrigin } from './context.js';
@@ -32,10 +32,9 @@ export function createBeginOnboardingActivity(
           input: request.input,
           workflowType: request.workflowType,
         });
-        const expected = onboardingWorkflowId(input.externalRef);
         const actual = auditOrigin().workflowId;
-        if (actual !== null && actual !== expected)
-          throw codedFailure(FailureCode.INVALID_INPUT, `the workflow id must be ${expected} (it is ${actual})`);
+        const problem = actual === null ? null : workflowIdProblem(onboardingWorkflowId(input.externalRef), actual);
+        if (problem) throw codedFailure(FailureCode.INVALID_INPUT, problem);
         const step = await tenants.ensureSubaccountStep({ externalRef: input.externalRef, name: input.name });
         return { input, step };
       },

@@ -10,7 +10,7 @@
 import { proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { ProcessRegistryDeliveryInput, ProcessRegistryDeliveryResult } from '../activities/registry.js';
-import { registryDeliveryWorkflowId } from '../src/domain/ids.js';
+import { registryDeliveryWorkflowId, workflowIdProblem } from '../src/domain/ids.js';
 import { codedFailure, FailureCode } from '../src/domain/failures.js';
 import { databaseStep } from './activity-policies.js';
 
@@ -27,13 +27,8 @@ export async function handleRegistryEvent(input: HandleRegistryEventInput): Prom
       'handleRegistryEvent input must be { deliveryId: string (1-200 characters) }',
     );
   }
-  const expected = registryDeliveryWorkflowId(deliveryId);
-  if (workflowInfo().workflowId !== expected) {
-    // The id is the idempotency key of the start: one workflow per delivery.
-    throw codedFailure(
-      FailureCode.INVALID_INPUT,
-      `the workflow id must be ${expected} (it is ${workflowInfo().workflowId})`,
-    );
-  }
+  // The id is the idempotency key of the start: one workflow per delivery.
+  const problem = workflowIdProblem(registryDeliveryWorkflowId(deliveryId), workflowInfo().workflowId);
+  if (problem) throw codedFailure(FailureCode.INVALID_INPUT, problem);
   return steps.processRegistryDelivery({ deliveryId });
 }

@@ -15,9 +15,9 @@ import type { OnboardingStatus } from './onboard-tenant-messages.js';
  * patch's question (onboard-tenant-subaccount.ts): their answer is always yes.
  *
  * UPSERT_CHANGED_PATCH was asked after the first local activity (input validation) resolved. Core
- * records a local activity's marker when the activity resolves, and under load a workflow task can
- * complete (its heartbeat, at 80% of the task timeout) with that marker before the code that follows
- * it has answered; the patch marker then lands in the next task. A run with that history cannot be
+ * records a local activity's marker when the activity resolves; if a workflow task completes with that
+ * marker before the code that follows it has answered (how, under load, is inferred: the task's
+ * heartbeat at 80% of its timeout), the patch marker lands in the next task. A run with that history cannot be
  * replayed: on replay the code asks in the earlier task, where Core has not announced the marker, is
  * told no, and Core fails the task ("Non-deprecated patch marker encountered"), so the run is stuck.
  * Runs since DECIDED_AT_START_PATCH ask one question, before anything else, in the run's first

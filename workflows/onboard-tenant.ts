@@ -49,7 +49,7 @@ import { onboardingAttributes, onboardingDecidedAtStart } from './onboard-tenant
 import { describeOnboarding } from './onboard-tenant-details.js';
 import { DEFAULT_SLOT, ONBOARDING_PURPOSE } from '../src/domain/onboarding.js';
 import { ensureSubaccountOf, failureText } from './onboard-tenant-subaccount.js';
-import { onboardingWorkflowId } from '../src/domain/ids.js';
+import { EXTERNAL_REF_MAX_LENGTH, onboardingWorkflowId, TENANT_NAME_MAX_LENGTH } from '../src/domain/ids.js';
 import { codedFailure, FailureCode } from '../src/domain/failures.js';
 import { databaseStep } from './activity-policies.js';
 import { runTransferLoop, transferTimings, transferWaits } from './transfer-loop.js';
@@ -290,9 +290,9 @@ async function beginOnboarding(rawInput: OnboardTenantInput): Promise<{
     const given = rawInput as { externalRef?: unknown; name?: unknown };
     if (
       typeof given.externalRef !== 'string' ||
-      given.externalRef.length > 128 ||
+      given.externalRef.length > EXTERNAL_REF_MAX_LENGTH ||
       typeof given.name !== 'string' ||
-      given.name.length > 200
+      given.name.length > TENANT_NAME_MAX_LENGTH
     )
       throw error;
     return { input: rawInput, firstStep: { failed: error } };

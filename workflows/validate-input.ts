@@ -2,6 +2,7 @@ import { ActivityFailure, ApplicationFailure, proxyLocalActivities, workflowInfo
 import type { Activities } from '../activities/index.js';
 import type { ParsedWorkflowInput, WorkflowInputSchemaName } from '../activities/input-validation.js';
 import { codedFailure, FailureCode } from '../src/domain/failures.js';
+import { workflowIdProblem } from '../src/domain/ids.js';
 import { inputCheck } from './activity-policies.js';
 
 /**
@@ -27,10 +28,8 @@ export async function validateWorkflowInput<K extends WorkflowInputSchemaName>(
     throw inputRefusal(error) ?? error;
   }
   const expected = expectedId(input);
-  const actual = workflowInfo().workflowId;
-  if (expected !== null && actual !== expected) {
-    throw codedFailure(FailureCode.INVALID_INPUT, `the workflow id must be ${expected} (it is ${actual})`);
-  }
+  const problem = expected === null ? null : workflowIdProblem(expected, workflowInfo().workflowId);
+  if (problem) throw codedFailure(FailureCode.INVALID_INPUT, problem);
   return input;
 }
 

@@ -2,6 +2,18 @@
  * Names of what we put in Temporal (workflow, schedule and task queue ids). Safe to import from workflows.
  */
 
+/** An external ref's and a tenant name's longest (the schemas in tenant-input.ts; workflows read them too). */
+export const EXTERNAL_REF_MAX_LENGTH = 128;
+export const TENANT_NAME_MAX_LENGTH = 200;
+
+/**
+ * A run started under another id than its business key's (a Web-UI or `temporal workflow start`):
+ * the refusal's text, or null when the id is the expected one. The id is what makes a start idempotent.
+ */
+export function workflowIdProblem(expected: string, actual: string): string | null {
+  return actual === expected ? null : `the workflow id must be ${expected} (it is ${actual})`;
+}
+
 /** One onboarding per external ref: 20 concurrent starts give one run. */
 export function onboardingWorkflowId(externalRef: string): string {
   return `onboard:${externalRef}`;

@@ -1,20 +1,21 @@
 import { z } from 'zod';
 import { closeDelayProblem, CLOSE_DELAY_RULE, DURATION_PATTERN, msOf } from './durations.js';
+import { EXTERNAL_REF_MAX_LENGTH, TENANT_NAME_MAX_LENGTH } from './ids.js';
 
 /**
  * Inputs shared by every way in (helper, CLI, gateway, a Web-UI start): validated by the same
  * schema, so one bad value gives the same clear error everywhere. Workflows take its types only (zod stays out of their
  * bundle).
  */
-export const EXTERNAL_REF_RULE = '1-128 characters of A-Z a-z 0-9 . _ : - starting with a letter or digit';
+export const EXTERNAL_REF_RULE = `1-${EXTERNAL_REF_MAX_LENGTH} characters of A-Z a-z 0-9 . _ : - starting with a letter or digit`;
 export const externalRefSchema = z
   .string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string') })
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, `must be ${EXTERNAL_REF_RULE}`);
+  .regex(new RegExp(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,${EXTERNAL_REF_MAX_LENGTH - 1}}$`), `must be ${EXTERNAL_REF_RULE}`);
 
 export const tenantNameSchema = z
   .string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string') })
   .min(1, 'must not be empty')
-  .max(200, 'must be at most 200 characters')
+  .max(TENANT_NAME_MAX_LENGTH, `must be at most ${TENANT_NAME_MAX_LENGTH} characters`)
   // Control characters and leading/trailing blanks make names that look equal but are not.
   .regex(/^[^\p{Cc}\p{Cf}]+$/u, 'must not contain control or format characters')
   .refine((value) => value.trim() === value, 'must not start or end with white space');

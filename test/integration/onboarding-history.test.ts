@@ -24,6 +24,9 @@ describe('onboarding history', () => {
   });
   afterAll(async () => env?.close());
 
+  const replay = (history: Parameters<typeof Worker.runReplayHistory>[1], workflowId: string) =>
+    Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, history, workflowId);
+
   const eventTypes = async (workflowId: string) => {
     const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
     return { history, types: (history.events ?? []).map((event) => event.eventType) };
@@ -54,13 +57,7 @@ describe('onboarding history', () => {
       types.filter((t) => t === proto.temporal.api.enums.v1.EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES),
     ).toHaveLength(3);
     await expectSearchable(handle.workflowId, 'hist-1', result.subaccountId);
-    await expect(
-      Worker.runReplayHistory(
-        { workflowBundle: { codePath: inject('workflowBundlePath') } },
-        history,
-        handle.workflowId,
-      ),
-    ).resolves.toBeUndefined();
+    await expect(replay(history, handle.workflowId)).resolves.toBeUndefined();
   });
 
   it('still sets every search attribute for a run started without them (the Web UI)', async () => {
@@ -73,17 +70,12 @@ describe('onboarding history', () => {
     const result = (await handle.result()) as { subaccountId: string };
     await expectSearchable(workflowId, 'hist-webui', result.subaccountId);
     const { history } = await eventTypes(workflowId);
-    await expect(
-      Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, history, workflowId),
-    ).resolves.toBeUndefined();
+    await expect(replay(history, workflowId)).resolves.toBeUndefined();
   });
 
-  const replay = (history: Parameters<typeof Worker.runReplayHistory>[1], workflowId: string) =>
-    Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, history, workflowId);
-
   it('asks its patch before any local activity, so a workflow task that completes mid-step still replays', async () => {
-    // CI's stuck onboarding: the first task completed (heartbeat, under load) with the validation's
-    // marker and the next one held the patch marker; replay then asked the patch too early.
+    // CI's stuck onboarding: a history with the validation's marker in one workflow task and the
+    // patch marker in the next cannot be replayed (the replay asks the patch too early).
     const handle = await startOnboarding(
       env.client,
       { externalRef: 'hist-split', name: 'History Split', fundingMicroUsd: '1000' },
