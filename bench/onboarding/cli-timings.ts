@@ -1,13 +1,13 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { distState } from '../../bin/dist-fresh.js';
+import { distEntry, distState } from '../../bin/dist-fresh.js';
 import { summarize, type LatencySummary } from '../lib/stats.js';
 
 /**
  * `tenantctl` as an operator runs it, timed from spawn to exit against the bench's running stack
  * (its Temporal server and database): `--help`, and `status <ref>` of a finished onboarding. Which
- * code ran is reported too: the compiled dist/ when fresh, else the sources through tsx.
+ * code ran is reported too: the CLI bundle or the compiled dist/ when fresh, else the sources through tsx.
  */
 const TENANTCTL = fileURLToPath(new URL('../../bin/tenantctl.js', import.meta.url));
 
@@ -57,7 +57,12 @@ export function timeCli(
   const state = distState();
   return {
     runs,
-    code: state === 'fresh' ? 'dist (compiled)' : `sources via tsx (dist ${state})`,
+    code:
+      state !== 'fresh'
+        ? `sources via tsx (dist ${state})`
+        : distEntry(['status']).pathname.endsWith('/dist/cli/main.js')
+          ? 'dist, CLI bundle'
+          : 'dist (compiled)',
     help: time(['--help']),
     status: time(['status', externalRef]),
   };

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { distState, launchState } from '../../bin/dist-fresh.js';
+import { commandOf, distEntry, distState, launchState } from '../../bin/dist-fresh.js';
 
 /**
  * bin/tenantctl.js runs the compiled dist/ only when distState() says fresh: a stale copy must never
@@ -69,5 +69,24 @@ describe('the launcher runs dist/ only while it is fresh', () => {
     expect(launchState({ TENANTCTL_FROM_DIST: '1', TENANTCTL_FROM_SOURCE: '1' }, root)).toBe('forced-source');
     rmSync(dir, { recursive: true, force: true });
     expect(launchState({ TENANTCTL_FROM_DIST: '1' }, checkout(undefined))).toBe('missing');
+  });
+
+  it('runs operator commands from the CLI bundle and the worker and gateway from the compiled modules', () => {
+    const root = checkout(Date.now());
+    const entry = (...args: string[]) => distEntry(args, root).href.slice(root.href.length);
+    // No bundle (esbuild was missing or failed): everything runs the compiled modules.
+    expect(entry('status', 'acme')).toBe('dist/src/cli/main.js');
+    mkdirSync(join(dir, 'dist/cli'));
+    writeFileSync(join(dir, 'dist/cli/main.js'), '');
+    expect(entry('status', 'acme')).toBe('dist/cli/main.js');
+    expect(entry('--help')).toBe('dist/cli/main.js');
+    expect(entry()).toBe('dist/cli/main.js');
+    expect(entry('worker')).toBe('dist/src/cli/main.js');
+    expect(entry('gateway')).toBe('dist/src/cli/main.js');
+    // The global option's value is not the command.
+    expect(entry('--operator-token', 'worker', 'status', 'acme')).toBe('dist/cli/main.js');
+    expect(entry('--operator-token', 'tok', 'worker')).toBe('dist/src/cli/main.js');
+    expect(entry('--operator-token=tok', 'gateway')).toBe('dist/src/cli/main.js');
+    expect(commandOf(['--operator-token', 'tok', 'key', 'reveal'])).toBe('key');
   });
 });
