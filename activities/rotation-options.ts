@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { createPlatformClient, type PlatformClient, type PlatformKeyProvider } from '../src/platform/index.js';
+import type { PlatformClient } from '../src/platform/index.js';
 
 /**
  * What rotation activities need beyond ActivityDeps, read from configuration by the entry point
@@ -65,40 +65,6 @@ export const rotationConfigShape = {
 };
 export const rotationConfigSchema = z.object(rotationConfigShape);
 export type RotationConfig = z.infer<typeof rotationConfigSchema>;
-
-export function buildRotationOptions(
-  config: RotationConfig & { PLATFORM_BASE_URL: string; PLATFORM_TIMEOUT_MS: number },
-  /** The parent's platform key: our sealed records (a provider), or a fixed key. */
-  platformKey: PlatformKeyProvider | string,
-): RotationOptions {
-  const paths = {
-    ...(config.ROTATION_ENV_VARS_GET_PATH ? { getEnvVars: config.ROTATION_ENV_VARS_GET_PATH } : {}),
-    ...(config.ROTATION_ENV_VARS_PUT_PATH ? { putEnvVars: config.ROTATION_ENV_VARS_PUT_PATH } : {}),
-  };
-  return {
-    defaultDeployer: config.ROTATION_DEPLOYER,
-    envVariable: config.ROTATION_ENV_VAR,
-    ...(config.ROTATION_NOTIFY_URL && config.ROTATION_NOTIFY_SECRET
-      ? {
-          notify: {
-            url: config.ROTATION_NOTIFY_URL,
-            secret: config.ROTATION_NOTIFY_SECRET,
-            timeoutMs: config.PLATFORM_TIMEOUT_MS,
-          },
-        }
-      : {}),
-    ...(Object.keys(paths).length
-      ? {
-          envVarsPlatform: createPlatformClient({
-            baseUrl: config.PLATFORM_BASE_URL,
-            platformKey,
-            timeoutMs: config.PLATFORM_TIMEOUT_MS,
-            paths,
-          }),
-        }
-      : {}),
-  };
-}
 
 /**
  * Each rotation activity makes at most this many platform requests in the normal case (the

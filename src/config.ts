@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { driftConfigShape } from '../activities/drift/options.js';
 import { gatewayConfigShape } from './gateway/options.js';
-import { LOG_FORMATS } from './infra/log.js';
+import { LOG_FORMATS } from './infra/log-formats.js';
 import { rotationConfigShape } from '../activities/rotation-options.js';
 import { safeParseMasterKeys } from './secrets/master-keys.js';
 import { safeOpsConfigShape, safeOpsProblems } from './secrets/safe-ops-config.js';

@@ -2,8 +2,6 @@ import type { Client } from '@temporalio/client';
 import type { Config } from '../config.js';
 import { ConfigError } from '../config.js';
 import { createPool, type Pool } from '../db/pool.js';
-import { connectClient } from '../client/connection.js';
-import { dataConverterOf } from '../main/wiring/deps.js';
 import { safeOpsOf, type SafeOps } from '../secrets/safe-ops-config.js';
 import { UnknownOperatorError } from '../secrets/operators.js';
 import { loadCliConfig } from './context.js';
@@ -27,7 +25,7 @@ export function createCliRuntime(tokenFlag?: string): CliRuntime {
   const config = loadCliConfig();
   const safeOps = safeOpsOf(config);
   let pool: Pool | undefined;
-  let client: Client | undefined;
+  let client: Promise<Client> | undefined;
   return {
     config,
     safeOps,
@@ -60,13 +58,20 @@ export function createCliRuntime(tokenFlag?: string): CliRuntime {
       pool ??= createPool(config.DATABASE_URL, { max: 2, applicationName: 'tenantctl' });
       return pool;
     },
-    async client() {
-      client ??= await connectClient(config, dataConverterOf(config));
+    client() {
+      // One connection however many callers ask at once. Loaded here, not with this module: a
+      // command's database work can start while the Temporal client (the heaviest modules a command
+      // loads) is still loading and connecting.
+      client ??= Promise.all([import('../client/connection.js'), import('../main/wiring/data-converter.js')]).then(
+        ([{ connectClient }, { dataConverterOf }]) => connectClient(config, dataConverterOf(config)),
+      );
       return client;
     },
     async close() {
       await pool?.end();
-      await client?.connection.close();
+      // A connection that failed to open has nothing to close (its error went to the command).
+      const connected = await client?.catch(() => undefined);
+      await connected?.connection.close();
     },
   };
 }

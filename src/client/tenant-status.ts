@@ -41,15 +41,20 @@ export interface TenantStatusView {
 }
 
 export async function getTenantStatus(
-  deps: { pool: Pool; client?: Client },
+  deps: {
+    pool: Pool;
+    /** A client still connecting may be given: the first database read runs meanwhile (tenantctl status). */
+    client?: Client | Promise<Client>;
+  },
   externalRef: string,
 ): Promise<TenantStatusView> {
   // Runs first, records after: a run shown finished has already written what it changed, so one
   // answer never shows a completed resume beside a record that still says suspended.
   // The Temporal reads go out together (one round trip's wait, not eight).
-  const slots = (await listKeyRecords(deps.pool, externalRef)).map((k) => k.slot);
-  const [lastRuns, onboarding] = deps.client
-    ? await Promise.all([listLastRuns(deps.client, externalRef, slots), onboardingRun(deps.client, externalRef)])
+  const [keyRecords, client] = await Promise.all([listKeyRecords(deps.pool, externalRef), deps.client]);
+  const slots = keyRecords.map((k) => k.slot);
+  const [lastRuns, onboarding] = client
+    ? await Promise.all([listLastRuns(client, externalRef, slots), onboardingRun(client, externalRef)])
     : [[], null];
   const tenant = await findTenant(deps.pool, externalRef);
   if (!tenant && !onboarding) throw new TenantNotFoundError(externalRef);
@@ -58,7 +63,7 @@ export async function getTenantStatus(
         listKeyRecords(deps.pool, externalRef),
         listTransferIntents(deps.pool, externalRef),
         listRecentAuditForTenant(deps.pool, externalRef, 20),
-        getRotationSection(deps, externalRef),
+        getRotationSection({ pool: deps.pool, ...(client ? { client } : {}) }, externalRef),
       ])
     : [[], [], [], { rotations: [] }];
   return {

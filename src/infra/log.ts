@@ -49,8 +49,8 @@ export function maskTokens(text: string): string {
   return text.replace(TOKEN_PATTERN, `$1_${REDACTED}`);
 }
 
-export const LOG_FORMATS = ['json', 'pretty'] as const;
-export type LogFormat = (typeof LOG_FORMATS)[number];
+import type { LogFormat } from './log-formats.js';
+export { LOG_FORMATS, type LogFormat } from './log-formats.js';
 
 export interface LoggerOptions {
   /** Defaults to `info`. */

@@ -14,7 +14,7 @@ import { workerRuntimeLogger, workerTelemetry } from './wiring/telemetry.js';
 import { buildActivityDeps, dataConverterOf, requireWorkerConfig, startParentKeyOf } from './wiring/deps.js';
 import { createPlatformActivityWorker } from './wiring/platform-worker.js';
 import { applyWorkerHeapGrowth, heapGrowthLabel } from './wiring/worker-heap.js';
-import { buildRotationOptions } from '../../activities/rotation-options.js';
+import { buildRotationOptions } from './wiring/rotation-options.js';
 
 export interface RunningWorker {
   worker: Worker;

@@ -44,7 +44,8 @@ export function registerTenantCommands(program: Command): void {
     .action(async (externalRef: string, opts: { json?: boolean }) =>
       withRuntime(async (runtime) => {
         const { getTenantStatus } = await import('../../client/tenant-status.js');
-        const view = await getTenantStatus({ pool: runtime.pool(), client: await runtime.client() }, externalRef);
+        // The client connects while the first records are read.
+        const view = await getTenantStatus({ pool: runtime.pool(), client: runtime.client() }, externalRef);
         if (opts.json) printJson(view);
         else await printStatus(view);
       }),

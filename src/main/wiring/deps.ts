@@ -1,12 +1,10 @@
-import type { DataConverter } from '@temporalio/common';
 import type { ActivityDeps } from '../../../activities/index.js';
 import type { Config } from '../../config.js';
 import { ConfigError } from '../../config.js';
 import { createLogger, type Logger } from '../../infra/log.js';
 import type { Pool } from '../../db/pool.js';
 import { createPlatformClient, type PlatformClient, type PlatformKeyProvider } from '../../platform/index.js';
-import { parseMasterKeys, type MasterKeyRing } from '../../secrets/master-keys.js';
-import { createDataConverter } from '../../secrets/payload-codec.js';
+import { parseMasterKeys } from '../../secrets/master-keys.js';
 import { createVault } from '../../secrets/vault.js';
 import { NoParentKeyError, startParentKeySource, type ParentKeySource } from '../../secrets/parent-key-source.js';
 
@@ -28,18 +26,10 @@ export function requireWorkerConfig(config: Config): asserts config is Config & 
   if (problems.length) throw new ConfigError(problems);
 }
 
-export function masterKeysOf(config: Pick<Config, 'SECRETS_KEYS'>): MasterKeyRing | undefined {
-  return config.SECRETS_KEYS ? parseMasterKeys(config.SECRETS_KEYS) : undefined;
-}
-
-/** The one data converter of client, worker and CLI: encrypted payloads whenever keys are configured. */
-export function dataConverterOf(config: Pick<Config, 'SECRETS_KEYS' | 'PAYLOAD_CODEC'>): DataConverter | undefined {
-  if (config.PAYLOAD_CODEC === 'off') return undefined;
-  const keys = masterKeysOf(config);
-  if (!keys && config.PAYLOAD_CODEC === 'on')
-    throw new ConfigError(['PAYLOAD_CODEC: is on but SECRETS_KEYS is not set']);
-  return keys ? createDataConverter(keys) : undefined;
-}
+// In a module of their own so that a CLI command's Temporal client does not load the logger and
+// the platform client with them.
+import { masterKeysOf } from './data-converter.js';
+export { dataConverterOf, masterKeysOf } from './data-converter.js';
 
 /** A platform client from the configuration (tenantctl's and the gateway's read-only preflight). */
 export function buildActivityDeps(
