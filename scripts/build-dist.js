@@ -126,6 +126,13 @@ async function bundleCli() {
       (!isAbsolute(input) && /^dist\/src\/main\/(worker|gateway)\.js$/.test(input)),
   );
   if (stray.length > 0) throw new Error(`the CLI bundle took in server modules: ${stray.join(', ')}`);
+  // A package's own chunk comes from an import() of that package; for a CommonJS one it exports `default` only, so
+  // `const { X } = await import('pkg')` would get undefined where Node gives X. Import it from a module of ours.
+  const packageChunks = Object.values(result.metafile.outputs)
+    .map((output) => output.entryPoint)
+    .filter((entry) => entry?.startsWith('node_modules/'));
+  if (packageChunks.length > 0)
+    throw new Error(`import() of a package in the CLI (${packageChunks.join(', ')}): import it from a module of ours`);
   // Which modules each chunk holds (test/unit/cli-lazy.test.ts: `--help` loads no command's dependencies).
   const chunks = Object.fromEntries(
     Object.entries(result.metafile.outputs).map(([file, output]) => [

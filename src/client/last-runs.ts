@@ -98,6 +98,11 @@ export function formatLastRun(run: LastRun): string[] {
   return lines;
 }
 
+/** What a failed run says when `error` is its WorkflowFailedError (from a handle's result()); else undefined. */
+export function runFailureOf(error: unknown): NonNullable<LastRun['failure']> | undefined {
+  return error instanceof WorkflowFailedError ? failureOf(error) : undefined;
+}
+
 export function failureOf(error: unknown): NonNullable<LastRun['failure']> {
   const chain: Error[] = [];
   for (

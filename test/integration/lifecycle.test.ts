@@ -161,6 +161,10 @@ describe('suspend, resume and close', () => {
       .result()
       .catch((e: unknown) => e);
     expect(failureTypeOf(refused)).toBe('BALANCE_BELOW_FLOOR');
+    // The operator's CLI waits for its run and says why it failed, by the failure's type.
+    const byCli = await runCli(['resume', 'poor', '--reason', 'looks fine'], env.cliEnv);
+    expect(byCli.code, byCli.stderr).toBe(1);
+    expect(byCli.stderr).toMatch(/^error: resume failed: .*\[BALANCE_BELOW_FLOOR\]$/m);
     const { rows } = await env.pool.query(`SELECT status FROM tenants WHERE external_ref = 'poor'`);
     expect(rows).toEqual([{ status: 'suspended' }]);
   });

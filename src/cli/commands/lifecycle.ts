@@ -42,10 +42,9 @@ export function registerLifecycleCommands(program: Command): void {
         .option('--cancel', 'cancel a close that waits out its window: the tenant is put back as it was');
     command.action(async (externalRef: string, opts: LifecycleFlags) =>
       withRuntime(async (runtime) => {
-        const [{ startLifecycle, cancelClose }, { failureOf }, { WorkflowFailedError }] = await Promise.all([
+        const [{ startLifecycle, cancelClose }, { runFailureOf }] = await Promise.all([
           import('../../client/start-lifecycle.js'),
           import('../../client/last-runs.js'),
-          import('@temporalio/client'),
         ]);
         const operator = runtime.operator(opts.operator, process.env.USER ?? 'unknown');
         if (opts.cancel) {
@@ -89,8 +88,8 @@ export function registerLifecycleCommands(program: Command): void {
         }
         const result: unknown = await handle.result().catch((error: unknown) => {
           // "Workflow execution failed" says nothing: say what failed and why.
-          if (!(error instanceof WorkflowFailedError)) throw error;
-          const failure = failureOf(error);
+          const failure = runFailureOf(error);
+          if (!failure) throw error;
           throw new Error(
             `${action} failed: ${[failure.message, ...failure.causes].join(': ')}${failure.type ? ` [${failure.type}]` : ''}`,
           );
