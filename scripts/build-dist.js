@@ -81,7 +81,7 @@ writeFileSync(`${root}dist/.built`, `${JSON.stringify({ startedAtMs })}\n`);
 
 async function bundleCli() {
   const esbuild = await import('esbuild');
-  const { isAbsolute, relative, resolve } = await import('node:path');
+  const { relative, resolve } = await import('node:path');
   const compiled = `${root}dist/src/`;
   // Modules of the long-lived processes: left where tsc put them, imported by path from the bundle.
   const serverModules = new Set(['main/worker.js', 'main/gateway.js'].map((m) => `${compiled}${m}`));
@@ -123,7 +123,7 @@ async function bundleCli() {
   const stray = Object.keys(result.metafile.inputs).filter(
     (input) =>
       /node_modules\/@temporalio\/(worker|testing|core-bridge)\//.test(input) ||
-      (!isAbsolute(input) && /^dist\/src\/main\/(worker|gateway)\.js$/.test(input)),
+      /^dist\/src\/main\/(worker|gateway)\.js$/.test(input),
   );
   if (stray.length > 0) throw new Error(`the CLI bundle took in server modules: ${stray.join(', ')}`);
   // A package's own chunk comes from an import() of that package; for a CommonJS one it exports `default` only, so

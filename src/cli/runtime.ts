@@ -59,9 +59,9 @@ export function createCliRuntime(tokenFlag?: string): CliRuntime {
       return pool;
     },
     client() {
-      // One connection however many callers ask at once. Loaded here, not with this module: a
-      // command's database work can start while the Temporal client (the heaviest modules a command
-      // loads) is still loading and connecting.
+      // One connection however many callers ask at once. Loaded on first use, not with this module:
+      // a command that never asks for Temporal does not load its client (the heaviest modules a
+      // command can load), and one that does may read the database while the client connects.
       client ??= Promise.all([import('../client/connection.js'), import('../main/wiring/data-converter.js')]).then(
         ([{ connectClient }, { dataConverterOf }]) => connectClient(config, dataConverterOf(config)),
       );
