@@ -9,7 +9,7 @@ import { loadCliConfig } from '../src/cli/context.js';
 import { reportError } from '../src/main/report-error.js';
 import { connectClient } from '../src/client/connection.js';
 import { WORKFLOWS_PATH } from '../src/main/wiring/create-worker.js';
-import { dataConverterOf } from '../src/main/wiring/deps.js';
+import { dataConverterOf } from '../src/main/wiring/data-converter.js';
 
 const WORKFLOW_TYPES = [
   'onboardTenant',

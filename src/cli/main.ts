@@ -113,7 +113,7 @@ secrets
   .action(async (opts: { check?: boolean }) =>
     withRuntime(async (runtime) => {
       const [{ masterKeysOf }, { resealAll }, { createVault }] = await Promise.all([
-        import('../main/wiring/deps.js'),
+        import('../main/wiring/data-converter.js'),
         import('../secrets/reseal.js'),
         import('../secrets/vault.js'),
       ]);

@@ -50,7 +50,7 @@ export function maskTokens(text: string): string {
 }
 
 import type { LogFormat } from './log-formats.js';
-export { LOG_FORMATS, type LogFormat } from './log-formats.js';
+export type { LogFormat } from './log-formats.js';
 
 export interface LoggerOptions {
   /** Defaults to `info`. */

@@ -8,7 +8,7 @@ import { createPool } from '../db/pool.js';
 import { listAuditForTenant } from '../db/audit-store.js';
 import type { SimStateSnapshot } from '../sim/index.js';
 import { startStack, type RunningStack } from './stack/start-stack.js';
-import { dataConverterOf } from './wiring/deps.js';
+import { dataConverterOf } from './wiring/data-converter.js';
 
 /**
  * `npm run demo`: onboards a few tenants — one of them through lost responses (the platform commits

@@ -12,7 +12,8 @@ import { loggerOf } from '../infra/log.js';
 import { createEncryptionCodec } from '../secrets/payload-codec.js';
 import { createVault } from '../secrets/vault.js';
 import { connectClient } from '../client/connection.js';
-import { dataConverterOf, masterKeysOf, startParentKeyOf } from './wiring/deps.js';
+import { dataConverterOf, masterKeysOf } from './wiring/data-converter.js';
+import { startParentKeyOf } from './wiring/deps.js';
 import type { ParentKeySource } from '../secrets/parent-key-source.js';
 import { createPlatformClient } from '../platform/index.js';
 

@@ -9,7 +9,7 @@ async function vaultOf(runtime: CliRuntime) {
   const [{ ConfigError }, { createVault }, { masterKeysOf }] = await Promise.all([
     import('../../config.js'),
     import('../../secrets/vault.js'),
-    import('../../main/wiring/deps.js'),
+    import('../../main/wiring/data-converter.js'),
   ]);
   const keys = masterKeysOf(runtime.config);
   if (!keys) throw new ConfigError(['SECRETS_KEYS: is required (subscription secrets are sealed with it)']);

@@ -26,7 +26,7 @@ export function registerParentKeyCommands(program: Command): void {
           await Promise.all([
             import('../../domain/operator-decisions.js'),
             import('../../domain/tenant-input.js'),
-            import('../../main/wiring/deps.js'),
+            import('../../main/wiring/data-converter.js'),
             import('../../secrets/vault.js'),
             import('../../secrets/parent-key-source.js'),
           ]);

@@ -90,7 +90,7 @@ export function registerTenantCommands(program: Command): void {
     .action(async (externalRef: string, opts: { slot: string; operator?: string; reason: string; json?: boolean }) =>
       withRuntime(async (runtime) => {
         const [{ masterKeysOf }, { createVault }, { revealKey }] = await Promise.all([
-          import('../../main/wiring/deps.js'),
+          import('../../main/wiring/data-converter.js'),
           import('../../secrets/vault.js'),
           import('../../client/reveal-key.js'),
         ]);

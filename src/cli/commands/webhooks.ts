@@ -16,12 +16,13 @@ async function managementDeps(
   runtime: CliRuntime,
   options: { projectCheck?: boolean } = {},
 ): Promise<{ deps: WebhookManagementDeps; close(): Promise<void> }> {
-  const [{ ConfigError }, { createPlatformClient }, { createVault }, { masterKeysOf, cliPlatformClientOf }] =
+  const [{ ConfigError }, { createPlatformClient }, { createVault }, { cliPlatformClientOf }, { masterKeysOf }] =
     await Promise.all([
       import('../../config.js'),
       import('../../platform/index.js'),
       import('../../secrets/vault.js'),
       import('../../main/wiring/deps.js'),
+      import('../../main/wiring/data-converter.js'),
     ]);
   const gateway = runtime.config;
   const keys = masterKeysOf(runtime.config);

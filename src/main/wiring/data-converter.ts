@@ -4,6 +4,7 @@ import { ConfigError } from '../../config.js';
 import { parseMasterKeys, type MasterKeyRing } from '../../secrets/master-keys.js';
 import { createDataConverter } from '../../secrets/payload-codec.js';
 
+// Not in deps.ts: a CLI command's Temporal client loads this without the logger and the platform client.
 export function masterKeysOf(config: Pick<Config, 'SECRETS_KEYS'>): MasterKeyRing | undefined {
   return config.SECRETS_KEYS ? parseMasterKeys(config.SECRETS_KEYS) : undefined;
 }

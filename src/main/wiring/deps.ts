@@ -26,10 +26,7 @@ export function requireWorkerConfig(config: Config): asserts config is Config & 
   if (problems.length) throw new ConfigError(problems);
 }
 
-// In a module of their own so that a CLI command's Temporal client does not load the logger and
-// the platform client with them.
 import { masterKeysOf } from './data-converter.js';
-export { dataConverterOf, masterKeysOf } from './data-converter.js';
 
 /** A platform client from the configuration (tenantctl's and the gateway's read-only preflight). */
 export function buildActivityDeps(
