@@ -35,8 +35,8 @@ export interface EventReceiver {
   requests: Array<{ webhookId: string | undefined; status: number; at: number }>;
   /** Secrets the receiver accepts (set after subscribing; several during a rotation). */
   secrets: string[];
-  /** Requests seen but not answered yet. */
-  inFlight: number;
+  /** The webhook-id of every request as it arrives, before any answer (a sender killed mid-request still shows). */
+  received: Array<string | undefined>;
   /** Answers this status instead of 2xx while set (verification still runs first). */
   failWith: { status: number; retryAfter?: string } | null;
   delayMs: number;
@@ -72,13 +72,12 @@ export async function startEventReceiver(): Promise<EventReceiver> {
     secrets: [],
     failWith: null,
     delayMs: 0,
-    inFlight: 0,
+    received: [],
   };
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    receiver.inFlight += 1;
-    response.on('close', () => (receiver.inFlight -= 1));
+    receiver.received.push(request.headers['webhook-id'] as string | undefined);
     request.on('end', () => {
       const raw = Buffer.concat(chunks).toString('utf8');
       const answer = (status: number, headers: Record<string, string> = {}) => {
