@@ -7,9 +7,13 @@
  *   ─► bare three local activities ─► bare three regular activities ─► exactly-once checks
  *   ─► tenantctl --help / status timings
  *
+ * The throughput target is also set against the CPU (bench/onboarding/throughput-ceiling.ts): the ceiling
+ * that this run's CPU per onboarding puts on throughput, and the CPU per onboarding the target allows.
+ *
  * Sequential runs use a worker in this process (eager starts: the least latency); throughput runs
  * use a worker in its own process, so its RSS and CPU are its own and the client's are apart.
  */
+import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import {
   sampleRss,
@@ -28,6 +32,7 @@ import { timeCli } from './onboarding/cli-timings.js';
 import { floorRunners } from './onboarding/floor.js';
 import { runClusterPhases } from './onboarding/cluster.js';
 import { startWorkerProcess } from './onboarding/worker-process.js';
+import { throughputCeilingMetrics } from './onboarding/throughput-ceiling.js';
 import { heapGrowthLabel } from '../src/main/wiring/worker-heap.js';
 import { createOnboardingWorld, type OnboardingWorld } from './onboarding/world.js';
 import { onboardingWorkflowId } from '../src/domain/ids.js';
@@ -308,6 +313,12 @@ async function run(context: BenchContext): Promise<BenchResult> {
       },
       { metric: `bare 3 ${kind} activities worker RSS peak`, value: bare[kind].rss.peakMb, unit: 'MB' },
     ]),
+    ...throughputCeilingMetrics({
+      cores: availableParallelism(),
+      target: throughputTarget,
+      onboarding: { perSecond: concurrent.perSecond, cpuMsPerRun: cpuTotal },
+      floorRunCpuMs: cpuFloor,
+    }),
     {
       metric: `tenantctl --help, median of ${cli.runs} [${cli.code}]`,
       value: cli.help.p50,
