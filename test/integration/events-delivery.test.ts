@@ -149,11 +149,11 @@ describe('event delivery across a worker crash', () => {
     await Promise.all([lifecycle(env, 'suspend', 'cr-a'), lifecycle(env, 'suspend', 'cr-b')]);
     first.child.kill('SIGKILL');
     await new Promise((r) => first.child.once('exit', r));
-    // What the first worker sent before it died; only these may arrive twice.
-    const sentByFirst = new Set(receiver.received);
-
     const second = spawnCli(['worker'], env.cliEnv);
     await second.ready;
+    // What the first worker sent before it died: only these may arrive twice. Taken once the second worker is up, as a
+    // request written just before the kill may be read after the exit is seen; a resend comes after its 30 s timeout.
+    const sentByFirst = new Set(receiver.received);
     try {
       const rows = await eventRows(env);
       await eventually(() => {
