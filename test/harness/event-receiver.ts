@@ -35,7 +35,7 @@ export interface EventReceiver {
   requests: Array<{ webhookId: string | undefined; status: number; at: number }>;
   /** Secrets the receiver accepts (set after subscribing; several during a rotation). */
   secrets: string[];
-  /** The webhook-id of every request as it arrives, before any answer (a sender killed mid-request still shows). */
+  /** The webhook-id of every request whose headers arrived, before any answer (a sender killed after that shows). */
   received: Array<string | undefined>;
   /** Answers this status instead of 2xx while set (verification still runs first). */
   failWith: { status: number; retryAfter?: string } | null;
