@@ -7,6 +7,7 @@ import { createPlatformClient, type PlatformClient, type PlatformKeyProvider } f
 import { parseMasterKeys } from '../../secrets/master-keys.js';
 import { createVault } from '../../secrets/vault.js';
 import { NoParentKeyError, startParentKeySource, type ParentKeySource } from '../../secrets/parent-key-source.js';
+import { masterKeysOf } from './data-converter.js';
 
 /** What the worker cannot run without; every missing piece is reported at once. */
 export function requireWorkerConfig(config: Config): asserts config is Config & {
@@ -25,8 +26,6 @@ export function requireWorkerConfig(config: Config): asserts config is Config & 
     );
   if (problems.length) throw new ConfigError(problems);
 }
-
-import { masterKeysOf } from './data-converter.js';
 
 /** A platform client from the configuration (tenantctl's and the gateway's read-only preflight). */
 export function buildActivityDeps(
