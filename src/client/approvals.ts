@@ -135,7 +135,8 @@ export async function decideApproval(
   const verdict = {
     outcome: params.outcome,
     operator: approval.requestedBy,
-    reason: `${approval.reason.slice(0, REASON_MAX - suffix.length)}${suffix}`,
+    // By code points (the rule counts them): a UTF-16 cut could leave half a pair, which the run would refuse.
+    reason: `${[...approval.reason].slice(0, REASON_MAX - [...suffix].length).join('')}${suffix}`,
   };
   const answer = params.close
     ? await sendDecision(deps.client, params.workflowId, closeResolveTransferUpdate, {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { freeText } from './text.js';
 
 /**
  * Lifecycle events the parent's systems can subscribe to. Safe to import from workflows (types and
@@ -50,6 +51,8 @@ export function subscriptionUrlProblem(value: string): string | undefined {
 const urlSchema = z
   .string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string') })
   .max(2000, 'must be at most 2000 characters')
+  // The URL is stored as given: a control or space character would reach Postgres (NUL: refused there) or the logs.
+  .regex(/^[^\s\p{Cc}\p{Cf}\p{Cs}]*$/u, 'must not contain white space, control or format characters')
   .superRefine((value, ctx) => {
     const problem = subscriptionUrlProblem(value);
     if (problem) ctx.addIssue({ code: 'custom', message: problem });
@@ -76,7 +79,7 @@ const typesSchema = z
 export const subscribeInputSchema = z.strictObject({
   url: urlSchema,
   types: typesSchema,
-  label: z.string().max(100, 'must be at most 100 characters').default(''),
+  label: freeText({ min: 0, max: 100 }).default(''),
 });
 export type SubscribeInput = z.input<typeof subscribeInputSchema>;
 

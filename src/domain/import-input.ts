@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { deployerSpecSchema, rotationTimingsSchema } from './rotation-input.js';
 import { externalRefSchema, slotSchema, tenantNameSchema } from './tenant-input.js';
+import { freeText, pathSegmentId } from './text.js';
 
 /**
  * importTenant's input: one platform sub-account to bring under our records with the ref the plan
@@ -9,10 +10,7 @@ import { externalRefSchema, slotSchema, tenantNameSchema } from './tenant-input.
  */
 export const importTenantInputSchema = z.strictObject({
   externalRef: externalRefSchema,
-  subaccountId: z
-    .string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string') })
-    .min(1, 'must not be empty')
-    .max(200, 'must be at most 200 characters'),
+  subaccountId: pathSegmentId(200),
   name: tenantNameSchema,
   /** `platform`: the sub-account carries the ref itself; `map`: it has none and the operator's mapping gives it. */
   refSource: z.enum(['platform', 'map']),
@@ -44,7 +42,7 @@ export const adoptTenantKeysInputSchema = z.strictObject({
   externalRef: externalRefSchema,
   slot: slotSchema.default('default'),
   deployer: deployerSpecSchema.optional(),
-  reason: z.string().max(500).optional(),
+  reason: freeText({ min: 0, max: 500, multiline: true }).optional(),
   options: rotationTimingsSchema.optional(),
 });
 export type AdoptTenantKeysInput = z.input<typeof adoptTenantKeysInputSchema>;

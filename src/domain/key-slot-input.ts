@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { OPERATOR_MAX, OPERATOR_RULE, REASON_MAX, REASON_MIN, REASON_RULE } from './operator-decisions.js';
+import { OPERATOR_MAX, OPERATOR_RULE, REASON_TEXT } from './operator-decisions.js';
+import { freeText } from './text.js';
 import { durationSchema, externalRefSchema, slotSchema } from './tenant-input.js';
 
 /**
@@ -17,13 +18,7 @@ const operatorSchema = z
   .string()
   .trim()
   .regex(new RegExp(`^[A-Za-z0-9._@:-]{1,${OPERATOR_MAX}}$`), `must be ${OPERATOR_RULE}`);
-const reasonSchema = z
-  .string()
-  .trim()
-  .min(REASON_MIN, `must be ${REASON_RULE}`)
-  .max(REASON_MAX, `must be ${REASON_RULE}`)
-  // eslint-disable-next-line no-control-regex
-  .regex(/^[^\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]*$/, `must be ${REASON_RULE}`);
+const reasonSchema = freeText(REASON_TEXT);
 
 export const issueTenantKeyInputSchema = z.strictObject({
   externalRef: externalRefSchema,

@@ -8,16 +8,17 @@
  *
  * Each check returns the trimmed value, or the problems as `field: rule` lines.
  */
+import { checkText, textRuleText, type TextRule } from './text-rule.js';
 
 export const OPERATOR_MAX = 100;
 export const REASON_MIN = 3;
 export const REASON_MAX = 1000;
 export const OPERATOR_RULE = `1-${OPERATOR_MAX} characters of A-Z a-z 0-9 . _ @ : - (after trimming)`;
-export const REASON_RULE = `${REASON_MIN}-${REASON_MAX} characters after trimming, no control characters`;
+/** A reason: the shared free-text rule (src/domain/text-rule.ts), several lines allowed. */
+export const REASON_TEXT: TextRule = { min: REASON_MIN, max: REASON_MAX, multiline: true };
+export const REASON_RULE = textRuleText(REASON_TEXT);
+const PURPOSE_TEXT: TextRule = { max: 300 };
 const OPERATOR_PATTERN = new RegExp(`^[A-Za-z0-9._@:-]{1,${OPERATOR_MAX}}$`);
-// Control characters (bar tab and newlines) make audit lines that lie about what they say.
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
 
 export const TRANSFER_OUTCOMES = ['applied', 'not-applied'] as const;
 export type TransferOutcome = (typeof TRANSFER_OUTCOMES)[number];
@@ -60,11 +61,10 @@ function checkOperator(value: unknown, problems: string[]): string {
 
 function checkReason(value: unknown, problems: string[]): string {
   if (typeof value !== 'string') return requiredString('reason', value, 'say why; it is audited', problems);
-  const trimmed = value.trim();
-  if (trimmed === '') problems.push('reason: must not be empty (say why; it is audited)');
-  else if (trimmed.length < REASON_MIN || trimmed.length > REASON_MAX || CONTROL.test(trimmed))
-    problems.push(`reason: must be ${REASON_RULE}`);
-  return trimmed;
+  const checked = checkText(value, REASON_TEXT);
+  if (checked.ok) return checked.value;
+  problems.push(`reason: ${checked.problem} (say why; it is audited)`);
+  return value.trim();
 }
 
 /** Checks a plain object with exactly `known` fields; `extra` checks the fields beyond operator and reason. */
@@ -111,7 +111,8 @@ export function checkTransferVerdict(raw: unknown): Checked<TransferVerdict> {
 export function checkCloseTransferVerdict(raw: unknown): Checked<CloseTransferVerdict> {
   return checkDecision<CloseTransferVerdict>(raw, ['purpose', 'outcome', 'operator', 'reason'], (input, problems) => {
     const purpose = requiredString('purpose', input.purpose, 'the transfer, e.g. "initial-funding"', problems);
-    if (typeof input.purpose === 'string' && purpose === '') problems.push('purpose: must not be empty');
+    const checked = typeof input.purpose === 'string' ? checkText(input.purpose, PURPOSE_TEXT) : undefined;
+    if (checked && !checked.ok) problems.push(`purpose: ${checked.problem}`);
     return { purpose, outcome: checkOutcome(input.outcome, problems) };
   });
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { durationSchema, externalRefSchema, slotSchema } from './tenant-input.js';
+import { freeText, pathSegmentId } from './text.js';
 
 /**
  * Inputs of the rotation workflows, validated at the start by the same schemas whichever way they
@@ -13,7 +14,7 @@ export const deployerSpecSchema = z.discriminatedUnion('kind', [
   z.strictObject({
     kind: z.literal('project-env'),
     /** One project; without it, every project of the tenant that already defines the variable. */
-    projectId: z.string().min(1).max(200).optional(),
+    projectId: pathSegmentId(200).optional(),
     variable: z
       .string()
       .regex(/^[A-Za-z_][A-Za-z0-9_]{0,255}$/, 'must be an environment variable name')
@@ -45,7 +46,7 @@ export const rotateTenantKeyInputSchema = z.strictObject({
   emergency: z.boolean().default(false),
   /** Default: the worker's configured deployer (ROTATION_DEPLOYER). */
   deployer: deployerSpecSchema.optional(),
-  reason: z.string().max(500).optional(),
+  reason: freeText({ min: 0, max: 500, multiline: true }).optional(),
   options: rotationTimingsSchema.optional(),
 });
 export type RotateTenantKeyInput = z.input<typeof rotateTenantKeyInputSchema>;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { closeDelayProblem, CLOSE_DELAY_RULE, DURATION_PATTERN, msOf } from './durations.js';
 import { EXTERNAL_REF_MAX_LENGTH, TENANT_NAME_MAX_LENGTH } from './ids.js';
+import { freeText } from './text.js';
 
 /**
  * Inputs shared by every way in (helper, CLI, gateway, a Web-UI start): validated by the same
@@ -12,13 +13,8 @@ export const externalRefSchema = z
   .string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string') })
   .regex(new RegExp(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,${EXTERNAL_REF_MAX_LENGTH - 1}}$`), `must be ${EXTERNAL_REF_RULE}`);
 
-export const tenantNameSchema = z
-  .string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string') })
-  .min(1, 'must not be empty')
-  .max(TENANT_NAME_MAX_LENGTH, `must be at most ${TENANT_NAME_MAX_LENGTH} characters`)
-  // Control characters and leading/trailing blanks make names that look equal but are not.
-  .regex(/^[^\p{Cc}\p{Cf}]+$/u, 'must not contain control or format characters')
-  .refine((value) => value.trim() === value, 'must not start or end with white space');
+// Control and format characters make names that look equal but are not (the shared rule refuses them).
+export const tenantNameSchema = freeText({ max: TENANT_NAME_MAX_LENGTH });
 
 export const MICRO_USD_RULE =
   'a string of a positive whole number of micro-USD (e.g. "5000000" for 5 USD), at most 30 digits';
@@ -60,13 +56,7 @@ export const onboardTenantInputSchema = z.strictObject({
 
 export type OnboardTenantInput = z.infer<typeof onboardTenantInputSchema>;
 
-const reasonSchema = z
-  .string({
-    error: (issue) => (issue.input === undefined ? 'is required: say why (it is recorded)' : 'must be a string'),
-  })
-  .trim()
-  .min(3, 'is required: say why in at least 3 characters (it is recorded)')
-  .max(500, 'must be at most 500 characters');
+const reasonSchema = freeText({ min: 3, max: 500, multiline: true, required: 'is required: say why (it is recorded)' });
 const operatorSchema = z
   .string()
   .regex(/^[A-Za-z0-9._@:-]{1,100}$/, 'must be 1-100 characters of A-Z a-z 0-9 . _ @ : -');

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { durationSchema, externalRefSchema, microUsdSchema } from './tenant-input.js';
 import { IDEMPOTENCY_KEY_PATTERN, IDEMPOTENCY_KEY_RULE } from './top-up-ids.js';
 import { DURATION_PATTERN, msOf } from './durations.js';
+import { freeText } from './text.js';
 
 /**
  * Top-up inputs, shared by every way in (the HTTP route, tenantctl fund, startTopUp, a Web-UI start
@@ -15,11 +16,7 @@ export const REQUESTED_BY_RULE = '1-100 characters of A-Z a-z 0-9 . _ @ : -';
 export const requestedBySchema = z
   .string({ error: 'must be a string' })
   .regex(/^[A-Za-z0-9._@:-]{1,100}$/, `must be ${REQUESTED_BY_RULE}`);
-export const topUpReasonSchema = z
-  .string({ error: 'must be a string' })
-  .trim()
-  .min(3, 'must be at least 3 characters (it is recorded)')
-  .max(500, 'must be at most 500 characters');
+export const topUpReasonSchema = freeText({ min: 3, max: 500, multiline: true });
 
 const wait = durationSchema.refine(
   (value) => (typeof value === 'number' ? value > 0 : !DURATION_PATTERN.test(value) || msOf(value) > 0),

@@ -1,3 +1,4 @@
+import { pathSegmentProblem } from '../domain/path-segment.js';
 import { PlatformErrorCode, PlatformInputError } from './errors.js';
 
 /**
@@ -36,7 +37,10 @@ export const DEFAULT_PATHS = {
 export type PathName = keyof typeof DEFAULT_PATHS;
 export type PathOverrides = Partial<Record<PathName, string>>;
 
-/** Fills `:name` placeholders with URL-encoded values; ids are opaque and never parsed or reshaped. */
+/**
+ * Fills `:name` placeholders with URL-encoded values; ids are opaque and never parsed or reshaped, but a value that is
+ * no id (`.`, `..`, a separator, a `%`) is refused before any request: encoded or not, it could name another path.
+ */
 export function fillPath(template: string, params: Record<string, string>): string {
   return template.replace(/:([A-Za-z][A-Za-z0-9]*)/g, (_match, name: string) => {
     const value = params[name];
@@ -44,6 +48,13 @@ export function fillPath(template: string, params: Record<string, string>): stri
       throw new PlatformInputError({
         code: PlatformErrorCode.INVALID_INPUT,
         message: `path ${template} needs a value for :${name}`,
+      });
+    }
+    const problem = pathSegmentProblem(value);
+    if (problem !== undefined) {
+      throw new PlatformInputError({
+        code: PlatformErrorCode.INVALID_INPUT,
+        message: `path ${template}: :${name} ${problem}`,
       });
     }
     return encodeURIComponent(value);
