@@ -35,8 +35,59 @@ export function installJsonBodyParser(app: FastifyInstance): void {
       );
       return;
     }
+    const unstorable = unstorableTextPath(value);
+    if (unstorable !== undefined) {
+      const field = unstorable.path || 'body';
+      done(
+        new GatewayError(
+          400,
+          GatewayErrorCode.INVALID_INPUT,
+          `${field}: must not contain ${unstorable.what} (no field of ours takes one)`,
+          { fields: [field] },
+        ),
+        undefined,
+      );
+      return;
+    }
     done(null, value);
   });
+}
+
+// NUL: Postgres refuses it in text and jsonb, so it would fail late (a 500, or a run retrying forever). A lone
+// surrogate cannot be encoded as UTF-8 and would be silently replaced on its way anywhere.
+const NUL = '\u0000';
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * The path of the first string (value or key) holding a NUL or a lone surrogate, anywhere in the value, and which.
+ * Refused for every JSON body at once: no field of ours can store one, and a per-field check would be missed somewhere.
+ */
+export function unstorableTextPath(root: unknown): { path: string; what: string } | undefined {
+  type Node = { value: unknown; key: string | undefined; parent: Node | undefined };
+  const pathOf = (node: Node | undefined): string => {
+    const keys: string[] = [];
+    for (let at = node; at?.key !== undefined; at = at.parent) keys.unshift(at.key);
+    return keys.join('.');
+  };
+  const problem = (text: string) =>
+    text.includes(NUL) ? 'NUL (\\u0000)' : LONE_SURROGATE.test(text) ? 'a lone surrogate' : undefined;
+  const stack: Node[] = [{ value: root, key: undefined, parent: undefined }];
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    if (typeof node.value === 'string') {
+      const what = problem(node.value);
+      if (what) return { path: pathOf(node), what };
+      continue;
+    }
+    if (typeof node.value !== 'object' || node.value === null) continue;
+    for (const [key, child] of Object.entries(node.value)) {
+      const what = problem(key);
+      // The key itself is refused: it is named by its printable part (the path must not echo the NUL).
+      if (what) return { path: pathOf({ value: child, key: JSON.stringify(key).slice(1, -1), parent: node }), what };
+      stack.push({ value: child, key, parent: node });
+    }
+  }
+  return undefined;
 }
 
 /**
