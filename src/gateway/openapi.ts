@@ -456,9 +456,14 @@ export const openApiDocument = {
               }),
             ),
           },
-          '400': errorResponse('INVALID_JSON, DELIVERY_INVALID, or DELIVERY_STALE (timestamp outside the tolerance).'),
-          '401': errorResponse('SIGNATURE_MISSING, SIGNATURE_MALFORMED or SIGNATURE_MISMATCH.'),
-          '404': errorResponse('No receiver at this address (WEBHOOK_NOT_FOUND).'),
+          '400': errorResponse(
+            'INVALID_JSON, DELIVERY_INVALID (also: text no record can hold, such as NUL), or DELIVERY_STALE ' +
+              '(timestamp outside the tolerance).',
+          ),
+          '401': errorResponse(
+            'SIGNATURE_MISSING, SIGNATURE_MALFORMED or SIGNATURE_MISMATCH (also the answer for an unknown receiver ' +
+              'id: it is not told apart from a wrong signature).',
+          ),
           '409': errorResponse(
             'A known deliveryId with a different body (DELIVERY_CONFLICT); recorded, not processed.',
           ),

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Pool } from '../db/pool.js';
 import { appendAudit } from '../db/audit-store.js';
@@ -6,6 +6,7 @@ import { insertDeliveryIfAbsent } from '../db/webhook-inbox-store.js';
 import { isKnownRegistryEvent, registryDeliverySchema, type RegistryDelivery } from '../domain/delivery-body.js';
 import type { DeliveryDispatcher } from './delivery-dispatcher.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
+import { unstorableTextPath } from './json-body.js';
 import type { GatewayMetrics } from './metrics.js';
 import { parseSignatureHeader, verifySignature } from './signature.js';
 import type { AcceptedSecret, SecretResolver } from '../secrets/webhook-secrets.js';
@@ -54,30 +55,30 @@ export function registerWebhookReceiver(app: FastifyInstance, deps: WebhookRecei
 
 async function receive(deps: WebhookReceiverDeps, request: FastifyRequest) {
   const { registrationId } = request.params as { registrationId: string };
-  if (!REGISTRATION_ID.test(registrationId)) throw notFound();
   const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
   const header = request.headers['x-service-signature'];
   // A missing or malformed header is refused before any database read or decrypt: it can never verify.
   const shape = parseSignatureHeader(header);
   if (!shape.ok) throw new GatewayError(401, shape.code, signatureMessage[shape.code]);
 
-  let secrets = await deps.secrets.accepted(registrationId);
-  let check = verifySignature(
-    raw,
-    header,
-    secrets.map((s) => s.secret),
-  );
+  // An unknown (or malformed) registration id is answered exactly as a signature that does not match, after
+  // the same lookups and an HMAC against a decoy secret: the answer must not tell which receiver ids exist.
+  const wellFormed = REGISTRATION_ID.test(registrationId);
+  const secretsOf = (fresh: boolean) =>
+    wellFormed ? deps.secrets.accepted(registrationId, fresh ? { fresh: true } : undefined) : Promise.resolve([]);
+  const verify = (accepted: readonly AcceptedSecret[]) =>
+    verifySignature(raw, header, accepted.length > 0 ? accepted.map((s) => s.secret) : [DECOY_SECRET]);
+  let secrets = await secretsOf(false);
+  let check = verify(secrets);
   if (!check.ok && check.code === GatewayErrorCode.SIGNATURE_MISMATCH) {
     // Cached secrets may predate a replacement made a moment ago: check once against fresh ones.
-    secrets = await deps.secrets.accepted(registrationId, { fresh: true });
-    check = verifySignature(
-      raw,
-      header,
-      secrets.map((s) => s.secret),
-    );
+    secrets = await secretsOf(true);
+    check = verify(secrets);
   }
-  if (secrets.length === 0) throw notFound();
-  if (!check.ok) throw new GatewayError(401, check.code, signatureMessage[check.code]);
+  if (!check.ok || secrets.length === 0) {
+    const code = check.ok ? GatewayErrorCode.SIGNATURE_MISMATCH : check.code;
+    throw new GatewayError(401, code, signatureMessage[code]);
+  }
   const signer = secrets[check.index]!;
 
   const contentType = request.headers['content-type'];
@@ -172,9 +173,8 @@ const signatureMessage = {
   SIGNATURE_MISMATCH: 'The X-Service-Signature does not match the body.',
 } as const;
 
-function notFound(): GatewayError {
-  return new GatewayError(404, GatewayErrorCode.WEBHOOK_NOT_FOUND, 'No webhook receiver at this address.');
-}
+// Per process and never stored: no body can be signed with it, so an unknown receiver verifies nothing.
+const DECOY_SECRET = randomBytes(32).toString('base64url');
 
 function parseDelivery(raw: Buffer): RegistryDelivery {
   let value: unknown;
@@ -182,6 +182,18 @@ function parseDelivery(raw: Buffer): RegistryDelivery {
     value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(raw));
   } catch {
     throw new GatewayError(400, GatewayErrorCode.INVALID_JSON, 'The delivery body is not valid UTF-8 JSON.');
+  }
+  // Signed, but with text no record can hold (Postgres refuses NUL in jsonb): a definite 400 naming the field, not a
+  // 500 that would tell the platform to deliver it again; a resend of the same bytes gets the same answer.
+  const unstorable = unstorableTextPath(value);
+  if (unstorable !== undefined) {
+    const field = unstorable.path || 'body';
+    throw new GatewayError(
+      400,
+      GatewayErrorCode.DELIVERY_INVALID,
+      `The delivery body holds text that cannot be recorded (${unstorable.what}) at: ${field}.`,
+      { fields: [field] },
+    );
   }
   const parsed = registryDeliverySchema.safeParse(value);
   if (!parsed.success) {

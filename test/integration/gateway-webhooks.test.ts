@@ -253,8 +253,24 @@ describe('gateway registry webhook receiver', () => {
           }),
         ),
       ],
-      ['unknown receiver', 'WEBHOOK_NOT_FOUND', post(`whr_${'0'.repeat(24)}`, signedRaw('{}'))],
-      ['malformed receiver id', 'WEBHOOK_NOT_FOUND', post('not-a-registration', signedRaw('{}'))],
+      ['unknown receiver', 'SIGNATURE_MISMATCH', post(`whr_${'0'.repeat(24)}`, signedRaw('{}'))],
+      ['malformed receiver id', 'SIGNATURE_MISMATCH', post('not-a-registration', signedRaw('{}'))],
+      [
+        'a NUL in the signed payload',
+        'DELIVERY_INVALID',
+        post(
+          hookA.registrationId,
+          signedRaw(
+            JSON.stringify({
+              event: 'image.pushed',
+              deliveryId: 'dlv_x6',
+              webhookId,
+              payload: { image: 'registry.test/a\u0000b' },
+              timestamp: new Date().toISOString(),
+            }),
+          ),
+        ),
+      ],
       [
         'too large',
         'PAYLOAD_TOO_LARGE',
@@ -279,6 +295,40 @@ describe('gateway registry webhook receiver', () => {
     }
     const { rows } = await env.pool.query(`SELECT delivery_id FROM webhook_inbox WHERE delivery_id LIKE 'dlv_x%'`);
     expect(rows).toEqual([]);
+  });
+
+  it('answers an unknown receiver id exactly as a signature that does not match', async () => {
+    const delivery = signedDelivery(hookA.secrets[0]!.secret, { webhookId: hookA.secrets[0]!.webhookId });
+    const forged = {
+      ...delivery,
+      headers: { ...delivery.headers, 'x-service-signature': `sha256=${'ab'.repeat(32)}` },
+    };
+    const answers = await Promise.all([
+      post(hookA.registrationId, forged),
+      post(`whr_${'0'.repeat(24)}`, delivery),
+      post(`whr_${'0'.repeat(24)}`, forged),
+      post('not-a-registration', delivery),
+    ]);
+    const shapes = answers.map((answer) => {
+      const body = answer.json() as { error: unknown; meta: { requestId: string } };
+      return { status: answer.statusCode, error: body.error, headers: Object.keys(answer.headers).sort() };
+    });
+    expect(shapes[0]).toMatchObject({ status: 401, error: { code: 'SIGNATURE_MISMATCH' } });
+    for (const shape of shapes.slice(1)) expect(shape).toEqual(shapes[0]);
+  });
+
+  it('refuses a signed delivery whose payload holds a NUL with a 400 naming the field, and records nothing', async () => {
+    const delivery = signedDelivery(hookA.secrets[0]!.secret, {
+      webhookId: hookA.secrets[0]!.webhookId,
+      payload: { image: 'registry.test/app', tag: 'v1\u0000' },
+    });
+    const response = await post(hookA.registrationId, delivery);
+    expect(response.statusCode).toBe(400);
+    expect(response.json().error).toMatchObject({ code: 'DELIVERY_INVALID', fields: ['payload.tag'] });
+    const { rows } = await env.pool.query(`SELECT 1 FROM webhook_inbox WHERE delivery_id = $1`, [delivery.deliveryId]);
+    expect(rows).toEqual([]);
+    // A resend of the same bytes gets the same definite answer (never a 5xx that asks for another).
+    expect((await post(hookA.registrationId, delivery)).statusCode).toBe(400);
   });
 
   it(
