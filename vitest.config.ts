@@ -21,7 +21,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'integration',
-          include: ['test/integration/**/*.test.ts'],
+          include: ['test/integration/**/*.test.ts', 'test/security/**/*.test.ts'],
           globalSetup: ['test/harness/global-setup.ts'],
           testTimeout: 120_000,
           hookTimeout: 600_000,

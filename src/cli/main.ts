@@ -32,17 +32,22 @@ const program = new Command('tenantctl')
 
 program
   .command('migrate')
-  .description('apply pending database migrations (forward-only, serialised by an advisory lock)')
+  .description(
+    'apply pending database migrations (forward-only, serialised by an advisory lock); local: needs DATABASE_URL',
+  )
   .action(async () =>
-    withRuntime(async (runtime) => {
-      const { migrate } = await import('../db/migrate.js');
-      const result = await migrate(runtime.pool());
-      console.log(
-        result.applied.length
-          ? `applied ${result.applied.join(', ')}; schema at version ${result.to}`
-          : `schema already at version ${result.to}`,
-      );
-    }),
+    withRuntime(
+      async (runtime) => {
+        const { migrate } = await import('../db/migrate.js');
+        const result = await migrate(runtime.pool());
+        console.log(
+          result.applied.length
+            ? `applied ${result.applied.join(', ')}; schema at version ${result.to}`
+            : `schema already at version ${result.to}`,
+        );
+      },
+      { local: true },
+    ),
   );
 
 program
@@ -69,22 +74,25 @@ program
   .command('setup')
   .description(
     "register the namespace (when missing) and the project's search attributes on a " +
-      'self-hosted Temporal cluster (idempotent)',
+      'self-hosted Temporal cluster (idempotent); local: needs the Temporal credentials',
   )
   .action(async () =>
-    withRuntime(async (runtime) => {
-      const [{ ensureSearchAttributes }, { ensureNamespace }] = await Promise.all([
-        import('../client/search-attributes-setup.js'),
-        import('../client/namespace-setup.js'),
-      ]);
-      const client = await runtime.client();
-      if (await ensureNamespace(client.connection, client.options.namespace))
-        console.log(`registered namespace ${client.options.namespace}`);
-      const added = await ensureSearchAttributes(client, client.options.namespace);
-      console.log(
-        added.length ? `registered search attributes: ${added.join(', ')}` : 'search attributes already registered',
-      );
-    }),
+    withRuntime(
+      async (runtime) => {
+        const [{ ensureSearchAttributes }, { ensureNamespace }] = await Promise.all([
+          import('../client/search-attributes-setup.js'),
+          import('../client/namespace-setup.js'),
+        ]);
+        const client = await runtime.client();
+        if (await ensureNamespace(client.connection, client.options.namespace))
+          console.log(`registered namespace ${client.options.namespace}`);
+        const added = await ensureSearchAttributes(client, client.options.namespace);
+        console.log(
+          added.length ? `registered search attributes: ${added.join(', ')}` : 'search attributes already registered',
+        );
+      },
+      { local: true },
+    ),
   );
 
 program
@@ -107,37 +115,41 @@ secrets
 secrets
   .command('reseal')
   .description(
-    're-encrypt every sealed token and webhook secret under the first key of SECRETS_KEYS (master-key rotation)',
+    're-encrypt every sealed token and webhook secret under the first key of SECRETS_KEYS (master-key ' +
+      'rotation); local: needs DATABASE_URL and SECRETS_KEYS',
   )
   .option('--check', 'only count what is not yet under the current key')
   .action(async (opts: { check?: boolean }) =>
-    withRuntime(async (runtime) => {
-      const [{ masterKeysOf }, { resealAll }, { createVault }] = await Promise.all([
-        import('../main/wiring/data-converter.js'),
-        import('../secrets/reseal.js'),
-        import('../secrets/vault.js'),
-      ]);
-      const keys = masterKeysOf(runtime.config);
-      if (!keys) throw new Error('SECRETS_KEYS: is required to reseal');
-      const report = await resealAll(
-        { pool: runtime.pool(), vault: createVault(keys) },
-        { dryRun: opts.check ?? false },
-      );
-      const verb = opts.check ? 'to reseal' : 'resealed';
-      console.log(
-        `tenant tokens: ${report.tokens.resealed} ${verb}, ${report.tokens.current} already under ${keys.current.id}`,
-      );
-      console.log(
-        `webhook secrets: ${report.webhookSecrets.resealed} ${verb}, ` +
-          `${report.webhookSecrets.current} already under ${keys.current.id}`,
-      );
-      console.log(
-        `parent keys: ${report.parentKeys.resealed} ${verb}, ${report.parentKeys.current} ` +
-          `already under ${keys.current.id}`,
-      );
-      if (opts.check && report.tokens.resealed + report.webhookSecrets.resealed + report.parentKeys.resealed > 0)
-        process.exitCode = 1;
-    }),
+    withRuntime(
+      async (runtime) => {
+        const [{ masterKeysOf }, { resealAll }, { createVault }] = await Promise.all([
+          import('../main/wiring/data-converter.js'),
+          import('../secrets/reseal.js'),
+          import('../secrets/vault.js'),
+        ]);
+        const keys = masterKeysOf(runtime.config);
+        if (!keys) throw new Error('SECRETS_KEYS: is required to reseal');
+        const report = await resealAll(
+          { pool: runtime.pool(), vault: createVault(keys) },
+          { dryRun: opts.check ?? false },
+        );
+        const verb = opts.check ? 'to reseal' : 'resealed';
+        console.log(
+          `tenant tokens: ${report.tokens.resealed} ${verb}, ${report.tokens.current} already under ${keys.current.id}`,
+        );
+        console.log(
+          `webhook secrets: ${report.webhookSecrets.resealed} ${verb}, ` +
+            `${report.webhookSecrets.current} already under ${keys.current.id}`,
+        );
+        console.log(
+          `parent keys: ${report.parentKeys.resealed} ${verb}, ${report.parentKeys.current} ` +
+            `already under ${keys.current.id}`,
+        );
+        if (opts.check && report.tokens.resealed + report.webhookSecrets.resealed + report.parentKeys.resealed > 0)
+          process.exitCode = 1;
+      },
+      { local: true },
+    ),
   );
 
 registerOnboardingCommands(program);

@@ -12,10 +12,20 @@ export function setOperatorTokenFlag(token: string | undefined): void {
   operatorTokenFlag = token;
 }
 
-export async function withRuntime<T>(fn: (runtime: CliRuntime) => Promise<T>): Promise<T> {
+/**
+ * Runs a command with its runtime. With an OPERATORS list every operator command first
+ * authenticates the presented token (an unknown or missing one is one error, before anything is
+ * read or written); `local` marks the commands that administer the infrastructure itself
+ * (migrate, setup, reseal, parent-key import), which need its credentials rather than a token.
+ */
+export async function withRuntime<T>(
+  fn: (runtime: CliRuntime) => Promise<T>,
+  options: { local?: boolean } = {},
+): Promise<T> {
   const { createCliRuntime } = await import('./runtime.js');
   const runtime = createCliRuntime(operatorTokenFlag);
   try {
+    if (!options.local && runtime.safeOps.operators.size > 0) runtime.operator(undefined);
     return await fn(runtime);
   } finally {
     await runtime.close();

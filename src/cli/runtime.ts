@@ -4,6 +4,7 @@ import { ConfigError } from '../config.js';
 import { createPool, type Pool } from '../db/pool.js';
 import { safeOpsOf, type SafeOps } from '../secrets/safe-ops-config.js';
 import { UnknownOperatorError } from '../secrets/operators.js';
+import type { Role } from '../secrets/roles.js';
 import { loadCliConfig } from './context.js';
 
 /** Lazily opened connections for one CLI command; close() releases whatever was opened. */
@@ -19,6 +20,8 @@ export interface CliRuntime {
    * that same name. Without a list (the dev stack): the typed name, else `fallback`.
    */
   operator(typed: string | undefined, fallback?: string): string;
+  /** The role of the presented token (src/secrets/roles.ts); `admin` without an OPERATORS list (dev stack). */
+  role(): Role;
 }
 
 export function createCliRuntime(tokenFlag?: string): CliRuntime {
@@ -51,6 +54,11 @@ export function createCliRuntime(tokenFlag?: string): CliRuntime {
           `--operator: the token authenticates ${name}, not the name typed (leave --operator out)`,
         );
       return name;
+    },
+    role() {
+      if (safeOps.operators.size === 0) return 'admin';
+      this.operator(undefined); // one clear error for a missing or unknown token
+      return safeOps.operators.identify(tokenFlag ?? config.TENANTCTL_OPERATOR_TOKEN ?? '')!.role;
     },
     pool() {
       if (!config.DATABASE_URL)

@@ -5,6 +5,7 @@ import {
   addSecretGeneration,
   deleteSubscription,
   findLiveDuplicate,
+  findSubscription,
   getSubscription,
   insertSubscription,
   listSubscriptions,
@@ -27,6 +28,8 @@ import { eventDispatcherWorkflowId, eventStreamWorkflowId } from '../domain/ids.
 import { InvalidInputError, parseInput } from '../domain/tenant-input.js';
 import { generateWebhookSecret, subscriptionSecretAad } from '../secrets/standard-webhooks.js';
 import type { Vault } from '../secrets/vault.js';
+import { outboundUrlProblem, type AllowHosts } from '../infra/outbound/rule.js';
+import { publicDeliveryError } from '../domain/delivery-errors.js';
 
 /**
  * Event subscriptions, deliveries and replays: the one implementation behind `tenantctl events …`
@@ -90,7 +93,7 @@ export function deliveryViewOf(row: DeliveryRow): DeliveryView {
     state: row.state,
     attempts: row.attempts,
     lastStatus: row.lastStatus,
-    lastError: row.lastError,
+    lastError: publicDeliveryError(row.lastStatus, row.lastError),
     replays: row.replays,
     occurredAt: row.occurredAt.toISOString(),
     deliveredAt: row.deliveredAt?.toISOString() ?? null,
@@ -104,11 +107,18 @@ export function deliveryViewOf(row: DeliveryRow): DeliveryView {
  * (the receiver needs it); it is stored sealed only.
  */
 export async function subscribeToEvents(
-  deps: { pool: Pool; vault: Vault },
+  deps: {
+    pool: Pool;
+    vault: Vault;
+    /** OUTBOUND_ALLOW_HOSTS (absent: none, public https hosts only). */
+    allowHosts?: AllowHosts;
+  },
   raw: SubscribeInput,
   createdBy: string,
 ): Promise<{ subscription: SubscriptionView; secret: string }> {
   const input = parseInput(subscribeInputSchema, raw);
+  const urlProblem = outboundUrlProblem(input.url, deps.allowHosts ?? []);
+  if (urlProblem) throw new InvalidInputError([`url: ${urlProblem}`]);
   const types = canonicalTypes(input.types);
   const existing = await findLiveDuplicate(deps.pool, input.url, types);
   if (existing) throw new DuplicateSubscriptionError(existing);
@@ -121,11 +131,26 @@ export async function subscribeToEvents(
   return { subscription: viewOf(row), secret };
 }
 
-export async function listEventSubscriptions(pool: Pool, includeDeleted = false): Promise<SubscriptionView[]> {
-  return (await listSubscriptions(pool, { includeDeleted })).map(viewOf);
+/**
+ * `owner`: the caller's name when it may act on its own subscriptions only (the gateway's roles);
+ * another caller's subscription is then answered as if it did not exist. Absent: every subscription.
+ */
+export async function listEventSubscriptions(
+  pool: Pool,
+  includeDeleted = false,
+  owner?: string,
+): Promise<SubscriptionView[]> {
+  return (await listSubscriptions(pool, { includeDeleted, ...(owner ? { createdBy: owner } : {}) })).map(viewOf);
 }
 
-export async function deleteEventSubscription(pool: Pool, id: string): Promise<SubscriptionView> {
+async function assertOwned(pool: Pool, id: string, owner: string | undefined): Promise<void> {
+  if (owner === undefined) return;
+  const row = await findSubscription(pool, id);
+  if (!row || row.createdBy !== owner) throw new SubscriptionNotFoundError(id);
+}
+
+export async function deleteEventSubscription(pool: Pool, id: string, owner?: string): Promise<SubscriptionView> {
+  await assertOwned(pool, id, owner);
   const deleted = await withTransaction(pool, (tx) => deleteSubscription(tx, id));
   if (!deleted) throw new SubscriptionNotFoundError(id);
   return viewOf(await getSubscription(pool, id));
@@ -139,7 +164,9 @@ export async function rotateSubscriptionSecret(
   deps: { pool: Pool; vault: Vault },
   id: string,
   overlapSeconds: number,
+  owner?: string,
 ): Promise<{ subscription: SubscriptionView; secret: string; previousValidUntil: string }> {
+  await assertOwned(deps.pool, id, owner);
   if (!Number.isInteger(overlapSeconds) || overlapSeconds < 0 || overlapSeconds > 30 * 86_400)
     throw new InvalidInputError(['overlap: must be a whole number of seconds from 0 to 2592000 (30 days)']);
   const secret = generateWebhookSecret();
@@ -157,7 +184,7 @@ export async function rotateSubscriptionSecret(
 
 export async function listEventDeliveries(
   pool: Pool,
-  filter: { failedOnly?: boolean; subscriptionId?: string; eventId?: string; limit?: number } = {},
+  filter: { failedOnly?: boolean; subscriptionId?: string; eventId?: string; limit?: number; owner?: string } = {},
 ): Promise<DeliveryView[]> {
   let eventId: string | undefined;
   if (filter.eventId !== undefined) {
@@ -169,6 +196,7 @@ export async function listEventDeliveries(
     ...(filter.subscriptionId ? { subscriptionId: filter.subscriptionId } : {}),
     ...(eventId ? { eventId } : {}),
     ...(filter.limit ? { limit: filter.limit } : {}),
+    ...(filter.owner ? { createdBy: filter.owner } : {}),
   });
   return rows.map(deliveryViewOf);
 }
@@ -184,7 +212,7 @@ export class EventNotFoundError extends Error {
 export async function replayEvents(
   deps: { pool: Pool; client: Client; taskQueue: string },
   target: { eventId: string } | { since: string },
-  options: { subscriptionId?: string; policy?: StreamPolicy } = {},
+  options: { subscriptionId?: string; policy?: StreamPolicy; owner?: string } = {},
 ): Promise<{ reopened: number }> {
   let filter: { eventId?: string; since?: Date };
   if ('eventId' in target) {
@@ -201,6 +229,7 @@ export async function replayEvents(
   const { reopened, streams } = await reopenDeliveries(deps.pool, {
     ...filter,
     ...(options.subscriptionId ? { subscriptionId: options.subscriptionId } : {}),
+    ...(options.owner ? { createdBy: options.owner } : {}),
   });
   for (const stream of streams) await wakeStream(deps, stream, options.policy);
   return { reopened };

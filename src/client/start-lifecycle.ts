@@ -2,6 +2,7 @@ import type { Client, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/
 import { TypedSearchAttributes } from '@temporalio/common';
 import { InvalidInputError, lifecycleInputSchema, parseInput, type LifecycleRequest } from '../domain/tenant-input.js';
 import type { DecisionAnswer, DecisionBy } from '../domain/operator-decisions.js';
+import { msOf } from '../domain/durations.js';
 import { cancelCloseUpdate } from '../../workflows/close-tenant-messages.js';
 import { sendDecision } from './send-decision.js';
 import { tenantExternalRefKey } from '../domain/search-attributes.js';
@@ -15,18 +16,26 @@ export type LifecycleAction = keyof typeof LifecycleAction;
  * Starts suspend / resume / close for a tenant. The id is `<action>:<externalRef>`: a second request
  * while one runs joins it (USE_EXISTING), a later one starts anew (a close of a closed tenant is a
  * no-op success). The input is validated before anything is started.
+ *
+ * CLOSE_DELAY is the server's default and its minimum: a shorter `after` is refused unless the caller
+ * may close sooner (`closeSooner`, the `close.immediate` permission: admins).
  */
 export async function startLifecycle(
   client: Client,
   action: LifecycleAction,
   rawInput: unknown,
-  options: { taskQueue?: string; closeDelay?: string } = {},
+  options: { taskQueue?: string; closeDelay?: string; closeSooner?: boolean } = {},
 ): Promise<WorkflowHandleWithFirstExecutionRunId> {
   const parsed: LifecycleRequest = parseInput(lifecycleInputSchema, rawInput);
   if (action !== 'close' && parsed.after !== undefined)
     throw new InvalidInputError([`after: only a close takes a delay (not ${action})`]);
   // A close without `after` takes the configured default (CLOSE_DELAY); `0` closes at once.
   const after = action === 'close' ? (parsed.after ?? options.closeDelay) : undefined;
+  const minimum = options.closeDelay ?? '0';
+  if (after !== undefined && !options.closeSooner && delayMs(after) < delayMs(minimum))
+    throw new InvalidInputError([
+      `after: must be at least ${minimum} (CLOSE_DELAY, the server's minimum); only an admin closes sooner`,
+    ]);
   const input: LifecycleRequest = { ...parsed, ...(after !== undefined && after !== '0' ? { after } : {}) };
   if (after === '0') delete input.after;
   return client.workflow.start(LifecycleAction[action], {
@@ -38,6 +47,8 @@ export async function startLifecycle(
     typedSearchAttributes: new TypedSearchAttributes([{ key: tenantExternalRefKey, value: input.externalRef }]),
   });
 }
+
+const delayMs = (value: string) => (value === '0' ? 0 : msOf(value));
 
 /** Undoes a delayed close inside its window: the tenant is back as it was (an Update with a validator). */
 export async function cancelClose(client: Client, externalRef: string, by: DecisionBy): Promise<DecisionAnswer> {

@@ -82,14 +82,21 @@ export async function settleDelivery(
 
 export async function listDeliveries(
   db: Queryable,
-  filter: { state?: DeliveryState; subscriptionId?: string; eventId?: string; limit?: number } = {},
+  filter: { state?: DeliveryState; subscriptionId?: string; eventId?: string; limit?: number; createdBy?: string } = {},
 ): Promise<DeliveryRow[]> {
   const { rows } = await db.query<DeliveryRow>(
     `SELECT ${COLUMNS} FROM event_deliveries d JOIN event_outbox o ON o.id = d.event_id
       WHERE ($1::text IS NULL OR d.state = $1::text) AND ($2::text IS NULL OR d.subscription_id = $2::text)
         AND ($3::bigint IS NULL OR d.event_id = $3::bigint)
+        AND ($5::text IS NULL OR d.subscription_id IN (SELECT id FROM event_subscriptions WHERE created_by = $5::text))
       ORDER BY d.id DESC LIMIT $4::int`,
-    [filter.state ?? null, filter.subscriptionId ?? null, filter.eventId ?? null, filter.limit ?? 200],
+    [
+      filter.state ?? null,
+      filter.subscriptionId ?? null,
+      filter.eventId ?? null,
+      filter.limit ?? 200,
+      filter.createdBy ?? null,
+    ],
   );
   return rows;
 }
@@ -100,7 +107,7 @@ export async function listDeliveries(
  */
 export async function reopenDeliveries(
   db: Queryable,
-  filter: { eventId?: string; since?: Date; subscriptionId?: string },
+  filter: { eventId?: string; since?: Date; subscriptionId?: string; createdBy?: string },
 ): Promise<{ reopened: number; streams: Array<{ subscriptionId: string; stream: string }> }> {
   const { rows } = await db.query<{ subscriptionId: string; stream: string }>(
     `UPDATE event_deliveries d SET state = 'pending', replays = replays + 1, updated_at = now(), failed_at = NULL
@@ -109,9 +116,10 @@ export async function reopenDeliveries(
         AND ($1::bigint IS NULL OR d.event_id = $1::bigint)
         AND ($2::timestamptz IS NULL OR o.occurred_at >= $2::timestamptz)
         AND ($3::text IS NULL OR d.subscription_id = $3::text)
+        AND ($4::text IS NULL OR s.created_by = $4::text)
         AND d.state <> 'pending'
       RETURNING d.subscription_id AS "subscriptionId", d.stream`,
-    [filter.eventId ?? null, filter.since ?? null, filter.subscriptionId ?? null],
+    [filter.eventId ?? null, filter.since ?? null, filter.subscriptionId ?? null, filter.createdBy ?? null],
   );
   const streams = new Map(rows.map((r) => [`${r.subscriptionId}\u0000${r.stream}`, r]));
   return { reopened: rows.length, streams: [...streams.values()] };

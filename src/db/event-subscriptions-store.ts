@@ -94,12 +94,12 @@ export async function getSubscription(db: Queryable, id: string): Promise<Subscr
 
 export async function listSubscriptions(
   db: Queryable,
-  options: { includeDeleted?: boolean } = {},
+  options: { includeDeleted?: boolean; createdBy?: string } = {},
 ): Promise<SubscriptionRow[]> {
   const { rows } = await db.query<SubscriptionRow>(
     `SELECT ${COLUMNS} FROM event_subscriptions s WHERE ($1::boolean OR s.status = ` +
-      `'active') ORDER BY s.created_at, s.id`,
-    [options.includeDeleted ?? false],
+      `'active') AND ($2::text IS NULL OR s.created_by = $2::text) ORDER BY s.created_at, s.id`,
+    [options.includeDeleted ?? false, options.createdBy ?? null],
   );
   return rows;
 }

@@ -4,6 +4,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import type { Pool } from '../db/pool.js';
 import type { Logger } from '../infra/log.js';
 import type { Vault } from '../secrets/vault.js';
+import { installAccessControl, PUBLIC, type DeclaredRoute } from './access.js';
 import { createTokenSet } from './auth.js';
 import { registerCodecRoutes } from './codec-routes.js';
 import { createDeliveryDispatcher, temporalDeliveryStarter, type DeliveryDispatcher } from './delivery-dispatcher.js';
@@ -52,6 +53,8 @@ export interface GatewayApp {
   /** Runs on an interval once the app listens (inject-only tests call pruneOnce themselves). */
   pruner: InboxPruner;
   metrics: GatewayMetrics;
+  /** Every route with the permission it declared (the route table tests walk it). */
+  routes: readonly DeclaredRoute[];
 }
 
 export function buildGatewayApp(deps: GatewayDeps): GatewayApp {
@@ -97,39 +100,36 @@ export function buildGatewayApp(deps: GatewayDeps): GatewayApp {
     );
   });
 
-  if (deps.opsRoutes === false) app.get('/healthz', async () => ({ status: 'ok' }));
+  const routes = installAccessControl(app, {
+    backendTokens: createTokenSet(options.apiTokens),
+    identities: options.operators ?? createOperatorDirectory([]),
+  });
+  if (deps.opsRoutes === false) app.get('/healthz', { config: { permission: PUBLIC } }, async () => ({ status: 'ok' }));
   else registerHealthRoutes(app, { pool: deps.pool, client: deps.client, metrics });
-  app.get('/openapi.json', async () => openApiDocument);
+  app.get('/openapi.json', { config: { permission: PUBLIC } }, async () => openApiDocument);
   registerTenantRoutes(app, {
     pool: deps.pool,
     client: deps.client,
     taskQueue: options.taskQueue,
-    tokens: createTokenSet(options.apiTokens),
     publicUrl: options.publicUrl,
     deployers: options.deployers,
-    operators: options.operators ?? createOperatorDirectory([]),
     closeDelay: options.closeDelay ?? '0',
     platform: options.preflightPlatform,
+    maxTransferMicroUsd: options.maxTransferMicroUsd,
   });
   registerTransferRoutes(app, {
     pool: deps.pool,
     client: deps.client,
     taskQueue: options.taskQueue,
-    tokens: createTokenSet(options.apiTokens),
     publicUrl: options.publicUrl,
+    maxTransferMicroUsd: options.maxTransferMicroUsd,
   });
-  registerFundingRoutes(app, { pool: deps.pool, tokens: createTokenSet(options.apiTokens) });
-  registerApprovalRoutes(app, {
-    pool: deps.pool,
-    client: deps.client,
-    tokens: createTokenSet(options.apiTokens),
-    operators: options.operators ?? createOperatorDirectory([]),
-  });
+  registerFundingRoutes(app, { pool: deps.pool, maxTransferMicroUsd: options.maxTransferMicroUsd });
+  registerApprovalRoutes(app, { pool: deps.pool, client: deps.client });
   registerKeySlotRoutes(app, {
     pool: deps.pool,
     client: deps.client,
     taskQueue: options.taskQueue,
-    tokens: createTokenSet(options.apiTokens),
     publicUrl: options.publicUrl,
   });
   registerEventRoutes(app, {
@@ -137,12 +137,13 @@ export function buildGatewayApp(deps: GatewayDeps): GatewayApp {
     vault: deps.vault,
     client: deps.client,
     taskQueue: options.taskQueue,
-    tokens: createTokenSet(options.apiTokens),
+    allowHosts: options.outboundAllowHosts ?? [],
   });
   registerCodecRoutes(app, {
     codec: deps.codec,
     tokens: createTokenSet(options.codecTokens),
     corsOrigins: options.codecCorsOrigins,
+    hosts: options.codecHosts ?? [],
   });
   registerWebhookReceiver(app, {
     pool: deps.pool,
@@ -167,5 +168,5 @@ export function buildGatewayApp(deps: GatewayDeps): GatewayApp {
     await pruner.stop();
     await dispatcher.stop();
   });
-  return { app, dispatcher, pruner, metrics };
+  return { app, dispatcher, pruner, metrics, routes };
 }

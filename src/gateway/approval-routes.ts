@@ -4,10 +4,8 @@ import { ApprovalError, decideApproval, listApprovalViews } from '../client/appr
 import { DecisionRefusedError } from '../client/send-decision.js';
 import type { Pool } from '../db/pool.js';
 import { InvalidInputError } from '../domain/tenant-input.js';
-import type { OperatorDirectory } from '../secrets/operators.js';
-import type { TokenSet } from './auth.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
-import { requireCaller, requireOperator } from './operator-auth.js';
+import { callerOf } from './access.js';
 import { invalidInput } from './tenant-routes.js';
 
 /**
@@ -15,19 +13,14 @@ import { invalidInput } from './tenant-routes.js';
  * 403): `GET /v1/approvals`, `POST /v1/approvals/:id/approve|reject` with `{ "reason": "..." }`.
  * Who decides is the bearer's operator.
  */
-export function registerApprovalRoutes(
-  app: FastifyInstance,
-  deps: { pool: Pool; client: Client; tokens: TokenSet; operators: OperatorDirectory },
-): void {
+export function registerApprovalRoutes(app: FastifyInstance, deps: { pool: Pool; client: Client }): void {
   void app.register(async (api) => {
-    api.addHook('preHandler', requireCaller(deps.tokens, deps.operators));
-    api.get('/v1/approvals', async (request, reply) => {
-      requireOperator(request);
+    api.get('/v1/approvals', { config: { permission: 'approvals.read' } }, async (request, reply) => {
       const { all } = request.query as { all?: string };
       return sendData(reply, 200, await listApprovalViews(deps.pool, { all: all === 'true' }));
     });
-    api.post('/v1/approvals/:id/:decision', async (request, reply) => {
-      const operator = requireOperator(request);
+    api.post('/v1/approvals/:id/:decision', { config: { permission: 'approvals.decide' } }, async (request, reply) => {
+      const operator = callerOf(request).name;
       const { id, decision } = request.params as { id: string; decision: string };
       if (decision !== 'approve' && decision !== 'reject')
         throw new GatewayError(404, GatewayErrorCode.ROUTE_NOT_FOUND, 'No such decision; use approve or reject.');

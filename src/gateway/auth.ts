@@ -1,5 +1,4 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyRequest } from 'fastify';
 import { GatewayError, GatewayErrorCode } from './errors.js';
 
 /**
@@ -39,13 +38,6 @@ export function unauthorized(): GatewayError {
   return new GatewayError(401, GatewayErrorCode.UNAUTHORIZED, 'A valid bearer token is required.', {
     headers: { 'WWW-Authenticate': 'Bearer' },
   });
-}
-
-export function requireBearer(tokens: TokenSet): (request: FastifyRequest) => Promise<void> {
-  return async (request) => {
-    const token = bearerTokenOf(request.headers.authorization);
-    if (token === undefined || !tokens.matches(token)) throw unauthorized();
-  };
 }
 
 export function isLoopback(address: string): boolean {

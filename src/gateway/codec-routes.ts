@@ -2,6 +2,7 @@ import type { PayloadCodec } from '@temporalio/common';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { CodecRequestError } from '../secrets/errors.js';
 import { decodePayloadsJson, encodePayloadsJson } from '../secrets/payload-codec.js';
+import { PUBLIC } from './access.js';
 import { bearerTokenOf, isLoopback, unauthorized, type TokenSet } from './auth.js';
 import { GatewayError, GatewayErrorCode } from './errors.js';
 
@@ -17,12 +18,37 @@ export interface CodecRoutesDeps {
   codec: PayloadCodec | undefined;
   tokens: TokenSet;
   corsOrigins: readonly string[];
+  /** Host names it answers to besides the loopback ones (GATEWAY_CODEC_HOSTS, GATEWAY_HOST, the public URL's). */
+  hosts?: readonly string[];
+}
+
+const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
+
+/**
+ * DNS rebinding: a page on evil.example whose name is made to resolve to 127.0.0.1 reaches a loopback codec from the
+ * operator's own browser, with the browser's Host header still naming evil.example. Only the gateway's own names pass.
+ */
+function hostAllowed(host: string | undefined, allowed: ReadonlySet<string>): boolean {
+  if (host === undefined) return false;
+  const name = host.trim().toLowerCase().replace(/:\d+$/, '').replace(/\.$/, '');
+  return allowed.has(name) || name.endsWith('.localhost');
+}
+
+function checkHost(request: FastifyRequest, allowed: ReadonlySet<string>): void {
+  if (hostAllowed(request.headers.host, allowed)) return;
+  request.log.warn('codec request refused: its Host is not one of the gateway names (see GATEWAY_CODEC_HOSTS)');
+  throw new GatewayError(
+    403,
+    GatewayErrorCode.FORBIDDEN,
+    'The codec answers only under the gateway names (loopback, GATEWAY_HOST, GATEWAY_PUBLIC_URL, GATEWAY_CODEC_HOSTS).',
+  );
 }
 
 const ALLOWED_HEADERS = 'content-type, x-namespace, authorization';
 
 export function registerCodecRoutes(app: FastifyInstance, deps: CodecRoutesDeps): void {
   const allowed = new Set(deps.corsOrigins);
+  const hosts = new Set([...LOOPBACK_NAMES, ...(deps.hosts ?? [])].map((name) => name.toLowerCase()));
 
   void app.register(async (scope) => {
     scope.addHook('onRequest', async (request, reply) => {
@@ -36,7 +62,8 @@ export function registerCodecRoutes(app: FastifyInstance, deps: CodecRoutesDeps)
       }
     });
 
-    scope.options('/codec/:operation', async (request, reply) => {
+    scope.options('/codec/:operation', { config: { permission: PUBLIC } }, async (request, reply) => {
+      checkHost(request, hosts);
       const origin = request.headers.origin;
       if (typeof origin !== 'string' || !allowed.has(origin)) {
         // The browser only reports "could not connect": say here which origin to add.
@@ -57,17 +84,23 @@ export function registerCodecRoutes(app: FastifyInstance, deps: CodecRoutesDeps)
         .send();
     });
 
-    scope.post('/codec/encode', async (request, reply) => run(deps, request, reply, encodePayloadsJson));
-    scope.post('/codec/decode', async (request, reply) => run(deps, request, reply, decodePayloadsJson));
+    scope.post('/codec/encode', { config: { permission: PUBLIC } }, async (request, reply) =>
+      run(deps, hosts, request, reply, encodePayloadsJson),
+    );
+    scope.post('/codec/decode', { config: { permission: PUBLIC } }, async (request, reply) =>
+      run(deps, hosts, request, reply, decodePayloadsJson),
+    );
   });
 }
 
 async function run(
   deps: CodecRoutesDeps,
+  hosts: ReadonlySet<string>,
   request: FastifyRequest,
   reply: FastifyReply,
   operation: (codec: PayloadCodec, body: unknown) => Promise<unknown>,
 ): Promise<FastifyReply> {
+  checkHost(request, hosts);
   authorize(deps.tokens, request);
   if (!deps.codec)
     throw new GatewayError(

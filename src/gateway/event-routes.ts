@@ -14,22 +14,22 @@ import {
 import type { Pool } from '../db/pool.js';
 import { InvalidInputError } from '../domain/tenant-input.js';
 import type { Vault } from '../secrets/vault.js';
-import { requireBearer, type TokenSet } from './auth.js';
+import type { AllowHosts } from '../infra/outbound/rule.js';
+import { callerOf, ownerScopeOf } from './access.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
 import { invalidInput } from './tenant-routes.js';
-import { API_REQUESTER } from './transfer-routes.js';
 
 /**
  * Event subscriptions for the parent's systems (bearer-authenticated like every /v1 route):
  * subscribe (the signing secret is in this one answer), list, delete, rotate-secret, deliveries,
- * and replay of an event or of everything since a time.
+ * and replay of an event or of everything since a time. A subscription belongs to the identity that
+ * made it: other callers see none of it (404) unless their role has `resources.any` (admins).
  */
 export function registerEventRoutes(
   app: FastifyInstance,
-  deps: { pool: Pool; vault: Vault; client: Client; taskQueue: string; tokens: TokenSet },
+  deps: { pool: Pool; vault: Vault; client: Client; taskQueue: string; allowHosts?: AllowHosts },
 ): void {
   void app.register(async (api) => {
-    api.addHook('preHandler', requireBearer(deps.tokens));
     const answer = async <T>(work: () => Promise<T>) => {
       try {
         return await work();
@@ -51,47 +51,64 @@ export function registerEventRoutes(
     const idOf = (params: unknown) => String((params as { id?: unknown }).id ?? '');
     const body = (value: unknown) => (value && typeof value === 'object' ? (value as Record<string, unknown>) : {});
 
-    api.post('/v1/event-subscriptions', async (request, reply) => {
+    api.post('/v1/event-subscriptions', { config: { permission: 'events.manage' } }, async (request, reply) => {
       const input = body(request.body);
-      const result = await answer(() =>
-        subscribeToEvents({ pool: deps.pool, vault: deps.vault }, input as never, API_REQUESTER),
-      );
+      const result = await answer(() => subscribeToEvents(deps, input as never, callerOf(request).name));
       return sendData(reply, 201, result);
     });
-    api.get('/v1/event-subscriptions', async (_request, reply) =>
-      sendData(reply, 200, await answer(() => listEventSubscriptions(deps.pool))),
+    api.get('/v1/event-subscriptions', { config: { permission: 'events.manage' } }, async (request, reply) =>
+      sendData(reply, 200, await answer(() => listEventSubscriptions(deps.pool, false, ownerScopeOf(request)))),
     );
-    api.delete('/v1/event-subscriptions/:id', async (request, reply) =>
-      sendData(reply, 200, await answer(() => deleteEventSubscription(deps.pool, idOf(request.params)))),
+    api.delete('/v1/event-subscriptions/:id', { config: { permission: 'events.manage' } }, async (request, reply) =>
+      sendData(
+        reply,
+        200,
+        await answer(() => deleteEventSubscription(deps.pool, idOf(request.params), ownerScopeOf(request))),
+      ),
     );
-    api.post('/v1/event-subscriptions/:id/rotate-secret', async (request, reply) => {
-      const overlap = body(request.body)['overlapSeconds'] ?? 86_400;
-      const result = await answer(() =>
-        rotateSubscriptionSecret({ pool: deps.pool, vault: deps.vault }, idOf(request.params), overlap as number),
-      );
-      return sendData(reply, 200, result);
-    });
-    api.get('/v1/event-deliveries', async (request, reply) => {
+    api.post(
+      '/v1/event-subscriptions/:id/rotate-secret',
+      { config: { permission: 'events.manage' } },
+      async (request, reply) => {
+        const overlap = body(request.body)['overlapSeconds'] ?? 86_400;
+        const result = await answer(() =>
+          rotateSubscriptionSecret(
+            { pool: deps.pool, vault: deps.vault },
+            idOf(request.params),
+            overlap as number,
+            ownerScopeOf(request),
+          ),
+        );
+        return sendData(reply, 200, result);
+      },
+    );
+    api.get('/v1/event-deliveries', { config: { permission: 'events.manage' } }, async (request, reply) => {
       const query = request.query as { failed?: string; subscription?: string; event?: string };
       const views = await answer(() =>
         listEventDeliveries(deps.pool, {
           failedOnly: query.failed === 'true',
           ...(query.subscription ? { subscriptionId: query.subscription } : {}),
           ...(query.event ? { eventId: query.event } : {}),
+          ...(ownerScopeOf(request) ? { owner: ownerScopeOf(request)! } : {}),
         }),
       );
       return sendData(reply, 200, views);
     });
-    const replay = (target: { eventId: string } | { since: string }) =>
-      answer(() => replayEvents({ pool: deps.pool, client: deps.client, taskQueue: deps.taskQueue }, target));
-    api.post('/v1/events/:id/replay', async (request, reply) =>
-      sendData(reply, 202, await replay({ eventId: idOf(request.params) })),
+    // A replay reopens only the caller's own subscriptions' deliveries (all of them for an admin).
+    const replay = (target: { eventId: string } | { since: string }, owner: string | undefined) =>
+      answer(() =>
+        replayEvents({ pool: deps.pool, client: deps.client, taskQueue: deps.taskQueue }, target, {
+          ...(owner ? { owner } : {}),
+        }),
+      );
+    api.post('/v1/events/:id/replay', { config: { permission: 'events.manage' } }, async (request, reply) =>
+      sendData(reply, 202, await replay({ eventId: idOf(request.params) }, ownerScopeOf(request))),
     );
-    api.post('/v1/events/replay', async (request, reply) => {
+    api.post('/v1/events/replay', { config: { permission: 'events.manage' } }, async (request, reply) => {
       const since = body(request.body)['since'];
       if (typeof since !== 'string')
         throw invalidInput(new InvalidInputError(['since: is required (an ISO 8601 time)']));
-      return sendData(reply, 202, await replay({ since }));
+      return sendData(reply, 202, await replay({ since }, ownerScopeOf(request)));
     });
   });
 }

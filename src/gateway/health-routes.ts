@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import type { Pool } from '../db/pool.js';
 import { countInboxByState } from '../db/webhook-inbox-store.js';
+import { PUBLIC } from './access.js';
 import { driftMetricLines } from './drift-metrics.js';
 import { eventMetricLines } from './event-metrics.js';
 import { gaugeLines, type GatewayMetrics } from './metrics.js';
@@ -21,9 +22,9 @@ export interface HealthRoutesDeps {
 export function registerHealthRoutes(app: FastifyInstance, deps: HealthRoutesDeps): void {
   const timeoutMs = deps.readyTimeoutMs ?? 2_000;
 
-  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/healthz', { config: { permission: PUBLIC } }, async () => ({ status: 'ok' }));
 
-  app.get('/readyz', async (_request, reply) => {
+  app.get('/readyz', { config: { permission: PUBLIC } }, async (_request, reply) => {
     const [postgres, temporal] = await Promise.all([
       probe(() => deps.pool.query('SELECT 1'), timeoutMs),
       probe(() => deps.client.workflowService.getSystemInfo({}), timeoutMs),
@@ -34,7 +35,7 @@ export function registerHealthRoutes(app: FastifyInstance, deps: HealthRoutesDep
       .send({ status: ready ? 'ready' : 'not_ready', checks: { postgres, temporal } });
   });
 
-  app.get('/metrics', async (_request, reply) => {
+  app.get('/metrics', { config: { permission: PUBLIC } }, async (_request, reply) => {
     const inbox = await countInboxByState(deps.pool).catch(() => undefined);
     const extra = inbox
       ? gaugeLines(

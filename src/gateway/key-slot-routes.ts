@@ -5,20 +5,20 @@ import { NoActiveKeyError } from '../client/reveal-key.js';
 import type { Pool } from '../db/pool.js';
 import { TenantNotFoundError } from '../db/tenants-store.js';
 import { InvalidInputError } from '../domain/tenant-input.js';
-import { requireBearer, type TokenSet } from './auth.js';
+import { actorOf, requirePermission } from './access.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
 import { accepted, invalidInput, refOf, tenantNotFound } from './tenant-routes.js';
 
 /**
  * Keys per workload and environment for signup backends: list a tenant's slots, issue a slot's key, revoke it
- * through the quiet gate (or with force, operator and reason). The slot is in the path; the rest of the input in the
- * JSON body, validated whole before the tenant is looked up and anything starts.
+ * through the quiet gate (or with force and a reason: the keys.force permission, operators). The slot is in the path;
+ * the rest of the input in the JSON body, validated whole before the tenant is looked up and anything starts. Who
+ * asked is the bearer's identity.
  */
 export interface KeySlotRoutesDeps {
   pool: Pool;
   client: Client;
   taskQueue: string;
-  tokens: TokenSet;
   publicUrl: string | undefined;
 }
 
@@ -41,9 +41,7 @@ export function registerKeySlotRoutes(app: FastifyInstance, deps: KeySlotRoutesD
   const keysUrl = (externalRef: string) => `${deps.publicUrl ?? ''}/v1/tenants/${encodeURIComponent(externalRef)}/keys`;
 
   void app.register(async (api) => {
-    api.addHook('preHandler', requireBearer(deps.tokens));
-
-    api.get('/v1/tenants/:externalRef/keys', async (request, reply) => {
+    api.get('/v1/tenants/:externalRef/keys', { config: { permission: 'tenants.read' } }, async (request, reply) => {
       const externalRef = refOf(request.params);
       try {
         return sendData(reply, 200, { externalRef, keys: await listSlotKeys(deps.pool, externalRef) });
@@ -52,28 +50,34 @@ export function registerKeySlotRoutes(app: FastifyInstance, deps: KeySlotRoutesD
       }
     });
 
-    api.post('/v1/tenants/:externalRef/keys/:slot/:action', async (request, reply) => {
-      const { slot, action } = request.params as { slot: string; action: string };
-      if (action !== 'issue' && action !== 'revoke')
-        throw new GatewayError(404, GatewayErrorCode.ROUTE_NOT_FOUND, 'No such action; use issue or revoke.');
-      const externalRef = refOf(request.params);
-      const input = { ...bodyOf(request.body), externalRef, slot };
-      try {
-        const handle =
-          action === 'issue'
-            ? await startKeyIssue({ client: deps.client, pool: deps.pool }, input, { taskQueue: deps.taskQueue })
-            : await startKeyRevoke({ client: deps.client, pool: deps.pool }, input, { taskQueue: deps.taskQueue });
-        return accepted(reply, keysUrl(externalRef), {
-          externalRef,
-          slot,
-          action,
-          workflowId: handle.workflowId,
-          started: handle.started,
-          statusUrl: keysUrl(externalRef),
-        });
-      } catch (error) {
-        throw translated(error);
-      }
-    });
+    api.post(
+      '/v1/tenants/:externalRef/keys/:slot/:action',
+      { config: { permission: 'keys.manage' } },
+      async (request, reply) => {
+        const { slot, action } = request.params as { slot: string; action: string };
+        if (action !== 'issue' && action !== 'revoke')
+          throw new GatewayError(404, GatewayErrorCode.ROUTE_NOT_FOUND, 'No such action; use issue or revoke.');
+        const externalRef = refOf(request.params);
+        const body = bodyOf(request.body);
+        if (action === 'revoke' && body['force'] === true) requirePermission(request, 'keys.force');
+        const input = { ...body, externalRef, slot, operator: actorOf(request, body['operator'], 'operator') };
+        try {
+          const handle =
+            action === 'issue'
+              ? await startKeyIssue({ client: deps.client, pool: deps.pool }, input, { taskQueue: deps.taskQueue })
+              : await startKeyRevoke({ client: deps.client, pool: deps.pool }, input, { taskQueue: deps.taskQueue });
+          return accepted(reply, keysUrl(externalRef), {
+            externalRef,
+            slot,
+            action,
+            workflowId: handle.workflowId,
+            started: handle.started,
+            statusUrl: keysUrl(externalRef),
+          });
+        } catch (error) {
+          throw translated(error);
+        }
+      },
+    );
   });
 }

@@ -8,9 +8,8 @@ import { externalRefSchema, InvalidInputError } from '../domain/tenant-input.js'
 import { DeployerNotConfiguredError, startRotation, type DeployerReadiness } from '../client/start-rotation.js';
 import { getTenantStatus } from '../client/tenant-status.js';
 import { actionInputOf, type ActionInput } from './action-input.js';
-import type { TokenSet } from './auth.js';
-import { actingOperator, requireCaller } from './operator-auth.js';
-import type { OperatorDirectory } from '../secrets/operators.js';
+import { actorOf, callerOf } from './access.js';
+import { roleAllows } from '../secrets/roles.js';
 import type { PlatformClient } from '../platform/index.js';
 import { dryRunOnboarding } from '../client/onboarding-preflight.js';
 import { getCloseStatement, StatementNotFoundError } from '../client/close-statement.js';
@@ -25,12 +24,12 @@ export interface TenantRoutesDeps {
   pool: Pool;
   client: Client;
   taskQueue: string;
-  tokens: TokenSet;
   publicUrl: string | undefined;
   deployers: DeployerReadiness;
-  operators: OperatorDirectory;
   closeDelay: string;
   platform: PlatformClient | undefined;
+  /** TRANSFER_MAX_MICRO_USD (absent: its default). */
+  maxTransferMicroUsd?: string | undefined;
 }
 
 const ACTIONS = ['suspend', 'resume', 'close', 'rotate'] as const;
@@ -40,9 +39,7 @@ export function registerTenantRoutes(app: FastifyInstance, deps: TenantRoutesDep
   const statusUrl = (externalRef: string) => `${deps.publicUrl ?? ''}/v1/tenants/${encodeURIComponent(externalRef)}`;
 
   void app.register(async (api) => {
-    api.addHook('preHandler', requireCaller(deps.tokens, deps.operators));
-
-    api.post('/v1/tenants', async (request, reply) => {
+    api.post('/v1/tenants', { config: { permission: 'tenants.onboard' } }, async (request, reply) => {
       const { dryRun } = request.query as { dryRun?: string };
       if (dryRun !== undefined && dryRun !== 'true' && dryRun !== 'false')
         throw new GatewayError(400, GatewayErrorCode.INVALID_INPUT, 'dryRun: must be true or false', {
@@ -57,12 +54,17 @@ export function registerTenantRoutes(app: FastifyInstance, deps: TenantRoutesDep
           );
         const platform = deps.platform;
         const report = await validated(() =>
-          dryRunOnboarding({ pool: deps.pool, client: deps.client, platform }, request.body),
+          dryRunOnboarding({ pool: deps.pool, client: deps.client, platform }, request.body, {
+            maxTransferMicroUsd: deps.maxTransferMicroUsd,
+          }),
         );
         return sendData(reply, report.ok ? 200 : 422, report);
       }
       try {
-        const handle = await startOnboarding(deps.client, request.body, { taskQueue: deps.taskQueue });
+        const handle = await startOnboarding(deps.client, request.body, {
+          taskQueue: deps.taskQueue,
+          maxTransferMicroUsd: deps.maxTransferMicroUsd,
+        });
         const externalRef = (request.body as { externalRef: string }).externalRef;
         return accepted(reply, statusUrl(externalRef), {
           externalRef,
@@ -83,7 +85,7 @@ export function registerTenantRoutes(app: FastifyInstance, deps: TenantRoutesDep
       }
     });
 
-    api.get('/v1/tenants/:externalRef', async (request, reply) => {
+    api.get('/v1/tenants/:externalRef', { config: { permission: 'tenants.read' } }, async (request, reply) => {
       const externalRef = refOf(request.params);
       try {
         return sendData(reply, 200, await getTenantStatus({ pool: deps.pool, client: deps.client }, externalRef));
@@ -93,51 +95,59 @@ export function registerTenantRoutes(app: FastifyInstance, deps: TenantRoutesDep
       }
     });
 
-    api.get('/v1/tenants/:externalRef/statement', async (request, reply) => {
-      const externalRef = refOf(request.params);
-      try {
-        return sendData(reply, 200, await getCloseStatement(deps.pool, externalRef));
-      } catch (error) {
-        if (error instanceof TenantNotFoundError) throw tenantNotFound();
-        if (error instanceof StatementNotFoundError)
-          throw new GatewayError(404, GatewayErrorCode.STATEMENT_NOT_FOUND, `${error.message}.`);
-        throw error;
-      }
-    });
+    api.get(
+      '/v1/tenants/:externalRef/statement',
+      { config: { permission: 'tenants.read' } },
+      async (request, reply) => {
+        const externalRef = refOf(request.params);
+        try {
+          return sendData(reply, 200, await getCloseStatement(deps.pool, externalRef));
+        } catch (error) {
+          if (error instanceof TenantNotFoundError) throw tenantNotFound();
+          if (error instanceof StatementNotFoundError)
+            throw new GatewayError(404, GatewayErrorCode.STATEMENT_NOT_FOUND, `${error.message}.`);
+          throw error;
+        }
+      },
+    );
 
-    api.post('/v1/tenants/:externalRef/:action', async (request, reply) => {
-      const { action } = request.params as { action: string };
-      if (!(ACTIONS as readonly string[]).includes(action)) {
-        throw new GatewayError(
-          404,
-          GatewayErrorCode.ROUTE_NOT_FOUND,
-          `No such action; use one of ${ACTIONS.join(', ')}.`,
-        );
-      }
-      const externalRef = refOf(request.params);
-      // The body is validated whole before any lookup or start: a 202 means the input was valid.
-      const parsed = validated(() => actionInputOf(action as Action, externalRef, request.body));
-      const typed = (request.body as { operator?: unknown } | undefined)?.operator;
-      const operator = actingOperator(request, deps.operators, typeof typed === 'string' ? typed : undefined);
-      if (parsed.action === 'rotate') parsed.operator = operator;
-      else if (operator !== undefined) parsed.input.operator = operator;
-      const tenant = await findTenant(deps.pool, externalRef);
-      if (!tenant) throw tenantNotFound();
-      if (!tenant.subaccountId) {
-        throw new GatewayError(
-          409,
-          GatewayErrorCode.TENANT_NOT_PROVISIONED,
-          'The tenant has no sub-account yet: wait for onboarding to finish.',
-        );
-      }
-      const started = await validated(() => startAction(deps, parsed, tenant.status));
-      return accepted(reply, statusUrl(externalRef), {
-        externalRef,
-        action,
-        ...started,
-        statusUrl: statusUrl(externalRef),
-      });
-    });
+    api.post(
+      '/v1/tenants/:externalRef/:action',
+      { config: { permission: 'tenants.lifecycle' } },
+      async (request, reply) => {
+        const { action } = request.params as { action: string };
+        if (!(ACTIONS as readonly string[]).includes(action)) {
+          throw new GatewayError(
+            404,
+            GatewayErrorCode.ROUTE_NOT_FOUND,
+            `No such action; use one of ${ACTIONS.join(', ')}.`,
+          );
+        }
+        const externalRef = refOf(request.params);
+        // The body is validated whole before any lookup or start: a 202 means the input was valid.
+        const parsed = validated(() => actionInputOf(action as Action, externalRef, request.body));
+        const operator = actorOf(request, (request.body as { operator?: unknown } | undefined)?.operator, 'operator');
+        if (parsed.action === 'rotate') parsed.operator = operator;
+        else parsed.input.operator = operator;
+        const tenant = await findTenant(deps.pool, externalRef);
+        if (!tenant) throw tenantNotFound();
+        if (!tenant.subaccountId) {
+          throw new GatewayError(
+            409,
+            GatewayErrorCode.TENANT_NOT_PROVISIONED,
+            'The tenant has no sub-account yet: wait for onboarding to finish.',
+          );
+        }
+        const closeSooner = roleAllows(callerOf(request).role, 'close.immediate');
+        const started = await validated(() => startAction(deps, parsed, tenant.status, closeSooner));
+        return accepted(reply, statusUrl(externalRef), {
+          externalRef,
+          action,
+          ...started,
+          statusUrl: statusUrl(externalRef),
+        });
+      },
+    );
   });
 }
 
@@ -150,11 +160,13 @@ async function startAction(
   deps: TenantRoutesDeps,
   parsed: ActionInput,
   tenantStatus: string,
+  closeSooner: boolean,
 ): Promise<{ workflowId: string; runId: string | null; started?: boolean }> {
   if (parsed.action !== 'rotate') {
     const handle = await startLifecycle(deps.client, parsed.action, parsed.input, {
       taskQueue: deps.taskQueue,
       closeDelay: deps.closeDelay,
+      closeSooner,
     });
     return { workflowId: handle.workflowId, runId: handle.firstExecutionRunId };
   }

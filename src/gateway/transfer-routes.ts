@@ -14,7 +14,7 @@ import { findTransferIntent, type TransferIntentRow } from '../db/transfer-inten
 import { InvalidInputError, parseInput } from '../domain/tenant-input.js';
 import { idempotencyKeySchema, topUpBodySchema } from '../domain/top-up-input.js';
 import { topUpPurpose } from '../domain/top-up-ids.js';
-import { requireBearer, type TokenSet } from './auth.js';
+import { actorOf } from './access.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
 import { accepted, invalidInput, refOf, tenantNotFound } from './tenant-routes.js';
 
@@ -29,79 +29,88 @@ export interface TransferRoutesDeps {
   pool: Pool;
   client: Client;
   taskQueue: string;
-  tokens: TokenSet;
   publicUrl: string | undefined;
+  /** TRANSFER_MAX_MICRO_USD (absent: its default). */
+  maxTransferMicroUsd?: string | undefined;
 }
-
-/** The default `requestedBy` of API top-ups (the gateway's bearer tokens are not per caller). */
-export const API_REQUESTER = 'signup-backend';
 
 export function registerTransferRoutes(app: FastifyInstance, deps: TransferRoutesDeps): void {
   const transferUrl = (externalRef: string, key: string) =>
     `${deps.publicUrl ?? ''}/v1/tenants/${encodeURIComponent(externalRef)}/transfers/${encodeURIComponent(key)}`;
 
   void app.register(async (api) => {
-    api.addHook('preHandler', requireBearer(deps.tokens));
+    api.post(
+      '/v1/tenants/:externalRef/transfers',
+      { config: { permission: 'funds.transfer' } },
+      async (request, reply) => {
+        const externalRef = refOf(request.params);
+        const { key, body } = validatedRequest(request.headers['idempotency-key'], request.body);
+        const input = {
+          externalRef,
+          idempotencyKey: key,
+          amountMicroUsd: body.amountMicroUsd,
+          requestedBy: actorOf(request, body.requestedBy, 'requestedBy'),
+          ...(body.reason ? { reason: body.reason } : {}),
+        };
+        const location = transferUrl(externalRef, key);
+        try {
+          const limit = { maxTransferMicroUsd: deps.maxTransferMicroUsd };
+          const recorded = await precheckTopUp(deps.pool, input, limit);
+          if (recorded) return answerRecorded(reply, recorded, key);
+          const handle = await startTopUp(deps.client, input, { taskQueue: deps.taskQueue, ...limit });
+          if (handle.started)
+            return accepted(reply, location, {
+              externalRef,
+              idempotencyKey: key,
+              workflowId: handle.workflowId,
+              started: true,
+              statusUrl: location,
+            });
+          // Joined a run of this key: it wrote its intent since we looked, or is about to.
+          const now = await findRecordedTopUp(deps.pool, input);
+          if (now) return answerRecorded(reply, now, key);
+          throw inProgress(key, 1);
+        } catch (error) {
+          if (error instanceof TenantNotFoundError) throw tenantNotFound();
+          if (error instanceof IdempotencyKeyReusedError) throw keyReused(key);
+          if (error instanceof TopUpNotAllowedError)
+            throw new GatewayError(409, GatewayErrorCode[error.code], `${error.message}.`);
+          if (error instanceof InvalidInputError) throw invalidInput(error);
+          throw error;
+        }
+      },
+    );
 
-    api.post('/v1/tenants/:externalRef/transfers', async (request, reply) => {
-      const externalRef = refOf(request.params);
-      const { key, body } = validatedRequest(request.headers['idempotency-key'], request.body);
-      const input = {
-        externalRef,
-        idempotencyKey: key,
-        amountMicroUsd: body.amountMicroUsd,
-        requestedBy: body.requestedBy ?? API_REQUESTER,
-        ...(body.reason ? { reason: body.reason } : {}),
-      };
-      const location = transferUrl(externalRef, key);
-      try {
-        const recorded = await precheckTopUp(deps.pool, input);
-        if (recorded) return answerRecorded(reply, recorded, key);
-        const handle = await startTopUp(deps.client, input, { taskQueue: deps.taskQueue });
-        if (handle.started)
-          return accepted(reply, location, {
-            externalRef,
-            idempotencyKey: key,
-            workflowId: handle.workflowId,
-            started: true,
-            statusUrl: location,
-          });
-        // Joined a run of this key: it wrote its intent since we looked, or is about to.
-        const now = await findRecordedTopUp(deps.pool, input);
-        if (now) return answerRecorded(reply, now, key);
-        throw inProgress(key, 1);
-      } catch (error) {
-        if (error instanceof TenantNotFoundError) throw tenantNotFound();
-        if (error instanceof IdempotencyKeyReusedError) throw keyReused(key);
-        if (error instanceof TopUpNotAllowedError)
-          throw new GatewayError(409, GatewayErrorCode[error.code], `${error.message}.`);
-        if (error instanceof InvalidInputError) throw invalidInput(error);
-        throw error;
-      }
-    });
+    api.get(
+      '/v1/tenants/:externalRef/transfers',
+      { config: { permission: 'tenants.read' } },
+      async (request, reply) => {
+        const externalRef = refOf(request.params);
+        try {
+          return sendData(reply, 200, await getTransferLedger(deps.pool, externalRef));
+        } catch (error) {
+          if (error instanceof TenantNotFoundError) throw tenantNotFound();
+          throw error;
+        }
+      },
+    );
 
-    api.get('/v1/tenants/:externalRef/transfers', async (request, reply) => {
-      const externalRef = refOf(request.params);
-      try {
-        return sendData(reply, 200, await getTransferLedger(deps.pool, externalRef));
-      } catch (error) {
-        if (error instanceof TenantNotFoundError) throw tenantNotFound();
-        throw error;
-      }
-    });
-
-    api.get('/v1/tenants/:externalRef/transfers/:key', async (request, reply) => {
-      const externalRef = refOf(request.params);
-      const key = keyOf((request.params as { key?: unknown }).key, 'key');
-      const row = await findTransferIntent(deps.pool, externalRef, topUpPurpose(key));
-      if (!row)
-        throw new GatewayError(
-          404,
-          GatewayErrorCode.TRANSFER_NOT_FOUND,
-          'No top-up of this tenant under this idempotency key.',
-        );
-      return sendData(reply, 200, ledgerEntryOf(row));
-    });
+    api.get(
+      '/v1/tenants/:externalRef/transfers/:key',
+      { config: { permission: 'tenants.read' } },
+      async (request, reply) => {
+        const externalRef = refOf(request.params);
+        const key = pathKeyOf((request.params as { key?: unknown }).key);
+        const row = await findTransferIntent(deps.pool, externalRef, topUpPurpose(key));
+        if (!row)
+          throw new GatewayError(
+            404,
+            GatewayErrorCode.TRANSFER_NOT_FOUND,
+            'No top-up of this tenant under this idempotency key.',
+          );
+        return sendData(reply, 200, ledgerEntryOf(row));
+      },
+    );
   });
 }
 
@@ -124,6 +133,16 @@ function validatedRequest(header: string | string[] | undefined, rawBody: unknow
   }
   if (problems.length > 0 || !body) throw invalidInput(new InvalidInputError(problems));
   return { key, body };
+}
+
+/** The key in the path: a malformed one is a 400 naming it, before any read (it was an unanswered 500). */
+function pathKeyOf(value: unknown): string {
+  try {
+    return keyOf(value, 'key');
+  } catch (error) {
+    if (error instanceof InvalidInputError) throw invalidInput(error);
+    throw error;
+  }
 }
 
 function keyOf(value: unknown, field: string): string {

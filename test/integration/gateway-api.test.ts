@@ -182,24 +182,24 @@ describe('gateway trigger, status, lifecycle, codec and health API', () => {
         const expected = [
           [
             'suspend',
-            { reason: 'unpaid', operator: 'billing' },
+            { reason: 'unpaid', operator: 'signup-backend' },
             'suspendTenant',
             'suspend:burst-200',
-            { externalRef: 'burst-200', reason: 'unpaid', operator: 'billing' },
+            { externalRef: 'burst-200', reason: 'unpaid', operator: 'signup-backend' },
           ],
           [
             'resume',
             { reason: 'paid now' },
             'resumeTenant',
             'resume:burst-200',
-            { externalRef: 'burst-200', reason: 'paid now', operator: 'unknown' },
+            { externalRef: 'burst-200', reason: 'paid now', operator: 'signup-backend' },
           ],
           [
             'close',
             { reason: 'customer left' },
             'closeTenant',
             'close:burst-200',
-            { externalRef: 'burst-200', reason: 'customer left', operator: 'unknown' },
+            { externalRef: 'burst-200', reason: 'customer left', operator: 'signup-backend' },
           ],
           [
             'rotate',

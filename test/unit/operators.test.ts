@@ -22,7 +22,7 @@ describe('operator identities and the safe-operation defaults', () => {
     expect(parsed).toEqual({
       ok: false,
       problems: [
-        expect.stringMatching(/^entry 1 must be name:sha256:/),
+        expect.stringMatching(/^entry 1 must be name\[:role\]:sha256:/),
         expect.stringMatching(/^entry 3 \(carol\) has the same token/),
       ],
     });

@@ -59,7 +59,13 @@ export function registerLifecycleCommands(program: Command): void {
           await runtime.client(),
           action,
           { externalRef, reason: opts.reason, operator, ...(opts.after !== undefined ? { after: opts.after } : {}) },
-          { taskQueue: runtime.config.TEMPORAL_TASK_QUEUE, closeDelay: runtime.safeOps.closeDelay },
+          {
+            taskQueue: runtime.config.TEMPORAL_TASK_QUEUE,
+            closeDelay: runtime.safeOps.closeDelay,
+            closeSooner:
+              action === 'close' &&
+              (await import('../../secrets/roles.js')).roleAllows(runtime.role(), 'close.immediate'),
+          },
         ).catch((error: unknown) => {
           // Named by the flag the operator typed.
           if (error instanceof InvalidInputError)

@@ -22,17 +22,18 @@ export function registerSafeOpsCommands(program: Command): void {
       }),
     );
 
-  const operators = program.command('operators').description('operator identities (OPERATORS)');
+  const operators = program.command('operators').description('caller identities and their roles (OPERATORS)');
   operators
     .command('add')
     .description(
-      'make a token for a new operator: prints the token once (hand it to them) and the ' +
-        'OPERATORS entry (only its hash)',
+      'make a token for a new identity (local: needs no server): prints the token once (hand it ' +
+        'to them) and the OPERATORS entry (only its hash and role)',
     )
     .argument('<name>', '1-100 of A-Z a-z 0-9 . _ @ -')
-    .action(async (name: string) => {
+    .option('--role <role>', "viewer, backend, operator or admin (see the README's roles table)", 'operator')
+    .action(async (name: string, opts: { role: string }) => {
       const { generateOperator } = await import('../../secrets/operators.js');
-      const { token, entry } = generateOperator(name);
+      const { token, entry } = generateOperator(name, opts.role as never);
       console.log(`token (give it to ${name}; it is not stored anywhere): ${token}`);
       console.log(`append to OPERATORS: ${entry}`);
     });
