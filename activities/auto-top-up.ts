@@ -1,14 +1,20 @@
 import { withTransaction } from '../src/db/pool.js';
 import { observeBalance } from '../src/db/wallet-alerts-store.js';
 import { getFundingParent, listPolicyTenantsPage } from '../src/db/funding-store.js';
+import { DEFAULT_TRANSFER_MAX_MICRO_USD } from '../src/domain/transfer-limit.js';
 import type { ActivityDeps } from './context.js';
 import { boundary } from './failures.js';
 
 /** The auto top-up sweep's reads: a page of policy tenants (Postgres), and one wallet (the platform). */
 export interface AutoTopUpPage {
   tenants: Array<{ externalRef: string; subaccountId: string; below: string; to: string }>;
-  /** Set while the platform says the parent's own balance is insufficient: the sweep starts nothing. */
+  /** Set while the parent's balance is recorded short for every amount: the sweep starts nothing. */
   parentInsufficientSince: string | null;
+  /**
+   * Set while the platform's last INSUFFICIENT_BALANCE was for this amount (src/domain/parent-shortfall.ts):
+   * the sweep starts no top-up of it or more, and smaller ones as usual. Absent in older histories.
+   */
+  parentRefusedMicroUsd?: string | null;
 }
 
 export function createAutoTopUpActivities(deps: ActivityDeps) {
@@ -17,14 +23,15 @@ export function createAutoTopUpActivities(deps: ActivityDeps) {
     listAutoTopUpPage: boundary(async (input: { after: string | null; limit: number }): Promise<AutoTopUpPage> => {
       const parent = await getFundingParent(pool);
       const rows = await listPolicyTenantsPage(pool, input);
+      const amountKnown = parent.insufficientSince !== null && parent.insufficientMicroUsd !== null;
       return {
         tenants: rows.map((r) => ({
           externalRef: r.externalRef,
           subaccountId: r.subaccountId,
-          below: r.belowMicroUsd,
-          to: r.toMicroUsd,
+          ...withinTransferLimit(r, deps.transfers?.maxMicroUsd ?? DEFAULT_TRANSFER_MAX_MICRO_USD),
         })),
-        parentInsufficientSince: parent.insufficientSince?.toISOString() ?? null,
+        parentInsufficientSince: amountKnown ? null : (parent.insufficientSince?.toISOString() ?? null),
+        parentRefusedMicroUsd: amountKnown ? parent.insufficientMicroUsd : null,
       };
     }),
 
@@ -56,4 +63,18 @@ export function createAutoTopUpActivities(deps: ActivityDeps) {
       },
     ),
   };
+}
+
+/**
+ * A policy set before TRANSFER_MAX_MICRO_USD was lowered could ask for one top-up above it: the sweep
+ * tops up to the limit instead (`below` held at or under it, so the amount stays positive), and
+ * the fundTenant it starts passes its input check. New policies above the limit are refused.
+ */
+function withinTransferLimit(
+  policy: { belowMicroUsd: string; toMicroUsd: string },
+  maxMicroUsd: string,
+): { below: string; to: string } {
+  const max = BigInt(maxMicroUsd);
+  const min = (a: string) => (BigInt(a) > max ? maxMicroUsd : a);
+  return { below: min(policy.belowMicroUsd), to: min(policy.toMicroUsd) };
 }

@@ -28,6 +28,8 @@ export interface ActivityDeps {
   parentKey?: { baseUrl: string };
   /** Event delivery settings; defaults apply when absent. */
   events?: EventOptions;
+  /** TRANSFER_MAX_MICRO_USD: the largest single transfer (absent: src/domain/transfer-limit.ts's default). */
+  transfers?: { maxMicroUsd?: string };
 }
 
 /** Event delivery and alert settings. */

@@ -22,7 +22,10 @@ export type { ActivityDeps } from './context.js';
 
 /** All activities, registered on the worker; workflows type them with `import type`. */
 export function createActivities(deps: ActivityDeps) {
-  const validation = createInputValidationActivities((input) => preflightInsideRun(deps, input));
+  const validation = createInputValidationActivities(
+    (input) => preflightInsideRun(deps, input),
+    deps.transfers?.maxMicroUsd,
+  );
   const tenants = createTenantActivities(deps);
   return {
     ...validation,

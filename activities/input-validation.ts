@@ -8,6 +8,7 @@ import {
 import { reconcileFleetInputSchema } from '../src/domain/drift-input.js';
 import { rotateFleetInputSchema, rotateTenantKeyInputSchema } from '../src/domain/rotation-input.js';
 import { codedFailure, FailureCode } from '../src/domain/failures.js';
+import { assertWithinTransferLimit } from '../src/domain/transfer-limit.js';
 import { fundTenantInputSchema } from '../src/domain/top-up-input.js';
 import { autoTopUpSweepInputSchema } from '../src/domain/funding-policy-input.js';
 import { adoptTenantKeysInputSchema, importTenantInputSchema } from '../src/domain/import-input.js';
@@ -41,11 +42,24 @@ export type WorkflowInputSchemaName = keyof typeof WORKFLOW_INPUT_SCHEMAS;
 export type ParsedWorkflowInput<K extends WorkflowInputSchemaName> = z.output<(typeof WORKFLOW_INPUT_SCHEMAS)[K]>;
 
 /**
+ * Amounts the worker holds to TRANSFER_MAX_MICRO_USD whoever started the run (a start sent straight
+ * to Temporal included): refused as INVALID_INPUT before anything is written.
+ */
+function transferAmountsOf(schema: WorkflowInputSchemaName, parsed: unknown): Record<string, string | undefined> {
+  if (schema === 'fundTenant') return { amountMicroUsd: (parsed as ParsedWorkflowInput<'fundTenant'>).amountMicroUsd };
+  if (schema === 'onboardTenant')
+    return { fundingMicroUsd: (parsed as ParsedWorkflowInput<'onboardTenant'>).fundingMicroUsd };
+  return {};
+}
+
+/**
  * `preflight`: the onboarding's checks against our records (activities/onboarding-preflight.ts),
- * run after its input parses; absent in unit use.
+ * run after its input parses; absent in unit use. `maxTransferMicroUsd`: TRANSFER_MAX_MICRO_USD
+ * (absent: its default).
  */
 export function createInputValidationActivities(
   preflight?: (input: ParsedWorkflowInput<'onboardTenant'>) => Promise<void>,
+  maxTransferMicroUsd?: string,
 ) {
   return {
     async validateWorkflowInput<K extends WorkflowInputSchemaName>(request: {
@@ -58,6 +72,7 @@ export function createInputValidationActivities(
       let parsed: ParsedWorkflowInput<K>;
       try {
         parsed = parseInput(schema, request.input);
+        assertWithinTransferLimit(transferAmountsOf(request.schema, parsed), maxTransferMicroUsd);
       } catch (error) {
         if (!(error instanceof InvalidInputError)) throw error;
         throw codedFailure(

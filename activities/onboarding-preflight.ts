@@ -1,6 +1,7 @@
 import type { Logger } from '../src/infra/log.js';
 import type { Pool } from '../src/db/pool.js';
 import { getFundingParent } from '../src/db/funding-store.js';
+import { shortfallDetail, shortfallHolds } from '../src/domain/parent-shortfall.js';
 import { findTenant, type TenantRow } from '../src/db/tenants-store.js';
 import type { OnboardTenantInput } from '../src/domain/tenant-input.js';
 import { FailureCode } from '../src/domain/failures.js';
@@ -9,7 +10,7 @@ import { activityFailure } from './failures.js';
 
 /**
  * The checks an onboarding can pass before anything is created: the external ref is free, the
- * parent's paid balance covers the funding, the platform answers. Read-only: one GET on the
+ * parent's paid balance was not refused the funding amount or less, the platform answers. Read-only: one GET on the
  * platform, reads of our records. `tenantctl onboard --dry-run` and `POST /v1/tenants?dryRun=true`
  * run them and print the plan; the onboarding runs them first (a run that resumes its own record
  * counts the ref as its own).
@@ -56,25 +57,22 @@ export async function runOnboardingChecks(
 
   if (!input.fundingMicroUsd) checks.push({ check: 'parentBalance', ok: true, detail: 'no funding asked' });
   else {
-    // The contract shows no endpoint for the parent's own balance: the best evidence is whether the
-    // platform last refused a transfer for INSUFFICIENT_BALANCE (cleared by `tenantctl parent-funded`).
+    // The contract shows no endpoint for the parent's own balance: the best evidence is the smallest
+    // amount the platform last refused for INSUFFICIENT_BALANCE (src/domain/parent-shortfall.ts);
+    // funding below it goes ahead, funding at or above it would meet the same refusal.
     const parent = await getFundingParent(deps.pool);
+    const shortfall = { since: parent.insufficientSince, refusedMicroUsd: parent.insufficientMicroUsd };
     checks.push(
-      parent.insufficientSince
-        ? {
-            check: 'parentBalance',
-            ok: false,
-            detail:
-              `the platform refused a transfer for INSUFFICIENT_BALANCE at ` +
-              `${new Date(parent.insufficientSince).toISOString()}: fund the parent, then ` +
-              `\`tenantctl parent-funded --reason "..."\``,
-          }
+      shortfallHolds(shortfall, input.fundingMicroUsd)
+        ? { check: 'parentBalance', ok: false, detail: shortfallDetail(shortfall, input.fundingMicroUsd) }
         : {
             check: 'parentBalance',
             ok: true,
-            detail:
-              `no insufficient-balance state recorded (the platform shows no parent balance to ` +
-              `compare ${input.fundingMicroUsd} micro-USD with)`,
+            detail: parent.insufficientSince
+              ? `${input.fundingMicroUsd} micro-USD is less than the ${parent.insufficientMicroUsd} micro-USD the ` +
+                `platform refused for INSUFFICIENT_BALANCE: it may be covered`
+              : `no insufficient-balance state recorded (the platform shows no parent balance to ` +
+                `compare ${input.fundingMicroUsd} micro-USD with)`,
           },
     );
   }

@@ -1,5 +1,3 @@
-import { appendAudit } from '../src/db/audit-store.js';
-import { setParentInsufficient } from '../src/db/funding-store.js';
 import { withTransaction } from '../src/db/pool.js';
 import { reserveTopUp, type CapName } from '../src/db/top-ups-store.js';
 import { findTransferIntent, updateTransferIntent } from '../src/db/transfer-intents-store.js';
@@ -103,21 +101,11 @@ export function createTopUpActivities(deps: ActivityDeps) {
     ),
 
     /**
-     * The platform refused a top-up for the PARENT's balance: one parent-wide state (the sweep starts
-     * nothing while it holds) until an operator says `tenantctl parent-funded`.
+     * Kept for the runs that call it (fundTenant on INSUFFICIENT_BALANCE): the parent-wide state, with
+     * the refused amount, is now written by fundWallet itself where the refusal is seen. Writing it
+     * here too, without an amount, could reset a state an operator just cleared to "every amount held".
      */
-    noteParentInsufficient: boundary(async (input: { externalRef: string }): Promise<void> => {
-      await withTransaction(pool, async (tx) => {
-        if (await setParentInsufficient(tx, true, 'worker')) {
-          await appendAudit(tx, {
-            ...auditOrigin(),
-            action: 'parent.insufficient_balance',
-            externalRef: input.externalRef,
-            details: {},
-          });
-        }
-      });
-    }),
+    noteParentInsufficient: boundary(async (_input: { externalRef: string }): Promise<void> => {}),
   };
 }
 

@@ -1,4 +1,5 @@
 import { appendAudit } from '../src/db/audit-store.js';
+import { clearParentShortfallCoveredBy, noteParentShortfall } from '../src/db/funding-store.js';
 import { withTransaction, type Queryable } from '../src/db/pool.js';
 import {
   findTransferIntent,
@@ -95,17 +96,61 @@ export function createWalletActivities(deps: ActivityDeps) {
     return row;
   }
 
+  /**
+   * The parent's insufficient-balance state (src/domain/parent-shortfall.ts), kept here where the
+   * platform's answers are seen, for every kind of transfer: a refusal records its amount; a success
+   * at least that large, sent after the state was set, clears it. Written after the intent (a crash
+   * in between leaves the state as it was: the refusal is met again on the retry, a success only
+   * fails to clear it, which the operator's parent-funded does).
+   */
+  async function noteShortfall(intent: TransferIntentRow, requestId: string | null): Promise<void> {
+    const changed = await noteParentShortfall(pool, intent.amountMicroUsd, 'worker');
+    if (changed === 'unchanged') return;
+    await appendAudit(pool, {
+      ...auditOrigin(),
+      action: 'parent.insufficient_balance',
+      externalRef: intent.externalRef,
+      subject: intent.idempotencyKey,
+      details: { amountMicroUsd: intent.amountMicroUsd, state: changed, requestId },
+    });
+  }
+
+  async function clearShortfall(intent: TransferIntentRow, sentAt: Date): Promise<void> {
+    const cleared = await clearParentShortfallCoveredBy(pool, intent.amountMicroUsd, sentAt, 'worker');
+    if (!cleared) return;
+    await appendAudit(pool, {
+      ...auditOrigin(),
+      action: 'parent.funded',
+      externalRef: intent.externalRef,
+      subject: intent.idempotencyKey,
+      details: {
+        reason: `a transfer of ${intent.amountMicroUsd} micro-USD succeeded after ${cleared.refusedMicroUsd} was refused`,
+        refusedMicroUsd: cleared.refusedMicroUsd,
+        insufficientSince: cleared.since.toISOString(),
+        stateCleared: true,
+      },
+    });
+  }
+
   /** One transfer call under the intent's current key; every outcome is written before returning. */
   async function attempt(intent: TransferIntentRow, subaccountId: string): Promise<TransferIntentRow> {
+    // The worker's clock, compared with the database's when clearing: a skew only delays a clear or
+    // lets a success sent within the skew of a refusal clear it (the next refusal sets it again).
+    const sentAt = new Date();
     try {
       const { transfer, requestId } = await platform.transfer({
         subaccountId,
         amountMicroUsd: intent.amountMicroUsd,
         idempotencyKey: intent.idempotencyKey,
       });
-      return settle(intent, { state: 'succeeded', platformTransferId: transfer.id ?? null }, 'transfer.succeeded', {
-        requestId,
-      });
+      const row = await settle(
+        intent,
+        { state: 'succeeded', platformTransferId: transfer.id ?? null },
+        'transfer.succeeded',
+        { requestId },
+      );
+      await clearShortfall(intent, sentAt);
+      return row;
     } catch (error) {
       if (error instanceof PlatformAmbiguousError || error instanceof PlatformIdempotencyConflictError) {
         return settle(intent, { state: 'unknown', failureCode: error.code }, 'transfer.unknown', {
@@ -117,12 +162,14 @@ export function createWalletActivities(deps: ActivityDeps) {
         // Definitely not applied: the next attempt may (must) use a fresh key, since the platform
         // may replay this refusal for the old one.
         const next = transferKey(intent.externalRef, intent.purpose, intent.attempts + 1);
-        return settle(
+        const row = await settle(
           intent,
           { state: 'pending', failureCode: error.code, nextIdempotencyKey: next },
           'transfer.insufficient_balance',
           { requestId: error.requestId ?? null },
         );
+        await noteShortfall(intent, error.requestId ?? null);
+        return row;
       }
       if (error instanceof PlatformDefiniteError) {
         return settle(intent, { state: 'failed', failureCode: error.code }, 'transfer.failed', {

@@ -5,6 +5,7 @@ import { LOG_FORMATS } from './infra/log-formats.js';
 import { rotationConfigShape } from '../activities/rotation-options.js';
 import { safeParseMasterKeys } from './secrets/master-keys.js';
 import { safeOpsConfigShape, safeOpsProblems } from './secrets/safe-ops-config.js';
+import { transferLimitConfigShape } from './domain/transfer-limit.js';
 
 /**
  * The only reader of process.env: every entry point calls loadConfig(process.env) once and passes
@@ -162,6 +163,7 @@ export const configSchema = z.object({
   ...gatewayConfigShape,
   ...driftConfigShape,
   ...safeOpsConfigShape,
+  ...transferLimitConfigShape,
   EVENTS_LOW_BALANCE_MICRO_USD: z
     .preprocess(
       emptyToUndefined,

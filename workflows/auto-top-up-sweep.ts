@@ -2,9 +2,10 @@
  * autoTopUpSweep — why: tenants with a funding policy must not run dry, and a fleet-wide sweep
  * must neither flood the platform nor top anyone up twice or past a cap.
  *
- *   parent insufficient? ─► stop (one visible state until `tenantctl parent-funded`)
+ *   parent short for every amount? ─► stop (one visible state until `tenantctl parent-funded`)
  *   page of policy tenants ─► read each wallet (platform queue: the fleet's server-side rate limit)
- *     ─► below `below`: child fundTenant (kind auto, to `to`; caps reserved in its first step)
+ *     ─► below `below`: child fundTenant (kind auto, to `to`; caps reserved in its first step),
+ *        unless the parent was refused that amount or less (INSUFFICIENT_BALANCE): then it waits
  *   ─► next page by continue-as-new
  *
  * A top-up it starts is a fundTenant like any other (abandoned on close: it settles on its own).
@@ -33,6 +34,8 @@ export interface AutoTopUpTotals {
   belowThreshold: number;
   started: number;
   unreadable: number;
+  /** Top-ups not started: the parent was refused that amount or less (absent in older runs). */
+  parentShort?: number;
 }
 export interface AutoTopUpSweepResult extends AutoTopUpTotals {
   stoppedBy: 'parent_insufficient' | null;
@@ -52,11 +55,12 @@ export async function autoTopUpSweep(rawInput: AutoTopUpSweepInput): Promise<Aut
   });
   const totals: AutoTopUpTotals = input.totals
     ? { ...input.totals }
-    : { read: 0, belowThreshold: 0, started: 0, unreadable: 0 };
+    : { read: 0, belowThreshold: 0, started: 0, unreadable: 0, parentShort: 0 };
   const show = (line: string) =>
     setCurrentDetails(
       `**${line}**\n\nread ${totals.read}, below threshold ${totals.belowThreshold}, ` +
-        `top-ups started ${totals.started}, unreadable ${totals.unreadable}`,
+        `top-ups started ${totals.started}, unreadable ${totals.unreadable}` +
+        (totals.parentShort ? `, waiting for the parent's funds ${totals.parentShort}` : ''),
     );
 
   const page = await db.listAutoTopUpPage({ after: input.after, limit: input.pageSize });
@@ -68,7 +72,13 @@ export async function autoTopUpSweep(rawInput: AutoTopUpSweepInput): Promise<Aut
     );
     return { ...totals, stoppedBy: 'parent_insufficient' };
   }
-  show(`sweeping after ${input.after ?? '(start)'}`);
+  const refused = page.parentRefusedMicroUsd ? BigInt(page.parentRefusedMicroUsd) : null;
+  show(
+    `sweeping after ${input.after ?? '(start)'}` +
+      (refused === null
+        ? ''
+        : ` (the parent was refused ${refused} micro-USD: top-ups of that much or more wait for its funds)`),
+  );
   await Promise.all(
     page.tenants.map(async (tenant) => {
       const read = await platform
@@ -82,6 +92,11 @@ export async function autoTopUpSweep(rawInput: AutoTopUpSweepInput): Promise<Aut
       const balance = BigInt(read.balanceMicroUsd);
       if (balance >= BigInt(tenant.below)) return;
       totals.belowThreshold += 1;
+      const amount = BigInt(tenant.to) - balance;
+      if (refused !== null && amount >= refused) {
+        totals.parentShort = (totals.parentShort ?? 0) + 1;
+        return;
+      }
       const idempotencyKey = `auto-${read.readAt.replace(/[^0-9]/g, '')}`;
       try {
         await startChild(fundTenant, {
@@ -90,7 +105,7 @@ export async function autoTopUpSweep(rawInput: AutoTopUpSweepInput): Promise<Aut
             {
               externalRef: tenant.externalRef,
               idempotencyKey,
-              amountMicroUsd: (BigInt(tenant.to) - balance).toString(),
+              amountMicroUsd: amount.toString(),
               kind: 'auto',
               requestedBy: 'auto-top-up',
               reason: `balance ${balance} below ${tenant.below}: up to ${tenant.to}`,

@@ -12,6 +12,7 @@ import { findTenant, TenantNotFoundError } from '../db/tenants-store.js';
 import { capUsage } from '../db/top-ups-store.js';
 import { fundingPolicySchema, parentCapSchema } from '../domain/funding-policy-input.js';
 import { parseInput } from '../domain/tenant-input.js';
+import { assertWithinTransferLimit } from '../domain/transfer-limit.js';
 
 /**
  * Auto top-up policies and the parent's daily cap, for tenantctl and the gateway: validated by one
@@ -29,7 +30,23 @@ export interface FundingPolicyView {
   } | null;
   /** What top-ups of this tenant hold against its caps (UTC day and month), and the parent's today. */
   usage: { tenantDay: string; tenantMonth: string; parentDay: string };
-  parent: { maxPerDay: string | null; insufficientSince: string | null };
+  parent: ParentFundingState;
+}
+
+/** The parent's daily cap, and the smallest amount the platform refused for its balance since when. */
+export interface ParentFundingState {
+  maxPerDay: string | null;
+  insufficientSince: string | null;
+  /** Transfers of this much or more wait (null with insufficientSince set: every amount waits). */
+  insufficientMicroUsd: string | null;
+}
+
+function parentOut(row: Awaited<ReturnType<typeof getFundingParent>>): ParentFundingState {
+  return {
+    maxPerDay: row.maxPerDayMicroUsd,
+    insufficientSince: row.insufficientSince?.toISOString() ?? null,
+    insufficientMicroUsd: row.insufficientMicroUsd,
+  };
 }
 
 function policyOut(row: FundingPolicyRow | undefined): FundingPolicyView['policy'] {
@@ -45,8 +62,19 @@ function policyOut(row: FundingPolicyRow | undefined): FundingPolicyView['policy
     : null;
 }
 
-export async function setFundingPolicy(pool: Pool, externalRef: string, raw: unknown): Promise<FundingPolicyView> {
+/**
+ * `maxTransferMicroUsd`: TRANSFER_MAX_MICRO_USD (absent: its default). An auto top-up from an empty
+ * wallet moves `to` in one transfer, so a policy with `to` above the limit is refused; `maxPerDay`
+ * may exceed it (several top-ups a day).
+ */
+export async function setFundingPolicy(
+  pool: Pool,
+  externalRef: string,
+  raw: unknown,
+  options: { maxTransferMicroUsd?: string | undefined } = {},
+): Promise<FundingPolicyView> {
   const input = parseInput(fundingPolicySchema, raw);
+  assertWithinTransferLimit({ to: input.to }, options.maxTransferMicroUsd);
   await withTransaction(pool, async (tx) => {
     const tenant = await findTenant(tx, externalRef);
     if (!tenant) throw new TenantNotFoundError(externalRef);
@@ -97,14 +125,11 @@ export async function showFundingPolicy(pool: Pool, externalRef: string): Promis
       tenantMonth: usage.tenantMonth.toString(),
       parentDay: usage.parentDay.toString(),
     },
-    parent: { maxPerDay: parent.maxPerDayMicroUsd, insufficientSince: parent.insufficientSince?.toISOString() ?? null },
+    parent: parentOut(parent),
   };
 }
 
-export async function setParentCap(
-  pool: Pool,
-  raw: unknown,
-): Promise<{ maxPerDay: string | null; insufficientSince: string | null }> {
+export async function setParentCap(pool: Pool, raw: unknown): Promise<ParentFundingState> {
   const input = parseInput(parentCapSchema, raw);
   return withTransaction(pool, async (tx) => {
     const row = await setParentDailyCap(tx, input.maxPerDay, input.updatedBy);
@@ -113,21 +138,15 @@ export async function setParentCap(
       action: 'funding.parent_cap_set',
       details: { maxPerDay: input.maxPerDay },
     });
-    return { maxPerDay: row.maxPerDayMicroUsd, insufficientSince: row.insufficientSince?.toISOString() ?? null };
+    return parentOut(row);
   });
 }
 
-export async function showParentFunding(
-  pool: Pool,
-): Promise<{ maxPerDay: string | null; insufficientSince: string | null; usedToday: string }> {
+export async function showParentFunding(pool: Pool): Promise<ParentFundingState & { usedToday: string }> {
   const parent = await getFundingParent(pool);
   const { rows } = await pool.query<{ used: string }>(
     `SELECT coalesce(sum(amount_micro_usd), 0)::text AS used FROM transfer_intents
       WHERE reserved_on = (now() AT TIME ZONE 'UTC')::date AND state NOT IN ('failed', 'cancelled', 'refused')`,
   );
-  return {
-    maxPerDay: parent.maxPerDayMicroUsd,
-    insufficientSince: parent.insufficientSince?.toISOString() ?? null,
-    usedToday: rows[0]!.used,
-  };
+  return { ...parentOut(parent), usedToday: rows[0]!.used };
 }

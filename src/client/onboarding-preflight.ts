@@ -4,6 +4,7 @@ import type { Pool } from '../db/pool.js';
 import { onboardingWorkflowId } from '../domain/ids.js';
 import { DEFAULT_SLOT, ONBOARDING_PURPOSE } from '../domain/onboarding.js';
 import { onboardTenantInputSchema, parseInput } from '../domain/tenant-input.js';
+import { assertWithinTransferLimit } from '../domain/transfer-limit.js';
 import type { PlatformClient } from '../platform/index.js';
 
 export interface OnboardingDryRun {
@@ -23,8 +24,10 @@ export interface OnboardingDryRun {
 export async function dryRunOnboarding(
   deps: { pool: Pool; client: Client; platform: PlatformClient },
   rawInput: unknown,
+  options: { maxTransferMicroUsd?: string | undefined } = {},
 ): Promise<OnboardingDryRun> {
   const input = parseInput(onboardTenantInputSchema, rawInput);
+  assertWithinTransferLimit({ fundingMicroUsd: input.fundingMicroUsd }, options.maxTransferMicroUsd);
   const checks = await runOnboardingChecks(deps, input, { ownRecordResumes: false });
   const workflowId = onboardingWorkflowId(input.externalRef);
   const run = await deps.client.workflow

@@ -2,6 +2,7 @@ import { WorkflowExecutionAlreadyStartedError, type Client, type WorkflowHandle 
 import { TypedSearchAttributes } from '@temporalio/common';
 import { onboardTenantInputSchema, parseInput, type OnboardTenantInput } from '../domain/tenant-input.js';
 import { tenantExternalRefKey, tenantStatusKey } from '../domain/search-attributes.js';
+import { assertWithinTransferLimit } from '../domain/transfer-limit.js';
 import type { onboardTenant } from '../../workflows/onboard-tenant.js';
 import { onboardingStatusQuery } from '../../workflows/onboard-tenant-messages.js';
 import { onboardingWorkflowId } from '../domain/ids.js';
@@ -18,6 +19,8 @@ export interface StartOnboardingOptions {
   taskQueue?: string;
   /** Lower latency when this client shares the worker's connection. */
   requestEagerStart?: boolean;
+  /** TRANSFER_MAX_MICRO_USD (absent: its default); the worker holds every run to its own setting too. */
+  maxTransferMicroUsd?: string | undefined;
 }
 
 export type OnboardingHandle = WorkflowHandle<typeof onboardTenant> & { started: boolean };
@@ -33,6 +36,7 @@ export async function startOnboarding(
   options: StartOnboardingOptions = {},
 ): Promise<OnboardingHandle> {
   const input: OnboardTenantInput = parseInput(onboardTenantInputSchema, rawInput);
+  assertWithinTransferLimit({ fundingMicroUsd: input.fundingMicroUsd }, options.maxTransferMicroUsd);
   const workflowId = onboardingWorkflowId(input.externalRef);
   try {
     const handle = await client.workflow.start<typeof onboardTenant>('onboardTenant', {

@@ -3,6 +3,7 @@ import { TypedSearchAttributes } from '@temporalio/common';
 import { fundTenantInputSchema, sameTopUpRequest, type ParsedFundTenantInput } from '../domain/top-up-input.js';
 import { topUpWorkflowId } from '../domain/ids.js';
 import { parseInput } from '../domain/tenant-input.js';
+import { assertWithinTransferLimit } from '../domain/transfer-limit.js';
 import { tenantExternalRefKey } from '../domain/search-attributes.js';
 import type { fundTenant } from '../../workflows/fund-tenant.js';
 import { topUpStatusQuery } from '../../workflows/fund-tenant-messages.js';
@@ -16,6 +17,8 @@ import { DEFAULT_TASK_QUEUE } from './start-onboarding.js';
  */
 export interface StartTopUpOptions {
   taskQueue?: string;
+  /** TRANSFER_MAX_MICRO_USD (absent: its default); the worker holds every run to its own setting too. */
+  maxTransferMicroUsd?: string | undefined;
 }
 
 export type TopUpHandle = WorkflowHandle<typeof fundTenant> & { started: boolean; input: ParsedFundTenantInput };
@@ -40,6 +43,7 @@ export async function startTopUp(
   options: StartTopUpOptions = {},
 ): Promise<TopUpHandle> {
   const input = parseInput(fundTenantInputSchema, rawInput);
+  assertWithinTransferLimit({ amountMicroUsd: input.amountMicroUsd }, options.maxTransferMicroUsd);
   const workflowId = topUpWorkflowId(input.externalRef, input.idempotencyKey);
   const memo: TopUpMemo = { amountMicroUsd: input.amountMicroUsd, reason: input.reason ?? null };
   try {

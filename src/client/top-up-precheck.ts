@@ -1,4 +1,7 @@
+import { getFundingParent } from '../db/funding-store.js';
 import type { Pool } from '../db/pool.js';
+import { shortfallDetail, shortfallHolds } from '../domain/parent-shortfall.js';
+import { assertWithinTransferLimit } from '../domain/transfer-limit.js';
 import { findTenant, TenantNotFoundError } from '../db/tenants-store.js';
 import { findTransferIntent, type TransferIntentRow } from '../db/transfer-intents-store.js';
 import { sameTopUpRequest, type TopUpRequestFields } from '../domain/top-up-input.js';
@@ -7,14 +10,15 @@ import { IdempotencyKeyReusedError } from './start-top-up.js';
 
 /**
  * What our records already say about a top-up request, before anything starts (the gateway and
- * tenantctl): a key recorded with another amount or reason is refused, a recorded one answers from
- * the record, and a tenant that cannot take a transfer is refused — no run is started that was
- * bound to fail, no platform call is made.
+ * tenantctl): an amount above TRANSFER_MAX_MICRO_USD is invalid input, a key recorded with another
+ * amount or reason is refused, a recorded one answers from the record, and a tenant that cannot take
+ * a transfer, or an amount the parent was already refused (INSUFFICIENT_BALANCE) or less, is refused
+ * — no run is started that was bound to fail, no platform call is made.
  */
 export class TopUpNotAllowedError extends Error {
   override name = 'TopUpNotAllowedError';
   constructor(
-    readonly code: 'TENANT_CLOSED' | 'TENANT_NOT_PROVISIONED',
+    readonly code: 'TENANT_CLOSED' | 'TENANT_NOT_PROVISIONED' | 'PARENT_INSUFFICIENT_BALANCE',
     message: string,
   ) {
     super(message);
@@ -23,11 +27,16 @@ export class TopUpNotAllowedError extends Error {
 
 export const OPEN_TRANSFER_STATES: ReadonlySet<string> = new Set(['pending', 'unknown', 'needs_operator']);
 
-/** The recorded intent of this key, or undefined when a run may start. Throws the refusals above. */
+/**
+ * The recorded intent of this key, or undefined when a run may start. Throws the refusals above
+ * (InvalidInputError for an amount above `maxTransferMicroUsd`, absent: its default).
+ */
 export async function precheckTopUp(
   pool: Pool,
   request: TopUpRequestFields & { externalRef: string; idempotencyKey: string },
+  options: { maxTransferMicroUsd?: string | undefined } = {},
 ): Promise<TransferIntentRow | undefined> {
+  assertWithinTransferLimit({ amountMicroUsd: request.amountMicroUsd }, options.maxTransferMicroUsd);
   const tenant = await findTenant(pool, request.externalRef);
   if (!tenant) throw new TenantNotFoundError(request.externalRef);
   const recorded = await findRecordedTopUp(pool, request);
@@ -43,6 +52,10 @@ export async function precheckTopUp(
       `tenant ${request.externalRef} is ${tenant.status}: top-ups need an onboarded (active or suspended) tenant`,
     );
   }
+  const parent = await getFundingParent(pool);
+  const shortfall = { since: parent.insufficientSince, refusedMicroUsd: parent.insufficientMicroUsd };
+  if (shortfallHolds(shortfall, request.amountMicroUsd))
+    throw new TopUpNotAllowedError('PARENT_INSUFFICIENT_BALANCE', shortfallDetail(shortfall, request.amountMicroUsd));
   return undefined;
 }
 

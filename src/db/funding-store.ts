@@ -17,6 +17,8 @@ export interface FundingPolicyRow {
 export interface FundingParentRow {
   maxPerDayMicroUsd: string | null;
   insufficientSince: Date | null;
+  /** The smallest amount the platform refused since then (null: not recorded; every amount is held). */
+  insufficientMicroUsd: string | null;
   updatedBy: string;
   updatedAt: Date;
 }
@@ -25,7 +27,7 @@ const POLICY_COLUMNS = `external_ref AS "externalRef", below_micro_usd::text AS 
   max_per_day_micro_usd::text AS "maxPerDayMicroUsd", max_per_month_micro_usd::text AS "maxPerMonthMicroUsd",
   updated_by AS "updatedBy", updated_at AS "updatedAt"`;
 const PARENT_COLUMNS = `max_per_day_micro_usd::text AS "maxPerDayMicroUsd", insufficient_since AS "insufficientSince",
-  updated_by AS "updatedBy", updated_at AS "updatedAt"`;
+  insufficient_micro_usd::text AS "insufficientMicroUsd", updated_by AS "updatedBy", updated_at AS "updatedAt"`;
 
 export async function upsertFundingPolicy(
   db: Queryable,
@@ -117,9 +119,60 @@ export async function setParentInsufficient(db: Queryable, insufficient: boolean
     insufficient
       ? `UPDATE funding_parent SET insufficient_since = now(), updated_by = $1::text, ` +
           `updated_at = now() WHERE id AND insufficient_since IS NULL`
-      : `UPDATE funding_parent SET insufficient_since = NULL, updated_by = $1::text, ` +
+      : `UPDATE funding_parent SET insufficient_since = NULL, insufficient_micro_usd = NULL, updated_by = $1::text, ` +
           `updated_at = now() WHERE id AND insufficient_since IS NOT NULL`,
     [updatedBy],
   );
   return (rowCount ?? 0) > 0;
+}
+
+/**
+ * The platform refused `amountMicroUsd` for INSUFFICIENT_BALANCE: start the parent's state (with that
+ * amount) or lower its amount to this one. A state whose amount is not recorded stays so (every
+ * amount held). Returns what changed.
+ */
+export async function noteParentShortfall(
+  db: Queryable,
+  amountMicroUsd: string,
+  updatedBy: string,
+): Promise<'set' | 'lowered' | 'unchanged'> {
+  const { rows } = await db.query<{ was: Date | null }>(
+    `WITH old AS (
+       SELECT insufficient_since AS was FROM funding_parent
+        WHERE id AND (insufficient_since IS NULL OR insufficient_micro_usd > $1::numeric) FOR UPDATE
+     )
+     UPDATE funding_parent p SET insufficient_since = coalesce(old.was, now()), insufficient_micro_usd = $1::numeric,
+       updated_by = $2::text, updated_at = now()
+       FROM old WHERE p.id
+     RETURNING old.was`,
+    [amountMicroUsd, updatedBy],
+  );
+  if (!rows[0]) return 'unchanged';
+  return rows[0].was === null ? 'set' : 'lowered';
+}
+
+/**
+ * A transfer of `amountMicroUsd` sent at `sentAt` succeeded: when the state was set before it was
+ * sent and its amount is at most this one, the parent's balance covered what was refused, and the
+ * state clears. Returns the cleared state, or null. Takes no lock when there is nothing to clear
+ * (every successful transfer asks).
+ */
+export async function clearParentShortfallCoveredBy(
+  db: Queryable,
+  amountMicroUsd: string,
+  sentAt: Date,
+  updatedBy: string,
+): Promise<{ since: Date; refusedMicroUsd: string } | null> {
+  const { rows } = await db.query<{ since: Date; refusedMicroUsd: string }>(
+    `WITH old AS (
+       SELECT insufficient_since AS since, insufficient_micro_usd AS refused FROM funding_parent
+        WHERE id AND insufficient_micro_usd <= $1::numeric AND insufficient_since <= $2::timestamptz FOR UPDATE
+     )
+     UPDATE funding_parent p SET insufficient_since = NULL, insufficient_micro_usd = NULL,
+       updated_by = $3::text, updated_at = now()
+       FROM old WHERE p.id
+     RETURNING old.since, old.refused::text AS "refusedMicroUsd"`,
+    [amountMicroUsd, sentAt.toISOString(), updatedBy],
+  );
+  return rows[0] ?? null;
 }

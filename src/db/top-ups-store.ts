@@ -1,5 +1,6 @@
 import { auditFrom, auditParams, type AuditEntry } from './audit-store.js';
 import { findFundingPolicy, getFundingParent } from './funding-store.js';
+import { shortfallHolds } from '../domain/parent-shortfall.js';
 import type { PoolClient } from 'pg';
 import { TRANSFER_INTENT_COLUMNS, type TransferIntentRow } from './transfer-intents-store.js';
 
@@ -61,7 +62,9 @@ export async function reserveTopUp(
   if (!tenant.subaccountId || !['active', 'suspended'].includes(tenant.status))
     return { outcome: 'tenant_not_provisioned', status: tenant.status };
   if (input.kind === 'auto') {
-    if (parent.insufficientSince) return { outcome: 'skipped', why: 'parent_insufficient' };
+    // Only amounts the parent was refused for (or more) wait; smaller auto top-ups go ahead.
+    const shortfall = { since: parent.insufficientSince, refusedMicroUsd: parent.insufficientMicroUsd };
+    if (shortfallHolds(shortfall, input.amountMicroUsd)) return { outcome: 'skipped', why: 'parent_insufficient' };
     if (await transfersMovedSince(tx, input.externalRef, input.balanceReadAt))
       return { outcome: 'skipped', why: 'balance_changed' };
   }

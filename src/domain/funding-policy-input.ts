@@ -53,7 +53,13 @@ export const autoTopUpSweepInputSchema = z.strictObject({
     })
     .optional(),
   totals: z
-    .strictObject({ read: z.number(), started: z.number(), belowThreshold: z.number(), unreadable: z.number() })
+    .strictObject({
+      read: z.number(),
+      started: z.number(),
+      belowThreshold: z.number(),
+      unreadable: z.number(),
+      parentShort: z.number().optional(),
+    })
     .optional(),
 });
 export type AutoTopUpSweepInput = z.input<typeof autoTopUpSweepInputSchema>;

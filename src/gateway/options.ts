@@ -147,6 +147,8 @@ export interface GatewayOptions {
   approvals?: { actions: ReadonlySet<ApprovalAction>; ttlMs: number };
   /** The platform, asked read-only by `POST /v1/tenants?dryRun=true` (absent: dry runs answer 503). */
   preflightPlatform?: PlatformClient;
+  /** TRANSFER_MAX_MICRO_USD: larger amounts are 400 INVALID_INPUT at every /v1 edge (absent: its default). */
+  maxTransferMicroUsd?: string;
 }
 
 export function gatewayOptionsOf(env: GatewayEnv & RotationDeployerEnv, taskQueue: string): GatewayOptions {

@@ -60,6 +60,7 @@ export async function startGateway(config: Config): Promise<RunningGateway> {
       ...gatewayOptionsOf(config, config.TEMPORAL_TASK_QUEUE),
       operators: safeOps.operators,
       closeDelay: safeOps.closeDelay,
+      maxTransferMicroUsd: config.TRANSFER_MAX_MICRO_USD,
       approvals: { actions: safeOps.approvals, ttlMs: safeOps.approvalTtlMs },
       // The dry run's platform check uses the parent key this process holds (from our records).
       ...(config.PLATFORM_BASE_URL && parentKey.current()

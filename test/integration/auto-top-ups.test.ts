@@ -38,7 +38,7 @@ async function sweep(env: OrchestratorEnv, id: string) {
     taskQueue: env.taskQueue,
     workflowId: id,
     args: [{ pageSize: 4, options: FAST }],
-  }) as Promise<{ started: number; stoppedBy: string | null }>;
+  }) as Promise<{ started: number; stoppedBy: string | null; parentShort?: number }>;
 }
 
 describe('auto top-up within spend caps', () => {
@@ -147,8 +147,9 @@ describe('auto top-up within spend caps', () => {
       expect(intents.length).toBeGreaterThan(0);
       expect(intents.every((r) => r.state === 'cancelled' && r.failure_code === 'INSUFFICIENT_BALANCE')).toBe(true);
 
+      // The refused amount (2000) or more waits; the sweep starts neither, and says so.
       const stopped = await sweep(env, 'sweep-broke-2');
-      expect(stopped).toMatchObject({ stoppedBy: 'parent_insufficient', started: 0 });
+      expect(stopped).toMatchObject({ stoppedBy: null, started: 0, parentShort: 2 });
 
       await setParentBalance('100000000');
       const funded = await runCli(['parent-funded', '--operator', 'erin', '--reason', 'wired the parent'], env.cliEnv);

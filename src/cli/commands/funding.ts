@@ -30,11 +30,19 @@ function printPolicy(view: FundingPolicyView): void {
       `${view.usage.tenantMonth}; the parent today ${view.usage.parentDay}${view.parent.maxPerDay ? ` of ${view.parent.maxPerDay}` : ''} ` +
       `micro-USD`,
   );
-  if (view.parent.insufficientSince)
-    console.log(
-      `the parent's balance is insufficient since ${view.parent.insufficientSince}: ` +
-        `auto top-ups are stopped until \`tenantctl parent-funded\``,
-    );
+  if (view.parent.insufficientSince) console.log(shortfallLine(view.parent));
+}
+
+function shortfallLine(parent: { insufficientSince: string | null; insufficientMicroUsd: string | null }): string {
+  const held =
+    parent.insufficientMicroUsd === null
+      ? 'every transfer waits'
+      : `transfers of ${parent.insufficientMicroUsd} micro-USD or more wait, smaller ones go ahead`;
+  return (
+    `the platform has refused transfers for the parent's balance (INSUFFICIENT_BALANCE) since ` +
+    `${parent.insufficientSince}: ` +
+    `${held} until \`tenantctl parent-funded\` or a transfer that large succeeds`
+  );
 }
 
 export function registerFundingCommands(program: Command): void {
@@ -68,7 +76,8 @@ export function registerFundingCommands(program: Command): void {
             policies(),
             import('../../domain/tenant-input.js'),
           ]);
-          const view = await setFundingPolicy(runtime.pool(), externalRef, raw).catch((error: unknown) =>
+          const limit = { maxTransferMicroUsd: runtime.config.TRANSFER_MAX_MICRO_USD };
+          const view = await setFundingPolicy(runtime.pool(), externalRef, raw, limit).catch((error: unknown) =>
             Promise.reject(asFlags(error, InvalidInputError, FLAG_OF)),
           );
           if (opts.json) printJson(view);
@@ -114,12 +123,7 @@ export function registerFundingCommands(program: Command): void {
         console.log(
           `parent daily cap: ${view.maxPerDay ?? 'none'}; held by top-ups today: ${view.usedToday} micro-USD`,
         );
-        console.log(
-          view.insufficientSince
-            ? `insufficient balance since ${view.insufficientSince}: auto top-ups stopped until ` +
-                `\`tenantctl parent-funded\``
-            : 'balance: no insufficient-balance state',
-        );
+        console.log(view.insufficientSince ? shortfallLine(view) : 'balance: no insufficient-balance state');
       }),
     );
   parent

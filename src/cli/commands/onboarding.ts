@@ -38,6 +38,7 @@ export function registerOnboardingCommands(program: Command): void {
             const report = await dryRunOnboarding(
               { pool: runtime.pool(), client: await runtime.client(), platform },
               input,
+              { maxTransferMicroUsd: runtime.config.TRANSFER_MAX_MICRO_USD },
             ).finally(close);
             if (opts.json) printJson(report);
             else {
@@ -51,6 +52,7 @@ export function registerOnboardingCommands(program: Command): void {
           const { startOnboarding } = await import('../../client/start-onboarding.js');
           const handle = await startOnboarding(await runtime.client(), input, {
             taskQueue: runtime.config.TEMPORAL_TASK_QUEUE,
+            maxTransferMicroUsd: runtime.config.TRANSFER_MAX_MICRO_USD,
           });
           const started = { workflowId: handle.workflowId, started: handle.started };
           if (!opts.wait) {

@@ -81,12 +81,16 @@ export function registerTopUpCommands(program: Command): void {
           } catch (error) {
             throw asFlags(error, InvalidInputError);
           }
-          const recorded = await precheckTopUp(runtime.pool(), input);
+          const limit = { maxTransferMicroUsd: runtime.config.TRANSFER_MAX_MICRO_USD };
+          const recorded = await precheckTopUp(runtime.pool(), input, limit).catch((error: unknown) =>
+            Promise.reject(asFlags(error, InvalidInputError)),
+          );
           let workflowId: string | null = null;
           let started = false;
           if (!recorded || opts.wait) {
             const handle = await startTopUp(await runtime.client(), input, {
               taskQueue: runtime.config.TEMPORAL_TASK_QUEUE,
+              ...limit,
             });
             workflowId = handle.workflowId;
             started = handle.started;

@@ -45,6 +45,7 @@ export function buildActivityDeps(
     vault: createVault(parseMasterKeys(config.SECRETS_KEYS)),
     logger,
     lifecycle: { resumeBalanceFloorMicroUsd: config.RESUME_BALANCE_FLOOR_MICRO_USD },
+    transfers: { maxMicroUsd: config.TRANSFER_MAX_MICRO_USD },
     events: {
       retentionDays: config.EVENTS_RETENTION_DAYS,
       ...(config.EVENTS_LOW_BALANCE_MICRO_USD ? { lowBalanceMicroUsd: config.EVENTS_LOW_BALANCE_MICRO_USD } : {}),
