@@ -8,11 +8,12 @@ import {
   type FundingPolicyRow,
 } from '../db/funding-store.js';
 import { withTransaction, type Pool } from '../db/pool.js';
-import { findTenant, TenantNotFoundError } from '../db/tenants-store.js';
+import { CLOSING_STATES, findTenant, lockTenantStatus, TenantNotFoundError } from '../db/tenants-store.js';
 import { capUsage } from '../db/top-ups-store.js';
 import { fundingPolicySchema, parentCapSchema } from '../domain/funding-policy-input.js';
 import { parseInput } from '../domain/tenant-input.js';
 import { assertWithinTransferLimit } from '../domain/transfer-limit.js';
+import { TopUpNotAllowedError } from './top-up-precheck.js';
 
 /**
  * Auto top-up policies and the parent's daily cap, for tenantctl and the gateway: validated by one
@@ -76,8 +77,11 @@ export async function setFundingPolicy(
   const input = parseInput(fundingPolicySchema, raw);
   assertWithinTransferLimit({ to: input.to }, options.maxTransferMicroUsd);
   await withTransaction(pool, async (tx) => {
-    const tenant = await findTenant(tx, externalRef);
-    if (!tenant) throw new TenantNotFoundError(externalRef);
+    // Under the tenant's row lock: a close that starts now waits for this write, or this one sees it.
+    const status = await lockTenantStatus(tx, externalRef);
+    if (status === undefined) throw new TenantNotFoundError(externalRef);
+    if (CLOSING_STATES.includes(status))
+      throw new TopUpNotAllowedError('TENANT_CLOSED', `tenant ${externalRef} is ${status}: it takes no funding policy`);
     const row = await upsertFundingPolicy(tx, {
       externalRef,
       belowMicroUsd: input.below,

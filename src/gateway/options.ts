@@ -78,6 +78,24 @@ export const gatewayConfigShape = {
         .optional(),
     )
     .describe('Public base URL of the gateway: webhook receiver URLs and status URLs are built from it.'),
+  GATEWAY_CODEC_HOSTS: z
+    .preprocess(
+      emptyToUndefined,
+      z.preprocess(
+        list,
+        z
+          .array(
+            z
+              .string()
+              .regex(/^[A-Za-z0-9.-]+$|^\[[0-9A-Fa-f:.]+\]$/, 'each must be a host name or address, without port'),
+          )
+          .default([]),
+      ),
+    )
+    .describe(
+      'Comma-separated host names the codec endpoint answers to (the Host header), besides loopback names, ' +
+        "GATEWAY_HOST and GATEWAY_PUBLIC_URL's host: a DNS-rebinding defence.",
+    ),
   GATEWAY_WEBHOOK_BODY_LIMIT: z
     .preprocess(
       emptyToUndefined,
@@ -147,6 +165,8 @@ export interface GatewayOptions {
   approvals?: { actions: ReadonlySet<ApprovalAction>; ttlMs: number };
   /** The platform, asked read-only by `POST /v1/tenants?dryRun=true` (absent: dry runs answer 503). */
   preflightPlatform?: PlatformClient;
+  /** Host names the codec answers to besides loopback ones (GATEWAY_CODEC_HOSTS, GATEWAY_HOST, the public URL's). */
+  codecHosts?: readonly string[];
   /** TRANSFER_MAX_MICRO_USD: larger amounts are 400 INVALID_INPUT at every /v1 edge (absent: its default). */
   maxTransferMicroUsd?: string;
 }
@@ -157,6 +177,12 @@ export function gatewayOptionsOf(env: GatewayEnv & RotationDeployerEnv, taskQueu
     apiTokens: env.GATEWAY_API_TOKENS,
     codecTokens: env.GATEWAY_CODEC_TOKENS,
     codecCorsOrigins: env.GATEWAY_CODEC_CORS_ORIGINS.map((origin) => new URL(origin).origin),
+    codecHosts: [
+      ...env.GATEWAY_CODEC_HOSTS,
+      // A wildcard bind address is no name a client uses.
+      ...(['0.0.0.0', '::', '[::]'].includes(env.GATEWAY_HOST) ? [] : [env.GATEWAY_HOST]),
+      ...(env.GATEWAY_PUBLIC_URL ? [new URL(env.GATEWAY_PUBLIC_URL).hostname] : []),
+    ],
     publicUrl: env.GATEWAY_PUBLIC_URL?.replace(/\/+$/, ''),
     webhookBodyLimitBytes: env.GATEWAY_WEBHOOK_BODY_LIMIT,
     webhookSecretGraceSeconds: env.GATEWAY_WEBHOOK_SECRET_GRACE_SECONDS,
