@@ -25,6 +25,8 @@ import {
   type WebhookRecord,
 } from '../platform/index.js';
 import type { Vault } from '../secrets/vault.js';
+import { parseInput } from '../domain/tenant-input.js';
+import { createWebhookInputSchema, updateWebhookInputSchema } from '../domain/webhook-input.js';
 import { webhookSecretAad } from '../secrets/webhook-secrets.js';
 
 /**
@@ -152,8 +154,9 @@ async function sealNewSecret(
 
 export async function createRegistryWebhook(
   deps: WebhookManagementDeps,
-  input: { externalRef?: string; projectId: string; label: string; events: string[] },
+  raw: { externalRef?: string; projectId: string; label: string; events: string[] },
 ): Promise<WebhookView> {
+  const input = parseInput(createWebhookInputSchema, raw);
   const id = newRegistrationId();
   const externalRef = input.externalRef ?? null;
   await authFor(deps.pool, externalRef);
@@ -203,8 +206,9 @@ export async function listRegistryWebhooks(
 
 export async function updateRegistryWebhook(
   deps: WebhookManagementDeps,
-  input: { registrationId: string; label?: string; events?: string[] },
+  raw: { registrationId: string; label?: string; events?: string[] },
 ): Promise<WebhookView> {
+  const input = parseInput(updateWebhookInputSchema, raw);
   const row = await getRegistration(deps.pool, input.registrationId);
   if (row.status !== 'active' || !row.webhookId)
     throw new Error(`webhook registration ${row.id} is ${row.status}: only an active one can be updated`);

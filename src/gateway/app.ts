@@ -11,7 +11,7 @@ import { createDeliveryDispatcher, temporalDeliveryStarter, type DeliveryDispatc
 import { answerError, GatewayErrorCode, newRequestId, sendError } from './errors.js';
 import { registerHealthRoutes } from './health-routes.js';
 import { createInboxPruner, type InboxPruner } from './inbox-pruner.js';
-import { installJsonBodyParser } from './json-body.js';
+import { installJsonBodyParser, installParameterTextGuard } from './json-body.js';
 import { createGatewayMetrics, type GatewayMetrics } from './metrics.js';
 import { openApiDocument } from './openapi.js';
 import type { GatewayOptions } from './options.js';
@@ -82,6 +82,7 @@ export function buildGatewayApp(deps: GatewayDeps): GatewayApp {
   });
 
   installJsonBodyParser(app);
+  installParameterTextGuard(app);
   app.addHook('onRequest', async (request, reply) => {
     void reply.header('X-Request-Id', request.id);
   });

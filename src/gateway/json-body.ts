@@ -115,3 +115,23 @@ export function forbiddenKeyPath(root: unknown): string | undefined {
   }
   return undefined;
 }
+
+/**
+ * The same refusal for path parameters and query values (a `%00` in an id reached Postgres: a 500). Runs after the
+ * access check (an unauthenticated caller learns nothing new) and before any handler.
+ */
+export function installParameterTextGuard(app: FastifyInstance): void {
+  app.addHook('preValidation', async (request) => {
+    for (const [where, values] of [
+      ['path', request.params],
+      ['query', request.query],
+    ] as const) {
+      const unstorable = unstorableTextPath(values);
+      if (unstorable === undefined) continue;
+      const field = unstorable.path || where;
+      throw new GatewayError(400, GatewayErrorCode.INVALID_INPUT, `${field}: must not contain ${unstorable.what}`, {
+        fields: [field],
+      });
+    }
+  });
+}

@@ -150,6 +150,28 @@ describe('free text and ids at the gateway edge', () => {
     expect((await send('PUT', '/v1/tenants/tx-a/funding-policy', policy)).status).toBe(200);
   });
 
+  it('answers ids and query values no record can hold with a 4xx, never a 500', async () => {
+    const probes: Array<[string, string, unknown?]> = [
+      ['DELETE', '/v1/event-subscriptions/%00'],
+      ['POST', '/v1/event-subscriptions/%00/rotate-secret', {}],
+      ['POST', '/v1/event-subscriptions/sub_x/rotate-secret', { overlapSeconds: 'soon' }],
+      ['GET', '/v1/event-deliveries?subscription=%00'],
+      ['GET', '/v1/event-deliveries?event=not-an-event'],
+      ['GET', '/v1/event-deliveries?event=%00'],
+      ['POST', '/v1/events/%00/replay', {}],
+      ['POST', '/v1/events/replay', { since: '2026-13-45T99:00:00Z' }],
+      ['POST', '/v1/approvals/%00/approve', { reason: 'looks right' }],
+      ['GET', '/v1/tenants/%00'],
+      ['GET', '/v1/tenants/tx-a/keys'],
+      ['POST', '/v1/tenants/tx-a/keys/%00/issue', {}],
+      ['POST', '/v1/tenants/tx-a/keys/default/revoke', { force: true, reason: 'leak\u0085' }],
+    ];
+    for (const [method, path, body] of probes) {
+      const answer = await send(method, path, body);
+      expect(answer.status, `${method} ${path}: ${JSON.stringify(answer.json)}`).toBeLessThan(500);
+    }
+  });
+
   it('answers the codec only under the gateway names (DNS rebinding)', async () => {
     const decode = (host: string) =>
       gateway.app.inject({

@@ -6,6 +6,7 @@ import { InvalidInputError, lifecycleInputSchema, parseInput } from '../../src/d
 import { checkDecisionBy } from '../../src/domain/operator-decisions.js';
 import { fillPath } from '../../src/platform/paths.js';
 import { PlatformInputError } from '../../src/platform/errors.js';
+import { createRegistryWebhook, updateRegistryWebhook } from '../../src/client/webhook-management.js';
 
 const oneLine = { max: 10 };
 const reason = { min: 3, max: 20, multiline: true };
@@ -85,5 +86,36 @@ describe('ids used as platform path segments', () => {
   it('takes opaque ids as they are', () => {
     for (const id of ['proj_1', 'sub_a.b', 'key-1:x', 'a..b'])
       expect(fillPath('/projects/:projectId', { projectId: id })).toBe(`/projects/${encodeURIComponent(id)}`);
+  });
+});
+
+describe('registry webhook registrations', () => {
+  // Any use of a dependency fails the test: the input is refused before a row is written or a call made.
+  const untouchable = new Proxy(
+    {},
+    {
+      get(_target, name) {
+        throw new Error(`no dependency may be used (read ${String(name)})`);
+      },
+    },
+  );
+  const deps = { pool: untouchable, platform: untouchable, vault: untouchable, publicUrl: 'https://gw' } as never;
+
+  it.each([
+    ['a dot-dot project id', { projectId: '..', label: 'x', events: ['*'] }, 'projectId'],
+    ['a project id with a slash', { projectId: 'proj_1/../x', label: 'x', events: ['*'] }, 'projectId'],
+    ['a NUL label', { projectId: 'proj_1', label: 'a\u0000', events: ['*'] }, 'label'],
+    ['a bidi label', { projectId: 'proj_1', label: 'a\u202Eb', events: ['*'] }, 'label'],
+  ])('refuses %s before anything is written', async (_what, input, field) => {
+    const refusal = await createRegistryWebhook(deps, input).catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(InvalidInputError);
+    expect((refusal as InvalidInputError).problems).toEqual([expect.stringMatching(new RegExp(`^${field}: `))]);
+  });
+
+  it('refuses an update with a control character in the label before anything is read', async () => {
+    const refusal = await updateRegistryWebhook(deps, { registrationId: 'whr_0123456789', label: 'x\u0007' }).catch(
+      (error: unknown) => error,
+    );
+    expect(refusal).toBeInstanceOf(InvalidInputError);
   });
 });
