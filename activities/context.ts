@@ -1,5 +1,6 @@
 import { Context } from '@temporalio/activity';
 import type { Logger } from '../src/infra/log.js';
+import type { OutboundFetch } from '../src/infra/outbound/fetch.js';
 import type { DriftOptions } from './drift/options.js';
 import type { Pool } from '../src/db/pool.js';
 import type { PlatformClient } from '../src/platform/index.js';
@@ -28,6 +29,11 @@ export interface ActivityDeps {
   parentKey?: { baseUrl: string };
   /** Event delivery settings; defaults apply when absent. */
   events?: EventOptions;
+  /**
+   * The POST of event deliveries and rotation notices (src/infra/outbound/fetch.ts, with the worker's
+   * OUTBOUND_ALLOW_HOSTS); absent: the same guard with an empty allow-list (public https hosts only).
+   */
+  outbound?: OutboundFetch;
   /** TRANSFER_MAX_MICRO_USD: the largest single transfer (absent: src/domain/transfer-limit.ts's default). */
   transfers?: { maxMicroUsd?: string };
 }

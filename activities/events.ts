@@ -18,6 +18,9 @@ import { findSubscription, listSigningSecrets } from '../src/db/event-subscripti
 import { eventStreamWorkflowId } from '../src/domain/ids.js';
 import { EVENTS_PENDING_SIGNAL, type DeliverEventStreamInput, type StreamPolicy } from '../src/domain/events.js';
 import { signedHeaders, subscriptionSecretAad } from '../src/secrets/standard-webhooks.js';
+import { answeredError, DELIVERY_NOT_DELIVERED } from '../src/domain/delivery-errors.js';
+import { outboundFailureDetail } from '../src/infra/outbound/fetch.js';
+import { defaultOutbound } from './outbound.js';
 import type { ActivityDeps } from './context.js';
 import { boundary } from './failures.js';
 import { deliveryBody, retryAfterMs, withOutboxListener } from './events-delivery.js';
@@ -29,6 +32,7 @@ const PRUNE_BATCH = 1_000;
 /** What the dispatcher and the delivery workflows do; the HTTP call is the only effect outside Postgres. */
 export function createEventActivities(deps: ActivityDeps) {
   const { pool, vault, logger } = deps;
+  const outbound = deps.outbound ?? defaultOutbound();
   const timeoutMs = deps.events?.requestTimeoutMs ?? 10_000;
   const retentionDays = deps.events?.retentionDays ?? DEFAULT_RETENTION_DAYS;
 
@@ -96,6 +100,8 @@ export function createEventActivities(deps: ActivityDeps) {
     /**
      * One attempt of one delivery, signed with every live secret of the subscription. 2xx settles
      * it delivered; anything else is recorded and thrown for Temporal's retry (Retry-After honoured).
+     * The POST goes through the outbound guard (no inward address, no redirect); a request that got no
+     * HTTP answer is recorded as one generic error whatever the cause (detail: debug log only).
      */
     sendEventDelivery: boundary(async (input: { deliveryId: string }): Promise<{ status: number } | null> => {
       const delivery = await findDelivery(pool, input.deliveryId);
@@ -118,11 +124,10 @@ export function createEventActivities(deps: ActivityDeps) {
       let retryAfter: number | undefined;
       let problem: string;
       try {
-        const response = await fetch(subscription.url, {
+        const response = await outbound(subscription.url, {
           method: 'POST',
           headers: { 'content-type': 'application/json', 'user-agent': 'tenant-orchestrator-events', ...headers },
           body,
-          redirect: 'manual',
           signal: AbortSignal.timeout(timeoutMs),
         });
         status = response.status;
@@ -133,9 +138,13 @@ export function createEventActivities(deps: ActivityDeps) {
           return { status };
         }
         retryAfter = retryAfterMs(response.headers.get('retry-after'));
-        problem = `receiver answered ${status}`;
+        problem = answeredError(status);
       } catch (error) {
-        problem = `request failed: ${error instanceof Error ? error.name : 'error'}`;
+        problem = DELIVERY_NOT_DELIVERED;
+        logger.debug(
+          { deliveryId: delivery.id, subscriptionId: subscription.id, detail: outboundFailureDetail(error) },
+          'event delivery attempt got no answer',
+        );
       }
       await recordAttempt(pool, delivery.id, { status, error: problem });
       logger.debug(

@@ -13,6 +13,7 @@ import { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
 import { ensureEventDispatcher, subscribeToEvents } from '../src/client/events.js';
+import { createOutboundFetch } from '../src/infra/outbound/fetch.js';
 import { startOnboarding } from '../src/client/start-onboarding.js';
 import { createPool } from '../src/db/pool.js';
 import { createLogger } from '../src/infra/log.js';
@@ -76,6 +77,8 @@ async function run(context: BenchContext): Promise<BenchResult> {
     platform: createPlatformClient({ baseUrl: simBase, platformKey: DEFAULT_PLATFORM_KEY, timeoutMs: 10_000 }),
     vault,
     logger: createLogger({ level: 'warn' }),
+    // The receiver below is on loopback (port not known yet): the outbound guard allows that host.
+    outbound: createOutboundFetch({ allowHosts: [{ host: '127.0.0.1' }] }),
   });
 
   // The receiver: verifies, records arrival time and the lag from the event's timestamp.
@@ -109,7 +112,9 @@ async function run(context: BenchContext): Promise<BenchResult> {
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   infra.cleanup.defer('events receiver', () => new Promise<void>((resolve) => receiver.close(() => resolve())));
   const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/events`;
-  secret = (await subscribeToEvents({ pool, vault }, { url, types: ['*'] }, 'bench')).secret;
+  secret = (
+    await subscribeToEvents({ pool, vault, allowHosts: [{ host: '127.0.0.1' }] }, { url, types: ['*'] }, 'bench')
+  ).secret;
 
   const connection = await NativeConnection.connect({ address: infra.temporalAddress });
   infra.cleanup.defer('events native connection', () => connection.close());

@@ -23,6 +23,7 @@ import { DEFAULT_PLATFORM_KEY } from '../src/sim/index.js';
 import type { rotateFleet } from '../workflows/rotate-fleet.js';
 import { limitPlatform, seedActiveTenants, startFleetSimulator, startFleetWorkers } from './lib/fleet.js';
 import type { Benchmark, BenchContext, BenchResult } from './lib/types.js';
+import { createOutboundFetch } from '../src/infra/outbound/fetch.js';
 
 export const rotationBenchmark: Benchmark = {
   name: 'rotation',
@@ -61,6 +62,8 @@ async function run(context: BenchContext): Promise<BenchResult> {
       envVariable: 'TENANT_API_KEY',
       notify: { url: notifyUrl, secret: 'bench-notify-secret-0123456789', timeoutMs: 5_000 },
     },
+    // The notice sink is on loopback: the outbound guard lets it through.
+    outbound: createOutboundFetch({ allowHosts: [{ host: '127.0.0.1' }] }),
   });
 
   log(`seeding ${tenants} active tenants (no rate limit yet)`);

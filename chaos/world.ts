@@ -118,6 +118,8 @@ export async function startWorld(options: ChaosOptions, runId: string, cleanup: 
       ROTATION_DEPLOYER: 'notify',
       ROTATION_NOTIFY_URL: notify.url,
       ROTATION_NOTIFY_SECRET: notify.secret,
+      // The notice receiver is on loopback: the outbound guard lets this one through.
+      OUTBOUND_ALLOW_HOSTS: new URL(notify.url).host,
       LOG_LEVEL: 'info',
     },
   };

@@ -45,7 +45,10 @@ const config = loadConfig({
   LOG_LEVEL: 'error',
   ROTATION_NOTIFY_URL: `http://127.0.0.1:${notifyPort}/key-rotated`,
   ROTATION_NOTIFY_SECRET: 'histories-notify-secret-0001',
+  // The notice and event receivers here are on loopback: the outbound guard lets that host through.
+  OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
 });
+process.env.OUTBOUND_ALLOW_HOSTS = '127.0.0.1';
 process.env.ROTATION_NOTIFY_URL = config.ROTATION_NOTIFY_URL;
 process.env.ROTATION_NOTIFY_SECRET = config.ROTATION_NOTIFY_SECRET;
 const stack = await startStack({ config, ephemeral: true, say: (line) => console.error(`[record] ${line}`) });
@@ -60,7 +63,11 @@ try {
   await new Promise((r) => receiver.once('listening', r));
   const eventsPool = createPool(stack.env.DATABASE_URL!, { max: 1 });
   const { subscription } = await subscribeToEvents(
-    { pool: eventsPool, vault: createVault(parseMasterKeys(stack.env.SECRETS_KEYS!)) },
+    {
+      pool: eventsPool,
+      vault: createVault(parseMasterKeys(stack.env.SECRETS_KEYS!)),
+      allowHosts: config.OUTBOUND_ALLOW_HOSTS,
+    },
     { url: `http://127.0.0.1:${(receiver.address() as { port: number }).port}/events`, types: ['*'] },
     'recording',
   );

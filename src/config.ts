@@ -5,6 +5,7 @@ import { LOG_FORMATS } from './infra/log-formats.js';
 import { rotationConfigShape } from '../activities/rotation-options.js';
 import { safeParseMasterKeys } from './secrets/master-keys.js';
 import { safeOpsConfigShape, safeOpsProblems } from './secrets/safe-ops-config.js';
+import { isHttpsOrLoopback, outboundConfigProblems, outboundConfigShape } from './infra/outbound/rule.js';
 import { transferLimitConfigShape } from './domain/transfer-limit.js';
 
 /**
@@ -86,7 +87,13 @@ export const configSchema = z.object({
   PLATFORM_BASE_URL: z
     .preprocess(
       emptyToUndefined,
-      z.url({ protocol: /^https?$/, error: 'must be an http(s) URL ending in /api/v1' }).optional(),
+      z
+        .url({ protocol: /^https?$/, error: 'must be an http(s) URL ending in /api/v1' })
+        .refine(
+          isHttpsOrLoopback,
+          'must be https (plain http only to a loopback host: the parent key goes with every call)',
+        )
+        .optional(),
     )
     .describe('Platform API base including the version prefix. Unset in the dev stack: the simulator is started.'),
   PLATFORM_API_KEY: z
@@ -163,6 +170,7 @@ export const configSchema = z.object({
   ...gatewayConfigShape,
   ...driftConfigShape,
   ...safeOpsConfigShape,
+  ...outboundConfigShape,
   ...transferLimitConfigShape,
   EVENTS_LOW_BALANCE_MICRO_USD: z
     .preprocess(
@@ -215,7 +223,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   if (!parsed.success) {
     throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`));
   }
-  const crossField = safeOpsProblems(parsed.data);
+  const crossField = [...safeOpsProblems(parsed.data), ...outboundConfigProblems(parsed.data)];
   if (crossField.length) throw new ConfigError(crossField);
   const temporalEnv = Object.fromEntries(
     Object.entries(env).filter(

@@ -10,6 +10,7 @@ import { activityFailure, boundary } from '../failures.js';
 import { sendNotice, type NotifyEvent } from './notify.js';
 import { writeKeyToProjectEnv } from './project-env.js';
 import { FailureCode } from '../../src/domain/failures.js';
+import { defaultOutbound } from '../outbound.js';
 
 export interface DeployKeyInput {
   rotationId: string;
@@ -42,6 +43,7 @@ function cancellationSignal(): AbortSignal | undefined {
 export function createDeployActivities(deps: ActivityDeps) {
   const { pool, platform, vault } = deps;
   const options = deps.rotation ?? DEFAULT_ROTATION_OPTIONS;
+  const outbound = deps.outbound ?? defaultOutbound();
 
   async function keyOf(input: DeployKeyInput, generation: number) {
     const record = await findKeyRecord(pool, input.externalRef, input.slot, generation);
@@ -78,7 +80,7 @@ export function createDeployActivities(deps: ActivityDeps) {
             emergency: input.emergency,
             occurredAt: (current.activatedAt ?? current.createdAt).toISOString(),
           },
-          cancellationSignal(),
+          { outbound, logger: deps.logger, signal: cancellationSignal() },
         );
         result = { deployer: 'notify', targets: [options.notify!.url.replace(/\?.*$/, '')], deliveryId };
       } else {

@@ -2,6 +2,8 @@ import { createHmac } from 'node:crypto';
 import type { RotationOptions } from '../rotation-options.js';
 import { activityFailure } from '../failures.js';
 import { FailureCode } from '../../src/domain/failures.js';
+import { outboundFailureDetail, type OutboundFetch } from '../../src/infra/outbound/fetch.js';
+import type { Logger } from '../../src/infra/log.js';
 
 /**
  * The `notify` deployer: the vault stays the source of truth and the parent is told which key is
@@ -9,7 +11,9 @@ import { FailureCode } from '../../src/domain/failures.js';
  * `sha256=<hex>`). The notice holds ids and a fingerprint, never the token: the parent fetches the
  * token through its own audited path (`tenantctl key reveal` or the vault API).
  * Retried until a 2xx answer, by the activity's retry policy; the body is built from stored
- * values only, so every retry sends the same bytes and the same delivery id.
+ * values only, so every retry sends the same bytes and the same delivery id. The POST goes through
+ * the outbound guard (ROTATION_NOTIFY_URL is checked at start too): no inward address unless
+ * OUTBOUND_ALLOW_HOSTS lists it, no redirect followed.
  */
 export const NotifyEvent = { keyRotated: 'keyRotated', keyRotationAborted: 'keyRotationAborted' } as const;
 export type NotifyEvent = (typeof NotifyEvent)[keyof typeof NotifyEvent];
@@ -43,8 +47,9 @@ export function signNotice(body: string, secret: string): string {
 export async function sendNotice(
   options: RotationOptions['notify'],
   notice: KeyRotatedNotice,
-  signal?: AbortSignal,
+  via: { outbound: OutboundFetch; logger?: Logger; signal?: AbortSignal | undefined },
 ): Promise<{ status: number }> {
+  const { signal } = via;
   if (!options) {
     throw activityFailure(
       FailureCode.DEPLOYER_NOT_CONFIGURED,
@@ -53,11 +58,10 @@ export async function sendNotice(
   }
   const body = JSON.stringify(notice);
   const timeout = AbortSignal.timeout(options.timeoutMs);
-  let response: Response;
+  let response: Awaited<ReturnType<OutboundFetch>>;
   try {
-    response = await fetch(options.url, {
+    response = await via.outbound(options.url, {
       method: 'POST',
-      redirect: 'manual',
       headers: {
         'content-type': 'application/json',
         [EVENT_HEADER]: notice.event,
@@ -68,11 +72,14 @@ export async function sendNotice(
       signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
     });
   } catch (error) {
-    throw activityFailure(
-      FailureCode.DEPLOY_ENDPOINT_REFUSED,
-      `the notify endpoint could not be reached: ${error instanceof Error ? error.message : String(error)}`,
-      { retryable: true },
+    // The network detail (refused, closed, timed out, not resolved) goes to the debug log, not the failure.
+    via.logger?.debug(
+      { deliveryId: notice.deliveryId, detail: outboundFailureDetail(error) },
+      'notify endpoint got no answer',
     );
+    throw activityFailure(FailureCode.DEPLOY_ENDPOINT_REFUSED, 'the notify endpoint could not be reached', {
+      retryable: true,
+    });
   }
   await response.body?.cancel().catch(() => undefined);
   if (response.status < 200 || response.status >= 300) {

@@ -28,9 +28,10 @@ export type EventType = (typeof EVENT_TYPES)[number];
 /** The stream of events without a tenant (parent-wide); a tenant's stream is its external ref. */
 export const PARENT_STREAM = '';
 
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
-
-/** https anywhere; http only to a loopback host (a receiver on the same machine, e.g. the dev stack's). */
+/**
+ * The URL's form only. Where it may point (https; inward hosts and plain http only as OUTBOUND_ALLOW_HOSTS
+ * allows) is the outbound rule, src/infra/outbound/rule.ts, applied where a subscription is made and at connect.
+ */
 export function subscriptionUrlProblem(value: string): string | undefined {
   let url: URL;
   try {
@@ -40,11 +41,7 @@ export function subscriptionUrlProblem(value: string): string | undefined {
   }
   if (url.username || url.password) return 'must not carry credentials';
   if (url.hash) return 'must not have a #fragment';
-  if (url.protocol === 'https:') return undefined;
-  if (url.protocol === 'http:')
-    return LOOPBACK_HOSTS.has(url.hostname)
-      ? undefined
-      : 'must be https (plain http only to localhost / 127.0.0.1 / [::1])';
+  if (url.protocol === 'https:' || url.protocol === 'http:') return undefined;
   return 'must be an absolute http(s) URL';
 }
 

@@ -3,6 +3,7 @@ import { deployerReadinessOf, type DeployerReadiness, type RotationDeployerEnv }
 import type { OperatorDirectory } from '../secrets/operators.js';
 import type { PlatformClient } from '../platform/index.js';
 import type { ApprovalAction } from '../secrets/safe-ops-config.js';
+import type { AllowHosts } from '../infra/outbound/rule.js';
 
 /**
  * The gateway's settings: this shape is part of src/config.ts's schema (the only reader of
@@ -165,14 +166,20 @@ export interface GatewayOptions {
   approvals?: { actions: ReadonlySet<ApprovalAction>; ttlMs: number };
   /** The platform, asked read-only by `POST /v1/tenants?dryRun=true` (absent: dry runs answer 503). */
   preflightPlatform?: PlatformClient;
+  /** OUTBOUND_ALLOW_HOSTS: inward hosts a subscription URL may name (absent: none). */
+  outboundAllowHosts?: AllowHosts;
   /** Host names the codec answers to besides loopback ones (GATEWAY_CODEC_HOSTS, GATEWAY_HOST, the public URL's). */
   codecHosts?: readonly string[];
   /** TRANSFER_MAX_MICRO_USD: larger amounts are 400 INVALID_INPUT at every /v1 edge (absent: its default). */
   maxTransferMicroUsd?: string;
 }
 
-export function gatewayOptionsOf(env: GatewayEnv & RotationDeployerEnv, taskQueue: string): GatewayOptions {
+export function gatewayOptionsOf(
+  env: GatewayEnv & RotationDeployerEnv & { OUTBOUND_ALLOW_HOSTS?: AllowHosts },
+  taskQueue: string,
+): GatewayOptions {
   return {
+    outboundAllowHosts: env.OUTBOUND_ALLOW_HOSTS ?? [],
     taskQueue,
     apiTokens: env.GATEWAY_API_TOKENS,
     codecTokens: env.GATEWAY_CODEC_TOKENS,

@@ -16,6 +16,7 @@ import { buildActivityDeps, requireWorkerConfig, startParentKeyOf } from './wiri
 import { createPlatformActivityWorker } from './wiring/platform-worker.js';
 import { applyWorkerHeapGrowth, heapGrowthLabel } from './wiring/worker-heap.js';
 import { buildRotationOptions } from './wiring/rotation-options.js';
+import { createOutboundFetch } from '../infra/outbound/fetch.js';
 
 export interface RunningWorker {
   worker: Worker;
@@ -78,6 +79,8 @@ export async function startWorker(config: Config): Promise<RunningWorker> {
     rotation: buildRotationOptions(config, parentKey),
     parentKey: { baseUrl: config.PLATFORM_BASE_URL },
     drift,
+    // Event deliveries and rotation notices: checked at connect time against inward addresses.
+    outbound: createOutboundFetch({ allowHosts: config.OUTBOUND_ALLOW_HOSTS }),
   });
   // Before the worker starts its workflow threads: the flag is process-wide.
   applyWorkerHeapGrowth(config.WORKER_HEAP_GROWING_PERCENT);

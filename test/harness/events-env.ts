@@ -9,6 +9,7 @@ import { DEFAULT_PLATFORM_KEY } from '../../src/sim/index.js';
 import type { DispatchEventsInput } from '../../src/domain/events.js';
 import type { EventReceiver } from './event-receiver.js';
 import { createOrchestratorEnv, type OrchestratorEnv } from './onboarding-env.js';
+import { testAllowHosts, testOutbound } from './outbound.js';
 
 /** Delivery timings for tests: quick retries, a short bounded retry window, streams that end soon. */
 export const FAST_DELIVERY: DispatchEventsInput = {
@@ -27,6 +28,7 @@ export function directActivities(env: OrchestratorEnv, lowBalanceMicroUsd?: stri
     platform: createPlatformClient({ baseUrl: env.sim.apiBase, platformKey: DEFAULT_PLATFORM_KEY, timeoutMs: 2_000 }),
     vault: vaultOf(env),
     logger: createLogger({ level: 'silent' }),
+    outbound: testOutbound,
     ...(lowBalanceMicroUsd ? { events: { lowBalanceMicroUsd } } : {}),
   });
 }
@@ -38,7 +40,7 @@ export async function startDispatcher(env: OrchestratorEnv, input: DispatchEvent
 /** Subscribes the receiver and hands it its secret. */
 export async function subscribe(env: OrchestratorEnv, receiver: EventReceiver, types: string[] = ['*'], label = '') {
   const { subscription, secret } = await subscribeToEvents(
-    { pool: env.pool, vault: vaultOf(env) },
+    { pool: env.pool, vault: vaultOf(env), allowHosts: testAllowHosts },
     { url: receiver.url, types, label },
     'test',
   );

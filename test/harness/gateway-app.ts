@@ -22,6 +22,7 @@ import type { DeliveryDispatcher } from '../../src/gateway/delivery-dispatcher.j
 import type { GatewayOptions } from '../../src/gateway/options.js';
 import { computeSignature } from '../../src/gateway/signature.js';
 import { webhookSecretAad } from '../../src/secrets/webhook-secrets.js';
+import { testAllowHosts } from './outbound.js';
 
 export const TEST_API_TOKEN = 'gw-test-api-token-0123456789abcdef0123';
 export const TEST_CODEC_TOKEN = 'gw-test-codec-token-0123456789abcdef012';
@@ -134,6 +135,7 @@ export function buildTestGateway(input: TestGatewayInput): GatewayApp & { vault:
     webhookToleranceSeconds: 300,
     webhookInboxRetentionSeconds: 30 * 86_400,
     deployers: { defaultDeployer: 'notify', notifyConfigured: true },
+    outboundAllowHosts: testAllowHosts,
     ...input.options,
   };
   const built = buildGatewayApp({

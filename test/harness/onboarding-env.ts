@@ -18,6 +18,7 @@ import {
   type OnboardingStatus,
 } from '../../workflows/onboard-tenant-messages.js';
 import { createTestContext, type TestContext, type TestWorker } from './context.js';
+import { TEST_OUTBOUND_ALLOW_HOSTS, testOutbound } from './outbound.js';
 
 /**
  * A test file's world for orchestrator tests: its own database and task queue (TestContext), its own
@@ -55,6 +56,7 @@ export async function createOrchestratorEnv(
     platform: createPlatformClient({ baseUrl: sim.apiBase, platformKey: DEFAULT_PLATFORM_KEY, timeoutMs: 2_000 }),
     vault: createVault(parseMasterKeys(secretsKeys)),
     logger,
+    outbound: testOutbound,
     ...extraDeps,
   };
   return {
@@ -86,6 +88,7 @@ export function orchestratorCliEnv(
     PLATFORM_API_KEY: DEFAULT_PLATFORM_KEY,
     SECRETS_KEYS: secretsKeys,
     PAYLOAD_CODEC: 'off',
+    OUTBOUND_ALLOW_HOSTS: TEST_OUTBOUND_ALLOW_HOSTS,
   };
 }
 

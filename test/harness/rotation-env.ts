@@ -12,6 +12,7 @@ import type { RotationOptions } from '../../activities/rotation-options.js';
 import { generateMasterKey, parseMasterKeys } from '../../src/secrets/master-keys.js';
 import { createVault } from '../../src/secrets/vault.js';
 import { startNotifyReceiver, type NotifyReceiver } from '../../src/main/stack/notify-receiver.js';
+import { testOutbound } from './outbound.js';
 import {
   DEFAULT_PLATFORM_KEY,
   startSimulator,
@@ -68,7 +69,9 @@ export async function createRotationEnv(
     notify: { url: notify.url, secret: notify.secret, timeoutMs: 2_000 },
     ...rotation,
   };
-  const activities = wrap(createActivities({ pool: ctx.pool, platform, vault, logger, rotation: rotationOptions }));
+  const activities = wrap(
+    createActivities({ pool: ctx.pool, platform, vault, logger, rotation: rotationOptions, outbound: testOutbound }),
+  );
   await ctx.startWorker(activities);
   const connection = await NativeConnection.connect({ address: inject('temporalAddress') });
   const platformWorker = await createPlatformActivityWorker({

@@ -39,7 +39,7 @@ export function registerEventCommands(program: Command): void {
       withRuntime(async (runtime) => {
         const { subscribeToEvents } = await events();
         const result = await subscribeToEvents(
-          { pool: runtime.pool(), vault: await vaultOf(runtime) },
+          { pool: runtime.pool(), vault: await vaultOf(runtime), allowHosts: runtime.config.OUTBOUND_ALLOW_HOSTS },
           { url: opts.url, types: typeList(opts.types), label: opts.label },
           `operator:${opts.operator}`,
         );

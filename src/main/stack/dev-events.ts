@@ -43,13 +43,15 @@ export async function startDevEventsReceiver(input: {
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/events`;
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://127.0.0.1:${port}/events`;
   const pool = createPool(input.databaseUrl, { max: 1, applicationName: 'dev-stack-events' });
   try {
     for (const old of await listEventSubscriptions(pool))
       if (old.label === DEV_SUBSCRIPTION_LABEL) await deleteEventSubscription(pool, old.id);
     const created = await subscribeToEvents(
-      { pool, vault: createVault(parseMasterKeys(input.secretsKeys)) },
+      // Its own loopback receiver: allowed here, as start-stack.ts allows it to the worker (OUTBOUND_ALLOW_HOSTS).
+      { pool, vault: createVault(parseMasterKeys(input.secretsKeys)), allowHosts: [{ host: '127.0.0.1', port }] },
       { url, types: ['*'], label: DEV_SUBSCRIPTION_LABEL },
       'dev-stack',
     );

@@ -132,6 +132,13 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       `events receiver on ${events.url} (subscription ${events.subscriptionId}, every ` +
         `type): prints each verified event`,
     );
+    // The stack's own receivers are on loopback: the outbound guard lets these (and what was given) through.
+    env.OUTBOUND_ALLOW_HOSTS = [
+      env.OUTBOUND_ALLOW_HOSTS,
+      ...[notify.receiver?.url, events.url].flatMap((url) => (url ? [new URL(url).host] : [])),
+    ]
+      .filter(Boolean)
+      .join(',');
     const stackConfig = loadConfig({ ...process.env, ...env, GATEWAY_PORT: String(gatewayPort) });
     const worker = await startWorker(stackConfig);
     cleanup.defer('worker', () => worker.shutdown());
