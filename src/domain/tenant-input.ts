@@ -14,7 +14,7 @@ export const externalRefSchema = z
   .regex(new RegExp(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,${EXTERNAL_REF_MAX_LENGTH - 1}}$`), `must be ${EXTERNAL_REF_RULE}`);
 
 // Control and format characters make names that look equal but are not (the shared rule refuses them).
-export const tenantNameSchema = freeText({ max: TENANT_NAME_MAX_LENGTH });
+export const tenantNameSchema = freeText({ max: TENANT_NAME_MAX_LENGTH, trim: false });
 
 export const MICRO_USD_RULE =
   'a string of a positive whole number of micro-USD (e.g. "5000000" for 5 USD), at most 30 digits';

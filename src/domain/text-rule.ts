@@ -15,6 +15,11 @@ export interface TextRule {
   min?: number;
   /** Line feeds and tabs allowed (a reason may have several lines); otherwise one line. */
   multiline?: boolean;
+  /**
+   * false: surrounding white space is refused, not trimmed. For names that identify (a tenant's): the run's input as
+   * given must equal the checked one, and a name typed with a stray blank is a different name, not a silent fix.
+   */
+  trim?: boolean;
 }
 
 export type TextCheck = { ok: true; value: string } | { ok: false; problem: string };
@@ -30,7 +35,8 @@ export function textRuleText(rule: TextRule): string {
   const min = rule.min ?? 1;
   const length = min > 0 ? `${min}-${rule.max} characters` : `at most ${rule.max} characters`;
   const lines = rule.multiline ? 'line feeds and tabs allowed' : 'one line';
-  return `${length} after trimming, ${lines}, no control or invisible format characters`;
+  const trimmed = rule.trim === false ? 'without surrounding white space' : 'after trimming';
+  return `${length} ${trimmed}, ${lines}, no control or invisible format characters`;
 }
 
 function codePointOf(char: string): string {
@@ -38,10 +44,11 @@ function codePointOf(char: string): string {
 }
 
 /** NFC, CRLF as LF, trimmed: what is stored and compared. */
-export function normaliseText(value: string, rule: Pick<TextRule, 'multiline'> = {}): string {
+export function normaliseText(value: string, rule: Pick<TextRule, 'multiline' | 'trim'> = {}): string {
   // A lone surrogate survives normalize(); it is refused by checkText, not repaired here.
   const nfc = value.normalize('NFC');
-  return (rule.multiline ? nfc.replace(/\r\n/g, '\n') : nfc).trim();
+  const lines = rule.multiline ? nfc.replace(/\r\n/g, '\n') : nfc;
+  return rule.trim === false ? lines : lines.trim();
 }
 
 /** The problem with an already normalised text, as `must ...` (the caller names the field), or undefined. */
@@ -57,6 +64,7 @@ export function textProblem(value: string, rule: TextRule): string | undefined {
     if (/\p{Cc}/u.test(char)) return `must not contain control characters (${code} was found)`;
     return `must not contain invisible format characters such as bidi overrides (${code} was found)`;
   }
+  if (rule.trim === false && value.trim() !== value) return 'must not start or end with white space';
   const length = [...value].length;
   const min = rule.min ?? 1;
   if (length === 0 && min > 0) return 'must not be empty';

@@ -46,6 +46,11 @@ describe('the one free-text rule', () => {
     expect(checkText('👩\u200D💻', oneLine).ok).toBe(true);
   });
 
+  it('refuses surrounding white space instead of trimming where the rule says so (tenant names)', () => {
+    expect(checkText(' padded ', { max: 10, trim: false }).ok).toBe(false);
+    expect(checkText('Cafe\u0301', { max: 10, trim: false })).toEqual({ ok: true, value: 'Caf\u00e9' });
+  });
+
   it('refuses too long, empty and too short', () => {
     expect(checkText('x'.repeat(11), oneLine)).toMatchObject({
       ok: false,
