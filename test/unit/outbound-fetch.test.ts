@@ -97,7 +97,7 @@ describe('the connect-time check (after DNS)', () => {
   });
 
   it('connects to the address it checked (a public one), and refuses a name that does not resolve', async () => {
-    const resolve = resolverOf({ 'hooks.example': ['93.184.216.34', '2606:4700::6810:85e5'] });
+    const resolve = resolverOf({ 'hooks.example': ['2606:4700::6810:85e5', '93.184.216.34'] });
     await expect(
       connectAddressOf({ hostname: 'hooks.example', port: 443, protocol: 'https:' }, [], resolve),
     ).resolves.toBe('93.184.216.34');

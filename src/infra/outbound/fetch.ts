@@ -78,7 +78,8 @@ export async function connectAddressOf(
     if (addressClass !== AddressClass.public && !allowed)
       throw new OutboundRefusedError(`${target.hostname} (${address}): ${addressClass} address`);
   }
-  return addresses[0]!;
+  // One address is connected to (the one checked); IPv4 first, as a host without IPv6 routes cannot try the next.
+  return addresses.find((address) => isIP(address) === 4) ?? addresses[0]!;
 }
 
 /** An undici Agent whose every connection goes through connectAddressOf. */
