@@ -5,6 +5,7 @@ import type { DriftOptions } from './drift/options.js';
 import type { Pool } from '../src/db/pool.js';
 import type { PlatformClient } from '../src/platform/index.js';
 import type { RotationOptions } from './rotation-options.js';
+import type { ApprovalAction } from '../src/secrets/safe-ops-config.js';
 import type { Vault } from '../src/secrets/vault.js';
 
 /** Lifecycle settings; here, not in lifecycle.ts, so that the two do not import each other. */
@@ -36,6 +37,11 @@ export interface ActivityDeps {
   outbound?: OutboundFetch;
   /** TRANSFER_MAX_MICRO_USD: the largest single transfer (absent: src/domain/transfer-limit.ts's default). */
   transfers?: { maxMicroUsd?: string };
+  /**
+   * The worker's APPROVAL_POLICY: a resolveTransfer it gates must carry an approval, checked by the
+   * run (consumeApproval) however the verdict was sent. Absent: nothing gated.
+   */
+  approvals?: { actions: ReadonlySet<ApprovalAction> };
 }
 
 /** Event delivery and alert settings. */

@@ -17,6 +17,7 @@ import { createKeySlotActivities } from './key-slots.js';
 import { createParentKeyActivities } from './parent-key.js';
 import { createEventActivities } from './events.js';
 import { createBeginOnboardingActivity } from './onboarding-begin.js';
+import { createApprovalActivities } from './approvals.js';
 
 export type { ActivityDeps } from './context.js';
 
@@ -45,6 +46,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createKeySlotActivities(deps),
     ...createParentKeyActivities(deps),
     ...createEventActivities(deps),
+    ...createApprovalActivities(deps),
   };
 }
 

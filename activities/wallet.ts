@@ -44,6 +44,8 @@ export interface ResolveTransferInput {
   outcome: 'applied' | 'not-applied';
   operator: string;
   reason: string;
+  /** The four-eyes approval the run checked and used for this verdict (workflows/approval-gate.ts). */
+  approvalId?: string;
 }
 
 const OPEN: readonly TransferState[] = ['pending', 'unknown', 'needs_operator'];
@@ -314,7 +316,11 @@ export function createWalletActivities(deps: ActivityDeps) {
             action: 'transfer.resolved_by_operator',
             externalRef: input.externalRef,
             subject: current.idempotencyKey,
-            details: { outcome: input.outcome, reason: input.reason },
+            details: {
+              outcome: input.outcome,
+              reason: input.reason,
+              ...(input.approvalId ? { approval: input.approvalId } : {}),
+            },
           });
         }
         return resultOf(row ?? current);

@@ -42,7 +42,8 @@ import {
   type CloseStatus,
   type CloseTenantResult,
 } from './close-tenant-messages.js';
-import { accepted, refuseUnlessApplicable, signalAccepted } from './decisions.js';
+import { accepted, refuseUnlessApplicable, signalAccepted, signalRefused } from './decisions.js';
+import { approvalCheck } from './approval-gate.js';
 import { recordOutcome } from './outcomes.js';
 import { cancelRotationsForClose } from './rotate-tenant-key-close.js';
 import { msOf, validateWorkflowInput } from './validate-input.js';
@@ -94,6 +95,20 @@ export async function closeTenant(rawInput: LifecycleWorkflowInput): Promise<Clo
     verdicts.push({ ...verdict, seq });
     return seq;
   };
+  // The approval gate (approval-gate.ts): while a verdict's approval is checked its transfer takes no
+  // other verdict; a refusal leaves the close waiting as it was.
+  const enqueueChecked = (verdict: CloseTransferVerdict): number | Promise<number> => {
+    const check = approvalCheck({ externalRef, close: true, purpose: verdict.purpose, verdict });
+    if (!check) return enqueue(verdict);
+    verdictState.inFlight.add(verdict.purpose);
+    return check.then(
+      () => enqueue(verdict),
+      (error: unknown) => {
+        verdictState.inFlight.delete(verdict.purpose);
+        throw error;
+      },
+    );
+  };
   const noTransferWaiting = (purpose: string): string | null => {
     if (status.stage !== 'needs_operator')
       return (
@@ -137,7 +152,7 @@ export async function closeTenant(rawInput: LifecycleWorkflowInput): Promise<Clo
   setHandler(
     closeResolveTransferUpdate,
     async (raw) => {
-      const seq = enqueue(accepted(checkCloseTransferVerdict(raw)));
+      const seq = await enqueueChecked(accepted(checkCloseTransferVerdict(raw)));
       // Answer once the verdict is recorded, with the transfer's state after it.
       await condition(() => verdictState.results.has(seq));
       return {
@@ -152,7 +167,7 @@ export async function closeTenant(rawInput: LifecycleWorkflowInput): Promise<Clo
       },
     },
   );
-  setHandler(closeResolveTransferSignal, (raw) => {
+  setHandler(closeResolveTransferSignal, async (raw) => {
     const checked = checkCloseTransferVerdict(raw);
     const taken = signalAccepted(
       'resolveTransfer',
@@ -160,7 +175,10 @@ export async function closeTenant(rawInput: LifecycleWorkflowInput): Promise<Clo
       checked.ok ? noTransferWaiting(checked.value.purpose) : null,
       raw,
     );
-    if (taken) enqueue(taken.value);
+    if (!taken) return;
+    // The old way in is no way round the approval policy: refused the same way, with a logged warning.
+    const queued = enqueueChecked(taken.value);
+    if (typeof queued !== 'number') await queued.catch(signalRefused('resolveTransfer'));
   });
   const show = (stage: CloseStage, waitingFor: string | null = null) => {
     status.stage = stage;

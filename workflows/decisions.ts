@@ -1,4 +1,4 @@
-import { log, patched } from '@temporalio/workflow';
+import { ApplicationFailure, log, patched } from '@temporalio/workflow';
 import type { Checked } from '../src/domain/operator-decisions.js';
 import { codedFailure, FailureCode } from '../src/domain/failures.js';
 
@@ -44,4 +44,19 @@ export function signalAccepted<T>(
     { signal: name },
   );
   return null;
+}
+
+/**
+ * A signal whose verdict a later check refused (the approval gate): signals cannot answer, so the
+ * refusal is a logged warning with its type, and the run goes on waiting.
+ */
+export function signalRefused(name: string): (error: unknown) => void {
+  return (error) => {
+    const type = error instanceof ApplicationFailure ? error.type : undefined;
+    log.warn(
+      `ignored a ${name} signal: ${(error as Error).message}. Send it as an Update with its approvalId ` +
+        `(tenantctl approvals approve) to see the answer`,
+      { signal: name, refusal: type ?? 'UNKNOWN' },
+    );
+  };
 }

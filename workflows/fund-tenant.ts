@@ -31,6 +31,7 @@ import { topUpWorkflowId } from '../src/domain/ids.js';
 import { platformTaskQueue } from '../src/domain/ids.js';
 import { tenantExternalRefKey, tenantStatusKey } from '../src/domain/search-attributes.js';
 import { accepted, refuseUnlessApplicable } from './decisions.js';
+import { approvalCheck } from './approval-gate.js';
 import {
   topUpParentFundedUpdate,
   topUpResolveTransferUpdate,
@@ -103,7 +104,9 @@ export async function fundTenant(rawInput: FundTenantInput): Promise<FundTenantR
     async (raw) => {
       const verdict = accepted(checkTransferVerdict(raw));
       const applied = waiting.verdictsApplied;
-      waits.giveVerdict(verdict);
+      // A gated verdict without a valid approval is refused here: the run takes nothing and keeps waiting.
+      const taking = waits.giveVerdict(verdict, approvalCheck({ externalRef, close: false, verdict }));
+      if (taking) await taking;
       await condition(() => waiting.verdictsApplied > applied);
       const effect =
         verdict.outcome === 'applied'

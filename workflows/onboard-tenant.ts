@@ -33,7 +33,8 @@ import type { Activities } from '../activities/index.js';
 import type { EnsureSubaccountStepResult } from '../activities/tenants.js';
 import type { OnboardTenantInput } from '../src/domain/tenant-input.js';
 import { checkDecisionBy, checkTransferVerdict } from '../src/domain/operator-decisions.js';
-import { accepted, refuseUnlessApplicable, signalAccepted } from './decisions.js';
+import { accepted, refuseUnlessApplicable, signalAccepted, signalRefused } from './decisions.js';
+import { approvalCheck } from './approval-gate.js';
 import { recordOutcome } from './outcomes.js';
 import { inputRefusal, validateWorkflowInput } from './validate-input.js';
 import {
@@ -115,7 +116,9 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
     async (raw) => {
       const verdict = accepted(checkTransferVerdict(raw));
       const applied = waiting.verdictsApplied;
-      waits.giveVerdict(verdict);
+      // A gated verdict without a valid approval is refused here: the run takes nothing and keeps waiting.
+      const taking = waits.giveVerdict(verdict, approvalCheck({ externalRef, close: false, verdict }));
+      if (taking) await taking;
       // Answer once the verdict is recorded, with the transfer's state after it.
       await condition(() => waiting.verdictsApplied > applied);
       const effect =
@@ -135,9 +138,13 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
     if (signalAccepted<void>('parentFunded', { ok: true, value: undefined }, notWaitingForFunds(), undefined))
       waits.parentFundedNow();
   });
-  setHandler(resolveTransferSignal, (raw) => {
+  setHandler(resolveTransferSignal, async (raw) => {
     const taken = signalAccepted('resolveTransfer', checkTransferVerdict(raw), noTransferWaiting(), raw);
-    if (taken) waits.giveVerdict(taken.value);
+    if (!taken) return;
+    // The old way in is no way round the approval policy: refused the same way, with a logged warning.
+    const check = approvalCheck({ externalRef, close: false, verdict: taken.value });
+    const taking = waits.giveVerdict(taken.value, check);
+    if (taking) await taking.catch(signalRefused('resolveTransfer'));
   });
   const attributes = onboardingAttributes(decidedAtStart);
   const show = (stage: OnboardingStatus['stage'], waitingFor: string | null = null) => {

@@ -49,15 +49,34 @@ export function transferWaits() {
   const waiting = { forFunds: false, forVerdict: false, verdictsApplied: 0 };
   let parentFunded = false;
   let verdict: TransferVerdict | undefined;
+  let checking = false;
   return {
     waiting,
-    /** A verdict arrived and is not yet taken by the loop. */
-    verdictPending: () => verdict !== undefined,
+    /** A verdict arrived (or is being checked against its approval) and is not yet taken by the loop. */
+    verdictPending: () => verdict !== undefined || checking,
     parentFundedNow() {
       parentFunded = true;
     },
-    giveVerdict(given: TransferVerdict) {
-      verdict = given;
+    /**
+     * Takes a verdict: at once without a check (a history from before the approval gate), else once
+     * the check passed. While it runs no other verdict is taken; a refusal leaves the run waiting.
+     */
+    giveVerdict(given: TransferVerdict, check?: Promise<void>): Promise<void> | undefined {
+      if (!check) {
+        verdict = given;
+        return undefined;
+      }
+      checking = true;
+      return check.then(
+        () => {
+          checking = false;
+          verdict = given;
+        },
+        (error: unknown) => {
+          checking = false;
+          throw error;
+        },
+      );
     },
     async waitForParentFunds(interval: Duration) {
       parentFunded = false;

@@ -29,8 +29,9 @@ import { DecisionRefusedError, sendDecision } from './send-decision.js';
  * Four-eyes approvals. An action the policy gates (APPROVAL_POLICY) is written as a request in
  * `awaiting_approval`; a second, different operator approves or rejects it before it expires
  * (APPROVAL_TTL). An approved `resolveTransfer` is sent to its run at once, as the requester's
- * verdict with the approver named; an approved `keyReveal` lets the requester (and only them) reveal
- * the token once. Every step is audited under the authenticated operators.
+ * verdict with the approver named and the approval's id (the run checks the approval and uses it up
+ * before acting, so a verdict sent straight to Temporal is held to the same rule); an approved
+ * `keyReveal` lets the requester (and only them) reveal the token once. Every step is audited under the authenticated operators.
  */
 export type ApprovalCode = 'APPROVAL_NOT_FOUND' | 'APPROVAL_NOT_PENDING' | 'APPROVAL_EXPIRED' | 'SELF_APPROVAL';
 
@@ -137,6 +138,8 @@ export async function decideApproval(
     operator: approval.requestedBy,
     // By code points (the rule counts them): a UTF-16 cut could leave half a pair, which the run would refuse.
     reason: `${[...approval.reason].slice(0, REASON_MAX - [...suffix].length).join('')}${suffix}`,
+    // The run checks it and uses it up (approval.executed) before acting: workflows/approval-gate.ts.
+    approvalId: id,
   };
   const answer = params.close
     ? await sendDecision(deps.client, params.workflowId, closeResolveTransferUpdate, {
@@ -144,16 +147,6 @@ export async function decideApproval(
         purpose: params.purpose ?? '',
       })
     : await sendDecision(deps.client, params.workflowId, resolveTransferUpdate, verdict);
-  await withTransaction(deps.pool, async (tx) => {
-    await setApprovalState(tx, id, 'approved', 'executed');
-    await appendAudit(tx, {
-      actor: `operator:${by.operator}`,
-      action: 'approval.executed',
-      externalRef: approval.externalRef,
-      subject: id,
-      details: { action: approval.action, workflowId: params.workflowId, transferState: answer.transferState ?? null },
-    });
-  });
   return { approval: { ...approval, state: 'executed' }, answer };
 }
 

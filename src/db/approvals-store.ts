@@ -98,3 +98,15 @@ export async function findApprovedReveal(
   );
   return rows[0];
 }
+
+/** A request locked for its one use, with whether it is past its expiry now (whatever its state). */
+export async function lockApprovalForUse(
+  db: Queryable,
+  id: string,
+): Promise<(ApprovalRow & { pastExpiry: boolean }) | undefined> {
+  const { rows } = await db.query<ApprovalRow & { pastExpiry: boolean }>(
+    `SELECT ${COLUMNS}, expires_at <= now() AS "pastExpiry" FROM approval_requests WHERE id = $1::text FOR UPDATE`,
+    [id],
+  );
+  return rows[0];
+}

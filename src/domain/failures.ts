@@ -40,6 +40,13 @@ export const FailureCode = {
   INVALID_DECISION: 'INVALID_DECISION',
   /** A well-formed decision the run is not waiting for (e.g. no transfer needs an operator). */
   DECISION_NOT_APPLICABLE: 'DECISION_NOT_APPLICABLE',
+  /** A decision the worker's APPROVAL_POLICY gates came without an approval id: nothing was done. */
+  APPROVAL_REQUIRED: 'APPROVAL_REQUIRED',
+  /**
+   * The approval a decision carried cannot be used for it (details.why: not_found, not_approved, expired,
+   * used, self_approved, other_action, other_tenant, other_run, other_verdict, other_operator): nothing was done.
+   */
+  APPROVAL_NOT_VALID: 'APPROVAL_NOT_VALID',
   /** A close is scheduled for the tenant (suspended, waiting out its window): resume is refused; cancel the close. */
   CLOSE_SCHEDULED: 'CLOSE_SCHEDULED',
   /** An onboarding's preflight found a check that cannot pass: nothing was created. */

@@ -19,6 +19,8 @@ export const REASON_TEXT: TextRule = { min: REASON_MIN, max: REASON_MAX, multili
 export const REASON_RULE = textRuleText(REASON_TEXT);
 const PURPOSE_TEXT: TextRule = { max: 300 };
 const OPERATOR_PATTERN = new RegExp(`^[A-Za-z0-9._@:-]{1,${OPERATOR_MAX}}$`);
+export const APPROVAL_ID_RULE = 'apr_ and 1-64 characters of A-Z a-z 0-9 _ -';
+const APPROVAL_ID_PATTERN = /^apr_[A-Za-z0-9_-]{1,64}$/;
 
 export const TRANSFER_OUTCOMES = ['applied', 'not-applied'] as const;
 export type TransferOutcome = (typeof TRANSFER_OUTCOMES)[number];
@@ -31,6 +33,11 @@ export interface DecisionBy {
 /** An operator's verdict on a transfer whose outcome could not be reconciled (after checking the wallet). */
 export interface TransferVerdict extends DecisionBy {
   outcome: TransferOutcome;
+  /**
+   * The four-eyes approval this verdict carries out (src/client/approvals.ts). Required when the
+   * worker's APPROVAL_POLICY gates resolveTransfer: the run checks it before acting (consumeApproval).
+   */
+  approvalId?: string;
 }
 /** A close names the transfer by its purpose (a tenant may have more than one). */
 export interface CloseTransferVerdict extends TransferVerdict {
@@ -100,21 +107,40 @@ export function checkDecisionBy(raw: unknown): Checked<DecisionBy> {
   return checkDecision<DecisionBy>(raw, ['operator', 'reason'], () => ({}));
 }
 
-/** onboardTenant's resolveTransfer. */
+/** Optional here: whether one is needed is the worker's policy, which consumeApproval applies. */
+function checkApprovalId(value: unknown, problems: string[]): { approvalId?: string } {
+  if (value === undefined) return {};
+  if (typeof value !== 'string' || !APPROVAL_ID_PATTERN.test(value)) {
+    problems.push(`approvalId: must be ${APPROVAL_ID_RULE} (got ${shown(value)})`);
+    return {};
+  }
+  return { approvalId: value };
+}
+
+/** onboardTenant's and fundTenant's resolveTransfer. */
 export function checkTransferVerdict(raw: unknown): Checked<TransferVerdict> {
-  return checkDecision<TransferVerdict>(raw, ['outcome', 'operator', 'reason'], (input, problems) => ({
+  return checkDecision<TransferVerdict>(raw, ['outcome', 'operator', 'reason', 'approvalId'], (input, problems) => ({
     outcome: checkOutcome(input.outcome, problems),
+    ...checkApprovalId(input.approvalId, problems),
   }));
 }
 
 /** closeTenant's resolveTransfer. */
 export function checkCloseTransferVerdict(raw: unknown): Checked<CloseTransferVerdict> {
-  return checkDecision<CloseTransferVerdict>(raw, ['purpose', 'outcome', 'operator', 'reason'], (input, problems) => {
-    const purpose = requiredString('purpose', input.purpose, 'the transfer, e.g. "initial-funding"', problems);
-    const checked = typeof input.purpose === 'string' ? checkText(input.purpose, PURPOSE_TEXT) : undefined;
-    if (checked && !checked.ok) problems.push(`purpose: ${checked.problem}`);
-    return { purpose, outcome: checkOutcome(input.outcome, problems) };
-  });
+  return checkDecision<CloseTransferVerdict>(
+    raw,
+    ['purpose', 'outcome', 'operator', 'reason', 'approvalId'],
+    (input, problems) => {
+      const purpose = requiredString('purpose', input.purpose, 'the transfer, e.g. "initial-funding"', problems);
+      const checked = typeof input.purpose === 'string' ? checkText(input.purpose, PURPOSE_TEXT) : undefined;
+      if (checked && !checked.ok) problems.push(`purpose: ${checked.problem}`);
+      return {
+        purpose,
+        outcome: checkOutcome(input.outcome, problems),
+        ...checkApprovalId(input.approvalId, problems),
+      };
+    },
+  );
 }
 
 /** What an accepted decision answers: the run's stage after it, and what happens now or later. */

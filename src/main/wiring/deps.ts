@@ -5,6 +5,7 @@ import { createLogger, type Logger } from '../../infra/log.js';
 import type { Pool } from '../../db/pool.js';
 import { createPlatformClient, type PlatformClient, type PlatformKeyProvider } from '../../platform/index.js';
 import { parseMasterKeys } from '../../secrets/master-keys.js';
+import { safeOpsOf } from '../../secrets/safe-ops-config.js';
 import { createVault } from '../../secrets/vault.js';
 import { NoParentKeyError, startParentKeySource, type ParentKeySource } from '../../secrets/parent-key-source.js';
 import { masterKeysOf } from './data-converter.js';
@@ -46,6 +47,8 @@ export function buildActivityDeps(
     logger,
     lifecycle: { resumeBalanceFloorMicroUsd: config.RESUME_BALANCE_FLOOR_MICRO_USD },
     transfers: { maxMicroUsd: config.TRANSFER_MAX_MICRO_USD },
+    // The same policy the gateway applies: a resolveTransfer it gates is checked by the run too.
+    approvals: { actions: safeOpsOf(config).approvals },
     events: {
       retentionDays: config.EVENTS_RETENTION_DAYS,
       ...(config.EVENTS_LOW_BALANCE_MICRO_USD ? { lowBalanceMicroUsd: config.EVENTS_LOW_BALANCE_MICRO_USD } : {}),
