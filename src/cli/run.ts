@@ -1,4 +1,5 @@
 import type { CliRuntime } from './runtime.js';
+import type { GatewayClient } from '../client/gateway-client.js';
 
 /**
  * What command actions share, light enough to load for `tenantctl --help`: the runtime (pg, the
@@ -31,6 +32,18 @@ export async function withRuntime<T>(
     await runtime.close();
   }
 }
+
+/**
+ * Runs an operator command that talks to the gateway only: no database, no master key, no Temporal
+ * connection is opened, and every rule (who may, approvals, limits) is decided by the server.
+ */
+export async function withGateway<T>(fn: (gateway: GatewayClient) => Promise<T>): Promise<T> {
+  const { createCliRuntime } = await import('./runtime.js');
+  return fn(createCliRuntime(operatorTokenFlag).gateway());
+}
+
+/** A ref or id as one path segment of a gateway URL: a `/` or `..` in it can never change the route. */
+export const segment = (value: string) => encodeURIComponent(value);
 
 export function printJson(value: unknown): void {
   console.log(JSON.stringify(value, null, 2));

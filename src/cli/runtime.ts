@@ -5,6 +5,8 @@ import { createPool, type Pool } from '../db/pool.js';
 import { safeOpsOf, type SafeOps } from '../secrets/safe-ops-config.js';
 import { UnknownOperatorError } from '../secrets/operators.js';
 import type { Role } from '../secrets/roles.js';
+import { createGatewayClient, type GatewayClient } from '../client/gateway-client.js';
+import { isHttpsOrLoopback } from '../infra/outbound/rule.js';
 import { loadCliConfig } from './context.js';
 
 /** Lazily opened connections for one CLI command; close() releases whatever was opened. */
@@ -20,6 +22,12 @@ export interface CliRuntime {
    * that same name. Without a list (the dev stack): the typed name, else `fallback`.
    */
   operator(typed: string | undefined, fallback?: string): string;
+  /**
+   * The gateway's /v1 API as this operator (TENANTCTL_GATEWAY_URL, else GATEWAY_PUBLIC_URL; the token
+   * of --operator-token or TENANTCTL_OPERATOR_TOKEN): the one way operator commands that moved behind
+   * the gateway reach the system. The server decides who may do what.
+   */
+  gateway(): GatewayClient;
   /** The role of the presented token (src/secrets/roles.ts); `admin` without an OPERATORS list (dev stack). */
   role(): Role;
 }
@@ -29,14 +37,14 @@ export function createCliRuntime(tokenFlag?: string): CliRuntime {
   const safeOps = safeOpsOf(config);
   let pool: Pool | undefined;
   let client: Promise<Client> | undefined;
+  let gateway: GatewayClient | undefined;
   return {
     config,
     safeOps,
     operator(typed, fallback) {
       const token = tokenFlag ?? config.TENANTCTL_OPERATOR_TOKEN;
       if (safeOps.operators.size === 0) {
-        if (token !== undefined)
-          throw new ConfigError(['--operator-token: no OPERATORS list is configured to check it against']);
+        // No local list: the token is for the gateway, which checks it; here the typed name stands.
         const name = typed ?? fallback;
         if (name === undefined) throw new ConfigError(['--operator: is required (who acts; it is audited)']);
         return name;
@@ -54,6 +62,22 @@ export function createCliRuntime(tokenFlag?: string): CliRuntime {
           `--operator: the token authenticates ${name}, not the name typed (leave --operator out)`,
         );
       return name;
+    },
+    gateway() {
+      const url = config.TENANTCTL_GATEWAY_URL ?? config.GATEWAY_PUBLIC_URL;
+      const token = tokenFlag ?? config.TENANTCTL_OPERATOR_TOKEN;
+      const problems: string[] = [];
+      if (!url)
+        problems.push('TENANTCTL_GATEWAY_URL: is not set (and no dev stack is running: start one with `npm start`)');
+      else if (!isHttpsOrLoopback(url))
+        problems.push(
+          'TENANTCTL_GATEWAY_URL: must be https (plain http only to a loopback gateway): the token would travel in clear',
+        );
+      if (!token)
+        problems.push('TENANTCTL_OPERATOR_TOKEN: is required (or --operator-token): the gateway decides who you are');
+      if (problems.length > 0) throw new ConfigError(problems);
+      gateway ??= createGatewayClient({ url: url!, token: token! });
+      return gateway;
     },
     role() {
       if (safeOps.operators.size === 0) return 'admin';

@@ -1,5 +1,6 @@
 import { appendAudit } from '../db/audit-store.js';
-import { setApprovalState } from '../db/approvals-store.js';
+import { findApprovedReveal, setApprovalState } from '../db/approvals-store.js';
+import { requestApproval } from './approvals.js';
 import { findKeySecret } from '../db/key-secrets-store.js';
 import { withTransaction, type Pool } from '../db/pool.js';
 import { checkDecisionBy } from '../domain/operator-decisions.js';
@@ -60,4 +61,44 @@ export async function revealKey(
     });
     return { keyId: key.platformKeyId, fingerprint: key.fingerprint ?? '', token };
   });
+}
+
+export type RevealAnswer =
+  | { status: 'awaiting_approval'; approvalId: string; expiresAt: string }
+  | { status: 'revealed'; keyId: string; fingerprint: string; token: string };
+
+/**
+ * A reveal under the server's policy: when `keyReveal` is gated (APPROVAL_POLICY), an approved
+ * request of this operator for this tenant and slot is used up, and without one a request is
+ * written and nothing is read. The caller is the authenticated operator; the policy is the
+ * server's own configuration, never the caller's.
+ */
+export async function revealOrRequest(
+  deps: { pool: Pool; vault: Vault },
+  input: { externalRef: string; slot: string; operator: string; reason: string },
+  policy: { gated: boolean; ttlMs: number },
+): Promise<RevealAnswer> {
+  let approvalId: string | undefined;
+  if (policy.gated) {
+    const by = checkDecisionBy({ operator: input.operator, reason: input.reason });
+    if (!by.ok) throw new InvalidInputError(by.problems);
+    const approved = await findApprovedReveal(deps.pool, {
+      externalRef: input.externalRef,
+      slot: input.slot,
+      requestedBy: input.operator,
+    });
+    if (!approved) {
+      const request = await requestApproval(deps.pool, {
+        action: 'keyReveal',
+        externalRef: input.externalRef,
+        params: { slot: input.slot },
+        by: { operator: input.operator, reason: input.reason },
+        ttlMs: policy.ttlMs,
+      });
+      return { status: 'awaiting_approval', approvalId: request.id, expiresAt: request.expiresAt.toISOString() };
+    }
+    approvalId = approved.id;
+  }
+  const revealed = await revealKey(deps, { ...input, ...(approvalId ? { approvalId } : {}) });
+  return { status: 'revealed', ...revealed };
 }

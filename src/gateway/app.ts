@@ -130,6 +130,11 @@ export function buildGatewayApp(deps: GatewayDeps): GatewayApp {
   registerKeySlotRoutes(app, {
     pool: deps.pool,
     client: deps.client,
+    vault: deps.vault,
+    revealApproval: {
+      gated: options.approvals?.actions.has('keyReveal') ?? false,
+      ttlMs: options.approvals?.ttlMs ?? 86_400_000,
+    },
     taskQueue: options.taskQueue,
     publicUrl: options.publicUrl,
   });

@@ -35,7 +35,14 @@ export function registerApprovalRoutes(app: FastifyInstance, deps: { pool: Pool;
           operator,
           reason: body.reason as string,
         });
-        return sendData(reply, 200, { id, state: approval.state, decidedBy: operator, ...(answer ? { answer } : {}) });
+        const workflowId = approval.params['workflowId'];
+        return sendData(reply, 200, {
+          id,
+          state: approval.state,
+          decidedBy: operator,
+          ...(typeof workflowId === 'string' ? { workflowId } : {}),
+          ...(answer ? { answer } : {}),
+        });
       } catch (error) {
         if (error instanceof InvalidInputError) throw invalidInput(error);
         if (error instanceof ApprovalError) {

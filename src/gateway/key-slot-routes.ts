@@ -1,11 +1,12 @@
 import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { listSlotKeys, startKeyIssue, startKeyRevoke } from '../client/key-slots.js';
-import { NoActiveKeyError } from '../client/reveal-key.js';
+import { NoActiveKeyError, revealOrRequest } from '../client/reveal-key.js';
+import type { Vault } from '../secrets/vault.js';
 import type { Pool } from '../db/pool.js';
 import { TenantNotFoundError } from '../db/tenants-store.js';
 import { InvalidInputError } from '../domain/tenant-input.js';
-import { actorOf, requirePermission } from './access.js';
+import { actorOf, callerOf, requirePermission } from './access.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
 import { accepted, invalidInput, refOf, tenantNotFound } from './tenant-routes.js';
 
@@ -18,6 +19,10 @@ import { accepted, invalidInput, refOf, tenantNotFound } from './tenant-routes.j
 export interface KeySlotRoutesDeps {
   pool: Pool;
   client: Client;
+  /** Opens sealed tokens for a reveal: only the server holds the master keys. */
+  vault: Vault;
+  /** APPROVAL_POLICY / APPROVAL_TTL of this server: whether a reveal needs a second operator first. */
+  revealApproval: { gated: boolean; ttlMs: number };
   taskQueue: string;
   publicUrl: string | undefined;
 }
@@ -49,6 +54,34 @@ export function registerKeySlotRoutes(app: FastifyInstance, deps: KeySlotRoutesD
         throw translated(error);
       }
     });
+
+    // The one way to read a token back: the caller is the operator (the token says who), the policy
+    // is this server's. 200 with the token once (never cached), or 202 with the approval request.
+    api.post(
+      '/v1/tenants/:externalRef/keys/:slot/reveal',
+      { config: { permission: 'keys.reveal' } },
+      async (request, reply) => {
+        const externalRef = refOf(request.params);
+        const { slot } = request.params as { slot: string };
+        const body = bodyOf(request.body);
+        const unknown = Object.keys(body).filter((key) => key !== 'reason');
+        if (unknown.length)
+          throw new GatewayError(400, GatewayErrorCode.INVALID_INPUT, `${unknown[0]}: is not a known field`, {
+            fields: unknown,
+          });
+        try {
+          const answer = await revealOrRequest(
+            { pool: deps.pool, vault: deps.vault },
+            { externalRef, slot, operator: callerOf(request).name, reason: body['reason'] as string },
+            deps.revealApproval,
+          );
+          void reply.header('Cache-Control', 'no-store');
+          return sendData(reply, answer.status === 'revealed' ? 200 : 202, answer);
+        } catch (error) {
+          throw translated(error);
+        }
+      },
+    );
 
     api.post(
       '/v1/tenants/:externalRef/keys/:slot/:action',

@@ -166,10 +166,10 @@ export interface GatewayOptions {
   approvals?: { actions: ReadonlySet<ApprovalAction>; ttlMs: number };
   /** The platform, asked read-only by `POST /v1/tenants?dryRun=true` (absent: dry runs answer 503). */
   preflightPlatform?: PlatformClient;
-  /** OUTBOUND_ALLOW_HOSTS: inward hosts a subscription URL may name (absent: none). */
-  outboundAllowHosts?: AllowHosts;
   /** Host names the codec answers to besides loopback ones (GATEWAY_CODEC_HOSTS, GATEWAY_HOST, the public URL's). */
   codecHosts?: readonly string[];
+  /** OUTBOUND_ALLOW_HOSTS: inward hosts a subscription URL may name (absent: none). */
+  outboundAllowHosts?: AllowHosts;
   /** TRANSFER_MAX_MICRO_USD: larger amounts are 400 INVALID_INPUT at every /v1 edge (absent: its default). */
   maxTransferMicroUsd?: string;
 }

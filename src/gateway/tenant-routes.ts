@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { startLifecycle } from '../client/start-lifecycle.js';
 import { ExternalRefConflictError, startOnboarding } from '../client/start-onboarding.js';
 import type { Pool } from '../db/pool.js';
-import { findTenant, TenantNotFoundError } from '../db/tenants-store.js';
+import { findTenant, listTenants, TenantNotFoundError } from '../db/tenants-store.js';
 import { externalRefSchema, InvalidInputError } from '../domain/tenant-input.js';
 import { DeployerNotConfiguredError, startRotation, type DeployerReadiness } from '../client/start-rotation.js';
 import { getTenantStatus } from '../client/tenant-status.js';
@@ -83,6 +83,37 @@ export function registerTenantRoutes(app: FastifyInstance, deps: TenantRoutesDep
         }
         throw error;
       }
+    });
+
+    // Who the bearer is, as the server sees it (every role may ask): name and role.
+    api.get('/v1/whoami', { config: { permission: 'tenants.read' } }, async (request, reply) =>
+      sendData(reply, 200, callerOf(request)),
+    );
+
+    api.get('/v1/tenants', { config: { permission: 'tenants.read' } }, async (request, reply) => {
+      const query = request.query as { limit?: string; after?: string };
+      const limit = query.limit === undefined ? 100 : Number(query.limit);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+        throw new GatewayError(400, GatewayErrorCode.INVALID_INPUT, 'limit: must be a whole number from 1 to 1000', {
+          fields: ['limit'],
+        });
+      const after = query.after === undefined ? undefined : externalRefSchema.safeParse(query.after);
+      if (after && !after.success)
+        throw new GatewayError(400, GatewayErrorCode.INVALID_INPUT, 'after: must be an external ref', {
+          fields: ['after'],
+        });
+      const rows = await listTenants(deps.pool, { limit, ...(after ? { after: after.data } : {}) });
+      return sendData(
+        reply,
+        200,
+        rows.map((t) => ({
+          externalRef: t.externalRef,
+          name: t.name,
+          status: t.status,
+          subaccountId: t.subaccountId,
+          createdAt: t.createdAt.toISOString(),
+        })),
+      );
     });
 
     api.get('/v1/tenants/:externalRef', { config: { permission: 'tenants.read' } }, async (request, reply) => {

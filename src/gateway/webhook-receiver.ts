@@ -4,6 +4,7 @@ import type { Pool } from '../db/pool.js';
 import { appendAudit } from '../db/audit-store.js';
 import { insertDeliveryIfAbsent } from '../db/webhook-inbox-store.js';
 import { isKnownRegistryEvent, registryDeliverySchema, type RegistryDelivery } from '../domain/delivery-body.js';
+import { PUBLIC } from './access.js';
 import type { DeliveryDispatcher } from './delivery-dispatcher.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
 import { unstorableTextPath } from './json-body.js';
@@ -40,16 +41,20 @@ export function registerWebhookReceiver(app: FastifyInstance, deps: WebhookRecei
       done(null, body),
     );
 
-    scope.post('/webhooks/registry/:registrationId', { bodyLimit: deps.bodyLimitBytes }, async (request, reply) => {
-      try {
-        const result = await receive(deps, request);
-        deps.metrics.webhookDeliveries.inc({ outcome: result.duplicate ? 'duplicate' : 'accepted' });
-        return sendData(reply, 202, result);
-      } catch (error) {
-        deps.metrics.webhookDeliveries.inc({ outcome: error instanceof GatewayError ? error.code : 'error' });
-        throw error;
-      }
-    });
+    scope.post(
+      '/webhooks/registry/:registrationId',
+      { bodyLimit: deps.bodyLimitBytes, config: { permission: PUBLIC } },
+      async (request, reply) => {
+        try {
+          const result = await receive(deps, request);
+          deps.metrics.webhookDeliveries.inc({ outcome: result.duplicate ? 'duplicate' : 'accepted' });
+          return sendData(reply, 202, result);
+        } catch (error) {
+          deps.metrics.webhookDeliveries.inc({ outcome: error instanceof GatewayError ? error.code : 'error' });
+          throw error;
+        }
+      },
+    );
   });
 }
 

@@ -19,6 +19,7 @@ export const PERMISSIONS = {
   'funds.policy': "set or clear a tenant's auto top-up policy",
   'events.manage': 'subscribe to events; list, rotate, replay and delete its own subscriptions',
   'keys.force': 'revoke a key without waiting for the quiet gate',
+  'keys.reveal': "read a key's token once (audited; after a second operator's approval when APPROVAL_POLICY gates it)",
   'approvals.decide': "approve or reject another operator's request",
   'close.immediate': 'close a tenant sooner than CLOSE_DELAY',
   'resources.any': 'act on event subscriptions created by other callers',
@@ -36,7 +37,7 @@ const BACKEND: readonly Permission[] = [
   'events.manage',
 ];
 const OPERATOR: readonly Permission[] = [
-  ...new Set([...BACKEND, ...VIEWER, 'keys.force', 'approvals.decide'] as const),
+  ...new Set([...BACKEND, ...VIEWER, 'keys.force', 'keys.reveal', 'approvals.decide'] as const),
 ];
 
 export const ROLE_PERMISSIONS: Readonly<Record<Role, ReadonlySet<Permission>>> = {

@@ -33,6 +33,15 @@ export const safeOpsConfigShape = {
   TENANTCTL_OPERATOR_TOKEN: z
     .preprocess(emptyToUndefined, z.string().optional())
     .describe("tenantctl: this operator's token (or --operator-token); who every audited action is recorded as."),
+  TENANTCTL_GATEWAY_URL: z
+    .preprocess(
+      emptyToUndefined,
+      z.url({ protocol: /^https?$/, error: 'must be the http(s) URL of the gateway' }).optional(),
+    )
+    .describe(
+      'tenantctl: the gateway its operator commands talk to (with TENANTCTL_OPERATOR_TOKEN). ' +
+        'Unset: GATEWAY_PUBLIC_URL (the dev stack writes it to stack.json).',
+    ),
   CLOSE_DELAY: z
     .preprocess(
       emptyToUndefined,

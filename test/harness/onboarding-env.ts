@@ -19,6 +19,7 @@ import {
 } from '../../workflows/onboard-tenant-messages.js';
 import { createTestContext, type TestContext, type TestWorker } from './context.js';
 import { TEST_OUTBOUND_ALLOW_HOSTS, testOutbound } from './outbound.js';
+import { startOperatorGateway } from './operator-gateway.js';
 
 /**
  * A test file's world for orchestrator tests: its own database and task queue (TestContext), its own
@@ -59,14 +60,17 @@ export async function createOrchestratorEnv(
     outbound: testOutbound,
     ...extraDeps,
   };
+  // tenantctl's operator commands reach the system through a gateway, as the harness operator.
+  const gateway = await startOperatorGateway({ ...ctx, secretsKeys });
   return {
     ...ctx,
     sim,
     secretsKeys,
     logs,
-    cliEnv: orchestratorCliEnv(ctx, sim, secretsKeys),
+    cliEnv: { ...orchestratorCliEnv(ctx, sim, secretsKeys), ...gateway.cliEnv },
     startOrchestratorWorker: () => ctx.startWorker(createActivities(deps)),
     close: async () => {
+      await gateway.close();
       await ctx.close();
       await sim.close();
     },

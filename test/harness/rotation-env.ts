@@ -26,6 +26,7 @@ import {
 } from '../../workflows/rotate-tenant-key-messages.js';
 import { createTestContext, type TestContext } from './context.js';
 import { orchestratorCliEnv } from './onboarding-env.js';
+import { startOperatorGateway } from './operator-gateway.js';
 
 /**
  * A test file's world for rotation: TestContext (database, task queue), a simulator, the worker on
@@ -83,6 +84,7 @@ export async function createRotationEnv(
   });
   const platformRun = platformWorker.run();
 
+  const gateway = await startOperatorGateway({ ...ctx, secretsKeys });
   return {
     ...ctx,
     sim,
@@ -92,6 +94,7 @@ export async function createRotationEnv(
     // The CLI is configured as the worker is: it refuses a rotation whose deployer cannot run.
     cliEnv: {
       ...orchestratorCliEnv(ctx, sim, secretsKeys),
+      ...gateway.cliEnv,
       ROTATION_DEPLOYER: rotationOptions.defaultDeployer,
       ...(rotationOptions.notify
         ? { ROTATION_NOTIFY_URL: rotationOptions.notify.url, ROTATION_NOTIFY_SECRET: rotationOptions.notify.secret }
@@ -115,6 +118,7 @@ export async function createRotationEnv(
       ).token;
     },
     close: async () => {
+      await gateway.close();
       if (platformWorker.getState() === 'RUNNING') platformWorker.shutdown();
       await platformRun;
       await connection.close();

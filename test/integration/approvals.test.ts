@@ -29,7 +29,7 @@ describe('four-eyes approvals', () => {
   let gateway: GatewayApp;
   let url: string;
   const cli = (args: string[], token: string, extra: Record<string, string> = {}) =>
-    runCli(args, { ...env.cliEnv, OPERATORS, TENANTCTL_OPERATOR_TOKEN: token, ...extra });
+    runCli(args, { ...env.cliEnv, OPERATORS, TENANTCTL_GATEWAY_URL: url, TENANTCTL_OPERATOR_TOKEN: token, ...extra });
   const http = async (method: string, path: string, token: string, body?: unknown) => {
     const response = await fetch(`${url}${path}`, {
       method,
@@ -44,7 +44,11 @@ describe('four-eyes approvals', () => {
     await env.startOrchestratorWorker();
     const parsed = parseOperatorList(OPERATORS);
     if (!parsed.ok) throw new Error(parsed.problems.join('; '));
-    ({ gateway, url } = await listenGatewayOver(env, { operators: createOperatorDirectory(parsed.operators) }));
+    // The server's policy (the production defaults with OPERATORS): both actions need a second operator.
+    ({ gateway, url } = await listenGatewayOver(env, {
+      operators: createOperatorDirectory(parsed.operators),
+      approvals: { actions: new Set(['resolveTransfer', 'keyReveal'] as const), ttlMs: 86_400_000 },
+    }));
   });
   afterAll(async () => {
     await gateway?.app.close();

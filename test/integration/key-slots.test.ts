@@ -200,7 +200,7 @@ describe('keys per workload and environment (slots)', () => {
     const listed = await runCli(['key', 'list', 'slots-cli', '--json'], env.cliEnv);
     expect(JSON.parse(listed.stdout).map((k: { slot: string }) => k.slot)).toEqual(['batch', 'default']);
     const revealed = await runCli(
-      ['key', 'reveal', 'slots-cli', '--slot', 'batch', '--operator', 'ops', '--reason', 'hand to the CI'],
+      ['key', 'reveal', 'slots-cli', '--slot', 'batch', '--reason', 'hand to the CI'],
       env.cliEnv,
     );
     expect(revealed.stdout.trim()).toBe(await env.token('slots-cli', 'batch'));

@@ -32,7 +32,8 @@ describe('delayed close, its undo and the final statement', () => {
       OPERATORS,
       // The server's minimum: these tests close after seconds (a shorter --after is refused but to admins).
       CLOSE_DELAY: '1s',
-      ...(as.token ? { TENANTCTL_OPERATOR_TOKEN: as.token } : {}),
+      TENANTCTL_GATEWAY_URL: url,
+      TENANTCTL_OPERATOR_TOKEN: as.token ?? '',
       ...extra,
     });
 

@@ -3,6 +3,7 @@ import { startOnboarding } from '../../src/client/start-onboarding.js';
 import { generateMasterKey } from '../../src/secrets/master-keys.js';
 import { runCli } from '../harness/cli.js';
 import { createOrchestratorEnv, type OrchestratorEnv } from '../harness/onboarding-env.js';
+import { startOperatorGateway } from '../harness/operator-gateway.js';
 
 describe('master-key rotation', () => {
   let env: OrchestratorEnv;
@@ -16,10 +17,7 @@ describe('master-key rotation', () => {
     await (
       await startOnboarding(env.client, { externalRef: 'reseal-me', name: 'Reseal Me' }, { taskQueue: env.taskQueue })
     ).result();
-    const before = await runCli(
-      ['key', 'reveal', 'reseal-me', '--operator', 'ops', '--reason', 'reseal check', '--json'],
-      env.cliEnv,
-    );
+    const before = await runCli(['key', 'reveal', 'reseal-me', '--reason', 'reseal check', '--json'], env.cliEnv);
     const token = (JSON.parse(before.stdout) as { token: string }).token;
 
     const next = generateMasterKey('k-next');
@@ -32,10 +30,12 @@ describe('master-key rotation', () => {
     expect(resealed.stdout).toMatch(/tenant tokens: 1 resealed/);
     expect((await runCli(['secrets', 'reseal', '--check'], both)).code).toBe(0);
 
-    const onlyNew = await runCli(
-      ['key', 'reveal', 'reseal-me', '--operator', 'ops', '--reason', 'reseal check', '--json'],
-      { ...env.cliEnv, SECRETS_KEYS: next },
-    );
+    // Reveals open the vault in the gateway: one that holds only the new key reads the resealed token.
+    const newOnly = await startOperatorGateway({ ...env, secretsKeys: next });
+    const onlyNew = await runCli(['key', 'reveal', 'reseal-me', '--reason', 'reseal check', '--json'], {
+      ...env.cliEnv,
+      ...newOnly.cliEnv,
+    }).finally(() => newOnly.close());
     expect(onlyNew.code, onlyNew.stderr).toBe(0);
     expect((JSON.parse(onlyNew.stdout) as { token: string }).token).toBe(token);
     const { rows } = await env.pool.query(`SELECT master_key_id FROM key_secrets`);

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateOperator } from '../../src/secrets/operators.js';
 import { runCli } from '../harness/cli.js';
 import { createOrchestratorEnv, type OrchestratorEnv } from '../harness/onboarding-env.js';
+import { startOperatorGateway, type OperatorGateway } from '../harness/operator-gateway.js';
 
 const alice = generateOperator('alice');
 const root = generateOperator('root', 'admin');
@@ -15,12 +16,16 @@ const OPERATORS = `${alice.entry},${root.entry}`;
 
 describe('tenantctl authenticates every operator command', () => {
   let env: OrchestratorEnv;
+  let gateway: OperatorGateway;
+  // The server's identities and policy are the gateway's; the local ones matter to the commands that
+  // still open the database themselves.
   const cli = (args: string[], token: string | undefined, extra: Record<string, string> = {}) =>
     runCli(args, {
       ...env.cliEnv,
       OPERATORS,
       CLOSE_DELAY: '30d',
-      ...(token ? { TENANTCTL_OPERATOR_TOKEN: token } : {}),
+      TENANTCTL_GATEWAY_URL: gateway.url,
+      TENANTCTL_OPERATOR_TOKEN: token ?? '',
       ...extra,
     });
   const counts = async () =>
@@ -36,12 +41,17 @@ describe('tenantctl authenticates every operator command', () => {
   beforeAll(async () => {
     env = await createOrchestratorEnv('sec-cli');
     await env.startOrchestratorWorker();
+    gateway = await startOperatorGateway(env, {
+      entries: [alice.entry, root.entry],
+      gateway: { closeDelay: '30d' },
+    });
     const onboarded = await runCli(['onboard', '--external-ref', 'sec-cli-acme', '--name', 'Acme', '--wait'], {
       ...env.cliEnv,
     });
     expect(onboarded.code, onboarded.stderr).toBe(0);
   });
   afterAll(async () => {
+    await gateway?.close();
     await env?.close();
   });
 
@@ -63,7 +73,12 @@ describe('tenantctl authenticates every operator command', () => {
         expect(run.code, `${args.join(' ')} with ${token ?? 'no token'}`).not.toBe(0);
         expect(run.stdout, args.join(' ')).toBe('');
         expect(run.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
-        expect(run.stderr).toMatch(token ? /no operator in OPERATORS/ : /TENANTCTL_OPERATOR_TOKEN: is required/);
+        // The same line whether the gateway or the local list refused it.
+        expect(run.stderr).toMatch(
+          token
+            ? /no operator in OPERATORS|the gateway at \S+ does not know this token/
+            : /TENANTCTL_OPERATOR_TOKEN: is required/,
+        );
       }
     }
     expect(await counts()).toEqual(before);

@@ -57,7 +57,7 @@ const expectations: Array<{ command: RegExp; prints: RegExp[] }> = [
     ],
   },
   { command: /^npx tenantctl list$/, prints: [/^acme\s+active\s+sub_\w+\s+Acme Inc$/m] },
-  { command: /^npx tenantctl key reveal acme --operator \w+ --reason /, prints: [/^svsk_\S+\n$/] },
+  { command: /^npx tenantctl key reveal acme --reason /, prints: [/^svsk_\S+\n$/] },
   {
     command: /^npx tenantctl rotate-key acme --emergency .*--wait$/,
     prints: [/^rotation completed: slot default g1→g2, current key key_\w+ \(sha256:[0-9a-f]+\)$/m],

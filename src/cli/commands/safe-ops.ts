@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { printJson, withRuntime } from '../run.js';
+import { printJson, segment, withGateway, withRuntime } from '../run.js';
 
 /** `tenantctl statement` and `tenantctl operators`: the guards around dangerous operations (issue 22). */
 export function registerSafeOpsCommands(program: Command): void {
@@ -12,9 +12,8 @@ export function registerSafeOpsCommands(program: Command): void {
     .argument('<externalRef>')
     .option('--out <file>', 'write it to this file (mode 0600) instead of printing it')
     .action(async (externalRef: string, opts: { out?: string }) =>
-      withRuntime(async (runtime) => {
-        const { getCloseStatement } = await import('../../client/close-statement.js');
-        const statement = await getCloseStatement(runtime.pool(), externalRef);
+      withGateway(async (gateway) => {
+        const statement = await gateway.get<unknown>(`/v1/tenants/${segment(externalRef)}/statement`);
         if (!opts.out) return printJson(statement);
         const { writeFileSync } = await import('node:fs');
         writeFileSync(opts.out, `${JSON.stringify(statement, null, 2)}\n`, { mode: 0o600 });
@@ -39,10 +38,13 @@ export function registerSafeOpsCommands(program: Command): void {
     });
   operators
     .command('whoami')
-    .description('the operator your token authenticates (TENANTCTL_OPERATOR_TOKEN or --operator-token)')
-    .action(async () =>
-      withRuntime(async (runtime) => {
-        console.log(runtime.operator(undefined));
+    .description('who the gateway says your token is, and its role (TENANTCTL_OPERATOR_TOKEN or --operator-token)')
+    .option('--json', 'print JSON')
+    .action(async (opts: { json?: boolean }) =>
+      withGateway(async (gateway) => {
+        const me = await gateway.get<{ name: string; role: string }>('/v1/whoami');
+        if (opts.json) printJson(me);
+        else console.log(`${me.name} (${me.role})`);
       }),
     );
 }
@@ -58,15 +60,14 @@ export function registerApprovalCommands(program: Command): void {
     .option('--all', 'every request')
     .option('--json', 'print JSON')
     .action(async (opts: { all?: boolean; json?: boolean }) =>
-      withRuntime(async (runtime) => {
-        const { listApprovalViews } = await import('../../client/approvals.js');
-        const views = await listApprovalViews(runtime.pool(), { all: opts.all ?? false });
+      withGateway(async (gateway) => {
+        const views = await gateway.get<ApprovalListItem[]>('/v1/approvals', opts.all ? { all: 'true' } : {});
         if (opts.json) return printJson(views);
         if (views.length === 0) console.log('no approval requests');
         for (const v of views)
           console.log(
             `${v.id} ${v.status} ${v.action} ${v.externalRef} ${JSON.stringify(v.params)} ` +
-              `asked by ${v.requestedBy} ("${v.reason}"), expires ${v.expiresAt.toISOString()}${v.decidedBy ? `, decided by ${v.decidedBy}` : ''}`,
+              `asked by ${v.requestedBy} ("${v.reason}"), expires ${v.expiresAt}${v.decidedBy ? `, decided by ${v.decidedBy}` : ''}`,
           );
       }),
     );
@@ -81,23 +82,37 @@ export function registerApprovalCommands(program: Command): void {
       )
       .argument('<id>')
       .requiredOption('--reason <text>', 'why (audited)')
-      .option('--operator <name>', 'who decides (audited); only without an OPERATORS list, where the token says who')
       .option('--json', 'print JSON')
-      .action(async (id: string, opts: { reason: string; operator?: string; json?: boolean }) =>
-        withRuntime(async (runtime) => {
-          const { decideApproval } = await import('../../client/approvals.js');
-          const operator = runtime.operator(opts.operator);
-          const { approval, answer } = await decideApproval(
-            { pool: runtime.pool(), client: await runtime.client() },
-            id,
-            decision,
-            { operator, reason: opts.reason },
-          );
-          if (opts.json) return printJson({ id, state: approval.state, ...(answer ? { answer } : {}) });
+      .action(async (id: string, opts: { reason: string; json?: boolean }) =>
+        withGateway(async (gateway) => {
+          // Who decides is the token's name; the server refuses the requester and a second decision.
+          const decided = await gateway.post<{
+            id: string;
+            state: string;
+            decidedBy: string;
+            workflowId?: string;
+            answer?: { stage: string; transferState?: string };
+          }>(`/v1/approvals/${segment(id)}/${decision}`, { reason: opts.reason });
+          if (opts.json)
+            return printJson({ id, state: decided.state, ...(decided.answer ? { answer: decided.answer } : {}) });
+          const answer = decided.answer;
           console.log(
-            `${id} ${approval.state} by ${operator}${answer ? `: ${approval.params.workflowId as string} is now ${answer.stage}${answer.transferState ? `, transfer ${answer.transferState}` : ''}` : ''}`,
+            `${id} ${decided.state} by ${decided.decidedBy}${answer ? `: ${decided.workflowId ?? ''} is now ${answer.stage}${answer.transferState ? `, transfer ${answer.transferState}` : ''}` : ''}`,
           );
         }),
       );
   }
+}
+
+/** An approval request as `GET /v1/approvals` lists it. */
+interface ApprovalListItem {
+  id: string;
+  status: string;
+  action: string;
+  externalRef: string;
+  params: Record<string, unknown>;
+  requestedBy: string;
+  reason: string;
+  expiresAt: string;
+  decidedBy: string | null;
 }

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { TenantStatusView } from '../../client/tenant-status.js';
-import { printJson, withRuntime } from '../run.js';
+import type { RevealAnswer } from '../../client/reveal-key.js';
+import { printJson, segment, withGateway } from '../run.js';
 import { registerKeySlotCommands } from './key-slots.js';
 
 async function printStatus(view: TenantStatusView): Promise<void> {
@@ -42,10 +43,8 @@ export function registerTenantCommands(program: Command): void {
     .argument('<externalRef>')
     .option('--json', 'print JSON')
     .action(async (externalRef: string, opts: { json?: boolean }) =>
-      withRuntime(async (runtime) => {
-        const { getTenantStatus } = await import('../../client/tenant-status.js');
-        // The client connects while the first records are read.
-        const view = await getTenantStatus({ pool: runtime.pool(), client: runtime.client() }, externalRef);
+      withGateway(async (gateway) => {
+        const view = await gateway.get<TenantStatusView>(`/v1/tenants/${segment(externalRef)}`);
         if (opts.json) printJson(view);
         else await printStatus(view);
       }),
@@ -58,19 +57,10 @@ export function registerTenantCommands(program: Command): void {
     .option('--limit <n>', 'at most this many', '100')
     .option('--after <externalRef>', 'page: start after this external ref')
     .action(async (opts: { json?: boolean; limit: string; after?: string }) =>
-      withRuntime(async (runtime) => {
-        const { listTenants } = await import('../../db/tenants-store.js');
-        const rows = await listTenants(runtime.pool(), {
-          limit: Number(opts.limit),
-          ...(opts.after ? { after: opts.after } : {}),
-        });
-        const view = rows.map((t) => ({
-          externalRef: t.externalRef,
-          name: t.name,
-          status: t.status,
-          subaccountId: t.subaccountId,
-          createdAt: t.createdAt.toISOString(),
-        }));
+      withGateway(async (gateway) => {
+        const view = await gateway.get<
+          Array<{ externalRef: string; name: string; status: string; subaccountId: string | null; createdAt: string }>
+        >('/v1/tenants', { limit: opts.limit, after: opts.after });
         if (opts.json) printJson(view);
         else
           for (const t of view)
@@ -81,58 +71,32 @@ export function registerTenantCommands(program: Command): void {
   const key = program.command('key').description('tenant keys');
   key
     .command('reveal')
-    .description("print a tenant's active key token (the one way to read it back; audited)")
+    .description(
+      "print a tenant's active key token (the one way to read it back; audited; through the gateway, " +
+        'after a second operator approves when the server gates reveals)',
+    )
     .argument('<externalRef>')
     .option('--slot <slot>', 'key slot', 'default')
-    .option('--operator <name>', 'who acts (audited); only without an OPERATORS list, where the token says who')
     .requiredOption('--reason <text>', 'why (audited; not empty)')
     .option('--json', 'print JSON')
-    .action(async (externalRef: string, opts: { slot: string; operator?: string; reason: string; json?: boolean }) =>
-      withRuntime(async (runtime) => {
-        const [{ masterKeysOf }, { createVault }, { revealKey }] = await Promise.all([
-          import('../../main/wiring/data-converter.js'),
-          import('../../secrets/vault.js'),
-          import('../../client/reveal-key.js'),
-        ]);
-        const keys = masterKeysOf(runtime.config);
-        if (!keys) throw new Error('SECRETS_KEYS: is required to reveal a key');
-        const operator = runtime.operator(opts.operator);
-        let approvalId: string | undefined;
-        if (runtime.safeOps.approvals.has('keyReveal')) {
-          // Four-eyes: an approved request of this operator is used up; otherwise one is asked for.
-          const [{ findApprovedReveal }, { requestApproval }] = await Promise.all([
-            import('../../db/approvals-store.js'),
-            import('../../client/approvals.js'),
-          ]);
-          const approved = await findApprovedReveal(runtime.pool(), {
-            externalRef,
-            slot: opts.slot,
-            requestedBy: operator,
-          });
-          if (!approved) {
-            const request = await requestApproval(runtime.pool(), {
-              action: 'keyReveal',
-              externalRef,
-              params: { slot: opts.slot },
-              by: { operator, reason: opts.reason },
-              ttlMs: runtime.safeOps.approvalTtlMs,
-            });
-            if (opts.json)
-              printJson({ status: 'awaiting_approval', approvalId: request.id, expiresAt: request.expiresAt });
-            else
-              console.log(
-                `awaiting_approval: ${request.id} (expires ${request.expiresAt.toISOString()}); ` +
-                  `another operator runs \`tenantctl approvals approve ${request.id} --reason ` +
-                  `"..."\`, then run this again`,
-              );
-            return;
-          }
-          approvalId = approved.id;
-        }
-        const revealed = await revealKey(
-          { pool: runtime.pool(), vault: createVault(keys) },
-          { externalRef, slot: opts.slot, reason: opts.reason, operator, ...(approvalId ? { approvalId } : {}) },
+    .action(async (externalRef: string, opts: { slot: string; reason: string; json?: boolean }) =>
+      withGateway(async (gateway) => {
+        // The gateway opens the vault and applies its own approval policy; who reads is the token's name.
+        const answer = await gateway.post<RevealAnswer>(
+          `/v1/tenants/${segment(externalRef)}/keys/${segment(opts.slot)}/reveal`,
+          { reason: opts.reason },
         );
+        if (answer.status === 'awaiting_approval') {
+          if (opts.json) printJson(answer);
+          else
+            console.log(
+              `awaiting_approval: ${answer.approvalId} (expires ${answer.expiresAt}); ` +
+                `another operator runs \`tenantctl approvals approve ${answer.approvalId} --reason ` +
+                `"..."\`, then run this again`,
+            );
+          return;
+        }
+        const { status: _status, ...revealed } = answer;
         if (opts.json) printJson(revealed);
         else process.stdout.write(`${revealed.token}\n`);
       }),

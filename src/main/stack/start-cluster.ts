@@ -13,7 +13,7 @@ import { startTenantctl, type RunningTenantctl } from '../../infra/tenantctl-pro
 import { generateMasterKey } from '../../secrets/master-keys.js';
 import { DEFAULT_PERSONAL_TOKEN, DEFAULT_PLATFORM_KEY, startSimulator } from '../../sim/index.js';
 import { startDevNotifyReceiver } from './dev-notify.js';
-import { devSecret, givenSettings } from './start-stack.js';
+import { devOperatorSettings, devSecret, givenSettings } from './start-stack.js';
 
 /**
  * The production topology on one machine (`npm run cluster`): a Temporal cluster on Postgres
@@ -97,6 +97,7 @@ export async function startClusterStack(options: {
         () => randomBytes(32).toString('base64url'),
         say,
       );
+    Object.assign(env, devOperatorSettings(config, dataDir, say));
     const notify = await startDevNotifyReceiver({ config, dataDir, say });
     if (notify.receiver) cleanup.defer('notify receiver', () => notify.receiver!.close());
     Object.assign(env, notify.env);
@@ -135,6 +136,7 @@ export async function startClusterStack(options: {
       }),
     );
     env.GATEWAY_URL = gateways[0]!.url;
+    env.TENANTCTL_GATEWAY_URL = gateways[0]!.url;
     return {
       temporal,
       workers,

@@ -9,6 +9,7 @@ import { resolveDatabase } from '../../infra/database.js';
 import { startTemporalDevServer } from '../../infra/temporal-dev-server.js';
 import { startWorker } from '../worker.js';
 import { generateMasterKey } from '../../secrets/master-keys.js';
+import { hashOperatorToken, OPERATOR_TOKEN_PREFIX } from '../../secrets/operators.js';
 import { DEFAULT_PERSONAL_TOKEN, DEFAULT_PLATFORM_KEY, startSimulator } from '../../sim/index.js';
 import { Cleanup } from '../../infra/cleanup.js';
 import { preferredOrFreePort } from '../../infra/ports.js';
@@ -122,6 +123,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       );
     }
     env.GATEWAY_PUBLIC_URL = config.GATEWAY_PUBLIC_URL ?? gatewayUrl;
+    Object.assign(env, devOperatorSettings(config, dataDir, say));
     const notify = await startDevNotifyReceiver({ config, dataDir, say });
     if (notify.receiver) cleanup.defer('notify receiver', () => notify.receiver!.close());
     Object.assign(env, notify.env);
@@ -146,6 +148,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     const gateway = await startGateway(stackConfig);
     cleanup.defer('gateway', () => gateway.close());
     env.GATEWAY_URL = gateway.url;
+    env.TENANTCTL_GATEWAY_URL = gateway.url;
     result.gatewayUrl = gateway.url;
     return { ...result, env, workerDone: worker.done, stop } as RunningStack;
   } catch (error) {
@@ -159,6 +162,31 @@ export function givenSettings(given: Record<string, string | undefined>): Record
   return Object.fromEntries(
     Object.keys(configSchema.shape).flatMap((name) => (given[name]?.trim() ? [[name, given[name]]] : [])),
   );
+}
+
+/**
+ * The dev stack's operator: without an OPERATORS list of the user's own, one admin named `dev` whose
+ * token is a dev secret, so the second terminal's tenantctl is a client of the gateway like any
+ * operator's. Approvals and the close delay stay off unless configured (one person runs a dev stack).
+ */
+export function devOperatorSettings(
+  config: Config,
+  dataDir: string,
+  say: (line: string) => void,
+): Record<string, string> {
+  if (config.OPERATORS) return {};
+  const token = devSecret(
+    dataDir,
+    'dev-operator-token',
+    () => `${OPERATOR_TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`,
+    say,
+  );
+  return {
+    OPERATORS: `dev:admin:sha256:${hashOperatorToken(token).toString('hex')}`,
+    TENANTCTL_OPERATOR_TOKEN: token,
+    APPROVAL_POLICY: config.APPROVAL_POLICY ?? 'none',
+    CLOSE_DELAY: config.CLOSE_DELAY ?? '0',
+  };
 }
 
 /** A dev-only secret kept in the data directory (0600), made on first start; production sets its variable. */

@@ -1,0 +1,103 @@
+/**
+ * A client of the gateway's authenticated `/v1` API: what tenantctl's operator commands use, and
+ * what a TypeScript signup backend may use. It holds one bearer token and the gateway's URL, and
+ * nothing else: no database, no master key, no Temporal credential. Answers come in the gateway's
+ * envelope (`{ data }` or `{ error: { code, message, fields? } }`); an error is thrown as a
+ * GatewayCallError carrying the code, so callers branch on codes, never on message text.
+ */
+export class GatewayCallError extends Error {
+  override name = 'GatewayCallError';
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly fields: readonly string[] = [],
+  ) {
+    super(message);
+  }
+}
+
+export interface GatewayRequest {
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface GatewayAnswer<T> {
+  status: number;
+  data: T;
+  headers: Headers;
+}
+
+export interface GatewayClient {
+  readonly url: string;
+  call<T>(method: string, path: string, request?: GatewayRequest): Promise<GatewayAnswer<T>>;
+  get<T>(path: string, query?: GatewayRequest['query']): Promise<T>;
+  post<T>(path: string, body?: unknown, headers?: Record<string, string>): Promise<T>;
+}
+
+export function createGatewayClient(options: {
+  url: string;
+  token: string;
+  timeoutMs?: number;
+  fetch?: typeof fetch;
+}): GatewayClient {
+  const base = options.url.replace(/\/+$/, '');
+  const doFetch = options.fetch ?? fetch;
+  const call = async <T>(method: string, path: string, request: GatewayRequest = {}): Promise<GatewayAnswer<T>> => {
+    const query = new URLSearchParams();
+    for (const [name, value] of Object.entries(request.query ?? {}))
+      if (value !== undefined) query.set(name, String(value));
+    const target = `${base}${path}${query.size > 0 ? `?${query.toString()}` : ''}`;
+    let response: Response;
+    try {
+      response = await doFetch(target, {
+        method,
+        headers: {
+          authorization: `Bearer ${options.token}`,
+          ...(request.body !== undefined ? { 'content-type': 'application/json' } : {}),
+          ...request.headers,
+        },
+        ...(request.body !== undefined ? { body: JSON.stringify(request.body) } : {}),
+        signal: AbortSignal.timeout(options.timeoutMs ?? 60_000),
+      });
+    } catch (error) {
+      throw new GatewayCallError(
+        0,
+        'GATEWAY_UNREACHABLE',
+        `the gateway at ${base} did not answer (${(error as Error).message}): is it running, and is ` +
+          'TENANTCTL_GATEWAY_URL right?',
+      );
+    }
+    const text = await response.text();
+    let envelope: { data?: T; error?: { code?: string; message?: string; fields?: string[] } } = {};
+    try {
+      envelope = text ? (JSON.parse(text) as typeof envelope) : {};
+    } catch {
+      throw new GatewayCallError(response.status, 'BAD_ANSWER', `the gateway answered ${response.status} without JSON`);
+    }
+    if (!response.ok || envelope.error) {
+      const error = envelope.error ?? {};
+      if (response.status === 401)
+        throw new GatewayCallError(
+          401,
+          'UNAUTHORIZED',
+          `TENANTCTL_OPERATOR_TOKEN: the gateway at ${base} does not know this token (or none was given)`,
+        );
+      throw new GatewayCallError(
+        response.status,
+        error.code ?? `HTTP_${response.status}`,
+        error.message ?? `the gateway answered ${response.status}`,
+        error.fields ?? [],
+      );
+    }
+    return { status: response.status, data: envelope.data as T, headers: response.headers };
+  };
+  return {
+    url: base,
+    call,
+    get: async (path, query) => (await call<never>('GET', path, query ? { query } : {})).data,
+    post: async (path, body, headers) =>
+      (await call<never>('POST', path, { body: body ?? {}, ...(headers ? { headers } : {}) })).data,
+  };
+}
