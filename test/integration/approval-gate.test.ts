@@ -1,6 +1,7 @@
 import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { decideApproval, requestTransferVerdictApproval } from '../../src/client/approvals.js';
 import { startLifecycle } from '../../src/client/start-lifecycle.js';
 import { startOnboarding } from '../../src/client/start-onboarding.js';
@@ -45,6 +46,19 @@ async function refusalOf(handle: WorkflowHandle, arg: unknown): Promise<{ type?:
   expect(cause).toBeInstanceOf(ApplicationFailure);
   const failure = cause as ApplicationFailure;
   return { type: failure.type ?? undefined, why: (failure.details?.[0] as { why?: string } | undefined)?.why };
+}
+
+/** A run that went through the gate (refusals, a used approval) replays against the same code. */
+async function expectReplays(handle: WorkflowHandle) {
+  // A cancelled run first finishes its last steps: the whole history is replayed, none of it live.
+  await handle.result().catch(() => undefined);
+  await expect(
+    Worker.runReplayHistory(
+      { workflowBundle: { codePath: inject('workflowBundlePath') } },
+      await handle.fetchHistory(),
+      handle.workflowId,
+    ),
+  ).resolves.toBeUndefined();
 }
 
 function worldOf(env: OrchestratorEnv) {
@@ -150,6 +164,7 @@ describe('resolveTransfer gated in the worker (APPROVAL_POLICY=resolveTransfer)'
     await new Promise((r) => setTimeout(r, 1_000));
     await world.expectUntouched('gate-bare');
     await handle.cancel();
+    await expectReplays(handle);
   });
 
   it(
@@ -244,6 +259,7 @@ describe('resolveTransfer gated in the worker (APPROVAL_POLICY=resolveTransfer)'
     );
     expect(rows).toEqual([{ actor: 'operator:bob', workflowId: `onboard:${ref}` }]);
     await handle.cancel();
+    await expectReplays(handle);
   });
 
   it('the well-behaved path (request, a second operator approves) still works and uses the approval', async () => {
@@ -325,6 +341,7 @@ describe('resolveTransfer gated in the worker (APPROVAL_POLICY=resolveTransfer)'
     expect(answer).toMatchObject({ transferState: 'succeeded' });
     expect(await close.result()).toMatchObject({ status: 'closed' });
     expect(await approvalState(env, 'apr_close')).toBe('executed');
+    await expectReplays(close);
   });
 });
 
