@@ -18,6 +18,12 @@ export const PERMISSIONS = {
   'funds.transfer': 'top up a tenant (within TRANSFER_MAX_MICRO_USD and the spend caps)',
   'funds.policy': "set or clear a tenant's auto top-up policy",
   'events.manage': 'subscribe to events; list, rotate, replay and delete its own subscriptions',
+  'runs.decide':
+    'decide for a waiting run: resolve a transfer, parent funded, rotation and key-limit decisions, cancel a delayed close',
+  'fleet.manage': 'fleet-wide work: rotation, drift and top-up schedules, drift checks, the parent-wide spend caps',
+  'webhooks.manage': 'registry webhooks: create, update, delete, list deliveries',
+  'imports.manage': 'plan and apply imports of sub-accounts made elsewhere',
+  'parent.key': "rotate the parent's own platform key and decide for its rotation",
   'keys.force': 'revoke a key without waiting for the quiet gate',
   'keys.reveal': "read a key's token once (audited; after a second operator's approval when APPROVAL_POLICY gates it)",
   'approvals.decide': "approve or reject another operator's request",
@@ -37,7 +43,17 @@ const BACKEND: readonly Permission[] = [
   'events.manage',
 ];
 const OPERATOR: readonly Permission[] = [
-  ...new Set([...BACKEND, ...VIEWER, 'keys.force', 'keys.reveal', 'approvals.decide'] as const),
+  ...new Set([
+    ...BACKEND,
+    ...VIEWER,
+    'runs.decide',
+    'fleet.manage',
+    'webhooks.manage',
+    'imports.manage',
+    'keys.force',
+    'keys.reveal',
+    'approvals.decide',
+  ] as const),
 ];
 
 export const ROLE_PERMISSIONS: Readonly<Record<Role, ReadonlySet<Permission>>> = {
