@@ -11,6 +11,7 @@ import { PUBLIC } from '../../src/gateway/access.js';
 import { createOperatorDirectory, generateOperator, parseOperatorList } from '../../src/secrets/operators.js';
 import { ROLES, roleAllows, type Role } from '../../src/secrets/roles.js';
 import { listenGatewayOver, TEST_API_TOKEN } from '../harness/gateway-app.js';
+import type { LooseJson } from '../harness/sim-calls.js';
 import { createOrchestratorEnv, type OrchestratorEnv } from '../harness/onboarding-env.js';
 
 const identities = Object.fromEntries(ROLES.map((role) => [role, generateOperator(`sec-${role}`, role)])) as Record<
@@ -144,7 +145,7 @@ describe('actor, ownership and the close delay', () => {
         ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
       },
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    }).then(async (response) => ({ status: response.status, body: (await response.json()) as Record<string, any> }));
+    }).then(async (response) => ({ status: response.status, body: (await response.json()) as LooseJson }));
 
   beforeAll(async () => {
     env = await createOrchestratorEnv('sec-actor');

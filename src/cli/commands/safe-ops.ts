@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { printJson, segment, withGateway, withRuntime } from '../run.js';
+import { printJson, segment, withGateway } from '../run.js';
 
 /** `tenantctl statement` and `tenantctl operators`: the guards around dangerous operations (issue 22). */
 export function registerSafeOpsCommands(program: Command): void {
