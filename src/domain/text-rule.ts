@@ -27,8 +27,9 @@ export type TextCheck = { ok: true; value: string } | { ok: false; problem: stri
 // Cc (C0, DEL, C1), Cf (format: bidi embeddings/overrides/isolates, marks, zero-width space, BOM, tags...) except
 // the zero-width (non-)joiners that emoji and several scripts need, line/paragraph separators, lone surrogates.
 const FORBIDDEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/u;
-const JOINERS = new Set(['\u200c', '\u200d']);
-const MULTILINE_ALLOWED = new Set(['\n', '\t']);
+// Strings, not Sets: workflows bundle this module, and a module-level collection reads as state.
+const JOINERS = '\u200c\u200d';
+const MULTILINE_ALLOWED = '\n\t';
 
 /** The rule in words, for messages and help. */
 export function textRuleText(rule: TextRule): string {
@@ -54,8 +55,8 @@ export function normaliseText(value: string, rule: Pick<TextRule, 'multiline' | 
 /** The problem with an already normalised text, as `must ...` (the caller names the field), or undefined. */
 export function textProblem(value: string, rule: TextRule): string | undefined {
   for (const char of value) {
-    if (!FORBIDDEN.test(char) || JOINERS.has(char)) continue;
-    if (rule.multiline && MULTILINE_ALLOWED.has(char)) continue;
+    if (!FORBIDDEN.test(char) || JOINERS.includes(char)) continue;
+    if (rule.multiline && MULTILINE_ALLOWED.includes(char)) continue;
     const code = codePointOf(char);
     if (/\p{Cs}/u.test(char)) return `must be well-formed Unicode (a lone surrogate ${code} was found)`;
     if (!rule.multiline && (char === '\n' || char === '\t' || char === '\r'))
