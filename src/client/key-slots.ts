@@ -3,6 +3,7 @@ import { TypedSearchAttributes } from '@temporalio/common';
 import type { Pool } from '../db/pool.js';
 import { findActiveKey, listKeyRecords } from '../db/tenant-keys-store.js';
 import { NoActiveKeyError } from './reveal-key.js';
+import { describeRun, type RunView } from './run-status.js';
 import { getTenant } from '../db/tenants-store.js';
 import { keyIssueWorkflowId, keyRevokeWorkflowId } from '../domain/ids.js';
 import {
@@ -13,8 +14,8 @@ import {
 } from '../domain/key-slot-input.js';
 import { tenantExternalRefKey } from '../domain/search-attributes.js';
 import { parseInput } from '../domain/tenant-input.js';
-import type { issueTenantKey } from '../../workflows/issue-tenant-key.js';
-import type { revokeTenantKeySlot } from '../../workflows/revoke-tenant-key.js';
+import type { issueTenantKey, IssueTenantKeyResult } from '../../workflows/issue-tenant-key.js';
+import type { revokeTenantKeySlot, RevokeTenantKeySlotResult } from '../../workflows/revoke-tenant-key.js';
 
 /**
  * Keys per workload and environment, for the signup backend (TypeScript), the gateway's /v1 routes and tenantctl:
@@ -112,4 +113,16 @@ export async function listSlotKeys(pool: Pool, externalRef: string): Promise<Slo
     createdAt: r.createdAt.toISOString(),
     revokedAt: r.revokedAt?.toISOString() ?? null,
   }));
+}
+
+/** Where a slot's latest issue or revoke run stands (null: none yet): what `key issue|revoke --wait` polls. */
+export function describeKeyRun(
+  client: Client,
+  externalRef: string,
+  slot: string,
+  action: 'issue' | 'revoke',
+): Promise<RunView<IssueTenantKeyResult | RevokeTenantKeySlotResult> | null> {
+  const workflowId =
+    action === 'issue' ? keyIssueWorkflowId(externalRef, slot) : keyRevokeWorkflowId(externalRef, slot);
+  return describeRun(client, workflowId);
 }

@@ -1,10 +1,12 @@
 import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
-import { listSlotKeys, startKeyIssue, startKeyRevoke } from '../client/key-slots.js';
+import { describeKeyRun, listSlotKeys, startKeyIssue, startKeyRevoke } from '../client/key-slots.js';
 import { NoActiveKeyError, revealOrRequest } from '../client/reveal-key.js';
 import type { Vault } from '../secrets/vault.js';
 import type { Pool } from '../db/pool.js';
 import { TenantNotFoundError } from '../db/tenants-store.js';
+import { namedSlotSchema } from '../domain/key-slot-input.js';
+import { getTenant } from '../db/tenants-store.js';
 import { InvalidInputError } from '../domain/tenant-input.js';
 import { actorOf, callerOf, requirePermission } from './access.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
@@ -34,6 +36,12 @@ function bodyOf(body: unknown): Record<string, unknown> {
   return body as Record<string, unknown>;
 }
 
+function slotOf(value: unknown): string {
+  const parsed = namedSlotSchema.safeParse(value);
+  if (!parsed.success) throw new InvalidInputError([`slot: ${parsed.error.issues[0]?.message ?? 'invalid'}`]);
+  return parsed.data;
+}
+
 function translated(error: unknown): unknown {
   if (error instanceof InvalidInputError) return invalidInput(error);
   if (error instanceof TenantNotFoundError) return tenantNotFound();
@@ -48,12 +56,36 @@ export function registerKeySlotRoutes(app: FastifyInstance, deps: KeySlotRoutesD
   void app.register(async (api) => {
     api.get('/v1/tenants/:externalRef/keys', { config: { permission: 'tenants.read' } }, async (request, reply) => {
       const externalRef = refOf(request.params);
+      const query = request.query as { slot?: unknown };
       try {
-        return sendData(reply, 200, { externalRef, keys: await listSlotKeys(deps.pool, externalRef) });
+        const slot = query.slot === undefined ? undefined : slotOf(query.slot);
+        const keys = (await listSlotKeys(deps.pool, externalRef)).filter((k) => slot === undefined || k.slot === slot);
+        return sendData(reply, 200, { externalRef, keys });
       } catch (error) {
         throw translated(error);
       }
     });
+
+    // Where a slot's latest issue or revoke run stands (its result once it completed): what a
+    // caller polls after the 202, as `tenantctl key issue|revoke --wait` does.
+    api.get(
+      '/v1/tenants/:externalRef/keys/:slot/:action',
+      { config: { permission: 'tenants.read' } },
+      async (request, reply) => {
+        const { slot: rawSlot, action } = request.params as { slot: string; action: string };
+        if (action !== 'issue' && action !== 'revoke')
+          throw new GatewayError(404, GatewayErrorCode.ROUTE_NOT_FOUND, 'No such action; use issue or revoke.');
+        const externalRef = refOf(request.params);
+        try {
+          const slot = slotOf(rawSlot);
+          await getTenant(deps.pool, externalRef);
+          const run = await describeKeyRun(deps.client, externalRef, slot, action);
+          return sendData(reply, 200, { externalRef, slot, action, run });
+        } catch (error) {
+          throw translated(error);
+        }
+      },
+    );
 
     // The one way to read a token back: the caller is the operator (the token says who), the policy
     // is this server's. 200 with the token once (never cached), or 202 with the approval request.

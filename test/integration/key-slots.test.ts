@@ -7,10 +7,17 @@ import { startLifecycle } from '../../src/client/start-lifecycle.js';
 import { InvalidInputError } from '../../src/domain/tenant-input.js';
 import { NoActiveKeyError } from '../../src/client/reveal-key.js';
 import { keyIssueStatusQuery, retryKeyIssueUpdate } from '../../workflows/key-slot-messages.js';
+import { createOperatorDirectory, generateOperator, parseOperatorList } from '../../src/secrets/operators.js';
 import { runCli } from '../harness/cli.js';
 import { TEST_API_TOKEN, listenGatewayOver } from '../harness/gateway-app.js';
 import { historyJson } from '../harness/onboarding-checks.js';
 import { createRotationEnv, keepUsing, keysOf, useKey, waitFor, type RotationEnv } from '../harness/rotation-env.js';
+
+function parseOperators(list: string) {
+  const parsed = parseOperatorList(list);
+  if (!parsed.ok) throw new Error(parsed.problems.join('; '));
+  return parsed.operators;
+}
 
 const fast = { quietPeriod: '1500ms', pollInterval: '250ms', quietDeadline: '20s', overlapWindow: '1s' };
 
@@ -208,34 +215,44 @@ describe('keys per workload and environment (slots)', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/slot: must be 1-32 characters/);
     const noReason = await runCli(['key', 'revoke', 'slots-cli', '--slot', 'batch', '--force'], env.cliEnv);
+    // Who forces is the token's name (the harness operator, ops): only the reason is the caller's to give.
     expect(noReason.code).toBe(2);
-    expect(noReason.stderr).toMatch(/operator: is required with force/);
-    expect(noReason.stderr).toMatch(/reason: is required with force/);
+    expect(noReason.stderr.trim()).toMatch(/^error: reason: is required with force/);
     const revoked = await runCli(
-      [
-        'key',
-        'revoke',
-        'slots-cli',
-        '--slot',
-        'batch',
-        '--force',
-        '--operator',
-        'ops',
-        '--reason',
-        'CI retired',
-        '--json',
-      ],
+      ['key', 'revoke', 'slots-cli', '--slot', 'batch', '--force', '--reason', 'CI retired', '--json'],
       env.cliEnv,
     );
     expect(revoked.code, revoked.stderr).toBe(0);
     expect(JSON.parse(revoked.stdout)).toMatchObject({ result: { outcome: 'revoked', forced: true } });
+    const { rows } = await env.pool.query(
+      `SELECT actor FROM audit_log WHERE external_ref = 'slots-cli' AND action = 'key.revoked_forced'`,
+    );
+    expect(rows).toEqual([{ actor: expect.stringMatching(/ops$/) as unknown }]);
   });
 
   it('works over HTTP against a listening gateway, and the started runs complete', async () => {
     await env.onboard('slots-http');
-    const { gateway, url } = await listenGatewayOver({ ...env, secretsKeys: env.cliEnv.SECRETS_KEYS! });
+    const viewer = generateOperator('slots-viewer', 'viewer');
+    const { gateway, url } = await listenGatewayOver(
+      { ...env, secretsKeys: env.cliEnv.SECRETS_KEYS! },
+      { operators: createOperatorDirectory(parseOperators(viewer.entry)) },
+    );
     try {
       const headers = { authorization: `Bearer ${TEST_API_TOKEN}`, 'content-type': 'application/json' };
+      // A viewer may read the keys and a run's status, not start one: 403, and no run exists.
+      const asViewer = { ...headers, authorization: `Bearer ${viewer.token}` };
+      const refused = await fetch(`${url}/v1/tenants/slots-http/keys/staging/issue`, {
+        method: 'POST',
+        headers: asViewer,
+        body: '{}',
+      });
+      expect(refused.status).toBe(403);
+      const before = (await (
+        await fetch(`${url}/v1/tenants/slots-http/keys/staging/issue`, { headers: asViewer })
+      ).json()) as {
+        data: { run: unknown };
+      };
+      expect(before.data.run).toBeNull();
       const started = await fetch(`${url}/v1/tenants/slots-http/keys/staging/issue`, {
         method: 'POST',
         headers,
@@ -244,7 +261,18 @@ describe('keys per workload and environment (slots)', () => {
       expect(started.status).toBe(202);
       const { data } = (await started.json()) as { data: { workflowId: string } };
       expect(data.workflowId).toBe('key:slots-http:staging');
+      // The run's status route is what a caller polls after the 202: RUNNING, then COMPLETED with the result.
+      const run = await waitFor(async () => {
+        const answer = (await (await fetch(`${url}/v1/tenants/slots-http/keys/staging/issue`, { headers })).json()) as {
+          data: { run: { status: string; result: unknown } | null };
+        };
+        return answer.data.run?.status === 'RUNNING' ? undefined : answer.data.run;
+      }, 'the issue run to end');
+      expect(run?.status).toBe('COMPLETED');
+      expect(run?.result).toMatchObject({ outcome: 'issued', slot: 'staging', generation: 1 });
       expect(await env.client.workflow.getHandle(data.workflowId).result()).toMatchObject({ outcome: 'issued' });
+      const none = await fetch(`${url}/v1/tenants/slots-http/keys/never/revoke`, { headers });
+      expect(((await none.json()) as { data: unknown }).data).toMatchObject({ run: null });
       const listed = (await (await fetch(`${url}/v1/tenants/slots-http/keys`, { headers })).json()) as {
         data: { keys: Array<{ slot: string; status: string }> };
       };

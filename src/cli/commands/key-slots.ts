@@ -1,7 +1,22 @@
 import type { Command } from 'commander';
-import { printJson, withRuntime } from '../run.js';
+import type { SlotKeyView } from '../../client/key-slots.js';
+import type { IssueTenantKeyResult } from '../../../workflows/issue-tenant-key.js';
+import type { RevokeTenantKeySlotResult } from '../../../workflows/revoke-tenant-key.js';
+import { resultOfRun } from '../poll-run.js';
+import { printJson, segment, withGateway } from '../run.js';
 
-/** `tenantctl key issue|list|revoke`: a key per workload and environment (slots), beside `key reveal`. */
+interface Started {
+  workflowId: string;
+  started: boolean;
+}
+
+const slotPath = (externalRef: string, slot: string, action: 'issue' | 'revoke') =>
+  `/v1/tenants/${segment(externalRef)}/keys/${segment(slot)}/${action}`;
+
+/**
+ * `tenantctl key issue|list|revoke`: a key per workload and environment (slots), beside `key reveal`;
+ * clients of the gateway's /v1 key routes (who asks is the token's name).
+ */
 export function registerKeySlotCommands(key: Command): void {
   key
     .command('issue')
@@ -9,28 +24,18 @@ export function registerKeySlotCommands(key: Command): void {
     .argument('<externalRef>')
     .requiredOption('--slot <slot>', 'key slot, e.g. ci or prod-web (1-32 of a-z 0-9 -)')
     .option('--key-limit-retry <duration>', 'at the active-key limit: retry the create this often')
-    .option('--operator <name>', 'who asks (audited)')
     .option('--wait', 'wait for the key to be issued')
     .option('--json', 'print JSON')
     .action(
-      async (
-        externalRef: string,
-        opts: { slot: string; keyLimitRetry?: string; operator?: string; wait?: boolean; json?: boolean },
-      ) =>
-        withRuntime(async (runtime) => {
-          const { startKeyIssue } = await import('../../client/key-slots.js');
-          const handle = await startKeyIssue(
-            { client: await runtime.client(), pool: runtime.pool() },
-            {
-              externalRef,
-              slot: opts.slot,
-              ...(opts.operator ? { operator: opts.operator } : {}),
-              ...(opts.keyLimitRetry ? { options: { keyLimitRetryInterval: opts.keyLimitRetry } } : {}),
-            },
-            { taskQueue: runtime.config.TEMPORAL_TASK_QUEUE },
+      async (externalRef: string, opts: { slot: string; keyLimitRetry?: string; wait?: boolean; json?: boolean }) =>
+        withGateway(async (gateway) => {
+          const path = slotPath(externalRef, opts.slot, 'issue');
+          const handle = await gateway.post<Started>(
+            path,
+            opts.keyLimitRetry ? { options: { keyLimitRetryInterval: opts.keyLimitRetry } } : {},
           );
           const started = { workflowId: handle.workflowId, started: handle.started };
-          const result = opts.wait ? await handle.result() : undefined;
+          const result = opts.wait ? await resultOfRun<IssueTenantKeyResult>(gateway, path) : undefined;
           if (opts.json) printJson({ ...started, ...(result ? { result } : {}) });
           else if (result)
             console.log(
@@ -47,14 +52,10 @@ export function registerKeySlotCommands(key: Command): void {
     .option('--slot <slot>', 'only this slot')
     .option('--json', 'print JSON')
     .action(async (externalRef: string, opts: { slot?: string; json?: boolean }) =>
-      withRuntime(async (runtime) => {
-        const [{ listSlotKeys }, { namedSlotSchema }, { parseInput }] = await Promise.all([
-          import('../../client/key-slots.js'),
-          import('../../domain/key-slot-input.js'),
-          import('../../domain/tenant-input.js'),
-        ]);
-        const slot = opts.slot === undefined ? undefined : parseInput(namedSlotSchema, opts.slot);
-        const keys = (await listSlotKeys(runtime.pool(), externalRef)).filter((k) => !slot || k.slot === slot);
+      withGateway(async (gateway) => {
+        const { keys } = await gateway.get<{ keys: SlotKeyView[] }>(`/v1/tenants/${segment(externalRef)}/keys`, {
+          slot: opts.slot,
+        });
         if (opts.json) return printJson(keys);
         for (const k of keys)
           console.log(
@@ -69,8 +70,7 @@ export function registerKeySlotCommands(key: Command): void {
     .description("revoke a slot's key once the platform shows it unused (the quiet gate), or at once with --force")
     .argument('<externalRef>')
     .requiredOption('--slot <slot>', 'key slot')
-    .option('--force', 'skip the quiet gate (needs --operator and --reason; audited)')
-    .option('--operator <name>', 'who revokes (audited)')
+    .option('--force', 'skip the quiet gate (needs --reason and the keys.force permission; audited)')
     .option('--reason <text>', 'why (audited)')
     .option('--quiet-period <duration>', 'no new use for this long before the revoke')
     .option('--poll-interval <duration>', 'how often the key record is read')
@@ -84,7 +84,6 @@ export function registerKeySlotCommands(key: Command): void {
         opts: {
           slot: string;
           force?: boolean;
-          operator?: string;
           reason?: string;
           quietPeriod?: string;
           pollInterval?: string;
@@ -94,28 +93,21 @@ export function registerKeySlotCommands(key: Command): void {
           json?: boolean;
         },
       ) =>
-        withRuntime(async (runtime) => {
-          const { startKeyRevoke } = await import('../../client/key-slots.js');
+        withGateway(async (gateway) => {
           const options = {
             ...(opts.quietPeriod ? { quietPeriod: opts.quietPeriod } : {}),
             ...(opts.pollInterval ? { pollInterval: opts.pollInterval } : {}),
             ...(opts.quietDeadline ? { quietDeadline: opts.quietDeadline } : {}),
             ...(opts.overlapWindow ? { overlapWindow: opts.overlapWindow } : {}),
           };
-          const handle = await startKeyRevoke(
-            { client: await runtime.client(), pool: runtime.pool() },
-            {
-              externalRef,
-              slot: opts.slot,
-              force: Boolean(opts.force),
-              ...(opts.operator !== undefined ? { operator: opts.operator } : {}),
-              ...(opts.reason !== undefined ? { reason: opts.reason } : {}),
-              ...(Object.keys(options).length ? { options } : {}),
-            },
-            { taskQueue: runtime.config.TEMPORAL_TASK_QUEUE },
-          );
+          const path = slotPath(externalRef, opts.slot, 'revoke');
+          const handle = await gateway.post<Started>(path, {
+            force: Boolean(opts.force),
+            ...(opts.reason !== undefined ? { reason: opts.reason } : {}),
+            ...(Object.keys(options).length ? { options } : {}),
+          });
           const started = { workflowId: handle.workflowId, started: handle.started };
-          const result = opts.wait ? await handle.result() : undefined;
+          const result = opts.wait ? await resultOfRun<RevokeTenantKeySlotResult>(gateway, path) : undefined;
           if (opts.json) printJson({ ...started, ...(result ? { result } : {}) });
           else if (result) console.log(`key ${result.slot} ${result.keyId}: ${result.outcome} — ${result.verdict}`);
           else console.log(`${handle.started ? 'started' : 'already running'}: ${handle.workflowId}`);
