@@ -74,6 +74,18 @@ export const viewOf = (row: RegistrationRow): WebhookView => ({
   createdAt: row.createdAt.toISOString(),
 });
 
+/** A refusal of webhook management with its kind, so callers (the gateway) answer by code, not by message. */
+export class WebhookManagementError extends Error {
+  override name = 'WebhookManagementError';
+  constructor(
+    message: string,
+    readonly code: 'TENANT_NOT_PROVISIONED' | 'PROJECT_NOT_OF_TENANT' | 'REGISTRATION_STATE',
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
 const newRegistrationId = () => `whr_${randomBytes(16).toString('hex')}`;
 const newSecret = () => randomBytes(32).toString('base64url');
 
@@ -86,7 +98,8 @@ const newSecret = () => randomBytes(32).toString('base64url');
 async function authFor(pool: Pool, externalRef: string | null): Promise<ResourceAuth> {
   if (externalRef !== null) {
     const tenant = await getTenant(pool, externalRef);
-    if (!tenant.subaccountId) throw new Error(`tenant ${externalRef} has no sub-account yet`);
+    if (!tenant.subaccountId)
+      throw new WebhookManagementError(`tenant ${externalRef} has no sub-account yet`, 'TENANT_NOT_PROVISIONED');
   }
   return { kind: 'personal' };
 }
@@ -106,7 +119,11 @@ async function assertProjectOfTenant(
     await deps.projectOwner.getProject({ auth: { kind: 'platform', subaccountId: tenant.subaccountId! }, projectId });
   } catch (error) {
     if (error instanceof PlatformNotFoundError)
-      throw new Error(`project ${projectId} is not a project of tenant ${externalRef}`, { cause: error });
+      throw new WebhookManagementError(
+        `project ${projectId} is not a project of tenant ${externalRef}`,
+        'PROJECT_NOT_OF_TENANT',
+        { cause: error },
+      );
     throw error;
   }
 }
@@ -211,7 +228,10 @@ export async function updateRegistryWebhook(
   const input = parseInput(updateWebhookInputSchema, raw);
   const row = await getRegistration(deps.pool, input.registrationId);
   if (row.status !== 'active' || !row.webhookId)
-    throw new Error(`webhook registration ${row.id} is ${row.status}: only an active one can be updated`);
+    throw new WebhookManagementError(
+      `webhook registration ${row.id} is ${row.status}: only an active one can be updated`,
+      'REGISTRATION_STATE',
+    );
   const auth = await authFor(deps.pool, row.externalRef);
   await deps.platform.updateWebhook({
     auth,
@@ -245,7 +265,10 @@ export async function replaceRegistryWebhook(
 ): Promise<WebhookView> {
   const row = await getRegistration(deps.pool, input.registrationId);
   if (row.status === 'deleted' || row.status === 'creating')
-    throw new Error(`webhook registration ${row.id} is ${row.status}: it cannot be replaced`);
+    throw new WebhookManagementError(
+      `webhook registration ${row.id} is ${row.status}: it cannot be replaced`,
+      'REGISTRATION_STATE',
+    );
   const oldWebhookId = row.webhookId;
   await setRegistrationStatus(deps.pool, row.id, 'replacing');
   const { secret, generation } = await sealNewSecret(deps, row.id);

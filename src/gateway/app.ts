@@ -24,6 +24,7 @@ import { registerEventRoutes } from './event-routes.js';
 import { createSecretResolver } from '../secrets/webhook-secrets.js';
 import { createOperatorDirectory } from '../secrets/operators.js';
 import { registerApprovalRoutes } from './approval-routes.js';
+import { registerWebhookRoutes } from './webhook-routes.js';
 
 /**
  * The gateway's Fastify app, built without listening (tests use `inject`; `startGateway` listens).
@@ -144,6 +145,13 @@ export function buildGatewayApp(deps: GatewayDeps): GatewayApp {
     client: deps.client,
     taskQueue: options.taskQueue,
     allowHosts: options.outboundAllowHosts ?? [],
+  });
+  registerWebhookRoutes(app, {
+    pool: deps.pool,
+    vault: deps.vault,
+    publicUrl: options.publicUrl,
+    platform: options.webhookPlatform,
+    projectOwner: options.preflightPlatform,
   });
   registerCodecRoutes(app, {
     codec: deps.codec,

@@ -45,6 +45,15 @@ export const GatewayErrorCode = {
   SUBSCRIPTION_NOT_FOUND: 'SUBSCRIPTION_NOT_FOUND',
   SUBSCRIPTION_DUPLICATE: 'SUBSCRIPTION_DUPLICATE',
   EVENT_NOT_FOUND: 'EVENT_NOT_FOUND',
+  /** A webhook registration whose state does not allow this now (deleted, being created or replaced) (409). */
+  WEBHOOK_STATE_CONFLICT: 'WEBHOOK_STATE_CONFLICT',
+  /**
+   * This gateway lacks what the route needs to call the platform (PLATFORM_BASE_URL, PLATFORM_PERSONAL_TOKEN, the
+   * parent key, GATEWAY_PUBLIC_URL for receiver URLs) (503).
+   */
+  PLATFORM_NOT_CONFIGURED: 'PLATFORM_NOT_CONFIGURED',
+  /** The platform refused the call or gave no answer; its code and request id are named (502). */
+  PLATFORM_FAILED: 'PLATFORM_FAILED',
 } as const;
 export type GatewayErrorCode = (typeof GatewayErrorCode)[keyof typeof GatewayErrorCode];
 

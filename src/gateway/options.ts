@@ -166,6 +166,12 @@ export interface GatewayOptions {
   approvals?: { actions: ReadonlySet<ApprovalAction>; ttlMs: number };
   /** The platform, asked read-only by `POST /v1/tenants?dryRun=true` (absent: dry runs answer 503). */
   preflightPlatform?: PlatformClient;
+  /**
+   * The platform with the parent's personal token (PLATFORM_PERSONAL_TOKEN), for registry webhook management
+   * (absent: /v1/webhooks answers 503 where it would call the platform). A tenant's project is checked with
+   * `preflightPlatform` (the parent key).
+   */
+  webhookPlatform?: PlatformClient;
   /** Host names the codec answers to besides loopback ones (GATEWAY_CODEC_HOSTS, GATEWAY_HOST, the public URL's). */
   codecHosts?: readonly string[];
   /** OUTBOUND_ALLOW_HOSTS: inward hosts a subscription URL may name (absent: none). */

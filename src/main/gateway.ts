@@ -72,6 +72,16 @@ export async function startGateway(config: Config): Promise<RunningGateway> {
             }),
           }
         : {}),
+      // Registry webhook management: the contract requires the parent's personal token, held here only.
+      ...(config.PLATFORM_BASE_URL && config.PLATFORM_PERSONAL_TOKEN
+        ? {
+            webhookPlatform: createPlatformClient({
+              baseUrl: config.PLATFORM_BASE_URL,
+              personalToken: config.PLATFORM_PERSONAL_TOKEN,
+              timeoutMs: config.PLATFORM_TIMEOUT_MS,
+            }),
+          }
+        : {}),
     };
     const withOps = config.GATEWAY_OPS_PORT !== undefined;
     const { app, dispatcher, metrics } = buildGatewayApp({

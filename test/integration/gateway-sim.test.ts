@@ -17,15 +17,24 @@ import {
   createTenant,
   createTenantKey,
   DEFAULT_PERSONAL_TOKEN,
+  type LooseJson,
 } from '../harness/sim-calls.js';
 import { runCli } from '../harness/cli.js';
 import { createOrchestratorEnv, type OrchestratorEnv } from '../harness/onboarding-env.js';
+import { HARNESS_OPERATOR } from '../harness/operator-gateway.js';
+import { freePort } from '../../src/infra/ports.js';
+import { generateOperator } from '../../src/secrets/operators.js';
+
+// Identities the gateway knows besides the harness admin: an operator (webhooks.manage) and a backend (not).
+const oncall = generateOperator('oncall-hooks', 'operator');
+const backend = generateOperator('backend-hooks', 'backend');
 
 describe('gateway end to end with the simulator: real signed deliveries over a real socket', () => {
   let env: OrchestratorEnv;
   let gateway: RunningGateway;
   let deps: WebhookManagementDeps;
   let projectId: string;
+  let cliEnv: Record<string, string>;
   const externalRef = 'hooked-1';
 
   const emit = async (event: string, tag: string): Promise<string[]> => {
@@ -60,9 +69,20 @@ describe('gateway end to end with the simulator: real signed deliveries over a r
   beforeAll(async () => {
     env = await createOrchestratorEnv('gw-sim', { choices: { deliveryBaseDelayMs: 50 } });
     await env.startOrchestratorWorker();
+    // The gateway holds the personal token and the parent key; tenantctl holds only its URL and a token.
+    const port = await freePort();
     gateway = await startGateway(
-      loadConfig({ ...env.cliEnv, LOG_LEVEL: 'warn', GATEWAY_PORT: '0', GATEWAY_API_TOKENS: TEST_API_TOKEN }),
+      loadConfig({
+        ...env.cliEnv,
+        LOG_LEVEL: 'warn',
+        GATEWAY_PORT: String(port),
+        GATEWAY_PUBLIC_URL: `http://127.0.0.1:${port}`,
+        GATEWAY_API_TOKENS: TEST_API_TOKEN,
+        PLATFORM_PERSONAL_TOKEN: DEFAULT_PERSONAL_TOKEN,
+        OPERATORS: [HARNESS_OPERATOR.entry, oncall.entry, backend.entry].join(','),
+      }),
     );
+    cliEnv = { TENANTCTL_GATEWAY_URL: gateway.url, TENANTCTL_OPERATOR_TOKEN: HARNESS_OPERATOR.token };
     const subaccountId = await createTenant(env.sim, { externalRef, name: 'Hooked' });
     await env.pool.query(
       `INSERT INTO tenants (external_ref, name, subaccount_id, status, ` +
@@ -168,8 +188,7 @@ describe('gateway end to end with the simulator: real signed deliveries over a r
     },
   );
 
-  it('manages webhooks with tenantctl webhooks create|list|update|deliveries|delete', async () => {
-    const cliEnv = { ...env.cliEnv, PLATFORM_PERSONAL_TOKEN: DEFAULT_PERSONAL_TOKEN, GATEWAY_PUBLIC_URL: gateway.url };
+  it('manages webhooks with tenantctl webhooks create|list|update|deliveries|delete, through the gateway', async () => {
     const created = await runCli(
       [
         'webhooks',
@@ -215,24 +234,22 @@ describe('gateway end to end with the simulator: real signed deliveries over a r
     );
   });
 
-  it("checks the tenant's project with the parent key from our records, not PLATFORM_API_KEY", async () => {
-    // The operator's shell no longer holds the bootstrap variable (or holds a rotated-away key): the
-    // check must still run, with the key the workers use.
+  it("checks the tenant's project in the gateway, with the parent key from our records", async () => {
+    // The operator's shell holds no platform credential at all: the gateway checks the project with the key
+    // the workers use.
     const recorded = await env.pool.query(`SELECT count(*)::int AS n FROM parent_keys`);
     expect(recorded.rows[0].n).toBeGreaterThan(0);
     const otherSubaccount = await createTenant(env.sim, { externalRef: 'hooked-other', name: 'Other' });
     const otherProject = await createProject(env.sim, {
       token: (await createTenantKey(env.sim, otherSubaccount)).token,
     });
-    const { PLATFORM_API_KEY: _bootstrap, ...withoutKey } = env.cliEnv;
-    const cliEnv = { ...withoutKey, PLATFORM_PERSONAL_TOKEN: DEFAULT_PERSONAL_TOKEN, GATEWAY_PUBLIC_URL: gateway.url };
     const before = await env.pool.query(`SELECT count(*)::int AS n FROM webhook_registrations`);
     const hooksBefore = env.sim.state().webhooks.length;
     const refused = await runCli(
       ['webhooks', 'create', '--tenant', externalRef, '--project', otherProject, '--json'],
       cliEnv,
     );
-    expect(refused.code).not.toBe(0);
+    expect(refused.code).toBe(2);
     expect(refused.stderr).toContain(`project ${otherProject} is not a project of tenant ${externalRef}`);
     expect((await env.pool.query(`SELECT count(*)::int AS n FROM webhook_registrations`)).rows[0].n).toBe(
       before.rows[0].n,
@@ -241,11 +258,87 @@ describe('gateway end to end with the simulator: real signed deliveries over a r
 
     const accepted = await runCli(
       ['webhooks', 'create', '--tenant', externalRef, '--project', projectId, '--label', 'recorded-key', '--json'],
-      { ...cliEnv, PLATFORM_API_KEY: 'svpk_not_a_live_key_0000000000000000' },
+      cliEnv,
     );
     expect(accepted.code, accepted.stderr).toBe(0);
     const view = JSON.parse(accepted.stdout) as { registrationId: string };
     expect((await runCli(['webhooks', 'delete', view.registrationId, '--json'], cliEnv)).code).toBe(0);
+  });
+
+  it('lets an operator create, rotate and delete a webhook over /v1, audited under its name; a backend gets 403 and writes nothing', async () => {
+    const call = async (method: string, path: string, token: string, body?: unknown) => {
+      const response = await fetch(`${gateway.url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      });
+      return { status: response.status, body: (await response.json()) as LooseJson };
+    };
+    const footprint = async () => ({
+      rows: (
+        await env.pool.query(
+          `SELECT (SELECT count(*)::int FROM webhook_registrations) AS registrations,
+                  (SELECT count(*)::int FROM webhook_secrets) AS secrets,
+                  (SELECT count(*)::int FROM audit_log WHERE action LIKE 'webhook.%') AS audit`,
+        )
+      ).rows[0] as Record<string, number>,
+      platform: env.sim.state().webhooks.length,
+    });
+
+    const created = await call('POST', '/v1/webhooks', oncall.token, { externalRef, projectId, label: 'http' });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const view = created.body.data as { registrationId: string; webhookId: string; url: string; status: string };
+    expect(view).toMatchObject({ status: 'active', url: `${gateway.url}/webhooks/registry/${view.registrationId}` });
+    expect(JSON.stringify(created.body)).not.toMatch(/secret/i);
+    expect(env.sim.state().webhooks.find((w) => w.id === view.webhookId)).toMatchObject({ hasSecret: true });
+
+    const before = await footprint();
+    const path = `/v1/webhooks/${view.registrationId}`;
+    for (const [method, target, body] of [
+      ['POST', '/v1/webhooks', { externalRef, projectId }],
+      ['GET', '/v1/webhooks', undefined],
+      ['PATCH', path, { label: 'taken' }],
+      ['POST', `${path}/rotate-secret`, {}],
+      ['DELETE', path, undefined],
+      ['GET', `${path}/deliveries`, undefined],
+    ] as const) {
+      const refused = await call(method, target, backend.token, body);
+      expect(refused.status, `${method} ${target}`).toBe(403);
+      expect(refused.body).toMatchObject({ error: { code: 'FORBIDDEN' } });
+    }
+    // Naming someone else as the operator is refused before anything happens.
+    const named = await call('POST', '/v1/webhooks', oncall.token, { externalRef, projectId, operator: 'ops' });
+    expect(named.status).toBe(400);
+    expect(await footprint()).toEqual(before);
+
+    const rotated = await call('POST', `${path}/rotate-secret`, oncall.token, {});
+    expect(rotated.status, JSON.stringify(rotated.body)).toBe(200);
+    const replaced = rotated.body.data as { webhookId: string; previousWebhookId: string; status: string };
+    expect(replaced).toMatchObject({ status: 'active', previousWebhookId: view.webhookId });
+    expect(
+      env.sim
+        .state()
+        .webhooks.filter((w) => w.url === view.url)
+        .map((w) => w.id),
+    ).toEqual([replaced.webhookId]);
+
+    const deleted = await call('DELETE', path, oncall.token);
+    expect(deleted.status, JSON.stringify(deleted.body)).toBe(200);
+    expect(deleted.body.data).toMatchObject({ status: 'deleted' });
+    expect(env.sim.state().webhooks.some((w) => w.url === view.url)).toBe(false);
+    expect((await call('DELETE', '/v1/webhooks/whr_0000000000000000', oncall.token)).body).toMatchObject({
+      error: { code: 'WEBHOOK_NOT_FOUND' },
+    });
+
+    const { rows: audit } = await env.pool.query(
+      `SELECT actor, action FROM audit_log WHERE details->>'registrationId' = $1 ORDER BY id`,
+      [view.registrationId],
+    );
+    expect(audit).toEqual([
+      { actor: 'oncall-hooks', action: 'webhook.created' },
+      { actor: 'oncall-hooks', action: 'webhook.replaced' },
+      { actor: 'oncall-hooks', action: 'webhook.deleted' },
+    ]);
   });
 
   it('refuses webhook management for a tenant that is not in our records, before any platform call', async () => {

@@ -12,10 +12,13 @@ import {
 } from '../harness/sim-calls.js';
 import { runCli } from '../harness/cli.js';
 import { createOrchestratorEnv, type OrchestratorEnv } from '../harness/onboarding-env.js';
+import { HARNESS_OPERATOR } from '../harness/operator-gateway.js';
+import { freePort } from '../../src/infra/ports.js';
 
 /**
- * Issue 15, findings 3 and 4, through `tenantctl` as an operator runs it: registry webhooks on a
- * tenant's project are managed with the parent's personal token on the project id, never with
+ * Issue 15, findings 3 and 4, through `tenantctl` as an operator runs it (a client of the gateway, which holds
+ * the personal token): registry webhooks on a tenant's project are managed with the parent's personal token on
+ * the project id, never with
  * X-Service-Subaccount (the alt platform answers that with 403 SUBACCOUNT_SCOPE), and the platform's
  * delivery records are read whatever their shape (`status`/`responseCode` or `outcome`/`lastResponse.status`).
  */
@@ -31,8 +34,18 @@ describe.each(['default', 'alt'] as const)('tenantctl webhooks against the %s pl
       choices: { ...SIM_SHAPES[shape], deliveryBaseDelayMs: 50 },
     });
     await env.startOrchestratorWorker();
+    // The gateway holds the personal token and the parent key; tenantctl holds only its URL and a token.
+    const port = await freePort();
     gateway = await startGateway(
-      loadConfig({ ...env.cliEnv, LOG_LEVEL: 'warn', GATEWAY_PORT: '0', GATEWAY_API_TOKENS: TEST_API_TOKEN }),
+      loadConfig({
+        ...env.cliEnv,
+        LOG_LEVEL: 'warn',
+        GATEWAY_PORT: String(port),
+        GATEWAY_PUBLIC_URL: `http://127.0.0.1:${port}`,
+        GATEWAY_API_TOKENS: TEST_API_TOKEN,
+        PLATFORM_PERSONAL_TOKEN: DEFAULT_PERSONAL_TOKEN,
+        OPERATORS: HARNESS_OPERATOR.entry,
+      }),
     );
     const subaccountId = await createTenant(env.sim, { externalRef, name: 'Hooked' });
     await env.pool.query(
@@ -41,7 +54,7 @@ describe.each(['default', 'alt'] as const)('tenantctl webhooks against the %s pl
       [externalRef, subaccountId, `k-${externalRef}`],
     );
     projectId = await createProject(env.sim, { token: (await createTenantKey(env.sim, subaccountId)).token });
-    cliEnv = { ...env.cliEnv, PLATFORM_PERSONAL_TOKEN: DEFAULT_PERSONAL_TOKEN, GATEWAY_PUBLIC_URL: gateway.url };
+    cliEnv = { TENANTCTL_GATEWAY_URL: gateway.url, TENANTCTL_OPERATOR_TOKEN: HARNESS_OPERATOR.token };
   });
   afterAll(async () => {
     await gateway?.close();
@@ -98,7 +111,7 @@ describe.each(['default', 'alt'] as const)('tenantctl webhooks against the %s pl
       ['webhooks', 'create', '--tenant', externalRef, '--project', foreignProject, '--json'],
       cliEnv,
     );
-    expect(created.code).not.toBe(0);
+    expect(created.code).toBe(2);
     expect(created.stderr).toMatch(/not a project of tenant/);
     expect(env.sim.state().webhooks.length).toBe(before);
   });

@@ -1,63 +1,12 @@
 import type { Command } from 'commander';
-import type { WebhookManagementDeps, WebhookView } from '../../client/webhook-management.js';
-import type { CliRuntime } from '../runtime.js';
-import { printJson, withRuntime } from '../run.js';
-
-// Each action loads what it uses (see run.ts): `tenantctl --help` loads none of it.
-const management = () => import('../../client/webhook-management.js');
+import type { DeliveryView, WebhookView } from '../../client/webhook-management.js';
+import { printJson, segment, withGateway } from '../run.js';
 
 /**
- * Webhook management needs a personal token (contract rule 6), the vault, and the gateway's public URL. With
- * `projectCheck`, `create --tenant` first proves the project is that tenant's, with the parent's platform key from
- * our records (else PLATFORM_API_KEY as it is: read-only, it imports nothing), so a rotated parent key is used as
- * every other process uses it. `close()` when done.
+ * Registry webhooks through the gateway (`/v1/webhooks`, permission webhooks.manage): the gateway holds the
+ * parent's personal token and platform key, builds the receiver URL, and generates and seals the secret, which
+ * no answer carries. The token says who acts.
  */
-async function managementDeps(
-  runtime: CliRuntime,
-  options: { projectCheck?: boolean } = {},
-): Promise<{ deps: WebhookManagementDeps; close(): Promise<void> }> {
-  const [{ ConfigError }, { createPlatformClient }, { createVault }, { cliPlatformClientOf }, { masterKeysOf }] =
-    await Promise.all([
-      import('../../config.js'),
-      import('../../platform/index.js'),
-      import('../../secrets/vault.js'),
-      import('../../main/wiring/deps.js'),
-      import('../../main/wiring/data-converter.js'),
-    ]);
-  const gateway = runtime.config;
-  const keys = masterKeysOf(runtime.config);
-  const problems: string[] = [];
-  if (!runtime.config.PLATFORM_BASE_URL) problems.push('PLATFORM_BASE_URL: is required for webhook management');
-  if (!gateway.PLATFORM_PERSONAL_TOKEN)
-    problems.push(
-      'PLATFORM_PERSONAL_TOKEN: is required for webhook management (the contract requires a personal token, sv_...)',
-    );
-  if (!gateway.GATEWAY_PUBLIC_URL)
-    problems.push('GATEWAY_PUBLIC_URL: is required for webhook management (receiver URLs are built from it)');
-  if (!keys) problems.push('SECRETS_KEYS: is required for webhook management (webhook secrets are sealed with it)');
-  if (problems.length > 0) throw new ConfigError(problems);
-  const deps: WebhookManagementDeps = {
-    pool: runtime.pool(),
-    platform: createPlatformClient({
-      baseUrl: runtime.config.PLATFORM_BASE_URL!,
-      personalToken: gateway.PLATFORM_PERSONAL_TOKEN!,
-      timeoutMs: runtime.config.PLATFORM_TIMEOUT_MS,
-    }),
-    vault: createVault(keys!),
-    publicUrl: gateway.GATEWAY_PUBLIC_URL!,
-  };
-  if (!options.projectCheck) return { deps, close: async () => {} };
-  // The tenant's project is checked whenever a parent key is known; a fresh install with none skips the check.
-  const owner = await cliPlatformClientOf(runtime.config, runtime.pool(), { readOnly: true }).catch(
-    (error: unknown) => {
-      if (error instanceof ConfigError) return null;
-      throw error;
-    },
-  );
-  if (!owner) return { deps, close: async () => {} };
-  return { deps: { ...deps, projectOwner: owner.platform }, close: owner.close };
-}
-
 const eventList = (value: string) =>
   value
     .split(',')
@@ -90,20 +39,14 @@ export function registerWebhookCommands(program: Command): void {
     .option('--events <list>', 'comma-separated event names, or *', '*')
     .option('--json', 'print JSON')
     .action(async (opts: { project: string; tenant?: string; label: string; events: string; json?: boolean }) =>
-      withRuntime(async (runtime) => {
-        const { createRegistryWebhook } = await management();
-        const { deps, close } = await managementDeps(runtime, { projectCheck: opts.tenant !== undefined });
-        try {
-          const view = await createRegistryWebhook(deps, {
-            projectId: opts.project,
-            label: opts.label,
-            events: eventList(opts.events),
-            ...(opts.tenant ? { externalRef: opts.tenant } : {}),
-          });
-          printWebhook(view, opts.json);
-        } finally {
-          await close();
-        }
+      withGateway(async (gateway) => {
+        const view = await gateway.post<WebhookView>('/v1/webhooks', {
+          projectId: opts.project,
+          label: opts.label,
+          events: eventList(opts.events),
+          ...(opts.tenant ? { externalRef: opts.tenant } : {}),
+        });
+        printWebhook(view, opts.json);
       }),
     );
 
@@ -114,12 +57,11 @@ export function registerWebhookCommands(program: Command): void {
     .option('--all', 'include deleted ones')
     .option('--json', 'print JSON')
     .action(async (opts: { tenant?: string; all?: boolean; json?: boolean }) =>
-      withRuntime(async (runtime) => {
-        const { listRegistryWebhooks } = await management();
-        const views = await listRegistryWebhooks(
-          { pool: runtime.pool() },
-          { ...(opts.tenant ? { externalRef: opts.tenant } : {}), includeDeleted: opts.all ?? false },
-        );
+      withGateway(async (gateway) => {
+        const views = await gateway.get<WebhookView[]>('/v1/webhooks', {
+          externalRef: opts.tenant,
+          includeDeleted: opts.all ?? false,
+        });
         if (opts.json) printJson(views);
         else for (const view of views) printWebhook(view, false);
       }),
@@ -141,20 +83,24 @@ export function registerWebhookCommands(program: Command): void {
         registrationId: string,
         opts: { label?: string; events?: string; rotateSecret?: boolean; json?: boolean },
       ) =>
-        withRuntime(async (runtime) => {
-          const { updateRegistryWebhook, replaceRegistryWebhook } = await management();
-          const { deps } = await managementDeps(runtime);
-          let view: WebhookView | undefined;
-          if (opts.label !== undefined || opts.events !== undefined) {
-            view = await updateRegistryWebhook(deps, {
-              registrationId,
-              ...(opts.label ? { label: opts.label } : {}),
-              ...(opts.events ? { events: eventList(opts.events) } : {}),
-            });
+        withGateway(async (gateway) => {
+          if (opts.label === undefined && opts.events === undefined && !opts.rotateSecret) {
+            const { InvalidInputError } = await import('../../domain/tenant-input.js');
+            throw new InvalidInputError(['nothing to update: give --label, --events or --rotate-secret']);
           }
-          if (opts.rotateSecret) view = await replaceRegistryWebhook(deps, { registrationId });
-          if (!view) throw new Error('nothing to update: give --label, --events or --rotate-secret');
-          printWebhook(view, opts.json);
+          const path = `/v1/webhooks/${segment(registrationId)}`;
+          let view: WebhookView | undefined;
+          if (opts.label !== undefined || opts.events !== undefined)
+            view = (
+              await gateway.call<WebhookView>('PATCH', path, {
+                body: {
+                  ...(opts.label !== undefined ? { label: opts.label } : {}),
+                  ...(opts.events !== undefined ? { events: eventList(opts.events) } : {}),
+                },
+              })
+            ).data;
+          if (opts.rotateSecret) view = await gateway.post<WebhookView>(`${path}/rotate-secret`);
+          printWebhook(view!, opts.json);
         }),
     );
 
@@ -164,9 +110,9 @@ export function registerWebhookCommands(program: Command): void {
     .argument('<registrationId>')
     .option('--json', 'print JSON')
     .action(async (registrationId: string, opts: { json?: boolean }) =>
-      withRuntime(async (runtime) => {
-        const { deleteRegistryWebhook } = await management();
-        printWebhook(await deleteRegistryWebhook((await managementDeps(runtime)).deps, { registrationId }), opts.json);
+      withGateway(async (gateway) => {
+        const path = `/v1/webhooks/${segment(registrationId)}`;
+        printWebhook((await gateway.call<WebhookView>('DELETE', path)).data, opts.json);
       }),
     );
 
@@ -176,9 +122,8 @@ export function registerWebhookCommands(program: Command): void {
     .argument('<registrationId>')
     .option('--json', 'print JSON')
     .action(async (registrationId: string, opts: { json?: boolean }) =>
-      withRuntime(async (runtime) => {
-        const { listRegistryDeliveries } = await management();
-        const views = await listRegistryDeliveries((await managementDeps(runtime)).deps, { registrationId });
+      withGateway(async (gateway) => {
+        const views = await gateway.get<DeliveryView[]>(`/v1/webhooks/${segment(registrationId)}/deliveries`);
         if (opts.json) printJson(views);
         else
           for (const d of views)

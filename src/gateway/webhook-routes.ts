@@ -1,0 +1,196 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import {
+  createRegistryWebhook,
+  deleteRegistryWebhook,
+  listRegistryDeliveries,
+  listRegistryWebhooks,
+  replaceRegistryWebhook,
+  updateRegistryWebhook,
+  WebhookManagementError,
+  type WebhookManagementDeps,
+} from '../client/webhook-management.js';
+import type { Pool } from '../db/pool.js';
+import { TenantNotFoundError } from '../db/tenants-store.js';
+import { RegistrationNotFoundError } from '../db/webhook-registrations-store.js';
+import { externalRefSchema, InvalidInputError } from '../domain/tenant-input.js';
+import { PlatformError, type PlatformClient } from '../platform/index.js';
+import type { Vault } from '../secrets/vault.js';
+import { actorOf } from './access.js';
+import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
+import { invalidInput, tenantNotFound } from './tenant-routes.js';
+
+/**
+ * Registry webhooks on a tenant's project (or the parent's own), received by this gateway (permission
+ * `webhooks.manage`, list included: the list is the parent's wiring across every tenant and its own projects,
+ * with the receiver URLs, which a backend's `tenants.read` does not cover):
+ * - `POST /v1/webhooks` `{ projectId, externalRef?, label?, events? }` → 201 with the registration;
+ * - `GET /v1/webhooks?externalRef=&includeDeleted=true`;
+ * - `PATCH /v1/webhooks/:registrationId` `{ label?, events? }`; `POST …/rotate-secret` (replaces the webhook);
+ *   `DELETE …`; `GET …/deliveries` (the platform's history beside our inbox's).
+ * The platform calls use the parent's personal token (the contract's rule 6) and, to prove a project is the
+ * tenant's, the parent's platform key: both held here, never by the caller. The signing secret is generated and
+ * sealed here and is in no answer. The audited actor is the bearer's name.
+ */
+export interface WebhookRoutesDeps {
+  pool: Pool;
+  vault: Vault;
+  /** GATEWAY_PUBLIC_URL: receiver URLs are built from it. */
+  publicUrl: string | undefined;
+  /** A platform client holding PLATFORM_PERSONAL_TOKEN (absent: the routes that call the platform answer 503). */
+  platform: PlatformClient | undefined;
+  /** A platform client holding the parent's key, to check a tenant's project (absent: not checked). */
+  projectOwner: PlatformClient | undefined;
+}
+
+const REGISTRATION_ID = /^whr_[A-Za-z0-9]{8,64}$/;
+
+export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRoutesDeps): void {
+  const managementOf = (request: FastifyRequest, operator: unknown): WebhookManagementDeps => {
+    const actor = actorOf(request, operator, 'operator');
+    const missing = [
+      ...(deps.platform ? [] : ['PLATFORM_BASE_URL and PLATFORM_PERSONAL_TOKEN (sv_...)']),
+      ...(deps.publicUrl ? [] : ['GATEWAY_PUBLIC_URL (receiver URLs are built from it)']),
+    ];
+    if (missing.length)
+      throw new GatewayError(
+        503,
+        GatewayErrorCode.PLATFORM_NOT_CONFIGURED,
+        `This gateway cannot manage registry webhooks: it needs ${missing.join(' and ')}.`,
+      );
+    return {
+      pool: deps.pool,
+      vault: deps.vault,
+      platform: deps.platform!,
+      publicUrl: deps.publicUrl!,
+      ...(deps.projectOwner ? { projectOwner: deps.projectOwner } : {}),
+      actor,
+    };
+  };
+
+  void app.register(async (api) => {
+    api.post('/v1/webhooks', { config: { permission: 'webhooks.manage' } }, async (request, reply) => {
+      const { operator, ...body } = bodyOf(request.body);
+      const management = managementOf(request, operator);
+      const view = await answered(() =>
+        createRegistryWebhook(management, {
+          label: 'tenant-orchestrator',
+          events: ['*'],
+          ...(body as { projectId: string }),
+        }),
+      );
+      return sendData(reply, 201, view);
+    });
+
+    api.get('/v1/webhooks', { config: { permission: 'webhooks.manage' } }, async (request, reply) => {
+      const query = request.query as { externalRef?: string; includeDeleted?: string };
+      const externalRef = query.externalRef === undefined ? undefined : externalRefSchema.safeParse(query.externalRef);
+      if (externalRef && !externalRef.success) throw badField('externalRef', 'must be an external ref');
+      if (query.includeDeleted !== undefined && !['true', 'false'].includes(query.includeDeleted))
+        throw badField('includeDeleted', 'must be true or false');
+      const views = await listRegistryWebhooks(
+        { pool: deps.pool },
+        { ...(externalRef ? { externalRef: externalRef.data } : {}), includeDeleted: query.includeDeleted === 'true' },
+      );
+      return sendData(reply, 200, views);
+    });
+
+    api.patch('/v1/webhooks/:registrationId', { config: { permission: 'webhooks.manage' } }, async (request, reply) => {
+      const registrationId = registrationIdOf(request.params);
+      const { operator, ...body } = bodyOf(request.body);
+      if (body['label'] === undefined && body['events'] === undefined)
+        throw badField('body', 'give label or events to change');
+      const management = managementOf(request, operator);
+      return sendData(
+        reply,
+        200,
+        await answered(() => updateRegistryWebhook(management, { ...body, registrationId } as never)),
+      );
+    });
+
+    api.post(
+      '/v1/webhooks/:registrationId/rotate-secret',
+      { config: { permission: 'webhooks.manage' } },
+      async (request, reply) => {
+        const registrationId = registrationIdOf(request.params);
+        const management = managementOf(request, onlyOperator(request.body));
+        return sendData(reply, 200, await answered(() => replaceRegistryWebhook(management, { registrationId })));
+      },
+    );
+
+    api.delete(
+      '/v1/webhooks/:registrationId',
+      { config: { permission: 'webhooks.manage' } },
+      async (request, reply) => {
+        const registrationId = registrationIdOf(request.params);
+        const management = managementOf(request, onlyOperator(request.body));
+        return sendData(reply, 200, await answered(() => deleteRegistryWebhook(management, { registrationId })));
+      },
+    );
+
+    // The platform's history is read with the parent's personal token: management, not a plain read.
+    api.get(
+      '/v1/webhooks/:registrationId/deliveries',
+      { config: { permission: 'webhooks.manage' } },
+      async (request, reply) => {
+        const registrationId = registrationIdOf(request.params);
+        const management = managementOf(request, undefined);
+        return sendData(reply, 200, await answered(() => listRegistryDeliveries(management, { registrationId })));
+      },
+    );
+  });
+}
+
+function bodyOf(raw: unknown): Record<string, unknown> {
+  if (raw === undefined || raw === null) return {};
+  if (typeof raw !== 'object' || Array.isArray(raw)) throw badField('body', 'must be a JSON object');
+  return raw as Record<string, unknown>;
+}
+
+/** A body that may carry only `operator` (which may only repeat the bearer's name). */
+function onlyOperator(raw: unknown): unknown {
+  const { operator, ...rest } = bodyOf(raw);
+  const unknown = Object.keys(rest);
+  if (unknown.length)
+    throw invalidInput(new InvalidInputError(unknown.map((field) => `${field}: is not a known field`)));
+  return operator;
+}
+
+function registrationIdOf(params: unknown): string {
+  const id = (params as { registrationId?: unknown }).registrationId;
+  if (typeof id !== 'string' || !REGISTRATION_ID.test(id))
+    throw badField('registrationId', 'must be a registration id (whr_...)');
+  return id;
+}
+
+function badField(field: string, rule: string): GatewayError {
+  return invalidInput(new InvalidInputError([`${field}: ${rule}`]));
+}
+
+async function answered<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw translated(error);
+  }
+}
+
+function translated(error: unknown): unknown {
+  if (error instanceof InvalidInputError) return invalidInput(error);
+  if (error instanceof TenantNotFoundError) return tenantNotFound();
+  if (error instanceof RegistrationNotFoundError)
+    return new GatewayError(404, GatewayErrorCode.WEBHOOK_NOT_FOUND, 'No webhook registration with this id.');
+  if (error instanceof WebhookManagementError) {
+    if (error.code === 'PROJECT_NOT_OF_TENANT') return badField('projectId', error.message);
+    if (error.code === 'TENANT_NOT_PROVISIONED')
+      return new GatewayError(409, GatewayErrorCode.TENANT_NOT_PROVISIONED, `${error.message}.`);
+    return new GatewayError(409, GatewayErrorCode.WEBHOOK_STATE_CONFLICT, `${error.message}.`);
+  }
+  if (error instanceof PlatformError)
+    return new GatewayError(
+      502,
+      GatewayErrorCode.PLATFORM_FAILED,
+      `The platform answered ${error.platformCode ?? error.code}${error.status ? ` (${error.status})` : ''}` +
+        `${error.requestId ? `, request ${error.requestId}` : ''}.`,
+    );
+  return error;
+}
