@@ -25,6 +25,7 @@ import { createSecretResolver } from '../secrets/webhook-secrets.js';
 import { createOperatorDirectory } from '../secrets/operators.js';
 import { registerApprovalRoutes } from './approval-routes.js';
 import { registerWebhookRoutes } from './webhook-routes.js';
+import { registerRotationRoutes } from './rotation-routes.js';
 
 /**
  * The gateway's Fastify app, built without listening (tests use `inject`; `startGateway` listens).
@@ -128,6 +129,13 @@ export function buildGatewayApp(deps: GatewayDeps): GatewayApp {
   });
   registerFundingRoutes(app, { pool: deps.pool, maxTransferMicroUsd: options.maxTransferMicroUsd });
   registerApprovalRoutes(app, { pool: deps.pool, client: deps.client });
+  registerRotationRoutes(app, {
+    pool: deps.pool,
+    client: deps.client,
+    taskQueue: options.taskQueue,
+    publicUrl: options.publicUrl,
+    deployers: options.deployers,
+  });
   registerKeySlotRoutes(app, {
     pool: deps.pool,
     client: deps.client,

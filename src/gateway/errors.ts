@@ -54,6 +54,13 @@ export const GatewayErrorCode = {
   PLATFORM_NOT_CONFIGURED: 'PLATFORM_NOT_CONFIGURED',
   /** The platform refused the call or gave no answer; its code and request id are named (502). */
   PLATFORM_FAILED: 'PLATFORM_FAILED',
+  /** An operator decision the waiting run refuses now (its Update validator says why) (409). */
+  DECISION_NOT_APPLICABLE: 'DECISION_NOT_APPLICABLE',
+  /** No run under this business key (nothing waits for the decision) (404). */
+  RUN_NOT_FOUND: 'RUN_NOT_FOUND',
+  SCHEDULE_NOT_FOUND: 'SCHEDULE_NOT_FOUND',
+  /** A rotation of the slot is running, or the slot holds only unmanaged keys (409). */
+  ROTATION_CONFLICT: 'ROTATION_CONFLICT',
 } as const;
 export type GatewayErrorCode = (typeof GatewayErrorCode)[keyof typeof GatewayErrorCode];
 

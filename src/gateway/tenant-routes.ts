@@ -7,6 +7,7 @@ import { findTenant, listTenants, TenantNotFoundError } from '../db/tenants-stor
 import { externalRefSchema, InvalidInputError } from '../domain/tenant-input.js';
 import { DeployerNotConfiguredError, startRotation, type DeployerReadiness } from '../client/start-rotation.js';
 import { getTenantStatus } from '../client/tenant-status.js';
+import { hasOnlyUnmanagedKeys } from '../client/unmanaged-keys.js';
 import { actionInputOf, type ActionInput } from './action-input.js';
 import { actorOf, callerOf } from './access.js';
 import { roleAllows } from '../secrets/roles.js';
@@ -208,6 +209,13 @@ async function startAction(
       `The tenant is ${tenantStatus}: its keys are not rotated.`,
     );
   }
+  if (await hasOnlyUnmanagedKeys(deps.pool, parsed.input.externalRef, parsed.input.slot))
+    throw new GatewayError(
+      409,
+      GatewayErrorCode.ROTATION_CONFLICT,
+      `tenant ${parsed.input.externalRef} has only unmanaged (imported) keys in slot ${parsed.input.slot}: ` +
+        'rotate it with --adopt (POST …/adopt); nothing was started',
+    );
   try {
     const handle = await startRotation(deps.client, parsed.input, {
       taskQueue: deps.taskQueue,

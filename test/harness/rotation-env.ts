@@ -84,7 +84,18 @@ export async function createRotationEnv(
   });
   const platformRun = platformWorker.run();
 
-  const gateway = await startOperatorGateway({ ...ctx, secretsKeys });
+  // The gateway decides which deployers can run, as the worker is configured.
+  const gateway = await startOperatorGateway(
+    { ...ctx, secretsKeys },
+    {
+      gateway: {
+        deployers: {
+          defaultDeployer: rotationOptions.defaultDeployer,
+          notifyConfigured: Boolean(rotationOptions.notify),
+        },
+      },
+    },
+  );
   return {
     ...ctx,
     sim,

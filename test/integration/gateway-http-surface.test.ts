@@ -4,6 +4,7 @@ import { buildTestGateway, listenOnLoopback, TEST_API_TOKEN, waitFor } from '../
 import { parseMasterKeys } from '../../src/secrets/master-keys.js';
 import type { LastRun } from '../../src/client/last-runs.js';
 import { runCli } from '../harness/cli.js';
+import { startOperatorGateway } from '../harness/operator-gateway.js';
 import { workflowExists } from '../harness/onboarding-checks.js';
 import { createRotationEnv, type RotationEnv } from '../harness/rotation-env.js';
 
@@ -156,7 +157,12 @@ describe('the /v1 API against a running gateway and worker', () => {
     }
     expect(await exists('rotate:http-nodeploy:default')).toBe(false);
 
-    const { ROTATION_NOTIFY_URL: _url, ROTATION_NOTIFY_SECRET: _secret, ...unconfiguredEnv } = env.cliEnv;
+    // tenantctl asks a gateway that cannot run the notify deployer: the server's configuration decides.
+    const unconfiguredGateway = await startOperatorGateway(
+      { ...env, secretsKeys: env.cliEnv.SECRETS_KEYS! },
+      { gateway: { deployers: { defaultDeployer: 'notify', notifyConfigured: false } } },
+    );
+    const unconfiguredEnv = { ...env.cliEnv, ...unconfiguredGateway.cliEnv };
     const cli = await runCli(['rotate-key', 'http-nodeploy', '--emergency'], unconfiguredEnv);
     expect(cli.code).not.toBe(0);
     expect(cli.stdout).not.toMatch(/started/);
@@ -170,6 +176,7 @@ describe('the /v1 API against a running gateway and worker', () => {
     expect(schedule.code).not.toBe(0);
     expect(schedule.stderr).toMatch(/^error: the notify deployer is not configured/);
     const withProjectEnv = await runCli(['rotate-key', 'http-nodeploy', '--deployer', 'project-env'], unconfiguredEnv);
+    await unconfiguredGateway.close();
     expect(withProjectEnv.stdout + withProjectEnv.stderr).toMatch(/^started: rotate:http-nodeploy:default/);
   });
 

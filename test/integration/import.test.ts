@@ -272,10 +272,7 @@ describe.each(['default', 'alt'] as const)('import against the %s platform shape
         expect([keys[web!.id], keys[batch!.id]]).toEqual(['active', 'revoked']);
         expect([await recordOf(web!.id), await recordOf(batch!.id)]).toEqual(['unmanaged', 'revoked']);
 
-        const abort = await runCli(
-          ['rotation', 'abort', ref, '--operator', 'ops-ann', '--reason', 'the web tier still uses it'],
-          env.cliEnv,
-        );
+        const abort = await runCli(['rotation', 'abort', ref, '--reason', 'the web tier still uses it'], env.cliEnv);
         expect(abort.code, abort.stderr).toBe(0);
         expect(await handle.result()).toMatchObject({ outcome: 'aborted', revoked: [batch!.id], kept: [web!.id] });
       } finally {

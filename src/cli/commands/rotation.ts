@@ -1,13 +1,14 @@
 import type { Command } from 'commander';
 import type { DeployerSpec, RotationTimings } from '../../domain/rotation-input.js';
-import type { ScheduleCommand } from '../../client/rotation-schedules.js';
-import { fleetAdoptionScheduleId, fleetScheduleId, rotationScheduleId, rotationWorkflowId } from '../../domain/ids.js';
-import type { CliRuntime } from '../runtime.js';
-import { printJson, withRuntime } from '../run.js';
+import type { ScheduleCommand, RotationScheduleView } from '../../client/rotation-schedules.js';
+import type { DecisionAnswer } from '../../domain/operator-decisions.js';
+import type { GatewayClient } from '../../client/gateway-client.js';
+import type { RotateTenantKeyResult } from '../../../workflows/rotate-tenant-key-messages.js';
+import type { AdoptTenantKeysResult } from '../../domain/import-input.js';
+import { fleetAdoptionScheduleId, fleetScheduleId, rotationScheduleId } from '../../domain/ids.js';
+import { printJson, segment, withGateway } from '../run.js';
 
-// Each action loads what it uses (see run.ts): `tenantctl --help` loads none of it.
-const schedules = () => import('../../client/rotation-schedules.js');
-const starting = () => import('../../client/start-rotation.js');
+// Every command here is a client of the gateway's /v1 API: the server starts, schedules and decides.
 
 interface TimingFlags {
   quietPeriod?: string;
@@ -60,29 +61,6 @@ function deployerOf(flags: DeployerFlags): DeployerSpec | undefined {
   throw new Error('--deployer: must be notify or project-env');
 }
 
-/** A clear refusal before anything starts: unknown tenants and closing ones are never rotated. */
-async function requireRotatable(runtime: CliRuntime, externalRef: string): Promise<void> {
-  const { findTenant, TenantNotFoundError } = await import('../../db/tenants-store.js');
-  const tenant = await findTenant(runtime.pool(), externalRef);
-  if (!tenant) throw new TenantNotFoundError(externalRef);
-  if (tenant.status === 'closing' || tenant.status === 'closed')
-    throw new Error(`tenant ${externalRef} is ${tenant.status}: its keys are not rotated`);
-}
-
-/** An imported tenant's slot holds only unmanaged keys: a plain rotation has no key of ours to replace. */
-async function refuseUnmanagedOnly(runtime: CliRuntime, externalRef: string, slot: string): Promise<void> {
-  const [{ listUnmanagedKeys }, { findActiveKey }] = await Promise.all([
-    import('../../db/adoptions-store.js'),
-    import('../../db/tenant-keys-store.js'),
-  ]);
-  const pool = runtime.pool();
-  if ((await listUnmanagedKeys(pool, externalRef, slot)).length && !(await findActiveKey(pool, externalRef, slot)))
-    throw new Error(
-      `tenant ${externalRef} has only unmanaged (imported) keys in slot ${slot}: rotate ` +
-        `it with --adopt; nothing was started`,
-    );
-}
-
 function scheduleIdOf(
   externalRef: string | undefined,
   opts: { fleet?: boolean; adopt?: boolean; slot: string },
@@ -93,8 +71,14 @@ function scheduleIdOf(
   return opts.fleet ? fleetScheduleId(opts.slot) : rotationScheduleId(externalRef!, opts.slot);
 }
 
+/** `--wait`: the slot's latest run (a rotation or an adoption), polled through the gateway until it ended. */
+async function waitForRun<T>(gateway: GatewayClient, externalRef: string, slot: string): Promise<T> {
+  const { resultOfRun } = await import('../poll-run.js');
+  return resultOfRun<T>(gateway, `/v1/tenants/${segment(externalRef)}/rotations/${segment(slot)}`);
+}
+
 async function adopt(
-  runtime: CliRuntime,
+  gateway: GatewayClient,
   externalRef: string,
   opts: TimingFlags &
     DeployerFlags & { slot: string; emergency?: boolean; reason?: string; wait?: boolean; json?: boolean },
@@ -103,32 +87,23 @@ async function adopt(
     throw new Error(
       '--adopt: cannot be combined with --emergency (an unmanaged key is revoked only when quiet, or by revoke-anyway)',
     );
-  const [{ startAdoption }, { deployerReadinessOf }] = await Promise.all([
-    import('../../client/start-adoption.js'),
-    starting(),
-  ]);
   const options = timingsOf(opts);
   const deployer = deployerOf(opts);
-  const handle = await startAdoption(
-    { client: await runtime.client(), db: runtime.pool() },
-    {
-      externalRef,
-      slot: opts.slot,
-      ...(opts.reason ? { reason: opts.reason } : {}),
-      ...(options ? { options } : {}),
-      ...(deployer ? { deployer } : {}),
-    },
-    { taskQueue: runtime.config.TEMPORAL_TASK_QUEUE, deployers: deployerReadinessOf(runtime.config) },
-  );
-  const result = opts.wait ? await handle.result() : undefined;
-  if (opts.json) printJson({ workflowId: handle.workflowId, started: true, ...(result ? { result } : {}) });
+  const started = await gateway.post<{ workflowId: string }>(`/v1/tenants/${segment(externalRef)}/adopt`, {
+    slot: opts.slot,
+    ...(opts.reason ? { reason: opts.reason } : {}),
+    ...(options ? { options } : {}),
+    ...(deployer ? { deployer } : {}),
+  });
+  const result = opts.wait ? await waitForRun<AdoptTenantKeysResult>(gateway, externalRef, opts.slot) : undefined;
+  if (opts.json) printJson({ workflowId: started.workflowId, started: true, ...(result ? { result } : {}) });
   else if (result)
     console.log(
       `adoption ${result.outcome}: slot ${result.slot} managed key ${result.keyId} (${result.fingerprint}); ` +
         `revoked ${result.revoked.join(', ') || 'none'}; kept unmanaged ` +
         `${result.kept.join(', ') || 'none'}`,
     );
-  else console.log(`started: ${handle.workflowId} (follow with: tenantctl status ${externalRef})`);
+  else console.log(`started: ${started.workflowId} (follow with: tenantctl status ${externalRef})`);
 }
 
 export function registerRotationCommands(program: Command): void {
@@ -146,7 +121,6 @@ export function registerRotationCommands(program: Command): void {
         "an imported tenant: issue and deploy a managed key, then revoke each of the slot's unmanaged keys once quiet",
       )
       .option('--reason <text>', 'why (audited)')
-      .option('--operator <name>', 'who asks (audited when escalating a running rotation)')
       .option('--wait', 'wait for the rotation to finish')
       .option('--json', 'print JSON'),
   ).action(
@@ -158,33 +132,27 @@ export function registerRotationCommands(program: Command): void {
           emergency?: boolean;
           adopt?: boolean;
           reason?: string;
-          operator?: string;
           wait?: boolean;
           json?: boolean;
         },
     ) =>
-      withRuntime(async (runtime) => {
-        await requireRotatable(runtime, externalRef);
-        if (opts.adopt) return adopt(runtime, externalRef, opts);
-        await refuseUnmanagedOnly(runtime, externalRef, opts.slot);
-        const { deployerReadinessOf, startRotation } = await starting();
+      withGateway(async (gateway) => {
+        if (opts.adopt) return adopt(gateway, externalRef, opts);
         const options = timingsOf(opts);
         const deployer = deployerOf(opts);
-        const input = {
-          externalRef,
-          slot: opts.slot,
-          emergency: Boolean(opts.emergency),
-          ...(opts.reason ? { reason: opts.reason } : {}),
-          ...(options ? { options } : {}),
-          ...(deployer ? { deployer } : {}),
-        };
-        const handle = await startRotation(await runtime.client(), input, {
-          taskQueue: runtime.config.TEMPORAL_TASK_QUEUE,
-          deployers: deployerReadinessOf(runtime.config),
-          ...(opts.operator || runtime.safeOps.operators.size > 0 ? { operator: runtime.operator(opts.operator) } : {}),
-        });
+        // The gateway refuses unknown, closing and imported-only tenants before anything starts.
+        const handle = await gateway.post<{ workflowId: string; started: boolean }>(
+          `/v1/tenants/${segment(externalRef)}/rotate`,
+          {
+            slot: opts.slot,
+            emergency: Boolean(opts.emergency),
+            ...(opts.reason ? { reason: opts.reason } : {}),
+            ...(options ? { options } : {}),
+            ...(deployer ? { deployer } : {}),
+          },
+        );
         const started = { workflowId: handle.workflowId, started: handle.started };
-        const result = opts.wait ? await handle.result() : undefined;
+        const result = opts.wait ? await waitForRun<RotateTenantKeyResult>(gateway, externalRef, opts.slot) : undefined;
         if (opts.json) printJson({ ...started, ...(result ? { result } : {}) });
         else if (result)
           console.log(
@@ -228,37 +196,24 @@ export function registerRotationCommands(program: Command): void {
           concurrency: string;
         },
     ) =>
-      withRuntime(async (runtime) => {
+      withGateway(async (gateway) => {
         scheduleIdOf(externalRef, opts);
         const options = timingsOf(opts);
         const deployer = deployerOf(opts);
         const extra = { ...(options ? { options } : {}), ...(deployer ? { deployer } : {}) };
-        // Every run the schedule starts would fail on a deployer that cannot run: refuse the schedule.
-        const [{ assertDeployerReady, deployerReadinessOf }, { scheduleFleetRotation, scheduleTenantRotation }] =
-          await Promise.all([starting(), schedules()]);
-        assertDeployerReady({ deployer }, deployerReadinessOf(runtime.config));
-        const times = { every: opts.every, jitter: opts.jitter };
-        const client = await runtime.client();
-        const queue = runtime.config.TEMPORAL_TASK_QUEUE;
-        if (!opts.fleet) await requireRotatable(runtime, externalRef!);
-        const made = opts.fleet
-          ? await scheduleFleetRotation(
-              client,
-              {
+        const made = await gateway.post<{ scheduleId: string; outcome: string }>('/v1/rotation-schedules', {
+          every: opts.every,
+          ...(opts.jitter ? { jitter: opts.jitter } : {}),
+          ...(opts.fleet
+            ? {
+                fleet: true,
                 slot: opts.slot,
                 concurrency: Number(opts.concurrency),
                 ...(opts.adopt ? { adopt: true } : {}),
-                ...extra,
-              },
-              times,
-              queue,
-            )
-          : await scheduleTenantRotation(
-              client,
-              { externalRef: externalRef!, slot: opts.slot, ...extra },
-              times,
-              queue,
-            );
+              }
+            : { externalRef, slot: opts.slot }),
+          ...extra,
+        });
         console.log(
           `${made.outcome} schedule ${made.scheduleId}: every ${opts.every}${opts.jitter ? ` (jitter ${opts.jitter})` : ''}, ` +
             `overlap SKIP`,
@@ -271,9 +226,8 @@ export function registerRotationCommands(program: Command): void {
     .description('rotation schedules')
     .option('--json', 'print JSON')
     .action(async (opts: { json?: boolean }) =>
-      withRuntime(async (runtime) => {
-        const { listRotationSchedules } = await schedules();
-        const listed = await listRotationSchedules(await runtime.client());
+      withGateway(async (gateway) => {
+        const listed = await gateway.get<RotationScheduleView[]>('/v1/rotation-schedules');
         if (opts.json) printJson(listed);
         else
           for (const s of listed)
@@ -297,54 +251,37 @@ export function registerRotationCommands(program: Command): void {
       .option('--adopt', 'with --fleet: the fleet adoption schedule')
       .option('--slot <slot>', 'key slot', 'default')
       .action(async (externalRef: string | undefined, opts: { fleet?: boolean; adopt?: boolean; slot: string }) =>
-        withRuntime(async (runtime) => {
+        withGateway(async (gateway) => {
           const scheduleId = scheduleIdOf(externalRef, opts);
-          const { controlSchedule } = await schedules();
-          await controlSchedule(await runtime.client(), scheduleId, name satisfies ScheduleCommand);
+          await gateway.post(`/v1/rotation-schedules/${segment(scheduleId)}/${name satisfies ScheduleCommand}`);
           console.log(`${name}: ${scheduleId}`);
         }),
       );
   }
 
-  for (const [name, updateName, description] of [
-    [
-      'revoke-anyway',
-      'revokeAnywayUpdate',
-      'a rotation waiting for quiet or held: revoke the old key although it did not go quiet',
-    ],
-    [
-      'abort',
-      'abortRotationUpdate',
-      'a rotation waiting for quiet, held or at the key limit: keep the old key, revoke the new one',
-    ],
-    [
-      'retry-key-create',
-      'retryKeyCreateUpdate',
-      'a rotation at the active-key limit: an unused key was revoked, create the new key now',
-    ],
+  for (const [name, description] of [
+    ['revoke-anyway', 'a rotation waiting for quiet or held: revoke the old key although it did not go quiet'],
+    ['abort', 'a rotation waiting for quiet, held or at the key limit: keep the old key, revoke the new one'],
+    ['retry-key-create', 'a rotation at the active-key limit: an unused key was revoked, create the new key now'],
   ] as const) {
     rotation
       .command(name)
-      .description(description)
+      .description(`${description} (who decides: the token's name)`)
       .argument('<externalRef>')
       .option('--slot <slot>', 'key slot', 'default')
-      .option('--operator <name>', 'who acts (audited); only without an OPERATORS list, where the token says who')
       .requiredOption('--reason <text>', 'why (audited)')
       .option('--json', 'print the answer as JSON')
-      .action(async (externalRef: string, opts: { slot: string; operator?: string; reason: string; json?: boolean }) =>
-        withRuntime(async (runtime) => {
-          const [messages, { sendDecision }, { printDecision }] = await Promise.all([
-            import('../../../workflows/rotate-tenant-key-messages.js'),
-            import('../../client/send-decision.js'),
-            import('../decisions.js'),
-          ]);
-          const update = messages[updateName];
-          const workflowId = rotationWorkflowId(externalRef, opts.slot);
-          const answer = await sendDecision(await runtime.client(), workflowId, update, {
-            operator: runtime.operator(opts.operator),
-            reason: opts.reason,
-          });
-          printDecision(workflowId, update.name, answer, opts.json);
+      .action(async (externalRef: string, opts: { slot: string; reason: string; json?: boolean }) =>
+        withGateway(async (gateway) => {
+          const { workflowId, decision, ...answer } = await gateway.post<
+            DecisionAnswer & { workflowId: string; decision: string }
+          >(`/v1/tenants/${segment(externalRef)}/rotations/${segment(opts.slot)}/${name}`, { reason: opts.reason });
+          if (opts.json) printJson({ workflowId, decision, ...answer });
+          else
+            console.log(
+              `${decision} accepted by ${workflowId} (now ${answer.stage}` +
+                `${answer.transferState ? `, transfer ${answer.transferState}` : ''}): ${answer.effect}`,
+            );
         }),
       );
   }
@@ -355,9 +292,14 @@ export function registerRotationCommands(program: Command): void {
     .argument('<externalRef>')
     .option('--slot <slot>', 'key slot', 'default')
     .action(async (externalRef: string, opts: { slot: string }) =>
-      withRuntime(async (runtime) => {
-        const { cancelRotation } = await starting();
-        const status = await cancelRotation(await runtime.client(), externalRef, opts.slot);
+      withGateway(async (gateway) => {
+        const { GatewayCallError } = await import('../../client/gateway-client.js');
+        const status = await gateway
+          .post<{ stage: string }>(`/v1/tenants/${segment(externalRef)}/rotations/${segment(opts.slot)}/cancel`)
+          .catch((error: unknown) => {
+            if (error instanceof GatewayCallError && error.code === 'RUN_NOT_FOUND') return null;
+            throw error;
+          });
         console.log(
           status
             ? `rotation of ${externalRef} slot ${opts.slot}: ${status.stage}`

@@ -1,0 +1,250 @@
+import type { Client } from '@temporalio/client';
+import type { FastifyInstance } from 'fastify';
+import { DeployerNotConfiguredError, cancelRotation, type DeployerReadiness } from '../client/start-rotation.js';
+import { startAdoption } from '../client/start-adoption.js';
+import { describeRun } from '../client/run-status.js';
+import {
+  controlSchedule,
+  listRotationSchedules,
+  RotationScheduleNotFoundError,
+  SCHEDULE_EVERY,
+  scheduleFleetRotation,
+  scheduleTenantRotation,
+  type ScheduleCommand,
+} from '../client/rotation-schedules.js';
+import { assertDeployerReady } from '../client/deployer-readiness.js';
+import { DecisionRefusedError, sendDecision } from '../client/send-decision.js';
+import type { Pool } from '../db/pool.js';
+import { findTenant, TenantNotFoundError } from '../db/tenants-store.js';
+import { rotationWorkflowId } from '../domain/ids.js';
+import { checkDecisionBy } from '../domain/operator-decisions.js';
+import { rotateFleetInputSchema, rotateTenantKeyInputSchema } from '../domain/rotation-input.js';
+import { InvalidInputError, parseInput, slotSchema } from '../domain/tenant-input.js';
+import {
+  abortRotationUpdate,
+  retryKeyCreateUpdate,
+  revokeAnywayUpdate,
+} from '../../workflows/rotate-tenant-key-messages.js';
+import { callerOf } from './access.js';
+import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
+import { accepted, invalidInput, refOf, tenantNotFound } from './tenant-routes.js';
+
+/**
+ * Key rotation beyond `POST /v1/tenants/:ref/rotate` (tenant-routes.ts), for operators:
+ * - `POST /v1/tenants/:ref/adopt` starts an adoption of an imported tenant's unmanaged keys;
+ * - `GET /v1/tenants/:ref/rotations/:slot` is `{ run }`, the latest run of the slot with its result
+ *   (what `tenantctl rotate-key --wait` polls);
+ * - `POST /v1/tenants/:ref/rotations/:slot/<decision>` sends revoke-anyway, abort or retry-key-create
+ *   (`{ "reason" }`) as the run's Update, or cancels the rotation; the run's validator is the one
+ *   judge (a decision that does not apply now is a 409 naming why);
+ * - `/v1/rotation-schedules`: create or update, list, and pause|unpause|delete|run-now a schedule.
+ * Who decides is always the bearer's name.
+ */
+export interface RotationRoutesDeps {
+  pool: Pool;
+  client: Client;
+  taskQueue: string;
+  publicUrl: string | undefined;
+  deployers: DeployerReadiness;
+}
+
+const DECISIONS = {
+  'revoke-anyway': revokeAnywayUpdate,
+  abort: abortRotationUpdate,
+  'retry-key-create': retryKeyCreateUpdate,
+} as const;
+const SCHEDULE_COMMANDS: readonly ScheduleCommand[] = ['pause', 'unpause', 'delete', 'run-now'];
+
+export function registerRotationRoutes(app: FastifyInstance, deps: RotationRoutesDeps): void {
+  const statusUrl = (externalRef: string) => `${deps.publicUrl ?? ''}/v1/tenants/${encodeURIComponent(externalRef)}`;
+
+  void app.register(async (api) => {
+    api.post(
+      '/v1/tenants/:externalRef/adopt',
+      { config: { permission: 'tenants.lifecycle' } },
+      async (request, reply) => {
+        const externalRef = refOf(request.params);
+        const body = (request.body ?? {}) as Record<string, unknown>;
+        try {
+          const handle = await startAdoption(
+            { client: deps.client, db: deps.pool },
+            { ...body, externalRef },
+            { taskQueue: deps.taskQueue, deployers: deps.deployers },
+          );
+          return accepted(reply, statusUrl(externalRef), {
+            externalRef,
+            action: 'adopt',
+            workflowId: handle.workflowId,
+            runId:
+              'firstExecutionRunId' in handle && typeof handle.firstExecutionRunId === 'string'
+                ? handle.firstExecutionRunId
+                : null,
+            started: true,
+            statusUrl: statusUrl(externalRef),
+          });
+        } catch (error) {
+          throw rotationError(error);
+        }
+      },
+    );
+
+    api.get(
+      '/v1/tenants/:externalRef/rotations/:slot',
+      { config: { permission: 'tenants.read' } },
+      async (request, reply) => {
+        const externalRef = refOf(request.params);
+        const slot = slotOf(request.params);
+        // A plain rotation and an adoption both run under rotate:<ref>:<slot>; null: none ever ran.
+        return sendData(reply, 200, { run: await describeRun(deps.client, rotationWorkflowId(externalRef, slot)) });
+      },
+    );
+
+    api.post(
+      '/v1/tenants/:externalRef/rotations/:slot/:decision',
+      { config: { permission: 'runs.decide' } },
+      async (request, reply) => {
+        const { decision } = request.params as { decision: string };
+        if (decision !== 'cancel' && !(decision in DECISIONS))
+          throw new GatewayError(
+            404,
+            GatewayErrorCode.ROUTE_NOT_FOUND,
+            `No such decision; use one of ${[...Object.keys(DECISIONS), 'cancel'].join(', ')}.`,
+          );
+        const externalRef = refOf(request.params);
+        const slot = slotOf(request.params);
+        const body = (request.body ?? {}) as Record<string, unknown>;
+        const allowed = decision === 'cancel' ? [] : ['reason'];
+        const unknown = Object.keys(body).filter((key) => !allowed.includes(key));
+        if (unknown.length)
+          throw new GatewayError(400, GatewayErrorCode.INVALID_INPUT, `${unknown[0]}: is not a known field`, {
+            fields: unknown,
+          });
+        const workflowId = rotationWorkflowId(externalRef, slot);
+        if (decision === 'cancel') {
+          const status = await cancelRotation(deps.client, externalRef, slot);
+          if (!status)
+            throw new GatewayError(404, GatewayErrorCode.RUN_NOT_FOUND, `No rotation of ${externalRef} slot ${slot}.`);
+          return sendData(reply, 200, { workflowId, stage: status.stage });
+        }
+        const update = DECISIONS[decision as keyof typeof DECISIONS];
+        // The run's own rule, checked first so a bad value is a 400 naming the field; whether the
+        // decision applies now is the run's validator's to say (409).
+        const checked = checkDecisionBy({ operator: callerOf(request).name, reason: body.reason });
+        if (!checked.ok) throw invalidInput(new InvalidInputError(checked.problems));
+        try {
+          const answer = await sendDecision(deps.client, workflowId, update, checked.value);
+          return sendData(reply, 200, { workflowId, decision: update.name, ...answer });
+        } catch (error) {
+          if (error instanceof DecisionRefusedError) throw decisionRefused(error);
+          throw error;
+        }
+      },
+    );
+
+    api.get('/v1/rotation-schedules', { config: { permission: 'tenants.read' } }, async (_request, reply) =>
+      sendData(reply, 200, await listRotationSchedules(deps.client)),
+    );
+
+    api.post('/v1/rotation-schedules', { config: { permission: 'fleet.manage' } }, async (request, reply) => {
+      const { every, jitter, fleet, ...input } = (request.body ?? {}) as Record<string, unknown>;
+      const problems = [
+        ...(typeof every === 'string' && SCHEDULE_EVERY.test(every)
+          ? []
+          : ['every: must be a duration like 12h or 30d']),
+        ...(jitter === undefined || (typeof jitter === 'string' && SCHEDULE_EVERY.test(jitter))
+          ? []
+          : ['jitter: must be a duration like 6h']),
+        ...(fleet === undefined || typeof fleet === 'boolean' ? [] : ['fleet: must be true or false']),
+      ];
+      if (problems.length) throw invalidInput(new InvalidInputError(problems));
+      const times = { every: every as string, jitter: jitter as string | undefined };
+      try {
+        if (fleet !== true && input.adopt !== undefined)
+          throw new InvalidInputError(['adopt: a schedule adopts for the fleet (fleet: true)']);
+        const parsed =
+          fleet === true ? parseInput(rotateFleetInputSchema, input) : parseInput(rotateTenantKeyInputSchema, input);
+        // Every run the schedule starts would fail on a deployer that cannot run: refuse the schedule.
+        assertDeployerReady(parsed, deps.deployers);
+        if (fleet === true)
+          return sendData(reply, 200, await scheduleFleetRotation(deps.client, input as never, times, deps.taskQueue));
+        const externalRef = refOf(input);
+        const tenant = await findTenant(deps.pool, externalRef);
+        if (!tenant) throw tenantNotFound();
+        if (tenant.status === 'closing' || tenant.status === 'closed')
+          throw new GatewayError(
+            409,
+            GatewayErrorCode.TENANT_CLOSED,
+            `The tenant is ${tenant.status}: its keys are not rotated.`,
+          );
+        return sendData(reply, 200, await scheduleTenantRotation(deps.client, input as never, times, deps.taskQueue));
+      } catch (error) {
+        throw rotationError(error);
+      }
+    });
+
+    api.post(
+      '/v1/rotation-schedules/:scheduleId/:command',
+      { config: { permission: 'fleet.manage' } },
+      async (request, reply) => {
+        const { scheduleId, command } = request.params as { scheduleId: string; command: string };
+        if (!SCHEDULE_COMMANDS.includes(command as ScheduleCommand))
+          throw new GatewayError(
+            404,
+            GatewayErrorCode.ROUTE_NOT_FOUND,
+            `No such command; use one of ${SCHEDULE_COMMANDS.join(', ')}.`,
+          );
+        // Only rotation schedules: the drift and top-up schedules have their own routes.
+        if (!/^rotation(-fleet)?:/.test(scheduleId))
+          throw new GatewayError(404, GatewayErrorCode.SCHEDULE_NOT_FOUND, `No rotation schedule ${scheduleId}.`);
+        try {
+          await controlSchedule(
+            deps.client,
+            scheduleId,
+            command as ScheduleCommand,
+            `${command} by ${callerOf(request).name}`,
+          );
+        } catch (error) {
+          if (error instanceof RotationScheduleNotFoundError)
+            throw new GatewayError(404, GatewayErrorCode.SCHEDULE_NOT_FOUND, `${error.message}.`);
+          throw error;
+        }
+        return sendData(reply, 200, { scheduleId, command });
+      },
+    );
+  });
+}
+
+/** The run refused the decision (its validator: it does not apply now), or there is no run to decide for. */
+export function decisionRefused(error: DecisionRefusedError): GatewayError {
+  if (error.code === 'WORKFLOW_NOT_FOUND')
+    return new GatewayError(404, GatewayErrorCode.RUN_NOT_FOUND, `${error.message}.`);
+  return new GatewayError(409, GatewayErrorCode.DECISION_NOT_APPLICABLE, `${error.message} [${error.code}].`);
+}
+
+function slotOf(params: unknown): string {
+  const parsed = slotSchema.safeParse((params as { slot?: unknown }).slot);
+  if (!parsed.success)
+    throw new GatewayError(
+      400,
+      GatewayErrorCode.INVALID_INPUT,
+      `slot: ${parsed.error.issues[0]?.message ?? 'invalid'}`,
+      {
+        fields: ['slot'],
+      },
+    );
+  return parsed.data;
+}
+
+function rotationError(error: unknown): unknown {
+  if (error instanceof GatewayError) return error;
+  if (error instanceof InvalidInputError) return invalidInput(error);
+  if (error instanceof TenantNotFoundError) return tenantNotFound();
+  if (error instanceof DeployerNotConfiguredError)
+    return new GatewayError(422, GatewayErrorCode.DEPLOYER_NOT_CONFIGURED, `${error.message}.`, {
+      fields: ['deployer'],
+    });
+  // startAdoption: a rotation of the slot is running (its cause is the start conflict).
+  if (error instanceof Error && (error.cause as Error | undefined)?.name === 'WorkflowExecutionAlreadyStartedError')
+    return new GatewayError(409, GatewayErrorCode.ROTATION_CONFLICT, `${error.message}.`);
+  return error;
+}
