@@ -25,6 +25,7 @@ import { createSecretResolver } from '../secrets/webhook-secrets.js';
 import { createOperatorDirectory } from '../secrets/operators.js';
 import { registerApprovalRoutes } from './approval-routes.js';
 import { registerWebhookRoutes } from './webhook-routes.js';
+import { registerParentKeyRoutes } from './parent-key-routes.js';
 import { registerRotationRoutes } from './rotation-routes.js';
 
 /**
@@ -161,6 +162,7 @@ export function buildGatewayApp(deps: GatewayDeps): GatewayApp {
     platform: options.webhookPlatform,
     projectOwner: options.preflightPlatform,
   });
+  registerParentKeyRoutes(app, { pool: deps.pool, client: deps.client, taskQueue: options.taskQueue });
   registerCodecRoutes(app, {
     codec: deps.codec,
     tokens: createTokenSet(options.codecTokens),

@@ -12,6 +12,11 @@ import { DEFAULT_PARENT_ID, startSimulator, type RunningSimulator } from '../../
 import { runCli, spawnCli } from '../harness/cli.js';
 import { createTestContext, type TestContext } from '../harness/context.js';
 import { orchestratorCliEnv } from '../harness/onboarding-env.js';
+import { startOperatorGateway, type OperatorGateway } from '../harness/operator-gateway.js';
+import { generateOperator } from '../../src/secrets/operators.js';
+
+// An operator may not touch the parent's key (parent.key is an admin's); the harness's `ops` is an admin.
+const oncall = generateOperator('oncall-pk', 'operator');
 
 /**
  * The parent's platform key rotated while onboardings and tenant rotations run, with two worker processes and a
@@ -35,14 +40,18 @@ describe('rotating the parent platform key without a restart', () => {
   let notify: NotifyReceiver;
   let env: Record<string, string>;
   let gateway: RunningGateway | undefined;
+  // tenantctl talks to a gateway that knows its operators, with only its URL and a token.
+  let operatorGateway: OperatorGateway | undefined;
+  let cli: Record<string, string>;
   const children: ChildProcess[] = [];
 
   beforeAll(async () => {
     ctx = await createTestContext('parent-key-rotation');
     sim = await startSimulator();
     notify = await startNotifyReceiver();
+    const secretsKeys = generateMasterKey(`t${randomBytes(3).toString('hex')}`);
     env = {
-      ...orchestratorCliEnv(ctx, sim, generateMasterKey(`t${randomBytes(3).toString('hex')}`)),
+      ...orchestratorCliEnv(ctx, sim, secretsKeys),
       PARENT_KEY_REFRESH_MS: '300',
       PLATFORM_RATE_LIMIT_PER_SECOND: '500',
       ROTATION_DEPLOYER: 'notify',
@@ -63,9 +72,12 @@ describe('rotating the parent platform key without a restart', () => {
       expect(worker.output()).toContain(i === 0 ? 'heap growth: 20%' : 'heap growth: 50%');
     }
     gateway = await startGateway(loadConfig({ ...env, GATEWAY_PORT: '0' }));
+    operatorGateway = await startOperatorGateway({ ...ctx, secretsKeys }, { entries: [oncall.entry] });
+    cli = operatorGateway.cliEnv;
   }, 240_000);
 
   afterAll(async () => {
+    await operatorGateway?.close();
     await gateway?.close();
     for (const child of children) {
       if (child.exitCode !== null || child.signalCode !== null) continue;
@@ -119,8 +131,6 @@ describe('rotating the parent platform key without a restart', () => {
         [
           'parent-key',
           'rotate',
-          '--operator',
-          'ops',
           '--reason',
           'scheduled hygiene',
           '--poll-interval',
@@ -132,7 +142,7 @@ describe('rotating the parent platform key without a restart', () => {
           '--wait',
           '--json',
         ],
-        env,
+        cli,
         180_000,
       );
       expect(parent.code, parent.stderr).toBe(0);
@@ -166,7 +176,7 @@ describe('rotating the parent platform key without a restart', () => {
       expect(old.status).toBe('revoked');
       expect(Date.parse(old.revokedAt!) - Date.parse(old.lastUsedAt!)).toBeGreaterThanOrEqual(1_000);
       // Our records agree, and no token is in them or in the history.
-      const shown = await runCli(['parent-key', 'show', '--json'], env);
+      const shown = await runCli(['parent-key', 'show', '--json'], cli);
       expect(shown.stdout).not.toMatch(/svpk_[A-Za-z0-9]/);
       const view = JSON.parse(shown.stdout) as { current: { id: string }; keys: Array<{ status: string }> };
       expect(view.current.id).toBe(result.newKey.rowId);
@@ -186,27 +196,50 @@ describe('rotating the parent platform key without a restart', () => {
   );
 
   it('never runs two rotations at once, and refuses a decision that does not apply', async () => {
-    const decide = await runCli(
-      ['parent-key', 'decide', 'revoke-anyway', '--operator', 'ops', '--reason', 'nothing is running'],
-      env,
-    );
+    const decide = await runCli(['parent-key', 'decide', 'revoke-anyway', '--reason', 'nothing is running'], cli);
     expect(decide.code).not.toBe(0);
     expect(decide.stderr).toMatch(/no running workflow rotate-parent-key|refused/);
-    const bad = await runCli(['parent-key', 'decide', 'explode', '--operator', 'ops', '--reason', 'bad'], env);
+    const bad = await runCli(['parent-key', 'decide', 'explode', '--reason', 'bad'], cli);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/decision: must be one of/);
+
+    // An operator (no parent.key) is refused every write, and nothing starts; it may read.
+    const lastRun = async () =>
+      (
+        await ctx.client.workflow
+          .getHandle('rotate-parent-key')
+          .describe()
+          .catch(() => undefined)
+      )?.runId;
+    const runBefore = await lastRun();
+    const asOncall = (method: string, path: string, body?: unknown) =>
+      fetch(`${operatorGateway!.url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${oncall.token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      });
+    for (const [path, body] of [
+      ['/v1/parent-key/rotate', { emergency: true, reason: 'not mine to do' }],
+      ['/v1/parent-key/schedule', { every: '1d' }],
+      ['/v1/parent-key/decision', { decision: 'abort', reason: 'not mine to do' }],
+    ] as const) {
+      const refused = await asOncall('POST', path, body);
+      expect(refused.status, path).toBe(403);
+      expect(await refused.json()).toMatchObject({ error: { code: 'FORBIDDEN' } });
+    }
+    expect(await lastRun()).toBe(runBefore);
+    const read = await asOncall('GET', '/v1/parent-key');
+    expect(read.status).toBe(200);
+    expect(await read.text()).not.toMatch(/svpk_[A-Za-z0-9]/);
+
     const first = await runCli(
       ['parent-key', 'rotate', '--switch-deadline', '1h', '--stale-after', '1h', '--json'],
-      env,
+      cli,
     );
-    const second = await runCli(['parent-key', 'rotate', '--json'], env);
+    const second = await runCli(['parent-key', 'rotate', '--json'], cli);
     expect(JSON.parse(first.stdout)).toMatchObject({ workflowId: 'rotate-parent-key' });
     expect(JSON.parse(second.stdout)).toMatchObject({ workflowId: 'rotate-parent-key', started: false });
-    const aborted = await runCli(
-      ['parent-key', 'decide', 'abort', '--operator', 'ops', '--reason', 'test abort'],
-      env,
-      60_000,
-    );
+    const aborted = await runCli(['parent-key', 'decide', 'abort', '--reason', 'test abort'], cli, 60_000);
     // Either it was still waiting (abort applies) or it had finished; after an abort the old key stays current.
     if (aborted.code === 0) {
       await ctx.client.workflow

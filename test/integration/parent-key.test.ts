@@ -6,6 +6,8 @@ import { createVault } from '../../src/secrets/vault.js';
 import { DEFAULT_PLATFORM_KEY } from '../../src/sim/index.js';
 import { runCli } from '../harness/cli.js';
 import { createOrchestratorEnv, type OrchestratorEnv } from '../harness/onboarding-env.js';
+import { startOperatorGateway } from '../harness/operator-gateway.js';
+import { generateOperator } from '../../src/secrets/operators.js';
 
 /** The parent's platform key in our records: import, show, and a process that recovers by itself on a 401. */
 describe('the parent platform key, sealed in our records', () => {
@@ -60,6 +62,28 @@ describe('the parent platform key, sealed in our records', () => {
   });
 
   it('puts the parent key rotation on a Temporal Schedule whose action is the launcher', async () => {
+    // Over /v1: scheduling is an admin's (parent.key): an operator is refused and nothing is made; a viewer reads.
+    const oncall = generateOperator('oncall-pk', 'operator');
+    const viewer = generateOperator('viewer-pk', 'viewer');
+    const gateway = await startOperatorGateway(env, { entries: [oncall.entry, viewer.entry] });
+    try {
+      const refused = await fetch(`${gateway.url}/v1/parent-key/schedule`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${oncall.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ every: '30d' }),
+      });
+      expect(refused.status).toBe(403);
+      await expect(env.client.schedule.getHandle('parent-key-rotation').describe()).rejects.toThrow();
+      const shown = await fetch(`${gateway.url}/v1/parent-key`, {
+        headers: { authorization: `Bearer ${viewer.token}` },
+      });
+      expect(shown.status).toBe(200);
+      const text = await shown.text();
+      expect(text).not.toContain('svpk_');
+      expect(JSON.parse(text)).toMatchObject({ data: { current: { status: 'current' } } });
+    } finally {
+      await gateway.close();
+    }
     const made = await runCli(['parent-key', 'schedule', '--every', '30d'], env.cliEnv);
     expect(made.code, made.stderr).toBe(0);
     const handle = env.client.schedule.getHandle('parent-key-rotation');

@@ -1,5 +1,13 @@
 import type { Command } from 'commander';
-import { printJson, withRuntime } from '../run.js';
+import type { ParentKeysView } from '../../client/parent-key.js';
+import type { DecisionAnswer } from '../../domain/operator-decisions.js';
+import { printJson, withGateway, withRuntime } from '../run.js';
+
+/** What a finished parent key rotation returns (ids and fingerprints only). */
+interface RotationResult {
+  newKey: { rowId: string; fingerprint: string };
+  oldKey: { platformKeyId: string };
+}
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -7,7 +15,11 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8').trim();
 }
 
-/** The parent's own platform key (svpk_): kept sealed in our records, rotated by rotateParentKey. */
+/**
+ * The parent's own platform key (svpk_): kept sealed in our records, rotated by rotateParentKey. show, rotate,
+ * schedule and decide are clients of the gateway's /v1/parent-key (rotate, schedule and decide need parent.key, an
+ * admin's); import stays local (it seals the token with SECRETS_KEYS into the database).
+ */
 export function registerParentKeyCommands(program: Command): void {
   const parentKey = program
     .command('parent-key')
@@ -66,9 +78,8 @@ export function registerParentKeyCommands(program: Command): void {
     .description('the parent keys in our records and which one each live process uses (ids and fingerprints only)')
     .option('--json', 'print JSON')
     .action(async (opts: { json?: boolean }) =>
-      withRuntime(async (runtime) => {
-        const { showParentKeys } = await import('../../client/parent-key.js');
-        const view = await showParentKeys(runtime.pool());
+      withGateway(async (gateway) => {
+        const view = await gateway.get<ParentKeysView>('/v1/parent-key');
         if (opts.json) return printJson(view);
         if (!view.current) console.log('no current parent key: run `tenantctl parent-key import`');
         for (const k of view.keys)
@@ -90,7 +101,6 @@ export function registerParentKeyCommands(program: Command): void {
         'uses it, quiet gate, revoke the old one',
     )
     .option('--emergency', 'after a leak: no quiet gate (the old key is revoked once every live process has switched)')
-    .option('--operator <name>', 'who asks (audited)')
     .option('--reason <text>', 'why (audited)')
     .option('--poll-interval <duration>', 'how often heartbeats and the key list are read')
     .option('--stale-after <duration>', 'a process silent this long is not waited for')
@@ -101,8 +111,7 @@ export function registerParentKeyCommands(program: Command): void {
     .option('--wait', 'wait for the rotation to finish')
     .option('--json', 'print JSON')
     .action(async (opts: Record<string, string | boolean | undefined>) =>
-      withRuntime(async (runtime) => {
-        const { startParentKeyRotation } = await import('../../client/parent-key.js');
+      withGateway(async (gateway) => {
         const timing = {
           pollInterval: opts.pollInterval,
           staleAfter: opts.staleAfter,
@@ -112,25 +121,23 @@ export function registerParentKeyCommands(program: Command): void {
           overlapWindow: opts.overlapWindow,
         };
         const options = Object.fromEntries(Object.entries(timing).filter(([, v]) => v !== undefined));
-        const handle = await startParentKeyRotation(
-          await runtime.client(),
-          {
-            emergency: Boolean(opts.emergency),
-            ...(opts.operator ? { operator: opts.operator } : {}),
-            ...(opts.reason ? { reason: opts.reason } : {}),
-            ...(Object.keys(options).length ? { options } : {}),
-          },
-          { taskQueue: runtime.config.TEMPORAL_TASK_QUEUE },
-        );
-        const started = { workflowId: handle.workflowId, started: handle.started };
-        const result = opts.wait ? await handle.result() : undefined;
+        const started = await gateway.post<{ workflowId: string; started: boolean }>('/v1/parent-key/rotate', {
+          emergency: Boolean(opts.emergency),
+          ...(opts.reason ? { reason: opts.reason } : {}),
+          ...(Object.keys(options).length ? { options } : {}),
+        });
+        let result: RotationResult | undefined;
+        if (opts.wait) {
+          const { resultOfRun } = await import('../poll-run.js');
+          result = await resultOfRun<RotationResult>(gateway, '/v1/parent-key/rotation');
+        }
         if (opts.json) printJson({ ...started, ...(result ? { result } : {}) });
         else if (result)
           console.log(
             `parent key rotated: key ${result.newKey.rowId} (${result.newKey.fingerprint}) is ` +
               `current, old key ${result.oldKey.platformKeyId} revoked`,
           );
-        else console.log(`${handle.started ? 'started' : 'already running'}: ${handle.workflowId}`);
+        else console.log(`${started.started ? 'started' : 'already running'}: ${started.workflowId}`);
       }),
     );
 
@@ -139,13 +146,10 @@ export function registerParentKeyCommands(program: Command): void {
     .description('rotate the parent key on a Temporal Schedule (created or updated)')
     .requiredOption('--every <duration>', 'e.g. 30d')
     .action(async (opts: { every: string }) =>
-      withRuntime(async (runtime) => {
-        const { scheduleParentKeyRotation } = await import('../../client/parent-key.js');
-        const { scheduleId, outcome } = await scheduleParentKeyRotation(
-          await runtime.client(),
-          {},
-          opts.every,
-          runtime.config.TEMPORAL_TASK_QUEUE,
+      withGateway(async (gateway) => {
+        const { scheduleId, outcome } = await gateway.post<{ scheduleId: string; outcome: string }>(
+          '/v1/parent-key/schedule',
+          { every: opts.every },
         );
         console.log(`${outcome} schedule ${scheduleId}: every ${opts.every}`);
       }),
@@ -155,21 +159,14 @@ export function registerParentKeyCommands(program: Command): void {
     .command('decide')
     .description('an operator decision for the running parent key rotation (an Update: refused when it does not apply)')
     .argument('<decision>', 'revoke-anyway | abort | retry-key-create | emergency')
-    .requiredOption('--operator <name>', 'who decides (audited)')
     .requiredOption('--reason <text>', 'why (audited)')
-    .action(async (decision: string, opts: { operator: string; reason: string }) =>
-      withRuntime(async (runtime) => {
-        const [{ PARENT_KEY_DECISIONS }, { sendDecision }, { PARENT_KEY_ROTATION_WORKFLOW_ID }, { InvalidInputError }] =
-          await Promise.all([
-            import('../../client/parent-key.js'),
-            import('../../client/send-decision.js'),
-            import('../../domain/ids.js'),
-            import('../../domain/tenant-input.js'),
-          ]);
-        const update = PARENT_KEY_DECISIONS[decision as keyof typeof PARENT_KEY_DECISIONS];
-        if (!update)
-          throw new InvalidInputError([`decision: must be one of ${Object.keys(PARENT_KEY_DECISIONS).join(', ')}`]);
-        const answer = await sendDecision(await runtime.client(), PARENT_KEY_ROTATION_WORKFLOW_ID, update, opts);
+    .action(async (decision: string, opts: { reason: string }) =>
+      withGateway(async (gateway) => {
+        // The gateway checks the decision's name and the reason; the run's validator decides whether it applies.
+        const answer = await gateway.post<DecisionAnswer>('/v1/parent-key/decision', {
+          decision,
+          reason: opts.reason,
+        });
         console.log(`${answer.stage}: ${answer.effect}`);
       }),
     );
