@@ -18,6 +18,7 @@ import type { GatewayOptions } from './options.js';
 import { registerTenantRoutes } from './tenant-routes.js';
 import { registerTransferRoutes } from './transfer-routes.js';
 import { registerFundingRoutes } from './funding-routes.js';
+import { registerWalletRoutes } from './wallet-routes.js';
 import { registerKeySlotRoutes } from './key-slot-routes.js';
 import { registerWebhookReceiver } from './webhook-receiver.js';
 import { registerEventRoutes } from './event-routes.js';
@@ -129,6 +130,7 @@ export function buildGatewayApp(deps: GatewayDeps): GatewayApp {
     maxTransferMicroUsd: options.maxTransferMicroUsd,
   });
   registerFundingRoutes(app, { pool: deps.pool, maxTransferMicroUsd: options.maxTransferMicroUsd });
+  registerWalletRoutes(app, { pool: deps.pool, platform: options.preflightPlatform });
   registerApprovalRoutes(app, { pool: deps.pool, client: deps.client });
   registerRotationRoutes(app, {
     pool: deps.pool,

@@ -164,7 +164,10 @@ export interface GatewayOptions {
   closeDelay?: string;
   /** APPROVAL_POLICY / APPROVAL_TTL (absent: no approvals). */
   approvals?: { actions: ReadonlySet<ApprovalAction>; ttlMs: number };
-  /** The platform, asked read-only by `POST /v1/tenants?dryRun=true` (absent: dry runs answer 503). */
+  /**
+   * The platform with the parent key, asked read-only by `POST /v1/tenants?dryRun=true` and
+   * `GET /v1/tenants/:ref/wallet` (absent: they answer 503).
+   */
   preflightPlatform?: PlatformClient;
   /**
    * The platform with the parent's personal token (PLATFORM_PERSONAL_TOKEN), for registry webhook management

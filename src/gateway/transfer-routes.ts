@@ -3,7 +3,9 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { IdempotencyKeyReusedError, startTopUp } from '../client/start-top-up.js';
 import { getTransferLedger, ledgerEntryOf } from '../client/transfer-ledger.js';
 import type { Pool } from '../db/pool.js';
-import { TenantNotFoundError } from '../db/tenants-store.js';
+import { getTenant, TenantNotFoundError } from '../db/tenants-store.js';
+import { describeRun } from '../client/run-status.js';
+import { topUpWorkflowId } from '../domain/ids.js';
 import {
   findRecordedTopUp,
   OPEN_TRANSFER_STATES,
@@ -92,6 +94,24 @@ export function registerTransferRoutes(app: FastifyInstance, deps: TransferRoute
           if (error instanceof TenantNotFoundError) throw tenantNotFound();
           throw error;
         }
+      },
+    );
+
+    // Where the top-up run of a key stands (its result once it ended): what `tenantctl fund --wait` polls.
+    api.get(
+      '/v1/tenants/:externalRef/transfers/:key/run',
+      { config: { permission: 'tenants.read' } },
+      async (request, reply) => {
+        const externalRef = refOf(request.params);
+        const key = pathKeyOf((request.params as { key?: unknown }).key);
+        try {
+          await getTenant(deps.pool, externalRef);
+        } catch (error) {
+          if (error instanceof TenantNotFoundError) throw tenantNotFound();
+          throw error;
+        }
+        const run = await describeRun(deps.client, topUpWorkflowId(externalRef, key));
+        return sendData(reply, 200, { externalRef, idempotencyKey: key, run });
       },
     );
 

@@ -60,8 +60,12 @@ export async function createOrchestratorEnv(
     outbound: testOutbound,
     ...extraDeps,
   };
-  // tenantctl's operator commands reach the system through a gateway, as the harness operator.
-  const gateway = await startOperatorGateway({ ...ctx, secretsKeys });
+  // tenantctl's operator commands reach the system through a gateway, as the harness operator; it reads
+  // the platform (wallets, dry runs) with the parent key, as a production gateway does.
+  const gateway = await startOperatorGateway(
+    { ...ctx, secretsKeys },
+    { gateway: { preflightPlatform: deps.platform } },
+  );
   return {
     ...ctx,
     sim,

@@ -105,7 +105,7 @@ describe('top-ups exactly once: 1,000 requests, lost responses and a worker kill
   const sendCli = async (i: number): Promise<Answer> => {
     const { key, amountMicroUsd, reason } = requestOf(i);
     const args = ['fund', refOf(i), '--amount', amountMicroUsd, '--key', key, '--reason', reason];
-    const result = await runCli([...args, '--operator', 'ops-cli', '--wait', '--json'], env.cliEnv, 110_000);
+    const result = await runCli([...args, '--wait', '--json'], env.cliEnv, 110_000);
     if (result.code !== 0)
       return { via: 'cli', tenant: i, first: 'joined', transfer: undefined, problems: [result.stderr] };
     const printed = JSON.parse(result.stdout) as { started: boolean; transfer: Transfer };
@@ -236,7 +236,7 @@ describe('top-ups exactly once: 1,000 requests, lost responses and a worker kill
     const { key, reason } = requestOf(0);
     const cli = await runCli(['fund', refOf(0), '--amount', '999999', '--key', key, '--reason', reason], env.cliEnv);
     expect(cli.code).toBe(1);
-    expect(cli.stderr).toMatch(/idempotency key inv-0 was already used/);
+    expect(cli.stderr).toMatch(/Idempotency-Key inv-0 was already used/);
     expect(env.sim.state().transfers).toHaveLength(before);
   });
 });

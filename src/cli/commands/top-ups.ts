@@ -1,14 +1,17 @@
 import type { Command } from 'commander';
-import type { LedgerEntry } from '../../client/transfer-ledger.js';
+import type { GatewayClient } from '../../client/gateway-client.js';
+import type { LedgerEntry, WalletComparison } from '../../client/transfer-ledger.js';
+import type { RunView } from '../../client/run-status.js';
 import type { InvalidInputError as InvalidInputErrorClass } from '../../domain/tenant-input.js';
-import { printJson, withRuntime } from '../run.js';
+import { resultOfRun } from '../poll-run.js';
+import { printJson, segment, withGateway } from '../run.js';
 
-/** `tenantctl fund`, `transfers` and `wallet`: top-ups and the ledger, from the operator's terminal. */
+/** `tenantctl fund`, `transfers` and `wallet`: top-ups and the ledger, clients of the gateway's /v1 routes. */
 const FLAG_OF: Record<string, string> = {
   amountMicroUsd: '--amount',
   idempotencyKey: '--key',
+  'Idempotency-Key': '--key',
   reason: '--reason',
-  requestedBy: '--operator',
   externalRef: 'externalRef',
 };
 
@@ -20,8 +23,24 @@ export function asFlags(
 ): unknown {
   if (!(error instanceof InvalidInputError)) return error;
   return new InvalidInputError(
-    error.problems.map((p) => p.replace(/^([A-Za-z]+):/, (_m, field: string) => `${flagOf[field] ?? field}:`)),
+    error.problems.map((p) => p.replace(/^([A-Za-z-]+):/, (_m, field: string) => `${flagOf[field] ?? field}:`)),
   );
+}
+
+/** A gateway call whose INVALID_INPUT answer is said in flags (one line a problem, exit 2); other errors as they are. */
+export async function inFlags<T>(work: Promise<T>, flagOf: Record<string, string> = FLAG_OF): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    const invalid =
+      error instanceof Error &&
+      error.name === 'GatewayCallError' &&
+      (error as { code?: string }).code === 'INVALID_INPUT';
+    if (!invalid) throw error;
+    const { InvalidInputError } = await import('../../domain/tenant-input.js');
+    const problems = error.message.replace(/^invalid input: /, '').split('; ');
+    throw asFlags(new InvalidInputError(problems), InvalidInputError, flagOf);
+  }
 }
 
 function entryLine(t: LedgerEntry): string {
@@ -37,6 +56,19 @@ function entryLine(t: LedgerEntry): string {
   );
 }
 
+/** The key's ledger entry, or null while its run has not written it yet. */
+async function entryOf(gateway: GatewayClient, keyPath: string): Promise<LedgerEntry | null> {
+  try {
+    return await gateway.get<LedgerEntry>(keyPath);
+  } catch (error) {
+    if ((error as { code?: string }).code === 'TRANSFER_NOT_FOUND') return null;
+    throw error;
+  }
+}
+
+const isCode = (error: unknown, code: string) =>
+  error instanceof Error && error.name === 'GatewayCallError' && (error as { code?: string }).code === code;
+
 export function registerTopUpCommands(program: Command): void {
   program
     .command('fund')
@@ -47,73 +79,57 @@ export function registerTopUpCommands(program: Command): void {
     .requiredOption('--amount <microUsd>', 'micro-USD as a whole number (e.g. 5000000 = 5 USD)')
     .requiredOption('--key <idempotencyKey>', 'your idempotency key for this top-up (1-255 of A-Z a-z 0-9 . _ -)')
     .option('--reason <text>', 'why (recorded)')
-    .option('--operator <name>', 'who acts (audited); only without an OPERATORS list, where the token says who')
     .option('--wait', 'wait until the transfer settles and print it')
     .option('--json', 'print JSON')
     .action(
       async (
         externalRef: string,
-        opts: { amount: string; key: string; reason?: string; operator?: string; wait?: boolean; json?: boolean },
+        opts: { amount: string; key: string; reason?: string; wait?: boolean; json?: boolean },
       ) =>
-        withRuntime(async (runtime) => {
-          const [
-            { startTopUp },
-            { precheckTopUp },
-            { getTransferLedger, ledgerEntryOf },
-            { InvalidInputError, parseInput },
-            { fundTenantInputSchema },
-          ] = await Promise.all([
-            import('../../client/start-top-up.js'),
-            import('../../client/top-up-precheck.js'),
-            import('../../client/transfer-ledger.js'),
-            import('../../domain/tenant-input.js'),
-            import('../../domain/top-up-input.js'),
-          ]);
-          const input = {
-            externalRef,
-            idempotencyKey: opts.key,
-            amountMicroUsd: opts.amount,
-            requestedBy: runtime.operator(opts.operator, 'tenantctl'),
-            ...(opts.reason !== undefined ? { reason: opts.reason } : {}),
-          };
-          try {
-            parseInput(fundTenantInputSchema, input);
-          } catch (error) {
-            throw asFlags(error, InvalidInputError);
-          }
-          const limit = { maxTransferMicroUsd: runtime.config.TRANSFER_MAX_MICRO_USD };
-          const recorded = await precheckTopUp(runtime.pool(), input, limit).catch((error: unknown) =>
-            Promise.reject(asFlags(error, InvalidInputError)),
-          );
+        withGateway(async (gateway) => {
+          // The gateway checks the input, the limits and the key's record, and starts the run; who asks is the token's name.
+          const transfersPath = `/v1/tenants/${segment(externalRef)}/transfers`;
+          const keyPath = `${transfersPath}/${segment(opts.key)}`;
           let workflowId: string | null = null;
           let started = false;
-          if (!recorded || opts.wait) {
-            const handle = await startTopUp(await runtime.client(), input, {
-              taskQueue: runtime.config.TEMPORAL_TASK_QUEUE,
-              ...limit,
-            });
-            workflowId = handle.workflowId;
-            started = handle.started;
-            if (opts.wait) await handle.result();
+          let entry: LedgerEntry | null = null;
+          try {
+            const answer = await inFlags(
+              gateway.call<{ workflowId?: string; transfer?: LedgerEntry }>('POST', transfersPath, {
+                body: { amountMicroUsd: opts.amount, ...(opts.reason !== undefined ? { reason: opts.reason } : {}) },
+                headers: { 'Idempotency-Key': opts.key },
+              }),
+            );
+            started = answer.status === 202;
+            workflowId = answer.data.workflowId ?? null;
+            entry = answer.data.transfer ?? null;
+          } catch (error) {
+            // A run of this key is under way: its intent may be written already (recorded) or not yet (joined).
+            if (!isCode(error, 'TRANSFER_IN_PROGRESS')) throw error;
           }
-          const { transfers } = await getTransferLedger(runtime.pool(), externalRef);
-          const entry =
-            transfers.find((t) => t.idempotencyKey === opts.key) ?? (recorded ? ledgerEntryOf(recorded) : null);
+          const recorded = !started && (entry ?? (await entryOf(gateway, keyPath))) !== null;
+          if (opts.wait && !(entry && !started)) {
+            await resultOfRun(gateway, `${keyPath}/run`);
+            entry = null;
+          }
+          entry ??= await entryOf(gateway, keyPath);
+          if (opts.wait)
+            workflowId ??= (await gateway.get<{ run: RunView | null }>(`${keyPath}/run`)).run?.workflowId ?? null;
           if (opts.json)
             printJson({
               externalRef,
               idempotencyKey: opts.key,
               workflowId,
               started,
-              replayed: recorded !== undefined,
+              replayed: recorded,
               transfer: entry,
             });
           else if (entry)
             console.log(`${started ? 'started' : recorded ? 'already recorded' : 'joined'}: ${entryLine(entry)}`);
           else
             console.log(
-              `${started ? 'started' : 'already running'}: ${workflowId} (follow with: ` +
-                `tenantctl transfers ${externalRef})`,
+              `${started ? 'started' : 'already running'}: ${workflowId ?? `the top-up under key ${opts.key}`} ` +
+                `(follow with: tenantctl transfers ${externalRef})`,
             );
         }),
     );
@@ -126,9 +142,10 @@ export function registerTopUpCommands(program: Command): void {
     .argument('<externalRef>')
     .option('--json', 'print JSON')
     .action(async (externalRef: string, opts: { json?: boolean }) =>
-      withRuntime(async (runtime) => {
-        const { getTransferLedger } = await import('../../client/transfer-ledger.js');
-        const ledger = await getTransferLedger(runtime.pool(), externalRef);
+      withGateway(async (gateway) => {
+        const ledger = await gateway.get<{ transfers: LedgerEntry[]; succeededMicroUsd: string }>(
+          `/v1/tenants/${segment(externalRef)}/transfers`,
+        );
         if (opts.json) return printJson(ledger);
         for (const t of ledger.transfers) console.log(entryLine(t));
         console.log(`succeeded in total: ${ledger.succeededMicroUsd} micro-USD`);
@@ -141,14 +158,9 @@ export function registerTopUpCommands(program: Command): void {
     .argument('<externalRef>')
     .option('--json', 'print JSON')
     .action(async (externalRef: string, opts: { json?: boolean }) =>
-      withRuntime(async (runtime) => {
-        const [{ compareWallet }, { cliPlatformClientOf }] = await Promise.all([
-          import('../../client/transfer-ledger.js'),
-          import('../../main/wiring/deps.js'),
-        ]);
-        // The parent key comes from our records (PLATFORM_API_KEY only bootstraps them).
-        const { platform, close } = await cliPlatformClientOf(runtime.config, runtime.pool());
-        const view = await compareWallet({ pool: runtime.pool(), platform }, externalRef).finally(close);
+      withGateway(async (gateway) => {
+        // The gateway reads the wallet with the parent key it holds.
+        const view = await gateway.get<WalletComparison>(`/v1/tenants/${segment(externalRef)}/wallet`);
         if (opts.json) return printJson(view);
         console.log(
           `wallet of ${externalRef} (${view.subaccountId}): ${view.balanceMicroUsd ?? 'balance not shown'} micro-USD`,

@@ -1,0 +1,49 @@
+import type { FastifyInstance } from 'fastify';
+import { compareWallet } from '../client/transfer-ledger.js';
+import type { Pool } from '../db/pool.js';
+import { findTenant } from '../db/tenants-store.js';
+import { PlatformError, type PlatformClient } from '../platform/index.js';
+import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
+import { refOf, tenantNotFound } from './tenant-routes.js';
+
+/**
+ * A tenant's wallet on the platform compared with our ledger (`tenantctl wallet`): a read, so
+ * `tenants.read`. The platform is asked with the parent key this gateway holds (read-only); a caller
+ * never needs it.
+ */
+export function registerWalletRoutes(
+  app: FastifyInstance,
+  deps: { pool: Pool; platform: PlatformClient | undefined },
+): void {
+  void app.register(async (api) => {
+    api.get('/v1/tenants/:externalRef/wallet', { config: { permission: 'tenants.read' } }, async (request, reply) => {
+      const externalRef = refOf(request.params);
+      const tenant = await findTenant(deps.pool, externalRef);
+      if (!tenant) throw tenantNotFound();
+      if (!tenant.subaccountId)
+        throw new GatewayError(
+          409,
+          GatewayErrorCode.TENANT_NOT_PROVISIONED,
+          `Tenant ${externalRef} has no sub-account yet: there is no wallet to read.`,
+        );
+      if (!deps.platform)
+        throw new GatewayError(
+          503,
+          GatewayErrorCode.PLATFORM_NOT_CONFIGURED,
+          'This gateway has no PLATFORM_BASE_URL / parent key to read the wallet with.',
+        );
+      try {
+        return sendData(reply, 200, await compareWallet({ pool: deps.pool, platform: deps.platform }, externalRef));
+      } catch (error) {
+        if (error instanceof PlatformError)
+          throw new GatewayError(
+            502,
+            GatewayErrorCode.PLATFORM_FAILED,
+            `The platform answered ${error.platformCode ?? error.code}${error.status ? ` (${error.status})` : ''}` +
+              `${error.requestId ? `, request ${error.requestId}` : ''}.`,
+          );
+        throw error;
+      }
+    });
+  });
+}
