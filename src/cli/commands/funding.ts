@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { FundingPolicyView } from '../../client/funding-policy.js';
-import { printJson, withRuntime } from '../run.js';
-import { asFlags } from './top-ups.js';
+import { printJson, segment, withGateway, withRuntime } from '../run.js';
+import { inFlags } from './top-ups.js';
 
 // Each action loads its dependencies when it runs, so `tenantctl --help` stays light.
 const policies = () => import('../../client/funding-policy.js');
@@ -13,7 +13,6 @@ const FLAG_OF: Record<string, string> = {
   to: '--to',
   maxPerDay: '--max-per-day',
   maxPerMonth: '--max-per-month',
-  updatedBy: '--operator',
 };
 
 function printPolicy(view: FundingPolicyView): void {
@@ -50,6 +49,7 @@ export function registerFundingCommands(program: Command): void {
     .command('funding')
     .description('auto top-up: policies per tenant, the parent-wide daily cap, the sweep schedule');
   const policy = funding.command('policy').description("a tenant's auto top-up policy and spend caps");
+  const policyPath = (externalRef: string) => `/v1/tenants/${segment(externalRef)}/funding-policy`;
   policy
     .command('set')
     .argument('<externalRef>')
@@ -57,28 +57,23 @@ export function registerFundingCommands(program: Command): void {
     .requiredOption('--to <microUsd>', 'top up to this balance')
     .requiredOption('--max-per-day <microUsd>', 'cap on all top-ups of the tenant per UTC day')
     .option('--max-per-month <microUsd>', 'cap on all top-ups of the tenant per UTC month')
-    .option('--operator <name>', 'who acts (audited); only without an OPERATORS list, where the token says who')
     .option('--json', 'print JSON')
     .action(
       async (
         externalRef: string,
-        opts: { below: string; to: string; maxPerDay: string; maxPerMonth?: string; operator?: string; json?: boolean },
+        opts: { below: string; to: string; maxPerDay: string; maxPerMonth?: string; json?: boolean },
       ) =>
-        withRuntime(async (runtime) => {
-          const raw = {
+        withGateway(async (gateway) => {
+          // Who sets it is the token's name; the limits (TRANSFER_MAX_MICRO_USD) are the gateway's.
+          const body = {
             below: opts.below,
             to: opts.to,
             maxPerDay: opts.maxPerDay,
-            updatedBy: runtime.operator(opts.operator, 'tenantctl'),
             ...(opts.maxPerMonth !== undefined ? { maxPerMonth: opts.maxPerMonth } : {}),
           };
-          const [{ setFundingPolicy }, { InvalidInputError }] = await Promise.all([
-            policies(),
-            import('../../domain/tenant-input.js'),
-          ]);
-          const limit = { maxTransferMicroUsd: runtime.config.TRANSFER_MAX_MICRO_USD };
-          const view = await setFundingPolicy(runtime.pool(), externalRef, raw, limit).catch((error: unknown) =>
-            Promise.reject(asFlags(error, InvalidInputError, FLAG_OF)),
+          const { data: view } = await inFlags(
+            gateway.call<FundingPolicyView>('PUT', policyPath(externalRef), { body }),
+            FLAG_OF,
           );
           if (opts.json) printJson(view);
           else printPolicy(view);
@@ -89,8 +84,8 @@ export function registerFundingCommands(program: Command): void {
     .argument('<externalRef>')
     .option('--json', 'print JSON')
     .action(async (externalRef: string, opts: { json?: boolean }) =>
-      withRuntime(async (runtime) => {
-        const view = await (await policies()).showFundingPolicy(runtime.pool(), externalRef);
+      withGateway(async (gateway) => {
+        const view = await gateway.get<FundingPolicyView>(policyPath(externalRef));
         if (opts.json) printJson(view);
         else printPolicy(view);
       }),
@@ -98,12 +93,11 @@ export function registerFundingCommands(program: Command): void {
   policy
     .command('clear')
     .argument('<externalRef>')
-    .option('--operator <name>', 'who acts (audited); only without an OPERATORS list, where the token says who')
-    .action(async (externalRef: string, opts: { operator?: string }) =>
-      withRuntime(async (runtime) => {
-        const { cleared } = await (
-          await policies()
-        ).clearFundingPolicy(runtime.pool(), externalRef, runtime.operator(opts.operator, 'tenantctl'));
+    .action(async (externalRef: string) =>
+      withGateway(async (gateway) => {
+        const {
+          data: { cleared },
+        } = await gateway.call<{ cleared: boolean }>('DELETE', policyPath(externalRef));
         console.log(
           cleared ? `auto top-up policy of ${externalRef} cleared` : `${externalRef} had no auto top-up policy`,
         );
