@@ -1,6 +1,13 @@
-import { describeAnswer } from '../client/send-decision.js';
 import type { DecisionAnswer } from '../domain/operator-decisions.js';
 import { printJson } from './run.js';
+
+/** One line for the operator: what the decision did or will do. */
+export function describeAnswer(workflowId: string, name: string, answer: DecisionAnswer): string {
+  return (
+    `${name} accepted by ${workflowId} (now ${answer.stage}${answer.transferState ? `, transfer ${answer.transferState}` : ''}): ` +
+    `${answer.effect}`
+  );
+}
 
 /** Prints an accepted operator decision's answer: one line, or JSON. */
 export function printDecision(

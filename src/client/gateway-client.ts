@@ -21,6 +21,8 @@ export interface GatewayRequest {
   query?: Record<string, string | number | boolean | undefined>;
   body?: unknown;
   headers?: Record<string, string>;
+  /** Error statuses whose answer carries data (e.g. a dry run's 422 report): returned, not thrown. */
+  dataOn?: readonly number[];
 }
 
 export interface GatewayAnswer<T> {
@@ -76,7 +78,8 @@ export function createGatewayClient(options: {
     } catch {
       throw new GatewayCallError(response.status, 'BAD_ANSWER', `the gateway answered ${response.status} without JSON`);
     }
-    if (!response.ok || envelope.error) {
+    const dataAnswer = request.dataOn?.includes(response.status) && !envelope.error && envelope.data !== undefined;
+    if ((!response.ok && !dataAnswer) || envelope.error) {
       const error = envelope.error ?? {};
       if (response.status === 401)
         throw new GatewayCallError(

@@ -26,6 +26,8 @@ export interface LastRun {
   outcome: string | null;
   /** Runs that ended without completing. */
   failure: { message: string; type: string | null; causes: string[] } | null;
+  /** Completed runs: what the run returned (ids, counts, states; never a secret), as `tenantctl … --wait` prints it. */
+  result: unknown;
 }
 
 export async function listLastRuns(client: Client, externalRef: string, slots: readonly string[]): Promise<LastRun[]> {
@@ -62,12 +64,14 @@ async function lastRun(
     closedAt: description.closeTime?.toISOString() ?? null,
     outcome: null,
     failure: null,
+    result: null,
   };
   if (status === 'RUNNING' || status === 'CONTINUED_AS_NEW') return run;
   // This run only (followRuns off): its close event holds the result or the failure.
   const handle = client.workflow.getHandle(id.workflowId, description.runId, { followRuns: false });
   try {
-    run.outcome = outcomeOf(await handle.result());
+    run.result = (await handle.result()) ?? null;
+    run.outcome = outcomeOf(run.result);
   } catch (error) {
     run.failure = failureOf(error);
   }

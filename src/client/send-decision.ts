@@ -43,11 +43,3 @@ export async function sendDecision<Decision>(
     throw error;
   }
 }
-
-/** One line for the operator: what the decision did or will do. */
-export function describeAnswer(workflowId: string, name: string, answer: DecisionAnswer): string {
-  return (
-    `${name} accepted by ${workflowId} (now ${answer.stage}${answer.transferState ? `, transfer ${answer.transferState}` : ''}): ` +
-    `${answer.effect}`
-  );
-}

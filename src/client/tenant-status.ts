@@ -7,6 +7,7 @@ import { listTransferIntents } from '../db/transfer-intents-store.js';
 import { getRotationSection, type RotationSection } from './rotation-status.js';
 import { listLastRuns, type LastRun } from './last-runs.js';
 import { onboardingStatusQuery, type OnboardingStatus } from '../../workflows/onboard-tenant-messages.js';
+import { closeStatusQuery, type CloseStatus } from '../../workflows/close-tenant-messages.js';
 import { onboardingWorkflowId } from '../domain/ids.js';
 
 /**
@@ -38,6 +39,8 @@ export interface TenantStatusView {
   rotation: RotationSection;
   /** The last run of each kind (onboard, rotate per slot, suspend, resume, close): status, outcome, failure. */
   lastRuns: LastRun[];
+  /** A running close: its stage, and for a delayed close when the window ends (`closeAt`, `timeLeft`). */
+  close: CloseStatus | null;
 }
 
 export async function getTenantStatus(
@@ -56,6 +59,7 @@ export async function getTenantStatus(
   const [lastRuns, onboarding] = client
     ? await Promise.all([listLastRuns(client, externalRef, slots), onboardingRun(client, externalRef)])
     : [[], null];
+  const close = client ? await closeRun(client, lastRuns) : null;
   const tenant = await findTenant(deps.pool, externalRef);
   if (!tenant && !onboarding) throw new TenantNotFoundError(externalRef);
   const [keys, transfers, audit, rotation] = tenant
@@ -97,7 +101,17 @@ export async function getTenantStatus(
     recentAudit: audit.map((a) => ({ at: a.at.toISOString(), actor: a.actor, action: a.action, subject: a.subject })),
     rotation,
     lastRuns,
+    close,
   };
+}
+
+async function closeRun(client: Client, lastRuns: readonly LastRun[]): Promise<CloseStatus | null> {
+  const run = lastRuns.find((r) => r.kind === 'close');
+  if (run?.status !== 'RUNNING') return null;
+  return client.workflow
+    .getHandle(run.workflowId)
+    .query(closeStatusQuery)
+    .catch(() => null);
 }
 
 async function onboardingRun(client: Client, externalRef: string): Promise<TenantStatusView['onboarding']> {

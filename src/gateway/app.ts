@@ -25,6 +25,7 @@ import { registerEventRoutes } from './event-routes.js';
 import { createSecretResolver } from '../secrets/webhook-secrets.js';
 import { createOperatorDirectory } from '../secrets/operators.js';
 import { registerApprovalRoutes } from './approval-routes.js';
+import { registerDecisionRoutes } from './decision-routes.js';
 import { registerWebhookRoutes } from './webhook-routes.js';
 import { registerParentKeyRoutes } from './parent-key-routes.js';
 import { registerRotationRoutes } from './rotation-routes.js';
@@ -132,6 +133,14 @@ export function buildGatewayApp(deps: GatewayDeps): GatewayApp {
   registerFundingRoutes(app, { pool: deps.pool, maxTransferMicroUsd: options.maxTransferMicroUsd });
   registerWalletRoutes(app, { pool: deps.pool, platform: options.preflightPlatform });
   registerApprovalRoutes(app, { pool: deps.pool, client: deps.client });
+  registerDecisionRoutes(app, {
+    pool: deps.pool,
+    client: deps.client,
+    transferApproval: {
+      gated: options.approvals?.actions.has('resolveTransfer') ?? false,
+      ttlMs: options.approvals?.ttlMs ?? 86_400_000,
+    },
+  });
   registerRotationRoutes(app, {
     pool: deps.pool,
     client: deps.client,

@@ -84,9 +84,11 @@ describe('four-eyes approvals', () => {
       'requester cannot approve; approving twice is refused',
     async () => {
       const handle = await driveToNeedsOperator('ap-verdict');
+      // The requester's own environment decides nothing: the gateway's policy gates the verdict.
       const asked = await cli(
         ['resolve-transfer', 'ap-verdict', '--outcome', 'applied', '--reason', 'seen on the wallet', '--json'],
         alice.token,
+        { APPROVAL_POLICY: 'none' },
       );
       expect(asked.code, asked.stderr).toBe(0);
       const { approvalId, status } = JSON.parse(asked.stdout) as { approvalId: string; status: string };
@@ -128,11 +130,18 @@ describe('four-eyes approvals', () => {
 
   it('an expired request cannot be approved and leaves the transfer untouched', async () => {
     const handle = await driveToNeedsOperator('ap-expired');
+    // The lifetime is the server's (APPROVAL_TTL of the gateway asked), never the requester's shell.
+    const parsed = parseOperatorList(OPERATORS);
+    if (!parsed.ok) throw new Error(parsed.problems.join('; '));
+    const shortLived = await listenGatewayOver(env, {
+      operators: createOperatorDirectory(parsed.operators),
+      approvals: { actions: new Set(['resolveTransfer'] as const), ttlMs: 1_000 },
+    });
     const asked = await cli(
       ['resolve-transfer', 'ap-expired', '--outcome', 'not-applied', '--reason', 'not on the wallet', '--json'],
       alice.token,
-      { APPROVAL_TTL: '1s' },
-    );
+      { TENANTCTL_GATEWAY_URL: shortLived.url, APPROVAL_POLICY: 'none', APPROVAL_TTL: '30d' },
+    ).finally(() => shortLived.gateway.app.close());
     expect(asked.code, asked.stderr).toBe(0);
     const { approvalId } = JSON.parse(asked.stdout) as { approvalId: string };
     await new Promise((r) => setTimeout(r, 1_500));

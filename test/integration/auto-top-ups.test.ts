@@ -152,7 +152,7 @@ describe('auto top-up within spend caps', () => {
       expect(stopped).toMatchObject({ stoppedBy: null, started: 0, parentShort: 2 });
 
       await setParentBalance('100000000');
-      const funded = await runCli(['parent-funded', '--operator', 'erin', '--reason', 'wired the parent'], env.cliEnv);
+      const funded = await runCli(['parent-funded', '--reason', 'wired the parent'], env.cliEnv);
       expect(funded.code, funded.stderr).toBe(0);
       expect(funded.stdout).toMatch(/insufficient-balance state is cleared/);
       const resumed = await sweep(env, 'sweep-broke-3');

@@ -161,35 +161,32 @@ describe('resolveTransfer on a transfer in needs_operator', () => {
     async () => {
       const handle = await driveToNeedsOperator('decisions-not-applied');
       const typo = await runCli(
-        [
-          'resolve-transfer',
-          'decisions-not-applied',
-          '--outcome',
-          'Applied',
-          '--operator',
-          'carol',
-          '--reason',
-          'looked at the wallet',
-        ],
+        ['resolve-transfer', 'decisions-not-applied', '--outcome', 'Applied', '--reason', 'looked at the wallet'],
         env.cliEnv,
       );
       expect(typo.code).not.toBe(0);
       expect(typo.stderr).toMatch(/outcome: must be exactly "applied" or "not-applied"/);
       const blank = await runCli(
+        ['resolve-transfer', 'decisions-not-applied', '--outcome', 'applied', '--reason', ' '],
+        env.cliEnv,
+      );
+      expect(blank.code).not.toBe(0);
+      expect(blank.stderr).toMatch(/^error: reason: /m);
+      // Who decides is the token's name: a typed --operator is no option at all.
+      const typed = await runCli(
         [
           'resolve-transfer',
           'decisions-not-applied',
           '--outcome',
           'applied',
           '--operator',
-          ' ',
+          'carol',
           '--reason',
-          'looked at the wallet',
+          'x y z',
         ],
         env.cliEnv,
       );
-      expect(blank.code).not.toBe(0);
-      expect(blank.stderr).toMatch(/operator: must not be empty/);
+      expect(typed.stderr).toMatch(/unknown option '--operator'/);
       expect(transfersOf(env, 'decisions-not-applied')).toHaveLength(1);
 
       // The dropped transfer did commit; an operator who says it did not gets exactly one more, under a new key.
@@ -199,8 +196,6 @@ describe('resolveTransfer on a transfer in needs_operator', () => {
           'decisions-not-applied',
           '--outcome',
           'not-applied',
-          '--operator',
-          'carol',
           '--reason',
           'not on the wallet',
           '--json',
@@ -216,6 +211,10 @@ describe('resolveTransfer on a transfer in needs_operator', () => {
       await handle.result();
       expect(transfersOf(env, 'decisions-not-applied')).toHaveLength(2);
       expect(new Set(transfersOf(env, 'decisions-not-applied').map((t) => t.idempotencyKey)).size).toBe(2);
+      const { rows: audit } = await env.pool.query(
+        `SELECT actor FROM audit_log WHERE external_ref = 'decisions-not-applied' AND action = 'transfer.resolved_by_operator'`,
+      );
+      expect(audit).toEqual([{ actor: 'operator:ops' }]);
     },
   );
 
@@ -250,13 +249,14 @@ describe('resolveTransfer on a transfer in needs_operator', () => {
         'the close to ask an operator',
       );
 
-      const verdict = ['--close', '--operator', 'frank', '--reason', 'seen on the wallet'];
+      const verdict = ['--close', '--reason', 'seen on the wallet'];
       const typo = await runCli(
         ['resolve-transfer', 'decisions-close', '--outcome', 'Applied', ...verdict],
         env.cliEnv,
       );
       expect(typo.code).not.toBe(0);
-      expect(typo.stderr).toMatch(/close:decisions-close refused resolveTransfer: outcome: must be exactly/);
+      expect(typo.code).toBe(2);
+      expect(typo.stderr).toMatch(/^error: outcome: must be exactly/m);
       const elsewhere = await runCli(
         ['resolve-transfer', 'decisions-close', '--outcome', 'applied', '--purpose', 'top-up', ...verdict],
         env.cliEnv,
@@ -284,7 +284,7 @@ describe('resolveTransfer on a transfer in needs_operator', () => {
     );
     await handle.result();
     const cli = await runCli(
-      ['resolve-transfer', 'decisions-calm', '--outcome', 'applied', '--operator', 'dan', '--reason', 'just in case'],
+      ['resolve-transfer', 'decisions-calm', '--outcome', 'applied', '--reason', 'just in case'],
       env.cliEnv,
     );
     expect(cli.code).not.toBe(0);
@@ -365,17 +365,14 @@ describe('parentFunded while the parent cannot pay', () => {
       expect(notNow.type).toBe('DECISION_NOT_APPLICABLE');
       expect(notNow.message).toMatch(/no transfer in needs_operator/);
 
-      const noReason = await runCli(['parent-funded', 'decisions-broke', '--operator', 'eve'], env.cliEnv);
+      const noReason = await runCli(['parent-funded', 'decisions-broke'], env.cliEnv);
       expect(noReason.code).not.toBe(0);
       await fetch(`${env.sim.url}/__sim/parents/${DEFAULT_PARENT_ID}/balance`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ paidMicroUsd: '10000' }),
       });
-      const funded = await runCli(
-        ['parent-funded', 'decisions-broke', '--operator', 'eve', '--reason', 'topped up by finance'],
-        env.cliEnv,
-      );
+      const funded = await runCli(['parent-funded', 'decisions-broke', '--reason', 'topped up by finance'], env.cliEnv);
       expect(funded.code, funded.stderr).toBe(0);
       expect(funded.stdout).toMatch(/parentFunded accepted by onboard:decisions-broke/);
       expect((await handle.result()).status).toBe('active');

@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
-import type { TransferOutcome } from '../../domain/operator-decisions.js';
+import type { OnboardingDryRun as DryRunReport } from '../../client/onboarding-preflight.js';
+import type { DecisionAnswer } from '../../domain/operator-decisions.js';
+import type { OnboardTenantResult } from '../../../workflows/onboard-tenant-messages.js';
 import { ONBOARDING_PURPOSE } from '../../domain/onboarding.js';
-import { lifecycleWorkflowId, onboardingWorkflowId, topUpWorkflowId } from '../../domain/ids.js';
-import { printJson, withRuntime } from '../run.js';
+import { printJson, segment, withGateway } from '../run.js';
 
 export function registerOnboardingCommands(program: Command): void {
   program
@@ -23,23 +24,19 @@ export function registerOnboardingCommands(program: Command): void {
         dryRun?: boolean;
         json?: boolean;
       }) =>
-        withRuntime(async (runtime) => {
+        withGateway(async (gateway) => {
           const input = {
             externalRef: opts.externalRef,
             name: opts.name,
             ...(opts.funding !== undefined ? { fundingMicroUsd: opts.funding } : {}),
           };
           if (opts.dryRun) {
-            const [{ dryRunOnboarding }, { cliPlatformClientOf }] = await Promise.all([
-              import('../../client/onboarding-preflight.js'),
-              import('../../main/wiring/deps.js'),
-            ]);
-            const { platform, close } = await cliPlatformClientOf(runtime.config, runtime.pool(), { readOnly: true });
-            const report = await dryRunOnboarding(
-              { pool: runtime.pool(), client: await runtime.client(), platform },
-              input,
-              { maxTransferMicroUsd: runtime.config.TRANSFER_MAX_MICRO_USD },
-            ).finally(close);
+            // The gateway asks the platform (read-only) and our records; a plan that cannot start is a 422 report.
+            const { data: report } = await gateway.call<DryRunReport>('POST', '/v1/tenants', {
+              query: { dryRun: 'true' },
+              body: input,
+              dataOn: [422],
+            });
             if (opts.json) printJson(report);
             else {
               for (const c of report.checks) console.log(`${c.ok ? 'ok  ' : 'FAIL'} ${c.check}: ${c.detail}`);
@@ -49,22 +46,21 @@ export function registerOnboardingCommands(program: Command): void {
             if (!report.ok) process.exitCode = 1;
             return;
           }
-          const { startOnboarding } = await import('../../client/start-onboarding.js');
-          const handle = await startOnboarding(await runtime.client(), input, {
-            taskQueue: runtime.config.TEMPORAL_TASK_QUEUE,
-            maxTransferMicroUsd: runtime.config.TRANSFER_MAX_MICRO_USD,
-          });
-          const started = { workflowId: handle.workflowId, started: handle.started };
+          const answer = await gateway.post<{ workflowId: string; started: boolean }>('/v1/tenants', input);
+          const started = { workflowId: answer.workflowId, started: answer.started };
           if (!opts.wait) {
             if (opts.json) printJson(started);
             else
               console.log(
-                `${handle.started ? 'started' : 'already running or done'}: ${handle.workflowId} ` +
+                `${answer.started ? 'started' : 'already running or done'}: ${answer.workflowId} ` +
                   `(follow with: tenantctl status ${opts.externalRef})`,
               );
             return;
           }
-          const result = await handle.result();
+          const { pollTenant, endedRun, runFailedError } = await import('../wait-for-run.js');
+          const run = await pollTenant(gateway, opts.externalRef, (view) => endedRun(view, 'onboard'));
+          if (run.status !== 'COMPLETED') throw runFailedError('onboarding', run);
+          const result = run.result as OnboardTenantResult;
           if (opts.json) printJson({ ...started, result });
           else
             console.log(
@@ -83,21 +79,17 @@ export function registerOnboardingCommands(program: Command): void {
     )
     .argument('[externalRef]')
     .option('--key <idempotencyKey>', "with a tenant: the top-up's key, not its onboarding")
-    .option('--operator <name>', 'who acts (audited); only without an OPERATORS list, where the token says who')
     .requiredOption('--reason <text>', 'why (recorded)')
     .option('--json', 'print the answer as JSON')
     .action(async (externalRef: string | undefined, opts: DecisionFlags & { key?: string }) =>
-      withRuntime(async (runtime) => {
-        const [{ sendDecision }, { parentFundedUpdate }, { printDecision }] = await Promise.all([
-          import('../../client/send-decision.js'),
-          import('../../../workflows/onboard-tenant-messages.js'),
-          import('../decisions.js'),
-        ]);
-        const by = { operator: runtime.operator(opts.operator), reason: opts.reason };
+      withGateway(async (gateway) => {
+        // Who decides is the token's name; the gateway sends the Update and answers with the run's answer.
         if (!externalRef) {
           if (opts.key) throw new Error('--key: only with a tenant');
-          const { declareParentFunded } = await import('../../client/parent-funded.js');
-          const report = await declareParentFunded({ pool: runtime.pool(), client: await runtime.client() }, by);
+          const report = await gateway.post<{ stateCleared: boolean; retried: string[]; refused: string[] }>(
+            '/v1/parent/funded',
+            { reason: opts.reason },
+          );
           if (opts.json) printJson(report);
           else
             console.log(
@@ -106,9 +98,14 @@ export function registerOnboardingCommands(program: Command): void {
             );
           return;
         }
-        const workflowId = opts.key ? topUpWorkflowId(externalRef, opts.key) : onboardingWorkflowId(externalRef);
-        const answer = await sendDecision(await runtime.client(), workflowId, parentFundedUpdate, by);
-        printDecision(workflowId, 'parentFunded', answer, opts.json);
+        const answer = await gateway.post<DecisionReply>(
+          `/v1/tenants/${segment(externalRef)}/decisions/parent-funded`,
+          {
+            reason: opts.reason,
+            ...(opts.key !== undefined ? { key: opts.key } : {}),
+          },
+        );
+        await printDecisionReply(answer, opts.json);
       }),
     );
 
@@ -116,11 +113,10 @@ export function registerOnboardingCommands(program: Command): void {
     .command('resolve-transfer')
     .description(
       'an operator verdict on a transfer in needs_operator (check the wallet first): of ' +
-        'an onboarding, or with --close of a close',
+        'an onboarding, or with --close of a close; when the server gates it, a request another operator approves',
     )
     .argument('<externalRef>')
     .requiredOption('--outcome <outcome>', 'exactly applied | not-applied')
-    .option('--operator <name>', 'who acts (audited); only without an OPERATORS list, where the token says who')
     .requiredOption('--reason <text>', 'why (audited)')
     .option('--close', "the tenant's close is waiting, not its onboarding")
     .option('--key <idempotencyKey>', "a top-up's key: that top-up is waiting, not the onboarding")
@@ -131,67 +127,52 @@ export function registerOnboardingCommands(program: Command): void {
         externalRef: string,
         opts: DecisionFlags & { outcome: string; close?: boolean; purpose: string; key?: string },
       ) =>
-        withRuntime(async (runtime) => {
+        withGateway(async (gateway) => {
           if (!opts.close && opts.purpose !== ONBOARDING_PURPOSE)
             throw new Error('--purpose: only with --close (an onboarding has one transfer)');
           if (opts.close && opts.key) throw new Error('--key: not with --close (name the transfer with --purpose)');
-          const [{ sendDecision }, { resolveTransferUpdate }, { closeResolveTransferUpdate }, { printDecision }] =
-            await Promise.all([
-              import('../../client/send-decision.js'),
-              import('../../../workflows/onboard-tenant-messages.js'),
-              import('../../../workflows/close-tenant-messages.js'),
-              import('../decisions.js'),
-            ]);
-          const client = await runtime.client();
-          // The raw --outcome goes to the workflow: its validator refuses anything but the exact words.
-          const verdict = {
-            outcome: opts.outcome as TransferOutcome,
-            operator: runtime.operator(opts.operator),
-            reason: opts.reason,
-          };
-          const workflowId = opts.close
-            ? lifecycleWorkflowId('close', externalRef)
-            : opts.key
-              ? topUpWorkflowId(externalRef, opts.key)
-              : onboardingWorkflowId(externalRef);
-          if (runtime.safeOps.approvals.has('resolveTransfer')) {
-            const { requestTransferVerdictApproval } = await import('../../client/approvals.js');
-            const request = await requestTransferVerdictApproval(
-              { pool: runtime.pool(), client },
-              {
-                externalRef,
-                workflowId,
-                close: Boolean(opts.close),
-                verdict,
-                ...(opts.close ? { purpose: opts.purpose } : {}),
-                ttlMs: runtime.safeOps.approvalTtlMs,
-              },
-            );
-            if (opts.json)
-              printJson({
-                status: 'awaiting_approval',
-                approvalId: request.id,
-                expiresAt: request.expiresAt,
-                workflowId,
-              });
+          // The raw --outcome goes to the server, which checks it by the run's own rules (exact words only).
+          const answer = await gateway.post<DecisionReply | AwaitingApproval>(
+            `/v1/tenants/${segment(externalRef)}/decisions/resolve-transfer`,
+            {
+              outcome: opts.outcome,
+              reason: opts.reason,
+              ...(opts.close ? { close: true, purpose: opts.purpose } : {}),
+              ...(opts.key !== undefined ? { key: opts.key } : {}),
+            },
+          );
+          if ('status' in answer && answer.status === 'awaiting_approval') {
+            if (opts.json) printJson(answer);
             else
               console.log(
-                `awaiting_approval: ${request.id} (expires ${request.expiresAt.toISOString()}); ` +
-                  `nothing is sent to ${workflowId} until another operator runs \`tenantctl ` +
-                  `approvals approve ${request.id} --reason "..."\``,
+                `awaiting_approval: ${answer.approvalId} (expires ${answer.expiresAt}); ` +
+                  `nothing is sent to ${answer.workflowId} until another operator runs \`tenantctl ` +
+                  `approvals approve ${answer.approvalId} --reason "..."\``,
               );
             return;
           }
-          const answer = opts.close
-            ? await sendDecision(client, workflowId, closeResolveTransferUpdate, { ...verdict, purpose: opts.purpose })
-            : await sendDecision(client, workflowId, resolveTransferUpdate, verdict);
-          printDecision(workflowId, 'resolveTransfer', answer, opts.json);
+          await printDecisionReply(answer as DecisionReply, opts.json);
         }),
     );
 }
 
 interface DecisionFlags {
-  operator?: string;
   reason: string;
   json?: boolean;
+}
+
+/** What the gateway answers for a decision the run took: its workflow, the decision and the run's answer. */
+type DecisionReply = DecisionAnswer & { workflowId: string; decision: string };
+
+interface AwaitingApproval {
+  status: 'awaiting_approval';
+  approvalId: string;
+  expiresAt: string;
+  workflowId: string;
+}
+
+async function printDecisionReply(reply: DecisionReply, json: boolean | undefined): Promise<void> {
+  const { printDecision } = await import('../decisions.js');
+  const { workflowId, decision, ...answer } = reply;
+  printDecision(workflowId, decision, answer, json);
 }
