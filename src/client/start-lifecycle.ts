@@ -34,7 +34,7 @@ export async function startLifecycle(
   const minimum = options.closeDelay ?? '0';
   if (after !== undefined && !options.closeSooner && delayMs(after) < delayMs(minimum))
     throw new InvalidInputError([
-      `after: must be at least ${minimum} (CLOSE_DELAY, the server's minimum); only an admin closes sooner`,
+      `after: must be at least ${minimum} (CLOSE_DELAY, the server's minimum, which only an admin may undercut)`,
     ]);
   const input: LifecycleRequest = { ...parsed, ...(after !== undefined && after !== '0' ? { after } : {}) };
   if (after === '0') delete input.after;

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { LifecycleAction } from '../../client/start-lifecycle.js';
-import { printJson, withRuntime } from '../run.js';
+import { printJson, segment, withGateway } from '../run.js';
 
 const DESCRIPTIONS: Record<LifecycleAction, string> = {
   suspend: 'suspend a tenant at once (its own calls then fail with 403 SUBACCOUNT_SUSPENDED); the reason is recorded',
@@ -16,7 +16,6 @@ const DESCRIPTIONS: Record<LifecycleAction, string> = {
 
 interface LifecycleFlags {
   reason: string;
-  operator?: string;
   wait: boolean;
   json?: boolean;
   after?: string;
@@ -30,54 +29,64 @@ export function registerLifecycleCommands(program: Command): void {
       .description(DESCRIPTIONS[action])
       .argument('<externalRef>')
       .requiredOption('--reason <text>', 'why (recorded in the audit log)')
-      .option(
-        '--operator <name>',
-        'who asks (recorded); only without an OPERATORS list, where the token says who (default: $USER)',
-      )
       .option('--no-wait', 'return once started')
       .option('--json', 'print JSON');
     if (action === 'close')
       command
-        .option('--after <duration>', 'suspend now, close after this: 0 (at once) or e.g. 12h, 30d, at most 365d')
+        .option(
+          '--after <duration>',
+          "suspend now, close after this: 0 (at once) or e.g. 12h, 30d, at most 365d (the server's CLOSE_DELAY " +
+            'is the default and the minimum; only an admin closes sooner)',
+        )
         .option('--cancel', 'cancel a close that waits out its window: the tenant is put back as it was');
     command.action(async (externalRef: string, opts: LifecycleFlags) =>
-      withRuntime(async (runtime) => {
-        const [{ startLifecycle, cancelClose }, { runFailureOf }] = await Promise.all([
-          import('../../client/start-lifecycle.js'),
-          import('../../client/last-runs.js'),
-        ]);
-        const operator = runtime.operator(opts.operator, process.env.USER ?? 'unknown');
+      withGateway(async (gateway) => {
+        // Who asks is the token's name; the close delay's minimum and every other rule are the server's.
+        const path = `/v1/tenants/${segment(externalRef)}`;
         if (opts.cancel) {
           if (opts.after !== undefined) throw new Error('--after: not with --cancel');
-          const answer = await cancelClose(await runtime.client(), externalRef, { operator, reason: opts.reason });
-          if (opts.json) printJson({ externalRef, cancelled: true, ...answer });
+          const answer = await gateway.post<{ externalRef: string; cancelled: true; stage: string; effect: string }>(
+            `${path}/close/cancel`,
+            { reason: opts.reason },
+          );
+          if (opts.json) printJson(answer);
           else console.log(`close of ${externalRef} cancelled (now ${answer.stage}): ${answer.effect}`);
           return;
         }
-        const { InvalidInputError } = await import('../../domain/tenant-input.js');
-        const handle = await startLifecycle(
-          await runtime.client(),
-          action,
-          { externalRef, reason: opts.reason, operator, ...(opts.after !== undefined ? { after: opts.after } : {}) },
-          {
-            taskQueue: runtime.config.TEMPORAL_TASK_QUEUE,
-            closeDelay: runtime.safeOps.closeDelay,
-            closeSooner:
-              action === 'close' &&
-              (await import('../../secrets/roles.js')).roleAllows(runtime.role(), 'close.immediate'),
-          },
-        ).catch((error: unknown) => {
-          // Named by the flag the operator typed.
-          if (error instanceof InvalidInputError)
-            throw new InvalidInputError(error.problems.map((p) => p.replace(/^after:/, '--after:')));
-          throw error;
-        });
-        const after = action === 'close' ? (opts.after ?? runtime.safeOps.closeDelay) : '0';
-        if (opts.wait && after !== '0') {
+        const started = await gateway
+          .post<{ workflowId: string }>(`${path}/${action}`, {
+            reason: opts.reason,
+            ...(opts.after !== undefined ? { after: opts.after } : {}),
+          })
+          .catch(async (error: unknown) => {
+            // Named by the flag the operator typed.
+            const { GatewayCallError } = await import('../../client/gateway-client.js');
+            if (error instanceof GatewayCallError && error.code === 'INVALID_INPUT' && error.fields.includes('after'))
+              throw new GatewayCallError(
+                error.status,
+                error.code,
+                error.message.replace(/(^|: |; )after:/g, '$1--after:'),
+                error.fields,
+              );
+            throw error;
+          });
+        if (!opts.wait) {
+          if (opts.json) printJson({ workflowId: started.workflowId });
+          else console.log(`started ${started.workflowId} (follow with: tenantctl status ${externalRef})`);
+          return;
+        }
+        const { pollTenant, endedRun, runFailedError } = await import('../wait-for-run.js');
+        const outcome = await pollTenant(gateway, externalRef, (view) => {
+          const run = endedRun(view, action);
+          if (run) return { run };
           // A delayed close waits days: answer once the tenant is suspended and the window runs.
-          const { waitForCloseWindow } = await import('../../client/close-window.js');
-          const status = await waitForCloseWindow(await runtime.client(), externalRef);
-          if (opts.json) printJson({ workflowId: handle.workflowId, ...status });
+          const close = view.close;
+          if (action === 'close' && close?.closeAt && close.stage !== 'closing') return { window: close };
+          return undefined;
+        });
+        const status = outcome.window;
+        if (status) {
+          if (opts.json) printJson({ workflowId: started.workflowId, ...status });
           else
             console.log(
               status.stage === 'scheduled'
@@ -87,21 +96,10 @@ export function registerLifecycleCommands(program: Command): void {
             );
           return;
         }
-        if (!opts.wait) {
-          if (opts.json) printJson({ workflowId: handle.workflowId });
-          else console.log(`started ${handle.workflowId} (follow with: tenantctl status ${externalRef})`);
-          return;
-        }
-        const result: unknown = await handle.result().catch((error: unknown) => {
-          // "Workflow execution failed" says nothing: say what failed and why.
-          const failure = runFailureOf(error);
-          if (!failure) throw error;
-          throw new Error(
-            `${action} failed: ${[failure.message, ...failure.causes].join(': ')}${failure.type ? ` [${failure.type}]` : ''}`,
-          );
-        });
-        if (opts.json) printJson(result);
-        else console.log(`${action}: ${JSON.stringify(result)}`);
+        const run = outcome.run!;
+        if (run.status !== 'COMPLETED') throw runFailedError(action, run);
+        if (opts.json) printJson(run.result);
+        else console.log(`${action}: ${JSON.stringify(run.result)}`);
       }),
     );
   }
