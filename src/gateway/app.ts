@@ -165,6 +165,7 @@ export function buildGatewayApp(deps: GatewayDeps): GatewayApp {
     client: deps.client,
     taskQueue: options.taskQueue,
     allowHosts: options.outboundAllowHosts ?? [],
+    policy: options.events,
   });
   registerWebhookRoutes(app, {
     pool: deps.pool,

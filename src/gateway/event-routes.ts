@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import {
   deleteEventSubscription,
   DuplicateSubscriptionError,
@@ -12,12 +12,15 @@ import {
   SubscriptionNotFoundError,
 } from '../client/events.js';
 import type { Pool } from '../db/pool.js';
-import { InvalidInputError } from '../domain/tenant-input.js';
+import { getTenant, TenantNotFoundError } from '../db/tenants-store.js';
+import { setLowBalanceThreshold } from '../db/wallet-alerts-store.js';
+import { lowBalanceBodySchema } from '../domain/low-balance-input.js';
+import { InvalidInputError, parseInput } from '../domain/tenant-input.js';
 import type { Vault } from '../secrets/vault.js';
 import type { AllowHosts } from '../infra/outbound/rule.js';
 import { callerOf, ownerScopeOf } from './access.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
-import { invalidInput } from './tenant-routes.js';
+import { invalidInput, refOf, tenantNotFound } from './tenant-routes.js';
 
 /**
  * Event subscriptions for the parent's systems (bearer-authenticated like every /v1 route):
@@ -27,7 +30,15 @@ import { invalidInput } from './tenant-routes.js';
  */
 export function registerEventRoutes(
   app: FastifyInstance,
-  deps: { pool: Pool; vault: Vault; client: Client; taskQueue: string; allowHosts?: AllowHosts },
+  deps: {
+    pool: Pool;
+    vault: Vault;
+    client: Client;
+    taskQueue: string;
+    allowHosts?: AllowHosts;
+    /** EVENTS_RETRY_FOR and EVENTS_SECRET_OVERLAP_SECONDS of this server (absent: their defaults). */
+    policy?: { retryFor: string; secretOverlapSeconds: number } | undefined;
+  },
 ): void {
   void app.register(async (api) => {
     const answer = async <T>(work: () => Promise<T>) => {
@@ -43,10 +54,16 @@ export function registerEventRoutes(
             GatewayErrorCode.SUBSCRIPTION_NOT_FOUND,
             'No live event subscription with this id.',
           );
+        if (error instanceof TenantNotFoundError) throw tenantNotFound();
         if (error instanceof EventNotFoundError)
           throw new GatewayError(404, GatewayErrorCode.EVENT_NOT_FOUND, 'No event with this id.');
         throw error;
       }
+    };
+    const flagOf = (value: unknown, field: string) => {
+      if (value === undefined || value === 'false') return false;
+      if (value === 'true') return true;
+      throw invalidInput(new InvalidInputError([`${field}: must be true or false`]));
     };
     const idOf = (params: unknown) => String((params as { id?: unknown }).id ?? '');
     const body = (value: unknown) => (value && typeof value === 'object' ? (value as Record<string, unknown>) : {});
@@ -56,9 +73,10 @@ export function registerEventRoutes(
       const result = await answer(() => subscribeToEvents(deps, input as never, callerOf(request).name));
       return sendData(reply, 201, result);
     });
-    api.get('/v1/event-subscriptions', { config: { permission: 'events.manage' } }, async (request, reply) =>
-      sendData(reply, 200, await answer(() => listEventSubscriptions(deps.pool, false, ownerScopeOf(request)))),
-    );
+    api.get('/v1/event-subscriptions', { config: { permission: 'events.manage' } }, async (request, reply) => {
+      const all = flagOf((request.query as { all?: unknown }).all, 'all');
+      return sendData(reply, 200, await answer(() => listEventSubscriptions(deps.pool, all, ownerScopeOf(request))));
+    });
     api.delete('/v1/event-subscriptions/:id', { config: { permission: 'events.manage' } }, async (request, reply) =>
       sendData(
         reply,
@@ -70,7 +88,7 @@ export function registerEventRoutes(
       '/v1/event-subscriptions/:id/rotate-secret',
       { config: { permission: 'events.manage' } },
       async (request, reply) => {
-        const overlap = body(request.body)['overlapSeconds'] ?? 86_400;
+        const overlap = body(request.body)['overlapSeconds'] ?? deps.policy?.secretOverlapSeconds ?? 86_400;
         const result = await answer(() =>
           rotateSubscriptionSecret(
             { pool: deps.pool, vault: deps.vault },
@@ -83,10 +101,14 @@ export function registerEventRoutes(
       },
     );
     api.get('/v1/event-deliveries', { config: { permission: 'events.manage' } }, async (request, reply) => {
-      const query = request.query as { failed?: string; subscription?: string; event?: string };
+      const query = request.query as { failed?: string; subscription?: string; event?: string; limit?: string };
+      const limit = query.limit === undefined ? undefined : Number(query.limit);
+      if (limit !== undefined && !(Number.isInteger(limit) && limit >= 1 && limit <= 1000))
+        throw invalidInput(new InvalidInputError(['limit: must be a whole number from 1 to 1000']));
       const views = await answer(() =>
         listEventDeliveries(deps.pool, {
           failedOnly: query.failed === 'true',
+          ...(limit !== undefined ? { limit } : {}),
           ...(query.subscription ? { subscriptionId: query.subscription } : {}),
           ...(query.event ? { eventId: query.event } : {}),
           ...(ownerScopeOf(request) ? { owner: ownerScopeOf(request)! } : {}),
@@ -95,20 +117,46 @@ export function registerEventRoutes(
       return sendData(reply, 200, views);
     });
     // A replay reopens only the caller's own subscriptions' deliveries (all of them for an admin).
-    const replay = (target: { eventId: string } | { since: string }, owner: string | undefined) =>
-      answer(() =>
+    // `subscriptionId` (optional) narrows it to one of them; the retry policy is this server's.
+    const replay = (target: { eventId: string } | { since: string }, request: FastifyRequest) => {
+      const owner = ownerScopeOf(request);
+      const subscriptionId = body(request.body)['subscriptionId'];
+      if (subscriptionId !== undefined && typeof subscriptionId !== 'string')
+        throw invalidInput(new InvalidInputError(['subscriptionId: must be a subscription id (sub_...)']));
+      return answer(() =>
         replayEvents({ pool: deps.pool, client: deps.client, taskQueue: deps.taskQueue }, target, {
           ...(owner ? { owner } : {}),
+          ...(subscriptionId ? { subscriptionId } : {}),
+          ...(deps.policy ? { policy: { retryFor: deps.policy.retryFor } } : {}),
         }),
       );
+    };
     api.post('/v1/events/:id/replay', { config: { permission: 'events.manage' } }, async (request, reply) =>
-      sendData(reply, 202, await replay({ eventId: idOf(request.params) }, ownerScopeOf(request))),
+      sendData(reply, 202, await replay({ eventId: idOf(request.params) }, request)),
     );
     api.post('/v1/events/replay', { config: { permission: 'events.manage' } }, async (request, reply) => {
       const since = body(request.body)['since'];
       if (typeof since !== 'string')
         throw invalidInput(new InvalidInputError(['since: is required (an ISO 8601 time)']));
-      return sendData(reply, 202, await replay({ since }, ownerScopeOf(request)));
+      return sendData(reply, 202, await replay({ since }, request));
+    });
+
+    // A tenant's own wallet.low_balance threshold. It is the tenant's setting, like its auto top-up
+    // policy's `below`, and every subscriber's events follow it: funds.policy, not events.manage
+    // (which covers only the caller's own subscriptions).
+    const lowBalanceUrl = '/v1/tenants/:externalRef/low-balance';
+    api.put(lowBalanceUrl, { config: { permission: 'funds.policy' } }, async (request, reply) => {
+      const externalRef = refOf(request.params);
+      const input = await answer(async () => parseInput(lowBalanceBodySchema, request.body ?? {}));
+      await answer(() => getTenant(deps.pool, externalRef));
+      await setLowBalanceThreshold(deps.pool, externalRef, input.belowMicroUsd);
+      return sendData(reply, 200, { externalRef, belowMicroUsd: input.belowMicroUsd });
+    });
+    api.delete(lowBalanceUrl, { config: { permission: 'funds.policy' } }, async (request, reply) => {
+      const externalRef = refOf(request.params);
+      await answer(() => getTenant(deps.pool, externalRef));
+      await setLowBalanceThreshold(deps.pool, externalRef, null);
+      return sendData(reply, 200, { externalRef, belowMicroUsd: null });
     });
   });
 }

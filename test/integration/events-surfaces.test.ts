@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLifecycle } from '../../src/client/start-lifecycle.js';
 import { startOnboarding } from '../../src/client/start-onboarding.js';
 import type { GatewayApp } from '../../src/gateway/app.js';
+import { createOperatorDirectory, generateOperator, parseOperatorList } from '../../src/secrets/operators.js';
 import { runCli } from '../harness/cli.js';
 import { eventually, startEventReceiver, type EventReceiver } from '../harness/event-receiver.js';
 import { eventRows, startDispatcher } from '../harness/events-env.js';
@@ -114,6 +115,11 @@ describe('events as operators and signup backends use them', () => {
     const deleted = await runCli(['events', 'delete', created.subscription.id], env.cliEnv);
     expect(deleted.code, deleted.stderr).toBe(0);
     expect((await runCli(['events', 'list'], env.cliEnv)).stdout.trim()).toBe('no subscriptions');
+    // The subscription is the token's name's (the harness gateway's admin), not a typed operator's.
+    const all = await runCli(['events', 'list', '--all', '--json'], env.cliEnv);
+    expect(JSON.parse(all.stdout)).toMatchObject([
+      { id: created.subscription.id, status: 'deleted', createdBy: 'ops' },
+    ]);
   }, 120_000);
 
   it(
@@ -177,4 +183,68 @@ describe('events as operators and signup backends use them', () => {
     },
     120_000,
   );
+
+  it("sets a tenant's low-balance threshold from tenantctl and over /v1 (funds.policy: a viewer is refused)", async () => {
+    await (
+      await startOnboarding(
+        env.client,
+        { externalRef: 'sf-low', name: 'Surface Low', fundingMicroUsd: '1000' },
+        { taskQueue: env.taskQueue },
+      )
+    ).result();
+    const threshold = async () =>
+      (
+        await env.pool.query<{ t: string | null }>(
+          `SELECT threshold_micro_usd::text AS t FROM wallet_alerts WHERE external_ref = 'sf-low'`,
+        )
+      ).rows.map((r) => r.t);
+
+    const set = await runCli(['events', 'low-balance', 'sf-low', '--below', '5000000'], env.cliEnv);
+    expect(set.code, set.stderr).toBe(0);
+    expect(set.stdout.trim()).toBe('sf-low: low-balance threshold 5000000');
+    expect(await threshold()).toEqual(['5000000']);
+    for (const args of [['--below', '1.5'], ['--below', '0'], ['--below', '5', '--default'], []]) {
+      const bad = await runCli(['events', 'low-balance', 'sf-low', ...args], env.cliEnv);
+      expect(bad.code, args.join(' ')).toBe(2);
+      expect(bad.stderr.trim()).toMatch(/^error: (--)?below: /);
+    }
+    const unknown = await runCli(['events', 'low-balance', 'nobody', '--below', '5'], env.cliEnv);
+    expect(unknown.code).toBe(1);
+    expect(await threshold()).toEqual(['5000000']);
+    const back = await runCli(['events', 'low-balance', 'sf-low', '--default'], env.cliEnv);
+    expect(back.code, back.stderr).toBe(0);
+    expect(await threshold()).toEqual([null]);
+
+    const viewer = generateOperator('events-viewer', 'viewer');
+    const parsed = parseOperatorList(viewer.entry);
+    if (!parsed.ok) throw new Error(parsed.problems.join('; '));
+    const { gateway: withViewer, url } = await listenGatewayOver(env, {
+      operators: createOperatorDirectory(parsed.operators),
+    });
+    try {
+      const put = (token: string, body: unknown) =>
+        fetch(`${url}/v1/tenants/sf-low/low-balance`, {
+          method: 'PUT',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+      const refused = await put(viewer.token, { belowMicroUsd: '7000' });
+      expect(refused.status).toBe(403);
+      expect(await threshold()).toEqual([null]);
+      const bad = await put(TEST_API_TOKEN, { belowMicroUsd: 7000 });
+      expect(bad.status).toBe(400);
+      expect(await bad.json()).toMatchObject({ error: { code: 'INVALID_INPUT', fields: ['belowMicroUsd'] } });
+      const ok = await put(TEST_API_TOKEN, { belowMicroUsd: '7000' });
+      expect(ok.status).toBe(200);
+      expect(await threshold()).toEqual(['7000']);
+      const cleared = await fetch(`${url}/v1/tenants/sf-low/low-balance`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${TEST_API_TOKEN}` },
+      });
+      expect(cleared.status).toBe(200);
+      expect(await threshold()).toEqual([null]);
+    } finally {
+      await withViewer.app.close();
+    }
+  }, 120_000);
 });

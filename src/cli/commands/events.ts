@@ -1,26 +1,23 @@
 import type { Command } from 'commander';
-import type { CliRuntime } from '../runtime.js';
-import { printJson, withRuntime } from '../run.js';
+import type { DeliveryView, SubscriptionView } from '../../client/events.js';
+import { printJson, segment, withGateway } from '../run.js';
+import { inFlags } from './top-ups.js';
 
-// Each action loads what it uses (see run.ts): `tenantctl --help` loads none of it.
-const events = () => import('../../client/events.js');
-
-async function vaultOf(runtime: CliRuntime) {
-  const [{ ConfigError }, { createVault }, { masterKeysOf }] = await Promise.all([
-    import('../../config.js'),
-    import('../../secrets/vault.js'),
-    import('../../main/wiring/data-converter.js'),
-  ]);
-  const keys = masterKeysOf(runtime.config);
-  if (!keys) throw new ConfigError(['SECRETS_KEYS: is required (subscription secrets are sealed with it)']);
-  return createVault(keys);
-}
-
+/**
+ * `tenantctl events ...`: clients of the gateway's /v1 event routes. A subscription belongs to the
+ * token's name that made it (others see it only as an admin); signing secrets are sealed and opened
+ * by the server, and the retry and overlap policies are the server's.
+ */
 const typeList = (value: string) =>
   value
     .split(',')
     .map((t) => t.trim())
     .filter((t) => t !== '');
+
+async function refused(problem: string): Promise<never> {
+  const { InvalidInputError } = await import('../../domain/tenant-input.js');
+  throw new InvalidInputError([problem]);
+}
 
 export function registerEventCommands(program: Command): void {
   const group = program
@@ -33,16 +30,22 @@ export function registerEventCommands(program: Command): void {
     .requiredOption('--url <url>', 'https URL of the receiver (plain http only to localhost)')
     .requiredOption('--types <list>', 'comma-separated event types, or * for all')
     .option('--label <label>', 'a note for operators', '')
-    .option('--operator <name>', 'who subscribes (recorded)', 'operator')
     .option('--json', 'print JSON')
-    .action(async (opts: { url: string; types: string; label: string; operator: string; json?: boolean }) =>
-      withRuntime(async (runtime) => {
-        const { subscribeToEvents } = await events();
-        const result = await subscribeToEvents(
-          { pool: runtime.pool(), vault: await vaultOf(runtime), allowHosts: runtime.config.OUTBOUND_ALLOW_HOSTS },
-          { url: opts.url, types: typeList(opts.types), label: opts.label },
-          `operator:${opts.operator}`,
-        );
+    .action(async (opts: { url: string; types: string; label: string; json?: boolean }) =>
+      withGateway(async (gateway) => {
+        // It is the token's name's subscription (created_by): its owner lists, rotates and deletes it.
+        const result = await gateway
+          .post<{ subscription: SubscriptionView; secret: string }>('/v1/event-subscriptions', {
+            url: opts.url,
+            types: typeList(opts.types),
+            label: opts.label,
+          })
+          .catch(async (error: unknown) =>
+            // A subscription like it exists (409): said as the input to change, as before (exit 2).
+            (error as { code?: string }).code === 'SUBSCRIPTION_DUPLICATE'
+              ? refused((error as Error).message)
+              : Promise.reject(error),
+          );
         if (opts.json) return printJson(result);
         console.log(
           `subscribed ${result.subscription.id} [${result.subscription.types.join(',')}] ${result.subscription.url}`,
@@ -53,13 +56,14 @@ export function registerEventCommands(program: Command): void {
 
   group
     .command('list')
-    .description('live subscriptions (--all: deleted ones too)')
+    .description('live subscriptions (--all: deleted ones too); yours, or everyone’s for an admin')
     .option('--all', 'include deleted subscriptions')
     .option('--json', 'print JSON')
     .action(async (opts: { all?: boolean; json?: boolean }) =>
-      withRuntime(async (runtime) => {
-        const { listEventSubscriptions } = await events();
-        const views = await listEventSubscriptions(runtime.pool(), opts.all ?? false);
+      withGateway(async (gateway) => {
+        const views = await gateway.get<SubscriptionView[]>('/v1/event-subscriptions', {
+          ...(opts.all ? { all: true } : {}),
+        });
         if (opts.json) return printJson(views);
         if (views.length === 0) console.log('no subscriptions');
         for (const v of views)
@@ -75,9 +79,8 @@ export function registerEventCommands(program: Command): void {
     .argument('<subscriptionId>')
     .option('--json', 'print JSON')
     .action(async (id: string, opts: { json?: boolean }) =>
-      withRuntime(async (runtime) => {
-        const { deleteEventSubscription } = await events();
-        const view = await deleteEventSubscription(runtime.pool(), id);
+      withGateway(async (gateway) => {
+        const { data: view } = await gateway.call<SubscriptionView>('DELETE', `/v1/event-subscriptions/${segment(id)}`);
         if (opts.json) return printJson(view);
         console.log(`deleted ${view.id}`);
       }),
@@ -89,17 +92,19 @@ export function registerEventCommands(program: Command): void {
       'a new signing secret (printed once); the old one keeps signing during the overlap: both signatures are sent',
     )
     .argument('<subscriptionId>')
-    .option('--overlap <seconds>', 'how long the old secret keeps signing (default EVENTS_SECRET_OVERLAP_SECONDS)')
+    .option(
+      '--overlap <seconds>',
+      "how long the old secret keeps signing (default: the server's EVENTS_SECRET_OVERLAP_SECONDS)",
+    )
     .option('--json', 'print JSON')
     .action(async (id: string, opts: { overlap?: string; json?: boolean }) =>
-      withRuntime(async (runtime) => {
-        const { rotateSubscriptionSecret } = await events();
-        const overlap =
-          opts.overlap === undefined ? runtime.config.EVENTS_SECRET_OVERLAP_SECONDS : Number(opts.overlap);
-        const result = await rotateSubscriptionSecret(
-          { pool: runtime.pool(), vault: await vaultOf(runtime) },
-          id,
-          overlap,
+      withGateway(async (gateway) => {
+        const result = await inFlags(
+          gateway.post<{ subscription: SubscriptionView; secret: string; previousValidUntil: string }>(
+            `/v1/event-subscriptions/${segment(id)}/rotate-secret`,
+            opts.overlap === undefined ? {} : { overlapSeconds: Number(opts.overlap) },
+          ),
+          { overlapSeconds: '--overlap' },
         );
         if (opts.json) return printJson(result);
         console.log(`${result.subscription.id}: secret generation ${result.subscription.secretGeneration}`);
@@ -117,14 +122,16 @@ export function registerEventCommands(program: Command): void {
     .option('--limit <n>', 'at most this many', '50')
     .option('--json', 'print JSON')
     .action(async (opts: { failed?: boolean; subscription?: string; event?: string; limit: string; json?: boolean }) =>
-      withRuntime(async (runtime) => {
-        const { listEventDeliveries } = await events();
-        const views = await listEventDeliveries(runtime.pool(), {
-          failedOnly: opts.failed ?? false,
-          ...(opts.subscription ? { subscriptionId: opts.subscription } : {}),
-          ...(opts.event ? { eventId: opts.event } : {}),
-          limit: Math.min(Math.max(Number(opts.limit) || 50, 1), 1000),
-        });
+      withGateway(async (gateway) => {
+        const views = await inFlags(
+          gateway.get<DeliveryView[]>('/v1/event-deliveries', {
+            ...(opts.failed ? { failed: true } : {}),
+            subscription: opts.subscription,
+            event: opts.event,
+            limit: Math.min(Math.max(Number(opts.limit) || 50, 1), 1000),
+          }),
+          { event: '--event' },
+        );
         if (opts.json) return printJson(views);
         if (views.length === 0) console.log(opts.failed ? 'no failed deliveries' : 'no deliveries');
         for (const d of views)
@@ -145,20 +152,15 @@ export function registerEventCommands(program: Command): void {
     .option('--subscription <id>', 'only to this subscription')
     .option('--json', 'print JSON')
     .action(async (eventId: string | undefined, opts: { since?: string; subscription?: string; json?: boolean }) =>
-      withRuntime(async (runtime) => {
-        const [{ replayEvents }, { InvalidInputError }] = await Promise.all([
-          events(),
-          import('../../domain/tenant-input.js'),
-        ]);
+      withGateway(async (gateway) => {
         if ((eventId === undefined) === (opts.since === undefined))
-          throw new InvalidInputError(['event: give one event id, or --since <time> (not both)']);
-        const result = await replayEvents(
-          { pool: runtime.pool(), client: await runtime.client(), taskQueue: runtime.config.TEMPORAL_TASK_QUEUE },
-          eventId !== undefined ? { eventId } : { since: opts.since! },
-          {
-            ...(opts.subscription ? { subscriptionId: opts.subscription } : {}),
-            policy: { retryFor: runtime.config.EVENTS_RETRY_FOR },
-          },
+          await refused('event: give one event id, or --since <time> (not both)');
+        const narrowed = opts.subscription ? { subscriptionId: opts.subscription } : {};
+        const result = await inFlags(
+          eventId !== undefined
+            ? gateway.post<{ reopened: number }>(`/v1/events/${segment(eventId)}/replay`, narrowed)
+            : gateway.post<{ reopened: number }>('/v1/events/replay', { since: opts.since, ...narrowed }),
+          { since: '--since', subscriptionId: '--subscription' },
         );
         if (opts.json) return printJson(result);
         console.log(`${result.reopened} deliveries queued again (same webhook-id)`);
@@ -172,18 +174,16 @@ export function registerEventCommands(program: Command): void {
     .option('--below <microUsd>', 'alert when the balance is below this many micro-USD')
     .option('--default', 'use the default threshold')
     .action(async (externalRef: string, opts: { below?: string; default?: boolean }) =>
-      withRuntime(async (runtime) => {
-        const [{ setLowBalanceThreshold }, { InvalidInputError }, { getTenant }] = await Promise.all([
-          import('../../db/wallet-alerts-store.js'),
-          import('../../domain/tenant-input.js'),
-          import('../../db/tenants-store.js'),
-        ]);
+      withGateway(async (gateway) => {
         if ((opts.below === undefined) === !opts.default)
-          throw new InvalidInputError(['below: give --below <microUsd> or --default (one of them)']);
-        if (opts.below !== undefined && !/^[1-9][0-9]{0,29}$/.test(opts.below))
-          throw new InvalidInputError(['below: must be a positive whole number of micro-USD']);
-        await getTenant(runtime.pool(), externalRef);
-        await setLowBalanceThreshold(runtime.pool(), externalRef, opts.below ?? null);
+          await refused('below: give --below <microUsd> or --default (one of them)');
+        const path = `/v1/tenants/${segment(externalRef)}/low-balance`;
+        await inFlags(
+          opts.below !== undefined
+            ? gateway.call('PUT', path, { body: { belowMicroUsd: opts.below } })
+            : gateway.call('DELETE', path),
+          { belowMicroUsd: '--below' },
+        );
         console.log(`${externalRef}: low-balance threshold ${opts.below ?? 'default'}`);
       }),
     );
