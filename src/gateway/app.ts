@@ -29,6 +29,7 @@ import { registerDecisionRoutes } from './decision-routes.js';
 import { registerWebhookRoutes } from './webhook-routes.js';
 import { registerParentKeyRoutes } from './parent-key-routes.js';
 import { registerRotationRoutes } from './rotation-routes.js';
+import { registerDriftRoutes } from './drift-routes.js';
 
 /**
  * The gateway's Fastify app, built without listening (tests use `inject`; `startGateway` listens).
@@ -147,6 +148,12 @@ export function buildGatewayApp(deps: GatewayDeps): GatewayApp {
     taskQueue: options.taskQueue,
     publicUrl: options.publicUrl,
     deployers: options.deployers,
+  });
+  registerDriftRoutes(app, {
+    pool: deps.pool,
+    client: deps.client,
+    taskQueue: options.taskQueue,
+    scheduleEvery: options.driftScheduleEvery ?? '1h',
   });
   registerKeySlotRoutes(app, {
     pool: deps.pool,

@@ -5,6 +5,9 @@ import { ConfigError, loadConfig } from '../../src/config.js';
 import { DRIFT_SCHEDULE_ID } from '../../src/domain/ids.js';
 import { buildDriftOptions } from '../../activities/drift/options.js';
 import { runCli } from '../harness/cli.js';
+import { waitFor } from '../harness/gateway-app.js';
+import { startOperatorGateway } from '../harness/operator-gateway.js';
+import { generateOperator } from '../../src/secrets/operators.js';
 import { createDriftEnv, type DriftEnv } from '../harness/drift-env.js';
 
 /** Bad input gets one clear error and writes nothing: no check row, no finding, no audit. */
@@ -81,11 +84,8 @@ describe('drift check input', () => {
         DRIFT_SCHEDULE_EVERY: '1h',
       }),
     ).not.toThrow();
-    const result = await runCli(['drift', 'check'], { ...env.cliEnv, DRIFT_POLICY: 'balance_unexplained=fix' });
-    expect(result.code).toBe(2);
-    expect(result.stderr.trim().split('\n')).toEqual([
-      expect.stringMatching(/^error: DRIFT_POLICY: balance_unexplained: has no safe fix/),
-    ]);
+    // tenantctl no longer reads DRIFT_POLICY: the worker and the gateway refuse it when they load
+    // their configuration (above), so no check ever runs under it.
     expect(await written(env)).toBe(0);
   });
 
@@ -122,6 +122,79 @@ describe('drift check input', () => {
       expect(result.scope).toBe('fleet');
     } finally {
       await runCli(['drift', 'schedule', 'delete'], env.cliEnv);
+    }
+  });
+  it('over /v1: a viewer or backend may read but not check or schedule, an operator checks and schedules', async () => {
+    const operator = generateOperator('drift-operator', 'operator');
+    const viewer = generateOperator('drift-viewer', 'viewer');
+    const backend = generateOperator('drift-backend', 'backend');
+    const gateway = await startOperatorGateway(env, { entries: [operator.entry, viewer.entry, backend.entry] });
+    const call = async (method: string, path: string, token: string, body?: unknown) => {
+      const response = await fetch(`${gateway.url}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        },
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      });
+      return {
+        status: response.status,
+        json: (await response.json()) as {
+          data?: Record<string, unknown> & { run?: { status: string } | null };
+          error?: unknown;
+        },
+      };
+    };
+    try {
+      const before = await written(env);
+      for (const token of [viewer.token, backend.token]) {
+        expect((await call('POST', '/v1/drift/checks', token, { fleet: true })).status).toBe(403);
+        expect((await call('POST', '/v1/drift/schedule', token, { every: '1h' })).status).toBe(403);
+      }
+      const unnamed = await call('POST', '/v1/drift/checks', operator.token, {});
+      expect(unnamed).toMatchObject({
+        status: 400,
+        json: { error: { code: 'INVALID_INPUT', fields: ['externalRef'] } },
+      });
+      expect(await written(env)).toBe(before);
+      expect((await call('GET', '/v1/drift/schedule', viewer.token)).json.data).toEqual({
+        schedule: null,
+        defaultEvery: '1h',
+      });
+
+      const started = await call('POST', '/v1/drift/checks', operator.token, { fleet: true });
+      expect(started).toMatchObject({ status: 202, json: { data: { workflowId: 'drift:fleet' } } });
+      const done = await waitFor(
+        async () => {
+          const latest = await call('GET', '/v1/drift/checks/latest', viewer.token);
+          return latest.json.data?.run?.status === 'COMPLETED' ? latest.json.data : undefined;
+        },
+        (value) => value !== undefined,
+      );
+      expect(done).toMatchObject({ run: { result: { scope: 'fleet' } }, findings: [] });
+      expect(await written(env)).toBeGreaterThan(before);
+      const findings = await call('GET', '/v1/drift/findings?open=true', viewer.token);
+      expect(findings).toMatchObject({ status: 200, json: { data: [] } });
+      const badLimit = await call('GET', '/v1/drift/findings?limit=0', viewer.token);
+      expect(badLimit).toMatchObject({ status: 400, json: { error: { fields: ['limit'] } } });
+
+      const made = await call('POST', '/v1/drift/schedule', operator.token, { every: '2h' });
+      expect(made).toMatchObject({
+        status: 200,
+        json: { data: { scheduleId: DRIFT_SCHEDULE_ID, outcome: 'created' } },
+      });
+      try {
+        expect((await call('POST', '/v1/drift/schedule/pause', backend.token, {})).status).toBe(403);
+        expect((await call('POST', '/v1/drift/schedule/pause', operator.token, {})).status).toBe(200);
+        expect((await env.client.schedule.getHandle(DRIFT_SCHEDULE_ID).describe()).state.paused).toBe(true);
+      } finally {
+        expect((await call('POST', '/v1/drift/schedule/delete', operator.token, {})).status).toBe(200);
+      }
+      const gone = await call('POST', '/v1/drift/schedule/delete', operator.token, {});
+      expect(gone).toMatchObject({ status: 404, json: { error: { code: 'SCHEDULE_NOT_FOUND' } } });
+    } finally {
+      await gateway.close();
     }
   });
 });

@@ -1,18 +1,23 @@
 import type { Command } from 'commander';
 import type { DriftFindingRow } from '../../db/drift-findings-store.js';
 import type { ReconcileFleetResult } from '../../../workflows/reconcile-fleet-messages.js';
-import { printJson, withRuntime } from '../run.js';
+import type { RunView } from '../../client/run-status.js';
+import type { GatewayClient } from '../../client/gateway-client.js';
+import type { describeDriftSchedule } from '../../client/drift-schedules.js';
+import { printJson, withGateway } from '../run.js';
 
-// Each action loads what it uses (see run.ts): `tenantctl --help` loads none of it.
-const findingsStore = () => import('../../db/drift-findings-store.js');
-const schedules = () => import('../../client/drift-schedules.js');
+// A client of the gateway's /v1/drift routes: the server starts, schedules and reads the checks.
 
-function findingLine(f: DriftFindingRow): string {
+/** A finding as the gateway answers it (dates as ISO strings). */
+type Finding = Omit<DriftFindingRow, 'firstSeen' | 'lastSeen'> & { firstSeen: string; lastSeen: string };
+type DriftScheduleView = NonNullable<Awaited<ReturnType<typeof describeDriftSchedule>>>;
+
+function findingLine(f: Finding): string {
   const fixed = f.resolution === 'fixed' ? ` fixed (${f.fix})` : '';
   return (
     `${f.status.padEnd(8)} ${f.kind.padEnd(26)} ${(f.externalRef ?? '-').padEnd(20)} ` +
-    `${f.subject}${fixed}  first ${f.firstSeen.toISOString()} last ` +
-    `${f.lastSeen.toISOString()} ×${f.seenCount}`
+    `${f.subject}${fixed}  first ${f.firstSeen} last ` +
+    `${f.lastSeen} ×${f.seenCount}`
   );
 }
 
@@ -33,6 +38,30 @@ function printResult(result: ReconcileFleetResult): void {
   );
 }
 
+/** `--wait`: the check of this scope, polled through the gateway until it ended, with the open findings it saw. */
+async function waitForCheck(
+  gateway: GatewayClient,
+  tenant: string | undefined,
+): Promise<{ result: ReconcileFleetResult; findings: Finding[] }> {
+  for (;;) {
+    const { run, findings } = await gateway.get<{ run: RunView<ReconcileFleetResult> | null; findings: Finding[] }>(
+      '/v1/drift/checks/latest',
+      { tenant },
+    );
+    if (run && run.status === 'COMPLETED' && run.result) return { result: run.result, findings };
+    if (run && run.status !== 'RUNNING' && run.status !== 'CONTINUED_AS_NEW') {
+      const failure = run.failure;
+      throw new Error(
+        `${run.workflowId} ended ${run.status}` +
+          (failure
+            ? `: ${failure.type ? `${failure.type}: ` : ''}${[failure.message, ...failure.causes].join(': ')}`
+            : ''),
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
 export function registerDriftCommands(program: Command): void {
   const drift = program.command('drift').description('drift: where the platform and our records disagree');
 
@@ -49,29 +78,23 @@ export function registerDriftCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(
       async (opts: { tenant?: string; quietPeriod?: string; rotationMaxAge?: string; wait: boolean; json?: boolean }) =>
-        withRuntime(async (runtime) => {
+        withGateway(async (gateway) => {
           const options = {
             ...(opts.quietPeriod ? { quietPeriod: opts.quietPeriod } : {}),
             ...(opts.rotationMaxAge ? { rotationMaxAge: opts.rotationMaxAge } : {}),
           };
-          const input = {
-            ...(opts.tenant ? { externalRef: opts.tenant } : {}),
-            ...(Object.keys(options).length ? { options } : {}),
-          };
-          const { startDriftCheck } = await import('../../client/start-drift-check.js');
-          const { listFindings } = await findingsStore();
-          const handle = await startDriftCheck({ client: await runtime.client(), pool: runtime.pool() }, input, {
-            taskQueue: runtime.config.TEMPORAL_TASK_QUEUE,
+          const started = await gateway.call<{ workflowId: string }>('POST', '/v1/drift/checks', {
+            body: {
+              ...(opts.tenant ? { externalRef: opts.tenant } : { fleet: true }),
+              ...(Object.keys(options).length ? { options } : {}),
+            },
           });
           if (!opts.wait) {
-            if (opts.json) printJson({ workflowId: handle.workflowId });
-            else console.log(`drift check running: ${handle.workflowId}`);
+            if (opts.json) printJson({ workflowId: started.data.workflowId });
+            else console.log(`drift check running: ${started.data.workflowId}`);
             return;
           }
-          const result = await handle.result();
-          const findings = (
-            await listFindings(runtime.pool(), { openOnly: true, ...(opts.tenant ? { externalRef: opts.tenant } : {}) })
-          ).filter((f) => f.lastCheckId === result.checkId);
+          const { result, findings } = await waitForCheck(gateway, opts.tenant);
           if (opts.json) printJson({ ...result, findings });
           else {
             printResult(result);
@@ -88,13 +111,12 @@ export function registerDriftCommands(program: Command): void {
     .option('--limit <n>', 'at most this many', '500')
     .option('--json', 'print JSON (with evidence)')
     .action(async (opts: { open?: boolean; tenant?: string; limit: string; json?: boolean }) =>
-      withRuntime(async (runtime) => {
+      withGateway(async (gateway) => {
         if (!/^[1-9][0-9]{0,5}$/.test(opts.limit)) throw new Error('--limit: must be a positive whole number');
-        const { listFindings } = await findingsStore();
-        const rows = await listFindings(runtime.pool(), {
-          openOnly: Boolean(opts.open),
-          ...(opts.tenant ? { externalRef: opts.tenant } : {}),
-          limit: Number(opts.limit),
+        const rows = await gateway.get<Finding[]>('/v1/drift/findings', {
+          open: opts.open ? 'true' : undefined,
+          tenant: opts.tenant,
+          limit: opts.limit,
         });
         if (opts.json) printJson(rows);
         else if (rows.length === 0) console.log(opts.open ? 'no open drift findings' : 'no drift findings');
@@ -109,15 +131,13 @@ export function registerDriftCommands(program: Command): void {
     .option('--every <duration>', 'interval (default DRIFT_SCHEDULE_EVERY, 1h)')
     .option('--jitter <duration>', 'start each run up to this much later')
     .action(async (opts: { every?: string; jitter?: string }) =>
-      withRuntime(async (runtime) => {
-        const every = opts.every ?? runtime.config.DRIFT_SCHEDULE_EVERY;
-        const { scheduleDriftCheck } = await schedules();
-        const made = await scheduleDriftCheck(
-          await runtime.client(),
-          {},
-          { every, jitter: opts.jitter },
-          runtime.config.TEMPORAL_TASK_QUEUE,
-        );
+      withGateway(async (gateway) => {
+        // Without --every: the server's default (DRIFT_SCHEDULE_EVERY where the gateway runs).
+        const every = opts.every ?? (await gateway.get<{ defaultEvery: string }>('/v1/drift/schedule')).defaultEvery;
+        const made = await gateway.post<{ scheduleId: string; outcome: string }>('/v1/drift/schedule', {
+          every,
+          ...(opts.jitter ? { jitter: opts.jitter } : {}),
+        });
         console.log(
           `${made.outcome} schedule ${made.scheduleId}: every ${every}${opts.jitter ? ` (jitter ${opts.jitter})` : ''}, ` +
             `overlap SKIP`,
@@ -129,9 +149,8 @@ export function registerDriftCommands(program: Command): void {
     .description('the drift schedule, if any')
     .option('--json', 'print JSON')
     .action(async (opts: { json?: boolean }) =>
-      withRuntime(async (runtime) => {
-        const { describeDriftSchedule } = await schedules();
-        const view = await describeDriftSchedule(await runtime.client());
+      withGateway(async (gateway) => {
+        const view = (await gateway.get<{ schedule: DriftScheduleView | null }>('/v1/drift/schedule')).schedule;
         if (opts.json) printJson(view);
         else
           console.log(
@@ -147,9 +166,8 @@ export function registerDriftCommands(program: Command): void {
       .command(name)
       .description(`${name} the drift schedule`)
       .action(async () =>
-        withRuntime(async (runtime) => {
-          const { controlDriftSchedule } = await schedules();
-          await controlDriftSchedule(await runtime.client(), name);
+        withGateway(async (gateway) => {
+          await gateway.post(`/v1/drift/schedule/${name}`);
           console.log(`${name}: drift schedule`);
         }),
       );

@@ -1,0 +1,165 @@
+import type { Client } from '@temporalio/client';
+import type { FastifyInstance } from 'fastify';
+import {
+  controlDriftSchedule,
+  describeDriftSchedule,
+  DriftScheduleNotFoundError,
+  scheduleDriftCheck,
+} from '../client/drift-schedules.js';
+import { SCHEDULE_EVERY } from '../client/rotation-schedules.js';
+import { describeRun } from '../client/run-status.js';
+import { startDriftCheck } from '../client/start-drift-check.js';
+import { listFindings } from '../db/drift-findings-store.js';
+import type { Pool } from '../db/pool.js';
+import { TenantNotFoundError } from '../db/tenants-store.js';
+import { driftCheckWorkflowId } from '../domain/ids.js';
+import { externalRefSchema, InvalidInputError } from '../domain/tenant-input.js';
+import type { ReconcileFleetResult } from '../../workflows/reconcile-fleet-messages.js';
+import { callerOf } from './access.js';
+import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
+import { invalidInput } from './tenant-routes.js';
+
+/**
+ * Drift, for operators (`tenantctl drift ...` is a client of these):
+ * - `POST /v1/drift/checks` starts (or joins) a check of the fleet (`{ "fleet": true }`) or of one
+ *   tenant (`{ "externalRef" }`), with optional `options` overriding the worker's timings; a check
+ *   calls the platform for every tenant it covers, so the fleet is named, never implied;
+ * - `GET /v1/drift/checks/latest?tenant=R` is `{ run, findings }`: the latest check of that scope and,
+ *   once it completed, the open findings it saw (what `drift check --wait` polls);
+ * - `GET /v1/drift/findings?open=true&tenant=R&limit=N`;
+ * - the fleet check's Schedule: `GET|POST /v1/drift/schedule`, `POST /v1/drift/schedule/:command`.
+ * The schedule's default interval is the server's (DRIFT_SCHEDULE_EVERY), never the caller's.
+ */
+export interface DriftRoutesDeps {
+  pool: Pool;
+  client: Client;
+  taskQueue: string;
+  /** DRIFT_SCHEDULE_EVERY: the interval a schedule gets when the caller names none. */
+  scheduleEvery: string;
+}
+
+const CHECK_FIELDS = ['fleet', 'externalRef', 'options'];
+const SCHEDULE_FIELDS = ['every', 'jitter'];
+const SCHEDULE_COMMANDS = ['pause', 'unpause', 'delete', 'run-now'] as const;
+
+export function registerDriftRoutes(app: FastifyInstance, deps: DriftRoutesDeps): void {
+  void app.register(async (api) => {
+    api.post('/v1/drift/checks', { config: { permission: 'fleet.manage' } }, async (request, reply) => {
+      const body = bodyOf(request.body, CHECK_FIELDS);
+      const problems: string[] = [];
+      if (body.fleet !== undefined && body.fleet !== true) problems.push('fleet: must be true when given');
+      if ((body.fleet === true) === (body.externalRef !== undefined))
+        problems.push('externalRef: name one tenant, or the whole fleet with fleet: true (not both)');
+      if (problems.length) throw invalidInput(new InvalidInputError(problems));
+      try {
+        const handle = await startDriftCheck(
+          { client: deps.client, pool: deps.pool },
+          {
+            ...(body.externalRef !== undefined ? { externalRef: body.externalRef as string } : {}),
+            ...(body.options !== undefined ? { options: body.options as never } : {}),
+          },
+          { taskQueue: deps.taskQueue },
+        );
+        return sendData(reply, 202, { workflowId: handle.workflowId });
+      } catch (error) {
+        if (error instanceof InvalidInputError) throw invalidInput(error);
+        if (error instanceof TenantNotFoundError)
+          throw new GatewayError(
+            404,
+            GatewayErrorCode.TENANT_NOT_FOUND,
+            `No tenant with the external ref ${error.externalRef}.`,
+          );
+        throw error;
+      }
+    });
+
+    api.get('/v1/drift/checks/latest', { config: { permission: 'tenants.read' } }, async (request, reply) => {
+      const { tenant } = request.query as { tenant?: string };
+      const externalRef = tenant === undefined ? undefined : refOfQuery(tenant, 'tenant');
+      const run = await describeRun<ReconcileFleetResult>(deps.client, driftCheckWorkflowId(externalRef));
+      const findings =
+        run?.status === 'COMPLETED' && run.result
+          ? (await listFindings(deps.pool, { openOnly: true, ...(externalRef ? { externalRef } : {}) })).filter(
+              (f) => f.lastCheckId === run.result!.checkId,
+            )
+          : [];
+      return sendData(reply, 200, { run, findings });
+    });
+
+    api.get('/v1/drift/findings', { config: { permission: 'tenants.read' } }, async (request, reply) => {
+      const query = request.query as { open?: string; tenant?: string; limit?: string };
+      const problems: string[] = [];
+      if (query.open !== undefined && query.open !== 'true' && query.open !== 'false')
+        problems.push('open: must be true or false');
+      if (query.limit !== undefined && !/^[1-9][0-9]{0,5}$/.test(query.limit))
+        problems.push('limit: must be a positive whole number');
+      if (problems.length) throw invalidInput(new InvalidInputError(problems));
+      const externalRef = query.tenant === undefined ? undefined : refOfQuery(query.tenant, 'tenant');
+      const rows = await listFindings(deps.pool, {
+        openOnly: query.open === 'true',
+        ...(externalRef ? { externalRef } : {}),
+        limit: query.limit === undefined ? 500 : Number(query.limit),
+      });
+      return sendData(reply, 200, rows);
+    });
+
+    api.get('/v1/drift/schedule', { config: { permission: 'tenants.read' } }, async (_request, reply) =>
+      sendData(reply, 200, { schedule: await describeDriftSchedule(deps.client), defaultEvery: deps.scheduleEvery }),
+    );
+
+    api.post('/v1/drift/schedule', { config: { permission: 'fleet.manage' } }, async (request, reply) => {
+      const body = bodyOf(request.body, SCHEDULE_FIELDS);
+      // Named, not defaulted: an empty body makes nothing (the server's default is in GET's defaultEvery).
+      const problems = [
+        ...(typeof body.every === 'string' && SCHEDULE_EVERY.test(body.every)
+          ? []
+          : ['every: must be a duration like 1h or 30m']),
+        ...(body.jitter === undefined || (typeof body.jitter === 'string' && SCHEDULE_EVERY.test(body.jitter))
+          ? []
+          : ['jitter: must be a duration like 5m']),
+      ];
+      if (problems.length) throw invalidInput(new InvalidInputError(problems));
+      const made = await scheduleDriftCheck(
+        deps.client,
+        {},
+        { every: body.every as string, jitter: body.jitter as string | undefined },
+        deps.taskQueue,
+      );
+      return sendData(reply, 200, made);
+    });
+
+    api.post('/v1/drift/schedule/:command', { config: { permission: 'fleet.manage' } }, async (request, reply) => {
+      const { command } = request.params as { command: string };
+      if (!(SCHEDULE_COMMANDS as readonly string[]).includes(command))
+        throw new GatewayError(
+          404,
+          GatewayErrorCode.ROUTE_NOT_FOUND,
+          `No such command; use one of ${SCHEDULE_COMMANDS.join(', ')}.`,
+        );
+      try {
+        await controlDriftSchedule(deps.client, command as (typeof SCHEDULE_COMMANDS)[number]);
+      } catch (error) {
+        if (error instanceof DriftScheduleNotFoundError)
+          throw new GatewayError(404, GatewayErrorCode.SCHEDULE_NOT_FOUND, `${error.message}.`);
+        throw error;
+      }
+      request.log.info({ command, by: callerOf(request).name }, 'drift schedule command');
+      return sendData(reply, 200, { command });
+    });
+  });
+}
+
+function bodyOf(raw: unknown, fields: readonly string[]): Record<string, unknown> {
+  if (raw !== undefined && (typeof raw !== 'object' || raw === null || Array.isArray(raw)))
+    throw invalidInput(new InvalidInputError(['input: must be a JSON object']));
+  const body = (raw ?? {}) as Record<string, unknown>;
+  const unknown = Object.keys(body).filter((key) => !fields.includes(key));
+  if (unknown.length) throw invalidInput(new InvalidInputError(unknown.map((key) => `${key}: is not a known field`)));
+  return body;
+}
+
+function refOfQuery(value: string, field: string): string {
+  const parsed = externalRefSchema.safeParse(value);
+  if (!parsed.success) throw invalidInput(new InvalidInputError([`${field}: must be an external ref`]));
+  return parsed.data;
+}
