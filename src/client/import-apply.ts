@@ -13,9 +13,10 @@ import { ImportInputError } from './import-map.js';
 import type { ImportPlan, PlanRow } from './import-plan.js';
 
 /**
- * `tenantctl import apply`: one importTenant run per importable row of a fresh plan (or of the rows
- * `--only` names). Every `--only` ref is checked against the plan before anything starts: a ref no
- * importable sub-account carries is refused by name, and nothing is started.
+ * `tenantctl import apply` (through the gateway's POST /v1/imports/apply): one importTenant run per
+ * importable row of a fresh plan (or of the rows `--only` names). Every `--only` ref is checked
+ * against the plan before anything starts: a ref no importable sub-account carries is refused by
+ * name, and nothing is started.
  */
 export interface ApplyOutcome {
   started: Array<{ externalRef: string; subaccountId: string; workflowId: string }>;
@@ -65,6 +66,7 @@ export function importInputOf(row: PlanRow, requestedBy: string): ImportTenantIn
   });
 }
 
+/** Starts the runs and awaits each (scripts that hold a Temporal client; tenantctl goes through the gateway). */
 export async function applyImport(
   deps: { client: Client; db: Queryable },
   plan: ImportPlan,
@@ -111,5 +113,54 @@ export async function applyImport(
   };
   await Promise.all(Array.from({ length: Math.min(options.concurrency ?? 10, inputs.length) }, worker));
   outcome.results.sort((a, b) => a.externalRef.localeCompare(b.externalRef));
+  return outcome;
+}
+
+/**
+ * Starts one importTenant run per selected row (a second start joins the running or finished run: id
+ * `import:<ref>`), without waiting: the gateway answers at once and the caller polls each run. A run
+ * that could not be started is in `notStarted` with why.
+ */
+export interface ImportStart {
+  started: ApplyOutcome['started'];
+  notStarted: Array<{ externalRef: string; subaccountId: string; workflowId: string; error: string }>;
+  skipped: ApplyOutcome['skipped'];
+  alreadyImported: string[];
+}
+
+export async function startImports(
+  deps: { client: Client; db: Queryable },
+  plan: ImportPlan,
+  options: { only?: string[]; requestedBy: string; taskQueue: string },
+): Promise<ImportStart> {
+  const { rows, skipped, alreadyImported } = await selectRows(deps.db, plan, options.only);
+  const inputs = rows.map((row) => importInputOf(row, options.requestedBy));
+  const outcome: ImportStart = {
+    started: [],
+    notStarted: [],
+    skipped: skipped.map((r) => ({
+      subaccountId: r.subaccountId,
+      externalRef: r.externalRef,
+      conflicts: r.conflicts.map((c) => c.code),
+    })),
+    alreadyImported,
+  };
+  for (const input of inputs) {
+    const workflowId = importWorkflowId(input.externalRef);
+    const row = { externalRef: input.externalRef, subaccountId: input.subaccountId, workflowId };
+    try {
+      await deps.client.workflow.start<typeof importTenant>('importTenant', {
+        taskQueue: options.taskQueue,
+        workflowId,
+        args: [input],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+        typedSearchAttributes: new TypedSearchAttributes([{ key: tenantExternalRefKey, value: input.externalRef }]),
+      });
+      outcome.started.push(row);
+    } catch (error) {
+      outcome.notStarted.push({ ...row, error: describeError(error) });
+    }
+  }
   return outcome;
 }

@@ -28,6 +28,7 @@ import { registerApprovalRoutes } from './approval-routes.js';
 import { registerDecisionRoutes } from './decision-routes.js';
 import { registerWebhookRoutes } from './webhook-routes.js';
 import { registerParentKeyRoutes } from './parent-key-routes.js';
+import { registerImportRoutes } from './import-routes.js';
 import { registerRotationRoutes } from './rotation-routes.js';
 import { registerDriftRoutes } from './drift-routes.js';
 
@@ -182,6 +183,12 @@ export function buildGatewayApp(deps: GatewayDeps): GatewayApp {
     projectOwner: options.preflightPlatform,
   });
   registerParentKeyRoutes(app, { pool: deps.pool, client: deps.client, taskQueue: options.taskQueue });
+  registerImportRoutes(app, {
+    pool: deps.pool,
+    client: deps.client,
+    taskQueue: options.taskQueue,
+    lister: options.importLister,
+  });
   registerCodecRoutes(app, {
     codec: deps.codec,
     tokens: createTokenSet(options.codecTokens),

@@ -175,6 +175,8 @@ export interface GatewayOptions {
    * `preflightPlatform` (the parent key).
    */
   webhookPlatform?: PlatformClient;
+  /** The platform with the parent key, paced under the fleet budget, for import plans (absent: /v1/imports answers 503). */
+  importLister?: PlatformClient;
   /** Host names the codec answers to besides loopback ones (GATEWAY_CODEC_HOSTS, GATEWAY_HOST, the public URL's). */
   codecHosts?: readonly string[];
   /** OUTBOUND_ALLOW_HOSTS: inward hosts a subscription URL may name (absent: none). */

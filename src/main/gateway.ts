@@ -16,6 +16,7 @@ import { dataConverterOf, masterKeysOf } from './wiring/data-converter.js';
 import { startParentKeyOf } from './wiring/deps.js';
 import type { ParentKeySource } from '../secrets/parent-key-source.js';
 import { createPlatformClient } from '../platform/index.js';
+import { createDriftListClient } from '../../activities/drift/paced-fetch.js';
 
 export interface RunningGateway {
   /** `http://host:port` it listens on. */
@@ -71,6 +72,17 @@ export async function startGateway(config: Config): Promise<RunningGateway> {
               baseUrl: config.PLATFORM_BASE_URL,
               platformKey: parentKey,
               timeoutMs: config.PLATFORM_TIMEOUT_MS,
+            }),
+          }
+        : {}),
+      // Import plans list the fleet with the parent key, paced as drift's lister is.
+      ...(config.PLATFORM_BASE_URL && parentKey.current()
+        ? {
+            importLister: createDriftListClient({
+              baseUrl: config.PLATFORM_BASE_URL,
+              platformKey: parentKey,
+              timeoutMs: config.PLATFORM_TIMEOUT_MS,
+              requestsPerSecond: config.PLATFORM_RATE_LIMIT_PER_SECOND,
             }),
           }
         : {}),

@@ -9,6 +9,14 @@ import { keepUsing, waitFor } from '../harness/rotation-env.js';
 import type { AdoptTenantKeysResult } from '../../src/domain/import-input.js';
 import { adoptionStatusQuery } from '../../workflows/adopt-tenant-keys-messages.js';
 import { createRotationEnv, type RotationEnv } from '../harness/rotation-env.js';
+import { startOperatorGateway, type OperatorGateway } from '../harness/operator-gateway.js';
+import { createDriftListClient } from '../../activities/drift/paced-fetch.js';
+import { DEFAULT_PLATFORM_KEY } from '../../src/sim/index.js';
+import { generateOperator } from '../../src/secrets/operators.js';
+
+// An operator may import (imports.manage); a backend may not.
+const oncall = generateOperator('oncall-imp', 'operator');
+const backend = generateOperator('backend-imp', 'backend');
 import { seedBehindOurBack, writeMap, type ImportWorld } from '../harness/import-world.js';
 import { failureTypeOf, workflowExists } from '../harness/onboarding-checks.js';
 import type { importTenant } from '../../workflows/import-tenant.js';
@@ -24,6 +32,7 @@ describe.each(['default', 'alt'] as const)('import against the %s platform shape
   let env: RotationEnv;
   let world: ImportWorld;
   let cliEnv: Record<string, string>;
+  let gateway: OperatorGateway;
 
   const count = async (sql: string, params: unknown[] = []) =>
     (await env.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${sql}`, params)).rows[0]!.n;
@@ -39,10 +48,28 @@ describe.each(['default', 'alt'] as const)('import against the %s platform shape
     env = await createRotationEnv(`import-${shape}`, { choices: SIM_SHAPES[shape] });
     await env.onboard(`${s}-own`);
     world = await seedBehindOurBack(env.sim, env.platform, s, `${s}-own`);
-    // The plan's reads are paced under the fleet budget; a generous budget keeps the test short.
-    cliEnv = { ...env.cliEnv, PLATFORM_RATE_LIMIT_PER_SECOND: '400' };
+    // The gateway lists the platform with the parent key, paced under the fleet budget (a generous one keeps the
+    // test short); tenantctl holds only the gateway's URL and an operator's token.
+    gateway = await startOperatorGateway(
+      { ...env, secretsKeys: env.cliEnv.SECRETS_KEYS! },
+      {
+        entries: [oncall.entry, backend.entry],
+        gateway: {
+          importLister: createDriftListClient({
+            baseUrl: env.sim.apiBase,
+            platformKey: DEFAULT_PLATFORM_KEY,
+            timeoutMs: 10_000,
+            requestsPerSecond: 400,
+          }),
+        },
+      },
+    );
+    cliEnv = { TENANTCTL_GATEWAY_URL: gateway.url, TENANTCTL_OPERATOR_TOKEN: oncall.token };
   });
-  afterAll(async () => env?.close());
+  afterAll(async () => {
+    await gateway?.close();
+    await env?.close();
+  });
 
   it('plans each sub-account without a record, names every conflict, and writes nothing', async () => {
     const before = await footprint();
@@ -109,6 +136,15 @@ describe.each(['default', 'alt'] as const)('import against the %s platform shape
         expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(2);
         expect(result.stderr.trim()).toMatch(message);
       }
+      // A backend's token is refused both routes (403), whatever it sends.
+      for (const path of ['/v1/imports/plan', '/v1/imports/apply']) {
+        const refused = await fetch(`${gateway.url}${path}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${backend.token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ only: [world.imp(0)] }),
+        });
+        expect(refused.status, path).toBe(403);
+      }
       expect(await footprint()).toEqual(before);
       expect(await workflowExists(env.client, `import:${world.imp(0)}`)).toBe(false);
     },
@@ -126,11 +162,7 @@ describe.each(['default', 'alt'] as const)('import against the %s platform shape
       },
     ]);
 
-    const all = await runCli(
-      ['import', 'apply', '--map', world.mapFile, '--operator', 'ops-ann', '--json'],
-      cliEnv,
-      300_000,
-    );
+    const all = await runCli(['import', 'apply', '--map', world.mapFile, '--json'], cliEnv, 300_000);
     expect(all.code, all.stderr).toBe(0);
     const outcome = JSON.parse(all.stdout) as ApplyOutcome;
     expect(outcome.results).toHaveLength(44);
@@ -164,7 +196,8 @@ describe.each(['default', 'alt'] as const)('import against the %s platform shape
     );
     expect(Object.fromEntries(opening.map((o) => [o.ref, o.amount]))).toEqual(world.fundedRefs);
     expect(await count(`audit_log WHERE action = 'tenant.imported'`)).toBe(45);
-    expect(await count(`audit_log WHERE action = 'tenant.imported' AND actor = 'operator:ops-ann'`)).toBe(44);
+    // Recorded under the token's name (no --operator any more).
+    expect(await count(`audit_log WHERE action = 'tenant.imported' AND actor = 'operator:oncall-imp'`)).toBe(45);
     expect(await count(`audit_log WHERE action = 'key.recorded_unmanaged'`)).toBe(keys.length);
 
     const before = await footprint();

@@ -1,41 +1,52 @@
 import type { Command } from 'commander';
-import type { CliRuntime } from '../runtime.js';
+import type { GatewayClient } from '../../client/gateway-client.js';
+import type { ApplyOutcome, ImportStart } from '../../client/import-apply.js';
 import type { ImportPlan, PlanRow } from '../../client/import-plan.js';
-import { printJson, withRuntime } from '../run.js';
-
-// Each action loads what it uses (see run.ts): `tenantctl --help` loads none of it.
+import type { RunView } from '../../client/run-status.js';
+import type { ImportTenantResult } from '../../domain/import-input.js';
+import { printJson, segment, withGateway } from '../run.js';
 
 /**
- * The plan's platform reads go through a client paced at a quarter of PLATFORM_RATE_LIMIT_PER_SECOND
- * (drift's lister, activities/drift/paced-fetch.ts): with the platform queue's own share the fleet's
- * budget holds while a plan runs beside rotations, drift checks and imports.
+ * `tenantctl import plan|apply` through the gateway (`/v1/imports`, permission imports.manage): the gateway
+ * lists the platform with the parent key it holds and starts the runs; who asks is the token's name. The
+ * `--map` file is read here and sent as data (the gateway checks it: one error a problem, naming its line).
  */
-async function planOf(runtime: CliRuntime, mapFile: string | undefined): Promise<ImportPlan> {
-  const [{ ConfigError }, { createDriftListClient }, { buildImportPlan }, { loadRefMap }, { cliParentKeyOf }] =
-    await Promise.all([
-      import('../../config.js'),
-      import('../../../activities/drift/paced-fetch.js'),
-      import('../../client/import-plan.js'),
-      import('../../client/import-map.js'),
-      import('../../main/wiring/deps.js'),
-    ]);
-  // The mapping file is checked before any platform call or connection.
-  const map = mapFile ? await loadRefMap(mapFile) : undefined;
-  const { PLATFORM_BASE_URL, PLATFORM_TIMEOUT_MS, PLATFORM_RATE_LIMIT_PER_SECOND } = runtime.config;
-  if (!PLATFORM_BASE_URL) throw new ConfigError(['PLATFORM_BASE_URL: is required to list sub-accounts']);
-  // A plan writes nothing, not even the parent key's first import.
-  const { platformKey, close } = await cliParentKeyOf(runtime.config, runtime.pool(), { readOnly: true });
+async function mapOf(file: string | undefined): Promise<{ map?: { file: string; text: string } }> {
+  if (file === undefined) return {};
+  const { readFile } = await import('node:fs/promises');
   try {
-    const platform = createDriftListClient({
-      baseUrl: PLATFORM_BASE_URL,
-      platformKey,
-      timeoutMs: PLATFORM_TIMEOUT_MS,
-      requestsPerSecond: PLATFORM_RATE_LIMIT_PER_SECOND,
-    });
-    return await buildImportPlan({ platform, db: runtime.pool() }, map ? { map } : {});
-  } finally {
-    await close();
+    return { map: { file, text: await readFile(file, 'utf8') } };
+  } catch (error) {
+    const { InvalidInputError } = await import('../../domain/tenant-input.js');
+    throw new InvalidInputError([
+      `--map ${file}: cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+    ]);
   }
+}
+
+const POLL_MS = 500;
+
+/** Follows each started run to its end (they run side by side; the slowest sets the pace). */
+async function resultsOf(gateway: GatewayClient, start: ImportStart): Promise<ApplyOutcome['results']> {
+  const results: ApplyOutcome['results'] = start.notStarted.map((r) => ({ ok: false as const, ...r }));
+  for (const row of start.started) {
+    for (;;) {
+      const { run } = await gateway.get<{ run: RunView<ImportTenantResult> | null }>(
+        `/v1/imports/${segment(row.externalRef)}`,
+      );
+      if (run && run.status !== 'RUNNING' && run.status !== 'CONTINUED_AS_NEW') {
+        if (run.status === 'COMPLETED' && run.result)
+          results.push({ ok: true, workflowId: row.workflowId, ...run.result });
+        else {
+          const why = run.failure ? [run.failure.message, ...run.failure.causes].join(': ') : `ended ${run.status}`;
+          results.push({ ok: false, ...row, error: why });
+        }
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    }
+  }
+  return results.sort((a, b) => a.externalRef.localeCompare(b.externalRef));
 }
 
 function rowLine(row: PlanRow): string {
@@ -71,8 +82,8 @@ export function registerImportCommands(program: Command): void {
     .option('--map <file>', 'CSV of subaccountId,externalRef for sub-accounts that carry no externalRef')
     .option('--json', 'print JSON')
     .action(async (opts: { map?: string; json?: boolean }) =>
-      withRuntime(async (runtime) => {
-        const plan = await planOf(runtime, opts.map);
+      withGateway(async (gateway) => {
+        const plan = await gateway.post<ImportPlan>('/v1/imports/plan', await mapOf(opts.map));
         if (opts.json) printJson(plan);
         else printPlan(plan);
       }),
@@ -83,21 +94,16 @@ export function registerImportCommands(program: Command): void {
     .description('import every importable sub-account of a fresh plan (importTenant, id import:<ref>); idempotent')
     .option('--only <refs...>', 'import only these refs (each must be importable in the plan)')
     .option('--map <file>', 'CSV of subaccountId,externalRef for sub-accounts that carry no externalRef')
-    .option('--operator <name>', 'who asks (audited)', 'tenantctl')
     .option('--json', 'print JSON')
-    .action(async (opts: { only?: string[]; map?: string; operator: string; json?: boolean }) =>
-      withRuntime(async (runtime) => {
-        if (!/^[A-Za-z0-9._@:-]{1,100}$/.test(opts.operator)) {
-          const { InvalidInputError } = await import('../../domain/tenant-input.js');
-          throw new InvalidInputError(['--operator: must be 1-100 characters of A-Z a-z 0-9 . _ @ : -']);
-        }
-        const plan = await planOf(runtime, opts.map);
-        const { applyImport } = await import('../../client/import-apply.js');
-        const outcome = await applyImport({ client: await runtime.client(), db: runtime.pool() }, plan, {
-          ...(opts.only ? { only: opts.only } : {}),
-          requestedBy: opts.operator,
-          taskQueue: runtime.config.TEMPORAL_TASK_QUEUE,
-        });
+    .action(async (opts: { only?: string[]; map?: string; json?: boolean }) =>
+      withGateway(async (gateway) => {
+        const start = (
+          await gateway.call<ImportStart>('POST', '/v1/imports/apply', {
+            body: { ...(await mapOf(opts.map)), ...(opts.only ? { only: opts.only } : {}) },
+          })
+        ).data;
+        const { notStarted: _notStarted, ...rest } = start;
+        const outcome: ApplyOutcome = { ...rest, results: await resultsOf(gateway, start) };
         const failed = outcome.results.filter((r) => !r.ok);
         if (failed.length) process.exitCode = 1;
         if (opts.json) return printJson(outcome);

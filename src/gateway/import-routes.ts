@@ -1,0 +1,141 @@
+import type { Client } from '@temporalio/client';
+import type { FastifyInstance } from 'fastify';
+import { startImports } from '../client/import-apply.js';
+import { parseRefMap, type RefMapping } from '../client/import-map.js';
+import { buildImportPlan, type ImportPlan } from '../client/import-plan.js';
+import { describeRun } from '../client/run-status.js';
+import type { Pool } from '../db/pool.js';
+import { importWorkflowId } from '../domain/ids.js';
+import { InvalidInputError } from '../domain/tenant-input.js';
+import { PlatformError, type PlatformClient } from '../platform/index.js';
+import { actorOf } from './access.js';
+import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
+import { invalidInput, refOf } from './tenant-routes.js';
+
+/**
+ * Importing sub-accounts made elsewhere (`tenantctl import plan|apply`), permission `imports.manage`:
+ * - `POST /v1/imports/plan` `{ map? }`: what an import would do with each live sub-account no record owns
+ *   (reads only, writes nothing);
+ * - `POST /v1/imports/apply` `{ map?, only? }`: a fresh plan, then one importTenant run per importable row
+ *   (or per `only` ref, each checked against the plan first: a bad one refuses the whole call and nothing
+ *   starts); 202 with the runs started, which the caller follows with
+ * - `GET /v1/imports/:externalRef` (tenants.read): `{ run }`, the latest `import:<ref>` run with its result.
+ * `map` is the operator's mapping file as data, `{ file, text }` (the CSV of `tenantctl import --map`; `file`
+ * only names it in errors). The platform is listed with the parent key this gateway holds, paced under the
+ * fleet budget; who asks is the bearer's name.
+ */
+export interface ImportRoutesDeps {
+  pool: Pool;
+  client: Client;
+  taskQueue: string;
+  /** The platform with the parent key, paced for listing (absent: plan and apply answer 503). */
+  lister: PlatformClient | undefined;
+}
+
+/** A mapping of thousands of sub-accounts is larger than the gateway's usual body limit. */
+const MAP_BODY_LIMIT = 1024 * 1024;
+
+export function registerImportRoutes(app: FastifyInstance, deps: ImportRoutesDeps): void {
+  const planOf = async (map: Map<string, RefMapping> | undefined): Promise<ImportPlan> => {
+    if (!deps.lister)
+      throw new GatewayError(
+        503,
+        GatewayErrorCode.PLATFORM_NOT_CONFIGURED,
+        'This gateway cannot list sub-accounts: it holds no PLATFORM_BASE_URL or parent key.',
+      );
+    return buildImportPlan({ platform: deps.lister, db: deps.pool }, map ? { map } : {});
+  };
+
+  void app.register(async (api) => {
+    api.post(
+      '/v1/imports/plan',
+      { config: { permission: 'imports.manage' }, bodyLimit: MAP_BODY_LIMIT },
+      async (request, reply) => {
+        const { map, ...rest } = bodyOf(request.body);
+        refuseUnknown(rest);
+        return sendData(reply, 200, await answered(async () => planOf(mapOf(map))));
+      },
+    );
+
+    api.post(
+      '/v1/imports/apply',
+      { config: { permission: 'imports.manage' }, bodyLimit: MAP_BODY_LIMIT },
+      async (request, reply) => {
+        const { map, only, operator, ...rest } = bodyOf(request.body);
+        refuseUnknown(rest);
+        const requestedBy = actorOf(request, operator, 'operator');
+        const refs = onlyOf(only);
+        // Everything the caller sent is checked before the platform is asked or anything starts.
+        const mapping = mapOf(map);
+        const started = await answered(async () =>
+          startImports({ client: deps.client, db: deps.pool }, await planOf(mapping), {
+            ...(refs ? { only: refs } : {}),
+            requestedBy,
+            taskQueue: deps.taskQueue,
+          }),
+        );
+        return sendData(reply, 202, started);
+      },
+    );
+
+    api.get('/v1/imports/:externalRef', { config: { permission: 'tenants.read' } }, async (request, reply) => {
+      const externalRef = refOf(request.params);
+      return sendData(reply, 200, { run: await describeRun(deps.client, importWorkflowId(externalRef)) });
+    });
+  });
+}
+
+function bodyOf(raw: unknown): Record<string, unknown> {
+  if (raw === undefined || raw === null) return {};
+  if (typeof raw !== 'object' || Array.isArray(raw)) throw badField('body', 'must be a JSON object');
+  return raw as Record<string, unknown>;
+}
+
+function refuseUnknown(rest: Record<string, unknown>): void {
+  const unknown = Object.keys(rest);
+  if (unknown.length)
+    throw invalidInput(new InvalidInputError(unknown.map((field) => `${field}: is not a known field`)));
+}
+
+function mapOf(raw: unknown): Map<string, RefMapping> | undefined {
+  if (raw === undefined) return undefined;
+  const { file, text } = (raw ?? {}) as { file?: unknown; text?: unknown };
+  if (typeof raw !== 'object' || raw === null || typeof text !== 'string')
+    throw badField('map', 'must be { file, text }: the mapping CSV as text');
+  if (file !== undefined && (typeof file !== 'string' || file.length > 500 || /[\p{Cc}]/u.test(file)))
+    throw badField('map.file', 'must be a file name of at most 500 characters without control characters');
+  try {
+    return parseRefMap(text, file ?? 'map');
+  } catch (error) {
+    if (error instanceof InvalidInputError) throw invalidInput(error);
+    throw error;
+  }
+}
+
+function onlyOf(raw: unknown): string[] | undefined {
+  if (raw === undefined) return undefined;
+  if (!Array.isArray(raw) || raw.length === 0 || raw.length > 10_000 || !raw.every((r) => typeof r === 'string'))
+    throw badField('only', 'must be a non-empty list of external refs');
+  return raw as string[];
+}
+
+function badField(field: string, rule: string): GatewayError {
+  return invalidInput(new InvalidInputError([`${field}: ${rule}`]));
+}
+
+async function answered<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof GatewayError) throw error;
+    if (error instanceof InvalidInputError) throw invalidInput(error);
+    if (error instanceof PlatformError)
+      throw new GatewayError(
+        502,
+        GatewayErrorCode.PLATFORM_FAILED,
+        `The platform answered ${error.platformCode ?? error.code}${error.status ? ` (${error.status})` : ''}` +
+          `${error.requestId ? `, request ${error.requestId}` : ''}; nothing was started.`,
+      );
+    throw error;
+  }
+}
