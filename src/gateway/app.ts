@@ -31,6 +31,7 @@ import { registerParentKeyRoutes } from './parent-key-routes.js';
 import { registerImportRoutes } from './import-routes.js';
 import { registerRotationRoutes } from './rotation-routes.js';
 import { registerDriftRoutes } from './drift-routes.js';
+import { registerFundingFleetRoutes } from './funding-fleet-routes.js';
 
 /**
  * The gateway's Fastify app, built without listening (tests use `inject`; `startGateway` listens).
@@ -156,6 +157,7 @@ export function buildGatewayApp(deps: GatewayDeps): GatewayApp {
     taskQueue: options.taskQueue,
     scheduleEvery: options.driftScheduleEvery ?? '1h',
   });
+  registerFundingFleetRoutes(app, { pool: deps.pool, client: deps.client, taskQueue: options.taskQueue });
   registerKeySlotRoutes(app, {
     pool: deps.pool,
     client: deps.client,

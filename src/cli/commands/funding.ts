@@ -1,11 +1,9 @@
 import type { Command } from 'commander';
-import type { FundingPolicyView } from '../../client/funding-policy.js';
-import { printJson, segment, withGateway, withRuntime } from '../run.js';
+import type { FundingPolicyView, ParentFundingState } from '../../client/funding-policy.js';
+import { printJson, segment, withGateway } from '../run.js';
 import { inFlags } from './top-ups.js';
 
-// Each action loads its dependencies when it runs, so `tenantctl --help` stays light.
-const policies = () => import('../../client/funding-policy.js');
-const sweepSchedule = () => import('../../client/auto-top-up-schedule.js');
+// Every command here is a client of the gateway's /v1 API: the server reads, writes and schedules.
 
 /** `tenantctl funding ...`: auto top-up policies, the parent's daily cap, the sweep's Schedule. */
 const FLAG_OF: Record<string, string> = {
@@ -111,8 +109,8 @@ export function registerFundingCommands(program: Command): void {
     .command('show')
     .option('--json', 'print JSON')
     .action(async (opts: { json?: boolean }) =>
-      withRuntime(async (runtime) => {
-        const view = await (await policies()).showParentFunding(runtime.pool());
+      withGateway(async (gateway) => {
+        const view = await gateway.get<ParentFundingState & { usedToday: string }>('/v1/funding/parent');
         if (opts.json) return printJson(view);
         console.log(
           `parent daily cap: ${view.maxPerDay ?? 'none'}; held by top-ups today: ${view.usedToday} micro-USD`,
@@ -122,15 +120,12 @@ export function registerFundingCommands(program: Command): void {
     );
   parent
     .command('set-cap')
+    .description("who sets it is the token's name (audited)")
     .argument('<maxPerDayMicroUsd>', "micro-USD, or 'none' to remove the cap")
-    .option('--operator <name>', 'who acts (audited); only without an OPERATORS list, where the token says who')
-    .action(async (value: string, opts: { operator?: string }) =>
-      withRuntime(async (runtime) => {
-        const view = await (
-          await policies()
-        ).setParentCap(runtime.pool(), {
-          maxPerDay: value === 'none' ? null : value,
-          updatedBy: runtime.operator(opts.operator, 'tenantctl'),
+    .action(async (value: string) =>
+      withGateway(async (gateway) => {
+        const { data: view } = await gateway.call<ParentFundingState>('PUT', '/v1/funding/parent/cap', {
+          body: { maxPerDay: value === 'none' ? null : value },
         });
         console.log(`parent daily cap: ${view.maxPerDay ?? 'none'}`);
       }),
@@ -142,24 +137,22 @@ export function registerFundingCommands(program: Command): void {
     .option('--every <duration>', 'how often to sweep', '15m')
     .option('--page-size <n>', 'tenants per page (one run per page)', '100')
     .action(async (opts: { every: string; pageSize: string }) =>
-      withRuntime(async (runtime) => {
-        const made = await (
-          await sweepSchedule()
-        ).scheduleAutoTopUp(
-          await runtime.client(),
-          { pageSize: Number(opts.pageSize) },
-          opts.every,
-          runtime.config.TEMPORAL_TASK_QUEUE,
-        );
+      withGateway(async (gateway) => {
+        const made = await gateway.post<{ scheduleId: string; outcome: string }>('/v1/funding/schedule', {
+          every: opts.every,
+          pageSize: Number(opts.pageSize),
+        });
         console.log(`${made.outcome} schedule ${made.scheduleId}: every ${opts.every}`);
       }),
     );
   for (const command of ['describe', 'run-now', 'delete'] as const) {
     schedule.command(command).action(async () =>
-      withRuntime(async (runtime) => {
-        const answer = await (await sweepSchedule()).controlAutoTopUpSchedule(await runtime.client(), command);
-        if (command === 'describe') printJson(answer);
-        else console.log(`${command}: done`);
+      withGateway(async (gateway) => {
+        if (command === 'describe') printJson(await gateway.get('/v1/funding/schedule'));
+        else {
+          await gateway.post(`/v1/funding/schedule/${command}`);
+          console.log(`${command}: done`);
+        }
       }),
     );
   }

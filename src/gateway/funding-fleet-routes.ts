@@ -1,0 +1,93 @@
+import { ScheduleNotFoundError, type Client } from '@temporalio/client';
+import type { FastifyInstance } from 'fastify';
+import { controlAutoTopUpSchedule, scheduleAutoTopUp } from '../client/auto-top-up-schedule.js';
+import { setParentCap, showParentFunding } from '../client/funding-policy.js';
+import { SCHEDULE_EVERY } from '../client/rotation-schedules.js';
+import type { AutoTopUpSweepInput } from '../domain/funding-policy-input.js';
+import type { Pool } from '../db/pool.js';
+import { InvalidInputError } from '../domain/tenant-input.js';
+import { actorOf } from './access.js';
+import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
+import { invalidInput } from './tenant-routes.js';
+
+/**
+ * Funding across the fleet, for operators (`tenantctl funding parent|schedule` are clients of these):
+ * - `GET /v1/funding/parent` (tenants.read): the parent's daily cap, what top-ups hold today, and
+ *   the insufficient-balance state;
+ * - `PUT /v1/funding/parent/cap` (fleet.manage) `{ "maxPerDay": "<micro-USD>" | null }`, audited
+ *   under the token's name;
+ * - the auto top-up sweep's Schedule: `GET /v1/funding/schedule`, `POST /v1/funding/schedule`
+ *   `{ "every", "pageSize"? }`, `POST /v1/funding/schedule/run-now|delete`.
+ */
+const SCHEDULE_COMMANDS = ['run-now', 'delete'] as const;
+
+export function registerFundingFleetRoutes(
+  app: FastifyInstance,
+  deps: { pool: Pool; client: Client; taskQueue: string },
+): void {
+  void app.register(async (api) => {
+    api.get('/v1/funding/parent', { config: { permission: 'tenants.read' } }, async (_request, reply) =>
+      sendData(reply, 200, await showParentFunding(deps.pool)),
+    );
+
+    api.put('/v1/funding/parent/cap', { config: { permission: 'fleet.manage' } }, async (request, reply) => {
+      const fields = objectOf(request.body);
+      const body = { ...fields, updatedBy: actorOf(request, fields['updatedBy'], 'updatedBy') };
+      try {
+        return sendData(reply, 200, await setParentCap(deps.pool, body));
+      } catch (error) {
+        if (error instanceof InvalidInputError) throw invalidInput(error);
+        throw error;
+      }
+    });
+
+    api.get('/v1/funding/schedule', { config: { permission: 'tenants.read' } }, async (_request, reply) =>
+      sendData(reply, 200, await scheduleCall(() => controlAutoTopUpSchedule(deps.client, 'describe'))),
+    );
+
+    api.post('/v1/funding/schedule', { config: { permission: 'fleet.manage' } }, async (request, reply) => {
+      const { every, ...input } = objectOf(request.body);
+      // Named, not defaulted: an empty body makes nothing.
+      if (typeof every !== 'string' || !SCHEDULE_EVERY.test(every))
+        throw invalidInput(new InvalidInputError(['every: must be a duration like 15m or 1h']));
+      try {
+        return sendData(
+          reply,
+          200,
+          await scheduleAutoTopUp(deps.client, input as AutoTopUpSweepInput, every, deps.taskQueue),
+        );
+      } catch (error) {
+        if (error instanceof InvalidInputError) throw invalidInput(error);
+        throw error;
+      }
+    });
+
+    api.post('/v1/funding/schedule/:command', { config: { permission: 'fleet.manage' } }, async (request, reply) => {
+      const { command } = request.params as { command: string };
+      if (!(SCHEDULE_COMMANDS as readonly string[]).includes(command))
+        throw new GatewayError(
+          404,
+          GatewayErrorCode.ROUTE_NOT_FOUND,
+          `No such command; use one of ${SCHEDULE_COMMANDS.join(', ')}.`,
+        );
+      await scheduleCall(() => controlAutoTopUpSchedule(deps.client, command as (typeof SCHEDULE_COMMANDS)[number]));
+      return sendData(reply, 200, { command });
+    });
+  });
+}
+
+function objectOf(raw: unknown): Record<string, unknown> {
+  if (raw !== undefined && (typeof raw !== 'object' || raw === null || Array.isArray(raw)))
+    throw invalidInput(new InvalidInputError(['input: must be a JSON object']));
+  return (raw ?? {}) as Record<string, unknown>;
+}
+
+async function scheduleCall<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof Error && error.cause instanceof ScheduleNotFoundError)
+      throw new GatewayError(404, GatewayErrorCode.SCHEDULE_NOT_FOUND, `${error.message}.`);
+    throw error;
+  }
+}
