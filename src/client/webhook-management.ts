@@ -14,6 +14,7 @@ import {
   promoteSecret,
   retireSecrets,
   setRegistrationStatus,
+  RegistrationNotFoundError,
   updateRegistrationFields,
   type RegistrationRow,
 } from '../db/webhook-registrations-store.js';
@@ -45,7 +46,23 @@ export interface WebhookManagementDeps {
   vault: Vault;
   /** The gateway's public base URL; receiver URLs are `<publicUrl>/webhooks/registry/<registrationId>`. */
   publicUrl: string;
+  /** Who acts, as the audit log records it (`operator:<name>`). */
   actor?: string;
+  /** The caller's name, recorded as the creator of what it makes. */
+  createdBy?: string;
+  /**
+   * Set to the caller's name when it may act on its own registrations only (and on those made before
+   * creators were recorded): another caller's registration is then not found. Absent: every one.
+   */
+  ownerScope?: string;
+}
+
+/** A registration this caller may see and change, or RegistrationNotFoundError as if it did not exist. */
+async function ownedRegistration(deps: Pick<WebhookManagementDeps, 'pool' | 'ownerScope'>, id: string) {
+  const row = await getRegistration(deps.pool, id);
+  if (deps.ownerScope !== undefined && row.createdBy !== null && row.createdBy !== deps.ownerScope)
+    throw new RegistrationNotFoundError(id);
+  return row;
 }
 
 export interface WebhookView {
@@ -59,6 +76,7 @@ export interface WebhookView {
   webhookId: string | null;
   previousWebhookId: string | null;
   createdAt: string;
+  createdBy: string | null;
 }
 
 export const viewOf = (row: RegistrationRow): WebhookView => ({
@@ -72,6 +90,7 @@ export const viewOf = (row: RegistrationRow): WebhookView => ({
   webhookId: row.webhookId,
   previousWebhookId: row.previousWebhookId,
   createdAt: row.createdAt.toISOString(),
+  createdBy: row.createdBy,
 });
 
 /** A refusal of webhook management with its kind, so callers (the gateway) answer by code, not by message. */
@@ -186,6 +205,7 @@ export async function createRegistryWebhook(
     label: input.label,
     url,
     events: input.events,
+    createdBy: deps.createdBy ?? null,
   });
   const { secret, generation } = await sealNewSecret(deps, id);
   let webhook: WebhookRecord;
@@ -215,10 +235,12 @@ export async function createRegistryWebhook(
 }
 
 export async function listRegistryWebhooks(
-  deps: Pick<WebhookManagementDeps, 'pool'>,
+  deps: Pick<WebhookManagementDeps, 'pool' | 'ownerScope'>,
   filter: { externalRef?: string; includeDeleted?: boolean } = {},
 ): Promise<WebhookView[]> {
-  return (await listRegistrations(deps.pool, filter)).map(viewOf);
+  return (
+    await listRegistrations(deps.pool, { ...filter, ...(deps.ownerScope ? { owner: deps.ownerScope } : {}) })
+  ).map(viewOf);
 }
 
 export async function updateRegistryWebhook(
@@ -226,7 +248,7 @@ export async function updateRegistryWebhook(
   raw: { registrationId: string; label?: string; events?: string[] },
 ): Promise<WebhookView> {
   const input = parseInput(updateWebhookInputSchema, raw);
-  const row = await getRegistration(deps.pool, input.registrationId);
+  const row = await ownedRegistration(deps, input.registrationId);
   if (row.status !== 'active' || !row.webhookId)
     throw new WebhookManagementError(
       `webhook registration ${row.id} is ${row.status}: only an active one can be updated`,
@@ -263,7 +285,7 @@ export async function replaceRegistryWebhook(
   deps: WebhookManagementDeps,
   input: { registrationId: string },
 ): Promise<WebhookView> {
-  const row = await getRegistration(deps.pool, input.registrationId);
+  const row = await ownedRegistration(deps, input.registrationId);
   if (row.status === 'deleted' || row.status === 'creating')
     throw new WebhookManagementError(
       `webhook registration ${row.id} is ${row.status}: it cannot be replaced`,
@@ -304,7 +326,7 @@ export async function deleteRegistryWebhook(
   deps: WebhookManagementDeps,
   input: { registrationId: string },
 ): Promise<WebhookView> {
-  const row = await getRegistration(deps.pool, input.registrationId);
+  const row = await ownedRegistration(deps, input.registrationId);
   for (const webhookId of [row.webhookId, row.previousWebhookId])
     if (webhookId) await deletePlatformWebhook(deps, row, webhookId);
   await withTransaction(deps.pool, async (tx) => {
@@ -352,7 +374,7 @@ export async function listRegistryDeliveries(
   deps: WebhookManagementDeps,
   input: { registrationId: string },
 ): Promise<DeliveryView[]> {
-  const row = await getRegistration(deps.pool, input.registrationId);
+  const row = await ownedRegistration(deps, input.registrationId);
   const inbox = new Map((await listDeliveries(deps.pool, row.id, 1000)).map((d) => [d.deliveryId, d]));
   const auth = await authFor(deps.pool, row.externalRef);
   const views: DeliveryView[] = [];

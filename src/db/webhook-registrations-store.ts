@@ -41,6 +41,8 @@ export interface RegistrationRow {
   webhookId: string | null;
   /** The replaced webhook still accepted, during and shortly after a replacement. */
   previousWebhookId: string | null;
+  /** Who made it (the authenticated name); null for registrations made before this was recorded. */
+  createdBy: string | null;
 }
 
 export interface SecretRow {
@@ -52,19 +54,27 @@ export interface SecretRow {
 }
 
 const COLUMNS = `r.id, r.external_ref AS "externalRef", r.project_id AS "projectId", r.label, r.url, r.events, r.status,
-  r.created_at AS "createdAt", r.updated_at AS "updatedAt", r.deleted_at AS "deletedAt",
+  r.created_at AS "createdAt", r.updated_at AS "updatedAt", r.deleted_at AS "deletedAt", r.created_by AS "createdBy",
   (SELECT s.webhook_id FROM webhook_secrets s WHERE s.registration_id = r.id AND s.state = 'current') AS "webhookId",
   (SELECT s.webhook_id FROM webhook_secrets s WHERE s.registration_id = r.id AND s.state = 'previous'
      ORDER BY s.generation DESC LIMIT 1) AS "previousWebhookId"`;
 
 export async function insertRegistration(
   db: Queryable,
-  input: { id: string; externalRef: string | null; projectId: string; label: string; url: string; events: string[] },
+  input: {
+    id: string;
+    externalRef: string | null;
+    projectId: string;
+    label: string;
+    url: string;
+    events: string[];
+    createdBy?: string | null;
+  },
 ): Promise<void> {
   await db.query(
-    `INSERT INTO webhook_registrations (id, external_ref, project_id, label, url, events, status)
-     VALUES ($1::text, $2::text, $3::text, $4::text, $5::text, $6::text[], 'creating')`,
-    [input.id, input.externalRef, input.projectId, input.label, input.url, input.events],
+    `INSERT INTO webhook_registrations (id, external_ref, project_id, label, url, events, status, created_by)
+     VALUES ($1::text, $2::text, $3::text, $4::text, $5::text, $6::text[], 'creating', $7::text)`,
+    [input.id, input.externalRef, input.projectId, input.label, input.url, input.events, input.createdBy ?? null],
   );
 }
 
@@ -91,13 +101,14 @@ export async function getRegistration(db: Queryable, id: string): Promise<Regist
 
 export async function listRegistrations(
   db: Queryable,
-  filter: { externalRef?: string; includeDeleted?: boolean } = {},
+  filter: { externalRef?: string; includeDeleted?: boolean; owner?: string } = {},
 ): Promise<RegistrationRow[]> {
   const { rows } = await db.query<RegistrationRow>(
     `SELECT ${COLUMNS} FROM webhook_registrations r
       WHERE ($1::text IS NULL OR r.external_ref = $1::text) AND ($2::boolean OR r.status <> 'deleted')
+        AND ($3::text IS NULL OR r.created_by IS NULL OR r.created_by = $3::text)
       ORDER BY r.created_at, r.id`,
-    [filter.externalRef ?? null, filter.includeDeleted ?? false],
+    [filter.externalRef ?? null, filter.includeDeleted ?? false, filter.owner ?? null],
   );
   return rows;
 }

@@ -15,7 +15,7 @@ import { RegistrationNotFoundError } from '../db/webhook-registrations-store.js'
 import { externalRefSchema, InvalidInputError } from '../domain/tenant-input.js';
 import { PlatformError, type PlatformClient } from '../platform/index.js';
 import type { Vault } from '../secrets/vault.js';
-import { actorOf } from './access.js';
+import { actorOf, ownerScopeOf } from './access.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
 import { invalidInput, tenantNotFound } from './tenant-routes.js';
 
@@ -46,7 +46,8 @@ const REGISTRATION_ID = /^whr_[A-Za-z0-9]{8,64}$/;
 
 export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRoutesDeps): void {
   const managementOf = (request: FastifyRequest, operator: unknown): WebhookManagementDeps => {
-    const actor = actorOf(request, operator, 'operator');
+    const name = actorOf(request, operator, 'operator');
+    const owner = ownerScopeOf(request);
     const missing = [
       ...(deps.platform ? [] : ['PLATFORM_BASE_URL and PLATFORM_PERSONAL_TOKEN (sv_...)']),
       ...(deps.publicUrl ? [] : ['GATEWAY_PUBLIC_URL (receiver URLs are built from it)']),
@@ -63,7 +64,10 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRoutesD
       platform: deps.platform!,
       publicUrl: deps.publicUrl!,
       ...(deps.projectOwner ? { projectOwner: deps.projectOwner } : {}),
-      actor,
+      actor: `operator:${name}`,
+      createdBy: name,
+      // A registration belongs to whoever made it: others (but admins) are answered 404.
+      ...(owner ? { ownerScope: owner } : {}),
     };
   };
 
@@ -87,8 +91,9 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRoutesD
       if (externalRef && !externalRef.success) throw badField('externalRef', 'must be an external ref');
       if (query.includeDeleted !== undefined && !['true', 'false'].includes(query.includeDeleted))
         throw badField('includeDeleted', 'must be true or false');
+      const owner = ownerScopeOf(request);
       const views = await listRegistryWebhooks(
-        { pool: deps.pool },
+        { pool: deps.pool, ...(owner ? { ownerScope: owner } : {}) },
         { ...(externalRef ? { externalRef: externalRef.data } : {}), includeDeleted: query.includeDeleted === 'true' },
       );
       return sendData(reply, 200, views);

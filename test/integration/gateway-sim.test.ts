@@ -28,6 +28,8 @@ import { generateOperator } from '../../src/secrets/operators.js';
 // Identities the gateway knows besides the harness admin: an operator (webhooks.manage) and a backend (not).
 const oncall = generateOperator('oncall-hooks', 'operator');
 const backend = generateOperator('backend-hooks', 'backend');
+// A second operator: a registration is its creator's, so this one is answered 404 for oncall's.
+const other = generateOperator('other-hooks', 'operator');
 
 describe('gateway end to end with the simulator: real signed deliveries over a real socket', () => {
   let env: OrchestratorEnv;
@@ -79,7 +81,7 @@ describe('gateway end to end with the simulator: real signed deliveries over a r
         GATEWAY_PUBLIC_URL: `http://127.0.0.1:${port}`,
         GATEWAY_API_TOKENS: TEST_API_TOKEN,
         PLATFORM_PERSONAL_TOKEN: DEFAULT_PERSONAL_TOKEN,
-        OPERATORS: [HARNESS_OPERATOR.entry, oncall.entry, backend.entry].join(','),
+        OPERATORS: [HARNESS_OPERATOR.entry, oncall.entry, backend.entry, other.entry].join(','),
       }),
     );
     cliEnv = { TENANTCTL_GATEWAY_URL: gateway.url, TENANTCTL_OPERATOR_TOKEN: HARNESS_OPERATOR.token };
@@ -306,6 +308,26 @@ describe('gateway end to end with the simulator: real signed deliveries over a r
       expect(refused.status, `${method} ${target}`).toBe(403);
       expect(refused.body).toMatchObject({ error: { code: 'FORBIDDEN' } });
     }
+    // Another operator finds nothing of oncall's registration: not in its list, 404 for every action.
+    const otherList = await call('GET', '/v1/webhooks', other.token);
+    expect((otherList.body.data as Array<{ registrationId: string }>).map((w) => w.registrationId)).not.toContain(
+      view.registrationId,
+    );
+    for (const [method, target, body] of [
+      ['PATCH', path, { label: 'taken' }],
+      ['POST', `${path}/rotate-secret`, {}],
+      ['DELETE', path, undefined],
+      ['GET', `${path}/deliveries`, undefined],
+    ] as const) {
+      const hidden = await call(method, target, other.token, body);
+      expect(hidden.status, `${method} ${target}`).toBe(404);
+      expect(hidden.body).toMatchObject({ error: { code: 'WEBHOOK_NOT_FOUND' } });
+    }
+    // An admin sees every registration, with who made it.
+    const adminList = await call('GET', '/v1/webhooks', HARNESS_OPERATOR.token);
+    expect(adminList.body.data).toContainEqual(
+      expect.objectContaining({ registrationId: view.registrationId, createdBy: 'oncall-hooks' }),
+    );
     // Naming someone else as the operator is refused before anything happens.
     const named = await call('POST', '/v1/webhooks', oncall.token, { externalRef, projectId, operator: 'ops' });
     expect(named.status).toBe(400);
@@ -335,9 +357,9 @@ describe('gateway end to end with the simulator: real signed deliveries over a r
       [view.registrationId],
     );
     expect(audit).toEqual([
-      { actor: 'oncall-hooks', action: 'webhook.created' },
-      { actor: 'oncall-hooks', action: 'webhook.replaced' },
-      { actor: 'oncall-hooks', action: 'webhook.deleted' },
+      { actor: 'operator:oncall-hooks', action: 'webhook.created' },
+      { actor: 'operator:oncall-hooks', action: 'webhook.replaced' },
+      { actor: 'operator:oncall-hooks', action: 'webhook.deleted' },
     ]);
   });
 
