@@ -36,18 +36,15 @@ program
     'apply pending database migrations (forward-only, serialised by an advisory lock); local: needs DATABASE_URL',
   )
   .action(async () =>
-    withRuntime(
-      async (runtime) => {
-        const { migrate } = await import('../db/migrate.js');
-        const result = await migrate(runtime.pool());
-        console.log(
-          result.applied.length
-            ? `applied ${result.applied.join(', ')}; schema at version ${result.to}`
-            : `schema already at version ${result.to}`,
-        );
-      },
-      { local: true },
-    ),
+    withRuntime(async (runtime) => {
+      const { migrate } = await import('../db/migrate.js');
+      const result = await migrate(runtime.pool());
+      console.log(
+        result.applied.length
+          ? `applied ${result.applied.join(', ')}; schema at version ${result.to}`
+          : `schema already at version ${result.to}`,
+      );
+    }),
   );
 
 program
@@ -77,22 +74,19 @@ program
       'self-hosted Temporal cluster (idempotent); local: needs the Temporal credentials',
   )
   .action(async () =>
-    withRuntime(
-      async (runtime) => {
-        const [{ ensureSearchAttributes }, { ensureNamespace }] = await Promise.all([
-          import('../client/search-attributes-setup.js'),
-          import('../client/namespace-setup.js'),
-        ]);
-        const client = await runtime.client();
-        if (await ensureNamespace(client.connection, client.options.namespace))
-          console.log(`registered namespace ${client.options.namespace}`);
-        const added = await ensureSearchAttributes(client, client.options.namespace);
-        console.log(
-          added.length ? `registered search attributes: ${added.join(', ')}` : 'search attributes already registered',
-        );
-      },
-      { local: true },
-    ),
+    withRuntime(async (runtime) => {
+      const [{ ensureSearchAttributes }, { ensureNamespace }] = await Promise.all([
+        import('../client/search-attributes-setup.js'),
+        import('../client/namespace-setup.js'),
+      ]);
+      const client = await runtime.client();
+      if (await ensureNamespace(client.connection, client.options.namespace))
+        console.log(`registered namespace ${client.options.namespace}`);
+      const added = await ensureSearchAttributes(client, client.options.namespace);
+      console.log(
+        added.length ? `registered search attributes: ${added.join(', ')}` : 'search attributes already registered',
+      );
+    }),
   );
 
 program
@@ -120,36 +114,33 @@ secrets
   )
   .option('--check', 'only count what is not yet under the current key')
   .action(async (opts: { check?: boolean }) =>
-    withRuntime(
-      async (runtime) => {
-        const [{ masterKeysOf }, { resealAll }, { createVault }] = await Promise.all([
-          import('../main/wiring/data-converter.js'),
-          import('../secrets/reseal.js'),
-          import('../secrets/vault.js'),
-        ]);
-        const keys = masterKeysOf(runtime.config);
-        if (!keys) throw new Error('SECRETS_KEYS: is required to reseal');
-        const report = await resealAll(
-          { pool: runtime.pool(), vault: createVault(keys) },
-          { dryRun: opts.check ?? false },
-        );
-        const verb = opts.check ? 'to reseal' : 'resealed';
-        console.log(
-          `tenant tokens: ${report.tokens.resealed} ${verb}, ${report.tokens.current} already under ${keys.current.id}`,
-        );
-        console.log(
-          `webhook secrets: ${report.webhookSecrets.resealed} ${verb}, ` +
-            `${report.webhookSecrets.current} already under ${keys.current.id}`,
-        );
-        console.log(
-          `parent keys: ${report.parentKeys.resealed} ${verb}, ${report.parentKeys.current} ` +
-            `already under ${keys.current.id}`,
-        );
-        if (opts.check && report.tokens.resealed + report.webhookSecrets.resealed + report.parentKeys.resealed > 0)
-          process.exitCode = 1;
-      },
-      { local: true },
-    ),
+    withRuntime(async (runtime) => {
+      const [{ masterKeysOf }, { resealAll }, { createVault }] = await Promise.all([
+        import('../main/wiring/data-converter.js'),
+        import('../secrets/reseal.js'),
+        import('../secrets/vault.js'),
+      ]);
+      const keys = masterKeysOf(runtime.config);
+      if (!keys) throw new Error('SECRETS_KEYS: is required to reseal');
+      const report = await resealAll(
+        { pool: runtime.pool(), vault: createVault(keys) },
+        { dryRun: opts.check ?? false },
+      );
+      const verb = opts.check ? 'to reseal' : 'resealed';
+      console.log(
+        `tenant tokens: ${report.tokens.resealed} ${verb}, ${report.tokens.current} already under ${keys.current.id}`,
+      );
+      console.log(
+        `webhook secrets: ${report.webhookSecrets.resealed} ${verb}, ` +
+          `${report.webhookSecrets.current} already under ${keys.current.id}`,
+      );
+      console.log(
+        `parent keys: ${report.parentKeys.resealed} ${verb}, ${report.parentKeys.current} ` +
+          `already under ${keys.current.id}`,
+      );
+      if (opts.check && report.tokens.resealed + report.webhookSecrets.resealed + report.parentKeys.resealed > 0)
+        process.exitCode = 1;
+    }),
   );
 
 registerOnboardingCommands(program);

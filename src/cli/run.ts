@@ -14,19 +14,14 @@ export function setOperatorTokenFlag(token: string | undefined): void {
 }
 
 /**
- * Runs a command with its runtime. With an OPERATORS list every operator command first
- * authenticates the presented token (an unknown or missing one is one error, before anything is
- * read or written); `local` marks the commands that administer the infrastructure itself
- * (migrate, setup, reseal, parent-key import), which need its credentials rather than a token.
+ * Runs one of the commands that administer the infrastructure itself (migrate, setup, reseal,
+ * parent-key import): they need the server's credentials (DATABASE_URL, SECRETS_KEYS, Temporal) and
+ * say so in their help. Every operator command goes through the gateway instead (`withGateway`).
  */
-export async function withRuntime<T>(
-  fn: (runtime: CliRuntime) => Promise<T>,
-  options: { local?: boolean } = {},
-): Promise<T> {
+export async function withRuntime<T>(fn: (runtime: CliRuntime) => Promise<T>): Promise<T> {
   const { createCliRuntime } = await import('./runtime.js');
   const runtime = createCliRuntime(operatorTokenFlag);
   try {
-    if (!options.local && runtime.safeOps.operators.size > 0) runtime.operator(undefined);
     return await fn(runtime);
   } finally {
     await runtime.close();
@@ -42,8 +37,25 @@ export async function withGateway<T>(fn: (gateway: GatewayClient) => Promise<T>)
   return fn(createCliRuntime(operatorTokenFlag).gateway());
 }
 
-/** A ref or id as one path segment of a gateway URL: a `/` or `..` in it can never change the route. */
-export const segment = (value: string) => encodeURIComponent(value);
+/**
+ * A ref or id as one path segment of a gateway URL: a `/` in it can never change the route. `.` and
+ * `..` cannot be sent as a segment at all (URL parsing resolves them, escaped or not), so they are
+ * refused here by name, as the gateway refuses them.
+ */
+export function segment(value: string, field = 'id'): string {
+  if (value === '.' || value === '..') throw new SegmentError(`${field}: must not be "${value}"`);
+  return encodeURIComponent(value);
+}
+
+/** Reported like every input problem: one line, exit code 2 (see src/main/report-error.ts). */
+class SegmentError extends Error {
+  override name = 'SegmentError';
+  readonly problems: string[];
+  constructor(problem: string) {
+    super(problem);
+    this.problems = [problem];
+  }
+}
 
 export function printJson(value: unknown): void {
   console.log(JSON.stringify(value, null, 2));

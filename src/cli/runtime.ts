@@ -4,7 +4,6 @@ import { ConfigError } from '../config.js';
 import { createPool, type Pool } from '../db/pool.js';
 import { safeOpsOf, type SafeOps } from '../secrets/safe-ops-config.js';
 import { UnknownOperatorError } from '../secrets/operators.js';
-import type { Role } from '../secrets/roles.js';
 import { createGatewayClient, type GatewayClient } from '../client/gateway-client.js';
 import { isHttpsOrLoopback } from '../infra/outbound/rule.js';
 import { loadCliConfig } from './context.js';
@@ -28,8 +27,6 @@ export interface CliRuntime {
    * the gateway reach the system. The server decides who may do what.
    */
   gateway(): GatewayClient;
-  /** The role of the presented token (src/secrets/roles.ts); `admin` without an OPERATORS list (dev stack). */
-  role(): Role;
 }
 
 export function createCliRuntime(tokenFlag?: string): CliRuntime {
@@ -78,11 +75,6 @@ export function createCliRuntime(tokenFlag?: string): CliRuntime {
       if (problems.length > 0) throw new ConfigError(problems);
       gateway ??= createGatewayClient({ url: url!, token: token! });
       return gateway;
-    },
-    role() {
-      if (safeOps.operators.size === 0) return 'admin';
-      this.operator(undefined); // one clear error for a missing or unknown token
-      return safeOps.operators.identify(tokenFlag ?? config.TENANTCTL_OPERATOR_TOKEN ?? '')!.role;
     },
     pool() {
       if (!config.DATABASE_URL)

@@ -15,7 +15,7 @@ export async function pollTenant<T>(
   done: (view: TenantStatusView) => T | undefined,
 ): Promise<T> {
   for (;;) {
-    const view = await gateway.get<TenantStatusView>(`/v1/tenants/${segment(externalRef)}`);
+    const view = await gateway.get<TenantStatusView>(`/v1/tenants/${segment(externalRef, 'externalRef')}`);
     const found = done(view);
     if (found !== undefined) return found;
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));

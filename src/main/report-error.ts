@@ -14,8 +14,17 @@ export function reportError(error: unknown): number {
   return isCallersToFix(error) ? 2 : 1;
 }
 
+/** An input or configuration error of ours: it lists its problems (one line each). */
+function isProblemList(error: unknown): error is Error & { problems: string[] } {
+  return (
+    error instanceof ConfigError ||
+    error instanceof InvalidInputError ||
+    (error instanceof Error && Array.isArray((error as { problems?: unknown }).problems))
+  );
+}
+
 function problemsOf(error: unknown): string[] {
-  if (error instanceof ConfigError || error instanceof InvalidInputError) return error.problems;
+  if (isProblemList(error)) return error.problems;
   if (error instanceof GatewayCallError && error.code === 'INVALID_INPUT')
     return error.message.replace(/^invalid input: /, '').split('; ');
   return [describeError(error)];
@@ -23,5 +32,5 @@ function problemsOf(error: unknown): string[] {
 
 function isCallersToFix(error: unknown): boolean {
   if (error instanceof GatewayCallError) return error.status === 400 || error.status === 401;
-  return error instanceof ConfigError || error instanceof InvalidInputError;
+  return isProblemList(error);
 }

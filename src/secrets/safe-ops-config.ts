@@ -26,9 +26,9 @@ export const safeOpsConfigShape = {
         .optional(),
     )
     .describe(
-      'Operators and the SHA-256 of their tokens, name:sha256:<hex> comma-separated ' +
-        '(`tenantctl operators add <name>` makes one). Unset: typed --operator names are ' +
-        'taken (dev stack).',
+      'Callers, their roles and the SHA-256 of their tokens, name[:role]:sha256:<hex> comma-separated ' +
+        '(`tenantctl operators add <name> --role R` makes one; role viewer, backend, operator (default) ' +
+        'or admin). npm start: one dev admin.',
     ),
   TENANTCTL_OPERATOR_TOKEN: z
     .preprocess(emptyToUndefined, z.string().optional())

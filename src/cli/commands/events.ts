@@ -158,7 +158,7 @@ export function registerEventCommands(program: Command): void {
         const narrowed = opts.subscription ? { subscriptionId: opts.subscription } : {};
         const result = await inFlags(
           eventId !== undefined
-            ? gateway.post<{ reopened: number }>(`/v1/events/${segment(eventId)}/replay`, narrowed)
+            ? gateway.post<{ reopened: number }>(`/v1/events/${segment(eventId, 'eventId')}/replay`, narrowed)
             : gateway.post<{ reopened: number }>('/v1/events/replay', { since: opts.since, ...narrowed }),
           { since: '--since', subscriptionId: '--subscription' },
         );
@@ -177,7 +177,7 @@ export function registerEventCommands(program: Command): void {
       withGateway(async (gateway) => {
         if ((opts.below === undefined) === !opts.default)
           await refused('below: give --below <microUsd> or --default (one of them)');
-        const path = `/v1/tenants/${segment(externalRef)}/low-balance`;
+        const path = `/v1/tenants/${segment(externalRef, 'externalRef')}/low-balance`;
         await inFlags(
           opts.below !== undefined
             ? gateway.call('PUT', path, { body: { belowMicroUsd: opts.below } })

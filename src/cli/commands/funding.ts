@@ -47,7 +47,7 @@ export function registerFundingCommands(program: Command): void {
     .command('funding')
     .description('auto top-up: policies per tenant, the parent-wide daily cap, the sweep schedule');
   const policy = funding.command('policy').description("a tenant's auto top-up policy and spend caps");
-  const policyPath = (externalRef: string) => `/v1/tenants/${segment(externalRef)}/funding-policy`;
+  const policyPath = (externalRef: string) => `/v1/tenants/${segment(externalRef, 'externalRef')}/funding-policy`;
   policy
     .command('set')
     .argument('<externalRef>')

@@ -32,7 +32,7 @@ async function resultsOf(gateway: GatewayClient, start: ImportStart): Promise<Ap
   for (const row of start.started) {
     for (;;) {
       const { run } = await gateway.get<{ run: RunView<ImportTenantResult> | null }>(
-        `/v1/imports/${segment(row.externalRef)}`,
+        `/v1/imports/${segment(row.externalRef, 'externalRef')}`,
       );
       if (run && run.status !== 'RUNNING' && run.status !== 'CONTINUED_AS_NEW') {
         if (run.status === 'COMPLETED' && run.result)

@@ -11,7 +11,7 @@ interface Started {
 }
 
 const slotPath = (externalRef: string, slot: string, action: 'issue' | 'revoke') =>
-  `/v1/tenants/${segment(externalRef)}/keys/${segment(slot)}/${action}`;
+  `/v1/tenants/${segment(externalRef, 'externalRef')}/keys/${segment(slot, 'slot')}/${action}`;
 
 /**
  * `tenantctl key issue|list|revoke`: a key per workload and environment (slots), beside `key reveal`;
@@ -53,9 +53,12 @@ export function registerKeySlotCommands(key: Command): void {
     .option('--json', 'print JSON')
     .action(async (externalRef: string, opts: { slot?: string; json?: boolean }) =>
       withGateway(async (gateway) => {
-        const { keys } = await gateway.get<{ keys: SlotKeyView[] }>(`/v1/tenants/${segment(externalRef)}/keys`, {
-          slot: opts.slot,
-        });
+        const { keys } = await gateway.get<{ keys: SlotKeyView[] }>(
+          `/v1/tenants/${segment(externalRef, 'externalRef')}/keys`,
+          {
+            slot: opts.slot,
+          },
+        );
         if (opts.json) return printJson(keys);
         for (const k of keys)
           console.log(

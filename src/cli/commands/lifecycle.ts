@@ -42,7 +42,7 @@ export function registerLifecycleCommands(program: Command): void {
     command.action(async (externalRef: string, opts: LifecycleFlags) =>
       withGateway(async (gateway) => {
         // Who asks is the token's name; the close delay's minimum and every other rule are the server's.
-        const path = `/v1/tenants/${segment(externalRef)}`;
+        const path = `/v1/tenants/${segment(externalRef, 'externalRef')}`;
         if (opts.cancel) {
           if (opts.after !== undefined) throw new Error('--after: not with --cancel');
           const answer = await gateway.post<{ externalRef: string; cancelled: true; stage: string; effect: string }>(

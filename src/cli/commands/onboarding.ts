@@ -99,7 +99,7 @@ export function registerOnboardingCommands(program: Command): void {
           return;
         }
         const answer = await gateway.post<DecisionReply>(
-          `/v1/tenants/${segment(externalRef)}/decisions/parent-funded`,
+          `/v1/tenants/${segment(externalRef, 'externalRef')}/decisions/parent-funded`,
           {
             reason: opts.reason,
             ...(opts.key !== undefined ? { key: opts.key } : {}),
@@ -133,7 +133,7 @@ export function registerOnboardingCommands(program: Command): void {
           if (opts.close && opts.key) throw new Error('--key: not with --close (name the transfer with --purpose)');
           // The raw --outcome goes to the server, which checks it by the run's own rules (exact words only).
           const answer = await gateway.post<DecisionReply | AwaitingApproval>(
-            `/v1/tenants/${segment(externalRef)}/decisions/resolve-transfer`,
+            `/v1/tenants/${segment(externalRef, 'externalRef')}/decisions/resolve-transfer`,
             {
               outcome: opts.outcome,
               reason: opts.reason,

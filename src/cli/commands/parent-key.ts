@@ -36,41 +36,38 @@ export function registerParentKeyCommands(program: Command): void {
     .option('--from-env', 'read PLATFORM_API_KEY instead of stdin')
     .option('--json', 'print JSON')
     .action(async (opts: { operator?: string; reason: string; fromEnv?: boolean; json?: boolean }) =>
-      withRuntime(
-        async (runtime) => {
-          const [{ checkDecisionBy }, { InvalidInputError }, { masterKeysOf }, { createVault }, source] =
-            await Promise.all([
-              import('../../domain/operator-decisions.js'),
-              import('../../domain/tenant-input.js'),
-              import('../../main/wiring/data-converter.js'),
-              import('../../secrets/vault.js'),
-              import('../../secrets/parent-key-source.js'),
-            ]);
-          const by = checkDecisionBy({ operator: runtime.operator(opts.operator), reason: opts.reason });
-          if (!by.ok) throw new InvalidInputError(by.problems);
-          const token = opts.fromEnv ? (runtime.config.PLATFORM_API_KEY ?? '') : await readStdin();
-          if (!source.PARENT_KEY_PATTERN.test(token))
-            throw new InvalidInputError([
-              `token: must be a platform key (svpk_ followed by at least 8 characters, no white ` +
-                `space)${opts.fromEnv ? ' in PLATFORM_API_KEY' : ' on stdin'}`,
-            ]);
-          const keys = masterKeysOf(runtime.config);
-          if (!keys) throw new InvalidInputError(['SECRETS_KEYS: is required (the key is sealed with it)']);
-          const result = await source.importParentKeyToken(
-            { pool: runtime.pool(), vault: createVault(keys) },
-            { token, onlyIfNone: false, actor: `operator:${by.value.operator}`, reason: by.value.reason },
+      withRuntime(async (runtime) => {
+        const [{ checkDecisionBy }, { InvalidInputError }, { masterKeysOf }, { createVault }, source] =
+          await Promise.all([
+            import('../../domain/operator-decisions.js'),
+            import('../../domain/tenant-input.js'),
+            import('../../main/wiring/data-converter.js'),
+            import('../../secrets/vault.js'),
+            import('../../secrets/parent-key-source.js'),
+          ]);
+        const by = checkDecisionBy({ operator: runtime.operator(opts.operator), reason: opts.reason });
+        if (!by.ok) throw new InvalidInputError(by.problems);
+        const token = opts.fromEnv ? (runtime.config.PLATFORM_API_KEY ?? '') : await readStdin();
+        if (!source.PARENT_KEY_PATTERN.test(token))
+          throw new InvalidInputError([
+            `token: must be a platform key (svpk_ followed by at least 8 characters, no white ` +
+              `space)${opts.fromEnv ? ' in PLATFORM_API_KEY' : ' on stdin'}`,
+          ]);
+        const keys = masterKeysOf(runtime.config);
+        if (!keys) throw new InvalidInputError(['SECRETS_KEYS: is required (the key is sealed with it)']);
+        const result = await source.importParentKeyToken(
+          { pool: runtime.pool(), vault: createVault(keys) },
+          { token, onlyIfNone: false, actor: `operator:${by.value.operator}`, reason: by.value.reason },
+        );
+        if (opts.json) printJson(result);
+        else
+          console.log(
+            result.imported
+              ? `imported ${result.fingerprint}: it is the current parent key (processes switch ` +
+                  `within PARENT_KEY_REFRESH_MS)`
+              : `${result.fingerprint} is already in our records: nothing changed`,
           );
-          if (opts.json) printJson(result);
-          else
-            console.log(
-              result.imported
-                ? `imported ${result.fingerprint}: it is the current parent key (processes switch ` +
-                    `within PARENT_KEY_REFRESH_MS)`
-                : `${result.fingerprint} is already in our records: nothing changed`,
-            );
-        },
-        { local: true },
-      ),
+      }),
     );
 
   parentKey

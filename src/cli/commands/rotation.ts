@@ -74,7 +74,10 @@ function scheduleIdOf(
 /** `--wait`: the slot's latest run (a rotation or an adoption), polled through the gateway until it ended. */
 async function waitForRun<T>(gateway: GatewayClient, externalRef: string, slot: string): Promise<T> {
   const { resultOfRun } = await import('../poll-run.js');
-  return resultOfRun<T>(gateway, `/v1/tenants/${segment(externalRef)}/rotations/${segment(slot)}`);
+  return resultOfRun<T>(
+    gateway,
+    `/v1/tenants/${segment(externalRef, 'externalRef')}/rotations/${segment(slot, 'slot')}`,
+  );
 }
 
 async function adopt(
@@ -89,12 +92,15 @@ async function adopt(
     );
   const options = timingsOf(opts);
   const deployer = deployerOf(opts);
-  const started = await gateway.post<{ workflowId: string }>(`/v1/tenants/${segment(externalRef)}/adopt`, {
-    slot: opts.slot,
-    ...(opts.reason ? { reason: opts.reason } : {}),
-    ...(options ? { options } : {}),
-    ...(deployer ? { deployer } : {}),
-  });
+  const started = await gateway.post<{ workflowId: string }>(
+    `/v1/tenants/${segment(externalRef, 'externalRef')}/adopt`,
+    {
+      slot: opts.slot,
+      ...(opts.reason ? { reason: opts.reason } : {}),
+      ...(options ? { options } : {}),
+      ...(deployer ? { deployer } : {}),
+    },
+  );
   const result = opts.wait ? await waitForRun<AdoptTenantKeysResult>(gateway, externalRef, opts.slot) : undefined;
   if (opts.json) printJson({ workflowId: started.workflowId, started: true, ...(result ? { result } : {}) });
   else if (result)
@@ -142,7 +148,7 @@ export function registerRotationCommands(program: Command): void {
         const deployer = deployerOf(opts);
         // The gateway refuses unknown, closing and imported-only tenants before anything starts.
         const handle = await gateway.post<{ workflowId: string; started: boolean }>(
-          `/v1/tenants/${segment(externalRef)}/rotate`,
+          `/v1/tenants/${segment(externalRef, 'externalRef')}/rotate`,
           {
             slot: opts.slot,
             emergency: Boolean(opts.emergency),
@@ -253,7 +259,9 @@ export function registerRotationCommands(program: Command): void {
       .action(async (externalRef: string | undefined, opts: { fleet?: boolean; adopt?: boolean; slot: string }) =>
         withGateway(async (gateway) => {
           const scheduleId = scheduleIdOf(externalRef, opts);
-          await gateway.post(`/v1/rotation-schedules/${segment(scheduleId)}/${name satisfies ScheduleCommand}`);
+          await gateway.post(
+            `/v1/rotation-schedules/${segment(scheduleId, 'scheduleId')}/${name satisfies ScheduleCommand}`,
+          );
           console.log(`${name}: ${scheduleId}`);
         }),
       );
@@ -275,7 +283,9 @@ export function registerRotationCommands(program: Command): void {
         withGateway(async (gateway) => {
           const { workflowId, decision, ...answer } = await gateway.post<
             DecisionAnswer & { workflowId: string; decision: string }
-          >(`/v1/tenants/${segment(externalRef)}/rotations/${segment(opts.slot)}/${name}`, { reason: opts.reason });
+          >(`/v1/tenants/${segment(externalRef, 'externalRef')}/rotations/${segment(opts.slot, '--slot')}/${name}`, {
+            reason: opts.reason,
+          });
           if (opts.json) printJson({ workflowId, decision, ...answer });
           else
             console.log(
@@ -295,7 +305,9 @@ export function registerRotationCommands(program: Command): void {
       withGateway(async (gateway) => {
         const { GatewayCallError } = await import('../../client/gateway-client.js');
         const status = await gateway
-          .post<{ stage: string }>(`/v1/tenants/${segment(externalRef)}/rotations/${segment(opts.slot)}/cancel`)
+          .post<{ stage: string }>(
+            `/v1/tenants/${segment(externalRef, 'externalRef')}/rotations/${segment(opts.slot, '--slot')}/cancel`,
+          )
           .catch((error: unknown) => {
             if (error instanceof GatewayCallError && error.code === 'RUN_NOT_FOUND') return null;
             throw error;

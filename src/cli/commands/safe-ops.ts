@@ -13,7 +13,7 @@ export function registerSafeOpsCommands(program: Command): void {
     .option('--out <file>', 'write it to this file (mode 0600) instead of printing it')
     .action(async (externalRef: string, opts: { out?: string }) =>
       withGateway(async (gateway) => {
-        const statement = await gateway.get<unknown>(`/v1/tenants/${segment(externalRef)}/statement`);
+        const statement = await gateway.get<unknown>(`/v1/tenants/${segment(externalRef, 'externalRef')}/statement`);
         if (!opts.out) return printJson(statement);
         const { writeFileSync } = await import('node:fs');
         writeFileSync(opts.out, `${JSON.stringify(statement, null, 2)}\n`, { mode: 0o600 });

@@ -44,7 +44,7 @@ export function registerTenantCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (externalRef: string, opts: { json?: boolean }) =>
       withGateway(async (gateway) => {
-        const view = await gateway.get<TenantStatusView>(`/v1/tenants/${segment(externalRef)}`);
+        const view = await gateway.get<TenantStatusView>(`/v1/tenants/${segment(externalRef, 'externalRef')}`);
         if (opts.json) printJson(view);
         else await printStatus(view);
       }),
@@ -83,7 +83,7 @@ export function registerTenantCommands(program: Command): void {
       withGateway(async (gateway) => {
         // The gateway opens the vault and applies its own approval policy; who reads is the token's name.
         const answer = await gateway.post<RevealAnswer>(
-          `/v1/tenants/${segment(externalRef)}/keys/${segment(opts.slot)}/reveal`,
+          `/v1/tenants/${segment(externalRef, 'externalRef')}/keys/${segment(opts.slot, '--slot')}/reveal`,
           { reason: opts.reason },
         );
         if (answer.status === 'awaiting_approval') {

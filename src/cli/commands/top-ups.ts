@@ -88,8 +88,8 @@ export function registerTopUpCommands(program: Command): void {
       ) =>
         withGateway(async (gateway) => {
           // The gateway checks the input, the limits and the key's record, and starts the run; who asks is the token's name.
-          const transfersPath = `/v1/tenants/${segment(externalRef)}/transfers`;
-          const keyPath = `${transfersPath}/${segment(opts.key)}`;
+          const transfersPath = `/v1/tenants/${segment(externalRef, 'externalRef')}/transfers`;
+          const keyPath = `${transfersPath}/${segment(opts.key, '--key')}`;
           let workflowId: string | null = null;
           let started = false;
           let entry: LedgerEntry | null = null;
@@ -144,7 +144,7 @@ export function registerTopUpCommands(program: Command): void {
     .action(async (externalRef: string, opts: { json?: boolean }) =>
       withGateway(async (gateway) => {
         const ledger = await gateway.get<{ transfers: LedgerEntry[]; succeededMicroUsd: string }>(
-          `/v1/tenants/${segment(externalRef)}/transfers`,
+          `/v1/tenants/${segment(externalRef, 'externalRef')}/transfers`,
         );
         if (opts.json) return printJson(ledger);
         for (const t of ledger.transfers) console.log(entryLine(t));
@@ -160,7 +160,7 @@ export function registerTopUpCommands(program: Command): void {
     .action(async (externalRef: string, opts: { json?: boolean }) =>
       withGateway(async (gateway) => {
         // The gateway reads the wallet with the parent key it holds.
-        const view = await gateway.get<WalletComparison>(`/v1/tenants/${segment(externalRef)}/wallet`);
+        const view = await gateway.get<WalletComparison>(`/v1/tenants/${segment(externalRef, 'externalRef')}/wallet`);
         if (opts.json) return printJson(view);
         console.log(
           `wallet of ${externalRef} (${view.subaccountId}): ${view.balanceMicroUsd ?? 'balance not shown'} micro-USD`,

@@ -88,7 +88,7 @@ export function registerWebhookCommands(program: Command): void {
             const { InvalidInputError } = await import('../../domain/tenant-input.js');
             throw new InvalidInputError(['nothing to update: give --label, --events or --rotate-secret']);
           }
-          const path = `/v1/webhooks/${segment(registrationId)}`;
+          const path = `/v1/webhooks/${segment(registrationId, 'registrationId')}`;
           let view: WebhookView | undefined;
           if (opts.label !== undefined || opts.events !== undefined)
             view = (
@@ -111,7 +111,7 @@ export function registerWebhookCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (registrationId: string, opts: { json?: boolean }) =>
       withGateway(async (gateway) => {
-        const path = `/v1/webhooks/${segment(registrationId)}`;
+        const path = `/v1/webhooks/${segment(registrationId, 'registrationId')}`;
         printWebhook((await gateway.call<WebhookView>('DELETE', path)).data, opts.json);
       }),
     );
@@ -123,7 +123,9 @@ export function registerWebhookCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (registrationId: string, opts: { json?: boolean }) =>
       withGateway(async (gateway) => {
-        const views = await gateway.get<DeliveryView[]>(`/v1/webhooks/${segment(registrationId)}/deliveries`);
+        const views = await gateway.get<DeliveryView[]>(
+          `/v1/webhooks/${segment(registrationId, 'registrationId')}/deliveries`,
+        );
         if (opts.json) printJson(views);
         else
           for (const d of views)
