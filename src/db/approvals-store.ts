@@ -92,7 +92,7 @@ export async function findApprovedReveal(
   const { rows } = await db.query<ApprovalRow>(
     `SELECT ${COLUMNS} FROM approval_requests
       WHERE action = 'keyReveal' AND state = 'approved' AND external_ref = $1::text
-        AND params->>'slot' = $2::text AND requested_by = $3::text
+        AND params->>'slot' = $2::text AND requested_by = $3::text AND expires_at > now()
       ORDER BY created_at LIMIT 1 FOR UPDATE`,
     [input.externalRef, input.slot, input.requestedBy],
   );

@@ -188,6 +188,17 @@ describe('four-eyes approvals', () => {
     );
     expect(rows).toEqual([{ actor: 'operator:alice', approval: request.approvalId }]);
 
+    // An approval past APPROVAL_TTL is not used, even once approved: the reveal asks anew, nothing is read.
+    const again = JSON.parse((await reveal()).stdout) as { approvalId: string };
+    await http('POST', `/v1/approvals/${again.approvalId}/approve`, bob.token, { reason: 'fine' });
+    await env.pool.query(`UPDATE approval_requests SET expires_at = now() - interval '1 second' WHERE id = $1`, [
+      again.approvalId,
+    ]);
+    const late = JSON.parse((await reveal()).stdout) as { status: string; approvalId: string; token?: string };
+    expect(late).toMatchObject({ status: 'awaiting_approval' });
+    expect(late.approvalId).not.toBe(again.approvalId);
+    expect(late.token).toBeUndefined();
+
     const unknown = await cli(['approvals', 'reject', 'apr_nope', '--reason', 'no such'], bob.token);
     expect(unknown.code).not.toBe(0);
     expect(unknown.stderr).toMatch(/no approval request apr_nope/);

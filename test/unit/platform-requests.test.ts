@@ -97,10 +97,16 @@ describe('platform client requests', () => {
     expect(resumed).toMatchObject({ status: 'operating', rawStatus: 'active', subaccount: undefined });
   });
 
-  it('URL-encodes ids as opaque path segments', async () => {
-    const client = await echoClient({ id: 'k/1' });
-    await client.revokeTenantKey({ subaccountId: 'sub_a/b?c', keyId: 'key 1#x' });
-    expect(last().url).toBe('/api/v1/subaccounts/sub_a%2Fb%3Fc/api-keys/key%201%23x/revoke');
+  it('sends ids as opaque path segments and refuses, before any request, one that could change the path', async () => {
+    const client = await echoClient({ id: 'k1' });
+    await client.revokeTenantKey({ subaccountId: 'sub_a-b.c', keyId: 'key_1:x' });
+    expect(last().url).toBe('/api/v1/subaccounts/sub_a-b.c/api-keys/key_1%3Ax/revoke');
+    const sent = server!.requests.length;
+    for (const subaccountId of ['sub_a/b?c', '..', '.', 'a%2e', 'key 1#x', 'a\\b'])
+      await expect(client.revokeTenantKey({ subaccountId, keyId: 'key_1' }), subaccountId).rejects.toMatchObject({
+        name: 'PlatformInputError',
+      });
+    expect(server!.requests.length).toBe(sent);
   });
 
   it('sets X-Service-Subaccount for the platform-key context only', async () => {

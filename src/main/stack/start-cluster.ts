@@ -13,7 +13,7 @@ import { startTenantctl, type RunningTenantctl } from '../../infra/tenantctl-pro
 import { generateMasterKey } from '../../secrets/master-keys.js';
 import { DEFAULT_PERSONAL_TOKEN, DEFAULT_PLATFORM_KEY, startSimulator } from '../../sim/index.js';
 import { startDevNotifyReceiver } from './dev-notify.js';
-import { devOperatorSettings, devSecret, givenSettings } from './start-stack.js';
+import { allowOwnReceivers, devOperatorSettings, devSecret, givenSettings } from './start-stack.js';
 
 /**
  * The production topology on one machine (`npm run cluster`): a Temporal cluster on Postgres
@@ -101,6 +101,7 @@ export async function startClusterStack(options: {
     const notify = await startDevNotifyReceiver({ config, dataDir, say });
     if (notify.receiver) cleanup.defer('notify receiver', () => notify.receiver!.close());
     Object.assign(env, notify.env);
+    allowOwnReceivers(env, [notify.receiver?.url]);
 
     // Started side by side (each takes seconds to load and bundle); each is stopped on its own.
     const onLine = options.onLine ? { onLine: options.onLine } : {};

@@ -134,13 +134,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       `events receiver on ${events.url} (subscription ${events.subscriptionId}, every ` +
         `type): prints each verified event`,
     );
-    // The stack's own receivers are on loopback: the outbound guard lets these (and what was given) through.
-    env.OUTBOUND_ALLOW_HOSTS = [
-      env.OUTBOUND_ALLOW_HOSTS,
-      ...[notify.receiver?.url, events.url].flatMap((url) => (url ? [new URL(url).host] : [])),
-    ]
-      .filter(Boolean)
-      .join(',');
+    allowOwnReceivers(env, [notify.receiver?.url, events.url]);
     const stackConfig = loadConfig({ ...process.env, ...env, GATEWAY_PORT: String(gatewayPort) });
     const worker = await startWorker(stackConfig);
     cleanup.defer('worker', () => worker.shutdown());
@@ -162,6 +156,16 @@ export function givenSettings(given: Record<string, string | undefined>): Record
   return Object.fromEntries(
     Object.keys(configSchema.shape).flatMap((name) => (given[name]?.trim() ? [[name, given[name]]] : [])),
   );
+}
+
+/**
+ * The stack's own receivers are on loopback: the outbound guard lets these (and whatever
+ * OUTBOUND_ALLOW_HOSTS was given) through. Shared by `npm start` and `npm run cluster`.
+ */
+export function allowOwnReceivers(env: Record<string, string>, urls: ReadonlyArray<string | undefined>): void {
+  env.OUTBOUND_ALLOW_HOSTS = [env.OUTBOUND_ALLOW_HOSTS, ...urls.flatMap((url) => (url ? [new URL(url).host] : []))]
+    .filter(Boolean)
+    .join(',');
 }
 
 /**
