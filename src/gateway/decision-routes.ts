@@ -21,6 +21,7 @@ import { parentFundedUpdate, resolveTransferUpdate } from '../../workflows/onboa
 import { actorOf } from './access.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
 import { invalidInput, refOf, tenantNotFound } from './tenant-routes.js';
+import { badField, bodyOf } from './request-input.js';
 
 /**
  * Operator decisions for a waiting run (permission `runs.decide`), the way `tenantctl` sends them:
@@ -147,16 +148,6 @@ function decisionByOf(request: FastifyRequest) {
   return checked(checkDecisionBy({ operator: actorOf(request, body['operator'], 'operator'), reason: body['reason'] }));
 }
 
-function bodyOf(raw: unknown, known: readonly string[]): Record<string, unknown> {
-  if (raw === undefined || raw === null) return {};
-  if (typeof raw !== 'object' || Array.isArray(raw)) throw badField('body', 'must be a JSON object');
-  const body = raw as Record<string, unknown>;
-  const unknown = Object.keys(body).filter((field) => !known.includes(field));
-  if (unknown.length)
-    throw invalidInput(new InvalidInputError(unknown.map((field) => `${field}: is not a known field`)));
-  return body;
-}
-
 function flagOf(value: unknown, field: string): boolean {
   if (value === undefined) return false;
   if (typeof value !== 'boolean') throw badField(field, 'must be true or false');
@@ -172,10 +163,6 @@ function topUpKeyOf(value: unknown): string {
 function checked<T>(result: Checked<T>): T {
   if (!result.ok) throw invalidInput(new InvalidInputError(result.problems));
   return result.value;
-}
-
-function badField(field: string, rule: string): GatewayError {
-  return invalidInput(new InvalidInputError([`${field}: ${rule}`]));
 }
 
 function translated(error: unknown): unknown {

@@ -18,6 +18,7 @@ import type { ReconcileFleetResult } from '../../workflows/reconcile-fleet-messa
 import { callerOf } from './access.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
 import { invalidInput } from './tenant-routes.js';
+import { bodyOf } from './request-input.js';
 
 /**
  * Drift, for operators (`tenantctl drift ...` is a client of these):
@@ -147,15 +148,6 @@ export function registerDriftRoutes(app: FastifyInstance, deps: DriftRoutesDeps)
       return sendData(reply, 200, { command });
     });
   });
-}
-
-function bodyOf(raw: unknown, fields: readonly string[]): Record<string, unknown> {
-  if (raw !== undefined && (typeof raw !== 'object' || raw === null || Array.isArray(raw)))
-    throw invalidInput(new InvalidInputError(['input: must be a JSON object']));
-  const body = (raw ?? {}) as Record<string, unknown>;
-  const unknown = Object.keys(body).filter((key) => !fields.includes(key));
-  if (unknown.length) throw invalidInput(new InvalidInputError(unknown.map((key) => `${key}: is not a known field`)));
-  return body;
 }
 
 function refOfQuery(value: string, field: string): string {

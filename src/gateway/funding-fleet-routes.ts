@@ -9,6 +9,7 @@ import { InvalidInputError } from '../domain/tenant-input.js';
 import { actorOf } from './access.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
 import { invalidInput } from './tenant-routes.js';
+import { bodyOf } from './request-input.js';
 
 /**
  * Funding across the fleet, for operators (`tenantctl funding parent|schedule` are clients of these):
@@ -31,7 +32,7 @@ export function registerFundingFleetRoutes(
     );
 
     api.put('/v1/funding/parent/cap', { config: { permission: 'fleet.manage' } }, async (request, reply) => {
-      const fields = objectOf(request.body);
+      const fields = bodyOf(request.body);
       const body = { ...fields, updatedBy: actorOf(request, fields['updatedBy'], 'updatedBy') };
       try {
         return sendData(reply, 200, await setParentCap(deps.pool, body));
@@ -46,7 +47,7 @@ export function registerFundingFleetRoutes(
     );
 
     api.post('/v1/funding/schedule', { config: { permission: 'fleet.manage' } }, async (request, reply) => {
-      const { every, ...input } = objectOf(request.body);
+      const { every, ...input } = bodyOf(request.body);
       // Named, not defaulted: an empty body makes nothing.
       if (typeof every !== 'string' || !SCHEDULE_EVERY.test(every))
         throw invalidInput(new InvalidInputError(['every: must be a duration like 15m or 1h']));
@@ -74,12 +75,6 @@ export function registerFundingFleetRoutes(
       return sendData(reply, 200, { command });
     });
   });
-}
-
-function objectOf(raw: unknown): Record<string, unknown> {
-  if (raw !== undefined && (typeof raw !== 'object' || raw === null || Array.isArray(raw)))
-    throw invalidInput(new InvalidInputError(['input: must be a JSON object']));
-  return (raw ?? {}) as Record<string, unknown>;
 }
 
 async function scheduleCall<T>(work: () => Promise<T>): Promise<T> {

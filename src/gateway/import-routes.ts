@@ -11,6 +11,7 @@ import { PlatformError, type PlatformClient } from '../platform/index.js';
 import { actorOf } from './access.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
 import { invalidInput, refOf } from './tenant-routes.js';
+import { badField, bodyOf, refuseUnknown } from './request-input.js';
 
 /**
  * Importing sub-accounts made elsewhere (`tenantctl import plan|apply`), permission `imports.manage`:
@@ -85,18 +86,6 @@ export function registerImportRoutes(app: FastifyInstance, deps: ImportRoutesDep
   });
 }
 
-function bodyOf(raw: unknown): Record<string, unknown> {
-  if (raw === undefined || raw === null) return {};
-  if (typeof raw !== 'object' || Array.isArray(raw)) throw badField('body', 'must be a JSON object');
-  return raw as Record<string, unknown>;
-}
-
-function refuseUnknown(rest: Record<string, unknown>): void {
-  const unknown = Object.keys(rest);
-  if (unknown.length)
-    throw invalidInput(new InvalidInputError(unknown.map((field) => `${field}: is not a known field`)));
-}
-
 function mapOf(raw: unknown): Map<string, RefMapping> | undefined {
   if (raw === undefined) return undefined;
   const { file, text } = (raw ?? {}) as { file?: unknown; text?: unknown };
@@ -117,10 +106,6 @@ function onlyOf(raw: unknown): string[] | undefined {
   if (!Array.isArray(raw) || raw.length === 0 || raw.length > 10_000 || !raw.every((r) => typeof r === 'string'))
     throw badField('only', 'must be a non-empty list of external refs');
   return raw as string[];
-}
-
-function badField(field: string, rule: string): GatewayError {
-  return invalidInput(new InvalidInputError([`${field}: ${rule}`]));
 }
 
 async function answered<T>(work: () => Promise<T>): Promise<T> {

@@ -11,6 +11,7 @@ import { InvalidInputError } from '../domain/tenant-input.js';
 import { actorOf, callerOf, requirePermission } from './access.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
 import { accepted, invalidInput, refOf, tenantNotFound } from './tenant-routes.js';
+import { bodyOf } from './request-input.js';
 
 /**
  * Keys per workload and environment for signup backends: list a tenant's slots, issue a slot's key, revoke it
@@ -27,13 +28,6 @@ export interface KeySlotRoutesDeps {
   revealApproval: { gated: boolean; ttlMs: number };
   taskQueue: string;
   publicUrl: string | undefined;
-}
-
-function bodyOf(body: unknown): Record<string, unknown> {
-  if (body === undefined || body === null) return {};
-  if (typeof body !== 'object' || Array.isArray(body))
-    throw new GatewayError(400, GatewayErrorCode.INVALID_INPUT, 'body: must be a JSON object', { fields: ['body'] });
-  return body as Record<string, unknown>;
 }
 
 function slotOf(value: unknown): string {

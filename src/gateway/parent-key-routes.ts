@@ -15,6 +15,7 @@ import { InvalidInputError } from '../domain/tenant-input.js';
 import { actorOf } from './access.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
 import { invalidInput } from './tenant-routes.js';
+import { badField, bodyOf, refuseUnknown } from './request-input.js';
 
 /**
  * The parent's own platform key (`tenantctl parent-key show|rotate|schedule|decide`):
@@ -83,22 +84,6 @@ export function registerParentKeyRoutes(app: FastifyInstance, deps: ParentKeyRou
       return sendData(reply, 200, { workflowId: PARENT_KEY_ROTATION_WORKFLOW_ID, decision, ...answer });
     });
   });
-}
-
-function bodyOf(raw: unknown): Record<string, unknown> {
-  if (raw === undefined || raw === null) return {};
-  if (typeof raw !== 'object' || Array.isArray(raw)) throw badField('body', 'must be a JSON object');
-  return raw as Record<string, unknown>;
-}
-
-function refuseUnknown(rest: Record<string, unknown>): void {
-  const unknown = Object.keys(rest);
-  if (unknown.length)
-    throw invalidInput(new InvalidInputError(unknown.map((field) => `${field}: is not a known field`)));
-}
-
-function badField(field: string, rule: string): GatewayError {
-  return invalidInput(new InvalidInputError([`${field}: ${rule}`]));
 }
 
 async function answered<T>(work: () => Promise<T>): Promise<T> {

@@ -18,6 +18,7 @@ import type { Vault } from '../secrets/vault.js';
 import { actorOf, ownerScopeOf } from './access.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
 import { invalidInput, tenantNotFound } from './tenant-routes.js';
+import { badField, bodyOf } from './request-input.js';
 
 /**
  * Registry webhooks on a tenant's project (or the parent's own), received by this gateway (permission
@@ -145,12 +146,6 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRoutesD
   });
 }
 
-function bodyOf(raw: unknown): Record<string, unknown> {
-  if (raw === undefined || raw === null) return {};
-  if (typeof raw !== 'object' || Array.isArray(raw)) throw badField('body', 'must be a JSON object');
-  return raw as Record<string, unknown>;
-}
-
 /** A body that may carry only `operator` (which may only repeat the bearer's name). */
 function onlyOperator(raw: unknown): unknown {
   const { operator, ...rest } = bodyOf(raw);
@@ -165,10 +160,6 @@ function registrationIdOf(params: unknown): string {
   if (typeof id !== 'string' || !REGISTRATION_ID.test(id))
     throw badField('registrationId', 'must be a registration id (whr_...)');
   return id;
-}
-
-function badField(field: string, rule: string): GatewayError {
-  return invalidInput(new InvalidInputError([`${field}: ${rule}`]));
 }
 
 async function answered<T>(work: () => Promise<T>): Promise<T> {
