@@ -2,23 +2,40 @@ import type { GatewayClient } from '../client/gateway-client.js';
 import type { RunView } from '../client/run-status.js';
 
 /**
+ * Every `--wait` of tenantctl is a poll of the gateway (the CLI holds no Temporal handle): the one
+ * loop is here, and so is the one reading of a run that has ended.
+ */
+export async function pollUntil<T>(probe: () => Promise<T | undefined>, everyMs = 250): Promise<T> {
+  for (;;) {
+    const found = await probe();
+    if (found !== undefined) return found;
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}
+
+/** Whether a run has ended (a continued-as-new run goes on under the same id). */
+export function hasEnded(run: { status: string } | null | undefined): boolean {
+  return !!run && run.status !== 'RUNNING' && run.status !== 'CONTINUED_AS_NEW';
+}
+
+/** Why an ended run did not complete, in one line: its failure's type, message and causes. */
+export function endedWhy(run: RunView<unknown>): string {
+  const failure = run.failure;
+  return failure
+    ? `${failure.type ? `${failure.type}: ` : ''}${[failure.message, ...failure.causes].join(': ')}`
+    : `ended ${run.status}`;
+}
+
+/**
  * `--wait` for a run the gateway started: polls a status route answering `{ run: RunView | null }`
  * until the run has ended. A completed run gives its result; one that ended otherwise is an error
  * (exit 1) naming why, as awaiting the run's own result did when tenantctl held a Temporal handle.
  */
 export async function resultOfRun<R>(gateway: GatewayClient, path: string, pollMs = 500): Promise<R> {
-  for (;;) {
+  const run = await pollUntil(async () => {
     const { run } = await gateway.get<{ run: RunView<R> | null }>(path);
-    if (run && run.status !== 'RUNNING' && run.status !== 'CONTINUED_AS_NEW') {
-      if (run.status === 'COMPLETED') return run.result as R;
-      const failure = run.failure;
-      throw new Error(
-        `${run.workflowId} ended ${run.status}` +
-          (failure
-            ? `: ${failure.type ? `${failure.type}: ` : ''}${[failure.message, ...failure.causes].join(': ')}`
-            : ''),
-      );
-    }
-    await new Promise((resolve) => setTimeout(resolve, pollMs));
-  }
+    return run && hasEnded(run) ? run : undefined;
+  }, pollMs);
+  if (run.status === 'COMPLETED') return run.result as R;
+  throw new Error(`${run.workflowId} ended ${run.status}${run.failure ? `: ${endedWhy(run)}` : ''}`);
 }

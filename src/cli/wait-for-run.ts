@@ -2,6 +2,7 @@ import type { GatewayClient } from '../client/gateway-client.js';
 import type { LastRun, RunKind } from '../client/last-runs.js';
 import type { TenantStatusView } from '../client/tenant-status.js';
 import { segment } from './run.js';
+import { hasEnded, pollUntil } from './poll-run.js';
 
 /**
  * `--wait` over the gateway: polls `GET /v1/tenants/:ref` (its `lastRuns` and `close`) until what the
@@ -14,18 +15,16 @@ export async function pollTenant<T>(
   externalRef: string,
   done: (view: TenantStatusView) => T | undefined,
 ): Promise<T> {
-  for (;;) {
-    const view = await gateway.get<TenantStatusView>(`/v1/tenants/${segment(externalRef, 'externalRef')}`);
-    const found = done(view);
-    if (found !== undefined) return found;
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-  }
+  return pollUntil(
+    async () => done(await gateway.get<TenantStatusView>(`/v1/tenants/${segment(externalRef, 'externalRef')}`)),
+    POLL_MS,
+  );
 }
 
 /** The latest run of `kind` once it is no longer running. */
 export function endedRun(view: TenantStatusView, kind: RunKind): LastRun | undefined {
   const run = view.lastRuns.find((r) => r.kind === kind);
-  return run && run.status !== 'RUNNING' && run.status !== 'CONTINUED_AS_NEW' ? run : undefined;
+  return hasEnded(run) ? run : undefined;
 }
 
 /** A run that ended without completing, said as before: what failed, why, and the failure's type. */

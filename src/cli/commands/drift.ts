@@ -43,23 +43,16 @@ async function waitForCheck(
   gateway: GatewayClient,
   tenant: string | undefined,
 ): Promise<{ result: ReconcileFleetResult; findings: Finding[] }> {
-  for (;;) {
-    const { run, findings } = await gateway.get<{ run: RunView<ReconcileFleetResult> | null; findings: Finding[] }>(
+  const { hasEnded, endedWhy, pollUntil } = await import('../poll-run.js');
+  const { run, findings } = await pollUntil(async () => {
+    const latest = await gateway.get<{ run: RunView<ReconcileFleetResult> | null; findings: Finding[] }>(
       '/v1/drift/checks/latest',
       { tenant },
     );
-    if (run && run.status === 'COMPLETED' && run.result) return { result: run.result, findings };
-    if (run && run.status !== 'RUNNING' && run.status !== 'CONTINUED_AS_NEW') {
-      const failure = run.failure;
-      throw new Error(
-        `${run.workflowId} ended ${run.status}` +
-          (failure
-            ? `: ${failure.type ? `${failure.type}: ` : ''}${[failure.message, ...failure.causes].join(': ')}`
-            : ''),
-      );
-    }
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
+    return hasEnded(latest.run) ? latest : undefined;
+  }, 500);
+  if (run!.status === 'COMPLETED' && run!.result) return { result: run!.result, findings };
+  throw new Error(`${run!.workflowId} ended ${run!.status}${run!.failure ? `: ${endedWhy(run!)}` : ''}`);
 }
 
 export function registerDriftCommands(program: Command): void {

@@ -29,21 +29,18 @@ const POLL_MS = 500;
 /** Follows each started run to its end (they run side by side; the slowest sets the pace). */
 async function resultsOf(gateway: GatewayClient, start: ImportStart): Promise<ApplyOutcome['results']> {
   const results: ApplyOutcome['results'] = start.notStarted.map((r) => ({ ok: false as const, ...r }));
+  const { hasEnded, pollUntil } = await import('../poll-run.js');
   for (const row of start.started) {
-    for (;;) {
+    const run = await pollUntil(async () => {
       const { run } = await gateway.get<{ run: RunView<ImportTenantResult> | null }>(
         `/v1/imports/${segment(row.externalRef, 'externalRef')}`,
       );
-      if (run && run.status !== 'RUNNING' && run.status !== 'CONTINUED_AS_NEW') {
-        if (run.status === 'COMPLETED' && run.result)
-          results.push({ ok: true, workflowId: row.workflowId, ...run.result });
-        else {
-          const why = run.failure ? [run.failure.message, ...run.failure.causes].join(': ') : `ended ${run.status}`;
-          results.push({ ok: false, ...row, error: why });
-        }
-        break;
-      }
-      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+      return run && hasEnded(run) ? run : undefined;
+    }, POLL_MS);
+    if (run.status === 'COMPLETED' && run.result) results.push({ ok: true, workflowId: row.workflowId, ...run.result });
+    else {
+      const why = run.failure ? [run.failure.message, ...run.failure.causes].join(': ') : `ended ${run.status}`;
+      results.push({ ok: false, ...row, error: why });
     }
   }
   return results.sort((a, b) => a.externalRef.localeCompare(b.externalRef));
