@@ -66,22 +66,31 @@ export function importInputOf(row: PlanRow, requestedBy: string): ImportTenantIn
   });
 }
 
+/** The rows an apply takes (the importable ones of the plan, `only` if given) as run inputs, and what it skips. */
+async function selectInputs(db: Queryable, plan: ImportPlan, options: { only?: string[]; requestedBy: string }) {
+  const { rows, skipped, alreadyImported } = await selectRows(db, plan, options.only);
+  return {
+    inputs: rows.map((row) => importInputOf(row, options.requestedBy)),
+    skipped: skipped.map((r) => ({
+      subaccountId: r.subaccountId,
+      externalRef: r.externalRef,
+      conflicts: r.conflicts.map((c) => c.code),
+    })),
+    alreadyImported,
+  };
+}
+
 /** Starts the runs and awaits each (scripts that hold a Temporal client; tenantctl goes through the gateway). */
 export async function applyImport(
   deps: { client: Client; db: Queryable },
   plan: ImportPlan,
   options: { only?: string[]; requestedBy: string; taskQueue: string; concurrency?: number },
 ): Promise<ApplyOutcome> {
-  const { rows, skipped, alreadyImported } = await selectRows(deps.db, plan, options.only);
-  const inputs = rows.map((row) => importInputOf(row, options.requestedBy));
+  const { inputs, skipped, alreadyImported } = await selectInputs(deps.db, plan, options);
   const outcome: ApplyOutcome = {
     started: [],
     results: [],
-    skipped: skipped.map((r) => ({
-      subaccountId: r.subaccountId,
-      externalRef: r.externalRef,
-      conflicts: r.conflicts.map((c) => c.code),
-    })),
+    skipped,
     alreadyImported,
   };
   let next = 0;
@@ -133,16 +142,11 @@ export async function startImports(
   plan: ImportPlan,
   options: { only?: string[]; requestedBy: string; taskQueue: string },
 ): Promise<ImportStart> {
-  const { rows, skipped, alreadyImported } = await selectRows(deps.db, plan, options.only);
-  const inputs = rows.map((row) => importInputOf(row, options.requestedBy));
+  const { inputs, skipped, alreadyImported } = await selectInputs(deps.db, plan, options);
   const outcome: ImportStart = {
     started: [],
     notStarted: [],
-    skipped: skipped.map((r) => ({
-      subaccountId: r.subaccountId,
-      externalRef: r.externalRef,
-      conflicts: r.conflicts.map((c) => c.code),
-    })),
+    skipped,
     alreadyImported,
   };
   for (const input of inputs) {

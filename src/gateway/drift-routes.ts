@@ -18,7 +18,7 @@ import type { ReconcileFleetResult } from '../../workflows/reconcile-fleet-messa
 import { callerOf } from './access.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
 import { invalidInput } from './tenant-routes.js';
-import { bodyOf } from './request-input.js';
+import { bodyOf, pathCommand } from './request-input.js';
 
 /**
  * Drift, for operators (`tenantctl drift ...` is a client of these):
@@ -130,15 +130,9 @@ export function registerDriftRoutes(app: FastifyInstance, deps: DriftRoutesDeps)
     });
 
     api.post('/v1/drift/schedule/:command', { config: { permission: 'fleet.manage' } }, async (request, reply) => {
-      const { command } = request.params as { command: string };
-      if (!(SCHEDULE_COMMANDS as readonly string[]).includes(command))
-        throw new GatewayError(
-          404,
-          GatewayErrorCode.ROUTE_NOT_FOUND,
-          `No such command; use one of ${SCHEDULE_COMMANDS.join(', ')}.`,
-        );
+      const command = pathCommand(request.params, SCHEDULE_COMMANDS);
       try {
-        await controlDriftSchedule(deps.client, command as (typeof SCHEDULE_COMMANDS)[number]);
+        await controlDriftSchedule(deps.client, command);
       } catch (error) {
         if (error instanceof DriftScheduleNotFoundError)
           throw new GatewayError(404, GatewayErrorCode.SCHEDULE_NOT_FOUND, `${error.message}.`);

@@ -9,7 +9,7 @@ import { InvalidInputError } from '../domain/tenant-input.js';
 import { actorOf } from './access.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
 import { invalidInput } from './tenant-routes.js';
-import { bodyOf } from './request-input.js';
+import { bodyOf, pathCommand } from './request-input.js';
 
 /**
  * Funding across the fleet, for operators (`tenantctl funding parent|schedule` are clients of these):
@@ -64,14 +64,8 @@ export function registerFundingFleetRoutes(
     });
 
     api.post('/v1/funding/schedule/:command', { config: { permission: 'fleet.manage' } }, async (request, reply) => {
-      const { command } = request.params as { command: string };
-      if (!(SCHEDULE_COMMANDS as readonly string[]).includes(command))
-        throw new GatewayError(
-          404,
-          GatewayErrorCode.ROUTE_NOT_FOUND,
-          `No such command; use one of ${SCHEDULE_COMMANDS.join(', ')}.`,
-        );
-      await scheduleCall(() => controlAutoTopUpSchedule(deps.client, command as (typeof SCHEDULE_COMMANDS)[number]));
+      const command = pathCommand(request.params, SCHEDULE_COMMANDS);
+      await scheduleCall(() => controlAutoTopUpSchedule(deps.client, command));
       return sendData(reply, 200, { command });
     });
   });

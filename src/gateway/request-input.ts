@@ -1,5 +1,5 @@
 import { InvalidInputError } from '../domain/tenant-input.js';
-import type { GatewayError } from './errors.js';
+import { GatewayError, GatewayErrorCode } from './errors.js';
 import { invalidInput } from './tenant-routes.js';
 
 /**
@@ -29,4 +29,12 @@ export function refuseUnknown(rest: Record<string, unknown>): void {
   const unknown = Object.keys(rest);
   if (unknown.length)
     throw invalidInput(new InvalidInputError(unknown.map((field) => `${field}: is not a known field`)));
+}
+
+/** A command named in the path (`…/:command`), one of `allowed`; any other is 404 naming the choices. */
+export function pathCommand<C extends string>(params: unknown, allowed: readonly C[]): C {
+  const { command } = params as { command?: string };
+  if (command === undefined || !(allowed as readonly string[]).includes(command))
+    throw new GatewayError(404, GatewayErrorCode.ROUTE_NOT_FOUND, `No such command; use one of ${allowed.join(', ')}.`);
+  return command as C;
 }

@@ -28,6 +28,7 @@ import {
 import { callerOf } from './access.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
 import { accepted, invalidInput, refOf, tenantNotFound } from './tenant-routes.js';
+import { pathCommand } from './request-input.js';
 
 /**
  * Key rotation beyond `POST /v1/tenants/:ref/rotate` (tenant-routes.ts), for operators:
@@ -186,13 +187,8 @@ export function registerRotationRoutes(app: FastifyInstance, deps: RotationRoute
       '/v1/rotation-schedules/:scheduleId/:command',
       { config: { permission: 'fleet.manage' } },
       async (request, reply) => {
-        const { scheduleId, command } = request.params as { scheduleId: string; command: string };
-        if (!SCHEDULE_COMMANDS.includes(command as ScheduleCommand))
-          throw new GatewayError(
-            404,
-            GatewayErrorCode.ROUTE_NOT_FOUND,
-            `No such command; use one of ${SCHEDULE_COMMANDS.join(', ')}.`,
-          );
+        const { scheduleId } = request.params as { scheduleId: string };
+        const command = pathCommand(request.params, SCHEDULE_COMMANDS);
         // Only rotation schedules: the drift and top-up schedules have their own routes.
         if (!/^rotation(-fleet)?:/.test(scheduleId))
           throw new GatewayError(404, GatewayErrorCode.SCHEDULE_NOT_FOUND, `No rotation schedule ${scheduleId}.`);
@@ -200,7 +196,7 @@ export function registerRotationRoutes(app: FastifyInstance, deps: RotationRoute
           await controlSchedule(
             deps.client,
             scheduleId,
-            command as ScheduleCommand,
+            command,
             `${command} by ${callerOf(request).name}`,
           );
         } catch (error) {

@@ -9,6 +9,7 @@ import type { Pool } from '../../src/db/pool.js';
 import type { GatewayOptions } from '../../src/gateway/options.js';
 import { createOperatorDirectory, generateOperator, parseOperatorList } from '../../src/secrets/operators.js';
 import { listenGatewayOver } from './gateway-app.js';
+import type { LooseJson } from './sim-calls.js';
 
 export const HARNESS_OPERATOR = { name: 'ops', ...generateOperator('ops', 'admin') };
 
@@ -33,4 +34,23 @@ export async function startOperatorGateway(
     cliEnv: { TENANTCTL_GATEWAY_URL: url, TENANTCTL_OPERATOR_TOKEN: HARNESS_OPERATOR.token },
     close: () => gateway.app.close(),
   };
+}
+
+/** One HTTP call to a gateway as the bearer of `token`: status and the parsed envelope (tests only). */
+export async function callAs(
+  url: string,
+  method: string,
+  path: string,
+  token: string,
+  body?: unknown,
+): Promise<{ status: number; json: LooseJson }> {
+  const response = await fetch(`${url}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+    },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  return { status: response.status, json: (await response.json()) as LooseJson };
 }

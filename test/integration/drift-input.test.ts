@@ -6,7 +6,7 @@ import { DRIFT_SCHEDULE_ID } from '../../src/domain/ids.js';
 import { buildDriftOptions } from '../../activities/drift/options.js';
 import { runCli } from '../harness/cli.js';
 import { waitFor } from '../harness/gateway-app.js';
-import { startOperatorGateway } from '../harness/operator-gateway.js';
+import { callAs, startOperatorGateway } from '../harness/operator-gateway.js';
 import { generateOperator } from '../../src/secrets/operators.js';
 import { createDriftEnv, type DriftEnv } from '../harness/drift-env.js';
 
@@ -129,23 +129,8 @@ describe('drift check input', () => {
     const viewer = generateOperator('drift-viewer', 'viewer');
     const backend = generateOperator('drift-backend', 'backend');
     const gateway = await startOperatorGateway(env, { entries: [operator.entry, viewer.entry, backend.entry] });
-    const call = async (method: string, path: string, token: string, body?: unknown) => {
-      const response = await fetch(`${gateway.url}${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${token}`,
-          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-        },
-        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-      });
-      return {
-        status: response.status,
-        json: (await response.json()) as {
-          data?: Record<string, unknown> & { run?: { status: string } | null };
-          error?: unknown;
-        },
-      };
-    };
+    const call = (method: string, path: string, token: string, body?: unknown) =>
+      callAs(gateway.url, method, path, token, body);
     try {
       const before = await written(env);
       for (const token of [viewer.token, backend.token]) {

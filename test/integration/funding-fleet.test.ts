@@ -4,7 +4,7 @@ import { generateOperator } from '../../src/secrets/operators.js';
 import { runCli } from '../harness/cli.js';
 import { waitFor } from '../harness/gateway-app.js';
 import { createOrchestratorEnv, type OrchestratorEnv } from '../harness/onboarding-env.js';
-import { startOperatorGateway, type OperatorGateway } from '../harness/operator-gateway.js';
+import { callAs, startOperatorGateway, type OperatorGateway } from '../harness/operator-gateway.js';
 
 /**
  * `tenantctl funding parent` and `funding schedule` through the gateway: the parent's daily cap is set
@@ -18,20 +18,8 @@ const backend = generateOperator('fund-backend', 'backend');
 describe('funding parent and schedule', () => {
   let env: OrchestratorEnv;
   let gateway: OperatorGateway;
-  const call = async (method: string, path: string, token: string, body?: unknown) => {
-    const response = await fetch(`${gateway.url}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    return {
-      status: response.status,
-      json: (await response.json()) as { data?: Record<string, unknown>; error?: { code: string } },
-    };
-  };
+  const call = (method: string, path: string, token: string, body?: unknown) =>
+    callAs(gateway.url, method, path, token, body);
   const capAudits = async () =>
     (
       await env.pool.query<{ actor: string; details: unknown }>(

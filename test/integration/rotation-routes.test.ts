@@ -3,7 +3,7 @@ import { startRotation } from '../../src/client/start-rotation.js';
 import { generateOperator } from '../../src/secrets/operators.js';
 import { rotationStatusQuery } from '../../workflows/rotate-tenant-key-messages.js';
 import { runCli } from '../harness/cli.js';
-import { startOperatorGateway, type OperatorGateway } from '../harness/operator-gateway.js';
+import { callAs, startOperatorGateway, type OperatorGateway } from '../harness/operator-gateway.js';
 import { createRotationEnv, keysOf, waitFor, waitForStage, type RotationEnv } from '../harness/rotation-env.js';
 
 /**
@@ -19,20 +19,8 @@ const FAST = ['--quiet-period', '0s', '--propagation-allowance', '0s', '--poll-i
 describe('rotation routes', () => {
   let env: RotationEnv;
   let gateway: OperatorGateway;
-  const call = async (method: string, path: string, token: string, body?: unknown) => {
-    const response = await fetch(`${gateway.url}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    return {
-      status: response.status,
-      json: (await response.json()) as { data?: Record<string, unknown>; error?: { code: string; fields?: string[] } },
-    };
-  };
+  const call = (method: string, path: string, token: string, body?: unknown) =>
+    callAs(gateway.url, method, path, token, body);
   const slowRotation = (externalRef: string) =>
     startRotation(
       env.client,
