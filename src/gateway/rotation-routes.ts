@@ -193,12 +193,7 @@ export function registerRotationRoutes(app: FastifyInstance, deps: RotationRoute
         if (!/^rotation(-fleet)?:/.test(scheduleId))
           throw new GatewayError(404, GatewayErrorCode.SCHEDULE_NOT_FOUND, `No rotation schedule ${scheduleId}.`);
         try {
-          await controlSchedule(
-            deps.client,
-            scheduleId,
-            command,
-            `${command} by ${callerOf(request).name}`,
-          );
+          await controlSchedule(deps.client, scheduleId, command, `${command} by ${callerOf(request).name}`);
         } catch (error) {
           if (error instanceof RotationScheduleNotFoundError)
             throw new GatewayError(404, GatewayErrorCode.SCHEDULE_NOT_FOUND, `${error.message}.`);
