@@ -1,7 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
-// Three projects: `unit` needs nothing running (the platform simulator is started in process where
-// needed); `integration` gets ONE real Temporal dev server and ONE real Postgres for the whole run,
+// Four projects: `unit` needs nothing running (the platform simulator is started in process where
+// needed); `workflows` runs the workflows with mocked activities on one dev server; `integration` gets ONE real Temporal dev server and ONE real Postgres for the whole run,
 // started by the global setup (or taken from TEMPORAL_ADDRESS / DATABASE_URL); `surfaces` uses the
 // product from outside as its users do (`npm start` as a child process, the CLI, a browser), each
 // test file starting its own self-contained stack.
@@ -15,6 +15,17 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts', 'test/contract/**/*.test.ts', 'src/**/*.test.ts'],
           testTimeout: 30_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          // Workflow decisions with mocked activities on one shared dev server: no Postgres, no platform.
+          name: 'workflows',
+          include: ['test/workflows/**/*.test.ts'],
+          globalSetup: ['test/harness/fast-setup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 600_000,
         },
       },
       {

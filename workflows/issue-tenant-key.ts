@@ -9,7 +9,13 @@
  *                      └─► create+seal ─► key_limit? ─► wait (retry / abort / timer) ─► create+seal
  *                                      └─► verify ─► issued
  */
-import { condition, proxyLocalActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import {
+  continueAsNew,
+  condition,
+  proxyLocalActivities,
+  setHandler,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import { codedFailure, FailureCode } from '../src/domain/failures.js';
 import { keyIssueWorkflowId } from '../src/domain/ids.js';
@@ -25,6 +31,7 @@ import {
   type KeyIssueStatus,
 } from './key-slot-messages.js';
 import { msOf, validateWorkflowInput } from './validate-input.js';
+import { Backoff, handlersFinished, historyFull, Waits, type WaitView } from './waits.js';
 
 const steps = proxyLocalActivities<Activities>(databaseStep);
 
@@ -43,8 +50,9 @@ export async function issueTenantKey(rawInput: IssueTenantKeyInput): Promise<Iss
   const input = await validateWorkflowInput('issueTenantKey', rawInput, (i) =>
     keyIssueWorkflowId(i.externalRef, i.slot),
   );
-  upsertSearchAttributes([{ key: tenantExternalRefKey, value: input.externalRef }]);
-  const status: KeyIssueStatus = {
+  const carried = input.continued as Carried | undefined;
+  if (!carried) upsertSearchAttributes([{ key: tenantExternalRefKey, value: input.externalRef }]);
+  const status: KeyIssueStatus = carried?.status ?? {
     externalRef: input.externalRef,
     slot: input.slot,
     stage: 'starting',
@@ -54,6 +62,7 @@ export async function issueTenantKey(rawInput: IssueTenantKeyInput): Promise<Iss
     activeKeys: [],
     notes: [],
   };
+  const waits = new Waits({ tenantStatus: (stage) => `key_issue:${stage}` }, carried?.wait ?? null);
   let retry = false;
   let abortBy: { operator: string; reason: string } | null = null;
   setHandler(keyIssueStatusQuery, () => status);
@@ -78,20 +87,38 @@ export async function issueTenantKey(rawInput: IssueTenantKeyInput): Promise<Iss
     { validator: (raw) => (accepted(checkDecisionBy(raw)), refuseUnlessApplicable(atLimit())) },
   );
 
-  const begun = await steps.beginSlotKeyIssue({ externalRef: input.externalRef, slot: input.slot });
-  if (begun.state === 'exists') {
-    Object.assign(status, {
-      stage: 'existing',
-      generation: begun.generation,
-      keyId: begun.keyId,
-      fingerprint: begun.fingerprint,
-    });
-    return { externalRef: input.externalRef, slot: input.slot, outcome: 'existing', ...pick(begun) };
+  let begun: { subaccountId: string; generation: number };
+  if (carried) begun = carried.begun;
+  else {
+    const found = await steps.beginSlotKeyIssue({ externalRef: input.externalRef, slot: input.slot });
+    if (found.state === 'exists') {
+      Object.assign(status, {
+        stage: 'existing',
+        generation: found.generation,
+        keyId: found.keyId,
+        fingerprint: found.fingerprint,
+      });
+      return { externalRef: input.externalRef, slot: input.slot, outcome: 'existing', ...pick(found) };
+    }
+    begun = { subaccountId: found.subaccountId, generation: found.generation };
   }
   status.generation = begun.generation;
   const keyRef = { externalRef: input.externalRef, slot: input.slot, generation: begun.generation };
   const retryMs = msOf(input.options?.keyLimitRetryInterval ?? DEFAULT_KEY_LIMIT_RETRY);
+  const backoff = new Backoff(
+    retryMs,
+    input.options?.pollCeiling === undefined ? undefined : msOf(input.options.pollCeiling),
+    carried?.polls ?? 0,
+  );
   for (;;) {
+    if (historyFull(input.options?.historyEventBound)) {
+      await handlersFinished();
+      const next: Carried = { begun, status, wait: waits.current, polls: backoff.polls };
+      return continueAsNew<typeof issueTenantKey>({
+        ...rawInput,
+        continued: next as unknown as Record<string, unknown>,
+      });
+    }
     status.stage = 'creating_key';
     const issued = await steps.issueTenantKey({ ...keyRef, subaccountId: begun.subaccountId });
     if (issued.state === 'issued') {
@@ -99,12 +126,22 @@ export async function issueTenantKey(rawInput: IssueTenantKeyInput): Promise<Iss
       break;
     }
     Object.assign(status, { stage: 'key_limit', activeKeys: issued.activeKeys });
+    const waitMs = backoff.next();
+    waits.enter(
+      'key_limit',
+      `the platform's active-key limit (${issued.activeKeys.length} active keys: ` +
+        `${issued.activeKeys.map((k) => k.name ?? k.id).join(', ')}): the create is tried again by itself; ` +
+        `revoke an unused key, then decide retryKeyCreate, or abortKeyIssue (tenantctl key decide)`,
+      ['retryKeyCreate', 'abortKeyIssue'],
+      waitMs,
+    );
     retry = false;
-    await condition(() => retry || abortBy !== null, retryMs);
+    await condition(() => retry || abortBy !== null, waitMs);
     if (abortBy) {
       const by: { operator: string; reason: string } = abortBy;
       await steps.abandonSlotKeyIssue({ ...keyRef, actor: `operator:${by.operator}`, reason: by.reason });
       status.stage = 'aborted';
+      waits.leave('aborted');
       throw codedFailure(
         FailureCode.API_KEY_LIMIT_REACHED,
         `issue of slot ${input.slot} for ${input.externalRef} aborted at the active-key ` +
@@ -112,6 +149,7 @@ export async function issueTenantKey(rawInput: IssueTenantKeyInput): Promise<Iss
       );
     }
   }
+  if (waits.current) waits.leave('issued');
   status.stage = 'verifying';
   await steps.verifyTenantKey(keyRef);
   status.stage = 'issued';
@@ -123,6 +161,14 @@ export async function issueTenantKey(rawInput: IssueTenantKeyInput): Promise<Iss
     keyId: status.keyId!,
     fingerprint: status.fingerprint!,
   };
+}
+
+/** What a run continued as new hands to the next: the issue begun, where it stands, the wait. */
+interface Carried {
+  begun: { subaccountId: string; generation: number };
+  status: KeyIssueStatus;
+  wait: WaitView | null;
+  polls: number;
 }
 
 function pick(found: { generation: number; keyId: string; fingerprint: string }) {

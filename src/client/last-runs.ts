@@ -1,7 +1,14 @@
 import { WorkflowFailedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure, ChildWorkflowFailure, TemporalFailure } from '@temporalio/common';
+import { currentWaitOf, formatWait, type WaitView } from './current-wait.js';
 import { safeSnippet } from '../platform/secret-token.js';
-import { lifecycleWorkflowId, onboardingWorkflowId, rotationWorkflowId } from '../domain/ids.js';
+import {
+  keyIssueWorkflowId,
+  keyRevokeWorkflowId,
+  lifecycleWorkflowId,
+  onboardingWorkflowId,
+  rotationWorkflowId,
+} from '../domain/ids.js';
 
 /**
  * The last run of each kind of workflow for one tenant, from Temporal (the workflow id is the business
@@ -9,12 +16,21 @@ import { lifecycleWorkflowId, onboardingWorkflowId, rotationWorkflowId } from '.
  * and when it did not, why — the failure's message and its causes, redacted and cut short (failures
  * never carry a token by design; the redaction is a second guard).
  */
-export const RUN_KINDS = ['onboard', 'rotate', 'suspend', 'resume', 'close'] as const;
+export const RUN_KINDS = [
+  'onboard',
+  'issue-key',
+  'rotate',
+  'revoke-key',
+  'suspend',
+  'resume',
+  'close',
+  'fund',
+] as const;
 export type RunKind = (typeof RUN_KINDS)[number];
 
 export interface LastRun {
   kind: RunKind;
-  /** Rotations only: the key slot. */
+  /** Key issues, rotations and revokes: the key slot. */
   slot?: string;
   workflowId: string;
   runId: string;
@@ -28,18 +44,31 @@ export interface LastRun {
   failure: { message: string; type: string | null; causes: string[] } | null;
   /** Completed runs: what the run returned (ids, counts, states; never a secret), as `tenantctl … --wait` prints it. */
   result: unknown;
+  /** Running runs: what the run waits for now (stage, since, the decisions that apply), else null. */
+  waiting: WaitView | null;
 }
 
 export async function listLastRuns(client: Client, externalRef: string, slots: readonly string[]): Promise<LastRun[]> {
   const ids: Array<{ kind: RunKind; slot?: string; workflowId: string }> = [
     { kind: 'onboard', workflowId: onboardingWorkflowId(externalRef) },
-    ...[...new Set(['default', ...slots])]
-      .sort()
-      .map((slot) => ({ kind: 'rotate' as const, slot, workflowId: rotationWorkflowId(externalRef, slot) })),
+    ...[...new Set(['default', ...slots])].sort().flatMap((slot) => [
+      { kind: 'issue-key' as const, slot, workflowId: keyIssueWorkflowId(externalRef, slot) },
+      { kind: 'rotate' as const, slot, workflowId: rotationWorkflowId(externalRef, slot) },
+      { kind: 'revoke-key' as const, slot, workflowId: keyRevokeWorkflowId(externalRef, slot) },
+    ]),
     { kind: 'suspend', workflowId: lifecycleWorkflowId('suspend', externalRef) },
     { kind: 'resume', workflowId: lifecycleWorkflowId('resume', externalRef) },
     { kind: 'close', workflowId: lifecycleWorkflowId('close', externalRef) },
   ];
+  // Top-ups have an id per idempotency key: the running ones are found by the tenant's search attribute.
+  const running = client.workflow.list({
+    query: `TenantExternalRef = '${externalRef.replace(/'/g, "''")}' AND WorkflowType = 'fundTenant' AND ExecutionStatus = 'Running'`,
+    pageSize: 20,
+  });
+  for await (const top of running) {
+    ids.push({ kind: 'fund', workflowId: top.workflowId });
+    if (ids.length > 64) break;
+  }
   const runs = await Promise.all(ids.map((id) => lastRun(client, id)));
   return runs.filter((run): run is LastRun => run !== null);
 }
@@ -65,8 +94,12 @@ async function lastRun(
     outcome: null,
     failure: null,
     result: null,
+    waiting: null,
   };
-  if (status === 'RUNNING' || status === 'CONTINUED_AS_NEW') return run;
+  if (status === 'RUNNING' || status === 'CONTINUED_AS_NEW') {
+    run.waiting = await currentWaitOf(client.workflow.getHandle(id.workflowId));
+    return run;
+  }
   // This run only (followRuns off): its close event holds the result or the failure.
   const handle = client.workflow.getHandle(id.workflowId, description.runId, { followRuns: false });
   try {
@@ -99,6 +132,7 @@ export function formatLastRun(run: LastRun): string[] {
     lines.push(`  failed: ${run.failure.message}${run.failure.type ? ` [${run.failure.type}]` : ''}`);
     for (const cause of run.failure.causes) lines.push(`  cause: ${cause}`);
   }
+  if (run.waiting) lines.push(`  ${formatWait(run.waiting)}`);
   return lines;
 }
 

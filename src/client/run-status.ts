@@ -1,4 +1,5 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { currentWaitOf, type WaitView } from './current-wait.js';
 import { failureOf, type LastRun } from './last-runs.js';
 
 /**
@@ -13,6 +14,8 @@ export interface RunView<R = unknown> {
   result: R | null;
   /** Runs that ended without completing: why (redacted, cut short). */
   failure: NonNullable<LastRun['failure']> | null;
+  /** Running runs: what the run waits for now (stage, since, the decisions that apply), else null. */
+  waiting: WaitView | null;
 }
 
 /** The latest run under `workflowId`; null when there has been none. */
@@ -24,8 +27,11 @@ export async function describeRun<R = unknown>(client: Client, workflowId: strin
     if (error instanceof WorkflowNotFoundError) return null;
     throw error;
   }
-  const view: RunView<R> = { workflowId, status: description.status.name, result: null, failure: null };
-  if (view.status === 'RUNNING' || view.status === 'CONTINUED_AS_NEW') return view;
+  const view: RunView<R> = { workflowId, status: description.status.name, result: null, failure: null, waiting: null };
+  if (view.status === 'RUNNING' || view.status === 'CONTINUED_AS_NEW') {
+    view.waiting = await currentWaitOf(client.workflow.getHandle(workflowId));
+    return view;
+  }
   // This run only: its close event holds the result or the failure.
   const handle = client.workflow.getHandle(workflowId, description.runId, { followRuns: false });
   try {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { continuedSchema, waitBoundOptions } from './wait-options.js';
 import { OPERATOR_MAX, OPERATOR_RULE, REASON_TEXT } from './operator-decisions.js';
 import { freeText } from './text.js';
 import { durationSchema, externalRefSchema, slotSchema } from './tenant-input.js';
@@ -29,8 +30,10 @@ export const issueTenantKeyInputSchema = z.strictObject({
     .strictObject({
       /** At the active-key limit: retry the create this often when no operator decision comes. */
       keyLimitRetryInterval: durationSchema.optional(),
+      ...waitBoundOptions,
     })
     .optional(),
+  continued: continuedSchema,
 });
 export type IssueTenantKeyInput = z.input<typeof issueTenantKeyInputSchema>;
 export type ParsedIssueTenantKeyInput = z.output<typeof issueTenantKeyInputSchema>;

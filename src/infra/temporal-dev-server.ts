@@ -23,6 +23,8 @@ export interface DevServerOptions {
   dbFilename?: string;
   readyTimeoutMs?: number;
   onProgress?: Progress;
+  /** Extra dynamic config, e.g. `history.timerProcessorMaxTimeShift: '10ms'` so millisecond timers fire in milliseconds. */
+  dynamicConfig?: Record<string, string>;
 }
 
 export interface RunningDevServer {
@@ -66,6 +68,10 @@ export async function startTemporalDevServer(options: DevServerOptions = {}): Pr
     '--dynamic-config-value',
     'frontend.enableServerVersionCheck=false',
     ...Object.entries(SEARCH_ATTRIBUTES).flatMap(([name, type]) => ['--search-attribute', `${name}=${type}`]),
+    ...Object.entries(options.dynamicConfig ?? {}).flatMap(([key, value]) => [
+      '--dynamic-config-value',
+      `${key}=${JSON.stringify(value)}`,
+    ]),
   ];
   let uiUrl: string | undefined;
   let uiOrigins: string[] | undefined;

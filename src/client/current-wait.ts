@@ -1,0 +1,19 @@
+import type { WorkflowHandle } from '@temporalio/client';
+import { currentWaitQuery, type WaitView } from '../../workflows/waits-messages.js';
+
+export type { WaitView };
+
+/**
+ * What a running run waits for (every waiting workflow answers `currentWait`); null when it is not
+ * waiting, or cannot say (a workflow with no waits, or no worker to answer just now).
+ */
+export async function currentWaitOf(handle: WorkflowHandle): Promise<WaitView | null> {
+  return handle.query(currentWaitQuery).catch(() => null);
+}
+
+/** One line for a wait: what it waits for, since when, and the decisions that apply. */
+export function formatWait(wait: WaitView): string {
+  const decide = wait.decisions.length > 0 ? `; decisions: ${wait.decisions.join(', ')}` : '';
+  const next = wait.nextCheckAt ? `; next look ${wait.nextCheckAt}` : '';
+  return `waiting (${wait.stage}) since ${wait.since}: ${wait.waitingFor}${next}${decide}`;
+}
