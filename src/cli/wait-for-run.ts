@@ -2,7 +2,7 @@ import type { GatewayClient } from '../client/gateway-client.js';
 import type { LastRun, RunKind } from '../client/last-runs.js';
 import type { TenantStatusView } from '../client/tenant-status.js';
 import { segment } from './run.js';
-import { hasEnded, pollUntil } from './poll-run.js';
+import { hasEnded, pollUntil, waitReporter } from './poll-run.js';
 
 /**
  * `--wait` over the gateway: polls `GET /v1/tenants/:ref` (its `lastRuns` and `close`) until what the
@@ -14,11 +14,15 @@ export async function pollTenant<T>(
   gateway: GatewayClient,
   externalRef: string,
   done: (view: TenantStatusView) => T | undefined,
+  /** The kind of run waited for: its waits are reported as they start and end. */
+  kind?: RunKind,
 ): Promise<T> {
-  return pollUntil(
-    async () => done(await gateway.get<TenantStatusView>(`/v1/tenants/${segment(externalRef, 'externalRef')}`)),
-    POLL_MS,
-  );
+  const report = waitReporter();
+  return pollUntil(async () => {
+    const view = await gateway.get<TenantStatusView>(`/v1/tenants/${segment(externalRef, 'externalRef')}`);
+    if (kind) report(view.lastRuns.find((r) => r.kind === kind)?.waiting);
+    return done(view);
+  }, POLL_MS);
 }
 
 /** The latest run of `kind` once it is no longer running. */

@@ -76,14 +76,19 @@ export function registerLifecycleCommands(program: Command): void {
           return;
         }
         const { pollTenant, endedRun, runFailedError } = await import('../wait-for-run.js');
-        const outcome = await pollTenant(gateway, externalRef, (view) => {
-          const run = endedRun(view, action);
-          if (run) return { run };
-          // A delayed close waits days: answer once the tenant is suspended and the window runs.
-          const close = view.close;
-          if (action === 'close' && close?.closeAt && close.stage !== 'closing') return { window: close };
-          return undefined;
-        });
+        const outcome = await pollTenant(
+          gateway,
+          externalRef,
+          (view) => {
+            const run = endedRun(view, action);
+            if (run) return { run };
+            // A delayed close waits days: answer once the tenant is suspended and the window runs.
+            const close = view.close;
+            if (action === 'close' && close?.closeAt && close.stage !== 'closing') return { window: close };
+            return undefined;
+          },
+          action,
+        );
         const status = outcome.window;
         if (status) {
           if (opts.json) printJson({ workflowId: started.workflowId, ...status });

@@ -58,7 +58,7 @@ export function registerOnboardingCommands(program: Command): void {
             return;
           }
           const { pollTenant, endedRun, runFailedError } = await import('../wait-for-run.js');
-          const run = await pollTenant(gateway, opts.externalRef, (view) => endedRun(view, 'onboard'));
+          const run = await pollTenant(gateway, opts.externalRef, (view) => endedRun(view, 'onboard'), 'onboard');
           if (run.status !== 'COMPLETED') throw runFailedError('onboarding', run);
           const result = run.result as OnboardTenantResult;
           if (opts.json) printJson({ ...started, result });
