@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { closeDelayProblem, CLOSE_DELAY_RULE, DURATION_PATTERN, msOf } from './durations.js';
+import { durationSchema } from './duration-schema.js';
 import { EXTERNAL_REF_MAX_LENGTH, TENANT_NAME_MAX_LENGTH } from './ids.js';
 import { freeText } from './text.js';
+import { continuedSchema, waitBoundOptions } from './wait-options.js';
 
 /**
  * Inputs shared by every way in (helper, CLI, gateway, a Web-UI start): validated by the same
@@ -26,10 +28,7 @@ export const slotSchema = z
   .string()
   .regex(/^[a-z0-9][a-z0-9-]{0,31}$/, 'must be 1-32 characters of a-z 0-9 - starting with a letter or digit');
 
-export const durationSchema = z.union([
-  z.string().regex(DURATION_PATTERN, 'must be a duration like 500ms, 30s, 5m, 2h, 1d'),
-  z.number().int().nonnegative(),
-]);
+export { durationSchema };
 // Intervals and deadlines here are waits: zero would spin.
 // zod runs the refinement even when the pattern failed: a malformed value must not throw here (it is reported already).
 const duration = durationSchema.refine(
@@ -77,8 +76,11 @@ export const lifecycleInputSchema = z.strictObject({
       pollInterval: duration.optional(),
       /** How long a close may wait for an unknown transfer before asking an operator. */
       unknownTransferDeadline: duration.optional(),
+      ...waitBoundOptions,
     })
     .optional(),
+  /** close only: the state a close that continued as new hands to its next run (workflows/close-tenant.ts). */
+  continued: continuedSchema,
 });
 export type LifecycleWorkflowInput = z.input<typeof lifecycleInputSchema>;
 export type LifecycleRequest = z.output<typeof lifecycleInputSchema>;

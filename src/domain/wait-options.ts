@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { durationSchema } from './tenant-input.js';
+import { durationSchema } from './duration-schema.js';
 
 /**
  * The options every waiting workflow takes for how its waits are bounded (workflows/waits.ts):
