@@ -9,11 +9,11 @@ import { createTokenSet } from './auth.js';
 import { registerCodecRoutes } from './codec-routes.js';
 import { createDeliveryDispatcher, temporalDeliveryStarter, type DeliveryDispatcher } from './delivery-dispatcher.js';
 import { answerError, GatewayErrorCode, newRequestId, sendError } from './errors.js';
-import { registerHealthRoutes } from './health-routes.js';
+import { registerHealthRoutes, registerLiveness } from './health-routes.js';
 import { createInboxPruner, type InboxPruner } from './inbox-pruner.js';
 import { installJsonBodyParser, installParameterTextGuard } from './json-body.js';
 import { createGatewayMetrics, type GatewayMetrics } from './metrics.js';
-import { openApiDocument } from './openapi.js';
+import { doc, installApiDocs } from './api-docs.js';
 import type { GatewayOptions } from './options.js';
 import { registerTenantRoutes } from './tenant-routes.js';
 import { registerTransferRoutes } from './transfer-routes.js';
@@ -113,9 +113,43 @@ export function buildGatewayApp(deps: GatewayDeps): GatewayApp {
     backendTokens: createTokenSet(options.apiTokens),
     identities: options.operators ?? createOperatorDirectory([]),
   });
-  if (deps.opsRoutes === false) app.get('/healthz', { config: { permission: PUBLIC } }, async () => ({ status: 'ok' }));
+  // The document generator collects routes as they are added: it loads first, the routes after it.
+  installApiDocs(app);
+  void app.register(async (app) => registerRoutes(app, deps, dispatcher, metrics));
+
+  const pruner = createInboxPruner({
+    pool: deps.pool,
+    retentionSeconds: options.webhookInboxRetentionSeconds,
+    ...(logger ? { logger } : {}),
+  });
+  app.addHook('onListen', async () => pruner.start());
+  app.addHook('onClose', async () => {
+    await pruner.stop();
+    await dispatcher.stop();
+  });
+  return { app, dispatcher, pruner, metrics, routes };
+}
+
+function registerRoutes(
+  app: FastifyInstance,
+  deps: GatewayDeps,
+  dispatcher: DeliveryDispatcher,
+  metrics: GatewayMetrics,
+): void {
+  const { options } = deps;
+  if (deps.opsRoutes === false) registerLiveness(app);
   else registerHealthRoutes(app, { pool: deps.pool, client: deps.client, metrics });
-  app.get('/openapi.json', { config: { permission: PUBLIC } }, async () => openApiDocument);
+  app.get(
+    '/openapi.json',
+    {
+      config: { permission: PUBLIC },
+      schema: doc({
+        summary: 'This document (OpenAPI 3.1), generated from the routes',
+        answers: { 200: { description: 'The OpenAPI document.', raw: { type: 'object' } } },
+      }),
+    },
+    async () => app.swagger(),
+  );
   registerTenantRoutes(app, {
     pool: deps.pool,
     client: deps.client,
@@ -209,16 +243,4 @@ export function buildGatewayApp(deps: GatewayDeps): GatewayApp {
     bodyLimitBytes: options.webhookBodyLimitBytes,
     toleranceSeconds: options.webhookToleranceSeconds,
   });
-
-  const pruner = createInboxPruner({
-    pool: deps.pool,
-    retentionSeconds: options.webhookInboxRetentionSeconds,
-    ...(logger ? { logger } : {}),
-  });
-  app.addHook('onListen', async () => pruner.start());
-  app.addHook('onClose', async () => {
-    await pruner.stop();
-    await dispatcher.stop();
-  });
-  return { app, dispatcher, pruner, metrics, routes };
 }

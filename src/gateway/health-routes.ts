@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Pool } from '../db/pool.js';
 import { countInboxByState } from '../db/webhook-inbox-store.js';
 import { PUBLIC } from './access.js';
+import { doc } from './api-docs.js';
 import { driftMetricLines } from './drift-metrics.js';
 import { eventMetricLines } from './event-metrics.js';
 import { gaugeLines, type GatewayMetrics } from './metrics.js';
@@ -22,9 +23,9 @@ export interface HealthRoutesDeps {
 export function registerHealthRoutes(app: FastifyInstance, deps: HealthRoutesDeps): void {
   const timeoutMs = deps.readyTimeoutMs ?? 2_000;
 
-  app.get('/healthz', { config: { permission: PUBLIC } }, async () => ({ status: 'ok' }));
+  registerLiveness(app);
 
-  app.get('/readyz', { config: { permission: PUBLIC } }, async (_request, reply) => {
+  app.get('/readyz', { config: { permission: PUBLIC }, schema: readyzDoc }, async (_request, reply) => {
     const [postgres, temporal] = await Promise.all([
       probe(() => deps.pool.query('SELECT 1'), timeoutMs),
       probe(() => deps.client.workflowService.getSystemInfo({}), timeoutMs),
@@ -35,7 +36,7 @@ export function registerHealthRoutes(app: FastifyInstance, deps: HealthRoutesDep
       .send({ status: ready ? 'ready' : 'not_ready', checks: { postgres, temporal } });
   });
 
-  app.get('/metrics', { config: { permission: PUBLIC } }, async (_request, reply) => {
+  app.get('/metrics', { config: { permission: PUBLIC }, schema: metricsDoc }, async (_request, reply) => {
     const inbox = await countInboxByState(deps.pool).catch(() => undefined);
     const extra = inbox
       ? gaugeLines(
@@ -52,6 +53,43 @@ export function registerHealthRoutes(app: FastifyInstance, deps: HealthRoutesDep
       .send(deps.metrics.render([...extra, ...drift, ...events]));
   });
 }
+
+/** `/healthz` alone (the main listener when /readyz and /metrics have their own ops listener). */
+export function registerLiveness(app: FastifyInstance): void {
+  app.get('/healthz', { config: { permission: PUBLIC }, schema: healthzDoc }, async () => ({ status: 'ok' }));
+}
+
+const healthzDoc = doc({
+  summary: 'Liveness: the process answers',
+  answers: {
+    200: {
+      description: 'Alive.',
+      raw: { type: 'object', required: ['status'], properties: { status: { const: 'ok' } } },
+    },
+  },
+});
+
+const check = { type: 'string', enum: ['ok', 'unreachable', 'timeout'] };
+const readiness = (status: string) => ({
+  type: 'object',
+  required: ['status', 'checks'],
+  properties: {
+    status: { const: status },
+    checks: { type: 'object', required: ['postgres', 'temporal'], properties: { postgres: check, temporal: check } },
+  },
+});
+const readyzDoc = doc({
+  summary: 'Readiness: Postgres and Temporal answer within a short deadline',
+  answers: {
+    200: { description: 'Ready.', raw: readiness('ready') },
+    503: { description: 'Not ready; `checks` says which.', raw: readiness('not_ready') },
+  },
+});
+
+const metricsDoc = doc({
+  summary: 'Prometheus metrics (text exposition format 0.0.4)',
+  answers: { 200: { description: 'The metrics.', text: 'text/plain' } },
+});
 
 async function probe(check: () => Promise<unknown>, timeoutMs: number): Promise<'ok' | 'unreachable' | 'timeout'> {
   let timer: NodeJS.Timeout | undefined;

@@ -2,7 +2,6 @@ import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool } from '../../src/db/pool.js';
 import type { GatewayApp } from '../../src/gateway/app.js';
-import { openApiDocument } from '../../src/gateway/openapi.js';
 import { buildTestGateway, listenOnLoopback, TEST_API_TOKEN, TEST_CODEC_TOKEN } from '../harness/gateway-app.js';
 import { parseMasterKeys } from '../../src/secrets/master-keys.js';
 import { TENANTCTL } from '../harness/cli.js';
@@ -370,7 +369,7 @@ describe('gateway trigger, status, lifecycle, codec and health API', () => {
     );
     expect(text).toMatch(/^gateway_webhook_inbox_deliveries\{state="pending"\} \d+$/m);
 
-    const openapi = await (await fetch(`${url}/openapi.json`)).json();
+    const openapi = (await (await fetch(`${url}/openapi.json`)).json()) as { paths: Record<string, unknown> };
     expect(openapi).toMatchObject({ openapi: '3.1.0' });
     for (const path of [
       '/v1/tenants',
@@ -382,7 +381,7 @@ describe('gateway trigger, status, lifecycle, codec and health API', () => {
       '/readyz',
       '/metrics',
     ]) {
-      expect(Object.keys(openApiDocument.paths)).toContain(path);
+      expect(Object.keys(openapi.paths)).toContain(path);
     }
     const notFound = await fetch(`${url}/nothing-here`);
     expect(notFound.status).toBe(404);
