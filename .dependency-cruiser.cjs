@@ -1,8 +1,8 @@
 // @ts-check
 /* global module -- dependency-cruiser reads a CommonJS config */
 /**
- * The import rules of STYLE.md's layout, checked by `npm run lint`: imports point down only and
- * never go round in a circle. Layers, top to bottom:
+ * The import rules of the layout (docs/style.md, docs/architecture.md), checked by `npm run lint`: imports
+ * point down only and never go round in a circle. Layers, top to bottom:
  *   src/cli, src/main            process entries and their wiring (cli may launch main's processes)
  *   src/gateway                  the HTTP app factory
  *   src/client                   start / inspect / schedule helpers

@@ -1,6 +1,6 @@
 /**
  * The closed list of drift kinds, and which of them have a safe fix. Safe to import from workflows.
- * Every kind's meaning and what an operator does about it is in the README runbook.
+ * Every kind's meaning and what an operator does about it is in the runbook, docs/operations.md.
  */
 export const DriftKind = {
   /**

@@ -12,7 +12,7 @@ export async function driftMetricLines(db: Queryable): Promise<string[]> {
   const counts = await countOpenFindingsByKind(db);
   return gaugeLines(
     'tpo_drift_findings_open',
-    'Open drift findings (platform vs our records), by kind; see the README runbook.',
+    'Open drift findings (platform vs our records), by kind; see docs/operations.md.',
     DRIFT_KINDS.map((kind) => ({ labels: { kind }, value: counts[kind] ?? 0 })),
   );
 }

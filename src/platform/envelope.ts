@@ -31,9 +31,10 @@ const ENVELOPE_KEYS = new Set(['meta', 'error']);
 const CODE_LIKE = /^[A-Za-z][A-Za-z0-9_.-]*$/;
 
 /**
- * The contract says the payload sits under one key beside `meta`, never at the top level, and DESIGN.md names that
- * key `data`. We read `data` first; without it, a single other object/array-valued key is the payload (a platform
- * that names it after the resource); failing that, the body minus `meta` (a top-level payload, tolerated).
+ * The contract says the payload sits under one key beside `meta`, never at the top level, and docs/architecture.md
+ * ("Platform client") names that key `data`. We read `data` first; without it, a single other object/array-valued
+ * key is the payload (a platform that names it after the resource); failing that, the body minus `meta` (a top-level
+ * payload, tolerated).
  */
 function payloadOf(body: JsonObject): unknown {
   if ('data' in body) return body.data;

@@ -1,7 +1,7 @@
 /**
- * One error base class with precise subclasses (DESIGN.md, "Platform client"). Every failure carries a code from
- * our closed list, the platform's raw code when it sent one, the request id, and a classification that tells the
- * caller what is safe to do next. Messages are built from redacted text only (see http-errors.ts).
+ * One error base class with precise subclasses (docs/architecture.md, "Platform client"). Every failure carries a
+ * code from our closed list, the platform's raw code when it sent one, the request id, and a classification that
+ * tells the caller what is safe to do next. Messages are built from redacted text only (see http-errors.ts).
  */
 
 export const PlatformErrorCode = {

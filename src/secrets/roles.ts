@@ -2,7 +2,7 @@
  * Who may do what: every caller of the gateway is an identity (a name and a role), and every route
  * declares the one permission it needs (src/gateway/access.ts refuses to register a route that does
  * not). This table is the only place a role's rights are written: the gateway checks it, the route
- * table test walks it, and the README's roles table is generated from it (`rolesMarkdown`).
+ * table test walks it, and the roles table of docs/security.md is generated from it (`rolesMarkdown`).
  */
 
 export const ROLES = ['viewer', 'backend', 'operator', 'admin'] as const;
@@ -78,7 +78,7 @@ export function roleAllows(role: Role, permission: Permission): boolean {
   return ROLE_PERMISSIONS[role].has(permission);
 }
 
-/** The roles table of the README: one row a permission, one column a role. */
+/** The roles table of docs/security.md: one row a permission, one column a role. */
 export function rolesMarkdown(): string {
   const header = `| permission | what it allows | ${ROLES.join(' | ')} |`;
   const rule = `|---|---|${ROLES.map(() => ':-:').join('|')}|`;

@@ -118,13 +118,13 @@ describe('resolveTransfer on a transfer in needs_operator', () => {
 
   it(
     "the runbook's `temporal workflow update execute` refuses a typo and settles the " +
-      'transfer, verbatim from the README',
+      'transfer, verbatim from the runbook (docs/operations.md)',
     async () => {
-      const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+      const runbook = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');
       const command = /`(temporal workflow update execute -w onboard:R --name resolveTransfer --input '[^']+')`/.exec(
-        readme,
+        runbook,
       )?.[1];
-      expect(command, 'the README shows the update command').toBeDefined();
+      expect(command, 'the runbook shows the update command').toBeDefined();
       const temporalCli = await findOrBuildTemporalCli({ cliPath: process.env.TEMPORAL_CLI_PATH });
       expect(temporalCli, 'a temporal CLI (the harness uses the same one)').toBeDefined();
       const run = (text: string) =>

@@ -29,7 +29,7 @@ export function registerSafeOpsCommands(program: Command): void {
         'to them) and the OPERATORS entry (only its hash and role)',
     )
     .argument('<name>', '1-100 of A-Z a-z 0-9 . _ @ -')
-    .option('--role <role>', "viewer, backend, operator or admin (see the README's roles table)", 'operator')
+    .option('--role <role>', 'viewer, backend, operator or admin (see docs/security.md)', 'operator')
     .action(async (name: string, opts: { role: string }) => {
       const { generateOperator } = await import('../../secrets/operators.js');
       const { token, entry } = generateOperator(name, opts.role as never);
