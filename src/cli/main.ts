@@ -15,7 +15,7 @@ import { registerTopUpCommands } from './commands/top-ups.js';
 import { registerFundingCommands } from './commands/funding.js';
 import { registerWebhookCommands } from './commands/webhooks.js';
 import { registerApprovalCommands, registerSafeOpsCommands } from './commands/safe-ops.js';
-import { setOperatorTokenFlag, withRuntime } from './run.js';
+import { addWaitTimeouts, setOperatorTokenFlag, setWaitFlags, withRuntime } from './run.js';
 import { registerImportCommands } from './commands/import.js';
 import { registerParentKeyCommands } from './commands/parent-key.js';
 import { registerEventCommands } from './commands/events.js';
@@ -28,7 +28,10 @@ const program = new Command('tenantctl')
     '--operator-token <token>',
     'your operator token (else TENANTCTL_OPERATOR_TOKEN); only with an OPERATORS list',
   )
-  .hook('preAction', () => setOperatorTokenFlag((program.opts() as { operatorToken?: string }).operatorToken));
+  .hook('preAction', async (_program, action) => {
+    setOperatorTokenFlag((program.opts() as { operatorToken?: string }).operatorToken);
+    await setWaitFlags(action);
+  });
 
 program
   .command('migrate')
@@ -157,6 +160,7 @@ registerApprovalCommands(program);
 registerImportCommands(program);
 registerParentKeyCommands(program);
 registerEventCommands(program);
+addWaitTimeouts(program);
 
 try {
   await program.parseAsync(process.argv);

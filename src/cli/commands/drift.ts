@@ -43,16 +43,12 @@ async function waitForCheck(
   gateway: GatewayClient,
   tenant: string | undefined,
 ): Promise<{ result: ReconcileFleetResult; findings: Finding[] }> {
-  const { hasEnded, endedWhy, pollUntil } = await import('../poll-run.js');
-  const { run, findings } = await pollUntil(async () => {
-    const latest = await gateway.get<{ run: RunView<ReconcileFleetResult> | null; findings: Finding[] }>(
-      '/v1/drift/checks/latest',
-      { tenant },
-    );
-    return hasEnded(latest.run) ? latest : undefined;
-  }, 500);
-  if (run!.status === 'COMPLETED' && run!.result) return { result: run!.result, findings };
-  throw new Error(`${run!.workflowId} ended ${run!.status}${run!.failure ? `: ${endedWhy(run!)}` : ''}`);
+  const { completedResult, endedRunAt } = await import('../poll-run.js');
+  const { run, findings } = await endedRunAt<
+    { run: RunView<ReconcileFleetResult> | null; findings: Finding[] },
+    ReconcileFleetResult
+  >(gateway, '/v1/drift/checks/latest', { tenant });
+  return { result: completedResult(run), findings };
 }
 
 export function registerDriftCommands(program: Command): void {

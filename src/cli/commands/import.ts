@@ -26,23 +26,38 @@ async function mapOf(file: string | undefined): Promise<{ map?: { file: string; 
 
 const POLL_MS = 500;
 
-/** Follows each started run to its end (they run side by side; the slowest sets the pace). */
+/**
+ * Follows the started runs to their end, side by side (one look at each still running per round), so
+ * a `--timeout` that ends first can say where each of them stands.
+ */
 async function resultsOf(gateway: GatewayClient, start: ImportStart): Promise<ApplyOutcome['results']> {
   const results: ApplyOutcome['results'] = start.notStarted.map((r) => ({ ok: false as const, ...r }));
-  const { hasEnded, pollUntil } = await import('../poll-run.js');
-  for (const row of start.started) {
-    const run = await pollUntil(async () => {
-      const { run } = await gateway.get<{ run: RunView<ImportTenantResult> | null }>(
-        `/v1/imports/${segment(row.externalRef, 'externalRef')}`,
-      );
-      return run && hasEnded(run) ? run : undefined;
-    }, POLL_MS);
-    if (run.status === 'COMPLETED' && run.result) results.push({ ok: true, workflowId: row.workflowId, ...run.result });
-    else {
-      const why = run.failure ? [run.failure.message, ...run.failure.causes].join(': ') : `ended ${run.status}`;
-      results.push({ ok: false, ...row, error: why });
-    }
-  }
+  const { hasEnded, pollUntil, standingOf } = await import('../poll-run.js');
+  const running = new Map(start.started.map((row) => [row.externalRef, { row, run: null as RunView | null }]));
+  await pollUntil(
+    async () => {
+      for (const [ref, entry] of running) {
+        const { run } = await gateway.get<{ run: RunView<ImportTenantResult> | null }>(
+          `/v1/imports/${segment(ref, 'externalRef')}`,
+        );
+        entry.run = run;
+        if (!run || !hasEnded(run)) continue;
+        running.delete(ref);
+        if (run.status === 'COMPLETED' && run.result)
+          results.push({ ok: true, workflowId: entry.row.workflowId, ...run.result });
+        else {
+          const why = run.failure ? [run.failure.message, ...run.failure.causes].join(': ') : `ended ${run.status}`;
+          results.push({ ok: false, ...entry.row, error: why });
+        }
+      }
+      return running.size === 0 ? true : undefined;
+    },
+    POLL_MS,
+    () =>
+      [...running.values()].map(({ row, run }) =>
+        standingOf(run ?? { workflowId: row.workflowId, status: 'RUNNING', waiting: null }),
+      ),
+  );
   return results.sort((a, b) => a.externalRef.localeCompare(b.externalRef));
 }
 
@@ -91,8 +106,12 @@ export function registerImportCommands(program: Command): void {
     .description('import every importable sub-account of a fresh plan (importTenant, id import:<ref>); idempotent')
     .option('--only <refs...>', 'import only these refs (each must be importable in the plan)')
     .option('--map <file>', 'CSV of subaccountId,externalRef for sub-accounts that carry no externalRef')
+    .option(
+      '--timeout <duration>',
+      'stop waiting for the runs after this long (e.g. 10m): prints where each stands, exit 4; they go on',
+    )
     .option('--json', 'print JSON')
-    .action(async (opts: { only?: string[]; map?: string; json?: boolean }) =>
+    .action(async (opts: { only?: string[]; map?: string; timeout?: string; json?: boolean }) =>
       withGateway(async (gateway) => {
         const start = (
           await gateway.call<ImportStart>('POST', '/v1/imports/apply', {
@@ -102,7 +121,10 @@ export function registerImportCommands(program: Command): void {
         const { notStarted: _notStarted, ...rest } = start;
         const outcome: ApplyOutcome = { ...rest, results: await resultsOf(gateway, start) };
         const failed = outcome.results.filter((r) => !r.ok);
-        if (failed.length) process.exitCode = 1;
+        if (failed.length) {
+          const { EXIT_CODES } = await import('../poll-run.js');
+          process.exitCode = EXIT_CODES.failed;
+        }
         if (opts.json) return printJson(outcome);
         const imported = outcome.results.filter((r) => r.ok && r.outcome === 'imported').length;
         console.log(

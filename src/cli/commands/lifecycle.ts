@@ -75,7 +75,7 @@ export function registerLifecycleCommands(program: Command): void {
           else console.log(`started ${started.workflowId} (follow with: tenantctl status ${externalRef})`);
           return;
         }
-        const { pollTenant, endedRun, runFailedError } = await import('../wait-for-run.js');
+        const { pollTenant, endedRun, lastRunResult } = await import('../wait-for-run.js');
         const outcome = await pollTenant(
           gateway,
           externalRef,
@@ -101,10 +101,9 @@ export function registerLifecycleCommands(program: Command): void {
             );
           return;
         }
-        const run = outcome.run!;
-        if (run.status !== 'COMPLETED') throw runFailedError(action, run);
-        if (opts.json) printJson(run.result);
-        else console.log(`${action}: ${JSON.stringify(run.result)}`);
+        const result = lastRunResult<unknown>(action, outcome.run!);
+        if (opts.json) printJson(result);
+        else console.log(`${action}: ${JSON.stringify(result)}`);
       }),
     );
   }

@@ -57,10 +57,9 @@ export function registerOnboardingCommands(program: Command): void {
               );
             return;
           }
-          const { pollTenant, endedRun, runFailedError } = await import('../wait-for-run.js');
+          const { pollTenant, endedRun, lastRunResult } = await import('../wait-for-run.js');
           const run = await pollTenant(gateway, opts.externalRef, (view) => endedRun(view, 'onboard'), 'onboard');
-          if (run.status !== 'COMPLETED') throw runFailedError('onboarding', run);
-          const result = run.result as OnboardTenantResult;
+          const result = lastRunResult<OnboardTenantResult>('onboarding', run);
           if (opts.json) printJson({ ...started, result });
           else
             console.log(

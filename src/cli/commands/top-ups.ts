@@ -3,7 +3,7 @@ import type { GatewayClient } from '../../client/gateway-client.js';
 import type { LedgerEntry, WalletComparison } from '../../client/transfer-ledger.js';
 import type { RunView } from '../../client/run-status.js';
 import type { InvalidInputError as InvalidInputErrorClass } from '../../domain/tenant-input.js';
-import { resultOfRun } from '../poll-run.js';
+import { markRefused, resultOfRun } from '../poll-run.js';
 import { printJson, segment, withGateway } from '../run.js';
 
 /** `tenantctl fund`, `transfers` and `wallet`: top-ups and the ledger, clients of the gateway's /v1 routes. */
@@ -79,7 +79,7 @@ export function registerTopUpCommands(program: Command): void {
     .requiredOption('--amount <microUsd>', 'micro-USD as a whole number (e.g. 5000000 = 5 USD)')
     .requiredOption('--key <idempotencyKey>', 'your idempotency key for this top-up (1-255 of A-Z a-z 0-9 . _ -)')
     .option('--reason <text>', 'why (recorded)')
-    .option('--wait', 'wait until the transfer settles and print it')
+    .option('--wait', 'wait until the transfer settles and print it (exit 3 when a spend cap refuses it)')
     .option('--json', 'print JSON')
     .action(
       async (
@@ -109,9 +109,10 @@ export function registerTopUpCommands(program: Command): void {
           }
           const recorded = !started && (entry ?? (await entryOf(gateway, keyPath))) !== null;
           if (opts.wait && !(entry && !started)) {
+            // A cap's refusal is exit 3 (docs/exit-codes.md), as for every --wait.
             await resultOfRun(gateway, `${keyPath}/run`);
             entry = null;
-          }
+          } else if (opts.wait && entry?.state === 'refused') markRefused(); // a replay answers as the first did
           entry ??= await entryOf(gateway, keyPath);
           if (opts.wait)
             workflowId ??= (await gateway.get<{ run: RunView | null }>(`${keyPath}/run`)).run?.workflowId ?? null;
