@@ -86,6 +86,10 @@ describe('npm start and the README quick start', () => {
     expect(stackOutput).toContain(`Gateway:          http://127.0.0.1:${ports.GATEWAY_PORT}`);
     expect(stackOutput).toMatch(/Key rotation:\s+notify, to the dev stack's own receiver http:\/\/127\.0\.0\.1:\d+/);
     expect(stackOutput).not.toMatch(/^\{"level"/m);
+    // Quiet when nothing is wrong: no warning on a normal start (the platform queue's activities-only
+    // worker used to print the SDK's "No workflows registered" on every start).
+    expect(stackOutput).not.toContain('No workflows registered');
+    expect(stackOutput.split('\n').filter((line) => /^\[[\d:.]+\] (WARN|ERROR)\b/.test(line))).toEqual([]);
     const file = join(dataDir, 'stack.json');
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({

@@ -1,6 +1,7 @@
 import type { Logger as TemporalLogger } from '@temporalio/common';
 import { DefaultLogger, type TelemetryOptions } from '@temporalio/worker';
 import type { LevelWithSilent } from 'pino';
+import { platformTaskQueue } from '../../domain/ids.js';
 import { temporalSdkLogger, toTemporalLogger, type Logger } from '../../infra/log.js';
 
 /**
@@ -13,9 +14,28 @@ export function workerRuntimeLogger(logger: Logger, level: LevelWithSilent): Tem
   const sdk = temporalSdkLogger(logger, level);
   // The SDK's DefaultLogger supplies the per-level methods; pino does the level filtering.
   return new DefaultLogger('TRACE', ({ level: at, message, meta }) => {
+    if (expectedOfPlatformWorker(message, meta)) return;
     const component = meta?.sdkComponent;
     (component === 'workflow' || component === 'activity' ? ours : sdk).log(at, message, meta);
   });
+}
+
+/**
+ * The platform queue's worker runs activities only, by design (src/main/wiring/platform-worker.ts), so the SDK's
+ * warning that it polls no workflow tasks says nothing is wrong: dropped by its exact text, for that queue's worker
+ * alone. The same warning from any other worker (one that lost its workflows) still shows.
+ */
+const NO_WORKFLOWS = 'No workflows registered, not polling for workflow tasks';
+const PLATFORM_QUEUE_SUFFIX = platformTaskQueue('');
+
+function expectedOfPlatformWorker(message: string, meta: Record<string, unknown> | undefined): boolean {
+  const taskQueue = meta?.['taskQueue'];
+  return (
+    message === NO_WORKFLOWS &&
+    meta?.['sdkComponent'] === 'worker' &&
+    typeof taskQueue === 'string' &&
+    taskQueue.endsWith(PLATFORM_QUEUE_SUFFIX)
+  );
 }
 
 /** Seconds from a few seconds to a day: onboardings take seconds, rotations wait hours for quiet. */

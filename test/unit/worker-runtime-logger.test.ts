@@ -1,0 +1,38 @@
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { platformTaskQueue } from '../../src/domain/ids.js';
+import { createLogger } from '../../src/infra/log.js';
+import { workerRuntimeLogger } from '../../src/main/wiring/telemetry.js';
+
+/**
+ * The worker Runtime's logger as the SDK drives it: the platform queue's worker has activities only, so the
+ * SDK's "No workflows registered" warning about it is dropped (the dev console showed it on every start);
+ * the same warning from another worker, and every other warning of the platform worker, still shows.
+ */
+function capture() {
+  const chunks: string[] = [];
+  const destination = new Writable({ write: (chunk, _encoding, done) => void (chunks.push(String(chunk)), done()) });
+  const logger = workerRuntimeLogger(createLogger({ level: 'info', format: 'json', destination }), 'info');
+  return { logger, lines: () => chunks.join('').split('\n').filter(Boolean) };
+}
+
+const NO_WORKFLOWS = 'No workflows registered, not polling for workflow tasks';
+
+describe('worker runtime logger', () => {
+  it("drops the platform worker's no-workflows warning and nothing else", () => {
+    const { logger, lines } = capture();
+    const platform = { sdkComponent: 'worker', taskQueue: platformTaskQueue('tenant-orchestrator') };
+    logger.warn(NO_WORKFLOWS, platform);
+    expect(lines()).toEqual([]);
+
+    logger.warn(NO_WORKFLOWS, { sdkComponent: 'worker', taskQueue: 'tenant-orchestrator' });
+    logger.warn('Worker state changed to FAILED', platform);
+    logger.warn(`${NO_WORKFLOWS}!`, platform);
+    const written = lines().map((line) => JSON.parse(line) as { msg: string; taskQueue: string });
+    expect(written.map((line) => [line.msg, line.taskQueue])).toEqual([
+      [NO_WORKFLOWS, 'tenant-orchestrator'],
+      ['Worker state changed to FAILED', platform.taskQueue],
+      [`${NO_WORKFLOWS}!`, platform.taskQueue],
+    ]);
+  });
+});
