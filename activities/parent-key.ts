@@ -24,6 +24,7 @@ import { fingerprintToken } from '../src/secrets/fingerprint.js';
 import { sealedKeyId } from '../src/secrets/vault.js';
 import { auditOrigin, type ActivityDeps } from './context.js';
 import { activityFailure, boundary } from './failures.js';
+import type { PendingProcess } from '../workflows/rotate-parent-key-messages.js';
 import type { KeyUsage, LastUseExpectation } from './rotation.js';
 
 /**
@@ -160,21 +161,37 @@ export function createParentKeyActivities(deps: ActivityDeps) {
       });
     }),
 
-    /** Which live processes (reported within staleAfterMs) use which key; the others are not waited for. */
+    /**
+     * Which live processes (reported within staleAfterMs) use which key; the others are not waited for. `pending`
+     * names those not yet on the new key with their last report (process ids and times, never a secret).
+     */
     observeParentKeySwitch: boundary(
-      async (input: { rowId: string; staleAfterMs: number }): Promise<{ live: number; stragglers: string[] }> => {
+      async (input: {
+        rowId: string;
+        staleAfterMs: number;
+      }): Promise<{ live: number; stragglers: string[]; pending: PendingProcess[] }> => {
         const live = await listLiveProcesses(pool, input.staleAfterMs);
         const relevant = live.filter((p) => p.kind !== 'cli');
+        const behind = relevant.filter((p) => p.parentKeyId !== input.rowId);
+        const now = Date.now();
         return {
           live: relevant.length,
-          stragglers: relevant.filter((p) => p.parentKeyId !== input.rowId).map((p) => `${p.processId} (${p.kind})`),
+          stragglers: behind.map((p) => `${p.processId} (${p.kind})`),
+          pending: behind.map((p) => ({
+            processId: p.processId,
+            kind: p.kind,
+            parentKeyId: p.parentKeyId,
+            lastReportAt: new Date(now - p.seenAgoMs).toISOString(),
+          })),
         };
       },
     ),
 
     /**
-     * The old key as the platform's list shows it, for the quiet gate. An imported key's platform id may be unknown:
-     * it is the one active key that is none of ours with a known id; when that is not exactly one, `ambiguous`.
+     * The old key as the platform's list shows it, for the quiet gate. Its platform id is the one in our records
+     * (recorded at import with --key-id, named by an operator with `parent-key identify`, or known because we
+     * created it); else, for an imported key, the one active key that is none of ours with a known id (recorded
+     * then). When that is not exactly one, `ambiguous` lists the keys that could be it: an operator names it.
      */
     observeOldParentKey: boundary(
       async (input: {
@@ -182,9 +199,10 @@ export function createParentKeyActivities(deps: ActivityDeps) {
         newPlatformKeyId: string;
       }): Promise<{ usage: KeyUsage | null; platformKeyId: string | null; ambiguous: string[] }> => {
         const { keys } = await platform.listPlatformKeys({});
-        let id = input.old.platformKeyId;
+        let id = input.old.platformKeyId ?? (await findParentKey(pool, input.old.rowId))?.platformKeyId ?? null;
         if (!id) {
           const known = new Set((await listParentKeys(pool)).map((r) => r.platformKeyId).filter(Boolean));
+          if (input.newPlatformKeyId) known.add(input.newPlatformKeyId);
           const candidates = keys.filter((k) => k.status !== 'revoked' && !known.has(k.id));
           if (candidates.length !== 1)
             return { usage: null, platformKeyId: null, ambiguous: candidates.map((k) => k.id) };
@@ -203,11 +221,22 @@ export function createParentKeyActivities(deps: ActivityDeps) {
     revokeOldParentKey: boundary(
       async (input: {
         rowId: string;
-        platformKeyId: string;
+        /** null: no active platform key could be the old one (already revoked there): our record only. */
+        platformKeyId: string | null;
         expect: LastUseExpectation | null;
         operator: string | null;
         why: string;
       }): Promise<{ result: 'revoked' | 'already_gone' }> => {
+        if (input.platformKeyId === null) {
+          await markParentKeyRevoked(pool, input.rowId, {
+            ...auditOrigin(),
+            actor: actorOf(input.operator),
+            action: 'parent_key.revoked',
+            subject: input.rowId,
+            details: { why: input.why, result: 'already_gone' },
+          });
+          return { result: 'already_gone' };
+        }
         if (input.expect) {
           const { keys } = await platform.listPlatformKeys({});
           const now = keys.find((k) => k.id === input.platformKeyId);

@@ -1,4 +1,4 @@
-import { defineQuery } from '@temporalio/workflow';
+import { defineQuery, defineSignal } from '@temporalio/workflow';
 import type { ParentKeyRef } from '../activities/parent-key.js';
 
 export type ParentKeyRotationStage =
@@ -6,11 +6,23 @@ export type ParentKeyRotationStage =
   | 'key_limit'
   | 'verifying'
   | 'waiting_for_switch'
+  /** The old key's platform id is unknown and several active keys could be it: an operator names it. */
+  | 'naming_old_key'
   | 'waiting_for_quiet'
   | 'held'
   | 'revoking'
   | 'completed'
   | 'aborted';
+
+/** A live process not yet on the new key: who it is and when it last reported (never a secret). */
+export interface PendingProcess {
+  processId: string;
+  kind: string;
+  /** The key record it reported using (our row id), or null before it loaded one. */
+  parentKeyId: string | null;
+  /** When it last reported (the database's clock, ISO). */
+  lastReportAt: string;
+}
 
 /** What `tenantctl parent-key show` and the Web UI see of a running rotation: ids and fingerprints, never a token. */
 export interface ParentKeyRotationStatus {
@@ -18,12 +30,25 @@ export interface ParentKeyRotationStatus {
   emergency: boolean;
   oldKey: ParentKeyRef | null;
   newKey: ParentKeyRef | null;
-  /** Live processes (reported within staleAfter) and those not yet on the new key. */
-  processes: { live: number; stragglers: string[] };
+  /**
+   * Live processes (reported within staleAfter) and those not yet on the new key: `stragglers` as
+   * `<processId> (<kind>)`, `pending` with their last report.
+   */
+  processes: { live: number; stragglers: string[]; pending?: PendingProcess[] };
+  /** When every live process was seen on the new key (the workflow's clock, ISO); null before. */
+  switchedAt?: string | null;
   /** At the key limit: the parent's active platform keys. */
   activeKeys: Array<{ id: string; name: string | null; lastUsedAt: string | null }>;
+  /** While the old key is being named: the active platform keys that could be it. */
+  candidates?: string[];
   quietCheck: string | null;
   notes: string[];
 }
 
 export const parentKeyRotationStatusQuery = defineQuery<ParentKeyRotationStatus>('parentKeyRotationStatus');
+
+/**
+ * Our key records changed (an operator named the old key's platform id): the run looks again now instead of
+ * at its next poll. Not a decision: it changes nothing by itself, the run reads our records.
+ */
+export const parentKeyRecordsChangedSignal = defineSignal('parentKeyRecordsChanged');

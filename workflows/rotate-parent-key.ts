@@ -4,18 +4,28 @@
  * key from our records and reports the one it uses (process_credentials), so the old key is revoked only once no
  * process uses it and the platform shows it quiet. One run at a time (id `rotate-parent-key`).
  *
- *   create new key ─► seal ─► verify (read) ─► make current ─► wait: every live process reports the new key
+ *   name the old key (its platform id: recorded, or the one active key none of our records holds)
+ *   ─► create new key ─► seal ─► verify (read) ─► make current ─► wait: every live process reports the new key
  *     (key_limit: wait for an operator)                            (a process that stops reporting is not waited for;
  *                                                                   past the deadline: held)
- *   ─► verify (read) ─► quiet gate on the old key (last use, else overlap window; emergency: none) ─► revoke old
+ *   ─► verify (read) ─► old key's platform id unknown and several keys could be it: naming_old_key (an operator
+ *      names it: `tenantctl parent-key identify`; the parent's other keys are never touched)
+ *   ─► quiet gate on the old key (last use, else overlap window; emergency: none) ─► revoke old
+ *
+ * Every wait follows workflows/waits.ts: the `currentWait` query (stage, what for, since, the decisions that
+ * apply), polls backing off to a ceiling, and a continue-as-new carrying the rotation's state past
+ * `historyEventBound` or when the SDK suggests it (a decision sent after it lands on the new run).
  *
  * Operator decisions are Updates with validators (same names as tenant rotation): retryKeyCreate, abortRotation,
- * revokeAnyway, escalateToEmergency. Abort or failure before the old key is revoked rolls back: the old key is
- * current again and the new one is revoked.
+ * revokeAnyway, escalateToEmergency; a decision that cannot apply is refused with the reason (revokeAnyway while
+ * the old key's platform id is unknown, anything after an abort or a revokeAnyway was accepted). Abort or failure
+ * before the old key is revoked rolls back: the old key is current again and the new one is revoked.
  */
 import {
   CancellationScope,
   condition,
+  ContinueAsNew,
+  continueAsNew,
   isCancellation,
   proxyActivities,
   proxyLocalActivities,
@@ -31,9 +41,11 @@ import { checkDecisionBy, type DecisionAnswer, type DecisionBy } from '../src/do
 import { databaseStep, platformCall } from './activity-policies.js';
 import { accepted, refuseUnlessApplicable } from './decisions.js';
 import {
+  parentKeyRecordsChangedSignal,
   parentKeyRotationStatusQuery,
   type ParentKeyRotationStage,
   type ParentKeyRotationStatus,
+  type PendingProcess,
 } from './rotate-parent-key-messages.js';
 import { evaluateGate, type GateMemory } from './rotate-tenant-key-gate.js';
 import {
@@ -43,6 +55,7 @@ import {
   revokeAnywayUpdate,
 } from './rotate-tenant-key-messages.js';
 import { msOf, validateWorkflowInput } from './validate-input.js';
+import { Backoff, handlersFinished, historyFull, Waits, type WaitView } from './waits.js';
 
 const db = proxyLocalActivities<Activities>(databaseStep);
 
@@ -63,8 +76,28 @@ const DEFAULTS = {
   overlapWindow: '10m',
 } as const;
 
+/** Where a run stands, so a continuation picks up where the previous run waited. */
+type Phase = 'create' | 'switch' | 'name' | 'quiet';
+
+/** What a run continued as new hands to the next (ids, fingerprints, stages, times, decisions: never a token). */
+interface Carried {
+  begun: { old: ParentKeyRef; newRowId: string; keyName: string };
+  phase: Phase;
+  status: ParentKeyRotationStatus;
+  wait: WaitView | null;
+  polls: number;
+  switchStartedMs: number | null;
+  oldPlatformId: string | null;
+  oldGone: boolean;
+  memory: GateMemory | null;
+  lastWaitMs: number;
+  abortBy: DecisionBy | null;
+  revokeBy: DecisionBy | null;
+}
+
 export async function rotateParentKey(rawInput: RotateParentKeyInput): Promise<RotateParentKeyResult> {
   const input = await validateWorkflowInput('rotateParentKey', rawInput, () => PARENT_KEY_ROTATION_WORKFLOW_ID);
+  const carried = input.continued as Carried | undefined;
   const platform = proxyActivities<Activities>(platformCall(platformTaskQueue(workflowInfo().taskQueue)));
   const o = { ...DEFAULTS, ...input.options };
   const t = {
@@ -75,52 +108,83 @@ export async function rotateParentKey(rawInput: RotateParentKeyInput): Promise<R
     quietDeadlineMs: msOf(o.quietDeadline),
     overlapWindowMs: msOf(o.overlapWindow),
   };
-  const status: ParentKeyRotationStatus = {
+  const status: ParentKeyRotationStatus = carried?.status ?? {
     stage: 'creating_key',
     emergency: input.emergency,
     oldKey: null,
     newKey: null,
-    processes: { live: 0, stragglers: [] },
+    processes: { live: 0, stragglers: [], pending: [] },
+    switchedAt: null,
     activeKeys: [],
+    candidates: [],
     quietCheck: null,
     notes: input.reason ? [`started: ${input.reason}`] : [],
   };
   setHandler(parentKeyRotationStatusQuery, () => status);
+  const waits = new Waits({ details: () => detailsOf(status) }, carried?.wait ?? null);
   let retryCreate = false;
-  let abortBy: DecisionBy | null = null;
-  let revokeBy: DecisionBy | null = null;
+  let recordsChanged = false;
+  let abortBy: DecisionBy | null = carried?.abortBy ?? null;
+  let revokeBy: DecisionBy | null = carried?.revokeBy ?? null;
+  let oldPlatformId: string | null = carried?.oldPlatformId ?? null;
+  setHandler(parentKeyRecordsChangedSignal, () => {
+    recordsChanged = true;
+  });
+
   const answer = (effect: string): DecisionAnswer => ({ stage: status.stage, effect });
   const at = (name: string, stages: ParentKeyRotationStage[]) => () =>
     stages.includes(status.stage) ? null : `${name} applies at ${stages.join(', ')} (the run is at ${status.stage})`;
+  /** A decision after an abort or a revokeAnyway was accepted cannot apply: the run is already on its way. */
+  const settled = () => {
+    const a = abortBy as DecisionBy | null;
+    const r = revokeBy as DecisionBy | null;
+    if (a) return `the rotation is being rolled back (abortRotation by ${a.operator}): no other decision applies`;
+    if (r) return `revokeAnyway by ${r.operator} was accepted: the old key is being revoked`;
+    return null;
+  };
+  const unknownOldId = () =>
+    oldPlatformId
+      ? null
+      : `the old key's platform id is unknown (imported without --key-id` +
+        `${status.candidates?.length ? `, and ${status.candidates.length} active platform keys could be it` : ''}): ` +
+        `revokeAnyway cannot revoke it. Find ours with \`tenantctl parent-key platform-keys\`, name it with ` +
+        `\`tenantctl parent-key identify <keyId>\`, then decide again`;
   const decisions = [
     [
       retryKeyCreateUpdate,
-      at('retryKeyCreate', ['key_limit']),
+      () => settled() ?? at('retryKeyCreate', ['key_limit'])(),
       () => ((retryCreate = true), 'the create is tried again now'),
     ],
     [
       abortRotationUpdate,
-      at('abortRotation', ['key_limit', 'waiting_for_switch', 'waiting_for_quiet', 'held']),
+      () =>
+        settled() ??
+        at('abortRotation', ['key_limit', 'waiting_for_switch', 'naming_old_key', 'waiting_for_quiet', 'held'])(),
       (by: DecisionBy) => ((abortBy = by), 'rolling back: the old key is current again, the new one is revoked'),
     ],
     [
       revokeAnywayUpdate,
-      at('revokeAnyway', ['waiting_for_switch', 'waiting_for_quiet', 'held']),
+      () =>
+        settled() ??
+        at('revokeAnyway', ['waiting_for_switch', 'naming_old_key', 'waiting_for_quiet', 'held'])() ??
+        unknownOldId(),
       (by: DecisionBy) => ((revokeBy = by), 'the old key is revoked now'),
     ],
     [
       escalateToEmergencyUpdate,
       () =>
-        status.emergency
+        settled() ??
+        (status.emergency
           ? 'already an emergency rotation'
           : at('escalateToEmergency', [
               'creating_key',
               'key_limit',
               'verifying',
               'waiting_for_switch',
+              'naming_old_key',
               'waiting_for_quiet',
               'held',
-            ])(),
+            ])()),
       (by: DecisionBy) => {
         status.emergency = true;
         status.notes.push(`escalated to emergency by ${by.operator}: ${by.reason}`);
@@ -136,102 +200,212 @@ export async function rotateParentKey(rawInput: RotateParentKeyInput): Promise<R
       },
     });
   }
+  /** The decisions whose validators accept now: what a wait lists, the same rule by construction. */
+  const applicableNow = () => decisions.filter(([, applicable]) => applicable() === null).map(([u]) => u.name);
 
-  const begun = await db.beginParentKeyRotation({ runKey: workflowInfo().firstExecutionRunId.slice(0, 12) });
-  status.oldKey = begun.old;
+  let begun: Carried['begun'];
+  if (carried) begun = carried.begun;
+  else {
+    begun = await db.beginParentKeyRotation({ runKey: workflowInfo().firstExecutionRunId.slice(0, 12) });
+    status.oldKey = begun.old;
+    // Which platform key the old one is, before anything changes: recorded, or the only one it can be.
+    const seen = await platform.observeOldParentKey({ old: begun.old, newPlatformKeyId: '' });
+    oldPlatformId = seen.platformKeyId;
+    status.candidates = seen.ambiguous;
+    if (oldPlatformId) status.oldKey = { ...begun.old, platformKeyId: oldPlatformId };
+  }
+  let phase: Phase = carried?.phase ?? 'create';
+  const backoff = new Backoff(
+    t.pollMs,
+    input.options?.pollCeiling === undefined ? undefined : msOf(input.options.pollCeiling),
+    carried?.polls ?? 0,
+  );
+  let switchStartedMs = carried?.switchStartedMs ?? null;
+  let oldGone = carried?.oldGone ?? false;
+  let memory: GateMemory | null = carried?.memory ?? null;
+  let lastWaitMs = carried?.lastWaitMs ?? t.pollMs;
   let oldRevoked = false;
-  const rollBack = async (why: string, by: DecisionBy | null) => {
-    await CancellationScope.nonCancellable(() =>
-      platform.rollBackParentKeyRotation({
-        oldRowId: begun.old.rowId,
-        newRowId: begun.newRowId,
-        keyName: begun.keyName,
-        operator: by?.operator ?? null,
-        why,
-      }),
-    );
-    status.stage = 'aborted';
-  };
   const aborted = () => abortBy !== null;
 
+  /** Past the bound (or when the SDK suggests it): the next run takes over with this one's state. */
+  const continueIfFull = async () => {
+    if (!historyFull(input.options?.historyEventBound)) return;
+    await handlersFinished();
+    const next: Carried = {
+      begun,
+      phase,
+      status,
+      wait: waits.current,
+      polls: backoff.polls,
+      switchStartedMs,
+      oldPlatformId,
+      oldGone,
+      memory,
+      lastWaitMs,
+      abortBy,
+      revokeBy,
+    };
+    await continueAsNew<typeof rotateParentKey>({
+      ...rawInput,
+      continued: next as unknown as Record<string, unknown>,
+    });
+  };
+  /** Waits `ms` or until `woken`, then throws on an abort. */
+  const sleep = async (ms: number, woken: () => boolean) => {
+    lastWaitMs = ms;
+    await condition(() => aborted() || woken(), ms);
+    if (aborted()) throw abortFailure(abortBy);
+  };
+
   try {
-    for (;;) {
-      status.stage = 'creating_key';
-      const created = await platform.createParentKeyOnPlatform({ rowId: begun.newRowId, keyName: begun.keyName });
-      if (created.state === 'created') {
-        status.newKey = created.key;
-        break;
-      }
-      status.stage = 'key_limit';
-      status.activeKeys = created.activeKeys;
-      retryCreate = false;
-      await condition(() => retryCreate || aborted(), t.switchDeadlineMs);
-      if (aborted()) throw abortFailure(abortBy);
-    }
-    status.stage = 'verifying';
-    await platform.verifyParentKey({ rowId: begun.newRowId });
-    await db.makeParentKeyCurrent({ rowId: begun.newRowId });
-
-    // Every live process reports the new key (or stops reporting, or an operator decides).
-    status.stage = 'waiting_for_switch';
-    const switchStarted = Date.now();
-    for (;;) {
-      status.processes = await db.observeParentKeySwitch({ rowId: begun.newRowId, staleAfterMs: t.staleMs });
-      if (status.processes.stragglers.length === 0 || revokeBy) break;
-      if (Date.now() - switchStarted >= t.switchDeadlineMs) status.stage = 'held';
-      await condition(() => aborted() || revokeBy !== null, t.pollMs);
-      if (aborted()) throw abortFailure(abortBy);
-    }
-    status.stage = 'verifying';
-    await platform.verifyParentKey({ rowId: begun.newRowId });
-
-    // The quiet gate on the old key, unless an emergency or an operator says revoke now.
-    let observed: Awaited<ReturnType<Activities['observeOldParentKey']>>['usage'] = null;
-    let oldPlatformId = begun.old.platformKeyId;
-    status.stage = 'waiting_for_quiet';
-    const memory: GateMemory = { deployedAtMs: 0, deployedAtPlatform: null, lastSeen: null, polls: 0 };
-    while (!status.emergency && !revokeBy) {
-      const seen = await platform.observeOldParentKey({
-        old: { ...begun.old, platformKeyId: oldPlatformId },
-        newPlatformKeyId: status.newKey.platformKeyId ?? '',
-      });
-      oldPlatformId = seen.platformKeyId;
-      if (memory.polls === 0) memory.deployedAtMs = Date.now();
-      if (seen.ambiguous.length > 0) {
-        status.stage = 'held';
-        status.quietCheck =
-          `the old key's platform id is unknown (imported) and ${seen.ambiguous.length} ` +
-          `active keys could be it: name it by revoking the others, or decide (revokeAnyway ` +
-          `is refused without an id)`;
-      } else {
-        const decision = evaluateGate(memory, seen.usage, null, Date.now(), {
-          quietPeriodMs: t.quietPeriodMs,
-          propagationAllowanceMs: t.pollMs * 2,
-          pollIntervalMs: t.pollMs,
-          quietDeadlineMs: t.quietDeadlineMs,
-          overlapWindowMs: t.overlapWindowMs,
-        });
-        status.quietCheck = decision.view.verdict;
-        if (decision.kind === 'gone') break;
-        if (decision.kind === 'quiet') {
-          observed = decision.observed;
+    if (phase === 'create') {
+      for (;;) {
+        if (aborted()) throw abortFailure(abortBy);
+        status.stage = 'creating_key';
+        const created = await platform.createParentKeyOnPlatform({ rowId: begun.newRowId, keyName: begun.keyName });
+        if (created.state === 'created') {
+          status.newKey = created.key;
           break;
         }
-        if (decision.kind === 'held') status.stage = 'held';
+        status.stage = 'key_limit';
+        status.activeKeys = created.activeKeys;
+        const waitMs = backoff.next();
+        waits.enter(
+          'key_limit',
+          `the platform's active-key limit (${created.activeKeys.length} active platform keys: ` +
+            `${created.activeKeys.map((k) => k.name ?? k.id).join(', ')}): the create is tried again by itself; ` +
+            `revoke a key nobody uses (never another service's), then decide retryKeyCreate, or abortRotation ` +
+            `(tenantctl parent-key decide)`,
+          applicableNow(),
+          waitMs,
+        );
+        retryCreate = false;
+        await sleep(waitMs, () => retryCreate);
+        await continueIfFull();
       }
-      await condition(() => aborted() || revokeBy !== null || status.emergency, t.pollMs);
-      if (aborted()) throw abortFailure(abortBy);
+      waits.leave();
+      backoff.reset();
+      status.stage = 'verifying';
+      await platform.verifyParentKey({ rowId: begun.newRowId });
+      await db.makeParentKeyCurrent({ rowId: begun.newRowId });
+      phase = 'switch';
+      switchStartedMs = Date.now();
     }
 
-    status.stage = 'revoking';
-    if (!oldPlatformId) {
-      const seen = await platform.observeOldParentKey({
-        old: begun.old,
-        newPlatformKeyId: status.newKey.platformKeyId ?? '',
-      });
-      oldPlatformId = seen.platformKeyId;
+    if (phase === 'switch') {
+      // Every live process reports the new key (or stops reporting, or an operator decides).
+      status.stage = 'waiting_for_switch';
+      for (;;) {
+        const before = status.processes.stragglers.join();
+        status.processes = await db.observeParentKeySwitch({ rowId: begun.newRowId, staleAfterMs: t.staleMs });
+        if (status.processes.stragglers.length === 0 || revokeBy) break;
+        if (status.processes.stragglers.join() !== before) backoff.reset();
+        const pastDeadline = Date.now() - (switchStartedMs ?? 0) >= t.switchDeadlineMs;
+        status.stage = pastDeadline ? 'held' : 'waiting_for_switch';
+        const waitMs = backoff.next();
+        waits.enter(
+          status.stage,
+          `${switchWaitText(status.processes.pending ?? [], status.processes.live, begun.newRowId)}` +
+            (pastDeadline
+              ? `; past the switch deadline (${o.switchDeadline}): held for an operator`
+              : `; a process silent for ${o.staleAfter} is not waited for; held after ${o.switchDeadline}`),
+          applicableNow(),
+          waitMs,
+        );
+        await sleep(waitMs, () => revokeBy !== null);
+        if (revokeBy) break;
+        await continueIfFull();
+      }
+      if (status.processes.stragglers.length === 0) status.switchedAt = new Date(Date.now()).toISOString();
+      waits.leave();
+      backoff.reset();
+      status.stage = 'verifying';
+      await platform.verifyParentKey({ rowId: begun.newRowId });
+      phase = 'name';
     }
-    if (!oldPlatformId)
+
+    if (phase === 'name') {
+      // The old key's platform id: recorded, or named by an operator; never guessed among the parent's other keys.
+      while (!oldPlatformId && !oldGone) {
+        recordsChanged = false;
+        const seen = await platform.observeOldParentKey({
+          old: begun.old,
+          newPlatformKeyId: status.newKey?.platformKeyId ?? '',
+        });
+        if (seen.platformKeyId) {
+          oldPlatformId = seen.platformKeyId;
+          break;
+        }
+        if (seen.ambiguous.length === 0) {
+          // No active key could be it: the old key is no longer active on the platform.
+          oldGone = true;
+          break;
+        }
+        if ((status.candidates ?? []).join() !== seen.ambiguous.join()) backoff.reset();
+        status.candidates = seen.ambiguous;
+        status.stage = 'naming_old_key';
+        const waitMs = backoff.next();
+        status.quietCheck =
+          `the old key's platform id is unknown (imported without --key-id) and ${seen.ambiguous.length} ` +
+          `active platform keys could be it (${seen.ambiguous.join(', ')})`;
+        waits.enter(
+          'naming_old_key',
+          `an operator to name the old key among the parent's ${seen.ambiguous.length} active platform keys ` +
+            `that could be it (${seen.ambiguous.join(', ')}): find ours with \`tenantctl parent-key ` +
+            `platform-keys\`, name it with \`tenantctl parent-key identify <keyId>\`; the parent's other keys ` +
+            `are never touched`,
+          applicableNow(),
+          waitMs,
+        );
+        await sleep(waitMs, () => recordsChanged);
+        await continueIfFull();
+      }
+      if (oldPlatformId) status.oldKey = { ...begun.old, platformKeyId: oldPlatformId };
+      status.candidates = [];
+      waits.leave();
+      backoff.reset();
+      phase = 'quiet';
+    }
+
+    // The quiet gate on the old key, unless it is gone, an emergency, or an operator says revoke now.
+    let observed: Awaited<ReturnType<Activities['observeOldParentKey']>>['usage'] = null;
+    status.stage = 'waiting_for_quiet';
+    while (!oldGone && !status.emergency && !revokeBy) {
+      const seen = await platform.observeOldParentKey({
+        old: { ...begun.old, platformKeyId: oldPlatformId },
+        newPlatformKeyId: status.newKey?.platformKeyId ?? '',
+      });
+      memory ??= { deployedAtMs: Date.now(), deployedAtPlatform: null, lastSeen: null, polls: 0 };
+      const lastSeenBefore = memory.lastSeen?.value;
+      const decision = evaluateGate(memory, seen.usage, null, Date.now(), {
+        quietPeriodMs: t.quietPeriodMs,
+        propagationAllowanceMs: t.pollMs * 2,
+        pollIntervalMs: lastWaitMs,
+        quietDeadlineMs: t.quietDeadlineMs,
+        overlapWindowMs: t.overlapWindowMs,
+      });
+      status.quietCheck = decision.view.verdict;
+      if (decision.kind === 'gone') break;
+      if (decision.kind === 'quiet') {
+        observed = decision.observed;
+        break;
+      }
+      if (memory.lastSeen?.value !== lastSeenBefore) backoff.reset();
+      status.stage = decision.kind === 'held' ? 'held' : 'waiting_for_quiet';
+      const waitMs = backoff.next();
+      waits.enter(
+        status.stage,
+        `the old key (platform id ${oldPlatformId}) to show no use for ${o.quietPeriod}: ${decision.view.verdict}`,
+        applicableNow(),
+        waitMs,
+      );
+      await sleep(waitMs, () => revokeBy !== null || status.emergency);
+      await continueIfFull();
+    }
+    waits.leave();
+
+    status.stage = 'revoking';
+    if (!oldPlatformId && !oldGone)
       throw codedFailure(FailureCode.NO_ACTIVE_KEY, "the old key's platform id is unknown: it was not revoked");
     const by = revokeBy as DecisionBy | null;
     await platform.revokeOldParentKey({
@@ -239,31 +413,57 @@ export async function rotateParentKey(rawInput: RotateParentKeyInput): Promise<R
       platformKeyId: oldPlatformId,
       expect: observed?.lastUse ? { lastUse: observed.lastUse, useCount: observed.useCount ?? null } : null,
       operator: by?.operator ?? null,
-      why: by
-        ? `revokeAnyway by ${by.operator}: ${by.reason}`
-        : status.emergency
-          ? 'emergency: no quiet gate'
-          : (status.quietCheck ?? 'quiet'),
+      why: oldGone
+        ? 'no active platform key could be the old key: already revoked on the platform'
+        : by
+          ? `revokeAnyway by ${by.operator}: ${by.reason}`
+          : status.emergency
+            ? 'emergency: no quiet gate'
+            : (status.quietCheck ?? 'quiet'),
     });
     oldRevoked = true;
     status.stage = 'completed';
     return {
       outcome: 'completed',
       oldKey: { ...begun.old, platformKeyId: oldPlatformId },
-      newKey: status.newKey,
+      newKey: status.newKey!,
       emergency: status.emergency,
       quietCheck: status.quietCheck ?? (status.emergency ? 'emergency: no quiet gate' : 'operator decision'),
     };
   } catch (error) {
+    if (error instanceof ContinueAsNew) throw error;
     if (!oldRevoked) {
       const by = abortBy as DecisionBy | null;
-      await rollBack(
-        by ? `aborted by ${by.operator}: ${by.reason}` : isCancellation(error) ? 'cancelled' : 'failed',
-        by,
+      waits.leave();
+      await CancellationScope.nonCancellable(() =>
+        platform.rollBackParentKeyRotation({
+          oldRowId: begun.old.rowId,
+          newRowId: begun.newRowId,
+          keyName: begun.keyName,
+          operator: by?.operator ?? null,
+          why: by ? `aborted by ${by.operator}: ${by.reason}` : isCancellation(error) ? 'cancelled' : 'failed',
+        }),
       );
+      status.stage = 'aborted';
     }
     throw error;
   }
+}
+
+/** The switch wait names the processes not yet on the new key: identity and last report, never a secret. */
+function switchWaitText(pending: PendingProcess[], live: number, newRowId: string): string {
+  const named = pending.map((p) => `${p.processId} (${p.kind}, last report ${p.lastReportAt})`).join(', ');
+  return `${pending.length} of ${live} live processes to report the new key (record ${newRowId}): ${named}`;
+}
+
+function detailsOf(status: ParentKeyRotationStatus): string[] {
+  const lines = [
+    `old key: record ${status.oldKey?.rowId ?? '-'}, platform id ${status.oldKey?.platformKeyId ?? '(unknown)'}`,
+  ];
+  if (status.newKey)
+    lines.push(`new key: record ${status.newKey.rowId}, platform id ${status.newKey.platformKeyId ?? '(unknown)'}`);
+  if (status.emergency) lines.push('emergency: no quiet gate');
+  return lines;
 }
 
 function abortFailure(by: DecisionBy | null) {

@@ -93,8 +93,10 @@ export const rotateParentKeyInputSchema = z.strictObject({
       quietDeadline: durationSchema.optional(),
       /** Where the platform shows no last-use information: wait this long after the switch, then revoke. */
       overlapWindow: durationSchema.optional(),
+      ...waitBoundOptions,
     })
     .optional(),
+  continued: continuedSchema,
 });
 export type RotateParentKeyInput = z.input<typeof rotateParentKeyInputSchema>;
 export type ParsedRotateParentKeyInput = z.output<typeof rotateParentKeyInputSchema>;
