@@ -5,11 +5,16 @@
  * while waiting, an unreadable last use, or no quiet before the deadline refuses the revoke: the key stays active
  * and the run says why. `force` (operator and reason required, audited) skips the gate.
  *
+ * The wait for quiet follows the one rule for waits (workflows/waits.ts): the run answers `currentWait` (stage
+ * `waiting_for_quiet`, what ends it, no decisions), sets TenantStatus `key_revoke:<stage>` when it starts and ends,
+ * backs its poll off to a ceiling, and continues as new past its history bound carrying the gate's memory.
+ *
  *   validate ─► slot's active key ─► force? ─no─► gate (poll) ─► quiet ─► revoke (records + audit)
  *                                          │                 └─► in use / unknown / deadline ─► refused
  *                                          └yes──────────────────────► revoke (forced, audited)
  */
 import {
+  continueAsNew,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -18,6 +23,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
+import type { SlotKeyTarget } from '../activities/key-slots.js';
 import { keyRevokeWorkflowId, platformTaskQueue } from '../src/domain/ids.js';
 import type { RevokeTenantKeyInput } from '../src/domain/key-slot-input.js';
 import { tenantExternalRefKey } from '../src/domain/search-attributes.js';
@@ -25,6 +31,7 @@ import { databaseStep, platformCall } from './activity-policies.js';
 import { keyRevokeStatusQuery, type KeyRevokeStatus } from './key-slot-messages.js';
 import { evaluateGate, type GateMemory } from './rotate-tenant-key-gate.js';
 import { msOf, validateWorkflowInput } from './validate-input.js';
+import { Backoff, handlersFinished, historyFull, Waits, type WaitView } from './waits.js';
 
 const steps = proxyLocalActivities<Activities>(databaseStep);
 
@@ -44,9 +51,10 @@ export async function revokeTenantKeySlot(rawInput: RevokeTenantKeyInput): Promi
   const input = await validateWorkflowInput('revokeTenantKey', rawInput, (i) =>
     keyRevokeWorkflowId(i.externalRef, i.slot),
   );
-  upsertSearchAttributes([{ key: tenantExternalRefKey, value: input.externalRef }]);
+  const carried = input.continued as Carried | undefined;
+  if (!carried) upsertSearchAttributes([{ key: tenantExternalRefKey, value: input.externalRef }]);
   const platform = proxyActivities<Activities>(platformCall(platformTaskQueue(workflowInfo().taskQueue)));
-  const status: KeyRevokeStatus = {
+  const status: KeyRevokeStatus = carried?.status ?? {
     externalRef: input.externalRef,
     slot: input.slot,
     stage: 'starting',
@@ -56,7 +64,9 @@ export async function revokeTenantKeySlot(rawInput: RevokeTenantKeyInput): Promi
     polls: 0,
   };
   setHandler(keyRevokeStatusQuery, () => status);
-  const target = await steps.findSlotKeyToRevoke({ externalRef: input.externalRef, slot: input.slot });
+  const waits = new Waits({ tenantStatus: (stage) => `key_revoke:${stage}` }, carried?.wait ?? null);
+  const target =
+    carried?.target ?? (await steps.findSlotKeyToRevoke({ externalRef: input.externalRef, slot: input.slot }));
   status.keyId = target.keyId;
   const result = (outcome: 'revoked' | 'refused', verdict: string): RevokeTenantKeySlotResult => ({
     externalRef: input.externalRef,
@@ -77,25 +87,70 @@ export async function revokeTenantKeySlot(rawInput: RevokeTenantKeyInput): Promi
       quietDeadlineMs: msOf(o.quietDeadline ?? DEFAULTS.quietDeadline),
       overlapWindowMs: msOf(o.overlapWindow ?? DEFAULTS.overlapWindow),
     };
-    const memory: GateMemory = { deployedAtMs: 0, deployedAtPlatform: null, lastSeen: null, polls: 0 };
+    // The gate's memory (when its clock started, the last use seen and since when) is carried across
+    // continue-as-new: a use seen after a continuation is still a use after the gate began.
+    const memory: GateMemory = carried?.memory ?? {
+      deployedAtMs: 0,
+      deployedAtPlatform: null,
+      lastSeen: null,
+      polls: 0,
+    };
+    const backoff = new Backoff(
+      t.pollIntervalMs,
+      o.pollCeiling === undefined ? undefined : msOf(o.pollCeiling),
+      carried?.polls ?? 0,
+    );
+    // When the key was last read: the gate judges a use first seen now by the time since that look.
+    let lastLookMs = carried?.lastLookMs ?? null;
     status.stage = 'waiting_for_quiet';
     for (;;) {
+      if (historyFull(o.historyEventBound)) {
+        await handlersFinished();
+        const next: Carried = { target, memory, status, wait: waits.current, polls: backoff.polls, lastLookMs };
+        return continueAsNew<typeof revokeTenantKeySlot>({
+          ...rawInput,
+          continued: next as unknown as Record<string, unknown>,
+        });
+      }
       const usage = await platform.observeKeyUsage({ subaccountId: target.subaccountId, keyIds: [target.keyId] });
       // The gate's clock starts at the first reading: a use seen after it means the key is in use.
-      if (memory.polls === 0) memory.deployedAtMs = Date.now();
-      const decision = evaluateGate(memory, usage[target.keyId] ?? null, null, Date.now(), t);
+      const now = Date.now();
+      if (memory.polls === 0) memory.deployedAtMs = now;
+      // The interval actually waited since the previous look (the poll backs off), not the configured one.
+      const sinceLook = lastLookMs === null ? t.pollIntervalMs : now - lastLookMs;
+      lastLookMs = now;
+      const decision = evaluateGate(memory, usage[target.keyId] ?? null, null, now, {
+        ...t,
+        pollIntervalMs: sinceLook,
+      });
       status.polls = memory.polls;
       status.verdict = decision.view.verdict;
-      if (decision.kind === 'quiet' || decision.kind === 'gone') break;
+      if (decision.kind === 'quiet' || decision.kind === 'gone') {
+        if (waits.current) waits.leave('revoking');
+        break;
+      }
       if (decision.kind === 'held') {
         status.stage = 'refused';
+        if (waits.current) waits.leave('refused');
         return result(
           'refused',
           `${decision.reason === 'used_after_allowance' ? 'the key is in use' : decision.view.verdict}: ` +
             `not revoked (revoke with force, operator and reason, to revoke it anyway)`,
         );
       }
-      await sleep(t.pollIntervalMs);
+      const waitMs = backoff.next();
+      const ends =
+        decision.view.method === 'overlap-window'
+          ? `revoked when the overlap window ends (${iso(memory.deployedAtMs + t.overlapWindowMs)})`
+          : `revoked once it shows no use for ${t.quietPeriodMs} ms; refused (the key stays active) on a new use ` +
+            `or when not quiet by ${iso(memory.deployedAtMs + t.quietDeadlineMs)}`;
+      waits.enter(
+        'waiting_for_quiet',
+        `key ${target.keyId} of slot ${input.slot} to go unused (${decision.view.verdict}): ${ends}`,
+        [],
+        waitMs,
+      );
+      await sleep(waitMs);
     }
   }
   status.stage = 'revoking';
@@ -110,4 +165,18 @@ export async function revokeTenantKeySlot(rawInput: RevokeTenantKeyInput): Promi
   });
   status.stage = 'revoked';
   return result('revoked', input.force ? `forced by ${input.operator}: ${input.reason}` : (status.verdict ?? 'quiet'));
+}
+
+/** What a run continued as new hands to the next: the key, the gate's memory, where it stands, the wait. */
+interface Carried {
+  target: SlotKeyTarget;
+  memory: GateMemory;
+  status: KeyRevokeStatus;
+  wait: WaitView | null;
+  polls: number;
+  lastLookMs: number | null;
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
 }

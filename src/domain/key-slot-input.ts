@@ -56,8 +56,10 @@ export const revokeTenantKeyInputSchema = z
         quietDeadline: durationSchema.optional(),
         /** Where the platform shows no last-use information: wait this long, then revoke. */
         overlapWindow: durationSchema.optional(),
+        ...waitBoundOptions,
       })
       .optional(),
+    continued: continuedSchema,
   })
   .superRefine((input, ctx) => {
     if (!input.force) return;
