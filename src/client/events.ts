@@ -25,6 +25,7 @@ import {
   type SubscribeInput,
 } from '../domain/events.js';
 import { eventDispatcherWorkflowId, eventStreamWorkflowId } from '../domain/ids.js';
+import { subscriptionIdOf } from '../domain/event-streams.js';
 import { InvalidInputError, parseInput } from '../domain/tenant-input.js';
 import { generateWebhookSecret, subscriptionSecretAad } from '../secrets/standard-webhooks.js';
 import type { Vault } from '../secrets/vault.js';
@@ -122,7 +123,7 @@ export async function subscribeToEvents(
   const types = canonicalTypes(input.types);
   const existing = await findLiveDuplicate(deps.pool, input.url, types);
   if (existing) throw new DuplicateSubscriptionError(existing);
-  const id = `sub_${randomBytes(9).toString('base64url').replace(/[-_]/g, 'x')}`;
+  const id = subscriptionIdOf(randomBytes(9).toString('base64url').replace(/[-_]/g, 'x'));
   const secret = generateWebhookSecret();
   const sealed = deps.vault.seal(secret, subscriptionSecretAad({ subscriptionId: id, generation: 1 }));
   const row = await withTransaction(deps.pool, (tx) =>

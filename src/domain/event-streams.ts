@@ -4,6 +4,20 @@
  * zod's schema builders made that a fifth of a worker's workflow CPU; see test/unit/workflow-bundle.test.ts).
  */
 
+/**
+ * Event subscription ids: `esub_` and 12 characters, their own prefix (the platform's sub-accounts are
+ * `sub_…`). Subscriptions made before this prefix have ids `sub_…`: they are stored as they were and stay
+ * valid for every lookup, rotation, replay, deletion and delivery (an id is only ever compared whole).
+ */
+export const SUBSCRIPTION_ID_PREFIX = 'esub_';
+export const LEGACY_SUBSCRIPTION_ID_PREFIX = 'sub_';
+export const SUBSCRIPTION_ID_RULE = `a subscription id (${SUBSCRIPTION_ID_PREFIX}…, or ${LEGACY_SUBSCRIPTION_ID_PREFIX}… made before)`;
+
+/** A new subscription's id from 12 random characters of A-Z a-z 0-9. */
+export function subscriptionIdOf(random: string): string {
+  return `${SUBSCRIPTION_ID_PREFIX}${random}`;
+}
+
 /** Timings of a delivery stream (durations like 30s, 24h, or ms), so tests can use seconds. */
 export interface StreamPolicy {
   /** How long one delivery is retried before it is marked failed (default 24h). */

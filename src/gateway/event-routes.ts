@@ -16,6 +16,7 @@ import { getTenant, TenantNotFoundError } from '../db/tenants-store.js';
 import { setLowBalanceThreshold } from '../db/wallet-alerts-store.js';
 import { lowBalanceBodySchema } from '../domain/low-balance-input.js';
 import { InvalidInputError, parseInput } from '../domain/tenant-input.js';
+import { SUBSCRIPTION_ID_RULE } from '../domain/event-streams.js';
 import type { Vault } from '../secrets/vault.js';
 import type { AllowHosts } from '../infra/outbound/rule.js';
 import { callerOf, ownerScopeOf } from './access.js';
@@ -122,7 +123,7 @@ export function registerEventRoutes(
       const owner = ownerScopeOf(request);
       const subscriptionId = body(request.body)['subscriptionId'];
       if (subscriptionId !== undefined && typeof subscriptionId !== 'string')
-        throw invalidInput(new InvalidInputError(['subscriptionId: must be a subscription id (sub_...)']));
+        throw invalidInput(new InvalidInputError([`subscriptionId: must be ${SUBSCRIPTION_ID_RULE}`]));
       return answer(() =>
         replayEvents({ pool: deps.pool, client: deps.client, taskQueue: deps.taskQueue }, target, {
           ...(owner ? { owner } : {}),

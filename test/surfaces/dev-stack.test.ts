@@ -148,7 +148,9 @@ describe('npm start and the README quick start', () => {
     while (!/event key\.rotated acme evt_\d+ \(verified\)/.test(stack.output()) && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 200));
     const output = stack.output();
-    expect(output).toMatch(/events receiver on http:\/\/127\.0\.0\.1:\d+\/events \(subscription sub_\w+, every type\)/);
+    expect(output).toMatch(
+      /events receiver on http:\/\/127\.0\.0\.1:\d+\/events \(subscription esub_\w+, every type\)/,
+    );
     for (const type of ['tenant.onboarded', 'key.issued', 'transfer.succeeded', 'key.rotated'])
       expect(output).toMatch(new RegExp(`event ${type.replace('.', '\\.')} acme evt_\\d+ \\(verified\\)`));
     expect(output).not.toMatch(/REFUSED a delivery/);
