@@ -1,0 +1,283 @@
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lifecycleWorkflowId } from '../../src/domain/ids.js';
+import { tenantStatusKey } from '../../src/domain/search-attributes.js';
+import {
+  cancelCloseUpdate,
+  closeResolveTransferUpdate,
+  closeStatusQuery,
+} from '../../workflows/close-tenant-messages.js';
+import { currentWaitQuery, type WaitView } from '../../workflows/waits-messages.js';
+import { fastWorld, historyLength, uniqueId, type FastWorld } from '../harness/fast-workflow.js';
+
+/**
+ * closeTenant's waits with mocked activities: each wait visible (currentWait, closeStatus, TenantStatus)
+ * with its decisions, every run's history within the bound across continuations, a cancel sent after a
+ * continuation landing, and the platform close only after the cleanup proved the tenant empty.
+ */
+let world: FastWorld;
+beforeAll(async () => {
+  world = await fastWorld();
+});
+afterAll(() => world.close());
+
+const BOUND = 200;
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until<T>(what: string, probe: () => Promise<T | undefined | null | false>, ms = 60_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await probe().catch(() => undefined);
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await pause(50);
+  }
+}
+
+/** The runs of a workflow id so far (continue-as-new starts a new one under the same id). */
+async function runsOf(client: Client, workflowId: string): Promise<Array<{ runId: string; status: string }>> {
+  const runs: Array<{ runId: string; status: string }> = [];
+  for await (const run of client.workflow.list({ query: `WorkflowId = '${workflowId}'` }))
+    runs.push({ runId: run.runId, status: run.status.name });
+  return runs;
+}
+
+async function expectEveryRunWithinBound(client: Client, handle: WorkflowHandle): Promise<number> {
+  const runs = await runsOf(client, handle.workflowId);
+  const lengths = await Promise.all(runs.map((run) => historyLength(handle, run.runId)));
+  for (const length of lengths) expect(length).toBeLessThanOrEqual(BOUND);
+  return runs.length;
+}
+
+async function tenantStatusOf(handle: WorkflowHandle): Promise<unknown> {
+  return (await handle.describe()).typedSearchAttributes.get(tenantStatusKey);
+}
+
+/** Waits until the run shows a wait in `stage` having polled `polls` times (per the mock's count). */
+async function waitIn(handle: WorkflowHandle, stage: string, enough: () => boolean): Promise<WaitView> {
+  return until(`a wait in ${stage}`, async () => {
+    const wait = await handle.query(currentWaitQuery);
+    return wait?.stage === stage && enough() ? wait : null;
+  });
+}
+
+describe('closeTenant (mocked activities)', () => {
+  it('waits out a delayed close visibly across continuations; a cancel sent after them puts the tenant back', async () => {
+    const ref = uniqueId('t');
+    const calls = { schedule: [] as string[], windowEnded: 0, cancel: [] as string[], begin: 0 };
+    await world.run(
+      {
+        scheduleClose: async (input) => {
+          calls.schedule.push(input.runKey);
+          return { subaccountId: 'sa_1', windowed: true };
+        },
+        closeWindowEnded: async () => {
+          calls.windowEnded += 1;
+        },
+        cancelScheduledClose: async (input) => {
+          calls.cancel.push(`${input.runKey} ${input.operator}`);
+          return { status: 'active' };
+        },
+        beginClose: async () => {
+          calls.begin += 1;
+          return { subaccountId: 'sa_1', alreadyClosed: false, wasSuspended: true };
+        },
+      },
+      async ({ client, taskQueue }) => {
+        const handle = await client.workflow.start('closeTenant', {
+          taskQueue,
+          workflowId: lifecycleWorkflowId('close', ref),
+          args: [
+            {
+              externalRef: ref,
+              reason: 'customer left',
+              operator: 'alice',
+              after: '1h',
+              // The window looks again every millisecond: thousands of looks would pass the bound many times.
+              options: { pollCeiling: '1ms', historyEventBound: BOUND },
+            },
+          ],
+        });
+        // Several continuations while waiting out the window.
+        await until('three continuations', async () => (await runsOf(client, handle.workflowId)).length >= 4);
+        const wait = await handle.query(currentWaitQuery);
+        expect(wait).toMatchObject({ stage: 'scheduled', decisions: ['cancelClose'] });
+        expect(wait?.waitingFor).toMatch(/close window.*close --cancel/);
+        // One wait since the first run: its start precedes the first continuation.
+        const first = await client.workflow.getHandle(handle.workflowId, handle.firstExecutionRunId).describe();
+        expect(first.status.name).toBe('CONTINUED_AS_NEW');
+        expect(Date.parse(wait!.since)).toBeLessThanOrEqual(first.closeTime!.getTime());
+        // The close time is the first run's, not recomputed by a continued run.
+        expect(Date.parse(wait!.nextCheckAt!)).toBeLessThanOrEqual(first.startTime.getTime() + 3_600_000 + 1_000);
+        expect(await handle.query(closeStatusQuery)).toMatchObject({
+          stage: 'scheduled',
+          subaccountId: 'sa_1',
+          timeLeft: expect.stringMatching(/^(59m|1h 0m)$/),
+        });
+        expect(await tenantStatusOf(handle)).toBe('close:scheduled');
+
+        const answer = await handle.executeUpdate(cancelCloseUpdate, {
+          args: [{ operator: 'bob', reason: 'customer stays' }],
+        });
+        expect(answer.effect).toMatch(/cancelled/);
+        expect(await handle.result()).toMatchObject({ status: 'close_cancelled', projectsDeleted: 0, keysRevoked: 0 });
+        // Scheduled once, put back once, under the first run's key; nothing of the close itself ran.
+        expect(calls.schedule).toEqual([handle.firstExecutionRunId]);
+        expect(calls.cancel).toEqual([`${handle.firstExecutionRunId} bob`]);
+        expect(calls.begin).toBe(0);
+        expect(calls.windowEnded).toBe(0);
+        expect(await handle.query(currentWaitQuery)).toBeNull();
+        expect(await tenantStatusOf(handle)).toBe('close:close_cancelled');
+        expect(await expectEveryRunWithinBound(client, handle)).toBeGreaterThanOrEqual(4);
+        // Too late now: refused with the reason, nothing changes.
+        await expect(
+          handle.executeUpdate(cancelCloseUpdate, { args: [{ operator: 'bob', reason: 'again please' }] }),
+        ).rejects.toThrow();
+        expect(calls.cancel).toHaveLength(1);
+      },
+    );
+  }, 120_000);
+
+  it('shows each cleanup wait with its decisions, stays within the bound, and closes only after the tenant is proven empty', async () => {
+    const ref = uniqueId('t');
+    const log: string[] = [];
+    const stage = { rotations: true, transfers: 'unknown' as 'unknown' | 'needs_operator' | 'none', keys: 1 };
+    const counts = { rotations: 0, reconcile: 0, revoke: 0, list: 0 };
+    let raced = false;
+    let projectListings: string[][] = [];
+    await world.run(
+      {
+        beginClose: async () => {
+          log.push('begin');
+          return { subaccountId: 'sa_2', alreadyClosed: false, wasSuspended: false };
+        },
+        listOpenRotationsOfTenant: async () => {
+          counts.rotations += 1;
+          return stage.rotations
+            ? [{ rotationId: 'rot_1', slot: 'default', state: 'rolling_back', workflowId: `rotation:${ref}:default` }]
+            : [];
+        },
+        reconcileOpenTransfers: async () => {
+          counts.reconcile += 1;
+          return stage.transfers === 'none' ? [] : [{ purpose: 'initial-funding', state: stage.transfers }];
+        },
+        markTransferNeedsOperator: async () => {
+          stage.transfers = 'needs_operator';
+        },
+        resolveTransferByOperator: async (input) => {
+          log.push(`verdict ${input.purpose} ${input.outcome}`);
+          stage.transfers = 'none';
+          return { state: 'succeeded' };
+        },
+        consumeApproval: async () => ({ required: false }),
+        revokeAllTenantKeys: async () => {
+          counts.revoke += 1;
+          if (stage.keys > 0) {
+            log.push('revoke: still active');
+            return { revoked: ['key_1'], stillActive: 1 };
+          }
+          // The first proof of emptiness finds a key a workload made meanwhile: one more round.
+          if (!raced && counts.list > 0 && projectListings.length === 0) {
+            raced = true;
+            log.push('revoke: key_2');
+            return { revoked: ['key_2'], stillActive: 0 };
+          }
+          log.push('revoke: none');
+          return { revoked: [], stillActive: 0 };
+        },
+        resumeForCleanup: async () => ({ resumed: false }),
+        listTenantProjects: async () => {
+          counts.list += 1;
+          const listed = projectListings.shift() ?? [];
+          log.push(`list: ${listed.join(',') || 'empty'}`);
+          return listed.map((id) => ({ id, name: null }));
+        },
+        deleteTenantProject: async (input) => {
+          log.push(`delete ${input.projectId}`);
+          return { deleted: true };
+        },
+        writeCloseStatement: async () => {
+          log.push('statement');
+          return { written: true as const };
+        },
+        closeTenantOnPlatform: async () => {
+          log.push('close');
+          return { balanceMicroUsd: '5000' };
+        },
+      },
+      async ({ client, taskQueue }) => {
+        const handle = await client.workflow.start('closeTenant', {
+          taskQueue,
+          workflowId: lifecycleWorkflowId('close', ref),
+          args: [
+            {
+              externalRef: ref,
+              reason: 'customer left',
+              operator: 'alice',
+              options: {
+                pollInterval: '1ms',
+                pollCeiling: '1ms',
+                unknownTransferDeadline: '1h',
+                historyEventBound: BOUND,
+              },
+            },
+          ],
+        });
+        // 1. Open rotations rolling back: polled, no decision applies.
+        const rotations = await waitIn(handle, 'stopping_other_work', () => counts.rotations > 40);
+        expect(rotations).toMatchObject({ decisions: [] });
+        expect(rotations.waitingFor).toMatch(/rotation:.*roll back.*ROTATION_STILL_OPEN/);
+        expect(await tenantStatusOf(handle)).toBe('close:stopping_other_work');
+        // A decision that does not apply here is refused with the reason.
+        await expect(
+          handle.executeUpdate(closeResolveTransferUpdate, {
+            args: [{ purpose: 'initial-funding', outcome: 'applied', operator: 'alice', reason: 'too early' }],
+          }),
+        ).rejects.toMatchObject({ cause: { message: expect.stringMatching(/not waiting for an operator/) } });
+        stage.rotations = false;
+
+        // 2. An unknown transfer reconciled by itself until its deadline: no decision applies yet.
+        const unknown = await waitIn(handle, 'resolving_transfers', () => counts.reconcile > 40);
+        expect(unknown).toMatchObject({ decisions: [] });
+        expect(unknown.waitingFor).toMatch(/initial-funding.*unknown state/);
+        expect(await handle.query(closeStatusQuery)).toMatchObject({ stage: 'resolving_transfers' });
+        // Past the deadline (the transfer is needs_operator now): the operator's verdict applies.
+        stage.transfers = 'needs_operator';
+        const asked = await waitIn(handle, 'needs_operator', () => true);
+        expect(asked).toMatchObject({ decisions: ['resolveTransfer'], nextCheckAt: null });
+        expect(await tenantStatusOf(handle)).toBe('close:needs_operator');
+        const verdict = await handle.executeUpdate(closeResolveTransferUpdate, {
+          args: [{ purpose: 'initial-funding', outcome: 'applied', operator: 'alice', reason: 'seen in the wallet' }],
+        });
+        expect(verdict.transferState).toBe('succeeded');
+
+        // 3. A key the platform still lists active after its revoke: revoked again, backing off.
+        const keys = await waitIn(handle, 'revoking_keys', () => counts.revoke > 40);
+        expect(keys).toMatchObject({ decisions: [] });
+        expect(keys.waitingFor).toMatch(/still active/);
+        // 4. A project deleted but still listed: waited for, deleted again, then gone.
+        projectListings = [['proj_1'], ...Array.from({ length: 8 }, () => ['proj_1'])];
+        stage.keys = 0;
+        const stuck = await waitIn(handle, 'deleting_projects', () => counts.list > 3);
+        expect(stuck.waitingFor).toMatch(/proj_1 deleted but still listed/);
+
+        const result = await handle.result();
+        expect(result).toMatchObject({ status: 'closed', projectsDeleted: 1, balanceLeftMicroUsd: '5000' });
+        expect(await handle.query(closeStatusQuery)).toMatchObject({
+          stage: 'closed',
+          projects: { proj_1: 'deleted' },
+        });
+        expect(await tenantStatusOf(handle)).toBe('closed');
+        expect(log.filter((l) => l === 'begin')).toHaveLength(1);
+        expect(log.filter((l) => l.startsWith('verdict'))).toEqual(['verdict initial-funding applied']);
+        // The close comes last, right after the statement, which follows a listing that found nothing
+        // together with a revoke that found nothing (the earlier proof found key_2: not yet empty).
+        expect(log.slice(-4)).toEqual(['revoke: none', 'list: empty', 'statement', 'close']);
+        expect(log.indexOf('revoke: key_2')).toBeGreaterThan(-1);
+        expect(log.indexOf('revoke: key_2')).toBeLessThan(log.lastIndexOf('revoke: none'));
+        expect(log.filter((l) => l === 'close')).toHaveLength(1);
+        expect(await expectEveryRunWithinBound(client, handle)).toBeGreaterThanOrEqual(3);
+      },
+    );
+  }, 180_000);
+});
