@@ -131,7 +131,9 @@ export async function issueTenantKey(rawInput: IssueTenantKeyInput): Promise<Iss
       'key_limit',
       `the platform's active-key limit (${issued.activeKeys.length} active keys: ` +
         `${issued.activeKeys.map((k) => k.name ?? k.id).join(', ')}): the create is tried again by itself; ` +
-        `revoke an unused key, then decide retryKeyCreate, or abortKeyIssue (tenantctl key decide)`,
+        `revoke an unused key (tenantctl key revoke ${input.externalRef} --slot <its slot>), then ` +
+        `tenantctl key decide ${input.externalRef} --slot ${input.slot} retry-key-create --reason <why>; ` +
+        `or give up this issue with abort instead of retry-key-create`,
       ['retryKeyCreate', 'abortKeyIssue'],
       waitMs,
     );

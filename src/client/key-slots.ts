@@ -1,9 +1,15 @@
-import { WorkflowExecutionAlreadyStartedError, type Client, type WorkflowHandle } from '@temporalio/client';
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  type Client,
+  type WorkflowHandle,
+} from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import type { Pool } from '../db/pool.js';
 import { findActiveKey, listKeyRecords } from '../db/tenant-keys-store.js';
 import { NoActiveKeyError } from './reveal-key.js';
 import { describeRun, type RunView } from './run-status.js';
+import { currentWaitOf, type WaitView } from './current-wait.js';
 import { getTenant } from '../db/tenants-store.js';
 import { keyIssueWorkflowId, keyRevokeWorkflowId } from '../domain/ids.js';
 import {
@@ -13,7 +19,7 @@ import {
   type RevokeTenantKeyInput,
 } from '../domain/key-slot-input.js';
 import { tenantExternalRefKey } from '../domain/search-attributes.js';
-import { parseInput } from '../domain/tenant-input.js';
+import { InvalidInputError, parseInput } from '../domain/tenant-input.js';
 import type { issueTenantKey, IssueTenantKeyResult } from '../../workflows/issue-tenant-key.js';
 import type { revokeTenantKeySlot, RevokeTenantKeySlotResult } from '../../workflows/revoke-tenant-key.js';
 
@@ -55,6 +61,7 @@ export async function startKeyIssue(
   rawInput: IssueTenantKeyInput | unknown,
   options: { taskQueue: string },
 ): Promise<KeyIssueHandle> {
+  refuseCarriedState(rawInput);
   const input = parseInput(issueTenantKeyInputSchema, rawInput);
   await getTenant(deps.pool, input.externalRef);
   return startOrJoin<typeof issueTenantKey>(
@@ -73,6 +80,7 @@ export async function startKeyRevoke(
   rawInput: RevokeTenantKeyInput | unknown,
   options: { taskQueue: string },
 ): Promise<KeyRevokeHandle> {
+  refuseCarriedState(rawInput);
   const input = parseInput(revokeTenantKeyInputSchema, rawInput);
   await getTenant(deps.pool, input.externalRef);
   // A slot with no active key starts no run (it could only fail).
@@ -88,6 +96,21 @@ export async function startKeyRevoke(
   );
 }
 
+/**
+ * `continued` is the state a run hands to itself when it continues as new: never a caller's to set (it
+ * would skip the run's own checks). Refused here, before anything starts, naming the field.
+ */
+function refuseCarriedState(rawInput: unknown): void {
+  if (typeof rawInput === 'object' && rawInput !== null && 'continued' in rawInput)
+    throw new InvalidInputError(['continued: set only by a run that continues as new, never by a caller']);
+}
+
+/** A slot's issue or revoke run that is waiting: which run, and its wait (stage, what for, since, decisions). */
+export interface SlotKeyWait extends WaitView {
+  action: 'issue' | 'revoke';
+  workflowId: string;
+}
+
 export interface SlotKeyView {
   slot: string;
   generation: number;
@@ -97,13 +120,21 @@ export interface SlotKeyView {
   verified: boolean;
   createdAt: string;
   revokedAt: string | null;
+  /**
+   * The slot's running issue (on the generation being created) or revoke (on the active key) when it
+   * waits, e.g. at the platform's active-key limit or for the key to go quiet; else null.
+   */
+  waiting: SlotKeyWait | null;
 }
 
-/** A tenant's keys by slot and generation (never a secret). */
-export async function listSlotKeys(pool: Pool, externalRef: string): Promise<SlotKeyView[]> {
+/**
+ * A tenant's keys by slot and generation (never a secret). With `client`, each slot's issue and revoke
+ * runs are read too, and a run that waits is shown on the row it is about.
+ */
+export async function listSlotKeys(pool: Pool, externalRef: string, client?: Client): Promise<SlotKeyView[]> {
   await getTenant(pool, externalRef);
   const rows = await listKeyRecords(pool, externalRef);
-  return rows.map((r) => ({
+  const keys: SlotKeyView[] = rows.map((r) => ({
     slot: r.slot,
     generation: r.generation,
     status: r.status,
@@ -112,7 +143,45 @@ export async function listSlotKeys(pool: Pool, externalRef: string): Promise<Slo
     verified: r.verifiedAt !== null,
     createdAt: r.createdAt.toISOString(),
     revokedAt: r.revokedAt?.toISOString() ?? null,
+    waiting: null,
   }));
+  if (!client) return keys;
+  const slots = [...new Set(keys.map((k) => k.slot))];
+  const waits = await Promise.all(
+    slots.flatMap((slot) =>
+      (['issue', 'revoke'] as const).map(async (action) => ({
+        slot,
+        wait: await slotWaitOf(client, externalRef, slot, action),
+      })),
+    ),
+  );
+  for (const { slot, wait } of waits) {
+    if (!wait) continue;
+    // An issue waits on the generation it is creating, a revoke on the active key; the slot's newest row otherwise.
+    const ofSlot = keys.filter((k) => k.slot === slot);
+    const row =
+      ofSlot.filter((k) => k.status === (wait.action === 'issue' ? 'creating' : 'active')).at(-1) ?? ofSlot.at(-1);
+    if (row && !row.waiting) row.waiting = wait;
+  }
+  return keys;
+}
+
+async function slotWaitOf(
+  client: Client,
+  externalRef: string,
+  slot: string,
+  action: 'issue' | 'revoke',
+): Promise<SlotKeyWait | null> {
+  const workflowId =
+    action === 'issue' ? keyIssueWorkflowId(externalRef, slot) : keyRevokeWorkflowId(externalRef, slot);
+  const handle = client.workflow.getHandle(workflowId);
+  const description = await handle.describe().catch((error: unknown) => {
+    if (error instanceof WorkflowNotFoundError) return null;
+    throw error;
+  });
+  if (description?.status.name !== 'RUNNING') return null;
+  const wait = await currentWaitOf(handle);
+  return wait ? { action, workflowId, ...wait } : null;
 }
 
 /** Where a slot's latest issue or revoke run stands (null: none yet): what `key issue|revoke --wait` polls. */

@@ -2,22 +2,30 @@ import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { describeKeyRun, listSlotKeys, startKeyIssue, startKeyRevoke } from '../client/key-slots.js';
 import { NoActiveKeyError, revealOrRequest } from '../client/reveal-key.js';
+import { DecisionRefusedError, sendDecision } from '../client/send-decision.js';
 import type { Vault } from '../secrets/vault.js';
 import type { Pool } from '../db/pool.js';
 import { TenantNotFoundError } from '../db/tenants-store.js';
+import { keyIssueWorkflowId } from '../domain/ids.js';
 import { namedSlotSchema } from '../domain/key-slot-input.js';
+import { checkDecisionBy } from '../domain/operator-decisions.js';
+import { abortKeyIssueUpdate, retryKeyIssueUpdate } from '../../workflows/key-slot-messages.js';
 import { getTenant } from '../db/tenants-store.js';
 import { InvalidInputError } from '../domain/tenant-input.js';
 import { actorOf, callerOf, requirePermission } from './access.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
 import { accepted, invalidInput, refOf, tenantNotFound } from './tenant-routes.js';
 import { bodyOf } from './request-input.js';
+import { decisionRefused } from './rotation-routes.js';
 
 /**
  * Keys per workload and environment for signup backends: list a tenant's slots, issue a slot's key, revoke it
- * through the quiet gate (or with force and a reason: the keys.force permission, operators). The slot is in the path;
- * the rest of the input in the JSON body, validated whole before the tenant is looked up and anything starts. Who
- * asked is the bearer's identity.
+ * through the quiet gate (or with force and a reason: the keys.force permission, operators), and decide for an issue
+ * waiting at the platform's active-key limit (`POST /v1/tenants/:ref/keys/:slot/issue/retry-key-create|abort`
+ * `{ "reason" }`, keys.manage: whoever may issue a slot's key may retry or give up its issue; the run's Update
+ * validator is the one judge of whether the decision applies now, 409 naming why when it does not). The slot is in
+ * the path; the rest of the input in the JSON body, validated whole before the tenant is looked up and anything
+ * starts. Who asked, and who decided, is the bearer's identity.
  */
 export interface KeySlotRoutesDeps {
   pool: Pool;
@@ -29,6 +37,9 @@ export interface KeySlotRoutesDeps {
   taskQueue: string;
   publicUrl: string | undefined;
 }
+
+/** The decisions for a slot's key issue at the active-key limit (path word: Update). */
+const ISSUE_DECISIONS = { 'retry-key-create': retryKeyIssueUpdate, abort: abortKeyIssueUpdate } as const;
 
 function slotOf(value: unknown): string {
   const parsed = namedSlotSchema.safeParse(value);
@@ -53,7 +64,9 @@ export function registerKeySlotRoutes(app: FastifyInstance, deps: KeySlotRoutesD
       const query = request.query as { slot?: unknown };
       try {
         const slot = query.slot === undefined ? undefined : slotOf(query.slot);
-        const keys = (await listSlotKeys(deps.pool, externalRef)).filter((k) => slot === undefined || k.slot === slot);
+        const keys = (await listSlotKeys(deps.pool, externalRef, deps.client)).filter(
+          (k) => slot === undefined || k.slot === slot,
+        );
         return sendData(reply, 200, { externalRef, keys });
       } catch (error) {
         throw translated(error);
@@ -104,6 +117,40 @@ export function registerKeySlotRoutes(app: FastifyInstance, deps: KeySlotRoutesD
           void reply.header('Cache-Control', 'no-store');
           return sendData(reply, answer.status === 'revealed' ? 200 : 202, answer);
         } catch (error) {
+          throw translated(error);
+        }
+      },
+    );
+
+    // An operator decision for a slot's key issue waiting at the active-key limit: the run's Update.
+    api.post(
+      '/v1/tenants/:externalRef/keys/:slot/issue/:decision',
+      { config: { permission: 'keys.manage' } },
+      async (request, reply) => {
+        const { slot: rawSlot, decision } = request.params as { slot: string; decision: string };
+        if (!Object.hasOwn(ISSUE_DECISIONS, decision))
+          throw new GatewayError(
+            404,
+            GatewayErrorCode.ROUTE_NOT_FOUND,
+            `No such decision; use one of ${Object.keys(ISSUE_DECISIONS).join(', ')}.`,
+          );
+        const update = ISSUE_DECISIONS[decision as keyof typeof ISSUE_DECISIONS];
+        const externalRef = refOf(request.params);
+        const body = bodyOf(request.body, ['reason', 'operator']);
+        // The run's own rule, checked first so a bad value is a 400 naming the field (nothing is sent).
+        const by = checkDecisionBy({
+          operator: actorOf(request, body['operator'], 'operator'),
+          reason: body['reason'],
+        });
+        try {
+          const slot = slotOf(rawSlot);
+          if (!by.ok) throw new InvalidInputError(by.problems);
+          await getTenant(deps.pool, externalRef);
+          const workflowId = keyIssueWorkflowId(externalRef, slot);
+          const answer = await sendDecision(deps.client, workflowId, update, by.value);
+          return sendData(reply, 200, { externalRef, slot, workflowId, decision: update.name, ...answer });
+        } catch (error) {
+          if (error instanceof DecisionRefusedError) throw decisionRefused(error);
           throw translated(error);
         }
       },

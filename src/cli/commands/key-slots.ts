@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { SlotKeyView } from '../../client/key-slots.js';
 import type { IssueTenantKeyResult } from '../../../workflows/issue-tenant-key.js';
 import type { RevokeTenantKeySlotResult } from '../../../workflows/revoke-tenant-key.js';
+import type { DecisionAnswer } from '../../domain/operator-decisions.js';
 import { resultOfRun } from '../poll-run.js';
 import { printJson, segment, withGateway } from '../run.js';
 
@@ -13,9 +14,12 @@ interface Started {
 const slotPath = (externalRef: string, slot: string, action: 'issue' | 'revoke') =>
   `/v1/tenants/${segment(externalRef, 'externalRef')}/keys/${segment(slot, 'slot')}/${action}`;
 
+/** The decisions for a slot's key issue waiting at the active-key limit, as the gateway's path names them. */
+const ISSUE_DECISIONS = ['retry-key-create', 'abort'] as const;
+
 /**
- * `tenantctl key issue|list|revoke`: a key per workload and environment (slots), beside `key reveal`;
- * clients of the gateway's /v1 key routes (who asks is the token's name).
+ * `tenantctl key issue|list|revoke|decide`: a key per workload and environment (slots), beside `key reveal`;
+ * clients of the gateway's /v1 key routes (who asks, and who decides, is the token's name).
  */
 export function registerKeySlotCommands(key: Command): void {
   key
@@ -60,11 +64,15 @@ export function registerKeySlotCommands(key: Command): void {
           },
         );
         if (opts.json) return printJson(keys);
-        for (const k of keys)
+        const { formatWait } = await import('../../client/current-wait.js');
+        for (const k of keys) {
           console.log(
             `${k.slot.padEnd(16)} g${k.generation} ${k.status.padEnd(8)} ${k.keyId ?? '-'} ` +
               `${k.fingerprint ?? ''}${k.verified ? ' (verified)' : ''}`,
           );
+          // A running issue or revoke of the slot that waits: what for, since when, the decisions that apply.
+          if (k.waiting) console.log(`  ${k.waiting.action} ${formatWait(k.waiting)}`);
+        }
       }),
     );
 
@@ -116,5 +124,32 @@ export function registerKeySlotCommands(key: Command): void {
           else console.log(`${handle.started ? 'started' : 'already running'}: ${handle.workflowId}`);
           if (result?.outcome === 'refused') process.exitCode = 3;
         }),
+    );
+
+  key
+    .command('decide')
+    .description(
+      "decide for a slot's key issue waiting at the platform's active-key limit: retry-key-create (after revoking " +
+        'an unused key) or abort (give the issue up; nothing was created). An Update: refused, naming why, when it ' +
+        "does not apply now (who decides: the token's name)",
+    )
+    .argument('<externalRef>')
+    .argument('<decision>', ISSUE_DECISIONS.join(' | '))
+    .requiredOption('--slot <slot>', 'key slot')
+    .requiredOption('--reason <text>', 'why (audited)')
+    .option('--json', 'print the answer as JSON')
+    .action(async (externalRef: string, decision: string, opts: { slot: string; reason: string; json?: boolean }) =>
+      withGateway(async (gateway) => {
+        if (!(ISSUE_DECISIONS as readonly string[]).includes(decision))
+          throw Object.assign(new Error(`decision: must be one of ${ISSUE_DECISIONS.join(', ')}`), {
+            problems: [`decision: must be one of ${ISSUE_DECISIONS.join(', ')}`],
+          });
+        const answer = await gateway.post<DecisionAnswer & { workflowId: string; decision: string }>(
+          `${slotPath(externalRef, opts.slot, 'issue')}/${segment(decision, 'decision')}`,
+          { reason: opts.reason },
+        );
+        if (opts.json) return printJson(answer);
+        console.log(`${answer.decision} accepted by ${answer.workflowId} (now ${answer.stage}): ${answer.effect}`);
+      }),
     );
 }
