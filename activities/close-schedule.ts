@@ -5,6 +5,7 @@ import { withTransaction } from '../src/db/pool.js';
 import { listKeyRecords } from '../src/db/tenant-keys-store.js';
 import { CLOSING_STATES, findTenant, transitionTenant, type TenantStatus } from '../src/db/tenants-store.js';
 import { listTransferIntents } from '../src/db/transfer-intents-store.js';
+import { transferNameOf } from '../src/domain/onboarding.js';
 import { FailureCode } from '../src/domain/failures.js';
 import { auditOrigin, type ActivityDeps } from './context.js';
 import { activityFailure, boundary } from './failures.js';
@@ -129,7 +130,7 @@ export function createCloseScheduleActivities(deps: ActivityDeps) {
           writtenAt: new Date().toISOString(),
           balanceLeftMicroUsd: wallet.balanceKnown ? wallet.balanceMicroUsd! : null,
           transfers: transfers.map((t) => ({
-            purpose: t.purpose,
+            purpose: transferNameOf(t.purpose),
             kind: t.kind,
             amountMicroUsd: t.amountMicroUsd,
             state: t.state,

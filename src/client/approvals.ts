@@ -191,6 +191,8 @@ export async function requestTransferVerdictApproval(
       'WORKFLOW_NOT_FOUND',
     );
   const { operator, reason, outcome } = checked.value;
+  // A close's transfer as the run names it (`initial` is the stored intent `initial-funding`).
+  const purpose = 'purpose' in checked.value ? checked.value.purpose : undefined;
   return requestApproval(deps.pool, {
     action: 'resolveTransfer',
     externalRef: input.externalRef,
@@ -198,7 +200,7 @@ export async function requestTransferVerdictApproval(
       workflowId: input.workflowId,
       close: input.close,
       outcome,
-      ...(input.close ? { purpose: input.purpose } : {}),
+      ...(input.close ? { purpose } : {}),
     },
     by: { operator, reason },
     ttlMs: input.ttlMs,

@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import { runOnboardingChecks, type PreflightCheck } from '../../activities/onboarding-preflight.js';
 import type { Pool } from '../db/pool.js';
 import { onboardingWorkflowId } from '../domain/ids.js';
-import { DEFAULT_SLOT, ONBOARDING_PURPOSE } from '../domain/onboarding.js';
+import { DEFAULT_SLOT, INITIAL_TRANSFER } from '../domain/onboarding.js';
 import { onboardTenantInputSchema, parseInput } from '../domain/tenant-input.js';
 import { assertWithinTransferLimit } from '../domain/transfer-limit.js';
 import type { PlatformClient } from '../platform/index.js';
@@ -43,10 +43,7 @@ export async function dryRunOnboarding(
     `record ownership of ${input.externalRef} ("${input.name}")`,
     'create the sub-account under an idempotency key derived from the external ref',
     ...(input.fundingMicroUsd
-      ? [
-          `fund its wallet with ${input.fundingMicroUsd} micro-USD (transfer intent "${ONBOARDING_PURPOSE}" ` +
-            `written first)`,
-        ]
+      ? [`fund its wallet with ${input.fundingMicroUsd} micro-USD (transfer "${INITIAL_TRANSFER}" ` + `written first)`]
       : ['no funding']),
     `issue its first key (slot ${DEFAULT_SLOT}; token sealed at once) and verify it`,
     'mark the tenant active',

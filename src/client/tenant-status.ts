@@ -9,6 +9,7 @@ import { listLastRuns, type LastRun } from './last-runs.js';
 import { onboardingStatusQuery, type OnboardingStatus } from '../../workflows/onboard-tenant-messages.js';
 import { closeStatusQuery, type CloseStatus } from '../../workflows/close-tenant-messages.js';
 import { onboardingWorkflowId } from '../domain/ids.js';
+import { transferNameOf } from '../domain/onboarding.js';
 
 /**
  * Everything an operator or a signup backend may know about a tenant, from our records and the
@@ -90,7 +91,7 @@ export async function getTenantStatus(
       verified: k.verifiedAt !== null,
     })),
     transfers: transfers.map((t) => ({
-      purpose: t.purpose,
+      purpose: transferNameOf(t.purpose),
       amountMicroUsd: t.amountMicroUsd,
       state: t.state,
       idempotencyKey: t.idempotencyKey,
@@ -108,10 +109,16 @@ export async function getTenantStatus(
 async function closeRun(client: Client, lastRuns: readonly LastRun[]): Promise<CloseStatus | null> {
   const run = lastRuns.find((r) => r.kind === 'close');
   if (run?.status !== 'RUNNING') return null;
-  return client.workflow
+  const status = await client.workflow
     .getHandle(run.workflowId)
     .query(closeStatusQuery)
     .catch(() => null);
+  return (
+    status && {
+      ...status,
+      openTransfers: status.openTransfers.map((t) => ({ ...t, purpose: transferNameOf(t.purpose) })),
+    }
+  );
 }
 
 async function onboardingRun(client: Client, externalRef: string): Promise<TenantStatusView['onboarding']> {

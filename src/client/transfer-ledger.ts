@@ -2,6 +2,7 @@ import type { Pool } from '../db/pool.js';
 import { findTenant, TenantNotFoundError } from '../db/tenants-store.js';
 import { listTransferIntents, type TransferIntentRow } from '../db/transfer-intents-store.js';
 import type { PlatformClient } from '../platform/index.js';
+import { transferNameOf } from '../domain/onboarding.js';
 
 /**
  * A tenant's ledger as we recorded it (every transfer intent: initial funding, top-ups, automatic
@@ -42,7 +43,7 @@ export function ledgerEntryOf(row: TransferIntentRow): LedgerEntry {
     reason: row.reason,
     failureCode: row.failureCode,
     resolution: row.resolution,
-    intent: row.purpose,
+    intent: transferNameOf(row.purpose),
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };

@@ -1,6 +1,7 @@
 import { auditFrom, auditParams, type AuditEntry } from './audit-store.js';
 import { eventsFrom } from './events-store.js';
 import type { Queryable } from './pool.js';
+import { INITIAL_TRANSFER, ONBOARDING_PURPOSE } from '../domain/onboarding.js';
 
 /**
  * A transfer intent is written BEFORE the transfer call. Its idempotency key changes only after a
@@ -172,7 +173,9 @@ const TRANSFER_EVENTS = eventsFrom('changed c', {
   type: TRANSFER_EVENT_TYPE,
   externalRef: 'c."externalRef"',
   where: `${TRANSFER_EVENT_TYPE} IS NOT NULL`,
-  payload: `jsonb_build_object('externalRef', c."externalRef", 'transferId', c.id::text, 'purpose', c.purpose, 'kind', c.kind,
+  // The first transfer is `initial` in events as everywhere (src/domain/onboarding.ts: INITIAL_TRANSFER).
+  payload: `jsonb_build_object('externalRef', c."externalRef", 'transferId', c.id::text,
+    'purpose', CASE WHEN c.purpose = '${ONBOARDING_PURPOSE}' THEN '${INITIAL_TRANSFER}' ELSE c.purpose END, 'kind', c.kind,
     'amountMicroUsd', c."amountMicroUsd", 'state', c.state, 'idempotencyKey', c."idempotencyKey",
     'platformTransferId', c."platformTransferId", 'failureCode', c."failureCode", 'attempts', c.attempts)`,
 });

@@ -9,6 +9,7 @@
  * Each check returns the trimmed value, or the problems as `field: rule` lines.
  */
 import { checkText, textRuleText, type TextRule } from './text-rule.js';
+import { INITIAL_TRANSFER, intentPurposeOf } from './onboarding.js';
 
 export const OPERATOR_MAX = 100;
 export const REASON_MIN = 3;
@@ -131,11 +132,12 @@ export function checkCloseTransferVerdict(raw: unknown): Checked<CloseTransferVe
     raw,
     ['purpose', 'outcome', 'operator', 'reason', 'approvalId'],
     (input, problems) => {
-      const purpose = requiredString('purpose', input.purpose, 'the transfer, e.g. "initial-funding"', problems);
+      const purpose = requiredString('purpose', input.purpose, `the transfer, e.g. "${INITIAL_TRANSFER}"`, problems);
       const checked = typeof input.purpose === 'string' ? checkText(input.purpose, PURPOSE_TEXT) : undefined;
       if (checked && !checked.ok) problems.push(`purpose: ${checked.problem}`);
       return {
-        purpose,
+        // The first transfer is `initial` on every surface; its stored intent is `initial-funding`.
+        purpose: intentPurposeOf(purpose),
         outcome: checkOutcome(input.outcome, problems),
         ...checkApprovalId(input.approvalId, problems),
       };

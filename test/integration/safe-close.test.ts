@@ -157,7 +157,7 @@ describe('delayed close, its undo and the final statement', () => {
         subaccountId,
         balanceLeftMicroUsd: '5000',
         transfers: [
-          expect.objectContaining({ purpose: 'initial-funding', amountMicroUsd: '5000', state: 'succeeded' }),
+          expect.objectContaining({ purpose: 'initial', amountMicroUsd: '5000', state: 'succeeded' }),
         ],
         keys: [expect.objectContaining({ fingerprint: expect.any(String), createdAt: expect.any(String) })],
         projectsDeleted: [expect.stringMatching(/^proj_/)],

@@ -53,7 +53,7 @@ const expectations: Array<{ command: RegExp; prints: RegExp[] }> = [
       /^tenant acme: active — "Acme Inc", sub-account sub_\w+$/m,
       /^onboarding onboard:acme: COMPLETED$/m,
       /^key default g1: active key_\w+ sha256:[0-9a-f]+/m,
-      /^transfer initial-funding: succeeded 5000000 micro-USD$/m,
+      /^transfer initial: succeeded 5000000 micro-USD$/m,
     ],
   },
   { command: /^npx tenantctl list$/, prints: [/^acme\s+active\s+sub_\w+\s+Acme Inc$/m] },

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { OnboardingDryRun as DryRunReport } from '../../client/onboarding-preflight.js';
 import type { DecisionAnswer } from '../../domain/operator-decisions.js';
 import type { OnboardTenantResult } from '../../../workflows/onboard-tenant-messages.js';
-import { ONBOARDING_PURPOSE } from '../../domain/onboarding.js';
+import { INITIAL_TRANSFER, ONBOARDING_PURPOSE } from '../../domain/onboarding.js';
 import { printJson, segment, withGateway } from '../run.js';
 
 export function registerOnboardingCommands(program: Command): void {
@@ -119,7 +119,7 @@ export function registerOnboardingCommands(program: Command): void {
     .requiredOption('--reason <text>', 'why (audited)')
     .option('--close', "the tenant's close is waiting, not its onboarding")
     .option('--key <idempotencyKey>', "a top-up's key: that top-up is waiting, not the onboarding")
-    .option('--purpose <purpose>', 'with --close: the transfer', ONBOARDING_PURPOSE)
+    .option('--purpose <purpose>', 'with --close: the transfer (the first one is initial)', INITIAL_TRANSFER)
     .option('--json', 'print the answer as JSON')
     .action(
       async (
@@ -127,7 +127,7 @@ export function registerOnboardingCommands(program: Command): void {
         opts: DecisionFlags & { outcome: string; close?: boolean; purpose: string; key?: string },
       ) =>
         withGateway(async (gateway) => {
-          if (!opts.close && opts.purpose !== ONBOARDING_PURPOSE)
+          if (!opts.close && opts.purpose !== INITIAL_TRANSFER && opts.purpose !== ONBOARDING_PURPOSE)
             throw new Error('--purpose: only with --close (an onboarding has one transfer)');
           if (opts.close && opts.key) throw new Error('--key: not with --close (name the transfer with --purpose)');
           // The raw --outcome goes to the server, which checks it by the run's own rules (exact words only).
