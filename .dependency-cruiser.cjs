@@ -10,7 +10,7 @@
  *   src/platform, src/db, src/secrets, src/sim, src/infra   libraries
  *   src/domain                   what a workflow may import
  * workflows/ import src/domain, each other and activities as types only.
- * src/config.ts is read by entries only; it gathers the config shapes of gateway and activities.
+ * src/config/ is read by entries only (its defaults.ts, plain constants, by anyone but domain and workflows).
  */
 const entries = '^src/(cli|main)/';
 const libraries = '^src/(platform|db|secrets|sim|infra)/';
@@ -92,9 +92,11 @@ module.exports = {
     {
       name: 'config-read-by-entries',
       severity: 'error',
-      comment: 'src/config.ts (the only reader of process.env) is loaded by entries; libraries take typed options.',
-      from: { path: '^(activities|workflows|src/(domain|platform|db|secrets|sim|infra|gateway))/' },
-      to: { path: '^src/config\\.ts$', dependencyTypesNot: ['type-only'] },
+      comment:
+        'src/config/ (the only reader of process.env) is loaded by entries; libraries take typed options. ' +
+        'Its defaults.ts holds plain constants any layer above src/domain may fall back to.',
+      from: { path: '^(activities|workflows|src/(domain|platform|db|secrets|sim|infra|gateway|client))/' },
+      to: { path: '^src/config/', pathNot: '^src/config/defaults\\.ts$', dependencyTypesNot: ['type-only'] },
     },
   ],
   options: {

@@ -5,7 +5,7 @@ import type { DriftOptions } from './drift/options.js';
 import type { Pool } from '../src/db/pool.js';
 import type { PlatformClient } from '../src/platform/index.js';
 import type { RotationOptions } from './rotation-options.js';
-import type { ApprovalAction } from '../src/secrets/safe-ops-config.js';
+import type { ApprovalAction } from '../src/config/safe-ops.js';
 import type { Vault } from '../src/secrets/vault.js';
 
 /** Lifecycle settings; here, not in lifecycle.ts, so that the two do not import each other. */

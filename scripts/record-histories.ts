@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { findOrBuildTemporalCli } from '../src/infra/temporal-cli.js';
 import { Client, Connection } from '@temporalio/client';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/index.js';
 import { startLifecycle } from '../src/client/start-lifecycle.js';
 import { startOnboarding } from '../src/client/start-onboarding.js';
 import { startTopUp } from '../src/client/start-top-up.js';

@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import type { Client } from '@temporalio/client';
 import type { PlatformClient } from '../../src/platform/index.js';
 import { DRIFT_KINDS, FIX_OF_KIND, type DriftKind, type DriftPolicies } from '../../src/domain/drift-kinds.js';
@@ -63,45 +62,6 @@ export function parseDriftPolicies(text: string): { policies: DriftPolicies; pro
   return { policies, problems };
 }
 
-const emptyToUndefined = (value: unknown) => (typeof value === 'string' && value.trim() === '' ? undefined : value);
-const durationText = (fallback: string) =>
-  z.preprocess(
-    emptyToUndefined,
-    z
-      .string()
-      .regex(/^\d+(s|m|h|d)$/, 'must be a duration like 30m, 12h or 90d')
-      .default(fallback),
-  );
-
-/** The fields added to config.ts's configSchema (one spread line there). */
-export const driftConfigShape = {
-  DRIFT_POLICY: z
-    .preprocess(
-      emptyToUndefined,
-      z
-        .string()
-        .superRefine((value, ctx) => {
-          for (const problem of parseDriftPolicies(value).problems) ctx.addIssue({ code: 'custom', message: problem });
-        })
-        .default(''),
-    )
-    .describe(
-      `Drift fixes, comma-separated kind=report|fix (default: report everything). ` +
-        `Fixable: ${Object.keys(FIX_OF_KIND).join(', ')}.`,
-    ),
-  DRIFT_QUIET_PERIOD: durationText('24h').describe(
-    'An orphan key of ours is revoked by the drift fix only after no use for this long.',
-  ),
-  DRIFT_ROTATION_MAX_AGE: durationText('90d').describe(
-    'An active key older than this with no rotation schedule is reported (key_rotation_overdue).',
-  ),
-  DRIFT_SCHEDULE_EVERY: durationText('1h').describe(
-    'How often `tenantctl drift schedule create` runs the fleet check by default.',
-  ),
-};
-export const driftConfigSchema = z.object(driftConfigShape);
-export type DriftConfig = z.infer<typeof driftConfigSchema>;
-
 export function durationMs(text: string): number {
   const match = /^(\d+)(ms|s|m|h|d)$/.exec(text);
   if (!match) throw new Error(`not a duration: ${text}`);
@@ -109,18 +69,4 @@ export function durationMs(text: string): number {
     Number(match[1]) *
     { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] as 'ms' | 's' | 'm' | 'h' | 'd']
   );
-}
-
-export function buildDriftOptions(
-  config: DriftConfig,
-  extra: Pick<DriftOptions, 'temporal' | 'listPlatform'> = {},
-): DriftOptions {
-  const { policies, problems } = parseDriftPolicies(config.DRIFT_POLICY);
-  if (problems.length) throw new DriftPolicyError(problems.map((p) => `DRIFT_POLICY: ${p}`));
-  return {
-    policies,
-    quietPeriodMs: durationMs(config.DRIFT_QUIET_PERIOD),
-    rotationMaxAgeMs: durationMs(config.DRIFT_ROTATION_MAX_AGE),
-    ...extra,
-  };
 }

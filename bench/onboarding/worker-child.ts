@@ -7,7 +7,7 @@
  */
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities/index.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import { createPool } from '../../src/db/pool.js';
 import { applyWorkerHeapGrowth } from '../../src/main/wiring/worker-heap.js';
 import { createLogger } from '../../src/infra/log.js';

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { ConfigError, loadConfig, type Config } from '../config.js';
+import { ConfigError, loadConfig, type Config } from '../config/index.js';
 import { stackFile } from '../main/stack/stack-file.js';
 
 /** The configuration, with the dev stack's stack.json (see stackFile) under the real environment. */

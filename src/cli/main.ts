@@ -94,10 +94,13 @@ program
 
 program
   .command('config')
-  .description('list every configuration variable with its meaning')
-  .action(async () => {
-    const { describeConfig } = await import('../config.js');
-    for (const { name, description } of describeConfig()) console.log(`${name.padEnd(22)} ${description}`);
+  .description(
+    'list every configuration variable by area with its default (values are never shown); local: needs nothing',
+  )
+  .option('--markdown', 'print docs/configuration.md as generated from the schema')
+  .action(async (opts: { markdown?: boolean }) => {
+    const { configListing, configPage } = await import('../config/docs.js');
+    console.log(opts.markdown ? configPage() : configListing());
   });
 
 const secrets = program.command('secrets').description('master keys');

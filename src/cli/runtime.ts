@@ -1,8 +1,8 @@
 import type { Client } from '@temporalio/client';
-import type { Config } from '../config.js';
-import { ConfigError } from '../config.js';
+import type { Config } from '../config/index.js';
+import { ConfigError } from '../config/index.js';
 import { createPool, type Pool } from '../db/pool.js';
-import { safeOpsOf, type SafeOps } from '../secrets/safe-ops-config.js';
+import { safeOpsOf, type SafeOps } from '../config/safe-ops.js';
 import { UnknownOperatorError } from '../secrets/operators.js';
 import { createGatewayClient, type GatewayClient } from '../client/gateway-client.js';
 import { isHttpsOrLoopback } from '../infra/outbound/rule.js';

@@ -2,7 +2,7 @@ import { Client, Connection, type DataConverter } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 // Type only: the worker package (native bridge) loads when a NativeConnection is opened, never for the CLI's client.
 import type { NativeConnection } from '@temporalio/worker';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 
 /**
  * Temporal connections configured the way Temporal users expect: TEMPORAL_ADDRESS,

@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { InvalidInputError } from './tenant-input.js';
 
 /**
@@ -10,23 +9,6 @@ import { InvalidInputError } from './tenant-input.js';
 export const TRANSFER_MAX_SETTING = 'TRANSFER_MAX_MICRO_USD';
 /** 10,000 USD: well above one tenant's top-up, far below what would drain a parent account at once. */
 export const DEFAULT_TRANSFER_MAX_MICRO_USD = '10000000000';
-
-const emptyToUndefined = (value: unknown) => (typeof value === 'string' && value.trim() === '' ? undefined : value);
-
-export const transferLimitConfigShape = {
-  [TRANSFER_MAX_SETTING]: z
-    .preprocess(
-      emptyToUndefined,
-      z
-        .string()
-        .regex(/^[1-9][0-9]{0,29}$/, 'must be a positive whole number of micro-USD, e.g. 10000000000')
-        .default(DEFAULT_TRANSFER_MAX_MICRO_USD),
-    )
-    .describe(
-      'The largest single transfer (top-up, auto top-up, initial funding) in micro-USD; larger amounts and ' +
-        'funding policies that could need one are refused (400). Default 10000000000 (10,000 USD).',
-    ),
-};
 
 /** `field: must be at most … (TRANSFER_MAX_MICRO_USD)` for an amount above the limit, else null. */
 export function transferLimitProblem(

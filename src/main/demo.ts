@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
-import { loadConfig } from '../config.js';
+import { loadConfig } from '../config/index.js';
 import { reportError } from './report-error.js';
 import { stackFile } from './stack/stack-file.js';
 import { startOnboarding } from '../client/start-onboarding.js';

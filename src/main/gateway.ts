@@ -1,13 +1,13 @@
 import type { Client } from '@temporalio/client';
 import Fastify, { type FastifyInstance } from 'fastify';
-import type { Config } from '../config.js';
-import { ConfigError } from '../config.js';
+import type { Config } from '../config/index.js';
+import { ConfigError } from '../config/index.js';
 import { assertSchemaCurrent } from '../db/migrate.js';
 import { createPool, type Pool } from '../db/pool.js';
 import { buildGatewayApp } from '../gateway/app.js';
 import { registerHealthRoutes } from '../gateway/health-routes.js';
-import { gatewayOptionsOf } from '../gateway/options.js';
-import { safeOpsOf } from '../secrets/safe-ops-config.js';
+import { gatewayOptionsOf } from '../config/gateway.js';
+import { safeOpsOf } from '../config/safe-ops.js';
 import { loggerOf } from '../infra/log.js';
 import { createEncryptionCodec } from '../secrets/payload-codec.js';
 import { createVault } from '../secrets/vault.js';

@@ -1,6 +1,6 @@
 import { describeError } from '../client/describe-error.js';
 import { GatewayCallError } from '../client/gateway-client.js';
-import { ConfigError } from '../config.js';
+import { ConfigError } from '../config/index.js';
 import { InvalidInputError } from '../domain/tenant-input.js';
 
 /**

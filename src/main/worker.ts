@@ -1,9 +1,9 @@
 import { Client } from '@temporalio/client';
 import { Runtime, type Worker } from '@temporalio/worker';
-import { buildDriftOptions } from '../../activities/drift/options.js';
+import { buildDriftOptions } from '../config/drift.js';
 import { createDriftListClient } from '../../activities/drift/paced-fetch.js';
 import { createActivities } from '../../activities/index.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import { assertSchemaCurrent } from '../db/migrate.js';
 import { createPool } from '../db/pool.js';
 import { loggerOf } from '../infra/log.js';

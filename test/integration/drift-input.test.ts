@@ -1,9 +1,9 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig } from '../../src/config/index.js';
 import { DRIFT_SCHEDULE_ID } from '../../src/domain/ids.js';
-import { buildDriftOptions } from '../../activities/drift/options.js';
+import { buildDriftOptions } from '../../src/config/drift.js';
 import { runCli } from '../harness/cli.js';
 import { waitFor } from '../harness/gateway-app.js';
 import { callAs, startOperatorGateway } from '../harness/operator-gateway.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import { startGateway, type RunningGateway } from '../../src/main/gateway.js';
 import { generateMasterKey } from '../../src/secrets/master-keys.js';
 import { createTestContext, type TestContext } from '../harness/context.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import { TEST_API_TOKEN, waitFor } from '../harness/gateway-app.js';
 import {
   createRegistryWebhook,

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { distState } from '../../bin/dist-fresh.js';
 import { startOnboarding } from '../../src/client/start-onboarding.js';
 import { startRotation } from '../../src/client/start-rotation.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import { startGateway, type RunningGateway } from '../../src/main/gateway.js';
 import { startNotifyReceiver, type NotifyReceiver } from '../../src/main/stack/notify-receiver.js';
 import { generateMasterKey } from '../../src/secrets/master-keys.js';

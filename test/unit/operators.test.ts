@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig } from '../../src/config/index.js';
 import { createOperatorDirectory, generateOperator, parseOperatorList } from '../../src/secrets/operators.js';
-import { safeOpsOf } from '../../src/secrets/safe-ops-config.js';
+import { safeOpsOf } from '../../src/config/safe-ops.js';
 
 describe('operator identities and the safe-operation defaults', () => {
   const alice = generateOperator('alice');

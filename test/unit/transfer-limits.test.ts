@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig } from '../../src/config/index.js';
 import { shortfallDetail, shortfallHolds } from '../../src/domain/parent-shortfall.js';
 import { InvalidInputError } from '../../src/domain/tenant-input.js';
 import {

@@ -1,5 +1,4 @@
 import { isIP } from 'node:net';
-import { z } from 'zod';
 import { AddressClass, classifyAddress } from './addresses.js';
 
 /**
@@ -64,23 +63,6 @@ export function parseAllowHosts(value: string | undefined): { hosts: AllowedHost
   }
   return { hosts, problems };
 }
-
-/** The configuration shape (config.ts composes it): the allow-list, parsed and checked with every problem listed. */
-export const outboundConfigShape = {
-  [ALLOW_HOSTS_VARIABLE]: z
-    .string()
-    .optional()
-    .transform((value, ctx): AllowHosts => {
-      const { hosts, problems } = parseAllowHosts(value);
-      for (const problem of problems) ctx.addIssue({ code: 'custom', message: problem });
-      return hosts;
-    })
-    .describe(
-      'Comma-separated host[:port] that event deliveries and rotation notices may reach although inward ' +
-        '(loopback, private, link-local, ...); plain http only to a listed loopback host. Unset: https to public ' +
-        'addresses only. `npm start` lists its own receivers.',
-    ),
-} as const;
 
 function defaultPort(protocol: string): number {
   return protocol === 'http:' ? 80 : 443;

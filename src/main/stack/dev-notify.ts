@@ -1,6 +1,6 @@
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Config } from '../../config.js';
+import type { Config } from '../../config/index.js';
 import { startNotifyReceiver, type NotifyReceiver } from './notify-receiver.js';
 
 /**

@@ -1,6 +1,6 @@
 import { chmodSync, rmSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { loadConfig, type Config } from '../../config.js';
+import { loadConfig, type Config } from '../../config/index.js';
 import { reportError } from '../report-error.js';
 import { stackFile } from './stack-file.js';
 

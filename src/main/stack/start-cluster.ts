@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { Config } from '../../config.js';
+import type { Config } from '../../config/index.js';
 import { migrate } from '../../db/migrate.js';
 import { createPool } from '../../db/pool.js';
 import { Cleanup } from '../../infra/cleanup.js';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { configSchema, loadConfig, type Config } from '../../config.js';
+import { configSchema, loadConfig, type Config } from '../../config/index.js';
 import { migrate } from '../../db/migrate.js';
 import { createPool } from '../../db/pool.js';
 import { resolveDatabase } from '../../infra/database.js';

@@ -1,6 +1,6 @@
 import type { DataConverter } from '@temporalio/common';
-import type { Config } from '../../config.js';
-import { ConfigError } from '../../config.js';
+import type { Config } from '../../config/index.js';
+import { ConfigError } from '../../config/index.js';
 import { parseMasterKeys, type MasterKeyRing } from '../../secrets/master-keys.js';
 import { createDataConverter } from '../../secrets/payload-codec.js';
 

@@ -1,11 +1,11 @@
 import type { ActivityDeps } from '../../../activities/index.js';
-import type { Config } from '../../config.js';
-import { ConfigError } from '../../config.js';
+import type { Config } from '../../config/index.js';
+import { ConfigError } from '../../config/index.js';
 import { createLogger, type Logger } from '../../infra/log.js';
 import type { Pool } from '../../db/pool.js';
 import { createPlatformClient, type PlatformClient, type PlatformKeyProvider } from '../../platform/index.js';
 import { parseMasterKeys } from '../../secrets/master-keys.js';
-import { safeOpsOf } from '../../secrets/safe-ops-config.js';
+import { safeOpsOf } from '../../config/safe-ops.js';
 import { createVault } from '../../secrets/vault.js';
 import { NoParentKeyError, startParentKeySource, type ParentKeySource } from '../../secrets/parent-key-source.js';
 import { masterKeysOf } from './data-converter.js';

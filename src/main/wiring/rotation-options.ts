@@ -1,4 +1,5 @@
-import type { RotationConfig, RotationOptions } from '../../../activities/rotation-options.js';
+import type { RotationOptions } from '../../../activities/rotation-options.js';
+import type { RotationConfig } from '../../config/rotation.js';
 import { createPlatformClient, type PlatformKeyProvider } from '../../platform/index.js';
 
 /**

@@ -1,0 +1,57 @@
+import { z } from 'zod';
+import { DriftPolicyError, durationMs, parseDriftPolicies, type DriftOptions } from '../../activities/drift/options.js';
+import { FIX_OF_KIND } from '../domain/drift-kinds.js';
+import { DEFAULTS } from './defaults.js';
+import { area, duration, emptyToUndefined, setting, type ShapeOf } from './helpers.js';
+
+const DURATION_RULE = 'must be a duration like 30m, 12h or 90d';
+
+export const driftSettings = area('drift', {
+  DRIFT_POLICY: setting(
+    z.preprocess(
+      emptyToUndefined,
+      z
+        .string()
+        .superRefine((value, ctx) => {
+          for (const problem of parseDriftPolicies(value).problems) ctx.addIssue({ code: 'custom', message: problem });
+        })
+        .default(DEFAULTS.DRIFT_POLICY),
+    ),
+    {
+      description:
+        'Drift fixes, `kind=report|fix` comma-separated; fixable: ' +
+        `${Object.keys(FIX_OF_KIND)
+          .map((kind) => `\`${kind}\``)
+          .join(', ')}.`,
+      unset: 'report everything',
+    },
+  ),
+  DRIFT_QUIET_PERIOD: setting(duration(DURATION_RULE, DEFAULTS.DRIFT_QUIET_PERIOD), {
+    description: 'An orphan key of ours is revoked by the drift fix (when it is on) only after no use for this long.',
+    advanced: true,
+  }),
+  DRIFT_ROTATION_MAX_AGE: setting(duration(DURATION_RULE, DEFAULTS.DRIFT_ROTATION_MAX_AGE), {
+    description: 'An active key older than this with no rotation schedule is reported (`key_rotation_overdue`).',
+    advanced: true,
+  }),
+  DRIFT_SCHEDULE_EVERY: setting(duration(DURATION_RULE, DEFAULTS.DRIFT_SCHEDULE_EVERY), {
+    description: 'Default interval of `tenantctl drift schedule create` (the fleet check).',
+  }),
+});
+
+export type DriftConfig = z.infer<z.ZodObject<ShapeOf<typeof driftSettings.settings>>>;
+
+/** The drift activities' options from the configuration (the worker's wiring). */
+export function buildDriftOptions(
+  config: DriftConfig,
+  extra: Pick<DriftOptions, 'temporal' | 'listPlatform'> = {},
+): DriftOptions {
+  const { policies, problems } = parseDriftPolicies(config.DRIFT_POLICY);
+  if (problems.length) throw new DriftPolicyError(problems.map((p) => `DRIFT_POLICY: ${p}`));
+  return {
+    policies,
+    quietPeriodMs: durationMs(config.DRIFT_QUIET_PERIOD),
+    rotationMaxAgeMs: durationMs(config.DRIFT_ROTATION_MAX_AGE),
+    ...extra,
+  };
+}

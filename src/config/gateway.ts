@@ -1,0 +1,134 @@
+import { z } from 'zod';
+import { deployerReadinessOf, type RotationDeployerEnv } from '../client/deployer-readiness.js';
+import type { GatewayOptions } from '../gateway/options.js';
+import type { AllowHosts } from '../infra/outbound/rule.js';
+import { DEFAULTS } from './defaults.js';
+import { area, httpUrl, list, port, setting, text, wholeNumber } from './helpers.js';
+
+export const MIN_TOKEN_LENGTH = 32;
+const token = z.string().min(MIN_TOKEN_LENGTH, `each token must be at least ${MIN_TOKEN_LENGTH} characters`);
+
+export const gatewaySettings = area('gateway', {
+  GATEWAY_PORT: setting(port(DEFAULTS.GATEWAY_PORT), {
+    description: 'Port the gateway listens on (`0` picks a free one).',
+  }),
+  GATEWAY_HOST: setting(text(DEFAULTS.GATEWAY_HOST), {
+    description: 'Interface the gateway binds (`0.0.0.0` in a container).',
+  }),
+  GATEWAY_OPS_PORT: setting(wholeNumber(0, 65535), {
+    description:
+      'A second listener for `/readyz` and `/metrics`, which the public port then no longer serves (`/healthz` ' +
+      'stays on both); `0` picks a free port.',
+    unset: 'all on `GATEWAY_PORT`',
+  }),
+  GATEWAY_OPS_HOST: setting(text(DEFAULTS.GATEWAY_OPS_HOST), {
+    description: 'Interface of the ops listener (keep it off the public network).',
+  }),
+  GATEWAY_API_TOKENS: setting(list(token), {
+    description:
+      `Bearer tokens of signup backends for \`/v1\`, comma-separated, at least ${MIN_TOKEN_LENGTH} characters ` +
+      'each (several, so one can be rotated at a time).',
+    secret: true,
+    unset: 'no signup-backend token: `/v1` answers only callers listed in `OPERATORS`',
+    devStack: 'a dev token in `.data/dev-gateway-token`',
+  }),
+  GATEWAY_CODEC_TOKENS: setting(list(token), {
+    description: 'Operator bearer tokens for `/codec/*`, comma-separated.',
+    secret: true,
+    unset: 'loopback clients only (the local Web UI)',
+  }),
+  GATEWAY_CODEC_CORS_ORIGINS: setting(
+    list(z.url({ protocol: /^https?$/, error: 'each origin must be an http(s) URL' })),
+    {
+      description:
+        'Web UI origins (`scheme://host:port`, as the browser shows them) allowed to call the codec endpoint from ' +
+        'a browser, comma-separated (the CLI needs no CORS).',
+      unset: 'none',
+      devStack: "its Web UI's real origin is added",
+    },
+  ),
+  GATEWAY_CODEC_HOSTS: setting(
+    list(
+      z.string().regex(/^[A-Za-z0-9.-]+$|^\[[0-9A-Fa-f:.]+\]$/, 'each must be a host name or address, without port'),
+    ),
+    {
+      description:
+        'Extra host names (the `Host` header) the codec endpoint answers to, comma-separated; loopback names, ' +
+        "`GATEWAY_HOST` and `GATEWAY_PUBLIC_URL`'s host always pass (a DNS-rebinding defence).",
+      advanced: true,
+      unset: 'none',
+    },
+  ),
+  GATEWAY_PUBLIC_URL: setting(httpUrl('must be the http(s) base URL the platform and clients reach the gateway at'), {
+    description:
+      'Base URL the platform and clients reach the gateway at: webhook receiver URLs and status URLs are built ' +
+      'from it.',
+    unset: 'no public URL',
+    devStack: 'the local gateway',
+  }),
+  GATEWAY_WEBHOOK_BODY_LIMIT: setting(wholeNumber(1024, 10 * 1024 * 1024, DEFAULTS.GATEWAY_WEBHOOK_BODY_LIMIT), {
+    description: 'Largest registry delivery body accepted, in bytes.',
+    advanced: true,
+  }),
+  GATEWAY_WEBHOOK_SECRET_GRACE_SECONDS: setting(
+    wholeNumber(0, 7 * 86_400, DEFAULTS.GATEWAY_WEBHOOK_SECRET_GRACE_SECONDS),
+    {
+      description:
+        "How long a replaced or deleted webhook's secret is still accepted (platform retries of its deliveries), " +
+        'in seconds.',
+      advanced: true,
+    },
+  ),
+  GATEWAY_WEBHOOK_TOLERANCE_SECONDS: setting(wholeNumber(30, 86_400, DEFAULTS.GATEWAY_WEBHOOK_TOLERANCE_SECONDS), {
+    description:
+      "How far a delivery's body `timestamp` may be from the gateway's clock, either way, before it is refused " +
+      'as a replay, in seconds (Standard Webhooks: 5 minutes).',
+    advanced: true,
+  }),
+  GATEWAY_WEBHOOK_INBOX_RETENTION_DAYS: setting(wholeNumber(1, 3_650, DEFAULTS.GATEWAY_WEBHOOK_INBOX_RETENTION_DAYS), {
+    description:
+      'Processed webhook inbox rows older than this many days are pruned (batched, every 10 minutes); ' +
+      'unprocessed rows are kept.',
+    advanced: true,
+  }),
+});
+
+/** The gateway's variables as the schema gives them. */
+export interface GatewayEnv {
+  GATEWAY_API_TOKENS: string[];
+  GATEWAY_CODEC_TOKENS: string[];
+  GATEWAY_CODEC_CORS_ORIGINS: string[];
+  GATEWAY_CODEC_HOSTS: string[];
+  GATEWAY_HOST: string;
+  GATEWAY_PUBLIC_URL?: string | undefined;
+  GATEWAY_WEBHOOK_BODY_LIMIT: number;
+  GATEWAY_WEBHOOK_SECRET_GRACE_SECONDS: number;
+  GATEWAY_WEBHOOK_TOLERANCE_SECONDS: number;
+  GATEWAY_WEBHOOK_INBOX_RETENTION_DAYS: number;
+}
+
+/** The app factory's options from the configuration (the rest, platform clients and policies, by the entry). */
+export function gatewayOptionsOf(
+  env: GatewayEnv & RotationDeployerEnv & { OUTBOUND_ALLOW_HOSTS?: AllowHosts },
+  taskQueue: string,
+): GatewayOptions {
+  return {
+    outboundAllowHosts: env.OUTBOUND_ALLOW_HOSTS ?? [],
+    taskQueue,
+    apiTokens: env.GATEWAY_API_TOKENS,
+    codecTokens: env.GATEWAY_CODEC_TOKENS,
+    codecCorsOrigins: env.GATEWAY_CODEC_CORS_ORIGINS.map((origin) => new URL(origin).origin),
+    codecHosts: [
+      ...env.GATEWAY_CODEC_HOSTS,
+      // A wildcard bind address is no name a client uses.
+      ...(['0.0.0.0', '::', '[::]'].includes(env.GATEWAY_HOST) ? [] : [env.GATEWAY_HOST]),
+      ...(env.GATEWAY_PUBLIC_URL ? [new URL(env.GATEWAY_PUBLIC_URL).hostname] : []),
+    ],
+    publicUrl: env.GATEWAY_PUBLIC_URL?.replace(/\/+$/, ''),
+    webhookBodyLimitBytes: env.GATEWAY_WEBHOOK_BODY_LIMIT,
+    webhookSecretGraceSeconds: env.GATEWAY_WEBHOOK_SECRET_GRACE_SECONDS,
+    webhookToleranceSeconds: env.GATEWAY_WEBHOOK_TOLERANCE_SECONDS,
+    webhookInboxRetentionSeconds: env.GATEWAY_WEBHOOK_INBOX_RETENTION_DAYS * 86_400,
+    deployers: deployerReadinessOf(env),
+  };
+}

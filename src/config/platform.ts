@@ -1,0 +1,70 @@
+import { z } from 'zod';
+import { isHttpsOrLoopback } from '../infra/outbound/rule.js';
+import { DEFAULTS } from './defaults.js';
+import { area, emptyToUndefined, positiveNumber, setting, wholeNumber } from './helpers.js';
+
+export const platformSettings = area('platform', {
+  PLATFORM_BASE_URL: setting(
+    z.preprocess(
+      emptyToUndefined,
+      z
+        .url({ protocol: /^https?$/, error: 'must be an http(s) URL ending in /api/v1' })
+        .refine(
+          isHttpsOrLoopback,
+          'must be https (plain http only to a loopback host: the parent key goes with every call)',
+        )
+        .optional(),
+    ),
+    {
+      description:
+        'The platform API base including the version prefix (ending in `/api/v1`); https (plain http only to ' +
+        'loopback: the parent key goes with every call).',
+      unset: 'the worker refuses to start',
+      devStack: 'the simulator',
+    },
+  ),
+  PLATFORM_API_KEY: setting(
+    z.preprocess(
+      emptyToUndefined,
+      z.string().startsWith('svpk_', 'must be a platform key (starts with svpk_)').optional(),
+    ),
+    {
+      description:
+        "Bootstrap only: the parent's platform key (`svpk_…`), sealed into our records on first start; after that " +
+        'every process reads the current key from the records (`tenantctl parent-key`).',
+      secret: true,
+      unset: 'the key in our records',
+      devStack: "the simulator's fixture key",
+    },
+  ),
+  PLATFORM_PERSONAL_TOKEN: setting(
+    z.preprocess(
+      emptyToUndefined,
+      z.string().startsWith('sv_', 'must be a personal access token (starts with sv_)').optional(),
+    ),
+    {
+      description:
+        'Personal access token (`sv_…`) for registry webhook management (the contract requires one); the ' +
+        'gateway holds it.',
+      secret: true,
+      unset: '`/v1/webhooks` answers 503 where it would call the platform',
+      devStack: "the simulator's",
+    },
+  ),
+  PARENT_KEY_REFRESH_MS: setting(wholeNumber(100, 600_000, DEFAULTS.PARENT_KEY_REFRESH_MS), {
+    description:
+      'How often workers and gateways re-read the current parent platform key from our records, in ms (and ' +
+      'report which one they use); a 401 re-reads at once.',
+    advanced: true,
+  }),
+  PLATFORM_TIMEOUT_MS: setting(wholeNumber(100, 120_000, DEFAULTS.PLATFORM_TIMEOUT_MS), {
+    description: 'Per-request deadline of platform calls, in ms.',
+    advanced: true,
+  }),
+  PLATFORM_RATE_LIMIT_PER_SECOND: setting(positiveNumber(10_000, DEFAULTS.PLATFORM_RATE_LIMIT_PER_SECOND), {
+    description:
+      'Platform requests per second for all fleet work together (a Temporal task-queue rate limit on ' +
+      '`<queue>-platform`, enforced by the server across workers).',
+    advanced: true,
+  }),
+});

@@ -1,0 +1,25 @@
+import type { z } from 'zod';
+import { safeParseMasterKeys } from '../secrets/master-keys.js';
+import { DEFAULTS } from './defaults.js';
+import { area, checkedText, choice, setting } from './helpers.js';
+
+export const secretsSettings = area('secrets', {
+  SECRETS_KEYS: setting(
+    checkedText((value) => {
+      const parsed = safeParseMasterKeys(value);
+      return parsed.ok ? [] : parsed.problems;
+    }) as z.ZodType<string | undefined>,
+    {
+      description:
+        'Master keys for the vault and the payload codec, `keyId:base64(32 bytes)` comma-separated; the first ' +
+        'seals, all open (`tenantctl secrets generate-key k2026a`).',
+      secret: true,
+      unset: 'the worker and gateway refuse to start',
+      devStack: 'a dev key in `.data/dev-master-key`',
+    },
+  ),
+  PAYLOAD_CODEC: setting(choice(['auto', 'on', 'off'], DEFAULTS.PAYLOAD_CODEC), {
+    description:
+      'Encrypt every Temporal payload with `SECRETS_KEYS`: `auto` (when keys are set), `on` (required), `off`.',
+  }),
+});
