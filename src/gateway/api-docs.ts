@@ -38,6 +38,26 @@ export const externalRefParam = { externalRef: externalRefSchema };
 export const anyObject: JsonSchema = { type: 'object' };
 export const anyArray: JsonSchema = { type: 'array', items: { type: 'object' } };
 
+/** Why an operator acts: the shared free-text rule, audited. */
+export const reasonField: JsonSchema = {
+  type: 'string',
+  minLength: 3,
+  maxLength: 500,
+  description: 'Why (audited): 3-500 characters, no control or invisible format characters.',
+};
+/** Who acts: the bearer's name; the field may be left out or repeat it. */
+export const actorField: JsonSchema = {
+  type: 'string',
+  description: 'Taken from the bearer token: leave it out, or repeat the name it authenticates.',
+};
+/** `{ reason, operator? }` plus `extra` fields, nothing else. */
+export function decisionBody(extra: Record<string, JsonSchema> = {}, required: readonly string[] = ['reason']) {
+  return {
+    ...objectOf({ reason: reasonField, operator: actorField, ...extra }, required),
+    additionalProperties: false,
+  };
+}
+
 /** A success answer: `{ data, meta: { requestId } }`, or (raw) the body as it is. */
 export interface Answer {
   description: string;

@@ -5,6 +5,7 @@ import { decodePayloadsJson, encodePayloadsJson } from '../secrets/payload-codec
 import { PUBLIC } from './access.js';
 import { bearerTokenOf, isLoopback, unauthorized, type TokenSet } from './auth.js';
 import { GatewayError, GatewayErrorCode } from './errors.js';
+import { doc } from './api-docs.js';
 
 /**
  * The remote payload codec for the Temporal Web UI and CLI (`POST /codec/encode`, `/codec/decode`, the
@@ -62,32 +63,36 @@ export function registerCodecRoutes(app: FastifyInstance, deps: CodecRoutesDeps)
       }
     });
 
-    scope.options('/codec/:operation', { config: { permission: PUBLIC } }, async (request, reply) => {
-      checkHost(request, hosts);
-      const origin = request.headers.origin;
-      if (typeof origin !== 'string' || !allowed.has(origin)) {
-        // The browser only reports "could not connect": say here which origin to add.
-        request.log.warn({ origin }, 'codec preflight refused: origin not in GATEWAY_CODEC_CORS_ORIGINS');
-        throw new GatewayError(
-          403,
-          GatewayErrorCode.FORBIDDEN,
-          'This origin may not call the codec endpoint (see GATEWAY_CODEC_CORS_ORIGINS).',
-        );
-      }
-      return reply
-        .code(204)
-        .headers({
-          'Access-Control-Allow-Methods': 'POST, OPTIONS',
-          'Access-Control-Allow-Headers': ALLOWED_HEADERS,
-          'Access-Control-Max-Age': '600',
-        })
-        .send();
-    });
+    scope.options(
+      '/codec/:operation',
+      { config: { permission: PUBLIC }, schema: preflightDoc },
+      async (request, reply) => {
+        checkHost(request, hosts);
+        const origin = request.headers.origin;
+        if (typeof origin !== 'string' || !allowed.has(origin)) {
+          // The browser only reports "could not connect": say here which origin to add.
+          request.log.warn({ origin }, 'codec preflight refused: origin not in GATEWAY_CODEC_CORS_ORIGINS');
+          throw new GatewayError(
+            403,
+            GatewayErrorCode.FORBIDDEN,
+            'This origin may not call the codec endpoint (see GATEWAY_CODEC_CORS_ORIGINS).',
+          );
+        }
+        return reply
+          .code(204)
+          .headers({
+            'Access-Control-Allow-Methods': 'POST, OPTIONS',
+            'Access-Control-Allow-Headers': ALLOWED_HEADERS,
+            'Access-Control-Max-Age': '600',
+          })
+          .send();
+      },
+    );
 
-    scope.post('/codec/encode', { config: { permission: PUBLIC } }, async (request, reply) =>
+    scope.post('/codec/encode', { config: { permission: PUBLIC }, schema: encodeDoc }, async (request, reply) =>
       run(deps, hosts, request, reply, encodePayloadsJson),
     );
-    scope.post('/codec/decode', { config: { permission: PUBLIC } }, async (request, reply) =>
+    scope.post('/codec/decode', { config: { permission: PUBLIC }, schema: decodeDoc }, async (request, reply) =>
       run(deps, hosts, request, reply, decodePayloadsJson),
     );
   });
@@ -146,3 +151,47 @@ function authorize(tokens: TokenSet, request: FastifyRequest): void {
   const token = bearerTokenOf(request.headers.authorization);
   if (token === undefined || !tokens.matches(token)) throw unauthorized();
 }
+
+const payloads = {
+  type: 'object',
+  description: 'An absent body, `{}` or a missing payloads list mean no payloads (protojson omits an empty list).',
+  properties: {
+    payloads: {
+      type: ['array', 'null'],
+      items: {
+        type: 'object',
+        properties: {
+          metadata: { type: 'object', additionalProperties: { type: 'string', contentEncoding: 'base64' } },
+          data: { type: 'string', contentEncoding: 'base64' },
+        },
+      },
+    },
+  },
+};
+const hostAnswer = 'Not called under a gateway name, or (preflight) from an origin not allowed (FORBIDDEN).';
+
+const preflightDoc = doc({
+  summary: "CORS preflight for the Temporal Web UI's codec calls (GATEWAY_CODEC_CORS_ORIGINS)",
+  params: { operation: { type: 'string', enum: ['encode', 'decode'] } },
+  answers: { 204: { description: 'Allowed: the CORS headers.', empty: true }, 403: hostAnswer },
+});
+
+const codecDoc = (operation: 'encode' | 'decode') =>
+  doc({
+    summary: `Payload codec: ${operation} (the Temporal codec server protocol)`,
+    description:
+      'Its own tokens, not the roles table: one of GATEWAY_CODEC_TOKENS as a bearer token (with none configured, ' +
+      'loopback callers only).',
+    body: payloads,
+    bodyOptional: true,
+    answers: {
+      200: { description: 'The payloads, transformed.', raw: payloads },
+      401: 'Missing or unknown codec token (UNAUTHORIZED).',
+      403: hostAnswer,
+      422: 'A payload could not be decoded with the configured keys (CODEC_FAILED).',
+      503: 'No payload codec is configured (CODEC_NOT_CONFIGURED).',
+    },
+    security: [{ codecBearer: [] }],
+  });
+const encodeDoc = codecDoc('encode');
+const decodeDoc = codecDoc('decode');

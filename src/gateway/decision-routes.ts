@@ -22,6 +22,7 @@ import { actorOf } from './access.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
 import { invalidInput, refOf, tenantNotFound } from './tenant-routes.js';
 import { badField, bodyOf } from './request-input.js';
+import { anyObject, decisionBody, doc, externalRefParam, fromZod } from './api-docs.js';
 
 /**
  * Operator decisions for a waiting run (permission `runs.decide`), the way `tenantctl` sends them:
@@ -46,7 +47,7 @@ export function registerDecisionRoutes(app: FastifyInstance, deps: DecisionRoute
   void app.register(async (api) => {
     api.post(
       '/v1/tenants/:externalRef/decisions/resolve-transfer',
-      { config: { permission: 'runs.decide' } },
+      { config: { permission: 'runs.decide' }, schema: resolveTransferDoc },
       async (request, reply) => {
         const externalRef = refOf(request.params);
         const body = bodyOf(request.body, ['outcome', 'reason', 'close', 'purpose', 'key', 'operator']);
@@ -100,7 +101,7 @@ export function registerDecisionRoutes(app: FastifyInstance, deps: DecisionRoute
 
     api.post(
       '/v1/tenants/:externalRef/decisions/parent-funded',
-      { config: { permission: 'runs.decide' } },
+      { config: { permission: 'runs.decide' }, schema: parentFundedDoc },
       async (request, reply) => {
         const externalRef = refOf(request.params);
         const body = bodyOf(request.body, ['reason', 'key', 'operator']);
@@ -120,14 +121,18 @@ export function registerDecisionRoutes(app: FastifyInstance, deps: DecisionRoute
       },
     );
 
-    api.post('/v1/parent/funded', { config: { permission: 'runs.decide' } }, async (request, reply) => {
-      const by = decisionByOf(request);
-      return sendData(reply, 200, await declareParentFunded(deps, by));
-    });
+    api.post(
+      '/v1/parent/funded',
+      { config: { permission: 'runs.decide' }, schema: parentWideFundedDoc },
+      async (request, reply) => {
+        const by = decisionByOf(request);
+        return sendData(reply, 200, await declareParentFunded(deps, by));
+      },
+    );
 
     api.post(
       '/v1/tenants/:externalRef/close/cancel',
-      { config: { permission: 'runs.decide' } },
+      { config: { permission: 'runs.decide' }, schema: cancelCloseDoc },
       async (request, reply) => {
         const externalRef = refOf(request.params);
         const by = decisionByOf(request);
@@ -176,3 +181,56 @@ function translated(error: unknown): unknown {
   }
   return error;
 }
+
+const refused =
+  "The run refuses the decision now (DECISION_NOT_APPLICABLE: its Update validator's reason); nothing reached it.";
+const noRun = 'No run under this business key (RUN_NOT_FOUND), or no such tenant (TENANT_NOT_FOUND).';
+const topUpKey = { ...fromZod(idempotencyKeySchema), description: "A top-up's Idempotency-Key: decide for that run." };
+
+const resolveTransferDoc = doc({
+  summary: 'Say whether an ambiguous transfer was applied (resolveTransfer)',
+  description:
+    "For the tenant's onboarding, a top-up (`key`) or its close (`close: true`, the transfer named by `purpose`). " +
+    "With the server's APPROVAL_POLICY gating resolveTransfer, the request is written (202) for a second operator " +
+    "and nothing is sent to the run; otherwise the Update is sent (200 with the run's answer).",
+  params: externalRefParam,
+  body: decisionBody(
+    {
+      outcome: { type: 'string', enum: ['applied', 'not-applied'] },
+      close: { type: 'boolean' },
+      purpose: { type: 'string', description: 'With close only: the transfer to resolve.' },
+      key: topUpKey,
+    },
+    ['outcome', 'reason'],
+  ),
+  answers: {
+    200: { description: "Sent: the run's answer.", data: anyObject },
+    202: { description: 'Awaiting a second operator (`status: awaiting_approval`, `approvalId`).', data: anyObject },
+    404: noRun,
+    409: refused,
+  },
+});
+
+const parentFundedDoc = doc({
+  summary: "Tell the tenant's onboarding, or one top-up (`key`), that the parent is funded again",
+  params: externalRefParam,
+  body: decisionBody({ key: topUpKey }),
+  answers: { 200: { description: "Sent: the run's answer.", data: anyObject }, 404: noRun, 409: refused },
+});
+
+const parentWideFundedDoc = doc({
+  summary: 'Declare the parent funded again: every top-up waiting for the parent is told',
+  body: decisionBody(),
+  answers: { 200: { description: 'The parent-wide state and the runs told.', data: anyObject } },
+});
+
+const cancelCloseDoc = doc({
+  summary: 'Cancel a delayed close inside its window',
+  params: externalRefParam,
+  body: decisionBody(),
+  answers: {
+    200: { description: 'Cancelled: the tenant stays suspended.', data: anyObject },
+    404: noRun,
+    409: refused,
+  },
+});

@@ -10,6 +10,8 @@ import { actorOf } from './access.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
 import { invalidInput } from './tenant-routes.js';
 import { bodyOf, pathCommand } from './request-input.js';
+import { autoTopUpSweepInputSchema, parentCapSchema } from '../domain/funding-policy-input.js';
+import { anyObject, doc, fromZod } from './api-docs.js';
 
 /**
  * Funding across the fleet, for operators (`tenantctl funding parent|schedule` are clients of these):
@@ -27,47 +29,64 @@ export function registerFundingFleetRoutes(
   deps: { pool: Pool; client: Client; taskQueue: string },
 ): void {
   void app.register(async (api) => {
-    api.get('/v1/funding/parent', { config: { permission: 'tenants.read' } }, async (_request, reply) =>
-      sendData(reply, 200, await showParentFunding(deps.pool)),
+    api.get(
+      '/v1/funding/parent',
+      { config: { permission: 'tenants.read' }, schema: parentDoc },
+      async (_request, reply) => sendData(reply, 200, await showParentFunding(deps.pool)),
     );
 
-    api.put('/v1/funding/parent/cap', { config: { permission: 'fleet.manage' } }, async (request, reply) => {
-      const fields = bodyOf(request.body);
-      const body = { ...fields, updatedBy: actorOf(request, fields['updatedBy'], 'updatedBy') };
-      try {
-        return sendData(reply, 200, await setParentCap(deps.pool, body));
-      } catch (error) {
-        if (error instanceof InvalidInputError) throw invalidInput(error);
-        throw error;
-      }
-    });
-
-    api.get('/v1/funding/schedule', { config: { permission: 'tenants.read' } }, async (_request, reply) =>
-      sendData(reply, 200, await scheduleCall(() => controlAutoTopUpSchedule(deps.client, 'describe'))),
+    api.put(
+      '/v1/funding/parent/cap',
+      { config: { permission: 'fleet.manage' }, schema: capDoc },
+      async (request, reply) => {
+        const fields = bodyOf(request.body);
+        const body = { ...fields, updatedBy: actorOf(request, fields['updatedBy'], 'updatedBy') };
+        try {
+          return sendData(reply, 200, await setParentCap(deps.pool, body));
+        } catch (error) {
+          if (error instanceof InvalidInputError) throw invalidInput(error);
+          throw error;
+        }
+      },
     );
 
-    api.post('/v1/funding/schedule', { config: { permission: 'fleet.manage' } }, async (request, reply) => {
-      const { every, ...input } = bodyOf(request.body);
-      // Named, not defaulted: an empty body makes nothing.
-      if (typeof every !== 'string' || !SCHEDULE_EVERY.test(every))
-        throw invalidInput(new InvalidInputError(['every: must be a duration like 15m or 1h']));
-      try {
-        return sendData(
-          reply,
-          200,
-          await scheduleAutoTopUp(deps.client, input as AutoTopUpSweepInput, every, deps.taskQueue),
-        );
-      } catch (error) {
-        if (error instanceof InvalidInputError) throw invalidInput(error);
-        throw error;
-      }
-    });
+    api.get(
+      '/v1/funding/schedule',
+      { config: { permission: 'tenants.read' }, schema: showScheduleDoc },
+      async (_request, reply) =>
+        sendData(reply, 200, await scheduleCall(() => controlAutoTopUpSchedule(deps.client, 'describe'))),
+    );
 
-    api.post('/v1/funding/schedule/:command', { config: { permission: 'fleet.manage' } }, async (request, reply) => {
-      const command = pathCommand(request.params, SCHEDULE_COMMANDS);
-      await scheduleCall(() => controlAutoTopUpSchedule(deps.client, command));
-      return sendData(reply, 200, { command });
-    });
+    api.post(
+      '/v1/funding/schedule',
+      { config: { permission: 'fleet.manage' }, schema: scheduleDoc },
+      async (request, reply) => {
+        const { every, ...input } = bodyOf(request.body);
+        // Named, not defaulted: an empty body makes nothing.
+        if (typeof every !== 'string' || !SCHEDULE_EVERY.test(every))
+          throw invalidInput(new InvalidInputError(['every: must be a duration like 15m or 1h']));
+        try {
+          return sendData(
+            reply,
+            200,
+            await scheduleAutoTopUp(deps.client, input as AutoTopUpSweepInput, every, deps.taskQueue),
+          );
+        } catch (error) {
+          if (error instanceof InvalidInputError) throw invalidInput(error);
+          throw error;
+        }
+      },
+    );
+
+    api.post(
+      '/v1/funding/schedule/:command',
+      { config: { permission: 'fleet.manage' }, schema: scheduleCommandDoc },
+      async (request, reply) => {
+        const command = pathCommand(request.params, SCHEDULE_COMMANDS);
+        await scheduleCall(() => controlAutoTopUpSchedule(deps.client, command));
+        return sendData(reply, 200, { command });
+      },
+    );
   });
 }
 
@@ -80,3 +99,40 @@ async function scheduleCall<T>(work: () => Promise<T>): Promise<T> {
     throw error;
   }
 }
+
+const parentDoc = doc({
+  summary: "The parent's daily cap, what top-ups hold today, and the insufficient-balance state",
+  answers: { 200: { description: 'The parent funding view.', data: anyObject } },
+});
+
+const capDoc = doc({
+  summary: "Set or clear (null) the parent's daily cap over every top-up of the fleet",
+  description: '`updatedBy` is taken from the bearer token (it may only repeat its name).',
+  body: parentCapSchema,
+  answers: { 200: { description: 'The cap as set.', data: anyObject } },
+});
+
+const showScheduleDoc = doc({
+  summary: "The auto top-up sweep's Schedule",
+  answers: { 200: { description: 'The schedule.', data: anyObject }, 404: 'No schedule (SCHEDULE_NOT_FOUND).' },
+});
+
+const sweep = fromZod(autoTopUpSweepInputSchema) as { properties: object };
+const scheduleDoc = doc({
+  summary: "Create or update the auto top-up sweep's Schedule (`every` named, never defaulted)",
+  body: {
+    ...sweep,
+    required: ['every'],
+    properties: { every: { type: 'string', pattern: SCHEDULE_EVERY.source }, ...sweep.properties },
+  },
+  answers: { 200: { description: 'The schedule.', data: anyObject } },
+});
+
+const scheduleCommandDoc = doc({
+  summary: "Run the auto top-up sweep's Schedule now, or delete it",
+  params: { command: { type: 'string', enum: [...SCHEDULE_COMMANDS] } },
+  answers: {
+    200: { description: 'Done.', data: anyObject },
+    404: 'No schedule (SCHEDULE_NOT_FOUND), or no such command (ROUTE_NOT_FOUND).',
+  },
+});

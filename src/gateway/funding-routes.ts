@@ -7,6 +7,8 @@ import { InvalidInputError } from '../domain/tenant-input.js';
 import { actorOf } from './access.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
 import { invalidInput, refOf, tenantNotFound } from './tenant-routes.js';
+import { anyObject, doc, externalRefParam } from './api-docs.js';
+import { fundingPolicySchema } from '../domain/funding-policy-input.js';
 
 /**
  * A tenant's auto top-up policy for signup backends: `PUT` (the whole policy: below, to, maxPerDay,
@@ -30,7 +32,7 @@ export function registerFundingRoutes(
     };
     api.put(
       '/v1/tenants/:externalRef/funding-policy',
-      { config: { permission: 'funds.policy' } },
+      { config: { permission: 'funds.policy' }, schema: setPolicyDoc },
       async (request, reply) => {
         const externalRef = refOf(request.params);
         const fields = (request.body ?? {}) as Record<string, unknown>;
@@ -46,7 +48,7 @@ export function registerFundingRoutes(
     );
     api.get(
       '/v1/tenants/:externalRef/funding-policy',
-      { config: { permission: 'tenants.read' } },
+      { config: { permission: 'tenants.read' }, schema: showPolicyDoc },
       async (request, reply) => {
         const externalRef = refOf(request.params);
         return sendData(reply, 200, await answer(() => showFundingPolicy(deps.pool, externalRef)));
@@ -54,7 +56,7 @@ export function registerFundingRoutes(
     );
     api.delete(
       '/v1/tenants/:externalRef/funding-policy',
-      { config: { permission: 'funds.policy' } },
+      { config: { permission: 'funds.policy' }, schema: clearPolicyDoc },
       async (request, reply) => {
         const externalRef = refOf(request.params);
         return sendData(
@@ -66,3 +68,28 @@ export function registerFundingRoutes(
     );
   });
 }
+
+const unknownTenant = 'Unknown tenant (TENANT_NOT_FOUND).';
+
+const setPolicyDoc = doc({
+  summary: "Set the tenant's auto top-up policy and spend caps (micro-USD strings)",
+  description: '`updatedBy` is taken from the bearer token (it may only repeat its name).',
+  params: externalRefParam,
+  body: fundingPolicySchema,
+  answers: {
+    200: { description: 'The policy and what its caps hold today.', data: anyObject },
+    404: unknownTenant,
+  },
+});
+
+const showPolicyDoc = doc({
+  summary: "The tenant's auto top-up policy and what its caps hold today",
+  params: externalRefParam,
+  answers: { 200: { description: 'The policy (null when none).', data: anyObject }, 404: unknownTenant },
+});
+
+const clearPolicyDoc = doc({
+  summary: "Clear the tenant's auto top-up policy",
+  params: externalRefParam,
+  answers: { 200: { description: 'Whether a policy was cleared.', data: anyObject }, 404: unknownTenant },
+});

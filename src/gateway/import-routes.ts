@@ -12,6 +12,8 @@ import { actorOf } from './access.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
 import { invalidInput, refOf } from './tenant-routes.js';
 import { badField, bodyOf, refuseUnknown } from './request-input.js';
+import { actorField, anyObject, doc, externalRefParam, fromZod } from './api-docs.js';
+import { externalRefSchema } from '../domain/tenant-input.js';
 
 /**
  * Importing sub-accounts made elsewhere (`tenantctl import plan|apply`), permission `imports.manage`:
@@ -50,7 +52,7 @@ export function registerImportRoutes(app: FastifyInstance, deps: ImportRoutesDep
   void app.register(async (api) => {
     api.post(
       '/v1/imports/plan',
-      { config: { permission: 'imports.manage' }, bodyLimit: MAP_BODY_LIMIT },
+      { config: { permission: 'imports.manage' }, schema: planDoc, bodyLimit: MAP_BODY_LIMIT },
       async (request, reply) => {
         const { map, ...rest } = bodyOf(request.body);
         refuseUnknown(rest);
@@ -60,7 +62,7 @@ export function registerImportRoutes(app: FastifyInstance, deps: ImportRoutesDep
 
     api.post(
       '/v1/imports/apply',
-      { config: { permission: 'imports.manage' }, bodyLimit: MAP_BODY_LIMIT },
+      { config: { permission: 'imports.manage' }, schema: applyDoc, bodyLimit: MAP_BODY_LIMIT },
       async (request, reply) => {
         const { map, only, operator, ...rest } = bodyOf(request.body);
         refuseUnknown(rest);
@@ -79,10 +81,14 @@ export function registerImportRoutes(app: FastifyInstance, deps: ImportRoutesDep
       },
     );
 
-    api.get('/v1/imports/:externalRef', { config: { permission: 'tenants.read' } }, async (request, reply) => {
-      const externalRef = refOf(request.params);
-      return sendData(reply, 200, { run: await describeRun(deps.client, importWorkflowId(externalRef)) });
-    });
+    api.get(
+      '/v1/imports/:externalRef',
+      { config: { permission: 'tenants.read' }, schema: importRunDoc },
+      async (request, reply) => {
+        const externalRef = refOf(request.params);
+        return sendData(reply, 200, { run: await describeRun(deps.client, importWorkflowId(externalRef)) });
+      },
+    );
   });
 }
 
@@ -124,3 +130,55 @@ async function answered<T>(work: () => Promise<T>): Promise<T> {
     throw error;
   }
 }
+
+const mapField = {
+  type: 'object',
+  required: ['text'],
+  description: 'The mapping CSV of `tenantctl import --map` as data; `file` only names it in errors.',
+  properties: { file: { type: 'string', maxLength: 500 }, text: { type: 'string' } },
+};
+const notListable = 'This gateway holds no platform credentials to list with (PLATFORM_NOT_CONFIGURED).';
+
+const planDoc = doc({
+  summary: 'What an import would do with each live sub-account no record owns (reads only)',
+  body: { type: 'object', additionalProperties: false, properties: { map: mapField } },
+  bodyOptional: true,
+  answers: {
+    200: { description: 'The plan.', data: anyObject },
+    502: 'The platform refused or did not answer (PLATFORM_FAILED).',
+    503: notListable,
+  },
+});
+
+const applyDoc = doc({
+  summary: 'A fresh plan, then one importTenant run per importable row (or per `only` ref)',
+  description:
+    'Every `only` ref is checked against the plan first: a bad one refuses the whole call and nothing starts.',
+  body: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      map: mapField,
+      only: { type: 'array', minItems: 1, maxItems: 10_000, items: fromZod(externalRefSchema) },
+      operator: actorField,
+    },
+  },
+  bodyOptional: true,
+  answers: {
+    202: { description: 'The runs started.', data: anyObject },
+    502: 'The platform refused or did not answer (PLATFORM_FAILED); nothing was started.',
+    503: notListable,
+  },
+});
+
+const importRunDoc = doc({
+  summary: 'The latest import run of an external ref, with its result',
+  params: externalRefParam,
+  answers: {
+    200: {
+      description: '`{ run }` (null when none).',
+      data: { type: 'object', required: ['run'], properties: { run: { type: ['object', 'null'] } } },
+    },
+    400: 'The external ref breaks its rule (INVALID_INPUT).',
+  },
+});

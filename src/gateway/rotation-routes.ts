@@ -29,6 +29,9 @@ import { callerOf } from './access.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
 import { accepted, invalidInput, refOf, tenantNotFound } from './tenant-routes.js';
 import { pathCommand } from './request-input.js';
+import { z } from 'zod';
+import { adoptTenantKeysInputSchema } from '../domain/import-input.js';
+import { anyArray, anyObject, decisionBody, doc, externalRefParam, fromZod } from './api-docs.js';
 
 /**
  * Key rotation beyond `POST /v1/tenants/:ref/rotate` (tenant-routes.ts), for operators:
@@ -62,7 +65,7 @@ export function registerRotationRoutes(app: FastifyInstance, deps: RotationRoute
   void app.register(async (api) => {
     api.post(
       '/v1/tenants/:externalRef/adopt',
-      { config: { permission: 'tenants.lifecycle' } },
+      { config: { permission: 'tenants.lifecycle' }, schema: adoptDoc },
       async (request, reply) => {
         const externalRef = refOf(request.params);
         const body = (request.body ?? {}) as Record<string, unknown>;
@@ -91,7 +94,7 @@ export function registerRotationRoutes(app: FastifyInstance, deps: RotationRoute
 
     api.get(
       '/v1/tenants/:externalRef/rotations/:slot',
-      { config: { permission: 'tenants.read' } },
+      { config: { permission: 'tenants.read' }, schema: rotationRunDoc },
       async (request, reply) => {
         const externalRef = refOf(request.params);
         const slot = slotOf(request.params);
@@ -102,7 +105,7 @@ export function registerRotationRoutes(app: FastifyInstance, deps: RotationRoute
 
     api.post(
       '/v1/tenants/:externalRef/rotations/:slot/:decision',
-      { config: { permission: 'runs.decide' } },
+      { config: { permission: 'runs.decide' }, schema: rotationDecisionDoc },
       async (request, reply) => {
         const { decision } = request.params as { decision: string };
         if (decision !== 'cancel' && !(decision in DECISIONS))
@@ -142,50 +145,60 @@ export function registerRotationRoutes(app: FastifyInstance, deps: RotationRoute
       },
     );
 
-    api.get('/v1/rotation-schedules', { config: { permission: 'tenants.read' } }, async (_request, reply) =>
-      sendData(reply, 200, await listRotationSchedules(deps.client)),
+    api.get(
+      '/v1/rotation-schedules',
+      { config: { permission: 'tenants.read' }, schema: listSchedulesDoc },
+      async (_request, reply) => sendData(reply, 200, await listRotationSchedules(deps.client)),
     );
 
-    api.post('/v1/rotation-schedules', { config: { permission: 'fleet.manage' } }, async (request, reply) => {
-      const { every, jitter, fleet, ...input } = (request.body ?? {}) as Record<string, unknown>;
-      const problems = [
-        ...(typeof every === 'string' && SCHEDULE_EVERY.test(every)
-          ? []
-          : ['every: must be a duration like 12h or 30d']),
-        ...(jitter === undefined || (typeof jitter === 'string' && SCHEDULE_EVERY.test(jitter))
-          ? []
-          : ['jitter: must be a duration like 6h']),
-        ...(fleet === undefined || typeof fleet === 'boolean' ? [] : ['fleet: must be true or false']),
-      ];
-      if (problems.length) throw invalidInput(new InvalidInputError(problems));
-      const times = { every: every as string, jitter: jitter as string | undefined };
-      try {
-        if (fleet !== true && input.adopt !== undefined)
-          throw new InvalidInputError(['adopt: a schedule adopts for the fleet (fleet: true)']);
-        const parsed =
-          fleet === true ? parseInput(rotateFleetInputSchema, input) : parseInput(rotateTenantKeyInputSchema, input);
-        // Every run the schedule starts would fail on a deployer that cannot run: refuse the schedule.
-        assertDeployerReady(parsed, deps.deployers);
-        if (fleet === true)
-          return sendData(reply, 200, await scheduleFleetRotation(deps.client, input as never, times, deps.taskQueue));
-        const externalRef = refOf(input);
-        const tenant = await findTenant(deps.pool, externalRef);
-        if (!tenant) throw tenantNotFound();
-        if (tenant.status === 'closing' || tenant.status === 'closed')
-          throw new GatewayError(
-            409,
-            GatewayErrorCode.TENANT_CLOSED,
-            `The tenant is ${tenant.status}: its keys are not rotated.`,
-          );
-        return sendData(reply, 200, await scheduleTenantRotation(deps.client, input as never, times, deps.taskQueue));
-      } catch (error) {
-        throw rotationError(error);
-      }
-    });
+    api.post(
+      '/v1/rotation-schedules',
+      { config: { permission: 'fleet.manage' }, schema: scheduleDoc },
+      async (request, reply) => {
+        const { every, jitter, fleet, ...input } = (request.body ?? {}) as Record<string, unknown>;
+        const problems = [
+          ...(typeof every === 'string' && SCHEDULE_EVERY.test(every)
+            ? []
+            : ['every: must be a duration like 12h or 30d']),
+          ...(jitter === undefined || (typeof jitter === 'string' && SCHEDULE_EVERY.test(jitter))
+            ? []
+            : ['jitter: must be a duration like 6h']),
+          ...(fleet === undefined || typeof fleet === 'boolean' ? [] : ['fleet: must be true or false']),
+        ];
+        if (problems.length) throw invalidInput(new InvalidInputError(problems));
+        const times = { every: every as string, jitter: jitter as string | undefined };
+        try {
+          if (fleet !== true && input.adopt !== undefined)
+            throw new InvalidInputError(['adopt: a schedule adopts for the fleet (fleet: true)']);
+          const parsed =
+            fleet === true ? parseInput(rotateFleetInputSchema, input) : parseInput(rotateTenantKeyInputSchema, input);
+          // Every run the schedule starts would fail on a deployer that cannot run: refuse the schedule.
+          assertDeployerReady(parsed, deps.deployers);
+          if (fleet === true)
+            return sendData(
+              reply,
+              200,
+              await scheduleFleetRotation(deps.client, input as never, times, deps.taskQueue),
+            );
+          const externalRef = refOf(input);
+          const tenant = await findTenant(deps.pool, externalRef);
+          if (!tenant) throw tenantNotFound();
+          if (tenant.status === 'closing' || tenant.status === 'closed')
+            throw new GatewayError(
+              409,
+              GatewayErrorCode.TENANT_CLOSED,
+              `The tenant is ${tenant.status}: its keys are not rotated.`,
+            );
+          return sendData(reply, 200, await scheduleTenantRotation(deps.client, input as never, times, deps.taskQueue));
+        } catch (error) {
+          throw rotationError(error);
+        }
+      },
+    );
 
     api.post(
       '/v1/rotation-schedules/:scheduleId/:command',
-      { config: { permission: 'fleet.manage' } },
+      { config: { permission: 'fleet.manage' }, schema: scheduleCommandDoc },
       async (request, reply) => {
         const { scheduleId } = request.params as { scheduleId: string };
         const command = pathCommand(request.params, SCHEDULE_COMMANDS);
@@ -239,3 +252,84 @@ function rotationError(error: unknown): unknown {
     return new GatewayError(409, GatewayErrorCode.ROTATION_CONFLICT, `${error.message}.`);
   return error;
 }
+
+const slotParams = { ...externalRefParam, slot: slotSchema };
+const scheduleTimes = {
+  every: z.string().regex(SCHEDULE_EVERY).describe('How often, e.g. 12h or 30d.'),
+  jitter: z.string().regex(SCHEDULE_EVERY).optional().describe('Random delay up to this, e.g. 6h.'),
+};
+
+const adoptDoc = doc({
+  summary: "Start adopting an imported tenant's unmanaged keys (rotate them into managed ones)",
+  params: externalRefParam,
+  body: adoptTenantKeysInputSchema.omit({ externalRef: true }),
+  bodyOptional: true,
+  answers: {
+    202: { description: 'Started; poll the status URL.', data: anyObject },
+    404: 'Unknown tenant (TENANT_NOT_FOUND).',
+    409: 'A rotation of the slot is running (ROTATION_CONFLICT).',
+    422: 'The deployer is not configured on this gateway (DEPLOYER_NOT_CONFIGURED).',
+  },
+});
+
+const rotationRunDoc = doc({
+  summary: "The latest rotation run of a tenant's slot, with its result (what rotate-key --wait polls)",
+  params: slotParams,
+  answers: {
+    200: {
+      description: 'The run (null when none).',
+      data: { type: 'object', required: ['run'], properties: { run: { type: ['object', 'null'] } } },
+    },
+    400: 'The external ref or slot breaks its rule (INVALID_INPUT).',
+  },
+});
+
+const rotationDecisionDoc = doc({
+  summary: "Decide for a slot's waiting rotation: revoke-anyway, abort, retry-key-create (`{ reason }`), or cancel",
+  description: "The run's Update validator is the one judge: a decision that does not apply now is a 409 naming why.",
+  params: {
+    ...slotParams,
+    decision: { type: 'string', enum: ['revoke-anyway', 'abort', 'retry-key-create', 'cancel'] },
+  },
+  body: { ...decisionBody(), required: [], description: '`{ reason }` for an Update; cancel takes no field.' },
+  bodyOptional: true,
+  answers: {
+    200: { description: "Sent: the run's answer (cancel: the stage it was cancelled at).", data: anyObject },
+    404: 'No rotation of this slot (RUN_NOT_FOUND), or no such decision (ROUTE_NOT_FOUND).',
+    409: 'The run refuses the decision now (DECISION_NOT_APPLICABLE).',
+  },
+});
+
+const listSchedulesDoc = doc({
+  summary: 'Rotation schedules (per tenant and the fleet)',
+  answers: { 200: { description: 'The schedules.', data: anyArray } },
+});
+
+const scheduleDoc = doc({
+  summary: "Create or update a rotation schedule: a tenant's slot, or the fleet (`fleet: true`)",
+  description: "`every` is named, never defaulted; the rotation input is the same as a one-off rotation's.",
+  body: {
+    anyOf: [
+      rotateTenantKeyInputSchema.extend({ ...scheduleTimes, fleet: z.literal(false).optional() }),
+      rotateFleetInputSchema.extend({ ...scheduleTimes, fleet: z.literal(true) }),
+    ].map((schema) => fromZod(schema)),
+  },
+  answers: {
+    200: { description: 'The schedule.', data: anyObject },
+    404: 'Unknown tenant (TENANT_NOT_FOUND).',
+    409: 'The tenant is closing or closed (TENANT_CLOSED).',
+    422: 'The deployer is not configured on this gateway (DEPLOYER_NOT_CONFIGURED).',
+  },
+});
+
+const scheduleCommandDoc = doc({
+  summary: 'Pause, unpause, delete or run a rotation schedule now',
+  params: {
+    scheduleId: { type: 'string', pattern: '^rotation(-fleet)?:' },
+    command: { type: 'string', enum: ['pause', 'unpause', 'delete', 'run-now'] },
+  },
+  answers: {
+    200: { description: 'Done.', data: anyObject },
+    404: 'No such schedule (SCHEDULE_NOT_FOUND) or command (ROUTE_NOT_FOUND).',
+  },
+});

@@ -4,7 +4,7 @@ import { startLifecycle } from '../client/start-lifecycle.js';
 import { ExternalRefConflictError, startOnboarding } from '../client/start-onboarding.js';
 import type { Pool } from '../db/pool.js';
 import { findTenant, listTenants, TenantNotFoundError } from '../db/tenants-store.js';
-import { externalRefSchema, InvalidInputError } from '../domain/tenant-input.js';
+import { externalRefSchema, InvalidInputError, onboardTenantInputSchema } from '../domain/tenant-input.js';
 import { DeployerNotConfiguredError, startRotation, type DeployerReadiness } from '../client/start-rotation.js';
 import { getTenantStatus } from '../client/tenant-status.js';
 import { hasOnlyUnmanagedKeys } from '../client/unmanaged-keys.js';
@@ -15,6 +15,8 @@ import type { PlatformClient } from '../platform/index.js';
 import { dryRunOnboarding } from '../client/onboarding-preflight.js';
 import { getCloseStatement, StatementNotFoundError } from '../client/close-statement.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
+import { anyObject, doc, externalRefParam, fromZod } from './api-docs.js';
+import { lifecycleBodySchema, rotateBodySchema } from './action-input.js';
 
 /**
  * The trigger and status API for signup backends (any language): bearer-token auth on every route,
@@ -40,58 +42,62 @@ export function registerTenantRoutes(app: FastifyInstance, deps: TenantRoutesDep
   const statusUrl = (externalRef: string) => `${deps.publicUrl ?? ''}/v1/tenants/${encodeURIComponent(externalRef)}`;
 
   void app.register(async (api) => {
-    api.post('/v1/tenants', { config: { permission: 'tenants.onboard' } }, async (request, reply) => {
-      const { dryRun } = request.query as { dryRun?: string };
-      if (dryRun !== undefined && dryRun !== 'true' && dryRun !== 'false')
-        throw new GatewayError(400, GatewayErrorCode.INVALID_INPUT, 'dryRun: must be true or false', {
-          fields: ['dryRun'],
-        });
-      if (dryRun === 'true') {
-        if (!deps.platform)
-          throw new GatewayError(
-            503,
-            GatewayErrorCode.PREFLIGHT_FAILED,
-            'This gateway has no PLATFORM_BASE_URL / PLATFORM_API_KEY to ask the platform with.',
+    api.post(
+      '/v1/tenants',
+      { config: { permission: 'tenants.onboard' }, schema: onboardDoc },
+      async (request, reply) => {
+        const { dryRun } = request.query as { dryRun?: string };
+        if (dryRun !== undefined && dryRun !== 'true' && dryRun !== 'false')
+          throw new GatewayError(400, GatewayErrorCode.INVALID_INPUT, 'dryRun: must be true or false', {
+            fields: ['dryRun'],
+          });
+        if (dryRun === 'true') {
+          if (!deps.platform)
+            throw new GatewayError(
+              503,
+              GatewayErrorCode.PREFLIGHT_FAILED,
+              'This gateway has no PLATFORM_BASE_URL / PLATFORM_API_KEY to ask the platform with.',
+            );
+          const platform = deps.platform;
+          const report = await validated(() =>
+            dryRunOnboarding({ pool: deps.pool, client: deps.client, platform }, request.body, {
+              maxTransferMicroUsd: deps.maxTransferMicroUsd,
+            }),
           );
-        const platform = deps.platform;
-        const report = await validated(() =>
-          dryRunOnboarding({ pool: deps.pool, client: deps.client, platform }, request.body, {
-            maxTransferMicroUsd: deps.maxTransferMicroUsd,
-          }),
-        );
-        return sendData(reply, report.ok ? 200 : 422, report);
-      }
-      try {
-        const handle = await startOnboarding(deps.client, request.body, {
-          taskQueue: deps.taskQueue,
-          maxTransferMicroUsd: deps.maxTransferMicroUsd,
-        });
-        const externalRef = (request.body as { externalRef: string }).externalRef;
-        return accepted(reply, statusUrl(externalRef), {
-          externalRef,
-          workflowId: handle.workflowId,
-          started: handle.started,
-          statusUrl: statusUrl(externalRef),
-        });
-      } catch (error) {
-        if (error instanceof InvalidInputError) throw invalidInput(error);
-        if (error instanceof ExternalRefConflictError) {
-          throw new GatewayError(
-            409,
-            GatewayErrorCode.EXTERNAL_REF_CONFLICT,
-            'This external ref is already being onboarded under another name.',
-          );
+          return sendData(reply, report.ok ? 200 : 422, report);
         }
-        throw error;
-      }
-    });
+        try {
+          const handle = await startOnboarding(deps.client, request.body, {
+            taskQueue: deps.taskQueue,
+            maxTransferMicroUsd: deps.maxTransferMicroUsd,
+          });
+          const externalRef = (request.body as { externalRef: string }).externalRef;
+          return accepted(reply, statusUrl(externalRef), {
+            externalRef,
+            workflowId: handle.workflowId,
+            started: handle.started,
+            statusUrl: statusUrl(externalRef),
+          });
+        } catch (error) {
+          if (error instanceof InvalidInputError) throw invalidInput(error);
+          if (error instanceof ExternalRefConflictError) {
+            throw new GatewayError(
+              409,
+              GatewayErrorCode.EXTERNAL_REF_CONFLICT,
+              'This external ref is already being onboarded under another name.',
+            );
+          }
+          throw error;
+        }
+      },
+    );
 
     // Who the bearer is, as the server sees it (every role may ask): name and role.
-    api.get('/v1/whoami', { config: { permission: 'tenants.read' } }, async (request, reply) =>
+    api.get('/v1/whoami', { config: { permission: 'tenants.read' }, schema: whoamiDoc }, async (request, reply) =>
       sendData(reply, 200, callerOf(request)),
     );
 
-    api.get('/v1/tenants', { config: { permission: 'tenants.read' } }, async (request, reply) => {
+    api.get('/v1/tenants', { config: { permission: 'tenants.read' }, schema: listDoc }, async (request, reply) => {
       const query = request.query as { limit?: string; after?: string };
       const limit = query.limit === undefined ? 100 : Number(query.limit);
       if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
@@ -117,19 +123,23 @@ export function registerTenantRoutes(app: FastifyInstance, deps: TenantRoutesDep
       );
     });
 
-    api.get('/v1/tenants/:externalRef', { config: { permission: 'tenants.read' } }, async (request, reply) => {
-      const externalRef = refOf(request.params);
-      try {
-        return sendData(reply, 200, await getTenantStatus({ pool: deps.pool, client: deps.client }, externalRef));
-      } catch (error) {
-        if (error instanceof TenantNotFoundError) throw tenantNotFound();
-        throw error;
-      }
-    });
+    api.get(
+      '/v1/tenants/:externalRef',
+      { config: { permission: 'tenants.read' }, schema: statusDoc },
+      async (request, reply) => {
+        const externalRef = refOf(request.params);
+        try {
+          return sendData(reply, 200, await getTenantStatus({ pool: deps.pool, client: deps.client }, externalRef));
+        } catch (error) {
+          if (error instanceof TenantNotFoundError) throw tenantNotFound();
+          throw error;
+        }
+      },
+    );
 
     api.get(
       '/v1/tenants/:externalRef/statement',
-      { config: { permission: 'tenants.read' } },
+      { config: { permission: 'tenants.read' }, schema: statementDoc },
       async (request, reply) => {
         const externalRef = refOf(request.params);
         try {
@@ -145,7 +155,7 @@ export function registerTenantRoutes(app: FastifyInstance, deps: TenantRoutesDep
 
     api.post(
       '/v1/tenants/:externalRef/:action',
-      { config: { permission: 'tenants.lifecycle' } },
+      { config: { permission: 'tenants.lifecycle' }, schema: actionDoc },
       async (request, reply) => {
         const { action } = request.params as { action: string };
         if (!(ACTIONS as readonly string[]).includes(action)) {
@@ -278,3 +288,131 @@ export function invalidInput(error: InvalidInputError): GatewayError {
   const fields = [...new Set(error.problems.map((problem) => problem.split(':')[0]!))];
   return new GatewayError(400, GatewayErrorCode.INVALID_INPUT, error.message, { fields });
 }
+
+const tenantNotFoundAnswer = 'No tenant with this external ref (TENANT_NOT_FOUND).';
+
+const onboardDoc = doc({
+  summary: 'Start (or join) the onboarding of a tenant',
+  description:
+    'Idempotent on externalRef: repeated or concurrent calls give one onboarding; poll the status URL. ' +
+    'With `?dryRun=true`, every check runs against our records and the platform and nothing is written or started.',
+  query: { dryRun: { type: 'string', enum: ['true', 'false'] } },
+  body: onboardTenantInputSchema,
+  answers: {
+    202: {
+      description: 'Started, or already running or done; Location is the status URL.',
+      data: {
+        type: 'object',
+        required: ['externalRef', 'workflowId', 'started', 'statusUrl'],
+        properties: {
+          externalRef: { type: 'string' },
+          workflowId: { type: 'string' },
+          started: { type: 'boolean' },
+          statusUrl: { type: 'string' },
+        },
+      },
+    },
+    200: { description: 'dryRun: every check passed (`{ dryRun, ok, checks, plan }`).' },
+    409: 'The external ref is being onboarded under another name (EXTERNAL_REF_CONFLICT).',
+    422: { description: 'dryRun: a check cannot pass (the same report, `ok: false`).' },
+    503: 'dryRun on a gateway without platform credentials (PREFLIGHT_FAILED).',
+  },
+});
+
+const whoamiDoc = doc({
+  summary: 'Who the bearer is, as the server sees it',
+  answers: {
+    200: {
+      description: 'Name and role.',
+      data: {
+        type: 'object',
+        required: ['name', 'role'],
+        properties: { name: { type: 'string' }, role: { type: 'string' } },
+      },
+    },
+  },
+});
+
+const listDoc = doc({
+  summary: 'Our tenants, by external ref (pages of `limit`, after `after`)',
+  query: {
+    limit: { type: 'string', pattern: '^[0-9]+$', description: '1-1000; default 100.' },
+    after: externalRefSchema,
+  },
+  answers: {
+    200: {
+      description: 'The tenants.',
+      data: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['externalRef', 'name', 'status', 'subaccountId', 'createdAt'],
+          properties: {
+            externalRef: { type: 'string' },
+            name: { type: 'string' },
+            status: { type: 'string' },
+            subaccountId: { type: ['string', 'null'] },
+            createdAt: { type: 'string' },
+          },
+        },
+      },
+    },
+    400: 'limit or after breaks its rule (INVALID_INPUT).',
+  },
+});
+
+const statusDoc = doc({
+  summary: "A tenant's records, onboarding progress and the last run of each kind",
+  description:
+    '`lastRuns`: the last run of each kind (onboard, rotate per slot, issue and revoke per slot, suspend, resume, ' +
+    'close, running top-ups) with `status`, `outcome`, `waiting` when it waits, and for a run that did not complete ' +
+    '`failure: { message, type, causes }`. Never a secret: keys appear as id and fingerprint.',
+  params: externalRefParam,
+  answers: {
+    200: { description: 'The status.', data: { type: 'object', required: ['lastRuns'] } },
+    400: 'The external ref breaks its rule (INVALID_INPUT).',
+    404: tenantNotFoundAnswer,
+  },
+});
+
+const statementDoc = doc({
+  summary: "A closed tenant's final statement (transfers, balance left, keys, projects deleted, audit; no secret)",
+  params: externalRefParam,
+  answers: {
+    200: { description: 'The statement.', data: anyObject },
+    404: 'Unknown tenant (TENANT_NOT_FOUND) or no statement yet (STATEMENT_NOT_FOUND).',
+  },
+});
+
+const actionDoc = doc({
+  summary: 'Start (or join) suspendTenant, resumeTenant, closeTenant or rotateTenantKey for a tenant of ours',
+  description:
+    'The body is checked whole before any lookup or start: a 202 means the input was valid. suspend, resume and ' +
+    'close take `{ reason, after?, options? }`; rotate takes the rotation input (slot, deployer, emergency, ' +
+    'timings). `operator` is taken from the bearer token (it may only repeat its name).',
+  params: { ...externalRefParam, action: { type: 'string', enum: ['suspend', 'resume', 'close', 'rotate'] } },
+  body: { anyOf: [fromZod(lifecycleBodySchema), fromZod(rotateBodySchema)] },
+  bodyOptional: true,
+  answers: {
+    202: {
+      description: 'Started or joined; poll the status URL until this run is no longer RUNNING.',
+      data: {
+        type: 'object',
+        required: ['externalRef', 'action', 'workflowId', 'statusUrl'],
+        properties: {
+          externalRef: { type: 'string' },
+          action: { type: 'string' },
+          workflowId: { type: 'string' },
+          runId: { type: ['string', 'null'] },
+          started: { type: 'boolean' },
+          statusUrl: { type: 'string' },
+        },
+      },
+    },
+    404: `${tenantNotFoundAnswer} Or no such action (ROUTE_NOT_FOUND).`,
+    409:
+      'No sub-account yet (TENANT_NOT_PROVISIONED); rotate: closing or closed (TENANT_CLOSED), or only unmanaged ' +
+      'keys in the slot (ROTATION_CONFLICT).',
+    422: 'rotate: the deployer is not configured on this gateway (DEPLOYER_NOT_CONFIGURED).',
+  },
+});

@@ -19,6 +19,7 @@ import { topUpPurpose } from '../domain/top-up-ids.js';
 import { actorOf } from './access.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
 import { accepted, invalidInput, refOf, tenantNotFound } from './tenant-routes.js';
+import { anyObject, doc, externalRefParam } from './api-docs.js';
 
 /**
  * Top-ups and the ledger for signup backends, Stripe-style: `POST /v1/tenants/:ref/transfers` with an
@@ -43,7 +44,7 @@ export function registerTransferRoutes(app: FastifyInstance, deps: TransferRoute
   void app.register(async (api) => {
     api.post(
       '/v1/tenants/:externalRef/transfers',
-      { config: { permission: 'funds.transfer' } },
+      { config: { permission: 'funds.transfer' }, schema: topUpDoc },
       async (request, reply) => {
         const externalRef = refOf(request.params);
         const { key, body } = validatedRequest(request.headers['idempotency-key'], request.body);
@@ -85,7 +86,7 @@ export function registerTransferRoutes(app: FastifyInstance, deps: TransferRoute
 
     api.get(
       '/v1/tenants/:externalRef/transfers',
-      { config: { permission: 'tenants.read' } },
+      { config: { permission: 'tenants.read' }, schema: ledgerDoc },
       async (request, reply) => {
         const externalRef = refOf(request.params);
         try {
@@ -100,7 +101,7 @@ export function registerTransferRoutes(app: FastifyInstance, deps: TransferRoute
     // Where the top-up run of a key stands (its result once it ended): what `tenantctl fund --wait` polls.
     api.get(
       '/v1/tenants/:externalRef/transfers/:key/run',
-      { config: { permission: 'tenants.read' } },
+      { config: { permission: 'tenants.read' }, schema: runDoc },
       async (request, reply) => {
         const externalRef = refOf(request.params);
         const key = pathKeyOf((request.params as { key?: unknown }).key);
@@ -117,7 +118,7 @@ export function registerTransferRoutes(app: FastifyInstance, deps: TransferRoute
 
     api.get(
       '/v1/tenants/:externalRef/transfers/:key',
-      { config: { permission: 'tenants.read' } },
+      { config: { permission: 'tenants.read' }, schema: transferDoc },
       async (request, reply) => {
         const externalRef = refOf(request.params);
         const key = pathKeyOf((request.params as { key?: unknown }).key);
@@ -195,3 +196,62 @@ function inProgress(key: string, retryAfterSeconds: number): GatewayError {
     },
   );
 }
+
+const keyParams = { ...externalRefParam, key: idempotencyKeySchema };
+
+const topUpDoc = doc({
+  summary: 'Top up the tenant, exactly once per Idempotency-Key',
+  description:
+    'Starts fundTenant (id fund:<externalRef>:<key>). The same key and body replay the stored transfer once it ' +
+    'settled (kept for good); while it runs, 409 with Retry-After; the same key with another amount or reason, 422. ' +
+    '`requestedBy` is taken from the bearer token (it may only repeat its name).',
+  params: externalRefParam,
+  headers: { 'Idempotency-Key': idempotencyKeySchema },
+  body: topUpBodySchema,
+  answers: {
+    202: { description: 'Started; Location is the transfer of this key.', data: anyObject },
+    200: { description: 'A replay: the stored transfer of this key (`replayed: true`).', data: anyObject },
+    404: 'No such tenant in our records (TENANT_NOT_FOUND).',
+    409:
+      'The key is still running (TRANSFER_IN_PROGRESS, with Retry-After), or the tenant is closing or closed ' +
+      '(TENANT_CLOSED), not onboarded (TENANT_NOT_PROVISIONED), or past a cap.',
+    422: 'The key was used with another amount or reason (IDEMPOTENCY_KEY_REUSED).',
+  },
+});
+
+const ledgerDoc = doc({
+  summary: "The tenant's ledger: every transfer with purpose, state, keys, who asked and why",
+  params: externalRefParam,
+  answers: { 200: { description: 'The ledger.', data: anyObject }, 404: 'Unknown tenant (TENANT_NOT_FOUND).' },
+});
+
+const runDoc = doc({
+  summary: 'Where the top-up run of a key stands: its status, and its result or failure once it ended',
+  params: keyParams,
+  answers: {
+    200: {
+      description: 'The run (null before it started).',
+      data: {
+        type: 'object',
+        required: ['externalRef', 'idempotencyKey', 'run'],
+        properties: {
+          externalRef: { type: 'string' },
+          idempotencyKey: { type: 'string' },
+          run: { type: ['object', 'null'] },
+        },
+      },
+    },
+    400: 'The external ref or key breaks its rule (INVALID_INPUT).',
+    404: 'Unknown tenant (TENANT_NOT_FOUND).',
+  },
+});
+
+const transferDoc = doc({
+  summary: 'One top-up by its Idempotency-Key',
+  params: keyParams,
+  answers: {
+    200: { description: 'The transfer.', data: anyObject },
+    400: 'The external ref or key breaks its rule (INVALID_INPUT).',
+    404: 'No top-up under this key (TRANSFER_NOT_FOUND).',
+  },
+});

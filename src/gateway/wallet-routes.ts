@@ -5,6 +5,7 @@ import { findTenant } from '../db/tenants-store.js';
 import { PlatformError, type PlatformClient } from '../platform/index.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
 import { refOf, tenantNotFound } from './tenant-routes.js';
+import { anyObject, doc, externalRefParam } from './api-docs.js';
 
 /**
  * A tenant's wallet on the platform compared with our ledger (`tenantctl wallet`): a read, so
@@ -16,34 +17,51 @@ export function registerWalletRoutes(
   deps: { pool: Pool; platform: PlatformClient | undefined },
 ): void {
   void app.register(async (api) => {
-    api.get('/v1/tenants/:externalRef/wallet', { config: { permission: 'tenants.read' } }, async (request, reply) => {
-      const externalRef = refOf(request.params);
-      const tenant = await findTenant(deps.pool, externalRef);
-      if (!tenant) throw tenantNotFound();
-      if (!tenant.subaccountId)
-        throw new GatewayError(
-          409,
-          GatewayErrorCode.TENANT_NOT_PROVISIONED,
-          `Tenant ${externalRef} has no sub-account yet: there is no wallet to read.`,
-        );
-      if (!deps.platform)
-        throw new GatewayError(
-          503,
-          GatewayErrorCode.PLATFORM_NOT_CONFIGURED,
-          'This gateway has no PLATFORM_BASE_URL / parent key to read the wallet with.',
-        );
-      try {
-        return sendData(reply, 200, await compareWallet({ pool: deps.pool, platform: deps.platform }, externalRef));
-      } catch (error) {
-        if (error instanceof PlatformError)
+    api.get(
+      '/v1/tenants/:externalRef/wallet',
+      { config: { permission: 'tenants.read' }, schema: walletDoc },
+      async (request, reply) => {
+        const externalRef = refOf(request.params);
+        const tenant = await findTenant(deps.pool, externalRef);
+        if (!tenant) throw tenantNotFound();
+        if (!tenant.subaccountId)
           throw new GatewayError(
-            502,
-            GatewayErrorCode.PLATFORM_FAILED,
-            `The platform answered ${error.platformCode ?? error.code}${error.status ? ` (${error.status})` : ''}` +
-              `${error.requestId ? `, request ${error.requestId}` : ''}.`,
+            409,
+            GatewayErrorCode.TENANT_NOT_PROVISIONED,
+            `Tenant ${externalRef} has no sub-account yet: there is no wallet to read.`,
           );
-        throw error;
-      }
-    });
+        if (!deps.platform)
+          throw new GatewayError(
+            503,
+            GatewayErrorCode.PLATFORM_NOT_CONFIGURED,
+            'This gateway has no PLATFORM_BASE_URL / parent key to read the wallet with.',
+          );
+        try {
+          return sendData(reply, 200, await compareWallet({ pool: deps.pool, platform: deps.platform }, externalRef));
+        } catch (error) {
+          if (error instanceof PlatformError)
+            throw new GatewayError(
+              502,
+              GatewayErrorCode.PLATFORM_FAILED,
+              `The platform answered ${error.platformCode ?? error.code}${error.status ? ` (${error.status})` : ''}` +
+                `${error.requestId ? `, request ${error.requestId}` : ''}.`,
+            );
+          throw error;
+        }
+      },
+    );
   });
 }
+
+const walletDoc = doc({
+  summary: "The tenant's wallet on the platform compared with our ledger",
+  description: 'The platform is asked with the parent key this gateway holds (read-only).',
+  params: externalRefParam,
+  answers: {
+    200: { description: 'The wallet and the ledger side by side.', data: anyObject },
+    404: 'Unknown tenant (TENANT_NOT_FOUND).',
+    409: 'The tenant has no sub-account yet (TENANT_NOT_PROVISIONED).',
+    502: 'The platform refused or did not answer (PLATFORM_FAILED).',
+    503: 'This gateway has no platform to ask (PLATFORM_NOT_CONFIGURED).',
+  },
+});

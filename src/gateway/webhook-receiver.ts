@@ -12,6 +12,7 @@ import type { GatewayMetrics } from './metrics.js';
 import { parseSignatureHeader, verifySignature } from './signature.js';
 import type { AcceptedSecret, SecretResolver } from '../secrets/webhook-secrets.js';
 import { registryDeliveryWorkflowId } from '../domain/ids.js';
+import { doc, fromZod } from './api-docs.js';
 
 /**
  * `POST /webhooks/registry/:registrationId` — one route per registration. The body is kept as the exact
@@ -43,7 +44,7 @@ export function registerWebhookReceiver(app: FastifyInstance, deps: WebhookRecei
 
     scope.post(
       '/webhooks/registry/:registrationId',
-      { bodyLimit: deps.bodyLimitBytes, config: { permission: PUBLIC } },
+      { bodyLimit: deps.bodyLimitBytes, config: { permission: PUBLIC }, schema: receiverDoc },
       async (request, reply) => {
         try {
           const result = await receive(deps, request);
@@ -230,3 +231,38 @@ function checkConsistency(request: FastifyRequest, delivery: RegistryDelivery, s
     );
   }
 }
+
+const receiverDoc = doc({
+  summary: 'Registry webhook receiver (called by the platform)',
+  description:
+    'Its own proof, no bearer token: X-Service-Signature must be sha256= and 64 hex digits, HMAC-SHA256 of the ' +
+    "exact body with the webhook secret, and the body's timestamp within the tolerance (default 5 minutes) of our " +
+    'clock. Verified deliveries are recorded once per deliveryId and processed asynchronously.',
+  params: { registrationId: { type: 'string' } },
+  headers: {
+    'X-Service-Signature': { type: 'string', pattern: '^sha256=[0-9a-f]{64}$' },
+    'X-Service-Event': { type: 'string' },
+    'X-Service-Delivery': { type: 'string' },
+  },
+  body: fromZod(registryDeliverySchema),
+  answers: {
+    202: {
+      description: 'Recorded (or a duplicate of a recorded delivery).',
+      data: {
+        type: 'object',
+        required: ['deliveryId', 'workflowId', 'duplicate'],
+        properties: { deliveryId: { type: 'string' }, workflowId: { type: 'string' }, duplicate: { type: 'boolean' } },
+      },
+    },
+    400:
+      'INVALID_JSON, DELIVERY_INVALID (also text no record can hold, such as NUL), or DELIVERY_STALE (timestamp ' +
+      'outside the tolerance).',
+    401:
+      'SIGNATURE_MISSING, SIGNATURE_MALFORMED or SIGNATURE_MISMATCH (also the answer for an unknown receiver id: it ' +
+      'is not told apart from a wrong signature).',
+    409: 'A known deliveryId with a different body (DELIVERY_CONFLICT); recorded, not processed.',
+    413: 'PAYLOAD_TOO_LARGE.',
+    415: 'UNSUPPORTED_MEDIA_TYPE.',
+  },
+  security: [],
+});

@@ -19,6 +19,8 @@ import { actorOf, ownerScopeOf } from './access.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
 import { invalidInput, tenantNotFound } from './tenant-routes.js';
 import { badField, bodyOf } from './request-input.js';
+import { createWebhookInputSchema, updateWebhookInputSchema } from '../domain/webhook-input.js';
+import { actorField, anyArray, anyObject, doc, fromZod, objectOf } from './api-docs.js';
 
 /**
  * Registry webhooks on a tenant's project (or the parent's own), received by this gateway (permission
@@ -73,20 +75,24 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRoutesD
   };
 
   void app.register(async (api) => {
-    api.post('/v1/webhooks', { config: { permission: 'webhooks.manage' } }, async (request, reply) => {
-      const { operator, ...body } = bodyOf(request.body);
-      const management = managementOf(request, operator);
-      const view = await answered(() =>
-        createRegistryWebhook(management, {
-          label: 'tenant-orchestrator',
-          events: ['*'],
-          ...(body as { projectId: string }),
-        }),
-      );
-      return sendData(reply, 201, view);
-    });
+    api.post(
+      '/v1/webhooks',
+      { config: { permission: 'webhooks.manage' }, schema: createDoc },
+      async (request, reply) => {
+        const { operator, ...body } = bodyOf(request.body);
+        const management = managementOf(request, operator);
+        const view = await answered(() =>
+          createRegistryWebhook(management, {
+            label: 'tenant-orchestrator',
+            events: ['*'],
+            ...(body as { projectId: string }),
+          }),
+        );
+        return sendData(reply, 201, view);
+      },
+    );
 
-    api.get('/v1/webhooks', { config: { permission: 'webhooks.manage' } }, async (request, reply) => {
+    api.get('/v1/webhooks', { config: { permission: 'webhooks.manage' }, schema: listDoc }, async (request, reply) => {
       const query = request.query as { externalRef?: string; includeDeleted?: string };
       const externalRef = query.externalRef === undefined ? undefined : externalRefSchema.safeParse(query.externalRef);
       if (externalRef && !externalRef.success) throw badField('externalRef', 'must be an external ref');
@@ -100,22 +106,26 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRoutesD
       return sendData(reply, 200, views);
     });
 
-    api.patch('/v1/webhooks/:registrationId', { config: { permission: 'webhooks.manage' } }, async (request, reply) => {
-      const registrationId = registrationIdOf(request.params);
-      const { operator, ...body } = bodyOf(request.body);
-      if (body['label'] === undefined && body['events'] === undefined)
-        throw badField('body', 'give label or events to change');
-      const management = managementOf(request, operator);
-      return sendData(
-        reply,
-        200,
-        await answered(() => updateRegistryWebhook(management, { ...body, registrationId } as never)),
-      );
-    });
+    api.patch(
+      '/v1/webhooks/:registrationId',
+      { config: { permission: 'webhooks.manage' }, schema: updateDoc },
+      async (request, reply) => {
+        const registrationId = registrationIdOf(request.params);
+        const { operator, ...body } = bodyOf(request.body);
+        if (body['label'] === undefined && body['events'] === undefined)
+          throw badField('body', 'give label or events to change');
+        const management = managementOf(request, operator);
+        return sendData(
+          reply,
+          200,
+          await answered(() => updateRegistryWebhook(management, { ...body, registrationId } as never)),
+        );
+      },
+    );
 
     api.post(
       '/v1/webhooks/:registrationId/rotate-secret',
-      { config: { permission: 'webhooks.manage' } },
+      { config: { permission: 'webhooks.manage' }, schema: rotateSecretDoc },
       async (request, reply) => {
         const registrationId = registrationIdOf(request.params);
         const management = managementOf(request, onlyOperator(request.body));
@@ -125,7 +135,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRoutesD
 
     api.delete(
       '/v1/webhooks/:registrationId',
-      { config: { permission: 'webhooks.manage' } },
+      { config: { permission: 'webhooks.manage' }, schema: deleteDoc },
       async (request, reply) => {
         const registrationId = registrationIdOf(request.params);
         const management = managementOf(request, onlyOperator(request.body));
@@ -136,7 +146,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRoutesD
     // The platform's history is read with the parent's personal token: management, not a plain read.
     api.get(
       '/v1/webhooks/:registrationId/deliveries',
-      { config: { permission: 'webhooks.manage' } },
+      { config: { permission: 'webhooks.manage' }, schema: deliveriesDoc },
       async (request, reply) => {
         const registrationId = registrationIdOf(request.params);
         const management = managementOf(request, undefined);
@@ -190,3 +200,70 @@ function translated(error: unknown): unknown {
     );
   return error;
 }
+
+const registrationParam = { registrationId: { type: 'string', pattern: REGISTRATION_ID.source } };
+const operatorOnly = { ...objectOf({ operator: actorField }, []), additionalProperties: false };
+const registrationAnswers = {
+  404: "No registration with this id that is the caller's (WEBHOOK_NOT_FOUND).",
+  409: 'The registration is deleted, being created or being replaced (WEBHOOK_STATE_CONFLICT).',
+  502: 'The platform refused or did not answer (PLATFORM_FAILED).',
+  503: 'This gateway lacks what the platform call needs (PLATFORM_NOT_CONFIGURED).',
+};
+const withOperator = (schema: Record<string, unknown>) => ({
+  ...schema,
+  properties: { ...(schema['properties'] as object), operator: actorField },
+});
+
+const createDoc = doc({
+  summary: "Register a registry webhook on a tenant's project (or the parent's own), received by this gateway",
+  description: 'The signing secret is generated and sealed here and is in no answer. The creator owns it.',
+  body: withOperator(fromZod(createWebhookInputSchema)),
+  answers: {
+    201: { description: 'The registration.', data: anyObject },
+    404: 'No such tenant (TENANT_NOT_FOUND).',
+    409: 'The tenant has no sub-account yet (TENANT_NOT_PROVISIONED).',
+    502: registrationAnswers[502],
+    503: registrationAnswers[503],
+  },
+});
+
+const listDoc = doc({
+  summary: "Webhook registrations (the caller's; an admin's: everyone's)",
+  query: {
+    externalRef: fromZod(createWebhookInputSchema.shape.externalRef.unwrap()),
+    includeDeleted: { type: 'string', enum: ['true', 'false'] },
+  },
+  answers: {
+    200: { description: 'The registrations.', data: anyArray },
+    400: 'externalRef breaks its rule (INVALID_INPUT).',
+  },
+});
+
+const updateDoc = doc({
+  summary: "Change a registration's label or events",
+  params: registrationParam,
+  body: withOperator(fromZod(updateWebhookInputSchema.omit({ registrationId: true }))),
+  answers: { 200: { description: 'The registration.', data: anyObject }, ...registrationAnswers },
+});
+
+const rotateSecretDoc = doc({
+  summary: "Replace the registration's webhook with a new signing secret (the old one verifies for a grace period)",
+  params: registrationParam,
+  body: operatorOnly,
+  bodyOptional: true,
+  answers: { 200: { description: 'The registration.', data: anyObject }, ...registrationAnswers },
+});
+
+const deleteDoc = doc({
+  summary: "Delete the registration's webhook on the platform",
+  params: registrationParam,
+  body: operatorOnly,
+  bodyOptional: true,
+  answers: { 200: { description: 'The registration.', data: anyObject }, ...registrationAnswers },
+});
+
+const deliveriesDoc = doc({
+  summary: "The platform's delivery history of the registration beside our inbox's",
+  params: registrationParam,
+  answers: { 200: { description: 'The deliveries.', data: anyObject }, ...registrationAnswers },
+});
