@@ -2,11 +2,12 @@
  * Records one history of every production workflow into test/histories/, for the replay test that
  * makes a non-deterministic change fail CI. Run after a deliberate, versioned workflow change:
  *   npm run histories:record
+ *   npm run histories:record -- closeTenant fundTenant   (every run is made; only these files are written)
  * Payloads are recorded unencrypted (PAYLOAD_CODEC=off) and hold no secret: workflows never see one.
  */
 import { createServer } from 'node:http';
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { findOrBuildTemporalCli } from '../src/infra/temporal-cli.js';
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../src/config/index.js';
@@ -255,7 +256,11 @@ try {
   // The Temporal CLI's own JSON history format, the one `temporal workflow show --output json` prints.
   const cli = await findOrBuildTemporalCli({ cliPath: config.TEMPORAL_CLI_PATH });
   if (!cli) throw new Error('no temporal CLI to export histories with');
+  const only = process.argv.slice(2);
+  const unknown = only.filter((type) => !(type in ids));
+  if (unknown.length > 0) throw new Error(`no recorded workflow named ${unknown.join(', ')}`);
   for (const [type, workflowId] of Object.entries(ids)) {
+    if (only.length > 0 && !only.includes(type)) continue;
     const json = execFileSync(
       cli,
       ['workflow', 'show', '--address', stack.env.TEMPORAL_ADDRESS!, '--workflow-id', workflowId, '--output', 'json'],
@@ -266,7 +271,14 @@ try {
     console.error(`[record] ${file}: ${(JSON.parse(json) as { events: unknown[] }).events.length} events`);
   }
   // Replay needs each run's workflow id (the workflows check that it is their business key).
-  writeFileSync('test/histories/index.json', `${JSON.stringify(ids, null, 2)}\n`);
+  const index =
+    only.length === 0
+      ? ids
+      : {
+          ...(JSON.parse(readFileSync('test/histories/index.json', 'utf8')) as Record<string, string>),
+          ...Object.fromEntries(only.map((type) => [type, ids[type]!])),
+        };
+  writeFileSync('test/histories/index.json', `${JSON.stringify(index, null, 2)}\n`);
 } finally {
   await connection.close();
   await stack.stop();

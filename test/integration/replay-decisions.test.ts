@@ -9,6 +9,9 @@ import { describe, expect, inject, it } from 'vitest';
  * fundTenant: they must replay against the current code, which checks a verdict through an activity
  * only behind patched(). (test/histories/ holds one plain run per workflow, with no decision in it.)
  * Never re-record these: they stand for runs already in flight when the gate was deployed.
+ * closeTenant's two were retired when its waits changed (issue 35: visible, bounded, continuing as new):
+ * pre-1.0, a close recorded before that change does not replay; approval-gate.test replays a close's
+ * gated verdict recorded with the current code.
  */
 const dir = new URL('../histories/decisions/', import.meta.url);
 const recorded = JSON.parse(readFileSync(new URL('index.json', dir), 'utf8')) as Record<string, string>;
