@@ -374,8 +374,8 @@ describe('gateway trigger, status, lifecycle, codec and health API', () => {
     for (const path of [
       '/v1/tenants',
       '/v1/tenants/{externalRef}',
-      '/v1/tenants/{externalRef}/rotate',
-      '/v1/tenants/{externalRef}/close',
+      // One route for suspend, resume, close and rotate: the action is a path parameter.
+      '/v1/tenants/{externalRef}/{action}',
       '/webhooks/registry/{registrationId}',
       '/codec/decode',
       '/readyz',
