@@ -24,8 +24,9 @@ import { defaultOutbound } from './outbound.js';
 import type { ActivityDeps } from './context.js';
 import { boundary } from './failures.js';
 import { deliveryBody, retryAfterMs, withOutboxListener } from './events-delivery.js';
+import { DEFAULTS } from '../src/config/defaults.js';
 
-const DEFAULT_RETENTION_DAYS = 30;
+const DEFAULT_RETENTION_DAYS = DEFAULTS.EVENTS_RETENTION_DAYS;
 /** Events pruned per idle dispatcher round at most (one short statement). */
 const PRUNE_BATCH = 1_000;
 

@@ -1,6 +1,5 @@
 import type { Client } from '@temporalio/client';
-import type { Config } from '../config/index.js';
-import { ConfigError } from '../config/index.js';
+import { ConfigError, reportConfigWarnings, type Config } from '../config/index.js';
 import { createPool, type Pool } from '../db/pool.js';
 import { safeOpsOf, type SafeOps } from '../config/safe-ops.js';
 import { UnknownOperatorError } from '../secrets/operators.js';
@@ -31,6 +30,7 @@ export interface CliRuntime {
 
 export function createCliRuntime(tokenFlag?: string): CliRuntime {
   const config = loadCliConfig();
+  reportConfigWarnings(config, (message) => console.error(`warning: ${message}`));
   const safeOps = safeOpsOf(config);
   let pool: Pool | undefined;
   let client: Promise<Client> | undefined;

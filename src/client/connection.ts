@@ -3,6 +3,7 @@ import { loadClientConnectConfig } from '@temporalio/envconfig';
 // Type only: the worker package (native bridge) loads when a NativeConnection is opened, never for the CLI's client.
 import type { NativeConnection } from '@temporalio/worker';
 import type { Config } from '../config/index.js';
+import { TEMPORAL_ADDRESS_FALLBACK } from '../config/defaults.js';
 
 /**
  * Temporal connections configured the way Temporal users expect: TEMPORAL_ADDRESS,
@@ -16,7 +17,7 @@ export class TemporalUnreachableError extends Error {
 function connectOptions(config: Pick<Config, 'temporalEnv' | 'TEMPORAL_NAMESPACE'>) {
   const { connectionOptions, namespace } = loadClientConnectConfig({ overrideEnvVars: config.temporalEnv });
   return {
-    connectionOptions: { address: 'localhost:7233', ...connectionOptions },
+    connectionOptions: { address: TEMPORAL_ADDRESS_FALLBACK, ...connectionOptions },
     namespace: namespace ?? config.TEMPORAL_NAMESPACE,
   };
 }

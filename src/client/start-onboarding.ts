@@ -6,6 +6,7 @@ import { assertWithinTransferLimit } from '../domain/transfer-limit.js';
 import type { onboardTenant } from '../../workflows/onboard-tenant.js';
 import { onboardingStatusQuery } from '../../workflows/onboard-tenant-messages.js';
 import { onboardingWorkflowId } from '../domain/ids.js';
+import { DEFAULTS } from '../config/defaults.js';
 
 /**
  * For signup backends: start (or join) the onboarding of one tenant. Idempotent on the external
@@ -13,7 +14,7 @@ import { onboardingWorkflowId } from '../domain/ids.js';
  * second call that names the same external ref with ANOTHER name is refused, never silently joined.
  * A failed run may be started again (it resumes from the records); a completed one is returned.
  */
-export const DEFAULT_TASK_QUEUE = 'tenant-provisioning';
+export const DEFAULT_TASK_QUEUE = DEFAULTS.TEMPORAL_TASK_QUEUE;
 
 export interface StartOnboardingOptions {
   taskQueue?: string;

@@ -25,7 +25,7 @@ export const databaseSettings = area('database', {
   DATABASE_URL: setting(postgresUrl, {
     description: "Postgres for the parent's records (`postgres://user:password@host:5432/database`).",
     secret: true,
-    unset:
-      'embedded Postgres under `DATA_DIR` (dev stack) or a temp dir (tests); the worker and gateway refuse to start',
+    unset: 'none (the worker and gateway refuse to start)',
+    devStack: 'embedded Postgres under `DATA_DIR` (tests: in a temp dir)',
   }),
 });

@@ -19,7 +19,7 @@ export const platformSettings = area('platform', {
       description:
         'The platform API base including the version prefix (ending in `/api/v1`); https (plain http only to ' +
         'loopback: the parent key goes with every call).',
-      unset: 'the worker refuses to start',
+      unset: 'none (the worker refuses to start)',
       devStack: 'the simulator',
     },
   ),
@@ -47,7 +47,7 @@ export const platformSettings = area('platform', {
         'Personal access token (`sv_…`) for registry webhook management (the contract requires one); the ' +
         'gateway holds it.',
       secret: true,
-      unset: '`/v1/webhooks` answers 503 where it would call the platform',
+      unset: 'none (`/v1/webhooks` answers 503 where it would call the platform)',
       devStack: "the simulator's",
     },
   ),

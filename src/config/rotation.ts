@@ -18,7 +18,7 @@ export const rotationSettings = area('rotation', {
     description:
       "The parent's endpoint that receives signed `keyRotated` notices (ids and fingerprint, never the token); " +
       'held to the outbound rule (`OUTBOUND_ALLOW_HOSTS`).',
-    unset: 'the notify deployer refuses',
+    unset: 'none (the notify deployer refuses)',
     devStack: 'its own receiver',
   }),
   ROTATION_NOTIFY_SECRET: setting(
@@ -26,7 +26,7 @@ export const rotationSettings = area('rotation', {
     {
       description: 'HMAC-SHA256 secret for the `X-Tpo-Signature` header of `keyRotated` notices.',
       secret: true,
-      unset: 'the notify deployer refuses',
+      unset: 'none (the notify deployer refuses)',
       devStack: 'a dev secret',
     },
   ),

@@ -14,7 +14,7 @@ export const secretsSettings = area('secrets', {
         'Master keys for the vault and the payload codec, `keyId:base64(32 bytes)` comma-separated; the first ' +
         'seals, all open (`tenantctl secrets generate-key k2026a`).',
       secret: true,
-      unset: 'the worker and gateway refuse to start',
+      unset: 'none (the worker and gateway refuse to start)',
       devStack: 'a dev key in `.data/dev-master-key`',
     },
   ),

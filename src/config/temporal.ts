@@ -4,7 +4,8 @@ import { area, hostPort, matching, optionalText, setting, text } from './helpers
 export const temporalSettings = area('temporal', {
   TEMPORAL_ADDRESS: setting(hostPort(), {
     description: 'Temporal frontend `host:port`.',
-    unset: `\`npm start\` starts a local dev server; other processes connect to \`${TEMPORAL_ADDRESS_FALLBACK}\``,
+    unset: `\`${TEMPORAL_ADDRESS_FALLBACK}\``,
+    devStack: 'a local Temporal dev server it starts',
   }),
   TEMPORAL_NAMESPACE: setting(text(DEFAULTS.TEMPORAL_NAMESPACE), { description: 'Temporal namespace.' }),
   TEMPORAL_API_KEY: setting(optionalText(), {

@@ -22,6 +22,7 @@ import type { AllowHosts } from '../infra/outbound/rule.js';
 import { callerOf, ownerScopeOf } from './access.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
 import { invalidInput, refOf, tenantNotFound } from './tenant-routes.js';
+import { DEFAULTS } from '../config/defaults.js';
 
 /**
  * Event subscriptions for the parent's systems (bearer-authenticated like every /v1 route):
@@ -89,7 +90,10 @@ export function registerEventRoutes(
       '/v1/event-subscriptions/:id/rotate-secret',
       { config: { permission: 'events.manage' } },
       async (request, reply) => {
-        const overlap = body(request.body)['overlapSeconds'] ?? deps.policy?.secretOverlapSeconds ?? 86_400;
+        const overlap =
+          body(request.body)['overlapSeconds'] ??
+          deps.policy?.secretOverlapSeconds ??
+          DEFAULTS.EVENTS_SECRET_OVERLAP_SECONDS;
         const result = await answer(() =>
           rotateSubscriptionSecret(
             { pool: deps.pool, vault: deps.vault },

@@ -4,6 +4,7 @@ import { SEARCH_ATTRIBUTES } from '../domain/search-attributes.js';
 import { LauncherError, LauncherErrorCode, lastProblemLine } from './launcher-error.js';
 import { findOrBuildTemporalCli, type Progress } from './temporal-cli.js';
 import { preferredOrFreePort, freePort } from './ports.js';
+import { DEFAULTS } from '../config/defaults.js';
 
 /**
  * Starts `temporal server start-dev` ourselves (not through the SDK's fixed 5 s wait), with the
@@ -51,7 +52,7 @@ export async function startTemporalDevServer(options: DevServerOptions = {}): Pr
   const binary = await findOrBuildTemporalCli({ cliPath: options.cliPath, env: options.env, onProgress: progress });
   if (!binary) return startWithSdkDownload(namespace, progress);
 
-  const port = await preferredOrFreePort(options.port ?? 7233);
+  const port = await preferredOrFreePort(options.port ?? DEFAULTS.TEMPORAL_DEV_PORT);
   const args = [
     'server',
     'start-dev',
@@ -77,7 +78,7 @@ export async function startTemporalDevServer(options: DevServerOptions = {}): Pr
   let uiOrigins: string[] | undefined;
   if (options.headless ?? true) args.push('--headless');
   else {
-    const uiPort = await preferredOrFreePort(options.uiPort ?? 8233);
+    const uiPort = await preferredOrFreePort(options.uiPort ?? DEFAULTS.TEMPORAL_UI_PORT);
     args.push('--ui-port', String(uiPort), '--ui-ip', '127.0.0.1');
     uiUrl = `http://127.0.0.1:${uiPort}`;
     uiOrigins = [uiUrl, `http://localhost:${uiPort}`];

@@ -9,6 +9,7 @@ import { listAuditForTenant } from '../db/audit-store.js';
 import type { SimStateSnapshot } from '../sim/index.js';
 import { startStack, type RunningStack } from './stack/start-stack.js';
 import { dataConverterOf } from './wiring/data-converter.js';
+import { TEMPORAL_ADDRESS_FALLBACK } from '../config/defaults.js';
 
 /**
  * `npm run demo`: onboards a few tenants — one of them through lost responses (the platform commits
@@ -33,7 +34,7 @@ async function main() {
   const config = loadConfig({ ...process.env, ...env });
   const simulator = env.SIMULATOR_URL;
   if (!simulator) throw new Error('the demo injects faults, so it needs the simulator (unset PLATFORM_BASE_URL)');
-  const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS ?? 'localhost:7233' });
+  const connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS ?? TEMPORAL_ADDRESS_FALLBACK });
   const client = new Client({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,

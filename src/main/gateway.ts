@@ -1,7 +1,6 @@
 import type { Client } from '@temporalio/client';
 import Fastify, { type FastifyInstance } from 'fastify';
-import type { Config } from '../config/index.js';
-import { ConfigError } from '../config/index.js';
+import { ConfigError, reportConfigWarnings, type Config } from '../config/index.js';
 import { assertSchemaCurrent } from '../db/migrate.js';
 import { createPool, type Pool } from '../db/pool.js';
 import { buildGatewayApp } from '../gateway/app.js';
@@ -40,12 +39,14 @@ function urlOf(app: FastifyInstance, host: string, fallbackPort: number): { url:
  * publishes only the public routes and keeps the ops port on its internal network.
  */
 export async function startGateway(config: Config): Promise<RunningGateway> {
+  const logger = loggerOf(config);
+  // Before refusing: a misspelt variable may be why a required one is missing.
+  reportConfigWarnings(config, (message) => logger.warn(message));
   const keys = masterKeysOf(config);
   const problems: string[] = [];
   if (!config.DATABASE_URL) problems.push('DATABASE_URL: is required for the gateway');
   if (!keys) problems.push('SECRETS_KEYS: is required for the gateway (webhook secrets are sealed with it)');
   if (problems.length > 0) throw new ConfigError(problems);
-  const logger = loggerOf(config);
   const pool: Pool = createPool(config.DATABASE_URL!, { applicationName: 'tenant-orchestrator-gateway', max: 20 });
   let client: Client | undefined;
   let ops: FastifyInstance | undefined;

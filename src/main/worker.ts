@@ -3,7 +3,7 @@ import { Runtime, type Worker } from '@temporalio/worker';
 import { buildDriftOptions } from '../config/drift.js';
 import { createDriftListClient } from '../../activities/drift/paced-fetch.js';
 import { createActivities } from '../../activities/index.js';
-import type { Config } from '../config/index.js';
+import { reportConfigWarnings, type Config } from '../config/index.js';
 import { assertSchemaCurrent } from '../db/migrate.js';
 import { createPool } from '../db/pool.js';
 import { loggerOf } from '../infra/log.js';
@@ -33,8 +33,10 @@ let runtimeInstalled = false;
 
 /** Starts the worker: refuses an out-of-date schema, then polls the task queue until shutdown(). */
 export async function startWorker(config: Config): Promise<RunningWorker> {
-  requireWorkerConfig(config);
   const logger = loggerOf(config);
+  // Before refusing: a misspelt variable may be why a required one is missing.
+  reportConfigWarnings(config, (message) => logger.warn(message));
+  requireWorkerConfig(config);
   if (!runtimeInstalled) {
     // Every log line (SDK, workflows, activities) goes through the same redacting logger.
     // shutdownSignals: [] — our entry points own SIGINT/SIGTERM and stop the worker before the

@@ -11,6 +11,7 @@ import { createTransport, type Transport } from './transport.js';
 import type { PlatformClient } from './types.js';
 import { walletMethods } from './wallet.js';
 import { webhookMethods } from './webhooks.js';
+import { DEFAULTS } from '../config/defaults.js';
 
 export interface PlatformClientOptions {
   /** The platform's base address including the version prefix, e.g. `https://platform.example/api/v1`. */
@@ -42,7 +43,7 @@ export interface PlatformClientOptions {
   envVarsBody?: (vars: EnvVars) => unknown;
 }
 
-export const DEFAULT_TIMEOUT_MS = 10_000;
+export const DEFAULT_TIMEOUT_MS = DEFAULTS.PLATFORM_TIMEOUT_MS;
 export const DEFAULT_MAX_PAGES = 100_000;
 const DEFAULT_USER_AGENT = 'tenant-orchestrator-platform-client/0.1';
 

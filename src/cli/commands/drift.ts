@@ -5,6 +5,7 @@ import type { RunView } from '../../client/run-status.js';
 import type { GatewayClient } from '../../client/gateway-client.js';
 import type { describeDriftSchedule } from '../../client/drift-schedules.js';
 import { printJson, withGateway } from '../run.js';
+import { DEFAULTS } from '../../config/defaults.js';
 
 // A client of the gateway's /v1/drift routes: the server starts, schedules and reads the checks.
 
@@ -117,7 +118,7 @@ export function registerDriftCommands(program: Command): void {
   schedule
     .command('create')
     .description('create or update the fleet drift schedule')
-    .option('--every <duration>', 'interval (default DRIFT_SCHEDULE_EVERY, 1h)')
+    .option('--every <duration>', `interval (default DRIFT_SCHEDULE_EVERY, ${DEFAULTS.DRIFT_SCHEDULE_EVERY})`)
     .option('--jitter <duration>', 'start each run up to this much later')
     .action(async (opts: { every?: string; jitter?: string }) =>
       withGateway(async (gateway) => {
