@@ -68,7 +68,11 @@ export async function issueTenantKey(rawInput: IssueTenantKeyInput): Promise<Iss
   setHandler(keyIssueStatusQuery, () => status);
   const answer = (effect: string): DecisionAnswer => ({ stage: status.stage, effect });
   const atLimit = () =>
-    status.stage === 'key_limit' ? null : `not applicable at stage ${status.stage} (only at key_limit)`;
+    abortBy !== null
+      ? `not applicable: abortKeyIssue was accepted (by ${abortBy.operator}), the issue is being given up`
+      : status.stage === 'key_limit'
+        ? null
+        : `not applicable at stage ${status.stage} (only at key_limit)`;
   setHandler(
     retryKeyIssueUpdate,
     (raw) => {

@@ -1,0 +1,59 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keyIssueWorkflowId } from '../../src/domain/ids.js';
+import { abortKeyIssueUpdate, retryKeyIssueUpdate } from '../../workflows/key-slot-messages.js';
+import { currentWaitQuery } from '../../workflows/waits-messages.js';
+import { fastWorld, uniqueId, type FastWorld } from '../harness/fast-workflow.js';
+
+/** issueTenantKey's decisions once one is taken: a decision the run will not carry out is refused, never accepted. */
+let world: FastWorld;
+beforeAll(async () => {
+  world = await fastWorld();
+});
+afterAll(() => world.close());
+
+const atLimit = {
+  state: 'key_limit' as const,
+  activeKeys: [{ id: 'key_a', name: 'other', lastUsedAt: null, lastUseKnown: true }],
+};
+
+describe('issueTenantKey decisions after an abort (mocked activities)', () => {
+  it(
+    'refuses retry-key-create and a second abort once an abort is accepted, while the run gives the issue up',
+    {
+      timeout: 90_000,
+    },
+    async () => {
+      const ref = uniqueId('t');
+      let abandonCalls = 0;
+      const activities = {
+        beginSlotKeyIssue: async () => ({ state: 'issue' as const, subaccountId: 'sa_1', generation: 1 }),
+        issueTenantKey: async () => atLimit,
+        // The database is down for a while as the run gives the issue up: its retries back off past the local
+        // retry threshold (10 s), so the run waits on a timer and takes decisions meanwhile.
+        abandonSlotKeyIssue: async () => {
+          abandonCalls += 1;
+          if (abandonCalls <= 7) throw new Error('database unavailable');
+        },
+      };
+      await world.run(activities, async ({ client, taskQueue }) => {
+        const handle = await client.workflow.start('issueTenantKey', {
+          taskQueue,
+          workflowId: keyIssueWorkflowId(ref, 'ci'),
+          args: [{ externalRef: ref, slot: 'ci', options: { keyLimitRetryInterval: '1h' } }],
+        });
+        while (!(await handle.query(currentWaitQuery).catch(() => null))) await new Promise((r) => setTimeout(r, 50));
+        const by = { operator: 'alice', reason: 'not needed' };
+        await handle.executeUpdate(abortKeyIssueUpdate, { args: [by] });
+        while (abandonCalls < 7) await new Promise((r) => setTimeout(r, 100));
+        for (const update of [retryKeyIssueUpdate, abortKeyIssueUpdate])
+          await expect(
+            handle.executeUpdate(update, { args: [{ operator: 'bob', reason: 'key b revoked' }] }),
+          ).rejects.toMatchObject({ cause: { message: expect.stringMatching(/abortKeyIssue was accepted/) } });
+        await expect(handle.result()).rejects.toMatchObject({
+          cause: { message: expect.stringMatching(/aborted at the active-key limit by alice: not needed/) },
+        });
+        expect(abandonCalls).toBe(8);
+      });
+    },
+  );
+});
