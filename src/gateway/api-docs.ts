@@ -38,6 +38,15 @@ export const externalRefParam = { externalRef: externalRefSchema };
 export const anyObject: JsonSchema = { type: 'object' };
 export const anyArray: JsonSchema = { type: 'array', items: { type: 'object' } };
 
+/** A body's JSON Schema without the fields the path carries (externalRef, slot, ...). */
+export function withoutFields(schema: JsonSchema, fields: readonly string[]): JsonSchema {
+  const properties = { ...(schema['properties'] as Record<string, unknown> | undefined) };
+  for (const field of fields) delete properties[field];
+  const { required: all, ...rest } = schema as JsonSchema & { required?: string[] };
+  const required = (all ?? []).filter((field) => !fields.includes(field));
+  return { ...rest, properties, ...(required.length ? { required } : {}) };
+}
+
 /** Why an operator acts: the shared free-text rule, audited. */
 export const reasonField: JsonSchema = {
   type: 'string',

@@ -17,6 +17,17 @@ import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
 import { accepted, invalidInput, refOf, tenantNotFound } from './tenant-routes.js';
 import { bodyOf } from './request-input.js';
 import { decisionRefused } from './rotation-routes.js';
+import { issueTenantKeyInputSchema, revokeTenantKeyInputSchema } from '../domain/key-slot-input.js';
+import {
+  anyObject,
+  decisionBody,
+  doc,
+  externalRefParam,
+  fromZod,
+  objectOf,
+  reasonField,
+  withoutFields,
+} from './api-docs.js';
 
 /**
  * Keys per workload and environment for signup backends: list a tenant's slots, issue a slot's key, revoke it
@@ -59,25 +70,29 @@ export function registerKeySlotRoutes(app: FastifyInstance, deps: KeySlotRoutesD
   const keysUrl = (externalRef: string) => `${deps.publicUrl ?? ''}/v1/tenants/${encodeURIComponent(externalRef)}/keys`;
 
   void app.register(async (api) => {
-    api.get('/v1/tenants/:externalRef/keys', { config: { permission: 'tenants.read' } }, async (request, reply) => {
-      const externalRef = refOf(request.params);
-      const query = request.query as { slot?: unknown };
-      try {
-        const slot = query.slot === undefined ? undefined : slotOf(query.slot);
-        const keys = (await listSlotKeys(deps.pool, externalRef, deps.client)).filter(
-          (k) => slot === undefined || k.slot === slot,
-        );
-        return sendData(reply, 200, { externalRef, keys });
-      } catch (error) {
-        throw translated(error);
-      }
-    });
+    api.get(
+      '/v1/tenants/:externalRef/keys',
+      { config: { permission: 'tenants.read' }, schema: listKeysDoc },
+      async (request, reply) => {
+        const externalRef = refOf(request.params);
+        const query = request.query as { slot?: unknown };
+        try {
+          const slot = query.slot === undefined ? undefined : slotOf(query.slot);
+          const keys = (await listSlotKeys(deps.pool, externalRef, deps.client)).filter(
+            (k) => slot === undefined || k.slot === slot,
+          );
+          return sendData(reply, 200, { externalRef, keys });
+        } catch (error) {
+          throw translated(error);
+        }
+      },
+    );
 
     // Where a slot's latest issue or revoke run stands (its result once it completed): what a
     // caller polls after the 202, as `tenantctl key issue|revoke --wait` does.
     api.get(
       '/v1/tenants/:externalRef/keys/:slot/:action',
-      { config: { permission: 'tenants.read' } },
+      { config: { permission: 'tenants.read' }, schema: keyRunDoc },
       async (request, reply) => {
         const { slot: rawSlot, action } = request.params as { slot: string; action: string };
         if (action !== 'issue' && action !== 'revoke')
@@ -98,7 +113,7 @@ export function registerKeySlotRoutes(app: FastifyInstance, deps: KeySlotRoutesD
     // is this server's. 200 with the token once (never cached), or 202 with the approval request.
     api.post(
       '/v1/tenants/:externalRef/keys/:slot/reveal',
-      { config: { permission: 'keys.reveal' } },
+      { config: { permission: 'keys.reveal' }, schema: revealDoc },
       async (request, reply) => {
         const externalRef = refOf(request.params);
         const { slot } = request.params as { slot: string };
@@ -125,7 +140,7 @@ export function registerKeySlotRoutes(app: FastifyInstance, deps: KeySlotRoutesD
     // An operator decision for a slot's key issue waiting at the active-key limit: the run's Update.
     api.post(
       '/v1/tenants/:externalRef/keys/:slot/issue/:decision',
-      { config: { permission: 'keys.manage' } },
+      { config: { permission: 'keys.manage' }, schema: issueDecisionDoc },
       async (request, reply) => {
         const { slot: rawSlot, decision } = request.params as { slot: string; decision: string };
         if (!Object.hasOwn(ISSUE_DECISIONS, decision))
@@ -158,7 +173,7 @@ export function registerKeySlotRoutes(app: FastifyInstance, deps: KeySlotRoutesD
 
     api.post(
       '/v1/tenants/:externalRef/keys/:slot/:action',
-      { config: { permission: 'keys.manage' } },
+      { config: { permission: 'keys.manage' }, schema: keyActionDoc },
       async (request, reply) => {
         const { slot, action } = request.params as { slot: string; action: string };
         if (action !== 'issue' && action !== 'revoke')
@@ -187,3 +202,73 @@ export function registerKeySlotRoutes(app: FastifyInstance, deps: KeySlotRoutesD
     );
   });
 }
+
+const slotParams = { ...externalRefParam, slot: namedSlotSchema };
+const inPath = ['externalRef', 'slot'];
+const unknownTenant = 'Unknown tenant (TENANT_NOT_FOUND).';
+
+const listKeysDoc = doc({
+  summary: "A tenant's keys by slot and generation (ids and fingerprints, never a secret), with running issues",
+  params: externalRefParam,
+  query: { slot: namedSlotSchema },
+  answers: {
+    200: {
+      description: '`{ externalRef, keys }`.',
+      data: { type: 'object', required: ['externalRef', 'keys'] },
+    },
+    400: 'The external ref or slot breaks its rule (INVALID_INPUT).',
+    404: unknownTenant,
+  },
+});
+
+const keyRunDoc = doc({
+  summary: "The latest issue or revoke run of a tenant's slot, with its result (what key issue|revoke --wait polls)",
+  params: { ...slotParams, action: { type: 'string', enum: ['issue', 'revoke'] } },
+  answers: {
+    200: { description: '`{ externalRef, slot, action, run }`.', data: anyObject },
+    404: `${unknownTenant} Or no such action (ROUTE_NOT_FOUND).`,
+  },
+});
+
+const revealDoc = doc({
+  summary: "Reveal a slot's current key once, or ask a second operator first (APPROVAL_POLICY)",
+  description: 'The gateway alone opens the vault. Answers carry Cache-Control: no-store.',
+  params: slotParams,
+  body: { ...objectOf({ reason: reasonField }), additionalProperties: false },
+  answers: {
+    200: { description: 'Revealed: the token, once.', data: anyObject },
+    202: { description: 'Awaiting a second operator: the approval request.', data: anyObject },
+    404: `${unknownTenant} Or no active key in the slot (KEY_NOT_FOUND).`,
+  },
+});
+
+const issueDecisionDoc = doc({
+  summary: "Decide for a slot's key issue waiting at the platform's active-key limit: retry-key-create or abort",
+  description: "The run's Update validator is the one judge: a decision that does not apply now is a 409 naming why.",
+  params: { ...slotParams, decision: { type: 'string', enum: ['retry-key-create', 'abort'] } },
+  body: decisionBody(),
+  answers: {
+    200: { description: "Sent: the run's answer.", data: anyObject },
+    404: 'No issue run waiting (RUN_NOT_FOUND), no such tenant (TENANT_NOT_FOUND) or decision (ROUTE_NOT_FOUND).',
+    409: 'The run refuses the decision now (DECISION_NOT_APPLICABLE).',
+  },
+});
+
+const keyActionDoc = doc({
+  summary: "Issue a slot's key (issueTenantKey), or revoke it through the quiet gate (revokeTenantKeySlot)",
+  description:
+    'issue takes `{ options? }`, revoke `{ force?, reason?, options? }`; `force` skips the quiet gate and needs the ' +
+    '`keys.force` permission and a reason. `operator` is taken from the bearer token.',
+  params: { ...slotParams, action: { type: 'string', enum: ['issue', 'revoke'] } },
+  body: {
+    anyOf: [
+      withoutFields(fromZod(issueTenantKeyInputSchema), inPath),
+      withoutFields(fromZod(revokeTenantKeyInputSchema), inPath),
+    ],
+  },
+  bodyOptional: true,
+  answers: {
+    202: { description: "Started or joined; Location is the tenant's keys.", data: anyObject },
+    404: `${unknownTenant} Or no active key in the slot (KEY_NOT_FOUND), or no such action (ROUTE_NOT_FOUND).`,
+  },
+});
