@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import { DEFAULTS } from '../../src/config/defaults.js';
 import type { PlatformClient } from '../../src/platform/index.js';
 import { DRIFT_KINDS, FIX_OF_KIND, type DriftKind, type DriftPolicies } from '../../src/domain/drift-kinds.js';
 
@@ -25,8 +26,9 @@ export interface DriftOptions {
 
 export const DEFAULT_DRIFT_OPTIONS: DriftOptions = {
   policies: {},
+  // Without configuration (tests that build no options): shorter than DRIFT_QUIET_PERIOD's default.
   quietPeriodMs: 3_600_000,
-  rotationMaxAgeMs: 90 * 86_400_000,
+  rotationMaxAgeMs: durationMs(DEFAULTS.DRIFT_ROTATION_MAX_AGE),
 };
 
 export class DriftPolicyError extends Error {

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { configMarkdown, configPage, TABLE_END, TABLE_START } from '../../src/config/docs.js';
 import { allSettings, configSchema } from '../../src/config/index.js';
+import { runCli } from '../harness/cli.js';
 
 const page = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'configuration.md'), 'utf8');
 
@@ -24,4 +25,11 @@ describe('docs/configuration.md', () => {
     }
     for (const { name, setting } of allSettings()) expect(setting.description.length, name).toBeGreaterThan(10);
   });
+
+  it('is what `tenantctl config --markdown` prints, with no gateway, database or configuration', async () => {
+    const result = await runCli(['config', '--markdown']);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(page);
+  }, 60_000);
 });
