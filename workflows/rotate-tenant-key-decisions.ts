@@ -41,7 +41,10 @@ const TOO_LATE_TO_ESCALATE: readonly RotationStage[] = [
   'failed',
 ];
 
-export function installRotationDecisions(status: RotationStatus, signals: RotationSignals): void {
+/** The decisions (Update names) whose validator would accept one now: what a wait lists. */
+export type ApplicableDecisions = () => string[];
+
+export function installRotationDecisions(status: RotationStatus, signals: RotationSignals): ApplicableDecisions {
   const id = `rotation of ${status.externalRef} slot ${status.slot}`;
   const decided = () =>
     signals.decision
@@ -117,4 +120,9 @@ export function installRotationDecisions(status: RotationStatus, signals: Rotati
     if (signalAccepted<void>('retryKeyCreate', { ok: true, value: undefined }, rules.retryKeyCreate(), undefined))
       effects.retryKeyCreate();
   });
+  // Escalating an emergency rotation changes nothing: not listed then, though the validator accepts it.
+  return () =>
+    (Object.keys(rules) as Array<keyof typeof rules>).filter(
+      (name) => rules[name]() === null && !(name === 'escalateToEmergency' && status.emergency),
+    );
 }

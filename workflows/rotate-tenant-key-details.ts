@@ -1,13 +1,11 @@
-import { setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
-import { tenantStatusKey } from '../src/domain/search-attributes.js';
 import type { RotationStatus } from './rotate-tenant-key-messages.js';
 
 /**
- * The run's "current details" in the Web UI and its TenantStatus search attribute
- * (`rotation_<stage>`, e.g. `rotation_held`, so operators can list every held rotation).
+ * The run's own lines in the Web UI's current details, under its wait (workflows/waits.ts writes those
+ * and the TenantStatus search attribute, `rotation_<stage>`, e.g. `rotation_held`, so operators can list
+ * every held rotation).
  */
-export function describeRotation(status: RotationStatus): void {
-  upsertSearchAttributes([{ key: tenantStatusKey, value: `rotation_${status.stage}` }]);
+export function rotationDetails(status: RotationStatus): string[] {
   const lines = [
     `**${status.stage}** — rotating key slot \`${status.slot}\` of tenant \`${status.externalRef}\`${status.emergency ? ' (EMERGENCY: old key revoked right after deploy)' : ''}`,
     `generations: ${status.fromGeneration ?? '?'} → ${status.toGeneration ?? '?'}`,
@@ -31,7 +29,6 @@ export function describeRotation(status: RotationStatus): void {
     );
   }
   for (const note of status.notes) lines.push(`note: ${note}`);
-  if (status.waitingFor) lines.push(`waiting: ${status.waitingFor}`);
   if (status.error) lines.push(`error: ${status.error}`);
-  setCurrentDetails(lines.join('\n\n'));
+  return lines;
 }

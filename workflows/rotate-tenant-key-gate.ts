@@ -26,6 +26,11 @@ import type { QuietCheckView } from './rotate-tenant-key-messages.js';
 export interface GateTimings {
   quietPeriodMs: number;
   propagationAllowanceMs: number;
+  /**
+   * The time since the previous look (the read before this one). A caller whose polls back off passes
+   * the interval it actually waited, not the configured one: a use first seen now happened after the
+   * previous look, and that is what judges a late use.
+   */
   pollIntervalMs: number;
   quietDeadlineMs: number;
   overlapWindowMs: number;
@@ -34,7 +39,14 @@ export interface GateTimings {
 export interface GateMemory {
   deployedAtMs: number;
   deployedAtPlatform: string | null;
+  /** The current last-use value and when it was first seen. */
   lastSeen: { value: string | null; firstSeenAtMs: number } | null;
+  /**
+   * The previous look before the one that first saw `lastSeen`, which did not show it: the use happened
+   * after then (from the interval passed with that look). Absent in memories from before it existed:
+   * the current interval then stands in.
+   */
+  lastSeenAfterMs?: number;
   polls: number;
 }
 
@@ -100,7 +112,10 @@ export function evaluateGate(
     };
   }
 
-  if (memory.lastSeen?.value !== old.lastUsedAt) memory.lastSeen = { value: old.lastUsedAt, firstSeenAtMs: nowMs };
+  if (memory.lastSeen?.value !== old.lastUsedAt) {
+    memory.lastSeen = { value: old.lastUsedAt, firstSeenAtMs: nowMs };
+    memory.lastSeenAfterMs = nowMs - t.pollIntervalMs;
+  }
   const lateUseAt = lateUse(memory, old.lastUsedAt, t);
   const quietForMs = quietFor(memory, old.lastUsedAt, nowMs);
   const view = { ...base, method: 'last-use' as const, lateUseAt, quietForMs };
@@ -140,9 +155,12 @@ function lateUse(memory: GateMemory, lastUsedAt: string | null, t: GateTimings):
       ? lastUsedAt
       : null;
   }
-  // Seen first later than one poll after the allowance ended: the use happened after it.
+  // The look before the one that first saw it came after the allowance ended: the use happened after it.
+  // Judged with the interval of the look that saw it (kept in memory), so a later, longer poll cannot
+  // change the verdict; with a fixed interval this is "first seen more than one poll after the allowance".
   const seenAt = memory.lastSeen?.firstSeenAtMs ?? 0;
-  return seenAt > memory.deployedAtMs + t.propagationAllowanceMs + t.pollIntervalMs ? lastUsedAt : null;
+  const after = memory.lastSeenAfterMs ?? seenAt - t.pollIntervalMs;
+  return after > memory.deployedAtMs + t.propagationAllowanceMs ? lastUsedAt : null;
 }
 
 /**

@@ -9,6 +9,12 @@
  *   (operator decisions are Updates with validators: rotate-tenant-key-decisions.ts)
  *   abort, cancel or failure before the old key is revoked ─► redeploy old, revoke new (no extra key)
  *
+ * Waits (workflows/waits.ts): key_limit, deploying, waiting_for_quiet, held and a roll-back's redeploy are
+ * visible through `currentWait` (with the decisions that apply) and TenantStatus `rotation_<stage>`; the
+ * key-limit and quiet-gate polls back off to `pollCeiling`; past `historyEventBound` (or when the SDK
+ * suggests it) the run continues as new in the phase it was in, carrying its state (`Carried`). A held
+ * run does not poll: only a decision (or an escalation) ends it, so it adds no events while it waits.
+ *
  * One run per tenant slot: the workflow id is `rotate:<externalRef>:<slot>` and the records allow
  * one open rotation per slot. Platform-calling activities run on the platform task queue, whose
  * Temporal rate limit paces the whole fleet. Tokens never pass through here.
@@ -16,6 +22,8 @@
 import {
   CancellationScope,
   condition,
+  ContinueAsNew,
+  continueAsNew,
   getExternalWorkflowHandle,
   isCancellation,
   patched,
@@ -42,7 +50,7 @@ import {
   type GateMemory,
   type GateTimings,
 } from './rotate-tenant-key-gate.js';
-import { describeRotation } from './rotate-tenant-key-details.js';
+import { rotationDetails } from './rotate-tenant-key-details.js';
 import { installRotationDecisions, type Decision, type RotationSignals } from './rotate-tenant-key-decisions.js';
 import { recordOutcome } from './outcomes.js';
 import {
@@ -58,6 +66,7 @@ import {
   platformCall,
   projectEnvDeploy as projectEnvDeployPolicy,
 } from './activity-policies.js';
+import { Backoff, handlersFinished, historyFull, Waits, type WaitView } from './waits.js';
 
 export * from './rotate-tenant-key-messages.js';
 
@@ -74,14 +83,17 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
     rotationWorkflowId(i.externalRef, i.slot),
   );
   const { externalRef, slot } = input;
+  const carried = input.continued as Carried | undefined;
   const t = { ...DEFAULT_TIMINGS, ...input.options };
   const timings: GateTimings = gateTimingsOf(t);
   const keyLimitRetryMs = msOf(t.keyLimitRetryInterval);
+  const pollCeilingMs = input.options?.pollCeiling === undefined ? undefined : msOf(input.options.pollCeiling);
+  const startedAtMs = carried?.startedAtMs ?? workflowInfo().startTime.getTime();
   const platformQueue = platformTaskQueue(workflowInfo().taskQueue);
   const platform = proxyActivities<Activities>(platformCall(platformQueue));
   const projectEnvDeploy = proxyActivities<Activities>(projectEnvDeployPolicy(platformQueue));
 
-  const status: RotationStatus = {
+  const status: RotationStatus = carried?.status ?? {
     externalRef,
     slot,
     emergency: input.emergency,
@@ -101,13 +113,24 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
     notes: [],
     error: null,
   };
-  const signals: RotationSignals = { decision: undefined, retryCreate: false };
+  const signals: RotationSignals = { decision: carried?.decision ?? undefined, retryCreate: false };
   setHandler(rotationStatusQuery, () => status);
-  installRotationDecisions(status, signals);
-  const show = (stage: RotationStatus['stage'], waitingFor: string | null = null) => {
+  const applicable = installRotationDecisions(status, signals);
+  const waits = new Waits(
+    { tenantStatus: (stage) => `rotation_${stage}`, details: () => rotationDetails(status) },
+    carried?.wait ?? null,
+  );
+  /** A stage the run is not waiting in. */
+  const show = (stage: RotationStatus['stage']) => {
+    status.stage = stage;
+    status.waitingFor = null;
+    waits.leave(stage);
+  };
+  /** A wait: what it waits for, the decisions that apply, and when the run looks again by itself (ms). */
+  const waitAt = (stage: RotationStatus['stage'], waitingFor: string, nextCheckInMs: number | null = null) => {
     status.stage = stage;
     status.waitingFor = waitingFor;
-    describeRotation(status);
+    waits.enter(stage, waitingFor, applicable(), nextCheckInMs);
   };
   const tellParent = (outcome: 'completed' | 'held' | 'key_limit' | 'failed' | 'aborted') => {
     const parent = workflowInfo().parent;
@@ -116,12 +139,44 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
       .signal(rotationSettledSignal, { workflowId: workflowInfo().workflowId, outcome })
       .catch(() => undefined);
   };
-  upsertSearchAttributes([{ key: tenantExternalRefKey, value: externalRef }]);
-  show('starting');
+  if (!carried) {
+    upsertSearchAttributes([{ key: tenantExternalRefKey, value: externalRef }]);
+    show('starting');
+  }
 
-  let begun: BeginRotationResult | undefined;
-  let deployed = false;
+  let begun: BeginRotationResult | undefined = carried?.begun;
+  let deployed = carried ? carried.phase !== 'key_limit' : false;
   let oldRevoked = false;
+  // The key-limit wait told the fleet (and audited) once; the quiet gate's memory and its previous look.
+  let told = carried?.told ?? false;
+  let memory: GateMemory | null = carried?.memory ?? null;
+  let lookedAtMs: number | null = carried?.lookedAtMs ?? null;
+  let backoff = new Backoff(keyLimitRetryMs, pollCeilingMs, carried?.phase === 'key_limit' ? carried.polls : 0);
+
+  /**
+   * Continues as new in `phase` with everything the next run needs to answer and decide the same (the
+   * status, the wait and its `since`, a decision that landed, the gate's memory): decisions sent to the
+   * workflow id land on the next run. Throws ContinueAsNew (let through by the catch below).
+   */
+  async function continueRun(phase: Carried['phase']): Promise<never> {
+    await handlersFinished();
+    const next: Carried = {
+      phase,
+      begun: begun!,
+      status,
+      wait: waits.current,
+      polls: backoff.polls,
+      memory,
+      lookedAtMs,
+      decision: signals.decision ?? null,
+      told,
+      startedAtMs,
+    };
+    return continueAsNew<typeof rotateTenantKey>({
+      ...rawInput,
+      continued: next as unknown as Record<string, unknown>,
+    });
+  }
   const record = (change: Parameters<Activities['recordRotation']>[0]['change'], audit?: string, operator?: string) =>
     db.recordRotation({
       rotationId: begun!.rotationId,
@@ -132,6 +187,14 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
     });
   const deploy = (generation: number, otherGeneration: number, event: 'keyRotated' | 'keyRotationAborted') => {
     const acts = begun!.deployer.kind === 'notify' ? notifyDeploy : projectEnvDeploy;
+    // A wait: the deployer is retried until it succeeds (the notify endpoint may be down for long).
+    if (event === 'keyRotated')
+      waitAt('deploying', `the new key's deploy through ${begun!.deployer.kind} (retried until it succeeds)`);
+    else
+      waitAt(
+        'rolling_back',
+        `the old key's redeploy through ${begun!.deployer.kind} (retried until it succeeds), then the new key's revoke`,
+      );
     return acts.deployKeyGeneration({
       rotationId: begun!.rotationId,
       externalRef,
@@ -154,8 +217,9 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
   async function waitForFreeKeySlot(
     b: BeginRotationResult,
   ): Promise<Extract<IssueKeyResult, { state: 'issued' }> | 'aborted'> {
-    let told = false;
     for (;;) {
+      if (signals.decision?.kind === 'abort') return 'aborted';
+      if (historyFull(input.options?.historyEventBound)) await continueRun('key_limit');
       const issued = await platform.issueTenantKey({
         externalRef,
         subaccountId: b.subaccountId,
@@ -182,20 +246,22 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
         { state: 'key_limit', stage: 'key_limit', outcome: { activeKeys: status.activeKeys } },
         told ? undefined : 'rotation.key_limit',
       );
-      show(
+      const waitMs = backoff.next();
+      waitAt(
         'key_limit',
         `the tenant is at its active-key limit (${status.activeKeys.length} active). ` +
           `${unused.length ? `Keys that look unused: ${unused.join(', ')}.` : 'No key looks unused.'} ` +
           (`Revoke one that nobody uses, then \`tenantctl rotation retry-key-create ` +
             `${externalRef} --slot ${slot} --operator <you> --reason "..."\` (update ` +
             `retryKeyCreate); or \`tenantctl rotation abort ...\` (update abortRotation). The ` +
-            `key being rotated is in use and is never revoked to make room`),
+            `key being rotated is in use and is never revoked to make room. The create is tried again by ` +
+            `itself in ${waitMs} ms`),
+        waitMs,
       );
       if (!told) await tellParent('key_limit');
       told = true;
       signals.retryCreate = false;
-      await condition(() => signals.retryCreate || signals.decision?.kind === 'abort', keyLimitRetryMs);
-      if (signals.decision?.kind === 'abort') return 'aborted';
+      await condition(() => signals.retryCreate || signals.decision?.kind === 'abort', waitMs);
     }
   }
 
@@ -204,6 +270,7 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
     const b = begun!;
     show('rolling_back');
     if (deployed) await deploy(b.fromGeneration, b.toGeneration, 'keyRotationAborted');
+    show('rolling_back');
     const undone = await platform.revokeNewGeneration({
       rotationId: b.rotationId,
       externalRef,
@@ -224,46 +291,54 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
   }
 
   try {
-    begun = await db.beginRotation({
-      externalRef,
-      slot,
-      emergency: input.emergency,
-      deployer: input.deployer,
-      workflowId: workflowInfo().workflowId,
-      runId: workflowInfo().runId,
-      reason: input.reason ?? null,
-    });
-    Object.assign(status, {
-      rotationId: begun.rotationId,
-      subaccountId: begun.subaccountId,
-      fromGeneration: begun.fromGeneration,
-      toGeneration: begun.toGeneration,
-      deployer: begun.deployer.kind,
-    });
-    status.oldKey = { keyId: begun.oldKeyId, fingerprint: begun.oldFingerprint, status: 'active' };
-    if (begun.adopted) status.notes.push('took over an open rotation of this slot left by an earlier run');
-
-    show('creating_key');
-    const issued = await waitForFreeKeySlot(begun);
-    if (issued === 'aborted') {
-      await rollBack('aborted', 'aborted at the active-key limit', signals.decision?.by ?? null);
-      return finished('aborted');
+    if (!begun)
+      begun = await db.beginRotation({
+        externalRef,
+        slot,
+        emergency: input.emergency,
+        deployer: input.deployer,
+        workflowId: workflowInfo().workflowId,
+        runId: workflowInfo().runId,
+        reason: input.reason ?? null,
+      });
+    let decision: Decision;
+    if (!carried) {
+      Object.assign(status, {
+        rotationId: begun.rotationId,
+        subaccountId: begun.subaccountId,
+        fromGeneration: begun.fromGeneration,
+        toGeneration: begun.toGeneration,
+        deployer: begun.deployer.kind,
+      });
+      status.oldKey = { keyId: begun.oldKeyId, fingerprint: begun.oldFingerprint, status: 'active' };
+      if (begun.adopted) status.notes.push('took over an open rotation of this slot left by an earlier run');
+      show('creating_key');
     }
-    status.newKey = { keyId: issued.keyId, fingerprint: issued.fingerprint, status: 'issued' };
+    if (!carried || carried.phase === 'key_limit') {
+      const issued = await waitForFreeKeySlot(begun);
+      if (issued === 'aborted') {
+        await rollBack('aborted', 'aborted at the active-key limit', signals.decision?.by ?? null);
+        return finished('aborted');
+      }
+      status.newKey = { keyId: issued.keyId, fingerprint: issued.fingerprint, status: 'issued' };
 
-    show('deploying', `deploying the new key through ${begun.deployer.kind} (retried until it succeeds)`);
-    await deploy(begun.toGeneration, begun.fromGeneration, 'keyRotated');
-    deployed = true;
-    const deployedAtMs = Date.now();
-    status.deployedAt = new Date(deployedAtMs).toISOString();
-    await record({ stage: 'verifying', deployed: true });
+      await deploy(begun.toGeneration, begun.fromGeneration, 'keyRotated');
+      deployed = true;
+      const deployedAtMs = Date.now();
+      status.deployedAt = new Date(deployedAtMs).toISOString();
+      await record({ stage: 'verifying', deployed: true });
 
-    show('verifying');
-    await platform.verifyTenantKey({ externalRef, slot, generation: begun.toGeneration });
-    status.newKey.status = 'verified';
+      show('verifying');
+      await platform.verifyTenantKey({ externalRef, slot, generation: begun.toGeneration });
+      status.newKey.status = 'verified';
 
-    const memory: GateMemory = { deployedAtMs, deployedAtPlatform: null, lastSeen: null, polls: 0 };
-    let decision = await passQuietGate(memory);
+      memory = { deployedAtMs, deployedAtPlatform: null, lastSeen: null, polls: 0 };
+      lookedAtMs = deployedAtMs;
+      decision = await passQuietGate(memory);
+    } else if (carried.phase === 'gate') {
+      backoff = gateBackoff(carried.polls);
+      decision = await passQuietGate(memory!, false);
+    } else decision = await holdForDecision();
     for (;;) {
       if (decision.kind === 'abort') {
         await rollBack('aborted', decision.by?.reason ?? 'aborted by an operator', decision.by);
@@ -318,10 +393,12 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
         `revoke refused at ${new Date().toISOString()}: the old key was used after the ` +
           `quiet gate passed; back to the quiet gate`,
       );
-      decision = await passQuietGate(memory);
+      decision = await passQuietGate(memory!);
     }
     return finished('completed');
   } catch (error) {
+    // Continuing as new is not a failure: the next run carries on with this one's state.
+    if (error instanceof ContinueAsNew) throw error;
     const cancelled = isCancellation(error);
     status.error = error instanceof Error ? error.message : String(error);
     await CancellationScope.nonCancellable(async () => {
@@ -344,16 +421,25 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
     recordOutcome(
       'rotation',
       cancelled ? 'cancelled' : 'failed',
-      workflowInfo().startTime.getTime(),
+      startedAtMs,
       { externalRef, slot, rotationId: status.rotationId, subaccountId: status.subaccountId, stage: status.stage },
       'warn',
     );
     throw error;
   }
 
-  /** Polls key records until the old key is quiet; held (deadline, late use) waits for an operator. */
-  async function passQuietGate(memory: GateMemory): Promise<Decision> {
+  /** The quiet gate's poll: from the base interval, backing off to the ceiling; `polls` carried over. */
+  function gateBackoff(polls = 0): Backoff {
+    return new Backoff(timings.pollIntervalMs, pollCeilingMs, polls);
+  }
+
+  /**
+   * Polls key records until the old key is quiet; held (deadline, late use) waits for an operator.
+   * `fresh`: the poll starts again from its base interval (a new gate, or back after a refused revoke).
+   */
+  async function passQuietGate(memory: GateMemory, fresh = true): Promise<Decision> {
     const b = begun!;
+    if (fresh) backoff = gateBackoff();
     for (;;) {
       if (status.emergency) {
         status.quietCheck = {
@@ -368,17 +454,20 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
         return { kind: 'revoke', by: null };
       }
       if (signals.decision) return signals.decision;
+      if (historyFull(input.options?.historyEventBound)) await continueRun('gate');
+      const lookingAtMs = Date.now();
       const usage = await platform.observeKeyUsage({
         subaccountId: b.subaccountId,
         keyIds: [b.oldKeyId, status.newKey.keyId!],
       });
-      const gate = evaluateGate(
-        memory,
-        usage[b.oldKeyId] ?? null,
-        usage[status.newKey.keyId!] ?? null,
-        Date.now(),
-        timings,
-      );
+      // A use first seen now happened after the previous look began: the gate judges a late use by the
+      // interval actually waited (polls back off), not the configured one.
+      const nowMs = Date.now();
+      const gate = evaluateGate(memory, usage[b.oldKeyId] ?? null, usage[status.newKey.keyId!] ?? null, nowMs, {
+        ...timings,
+        pollIntervalMs: nowMs - (lookedAtMs ?? memory.deployedAtMs),
+      });
+      lookedAtMs = lookingAtMs;
       status.quietCheck = gate.view;
       if (gate.view.method === 'overlap-window' && !status.notes.some((n) => n.startsWith('no last-use'))) {
         status.notes.push(
@@ -394,7 +483,7 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
           { state: 'held', stage: 'held', outcome: { heldReason: gate.reason, quietCheck: gate.view } },
           'rotation.held',
         );
-        show(
+        waitAt(
           'held',
           `${gate.view.verdict}. \`tenantctl rotation revoke-anyway ${externalRef} --slot ` +
             `${slot} --operator <you> --reason "..."\` (update revokeAnyway) revokes the old ` +
@@ -402,19 +491,31 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
             `revokes the new key`,
         );
         await tellParent('held');
-        await condition(() => signals.decision !== undefined || status.emergency);
-        await record({ state: 'running', stage: 'revoking_old' });
-        return signals.decision ?? { kind: 'revoke', by: null };
+        return holdForDecision();
       }
-      show('waiting_for_quiet', `${gate.view.verdict}; next look in ${t.pollInterval}`);
-      await condition(() => signals.decision !== undefined || status.emergency, timings.pollIntervalMs);
+      const waitMs = backoff.next();
+      waitAt('waiting_for_quiet', `${gate.view.verdict}; next look in ${waitMs} ms`, waitMs);
+      await condition(() => signals.decision !== undefined || status.emergency, waitMs);
     }
+  }
+
+  /**
+   * Held: only a decision (or an escalation to emergency) ends it, so it sets no timer and polls nothing,
+   * adding no events while it waits. It re-checks one thing: its history (signals, refused or not, add
+   * events), continuing as new past the bound.
+   */
+  async function holdForDecision(): Promise<Decision> {
+    const bound = input.options?.historyEventBound;
+    await condition(() => signals.decision !== undefined || status.emergency || historyFull(bound));
+    if (signals.decision === undefined && !status.emergency) return continueRun('held');
+    await record({ state: 'running', stage: 'revoking_old' });
+    return signals.decision ?? { kind: 'revoke', by: null };
   }
 
   function finished(outcome: 'completed' | 'aborted'): RotateTenantKeyResult {
     const b = begun!;
     const current = outcome === 'completed' ? status.newKey : status.oldKey;
-    recordOutcome('rotation', outcome, workflowInfo().startTime.getTime(), {
+    recordOutcome('rotation', outcome, startedAtMs, {
       externalRef,
       slot,
       rotationId: b.rotationId,
@@ -443,4 +544,23 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
       },
     };
   }
+}
+
+/** What a run continued as new hands to the next (never a secret: ids, fingerprints, stages, times, decisions). */
+interface Carried {
+  /** Where the next run resumes: the key-limit wait, the quiet gate's polls, or held for a decision. */
+  phase: 'key_limit' | 'gate' | 'held';
+  begun: BeginRotationResult;
+  status: RotationStatus;
+  wait: WaitView | null;
+  /** The current poll's backoff count. */
+  polls: number;
+  memory: GateMemory | null;
+  /** When the gate's previous look began (the interval it judges a late use by runs from there). */
+  lookedAtMs: number | null;
+  /** A decision that landed and was not yet acted on. */
+  decision: Decision | null;
+  told: boolean;
+  /** The first run's start, for the outcome's duration. */
+  startedAtMs: number;
 }

@@ -27,6 +27,13 @@ export async function validateWorkflowInput<K extends WorkflowInputSchemaName>(
   } catch (error) {
     throw inputRefusal(error) ?? error;
   }
+  // A run's carried state (continue-as-new) is trusted as the run's own: only a continuation may hold it,
+  // never a start from a caller (gateway, CLI, schedule, Web UI), which could otherwise skip the run's checks.
+  if ((input as { continued?: unknown }).continued !== undefined && !workflowInfo().continuedFromExecutionRunId)
+    throw codedFailure(
+      FailureCode.INVALID_INPUT,
+      'continued: set only by a run that continues as new, never by a caller',
+    );
   const expected = expectedId(input);
   const problem = expected === null ? null : workflowIdProblem(expected, workflowInfo().workflowId);
   if (problem) throw codedFailure(FailureCode.INVALID_INPUT, problem);

@@ -2,10 +2,13 @@ import type { Client } from '@temporalio/client';
 import { listRotations } from '../db/key-rotations-store.js';
 import type { Pool } from '../db/pool.js';
 import { rotationStatusQuery, type RotationStatus } from '../../workflows/rotate-tenant-key-messages.js';
+import { currentWaitOf, formatWait, type WaitView } from './current-wait.js';
 
 /**
  * The rotation section of `tenantctl status`: recent rotations from the records, and the live state
- * (stage, what it waits for, held reason) of any that is still open. No secret: ids and fingerprints.
+ * (stage, what it waits for, held reason) of any that is still open — a rotation's own status, and for
+ * a rotation or an adoption of the slot its current wait (stage, since, the decisions that apply). No
+ * secret: ids and fingerprints.
  */
 export interface RotationSection {
   rotations: Array<{
@@ -19,6 +22,8 @@ export interface RotationSection {
     startedAt: string;
     finishedAt: string | null;
     live: RotationStatus | null;
+    /** An open one's current wait (a rotation's or an adoption's, whichever runs under the id); else null. */
+    waiting: WaitView | null;
   }>;
 }
 
@@ -28,21 +33,22 @@ export async function getRotationSection(
 ): Promise<RotationSection> {
   const rows = await listRotations(deps.pool, externalRef, 10);
   const rotations = await Promise.all(
-    rows.map(async (r) => ({
-      slot: r.slot,
-      fromGeneration: r.fromGeneration,
-      toGeneration: r.toGeneration,
-      state: r.state,
-      stage: r.stage,
-      emergency: r.emergency,
-      workflowId: r.workflowId,
-      startedAt: r.createdAt.toISOString(),
-      finishedAt: r.finishedAt?.toISOString() ?? null,
-      live:
-        deps.client && ['running', 'held', 'key_limit'].includes(r.state)
-          ? await liveStatus(deps.client, r.workflowId)
-          : null,
-    })),
+    rows.map(async (r) => {
+      const open = deps.client !== undefined && ['running', 'held', 'key_limit'].includes(r.state);
+      return {
+        slot: r.slot,
+        fromGeneration: r.fromGeneration,
+        toGeneration: r.toGeneration,
+        state: r.state,
+        stage: r.stage,
+        emergency: r.emergency,
+        workflowId: r.workflowId,
+        startedAt: r.createdAt.toISOString(),
+        finishedAt: r.finishedAt?.toISOString() ?? null,
+        live: open ? await liveStatus(deps.client!, r.workflowId) : null,
+        waiting: open ? await currentWaitOf(deps.client!.workflow.getHandle(r.workflowId)) : null,
+      };
+    }),
   );
   return { rotations };
 }
@@ -72,8 +78,9 @@ export function formatRotationSection(section: RotationSection): string[] {
             `${k.lastUseKnown ? (k.lastUsedAt ?? 'never') : 'not shown'}${k.isCurrentKeyOfSlot ? ' (being rotated)' : k.looksUnused ? ' (looks unused)' : ''}`,
         );
       for (const note of r.live.notes) lines.push(`  note: ${note}`);
-      if (r.live.waitingFor) lines.push(`  waiting: ${r.live.waitingFor}`);
+      if (r.live.waitingFor && !r.waiting) lines.push(`  waiting: ${r.live.waitingFor}`);
     }
+    if (r.waiting) lines.push(`  ${formatWait(r.waiting)}`);
   }
   return lines;
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { durationSchema, externalRefSchema, slotSchema } from './tenant-input.js';
 import { freeText, pathSegmentId } from './text.js';
+import { continuedSchema, waitBoundOptions } from './wait-options.js';
 
 /**
  * Inputs of the rotation workflows, validated at the start by the same schemas whichever way they
@@ -36,6 +37,8 @@ export const rotationTimingsSchema = z.strictObject({
   overlapWindow: duration.optional(),
   /** At the active-key limit: retry the create this often when no operator signal comes. */
   keyLimitRetryInterval: duration.optional(),
+  /** How the waits (key limit, quiet gate, held) are bounded: poll ceiling and history bound (workflows/waits.ts). */
+  ...waitBoundOptions,
 });
 export type RotationTimings = z.infer<typeof rotationTimingsSchema>;
 
@@ -48,6 +51,8 @@ export const rotateTenantKeyInputSchema = z.strictObject({
   deployer: deployerSpecSchema.optional(),
   reason: freeText({ min: 0, max: 500, multiline: true }).optional(),
   options: rotationTimingsSchema.optional(),
+  /** Set by the run itself when it continues as new (its carried state); not for callers. */
+  continued: continuedSchema,
 });
 export type RotateTenantKeyInput = z.input<typeof rotateTenantKeyInputSchema>;
 export type ParsedRotateTenantKeyInput = z.output<typeof rotateTenantKeyInputSchema>;

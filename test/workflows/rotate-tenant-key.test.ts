@@ -1,0 +1,339 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { WorkflowHandle } from '@temporalio/client';
+import type { KeyUsage } from '../../activities/rotation.js';
+import { rotationWorkflowId } from '../../src/domain/ids.js';
+import type { RotateTenantKeyInput } from '../../src/domain/rotation-input.js';
+import {
+  abortRotationUpdate,
+  retryKeyCreateUpdate,
+  revokeAnywayUpdate,
+  rotationStatusQuery,
+} from '../../workflows/rotate-tenant-key-messages.js';
+import { currentWaitQuery, type WaitView } from '../../workflows/waits-messages.js';
+import { fastWorld, historyLength, uniqueId, type FastWorld } from '../harness/fast-workflow.js';
+
+/**
+ * rotateTenantKey's waits with mocked activities: key_limit, deploying, waiting_for_quiet and held each
+ * shown through currentWait (with the decisions that apply) and TenantStatus; the polls bounded across
+ * continuations; decisions landing after a continuation; decisions that do not apply refused with the reason.
+ */
+let world: FastWorld;
+beforeAll(async () => {
+  world = await fastWorld();
+});
+afterAll(() => world.close());
+
+const BOUND = 200;
+const OLD = 'key_old';
+const NEW = 'key_new';
+const BEFORE_DEPLOY = '2026-01-01T00:00:00.000Z';
+const AT_LIMIT = {
+  state: 'key_limit' as const,
+  activeKeys: [
+    { id: OLD, name: 'default-g1', lastUsedAt: BEFORE_DEPLOY, lastUseKnown: true },
+    { id: 'key_other', name: 'ci', lastUsedAt: null, lastUseKnown: true },
+  ],
+};
+const ISSUED = { state: 'issued' as const, keyId: NEW, fingerprint: 'fp_new', orphansRevoked: [] };
+
+interface World {
+  /** What issueTenantKey answers (the key limit until `limit` is false). */
+  limit: boolean;
+  /** The old key's last use as the platform shows it (null: never used). */
+  oldLastUse: string | null;
+  /** Hold the notify deploy until this resolves. */
+  deployGate: Promise<void> | null;
+}
+
+function mocks(w: World) {
+  const calls = {
+    issue: 0,
+    observe: 0,
+    deploy: [] as string[],
+    revokeOld: [] as Array<{ why: string; expect?: unknown }>,
+    revokeNew: 0,
+    audits: [] as string[],
+  };
+  const usage = (keyId: string, lastUsedAt: string | null): KeyUsage => ({
+    keyId,
+    status: 'active',
+    lastUsedAt,
+    lastUseKnown: true,
+  });
+  return {
+    calls,
+    activities: {
+      beginRotation: async () => ({
+        rotationId: 'rot_1',
+        subaccountId: 'sa_1',
+        fromGeneration: 1,
+        toGeneration: 2,
+        oldKeyId: OLD,
+        oldFingerprint: 'fp_old',
+        deployer: { kind: 'notify' as const },
+        adopted: false,
+      }),
+      recordRotation: async (input: { audit?: string }) => {
+        if (input.audit) calls.audits.push(input.audit);
+      },
+      issueTenantKey: async () => {
+        calls.issue += 1;
+        return w.limit ? AT_LIMIT : ISSUED;
+      },
+      deployKeyGeneration: async (input: { event: string }) => {
+        calls.deploy.push(input.event);
+        if (w.deployGate) await w.deployGate;
+        return { deployed: true };
+      },
+      verifyTenantKey: async () => undefined,
+      observeKeyUsage: async () => {
+        calls.observe += 1;
+        // The new key is not seen in use: the gate measures on the workflow's clock.
+        return { [OLD]: usage(OLD, w.oldLastUse), [NEW]: usage(NEW, null) };
+      },
+      revokeKeyGeneration: async (input: { why: string; expect?: unknown }) => {
+        calls.revokeOld.push({ why: input.why, ...(input.expect ? { expect: input.expect } : {}) });
+        return { keyId: OLD, result: 'revoked' as const };
+      },
+      revokeNewGeneration: async () => {
+        calls.revokeNew += 1;
+        return { revoked: [NEW], refused: false };
+      },
+    } as never,
+  };
+}
+
+const until = async (done: () => boolean | Promise<boolean>) => {
+  while (!(await done())) await new Promise((r) => setTimeout(r, 50));
+};
+const waitOf = (handle: WorkflowHandle) => handle.query(currentWaitQuery).catch(() => null);
+async function waitForStage(handle: WorkflowHandle, stage: string): Promise<WaitView> {
+  let wait: WaitView | null = null;
+  await until(async () => (wait = await waitOf(handle))?.stage === stage);
+  return wait!;
+}
+const tenantStatusOf = async (handle: WorkflowHandle) => (await handle.describe()).searchAttributes['TenantStatus'];
+const by = (reason = 'checked with the team') => ({ operator: 'alice', reason });
+
+async function everyRunWithinBound(handle: WorkflowHandle, bound: number): Promise<number> {
+  let runs = 0;
+  for await (const run of handle.client.list({ query: `WorkflowId = '${handle.workflowId}'` })) {
+    runs += 1;
+    // A poll adds about a dozen events past the check: the bound holds within one poll.
+    expect(await historyLength(handle, run.runId)).toBeLessThanOrEqual(bound + 20);
+  }
+  return runs;
+}
+
+function start(
+  client: FastWorld['client'],
+  taskQueue: string,
+  ref: string,
+  options: RotateTenantKeyInput['options'],
+  extra: Partial<RotateTenantKeyInput> = {},
+) {
+  return client.workflow.start('rotateTenantKey', {
+    taskQueue,
+    workflowId: rotationWorkflowId(ref, 'default'),
+    args: [{ externalRef: ref, options, ...extra } satisfies RotateTenantKeyInput],
+  });
+}
+
+describe('rotateTenantKey waits (mocked activities)', () => {
+  it('key_limit: shown with its decisions, bounded across continuations, and a retryKeyCreate after them lands', async () => {
+    const ref = uniqueId('rot');
+    const w: World = { limit: true, oldLastUse: null, deployGate: null };
+    const { calls, activities } = mocks(w);
+    await world.run(activities, async ({ client, taskQueue }) => {
+      const handle = await start(client, taskQueue, ref, {
+        keyLimitRetryInterval: '1ms',
+        pollCeiling: '1ms',
+        historyEventBound: BOUND,
+        propagationAllowance: '0s',
+      });
+      await until(() => calls.issue >= 60);
+      const wait = await waitForStage(handle, 'key_limit');
+      expect(wait.decisions).toEqual(['abortRotation', 'retryKeyCreate', 'escalateToEmergency']);
+      expect(wait.waitingFor).toMatch(/active-key limit \(2 active\).*key_other.*retryKeyCreate/);
+      expect(wait.nextCheckAt).not.toBeNull();
+      expect(await tenantStatusOf(handle)).toEqual(['rotation_key_limit']);
+      // The wait began in the first run and is the same wait in the current one.
+      const first = await client.workflow.getHandle(handle.workflowId, handle.firstExecutionRunId).describe();
+      expect(first.status.name).toBe('CONTINUED_AS_NEW');
+      expect(Date.parse(wait.since)).toBeLessThanOrEqual(first.closeTime!.getTime());
+      expect(await everyRunWithinBound(handle, BOUND)).toBeGreaterThanOrEqual(3);
+      // Audited once however many runs; the status (which keys look unused) carried.
+      expect(calls.audits).toEqual(['rotation.key_limit']);
+      expect((await handle.query(rotationStatusQuery)).activeKeys?.map((k) => k.looksUnused)).toEqual([false, true]);
+
+      // Not at the gate: revokeAnyway is refused with the reason, and nothing changes.
+      await expect(handle.executeUpdate(revokeAnywayUpdate, { args: [by()] })).rejects.toMatchObject({
+        cause: { message: expect.stringMatching(/is key_limit: revokeAnyway applies at waiting_for_quiet or held/) },
+      });
+      w.limit = false;
+      const answer = await handle.executeUpdate(retryKeyCreateUpdate, { args: [by('freed a slot')] });
+      expect(answer.stage).toBe('key_limit');
+      const result = await handle.result();
+      expect(result).toMatchObject({ outcome: 'completed', keyId: NEW, revokedKeyId: OLD, toGeneration: 2 });
+      expect(calls.deploy).toEqual(['keyRotated']);
+      expect(calls.revokeOld).toHaveLength(1);
+      expect(await waitOf(handle)).toBeNull();
+      expect(await tenantStatusOf(handle)).toEqual(['rotation_completed']);
+    });
+  }, 120_000);
+
+  it('key_limit: abortRotation after continuations rolls back with nothing deployed', async () => {
+    const ref = uniqueId('rot');
+    const w: World = { limit: true, oldLastUse: null, deployGate: null };
+    const { calls, activities } = mocks(w);
+    await world.run(activities, async ({ client, taskQueue }) => {
+      const handle = await start(client, taskQueue, ref, {
+        keyLimitRetryInterval: '1ms',
+        pollCeiling: '1ms',
+        historyEventBound: BOUND,
+      });
+      await until(() => calls.issue >= 40);
+      await until(async () => (await handle.describe()).runId !== handle.firstExecutionRunId);
+      await handle.executeUpdate(abortRotationUpdate, { args: [by('not now')] });
+      await expect(handle.result()).resolves.toMatchObject({ outcome: 'aborted', keyId: OLD });
+      expect(calls.deploy).toEqual([]);
+      expect(calls.revokeNew).toBe(1);
+      expect(calls.revokeOld).toEqual([]);
+    });
+  }, 120_000);
+
+  it('deploying: shown while the deployer retries, with the decisions that apply', async () => {
+    const ref = uniqueId('rot');
+    let release!: () => void;
+    const w: World = {
+      limit: false,
+      oldLastUse: null,
+      deployGate: new Promise<void>((r) => (release = r)),
+    };
+    const { activities } = mocks(w);
+    await world.run(activities, async ({ client, taskQueue }) => {
+      const handle = await start(client, taskQueue, ref, { propagationAllowance: '0s' });
+      const wait = await waitForStage(handle, 'deploying');
+      expect(wait.waitingFor).toMatch(/deploy through notify/);
+      expect(wait.decisions).toEqual(['escalateToEmergency']);
+      expect(wait.nextCheckAt).toBeNull();
+      expect(await tenantStatusOf(handle)).toEqual(['rotation_deploying']);
+      await expect(handle.executeUpdate(abortRotationUpdate, { args: [by()] })).rejects.toMatchObject({
+        cause: { message: expect.stringMatching(/is deploying: abortRotation applies at key_limit/) },
+      });
+      release();
+      await expect(handle.result()).resolves.toMatchObject({ outcome: 'completed' });
+    });
+  });
+
+  it('quiet gate: passes once the old key shows no use for the quiet period, handing what it saw to the revoke', async () => {
+    const ref = uniqueId('rot');
+    const w: World = { limit: false, oldLastUse: BEFORE_DEPLOY, deployGate: null };
+    const { calls, activities } = mocks(w);
+    await world.run(activities, async ({ client, taskQueue }) => {
+      const handle = await start(client, taskQueue, ref, {
+        propagationAllowance: '0s',
+        quietPeriod: '1s',
+        pollInterval: '100ms',
+      });
+      const wait = await waitForStage(handle, 'waiting_for_quiet');
+      expect(wait.decisions).toEqual(['revokeAnyway', 'abortRotation', 'escalateToEmergency']);
+      expect(wait.waitingFor).toMatch(/quiet for \d+ of 1000 ms; next look in \d+ ms/);
+      expect(await tenantStatusOf(handle)).toEqual(['rotation_waiting_for_quiet']);
+      const result = await handle.result();
+      expect(result.outcome).toBe('completed');
+      expect(result.quietCheck).toMatchObject({ method: 'last-use', lateUseAt: null });
+      expect(calls.revokeOld).toEqual([
+        {
+          why: 'quiet',
+          expect: { lastUse: { state: 'seen', at: BEFORE_DEPLOY, field: 'lastUsedAt' }, useCount: null },
+        },
+      ]);
+    });
+  });
+
+  it('quiet gate: bounded across continuations; a late use holds (no polls while held); revokeAnyway after a continuation lands', async () => {
+    const ref = uniqueId('rot');
+    const w: World = { limit: false, oldLastUse: BEFORE_DEPLOY, deployGate: null };
+    const { calls, activities } = mocks(w);
+    await world.run(activities, async ({ client, taskQueue }) => {
+      const handle = await start(client, taskQueue, ref, {
+        propagationAllowance: '0s',
+        quietPeriod: '1h',
+        quietDeadline: '2h',
+        pollInterval: '1ms',
+        pollCeiling: '1ms',
+        historyEventBound: BOUND,
+      });
+      const waiting = await waitForStage(handle, 'waiting_for_quiet');
+      await until(() => calls.observe >= 60);
+      expect(await everyRunWithinBound(handle, BOUND)).toBeGreaterThanOrEqual(3);
+      const still = await waitForStage(handle, 'waiting_for_quiet');
+      // The same wait since the first run; the gate's memory carried (its polls keep counting).
+      expect(still.since).toBe(waiting.since);
+      const status = await handle.query(rotationStatusQuery);
+      expect(status.quietCheck?.polls).toBeGreaterThanOrEqual(60);
+      expect(status.deployedAt).not.toBeNull();
+
+      // A use after the allowance, seen in a continued run: a consumer never switched. Held, never revoked.
+      w.oldLastUse = new Date().toISOString();
+      const held = await waitForStage(handle, 'held');
+      expect(held.decisions).toEqual(['revokeAnyway', 'abortRotation', 'escalateToEmergency']);
+      expect(held.nextCheckAt).toBeNull();
+      expect(held.waitingFor).toMatch(/used at .*after the propagation allowance.*revokeAnyway/);
+      expect((await handle.query(rotationStatusQuery)).heldReason).toBe('used_after_allowance');
+      expect(await tenantStatusOf(handle)).toEqual(['rotation_held']);
+      expect(calls.revokeOld).toEqual([]);
+      // Held polls nothing: no timer after the look that held it, while only a decision can end it.
+      const events = (await handle.fetchHistory()).events ?? [];
+      const lastLook = events.map((e) => Boolean(e.activityTaskScheduledEventAttributes)).lastIndexOf(true);
+      expect(lastLook).toBeGreaterThan(0);
+      expect(events.slice(lastLook).filter((e) => e.timerStartedEventAttributes)).toEqual([]);
+      expect(calls.audits).toEqual(['rotation.held']);
+
+      // A decision that does not apply is refused with the reason; one that does lands.
+      await expect(handle.executeUpdate(retryKeyCreateUpdate, { args: [by()] })).rejects.toMatchObject({
+        cause: { message: expect.stringMatching(/is held: retryKeyCreate applies at key_limit/) },
+      });
+      await expect(handle.executeUpdate(revokeAnywayUpdate, { args: [by('')] })).rejects.toMatchObject({
+        cause: { message: expect.stringMatching(/reason/) },
+      });
+      const answer = await handle.executeUpdate(revokeAnywayUpdate, { args: [by('consumer confirmed gone')] });
+      expect(answer).toMatchObject({ stage: 'held', effect: 'the old key is revoked now' });
+      await expect(handle.result()).resolves.toMatchObject({ outcome: 'completed' });
+      expect(calls.revokeOld).toEqual([{ why: 'revoked anyway by alice: consumer confirmed gone' }]);
+      await expect(handle.executeUpdate(abortRotationUpdate, { args: [by()] })).rejects.toThrow();
+    });
+  }, 120_000);
+
+  it('held: continues as new past the bound when signals fill its history, and an abort after that lands', async () => {
+    const ref = uniqueId('rot');
+    const w: World = { limit: false, oldLastUse: BEFORE_DEPLOY, deployGate: null };
+    const { calls, activities } = mocks(w);
+    await world.run(activities, async ({ client, taskQueue }) => {
+      const handle = await start(client, taskQueue, ref, {
+        propagationAllowance: '0s',
+        quietPeriod: '1h',
+        quietDeadline: '1ms',
+        pollInterval: '1ms',
+        historyEventBound: BOUND,
+      });
+      await waitForStage(handle, 'held');
+      const heldRun = (await handle.describe()).runId;
+      // The kept signals, refused (no operator) and logged: each still adds events, so the held run re-checks
+      // its history and continues as new past the bound, held as before.
+      for (let i = 0; i < 2 * BOUND; i++) await handle.signal('revokeAnyway', { operator: '', reason: '' });
+      await until(async () => (await handle.describe()).runId !== heldRun);
+      const held = await waitForStage(handle, 'held');
+      expect((await handle.query(rotationStatusQuery)).heldReason).toBe('deadline');
+      expect(held.decisions).toContain('abortRotation');
+      // Signals that arrive while the run continues as new land before it can close: a little more slack.
+      await everyRunWithinBound(handle, BOUND + 40);
+      await handle.executeUpdate(abortRotationUpdate, { args: [by('consumer cannot move yet')] });
+      await expect(handle.result()).resolves.toMatchObject({ outcome: 'aborted', keyId: OLD });
+      expect(calls.deploy).toEqual(['keyRotated', 'keyRotationAborted']);
+      expect(calls.revokeNew).toBe(1);
+      expect(calls.revokeOld).toEqual([]);
+    });
+  }, 120_000);
+});
