@@ -303,6 +303,92 @@ describe('keys per workload and environment (slots)', () => {
     }
   });
 
+  it('takes a decision for an issue at the key limit over HTTP: keys.manage, the token names who, refusals name why', async () => {
+    const { subaccountId } = await env.onboard('slots-decide');
+    await issue('slots-decide', 'a');
+    await issue('slots-decide', 'b'); // 3 active keys: the simulator's tenant limit
+    const viewer = generateOperator('decide-viewer', 'viewer');
+    const backend = generateOperator('decide-backend', 'backend');
+    const { gateway, url } = await listenGatewayOver(
+      { ...env, secretsKeys: env.cliEnv.SECRETS_KEYS! },
+      { operators: createOperatorDirectory(parseOperators(`${viewer.entry},${backend.entry}`)) },
+    );
+    try {
+      const as = (token: string) => ({ authorization: `Bearer ${token}`, 'content-type': 'application/json' });
+      const post = (path: string, body: unknown, token = backend.token) =>
+        fetch(`${url}/v1/tenants/slots-decide/keys/${path}`, {
+          method: 'POST',
+          headers: as(token),
+          body: JSON.stringify(body),
+        });
+      const errorOf = async (response: Response) =>
+        ((await response.json()) as { error: { code: string; message: string } }).error;
+      // No issue runs for slot c yet: nothing to decide for.
+      const none = await post('c/issue/abort', { reason: 'nothing there' });
+      expect(none.status).toBe(404);
+      expect(await errorOf(none)).toMatchObject({
+        code: 'RUN_NOT_FOUND',
+        message: expect.stringMatching(/nothing is waiting/),
+      });
+      // A caller may not hand a run its carried state: refused by name, nothing started.
+      const carried = await post('c/issue', { continued: { begun: { subaccountId: 'sa_other', generation: 9 } } });
+      expect(carried.status).toBe(400);
+      expect(await errorOf(carried)).toMatchObject({
+        code: 'INVALID_INPUT',
+        message: expect.stringMatching(/continued: set only by a run/),
+      });
+      expect(
+        await (await fetch(`${url}/v1/tenants/slots-decide/keys/c/issue`, { headers: as(backend.token) })).json(),
+      ).toMatchObject({
+        data: { run: null },
+      });
+
+      const started = await post('c/issue', { options: { keyLimitRetryInterval: '1h' } });
+      expect(started.status).toBe(202);
+      const waiting = await waitFor(async () => {
+        const answer = (await (
+          await fetch(`${url}/v1/tenants/slots-decide/keys?slot=c`, { headers: as(viewer.token) })
+        ).json()) as {
+          data: { keys: Array<{ status: string; waiting: { stage: string; decisions: string[] } | null }> };
+        };
+        return answer.data.keys[0]?.waiting ?? undefined;
+      }, 'slot c to show its wait');
+      expect(waiting).toMatchObject({ stage: 'key_limit', decisions: ['retryKeyCreate', 'abortKeyIssue'] });
+
+      // A viewer may read the wait, not decide; a bad reason or an unknown decision sends nothing.
+      expect((await post('c/issue/abort', { reason: 'x' }, viewer.token)).status).toBe(403);
+      const noReason = await post('c/issue/abort', { reason: '' });
+      expect(noReason.status).toBe(400);
+      expect(await errorOf(noReason)).toMatchObject({
+        code: 'INVALID_INPUT',
+        message: expect.stringMatching(/reason: /),
+      });
+      const someoneElse = await post('c/issue/abort', { reason: 'x', operator: 'alice' });
+      expect(someoneElse.status).toBe(400);
+      expect((await post('c/issue/retry', { reason: 'x' })).status).toBe(404);
+
+      // A backend that issued the key may give the issue up; the audit names the token's identity.
+      const aborted = await post('c/issue/abort', { reason: 'the CI slot is not needed after all' });
+      expect(aborted.status).toBe(200);
+      expect(((await aborted.json()) as { data: unknown }).data).toMatchObject({
+        workflowId: 'key:slots-decide:c',
+        decision: 'abortKeyIssue',
+        stage: 'key_limit',
+      });
+      await expect(env.client.workflow.getHandle('key:slots-decide:c').result()).rejects.toThrow();
+      const { rows } = await env.pool.query(
+        `SELECT actor FROM audit_log WHERE external_ref = 'slots-decide' AND actor LIKE 'operator:%'`,
+      );
+      expect(rows).toEqual([{ actor: 'operator:decide-backend' }]);
+      // The run has ended: a decision now does not apply (404, nothing is waiting).
+      const late = await post('c/issue/retry-key-create', { reason: 'too late' });
+      expect(late.status).toBe(404);
+      expect(keysOf(env, subaccountId).filter((k) => k.status === 'active')).toHaveLength(3);
+    } finally {
+      await gateway.app.close();
+    }
+  });
+
   it('fails an issue for a tenant that is not active, naming why', async () => {
     const error = await startKeyIssue(deps(), { externalRef: 'no-such-tenant', slot: 'ci' }, q).catch((e) => e);
     expect((error as Error).name).toBe('TenantNotFoundError');
