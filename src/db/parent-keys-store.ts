@@ -189,3 +189,44 @@ export async function listLiveProcesses(db: Queryable, freshMs: number): Promise
   );
   return rows;
 }
+
+export async function findParentKeyByFingerprint(
+  db: Queryable,
+  fingerprint: string,
+): Promise<ParentKeyRow | undefined> {
+  const { rows } = await db.query<ParentKeyRow>(`SELECT ${COLUMNS} FROM parent_keys WHERE fingerprint = $1::text`, [
+    fingerprint,
+  ]);
+  return rows[0];
+}
+
+/**
+ * Records which platform key one of our records is (an operator named it: `parent-key import --key-id`,
+ * `parent-key identify`), with its audit row in the same statement. Only a record whose platform id is still
+ * unknown changes; an id already recorded for another record is refused by the unique index (`conflict`).
+ */
+export async function recordParentPlatformKeyId(
+  db: Queryable,
+  input: { rowId: string; platformKeyId: string },
+  audit: AuditEntry,
+): Promise<'recorded' | 'already' | 'other_id' | 'conflict' | 'missing'> {
+  try {
+    const { rows } = await db.query<{ changed: string; current: string | null; found: string }>(
+      `WITH changed AS (
+         UPDATE parent_keys SET platform_key_id = $2::text, updated_at = now()
+          WHERE id = $1::bigint AND platform_key_id IS NULL RETURNING id
+       ), audited AS (${auditFrom('changed', 3)})
+       SELECT (SELECT count(*) FROM changed)::text AS changed,
+              (SELECT platform_key_id FROM parent_keys WHERE id = $1::bigint) AS current,
+              (SELECT count(*) FROM parent_keys WHERE id = $1::bigint)::text AS found`,
+      [input.rowId, input.platformKeyId, ...auditParams(audit)],
+    );
+    const row = rows[0]!;
+    if (row.changed === '1') return 'recorded';
+    if (row.found === '0') return 'missing';
+    return row.current === input.platformKeyId ? 'already' : 'other_id';
+  } catch (error) {
+    if ((error as { code?: string }).code === '23505') return 'conflict';
+    throw error;
+  }
+}

@@ -218,7 +218,12 @@ function registerRoutes(
     platform: options.webhookPlatform,
     projectOwner: options.preflightPlatform,
   });
-  registerParentKeyRoutes(app, { pool: deps.pool, client: deps.client, taskQueue: options.taskQueue });
+  registerParentKeyRoutes(app, {
+    pool: deps.pool,
+    client: deps.client,
+    taskQueue: options.taskQueue,
+    platform: options.preflightPlatform,
+  });
   registerImportRoutes(app, {
     pool: deps.pool,
     client: deps.client,

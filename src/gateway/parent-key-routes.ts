@@ -1,7 +1,11 @@
 import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import {
+  checkPlatformKeyId,
+  identifyParentKey,
+  listParentPlatformKeys,
   PARENT_KEY_DECISIONS,
+  ParentKeyNamingError,
   scheduleParentKeyRotation,
   showParentKeys,
   startParentKeyRotation,
@@ -12,6 +16,7 @@ import type { Pool } from '../db/pool.js';
 import { PARENT_KEY_ROTATION_WORKFLOW_ID } from '../domain/ids.js';
 import { checkDecisionBy } from '../domain/operator-decisions.js';
 import { InvalidInputError } from '../domain/tenant-input.js';
+import { PlatformError, type PlatformClient } from '../platform/index.js';
 import { actorOf } from './access.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
 import { invalidInput } from './tenant-routes.js';
@@ -20,7 +25,13 @@ import { badField, bodyOf, refuseUnknown } from './request-input.js';
 /**
  * The parent's own platform key (`tenantctl parent-key show|rotate|schedule|decide`):
  * - `GET /v1/parent-key` (tenants.read): the keys in our records and which one each live process uses: record
- *   ids, platform key ids, fingerprints and process ids, never a token;
+ *   ids, platform key ids, fingerprints and process ids, never a token; and `rotation`, the rotation in progress
+ *   (stage, its wait: what for, since, the decisions that apply; the processes not yet switched) or null;
+ * - `GET /v1/parent-key/platform-keys[?record=<rowId>]` (parent.key): the parent's active platform keys, each
+ *   compared with the record whose platform id is unknown (recorded, likely, possible, unlikely, and why);
+ * - `POST /v1/parent-key/identify` `{ keyId, reason, record?, force? }` (parent.key): records which platform key
+ *   our record is, audited under the bearer's name; wakes a rotation waiting for it. Refused (409) when the
+ *   records or the key's last use say otherwise, 404 when the key is not an active key of the parent;
  * - `GET /v1/parent-key/rotation` (tenants.read): `{ run }`, the latest rotation run (what `--wait` polls);
  * - `POST /v1/parent-key/rotate` `{ emergency, reason?, options? }` (parent.key): starts the rotation or joins the
  *   running one (202);
@@ -34,13 +45,67 @@ export interface ParentKeyRoutesDeps {
   pool: Pool;
   client: Client;
   taskQueue: string;
+  /** The platform with the parent key this gateway holds (absent: platform-keys and identify answer 503). */
+  platform?: PlatformClient | undefined;
 }
 
 export function registerParentKeyRoutes(app: FastifyInstance, deps: ParentKeyRoutesDeps): void {
   void app.register(async (api) => {
     api.get('/v1/parent-key', { config: { permission: 'tenants.read' } }, async (_request, reply) =>
-      sendData(reply, 200, await showParentKeys(deps.pool)),
+      sendData(reply, 200, await showParentKeys(deps.pool, undefined, deps.client)),
     );
+
+    const platformOf = () => {
+      if (!deps.platform)
+        throw new GatewayError(
+          503,
+          GatewayErrorCode.PLATFORM_NOT_CONFIGURED,
+          'This gateway has no PLATFORM_BASE_URL / parent key to list the platform keys with.',
+        );
+      return deps.platform;
+    };
+    const recordOf = (value: unknown): string | undefined => {
+      if (value === undefined) return undefined;
+      if (typeof value !== 'string' || !/^[1-9][0-9]{0,18}$/.test(value))
+        throw badField('record', 'must be the id of one of our parent key records (parent-key show), digits');
+      return value;
+    };
+
+    api.get('/v1/parent-key/platform-keys', { config: { permission: 'parent.key' } }, async (request, reply) => {
+      const { record, ...rest } = (request.query ?? {}) as Record<string, unknown>;
+      refuseUnknown(rest);
+      const rowId = recordOf(record);
+      const view = await answered(() =>
+        listParentPlatformKeys(
+          { pool: deps.pool, platform: platformOf(), client: deps.client },
+          rowId ? { rowId } : {},
+        ),
+      );
+      return sendData(reply, 200, view);
+    });
+
+    api.post('/v1/parent-key/identify', { config: { permission: 'parent.key' } }, async (request, reply) => {
+      const { keyId, record, reason, force, operator, ...rest } = bodyOf(request.body);
+      refuseUnknown(rest);
+      checkPlatformKeyId(keyId);
+      if (force !== undefined && typeof force !== 'boolean') throw badField('force', 'must be true or false');
+      const rowId = recordOf(record);
+      const by = checkDecisionBy({ operator: actorOf(request, operator, 'operator'), reason });
+      if (!by.ok) throw invalidInput(new InvalidInputError(by.problems));
+      const named = await answered(() =>
+        identifyParentKey(
+          { pool: deps.pool, platform: platformOf(), client: deps.client },
+          {
+            keyId: keyId as string,
+            ...(rowId ? { rowId } : {}),
+            operator: by.value.operator,
+            reason: by.value.reason,
+            force: force === true,
+          },
+        ),
+      );
+      return sendData(reply, 200, named);
+    });
 
     api.get('/v1/parent-key/rotation', { config: { permission: 'tenants.read' } }, async (_request, reply) =>
       sendData(reply, 200, { run: await describeRun(deps.client, PARENT_KEY_ROTATION_WORKFLOW_ID) }),
@@ -91,6 +156,17 @@ async function answered<T>(work: () => Promise<T>): Promise<T> {
     return await work();
   } catch (error) {
     if (error instanceof InvalidInputError) throw invalidInput(error);
+    if (error instanceof ParentKeyNamingError)
+      throw error.kind === 'missing'
+        ? new GatewayError(404, GatewayErrorCode.KEY_NOT_FOUND, `${error.message}.`)
+        : new GatewayError(409, GatewayErrorCode.DECISION_NOT_APPLICABLE, `${error.message}.`);
+    if (error instanceof PlatformError)
+      throw new GatewayError(
+        502,
+        GatewayErrorCode.PLATFORM_FAILED,
+        `The platform answered ${error.platformCode ?? error.code}${error.status ? ` (${error.status})` : ''}` +
+          `${error.requestId ? `, request ${error.requestId}` : ''}.`,
+      );
     if (error instanceof DecisionRefusedError) {
       if (error.code === 'WORKFLOW_NOT_FOUND')
         throw new GatewayError(404, GatewayErrorCode.RUN_NOT_FOUND, `${error.message}.`);

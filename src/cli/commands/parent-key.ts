@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import type { ParentKeysView } from '../../client/parent-key.js';
+import type { ParentKeysView, ParentPlatformKeysView } from '../../client/parent-key.js';
+import type { Pool } from '../../db/pool.js';
 import type { DecisionAnswer } from '../../domain/operator-decisions.js';
 import { printJson, withGateway, withRuntime } from '../run.js';
 
@@ -34,19 +35,27 @@ export function registerParentKeyCommands(program: Command): void {
     .option('--operator <name>', 'who imports it (audited); with an OPERATORS list the token says who')
     .requiredOption('--reason <text>', 'why (audited)')
     .option('--from-env', 'read PLATFORM_API_KEY instead of stdin')
+    .option(
+      '--key-id <id>',
+      "the key's platform id (as the platform's key list shows it): a rotation then tells it apart from the " +
+        "parent's other keys (another service's) without asking; checked against the list read with this key",
+    )
     .option('--json', 'print JSON')
-    .action(async (opts: { operator?: string; reason: string; fromEnv?: boolean; json?: boolean }) =>
+    .action(async (opts: { operator?: string; reason: string; fromEnv?: boolean; keyId?: string; json?: boolean }) =>
       withRuntime(async (runtime) => {
-        const [{ checkDecisionBy }, { InvalidInputError }, { masterKeysOf }, { createVault }, source] =
+        const [{ checkDecisionBy }, { InvalidInputError }, { masterKeysOf }, { createVault }, source, client, store] =
           await Promise.all([
             import('../../domain/operator-decisions.js'),
             import('../../domain/tenant-input.js'),
             import('../../main/wiring/data-converter.js'),
             import('../../secrets/vault.js'),
             import('../../secrets/parent-key-source.js'),
+            import('../../client/parent-key.js'),
+            import('../../db/parent-keys-store.js'),
           ]);
         const by = checkDecisionBy({ operator: runtime.operator(opts.operator), reason: opts.reason });
         if (!by.ok) throw new InvalidInputError(by.problems);
+        const keyId = opts.keyId === undefined ? undefined : client.checkPlatformKeyId(opts.keyId, 'key-id');
         const token = opts.fromEnv ? (runtime.config.PLATFORM_API_KEY ?? '') : await readStdin();
         if (!source.PARENT_KEY_PATTERN.test(token))
           throw new InvalidInputError([
@@ -55,17 +64,43 @@ export function registerParentKeyCommands(program: Command): void {
           ]);
         const keys = masterKeysOf(runtime.config);
         if (!keys) throw new InvalidInputError(['SECRETS_KEYS: is required (the key is sealed with it)']);
+        const pool = runtime.pool();
+        if (keyId) await checkKeyId(runtime.config, pool, token, keyId);
         const result = await source.importParentKeyToken(
-          { pool: runtime.pool(), vault: createVault(keys) },
+          { pool, vault: createVault(keys) },
           { token, onlyIfNone: false, actor: `operator:${by.value.operator}`, reason: by.value.reason },
         );
-        if (opts.json) printJson(result);
+        let named: string | undefined;
+        if (keyId) {
+          const { fingerprintToken } = await import('../../secrets/fingerprint.js');
+          const row = await store.findParentKeyByFingerprint(pool, fingerprintToken(token));
+          const outcome = await store.recordParentPlatformKeyId(
+            pool,
+            { rowId: row!.id, platformKeyId: keyId },
+            {
+              actor: `operator:${by.value.operator}`,
+              action: 'parent_key.identified',
+              subject: keyId,
+              details: { rowId: row!.id, reason: by.value.reason, evidence: 'named at import (--key-id)' },
+            },
+          );
+          if (outcome === 'other_id' || outcome === 'conflict')
+            throw new Error(
+              `key-id: ${keyId} cannot be recorded for record ${row!.id}: ` +
+                (outcome === 'conflict'
+                  ? 'another of our records holds it'
+                  : `the record is already platform key ${row!.platformKeyId}`),
+            );
+          named = keyId;
+        }
+        if (opts.json) printJson({ ...result, ...(named ? { platformKeyId: named } : {}) });
         else
           console.log(
-            result.imported
+            (result.imported
               ? `imported ${result.fingerprint}: it is the current parent key (processes switch ` +
-                  `within PARENT_KEY_REFRESH_MS)`
-              : `${result.fingerprint} is already in our records: nothing changed`,
+                `within PARENT_KEY_REFRESH_MS)`
+              : `${result.fingerprint} is already in our records: nothing changed`) +
+              (named ? `; platform id ${named} recorded` : ''),
           );
       }),
     );
@@ -88,6 +123,85 @@ export function registerParentKeyCommands(program: Command): void {
           console.log(
             `process ${p.processId} (${p.kind}): uses key ${p.parentKeyId ?? '-'}, seen ${p.seenAgoMs} ms ago`,
           );
+        const rotation = view.rotation;
+        if (!rotation) return;
+        console.log(
+          `rotation ${rotation.workflowId} (run ${rotation.runId}): ${rotation.stage}` +
+            `${rotation.emergency ? ' (emergency)' : ''}, old key ${rotation.oldKey?.rowId ?? '-'} ` +
+            `(platform id ${rotation.oldKey?.platformKeyId ?? 'unknown'}), new key ${rotation.newKey?.rowId ?? '-'}`,
+        );
+        if (rotation.waiting) {
+          const { formatWait } = await import('../../client/current-wait.js');
+          console.log(`  ${formatWait(rotation.waiting)}`);
+        }
+        for (const p of rotation.notSwitched)
+          console.log(`  not yet switched: ${p.processId} (${p.kind}), last report ${p.lastReportAt}`);
+        if (rotation.candidates.length > 0)
+          console.log(`  could be the old key: ${rotation.candidates.join(', ')} (tenantctl parent-key platform-keys)`);
+      }),
+    );
+
+  parentKey
+    .command('platform-keys')
+    .description(
+      "the parent's active platform keys, each compared with our key record whose platform id is unknown " +
+        '(by our records and last use: the platform shows no prefix or fingerprint); needs parent.key',
+    )
+    .option('--record <rowId>', 'compare with this record of ours (default: the one whose platform id is unknown)')
+    .option('--json', 'print JSON')
+    .action(async (opts: { record?: string; json?: boolean }) =>
+      withGateway(async (gateway) => {
+        const view = await gateway.get<ParentPlatformKeysView>(
+          `/v1/parent-key/platform-keys${opts.record ? `?record=${encodeURIComponent(opts.record)}` : ''}`,
+        );
+        if (opts.json) return printJson(view);
+        console.log(
+          view.target
+            ? `our record ${view.target.rowId} (${view.target.status}, ${view.target.fingerprint ?? '-'}): ` +
+                `platform id unknown; compared by ${view.method === 'our-call' ? 'a call made with it' : view.method === 'switch' ? 'its use since our processes switched away' : 'nothing (no last use to compare)'}`
+            : 'every record of ours knows its platform id',
+        );
+        for (const k of view.keys)
+          console.log(
+            `${k.id}  ${k.verdict.padEnd(8)} ${k.name ?? '-'}  last use ${k.lastUsedAt ?? k.lastUse}` +
+              `${k.useCount === null ? '' : ` (${k.useCount} uses)`}: ${k.evidence}`,
+          );
+        console.log(`(${view.notShown})`);
+        if (view.target) console.log('name ours with: tenantctl parent-key identify <keyId> --reason <text>');
+      }),
+    );
+
+  parentKey
+    .command('identify')
+    .description(
+      'record which platform key our record is (audited under your name); a rotation waiting for it goes on. ' +
+        "Refused when the key is not the parent's, another record holds it, or its last use says it is not ours",
+    )
+    .argument('<keyId>', "the platform key's id (tenantctl parent-key platform-keys)")
+    .requiredOption('--reason <text>', 'why you are sure (audited)')
+    .option('--record <rowId>', 'our record to name (default: the one whose platform id is unknown)')
+    .option('--force', 'name it although its last use says it is not ours')
+    .option('--json', 'print JSON')
+    .action(async (keyId: string, opts: { reason: string; record?: string; force?: boolean; json?: boolean }) =>
+      withGateway(async (gateway) => {
+        const named = await gateway.post<{
+          rowId: string;
+          platformKeyId: string;
+          outcome: string;
+          evidence: string;
+          rotationWoken: boolean;
+        }>('/v1/parent-key/identify', {
+          keyId,
+          reason: opts.reason,
+          ...(opts.record ? { record: opts.record } : {}),
+          ...(opts.force ? { force: true } : {}),
+        });
+        if (opts.json) return printJson(named);
+        console.log(
+          `${named.outcome === 'recorded' ? 'recorded' : 'already recorded'}: our record ${named.rowId} is ` +
+            `platform key ${named.platformKeyId} (${named.evidence})` +
+            `${named.rotationWoken ? '; the running rotation looks again now' : ''}`,
+        );
       }),
     );
 
@@ -167,4 +281,44 @@ export function registerParentKeyCommands(program: Command): void {
         console.log(`${answer.stage}: ${answer.effect}`);
       }),
     );
+}
+
+/**
+ * `import --key-id`: the id must be an active key in the parent's list as read with this very token (so a typo or
+ * another parent's id is refused before anything is written), and held by none of our other records.
+ */
+async function checkKeyId(
+  config: { PLATFORM_BASE_URL?: string | undefined; PLATFORM_TIMEOUT_MS?: number },
+  pool: Pool,
+  token: string,
+  keyId: string,
+): Promise<void> {
+  const [{ InvalidInputError }, { createPlatformClient }, store, { fingerprintToken }] = await Promise.all([
+    import('../../domain/tenant-input.js'),
+    import('../../platform/index.js'),
+    import('../../db/parent-keys-store.js'),
+    import('../../secrets/fingerprint.js'),
+  ]);
+  const holder = (await store.listParentKeys(pool)).find((r) => r.platformKeyId === keyId);
+  if (holder && holder.fingerprint !== fingerprintToken(token))
+    throw new InvalidInputError([`key-id: ${keyId} is already our record ${holder.id} (another key)`]);
+  if (!config.PLATFORM_BASE_URL)
+    throw new InvalidInputError(['PLATFORM_BASE_URL: is required with --key-id (the id is checked on the platform)']);
+  const platform = createPlatformClient({
+    baseUrl: config.PLATFORM_BASE_URL,
+    platformKey: token,
+    ...(config.PLATFORM_TIMEOUT_MS ? { timeoutMs: config.PLATFORM_TIMEOUT_MS } : {}),
+  });
+  const { keys } = await platform.listPlatformKeys({});
+  const listed = keys.find((k) => k.id === keyId);
+  if (!listed || listed.status === 'revoked')
+    throw new InvalidInputError([
+      `key-id: ${keyId} is not an active key in the parent's list read with this key ` +
+        `(active: ${
+          keys
+            .filter((k) => k.status !== 'revoked')
+            .map((k) => k.id)
+            .join(', ') || 'none'
+        })`,
+    ]);
 }

@@ -6,8 +6,8 @@ import { faultRulesSchema } from '../faults.js';
 import { REGISTRY_EVENTS } from '../registry-delivery.js';
 import type { SimRuntime } from '../runtime.js';
 import { snapshotOf } from '../snapshot.js';
-import { newId } from '../ids.js';
-import { nextSeq } from '../state.js';
+import { hashToken, newId } from '../ids.js';
+import { addApiKey, nextSeq } from '../state.js';
 import { parseBody } from '../validation.js';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
@@ -39,6 +39,12 @@ const bulkSchema = z
     count: z.number().int().min(1).max(100_000),
     /** null: tenants without an externalRef (as a console that never asked for one would leave them). */
     externalRefPrefix: z.string().min(1).max(100).nullable(),
+  })
+  .strict();
+const platformKeySchema = z
+  .object({
+    name: z.string().min(1).max(100),
+    token: z.string().regex(/^svpk_\S{8,}$/, 'must start with svpk_ and have 8+ more characters'),
   })
   .strict();
 const advanceSchema = z
@@ -102,6 +108,30 @@ export function registerAdminRoutes(app: FastifyInstance, sim: SimRuntime): void
       paidBalanceMicroUsd: parent.paidBalance.toString(),
       promoBalanceMicroUsd: parent.promoBalance.toString(),
     });
+  });
+
+  // Another service of the parent holds a platform key of its own (the parent's usual shape): an active key with a
+  // token the caller chose, so the test can use it as that service would. Its id comes back; the token never does.
+  app.post('/__sim/parents/:parentId/platform-keys', (request, reply) => {
+    const { parentId } = request.params as { parentId: string };
+    const body = parseBody(platformKeySchema, request.body);
+    if (!sim.state.parents.has(parentId)) {
+      sendError(reply, 404, SimErrorCode.RouteNotFound, `No parent ${parentId}.`);
+      return;
+    }
+    if (sim.state.apiKeysByHash.has(hashToken(body.token))) {
+      sendError(reply, 409, SimErrorCode.RouteNotFound, 'That token is already a key.');
+      return;
+    }
+    const key = addApiKey(sim.state, {
+      kind: 'platform',
+      parentId,
+      subaccountId: null,
+      name: body.name,
+      tokenHash: hashToken(body.token),
+      createdAt: sim.clock.now(),
+    });
+    void reply.send({ id: key.id, name: key.name });
   });
 
   // A large fleet in one call (benchmarks, the lost-create-at-scale test): tenants `<prefix>-<n>`, operating;
