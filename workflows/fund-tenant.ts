@@ -11,15 +11,21 @@
  * The transfer itself is onboarding's machinery unchanged (activities/wallet.ts): the intent row
  * is written before the call, the platform key goes in header and body, an ambiguous outcome is
  * only retried under the same key. Operator decisions are Updates with validators.
+ *
+ * Its waits (waiting_for_parent_funds, reconciling_transfer, needs_operator) are the transfer loop's
+ * (workflows/transfer-loop.ts): shown through `currentWait`, backing off, and past the history bound
+ * the run continues as new carrying the intent (its purpose and sub-account: recordTopUp is never
+ * asked again), the status and the wait; the next run goes on with the same fundWallet call.
  */
 import {
   ApplicationFailure,
   CancellationScope,
   condition,
+  ContinueAsNew,
+  continueAsNew,
   isCancellation,
   proxyActivities,
   proxyLocalActivities,
-  setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
@@ -43,7 +49,14 @@ import {
 import { recordCapRefusal, recordOutcome } from './outcomes.js';
 import { validateWorkflowInput } from './validate-input.js';
 import { databaseStep } from './activity-policies.js';
-import { runTransferLoop, transferTimings, transferWaits } from './transfer-loop.js';
+import {
+  carriedState,
+  runTransferLoop,
+  transferTimings,
+  transferWaits,
+  type TransferCarried,
+} from './transfer-loop.js';
+import { handlersFinished } from './waits.js';
 
 export * from './fund-tenant-messages.js';
 
@@ -54,9 +67,10 @@ export async function fundTenant(rawInput: FundTenantInput): Promise<FundTenantR
     topUpWorkflowId(i.externalRef, i.idempotencyKey),
   );
   const { externalRef, idempotencyKey, amountMicroUsd, kind } = input;
-  const startedAtMs = Date.now();
+  const carried = carriedState<Carried>(input.continued);
+  const startedAtMs = carried?.startedAtMs ?? Date.now();
   const timings = transferTimings(input.options);
-  const status: TopUpStatus = {
+  const status: TopUpStatus = carried?.status ?? {
     externalRef,
     idempotencyKey,
     amountMicroUsd,
@@ -68,7 +82,20 @@ export async function fundTenant(rawInput: FundTenantInput): Promise<FundTenantR
     waitingFor: null,
     error: null,
   };
-  const waits = transferWaits();
+  const ownDetails = () => {
+    const lines = [
+      `**${status.stage}** — ${kind} of ${amountMicroUsd} micro-USD for \`${externalRef}\` (key \`${idempotencyKey}\`)`,
+      `transfer: ${status.transferState ?? 'not yet recorded'}${status.transferId ? ` ${status.transferId}` : ''}`,
+    ];
+    if (status.waitingFor) lines.push(`waiting: ${status.waitingFor}`);
+    if (status.error) lines.push(`error: ${status.error}`);
+    return lines;
+  };
+  const waits = transferWaits({
+    details: ownDetails,
+    carried: carried?.transfer,
+    historyEventBound: timings.historyEventBound,
+  });
   const { waiting } = waits;
   const id = topUpWorkflowId(externalRef, idempotencyKey);
   // Fleet work (the sweep's top-ups) calls the platform under the fleet's server-side rate limit,
@@ -129,16 +156,13 @@ export async function fundTenant(rawInput: FundTenantInput): Promise<FundTenantR
     status.stage = stage;
     status.waitingFor = waitingFor;
     upsertSearchAttributes([{ key: tenantStatusKey, value: stage }]);
-    const lines = [
-      `**${stage}** — ${kind} of ${amountMicroUsd} micro-USD for \`${externalRef}\` (key \`${idempotencyKey}\`)`,
-      `transfer: ${status.transferState ?? 'not yet recorded'}${status.transferId ? ` ${status.transferId}` : ''}`,
-    ];
-    if (waitingFor) lines.push(`waiting: ${waitingFor}`);
-    if (status.error) lines.push(`error: ${status.error}`);
-    setCurrentDetails(lines.join('\n\n'));
+    waits.view.refresh();
   };
-  upsertSearchAttributes([{ key: tenantExternalRefKey, value: externalRef }]);
-  show('recording');
+  // A continued run has its attributes from the run before (the server copies them on).
+  if (!carried) {
+    upsertSearchAttributes([{ key: tenantExternalRefKey, value: externalRef }]);
+    show('recording');
+  } else waits.view.refresh();
   const ids = { externalRef, idempotencyKey, kind };
   const result = (state: FundTenantResult['state'], refusedBy: string | null = null): FundTenantResult => ({
     externalRef,
@@ -150,9 +174,11 @@ export async function fundTenant(rawInput: FundTenantInput): Promise<FundTenantR
     refusedBy,
   });
 
-  let purpose: string | null = null;
+  let purpose: string | null = carried?.purpose ?? null;
   try {
-    const recorded = await steps.recordTopUp(input);
+    const recorded = carried
+      ? ({ state: 'recorded', purpose: carried.purpose, subaccountId: carried.subaccountId } as const)
+      : await steps.recordTopUp(input);
     if (recorded.state === 'skipped') {
       show('skipped');
       return result('skipped', recorded.why);
@@ -166,7 +192,7 @@ export async function fundTenant(rawInput: FundTenantInput): Promise<FundTenantR
     }
     purpose = recorded.purpose;
     const transfer = { externalRef, subaccountId: recorded.subaccountId, amountMicroUsd, purpose };
-    show('transferring');
+    if (!carried) show('transferring');
     const end = await runTransferLoop({
       externalRef,
       purpose,
@@ -213,8 +239,25 @@ export async function fundTenant(rawInput: FundTenantInput): Promise<FundTenantR
         show('skipped');
         recordOutcome('top-up', 'parent_insufficient', startedAtMs, ids, 'warn');
         return result('skipped', 'parent_insufficient');
+      case 'continue': {
+        // Every decision handler has answered (none is half taken at this point: transfer-loop.ts).
+        await handlersFinished();
+        const next: Carried = {
+          status,
+          purpose,
+          subaccountId: recorded.subaccountId,
+          startedAtMs,
+          transfer: end.carried,
+        };
+        return await continueAsNew<typeof fundTenant>({
+          ...rawInput,
+          continued: next as unknown as Record<string, unknown>,
+        });
+      }
     }
   } catch (error) {
+    // Continuing as new is no failure: the next run goes on.
+    if (error instanceof ContinueAsNew) throw error;
     const cancelled = isCancellation(error);
     status.error = error instanceof Error ? error.message : String(error);
     if (cancelled && purpose) {
@@ -227,4 +270,14 @@ export async function fundTenant(rawInput: FundTenantInput): Promise<FundTenantR
     recordOutcome('top-up', cancelled ? 'cancelled' : 'failed', startedAtMs, { ...ids, type: type ?? null }, 'warn');
     throw error;
   }
+}
+
+/** What a run continued as new hands to the next: the intent recorded, where it stands, the wait. */
+interface Carried {
+  status: TopUpStatus;
+  /** The transfer intent (with the external ref): the next run sends under it, never a new one. */
+  purpose: string;
+  subaccountId: string;
+  startedAtMs: number;
+  transfer: TransferCarried;
 }

@@ -1,8 +1,10 @@
-import { setCurrentDetails } from '@temporalio/workflow';
 import type { OnboardingStatus } from './onboard-tenant-messages.js';
 
-/** The run's "current details" in the Web UI: what it is doing and, when blocked, how to unblock it. */
-export function describeOnboarding(status: OnboardingStatus): void {
+/**
+ * The run's own lines of its "current details" in the Web UI: what it is doing and, when blocked, how
+ * to unblock it (shown under its current wait, workflows/waits.ts).
+ */
+export function onboardingDetails(status: OnboardingStatus): string[] {
   const funding =
     status.funding.state === 'skipped'
       ? 'no funding requested'
@@ -15,5 +17,5 @@ export function describeOnboarding(status: OnboardingStatus): void {
   ];
   if (status.waitingFor) lines.push(`waiting: ${status.waitingFor}`);
   if (status.error) lines.push(`error: ${status.error}`);
-  setCurrentDetails(lines.join('\n\n'));
+  return lines;
 }

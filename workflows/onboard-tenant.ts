@@ -18,11 +18,18 @@
  * so re-running one after a crash is safe, and they run without a server round trip each. Funding
  * and the key are independent once the sub-account exists, so they run side by side.
  * Tokens never pass through here: the key step returns { keyId, fingerprint } only.
+ *
+ * Its waits are the transfer loop's (workflows/transfer-loop.ts): shown through `currentWait`, backing
+ * off, and past the history bound the run continues as new once the key step is done, carrying the
+ * steps done (the sub-account, the key), the status and the funding's wait; the next run goes on with
+ * the funding alone (the same intent, so the same fundWallet call) and never repeats a step.
  */
 import {
   ApplicationFailure,
   CancellationScope,
   condition,
+  ContinueAsNew,
+  continueAsNew,
   isCancellation,
   log,
   proxyLocalActivities,
@@ -47,13 +54,20 @@ import {
   type OnboardTenantResult,
 } from './onboard-tenant-messages.js';
 import { onboardingAttributes, onboardingDecidedAtStart } from './onboard-tenant-attributes.js';
-import { describeOnboarding } from './onboard-tenant-details.js';
+import { onboardingDetails } from './onboard-tenant-details.js';
 import { DEFAULT_SLOT, ONBOARDING_PURPOSE } from '../src/domain/onboarding.js';
 import { ensureSubaccountOf, failureText } from './onboard-tenant-subaccount.js';
 import { EXTERNAL_REF_MAX_LENGTH, onboardingWorkflowId, TENANT_NAME_MAX_LENGTH } from '../src/domain/ids.js';
 import { codedFailure, FailureCode } from '../src/domain/failures.js';
 import { databaseStep } from './activity-policies.js';
-import { runTransferLoop, transferTimings, transferWaits } from './transfer-loop.js';
+import {
+  carriedState,
+  runTransferLoop,
+  transferTimings,
+  transferWaits,
+  type TransferCarried,
+} from './transfer-loop.js';
+import { handlersFinished } from './waits.js';
 
 export * from './onboard-tenant-messages.js';
 
@@ -64,16 +78,19 @@ export { ONBOARDING_PURPOSE, DEFAULT_SLOT };
 export async function onboardTenant(rawInput: OnboardTenantInput): Promise<OnboardTenantResult> {
   // Before any await: see onboard-tenant-attributes.ts.
   const decidedAtStart = onboardingDecidedAtStart();
-  const { input, firstStep } = decidedAtStart
-    ? await beginOnboarding(rawInput)
-    : {
-        input: await validateWorkflowInput('onboardTenant', rawInput, (i) => onboardingWorkflowId(i.externalRef)),
-        firstStep: undefined,
-      };
+  // A continued run has its sub-account already: its input is checked alone, no step is taken again.
+  const { input, firstStep } =
+    decidedAtStart && rawInput.continued === undefined
+      ? await beginOnboarding(rawInput)
+      : {
+          input: await validateWorkflowInput('onboardTenant', rawInput, (i) => onboardingWorkflowId(i.externalRef)),
+          firstStep: undefined,
+        };
   const { externalRef, name } = input;
   const timings = transferTimings(input.options);
+  const carried = carriedState<Carried>(input.continued);
 
-  const status: OnboardingStatus = {
+  const status: OnboardingStatus = carried?.status ?? {
     externalRef,
     name,
     stage: 'recording',
@@ -84,7 +101,11 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
     error: null,
   };
   // What the run waits for right now: a decision that does not apply to it is refused.
-  const waits = transferWaits();
+  const waits = transferWaits({
+    details: () => onboardingDetails(status),
+    carried: carried?.transfer,
+    historyEventBound: timings.historyEventBound,
+  });
   const { waiting } = waits;
   const notWaitingForFunds = () =>
     waiting.forFunds
@@ -151,14 +172,16 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
     status.stage = stage;
     status.waitingFor = waitingFor;
     attributes.stage(stage);
-    describeOnboarding(status);
+    waits.view.refresh();
   };
-  attributes.start(externalRef);
-  describeOnboarding(status);
+  // A continued run has its attributes from the run before (the server copies them on).
+  if (!carried) attributes.start(externalRef);
+  waits.view.refresh();
 
-  async function fund(subaccountId: string): Promise<void> {
+  /** The funding's loop, to its end; its carried state when the run should continue as new first. */
+  async function fund(subaccountId: string): Promise<TransferCarried | undefined> {
     const amountMicroUsd = input.fundingMicroUsd;
-    if (!amountMicroUsd) return;
+    if (!amountMicroUsd) return undefined;
     const startedAtMs = Date.now();
     const ids = { externalRef, subaccountId, purpose: ONBOARDING_PURPOSE };
     const end = await runTransferLoop({
@@ -178,13 +201,14 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
       },
       waits,
     });
+    if (end.state === 'continue') return end.carried;
     if (end.state === 'succeeded') {
       recordOutcome('transfer', 'succeeded', startedAtMs, {
         ...ids,
         transferId: end.transferId,
         resolution: end.resolution,
       });
-      return;
+      return undefined;
     }
     const code = end.state === 'failed' ? end.code : 'stopped';
     recordOutcome('transfer', 'failed', startedAtMs, { ...ids, code }, 'warn');
@@ -217,18 +241,30 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
 
   try {
     if (firstStep && 'failed' in firstStep) throw firstStep.failed;
-    const { subaccountId } = await ensureSubaccountOf(
-      steps,
-      { externalRef, name },
-      attributes.patched,
-      firstStep?.step,
-    );
-    status.subaccountId = subaccountId;
-    status.stage = 'funding_and_issuing_key';
-    status.waitingFor = null;
-    attributes.subaccount(subaccountId, status.stage);
-    describeOnboarding(status);
-    await Promise.all([fund(subaccountId), issueAndVerifyKey(subaccountId)]);
+    let subaccountId: string;
+    let funded: TransferCarried | undefined;
+    if (carried) {
+      // The sub-account and the key are done (a run continues only once the key step is): the funding goes on.
+      subaccountId = carried.subaccountId;
+      funded = await fund(subaccountId);
+    } else {
+      ({ subaccountId } = await ensureSubaccountOf(steps, { externalRef, name }, attributes.patched, firstStep?.step));
+      status.subaccountId = subaccountId;
+      status.stage = 'funding_and_issuing_key';
+      status.waitingFor = null;
+      attributes.subaccount(subaccountId, status.stage);
+      waits.view.refresh();
+      [funded] = await Promise.all([fund(subaccountId), issueAndVerifyKey(subaccountId)]);
+    }
+    if (funded) {
+      // Every decision handler has answered (none is half taken at this point: transfer-loop.ts).
+      await handlersFinished();
+      const next: Carried = { status, subaccountId, transfer: funded };
+      return await continueAsNew<typeof onboardTenant>({
+        ...rawInput,
+        continued: next as unknown as Record<string, unknown>,
+      });
+    }
     await steps.markTenantActive({ externalRef });
     show('active');
     const funding = status.funding.state === 'succeeded' ? { transferId: status.funding.transferId } : null;
@@ -247,6 +283,8 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
       funding,
     };
   } catch (error) {
+    // Continuing as new is no failure: the next run goes on.
+    if (error instanceof ContinueAsNew) throw error;
     const cancelled = isCancellation(error);
     status.error = failureText(error);
     const type =
@@ -272,6 +310,17 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
     );
     throw error;
   }
+}
+
+/**
+ * What a run continued as new hands to the next: the steps done (the sub-account; the key, verified,
+ * in the status), where the run stands, and the funding's wait. The transfer intent is the tenant's
+ * onboarding funding (external ref + ONBOARDING_PURPOSE): the next run sends under it, never a new one.
+ */
+interface Carried {
+  status: OnboardingStatus;
+  subaccountId: string;
+  transfer: TransferCarried;
 }
 
 /**

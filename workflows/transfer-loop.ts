@@ -11,14 +11,27 @@
  * The loop owns the order of the steps (the same activities in the same order as before it was
  * shared: histories replay); each workflow owns its status, its wording and its decision handlers,
  * and hands them in.
+ *
+ * Its waits follow the rule of workflows/waits.ts: each one is shown through `currentWait` with the
+ * decisions that apply (waiting_for_parent_funds: parentFunded; reconciling_transfer: none;
+ * needs_operator: resolveTransfer, none while a verdict is checked against its approval); the
+ * balance retry and the reconcile poll back off to the ceiling; past the history bound (or when the
+ * SDK suggests it) the loop ends a round with `continue` and what the next run needs to go on: the
+ * wait (its `since` kept) and the polls. The transfer intent is the workflow's to carry (its
+ * external ref and purpose): the next run's first step is the same fundWallet call under the same
+ * intent, which retries or reconciles under the intent's key and never makes a second transfer
+ * (activities/wallet.ts). A run continues only between rounds or while it waits for a verdict with
+ * none being checked, so no decision is ever half taken.
  */
-import { condition, proxyLocalActivities, sleep } from '@temporalio/workflow';
+import { condition, proxyLocalActivities, sleep, workflowInfo } from '@temporalio/workflow';
 import type { Duration } from '@temporalio/common';
 import type { Activities } from '../activities/index.js';
 import type { FundWalletResult } from '../activities/wallet.js';
 import type { TransferVerdict } from '../src/domain/operator-decisions.js';
+import { codedFailure, FailureCode } from '../src/domain/failures.js';
 import { databaseStep } from './activity-policies.js';
 import { msOf } from './validate-input.js';
+import { Backoff, historyFull, Waits, type WaitView } from './waits.js';
 
 const steps = proxyLocalActivities<Activities>(databaseStep);
 
@@ -26,13 +39,27 @@ export interface TransferTimings {
   balanceRetryInterval: Duration;
   unknownTransferDeadline: Duration;
   reconcileInterval: Duration;
+  /** The ceiling the balance retry and the reconcile poll back off to (ms); undefined: the default. */
+  pollCeilingMs: number | undefined;
+  /** Past this many events the run continues as new; undefined: HISTORY_EVENT_BOUND. */
+  historyEventBound: number | undefined;
 }
 
-export function transferTimings(options?: Partial<TransferTimings>): TransferTimings {
+export interface TransferOptions {
+  balanceRetryInterval?: Duration;
+  unknownTransferDeadline?: Duration;
+  reconcileInterval?: Duration;
+  pollCeiling?: Duration;
+  historyEventBound?: number;
+}
+
+export function transferTimings(options?: TransferOptions): TransferTimings {
   return {
     balanceRetryInterval: options?.balanceRetryInterval ?? '10m',
     unknownTransferDeadline: options?.unknownTransferDeadline ?? '15m',
     reconcileInterval: options?.reconcileInterval ?? '30s',
+    pollCeilingMs: options?.pollCeiling === undefined ? undefined : msOf(options.pollCeiling),
+    historyEventBound: options?.historyEventBound,
   };
 }
 
@@ -41,17 +68,69 @@ export type TransferState = FundWalletResult | Awaited<ReturnType<Activities['ma
 
 export type WaitingStage = 'waiting_for_parent_funds' | 'reconciling_transfer' | 'needs_operator';
 
+/** What the loop hands to the next run when it continues as new (the workflow adds the intent). */
+export interface TransferCarried {
+  /** The wait the run was in (its `since` is kept), or null. */
+  wait: WaitView | null;
+  /** How far each poll has backed off. */
+  polls: { funds: number; reconcile: number };
+}
+
+/**
+ * The state a run continued as new was handed, or undefined for a run that did not continue. Only a
+ * run that continued takes it: a start that sets it (the Web UI) could otherwise skip the intent's
+ * recording (and its caps) and name a transfer of its own.
+ */
+export function carriedState<T>(continued: Record<string, unknown> | undefined): T | undefined {
+  if (continued === undefined) return undefined;
+  if (!workflowInfo().continuedFromExecutionRunId)
+    throw codedFailure(
+      FailureCode.INVALID_INPUT,
+      'continued: is set only by the workflow itself when it continues as new; leave it out',
+    );
+  return continued as unknown as T;
+}
+
+/**
+ * Fewer events than this and a run never continues as new (a run that was just continued, with the
+ * SDK still suggesting it, would otherwise continue again at once, for ever).
+ */
+const MIN_EVENTS_BEFORE_CONTINUING = 100;
+
 /**
  * What a run that moves money waits for from an operator (parentFunded, resolveTransfer), and
  * whether it waits for it right now: a decision that does not apply is refused by the handlers.
+ * `view` is the run's wait as every surface shows it (the `currentWait` query).
  */
-export function transferWaits() {
-  const waiting = { forFunds: false, forVerdict: false, verdictsApplied: 0 };
+export function transferWaits(
+  options: {
+    /** The run's own summary lines for the Web UI's current details, under the wait. */
+    details?: () => string[];
+    carried?: TransferCarried;
+    historyEventBound?: number;
+  } = {},
+) {
+  // A continued run was in this wait: its decision applies from the start, before the first call answers
+  // (parentFunded: that call is the retry; resolveTransfer: the call finds the transfer still in needs_operator).
+  const carriedWait = options.carried?.wait ?? null;
+  const waiting = {
+    forFunds: carriedWait?.stage === 'waiting_for_parent_funds',
+    forVerdict: carriedWait?.stage === 'needs_operator',
+    verdictsApplied: 0,
+  };
+  const view = new Waits({ details: options.details }, carriedWait);
   let parentFunded = false;
   let verdict: TransferVerdict | undefined;
   let checking = false;
+  let verdictWaitingFor = carriedWait?.stage === 'needs_operator' ? carriedWait.waitingFor : '';
+  const full = () =>
+    workflowInfo().historyLength >= MIN_EVENTS_BEFORE_CONTINUING && historyFull(options.historyEventBound);
   return {
     waiting,
+    view,
+    carriedPolls: options.carried?.polls ?? { funds: 0, reconcile: 0 },
+    /** Whether the run should continue as new at its next safe point. */
+    full,
     /** A verdict arrived (or is being checked against its approval) and is not yet taken by the loop. */
     verdictPending: () => verdict !== undefined || checking,
     parentFundedNow() {
@@ -67,6 +146,11 @@ export function transferWaits() {
         return undefined;
       }
       checking = true;
+      view.enter(
+        'needs_operator',
+        `a verdict (${given.outcome}) by ${given.operator} is being checked against the approval policy`,
+        [],
+      );
       return check.then(
         () => {
           checking = false;
@@ -74,26 +158,37 @@ export function transferWaits() {
         },
         (error: unknown) => {
           checking = false;
+          if (waiting.forVerdict) view.enter('needs_operator', verdictWaitingFor, ['resolveTransfer']);
           throw error;
         },
       );
     },
-    async waitForParentFunds(interval: Duration) {
+    /** True when parentFunded ended the wait, false when the retry interval did. */
+    async waitForParentFunds(intervalMs: number): Promise<boolean> {
       parentFunded = false;
       waiting.forFunds = true;
-      await condition(() => parentFunded, interval);
+      const decided = await condition(() => parentFunded, intervalMs);
       waiting.forFunds = false;
+      return decided;
     },
-    async waitForVerdict(): Promise<TransferVerdict> {
+    /** The verdict, or undefined when the run should continue as new first (no verdict is in flight). */
+    async waitForVerdict(waitingFor: string): Promise<TransferVerdict | undefined> {
+      verdictWaitingFor = waitingFor;
+      view.enter('needs_operator', waitingFor, ['resolveTransfer']);
       waiting.forVerdict = true;
-      await condition(() => verdict !== undefined);
+      await condition(() => verdict !== undefined || (!checking && full()));
       waiting.forVerdict = false;
-      const taken = verdict!;
+      const taken = verdict;
       verdict = undefined;
       return taken;
     },
     verdictApplied() {
       waiting.verdictsApplied += 1;
+    },
+    /** A call answered: a carried wait's decision no longer applies until the loop waits again. */
+    answered(state: FundWalletResult['state']) {
+      waiting.forFunds = false;
+      if (state !== 'needs_operator') waiting.forVerdict = false;
     },
   };
 }
@@ -123,26 +218,47 @@ export interface TransferLoop {
 export type TransferLoopEnd =
   | Extract<FundWalletResult, { state: 'succeeded' }>
   | Extract<FundWalletResult, { state: 'failed' }>
-  | { state: 'stopped' };
+  | { state: 'stopped' }
+  /** The run should continue as new, carrying this (and the transfer intent) to the next. */
+  | { state: 'continue'; carried: TransferCarried };
 
 export async function runTransferLoop(loop: TransferLoop): Promise<TransferLoopEnd> {
-  const { externalRef, purpose, timings } = loop;
+  const { externalRef, purpose, timings, waits } = loop;
+  const { view } = waits;
+  const funds = new Backoff(msOf(timings.balanceRetryInterval), timings.pollCeilingMs, waits.carriedPolls.funds);
+  const reconcile = new Backoff(msOf(timings.reconcileInterval), timings.pollCeilingMs, waits.carriedPolls.reconcile);
+  /** The next interval of a poll; a poll starts from its base when its wait starts. */
+  const nextPoll = (stage: WaitingStage, backoff: Backoff) => {
+    if (view.current?.stage !== stage) backoff.reset();
+    return backoff.next();
+  };
+  const carry = (): TransferLoopEnd => ({
+    state: 'continue',
+    carried: { wait: view.current, polls: { funds: funds.polls, reconcile: reconcile.polls } },
+  });
   for (;;) {
     const outcome = await loop.send();
+    waits.answered(outcome.state);
     loop.note(outcome);
     switch (outcome.state) {
       case 'succeeded':
       case 'failed':
+        view.leave();
         return outcome;
       case 'insufficient_balance': {
-        if ((await loop.onInsufficientBalance?.()) === 'stop') return { state: 'stopped' };
-        loop.show(
-          'waiting_for_parent_funds',
+        if ((await loop.onInsufficientBalance?.()) === 'stop') {
+          view.leave();
+          return { state: 'stopped' };
+        }
+        const waitMs = nextPoll('waiting_for_parent_funds', funds);
+        const waitingFor =
           `the parent's paid balance does not cover ${loop.amountMicroUsd} micro-USD: once funded, ` +
-            `\`${loop.hints.parentFunded}\` ` +
-            `(update parentFunded; retrying every ${timings.balanceRetryInterval})`,
-        );
-        await loop.waits.waitForParentFunds(timings.balanceRetryInterval);
+          `\`${loop.hints.parentFunded}\` ` +
+          `(update parentFunded; retrying by itself, every ${timings.balanceRetryInterval} backing off)`;
+        loop.show('waiting_for_parent_funds', waitingFor);
+        view.enter('waiting_for_parent_funds', waitingFor, ['parentFunded'], waitMs);
+        // A decision ends the wait; the retry interval only pauses it (the next answer decides).
+        if (await waits.waitForParentFunds(waitMs)) view.leave();
         break;
       }
       case 'unknown': {
@@ -151,26 +267,30 @@ export async function runTransferLoop(loop: TransferLoop): Promise<TransferLoopE
           loop.note(await steps.markTransferNeedsOperator({ externalRef, purpose }));
           break;
         }
-        loop.show(
-          'reconciling_transfer',
-          `the transfer's outcome is unknown: reconciling every ${timings.reconcileInterval} ` +
-            `(same idempotency key) until ${new Date(deadline).toISOString()}`,
-        );
-        await sleep(timings.reconcileInterval);
+        // Backing off, but never past the deadline: an operator is asked on time.
+        const waitMs = Math.max(1, Math.min(nextPoll('reconciling_transfer', reconcile), deadline - Date.now()));
+        const waitingFor =
+          `the transfer's outcome is unknown: reconciling every ${timings.reconcileInterval} backing off ` +
+          `(same idempotency key) until ${new Date(deadline).toISOString()}`;
+        loop.show('reconciling_transfer', waitingFor);
+        view.enter('reconciling_transfer', waitingFor, [], waitMs);
+        await sleep(waitMs);
         break;
       }
       case 'needs_operator': {
-        loop.show(
-          'needs_operator',
+        const waitingFor =
           `the transfer could not be reconciled: check the wallet, then \`${loop.hints.resolveTransfer}\` ` +
-            `(update resolveTransfer)`,
-        );
-        const verdict = await loop.waits.waitForVerdict();
+          `(update resolveTransfer)`;
+        loop.show('needs_operator', waitingFor);
+        const verdict = await waits.waitForVerdict(waitingFor);
+        if (!verdict) return carry();
         loop.note(await steps.resolveTransferByOperator({ externalRef, purpose, ...verdict }));
-        loop.waits.verdictApplied();
+        view.leave();
+        waits.verdictApplied();
         break;
       }
     }
+    if (waits.full()) return carry();
     loop.afterRound();
   }
 }

@@ -123,6 +123,11 @@ export class Waits {
     this.publish();
   }
 
+  /** Shows the run's details again (its own summary changed; the wait did not). */
+  refresh(): void {
+    this.publish();
+  }
+
   private publish(): void {
     if (this.current) this.setAttribute(this.current.stage);
     const lines: string[] = [];

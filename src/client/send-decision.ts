@@ -25,6 +25,24 @@ export async function sendDecision<Decision>(
   update: UpdateDefinition<DecisionAnswer, [Decision]>,
   decision: Decision,
 ): Promise<DecisionAnswer> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await send(client, workflowId, update, decision);
+    } catch (error) {
+      // A run that continued as new while the update was on its way aborts it ("aborted by closing
+      // workflow"); the workflow goes on in its next run, which takes the decision (workflows/waits.ts).
+      if (attempt < 5 && (error as Error).name === 'DecisionAbortedByContinuation') continue;
+      throw error;
+    }
+  }
+}
+
+async function send<Decision>(
+  client: Client,
+  workflowId: string,
+  update: UpdateDefinition<DecisionAnswer, [Decision]>,
+  decision: Decision,
+): Promise<DecisionAnswer> {
   try {
     return await client.workflow.getHandle(workflowId).executeUpdate(update, { args: [decision] });
   } catch (error) {
@@ -35,6 +53,12 @@ export async function sendDecision<Decision>(
       );
     }
     if ((error as Error).name === 'WorkflowNotFoundError') {
+      const running = await client.workflow
+        .getHandle(workflowId)
+        .describe()
+        .then((run) => run.status.name === 'RUNNING')
+        .catch(() => false);
+      if (running) throw Object.assign(new Error((error as Error).message), { name: 'DecisionAbortedByContinuation' });
       throw new DecisionRefusedError(
         `no running workflow ${workflowId}: nothing is waiting for ${update.name}`,
         'WORKFLOW_NOT_FOUND',

@@ -49,8 +49,11 @@ export const onboardTenantInputSchema = z.strictObject({
       unknownTransferDeadline: duration.optional(),
       /** How often an unknown transfer is reconciled. */
       reconcileInterval: duration.optional(),
+      ...waitBoundOptions,
     })
     .optional(),
+  /** The state an onboarding that continued as new hands to its next run (workflows/onboard-tenant.ts). */
+  continued: continuedSchema,
 });
 
 export type OnboardTenantInput = z.infer<typeof onboardTenantInputSchema>;

@@ -3,6 +3,7 @@ import { durationSchema, externalRefSchema, microUsdSchema } from './tenant-inpu
 import { IDEMPOTENCY_KEY_PATTERN, IDEMPOTENCY_KEY_RULE } from './top-up-ids.js';
 import { DURATION_PATTERN, msOf } from './durations.js';
 import { freeText } from './text.js';
+import { continuedSchema, waitBoundOptions } from './wait-options.js';
 
 /**
  * Top-up inputs, shared by every way in (the HTTP route, tenantctl fund, startTopUp, a Web-UI start
@@ -30,6 +31,7 @@ export const topUpOptionsSchema = z.strictObject({
   unknownTransferDeadline: wait.optional(),
   /** How often an unknown transfer is reconciled. */
   reconcileInterval: wait.optional(),
+  ...waitBoundOptions,
 });
 
 /** fundTenant's input (a Web-UI start types exactly this). `kind: auto` is the sweep's. */
@@ -43,6 +45,8 @@ export const fundTenantInputSchema = z.strictObject({
   /** Auto top-ups: the database time just before the wallet read this amount was computed from. */
   balanceReadAt: z.iso.datetime({ offset: true }).optional(),
   options: topUpOptionsSchema.optional(),
+  /** The state a top-up that continued as new hands to its next run (workflows/fund-tenant.ts). */
+  continued: continuedSchema,
 });
 export type FundTenantInput = z.input<typeof fundTenantInputSchema>;
 export type ParsedFundTenantInput = z.output<typeof fundTenantInputSchema>;

@@ -1,0 +1,230 @@
+import type { Client, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createInputValidationActivities } from '../../activities/input-validation.js';
+import { sendDecision } from '../../src/client/send-decision.js';
+import { onboardingWorkflowId } from '../../src/domain/ids.js';
+import { ONBOARDING_PURPOSE } from '../../src/domain/onboarding.js';
+import { tenantStatusKey } from '../../src/domain/search-attributes.js';
+import {
+  onboardingStatusQuery,
+  parentFundedUpdate,
+  resolveTransferUpdate,
+} from '../../workflows/onboard-tenant-messages.js';
+import { currentWaitQuery } from '../../workflows/waits-messages.js';
+import { fastWorld, historyLength, uniqueId, type FastWorld } from '../harness/fast-workflow.js';
+
+/**
+ * onboardTenant's funding waits with mocked activities: shown through currentWait with the decisions
+ * that apply, bounded by continuing as new (the sub-account and the key never made again), a decision
+ * sent after the continuations lands, one that does not apply is refused with the reason, one transfer.
+ */
+let world: FastWorld;
+beforeAll(async () => {
+  world = await fastWorld();
+});
+afterAll(() => world.close());
+
+const BOUND = 200;
+const POLLS = 120;
+const fast = { pollCeiling: '1ms', historyEventBound: BOUND };
+const by = { operator: 'alice', reason: 'checked the wallet' };
+
+function onboarding() {
+  const calls = { subaccount: 0, key: 0, send: 0, mark: 0, resolve: 0, active: 0, stopped: 0 };
+  const purposes = new Set<string>();
+  const applied = new Set<string>();
+  const state = { answer: 'insufficient' as 'insufficient' | 'apply' | 'unknown' | 'unknown-past-deadline' };
+  let needsOperator = false;
+  const validation = createInputValidationActivities();
+  const activities = {
+    beginOnboarding: async (request: { input: unknown; workflowType: string }) => {
+      const input = await validation.validateWorkflowInput({
+        schema: 'onboardTenant',
+        input: request.input,
+        workflowType: request.workflowType,
+      });
+      calls.subaccount += 1;
+      return { input, step: { subaccountId: 'sa_1', source: 'created' as const, requestId: null } };
+    },
+    issueAndVerifyTenantKey: async () => {
+      calls.key += 1;
+      return { state: 'issued' as const, keyId: 'key_1', fingerprint: 'fp_1', orphansRevoked: [], verified: true };
+    },
+    fundWallet: async (input: { purpose: string }) => {
+      calls.send += 1;
+      purposes.add(input.purpose);
+      if (applied.has(input.purpose)) return { state: 'succeeded' as const, transferId: 'tr_1', resolution: null };
+      if (needsOperator) return { state: 'needs_operator' as const, unknownSince: null };
+      switch (state.answer) {
+        case 'insufficient':
+          return { state: 'insufficient_balance' as const, attempts: calls.send };
+        case 'unknown':
+          return { state: 'unknown' as const, unknownSince: new Date().toISOString() };
+        case 'unknown-past-deadline':
+          return { state: 'unknown' as const, unknownSince: new Date(Date.now() - 2 * 3_600_000).toISOString() };
+        case 'apply':
+          applied.add(input.purpose);
+          return { state: 'succeeded' as const, transferId: 'tr_1', resolution: null };
+      }
+    },
+    markTransferNeedsOperator: async () => {
+      calls.mark += 1;
+      needsOperator = true;
+      return { state: 'needs_operator' as const, unknownSince: null };
+    },
+    resolveTransferByOperator: async (input: { purpose: string; operator: string }) => {
+      calls.resolve += 1;
+      needsOperator = false;
+      applied.add(input.purpose);
+      return { state: 'succeeded' as const, transferId: 'tr_1', resolution: `operator:${input.operator}` };
+    },
+    consumeApproval: async () => ({ required: false }),
+    markTenantActive: async () => {
+      calls.active += 1;
+    },
+    markOnboardingStopped: async () => {
+      calls.stopped += 1;
+    },
+  };
+  return { calls, purposes, applied, state, activities };
+}
+
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  for (;;) {
+    const value = await read().catch(() => undefined);
+    if (value !== undefined && done(value)) return value;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function expectBounded(client: Client, handle: WorkflowHandleWithFirstExecutionRunId): Promise<void> {
+  const first = await client.workflow.getHandle(handle.workflowId, handle.firstExecutionRunId).describe();
+  expect(first.status.name).toBe('CONTINUED_AS_NEW');
+  let runs = 0;
+  for await (const run of client.workflow.list({ query: `WorkflowId = '${handle.workflowId}'` })) {
+    runs += 1;
+    expect(await historyLength(handle, run.runId)).toBeLessThanOrEqual(BOUND + 20);
+  }
+  expect(runs).toBeGreaterThan(2);
+}
+
+describe('onboardTenant funding waits (mocked activities)', () => {
+  it('waits for the parent funds through several continuations without repeating a step; parentFunded lands after them', async () => {
+    const ref = uniqueId('t');
+    const o = onboarding();
+    await world.run(o.activities, async ({ client, taskQueue }) => {
+      const handle = await client.workflow.start('onboardTenant', {
+        taskQueue,
+        workflowId: onboardingWorkflowId(ref),
+        args: [
+          {
+            externalRef: ref,
+            name: 'Tenant',
+            fundingMicroUsd: '1000000',
+            options: { balanceRetryInterval: '1ms', ...fast },
+          },
+        ],
+      });
+      while (o.calls.send < POLLS) await new Promise((r) => setTimeout(r, 100));
+      const wait = await handle.query(currentWaitQuery);
+      expect(wait).toMatchObject({ stage: 'waiting_for_parent_funds', decisions: ['parentFunded'] });
+      expect(wait?.waitingFor).toMatch(new RegExp(`tenantctl parent-funded ${ref}`));
+      await expectBounded(client, handle);
+      const first = await client.workflow.getHandle(handle.workflowId, handle.firstExecutionRunId).describe();
+      expect(Date.parse(wait!.since)).toBeLessThanOrEqual(first.closeTime!.getTime());
+      // The status query answers on the continued run, with the steps the first run did.
+      const status = await handle.query(onboardingStatusQuery);
+      expect(status).toMatchObject({
+        externalRef: ref,
+        subaccountId: 'sa_1',
+        key: { state: 'verified', keyId: 'key_1', fingerprint: 'fp_1' },
+        funding: { state: 'insufficient_balance', amountMicroUsd: '1000000' },
+      });
+      expect(status.stage).toMatch(/^(waiting_for_parent_funds|funding)$/);
+      const described = await handle.describe();
+      expect(described.typedSearchAttributes.get(tenantStatusKey)).toMatch(/^(waiting_for_parent_funds|funding)$/);
+      // A decision that does not apply is refused by the validator with the reason.
+      await expect(
+        sendDecision(client, handle.workflowId, resolveTransferUpdate, { outcome: 'applied', ...by }),
+      ).rejects.toThrow(/has no transfer in needs_operator waiting for a verdict \(stage /);
+
+      const answer = await sendDecision(client, handle.workflowId, parentFundedUpdate, by);
+      expect(answer.effect).toMatch(/retried now/);
+      o.state.answer = 'apply';
+      const result = await handle.result();
+      expect(result).toMatchObject({
+        status: 'active',
+        subaccountId: 'sa_1',
+        keyId: 'key_1',
+        funding: { transferId: 'tr_1' },
+      });
+      // Nothing repeated across the continuations: one sub-account step, one key, one intent applied once.
+      expect(o.calls.subaccount).toBe(1);
+      expect(o.calls.key).toBe(1);
+      expect(o.calls.active).toBe(1);
+      expect([...o.purposes]).toEqual([ONBOARDING_PURPOSE]);
+      expect(o.applied.size).toBe(1);
+      expect(o.calls.stopped).toBe(0);
+    });
+  }, 240_000);
+
+  it('reconciles through continuations, then waits for resolveTransfer, which lands on the continued run', async () => {
+    const ref = uniqueId('t');
+    const o = onboarding();
+    o.state.answer = 'unknown';
+    await world.run(o.activities, async ({ client, taskQueue }) => {
+      const handle = await client.workflow.start('onboardTenant', {
+        taskQueue,
+        workflowId: onboardingWorkflowId(ref),
+        args: [
+          {
+            externalRef: ref,
+            name: 'Tenant',
+            fundingMicroUsd: '1000000',
+            options: { reconcileInterval: '1ms', unknownTransferDeadline: '1h', ...fast },
+          },
+        ],
+      });
+      while (o.calls.send < POLLS) await new Promise((r) => setTimeout(r, 100));
+      const reconciling = await handle.query(currentWaitQuery);
+      expect(reconciling).toMatchObject({ stage: 'reconciling_transfer', decisions: [] });
+      await expectBounded(client, handle);
+      await expect(sendDecision(client, handle.workflowId, parentFundedUpdate, by)).rejects.toThrow(
+        /is not waiting for the parent's funds \(stage /,
+      );
+
+      o.state.answer = 'unknown-past-deadline';
+      const asking = await until(
+        () => handle.query(currentWaitQuery),
+        (w) => w?.stage === 'needs_operator',
+      );
+      expect(asking?.decisions).toEqual(['resolveTransfer']);
+      expect(asking?.waitingFor).toMatch(new RegExp(`tenantctl resolve-transfer ${ref}`));
+      expect((await handle.query(onboardingStatusQuery)).stage).toBe('needs_operator');
+      await expect(sendDecision(client, handle.workflowId, parentFundedUpdate, by)).rejects.toThrow(
+        /is not waiting for the parent's funds \(stage needs_operator\)/,
+      );
+      // A bad verdict is refused with the field and the rule, and the run keeps waiting.
+      await expect(
+        sendDecision(client, handle.workflowId, resolveTransferUpdate, { outcome: 'maybe' as 'applied', ...by }),
+      ).rejects.toThrow(/outcome/);
+
+      const answer = await sendDecision(client, handle.workflowId, resolveTransferUpdate, {
+        outcome: 'applied',
+        ...by,
+      });
+      expect(answer).toMatchObject({
+        transferState: 'succeeded',
+        effect: expect.stringMatching(/no transfer is sent/),
+      });
+      const result = await handle.result();
+      expect(result).toMatchObject({ status: 'active', funding: { transferId: 'tr_1' } });
+      expect(o.calls.subaccount).toBe(1);
+      expect(o.calls.key).toBe(1);
+      expect(o.calls.mark).toBe(1);
+      expect(o.calls.resolve).toBe(1);
+      expect([...o.purposes]).toEqual([ONBOARDING_PURPOSE]);
+      expect(await handle.query(currentWaitQuery)).toBeNull();
+    });
+  }, 240_000);
+});
