@@ -21,6 +21,8 @@ import { actorOf } from './access.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
 import { invalidInput } from './tenant-routes.js';
 import { badField, bodyOf, refuseUnknown } from './request-input.js';
+import { rotateParentKeyInputSchema } from '../domain/key-slot-input.js';
+import { actorField, anyObject, decisionBody, doc, fromZod } from './api-docs.js';
 
 /**
  * The parent's own platform key (`tenantctl parent-key show|rotate|schedule|decide`):
@@ -51,7 +53,7 @@ export interface ParentKeyRoutesDeps {
 
 export function registerParentKeyRoutes(app: FastifyInstance, deps: ParentKeyRoutesDeps): void {
   void app.register(async (api) => {
-    api.get('/v1/parent-key', { config: { permission: 'tenants.read' } }, async (_request, reply) =>
+    api.get('/v1/parent-key', { config: { permission: 'tenants.read' }, schema: showDoc }, async (_request, reply) =>
       sendData(reply, 200, await showParentKeys(deps.pool, undefined, deps.client)),
     );
 
@@ -71,83 +73,108 @@ export function registerParentKeyRoutes(app: FastifyInstance, deps: ParentKeyRou
       return value;
     };
 
-    api.get('/v1/parent-key/platform-keys', { config: { permission: 'parent.key' } }, async (request, reply) => {
-      const { record, ...rest } = (request.query ?? {}) as Record<string, unknown>;
-      refuseUnknown(rest);
-      const rowId = recordOf(record);
-      const view = await answered(() =>
-        listParentPlatformKeys(
-          { pool: deps.pool, platform: platformOf(), client: deps.client },
-          rowId ? { rowId } : {},
-        ),
-      );
-      return sendData(reply, 200, view);
-    });
-
-    api.post('/v1/parent-key/identify', { config: { permission: 'parent.key' } }, async (request, reply) => {
-      const { keyId, record, reason, force, operator, ...rest } = bodyOf(request.body);
-      refuseUnknown(rest);
-      checkPlatformKeyId(keyId);
-      if (force !== undefined && typeof force !== 'boolean') throw badField('force', 'must be true or false');
-      const rowId = recordOf(record);
-      const by = checkDecisionBy({ operator: actorOf(request, operator, 'operator'), reason });
-      if (!by.ok) throw invalidInput(new InvalidInputError(by.problems));
-      const named = await answered(() =>
-        identifyParentKey(
-          { pool: deps.pool, platform: platformOf(), client: deps.client },
-          {
-            keyId: keyId as string,
-            ...(rowId ? { rowId } : {}),
-            operator: by.value.operator,
-            reason: by.value.reason,
-            force: force === true,
-          },
-        ),
-      );
-      return sendData(reply, 200, named);
-    });
-
-    api.get('/v1/parent-key/rotation', { config: { permission: 'tenants.read' } }, async (_request, reply) =>
-      sendData(reply, 200, { run: await describeRun(deps.client, PARENT_KEY_ROTATION_WORKFLOW_ID) }),
+    api.get(
+      '/v1/parent-key/platform-keys',
+      { config: { permission: 'parent.key' }, schema: platformKeysDoc },
+      async (request, reply) => {
+        const { record, ...rest } = (request.query ?? {}) as Record<string, unknown>;
+        refuseUnknown(rest);
+        const rowId = recordOf(record);
+        const view = await answered(() =>
+          listParentPlatformKeys(
+            { pool: deps.pool, platform: platformOf(), client: deps.client },
+            rowId ? { rowId } : {},
+          ),
+        );
+        return sendData(reply, 200, view);
+      },
     );
 
-    api.post('/v1/parent-key/rotate', { config: { permission: 'parent.key' } }, async (request, reply) => {
-      const body = bodyOf(request.body);
-      const operator = actorOf(request, body['operator'], 'operator');
-      // Said every time: an emergency rotation skips the quiet gate, and an empty body starts nothing.
-      if (typeof body['emergency'] !== 'boolean')
-        throw badField('emergency', 'is required: true after a leak (no quiet gate), else false');
-      const handle = await answered(() =>
-        startParentKeyRotation(deps.client, { ...body, operator }, { taskQueue: deps.taskQueue }),
-      );
-      return sendData(reply, 202, { workflowId: handle.workflowId, started: handle.started });
-    });
+    api.post(
+      '/v1/parent-key/identify',
+      { config: { permission: 'parent.key' }, schema: identifyDoc },
+      async (request, reply) => {
+        const { keyId, record, reason, force, operator, ...rest } = bodyOf(request.body);
+        refuseUnknown(rest);
+        checkPlatformKeyId(keyId);
+        if (force !== undefined && typeof force !== 'boolean') throw badField('force', 'must be true or false');
+        const rowId = recordOf(record);
+        const by = checkDecisionBy({ operator: actorOf(request, operator, 'operator'), reason });
+        if (!by.ok) throw invalidInput(new InvalidInputError(by.problems));
+        const named = await answered(() =>
+          identifyParentKey(
+            { pool: deps.pool, platform: platformOf(), client: deps.client },
+            {
+              keyId: keyId as string,
+              ...(rowId ? { rowId } : {}),
+              operator: by.value.operator,
+              reason: by.value.reason,
+              force: force === true,
+            },
+          ),
+        );
+        return sendData(reply, 200, named);
+      },
+    );
 
-    api.post('/v1/parent-key/schedule', { config: { permission: 'parent.key' } }, async (request, reply) => {
-      const { operator, every, ...rest } = bodyOf(request.body);
-      actorOf(request, operator, 'operator');
-      refuseUnknown(rest);
-      if (typeof every !== 'string') throw badField('every', 'is required: a duration like 30d');
-      return sendData(
-        reply,
-        200,
-        await answered(() => scheduleParentKeyRotation(deps.client, {}, every, deps.taskQueue)),
-      );
-    });
+    api.get(
+      '/v1/parent-key/rotation',
+      { config: { permission: 'tenants.read' }, schema: rotationRunDoc },
+      async (_request, reply) =>
+        sendData(reply, 200, { run: await describeRun(deps.client, PARENT_KEY_ROTATION_WORKFLOW_ID) }),
+    );
 
-    api.post('/v1/parent-key/decision', { config: { permission: 'parent.key' } }, async (request, reply) => {
-      const { decision, operator, reason, ...rest } = bodyOf(request.body);
-      refuseUnknown(rest);
-      const update =
-        typeof decision === 'string' && Object.hasOwn(PARENT_KEY_DECISIONS, decision)
-          ? PARENT_KEY_DECISIONS[decision as keyof typeof PARENT_KEY_DECISIONS]
-          : undefined;
-      if (!update) throw badField('decision', `must be one of ${Object.keys(PARENT_KEY_DECISIONS).join(', ')}`);
-      const by = checkDecisionBy({ operator: actorOf(request, operator, 'operator'), reason });
-      if (!by.ok) throw invalidInput(new InvalidInputError(by.problems));
-      const answer = await answered(() => sendDecision(deps.client, PARENT_KEY_ROTATION_WORKFLOW_ID, update, by.value));
-      return sendData(reply, 200, { workflowId: PARENT_KEY_ROTATION_WORKFLOW_ID, decision, ...answer });
-    });
+    api.post(
+      '/v1/parent-key/rotate',
+      { config: { permission: 'parent.key' }, schema: rotateDoc },
+      async (request, reply) => {
+        const body = bodyOf(request.body);
+        const operator = actorOf(request, body['operator'], 'operator');
+        // Said every time: an emergency rotation skips the quiet gate, and an empty body starts nothing.
+        if (typeof body['emergency'] !== 'boolean')
+          throw badField('emergency', 'is required: true after a leak (no quiet gate), else false');
+        const handle = await answered(() =>
+          startParentKeyRotation(deps.client, { ...body, operator }, { taskQueue: deps.taskQueue }),
+        );
+        return sendData(reply, 202, { workflowId: handle.workflowId, started: handle.started });
+      },
+    );
+
+    api.post(
+      '/v1/parent-key/schedule',
+      { config: { permission: 'parent.key' }, schema: scheduleDoc },
+      async (request, reply) => {
+        const { operator, every, ...rest } = bodyOf(request.body);
+        actorOf(request, operator, 'operator');
+        refuseUnknown(rest);
+        if (typeof every !== 'string') throw badField('every', 'is required: a duration like 30d');
+        return sendData(
+          reply,
+          200,
+          await answered(() => scheduleParentKeyRotation(deps.client, {}, every, deps.taskQueue)),
+        );
+      },
+    );
+
+    api.post(
+      '/v1/parent-key/decision',
+      { config: { permission: 'parent.key' }, schema: decisionDoc },
+      async (request, reply) => {
+        const { decision, operator, reason, ...rest } = bodyOf(request.body);
+        refuseUnknown(rest);
+        const update =
+          typeof decision === 'string' && Object.hasOwn(PARENT_KEY_DECISIONS, decision)
+            ? PARENT_KEY_DECISIONS[decision as keyof typeof PARENT_KEY_DECISIONS]
+            : undefined;
+        if (!update) throw badField('decision', `must be one of ${Object.keys(PARENT_KEY_DECISIONS).join(', ')}`);
+        const by = checkDecisionBy({ operator: actorOf(request, operator, 'operator'), reason });
+        if (!by.ok) throw invalidInput(new InvalidInputError(by.problems));
+        const answer = await answered(() =>
+          sendDecision(deps.client, PARENT_KEY_ROTATION_WORKFLOW_ID, update, by.value),
+        );
+        return sendData(reply, 200, { workflowId: PARENT_KEY_ROTATION_WORKFLOW_ID, decision, ...answer });
+      },
+    );
   });
 }
 
@@ -176,3 +203,86 @@ async function answered<T>(work: () => Promise<T>): Promise<T> {
     throw error;
   }
 }
+
+const recordField = { type: 'string', pattern: '^[1-9][0-9]{0,18}$', description: 'One of our parent key records.' };
+const platformAnswers = {
+  502: 'The platform refused or did not answer (PLATFORM_FAILED).',
+  503: 'This gateway has no platform to ask (PLATFORM_NOT_CONFIGURED).',
+};
+
+const showDoc = doc({
+  summary: 'The parent keys in our records, which one each live process uses, and the rotation in progress',
+  description: 'Record ids, platform key ids, fingerprints and process ids; never a token.',
+  answers: { 200: { description: 'The keys and `rotation` (or null).', data: anyObject } },
+});
+
+const platformKeysDoc = doc({
+  summary: "The parent's active platform keys, each compared with a record whose platform id is unknown",
+  query: { record: recordField },
+  answers: { 200: { description: 'The keys and how likely each is the record.', data: anyObject }, ...platformAnswers },
+});
+
+const identifyDoc = doc({
+  summary: 'Record which platform key one of our parent key records is (wakes a rotation waiting for it)',
+  body: decisionBody({ keyId: { type: 'string' }, record: recordField, force: { type: 'boolean' } }, [
+    'keyId',
+    'reason',
+  ]),
+  answers: {
+    200: { description: 'Recorded.', data: anyObject },
+    404: 'Not an active key of the parent (KEY_NOT_FOUND).',
+    409: "The records or the key's last use say otherwise (DECISION_NOT_APPLICABLE).",
+    ...platformAnswers,
+  },
+});
+
+const rotationRunDoc = doc({
+  summary: 'The latest parent key rotation run, with its result (what --wait polls)',
+  answers: {
+    200: {
+      description: '`{ run }` (null when none).',
+      data: { type: 'object', required: ['run'], properties: { run: { type: ['object', 'null'] } } },
+    },
+  },
+});
+
+const rotateParentBody = fromZod(rotateParentKeyInputSchema) as { properties: object };
+const rotateDoc = doc({
+  summary: 'Start (or join) the rotation of the parent key (`emergency` said every time)',
+  body: {
+    ...rotateParentBody,
+    required: ['emergency'],
+    properties: { ...rotateParentBody.properties, operator: actorField },
+  },
+  answers: {
+    202: {
+      description: 'Started or joined.',
+      data: {
+        type: 'object',
+        required: ['workflowId', 'started'],
+        properties: { workflowId: { type: 'string' }, started: { type: 'boolean' } },
+      },
+    },
+  },
+});
+
+const scheduleDoc = doc({
+  summary: "Create or update the parent key rotation's Schedule",
+  body: {
+    type: 'object',
+    required: ['every'],
+    additionalProperties: false,
+    properties: { every: { type: 'string', description: 'A duration like 30d.' }, operator: actorField },
+  },
+  answers: { 200: { description: 'The schedule.', data: anyObject } },
+});
+
+const decisionDoc = doc({
+  summary: 'Send an operator decision to the running parent key rotation',
+  body: decisionBody({ decision: { type: 'string', enum: Object.keys(PARENT_KEY_DECISIONS) } }, ['decision', 'reason']),
+  answers: {
+    200: { description: "Sent: the run's answer.", data: anyObject },
+    404: 'No rotation running (RUN_NOT_FOUND).',
+    409: 'The run refuses the decision now (DECISION_NOT_APPLICABLE).',
+  },
+});
