@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Pool } from '../db/pool.js';
 import { countInboxByState } from '../db/webhook-inbox-store.js';
 import { PUBLIC } from './access.js';
-import { doc } from './api-docs.js';
+import { describeOnly, doc } from './api-docs.js';
 import { driftMetricLines } from './drift-metrics.js';
 import { eventMetricLines } from './event-metrics.js';
 import { gaugeLines, type GatewayMetrics } from './metrics.js';
@@ -22,6 +22,8 @@ export interface HealthRoutesDeps {
 
 export function registerHealthRoutes(app: FastifyInstance, deps: HealthRoutesDeps): void {
   const timeoutMs = deps.readyTimeoutMs ?? 2_000;
+  // Also on the ops listener (GATEWAY_OPS_PORT), its own Fastify instance: the schemas describe, never filter.
+  describeOnly(app);
 
   registerLiveness(app);
 
