@@ -54,6 +54,7 @@ import {
   retryKeyCreateUpdate,
   revokeAnywayUpdate,
 } from './rotate-tenant-key-messages.js';
+import { carriedState } from './transfer-loop.js';
 import { msOf, validateWorkflowInput } from './validate-input.js';
 import { Backoff, handlersFinished, historyFull, Waits, type WaitView } from './waits.js';
 
@@ -97,7 +98,8 @@ interface Carried {
 
 export async function rotateParentKey(rawInput: RotateParentKeyInput): Promise<RotateParentKeyResult> {
   const input = await validateWorkflowInput('rotateParentKey', rawInput, () => PARENT_KEY_ROTATION_WORKFLOW_ID);
-  const carried = input.continued as Carried | undefined;
+  // Only the run's own continuation sets `continued` (a caller's is refused as invalid input).
+  const carried = carriedState<Carried>(input.continued);
   const platform = proxyActivities<Activities>(platformCall(platformTaskQueue(workflowInfo().taskQueue)));
   const o = { ...DEFAULTS, ...input.options };
   const t = {
@@ -229,7 +231,8 @@ export async function rotateParentKey(rawInput: RotateParentKeyInput): Promise<R
 
   /** Past the bound (or when the SDK suggests it): the next run takes over with this one's state. */
   const continueIfFull = async () => {
-    if (!historyFull(input.options?.historyEventBound)) return;
+    // A run just continued never continues again at once (the SDK may still suggest it for a moment).
+    if (workflowInfo().historyLength < 100 || !historyFull(input.options?.historyEventBound)) return;
     await handlersFinished();
     const next: Carried = {
       begun,

@@ -357,6 +357,10 @@ export async function startParentKeyRotation(
   options: { taskQueue: string },
 ): Promise<WorkflowHandle<typeof rotateParentKey> & { started: boolean }> {
   const input = parseInput(rotateParentKeyInputSchema, rawInput ?? {});
+  if (input.continued !== undefined)
+    throw new InvalidInputError([
+      'continued: is set only by the workflow itself when it continues as new; leave it out',
+    ]);
   try {
     const handle = await client.workflow.start<typeof rotateParentKey>('rotateParentKey', {
       taskQueue: options.taskQueue,

@@ -264,4 +264,26 @@ describe('rotateParentKey (mocked activities)', () => {
       expect(calls.revoke).toEqual([]);
     });
   }, 60_000);
+
+  it("refuses a caller's continued state: only the run's own continuation sets it", async () => {
+    const { calls, activities } = mocks({
+      limit: false,
+      switched: true,
+      named: 'key_ours',
+      usage: inUse('2026-01-01T00:00:00.000Z'),
+    });
+    await world.run(activities, async ({ client, taskQueue }) => {
+      const handle = await client.workflow.start('rotateParentKey', {
+        taskQueue,
+        workflowId: PARENT_KEY_ROTATION_WORKFLOW_ID,
+        args: [{ continued: { phase: 'quiet', oldPlatformId: 'key_other' } }],
+        workflowIdConflictPolicy: 'TERMINATE_EXISTING',
+      });
+      await expect(handle.result()).rejects.toMatchObject({
+        cause: { message: expect.stringMatching(/^continued: /) },
+      });
+      expect(calls.revoke).toEqual([]);
+      expect(calls.create).toBe(0);
+    });
+  });
 });
