@@ -9,12 +9,20 @@
  *
  * Same workflow id as a rotation of the slot (`rotate:<ref>:<slot>`), and a key_rotations row: one open
  * rotation per slot, whichever kind, and a close or drift sees it. Operator decisions are the rotation's
- * Updates, so `tenantctl rotation revoke-anyway|abort R` answer here too. Tokens never pass through here.
+ * Updates, so `tenantctl rotation revoke-anyway|abort|retry-key-create R` answer here too. Tokens never pass
+ * through here.
+ *
+ * Waits (workflows/waits.ts), as a rotation's: key_limit, deploying, waiting_for_quiet and held answer
+ * `currentWait` (with the decisions that apply) and set TenantStatus `rotation_<stage>`; the key-limit and
+ * quiet-gate polls back off to `pollCeiling`; past `historyEventBound` (or when the SDK suggests it) the run
+ * continues as new in its phase with its state (`Carried`). Held polls nothing: only a decision ends it.
  */
 import {
   ApplicationFailure,
   CancellationScope,
   condition,
+  ContinueAsNew,
+  continueAsNew,
   getExternalWorkflowHandle,
   isCancellation,
   proxyActivities,
@@ -36,7 +44,7 @@ import type {
 } from '../src/domain/import-input.js';
 import { checkDecisionBy, type DecisionBy } from '../src/domain/operator-decisions.js';
 import { DEFAULT_TIMINGS } from '../src/domain/rotation-defaults.js';
-import { tenantExternalRefKey, tenantStatusKey } from '../src/domain/search-attributes.js';
+import { tenantExternalRefKey } from '../src/domain/search-attributes.js';
 import {
   databaseStep,
   notifyDeploy as notifyDeployPolicy,
@@ -58,8 +66,14 @@ import {
   type GateMemory,
   type GateTimings,
 } from './rotate-tenant-key-gate.js';
-import { abortRotationUpdate, revokeAnywayUpdate, rotationSettledSignal } from './rotate-tenant-key-messages.js';
+import {
+  abortRotationUpdate,
+  retryKeyCreateUpdate,
+  revokeAnywayUpdate,
+  rotationSettledSignal,
+} from './rotate-tenant-key-messages.js';
 import { validateWorkflowInput } from './validate-input.js';
+import { Backoff, handlersFinished, historyFull, Waits, type WaitView } from './waits.js';
 
 export * from './adopt-tenant-keys-messages.js';
 
@@ -71,13 +85,16 @@ export async function adoptTenantKeys(rawInput: AdoptTenantKeysInput): Promise<A
     rotationWorkflowId(i.externalRef, i.slot),
   );
   const { externalRef, slot } = input;
+  const carried = input.continued as Carried | undefined;
   const t = { ...DEFAULT_TIMINGS, ...input.options };
   const timings: GateTimings = gateTimingsOf(t);
+  const pollCeilingMs = input.options?.pollCeiling === undefined ? undefined : msOf(input.options.pollCeiling);
+  const bound = input.options?.historyEventBound;
   const queue = platformTaskQueue(workflowInfo().taskQueue);
   const platform = proxyActivities<Activities>(platformCall(queue));
   const projectEnv = proxyActivities<Activities>(projectEnvDeploy(queue));
 
-  const status: AdoptionStatus = {
+  const status: AdoptionStatus = carried?.status ?? {
     externalRef,
     slot,
     stage: 'starting',
@@ -87,23 +104,42 @@ export async function adoptTenantKeys(rawInput: AdoptTenantKeysInput): Promise<A
     notes: [],
     waitingFor: null,
   };
-  let decision: { kind: 'revoke' | 'abort'; by: DecisionBy } | undefined;
+  let decision: AdoptionDecision | undefined = carried?.decision ?? undefined;
+  let retry = false;
   setHandler(adoptionStatusQuery, () => status);
-  const show = (stage: AdoptionStage, waitingFor: string | null = null) => {
+  const open = () => status.keys.filter((k) => k.state === 'waiting' || k.state === 'held');
+  const applies = (what: 'revokeAnyway' | 'abortRotation' | 'retryKeyCreate') => {
+    const id = `the adoption of ${externalRef} slot ${slot}`;
+    if (what === 'retryKeyCreate')
+      return status.stage === 'key_limit' && !retry
+        ? null
+        : `${id} is ${status.stage}: retryKeyCreate applies at key_limit`;
+    if (decision) return `${id} already has a decision: ${decision.kind}`;
+    return status.stage === 'waiting_for_quiet' ||
+      status.stage === 'held' ||
+      (what === 'abortRotation' && status.stage === 'key_limit')
+      ? null
+      : `${id} is ${status.stage}: ${what} applies while it waits for quiet or is held` +
+          (what === 'abortRotation' ? ', or at key_limit' : '');
+  };
+  const applicable = () =>
+    (['revokeAnyway', 'abortRotation', 'retryKeyCreate'] as const).filter((name) => applies(name) === null);
+  const waits = new Waits(
+    { tenantStatus: (stage) => `rotation_${stage}`, details: () => adoptionDetails(status) },
+    carried?.wait ?? null,
+  );
+  /** A stage the run is not waiting in. */
+  const show = (stage: AdoptionStage) => {
+    status.stage = stage;
+    status.waitingFor = null;
+    waits.leave(stage);
+  };
+  /** A wait: what it waits for, the decisions that apply, and when the run looks again by itself (ms). */
+  const waitAt = (stage: AdoptionStage, waitingFor: string, nextCheckInMs: number | null = null) => {
     status.stage = stage;
     status.waitingFor = waitingFor;
-    upsertSearchAttributes([{ key: tenantStatusKey, value: `rotation_${stage}` }]);
+    waits.enter(stage, waitingFor, applicable(), nextCheckInMs);
   };
-  const open = () => status.keys.filter((k) => k.state === 'waiting' || k.state === 'held');
-  const applies = (what: string) =>
-    decision
-      ? `the adoption of ${externalRef} slot ${slot} already has a decision: ${decision.kind}`
-      : status.stage === 'waiting_for_quiet' ||
-          status.stage === 'held' ||
-          (what === 'abort' && status.stage === 'key_limit')
-        ? null
-        : `the adoption of ${externalRef} slot ${slot} is ${status.stage}: ${what} applies ` +
-          `while it waits for quiet or is held`;
   setHandler(
     revokeAnywayUpdate,
     (raw) => {
@@ -126,13 +162,52 @@ export async function adoptTenantKeys(rawInput: AdoptTenantKeysInput): Promise<A
         effect: 'the unmanaged keys still open are kept (unmanaged); the managed key stays',
       };
     },
-    { validator: (raw) => (accepted(checkDecisionBy(raw)), refuseUnlessApplicable(applies('abort'))) },
+    { validator: (raw) => (accepted(checkDecisionBy(raw)), refuseUnlessApplicable(applies('abortRotation'))) },
   );
-  upsertSearchAttributes([{ key: tenantExternalRefKey, value: externalRef }]);
+  setHandler(
+    retryKeyCreateUpdate,
+    (raw) => {
+      accepted(checkDecisionBy(raw));
+      retry = true;
+      return { stage: status.stage, effect: 'the key create is tried again now' };
+    },
+    { validator: (raw) => (accepted(checkDecisionBy(raw)), refuseUnlessApplicable(applies('retryKeyCreate'))) },
+  );
+  if (!carried) upsertSearchAttributes([{ key: tenantExternalRefKey, value: externalRef }]);
 
-  let begun: BeginAdoptionResult | undefined;
-  let deployed = false;
-  let issuedHere = false;
+  let begun: BeginAdoptionResult | undefined = carried?.begun;
+  let deployed = carried?.deployed ?? false;
+  let issuedHere = carried?.issuedHere ?? false;
+  // The quiet gate's memory per unmanaged key, and when its previous look began.
+  let memories: Map<string, GateMemory> | null = carried?.memories ? new Map(carried.memories) : null;
+  let lookedAtMs: number | null = carried?.lookedAtMs ?? null;
+  const revoked: string[] = carried?.revoked ?? [];
+  let backoff = new Backoff(
+    msOf(t.keyLimitRetryInterval),
+    pollCeilingMs,
+    carried?.phase === 'key_limit' ? carried.polls : 0,
+  );
+  /** Continues as new in `phase`, carrying what the next run needs to answer and decide the same. */
+  async function continueRun(phase: Carried['phase']): Promise<never> {
+    await handlersFinished();
+    const next: Carried = {
+      phase,
+      begun: begun!,
+      status,
+      wait: waits.current,
+      polls: backoff.polls,
+      memories: memories ? [...memories] : null,
+      lookedAtMs,
+      decision: decision ?? null,
+      revoked,
+      deployed,
+      issuedHere,
+    };
+    return continueAsNew<typeof adoptTenantKeys>({
+      ...rawInput,
+      continued: next as unknown as Record<string, unknown>,
+    });
+  }
   const record = (change: Parameters<Activities['recordRotation']>[0]['change'], audit?: string, operator?: string) =>
     db.recordRotation({
       rotationId: begun!.rotationId,
@@ -141,29 +216,35 @@ export async function adoptTenantKeys(rawInput: AdoptTenantKeysInput): Promise<A
       ...(audit ? { audit } : {}),
       ...(operator ? { operator } : {}),
     });
-  const revoked: string[] = [];
 
   try {
-    begun = await db.beginAdoption({
-      externalRef,
-      slot,
-      deployer: input.deployer,
-      workflowId: workflowInfo().workflowId,
-      runId: workflowInfo().runId,
-      reason: input.reason ?? null,
-    });
+    if (!begun) {
+      begun = await db.beginAdoption({
+        externalRef,
+        slot,
+        deployer: input.deployer,
+        workflowId: workflowInfo().workflowId,
+        runId: workflowInfo().runId,
+        reason: input.reason ?? null,
+      });
+      status.rotationId = begun.rotationId;
+      status.keys = begun.unmanaged.map((k): AdoptedKeyView => ({
+        ...k,
+        state: 'waiting',
+        heldReason: null,
+        quietCheck: null,
+      }));
+    }
     const b = begun;
-    status.rotationId = b.rotationId;
-    status.keys = b.unmanaged.map((k): AdoptedKeyView => ({
-      ...k,
-      state: 'waiting',
-      heldReason: null,
-      quietCheck: null,
-    }));
 
-    if (b.issue) {
-      show('creating_key');
+    // A continued run resumes in its phase: past the key-limit wait, the key is issued, deployed and verified.
+    if (!carried && b.issue) show('creating_key');
+    if (b.issue && (!carried || carried.phase === 'key_limit')) {
+      // A function, not a narrowed read: a decision lands while the run awaits.
+      const abortedBy = () => (decision?.kind === 'abort' ? decision.by : null);
       for (;;) {
+        if (abortedBy()) break;
+        if (historyFull(bound)) await continueRun('key_limit');
         const issued = await platform.issueTenantKey({
           externalRef,
           subaccountId: b.subaccountId,
@@ -176,24 +257,31 @@ export async function adoptTenantKeys(rawInput: AdoptTenantKeysInput): Promise<A
           break;
         }
         await record({ state: 'key_limit', stage: 'key_limit', outcome: { activeKeys: issued.activeKeys } });
-        show(
+        const waitMs = backoff.next();
+        waitAt(
           'key_limit',
-          `the tenant is at its active-key limit: revoke a key nobody uses (or abort); ` +
-            `retried every ${t.keyLimitRetryInterval}`,
+          `the tenant is at its active-key limit (${issued.activeKeys.length} active: ` +
+            `${issued.activeKeys.map((k) => k.name ?? k.id).join(', ')}): revoke a key nobody uses, then ` +
+            `\`tenantctl rotation retry-key-create ${externalRef} --slot ${slot} --reason "..."\` (update ` +
+            `retryKeyCreate), or abort (update abortRotation); the create is tried again by itself in ${waitMs} ms`,
+          waitMs,
         );
-        await condition(() => decision?.kind === 'abort', msOf(t.keyLimitRetryInterval));
-        if (decision?.kind === 'abort') {
-          await record({ state: 'aborted', stage: 'aborted' }, 'rotation.aborted', decision.by.operator);
-          show('aborted');
-          throw ApplicationFailure.create({
-            type: FailureCode.ROTATION_ABORTED,
-            message: `aborted at the key limit by ${decision.by.operator}: nothing was issued or revoked`,
-            nonRetryable: true,
-          });
-        }
+        retry = false;
+        await condition(() => retry || abortedBy() !== null, waitMs);
+        if (abortedBy()) break;
         await record({ state: 'running', stage: 'creating_key' });
       }
-      show('deploying');
+      const by = abortedBy();
+      if (by) {
+        await record({ state: 'aborted', stage: 'aborted' }, 'rotation.aborted', by.operator);
+        show('aborted');
+        throw ApplicationFailure.create({
+          type: FailureCode.ROTATION_ABORTED,
+          message: `aborted at the key limit by ${by.operator}: nothing was issued or revoked`,
+          nonRetryable: true,
+        });
+      }
+      waitAt('deploying', `the managed key's deploy through ${b.deployer.kind} (retried until it succeeds)`);
       const deploy = b.deployer.kind === 'notify' ? notify : projectEnv;
       await deploy.deployKeyGeneration({
         rotationId: b.rotationId,
@@ -210,17 +298,17 @@ export async function adoptTenantKeys(rawInput: AdoptTenantKeysInput): Promise<A
       await record({ stage: 'verifying', deployed: true });
       show('verifying');
       await platform.verifyTenantKey({ externalRef, slot, generation: b.toGeneration });
-    } else {
+    } else if (!carried) {
       status.newKey = { ...b.managedKey! };
       status.notes.push('the slot already has its managed key (an earlier adoption): not issued again');
     }
 
-    const memories = new Map<string, GateMemory>(
+    const gateMemories = (memories ??= new Map<string, GateMemory>(
       status.keys.map((k) => [
         k.keyId,
         { deployedAtMs: Date.now(), deployedAtPlatform: null, lastSeen: null, polls: 0 },
       ]),
-    );
+    ));
     const revoke = async (key: AdoptedKeyView, why: string, expect: LastUseExpectation | null, operator?: string) => {
       try {
         await platform.revokeUnmanagedKey({
@@ -243,22 +331,32 @@ export async function adoptTenantKeys(rawInput: AdoptTenantKeysInput): Promise<A
       revoked.push(key.keyId);
     };
 
-    await record({ state: 'running', stage: 'waiting_for_quiet' });
-    while (!decision && status.keys.some((k) => k.state === 'waiting')) {
+    const resumedAt = carried?.phase === 'gate' || carried?.phase === 'held' ? carried.phase : null;
+    if (resumedAt === 'gate') backoff = new Backoff(timings.pollIntervalMs, pollCeilingMs, carried!.polls);
+    else if (!resumedAt) {
+      backoff = new Backoff(timings.pollIntervalMs, pollCeilingMs);
+      await record({ state: 'running', stage: 'waiting_for_quiet' });
+    }
+    while (resumedAt !== 'held' && !decision && status.keys.some((k) => k.state === 'waiting')) {
+      if (historyFull(bound)) await continueRun('gate');
       const waiting = status.keys.filter((k) => k.state === 'waiting');
+      const lookingAtMs = Date.now();
       const usage = await platform.observeKeyUsage({
         subaccountId: b.subaccountId,
         keyIds: [...waiting.map((k) => k.keyId), status.newKey.keyId!],
       });
+      const nowMs = Date.now();
       for (const key of waiting) {
+        const memory = gateMemories.get(key.keyId)!;
         const gate = evaluateGate(
-          memories.get(key.keyId)!,
+          memory,
           usage[key.keyId] ?? null,
           // The managed key's first use is deploy time on the platform's clock only when this run deployed it;
           // an earlier adoption's key was used long ago, so this run measures from its own start instead.
           b.issue ? (usage[status.newKey.keyId!] ?? null) : null,
-          Date.now(),
-          timings,
+          nowMs,
+          // A late use is judged by the interval actually waited since the previous look (polls back off).
+          { ...timings, pollIntervalMs: nowMs - (lookedAtMs ?? memory.deployedAtMs) },
         );
         key.quietCheck = gate.view;
         if (gate.kind === 'quiet') await revoke(key, 'quiet', expectationOf(gate.observed));
@@ -268,17 +366,20 @@ export async function adoptTenantKeys(rawInput: AdoptTenantKeysInput): Promise<A
           key.heldReason = gate.reason;
         }
       }
+      lookedAtMs = lookingAtMs;
       if (!status.keys.some((k) => k.state === 'waiting')) break;
-      show(
+      const waitMs = backoff.next();
+      waitAt(
         'waiting_for_quiet',
         `quiet gate of ${status.keys.filter((k) => k.state === 'waiting').length} ` +
-          `unmanaged key(s); next look in ${t.pollInterval}`,
+          `unmanaged key(s); next look in ${waitMs} ms`,
+        waitMs,
       );
-      await condition(() => decision !== undefined, timings.pollIntervalMs);
+      await condition(() => decision !== undefined, waitMs);
     }
 
     const held = open();
-    if (held.length && !decision) {
+    if (held.length && !decision && resumedAt !== 'held') {
       await record(
         {
           state: 'held',
@@ -287,7 +388,7 @@ export async function adoptTenantKeys(rawInput: AdoptTenantKeysInput): Promise<A
         },
         'rotation.held',
       );
-      show(
+      waitAt(
         'held',
         `unmanaged key(s) still in use: ${held.map((k) => `${k.keyId} (${k.heldReason})`).join(', ')}. ` +
           (`\`tenantctl rotation revoke-anyway ${externalRef} --slot ${slot} --operator ` +
@@ -299,7 +400,12 @@ export async function adoptTenantKeys(rawInput: AdoptTenantKeysInput): Promise<A
         await getExternalWorkflowHandle(parent.workflowId)
           .signal(rotationSettledSignal, { workflowId: workflowInfo().workflowId, outcome: 'held' })
           .catch(() => undefined);
-      await condition(() => decision !== undefined);
+    }
+    if (held.length && !decision) {
+      // Held polls nothing (no timer, no events): only a decision ends it. It re-checks its history only
+      // (signals and updates add events), continuing as new past the bound.
+      await condition(() => decision !== undefined || historyFull(bound));
+      if (!decision) await continueRun('held');
     }
     if (decision?.kind === 'revoke')
       for (const key of open())
@@ -328,6 +434,8 @@ export async function adoptTenantKeys(rawInput: AdoptTenantKeysInput): Promise<A
       kept,
     };
   } catch (error) {
+    // Continuing as new is not a failure: the next run carries on with this one's state.
+    if (error instanceof ContinueAsNew) throw error;
     const cancelled = isCancellation(error);
     await CancellationScope.nonCancellable(async () => {
       if (!begun || status.stage === 'aborted') return;
@@ -350,4 +458,42 @@ export async function adoptTenantKeys(rawInput: AdoptTenantKeysInput): Promise<A
     });
     throw error;
   }
+}
+
+type AdoptionDecision = { kind: 'revoke' | 'abort'; by: DecisionBy };
+
+/** What a run continued as new hands to the next (never a secret: ids, stages, times, decisions). */
+interface Carried {
+  /** Where the next run resumes: the key-limit wait, the quiet gate's polls, or held for a decision. */
+  phase: 'key_limit' | 'gate' | 'held';
+  begun: BeginAdoptionResult;
+  status: AdoptionStatus;
+  wait: WaitView | null;
+  /** The current poll's backoff count. */
+  polls: number;
+  /** The quiet gate's memory per unmanaged key (null before the gate). */
+  memories: Array<[string, GateMemory]> | null;
+  /** When the gate's previous look began. */
+  lookedAtMs: number | null;
+  /** A decision that landed and was not yet acted on. */
+  decision: AdoptionDecision | null;
+  /** The unmanaged keys revoked so far, in order. */
+  revoked: string[];
+  deployed: boolean;
+  issuedHere: boolean;
+}
+
+/** The run's own lines in the Web UI's current details, under its wait. */
+function adoptionDetails(status: AdoptionStatus): string[] {
+  const lines = [
+    `**${status.stage}** — adopting key slot \`${status.slot}\` of tenant \`${status.externalRef}\``,
+    `managed key: ${status.newKey.keyId ?? 'not yet created'} ${status.newKey.fingerprint ?? ''}`,
+  ];
+  for (const k of status.keys)
+    lines.push(
+      `unmanaged key ${k.keyId}: ${k.state}${k.heldReason ? ` (${k.heldReason})` : ''}` +
+        `${k.quietCheck ? `: ${k.quietCheck.verdict}` : ''}`,
+    );
+  for (const note of status.notes) lines.push(`note: ${note}`);
+  return lines;
 }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { deployerSpecSchema, rotationTimingsSchema } from './rotation-input.js';
 import { externalRefSchema, slotSchema, tenantNameSchema } from './tenant-input.js';
 import { freeText, pathSegmentId } from './text.js';
+import { continuedSchema } from './wait-options.js';
 
 /**
  * importTenant's input: one platform sub-account to bring under our records with the ref the plan
@@ -44,6 +45,8 @@ export const adoptTenantKeysInputSchema = z.strictObject({
   deployer: deployerSpecSchema.optional(),
   reason: freeText({ min: 0, max: 500, multiline: true }).optional(),
   options: rotationTimingsSchema.optional(),
+  /** Set by the run itself when it continues as new (its carried state); not for callers. */
+  continued: continuedSchema,
 });
 export type AdoptTenantKeysInput = z.input<typeof adoptTenantKeysInputSchema>;
 export type ParsedAdoptTenantKeysInput = z.output<typeof adoptTenantKeysInputSchema>;

@@ -1,0 +1,230 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { WorkflowHandle } from '@temporalio/client';
+import type { KeyUsage } from '../../activities/rotation.js';
+import { rotationWorkflowId } from '../../src/domain/ids.js';
+import type { AdoptTenantKeysInput } from '../../src/domain/import-input.js';
+import { adoptionStatusQuery } from '../../workflows/adopt-tenant-keys-messages.js';
+import {
+  abortRotationUpdate,
+  retryKeyCreateUpdate,
+  revokeAnywayUpdate,
+} from '../../workflows/rotate-tenant-key-messages.js';
+import { currentWaitQuery, type WaitView } from '../../workflows/waits-messages.js';
+import { fastWorld, historyLength, uniqueId, type FastWorld } from '../harness/fast-workflow.js';
+
+/**
+ * adoptTenantKeys' waits with mocked activities: key_limit, deploying, waiting_for_quiet and held on currentWait
+ * (with the decisions that apply) and TenantStatus; bounded across continuations; decisions landing after one.
+ */
+let world: FastWorld;
+beforeAll(async () => {
+  world = await fastWorld();
+});
+afterAll(() => world.close());
+
+const BOUND = 200;
+const NEW = 'key_managed';
+const UNMANAGED = ['key_u1', 'key_u2'];
+const BEFORE = '2026-01-01T00:00:00.000Z';
+
+interface World {
+  limit: boolean;
+  /** Each unmanaged key's last use as the platform shows it. */
+  lastUse: Record<string, string | null>;
+  deployGate: Promise<void> | null;
+}
+
+function mocks(w: World) {
+  const calls = {
+    issue: 0,
+    observe: 0,
+    deploy: 0,
+    revoked: [] as Array<{ keyId: string; why: string }>,
+    audits: [] as string[],
+  };
+  const usage = (keyId: string, lastUsedAt: string | null): KeyUsage => ({
+    keyId,
+    status: 'active',
+    lastUsedAt,
+    lastUseKnown: true,
+  });
+  return {
+    calls,
+    activities: {
+      beginAdoption: async () => ({
+        rotationId: 'rot_a',
+        subaccountId: 'sa_1',
+        fromGeneration: 0,
+        toGeneration: 1,
+        issue: true,
+        managedKey: null,
+        unmanaged: UNMANAGED.map((keyId) => ({ keyId, generation: 0 })),
+        deployer: { kind: 'notify' as const },
+        takenOver: false,
+      }),
+      recordRotation: async (input: { audit?: string }) => {
+        if (input.audit) calls.audits.push(input.audit);
+      },
+      issueTenantKey: async () => {
+        calls.issue += 1;
+        return w.limit
+          ? {
+              state: 'key_limit' as const,
+              activeKeys: UNMANAGED.map((id) => ({ id, name: null, lastUsedAt: BEFORE, lastUseKnown: true })),
+            }
+          : { state: 'issued' as const, keyId: NEW, fingerprint: 'fp_m', orphansRevoked: [] };
+      },
+      deployKeyGeneration: async () => {
+        calls.deploy += 1;
+        if (w.deployGate) await w.deployGate;
+        return { deployed: true };
+      },
+      verifyTenantKey: async () => undefined,
+      observeKeyUsage: async () => {
+        calls.observe += 1;
+        return {
+          ...Object.fromEntries(UNMANAGED.map((id) => [id, usage(id, w.lastUse[id] ?? null)])),
+          [NEW]: usage(NEW, null),
+        };
+      },
+      revokeUnmanagedKey: async (input: { keyId: string; why: string }) => {
+        calls.revoked.push({ keyId: input.keyId, why: input.why });
+        return { result: 'revoked' as const };
+      },
+      revokeKeyGeneration: async () => ({ keyId: NEW, result: 'revoked' as const }),
+    } as never,
+  };
+}
+
+const until = async (done: () => boolean | Promise<boolean>) => {
+  while (!(await done())) await new Promise((r) => setTimeout(r, 50));
+};
+const waitOf = (handle: WorkflowHandle) => handle.query(currentWaitQuery).catch(() => null);
+async function waitForStage(handle: WorkflowHandle, stage: string): Promise<WaitView> {
+  let wait: WaitView | null = null;
+  await until(async () => (wait = await waitOf(handle))?.stage === stage);
+  return wait!;
+}
+const tenantStatusOf = async (handle: WorkflowHandle) => (await handle.describe()).searchAttributes['TenantStatus'];
+const by = (reason = 'checked with the team') => ({ operator: 'alice', reason });
+
+async function everyRunWithinBound(handle: WorkflowHandle, bound: number): Promise<number> {
+  let runs = 0;
+  for await (const run of handle.client.list({ query: `WorkflowId = '${handle.workflowId}'` })) {
+    runs += 1;
+    expect(await historyLength(handle, run.runId)).toBeLessThanOrEqual(bound + 20);
+  }
+  return runs;
+}
+
+function start(client: FastWorld['client'], taskQueue: string, ref: string, options: AdoptTenantKeysInput['options']) {
+  return client.workflow.start('adoptTenantKeys', {
+    taskQueue,
+    workflowId: rotationWorkflowId(ref, 'default'),
+    args: [{ externalRef: ref, options } satisfies AdoptTenantKeysInput],
+  });
+}
+
+describe('adoptTenantKeys waits (mocked activities)', () => {
+  it('key_limit: shown, bounded across continuations, retryKeyCreate after them lands; deploying shown; quiet keys revoked', async () => {
+    const ref = uniqueId('adopt');
+    let release!: () => void;
+    const w: World = { limit: true, lastUse: {}, deployGate: new Promise<void>((r) => (release = r)) };
+    const { calls, activities } = mocks(w);
+    await world.run(activities, async ({ client, taskQueue }) => {
+      const handle = await start(client, taskQueue, ref, {
+        keyLimitRetryInterval: '1ms',
+        pollCeiling: '1ms',
+        historyEventBound: BOUND,
+        propagationAllowance: '0s',
+      });
+      await until(() => calls.issue >= 60);
+      const wait = await waitForStage(handle, 'key_limit');
+      expect(wait.decisions).toEqual(['abortRotation', 'retryKeyCreate']);
+      expect(wait.waitingFor).toMatch(/active-key limit \(2 active: key_u1, key_u2\).*retryKeyCreate/);
+      expect(await tenantStatusOf(handle)).toEqual(['rotation_key_limit']);
+      const first = await client.workflow.getHandle(handle.workflowId, handle.firstExecutionRunId).describe();
+      expect(first.status.name).toBe('CONTINUED_AS_NEW');
+      expect(Date.parse(wait.since)).toBeLessThanOrEqual(first.closeTime!.getTime());
+      expect(await everyRunWithinBound(handle, BOUND)).toBeGreaterThanOrEqual(3);
+      await expect(handle.executeUpdate(revokeAnywayUpdate, { args: [by()] })).rejects.toMatchObject({
+        cause: {
+          message: expect.stringMatching(/is key_limit: revokeAnyway applies while it waits for quiet or is held/),
+        },
+      });
+
+      w.limit = false;
+      await handle.executeUpdate(retryKeyCreateUpdate, { args: [by('freed one')] });
+      const deploying = await waitForStage(handle, 'deploying');
+      expect(deploying.decisions).toEqual([]);
+      expect(deploying.waitingFor).toMatch(/deploy through notify/);
+      release();
+      await expect(handle.result()).resolves.toMatchObject({
+        outcome: 'completed',
+        keyId: NEW,
+        revoked: UNMANAGED,
+        kept: [],
+      });
+      expect(calls.revoked.map((r) => r.why)).toEqual(['quiet', 'quiet']);
+      expect(await waitOf(handle)).toBeNull();
+      expect(await tenantStatusOf(handle)).toEqual(['rotation_completed']);
+    });
+  }, 240_000);
+
+  it('quiet gate: bounded across continuations, a late use holds one key (no timer while held), abort after a continuation keeps it', async () => {
+    const ref = uniqueId('adopt');
+    const w: World = { limit: false, lastUse: { key_u1: BEFORE, key_u2: null }, deployGate: null };
+    const { calls, activities } = mocks(w);
+    await world.run(activities, async ({ client, taskQueue }) => {
+      const handle = await start(client, taskQueue, ref, {
+        propagationAllowance: '0s',
+        quietPeriod: '1h',
+        quietDeadline: '2h',
+        pollInterval: '1ms',
+        pollCeiling: '1ms',
+        historyEventBound: BOUND,
+      });
+      const waiting = await waitForStage(handle, 'waiting_for_quiet');
+      expect(waiting.decisions).toEqual(['revokeAnyway', 'abortRotation']);
+      expect(await tenantStatusOf(handle)).toEqual(['rotation_waiting_for_quiet']);
+      await until(() => calls.observe >= 60);
+      expect(await everyRunWithinBound(handle, BOUND)).toBeGreaterThanOrEqual(3);
+      expect((await waitForStage(handle, 'waiting_for_quiet')).since).toBe(waiting.since);
+      // The never-used key went at the first look; the used one waits for its quiet period.
+      expect(calls.revoked).toEqual([{ keyId: 'key_u2', why: 'quiet' }]);
+      const status = await handle.query(adoptionStatusQuery);
+      expect(status.keys.map((k) => k.state)).toEqual(['waiting', 'revoked']);
+      expect(status.keys[0]!.quietCheck!.polls).toBeGreaterThanOrEqual(60);
+
+      w.lastUse.key_u1 = new Date().toISOString();
+      const held = await waitForStage(handle, 'held');
+      expect(held.decisions).toEqual(['revokeAnyway', 'abortRotation']);
+      expect(held.nextCheckAt).toBeNull();
+      expect(held.waitingFor).toMatch(/key_u1 \(used_after_allowance\)/);
+      expect(await tenantStatusOf(handle)).toEqual(['rotation_held']);
+      const events = (await handle.fetchHistory()).events ?? [];
+      const lastLook = events.map((e) => Boolean(e.activityTaskScheduledEventAttributes)).lastIndexOf(true);
+      expect(events.slice(lastLook).filter((e) => e.timerStartedEventAttributes)).toEqual([]);
+
+      await expect(handle.executeUpdate(retryKeyCreateUpdate, { args: [by()] })).rejects.toMatchObject({
+        cause: { message: expect.stringMatching(/is held: retryKeyCreate applies at key_limit/) },
+      });
+      // Signals fill the held run's history: it continues as new, still held; the abort lands on the next run.
+      const heldRun = (await handle.describe()).runId;
+      for (let i = 0; i < 2 * BOUND; i++)
+        await handle.signal('abortRotation', { operator: '', reason: '' }).catch(() => undefined);
+      const looks = calls.observe;
+      await until(async () => (await handle.describe()).runId !== heldRun);
+      expect((await waitForStage(handle, 'held')).since).toBe(held.since);
+      const answer = await handle.executeUpdate(abortRotationUpdate, { args: [by('kept for the batch job')] });
+      expect(answer.effect).toMatch(/kept/);
+      await expect(handle.result()).resolves.toMatchObject({
+        outcome: 'aborted',
+        revoked: ['key_u2'],
+        kept: ['key_u1'],
+      });
+      expect(calls.observe).toBe(looks);
+      expect(calls.audits).toEqual(['rotation.held', 'rotation.aborted']);
+    });
+  }, 240_000);
+});
