@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { PayloadCodec } from '@temporalio/common';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { DEFAULTS } from '../config/defaults.js';
 import type { Pool } from '../db/pool.js';
 import type { Logger } from '../infra/log.js';
 import type { Vault } from '../secrets/vault.js';
@@ -189,7 +190,7 @@ function registerRoutes(
     pool: deps.pool,
     client: deps.client,
     taskQueue: options.taskQueue,
-    scheduleEvery: options.driftScheduleEvery ?? '1h',
+    scheduleEvery: options.driftScheduleEvery ?? DEFAULTS.DRIFT_SCHEDULE_EVERY,
   });
   registerFundingFleetRoutes(app, { pool: deps.pool, client: deps.client, taskQueue: options.taskQueue });
   registerKeySlotRoutes(app, {
