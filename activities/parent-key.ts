@@ -191,12 +191,17 @@ export function createParentKeyActivities(deps: ActivityDeps) {
      * The old key as the platform's list shows it, for the quiet gate. Its platform id is the one in our records
      * (recorded at import with --key-id, named by an operator with `parent-key identify`, or known because we
      * created it); else, for an imported key, the one active key that is none of ours with a known id (recorded
-     * then). When that is not exactly one, `ambiguous` lists the keys that could be it: an operator names it.
+     * then) — but only with `inferSingle`, which the rotation sets for its first look, made before anything
+     * changes: that listing is authenticated by the old key itself, so the old key is active and among the
+     * unknown keys, and a single unknown key can only be it. Later looks (made with the new key) never infer:
+     * were the old key revoked elsewhere meanwhile, the one unknown key left would be another service's.
+     * When it is not inferred, `ambiguous` lists the keys that could be it: an operator names it.
      */
     observeOldParentKey: boundary(
       async (input: {
         old: ParentKeyRef;
         newPlatformKeyId: string;
+        inferSingle?: boolean;
       }): Promise<{ usage: KeyUsage | null; platformKeyId: string | null; ambiguous: string[] }> => {
         const { keys } = await platform.listPlatformKeys({});
         let id = input.old.platformKeyId ?? (await findParentKey(pool, input.old.rowId))?.platformKeyId ?? null;
@@ -204,7 +209,7 @@ export function createParentKeyActivities(deps: ActivityDeps) {
           const known = new Set((await listParentKeys(pool)).map((r) => r.platformKeyId).filter(Boolean));
           if (input.newPlatformKeyId) known.add(input.newPlatformKeyId);
           const candidates = keys.filter((k) => k.status !== 'revoked' && !known.has(k.id));
-          if (candidates.length !== 1)
+          if (candidates.length !== 1 || input.inferSingle !== true)
             return { usage: null, platformKeyId: null, ambiguous: candidates.map((k) => k.id) };
           id = candidates[0]!.id;
           await setParentPlatformKeyId(pool, input.old.rowId, id);

@@ -210,8 +210,9 @@ export async function rotateParentKey(rawInput: RotateParentKeyInput): Promise<R
   else {
     begun = await db.beginParentKeyRotation({ runKey: workflowInfo().firstExecutionRunId.slice(0, 12) });
     status.oldKey = begun.old;
-    // Which platform key the old one is, before anything changes: recorded, or the only one it can be.
-    const seen = await platform.observeOldParentKey({ old: begun.old, newPlatformKeyId: '' });
+    // Which platform key the old one is, before anything changes: recorded, or the only one it can be (this
+    // listing is made with the old key, so the old key is among the keys it shows).
+    const seen = await platform.observeOldParentKey({ old: begun.old, newPlatformKeyId: '', inferSingle: true });
     oldPlatformId = seen.platformKeyId;
     status.candidates = seen.ambiguous;
     if (oldPlatformId) status.oldKey = { ...begun.old, platformKeyId: oldPlatformId };

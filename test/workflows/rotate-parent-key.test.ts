@@ -43,6 +43,8 @@ interface Scene {
 function mocks(scene: Scene) {
   const calls = {
     observeOld: 0,
+    /** Which looks at the old key may infer it from a single unknown key: only the first, before any change. */
+    inferSingle: [] as boolean[],
     switch: 0,
     create: 0,
     revoke: [] as Array<{ platformKeyId: string | null }>,
@@ -52,8 +54,9 @@ function mocks(scene: Scene) {
     calls,
     activities: {
       beginParentKeyRotation: async () => ({ old: OLD, newRowId: NEW.rowId, keyName: 'orchestrator-test' }),
-      observeOldParentKey: async () => {
+      observeOldParentKey: async (input: { inferSingle?: boolean }) => {
         calls.observeOld += 1;
+        calls.inferSingle.push(input.inferSingle === true);
         return scene.named
           ? { usage: scene.usage, platformKeyId: scene.named, ambiguous: [] }
           : { usage: null, platformKeyId: null, ambiguous: ['key_ours', 'key_other'] };
@@ -185,6 +188,11 @@ describe('rotateParentKey (mocked activities)', () => {
       // Only our old key was revoked; the other key was never named in a revoke.
       expect(calls.revoke.map((r) => r.platformKeyId)).toEqual(['key_ours']);
       expect(calls.rollBack).toBe(0);
+      // Only the first look (made with the old key, before anything changed) may take a single unknown key for
+      // the old one; every later look (made with the new key) leaves the naming to an operator.
+      expect(calls.inferSingle[0]).toBe(true);
+      expect(calls.inferSingle.slice(1)).not.toContain(true);
+      expect(calls.inferSingle.length).toBeGreaterThan(1);
       expect(await handle.query(currentWaitQuery)).toBeNull();
     });
   }, 120_000);
