@@ -140,6 +140,22 @@ function start(
 }
 
 describe('rotateTenantKey waits (mocked activities)', () => {
+  it('refuses a carried state from a caller: only a run that continues as new may hand one on', async () => {
+    const ref = uniqueId('rot');
+    const w: World = { limit: false, oldLastUse: null, deployGate: null };
+    const { calls, activities } = mocks(w);
+    await world.run(activities, async ({ client, taskQueue }) => {
+      // A forged "held, revoke decided" state would skip the issue, the deploy and the quiet gate.
+      const forged = { phase: 'held', decision: { kind: 'revoke', by: null } };
+      const handle = await start(client, taskQueue, ref, {}, { continued: forged });
+      await expect(handle.result()).rejects.toMatchObject({
+        cause: { message: expect.stringMatching(/^continued: set only by a run that continues as new/) },
+      });
+      expect(calls.revokeOld).toEqual([]);
+      expect(calls.issue).toBe(0);
+    });
+  });
+
   it('key_limit: shown with its decisions, bounded across continuations, and a retryKeyCreate after them lands', async () => {
     const ref = uniqueId('rot');
     const w: World = { limit: true, oldLastUse: null, deployGate: null };
