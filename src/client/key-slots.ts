@@ -19,7 +19,7 @@ import {
   type RevokeTenantKeyInput,
 } from '../domain/key-slot-input.js';
 import { tenantExternalRefKey } from '../domain/search-attributes.js';
-import { InvalidInputError, parseInput } from '../domain/tenant-input.js';
+import { parseCallerInput } from '../domain/tenant-input.js';
 import type { issueTenantKey, IssueTenantKeyResult } from '../../workflows/issue-tenant-key.js';
 import type { revokeTenantKeySlot, RevokeTenantKeySlotResult } from '../../workflows/revoke-tenant-key.js';
 
@@ -61,8 +61,7 @@ export async function startKeyIssue(
   rawInput: IssueTenantKeyInput | unknown,
   options: { taskQueue: string },
 ): Promise<KeyIssueHandle> {
-  refuseCarriedState(rawInput);
-  const input = parseInput(issueTenantKeyInputSchema, rawInput);
+  const input = parseCallerInput(issueTenantKeyInputSchema, rawInput);
   await getTenant(deps.pool, input.externalRef);
   return startOrJoin<typeof issueTenantKey>(
     deps.client,
@@ -80,8 +79,7 @@ export async function startKeyRevoke(
   rawInput: RevokeTenantKeyInput | unknown,
   options: { taskQueue: string },
 ): Promise<KeyRevokeHandle> {
-  refuseCarriedState(rawInput);
-  const input = parseInput(revokeTenantKeyInputSchema, rawInput);
+  const input = parseCallerInput(revokeTenantKeyInputSchema, rawInput);
   await getTenant(deps.pool, input.externalRef);
   // A slot with no active key starts no run (it could only fail).
   if (!(await findActiveKey(deps.pool, input.externalRef, input.slot)))
@@ -94,15 +92,6 @@ export async function startKeyRevoke(
     input.externalRef,
     options.taskQueue,
   );
-}
-
-/**
- * `continued` is the state a run hands to itself when it continues as new: never a caller's to set (it
- * would skip the run's own checks). Refused here, before anything starts, naming the field.
- */
-function refuseCarriedState(rawInput: unknown): void {
-  if (typeof rawInput === 'object' && rawInput !== null && 'continued' in rawInput)
-    throw new InvalidInputError(['continued: set only by a run that continues as new, never by a caller']);
 }
 
 /** A slot's issue or revoke run that is waiting: which run, and its wait (stage, what for, since, decisions). */

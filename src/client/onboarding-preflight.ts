@@ -3,7 +3,7 @@ import { runOnboardingChecks, type PreflightCheck } from '../../activities/onboa
 import type { Pool } from '../db/pool.js';
 import { onboardingWorkflowId } from '../domain/ids.js';
 import { DEFAULT_SLOT, INITIAL_TRANSFER } from '../domain/onboarding.js';
-import { onboardTenantInputSchema, parseInput } from '../domain/tenant-input.js';
+import { onboardTenantInputSchema, parseCallerInput } from '../domain/tenant-input.js';
 import { assertWithinTransferLimit } from '../domain/transfer-limit.js';
 import type { PlatformClient } from '../platform/index.js';
 
@@ -26,7 +26,7 @@ export async function dryRunOnboarding(
   rawInput: unknown,
   options: { maxTransferMicroUsd?: string | undefined } = {},
 ): Promise<OnboardingDryRun> {
-  const input = parseInput(onboardTenantInputSchema, rawInput);
+  const input = parseCallerInput(onboardTenantInputSchema, rawInput);
   assertWithinTransferLimit({ fundingMicroUsd: input.fundingMicroUsd }, options.maxTransferMicroUsd);
   const checks = await runOnboardingChecks(deps, input, { ownRecordResumes: false });
   const workflowId = onboardingWorkflowId(input.externalRef);

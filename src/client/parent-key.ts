@@ -15,7 +15,7 @@ import {
 import type { Pool } from '../db/pool.js';
 import { PARENT_KEY_ROTATION_SCHEDULE_ID, PARENT_KEY_ROTATION_WORKFLOW_ID } from '../domain/ids.js';
 import { rotateParentKeyInputSchema, type RotateParentKeyInput } from '../domain/key-slot-input.js';
-import { InvalidInputError, parseInput } from '../domain/tenant-input.js';
+import { InvalidInputError, parseCallerInput } from '../domain/tenant-input.js';
 import type { ApiKeyRecord, PlatformClient } from '../platform/index.js';
 import type { rotateParentKey } from '../../workflows/rotate-parent-key.js';
 import {
@@ -356,11 +356,7 @@ export async function startParentKeyRotation(
   rawInput: RotateParentKeyInput | unknown,
   options: { taskQueue: string },
 ): Promise<WorkflowHandle<typeof rotateParentKey> & { started: boolean }> {
-  const input = parseInput(rotateParentKeyInputSchema, rawInput ?? {});
-  if (input.continued !== undefined)
-    throw new InvalidInputError([
-      'continued: is set only by the workflow itself when it continues as new; leave it out',
-    ]);
+  const input = parseCallerInput(rotateParentKeyInputSchema, rawInput ?? {});
   try {
     const handle = await client.workflow.start<typeof rotateParentKey>('rotateParentKey', {
       taskQueue: options.taskQueue,
@@ -386,7 +382,7 @@ export async function scheduleParentKeyRotation(
   taskQueue: string,
 ): Promise<{ scheduleId: string; outcome: 'created' | 'updated' }> {
   if (!SCHEDULE_EVERY.test(every)) throw new InvalidInputError([`every: must be a duration like 30d (got ${every})`]);
-  const input = parseInput(rotateParentKeyInputSchema, rawInput ?? {});
+  const input = parseCallerInput(rotateParentKeyInputSchema, rawInput ?? {});
   const options: ScheduleOptions = {
     scheduleId: PARENT_KEY_ROTATION_SCHEDULE_ID,
     spec: { intervals: [{ every }] },

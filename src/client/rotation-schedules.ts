@@ -1,6 +1,6 @@
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, type Client, type ScheduleOptions } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
-import { parseInput } from '../domain/tenant-input.js';
+import { parseCallerInput, parseInput } from '../domain/tenant-input.js';
 import { tenantExternalRefKey } from '../domain/search-attributes.js';
 import {
   fleetAdoptionScheduleId,
@@ -59,7 +59,7 @@ export async function scheduleTenantRotation(
   taskQueue: string,
 ) {
   checkTimes(times);
-  const input = parseInput(rotateTenantKeyInputSchema, rawInput);
+  const input = parseCallerInput(rotateTenantKeyInputSchema, rawInput);
   const scheduleId = rotationScheduleId(input.externalRef, input.slot);
   const outcome = await createOrUpdate(client, {
     scheduleId,

@@ -6,7 +6,7 @@ import type { Queryable } from '../db/pool.js';
 import { rotationWorkflowId } from '../domain/ids.js';
 import { adoptTenantKeysInputSchema } from '../domain/import-input.js';
 import { tenantExternalRefKey } from '../domain/search-attributes.js';
-import { InvalidInputError, parseInput } from '../domain/tenant-input.js';
+import { InvalidInputError, parseCallerInput } from '../domain/tenant-input.js';
 import type { adoptTenantKeys } from '../../workflows/adopt-tenant-keys.js';
 import { assertDeployerReady, type DeployerReadiness } from './deployer-readiness.js';
 
@@ -20,7 +20,7 @@ export async function startAdoption(
   rawInput: unknown,
   options: { taskQueue: string; deployers?: DeployerReadiness },
 ): Promise<WorkflowHandle<typeof adoptTenantKeys>> {
-  const input = parseInput(adoptTenantKeysInputSchema, rawInput);
+  const input = parseCallerInput(adoptTenantKeysInputSchema, rawInput);
   const tenant = await findTenant(deps.db, input.externalRef);
   if (!tenant) throw new TenantNotFoundError(input.externalRef);
   if (tenant.status !== 'active')

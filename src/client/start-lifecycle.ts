@@ -1,6 +1,11 @@
 import type { Client, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
-import { InvalidInputError, lifecycleInputSchema, parseInput, type LifecycleRequest } from '../domain/tenant-input.js';
+import {
+  InvalidInputError,
+  lifecycleInputSchema,
+  parseCallerInput,
+  type LifecycleRequest,
+} from '../domain/tenant-input.js';
 import type { DecisionAnswer, DecisionBy } from '../domain/operator-decisions.js';
 import { msOf } from '../domain/durations.js';
 import { cancelCloseUpdate } from '../../workflows/close-tenant-messages.js';
@@ -26,7 +31,7 @@ export async function startLifecycle(
   rawInput: unknown,
   options: { taskQueue?: string; closeDelay?: string; closeSooner?: boolean } = {},
 ): Promise<WorkflowHandleWithFirstExecutionRunId> {
-  const parsed: LifecycleRequest = parseInput(lifecycleInputSchema, rawInput);
+  const parsed: LifecycleRequest = parseCallerInput(lifecycleInputSchema, rawInput);
   if (action !== 'close' && parsed.after !== undefined)
     throw new InvalidInputError([`after: only a close takes a delay (not ${action})`]);
   // A close without `after` takes the configured default (CLOSE_DELAY); `0` closes at once.

@@ -1,6 +1,6 @@
 import { WorkflowExecutionAlreadyStartedError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
-import { onboardTenantInputSchema, parseInput, type OnboardTenantInput } from '../domain/tenant-input.js';
+import { onboardTenantInputSchema, parseCallerInput, type OnboardTenantInput } from '../domain/tenant-input.js';
 import { tenantExternalRefKey, tenantStatusKey } from '../domain/search-attributes.js';
 import { assertWithinTransferLimit } from '../domain/transfer-limit.js';
 import type { onboardTenant } from '../../workflows/onboard-tenant.js';
@@ -36,7 +36,7 @@ export async function startOnboarding(
   rawInput: unknown,
   options: StartOnboardingOptions = {},
 ): Promise<OnboardingHandle> {
-  const input: OnboardTenantInput = parseInput(onboardTenantInputSchema, rawInput);
+  const input: OnboardTenantInput = parseCallerInput(onboardTenantInputSchema, rawInput);
   assertWithinTransferLimit({ fundingMicroUsd: input.fundingMicroUsd }, options.maxTransferMicroUsd);
   const workflowId = onboardingWorkflowId(input.externalRef);
   try {

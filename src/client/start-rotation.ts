@@ -5,7 +5,7 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
-import { parseInput } from '../domain/tenant-input.js';
+import { parseCallerInput } from '../domain/tenant-input.js';
 import { tenantExternalRefKey } from '../domain/search-attributes.js';
 import type { rotateTenantKey } from '../../workflows/rotate-tenant-key.js';
 import {
@@ -36,7 +36,7 @@ export async function startRotation(
     /** The CLI and the gateway pass it: a deployer that cannot run is refused here. */ deployers?: DeployerReadiness;
   },
 ): Promise<RotationHandle> {
-  const input = parseInput(rotateTenantKeyInputSchema, rawInput);
+  const input = parseCallerInput(rotateTenantKeyInputSchema, rawInput);
   if (options.deployers) assertDeployerReady(input, options.deployers);
   const workflowId = rotationWorkflowId(input.externalRef, input.slot);
   try {

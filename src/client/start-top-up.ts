@@ -2,7 +2,7 @@ import { WorkflowExecutionAlreadyStartedError, type Client, type WorkflowHandle 
 import { TypedSearchAttributes } from '@temporalio/common';
 import { fundTenantInputSchema, sameTopUpRequest, type ParsedFundTenantInput } from '../domain/top-up-input.js';
 import { topUpWorkflowId } from '../domain/ids.js';
-import { parseInput } from '../domain/tenant-input.js';
+import { parseCallerInput } from '../domain/tenant-input.js';
 import { assertWithinTransferLimit } from '../domain/transfer-limit.js';
 import { tenantExternalRefKey } from '../domain/search-attributes.js';
 import type { fundTenant } from '../../workflows/fund-tenant.js';
@@ -42,7 +42,7 @@ export async function startTopUp(
   rawInput: unknown,
   options: StartTopUpOptions = {},
 ): Promise<TopUpHandle> {
-  const input = parseInput(fundTenantInputSchema, rawInput);
+  const input = parseCallerInput(fundTenantInputSchema, rawInput);
   assertWithinTransferLimit({ amountMicroUsd: input.amountMicroUsd }, options.maxTransferMicroUsd);
   const workflowId = topUpWorkflowId(input.externalRef, input.idempotencyKey);
   const memo: TopUpMemo = { amountMicroUsd: input.amountMicroUsd, reason: input.reason ?? null };

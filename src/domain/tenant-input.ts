@@ -95,6 +95,18 @@ export class InvalidInputError extends Error {
   }
 }
 
+/**
+ * A workflow input from a caller (gateway, tenantctl, a schedule, a start in the Web UI through the client
+ * starters): parsed like any input, and `continued` — the state a run hands to its next run when it
+ * continues as new — is refused, naming the field, before anything starts (it would skip the run's own
+ * checks; the workflow refuses it too, but a started run bound to fail is not an answer).
+ */
+export function parseCallerInput<T>(schema: z.ZodType<T>, value: unknown): T {
+  if (typeof value === 'object' && value !== null && 'continued' in value)
+    throw new InvalidInputError(['continued: set only by a run that continues as new, never by a caller']);
+  return parseInput(schema, value);
+}
+
 /** Validates, listing every problem as `field: rule` (values are not echoed). */
 export function parseInput<T>(schema: z.ZodType<T>, value: unknown): T {
   const parsed = schema.safeParse(value);

@@ -1,0 +1,77 @@
+import type { Client } from '@temporalio/client';
+import { describe, expect, it } from 'vitest';
+import { startKeyIssue, startKeyRevoke } from '../../src/client/key-slots.js';
+import { startParentKeyRotation } from '../../src/client/parent-key.js';
+import { scheduleTenantRotation } from '../../src/client/rotation-schedules.js';
+import { startAdoption } from '../../src/client/start-adoption.js';
+import { startLifecycle } from '../../src/client/start-lifecycle.js';
+import { startOnboarding } from '../../src/client/start-onboarding.js';
+import { startRotation } from '../../src/client/start-rotation.js';
+import { startTopUp } from '../../src/client/start-top-up.js';
+import { InvalidInputError } from '../../src/domain/tenant-input.js';
+
+/**
+ * `continued` is the state a run hands to its next run when it continues as new (workflows/waits.ts). A caller
+ * that sets it would skip the run's own checks (a forged "held, revoke decided" rotation, a top-up whose intent
+ * was never recorded): every starter the gateway, tenantctl and schedules use refuses it, naming the field,
+ * before it touches Temporal or the database.
+ */
+const untouched = new Proxy(
+  {},
+  {
+    get() {
+      throw new Error('the starter touched Temporal or the database before refusing');
+    },
+  },
+) as never;
+
+const carried = { continued: { phase: 'quiet', revokeBy: { operator: 'mallory', reason: 'x' } } };
+
+const starters: Array<[string, () => Promise<unknown>]> = [
+  ['onboard', () => startOnboarding(untouched as Client, { externalRef: 't-1', name: 'T', ...carried })],
+  [
+    'top-up',
+    () =>
+      startTopUp(untouched as Client, { externalRef: 't-1', amountMicroUsd: '1', idempotencyKey: 'k-1', ...carried }),
+  ],
+  ['rotate', () => startRotation(untouched as Client, { externalRef: 't-1', ...carried }, { taskQueue: 'q' })],
+  [
+    'rotation schedule',
+    () =>
+      scheduleTenantRotation(untouched as Client, { externalRef: 't-1', ...carried } as never, { every: '30d' }, 'q'),
+  ],
+  [
+    'adopt',
+    () => startAdoption({ client: untouched, db: untouched }, { externalRef: 't-1', ...carried }, { taskQueue: 'q' }),
+  ],
+  ['close', () => startLifecycle(untouched as Client, 'close', { externalRef: 't-1', reason: 'gone', ...carried })],
+  [
+    'key issue',
+    () =>
+      startKeyIssue(
+        { client: untouched, pool: untouched },
+        { externalRef: 't-1', slot: 'ci', ...carried },
+        { taskQueue: 'q' },
+      ),
+  ],
+  [
+    'key revoke',
+    () =>
+      startKeyRevoke(
+        { client: untouched, pool: untouched },
+        { externalRef: 't-1', slot: 'ci', ...carried },
+        { taskQueue: 'q' },
+      ),
+  ],
+  ['parent key rotation', () => startParentKeyRotation(untouched as Client, { ...carried }, { taskQueue: 'q' })],
+];
+
+describe("a caller's continued state", () => {
+  it.each(starters)('%s: refused before anything starts, naming the field', async (_, start) => {
+    const error = await start().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidInputError);
+    expect((error as InvalidInputError).problems).toEqual([
+      'continued: set only by a run that continues as new, never by a caller',
+    ]);
+  });
+});
