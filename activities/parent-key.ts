@@ -24,7 +24,6 @@ import { fingerprintToken } from '../src/secrets/fingerprint.js';
 import { sealedKeyId } from '../src/secrets/vault.js';
 import { auditOrigin, type ActivityDeps } from './context.js';
 import { activityFailure, boundary } from './failures.js';
-import type { PendingProcess } from '../workflows/rotate-parent-key-messages.js';
 import type { KeyUsage, LastUseExpectation } from './rotation.js';
 
 /**
@@ -32,6 +31,17 @@ import type { KeyUsage, LastUseExpectation } from './rotation.js';
  * reads the current key from there (src/secrets/parent-key-source.ts) and reports the one it uses. Nothing here
  * returns or logs a token: only our row ids, platform key ids and fingerprints.
  */
+
+/** A live process not yet on the new key: who it is and when it last reported (never a secret). */
+export interface PendingProcess {
+  processId: string;
+  kind: string;
+  /** The key record it reported using (our row id), or null before it loaded one. */
+  parentKeyId: string | null;
+  /** When it last reported (the database's clock, ISO). */
+  lastReportAt: string;
+}
+
 export interface ParentKeyRef {
   rowId: string;
   platformKeyId: string | null;

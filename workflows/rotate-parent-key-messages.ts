@@ -1,5 +1,7 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-import type { ParentKeyRef } from '../activities/parent-key.js';
+import type { ParentKeyRef, PendingProcess } from '../activities/parent-key.js';
+
+export type { PendingProcess };
 
 export type ParentKeyRotationStage =
   | 'creating_key'
@@ -13,16 +15,6 @@ export type ParentKeyRotationStage =
   | 'revoking'
   | 'completed'
   | 'aborted';
-
-/** A live process not yet on the new key: who it is and when it last reported (never a secret). */
-export interface PendingProcess {
-  processId: string;
-  kind: string;
-  /** The key record it reported using (our row id), or null before it loaded one. */
-  parentKeyId: string | null;
-  /** When it last reported (the database's clock, ISO). */
-  lastReportAt: string;
-}
 
 /** What `tenantctl parent-key show` and the Web UI see of a running rotation: ids and fingerprints, never a token. */
 export interface ParentKeyRotationStatus {
