@@ -156,9 +156,7 @@ describe('delayed close, its undo and the final statement', () => {
         externalRef: 'sc-run',
         subaccountId,
         balanceLeftMicroUsd: '5000',
-        transfers: [
-          expect.objectContaining({ purpose: 'initial', amountMicroUsd: '5000', state: 'succeeded' }),
-        ],
+        transfers: [expect.objectContaining({ purpose: 'initial', amountMicroUsd: '5000', state: 'succeeded' })],
         keys: [expect.objectContaining({ fingerprint: expect.any(String), createdAt: expect.any(String) })],
         projectsDeleted: [expect.stringMatching(/^proj_/)],
       });
