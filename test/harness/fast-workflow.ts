@@ -1,10 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import {
+  Client,
+  Connection,
+  type WorkflowHandle,
+  type WorkflowHandleWithFirstExecutionRunId,
+} from '@temporalio/client';
 import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import { inject } from 'vitest';
+import { expect, inject } from 'vitest';
 import type { Activities } from '../../activities/index.js';
 import { createInputValidationActivities } from '../../activities/input-validation.js';
 import { platformTaskQueue } from '../../src/domain/ids.js';
+import { currentWaitQuery, type WaitView } from '../../workflows/waits-messages.js';
 import { quietLogger } from './quiet-logger.js';
 
 /**
@@ -84,4 +90,44 @@ export function uniqueId(prefix: string): string {
 export async function historyLength(handle: WorkflowHandle, runId?: string): Promise<number> {
   const history = await handle.client.getHandle(handle.workflowId, runId).fetchHistory();
   return history.events?.length ?? 0;
+}
+
+/** Polls every 50 ms until `done()` holds. */
+export async function until(done: () => boolean | Promise<boolean>): Promise<void> {
+  while (!(await done())) await new Promise((r) => setTimeout(r, 50));
+}
+
+/** Reads every 50 ms (a failed read counts as nothing yet) until `done(value)` holds; returns that value. */
+export async function untilValue<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  for (;;) {
+    const value = await read().catch(() => undefined);
+    if (value !== undefined && done(value)) return value;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** The run's current wait (null while it is not waiting or has no handler yet). */
+export const waitOf = (handle: WorkflowHandle) => handle.query(currentWaitQuery).catch(() => null);
+
+/** Waits until the run's current wait is at `stage`, and returns it. */
+export async function waitForStage(handle: WorkflowHandle, stage: string): Promise<WaitView> {
+  let wait: WaitView | null = null;
+  await until(async () => (wait = await waitOf(handle))?.stage === stage);
+  return wait!;
+}
+
+/** Every run of the workflow id stays within `bound` (+20); the first continued as new, and there were 3+ runs. */
+export async function expectBounded(
+  client: Client,
+  handle: WorkflowHandleWithFirstExecutionRunId,
+  bound: number,
+): Promise<void> {
+  const first = await client.workflow.getHandle(handle.workflowId, handle.firstExecutionRunId).describe();
+  expect(first.status.name).toBe('CONTINUED_AS_NEW');
+  let runs = 0;
+  for await (const run of client.workflow.list({ query: `WorkflowId = '${handle.workflowId}'` })) {
+    runs += 1;
+    expect(await historyLength(handle, run.runId)).toBeLessThanOrEqual(bound + 20);
+  }
+  expect(runs).toBeGreaterThan(2);
 }

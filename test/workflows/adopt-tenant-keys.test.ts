@@ -9,8 +9,15 @@ import {
   retryKeyCreateUpdate,
   revokeAnywayUpdate,
 } from '../../workflows/rotate-tenant-key-messages.js';
-import { currentWaitQuery, type WaitView } from '../../workflows/waits-messages.js';
-import { fastWorld, historyLength, uniqueId, type FastWorld } from '../harness/fast-workflow.js';
+import {
+  fastWorld,
+  historyLength,
+  uniqueId,
+  until,
+  waitForStage,
+  waitOf,
+  type FastWorld,
+} from '../harness/fast-workflow.js';
 
 /**
  * adoptTenantKeys' waits with mocked activities: key_limit, deploying, waiting_for_quiet and held on currentWait
@@ -96,15 +103,6 @@ function mocks(w: World) {
   };
 }
 
-const until = async (done: () => boolean | Promise<boolean>) => {
-  while (!(await done())) await new Promise((r) => setTimeout(r, 50));
-};
-const waitOf = (handle: WorkflowHandle) => handle.query(currentWaitQuery).catch(() => null);
-async function waitForStage(handle: WorkflowHandle, stage: string): Promise<WaitView> {
-  let wait: WaitView | null = null;
-  await until(async () => (wait = await waitOf(handle))?.stage === stage);
-  return wait!;
-}
 const tenantStatusOf = async (handle: WorkflowHandle) => (await handle.describe()).searchAttributes['TenantStatus'];
 const by = (reason = 'checked with the team') => ({ operator: 'alice', reason });
 

@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
-import type { Client, WorkflowHandle, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sendDecision } from '../../src/client/send-decision.js';
 import { topUpWorkflowId } from '../../src/domain/ids.js';
@@ -10,7 +10,7 @@ import {
   topUpStatusQuery,
 } from '../../workflows/fund-tenant-messages.js';
 import { currentWaitQuery } from '../../workflows/waits-messages.js';
-import { fastWorld, historyLength, uniqueId, type FastWorld } from '../harness/fast-workflow.js';
+import { expectBounded, fastWorld, uniqueId, untilValue as until, type FastWorld } from '../harness/fast-workflow.js';
 
 /**
  * fundTenant's waits with mocked activities: each is shown through currentWait with the decisions that
@@ -99,26 +99,6 @@ function platform() {
   return { calls, purposes, applied, state, activities };
 }
 
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  for (;;) {
-    const value = await read().catch(() => undefined);
-    if (value !== undefined && done(value)) return value;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-/** Every run of the workflow id stays within the bound; the first one continued as new. */
-async function expectBounded(client: Client, handle: WorkflowHandleWithFirstExecutionRunId): Promise<void> {
-  const first = await client.workflow.getHandle(handle.workflowId, handle.firstExecutionRunId).describe();
-  expect(first.status.name).toBe('CONTINUED_AS_NEW');
-  let runs = 0;
-  for await (const run of client.workflow.list({ query: `WorkflowId = '${handle.workflowId}'` })) {
-    runs += 1;
-    expect(await historyLength(handle, run.runId)).toBeLessThanOrEqual(BOUND + 20);
-  }
-  expect(runs).toBeGreaterThan(2);
-}
-
 async function tenantStatusOf(handle: WorkflowHandle): Promise<unknown> {
   const described = await handle.describe();
   return described.typedSearchAttributes.get(tenantStatusKey);
@@ -145,7 +125,7 @@ describe('fundTenant waits (mocked activities)', () => {
       const wait = await handle.query(currentWaitQuery);
       expect(wait).toMatchObject({ stage: 'waiting_for_parent_funds', decisions: ['parentFunded'] });
       expect(wait?.waitingFor).toMatch(/tenantctl parent-funded/);
-      await expectBounded(client, handle);
+      await expectBounded(client, handle, BOUND);
       // The wait began on the first run and is still the same wait.
       const first = await client.workflow.getHandle(handle.workflowId, handle.firstExecutionRunId).describe();
       expect(Date.parse(wait!.since)).toBeLessThanOrEqual(first.closeTime!.getTime());
@@ -194,7 +174,7 @@ describe('fundTenant waits (mocked activities)', () => {
       const reconciling = await handle.query(currentWaitQuery);
       expect(reconciling).toMatchObject({ stage: 'reconciling_transfer', decisions: [] });
       expect(reconciling?.waitingFor).toMatch(/same idempotency key/);
-      await expectBounded(client, handle);
+      await expectBounded(client, handle, BOUND);
       // Neither decision applies while the run reconciles on its own.
       await expect(sendDecision(client, handle.workflowId, topUpParentFundedUpdate, by)).rejects.toThrow(
         /not waiting for the parent's funds \(stage /,

@@ -1,4 +1,3 @@
-import type { Client, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInputValidationActivities } from '../../activities/input-validation.js';
 import { sendDecision } from '../../src/client/send-decision.js';
@@ -11,7 +10,7 @@ import {
   resolveTransferUpdate,
 } from '../../workflows/onboard-tenant-messages.js';
 import { currentWaitQuery } from '../../workflows/waits-messages.js';
-import { fastWorld, historyLength, uniqueId, type FastWorld } from '../harness/fast-workflow.js';
+import { expectBounded, fastWorld, uniqueId, untilValue as until, type FastWorld } from '../harness/fast-workflow.js';
 
 /**
  * onboardTenant's funding waits with mocked activities: shown through currentWait with the decisions
@@ -89,25 +88,6 @@ function onboarding() {
   return { calls, purposes, applied, state, activities };
 }
 
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  for (;;) {
-    const value = await read().catch(() => undefined);
-    if (value !== undefined && done(value)) return value;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-async function expectBounded(client: Client, handle: WorkflowHandleWithFirstExecutionRunId): Promise<void> {
-  const first = await client.workflow.getHandle(handle.workflowId, handle.firstExecutionRunId).describe();
-  expect(first.status.name).toBe('CONTINUED_AS_NEW');
-  let runs = 0;
-  for await (const run of client.workflow.list({ query: `WorkflowId = '${handle.workflowId}'` })) {
-    runs += 1;
-    expect(await historyLength(handle, run.runId)).toBeLessThanOrEqual(BOUND + 20);
-  }
-  expect(runs).toBeGreaterThan(2);
-}
-
 describe('onboardTenant funding waits (mocked activities)', () => {
   it('waits for the parent funds through several continuations without repeating a step; parentFunded lands after them', async () => {
     const ref = uniqueId('t');
@@ -129,7 +109,7 @@ describe('onboardTenant funding waits (mocked activities)', () => {
       const wait = await handle.query(currentWaitQuery);
       expect(wait).toMatchObject({ stage: 'waiting_for_parent_funds', decisions: ['parentFunded'] });
       expect(wait?.waitingFor).toMatch(new RegExp(`tenantctl parent-funded ${ref}`));
-      await expectBounded(client, handle);
+      await expectBounded(client, handle, BOUND);
       const first = await client.workflow.getHandle(handle.workflowId, handle.firstExecutionRunId).describe();
       expect(Date.parse(wait!.since)).toBeLessThanOrEqual(first.closeTime!.getTime());
       // The status query answers on the continued run, with the steps the first run did.
@@ -188,7 +168,7 @@ describe('onboardTenant funding waits (mocked activities)', () => {
       while (o.calls.send < POLLS) await new Promise((r) => setTimeout(r, 100));
       const reconciling = await handle.query(currentWaitQuery);
       expect(reconciling).toMatchObject({ stage: 'reconciling_transfer', decisions: [] });
-      await expectBounded(client, handle);
+      await expectBounded(client, handle, BOUND);
       await expect(sendDecision(client, handle.workflowId, parentFundedUpdate, by)).rejects.toThrow(
         /is not waiting for the parent's funds \(stage /,
       );
