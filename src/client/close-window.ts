@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { lifecycleWorkflowId } from '../domain/ids.js';
 import { closeStatusQuery, type CloseStatus } from '../../workflows/close-tenant-messages.js';
+import { queryOrNull } from './query-run.js';
 
 /**
  * Waits until a delayed close has suspended the tenant and waits out its window (or has moved past
@@ -16,7 +17,7 @@ export async function waitForCloseWindow(
   for (;;) {
     const description = await handle.describe();
     if (description.status.name === 'FAILED' || description.status.name === 'TERMINATED') await handle.result();
-    const status = await handle.query(closeStatusQuery).catch(() => undefined);
+    const status = await queryOrNull(handle, closeStatusQuery);
     if (status && status.stage !== 'closing') return status;
     if (Date.now() > deadline) throw new Error(`close:${externalRef} did not reach its window within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 200));

@@ -1,5 +1,6 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import { currentWaitQuery, type WaitView } from '../../workflows/waits-messages.js';
+import { queryOrNull } from './query-run.js';
 
 export type { WaitView };
 
@@ -8,7 +9,7 @@ export type { WaitView };
  * waiting, or cannot say (a workflow with no waits, or no worker to answer just now).
  */
 export async function currentWaitOf(handle: WorkflowHandle): Promise<WaitView | null> {
-  return handle.query(currentWaitQuery).catch(() => null);
+  return queryOrNull(handle, currentWaitQuery);
 }
 
 /** One line for a wait: what it waits for, since when, and the decisions that apply. */

@@ -31,6 +31,7 @@ import {
 } from '../../workflows/rotate-tenant-key-messages.js';
 import { currentWaitOf, type WaitView } from './current-wait.js';
 import { SCHEDULE_EVERY } from './rotation-schedules.js';
+import { queryOrNull } from './query-run.js';
 
 export interface ParentKeyView {
   /** Our record id: the credential id processes report. */
@@ -102,7 +103,7 @@ export async function rotationInProgress(client: Client): Promise<ParentKeyRotat
   const described = await handle.describe().catch(() => undefined);
   if (!described || described.status.name !== 'RUNNING') return null;
   const [status, waiting] = await Promise.all([
-    handle.query(parentKeyRotationStatusQuery).catch(() => null),
+    queryOrNull(handle, parentKeyRotationStatusQuery),
     currentWaitOf(handle),
   ]);
   const ref = (k: { rowId: string; platformKeyId: string | null } | null | undefined) =>
@@ -262,7 +263,7 @@ function judge(
 
 async function rotationSwitchedAt(client: Client): Promise<number | null> {
   const handle = client.workflow.getHandle(PARENT_KEY_ROTATION_WORKFLOW_ID);
-  const status = await handle.query(parentKeyRotationStatusQuery).catch(() => null);
+  const status = await queryOrNull(handle, parentKeyRotationStatusQuery);
   return status?.switchedAt ? Date.parse(status.switchedAt) : null;
 }
 

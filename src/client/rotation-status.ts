@@ -3,6 +3,7 @@ import { listRotations } from '../db/key-rotations-store.js';
 import type { Pool } from '../db/pool.js';
 import { rotationStatusQuery, type RotationStatus } from '../../workflows/rotate-tenant-key-messages.js';
 import { currentWaitOf, formatWait, type WaitView } from './current-wait.js';
+import { queryOrNull } from './query-run.js';
 
 /**
  * The rotation section of `tenantctl status`: recent rotations from the records, and the live state
@@ -54,12 +55,8 @@ export async function getRotationSection(
 }
 
 async function liveStatus(client: Client, workflowId: string): Promise<RotationStatus | null> {
-  try {
-    return await client.workflow.getHandle(workflowId).query(rotationStatusQuery);
-  } catch {
-    // Gone from Temporal (retention) or no worker to answer: the records still tell the state.
-    return null;
-  }
+  // Gone from Temporal (retention) or no worker to answer in time: the records still tell the state.
+  return queryOrNull(client.workflow.getHandle(workflowId), rotationStatusQuery);
 }
 
 export function formatRotationSection(section: RotationSection): string[] {

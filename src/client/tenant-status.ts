@@ -10,6 +10,7 @@ import { onboardingStatusQuery, type OnboardingStatus } from '../../workflows/on
 import { closeStatusQuery, type CloseStatus } from '../../workflows/close-tenant-messages.js';
 import { onboardingWorkflowId } from '../domain/ids.js';
 import { transferNameOf } from '../domain/onboarding.js';
+import { queryOrNull } from './query-run.js';
 
 /**
  * Everything an operator or a signup backend may know about a tenant, from our records and the
@@ -109,10 +110,7 @@ export async function getTenantStatus(
 async function closeRun(client: Client, lastRuns: readonly LastRun[]): Promise<CloseStatus | null> {
   const run = lastRuns.find((r) => r.kind === 'close');
   if (run?.status !== 'RUNNING') return null;
-  const status = await client.workflow
-    .getHandle(run.workflowId)
-    .query(closeStatusQuery)
-    .catch(() => null);
+  const status = await queryOrNull(client.workflow.getHandle(run.workflowId), closeStatusQuery);
   return (
     status && {
       ...status,
@@ -126,7 +124,7 @@ async function onboardingRun(client: Client, externalRef: string): Promise<Tenan
   try {
     const description = await handle.describe();
     const runStatus = description.status.name;
-    const progress = runStatus === 'RUNNING' ? await handle.query(onboardingStatusQuery).catch(() => null) : null;
+    const progress = runStatus === 'RUNNING' ? await queryOrNull(handle, onboardingStatusQuery) : null;
     return { workflowId: handle.workflowId, runStatus, progress };
   } catch (error) {
     if (error instanceof WorkflowNotFoundError) return null;

@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatWait } from '../../src/client/current-wait.js';
+import { currentWaitOf, formatWait } from '../../src/client/current-wait.js';
+import { VIEW_QUERY_TIMEOUT_MS } from '../../src/client/query-run.js';
 import { formatLastRun, listLastRuns } from '../../src/client/last-runs.js';
 import { describeRun } from '../../src/client/run-status.js';
 import { waitReporter } from '../../src/cli/poll-run.js';
 import { keyIssueWorkflowId } from '../../src/domain/ids.js';
 import { retryKeyIssueUpdate } from '../../workflows/key-slot-messages.js';
 import { currentWaitQuery } from '../../workflows/waits-messages.js';
-import { fastWorld, uniqueId, type FastWorld } from '../harness/fast-workflow.js';
+import { decide, fastWorld, uniqueId, type FastWorld } from '../harness/fast-workflow.js';
 
 /**
  * One rule, every surface: each waiting workflow answers `currentWait` (its own fast test walks its wait
@@ -71,7 +72,7 @@ describe('a wait on every surface', () => {
       report(run!.waiting);
       report(run!.waiting);
       limit = false;
-      await handle.executeUpdate(retryKeyIssueUpdate, { args: [{ operator: 'alice', reason: 'revoked web' }] });
+      await decide(handle, retryKeyIssueUpdate, { operator: 'alice', reason: 'revoked web' });
       await handle.result();
       const ended = await describeRun(client, workflowId);
       expect(ended).toMatchObject({ status: 'COMPLETED', waiting: null });
@@ -83,5 +84,35 @@ describe('a wait on every surface', () => {
       expect(lines[1]).toBe(`wait over (key_limit), waited since ${wait.since}`);
       expect((await handle.describe()).searchAttributes['TenantStatus']).toEqual(['key_issue:issued']);
     });
+  });
+
+  it('answers the run view and the tenant view when no worker is there to answer the query', async () => {
+    // A query is answered by a worker; with none polling, Temporal holds it until the caller's deadline.
+    // Views bound it (VIEW_QUERY_TIMEOUT_MS) and show the run without the answer instead of hanging.
+    const ref = uniqueId('t');
+    const workflowId = keyIssueWorkflowId(ref, 'ci');
+    const activities = {
+      beginSlotKeyIssue: async () => ({ state: 'issue' as const, subaccountId: 'sa_1', generation: 1 }),
+      issueTenantKey: async () => atLimit,
+    };
+    const handle = await world.run(activities, async ({ client, taskQueue }) => {
+      const started = await client.workflow.start('issueTenantKey', {
+        taskQueue,
+        workflowId,
+        args: [{ externalRef: ref, slot: 'ci', options: { keyLimitRetryInterval: '1h' } }],
+      });
+      while (!(await started.query(currentWaitQuery).catch(() => null)));
+      return started;
+    });
+    // The worker is gone; the run waits on.
+    const client = world.client;
+    const began = Date.now();
+    expect(await currentWaitOf(handle)).toBeNull();
+    expect(await describeRun(client, workflowId)).toMatchObject({ status: 'RUNNING', waiting: null });
+    const runs = await listLastRuns(client, ref, ['ci']);
+    expect(runs.find((r) => r.kind === 'issue-key')).toMatchObject({ status: 'RUNNING', waiting: null });
+    // Three views, each within its deadline (a hang would end at the test's timeout instead).
+    expect(Date.now() - began).toBeLessThan(4 * VIEW_QUERY_TIMEOUT_MS);
+    await handle.terminate('test over');
   });
 });
