@@ -6,6 +6,7 @@ import {
   type WorkflowHandleWithFirstExecutionRunId,
 } from '@temporalio/client';
 import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import type { UpdateDefinition } from '@temporalio/common';
 import { expect, inject } from 'vitest';
 import type { Activities } from '../../activities/index.js';
 import { createInputValidationActivities } from '../../activities/input-validation.js';
@@ -130,4 +131,24 @@ export async function expectBounded(
     expect(await historyLength(handle, run.runId)).toBeLessThanOrEqual(bound + 20);
   }
   expect(runs).toBeGreaterThan(2);
+}
+
+/**
+ * Sends an Update as an operator surface does: one that meets the run continuing as new ("aborted by
+ * closing workflow") is sent again and lands on the next run (src/client/send-decision.ts does the same).
+ * Any other answer, a validator's refusal included, comes back as it is.
+ */
+export async function decide<Arg, Ret>(
+  handle: WorkflowHandle,
+  update: UpdateDefinition<Ret, [Arg]>,
+  arg: Arg,
+): Promise<Ret> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await handle.executeUpdate(update, { args: [arg] });
+    } catch (error) {
+      const aborted = /aborted by closing workflow/.test((error as Error).message);
+      if (!aborted || attempt >= 5) throw error;
+    }
+  }
 }

@@ -17,6 +17,7 @@ import {
   waitForStage,
   waitOf,
   type FastWorld,
+  decide,
 } from '../harness/fast-workflow.js';
 
 /**
@@ -145,14 +146,14 @@ describe('adoptTenantKeys waits (mocked activities)', () => {
       expect(first.status.name).toBe('CONTINUED_AS_NEW');
       expect(Date.parse(wait.since)).toBeLessThanOrEqual(first.closeTime!.getTime());
       expect(await everyRunWithinBound(handle, BOUND)).toBeGreaterThanOrEqual(3);
-      await expect(handle.executeUpdate(revokeAnywayUpdate, { args: [by()] })).rejects.toMatchObject({
+      await expect(decide(handle, revokeAnywayUpdate, by())).rejects.toMatchObject({
         cause: {
           message: expect.stringMatching(/is key_limit: revokeAnyway applies while it waits for quiet or is held/),
         },
       });
 
       w.limit = false;
-      await handle.executeUpdate(retryKeyCreateUpdate, { args: [by('freed one')] });
+      await decide(handle, retryKeyCreateUpdate, by('freed one'));
       const deploying = await waitForStage(handle, 'deploying');
       expect(deploying.decisions).toEqual([]);
       expect(deploying.waitingFor).toMatch(/deploy through notify/);
@@ -204,7 +205,7 @@ describe('adoptTenantKeys waits (mocked activities)', () => {
       const lastLook = events.map((e) => Boolean(e.activityTaskScheduledEventAttributes)).lastIndexOf(true);
       expect(events.slice(lastLook).filter((e) => e.timerStartedEventAttributes)).toEqual([]);
 
-      await expect(handle.executeUpdate(retryKeyCreateUpdate, { args: [by()] })).rejects.toMatchObject({
+      await expect(decide(handle, retryKeyCreateUpdate, by())).rejects.toMatchObject({
         cause: { message: expect.stringMatching(/is held: retryKeyCreate applies at key_limit/) },
       });
       // Signals fill the held run's history: it continues as new, still held; the abort lands on the next run.
@@ -214,7 +215,7 @@ describe('adoptTenantKeys waits (mocked activities)', () => {
       const looks = calls.observe;
       await until(async () => (await handle.describe()).runId !== heldRun);
       expect((await waitForStage(handle, 'held')).since).toBe(held.since);
-      const answer = await handle.executeUpdate(abortRotationUpdate, { args: [by('kept for the batch job')] });
+      const answer = await decide(handle, abortRotationUpdate, by('kept for the batch job'));
       expect(answer.effect).toMatch(/kept/);
       await expect(handle.result()).resolves.toMatchObject({
         outcome: 'aborted',

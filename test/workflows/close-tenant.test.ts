@@ -8,7 +8,7 @@ import {
   closeStatusQuery,
 } from '../../workflows/close-tenant-messages.js';
 import { currentWaitQuery, type WaitView } from '../../workflows/waits-messages.js';
-import { fastWorld, historyLength, uniqueId, type FastWorld } from '../harness/fast-workflow.js';
+import { fastWorld, historyLength, uniqueId, type FastWorld, decide } from '../harness/fast-workflow.js';
 
 /**
  * closeTenant's waits with mocked activities: each wait visible (currentWait, closeStatus, TenantStatus)
@@ -116,9 +116,7 @@ describe('closeTenant (mocked activities)', () => {
         });
         expect(await tenantStatusOf(handle)).toBe('close:scheduled');
 
-        const answer = await handle.executeUpdate(cancelCloseUpdate, {
-          args: [{ operator: 'bob', reason: 'customer stays' }],
-        });
+        const answer = await decide(handle, cancelCloseUpdate, { operator: 'bob', reason: 'customer stays' });
         expect(answer.effect).toMatch(/cancelled/);
         expect(await handle.result()).toMatchObject({ status: 'close_cancelled', projectsDeleted: 0, keysRevoked: 0 });
         // Scheduled once, put back once, under the first run's key; nothing of the close itself ran.
@@ -130,9 +128,7 @@ describe('closeTenant (mocked activities)', () => {
         expect(await tenantStatusOf(handle)).toBe('close:close_cancelled');
         expect(await expectEveryRunWithinBound(client, handle)).toBeGreaterThanOrEqual(4);
         // Too late now: refused with the reason, nothing changes.
-        await expect(
-          handle.executeUpdate(cancelCloseUpdate, { args: [{ operator: 'bob', reason: 'again please' }] }),
-        ).rejects.toThrow();
+        await expect(decide(handle, cancelCloseUpdate, { operator: 'bob', reason: 'again please' })).rejects.toThrow();
         expect(calls.cancel).toHaveLength(1);
       },
     );
@@ -230,8 +226,11 @@ describe('closeTenant (mocked activities)', () => {
         expect(await tenantStatusOf(handle)).toBe('close:stopping_other_work');
         // A decision that does not apply here is refused with the reason.
         await expect(
-          handle.executeUpdate(closeResolveTransferUpdate, {
-            args: [{ purpose: 'initial-funding', outcome: 'applied', operator: 'alice', reason: 'too early' }],
+          decide(handle, closeResolveTransferUpdate, {
+            purpose: 'initial-funding',
+            outcome: 'applied',
+            operator: 'alice',
+            reason: 'too early',
           }),
         ).rejects.toMatchObject({ cause: { message: expect.stringMatching(/not waiting for an operator/) } });
         stage.rotations = false;
@@ -246,8 +245,11 @@ describe('closeTenant (mocked activities)', () => {
         const asked = await waitIn(handle, 'needs_operator', () => true);
         expect(asked).toMatchObject({ decisions: ['resolveTransfer'], nextCheckAt: null });
         expect(await tenantStatusOf(handle)).toBe('close:needs_operator');
-        const verdict = await handle.executeUpdate(closeResolveTransferUpdate, {
-          args: [{ purpose: 'initial-funding', outcome: 'applied', operator: 'alice', reason: 'seen in the wallet' }],
+        const verdict = await decide(handle, closeResolveTransferUpdate, {
+          purpose: 'initial-funding',
+          outcome: 'applied',
+          operator: 'alice',
+          reason: 'seen in the wallet',
         });
         expect(verdict.transferState).toBe('succeeded');
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyIssueWorkflowId } from '../../src/domain/ids.js';
 import { abortKeyIssueUpdate, retryKeyIssueUpdate } from '../../workflows/key-slot-messages.js';
 import { currentWaitQuery } from '../../workflows/waits-messages.js';
-import { fastWorld, uniqueId, type FastWorld } from '../harness/fast-workflow.js';
+import { fastWorld, uniqueId, type FastWorld, decide } from '../harness/fast-workflow.js';
 
 /** issueTenantKey's decisions once one is taken: a decision the run will not carry out is refused, never accepted. */
 let world: FastWorld;
@@ -43,12 +43,12 @@ describe('issueTenantKey decisions after an abort (mocked activities)', () => {
         });
         while (!(await handle.query(currentWaitQuery).catch(() => null))) await new Promise((r) => setTimeout(r, 50));
         const by = { operator: 'alice', reason: 'not needed' };
-        await handle.executeUpdate(abortKeyIssueUpdate, { args: [by] });
+        await decide(handle, abortKeyIssueUpdate, by);
         while (abandonCalls < 7) await new Promise((r) => setTimeout(r, 100));
         for (const update of [retryKeyIssueUpdate, abortKeyIssueUpdate])
-          await expect(
-            handle.executeUpdate(update, { args: [{ operator: 'bob', reason: 'key b revoked' }] }),
-          ).rejects.toMatchObject({ cause: { message: expect.stringMatching(/abortKeyIssue was accepted/) } });
+          await expect(decide(handle, update, { operator: 'bob', reason: 'key b revoked' })).rejects.toMatchObject({
+            cause: { message: expect.stringMatching(/abortKeyIssue was accepted/) },
+          });
         await expect(handle.result()).rejects.toMatchObject({
           cause: { message: expect.stringMatching(/aborted at the active-key limit by alice: not needed/) },
         });

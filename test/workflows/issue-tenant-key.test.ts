@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyIssueWorkflowId } from '../../src/domain/ids.js';
+import { sendDecision } from '../../src/client/send-decision.js';
 import { abortKeyIssueUpdate, retryKeyIssueUpdate } from '../../workflows/key-slot-messages.js';
 import { currentWaitQuery } from '../../workflows/waits-messages.js';
-import { fastWorld, historyLength, uniqueId, type FastWorld } from '../harness/fast-workflow.js';
+import { fastWorld, historyLength, uniqueId, type FastWorld, decide } from '../harness/fast-workflow.js';
 
 /** issueTenantKey's decisions with mocked activities: the key-limit wait, its bound, retry and abort. */
 let world: FastWorld;
@@ -74,8 +75,10 @@ describe('issueTenantKey (mocked activities)', () => {
         expect(await historyLength(handle, run.runId)).toBeLessThanOrEqual(BOUND + 20);
       // A decision sent to the workflow id lands on the current run.
       limit = false;
-      const answer = await handle.executeUpdate(retryKeyIssueUpdate, {
-        args: [{ operator: 'alice', reason: 'revoked one' }],
+      // Sent as every surface sends it (sendDecision): an update that meets a continuation is sent again.
+      const answer = await sendDecision(client, handle.workflowId, retryKeyIssueUpdate, {
+        operator: 'alice',
+        reason: 'revoked one',
       });
       expect(answer.stage).toBe('key_limit');
       const result = await handle.result();
@@ -98,10 +101,10 @@ describe('issueTenantKey (mocked activities)', () => {
         if (wait) break;
         await new Promise((r) => setTimeout(r, 50));
       }
-      await expect(
-        handle.executeUpdate(abortKeyIssueUpdate, { args: [{ operator: 'alice', reason: '' }] }),
-      ).rejects.toMatchObject({ cause: { message: expect.stringMatching(/reason/) } });
-      await handle.executeUpdate(abortKeyIssueUpdate, { args: [{ operator: 'alice', reason: 'not needed' }] });
+      await expect(decide(handle, abortKeyIssueUpdate, { operator: 'alice', reason: '' })).rejects.toMatchObject({
+        cause: { message: expect.stringMatching(/reason/) },
+      });
+      await decide(handle, abortKeyIssueUpdate, { operator: 'alice', reason: 'not needed' });
       await expect(handle.result()).rejects.toThrow();
       expect(calls.abandon).toBe(1);
       expect(calls.verify).toBe(0);

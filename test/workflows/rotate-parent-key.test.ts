@@ -13,7 +13,7 @@ import {
   revokeAnywayUpdate,
 } from '../../workflows/rotate-tenant-key-messages.js';
 import { currentWaitQuery, type WaitView } from '../../workflows/waits-messages.js';
-import { fastWorld, historyLength, type FastWorld } from '../harness/fast-workflow.js';
+import { fastWorld, historyLength, type FastWorld, decide } from '../harness/fast-workflow.js';
 
 /**
  * rotateParentKey with mocked activities: every wait visible through currentWait (key_limit, waiting_for_switch,
@@ -122,7 +122,7 @@ async function waitFor(handle: WorkflowHandle, stage: string, also: (w: WaitView
 }
 
 const refusal = (handle: WorkflowHandle, update: typeof revokeAnywayUpdate, reason = 'try') =>
-  handle.executeUpdate(update, { args: [by(reason)] }).then(
+  decide(handle, update, by(reason)).then(
     () => null,
     (error: { cause?: { message?: string } }) => error.cause?.message ?? String(error),
   );
@@ -151,7 +151,7 @@ describe('rotateParentKey (mocked activities)', () => {
         /revokeAnyway applies at .* \(the run is at key_limit\)/,
       );
       // Polls every 2 s (stages change only then): the decision is taken at the limit, the next create succeeds.
-      await handle.executeUpdate(retryKeyCreateUpdate, { args: [by('revoked an unused key')] });
+      await decide(handle, retryKeyCreateUpdate, by('revoked an unused key'));
       scene.limit = false;
 
       // The switch wait names the processes not yet on the new key, with their last report.
@@ -181,7 +181,7 @@ describe('rotateParentKey (mocked activities)', () => {
       const quiet = await waitFor(handle, 'waiting_for_quiet');
       expect(quiet.waitingFor).toMatch(/platform id key_ours/);
       expect(quiet.decisions).toEqual(['abortRotation', 'revokeAnyway', 'escalateToEmergency']);
-      const answer = await handle.executeUpdate(revokeAnywayUpdate, { args: [by('the gate is too slow today')] });
+      const answer = await decide(handle, revokeAnywayUpdate, by('the gate is too slow today'));
       expect(answer.stage).toBe('waiting_for_quiet');
       const result = await handle.result();
       expect(result).toMatchObject({ outcome: 'completed', oldKey: { platformKeyId: 'key_ours' }, newKey: NEW });
@@ -223,7 +223,7 @@ describe('rotateParentKey (mocked activities)', () => {
       expect(runs).toBeGreaterThan(1);
       // The new run still refuses revokeAnyway for the unknown id, and takes the emergency decision.
       expect(await refusal(handle, revokeAnywayUpdate)).toMatch(/platform id is unknown/);
-      const escalated = await handle.executeUpdate(escalateToEmergencyUpdate, { args: [by('leaked in a log')] });
+      const escalated = await decide(handle, escalateToEmergencyUpdate, by('leaked in a log'));
       expect(escalated.stage).toBe('naming_old_key');
       expect(await refusal(handle, escalateToEmergencyUpdate)).toMatch(/already an emergency/);
       const status = await handle.query(parentKeyRotationStatusQuery);
@@ -260,7 +260,7 @@ describe('rotateParentKey (mocked activities)', () => {
       const switching = await waitFor(handle, 'waiting_for_switch');
       // The old key's id is known from the start here: revokeAnyway applies.
       expect(switching.decisions).toEqual(['abortRotation', 'revokeAnyway', 'escalateToEmergency']);
-      await handle.executeUpdate(abortRotationUpdate, { args: [by('wrong day')] });
+      await decide(handle, abortRotationUpdate, by('wrong day'));
       while (!rollingBack) await new Promise((r) => setTimeout(r, 50));
       for (const update of [abortRotationUpdate, revokeAnywayUpdate, escalateToEmergencyUpdate])
         expect(await refusal(handle, update)).toMatch(/being rolled back \(abortRotation by alice\)/);

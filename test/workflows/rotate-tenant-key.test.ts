@@ -17,6 +17,7 @@ import {
   waitForStage,
   waitOf,
   type FastWorld,
+  decide,
 } from '../harness/fast-workflow.js';
 
 /**
@@ -181,11 +182,11 @@ describe('rotateTenantKey waits (mocked activities)', () => {
       expect((await handle.query(rotationStatusQuery)).activeKeys?.map((k) => k.looksUnused)).toEqual([false, true]);
 
       // Not at the gate: revokeAnyway is refused with the reason, and nothing changes.
-      await expect(handle.executeUpdate(revokeAnywayUpdate, { args: [by()] })).rejects.toMatchObject({
+      await expect(decide(handle, revokeAnywayUpdate, by())).rejects.toMatchObject({
         cause: { message: expect.stringMatching(/is key_limit: revokeAnyway applies at waiting_for_quiet or held/) },
       });
       w.limit = false;
-      const answer = await handle.executeUpdate(retryKeyCreateUpdate, { args: [by('freed a slot')] });
+      const answer = await decide(handle, retryKeyCreateUpdate, by('freed a slot'));
       expect(answer.stage).toBe('key_limit');
       const result = await handle.result();
       expect(result).toMatchObject({ outcome: 'completed', keyId: NEW, revokedKeyId: OLD, toGeneration: 2 });
@@ -208,7 +209,7 @@ describe('rotateTenantKey waits (mocked activities)', () => {
       });
       await until(() => calls.issue >= 40);
       await until(async () => (await handle.describe()).runId !== handle.firstExecutionRunId);
-      await handle.executeUpdate(abortRotationUpdate, { args: [by('not now')] });
+      await decide(handle, abortRotationUpdate, by('not now'));
       await expect(handle.result()).resolves.toMatchObject({ outcome: 'aborted', keyId: OLD });
       expect(calls.deploy).toEqual([]);
       expect(calls.revokeNew).toBe(1);
@@ -232,7 +233,7 @@ describe('rotateTenantKey waits (mocked activities)', () => {
       expect(wait.decisions).toEqual(['escalateToEmergency']);
       expect(wait.nextCheckAt).toBeNull();
       expect(await tenantStatusOf(handle)).toEqual(['rotation_deploying']);
-      await expect(handle.executeUpdate(abortRotationUpdate, { args: [by()] })).rejects.toMatchObject({
+      await expect(decide(handle, abortRotationUpdate, by())).rejects.toMatchObject({
         cause: { message: expect.stringMatching(/is deploying: abortRotation applies at key_limit/) },
       });
       release();
@@ -306,17 +307,17 @@ describe('rotateTenantKey waits (mocked activities)', () => {
       expect(calls.audits).toEqual(['rotation.held']);
 
       // A decision that does not apply is refused with the reason; one that does lands.
-      await expect(handle.executeUpdate(retryKeyCreateUpdate, { args: [by()] })).rejects.toMatchObject({
+      await expect(decide(handle, retryKeyCreateUpdate, by())).rejects.toMatchObject({
         cause: { message: expect.stringMatching(/is held: retryKeyCreate applies at key_limit/) },
       });
-      await expect(handle.executeUpdate(revokeAnywayUpdate, { args: [by('')] })).rejects.toMatchObject({
+      await expect(decide(handle, revokeAnywayUpdate, by(''))).rejects.toMatchObject({
         cause: { message: expect.stringMatching(/reason/) },
       });
-      const answer = await handle.executeUpdate(revokeAnywayUpdate, { args: [by('consumer confirmed gone')] });
+      const answer = await decide(handle, revokeAnywayUpdate, by('consumer confirmed gone'));
       expect(answer).toMatchObject({ stage: 'held', effect: 'the old key is revoked now' });
       await expect(handle.result()).resolves.toMatchObject({ outcome: 'completed' });
       expect(calls.revokeOld).toEqual([{ why: 'revoked anyway by alice: consumer confirmed gone' }]);
-      await expect(handle.executeUpdate(abortRotationUpdate, { args: [by()] })).rejects.toThrow();
+      await expect(decide(handle, abortRotationUpdate, by())).rejects.toThrow();
     });
   }, 120_000);
 
@@ -343,7 +344,7 @@ describe('rotateTenantKey waits (mocked activities)', () => {
       expect(held.decisions).toContain('abortRotation');
       // Signals that arrive while the run continues as new land before it can close: a little more slack.
       await everyRunWithinBound(handle, BOUND + 40);
-      await handle.executeUpdate(abortRotationUpdate, { args: [by('consumer cannot move yet')] });
+      await decide(handle, abortRotationUpdate, by('consumer cannot move yet'));
       await expect(handle.result()).resolves.toMatchObject({ outcome: 'aborted', keyId: OLD });
       expect(calls.deploy).toEqual(['keyRotated', 'keyRotationAborted']);
       expect(calls.revokeNew).toBe(1);
