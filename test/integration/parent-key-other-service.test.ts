@@ -11,6 +11,11 @@ import { runCli, spawnCli } from '../harness/cli.js';
 import { createTestContext, type TestContext } from '../harness/context.js';
 import { orchestratorCliEnv } from '../harness/onboarding-env.js';
 import { callAs, HARNESS_OPERATOR } from '../harness/operator-gateway.js';
+import { PARENT_KEY_ROTATION_WORKFLOW_ID } from '../../src/domain/ids.js';
+import { takeTurns } from '../harness/take-turn.js';
+
+// These files run the parent key rotation, whose workflow id is one per namespace: they take turns.
+takeTurns(PARENT_KEY_ROTATION_WORKFLOW_ID);
 
 /**
  * The parent's own key rotated beside another service's active platform key that is in use (the parent's usual

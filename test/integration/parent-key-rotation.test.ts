@@ -14,6 +14,11 @@ import { createTestContext, type TestContext } from '../harness/context.js';
 import { orchestratorCliEnv } from '../harness/onboarding-env.js';
 import { startOperatorGateway, type OperatorGateway } from '../harness/operator-gateway.js';
 import { generateOperator } from '../../src/secrets/operators.js';
+import { PARENT_KEY_ROTATION_WORKFLOW_ID } from '../../src/domain/ids.js';
+import { takeTurns } from '../harness/take-turn.js';
+
+// These files run the parent key rotation, whose workflow id is one per namespace: they take turns.
+takeTurns(PARENT_KEY_ROTATION_WORKFLOW_ID);
 
 // An operator may not touch the parent's key (parent.key is an admin's); the harness's `ops` is an admin.
 const oncall = generateOperator('oncall-pk', 'operator');

@@ -8,6 +8,11 @@ import { runCli } from '../harness/cli.js';
 import { createOrchestratorEnv, type OrchestratorEnv } from '../harness/onboarding-env.js';
 import { startOperatorGateway } from '../harness/operator-gateway.js';
 import { generateOperator } from '../../src/secrets/operators.js';
+import { PARENT_KEY_ROTATION_WORKFLOW_ID } from '../../src/domain/ids.js';
+import { takeTurns } from '../harness/take-turn.js';
+
+// These files run the parent key rotation, whose workflow id is one per namespace: they take turns.
+takeTurns(PARENT_KEY_ROTATION_WORKFLOW_ID);
 
 /** The parent's platform key in our records: import, show, and a process that recovers by itself on a 401. */
 describe('the parent platform key, sealed in our records', () => {
