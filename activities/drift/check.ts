@@ -90,8 +90,8 @@ export function createDriftCheckActivities(deps: ActivityDeps) {
     ),
 
     /**
-     * Tenants with work under way are skipped, never fixed under it. Temporal visibility (running
-     * onboarding / rotation / lifecycle workflows by TenantExternalRef) and our records (an open
+     * Tenants with work under way are skipped, never fixed under it. Temporal visibility (any running
+     * workflow tagged with the tenant's TenantExternalRef) and our records (an open
      * rotation, a close begun) both count. Without visibility, a record still being onboarded is
      * skipped too, as we cannot tell a running onboarding from an abandoned one.
      */

@@ -1,5 +1,4 @@
 import type { Client } from '@temporalio/client';
-import { TENANT_WORKFLOW_TYPES } from '../../src/domain/ids.js';
 import { tenantExternalRefKey } from '../../src/domain/search-attributes.js';
 
 /**
@@ -11,10 +10,10 @@ export async function runningTenantWorkflows(
   refs: string[],
 ): Promise<Array<{ externalRef: string; reason: string }>> {
   if (refs.length === 0) return [];
+  // Every workflow that works on one tenant carries its TenantExternalRef (set by its starter and by the workflow
+  // itself), and nothing else does: the tag, not a list of workflow types, says which runs make a tenant busy.
   // External refs are [A-Za-z0-9._:-] (validated everywhere), so quoting them needs no escaping.
-  const query =
-    `ExecutionStatus = "Running" AND WorkflowType IN (${TENANT_WORKFLOW_TYPES.map((t) => `"${t}"`).join(', ')}) ` +
-    `AND TenantExternalRef IN (${refs.map((r) => `"${r}"`).join(', ')})`;
+  const query = `ExecutionStatus = "Running" AND TenantExternalRef IN (${refs.map((r) => `"${r}"`).join(', ')})`;
   const found: Array<{ externalRef: string; reason: string }> = [];
   for await (const execution of client.workflow.list({ query })) {
     const externalRef = execution.typedSearchAttributes.get(tenantExternalRefKey);

@@ -58,17 +58,6 @@ export function driftCheckWorkflowId(externalRef: string | undefined): string {
   return externalRef ? `drift:tenant:${externalRef}` : 'drift:fleet';
 }
 
-/** Workflow types whose running execution makes a tenant skipped: never fixed under them. */
-export const TENANT_WORKFLOW_TYPES = [
-  'onboardTenant',
-  'rotateTenantKey',
-  'rotateTenantKeyOnSchedule',
-  'closeTenant',
-  'suspendTenant',
-  'resumeTenant',
-  'importTenant',
-] as const;
-
 /** A top-up: one run per tenant and caller idempotency key (which has no `:`), whichever way it was started. */
 export function topUpWorkflowId(externalRef: string, idempotencyKey: string): string {
   return `fund:${externalRef}:${idempotencyKey}`;
