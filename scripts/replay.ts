@@ -1,27 +1,18 @@
 /**
  * `npm run replay [-- --limit 50 --query '...']`: replays live histories from a cluster (the one the
  * configuration names: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TLS / API key / envconfig profile)
- * against this checkout's workflow code, before a deploy. Exits 1 on any non-determinism.
+ * against this checkout's workflow code, before a deploy: every workflow type the worker registers (the exports of
+ * workflows/index.ts). Exits 1 on any non-determinism.
  */
 import { Command } from 'commander';
-import { Worker } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, Worker } from '@temporalio/worker';
 import { loadCliConfig } from '../src/cli/context.js';
 import { reportError } from '../src/main/report-error.js';
 import { connectClient } from '../src/client/connection.js';
 import { WORKFLOWS_PATH } from '../src/main/wiring/create-worker.js';
 import { dataConverterOf } from '../src/main/wiring/data-converter.js';
-
-const WORKFLOW_TYPES = [
-  'onboardTenant',
-  'rotateTenantKey',
-  'rotateTenantKeyOnSchedule',
-  'rotateFleet',
-  'suspendTenant',
-  'resumeTenant',
-  'closeTenant',
-  'handleRegistryEvent',
-  'reconcileFleet',
-];
+import { workflowBundleOptions } from '../src/main/wiring/workflow-bundle.js';
+import { WORKFLOW_TYPES } from '../src/main/wiring/workflow-types.js';
 
 const program = new Command('replay')
   .option('--limit <n>', 'histories per workflow type (newest first)', '25')
@@ -32,6 +23,11 @@ const opts = program.opts<{ limit: string; query?: string }>();
 async function main(): Promise<number> {
   const config = loadCliConfig();
   const dataConverter = dataConverterOf(config);
+  // Bundled once, the way the worker bundles (preloaded entry), and replayed type by type.
+  const { code } = await bundleWorkflowCode({
+    ...workflowBundleOptions(WORKFLOWS_PATH),
+    logger: new DefaultLogger('WARN'),
+  });
   const client = await connectClient(config, dataConverter);
   let failures = 0;
   try {
@@ -50,11 +46,13 @@ async function main(): Promise<number> {
         if (histories.length >= Number(opts.limit)) break;
       }
       const bad: string[] = [];
-      for await (const result of Worker.runReplayHistories(
-        { workflowsPath: WORKFLOWS_PATH, ...(dataConverter ? { dataConverter } : {}) },
-        histories,
-      )) {
-        if (result.error) bad.push(`${result.workflowId}: ${result.error.message.split('\n')[0]}`);
+      if (histories.length > 0) {
+        for await (const result of Worker.runReplayHistories(
+          { workflowBundle: { code }, ...(dataConverter ? { dataConverter } : {}) },
+          histories,
+        )) {
+          if (result.error) bad.push(`${result.workflowId}: ${result.error.message.split('\n')[0]}`);
+        }
       }
       failures += bad.length;
       console.log(type.padEnd(28) + String(histories.length).padEnd(10) + String(bad.length));
