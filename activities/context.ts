@@ -4,7 +4,7 @@ import type { OutboundFetch } from '../src/infra/outbound/fetch.js';
 import type { DriftOptions } from './drift/options.js';
 import type { Pool } from '../src/db/pool.js';
 import type { PlatformClient } from '../src/platform/index.js';
-import type { RotationOptions } from './rotation-options.js';
+import type { RotationOptions } from './keys/rotation-options.js';
 import type { ApprovalAction } from '../src/config/safe-ops.js';
 import type { Vault } from '../src/secrets/vault.js';
 

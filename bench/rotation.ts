@@ -20,7 +20,7 @@ import { createPlatformClient } from '../src/platform/index.js';
 import { generateMasterKey, parseMasterKeys } from '../src/secrets/master-keys.js';
 import { createVault } from '../src/secrets/vault.js';
 import { DEFAULT_PLATFORM_KEY } from '../src/sim/index.js';
-import type { rotateFleet } from '../workflows/rotate-fleet.js';
+import type { rotateFleet } from '../workflows/keys/rotate-fleet.js';
 import { limitPlatform, seedActiveTenants, startFleetSimulator, startFleetWorkers } from './lib/fleet.js';
 import type { Benchmark, BenchContext, BenchResult } from './lib/types.js';
 import { createOutboundFetch } from '../src/infra/outbound/fetch.js';

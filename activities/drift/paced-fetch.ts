@@ -1,5 +1,5 @@
 import { createPlatformClient, type PlatformClient, type PlatformKeyProvider } from '../../src/platform/index.js';
-import { MAX_REQUESTS_PER_ROTATION_ACTIVITY } from '../rotation-options.js';
+import { MAX_REQUESTS_PER_ROTATION_ACTIVITY } from '../keys/rotation-options.js';
 
 /**
  * The parent's sub-account list is fetched page by page inside ONE activity, so the platform task

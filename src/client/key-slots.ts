@@ -20,8 +20,8 @@ import {
 } from '../domain/key-slot-input.js';
 import { tenantExternalRefKey } from '../domain/search-attributes.js';
 import { parseCallerInput } from '../domain/tenant-input.js';
-import type { issueTenantKey, IssueTenantKeyResult } from '../../workflows/issue-tenant-key.js';
-import type { revokeTenantKeySlot, RevokeTenantKeySlotResult } from '../../workflows/revoke-tenant-key.js';
+import type { issueTenantKey, IssueTenantKeyResult } from '../../workflows/keys/issue-tenant-key.js';
+import type { revokeTenantKeySlot, RevokeTenantKeySlotResult } from '../../workflows/keys/revoke-tenant-key.js';
 
 /**
  * Keys per workload and environment, for the signup backend (TypeScript), the gateway's /v1 routes and tenantctl:

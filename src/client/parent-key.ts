@@ -17,18 +17,18 @@ import { PARENT_KEY_ROTATION_SCHEDULE_ID, PARENT_KEY_ROTATION_WORKFLOW_ID } from
 import { rotateParentKeyInputSchema, type RotateParentKeyInput } from '../domain/key-slot-input.js';
 import { InvalidInputError, parseCallerInput } from '../domain/tenant-input.js';
 import type { ApiKeyRecord, PlatformClient } from '../platform/index.js';
-import type { rotateParentKey } from '../../workflows/rotate-parent-key.js';
+import type { rotateParentKey } from '../../workflows/keys/rotate-parent-key.js';
 import {
   parentKeyRecordsChangedSignal,
   parentKeyRotationStatusQuery,
   type PendingProcess,
-} from '../../workflows/rotate-parent-key-messages.js';
+} from '../../workflows/keys/rotate-parent-key-messages.js';
 import {
   abortRotationUpdate,
   escalateToEmergencyUpdate,
   retryKeyCreateUpdate,
   revokeAnywayUpdate,
-} from '../../workflows/rotate-tenant-key-messages.js';
+} from '../../workflows/keys/rotate-tenant-key-messages.js';
 import { currentWaitOf, type WaitView } from './current-wait.js';
 import { SCHEDULE_EVERY } from './rotation-schedules.js';
 import { queryOrNull } from './query-run.js';

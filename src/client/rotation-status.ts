@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { listRotations } from '../db/key-rotations-store.js';
 import type { Pool } from '../db/pool.js';
-import { rotationStatusQuery, type RotationStatus } from '../../workflows/rotate-tenant-key-messages.js';
+import { rotationStatusQuery, type RotationStatus } from '../../workflows/keys/rotate-tenant-key-messages.js';
 import { currentWaitOf, formatWait, type WaitView } from './current-wait.js';
 import { queryOrNull } from './query-run.js';
 

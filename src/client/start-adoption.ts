@@ -7,7 +7,7 @@ import { rotationWorkflowId } from '../domain/ids.js';
 import { adoptTenantKeysInputSchema } from '../domain/import-input.js';
 import { tenantExternalRefKey } from '../domain/search-attributes.js';
 import { InvalidInputError, parseCallerInput } from '../domain/tenant-input.js';
-import type { adoptTenantKeys } from '../../workflows/adopt-tenant-keys.js';
+import type { adoptTenantKeys } from '../../workflows/keys/adopt-tenant-keys.js';
 import { assertDeployerReady, type DeployerReadiness } from './deployer-readiness.js';
 
 /**

@@ -7,12 +7,12 @@ import {
 import { TypedSearchAttributes } from '@temporalio/common';
 import { parseCallerInput } from '../domain/tenant-input.js';
 import { tenantExternalRefKey } from '../domain/search-attributes.js';
-import type { rotateTenantKey } from '../../workflows/rotate-tenant-key.js';
+import type { rotateTenantKey } from '../../workflows/keys/rotate-tenant-key.js';
 import {
   escalateToEmergencyUpdate,
   rotationStatusQuery,
   type RotationStatus,
-} from '../../workflows/rotate-tenant-key-messages.js';
+} from '../../workflows/keys/rotate-tenant-key-messages.js';
 import { sendDecision } from './send-decision.js';
 import { rotationWorkflowId } from '../domain/ids.js';
 import { assertDeployerReady, type DeployerReadiness } from './deployer-readiness.js';

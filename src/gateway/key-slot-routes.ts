@@ -9,7 +9,7 @@ import { TenantNotFoundError } from '../db/tenants-store.js';
 import { keyIssueWorkflowId } from '../domain/ids.js';
 import { namedSlotSchema } from '../domain/key-slot-input.js';
 import { checkDecisionBy } from '../domain/operator-decisions.js';
-import { abortKeyIssueUpdate, retryKeyIssueUpdate } from '../../workflows/key-slot-messages.js';
+import { abortKeyIssueUpdate, retryKeyIssueUpdate } from '../../workflows/keys/key-slot-messages.js';
 import { getTenant } from '../db/tenants-store.js';
 import { InvalidInputError } from '../domain/tenant-input.js';
 import { actorOf, callerOf, requirePermission } from './access.js';

@@ -24,7 +24,7 @@ import {
   abortRotationUpdate,
   retryKeyCreateUpdate,
   revokeAnywayUpdate,
-} from '../../workflows/rotate-tenant-key-messages.js';
+} from '../../workflows/keys/rotate-tenant-key-messages.js';
 import { callerOf } from './access.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
 import { accepted, invalidInput, refOf, tenantNotFound } from './tenant-routes.js';

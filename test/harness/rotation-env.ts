@@ -8,7 +8,7 @@ import { revealKey } from '../../src/client/reveal-key.js';
 import { createLogger } from '../../src/infra/log.js';
 import { createPlatformClient, type PlatformClient } from '../../src/platform/index.js';
 import { createPlatformActivityWorker } from '../../src/main/wiring/platform-worker.js';
-import type { RotationOptions } from '../../activities/rotation-options.js';
+import type { RotationOptions } from '../../activities/keys/rotation-options.js';
 import { generateMasterKey, parseMasterKeys } from '../../src/secrets/master-keys.js';
 import { createVault } from '../../src/secrets/vault.js';
 import { startNotifyReceiver, type NotifyReceiver } from '../../src/main/stack/notify-receiver.js';
@@ -23,7 +23,7 @@ import {
   rotationStatusQuery,
   type RotationStage,
   type RotationStatus,
-} from '../../workflows/rotate-tenant-key-messages.js';
+} from '../../workflows/keys/rotate-tenant-key-messages.js';
 import { createTestContext, type TestContext } from './context.js';
 import { orchestratorCliEnv } from './onboarding-env.js';
 import { startOperatorGateway } from './operator-gateway.js';

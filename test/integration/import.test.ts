@@ -7,7 +7,7 @@ import { SIM_SHAPES } from '../../src/sim/choices.js';
 import { runCli } from '../harness/cli.js';
 import { keepUsing, waitFor } from '../harness/rotation-env.js';
 import type { AdoptTenantKeysResult } from '../../src/domain/import-input.js';
-import { adoptionStatusQuery } from '../../workflows/adopt-tenant-keys-messages.js';
+import { adoptionStatusQuery } from '../../workflows/keys/adopt-tenant-keys-messages.js';
 import { createRotationEnv, type RotationEnv } from '../harness/rotation-env.js';
 import { startOperatorGateway, type OperatorGateway } from '../harness/operator-gateway.js';
 import { createDriftListClient } from '../../activities/drift/paced-fetch.js';

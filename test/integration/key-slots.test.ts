@@ -6,7 +6,7 @@ import { scheduleTenantRotation } from '../../src/client/rotation-schedules.js';
 import { startLifecycle } from '../../src/client/start-lifecycle.js';
 import { InvalidInputError } from '../../src/domain/tenant-input.js';
 import { NoActiveKeyError } from '../../src/client/reveal-key.js';
-import { keyIssueStatusQuery, retryKeyIssueUpdate } from '../../workflows/key-slot-messages.js';
+import { keyIssueStatusQuery, retryKeyIssueUpdate } from '../../workflows/keys/key-slot-messages.js';
 import { createOperatorDirectory, generateOperator, parseOperatorList } from '../../src/secrets/operators.js';
 import { runCli } from '../harness/cli.js';
 import { TEST_API_TOKEN, listenGatewayOver } from '../harness/gateway-app.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRotation } from '../../src/client/start-rotation.js';
-import { rotationStatusQuery } from '../../workflows/rotate-tenant-key-messages.js';
+import { rotationStatusQuery } from '../../workflows/keys/rotate-tenant-key-messages.js';
 import { runCli } from '../harness/cli.js';
 import { processed, refusal } from '../harness/decisions.js';
 import { createRotationEnv, keepUsing, keysOf, waitForStage, type RotationEnv } from '../harness/rotation-env.js';

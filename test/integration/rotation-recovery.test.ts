@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cancelRotation, startRotation } from '../../src/client/start-rotation.js';
-import { rotationStatusQuery } from '../../workflows/rotate-tenant-key-messages.js';
+import { rotationStatusQuery } from '../../workflows/keys/rotate-tenant-key-messages.js';
 import { clearFaults, setFaults } from '../harness/onboarding-env.js';
 import { failureTypeOf, historyJson } from '../harness/onboarding-checks.js';
 import { createRotationEnv, keepUsing, keysOf, waitForStage, type RotationEnv } from '../harness/rotation-env.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRotation } from '../../src/client/start-rotation.js';
 import { generateOperator } from '../../src/secrets/operators.js';
-import { rotationStatusQuery } from '../../workflows/rotate-tenant-key-messages.js';
+import { rotationStatusQuery } from '../../workflows/keys/rotate-tenant-key-messages.js';
 import { runCli } from '../harness/cli.js';
 import { callAs, startOperatorGateway, type OperatorGateway } from '../harness/operator-gateway.js';
 import { createRotationEnv, keysOf, waitFor, waitForStage, type RotationEnv } from '../harness/rotation-env.js';

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { findOrBuildTemporalCli } from '../../src/infra/temporal-cli.js';
-import type { rotateFleet } from '../../workflows/rotate-fleet.js';
+import type { rotateFleet } from '../../workflows/keys/rotate-fleet.js';
 import { runCli } from '../harness/cli.js';
 import { createRotationEnv, keysOf, waitFor, type RotationEnv } from '../harness/rotation-env.js';
 

@@ -16,8 +16,8 @@ import {
   StillWaitingError,
 } from '../../src/cli/poll-run.js';
 import type { FundTenantResult } from '../../workflows/fund-tenant-messages.js';
-import type { RevokeTenantKeySlotResult } from '../../workflows/revoke-tenant-key.js';
-import type { RotateTenantKeyResult } from '../../workflows/rotate-tenant-key-messages.js';
+import type { RevokeTenantKeySlotResult } from '../../workflows/keys/revoke-tenant-key.js';
+import type { RotateTenantKeyResult } from '../../workflows/keys/rotate-tenant-key-messages.js';
 import type { AdoptTenantKeysResult } from '../../src/domain/import-input.js';
 import type { CloseTenantResult } from '../../workflows/close-tenant-messages.js';
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, signNotice } from '../../activities/deployers/notify.js';
+import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, signNotice } from '../../activities/keys/deployers/notify.js';
 import { startNotifyReceiver, type NoticeSummary, type NotifyReceiver } from '../../src/main/stack/notify-receiver.js';
 
 /** The dev stack's receiver for the notify deployer: a signed notice is taken, any other refused. */

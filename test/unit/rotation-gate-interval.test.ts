@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { KeyUsage } from '../../activities/rotation.js';
-import { evaluateGate, type GateMemory, type GateTimings } from '../../workflows/rotate-tenant-key-gate.js';
+import type { KeyUsage } from '../../activities/keys/rotation.js';
+import { evaluateGate, type GateMemory, type GateTimings } from '../../workflows/keys/quiet-gate.js';
 
 /**
  * A late use is judged by the interval the caller actually waited before the look that first saw it (polls back

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { KeyUsage } from '../../activities/rotation.js';
-import { evaluateGate, type GateMemory, type GateTimings } from '../../workflows/rotate-tenant-key-gate.js';
+import type { KeyUsage } from '../../activities/keys/rotation.js';
+import { evaluateGate, type GateMemory, type GateTimings } from '../../workflows/keys/quiet-gate.js';
 
 // Deploy at 0 on our clock; the new key's first use (the platform's deploy time) at DEPLOYED.
 const T: GateTimings = {

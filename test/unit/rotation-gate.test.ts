@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { KeyUsage } from '../../activities/rotation.js';
-import { evaluateGate, type GateMemory, type GateTimings } from '../../workflows/rotate-tenant-key-gate.js';
+import type { KeyUsage } from '../../activities/keys/rotation.js';
+import { evaluateGate, type GateMemory, type GateTimings } from '../../workflows/keys/quiet-gate.js';
 
 const T: GateTimings = {
   quietPeriodMs: 1_000,

@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WorkflowHandle } from '@temporalio/client';
-import type { KeyUsage } from '../../activities/rotation.js';
+import type { KeyUsage } from '../../activities/keys/rotation.js';
 import { rotationWorkflowId } from '../../src/domain/ids.js';
 import type { AdoptTenantKeysInput } from '../../src/domain/import-input.js';
-import { adoptionStatusQuery } from '../../workflows/adopt-tenant-keys-messages.js';
+import { adoptionStatusQuery } from '../../workflows/keys/adopt-tenant-keys-messages.js';
 import {
   abortRotationUpdate,
   retryKeyCreateUpdate,
   revokeAnywayUpdate,
-} from '../../workflows/rotate-tenant-key-messages.js';
+} from '../../workflows/keys/rotate-tenant-key-messages.js';
 import {
   fastWorld,
   historyLength,

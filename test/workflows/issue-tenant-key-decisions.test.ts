@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyIssueWorkflowId } from '../../src/domain/ids.js';
-import { abortKeyIssueUpdate, retryKeyIssueUpdate } from '../../workflows/key-slot-messages.js';
+import { abortKeyIssueUpdate, retryKeyIssueUpdate } from '../../workflows/keys/key-slot-messages.js';
 import { currentWaitQuery } from '../../workflows/waits-messages.js';
 import { fastWorld, uniqueId, type FastWorld, decide } from '../harness/fast-workflow.js';
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyIssueWorkflowId } from '../../src/domain/ids.js';
 import { sendDecision } from '../../src/client/send-decision.js';
-import { abortKeyIssueUpdate, retryKeyIssueUpdate } from '../../workflows/key-slot-messages.js';
+import { abortKeyIssueUpdate, retryKeyIssueUpdate } from '../../workflows/keys/key-slot-messages.js';
 import { currentWaitQuery } from '../../workflows/waits-messages.js';
 import { fastWorld, historyLength, uniqueId, type FastWorld, decide } from '../harness/fast-workflow.js';
 

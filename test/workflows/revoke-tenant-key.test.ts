@@ -1,8 +1,8 @@
 import { Context } from '@temporalio/activity';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { KeyUsage } from '../../activities/rotation.js';
+import type { KeyUsage } from '../../activities/keys/rotation.js';
 import { keyRevokeWorkflowId } from '../../src/domain/ids.js';
-import { keyRevokeStatusQuery } from '../../workflows/key-slot-messages.js';
+import { keyRevokeStatusQuery } from '../../workflows/keys/key-slot-messages.js';
 import { currentWaitQuery } from '../../workflows/waits-messages.js';
 import { fastWorld, historyLength, uniqueId, type FastWorld } from '../harness/fast-workflow.js';
 

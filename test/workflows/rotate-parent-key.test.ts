@@ -1,17 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WorkflowHandle } from '@temporalio/client';
-import type { KeyUsage } from '../../activities/rotation.js';
+import type { KeyUsage } from '../../activities/keys/rotation.js';
 import { PARENT_KEY_ROTATION_WORKFLOW_ID } from '../../src/domain/ids.js';
 import {
   parentKeyRecordsChangedSignal,
   parentKeyRotationStatusQuery,
-} from '../../workflows/rotate-parent-key-messages.js';
+} from '../../workflows/keys/rotate-parent-key-messages.js';
 import {
   abortRotationUpdate,
   escalateToEmergencyUpdate,
   retryKeyCreateUpdate,
   revokeAnywayUpdate,
-} from '../../workflows/rotate-tenant-key-messages.js';
+} from '../../workflows/keys/rotate-tenant-key-messages.js';
 import { currentWaitQuery, type WaitView } from '../../workflows/waits-messages.js';
 import { fastWorld, historyLength, type FastWorld, decide } from '../harness/fast-workflow.js';
 

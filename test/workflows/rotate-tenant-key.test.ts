@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WorkflowHandle } from '@temporalio/client';
-import type { KeyUsage } from '../../activities/rotation.js';
+import type { KeyUsage } from '../../activities/keys/rotation.js';
 import { rotationWorkflowId } from '../../src/domain/ids.js';
 import type { RotateTenantKeyInput } from '../../src/domain/rotation-input.js';
 import {
@@ -8,7 +8,7 @@ import {
   retryKeyCreateUpdate,
   revokeAnywayUpdate,
   rotationStatusQuery,
-} from '../../workflows/rotate-tenant-key-messages.js';
+} from '../../workflows/keys/rotate-tenant-key-messages.js';
 import {
   fastWorld,
   historyLength,

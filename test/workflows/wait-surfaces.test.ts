@@ -5,7 +5,7 @@ import { formatLastRun, listLastRuns } from '../../src/client/last-runs.js';
 import { describeRun } from '../../src/client/run-status.js';
 import { waitReporter } from '../../src/cli/poll-run.js';
 import { keyIssueWorkflowId } from '../../src/domain/ids.js';
-import { retryKeyIssueUpdate } from '../../workflows/key-slot-messages.js';
+import { retryKeyIssueUpdate } from '../../workflows/keys/key-slot-messages.js';
 import { currentWaitQuery } from '../../workflows/waits-messages.js';
 import { decide, fastWorld, uniqueId, type FastWorld } from '../harness/fast-workflow.js';
 

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { SlotKeyView } from '../../client/key-slots.js';
-import type { IssueTenantKeyResult } from '../../../workflows/issue-tenant-key.js';
-import type { RevokeTenantKeySlotResult } from '../../../workflows/revoke-tenant-key.js';
+import type { IssueTenantKeyResult } from '../../../workflows/keys/issue-tenant-key.js';
+import type { RevokeTenantKeySlotResult } from '../../../workflows/keys/revoke-tenant-key.js';
 import type { DecisionAnswer } from '../../domain/operator-decisions.js';
 import { resultOfRun } from '../poll-run.js';
 import { printJson, segment, withGateway } from '../run.js';

@@ -3,7 +3,7 @@ import type { DeployerSpec, RotationTimings } from '../../domain/rotation-input.
 import type { ScheduleCommand, RotationScheduleView } from '../../client/rotation-schedules.js';
 import type { DecisionAnswer } from '../../domain/operator-decisions.js';
 import type { GatewayClient } from '../../client/gateway-client.js';
-import type { RotateTenantKeyResult } from '../../../workflows/rotate-tenant-key-messages.js';
+import type { RotateTenantKeyResult } from '../../../workflows/keys/rotate-tenant-key-messages.js';
 import type { AdoptTenantKeysResult } from '../../domain/import-input.js';
 import { fleetAdoptionScheduleId, fleetScheduleId, rotationScheduleId } from '../../domain/ids.js';
 import { printJson, segment, withGateway } from '../run.js';

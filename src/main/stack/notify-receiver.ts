@@ -1,6 +1,6 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import { signNotice } from '../../../activities/deployers/notify.js';
+import { signNotice } from '../../../activities/keys/deployers/notify.js';
 
 /**
  * A parent's endpoint for the `notify` deployer, as small as one can be: it verifies

@@ -1,7 +1,7 @@
 import type { DataConverter } from '@temporalio/common';
 import { Worker, type NativeConnection } from '@temporalio/worker';
 import { platformTaskQueue } from '../../domain/ids.js';
-import { platformActivitiesPerSecond } from '../../../activities/rotation-options.js';
+import { platformActivitiesPerSecond } from '../../../activities/keys/rotation-options.js';
 
 /**
  * The worker for rotation's platform-calling activities: activities only, on the platform task

@@ -1,4 +1,4 @@
-import type { RotationOptions } from '../../../activities/rotation-options.js';
+import type { RotationOptions } from '../../../activities/keys/rotation-options.js';
 import type { RotationConfig } from '../../config/rotation.js';
 import { createPlatformClient, type PlatformKeyProvider } from '../../platform/index.js';
 

@@ -1,18 +1,18 @@
-import { appendAudit } from '../src/db/audit-store.js';
+import { appendAudit } from '../../src/db/audit-store.js';
 import {
   beginKeyCreateAttempt,
   findKeyWithSecret,
   insertKeyRecordIfAbsent,
   markKeyVerifiedAudited,
   storeIssuedKey,
-} from '../src/db/tenant-keys-store.js';
-import { PlatformBusinessStateError, PlatformNotFoundError, type ApiKeyRecord } from '../src/platform/index.js';
-import { fingerprintToken } from '../src/secrets/fingerprint.js';
-import { sealedKeyId, tenantTokenAad } from '../src/secrets/vault.js';
-import { auditOrigin, type ActivityDeps } from './context.js';
-import { activityFailure, assertTenantOpen, boundary } from './failures.js';
-import { keyNamePrefix } from './idempotency-keys.js';
-import { FailureCode } from '../src/domain/failures.js';
+} from '../../src/db/tenant-keys-store.js';
+import { PlatformBusinessStateError, PlatformNotFoundError, type ApiKeyRecord } from '../../src/platform/index.js';
+import { fingerprintToken } from '../../src/secrets/fingerprint.js';
+import { sealedKeyId, tenantTokenAad } from '../../src/secrets/vault.js';
+import { auditOrigin, type ActivityDeps } from '../context.js';
+import { activityFailure, assertTenantOpen, boundary } from '../failures.js';
+import { keyNamePrefix } from '../idempotency-keys.js';
+import { FailureCode } from '../../src/domain/failures.js';
 
 export interface IssueKeyInput {
   externalRef: string;

@@ -16,22 +16,22 @@ import {
   setHandler,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities/index.js';
-import { codedFailure, FailureCode } from '../src/domain/failures.js';
-import { keyIssueWorkflowId } from '../src/domain/ids.js';
-import type { IssueTenantKeyInput } from '../src/domain/key-slot-input.js';
-import { checkDecisionBy, type DecisionAnswer } from '../src/domain/operator-decisions.js';
-import { tenantExternalRefKey } from '../src/domain/search-attributes.js';
-import { databaseStep } from './activity-policies.js';
-import { accepted, refuseUnlessApplicable } from './decisions.js';
+import type { Activities } from '../../activities/index.js';
+import { codedFailure, FailureCode } from '../../src/domain/failures.js';
+import { keyIssueWorkflowId } from '../../src/domain/ids.js';
+import type { IssueTenantKeyInput } from '../../src/domain/key-slot-input.js';
+import { checkDecisionBy, type DecisionAnswer } from '../../src/domain/operator-decisions.js';
+import { tenantExternalRefKey } from '../../src/domain/search-attributes.js';
+import { databaseStep } from '../activity-policies.js';
+import { accepted, refuseUnlessApplicable } from '../decisions.js';
 import {
   abortKeyIssueUpdate,
   keyIssueStatusQuery,
   retryKeyIssueUpdate,
   type KeyIssueStatus,
 } from './key-slot-messages.js';
-import { msOf, validateWorkflowInput } from './validate-input.js';
-import { Backoff, handlersFinished, historyFull, Waits, type WaitView } from './waits.js';
+import { msOf, validateWorkflowInput } from '../validate-input.js';
+import { Backoff, handlersFinished, historyFull, Waits, type WaitView } from '../waits.js';
 
 const steps = proxyLocalActivities<Activities>(databaseStep);
 

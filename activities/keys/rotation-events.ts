@@ -1,8 +1,8 @@
 import type pg from 'pg';
-import { emitEvent } from '../src/db/events-store.js';
-import type { KeyRotationRow } from '../src/db/key-rotations-store.js';
-import type { Queryable } from '../src/db/pool.js';
-import { findKeyRecord } from '../src/db/tenant-keys-store.js';
+import { emitEvent } from '../../src/db/events-store.js';
+import type { KeyRotationRow } from '../../src/db/key-rotations-store.js';
+import type { Queryable } from '../../src/db/pool.js';
+import { findKeyRecord } from '../../src/db/tenant-keys-store.js';
 
 /** A rotation's state before a change, under the row lock the change takes anyway. */
 export async function lockRotationState(db: Queryable, id: string): Promise<string | undefined> {

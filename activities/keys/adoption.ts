@@ -1,18 +1,18 @@
-import { appendAudit } from '../src/db/audit-store.js';
+import { appendAudit } from '../../src/db/audit-store.js';
 import {
   findKeyByPlatformId,
   listAdoptableTenantRefs,
   listUnmanagedKeys,
   openAdoptionRow,
-} from '../src/db/adoptions-store.js';
-import { adoptRotation, findOpenRotation, lockTenantForRotation } from '../src/db/key-rotations-store.js';
-import { withTransaction } from '../src/db/pool.js';
-import { findActiveKey, findMaxGeneration, markKeyRevoked } from '../src/db/tenant-keys-store.js';
-import { FailureCode } from '../src/domain/failures.js';
-import type { DeployerSpec } from '../src/domain/rotation-input.js';
-import { lastUseMoved, PlatformNotFoundError } from '../src/platform/index.js';
-import { auditOrigin, type ActivityDeps } from './context.js';
-import { activityFailure, boundary } from './failures.js';
+} from '../../src/db/adoptions-store.js';
+import { adoptRotation, findOpenRotation, lockTenantForRotation } from '../../src/db/key-rotations-store.js';
+import { withTransaction } from '../../src/db/pool.js';
+import { findActiveKey, findMaxGeneration, markKeyRevoked } from '../../src/db/tenant-keys-store.js';
+import { FailureCode } from '../../src/domain/failures.js';
+import type { DeployerSpec } from '../../src/domain/rotation-input.js';
+import { lastUseMoved, PlatformNotFoundError } from '../../src/platform/index.js';
+import { auditOrigin, type ActivityDeps } from '../context.js';
+import { activityFailure, boundary } from '../failures.js';
 import type { LastUseExpectation } from './rotation.js';
 import { DEFAULT_ROTATION_OPTIONS } from './rotation-options.js';
 

@@ -33,15 +33,15 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities/index.js';
-import type { BeginRotationResult } from '../activities/rotation.js';
-import type { IssueKeyResult } from '../activities/keys.js';
-import { rotationWorkflowId, platformTaskQueue } from '../src/domain/ids.js';
-import { msOf } from '../src/domain/durations.js';
-import { DEFAULT_TIMINGS } from '../src/domain/rotation-defaults.js';
-import type { ParsedRotateTenantKeyInput, RotateTenantKeyInput } from '../src/domain/rotation-input.js';
-import { validateWorkflowInput } from './validate-input.js';
-import { tenantExternalRefKey } from '../src/domain/search-attributes.js';
+import type { Activities } from '../../activities/index.js';
+import type { BeginRotationResult } from '../../activities/keys/rotation.js';
+import type { IssueKeyResult } from '../../activities/keys/issue-key.js';
+import { rotationWorkflowId, platformTaskQueue } from '../../src/domain/ids.js';
+import { msOf } from '../../src/domain/durations.js';
+import { DEFAULT_TIMINGS } from '../../src/domain/rotation-defaults.js';
+import type { ParsedRotateTenantKeyInput, RotateTenantKeyInput } from '../../src/domain/rotation-input.js';
+import { validateWorkflowInput } from '../validate-input.js';
+import { tenantExternalRefKey } from '../../src/domain/search-attributes.js';
 import {
   evaluateGate,
   expectationOf,
@@ -49,10 +49,10 @@ import {
   isKeyInUseRefusal,
   type GateMemory,
   type GateTimings,
-} from './rotate-tenant-key-gate.js';
+} from './quiet-gate.js';
 import { rotationDetails } from './rotate-tenant-key-details.js';
 import { installRotationDecisions, type Decision, type RotationSignals } from './rotate-tenant-key-decisions.js';
-import { recordOutcome } from './outcomes.js';
+import { recordOutcome } from '../outcomes.js';
 import {
   rotationSettledSignal,
   rotationStatusQuery,
@@ -65,8 +65,8 @@ import {
   notifyDeploy as notifyDeployPolicy,
   platformCall,
   projectEnvDeploy as projectEnvDeployPolicy,
-} from './activity-policies.js';
-import { Backoff, handlersFinished, historyFull, Waits, type WaitView } from './waits.js';
+} from '../activity-policies.js';
+import { Backoff, handlersFinished, historyFull, Waits, type WaitView } from '../waits.js';
 
 export * from './rotate-tenant-key-messages.js';
 

@@ -22,16 +22,16 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities/index.js';
-import type { SlotKeyTarget } from '../activities/key-slots.js';
-import { keyRevokeWorkflowId, platformTaskQueue } from '../src/domain/ids.js';
-import type { RevokeTenantKeyInput } from '../src/domain/key-slot-input.js';
-import { tenantExternalRefKey } from '../src/domain/search-attributes.js';
-import { databaseStep, platformCall } from './activity-policies.js';
+import type { Activities } from '../../activities/index.js';
+import type { SlotKeyTarget } from '../../activities/keys/slots.js';
+import { keyRevokeWorkflowId, platformTaskQueue } from '../../src/domain/ids.js';
+import type { RevokeTenantKeyInput } from '../../src/domain/key-slot-input.js';
+import { tenantExternalRefKey } from '../../src/domain/search-attributes.js';
+import { databaseStep, platformCall } from '../activity-policies.js';
 import { keyRevokeStatusQuery, type KeyRevokeStatus } from './key-slot-messages.js';
-import { evaluateGate, type GateMemory } from './rotate-tenant-key-gate.js';
-import { msOf, validateWorkflowInput } from './validate-input.js';
-import { Backoff, handlersFinished, historyFull, Waits, type WaitView } from './waits.js';
+import { evaluateGate, type GateMemory } from './quiet-gate.js';
+import { msOf, validateWorkflowInput } from '../validate-input.js';
+import { Backoff, handlersFinished, historyFull, Waits, type WaitView } from '../waits.js';
 
 const steps = proxyLocalActivities<Activities>(databaseStep);
 

@@ -1,5 +1,5 @@
-import { DEFAULTS } from '../src/config/defaults.js';
-import type { PlatformClient } from '../src/platform/index.js';
+import { DEFAULTS } from '../../src/config/defaults.js';
+import type { PlatformClient } from '../../src/platform/index.js';
 
 /**
  * What rotation activities need beyond ActivityDeps, read from configuration by the entry point

@@ -1,5 +1,5 @@
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
-import type { DecisionAnswer, DecisionBy } from '../src/domain/operator-decisions.js';
+import type { DecisionAnswer, DecisionBy } from '../../src/domain/operator-decisions.js';
 
 /** issueTenantKey's stages; `key_limit` is the same actionable state as in rotation. */
 export type KeyIssueStage = 'starting' | 'creating_key' | 'key_limit' | 'verifying' | 'issued' | 'existing' | 'aborted';

@@ -7,9 +7,9 @@
  */
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { executeChild, ParentClosePolicy } from '@temporalio/workflow';
-import { rotationWorkflowId } from '../src/domain/ids.js';
-import type { RotateTenantKeyInput } from '../src/domain/rotation-input.js';
-import { validateWorkflowInput } from './validate-input.js';
+import { rotationWorkflowId } from '../../src/domain/ids.js';
+import type { RotateTenantKeyInput } from '../../src/domain/rotation-input.js';
+import { validateWorkflowInput } from '../validate-input.js';
 import { rotateTenantKey } from './rotate-tenant-key.js';
 
 export interface ScheduledRotationResult {

@@ -1,7 +1,7 @@
 import { setHandler } from '@temporalio/workflow';
-import type { KeyUsage } from '../activities/rotation.js';
-import { checkDecisionBy, type DecisionAnswer, type DecisionBy } from '../src/domain/operator-decisions.js';
-import { accepted, refuseUnlessApplicable, signalAccepted } from './decisions.js';
+import type { KeyUsage } from '../../activities/keys/rotation.js';
+import { checkDecisionBy, type DecisionAnswer, type DecisionBy } from '../../src/domain/operator-decisions.js';
+import { accepted, refuseUnlessApplicable, signalAccepted } from '../decisions.js';
 import {
   abortRotationSignal,
   abortRotationUpdate,

@@ -1,17 +1,17 @@
-import { appendAudit } from '../src/db/audit-store.js';
-import { withTransaction } from '../src/db/pool.js';
+import { appendAudit } from '../../src/db/audit-store.js';
+import { withTransaction } from '../../src/db/pool.js';
 import {
   findActiveKey,
   findKeyRecord,
   findMaxGeneration,
   markCreatingKeyFailed,
   markKeyRevoked,
-} from '../src/db/tenant-keys-store.js';
-import { findTenant } from '../src/db/tenants-store.js';
-import { FailureCode } from '../src/domain/failures.js';
-import { PlatformNotFoundError } from '../src/platform/index.js';
-import { auditOrigin, type ActivityDeps } from './context.js';
-import { activityFailure, boundary } from './failures.js';
+} from '../../src/db/tenant-keys-store.js';
+import { findTenant } from '../../src/db/tenants-store.js';
+import { FailureCode } from '../../src/domain/failures.js';
+import { PlatformNotFoundError } from '../../src/platform/index.js';
+import { auditOrigin, type ActivityDeps } from '../context.js';
+import { activityFailure, boundary } from '../failures.js';
 
 /**
  * Keys per workload and environment (contract, authentication rule 7): one slot = one named key of a tenant, with

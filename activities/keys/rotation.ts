@@ -1,4 +1,4 @@
-import { appendAudit } from '../src/db/audit-store.js';
+import { appendAudit } from '../../src/db/audit-store.js';
 import {
   adoptRotation,
   findOpenRotation,
@@ -8,8 +8,8 @@ import {
   lockTenantForRotation,
   updateRotation,
   type RotationChange,
-} from '../src/db/key-rotations-store.js';
-import { withTransaction } from '../src/db/pool.js';
+} from '../../src/db/key-rotations-store.js';
+import { withTransaction } from '../../src/db/pool.js';
 import { emitRotationEvent, lockRotationState } from './rotation-events.js';
 import {
   findActiveKey,
@@ -17,15 +17,15 @@ import {
   findMaxGeneration,
   markCreatingKeyFailed,
   markKeyRevoked,
-} from '../src/db/tenant-keys-store.js';
-import { lastUseMoved, PlatformNotFoundError, type ApiKeyRecord, type LastUse } from '../src/platform/index.js';
-import type { DeployerSpec } from '../src/domain/rotation-input.js';
+} from '../../src/db/tenant-keys-store.js';
+import { lastUseMoved, PlatformNotFoundError, type ApiKeyRecord, type LastUse } from '../../src/platform/index.js';
+import type { DeployerSpec } from '../../src/domain/rotation-input.js';
 import { DEFAULT_ROTATION_OPTIONS } from './rotation-options.js';
-import { auditOrigin, type ActivityDeps } from './context.js';
-import { activityFailure, boundary } from './failures.js';
-import { keyNamePrefix } from './idempotency-keys.js';
+import { auditOrigin, type ActivityDeps } from '../context.js';
+import { activityFailure, boundary } from '../failures.js';
+import { keyNamePrefix } from '../idempotency-keys.js';
 import { createDeployActivities } from './deployers/index.js';
-import { FailureCode } from '../src/domain/failures.js';
+import { FailureCode } from '../../src/domain/failures.js';
 
 export interface BeginRotationInput {
   externalRef: string;

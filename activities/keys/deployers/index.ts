@@ -1,16 +1,16 @@
 import { Context } from '@temporalio/activity';
-import { appendAudit } from '../../src/db/audit-store.js';
-import { findKeySecret } from '../../src/db/key-secrets-store.js';
-import { findKeyRecord } from '../../src/db/tenant-keys-store.js';
-import type { DeployerSpec } from '../../src/domain/rotation-input.js';
+import { appendAudit } from '../../../src/db/audit-store.js';
+import { findKeySecret } from '../../../src/db/key-secrets-store.js';
+import { findKeyRecord } from '../../../src/db/tenant-keys-store.js';
+import type { DeployerSpec } from '../../../src/domain/rotation-input.js';
 import { DEFAULT_ROTATION_OPTIONS } from '../rotation-options.js';
-import { tenantTokenAad } from '../../src/secrets/vault.js';
-import { auditOrigin, type ActivityDeps } from '../context.js';
-import { activityFailure, boundary } from '../failures.js';
+import { tenantTokenAad } from '../../../src/secrets/vault.js';
+import { auditOrigin, type ActivityDeps } from '../../context.js';
+import { activityFailure, boundary } from '../../failures.js';
 import { sendNotice, type NotifyEvent } from './notify.js';
 import { writeKeyToProjectEnv } from './project-env.js';
-import { FailureCode } from '../../src/domain/failures.js';
-import { defaultOutbound } from '../outbound.js';
+import { FailureCode } from '../../../src/domain/failures.js';
+import { defaultOutbound } from '../../outbound.js';
 
 export interface DeployKeyInput {
   rotationId: string;

@@ -1,9 +1,9 @@
 import { createHmac } from 'node:crypto';
 import type { RotationOptions } from '../rotation-options.js';
-import { activityFailure } from '../failures.js';
-import { FailureCode } from '../../src/domain/failures.js';
-import { outboundFailureDetail, type OutboundFetch } from '../../src/infra/outbound/fetch.js';
-import type { Logger } from '../../src/infra/log.js';
+import { activityFailure } from '../../failures.js';
+import { FailureCode } from '../../../src/domain/failures.js';
+import { outboundFailureDetail, type OutboundFetch } from '../../../src/infra/outbound/fetch.js';
+import type { Logger } from '../../../src/infra/log.js';
 
 /**
  * The `notify` deployer: the vault stays the source of truth and the parent is told which key is

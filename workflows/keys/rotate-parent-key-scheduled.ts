@@ -5,10 +5,10 @@
  */
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { executeChild, ParentClosePolicy } from '@temporalio/workflow';
-import { PARENT_KEY_ROTATION_WORKFLOW_ID } from '../src/domain/ids.js';
-import type { RotateParentKeyInput } from '../src/domain/key-slot-input.js';
+import { PARENT_KEY_ROTATION_WORKFLOW_ID } from '../../src/domain/ids.js';
+import type { RotateParentKeyInput } from '../../src/domain/key-slot-input.js';
 import { rotateParentKey } from './rotate-parent-key.js';
-import { validateWorkflowInput } from './validate-input.js';
+import { validateWorkflowInput } from '../validate-input.js';
 
 export async function rotateParentKeyOnSchedule(
   rawInput: RotateParentKeyInput,

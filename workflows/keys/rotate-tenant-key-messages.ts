@@ -1,5 +1,5 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { DecisionAnswer, DecisionBy } from '../src/domain/operator-decisions.js';
+import type { DecisionAnswer, DecisionBy } from '../../src/domain/operator-decisions.js';
 
 /** Messages of rotateTenantKey: what operators see (query, current details) and can send. */
 export type RotationStage =

@@ -1,5 +1,5 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-import type { ParentKeyRef, PendingProcess } from '../activities/parent-key.js';
+import type { ParentKeyRef, PendingProcess } from '../../activities/keys/parent-key.js';
 
 export type { PendingProcess };
 

@@ -20,14 +20,14 @@ import {
   setHandler,
   startChild,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities/index.js';
-import { rotationWorkflowId } from '../src/domain/ids.js';
-import type { RotateFleetInput } from '../src/domain/rotation-input.js';
-import { validateWorkflowInput } from './validate-input.js';
+import type { Activities } from '../../activities/index.js';
+import { rotationWorkflowId } from '../../src/domain/ids.js';
+import type { RotateFleetInput } from '../../src/domain/rotation-input.js';
+import { validateWorkflowInput } from '../validate-input.js';
 import { rotateTenantKey } from './rotate-tenant-key.js';
 import { adoptTenantKeys } from './adopt-tenant-keys.js';
 import { rotationSettledSignal } from './rotate-tenant-key-messages.js';
-import { fleetDatabaseStep } from './activity-policies.js';
+import { fleetDatabaseStep } from '../activity-policies.js';
 
 export interface FleetTotals {
   started: number;

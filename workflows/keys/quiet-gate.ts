@@ -1,8 +1,8 @@
 import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
-import type { KeyUsage, LastUseExpectation } from '../activities/rotation.js';
-import { msOf } from '../src/domain/durations.js';
-import { FailureCode } from '../src/domain/failures.js';
-import type { DEFAULT_TIMINGS } from '../src/domain/rotation-defaults.js';
+import type { KeyUsage, LastUseExpectation } from '../../activities/keys/rotation.js';
+import { msOf } from '../../src/domain/durations.js';
+import { FailureCode } from '../../src/domain/failures.js';
+import type { DEFAULT_TIMINGS } from '../../src/domain/rotation-defaults.js';
 import type { QuietCheckView } from './rotate-tenant-key-messages.js';
 
 /**

@@ -31,33 +31,33 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities/index.js';
-import type { BeginAdoptionResult } from '../activities/adoption.js';
-import type { LastUseExpectation } from '../activities/rotation.js';
-import { msOf } from '../src/domain/durations.js';
-import { FailureCode } from '../src/domain/failures.js';
-import { platformTaskQueue, rotationWorkflowId } from '../src/domain/ids.js';
+import type { Activities } from '../../activities/index.js';
+import type { BeginAdoptionResult } from '../../activities/keys/adoption.js';
+import type { LastUseExpectation } from '../../activities/keys/rotation.js';
+import { msOf } from '../../src/domain/durations.js';
+import { FailureCode } from '../../src/domain/failures.js';
+import { platformTaskQueue, rotationWorkflowId } from '../../src/domain/ids.js';
 import type {
   AdoptTenantKeysInput,
   AdoptTenantKeysResult,
   ParsedAdoptTenantKeysInput,
-} from '../src/domain/import-input.js';
-import { checkDecisionBy, type DecisionBy } from '../src/domain/operator-decisions.js';
-import { DEFAULT_TIMINGS } from '../src/domain/rotation-defaults.js';
-import { tenantExternalRefKey } from '../src/domain/search-attributes.js';
+} from '../../src/domain/import-input.js';
+import { checkDecisionBy, type DecisionBy } from '../../src/domain/operator-decisions.js';
+import { DEFAULT_TIMINGS } from '../../src/domain/rotation-defaults.js';
+import { tenantExternalRefKey } from '../../src/domain/search-attributes.js';
 import {
   databaseStep,
   notifyDeploy as notifyDeployPolicy,
   platformCall,
   projectEnvDeploy,
-} from './activity-policies.js';
+} from '../activity-policies.js';
 import {
   adoptionStatusQuery,
   type AdoptedKeyView,
   type AdoptionStage,
   type AdoptionStatus,
 } from './adopt-tenant-keys-messages.js';
-import { accepted, refuseUnlessApplicable } from './decisions.js';
+import { accepted, refuseUnlessApplicable } from '../decisions.js';
 import {
   evaluateGate,
   expectationOf,
@@ -65,15 +65,15 @@ import {
   isKeyInUseRefusal,
   type GateMemory,
   type GateTimings,
-} from './rotate-tenant-key-gate.js';
+} from './quiet-gate.js';
 import {
   abortRotationUpdate,
   retryKeyCreateUpdate,
   revokeAnywayUpdate,
   rotationSettledSignal,
 } from './rotate-tenant-key-messages.js';
-import { validateWorkflowInput } from './validate-input.js';
-import { Backoff, handlersFinished, historyFull, Waits, type WaitView } from './waits.js';
+import { validateWorkflowInput } from '../validate-input.js';
+import { Backoff, handlersFinished, historyFull, Waits, type WaitView } from '../waits.js';
 
 export * from './adopt-tenant-keys-messages.js';
 

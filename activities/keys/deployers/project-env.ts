@@ -1,6 +1,6 @@
-import type { PlatformClient } from '../../src/platform/index.js';
-import { activityFailure } from '../failures.js';
-import { FailureCode } from '../../src/domain/failures.js';
+import type { PlatformClient } from '../../../src/platform/index.js';
+import { activityFailure } from '../../failures.js';
+import { FailureCode } from '../../../src/domain/failures.js';
 
 /**
  * The `project-env` deployer: writes the tenant key into an environment variable of the tenant's

@@ -1,4 +1,4 @@
-import { appendAudit } from '../src/db/audit-store.js';
+import { appendAudit } from '../../src/db/audit-store.js';
 import {
   findCurrentParentKey,
   findParentKey,
@@ -11,19 +11,19 @@ import {
   parentKeyAad,
   setParentPlatformKeyId,
   storeCreatedParentKey,
-} from '../src/db/parent-keys-store.js';
-import { FailureCode } from '../src/domain/failures.js';
+} from '../../src/db/parent-keys-store.js';
+import { FailureCode } from '../../src/domain/failures.js';
 import {
   createPlatformClient,
   lastUseMoved,
   PlatformBusinessStateError,
   PlatformNotFoundError,
   type ApiKeyRecord,
-} from '../src/platform/index.js';
-import { fingerprintToken } from '../src/secrets/fingerprint.js';
-import { sealedKeyId } from '../src/secrets/vault.js';
-import { auditOrigin, type ActivityDeps } from './context.js';
-import { activityFailure, boundary } from './failures.js';
+} from '../../src/platform/index.js';
+import { fingerprintToken } from '../../src/secrets/fingerprint.js';
+import { sealedKeyId } from '../../src/secrets/vault.js';
+import { auditOrigin, type ActivityDeps } from '../context.js';
+import { activityFailure, boundary } from '../failures.js';
 import type { KeyUsage, LastUseExpectation } from './rotation.js';
 
 /**

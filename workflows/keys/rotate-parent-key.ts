@@ -32,14 +32,14 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities/index.js';
-import type { ParentKeyRef } from '../activities/parent-key.js';
-import { codedFailure, FailureCode } from '../src/domain/failures.js';
-import { PARENT_KEY_ROTATION_WORKFLOW_ID, platformTaskQueue } from '../src/domain/ids.js';
-import type { RotateParentKeyInput } from '../src/domain/key-slot-input.js';
-import { checkDecisionBy, type DecisionAnswer, type DecisionBy } from '../src/domain/operator-decisions.js';
-import { databaseStep, platformCall } from './activity-policies.js';
-import { accepted, refuseUnlessApplicable } from './decisions.js';
+import type { Activities } from '../../activities/index.js';
+import type { ParentKeyRef } from '../../activities/keys/parent-key.js';
+import { codedFailure, FailureCode } from '../../src/domain/failures.js';
+import { PARENT_KEY_ROTATION_WORKFLOW_ID, platformTaskQueue } from '../../src/domain/ids.js';
+import type { RotateParentKeyInput } from '../../src/domain/key-slot-input.js';
+import { checkDecisionBy, type DecisionAnswer, type DecisionBy } from '../../src/domain/operator-decisions.js';
+import { databaseStep, platformCall } from '../activity-policies.js';
+import { accepted, refuseUnlessApplicable } from '../decisions.js';
 import {
   parentKeyRecordsChangedSignal,
   parentKeyRotationStatusQuery,
@@ -47,16 +47,16 @@ import {
   type ParentKeyRotationStatus,
   type PendingProcess,
 } from './rotate-parent-key-messages.js';
-import { evaluateGate, type GateMemory } from './rotate-tenant-key-gate.js';
+import { evaluateGate, type GateMemory } from './quiet-gate.js';
 import {
   abortRotationUpdate,
   escalateToEmergencyUpdate,
   retryKeyCreateUpdate,
   revokeAnywayUpdate,
 } from './rotate-tenant-key-messages.js';
-import { carriedState } from './transfer-loop.js';
-import { msOf, validateWorkflowInput } from './validate-input.js';
-import { Backoff, handlersFinished, historyFull, Waits, type WaitView } from './waits.js';
+import { carriedState } from '../transfer-loop.js';
+import { msOf, validateWorkflowInput } from '../validate-input.js';
+import { Backoff, handlersFinished, historyFull, Waits, type WaitView } from '../waits.js';
 
 const db = proxyLocalActivities<Activities>(databaseStep);
 
