@@ -3,7 +3,8 @@ import { getCloseSchedule, insertCloseScheduleIfAbsent, settleCloseSchedule } fr
 import { upsertCloseStatement } from '../src/db/close-statements-store.js';
 import { withTransaction } from '../src/db/pool.js';
 import { listKeyRecords } from '../src/db/tenant-keys-store.js';
-import { CLOSING_STATES, findTenant, transitionTenant, type TenantStatus } from '../src/db/tenants-store.js';
+import { findTenant, transitionTenant } from '../src/db/tenants-store.js';
+import { isClosing, type TenantStatus } from '../src/domain/tenant-rules.js';
 import { listTransferIntents } from '../src/db/transfer-intents-store.js';
 import { transferNameOf } from '../src/domain/onboarding.js';
 import { FailureCode } from '../src/domain/failures.js';
@@ -35,7 +36,7 @@ export function createCloseScheduleActivities(deps: ActivityDeps) {
         input: LifecycleInput & { closeAt: string; after: string },
       ): Promise<{ subaccountId: string; windowed: boolean }> => {
         const tenant = await ownedTenant(input.externalRef);
-        if (CLOSING_STATES.includes(tenant.status)) return { subaccountId: tenant.subaccountId, windowed: false };
+        if (isClosing(tenant.status)) return { subaccountId: tenant.subaccountId, windowed: false };
         const schedule = await insertCloseScheduleIfAbsent(pool, {
           runKey: input.runKey,
           externalRef: input.externalRef,

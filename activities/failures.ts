@@ -2,7 +2,8 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { classifyError } from '../src/platform/index.js';
 import { safeSnippet } from '../src/platform/secret-token.js';
 import type { Queryable } from '../src/db/pool.js';
-import { CLOSING_STATES, findTenant } from '../src/db/tenants-store.js';
+import { findTenant } from '../src/db/tenants-store.js';
+import { isClosing } from '../src/domain/tenant-rules.js';
 import { codedFailure, FailureCode, type CodedFailureOptions } from '../src/domain/failures.js';
 
 /**
@@ -46,7 +47,7 @@ function toFailure(error: unknown): ApplicationFailure {
 /** New work (a transfer, a key) is refused once a close has begun. */
 export async function assertTenantOpen(db: Queryable, externalRef: string): Promise<void> {
   const tenant = await findTenant(db, externalRef);
-  if (tenant && CLOSING_STATES.includes(tenant.status)) {
+  if (tenant && isClosing(tenant.status)) {
     throw activityFailure(
       FailureCode.TENANT_CLOSED,
       `tenant ${externalRef} is ${tenant.status}: no new transfers or keys`,

@@ -6,14 +6,13 @@ import { emitEvent } from '../src/db/events-store.js';
 import type { EventType } from '../src/domain/events.js';
 import { listKeyRecords, markCreatingKeyFailed, markKeyRevoked } from '../src/db/tenant-keys-store.js';
 import {
-  CLOSING_STATES,
   findTenant,
   lockTenantStatus,
   markTenantClosed,
   transitionTenant,
-  type TenantStatus,
   type TenantRow,
 } from '../src/db/tenants-store.js';
+import { isClosing, type TenantStatus } from '../src/domain/tenant-rules.js';
 import { PlatformNotFoundError } from '../src/platform/index.js';
 import { auditOrigin, type ActivityDeps } from './context.js';
 import { activityFailure, boundary } from './failures.js';
@@ -89,7 +88,7 @@ export function createLifecycleActivities(deps: ActivityDeps) {
     suspendTenantOnPlatform: boundary(
       async (input: LifecycleInput): Promise<{ subaccountId: string; status: string }> => {
         const tenant = await ownedTenant(input.externalRef);
-        if (CLOSING_STATES.includes(tenant.status))
+        if (isClosing(tenant.status))
           throw activityFailure(FailureCode.TENANT_CLOSED, `tenant ${input.externalRef} is ${tenant.status}`);
         const result = await platform.suspendSubaccount({
           subaccountId: tenant.subaccountId,
@@ -118,7 +117,7 @@ export function createLifecycleActivities(deps: ActivityDeps) {
     resumeTenantOnPlatform: boundary(
       async (input: LifecycleInput): Promise<{ subaccountId: string; balanceMicroUsd: string | null }> => {
         const tenant = await ownedTenant(input.externalRef);
-        if (CLOSING_STATES.includes(tenant.status))
+        if (isClosing(tenant.status))
           throw activityFailure(FailureCode.TENANT_CLOSED, `tenant ${input.externalRef} is ${tenant.status}`);
         const scheduled = await findScheduledClose(pool, input.externalRef);
         if (scheduled)

@@ -7,8 +7,8 @@ import {
   recordSubaccountAudited,
   setTenantStatus,
   transitionTenantAudited,
-  type TenantStatus,
 } from '../src/db/tenants-store.js';
+import { isClosing, type TenantStatus } from '../src/domain/tenant-rules.js';
 import { listTransferIntents, updateTransferIntent } from '../src/db/transfer-intents-store.js';
 import { PlatformIdempotencyConflictError, type SubaccountRecord } from '../src/platform/index.js';
 import { auditOrigin, type ActivityDeps } from './context.js';
@@ -95,7 +95,7 @@ export function createTenantActivities(deps: ActivityDeps) {
         `external ref ${externalRef} is already recorded for a tenant with another name`,
       );
     }
-    if (row.status === 'closing' || row.status === 'closed') {
+    if (isClosing(row.status)) {
       throw activityFailure(
         FailureCode.TENANT_CLOSED,
         `tenant ${externalRef} is ${row.status}: it cannot be onboarded again`,

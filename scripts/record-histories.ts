@@ -19,7 +19,7 @@ import { createPool } from '../src/db/pool.js';
 import { createRegistryWebhook } from '../src/client/webhook-management.js';
 import { createPlatformClient } from '../src/platform/index.js';
 import { startDriftCheck } from '../src/client/start-drift-check.js';
-import { startRotation } from '../src/client/start-rotation.js';
+import { startAdoption, startRotation } from '../src/client/start-rotation.js';
 import { parseMasterKeys } from '../src/secrets/master-keys.js';
 import { createVault } from '../src/secrets/vault.js';
 import { DEFAULT_PERSONAL_TOKEN } from '../src/sim/index.js';
@@ -35,7 +35,6 @@ import { startKeyIssue, startKeyRevoke } from '../src/client/key-slots.js';
 import { startParentKeyRotation } from '../src/client/parent-key.js';
 import { buildImportPlan } from '../src/client/import-plan.js';
 import { applyImport } from '../src/client/import-apply.js';
-import { startAdoption } from '../src/client/start-adoption.js';
 
 const notify = createServer((_req, res) => res.writeHead(200).end('ok')).listen(0, '127.0.0.1');
 await new Promise((r) => notify.once('listening', r));

@@ -8,12 +8,12 @@ import {
   type FundingPolicyRow,
 } from '../db/funding-store.js';
 import { withTransaction, type Pool } from '../db/pool.js';
-import { CLOSING_STATES, findTenant, lockTenantStatus, TenantNotFoundError } from '../db/tenants-store.js';
+import { findTenant, lockTenantStatus, TenantNotFoundError } from '../db/tenants-store.js';
+import { assertTenantAllows, fundingPolicyRefusal } from '../domain/tenant-rules.js';
 import { capUsage } from '../db/top-ups-store.js';
 import { fundingPolicySchema, parentCapSchema } from '../domain/funding-policy-input.js';
 import { parseInput } from '../domain/tenant-input.js';
 import { assertWithinTransferLimit } from '../domain/transfer-limit.js';
-import { TopUpNotAllowedError } from './top-up-precheck.js';
 
 /**
  * Auto top-up policies and the parent's daily cap, for tenantctl and the gateway: validated by one
@@ -80,8 +80,7 @@ export async function setFundingPolicy(
     // Under the tenant's row lock: a close that starts now waits for this write, or this one sees it.
     const status = await lockTenantStatus(tx, externalRef);
     if (status === undefined) throw new TenantNotFoundError(externalRef);
-    if (CLOSING_STATES.includes(status))
-      throw new TopUpNotAllowedError('TENANT_CLOSED', `tenant ${externalRef} is ${status}: it takes no funding policy`);
+    assertTenantAllows(fundingPolicyRefusal, { externalRef, status, subaccountId: null });
     const row = await upsertFundingPolicy(tx, {
       externalRef,
       belowMicroUsd: input.below,

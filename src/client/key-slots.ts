@@ -20,13 +20,15 @@ import {
 } from '../domain/key-slot-input.js';
 import { tenantExternalRefKey } from '../domain/search-attributes.js';
 import { parseCallerInput } from '../domain/tenant-input.js';
+import { assertTenantAllows, keyIssueRefusal } from '../domain/tenant-rules.js';
 import type { issueTenantKey, IssueTenantKeyResult } from '../../workflows/keys/issue-tenant-key.js';
 import type { revokeTenantKeySlot, RevokeTenantKeySlotResult } from '../../workflows/keys/revoke-tenant-key.js';
 
 /**
  * Keys per workload and environment, for the signup backend (TypeScript), the gateway's /v1 routes and tenantctl:
  * issue a slot's key, revoke it through the quiet gate, list a tenant's slots. Input is checked and the tenant
- * looked up before anything starts: a bad slot or an unknown tenant starts no run.
+ * looked up before anything starts: a bad slot, an unknown tenant or one that may not be issued a key
+ * (keyIssueRefusal) starts no run.
  */
 export type KeyIssueHandle = WorkflowHandle<typeof issueTenantKey> & { started: boolean };
 export type KeyRevokeHandle = WorkflowHandle<typeof revokeTenantKeySlot> & { started: boolean };
@@ -62,7 +64,7 @@ export async function startKeyIssue(
   options: { taskQueue: string },
 ): Promise<KeyIssueHandle> {
   const input = parseCallerInput(issueTenantKeyInputSchema, rawInput);
-  await getTenant(deps.pool, input.externalRef);
+  assertTenantAllows(keyIssueRefusal, await getTenant(deps.pool, input.externalRef));
   return startOrJoin<typeof issueTenantKey>(
     deps.client,
     'issueTenantKey',

@@ -1,6 +1,9 @@
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, type Client, type ScheduleOptions } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
+import type { Queryable } from '../db/pool.js';
+import { findTenant, TenantNotFoundError } from '../db/tenants-store.js';
 import { parseCallerInput, parseInput } from '../domain/tenant-input.js';
+import { assertTenantAllows, rotationScheduleRefusal } from '../domain/tenant-rules.js';
 import { tenantExternalRefKey } from '../domain/search-attributes.js';
 import {
   fleetAdoptionScheduleId,
@@ -52,14 +55,24 @@ async function createOrUpdate(client: Client, options: ScheduleOptions): Promise
   return 'updated';
 }
 
+/**
+ * With our records (`db`: the gateway passes them), an unknown tenant or one that will never be rotated again
+ * (rotationScheduleRefusal) is refused before the schedule is made.
+ */
 export async function scheduleTenantRotation(
   client: Client,
   rawInput: RotateTenantKeyInput,
   times: ScheduleTimes,
   taskQueue: string,
+  db?: Queryable,
 ) {
   checkTimes(times);
   const input = parseCallerInput(rotateTenantKeyInputSchema, rawInput);
+  if (db) {
+    const tenant = await findTenant(db, input.externalRef);
+    if (!tenant) throw new TenantNotFoundError(input.externalRef);
+    assertTenantAllows(rotationScheduleRefusal, tenant);
+  }
   const scheduleId = rotationScheduleId(input.externalRef, input.slot);
   const outcome = await createOrUpdate(client, {
     scheduleId,

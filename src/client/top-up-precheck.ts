@@ -6,19 +6,21 @@ import { findTenant, TenantNotFoundError } from '../db/tenants-store.js';
 import { findTransferIntent, type TransferIntentRow } from '../db/transfer-intents-store.js';
 import { sameTopUpRequest, type TopUpRequestFields } from '../domain/top-up-input.js';
 import { topUpPurpose } from '../domain/top-up-ids.js';
+import { assertTenantAllows, transferRefusal } from '../domain/tenant-rules.js';
 import { IdempotencyKeyReusedError } from './start-top-up.js';
 
 /**
  * What our records already say about a top-up request, before anything starts (the gateway and
  * tenantctl): an amount above TRANSFER_MAX_MICRO_USD is invalid input, a key recorded with another
- * amount or reason is refused, a recorded one answers from the record, and a tenant that cannot take
- * a transfer, or an amount the parent was already refused (INSUFFICIENT_BALANCE) or less, is refused
- * — no run is started that was bound to fail, no platform call is made.
+ * amount or reason is refused, a recorded one answers from the record, a tenant that cannot take a
+ * transfer is refused (TenantRefusedError, the rule transferRefusal), and an amount the parent was
+ * already refused (INSUFFICIENT_BALANCE) or less is refused (TopUpNotAllowedError) — no run is started
+ * that was bound to fail, no platform call is made.
  */
 export class TopUpNotAllowedError extends Error {
   override name = 'TopUpNotAllowedError';
   constructor(
-    readonly code: 'TENANT_CLOSED' | 'TENANT_NOT_PROVISIONED' | 'PARENT_INSUFFICIENT_BALANCE',
+    readonly code: 'PARENT_INSUFFICIENT_BALANCE',
     message: string,
   ) {
     super(message);
@@ -41,17 +43,7 @@ export async function precheckTopUp(
   if (!tenant) throw new TenantNotFoundError(request.externalRef);
   const recorded = await findRecordedTopUp(pool, request);
   if (recorded) return recorded;
-  if (tenant.status === 'closing' || tenant.status === 'closed')
-    throw new TopUpNotAllowedError(
-      'TENANT_CLOSED',
-      `tenant ${request.externalRef} is ${tenant.status}: it takes no new transfers`,
-    );
-  if (!tenant.subaccountId || !['active', 'suspended'].includes(tenant.status)) {
-    throw new TopUpNotAllowedError(
-      'TENANT_NOT_PROVISIONED',
-      `tenant ${request.externalRef} is ${tenant.status}: top-ups need an onboarded (active or suspended) tenant`,
-    );
-  }
+  assertTenantAllows(transferRefusal, tenant);
   const parent = await getFundingParent(pool);
   const shortfall = { since: parent.insufficientSince, refusedMicroUsd: parent.insufficientMicroUsd };
   if (shortfallHolds(shortfall, request.amountMicroUsd))

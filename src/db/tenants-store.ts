@@ -1,20 +1,9 @@
 import { auditFrom, auditParams, type AuditEntry } from './audit-store.js';
 import { eventFrom, eventParams, type NewEvent } from './events-store.js';
 import type { Queryable } from './pool.js';
+import type { TenantStatus } from '../domain/tenant-rules.js';
 
 /** Ownership records: external ref (ours) <-> sub-account id (the platform's). */
-export const TenantStatus = {
-  creating: 'creating',
-  created: 'created',
-  active: 'active',
-  cancelled: 'cancelled',
-  failed: 'failed',
-  suspended: 'suspended',
-  closing: 'closing',
-  closed: 'closed',
-} as const;
-export type TenantStatus = (typeof TenantStatus)[keyof typeof TenantStatus];
-
 export interface TenantRow {
   externalRef: string;
   name: string;
@@ -122,9 +111,6 @@ export async function markTenantClosed(
     [externalRef, balanceMicroUsd],
   );
 }
-
-/** Tenants in these states take no new work: no onboarding step, no rotation, no new key. */
-export const CLOSING_STATES: readonly TenantStatus[] = ['closing', 'closed'];
 
 /**
  * One round trip at the start of every onboarding attempt: records ownership (audited when new) or,

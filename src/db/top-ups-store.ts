@@ -1,6 +1,7 @@
 import { auditFrom, auditParams, type AuditEntry } from './audit-store.js';
 import { findFundingPolicy, getFundingParent } from './funding-store.js';
 import { shortfallHolds } from '../domain/parent-shortfall.js';
+import { transferRefusal } from '../domain/tenant-rules.js';
 import type { PoolClient } from 'pg';
 import { TRANSFER_INTENT_COLUMNS, type TransferIntentRow } from './transfer-intents-store.js';
 
@@ -57,10 +58,12 @@ export async function reserveTopUp(
   );
   // A recorded request answers as recorded (the caller compares it), even once the tenant closed.
   if (existing[0]) return { outcome: 'existing', intent: existing[0], subaccountId: tenant.subaccountId ?? '' };
-  if (tenant.status === 'closing' || tenant.status === 'closed')
-    return { outcome: 'tenant_closed', status: tenant.status };
-  if (!tenant.subaccountId || !['active', 'suspended'].includes(tenant.status))
-    return { outcome: 'tenant_not_provisioned', status: tenant.status };
+  const refused = transferRefusal({ externalRef: input.externalRef, ...tenant });
+  if (refused)
+    return {
+      outcome: refused.code === 'TENANT_CLOSED' ? 'tenant_closed' : 'tenant_not_provisioned',
+      status: tenant.status,
+    };
   if (input.kind === 'auto') {
     // Only amounts the parent was refused for (or more) wait; smaller auto top-ups go ahead.
     const shortfall = { since: parent.insufficientSince, refusedMicroUsd: parent.insufficientMicroUsd };
@@ -108,7 +111,8 @@ export async function reserveTopUp(
       ...auditParams(entry),
     ],
   );
-  return { outcome: refusedBy ? 'refused' : 'reserved', intent: rows[0]!, subaccountId: tenant.subaccountId };
+  // transferRefusal refused a tenant without a sub-account above.
+  return { outcome: refusedBy ? 'refused' : 'reserved', intent: rows[0]!, subaccountId: tenant.subaccountId! };
 }
 
 /**

@@ -4,9 +4,10 @@ import type { Pool } from '../db/pool.js';
 import { TenantNotFoundError } from '../db/tenants-store.js';
 import { TopUpNotAllowedError } from '../client/top-up-precheck.js';
 import { InvalidInputError } from '../domain/tenant-input.js';
+import { TenantRefusedError } from '../domain/tenant-rules.js';
 import { actorOf } from './access.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
-import { invalidInput, refOf, tenantNotFound } from './tenant-routes.js';
+import { invalidInput, refOf, tenantNotFound, tenantRefused } from './tenant-routes.js';
 import { anyObject, doc, externalRefParam } from './api-docs.js';
 import { fundingPolicySchema } from '../domain/funding-policy-input.js';
 
@@ -24,6 +25,7 @@ export function registerFundingRoutes(
         return await work();
       } catch (error) {
         if (error instanceof TenantNotFoundError) throw tenantNotFound();
+        if (error instanceof TenantRefusedError) throw tenantRefused(error);
         if (error instanceof TopUpNotAllowedError)
           throw new GatewayError(409, GatewayErrorCode[error.code], `${error.message}.`);
         if (error instanceof InvalidInputError) throw invalidInput(error);

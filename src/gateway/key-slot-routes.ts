@@ -12,9 +12,10 @@ import { checkDecisionBy } from '../domain/operator-decisions.js';
 import { abortKeyIssueUpdate, retryKeyIssueUpdate } from '../../workflows/keys/key-slot-messages.js';
 import { getTenant } from '../db/tenants-store.js';
 import { InvalidInputError } from '../domain/tenant-input.js';
+import { TenantRefusedError } from '../domain/tenant-rules.js';
 import { actorOf, callerOf, requirePermission } from './access.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
-import { accepted, invalidInput, refOf, tenantNotFound } from './tenant-routes.js';
+import { accepted, invalidInput, refOf, tenantNotFound, tenantRefused } from './tenant-routes.js';
 import { bodyOf } from './request-input.js';
 import { decisionRefused } from './rotation-routes.js';
 import { issueTenantKeyInputSchema, revokeTenantKeyInputSchema } from '../domain/key-slot-input.js';
@@ -61,6 +62,7 @@ function slotOf(value: unknown): string {
 function translated(error: unknown): unknown {
   if (error instanceof InvalidInputError) return invalidInput(error);
   if (error instanceof TenantNotFoundError) return tenantNotFound();
+  if (error instanceof TenantRefusedError) return tenantRefused(error);
   if (error instanceof NoActiveKeyError)
     return new GatewayError(404, GatewayErrorCode.KEY_NOT_FOUND, `${error.message}.`, { fields: ['slot'] });
   return error;
@@ -270,5 +272,6 @@ const keyActionDoc = doc({
   answers: {
     202: { description: "Started or joined; Location is the tenant's keys.", data: anyObject },
     404: `${unknownTenant} Or no active key in the slot (KEY_NOT_FOUND), or no such action (ROUTE_NOT_FOUND).`,
+    409: 'issue: the tenant is closing or closed (TENANT_CLOSED) or not active (TENANT_NOT_ACTIVE).',
   },
 });

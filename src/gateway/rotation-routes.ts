@@ -1,7 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
-import { DeployerNotConfiguredError, cancelRotation, type DeployerReadiness } from '../client/start-rotation.js';
-import { startAdoption } from '../client/start-adoption.js';
+import { cancelRotation, startAdoption } from '../client/start-rotation.js';
 import { describeRun } from '../client/run-status.js';
 import {
   controlSchedule,
@@ -12,10 +11,9 @@ import {
   scheduleTenantRotation,
   type ScheduleCommand,
 } from '../client/rotation-schedules.js';
-import { assertDeployerReady } from '../client/deployer-readiness.js';
+import { assertDeployerReady, type DeployerReadiness } from '../client/deployer-readiness.js';
 import { DecisionRefusedError, sendDecision } from '../client/send-decision.js';
 import type { Pool } from '../db/pool.js';
-import { findTenant, TenantNotFoundError } from '../db/tenants-store.js';
 import { rotationWorkflowId } from '../domain/ids.js';
 import { checkDecisionBy } from '../domain/operator-decisions.js';
 import { rotateFleetInputSchema, rotateTenantKeyInputSchema } from '../domain/rotation-input.js';
@@ -27,7 +25,7 @@ import {
 } from '../../workflows/keys/rotate-tenant-key-messages.js';
 import { callerOf } from './access.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
-import { accepted, invalidInput, refOf, tenantNotFound } from './tenant-routes.js';
+import { accepted, invalidInput, refOf, startRefusal } from './tenant-routes.js';
 import { pathCommand } from './request-input.js';
 import { z } from 'zod';
 import { adoptTenantKeysInputSchema } from '../domain/import-input.js';
@@ -180,16 +178,11 @@ export function registerRotationRoutes(app: FastifyInstance, deps: RotationRoute
               200,
               await scheduleFleetRotation(deps.client, input as never, times, deps.taskQueue),
             );
-          const externalRef = refOf(input);
-          const tenant = await findTenant(deps.pool, externalRef);
-          if (!tenant) throw tenantNotFound();
-          if (tenant.status === 'closing' || tenant.status === 'closed')
-            throw new GatewayError(
-              409,
-              GatewayErrorCode.TENANT_CLOSED,
-              `The tenant is ${tenant.status}: its keys are not rotated.`,
-            );
-          return sendData(reply, 200, await scheduleTenantRotation(deps.client, input as never, times, deps.taskQueue));
+          return sendData(
+            reply,
+            200,
+            await scheduleTenantRotation(deps.client, input as never, times, deps.taskQueue, deps.pool),
+          );
         } catch (error) {
           throw rotationError(error);
         }
@@ -242,15 +235,7 @@ function slotOf(params: unknown): string {
 function rotationError(error: unknown): unknown {
   if (error instanceof GatewayError) return error;
   if (error instanceof InvalidInputError) return invalidInput(error);
-  if (error instanceof TenantNotFoundError) return tenantNotFound();
-  if (error instanceof DeployerNotConfiguredError)
-    return new GatewayError(422, GatewayErrorCode.DEPLOYER_NOT_CONFIGURED, `${error.message}.`, {
-      fields: ['deployer'],
-    });
-  // startAdoption: a rotation of the slot is running (its cause is the start conflict).
-  if (error instanceof Error && (error.cause as Error | undefined)?.name === 'WorkflowExecutionAlreadyStartedError')
-    return new GatewayError(409, GatewayErrorCode.ROTATION_CONFLICT, `${error.message}.`);
-  return error;
+  return startRefusal(error);
 }
 
 const slotParams = { ...externalRefParam, slot: slotSchema };
@@ -267,7 +252,9 @@ const adoptDoc = doc({
   answers: {
     202: { description: 'Started; poll the status URL.', data: anyObject },
     404: 'Unknown tenant (TENANT_NOT_FOUND).',
-    409: 'A rotation of the slot is running (ROTATION_CONFLICT).',
+    409:
+      'The tenant is closing or closed (TENANT_CLOSED) or not active (TENANT_NOT_ACTIVE), or a rotation of the ' +
+      'slot is running (ROTATION_CONFLICT).',
     422: 'The deployer is not configured on this gateway (DEPLOYER_NOT_CONFIGURED).',
   },
 });

@@ -5,9 +5,10 @@ import { ExternalRefConflictError, startOnboarding } from '../client/start-onboa
 import type { Pool } from '../db/pool.js';
 import { findTenant, listTenants, TenantNotFoundError } from '../db/tenants-store.js';
 import { externalRefSchema, InvalidInputError, onboardTenantInputSchema } from '../domain/tenant-input.js';
-import { DeployerNotConfiguredError, startRotation, type DeployerReadiness } from '../client/start-rotation.js';
+import { RotationConflictError, startRotation } from '../client/start-rotation.js';
+import { DeployerNotConfiguredError, type DeployerReadiness } from '../client/deployer-readiness.js';
 import { getTenantStatus } from '../client/tenant-status.js';
-import { hasOnlyUnmanagedKeys } from '../client/unmanaged-keys.js';
+import { TenantRefusedError } from '../domain/tenant-rules.js';
 import { actionInputOf, type ActionInput } from './action-input.js';
 import { actorOf, callerOf } from './access.js';
 import { roleAllows } from '../secrets/roles.js';
@@ -181,7 +182,7 @@ export function registerTenantRoutes(app: FastifyInstance, deps: TenantRoutesDep
           );
         }
         const closeSooner = roleAllows(callerOf(request).role, 'close.immediate');
-        const started = await validated(() => startAction(deps, parsed, tenant.status, closeSooner));
+        const started = await validated(() => startAction(deps, parsed, closeSooner));
         return accepted(reply, statusUrl(externalRef), {
           externalRef,
           action,
@@ -195,13 +196,13 @@ export function registerTenantRoutes(app: FastifyInstance, deps: TenantRoutesDep
 
 /**
  * Through the same start helpers as the CLI: one run per business key (a second call while one runs
- * joins it; an emergency rotation escalates a running one), and a rotation whose deployer this
- * configuration cannot run is refused here rather than failing in the worker.
+ * joins it; an emergency rotation escalates a running one). A rotation is checked by its starter,
+ * with our records: a tenant that may not be rotated, a slot only an adoption rotates and a deployer
+ * this configuration cannot run are refused there rather than failing in the worker.
  */
 async function startAction(
   deps: TenantRoutesDeps,
   parsed: ActionInput,
-  tenantStatus: string,
   closeSooner: boolean,
 ): Promise<{ workflowId: string; runId: string | null; started?: boolean }> {
   if (parsed.action !== 'rotate') {
@@ -212,24 +213,11 @@ async function startAction(
     });
     return { workflowId: handle.workflowId, runId: handle.firstExecutionRunId };
   }
-  if (tenantStatus === 'closing' || tenantStatus === 'closed') {
-    throw new GatewayError(
-      409,
-      GatewayErrorCode.TENANT_CLOSED,
-      `The tenant is ${tenantStatus}: its keys are not rotated.`,
-    );
-  }
-  if (await hasOnlyUnmanagedKeys(deps.pool, parsed.input.externalRef, parsed.input.slot))
-    throw new GatewayError(
-      409,
-      GatewayErrorCode.ROTATION_CONFLICT,
-      `tenant ${parsed.input.externalRef} has only unmanaged (imported) keys in slot ${parsed.input.slot}: ` +
-        'rotate it with --adopt (POST …/adopt); nothing was started',
-    );
   try {
     const handle = await startRotation(deps.client, parsed.input, {
       taskQueue: deps.taskQueue,
       deployers: deps.deployers,
+      db: deps.pool,
       ...(parsed.operator ? { operator: parsed.operator } : {}),
     });
     // A joined rotation is a handle on the running one: its run id is in the status URL.
@@ -239,12 +227,21 @@ async function startAction(
         : null;
     return { workflowId: handle.workflowId, runId, started: handle.started };
   } catch (error) {
-    if (error instanceof DeployerNotConfiguredError)
-      throw new GatewayError(422, GatewayErrorCode.DEPLOYER_NOT_CONFIGURED, `${error.message}.`, {
-        fields: ['deployer'],
-      });
-    throw error;
+    throw startRefusal(error);
   }
+}
+
+/** How the gateway answers what a starter refused before anything started (other errors pass through). */
+export function startRefusal(error: unknown): unknown {
+  if (error instanceof TenantNotFoundError) return tenantNotFound();
+  if (error instanceof TenantRefusedError) return tenantRefused(error);
+  if (error instanceof RotationConflictError)
+    return new GatewayError(409, GatewayErrorCode.ROTATION_CONFLICT, `${error.message}.`);
+  if (error instanceof DeployerNotConfiguredError)
+    return new GatewayError(422, GatewayErrorCode.DEPLOYER_NOT_CONFIGURED, `${error.message}.`, {
+      fields: ['deployer'],
+    });
+  return error;
 }
 
 function validated<T>(parse: () => T): T {
@@ -282,6 +279,11 @@ export function refOf(params: unknown): string {
 
 export function tenantNotFound(): GatewayError {
   return new GatewayError(404, GatewayErrorCode.TENANT_NOT_FOUND, 'No tenant with this external ref.');
+}
+
+/** A tenant the rule refuses (closing or closed, not active, not onboarded): 409 with the rule's code. */
+export function tenantRefused(error: TenantRefusedError): GatewayError {
+  return new GatewayError(409, GatewayErrorCode[error.code], `${error.message}.`, { fields: [error.field] });
 }
 
 export function invalidInput(error: InvalidInputError): GatewayError {
@@ -411,8 +413,8 @@ const actionDoc = doc({
     },
     404: `${tenantNotFoundAnswer} Or no such action (ROUTE_NOT_FOUND).`,
     409:
-      'No sub-account yet (TENANT_NOT_PROVISIONED); rotate: closing or closed (TENANT_CLOSED), or only unmanaged ' +
-      'keys in the slot (ROTATION_CONFLICT).',
+      'No sub-account yet (TENANT_NOT_PROVISIONED); rotate: closing or closed (TENANT_CLOSED), not active ' +
+      '(TENANT_NOT_ACTIVE), or only unmanaged keys in the slot (ROTATION_CONFLICT).',
     422: 'rotate: the deployer is not configured on this gateway (DEPLOYER_NOT_CONFIGURED).',
   },
 });

@@ -14,11 +14,12 @@ import {
 } from '../client/top-up-precheck.js';
 import { findTransferIntent, type TransferIntentRow } from '../db/transfer-intents-store.js';
 import { InvalidInputError, parseInput } from '../domain/tenant-input.js';
+import { TenantRefusedError } from '../domain/tenant-rules.js';
 import { idempotencyKeySchema, topUpBodySchema } from '../domain/top-up-input.js';
 import { topUpPurpose } from '../domain/top-up-ids.js';
 import { actorOf } from './access.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
-import { accepted, invalidInput, refOf, tenantNotFound } from './tenant-routes.js';
+import { accepted, invalidInput, refOf, tenantNotFound, tenantRefused } from './tenant-routes.js';
 import { anyObject, doc, externalRefParam } from './api-docs.js';
 
 /**
@@ -76,6 +77,7 @@ export function registerTransferRoutes(app: FastifyInstance, deps: TransferRoute
         } catch (error) {
           if (error instanceof TenantNotFoundError) throw tenantNotFound();
           if (error instanceof IdempotencyKeyReusedError) throw keyReused(key);
+          if (error instanceof TenantRefusedError) throw tenantRefused(error);
           if (error instanceof TopUpNotAllowedError)
             throw new GatewayError(409, GatewayErrorCode[error.code], `${error.message}.`);
           if (error instanceof InvalidInputError) throw invalidInput(error);

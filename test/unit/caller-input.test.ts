@@ -3,10 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { startKeyIssue, startKeyRevoke } from '../../src/client/key-slots.js';
 import { startParentKeyRotation } from '../../src/client/parent-key.js';
 import { scheduleTenantRotation } from '../../src/client/rotation-schedules.js';
-import { startAdoption } from '../../src/client/start-adoption.js';
 import { startLifecycle } from '../../src/client/start-lifecycle.js';
 import { startOnboarding } from '../../src/client/start-onboarding.js';
-import { startRotation } from '../../src/client/start-rotation.js';
+import { startAdoption, startRotation } from '../../src/client/start-rotation.js';
 import { startTopUp } from '../../src/client/start-top-up.js';
 import { InvalidInputError } from '../../src/domain/tenant-input.js';
 

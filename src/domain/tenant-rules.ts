@@ -1,0 +1,109 @@
+import { FailureCode } from './failures.js';
+
+/**
+ * A tenant's status in our records, and the one home of what each status allows: may this tenant's keys be
+ * rotated (or adopted), may it be issued a key, may it take a transfer or a funding policy. The client starters
+ * check these before anything starts (the gateway and tenantctl go through them); the activities check the same
+ * function again for runs started elsewhere (a schedule, the Web UI, a fleet run) and for a close that began
+ * after the start. Pure: workflows may import it.
+ */
+export const TenantStatus = {
+  creating: 'creating',
+  created: 'created',
+  active: 'active',
+  cancelled: 'cancelled',
+  failed: 'failed',
+  suspended: 'suspended',
+  closing: 'closing',
+  closed: 'closed',
+} as const;
+export type TenantStatus = (typeof TenantStatus)[keyof typeof TenantStatus];
+
+/** Tenants in these states take no new work: no onboarding step, no rotation, no new key, no transfer. */
+export const CLOSING_STATES: readonly TenantStatus[] = [TenantStatus.closing, TenantStatus.closed];
+
+export function isClosing(status: string): boolean {
+  return (CLOSING_STATES as readonly string[]).includes(status);
+}
+
+/** What a rule reads of the tenant's record. */
+export interface TenantFacts {
+  externalRef: string;
+  status: string;
+  subaccountId: string | null;
+}
+
+export type TenantRefusalCode =
+  typeof FailureCode.TENANT_CLOSED | typeof FailureCode.TENANT_NOT_ACTIVE | typeof FailureCode.TENANT_NOT_PROVISIONED;
+
+/** Why a tenant is refused: the failure code, the rule it breaks, and a message naming the tenant and its status. */
+export interface TenantRefusal {
+  code: TenantRefusalCode;
+  rule: string;
+  message: string;
+}
+
+export type TenantRule = (tenant: TenantFacts) => TenantRefusal | undefined;
+
+function refusal(tenant: TenantFacts, code: TenantRefusalCode, rule: string): TenantRefusal {
+  return { code, rule, message: `tenant ${tenant.externalRef} is ${tenant.status}: ${rule}` };
+}
+
+const closedRefusal = (tenant: TenantFacts, rule: string): TenantRefusal | undefined =>
+  isClosing(tenant.status) ? refusal(tenant, FailureCode.TENANT_CLOSED, rule) : undefined;
+
+/** A rotation or an adoption of a slot, now: an active tenant with a sub-account; a closing one never. */
+export const rotationRefusal: TenantRule = (tenant) =>
+  closedRefusal(tenant, 'its keys are not rotated') ??
+  (tenant.status === TenantStatus.active && tenant.subaccountId
+    ? undefined
+    : refusal(tenant, FailureCode.TENANT_NOT_ACTIVE, 'only active tenants are rotated'));
+
+/**
+ * A rotation schedule: refused once the tenant closes (every run would be); a tenant suspended for now is
+ * scheduled, and each run the schedule starts meets rotationRefusal.
+ */
+export const rotationScheduleRefusal: TenantRule = (tenant) => closedRefusal(tenant, 'its keys are not rotated');
+
+/** A new key in a slot: an active tenant with a sub-account; a closing one never. */
+export const keyIssueRefusal: TenantRule = (tenant) =>
+  closedRefusal(tenant, 'it is issued no new key') ??
+  (tenant.status === TenantStatus.active && tenant.subaccountId
+    ? undefined
+    : refusal(tenant, FailureCode.TENANT_NOT_ACTIVE, 'keys are issued to active tenants only'));
+
+/** A transfer (a top-up): an onboarded tenant, active or suspended, with a sub-account; a closing one never. */
+export const transferRefusal: TenantRule = (tenant) =>
+  closedRefusal(tenant, 'it takes no new transfers') ??
+  ((tenant.status === TenantStatus.active || tenant.status === TenantStatus.suspended) && tenant.subaccountId
+    ? undefined
+    : refusal(
+        tenant,
+        FailureCode.TENANT_NOT_PROVISIONED,
+        'top-ups need an onboarded (active or suspended) tenant with a sub-account',
+      ));
+
+/** A funding policy (auto top-up): any tenant that is not closing (a policy may be set before onboarding ends). */
+export const fundingPolicyRefusal: TenantRule = (tenant) => closedRefusal(tenant, 'it takes no funding policy');
+
+/**
+ * The one error a client starter throws when a tenant may not do what was asked: it names the field
+ * (`externalRef`), the failure code and the rule. The gateway answers it 409 with the code.
+ */
+export class TenantRefusedError extends Error {
+  override name = 'TenantRefusedError';
+  readonly field = 'externalRef';
+  readonly code: TenantRefusalCode;
+  readonly rule: string;
+  constructor(refusal: TenantRefusal) {
+    super(refusal.message);
+    this.code = refusal.code;
+    this.rule = refusal.rule;
+  }
+}
+
+/** Throws TenantRefusedError when `rule` refuses the tenant. */
+export function assertTenantAllows(rule: TenantRule, tenant: TenantFacts): void {
+  const refused = rule(tenant);
+  if (refused) throw new TenantRefusedError(refused);
+}

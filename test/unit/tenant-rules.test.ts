@@ -1,0 +1,110 @@
+import { describe, expect, it } from 'vitest';
+import {
+  assertTenantAllows,
+  CLOSING_STATES,
+  fundingPolicyRefusal,
+  isClosing,
+  keyIssueRefusal,
+  rotationRefusal,
+  rotationScheduleRefusal,
+  TenantRefusedError,
+  TenantStatus,
+  transferRefusal,
+  type TenantRule,
+} from '../../src/domain/tenant-rules.js';
+
+/**
+ * The one home of "may this tenant be rotated / issued a key / funded": every status against every rule, so a
+ * change to a rule shows here before it shows on a surface (the gateway, tenantctl, an activity).
+ */
+const onboarded = (status: string) => ({ externalRef: 't-1', status, subaccountId: 'sub_1' });
+const codeOf = (rule: TenantRule, tenant: { externalRef: string; status: string; subaccountId: string | null }) =>
+  rule(tenant)?.code ?? 'allowed';
+const everyStatus = Object.values(TenantStatus);
+const table = (rule: TenantRule) =>
+  Object.fromEntries(everyStatus.map((status) => [status, codeOf(rule, onboarded(status))]));
+
+describe('tenant rules', () => {
+  it('counts closing and closed, and only those, as closing', () => {
+    expect(everyStatus.filter(isClosing)).toEqual(['closing', 'closed']);
+    expect(CLOSING_STATES).toEqual(['closing', 'closed']);
+    expect(isClosing('not-a-status')).toBe(false);
+  });
+
+  it('rotates (or adopts for) active tenants only, and says TENANT_CLOSED for a closing one', () => {
+    expect(table(rotationRefusal)).toEqual({
+      creating: 'TENANT_NOT_ACTIVE',
+      created: 'TENANT_NOT_ACTIVE',
+      active: 'allowed',
+      cancelled: 'TENANT_NOT_ACTIVE',
+      failed: 'TENANT_NOT_ACTIVE',
+      suspended: 'TENANT_NOT_ACTIVE',
+      closing: 'TENANT_CLOSED',
+      closed: 'TENANT_CLOSED',
+    });
+    expect(codeOf(rotationRefusal, { externalRef: 't-1', status: 'active', subaccountId: null })).toBe(
+      'TENANT_NOT_ACTIVE',
+    );
+    expect(rotationRefusal(onboarded('closing'))?.message).toBe('tenant t-1 is closing: its keys are not rotated');
+  });
+
+  it('makes a rotation schedule for any tenant that is not closing (a suspended one waits its turn)', () => {
+    expect(Object.entries(table(rotationScheduleRefusal)).filter(([, code]) => code !== 'allowed')).toEqual([
+      ['closing', 'TENANT_CLOSED'],
+      ['closed', 'TENANT_CLOSED'],
+    ]);
+  });
+
+  it('issues a key to active tenants with a sub-account only', () => {
+    expect(table(keyIssueRefusal)).toEqual({ ...table(rotationRefusal) });
+    expect(codeOf(keyIssueRefusal, { externalRef: 't-1', status: 'active', subaccountId: null })).toBe(
+      'TENANT_NOT_ACTIVE',
+    );
+    expect(keyIssueRefusal(onboarded('suspended'))?.rule).toBe('keys are issued to active tenants only');
+  });
+
+  it('takes a transfer for an onboarded tenant, active or suspended, and none once it closes', () => {
+    expect(table(transferRefusal)).toEqual({
+      creating: 'TENANT_NOT_PROVISIONED',
+      created: 'TENANT_NOT_PROVISIONED',
+      active: 'allowed',
+      cancelled: 'TENANT_NOT_PROVISIONED',
+      failed: 'TENANT_NOT_PROVISIONED',
+      suspended: 'allowed',
+      closing: 'TENANT_CLOSED',
+      closed: 'TENANT_CLOSED',
+    });
+    expect(codeOf(transferRefusal, { externalRef: 't-1', status: 'suspended', subaccountId: null })).toBe(
+      'TENANT_NOT_PROVISIONED',
+    );
+  });
+
+  it('takes a funding policy from any tenant that is not closing, onboarded or not', () => {
+    expect(codeOf(fundingPolicyRefusal, { externalRef: 't-1', status: 'creating', subaccountId: null })).toBe(
+      'allowed',
+    );
+    expect(Object.entries(table(fundingPolicyRefusal)).filter(([, code]) => code !== 'allowed')).toEqual([
+      ['closing', 'TENANT_CLOSED'],
+      ['closed', 'TENANT_CLOSED'],
+    ]);
+  });
+
+  it('throws one error naming the field, the code and the rule', () => {
+    const error = (() => {
+      try {
+        assertTenantAllows(rotationRefusal, onboarded('closed'));
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    })();
+    expect(error).toBeInstanceOf(TenantRefusedError);
+    expect(error).toMatchObject({
+      name: 'TenantRefusedError',
+      field: 'externalRef',
+      code: 'TENANT_CLOSED',
+      rule: 'its keys are not rotated',
+    });
+    expect(() => assertTenantAllows(rotationRefusal, onboarded('active'))).not.toThrow();
+  });
+});
