@@ -121,7 +121,8 @@ describe("the parent key rotated beside another service's platform key", () => {
     for (let i = 0; i < 300; i += 1) {
       const shown = await asAdmin('GET', '/v1/parent-key');
       view = (shown.json as unknown as { data: ParentKeysView }).data;
-      if (view.rotation?.waiting?.stage === 'naming_old_key') break;
+      // The stage and the wait are two queries, each answered as of its own workflow task: wait for both.
+      if (view.rotation?.stage === 'naming_old_key' && view.rotation.waiting?.stage === 'naming_old_key') break;
       await new Promise((r) => setTimeout(r, 200));
     }
     const waiting = view!.rotation!;
