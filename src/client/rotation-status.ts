@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import { listRotations } from '../db/key-rotations-store.js';
+import { listRotations, OPEN_ROTATION_STATES } from '../db/key-rotations-store.js';
 import type { Pool } from '../db/pool.js';
 import { rotationStatusQuery, type RotationStatus } from '../../workflows/keys/rotate-tenant-key-messages.js';
 import { currentWaitOf, formatWait, type WaitView } from './current-wait.js';
@@ -35,7 +35,7 @@ export async function getRotationSection(
   const rows = await listRotations(deps.pool, externalRef, 10);
   const rotations = await Promise.all(
     rows.map(async (r) => {
-      const open = deps.client !== undefined && ['running', 'held', 'key_limit'].includes(r.state);
+      const open = deps.client !== undefined && OPEN_ROTATION_STATES.includes(r.state);
       return {
         slot: r.slot,
         fromGeneration: r.fromGeneration,

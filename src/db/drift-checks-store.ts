@@ -1,4 +1,6 @@
 import type { Queryable } from './pool.js';
+import { OPEN_ROTATION_STATES } from './key-rotations-store.js';
+import { TenantStatus } from '../domain/tenant-rules.js';
 
 /** One row per drift check (a run and its continue-as-new successors), and its sub-account snapshot. */
 export interface DriftCheckRow {
@@ -109,10 +111,10 @@ export async function listBusyFromRecords(
   const { rows } = await db.query<{ externalRef: string; reason: string }>(
     `SELECT external_ref AS "externalRef", 'open key rotation (' || slot || ', ' || state || ') in our records'
       AS reason
-       FROM key_rotations WHERE external_ref = ANY($1::text[]) AND state IN ('running', 'held', 'key_limit')
+       FROM key_rotations WHERE external_ref = ANY($1::text[]) AND state = ANY($2::text[])
      UNION ALL
-     SELECT external_ref, 'record is ' || status FROM tenants WHERE external_ref = ANY($1::text[]) AND status = 'closing'`,
-    [refs],
+     SELECT external_ref, 'record is ' || status FROM tenants WHERE external_ref = ANY($1::text[]) AND status = $3::text`,
+    [refs, OPEN_ROTATION_STATES, TenantStatus.closing],
   );
   return rows;
 }

@@ -11,6 +11,11 @@ export const RotationState = {
   failed: 'failed',
 } as const;
 export type RotationState = (typeof RotationState)[keyof typeof RotationState];
+/**
+ * A rotation in these states is open: one per slot (the partial unique index key_rotations_one_open_per_slot
+ * spells the same list, checked by test/unit/open-rotation-states.test.ts), and a close waits for it. Every
+ * query binds this list (`state = ANY($n::text[])`) rather than spelling it again.
+ */
 export const OPEN_ROTATION_STATES: readonly RotationState[] = ['running', 'held', 'key_limit'];
 
 export interface KeyRotationRow {
@@ -58,9 +63,8 @@ export async function findOpenRotation(
   slot: string,
 ): Promise<KeyRotationRow | undefined> {
   const { rows } = await db.query<KeyRotationRow>(
-    `SELECT ${COLUMNS} FROM key_rotations WHERE external_ref = $1::text AND slot = ` +
-      `$2::text AND state IN ('running', 'held', 'key_limit')`,
-    [externalRef, slot],
+    `SELECT ${COLUMNS} FROM key_rotations WHERE external_ref = $1::text AND slot = $2::text AND state = ANY($3::text[])`,
+    [externalRef, slot, OPEN_ROTATION_STATES],
   );
   return rows[0];
 }
@@ -136,7 +140,7 @@ export async function updateRotation(
         outcome = outcome || coalesce($6::jsonb, '{}'::jsonb),
         finished_at = CASE WHEN $7::boolean THEN now() ELSE finished_at END,
         updated_at = now()
-      WHERE id = $1::bigint AND state IN ('running', 'held', 'key_limit')
+      WHERE id = $1::bigint AND state = ANY($8::text[])
       RETURNING ${COLUMNS}`,
     [
       id,
@@ -146,6 +150,7 @@ export async function updateRotation(
       change.emergency ?? null,
       change.outcome ? JSON.stringify(change.outcome) : null,
       finished,
+      OPEN_ROTATION_STATES,
     ],
   );
   return rows[0];
@@ -153,9 +158,8 @@ export async function updateRotation(
 
 export async function listOpenRotations(db: Queryable, externalRef: string): Promise<KeyRotationRow[]> {
   const { rows } = await db.query<KeyRotationRow>(
-    `SELECT ${COLUMNS} FROM key_rotations WHERE external_ref = $1::text AND state IN ` +
-      `('running', 'held', 'key_limit') ORDER BY id`,
-    [externalRef],
+    `SELECT ${COLUMNS} FROM key_rotations WHERE external_ref = $1::text AND state = ANY($2::text[]) ORDER BY id`,
+    [externalRef, OPEN_ROTATION_STATES],
   );
   return rows;
 }
