@@ -20,6 +20,8 @@ import { createRegistryWebhook } from '../src/client/webhook-management.js';
 import { createPlatformClient } from '../src/platform/index.js';
 import { startDriftCheck } from '../src/client/start-drift-check.js';
 import { startAdoption, startRotation } from '../src/client/start-rotation.js';
+import { scheduleTenantRotation } from '../src/client/rotation-schedules.js';
+import { WORKFLOW_TYPES } from '../src/main/wiring/workflow-types.js';
 import { parseMasterKeys } from '../src/secrets/master-keys.js';
 import { createVault } from '../src/secrets/vault.js';
 import { DEFAULT_PERSONAL_TOKEN } from '../src/sim/index.js';
@@ -32,7 +34,7 @@ import {
 } from '../src/domain/ids.js';
 import { subscribeToEvents } from '../src/client/events.js';
 import { startKeyIssue, startKeyRevoke } from '../src/client/key-slots.js';
-import { startParentKeyRotation } from '../src/client/parent-key.js';
+import { scheduleParentKeyRotation, startParentKeyRotation } from '../src/client/parent-key.js';
 import { buildImportPlan } from '../src/client/import-plan.js';
 import { applyImport } from '../src/client/import-apply.js';
 
@@ -56,6 +58,33 @@ const connection = await Connection.connect({ address: stack.env.TEMPORAL_ADDRES
 const client = new Client({ connection });
 const taskQueue = config.TEMPORAL_TASK_QUEUE;
 const ids: Record<string, string> = {};
+/** Runs exported by their run id: a later run (a schedule's) took the same workflow id. */
+const runIds: Record<string, string> = {};
+/** The run a workflow id holds now (the one just finished), to export that run and not a later one. */
+async function currentRunId(workflowId: string): Promise<string> {
+  return (await client.workflow.getHandle(workflowId).describe()).runId;
+}
+/**
+ * A schedule's action as an operator's run-now makes it: triggered once, its launcher run waited for, the schedule
+ * deleted (its next fire is 30 days away, past the recording). Returns the launcher's (schedule-made) workflow id.
+ */
+async function runScheduleOnce(scheduleId: string): Promise<string> {
+  const schedule = client.schedule.getHandle(scheduleId);
+  await schedule.trigger('SKIP');
+  try {
+    for (let i = 0; i < 300; i++) {
+      const fired = (await schedule.describe()).info.recentActions[0]?.action.workflow;
+      if (fired) {
+        await client.workflow.getHandle(fired.workflowId, fired.firstExecutionRunId).result();
+        return fired.workflowId;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`schedule ${scheduleId} started no run`);
+  } finally {
+    await schedule.delete();
+  }
+}
 try {
   const ref = 'history-1';
   // An event subscription first, so the onboarding's events go out through a delivery stream.
@@ -87,6 +116,7 @@ try {
   );
   await rotation.result();
   ids.rotateTenantKey = rotation.workflowId;
+  runIds.rotateTenantKey = await currentRunId(rotation.workflowId);
 
   // A fleet rotation over the one tenant (no quiet wait), and a drift check of it.
   const fleet = await client.workflow.start('rotateFleet', {
@@ -238,6 +268,29 @@ try {
   );
   await parentRotation.result();
   ids.rotateParentKey = parentRotation.workflowId;
+  runIds.rotateParentKey = await currentRunId(parentRotation.workflowId);
+
+  // The schedules' launchers, each fired once: the launcher starts the rotation as a child under its business id
+  // (rotate:<ref>:<slot>, rotate-parent-key) and waits for it.
+  const tenantSchedule = await scheduleTenantRotation(
+    client,
+    { externalRef: ref, emergency: true, reason: 'recording a scheduled rotation' },
+    { every: '30d' },
+    taskQueue,
+  );
+  ids.rotateTenantKeyOnSchedule = await runScheduleOnce(tenantSchedule.scheduleId);
+  const parentSchedule = await scheduleParentKeyRotation(
+    client,
+    {
+      emergency: true,
+      operator: 'recording',
+      reason: 'recording a scheduled rotation',
+      options: { pollInterval: '300ms' },
+    },
+    '30d',
+    taskQueue,
+  );
+  ids.rotateParentKeyOnSchedule = await runScheduleOnce(parentSchedule.scheduleId);
 
   const close = await startLifecycle(
     client,
@@ -256,13 +309,26 @@ try {
   const cli = await findOrBuildTemporalCli({ cliPath: config.TEMPORAL_CLI_PATH });
   if (!cli) throw new Error('no temporal CLI to export histories with');
   const only = process.argv.slice(2);
+  // Every workflow the worker registers has a scenario here (test/unit/histories-coverage.test.ts checks the files).
+  const unrecorded = WORKFLOW_TYPES.filter((type) => !(type in ids));
+  if (unrecorded.length > 0) throw new Error(`no scenario records ${unrecorded.join(', ')}: add one`);
   const unknown = only.filter((type) => !(type in ids));
   if (unknown.length > 0) throw new Error(`no recorded workflow named ${unknown.join(', ')}`);
   for (const [type, workflowId] of Object.entries(ids)) {
     if (only.length > 0 && !only.includes(type)) continue;
     const json = execFileSync(
       cli,
-      ['workflow', 'show', '--address', stack.env.TEMPORAL_ADDRESS!, '--workflow-id', workflowId, '--output', 'json'],
+      [
+        'workflow',
+        'show',
+        '--address',
+        stack.env.TEMPORAL_ADDRESS!,
+        '--workflow-id',
+        workflowId,
+        ...(runIds[type] ? ['--run-id', runIds[type]] : []),
+        '--output',
+        'json',
+      ],
       { encoding: 'utf8' },
     );
     const file = `test/histories/${type}.json`;
