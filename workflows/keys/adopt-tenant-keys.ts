@@ -74,6 +74,7 @@ import {
 } from './rotate-tenant-key-messages.js';
 import { validateWorkflowInput } from '../validate-input.js';
 import { Backoff, handlersFinished, historyFull, Waits, type WaitView } from '../waits.js';
+import { waitForKeySlot } from './key-slot-wait.js';
 
 export * from './adopt-tenant-keys-messages.js';
 
@@ -105,13 +106,14 @@ export async function adoptTenantKeys(rawInput: AdoptTenantKeysInput): Promise<A
     waitingFor: null,
   };
   let decision: AdoptionDecision | undefined = carried?.decision ?? undefined;
-  let retry = false;
+  /** retryKeyCreate accepted, and whether an abort was (the key-limit wait reads both). */
+  const keySlot = { retry: false, aborted: () => decision?.kind === 'abort' };
   setHandler(adoptionStatusQuery, () => status);
   const open = () => status.keys.filter((k) => k.state === 'waiting' || k.state === 'held');
   const applies = (what: 'revokeAnyway' | 'abortRotation' | 'retryKeyCreate') => {
     const id = `the adoption of ${externalRef} slot ${slot}`;
     if (what === 'retryKeyCreate')
-      return status.stage === 'key_limit' && !retry
+      return status.stage === 'key_limit' && !keySlot.retry
         ? null
         : `${id} is ${status.stage}: retryKeyCreate applies at key_limit`;
     if (decision) return `${id} already has a decision: ${decision.kind}`;
@@ -168,7 +170,7 @@ export async function adoptTenantKeys(rawInput: AdoptTenantKeysInput): Promise<A
     retryKeyCreateUpdate,
     (raw) => {
       accepted(checkDecisionBy(raw));
-      retry = true;
+      keySlot.retry = true;
       return { stage: status.stage, effect: 'the key create is tried again now' };
     },
     { validator: (raw) => (accepted(checkDecisionBy(raw)), refuseUnlessApplicable(applies('retryKeyCreate'))) },
@@ -242,34 +244,29 @@ export async function adoptTenantKeys(rawInput: AdoptTenantKeysInput): Promise<A
     if (b.issue && (!carried || carried.phase === 'key_limit')) {
       // A function, not a narrowed read: a decision lands while the run awaits.
       const abortedBy = () => (decision?.kind === 'abort' ? decision.by : null);
-      for (;;) {
-        if (abortedBy()) break;
-        if (historyFull(bound)) await continueRun('key_limit');
-        const issued = await platform.issueTenantKey({
-          externalRef,
-          subaccountId: b.subaccountId,
-          slot,
-          generation: b.toGeneration,
-        });
-        if (issued.state === 'issued') {
-          issuedHere = true;
-          status.newKey = { keyId: issued.keyId, fingerprint: issued.fingerprint };
-          break;
-        }
-        await record({ state: 'key_limit', stage: 'key_limit', outcome: { activeKeys: issued.activeKeys } });
-        const waitMs = backoff.next();
-        waitAt(
-          'key_limit',
-          `the tenant is at its active-key limit (${issued.activeKeys.length} active: ` +
-            `${issued.activeKeys.map((k) => k.name ?? k.id).join(', ')}): revoke a key nobody uses, then ` +
+      const issued = await waitForKeySlot({
+        waits,
+        backoff,
+        decisions: keySlot,
+        applicable,
+        create: () =>
+          platform.issueTenantKey({ externalRef, subaccountId: b.subaccountId, slot, generation: b.toGeneration }),
+        atLimit: async (limit, waitMs) => {
+          await record({ state: 'key_limit', stage: 'key_limit', outcome: { activeKeys: limit.activeKeys } });
+          status.stage = 'key_limit';
+          return (status.waitingFor =
+            `the tenant is at its active-key limit (${limit.activeKeys.length} active: ` +
+            `${limit.activeKeys.map((k) => k.name ?? k.id).join(', ')}): revoke a key nobody uses, then ` +
             `\`tenantctl rotation retry-key-create ${externalRef} --slot ${slot} --reason "..."\` (update ` +
-            `retryKeyCreate), or abort (update abortRotation); the create is tried again by itself in ${waitMs} ms`,
-          waitMs,
-        );
-        retry = false;
-        await condition(() => retry || abortedBy() !== null, waitMs);
-        if (abortedBy()) break;
-        await record({ state: 'running', stage: 'creating_key' });
+            `retryKeyCreate), or abort (update abortRotation); the create is tried again by itself in ${waitMs} ms`);
+        },
+        afterWait: () => record({ state: 'running', stage: 'creating_key' }),
+        full: () => historyFull(bound),
+        continueAsNew: () => continueRun('key_limit'),
+      });
+      if (issued !== 'aborted') {
+        issuedHere = true;
+        status.newKey = { keyId: issued.keyId, fingerprint: issued.fingerprint };
       }
       const by = abortedBy();
       if (by) {

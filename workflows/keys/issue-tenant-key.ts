@@ -9,13 +9,7 @@
  *                      └─► create+seal ─► key_limit? ─► wait (retry / abort / timer) ─► create+seal
  *                                      └─► verify ─► issued
  */
-import {
-  continueAsNew,
-  condition,
-  proxyLocalActivities,
-  setHandler,
-  upsertSearchAttributes,
-} from '@temporalio/workflow';
+import { continueAsNew, proxyLocalActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { Activities } from '../../activities/index.js';
 import { codedFailure, FailureCode } from '../../src/domain/failures.js';
 import { keyIssueWorkflowId } from '../../src/domain/ids.js';
@@ -32,6 +26,7 @@ import {
 } from './key-slot-messages.js';
 import { msOf, validateWorkflowInput } from '../validate-input.js';
 import { Backoff, handlersFinished, historyFull, Waits, type WaitView } from '../waits.js';
+import { waitForKeySlot } from './key-slot-wait.js';
 
 const steps = proxyLocalActivities<Activities>(databaseStep);
 
@@ -63,8 +58,8 @@ export async function issueTenantKey(rawInput: IssueTenantKeyInput): Promise<Iss
     notes: [],
   };
   const waits = new Waits({ tenantStatus: (stage) => `key_issue:${stage}` }, carried?.wait ?? null);
-  let retry = false;
   let abortBy: { operator: string; reason: string } | null = null;
+  const decisions = { retry: false, aborted: () => abortBy !== null };
   setHandler(keyIssueStatusQuery, () => status);
   const answer = (effect: string): DecisionAnswer => ({ stage: status.stage, effect });
   const atLimit = () =>
@@ -77,7 +72,7 @@ export async function issueTenantKey(rawInput: IssueTenantKeyInput): Promise<Iss
     retryKeyIssueUpdate,
     (raw) => {
       accepted(checkDecisionBy(raw));
-      retry = true;
+      decisions.retry = true;
       return answer('the key create is tried again now');
     },
     { validator: (raw) => (accepted(checkDecisionBy(raw)), refuseUnlessApplicable(atLimit())) },
@@ -114,47 +109,47 @@ export async function issueTenantKey(rawInput: IssueTenantKeyInput): Promise<Iss
     input.options?.pollCeiling === undefined ? undefined : msOf(input.options.pollCeiling),
     carried?.polls ?? 0,
   );
-  for (;;) {
-    if (historyFull(input.options?.historyEventBound)) {
+  const issued = await waitForKeySlot({
+    waits,
+    backoff,
+    decisions,
+    applicable: () => ['retryKeyCreate', 'abortKeyIssue'],
+    create: () => {
+      status.stage = 'creating_key';
+      return steps.issueTenantKey({ ...keyRef, subaccountId: begun.subaccountId });
+    },
+    atLimit: (limit) => {
+      Object.assign(status, { stage: 'key_limit', activeKeys: limit.activeKeys });
+      return (
+        `the platform's active-key limit (${limit.activeKeys.length} active keys: ` +
+        `${limit.activeKeys.map((k) => k.name ?? k.id).join(', ')}): the create is tried again by itself; ` +
+        `revoke an unused key (tenantctl key revoke ${input.externalRef} --slot <its slot>), then ` +
+        `tenantctl key decide ${input.externalRef} --slot ${input.slot} retry-key-create --reason <why>; ` +
+        `or give up this issue with abort instead of retry-key-create`
+      );
+    },
+    full: () => historyFull(input.options?.historyEventBound),
+    continueAsNew: async () => {
       await handlersFinished();
       const next: Carried = { begun, status, wait: waits.current, polls: backoff.polls };
       return continueAsNew<typeof issueTenantKey>({
         ...rawInput,
         continued: next as unknown as Record<string, unknown>,
       });
-    }
-    status.stage = 'creating_key';
-    const issued = await steps.issueTenantKey({ ...keyRef, subaccountId: begun.subaccountId });
-    if (issued.state === 'issued') {
-      Object.assign(status, { keyId: issued.keyId, fingerprint: issued.fingerprint });
-      break;
-    }
-    Object.assign(status, { stage: 'key_limit', activeKeys: issued.activeKeys });
-    const waitMs = backoff.next();
-    waits.enter(
-      'key_limit',
-      `the platform's active-key limit (${issued.activeKeys.length} active keys: ` +
-        `${issued.activeKeys.map((k) => k.name ?? k.id).join(', ')}): the create is tried again by itself; ` +
-        `revoke an unused key (tenantctl key revoke ${input.externalRef} --slot <its slot>), then ` +
-        `tenantctl key decide ${input.externalRef} --slot ${input.slot} retry-key-create --reason <why>; ` +
-        `or give up this issue with abort instead of retry-key-create`,
-      ['retryKeyCreate', 'abortKeyIssue'],
-      waitMs,
+    },
+  });
+  if (issued === 'aborted') {
+    const by: { operator: string; reason: string } = abortBy!;
+    await steps.abandonSlotKeyIssue({ ...keyRef, actor: `operator:${by.operator}`, reason: by.reason });
+    status.stage = 'aborted';
+    waits.leave('aborted');
+    throw codedFailure(
+      FailureCode.API_KEY_LIMIT_REACHED,
+      `issue of slot ${input.slot} for ${input.externalRef} aborted at the active-key ` +
+        `limit by ${by.operator}: ${by.reason}`,
     );
-    retry = false;
-    await condition(() => retry || abortBy !== null, waitMs);
-    if (abortBy) {
-      const by: { operator: string; reason: string } = abortBy;
-      await steps.abandonSlotKeyIssue({ ...keyRef, actor: `operator:${by.operator}`, reason: by.reason });
-      status.stage = 'aborted';
-      waits.leave('aborted');
-      throw codedFailure(
-        FailureCode.API_KEY_LIMIT_REACHED,
-        `issue of slot ${input.slot} for ${input.externalRef} aborted at the active-key ` +
-          `limit by ${by.operator}: ${by.reason}`,
-      );
-    }
   }
+  Object.assign(status, { keyId: issued.keyId, fingerprint: issued.fingerprint });
   if (waits.current) waits.leave('issued');
   status.stage = 'verifying';
   await steps.verifyTenantKey(keyRef);

@@ -57,6 +57,7 @@ import {
 import { carriedState } from '../transfer-loop.js';
 import { msOf, validateWorkflowInput } from '../validate-input.js';
 import { Backoff, handlersFinished, historyFull, Waits, type WaitView } from '../waits.js';
+import { waitForKeySlot } from './key-slot-wait.js';
 
 const db = proxyLocalActivities<Activities>(databaseStep);
 
@@ -124,10 +125,11 @@ export async function rotateParentKey(rawInput: RotateParentKeyInput): Promise<R
   };
   setHandler(parentKeyRotationStatusQuery, () => status);
   const waits = new Waits({ details: () => detailsOf(status) }, carried?.wait ?? null);
-  let retryCreate = false;
   let recordsChanged = false;
   let abortBy: DecisionBy | null = carried?.abortBy ?? null;
   let revokeBy: DecisionBy | null = carried?.revokeBy ?? null;
+  /** retryKeyCreate accepted, and whether an abort was (the key-limit wait reads both). */
+  const keySlot = { retry: false, aborted: () => abortBy !== null };
   let oldPlatformId: string | null = carried?.oldPlatformId ?? null;
   setHandler(parentKeyRecordsChangedSignal, () => {
     recordsChanged = true;
@@ -155,7 +157,7 @@ export async function rotateParentKey(rawInput: RotateParentKeyInput): Promise<R
     [
       retryKeyCreateUpdate,
       () => settled() ?? at('retryKeyCreate', ['key_limit'])(),
-      () => ((retryCreate = true), 'the create is tried again now'),
+      () => ((keySlot.retry = true), 'the create is tried again now'),
     ],
     [
       abortRotationUpdate,
@@ -230,10 +232,10 @@ export async function rotateParentKey(rawInput: RotateParentKeyInput): Promise<R
   let oldRevoked = false;
   const aborted = () => abortBy !== null;
 
-  /** Past the bound (or when the SDK suggests it): the next run takes over with this one's state. */
-  const continueIfFull = async () => {
-    // A run just continued never continues again at once (the SDK may still suggest it for a moment).
-    if (workflowInfo().historyLength < 100 || !historyFull(input.options?.historyEventBound)) return;
+  /** Past the bound (or when the SDK suggests it); a run just continued never continues again at once. */
+  const runFull = () => workflowInfo().historyLength >= 100 && historyFull(input.options?.historyEventBound);
+  /** The next run takes over with this one's state. */
+  const continueRun = async (): Promise<never> => {
     await handlersFinished();
     const next: Carried = {
       begun,
@@ -249,10 +251,13 @@ export async function rotateParentKey(rawInput: RotateParentKeyInput): Promise<R
       abortBy,
       revokeBy,
     };
-    await continueAsNew<typeof rotateParentKey>({
+    return continueAsNew<typeof rotateParentKey>({
       ...rawInput,
       continued: next as unknown as Record<string, unknown>,
     });
+  };
+  const continueIfFull = async () => {
+    if (runFull()) await continueRun();
   };
   /** Waits `ms` or until `woken`, then throws on an abort. */
   const sleep = async (ms: number, woken: () => boolean) => {
@@ -263,30 +268,33 @@ export async function rotateParentKey(rawInput: RotateParentKeyInput): Promise<R
 
   try {
     if (phase === 'create') {
-      for (;;) {
-        if (aborted()) throw abortFailure(abortBy);
-        status.stage = 'creating_key';
-        const created = await platform.createParentKeyOnPlatform({ rowId: begun.newRowId, keyName: begun.keyName });
-        if (created.state === 'created') {
-          status.newKey = created.key;
-          break;
-        }
-        status.stage = 'key_limit';
-        status.activeKeys = created.activeKeys;
-        const waitMs = backoff.next();
-        waits.enter(
-          'key_limit',
-          `the platform's active-key limit (${created.activeKeys.length} active platform keys: ` +
-            `${created.activeKeys.map((k) => k.name ?? k.id).join(', ')}): the create is tried again by itself; ` +
+      const created = await waitForKeySlot({
+        waits,
+        backoff,
+        decisions: keySlot,
+        applicable: applicableNow,
+        create: () => {
+          status.stage = 'creating_key';
+          return platform.createParentKeyOnPlatform({ rowId: begun.newRowId, keyName: begun.keyName });
+        },
+        atLimit: (limit) => {
+          status.stage = 'key_limit';
+          status.activeKeys = limit.activeKeys;
+          return (
+            `the platform's active-key limit (${limit.activeKeys.length} active platform keys: ` +
+            `${limit.activeKeys.map((k) => k.name ?? k.id).join(', ')}): the create is tried again by itself; ` +
             `revoke a key nobody uses (never another service's), then decide retryKeyCreate, or abortRotation ` +
-            `(tenantctl parent-key decide)`,
-          applicableNow(),
-          waitMs,
-        );
-        retryCreate = false;
-        await sleep(waitMs, () => retryCreate);
-        await continueIfFull();
-      }
+            `(tenantctl parent-key decide)`
+          );
+        },
+        afterWait: (waitMs) => {
+          lastWaitMs = waitMs;
+        },
+        full: runFull,
+        continueAsNew: continueRun,
+      });
+      if (created === 'aborted') throw abortFailure(abortBy);
+      status.newKey = created.key;
       waits.leave();
       backoff.reset();
       status.stage = 'verifying';

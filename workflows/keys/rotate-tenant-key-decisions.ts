@@ -14,6 +14,7 @@ import {
   type RotationStage,
   type RotationStatus,
 } from './rotate-tenant-key-messages.js';
+import type { KeySlotDecisions } from './key-slot-wait.js';
 
 /**
  * The operator decisions of rotateTenantKey, each an Update whose validator refuses a malformed
@@ -26,9 +27,8 @@ import {
  */
 /** `observed`: the old key as the quiet gate saw it when it passed (absent for operator and emergency revokes). */
 export type Decision = { kind: 'revoke' | 'abort'; by: DecisionBy | null; observed?: KeyUsage };
-export interface RotationSignals {
+export interface RotationSignals extends KeySlotDecisions {
   decision: Decision | undefined;
-  retryCreate: boolean;
 }
 
 const GATE: readonly RotationStage[] = ['waiting_for_quiet', 'held'];
@@ -64,7 +64,7 @@ export function installRotationDecisions(status: RotationStatus, signals: Rotati
         ? null
         : notAt('abortRotation', 'key_limit, waiting_for_quiet or held (to stop it now: tenantctl rotation cancel)')),
     retryKeyCreate: () =>
-      status.stage === 'key_limit' && !signals.retryCreate ? null : notAt('retryKeyCreate', 'key_limit'),
+      status.stage === 'key_limit' && !signals.retry ? null : notAt('retryKeyCreate', 'key_limit'),
     escalateToEmergency: () =>
       TOO_LATE_TO_ESCALATE.includes(status.stage)
         ? notAt('escalateToEmergency', 'any stage before revoking_old')
@@ -82,7 +82,7 @@ export function installRotationDecisions(status: RotationStatus, signals: Rotati
       );
     },
     retryKeyCreate: () => {
-      signals.retryCreate = true;
+      signals.retry = true;
       return answer('the key create is tried again now');
     },
     escalateToEmergency: (by: DecisionBy) => {

@@ -67,6 +67,7 @@ import {
   projectEnvDeploy as projectEnvDeployPolicy,
 } from '../activity-policies.js';
 import { Backoff, handlersFinished, historyFull, Waits, type WaitView } from '../waits.js';
+import { waitForKeySlot } from './key-slot-wait.js';
 
 export * from './rotate-tenant-key-messages.js';
 
@@ -113,7 +114,13 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
     notes: [],
     error: null,
   };
-  const signals: RotationSignals = { decision: carried?.decision ?? undefined, retryCreate: false };
+  const signals: RotationSignals = {
+    decision: carried?.decision ?? undefined,
+    retry: false,
+    aborted() {
+      return this.decision?.kind === 'abort';
+    },
+  };
   setHandler(rotationStatusQuery, () => status);
   const applicable = installRotationDecisions(status, signals);
   const waits = new Waits(
@@ -210,59 +217,53 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
 
   /**
    * Creates the new generation with onboarding's own activity (same key names, same orphan handling).
-   * At the tenant's active-key limit the run waits, listing the active keys and which look unused,
-   * until an operator frees a slot (retryKeyCreate), aborts, or the slow retry finds room. It never
-   * revokes a key itself to make room: only an operator knows which key nobody needs.
+   * At the tenant's active-key limit the run waits (waitForKeySlot), listing the active keys and which
+   * look unused, until an operator frees a slot (retryKeyCreate), aborts, or the slow retry finds room.
    */
   async function waitForFreeKeySlot(
     b: BeginRotationResult,
   ): Promise<Extract<IssueKeyResult, { state: 'issued' }> | 'aborted'> {
-    for (;;) {
-      if (signals.decision?.kind === 'abort') return 'aborted';
-      if (historyFull(input.options?.historyEventBound)) await continueRun('key_limit');
-      const issued = await platform.issueTenantKey({
-        externalRef,
-        subaccountId: b.subaccountId,
-        slot,
-        generation: b.toGeneration,
-      });
-      if (issued.state === 'issued') {
-        if (status.activeKeys) {
-          status.activeKeys = null;
-          await record({ state: 'running', stage: 'deploying' });
-        }
-        return issued;
-      }
-      status.activeKeys = issued.activeKeys.map((k) => ({
-        ...k,
-        isCurrentKeyOfSlot: k.id === b.oldKeyId,
-        looksUnused:
-          k.id !== b.oldKeyId &&
-          k.lastUseKnown &&
-          (k.lastUsedAt === null || Date.now() - Date.parse(k.lastUsedAt) > timings.quietPeriodMs),
-      }));
-      const unused = status.activeKeys.filter((k) => k.looksUnused).map((k) => k.id);
-      await record(
-        { state: 'key_limit', stage: 'key_limit', outcome: { activeKeys: status.activeKeys } },
-        told ? undefined : 'rotation.key_limit',
-      );
-      const waitMs = backoff.next();
-      waitAt(
-        'key_limit',
-        `the tenant is at its active-key limit (${status.activeKeys.length} active). ` +
+    const issued = await waitForKeySlot<IssueKeyResult>({
+      waits,
+      backoff,
+      decisions: signals,
+      applicable,
+      create: () =>
+        platform.issueTenantKey({ externalRef, subaccountId: b.subaccountId, slot, generation: b.toGeneration }),
+      atLimit: async (limit, waitMs) => {
+        status.activeKeys = limit.activeKeys.map((k) => ({
+          ...k,
+          isCurrentKeyOfSlot: k.id === b.oldKeyId,
+          looksUnused:
+            k.id !== b.oldKeyId &&
+            k.lastUseKnown &&
+            (k.lastUsedAt === null || Date.now() - Date.parse(k.lastUsedAt) > timings.quietPeriodMs),
+        }));
+        const unused = status.activeKeys.filter((k) => k.looksUnused).map((k) => k.id);
+        await record(
+          { state: 'key_limit', stage: 'key_limit', outcome: { activeKeys: status.activeKeys } },
+          told ? undefined : 'rotation.key_limit',
+        );
+        if (!told) await tellParent('key_limit');
+        told = true;
+        status.stage = 'key_limit';
+        return (status.waitingFor =
+          `the tenant is at its active-key limit (${status.activeKeys.length} active). ` +
           `${unused.length ? `Keys that look unused: ${unused.join(', ')}.` : 'No key looks unused.'} ` +
           (`Revoke one that nobody uses, then \`tenantctl rotation retry-key-create ` +
             `${externalRef} --slot ${slot} --operator <you> --reason "..."\` (update ` +
             `retryKeyCreate); or \`tenantctl rotation abort ...\` (update abortRotation). The ` +
             `key being rotated is in use and is never revoked to make room. The create is tried again by ` +
-            `itself in ${waitMs} ms`),
-        waitMs,
-      );
-      if (!told) await tellParent('key_limit');
-      told = true;
-      signals.retryCreate = false;
-      await condition(() => signals.retryCreate || signals.decision?.kind === 'abort', waitMs);
+            `itself in ${waitMs} ms`));
+      },
+      full: () => historyFull(input.options?.historyEventBound),
+      continueAsNew: () => continueRun('key_limit'),
+    });
+    if (issued !== 'aborted' && status.activeKeys) {
+      status.activeKeys = null;
+      await record({ state: 'running', stage: 'deploying' });
     }
+    return issued;
   }
 
   /** Keeps the old key: redeploys it when the new one went out, then revokes every key of the new generation. */
