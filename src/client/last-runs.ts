@@ -1,7 +1,6 @@
-import { WorkflowFailedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { ActivityFailure, ApplicationFailure, ChildWorkflowFailure, TemporalFailure } from '@temporalio/common';
-import { currentWaitOf, formatWait, type WaitView } from './current-wait.js';
-import { safeSnippet } from '../platform/secret-token.js';
+import type { Client } from '@temporalio/client';
+import { formatWait, type WaitView } from './current-wait.js';
+import { readRun, type RunFailure } from './run-status.js';
 import {
   keyIssueWorkflowId,
   keyRevokeWorkflowId,
@@ -41,7 +40,7 @@ export interface LastRun {
   /** Completed runs: the result's `outcome` or `status` word (e.g. completed, aborted, active, closed). */
   outcome: string | null;
   /** Runs that ended without completing. */
-  failure: { message: string; type: string | null; causes: string[] } | null;
+  failure: RunFailure | null;
   /** Completed runs: what the run returned (ids, counts, states; never a secret), as `tenantctl … --wait` prints it. */
   result: unknown;
   /** Running runs: what the run waits for now (stage, since, the decisions that apply), else null. */
@@ -77,38 +76,19 @@ async function lastRun(
   client: Client,
   id: { kind: RunKind; slot?: string; workflowId: string },
 ): Promise<LastRun | null> {
-  let description;
-  try {
-    description = await client.workflow.getHandle(id.workflowId).describe();
-  } catch (error) {
-    if (error instanceof WorkflowNotFoundError) return null;
-    throw error;
-  }
-  const status = description.status.name;
-  const run: LastRun = {
+  const run = await readRun(client, id.workflowId);
+  if (!run) return null;
+  return {
     ...id,
-    runId: description.runId,
-    status,
-    startedAt: description.startTime.toISOString(),
-    closedAt: description.closeTime?.toISOString() ?? null,
-    outcome: null,
-    failure: null,
-    result: null,
-    waiting: null,
+    runId: run.runId,
+    status: run.status,
+    startedAt: run.startedAt,
+    closedAt: run.closedAt,
+    outcome: outcomeOf(run.result),
+    failure: run.failure,
+    result: run.result ?? null,
+    waiting: run.waiting,
   };
-  if (status === 'RUNNING' || status === 'CONTINUED_AS_NEW') {
-    run.waiting = await currentWaitOf(client.workflow.getHandle(id.workflowId));
-    return run;
-  }
-  // This run only (followRuns off): its close event holds the result or the failure.
-  const handle = client.workflow.getHandle(id.workflowId, description.runId, { followRuns: false });
-  try {
-    run.result = (await handle.result()) ?? null;
-    run.outcome = outcomeOf(run.result);
-  } catch (error) {
-    run.failure = failureOf(error);
-  }
-  return run;
 }
 
 function outcomeOf(result: unknown): string | null {
@@ -118,10 +98,7 @@ function outcomeOf(result: unknown): string | null {
   return typeof status === 'string' ? status : null;
 }
 
-/**
- * The chain below "workflow failed": the message says what failed, the causes why; the deepest application type is the
- * code.
- */
+/** A last run as `tenantctl status` prints it: status and times, why it failed, what it waits for. */
 export function formatLastRun(run: LastRun): string[] {
   const name = run.slot ? `${run.kind} ${run.slot}` : run.kind;
   const lines = [
@@ -134,35 +111,4 @@ export function formatLastRun(run: LastRun): string[] {
   }
   if (run.waiting) lines.push(`  ${formatWait(run.waiting)}`);
   return lines;
-}
-
-/** What a failed run says when `error` is its WorkflowFailedError (from a handle's result()); else undefined. */
-export function runFailureOf(error: unknown): NonNullable<LastRun['failure']> | undefined {
-  return error instanceof WorkflowFailedError ? failureOf(error) : undefined;
-}
-
-export function failureOf(error: unknown): NonNullable<LastRun['failure']> {
-  const chain: Error[] = [];
-  for (
-    let at: unknown = error instanceof WorkflowFailedError ? error.cause : error;
-    at instanceof Error && chain.length < 5;
-    at = at.cause
-  )
-    chain.push(at);
-  if (chain.length === 0) return { message: safeSnippet(String(error), 300), type: null, causes: [] };
-  // "Activity task failed" says where, not what: the message is the first failure that is not such a wrapper.
-  const first = Math.max(
-    0,
-    chain.findIndex((failure) => !(failure instanceof ActivityFailure || failure instanceof ChildWorkflowFailure)),
-  );
-  const messages = chain
-    .slice(first)
-    .map((failure) =>
-      safeSnippet(failure instanceof TemporalFailure ? failure.message : `${failure.name}: ${failure.message}`, 300),
-    );
-  const type = chain.reduce<string | null>(
-    (found, failure) => (failure instanceof ApplicationFailure && failure.type ? failure.type : found),
-    null,
-  );
-  return { message: messages[0]!, type, causes: messages.slice(1) };
 }

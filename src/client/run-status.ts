@@ -1,6 +1,15 @@
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowFailedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { ActivityFailure, ApplicationFailure, ChildWorkflowFailure, TemporalFailure } from '@temporalio/common';
+import { safeSnippet } from '../platform/secret-token.js';
 import { currentWaitOf, type WaitView } from './current-wait.js';
-import { failureOf, type LastRun } from './last-runs.js';
+
+/** Why a run ended without completing: the failure's message and its causes, redacted and cut short. */
+export interface RunFailure {
+  message: string;
+  /** The deepest ApplicationFailure type: the failure code. */
+  type: string | null;
+  causes: string[];
+}
 
 /**
  * Where one run stands, by its workflow id (the business key): what a caller of the gateway polls
@@ -13,13 +22,20 @@ export interface RunView<R = unknown> {
   /** Completed runs: the workflow's result (results carry ids and fingerprints, never a secret). */
   result: R | null;
   /** Runs that ended without completing: why (redacted, cut short). */
-  failure: NonNullable<LastRun['failure']> | null;
+  failure: RunFailure | null;
   /** Running runs: what the run waits for now (stage, since, the decisions that apply), else null. */
   waiting: WaitView | null;
 }
 
-/** The latest run under `workflowId`; null when there has been none. */
-export async function describeRun<R = unknown>(client: Client, workflowId: string): Promise<RunView<R> | null> {
+/** A run as the tenant view lists it (last-runs.ts): its view, its run id and its times. */
+export interface RunRecord<R = unknown> extends RunView<R> {
+  runId: string;
+  startedAt: string;
+  closedAt: string | null;
+}
+
+/** The latest run under `workflowId`; null when there has been none. The one reader of a run. */
+export async function readRun<R = unknown>(client: Client, workflowId: string): Promise<RunRecord<R> | null> {
   let description;
   try {
     description = await client.workflow.getHandle(workflowId).describe();
@@ -27,17 +43,64 @@ export async function describeRun<R = unknown>(client: Client, workflowId: strin
     if (error instanceof WorkflowNotFoundError) return null;
     throw error;
   }
-  const view: RunView<R> = { workflowId, status: description.status.name, result: null, failure: null, waiting: null };
-  if (view.status === 'RUNNING' || view.status === 'CONTINUED_AS_NEW') {
-    view.waiting = await currentWaitOf(client.workflow.getHandle(workflowId));
-    return view;
+  const run: RunRecord<R> = {
+    workflowId,
+    runId: description.runId,
+    status: description.status.name,
+    startedAt: description.startTime.toISOString(),
+    closedAt: description.closeTime?.toISOString() ?? null,
+    result: null,
+    failure: null,
+    waiting: null,
+  };
+  if (run.status === 'RUNNING' || run.status === 'CONTINUED_AS_NEW') {
+    run.waiting = await currentWaitOf(client.workflow.getHandle(workflowId));
+    return run;
   }
-  // This run only: its close event holds the result or the failure.
+  // This run only (followRuns off): its close event holds the result or the failure.
   const handle = client.workflow.getHandle(workflowId, description.runId, { followRuns: false });
   try {
-    view.result = (await handle.result()) as R;
+    run.result = (await handle.result()) as R;
   } catch (error) {
-    view.failure = failureOf(error);
+    run.failure = failureOf(error);
   }
-  return view;
+  return run;
+}
+
+/** The latest run under `workflowId` as the gateway answers it; null when there has been none. */
+export async function describeRun<R = unknown>(client: Client, workflowId: string): Promise<RunView<R> | null> {
+  const run = await readRun<R>(client, workflowId);
+  if (!run) return null;
+  const { status, result, failure, waiting } = run;
+  return { workflowId, status, result, failure, waiting };
+}
+
+/**
+ * The chain below "workflow failed": the message says what failed, the causes why; the deepest application type is the
+ * code.
+ */
+function failureOf(error: unknown): RunFailure {
+  const chain: Error[] = [];
+  for (
+    let at: unknown = error instanceof WorkflowFailedError ? error.cause : error;
+    at instanceof Error && chain.length < 5;
+    at = at.cause
+  )
+    chain.push(at);
+  if (chain.length === 0) return { message: safeSnippet(String(error), 300), type: null, causes: [] };
+  // "Activity task failed" says where, not what: the message is the first failure that is not such a wrapper.
+  const first = Math.max(
+    0,
+    chain.findIndex((failure) => !(failure instanceof ActivityFailure || failure instanceof ChildWorkflowFailure)),
+  );
+  const messages = chain
+    .slice(first)
+    .map((failure) =>
+      safeSnippet(failure instanceof TemporalFailure ? failure.message : `${failure.name}: ${failure.message}`, 300),
+    );
+  const type = chain.reduce<string | null>(
+    (found, failure) => (failure instanceof ApplicationFailure && failure.type ? failure.type : found),
+    null,
+  );
+  return { message: messages[0]!, type, causes: messages.slice(1) };
 }
