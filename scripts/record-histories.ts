@@ -1,13 +1,15 @@
 /**
- * Records one history of every production workflow into test/histories/, for the replay test that
- * makes a non-deterministic change fail CI. Run after a deliberate, versioned workflow change:
+ * Records one history of every workflow the worker registers into test/histories/, for the replay test that makes a
+ * non-deterministic change fail CI:
  *   npm run histories:record
  *   npm run histories:record -- closeTenant fundTenant   (every run is made; only these files are written)
+ * From 1.0 (package.json's version) the histories there are the baseline every later version must replay
+ * (CHANGELOG.md): a recording writes the missing ones (a new workflow) and keeps the others, unless `--replace`.
  * Payloads are recorded unencrypted (PAYLOAD_CODEC=off) and hold no secret: workflows never see one.
  */
 import { createServer } from 'node:http';
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { findOrBuildTemporalCli } from '../src/infra/temporal-cli.js';
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../src/config/index.js';
@@ -308,14 +310,23 @@ try {
   // The Temporal CLI's own JSON history format, the one `temporal workflow show --output json` prints.
   const cli = await findOrBuildTemporalCli({ cliPath: config.TEMPORAL_CLI_PATH });
   if (!cli) throw new Error('no temporal CLI to export histories with');
-  const only = process.argv.slice(2);
+  const replace = process.argv.includes('--replace');
+  const only = process.argv.slice(2).filter((arg) => arg !== '--replace');
+  const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+  const baseline = Number(version.split('.')[0]) >= 1;
   // Every workflow the worker registers has a scenario here (test/unit/histories-coverage.test.ts checks the files).
   const unrecorded = WORKFLOW_TYPES.filter((type) => !(type in ids));
   if (unrecorded.length > 0) throw new Error(`no scenario records ${unrecorded.join(', ')}: add one`);
   const unknown = only.filter((type) => !(type in ids));
   if (unknown.length > 0) throw new Error(`no recorded workflow named ${unknown.join(', ')}`);
+  const written: string[] = [];
   for (const [type, workflowId] of Object.entries(ids)) {
     if (only.length > 0 && !only.includes(type)) continue;
+    const file = `test/histories/${type}.json`;
+    if (baseline && !replace && existsSync(file)) {
+      console.error(`[record] ${file}: kept (the ${version} baseline; --replace overwrites it)`);
+      continue;
+    }
     const json = execFileSync(
       cli,
       [
@@ -331,18 +342,15 @@ try {
       ],
       { encoding: 'utf8' },
     );
-    const file = `test/histories/${type}.json`;
     writeFileSync(file, json.endsWith('\n') ? json : `${json}\n`);
     console.error(`[record] ${file}: ${(JSON.parse(json) as { events: unknown[] }).events.length} events`);
+    written.push(type);
   }
   // Replay needs each run's workflow id (the workflows check that it is their business key).
-  const index =
-    only.length === 0
-      ? ids
-      : {
-          ...(JSON.parse(readFileSync('test/histories/index.json', 'utf8')) as Record<string, string>),
-          ...Object.fromEntries(only.map((type) => [type, ids[type]!])),
-        };
+  const index = {
+    ...(JSON.parse(readFileSync('test/histories/index.json', 'utf8')) as Record<string, string>),
+    ...Object.fromEntries(written.map((type) => [type, ids[type]!])),
+  };
   writeFileSync('test/histories/index.json', `${JSON.stringify(index, null, 2)}\n`);
 } finally {
   await connection.close();
