@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import { EXTERNAL_REF_RULE, InvalidInputError } from '../domain/tenant-input.js';
 
 /**
@@ -64,14 +63,4 @@ export function parseRefMap(text: string, file: string): Map<string, RefMapping>
   });
   if (problems.length) throw new ImportInputError(problems);
   return bySubaccount;
-}
-
-export async function loadRefMap(file: string): Promise<Map<string, RefMapping>> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    throw new ImportInputError([`--map ${file}: cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`]);
-  }
-  return parseRefMap(text, file);
 }

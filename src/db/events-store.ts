@@ -104,19 +104,6 @@ export async function findEvent(db: Queryable, id: string): Promise<OutboxRow | 
   return rows[0];
 }
 
-export async function listEvents(
-  db: Queryable,
-  filter: { externalRef?: string; type?: string; limit?: number } = {},
-): Promise<OutboxRow[]> {
-  const { rows } = await db.query<OutboxRow>(
-    `SELECT ${COLUMNS} FROM event_outbox
-      WHERE ($1::text IS NULL OR external_ref = $1::text) AND ($2::text IS NULL OR type = $2::text)
-      ORDER BY id LIMIT $3::int`,
-    [filter.externalRef ?? null, filter.type ?? null, filter.limit ?? 1000],
-  );
-  return rows;
-}
-
 /**
  * Fans undispatched events out into delivery rows for every live subscription that wants them (one
  * row per subscription and event, never two), in one statement. The events stay undispatched until

@@ -36,7 +36,6 @@ export const issueTenantKeyInputSchema = z.strictObject({
   continued: continuedSchema,
 });
 export type IssueTenantKeyInput = z.input<typeof issueTenantKeyInputSchema>;
-export type ParsedIssueTenantKeyInput = z.output<typeof issueTenantKeyInputSchema>;
 
 export const revokeTenantKeyInputSchema = z
   .strictObject({
@@ -69,12 +68,6 @@ export const revokeTenantKeyInputSchema = z
       ctx.addIssue({ code: 'custom', path: ['reason'], message: 'is required with force (why the gate is skipped)' });
   });
 export type RevokeTenantKeyInput = z.input<typeof revokeTenantKeyInputSchema>;
-export type ParsedRevokeTenantKeyInput = z.output<typeof revokeTenantKeyInputSchema>;
-
-export const PARENT_KEY_RULE = 'a platform key: svpk_ followed by at least 8 characters, no white space';
-export const parentKeyTokenSchema = z
-  .string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string') })
-  .regex(/^svpk_\S{8,}$/, `must be ${PARENT_KEY_RULE}`);
 
 export const rotateParentKeyInputSchema = z.strictObject({
   /** After a leak: no quiet gate, the old key is revoked as soon as every process uses the new one. */
@@ -101,4 +94,3 @@ export const rotateParentKeyInputSchema = z.strictObject({
   continued: continuedSchema,
 });
 export type RotateParentKeyInput = z.input<typeof rotateParentKeyInputSchema>;
-export type ParsedRotateParentKeyInput = z.output<typeof rotateParentKeyInputSchema>;

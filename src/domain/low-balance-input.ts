@@ -6,4 +6,3 @@ import { microUsdSchema } from './tenant-input.js';
  * events low-balance --below`); clearing it (DELETE, `--default`) goes back to EVENTS_LOW_BALANCE_MICRO_USD.
  */
 export const lowBalanceBodySchema = z.strictObject({ belowMicroUsd: microUsdSchema });
-export type LowBalanceBody = z.infer<typeof lowBalanceBodySchema>;

@@ -8,7 +8,7 @@
  *
  * Each check returns the trimmed value, or the problems as `field: rule` lines.
  */
-import { checkText, textRuleText, type TextRule } from './text-rule.js';
+import { checkText, type TextRule } from './text-rule.js';
 import { INITIAL_TRANSFER, intentPurposeOf } from './onboarding.js';
 
 export const OPERATOR_MAX = 100;
@@ -17,7 +17,6 @@ export const REASON_MAX = 1000;
 export const OPERATOR_RULE = `1-${OPERATOR_MAX} characters of A-Z a-z 0-9 . _ @ : - (after trimming)`;
 /** A reason: the shared free-text rule (src/domain/text-rule.ts), several lines allowed. */
 export const REASON_TEXT: TextRule = { min: REASON_MIN, max: REASON_MAX, multiline: true };
-export const REASON_RULE = textRuleText(REASON_TEXT);
 const PURPOSE_TEXT: TextRule = { max: 300 };
 const OPERATOR_PATTERN = new RegExp(`^[A-Za-z0-9._@:-]{1,${OPERATOR_MAX}}$`);
 export const APPROVAL_ID_RULE = 'apr_ and 1-64 characters of A-Z a-z 0-9 _ -';
