@@ -3,28 +3,32 @@ import { microUsdSchema } from './tenant-input.js';
 import { requestedBySchema } from './top-up-input.js';
 import { DURATION_PATTERN, msOf } from './durations.js';
 
+const policyFields = {
+  below: microUsdSchema,
+  to: microUsdSchema,
+  maxPerDay: microUsdSchema,
+  maxPerMonth: microUsdSchema.optional(),
+};
+
+function belowUnderTo(policy: { below: string; to: string }, ctx: z.RefinementCtx): void {
+  if (
+    /^[1-9][0-9]*$/.test(policy.below) &&
+    /^[1-9][0-9]*$/.test(policy.to) &&
+    BigInt(policy.below) >= BigInt(policy.to)
+  )
+    ctx.addIssue({ code: 'custom', path: ['below'], message: 'must be less than to' });
+}
+
 /**
  * Auto top-up policy of one tenant: when the wallet is below `below`, top it up to `to`; top-ups
  * of any kind (manual or auto) of the tenant stay within `maxPerDay` (UTC day) and `maxPerMonth`.
  * Amounts are micro-USD strings; zero caps are refused (a cap of zero is "no top-ups": clear the policy).
  */
 export const fundingPolicySchema = z
-  .strictObject({
-    below: microUsdSchema,
-    to: microUsdSchema,
-    maxPerDay: microUsdSchema,
-    maxPerMonth: microUsdSchema.optional(),
-    updatedBy: requestedBySchema.default('unknown'),
-  })
-  .superRefine((policy, ctx) => {
-    if (
-      /^[1-9][0-9]*$/.test(policy.below) &&
-      /^[1-9][0-9]*$/.test(policy.to) &&
-      BigInt(policy.below) >= BigInt(policy.to)
-    ) {
-      ctx.addIssue({ code: 'custom', path: ['below'], message: 'must be less than to' });
-    }
-  });
+  .strictObject({ ...policyFields, updatedBy: requestedBySchema.default('unknown') })
+  .superRefine(belowUnderTo);
+/** The same policy without who sets it: what a plan holds (src/domain/plans.ts). */
+export const autoTopUpPolicySchema = z.strictObject(policyFields).superRefine(belowUnderTo);
 export type FundingPolicyInput = z.input<typeof fundingPolicySchema>;
 
 /** The parent's daily cap over every top-up of the fleet; null clears it. */

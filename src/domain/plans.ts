@@ -1,0 +1,106 @@
+import { z } from 'zod';
+import { closeDelayProblem, CLOSE_DELAY_RULE, msOf } from './durations.js';
+import { autoTopUpPolicySchema } from './funding-policy-input.js';
+import { namedSlotSchema } from './key-slot-input.js';
+import { deployerSpecSchema, rotationTimingsSchema } from './rotation-input.js';
+import { microUsdSchema } from './tenant-input.js';
+import { topUpReasonSchema } from './top-up-input.js';
+
+/**
+ * A plan: what a tenant on it gets (initial funding, the key slots issued at onboarding, rotation, auto
+ * top-up, the resume floor, the close delay), under a name and a version. Versions are immutable: an
+ * update is the next version with the whole new body. Every field is checked by the rule the same value
+ * has elsewhere (top-up amounts, slot names, rotation timings and deployers, funding policies, close
+ * delays), so a plan can never hold what the single-tenant commands would refuse. Absent optional fields:
+ * the plan says nothing about them (no funding at onboarding, no schedule, no policy, the server's setting).
+ */
+export const PLAN_NAME_MAX_LENGTH = 64;
+export const PLAN_NAME_RULE = `1-${PLAN_NAME_MAX_LENGTH} characters of A-Z a-z 0-9 . _ : - starting with a letter or digit`;
+export const planNameSchema = z
+  .string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string') })
+  .regex(new RegExp(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,${PLAN_NAME_MAX_LENGTH - 1}}$`), `must be ${PLAN_NAME_RULE}`);
+
+export const PLAN_VERSION_RULE = 'a whole number from 1 (1, 2, …)';
+const PLAN_VERSION_MAX = 2_147_483_647; // Postgres integer
+/** A version as JSON (a number) or as text (a query parameter, a flag). */
+export const planVersionSchema = z
+  .union([z.number(), z.string()], { error: `must be ${PLAN_VERSION_RULE}` })
+  .transform((value, ctx) => {
+    const version = typeof value === 'number' ? value : /^[1-9][0-9]{0,9}$/.test(value) ? Number(value) : NaN;
+    if (Number.isInteger(version) && version >= 1 && version <= PLAN_VERSION_MAX) return version;
+    ctx.addIssue({ code: 'custom', message: `must be ${PLAN_VERSION_RULE}` });
+    return z.NEVER;
+  });
+
+/**
+ * How often a Schedule rotates: the form the rotation schedules take (`SCHEDULE_EVERY` in
+ * src/client/rotation-schedules.ts, which the domain may not import; a unit test keeps the two equal).
+ */
+export const ROTATION_INTERVAL_PATTERN = /^\d+(s|m|h|d)$/;
+const ROTATION_INTERVAL_RULE = 'a duration like 12h or 30d, longer than zero';
+const rotationIntervalSchema = z
+  .string({ error: (issue) => (issue.input === undefined ? 'is required' : `must be ${ROTATION_INTERVAL_RULE}`) })
+  .refine((value) => ROTATION_INTERVAL_PATTERN.test(value) && msOf(value) > 0, `must be ${ROTATION_INTERVAL_RULE}`);
+
+export const planRotationSchema = rotationTimingsSchema.pick({ quietPeriod: true, overlapWindow: true }).extend({
+  interval: rotationIntervalSchema,
+  /** Absent: the worker's configured deployer (ROTATION_DEPLOYER), as for a one-off rotation. */
+  deployer: deployerSpecSchema.optional(),
+});
+
+const MAX_PLAN_SLOTS = 32;
+const keySlotsSchema = z
+  .array(namedSlotSchema, { error: (issue) => (issue.input === undefined ? 'is required' : 'must be a list of slots') })
+  .min(1, 'must name at least one slot (onboarding issues a key in each)')
+  .max(MAX_PLAN_SLOTS, `must name at most ${MAX_PLAN_SLOTS} slots`)
+  .superRefine((slots, ctx) => {
+    if (new Set(slots).size !== slots.length) ctx.addIssue({ code: 'custom', message: 'must not repeat a slot' });
+  });
+
+export const BALANCE_FLOOR_RULE =
+  'a string of a whole number of micro-USD, 0 or more (e.g. "1000000"), at most 30 digits';
+const balanceFloorSchema = z
+  .string({ error: `must be ${BALANCE_FLOOR_RULE}` })
+  .regex(/^(0|[1-9][0-9]{0,29})$/, `must be ${BALANCE_FLOOR_RULE}`);
+
+const closeDelaySchema = z
+  .string({ error: `must be ${CLOSE_DELAY_RULE}` })
+  .refine((value) => closeDelayProblem(value) === null, `must be ${CLOSE_DELAY_RULE}`);
+
+/** The body of a plan version: what is stored (jsonb) and what `--file` holds. */
+export const planBodySchema = z.strictObject({
+  /** Sent once at onboarding, as a top-up is (TRANSFER_MAX_MICRO_USD holds). */
+  initialFundingMicroUsd: microUsdSchema.optional(),
+  /** A key is issued in each at onboarding. */
+  keySlots: keySlotsSchema,
+  /** A rotation schedule for each slot. */
+  rotation: planRotationSchema.optional(),
+  /** The tenant's auto top-up policy and caps. */
+  autoTopUp: autoTopUpPolicySchema.optional(),
+  /** `resume` refuses a tenant below this (RESUME_BALANCE_FLOOR_MICRO_USD for tenants on no plan). */
+  resumeBalanceFloorMicroUsd: balanceFloorSchema.optional(),
+  /** How long a close waits after suspending (CLOSE_DELAY for tenants on no plan). */
+  closeDelay: closeDelaySchema.optional(),
+});
+export type PlanBody = z.output<typeof planBodySchema>;
+
+/** Why a version was made (audited); optional. */
+const planReasonSchema = topUpReasonSchema.optional();
+
+/** `POST /v1/plans`: a new plan, version 1. */
+export const createPlanInputSchema = planBodySchema.extend({ name: planNameSchema, reason: planReasonSchema });
+export type CreatePlanInput = z.input<typeof createPlanInputSchema>;
+
+/** `POST /v1/plans/:name/versions`: the next version, with the whole new body. */
+export const updatePlanInputSchema = planBodySchema.extend({
+  /** Refuse unless the latest version is this one (someone else updated meanwhile). */
+  expectVersion: planVersionSchema.optional(),
+  reason: planReasonSchema,
+});
+export type UpdatePlanInput = z.input<typeof updatePlanInputSchema>;
+
+/** A plan version as a tenant records it and `tenant.plan_changed` names it. */
+export interface PlanRef {
+  name: string;
+  version: number;
+}
