@@ -1,4 +1,4 @@
-import { ActivityFailure, ApplicationFailure, patched, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { TransferVerdict } from '../src/domain/operator-decisions.js';
 import { databaseStep } from './activity-policies.js';
@@ -12,9 +12,6 @@ import { databaseStep } from './activity-policies.js';
  */
 const steps = proxyLocalActivities<Activities>(databaseStep);
 
-// Added after the recorded histories: a verdict taken there without a check replays that way.
-const APPROVAL_GATE_PATCH = 'resolve-transfer-approval-gate';
-
 export interface VerdictToCheck {
   externalRef: string;
   close: boolean;
@@ -23,12 +20,10 @@ export interface VerdictToCheck {
 }
 
 /**
- * undefined: a history from before the gate (the verdict is taken at once, as it was). Else the
- * check, which rejects with an ApplicationFailure typed APPROVAL_REQUIRED or APPROVAL_NOT_VALID
- * (the approval is used up when it resolves).
+ * The check: rejects with an ApplicationFailure typed APPROVAL_REQUIRED or APPROVAL_NOT_VALID (the
+ * approval is used up when it resolves).
  */
-export function approvalCheck(input: VerdictToCheck): Promise<void> | undefined {
-  if (!patched(APPROVAL_GATE_PATCH)) return undefined;
+export function approvalCheck(input: VerdictToCheck): Promise<void> {
   const { verdict } = input;
   return steps
     .consumeApproval({

@@ -1,4 +1,4 @@
-import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { CloseTransferVerdict, DecisionAnswer, DecisionBy } from '../src/domain/operator-decisions.js';
 
 export type CloseStage =
@@ -49,8 +49,6 @@ export const closeStatusQuery = defineQuery<CloseStatus>('closeStatus');
  * close waits in needs_operator for that transfer; answers once the verdict is applied.
  */
 export const closeResolveTransferUpdate = defineUpdate<DecisionAnswer, [CloseTransferVerdict]>('resolveTransfer');
-/** The same verdict as a signal, kept for runs that already hold one in their history; checked the same way. */
-export const closeResolveTransferSignal = defineSignal<[CloseTransferVerdict]>('resolveTransfer');
 /**
  * Cancels a delayed close inside its window (`tenantctl close --cancel R`): refused unless the run
  * waits in `scheduled`; answers once the tenant is back in the status it had.

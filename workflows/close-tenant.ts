@@ -18,6 +18,9 @@
  * `historyEventBound` (or when the SDK suggests it) continues as new with where it stands (`Carried`):
  * the window's end, what is cleaned up, the poll count, the wait. A decision sent to `close:<ref>` lands
  * on the current run; a run never continues with a decision taken but not yet applied.
+ *
+ * The run's state is one `Close` object: its handlers are one line each calling a method, each step a
+ * method, the flow `run()`; the verdict queue is `CloseVerdicts` (close-tenant-verdicts.ts).
  */
 import {
   allHandlersFinished,
@@ -26,7 +29,6 @@ import {
   continueAsNew,
   getExternalWorkflowHandle,
   isCancellation,
-  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -35,25 +37,24 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import type { LifecycleWorkflowInput } from '../src/domain/tenant-input.js';
+import type { LifecycleRequest, LifecycleWorkflowInput } from '../src/domain/tenant-input.js';
 import { tenantExternalRefKey, tenantSubaccountIdKey } from '../src/domain/search-attributes.js';
 import {
   checkCloseTransferVerdict,
   checkDecisionBy,
-  type CloseTransferVerdict,
+  type DecisionAnswer,
   type DecisionBy,
 } from '../src/domain/operator-decisions.js';
 import {
   cancelCloseUpdate,
-  closeResolveTransferSignal,
   closeResolveTransferUpdate,
   closeStatusQuery,
   type CloseStage,
   type CloseStatus,
   type CloseTenantResult,
 } from './close-tenant-messages.js';
-import { accepted, refuseUnlessApplicable, signalAccepted, signalRefused } from './decisions.js';
-import { approvalCheck } from './approval-gate.js';
+import { CloseVerdicts } from './close-tenant-verdicts.js';
+import { accepted, refuseUnlessApplicable } from './decisions.js';
 import { recordOutcome } from './outcomes.js';
 import { msOf, validateWorkflowInput } from './validate-input.js';
 import { lifecycleWorkflowId, onboardingWorkflowId } from '../src/domain/ids.js';
@@ -75,9 +76,6 @@ const ROTATIONS_TIMEOUT_MS = 10 * 60_000;
 // A run continues this many events before its bound: what it may add after its last safe point (the rest of
 // a poll; the last proof of emptiness, the statement and the close) stays within historyEventBound.
 const BOUND_HEADROOM_EVENTS = 50;
-// Added after closeTenant histories were recorded: a delayed close, and the final statement.
-const DELAYED_CLOSE_PATCH = 'close-after-delay';
-const STATEMENT_PATCH = 'close-statement';
 
 /** Where a close stands between its waits: what a continued run starts from. */
 type Phase = 'window' | 'stopping' | 'transfers' | 'revoking' | 'cleanup';
@@ -106,6 +104,8 @@ interface Carried extends Progress {
   wait: WaitView | null;
 }
 
+type Request = Omit<LifecycleRequest, 'continued'> & { runKey: string };
+
 function timeLeftOf(ms: number): string {
   const minutes = Math.ceil(ms / 60_000);
   const days = Math.floor(minutes / 1440);
@@ -115,234 +115,167 @@ function timeLeftOf(ms: number): string {
 
 export async function closeTenant(rawInput: LifecycleWorkflowInput): Promise<CloseTenantResult> {
   const input = await validateWorkflowInput('lifecycle', rawInput, (i) => lifecycleWorkflowId('close', i.externalRef));
-  const { externalRef } = input;
-  const carried = input.continued as Carried | undefined;
-  const pollMs = msOf(input.options?.pollInterval ?? '5s');
-  const ceilingMs = input.options?.pollCeiling === undefined ? undefined : msOf(input.options.pollCeiling);
-  const unknownDeadlineMs = msOf(input.options?.unknownTransferDeadline ?? '15m');
-  const { continued: _continued, ...plain } = input;
-  const request = { ...plain, runKey: carried?.runKey ?? workflowInfo().firstExecutionRunId };
-  const status: CloseStatus = carried?.status ?? {
-    externalRef,
-    stage: 'closing',
-    subaccountId: null,
-    keysRevoked: [],
-    projects: {},
-    rounds: 0,
-    openTransfers: [],
-    waitingFor: null,
-    balanceLeftMicroUsd: null,
-  };
-  const startedAtMs = carried?.startedAtMs ?? workflowInfo().startTime.getTime();
-  const progress: Progress = {
-    phase: carried?.phase ?? null,
-    closeAtMs: carried?.closeAtMs ?? null,
-    rotationsDeadlineMs: carried?.rotationsDeadlineMs ?? null,
-    unknownSince: carried?.unknownSince ?? null,
-    deleted: carried?.deleted ?? 0,
-  };
-  // The phase this run continued in: its stage (and wait) go on as they were, not entered anew.
-  let resumeIn: Phase | null = carried?.phase ?? null;
-  // The carried poll count belongs to the wait of the phase the run continued in.
-  let carriedPolls = carried?.polls ?? 0;
-  const backoffFrom = (baseMs: number) => {
-    const backoff = new Backoff(baseMs, ceilingMs, carriedPolls);
-    carriedPolls = 0;
-    return backoff;
-  };
-  let backoff: Backoff | null = null;
+  return new Close(rawInput, input).run();
+}
 
-  // Verdicts queued or being applied, numbered in arrival order; the transfer state each left.
-  const verdicts: Array<CloseTransferVerdict & { seq: number }> = [];
-  const verdictState = { queued: 0, inFlight: new Set<string>(), results: new Map<number, string>() };
-  const enqueue = (verdict: CloseTransferVerdict) => {
-    const seq = ++verdictState.queued;
-    verdictState.inFlight.add(verdict.purpose);
-    verdicts.push({ ...verdict, seq });
-    return seq;
-  };
-  // The approval gate (approval-gate.ts): while a verdict's approval is checked its transfer takes no
-  // other verdict; a refusal leaves the close waiting as it was.
-  const enqueueChecked = (verdict: CloseTransferVerdict): number | Promise<number> => {
-    const check = approvalCheck({ externalRef, close: true, purpose: verdict.purpose, verdict });
-    if (!check) return enqueue(verdict);
-    verdictState.inFlight.add(verdict.purpose);
-    return check.then(
-      () => enqueue(verdict),
-      (error: unknown) => {
-        verdictState.inFlight.delete(verdict.purpose);
-        throw error;
-      },
-    );
-  };
-  const noTransferWaiting = (purpose: string): string | null => {
-    if (status.stage !== 'needs_operator')
-      return (
-        `${lifecycleWorkflowId('close', externalRef)} is not waiting for an operator's ` +
-        `verdict (stage ${status.stage})`
-      );
-    if (!status.openTransfers.some((t) => t.purpose === purpose)) {
-      return (
-        `purpose: close:${externalRef} has no open transfer "${purpose}" (open: ` +
-        `${status.openTransfers.map((t) => t.purpose).join(', ') || 'none'})`
-      );
-    }
-    return verdictState.inFlight.has(purpose) ? `a verdict on transfer "${purpose}" is already being applied` : null;
-  };
+/** One close run: where it stands, its waits, the decisions it takes, and each step as a method. */
+class Close {
+  readonly status: CloseStatus;
+  private readonly externalRef: string;
+  private readonly carried: Carried | undefined;
+  private readonly request: Request;
+  private readonly startedAtMs: number;
+  private readonly progress: Progress;
+  private readonly waits: Waits;
+  private readonly verdicts: CloseVerdicts;
+  private readonly pollMs: number;
+  private readonly ceilingMs: number | undefined;
+  private readonly unknownDeadlineMs: number;
+  /** An operator's cancel of a delayed close: taken, then done once the tenant is back as it was. */
+  private readonly cancel: { by?: DecisionBy; done: boolean } = { done: false };
+  /** The phase this run continued in: its stage (and wait) go on as they were, not entered anew. */
+  private resumeIn: Phase | null;
+  /** The carried poll count belongs to the wait of the phase the run continued in. */
+  private carriedPolls: number;
+  private backoff: Backoff | null = null;
 
-  const summary = (): string[] => {
-    const projects = Object.entries(status.projects).map(([id, state]) => `${id}: ${state}`);
-    return [
-      `**${status.stage}** — tenant \`${externalRef}\` (${status.subaccountId ?? '?'})`,
-      `keys revoked: ${status.keysRevoked.length}`,
-      `projects: ${projects.length ? projects.join(', ') : 'none seen yet'}`,
-      status.closeAt && status.stage === 'scheduled' ? `closes at ${status.closeAt} (in ${status.timeLeft})` : '',
-    ].filter(Boolean);
-  };
-  const waits = new Waits(
-    { tenantStatus: (stage) => (stage === 'closed' ? 'closed' : `close:${stage}`), details: summary },
-    carried?.wait ?? null,
-  );
-  // A stage the close moves through (any wait is over).
-  const move = (stage: CloseStage) => {
-    status.stage = stage;
-    status.waitingFor = null;
-    waits.leave(stage);
-  };
-  // A wait: shown by currentWait, the TenantStatus attribute, the details and closeStatus.
-  const wait = (stage: CloseStage, waitingFor: string, decisions: string[], nextCheckInMs: number | null) => {
-    status.stage = stage;
-    status.waitingFor = waitingFor;
-    waits.enter(stage, waitingFor, decisions, nextCheckInMs);
-  };
-
-  setHandler(closeStatusQuery, () => status);
-  const cancel: { by?: DecisionBy; done: boolean } = { done: false };
-  setHandler(
-    cancelCloseUpdate,
-    async (raw) => {
-      cancel.by ??= accepted(checkDecisionBy(raw));
-      await condition(() => cancel.done);
-      return {
-        stage: status.stage,
-        effect: `the close of ${externalRef} is cancelled; the tenant is back as it was, keys and projects untouched`,
-      };
-    },
-    {
-      validator: (raw) => {
-        accepted(checkDecisionBy(raw));
-        refuseUnlessApplicable(
-          status.stage !== 'scheduled'
-            ? `${lifecycleWorkflowId('close', externalRef)} is not waiting out a close window ` +
-                `(stage ${status.stage}): too late to cancel`
-            : cancel.by
-              ? 'a cancel is already being applied'
-              : null,
-        );
-      },
-    },
-  );
-  setHandler(
-    closeResolveTransferUpdate,
-    async (raw) => {
-      const seq = await enqueueChecked(accepted(checkCloseTransferVerdict(raw)));
-      // Answer once the verdict is recorded, with the transfer's state after it.
-      await condition(() => verdictState.results.has(seq));
-      return {
-        stage: status.stage,
-        transferState: verdictState.results.get(seq)!,
-        effect: 'recorded; the close reconciles again and goes on once no transfer is open',
-      };
-    },
-    {
-      validator: (raw) => {
-        refuseUnlessApplicable(noTransferWaiting(accepted(checkCloseTransferVerdict(raw)).purpose));
-      },
-    },
-  );
-  setHandler(closeResolveTransferSignal, async (raw) => {
-    const checked = checkCloseTransferVerdict(raw);
-    const taken = signalAccepted(
-      'resolveTransfer',
-      checked,
-      checked.ok ? noTransferWaiting(checked.value.purpose) : null,
-      raw,
-    );
-    if (!taken) return;
-    // The old way in is no way round the approval policy: refused the same way, with a logged warning.
-    const queued = enqueueChecked(taken.value);
-    if (typeof queued !== 'number') await queued.catch(signalRefused('resolveTransfer'));
-  });
-  if (carried) {
-    // The attribute carries over; set it again for this run's Waits (one event).
-    if (!carried.wait) waits.leave(status.stage);
-  } else upsertSearchAttributes([{ key: tenantExternalRefKey, value: externalRef }]);
-
-  /** A decision taken (its handler runs) but not yet applied by the close: the run never continues past it. */
-  const decisionPending = () =>
-    cancel.by !== undefined || verdicts.length > 0 || verdictState.inFlight.size > 0 || !allHandlersFinished();
-
-  /**
-   * At a wait's safe point: past the bound, the run continues as new with where it stands, unless a
-   * decision is pending (it is applied first; the run continues at the next safe point). Nothing awaits
-   * between the check and the continuation, so no decision can be accepted in between.
-   */
-  async function boundHistory(): Promise<void> {
-    const bound = (input.options?.historyEventBound ?? HISTORY_EVENT_BOUND) - BOUND_HEADROOM_EVENTS;
-    if (!historyFull(bound) || decisionPending()) return;
-    const next: Carried = {
-      ...progress,
-      phase: progress.phase!,
-      runKey: request.runKey,
-      startedAtMs,
-      status,
-      polls: backoff?.polls ?? 0,
-      wait: waits.current,
+  constructor(
+    private readonly rawInput: LifecycleWorkflowInput,
+    private readonly input: LifecycleRequest,
+  ) {
+    const { externalRef, options } = input;
+    this.externalRef = externalRef;
+    this.carried = input.continued as Carried | undefined;
+    const carried = this.carried;
+    this.pollMs = msOf(options?.pollInterval ?? '5s');
+    this.ceilingMs = options?.pollCeiling === undefined ? undefined : msOf(options.pollCeiling);
+    this.unknownDeadlineMs = msOf(options?.unknownTransferDeadline ?? '15m');
+    const { continued: _continued, ...plain } = input;
+    this.request = { ...plain, runKey: carried?.runKey ?? workflowInfo().firstExecutionRunId };
+    this.status = carried?.status ?? {
+      externalRef,
+      stage: 'closing',
+      subaccountId: null,
+      keysRevoked: [],
+      projects: {},
+      rounds: 0,
+      openTransfers: [],
+      waitingFor: null,
+      balanceLeftMicroUsd: null,
     };
-    await continueAsNew<typeof closeTenant>({ ...rawInput, continued: next as unknown as Record<string, unknown> });
+    this.startedAtMs = carried?.startedAtMs ?? workflowInfo().startTime.getTime();
+    this.progress = {
+      phase: carried?.phase ?? null,
+      closeAtMs: carried?.closeAtMs ?? null,
+      rotationsDeadlineMs: carried?.rotationsDeadlineMs ?? null,
+      unknownSince: carried?.unknownSince ?? null,
+      deleted: carried?.deleted ?? 0,
+    };
+    this.resumeIn = carried?.phase ?? null;
+    this.carriedPolls = carried?.polls ?? 0;
+    this.verdicts = new CloseVerdicts(externalRef);
+    this.waits = new Waits(
+      { tenantStatus: (stage) => (stage === 'closed' ? 'closed' : `close:${stage}`), details: () => this.summary() },
+      carried?.wait ?? null,
+    );
+
+    setHandler(closeStatusQuery, () => this.status);
+    setHandler(cancelCloseUpdate, (raw) => this.takeCancel(raw), { validator: (raw) => this.refuseCancel(raw) });
+    setHandler(closeResolveTransferUpdate, (raw) => this.takeVerdict(raw), {
+      validator: (raw) =>
+        refuseUnlessApplicable(this.verdicts.refusal(this.status, accepted(checkCloseTransferVerdict(raw)).purpose)),
+    });
+    if (carried) {
+      // The attribute carries over; set it again for this run's Waits (one event).
+      if (!carried.wait) this.waits.leave(this.status.stage);
+    } else upsertSearchAttributes([{ key: tenantExternalRefKey, value: externalRef }]);
   }
 
-  /** A phase's first stage, unless the run continued in that phase (its stage and wait go on). */
-  const startPhase = (phase: Phase, stage: CloseStage) => {
-    if (resumeIn === phase) resumeIn = null;
-    else move(stage);
-  };
-  try {
-    const result = await closeSteps();
-    const { subaccountId, projectsDeleted, keysRevoked } = result;
-    recordOutcome('close', result.alreadyClosed ? 'already_closed' : 'closed', startedAtMs, {
-      externalRef,
-      subaccountId,
-      projectsDeleted,
-      keysRevoked,
+  async run(): Promise<CloseTenantResult> {
+    try {
+      const result = await this.steps();
+      const { subaccountId, projectsDeleted, keysRevoked } = result;
+      recordOutcome('close', result.alreadyClosed ? 'already_closed' : 'closed', this.startedAtMs, {
+        externalRef: this.externalRef,
+        subaccountId,
+        projectsDeleted,
+        keysRevoked,
+      });
+      return result;
+    } catch (error) {
+      if (error instanceof ContinueAsNew) throw error;
+      recordOutcome(
+        'close',
+        isCancellation(error) ? 'cancelled' : 'failed',
+        this.startedAtMs,
+        { externalRef: this.externalRef, subaccountId: this.status.subaccountId, stage: this.status.stage },
+        'warn',
+      );
+      throw error;
+    }
+  }
+
+  /** The flow: each phase once, a continued run from the phase it continued in. */
+  private async steps(): Promise<CloseTenantResult> {
+    const { progress } = this;
+    if (!this.carried) await this.scheduleWindow();
+    if (progress.phase === null || progress.phase === 'window') {
+      if (progress.phase === 'window') {
+        const cancelled = await this.waitOutWindow();
+        if (cancelled) return cancelled;
+      }
+      const closed = await this.begin();
+      if (closed) return closed;
+    }
+    if (progress.phase === 'stopping') {
+      await this.waitForRotations();
+      progress.phase = 'transfers';
+    }
+    if (progress.phase === 'transfers') {
+      await this.resolveTransfers();
+      progress.phase = 'revoking';
+    }
+    if (progress.phase === 'revoking') {
+      await this.revokeKeys();
+      if ((await acts.resumeForCleanup(this.request)).resumed) this.move('resuming_for_cleanup');
+      progress.phase = 'cleanup';
+    }
+    await this.deleteProjects();
+    return this.closeOnPlatform();
+  }
+
+  /** A delayed close (`after`): the tenant suspended now, the window's end recorded. */
+  private async scheduleWindow(): Promise<void> {
+    const delayMs = this.input.after ? msOf(this.input.after) : 0;
+    if (delayMs <= 0) return;
+    const closeAtMs = Date.now() + delayMs;
+    this.status.closeAt = new Date(closeAtMs).toISOString();
+    const { subaccountId, windowed } = await acts.scheduleClose({
+      ...this.request,
+      closeAt: this.status.closeAt,
+      after: String(this.input.after),
     });
-    return result;
-  } catch (error) {
-    if (error instanceof ContinueAsNew) throw error;
-    recordOutcome(
-      'close',
-      isCancellation(error) ? 'cancelled' : 'failed',
-      startedAtMs,
-      { externalRef, subaccountId: status.subaccountId, stage: status.stage },
-      'warn',
-    );
-    throw error;
+    this.status.subaccountId = subaccountId;
+    // Already closing or closed: no window to wait out, the close goes on (or is a no-op) as before.
+    if (windowed) Object.assign(this.progress, { phase: 'window', closeAtMs });
+    else this.status.closeAt = null;
   }
 
   /** Suspended now; closed when the window ends; undone by a cancelClose inside it. */
-  async function waitOutWindow(): Promise<CloseTenantResult | null> {
-    resumeIn = null;
-    const closeAtMs = progress.closeAtMs!;
-    const refreshMs = Math.min(WINDOW_REFRESH_MS, ceilingMs ?? WINDOW_REFRESH_MS);
+  private async waitOutWindow(): Promise<CloseTenantResult | null> {
+    const { status, cancel } = this;
+    this.resumeIn = null;
+    const closeAtMs = this.progress.closeAtMs!;
+    const refreshMs = Math.min(WINDOW_REFRESH_MS, this.ceilingMs ?? WINDOW_REFRESH_MS);
     for (;;) {
       const left = closeAtMs - Date.now();
       if (cancel.by || left <= 0) break;
-      await boundHistory();
+      await this.boundHistory();
       if (cancel.by) break;
       status.timeLeft = timeLeftOf(left);
-      wait(
+      this.wait(
         'scheduled',
-        `the close window, until ${status.closeAt}: \`tenantctl close --cancel ${externalRef}\` ` +
+        `the close window, until ${status.closeAt}: \`tenantctl close --cancel ${this.externalRef}\` ` +
           `(update cancelClose) undoes it`,
         ['cancelClose'],
         left,
@@ -352,55 +285,39 @@ export async function closeTenant(rawInput: LifecycleWorkflowInput): Promise<Clo
     status.timeLeft = null;
     if (!cancel.by) {
       // From here a cancel is refused: the close goes on.
-      move('closing');
-      await acts.closeWindowEnded({ runKey: request.runKey });
+      this.move('closing');
+      await acts.closeWindowEnded({ runKey: this.request.runKey });
       return null;
     }
-    await acts.cancelScheduledClose({ externalRef, runKey: request.runKey, ...cancel.by });
-    move('close_cancelled');
+    await acts.cancelScheduledClose({ externalRef: this.externalRef, runKey: this.request.runKey, ...cancel.by });
+    this.move('close_cancelled');
     cancel.done = true;
-    return {
-      externalRef,
-      subaccountId: status.subaccountId!,
-      status: 'close_cancelled',
-      alreadyClosed: false,
-      projectsDeleted: 0,
-      keysRevoked: 0,
-      balanceLeftMicroUsd: null,
-    };
+    return this.result({ status: 'close_cancelled' });
   }
 
-  /** Marks the tenant closing, stops its onboarding and rotations; null when it is closed already. */
-  async function begin(): Promise<CloseTenantResult | null> {
-    const begun = await acts.beginClose(request);
-    status.subaccountId = begun.subaccountId;
+  /** Marks the tenant closing, stops its onboarding and rotations; a result when it is closed already. */
+  private async begin(): Promise<CloseTenantResult | null> {
+    const begun = await acts.beginClose(this.request);
+    this.status.subaccountId = begun.subaccountId;
     upsertSearchAttributes([{ key: tenantSubaccountIdKey, value: begun.subaccountId }]);
     if (begun.alreadyClosed) {
-      move('closed');
-      return {
-        externalRef,
-        subaccountId: begun.subaccountId,
-        status: 'closed',
-        alreadyClosed: true,
-        projectsDeleted: 0,
-        keysRevoked: 0,
-        balanceLeftMicroUsd: null,
-      };
+      this.move('closed');
+      return this.result({ alreadyClosed: true });
     }
-    move('stopping_other_work');
-    await getExternalWorkflowHandle(onboardingWorkflowId(externalRef))
+    this.move('stopping_other_work');
+    await getExternalWorkflowHandle(onboardingWorkflowId(this.externalRef))
       .cancel()
       .catch(() => undefined);
     // Called AFTER the record says closing (new rotations are refused): cancel every open one.
-    const open = await db.listOpenRotationsOfTenant({ externalRef });
+    const open = await db.listOpenRotationsOfTenant({ externalRef: this.externalRef });
     for (const rotation of open) {
       // Not found or already closed: nothing to cancel; the record is watched below all the same.
       await getExternalWorkflowHandle(rotation.workflowId)
         .cancel()
         .catch(() => undefined);
     }
-    progress.rotationsDeadlineMs = Date.now() + ROTATIONS_TIMEOUT_MS;
-    progress.phase = 'stopping';
+    this.progress.rotationsDeadlineMs = Date.now() + ROTATIONS_TIMEOUT_MS;
+    this.progress.phase = 'stopping';
     return null;
   }
 
@@ -409,22 +326,23 @@ export async function closeTenant(rawInput: LifecycleWorkflowInput): Promise<Clo
    * `cancelled`; one past revoking its old key just finishes). Either way no extra active key remains.
    * Fails ROTATION_STILL_OPEN (retryable: close again) past its deadline, before anything is cleaned up.
    */
-  async function waitForRotations(): Promise<void> {
-    resumeIn = null;
-    backoff = backoffFrom(ROTATION_POLL_MS);
+  private async waitForRotations(): Promise<void> {
+    const { externalRef } = this;
+    this.resumeIn = null;
+    const backoff = this.backoffFrom(ROTATION_POLL_MS);
     for (;;) {
       const open = await db.listOpenRotationsOfTenant({ externalRef });
       if (open.length === 0) return;
-      const deadline = progress.rotationsDeadlineMs!;
+      const deadline = this.progress.rotationsDeadlineMs!;
       if (Date.now() >= deadline) {
         throw codedFailure(FailureCode.ROTATION_STILL_OPEN, `rotations of ${externalRef} still open`, {
           details: { open },
           retryable: true,
         });
       }
-      await boundHistory();
+      await this.boundHistory();
       const nextMs = Math.max(1, Math.min(backoff.next(), deadline - Date.now()));
-      wait(
+      this.wait(
         'stopping_other_work',
         `the tenant's open rotation(s) ${open.map((r) => r.workflowId).join(', ')} to roll back after their ` +
           `cancel; the close fails with ROTATION_STILL_OPEN at ${new Date(deadline).toISOString()} (close again)`,
@@ -436,28 +354,28 @@ export async function closeTenant(rawInput: LifecycleWorkflowInput): Promise<Clo
   }
 
   /** Until no transfer of the tenant is open: reconciled by itself, else an operator's verdict. */
-  async function resolveTransfers(): Promise<void> {
-    startPhase('transfers', 'resolving_transfers');
-    backoff = backoffFrom(pollMs);
+  private async resolveTransfers(): Promise<void> {
+    const { externalRef, status, progress, verdicts } = this;
+    this.startPhase('transfers', 'resolving_transfers');
+    const backoff = this.backoffFrom(this.pollMs);
     for (;;) {
-      await boundHistory();
+      await this.boundHistory();
       const open = await acts.reconcileOpenTransfers({ externalRef, subaccountId: status.subaccountId! });
       status.openTransfers = open;
       if (open.length === 0) return;
-      const verdict = verdicts.shift();
+      const verdict = verdicts.next();
       if (verdict) {
-        const { seq, ...decision } = verdict;
+        const { seq: _seq, ...decision } = verdict;
         const after = await acts.resolveTransferByOperator({ externalRef, ...decision });
-        verdictState.inFlight.delete(decision.purpose);
-        verdictState.results.set(seq, after.state);
+        verdicts.applied(verdict, after.state);
         continue;
       }
       progress.unknownSince ??= Date.now();
-      const askAt = progress.unknownSince + unknownDeadlineMs;
+      const askAt = progress.unknownSince + this.unknownDeadlineMs;
       if (open.some((t) => t.state === 'needs_operator') || Date.now() > askAt) {
         for (const t of open.filter((o) => o.state === 'unknown'))
           await acts.markTransferNeedsOperator({ externalRef, purpose: t.purpose });
-        wait(
+        this.wait(
           'needs_operator',
           `an operator's verdict on transfer(s) ${open.map((t) => t.purpose).join(', ')}, which could not be ` +
             `reconciled: check the wallet, then \`tenantctl resolve-transfer ${externalRef} --close ` +
@@ -466,10 +384,10 @@ export async function closeTenant(rawInput: LifecycleWorkflowInput): Promise<Clo
           ['resolveTransfer'],
           null,
         );
-        await condition(() => verdicts.length > 0);
+        await condition(() => verdicts.waiting);
       } else {
         const nextMs = Math.max(1, Math.min(backoff.next(), askAt - Date.now()));
-        wait(
+        this.wait(
           'resolving_transfers',
           `transfer(s) ${open.map((t) => t.purpose).join(', ')} in an unknown state to be reconciled with the ` +
             `wallet (looked at again by itself); an operator is asked from ${new Date(askAt).toISOString()}`,
@@ -482,16 +400,16 @@ export async function closeTenant(rawInput: LifecycleWorkflowInput): Promise<Clo
   }
 
   /** Until the platform lists no active key of the tenant (so workloads stop creating resources). */
-  async function revokeKeys(): Promise<void> {
-    startPhase('revoking', 'revoking_keys');
-    backoff = backoffFrom(pollMs);
+  private async revokeKeys(): Promise<void> {
+    this.startPhase('revoking', 'revoking_keys');
+    const backoff = this.backoffFrom(this.pollMs);
     for (;;) {
-      await boundHistory();
-      const { revoked, stillActive } = await acts.revokeAllTenantKeys({ externalRef });
-      status.keysRevoked.push(...revoked);
+      await this.boundHistory();
+      const { revoked, stillActive } = await acts.revokeAllTenantKeys({ externalRef: this.externalRef });
+      this.status.keysRevoked.push(...revoked);
       if (stillActive === 0) return;
       const nextMs = backoff.next();
-      wait(
+      this.wait(
         'revoking_keys',
         `${stillActive} key(s) of the tenant still active on the platform after their revoke (revoked again by itself)`,
         [],
@@ -506,24 +424,25 @@ export async function closeTenant(rawInput: LifecycleWorkflowInput): Promise<Clo
    * raced the revoke). A project deleted but still listed is waited for (backing off), then deleted again;
    * after MAX_CLEANUP_ROUNDS listings the close fails CLEANUP_INCOMPLETE and does not close.
    */
-  async function deleteProjects(): Promise<void> {
-    startPhase('cleanup', 'deleting_projects');
-    backoff = backoffFrom(pollMs);
+  private async deleteProjects(): Promise<void> {
+    const { externalRef, status } = this;
+    this.startPhase('cleanup', 'deleting_projects');
+    const backoff = this.backoffFrom(this.pollMs);
     for (;;) {
-      await boundHistory();
+      await this.boundHistory();
       if (++status.rounds > MAX_CLEANUP_ROUNDS) {
         throw codedFailure(
           FailureCode.CLEANUP_INCOMPLETE,
           `tenant ${externalRef} still has resources after ${MAX_CLEANUP_ROUNDS} cleanup rounds; not closing`,
         );
       }
-      if (!waits.current) move('deleting_projects');
+      if (!this.waits.current) this.move('deleting_projects');
       const projects = await acts.listTenantProjects({ externalRef });
       if (projects.length > 0) {
         const stuck = projects.filter((p) => ['deleted', 'already_gone'].includes(status.projects[p.id] ?? ''));
         if (stuck.length > 0) {
           const nextMs = backoff.next();
-          wait(
+          this.wait(
             'deleting_projects',
             `project(s) ${stuck.map((p) => p.id).join(', ')} deleted but still listed by the platform: deleted ` +
               `again by itself; the close gives up (CLEANUP_INCOMPLETE, not closed) after ` +
@@ -532,20 +451,20 @@ export async function closeTenant(rawInput: LifecycleWorkflowInput): Promise<Clo
             nextMs,
           );
           await sleep(nextMs);
-        } else move('deleting_projects');
+        } else this.move('deleting_projects');
         for (const project of projects) {
           const seen = status.projects[project.id];
           status.projects[project.id] = 'deleting';
-          if (!waits.current) move('deleting_projects');
+          if (!this.waits.current) this.move('deleting_projects');
           const { deleted: gone } = await acts.deleteTenantProject({ externalRef, projectId: project.id });
           // A project deleted again (it was still listed) counts once.
           status.projects[project.id] = gone || seen === 'deleted' ? 'deleted' : 'already_gone';
-          if (gone && seen !== 'deleted') progress.deleted++;
+          if (gone && seen !== 'deleted') this.progress.deleted++;
         }
         continue;
       }
       // Empty once; prove it again together with the keys (a workload may have raced the revoke).
-      move('verifying_empty');
+      this.move('verifying_empty');
       const keys = await acts.revokeAllTenantKeys({ externalRef });
       status.keysRevoked.push(...keys.revoked);
       const again = await acts.listTenantProjects({ externalRef });
@@ -553,68 +472,135 @@ export async function closeTenant(rawInput: LifecycleWorkflowInput): Promise<Clo
     }
   }
 
-  async function closeSteps(): Promise<CloseTenantResult> {
-    if (!carried) {
-      const delayMs = input.after ? msOf(input.after) : 0;
-      if (delayMs > 0 && patched(DELAYED_CLOSE_PATCH)) {
-        const closeAtMs = Date.now() + delayMs;
-        status.closeAt = new Date(closeAtMs).toISOString();
-        const { subaccountId, windowed } = await acts.scheduleClose({
-          ...request,
-          closeAt: status.closeAt,
-          after: String(input.after),
-        });
-        status.subaccountId = subaccountId;
-        // Already closing or closed: no window to wait out, the close goes on (or is a no-op) as before.
-        if (windowed) Object.assign(progress, { phase: 'window', closeAtMs });
-        else status.closeAt = null;
-      }
-    }
-    if (progress.phase === null || progress.phase === 'window') {
-      if (progress.phase === 'window') {
-        const cancelled = await waitOutWindow();
-        if (cancelled) return cancelled;
-      }
-      const closed = await begin();
-      if (closed) return closed;
-    }
-    if (progress.phase === 'stopping') {
-      await waitForRotations();
-      progress.phase = 'transfers';
-    }
-    if (progress.phase === 'transfers') {
-      await resolveTransfers();
-      progress.phase = 'revoking';
-    }
-    if (progress.phase === 'revoking') {
-      await revokeKeys();
-      if ((await acts.resumeForCleanup(request)).resumed) move('resuming_for_cleanup');
-      progress.phase = 'cleanup';
-    }
-    await deleteProjects();
+  /** Proven empty: the statement, then the close on the platform with the balance left. */
+  private async closeOnPlatform(): Promise<CloseTenantResult> {
+    this.move('writing_statement');
+    await acts.writeCloseStatement({
+      externalRef: this.externalRef,
+      runKey: this.request.runKey,
+      projectsDeleted: Object.entries(this.status.projects)
+        .filter(([, state]) => state === 'deleted')
+        .map(([id]) => id),
+    });
+    this.move('closing_on_platform');
+    const { balanceMicroUsd } = await acts.closeTenantOnPlatform(this.request);
+    this.status.balanceLeftMicroUsd = balanceMicroUsd;
+    this.move('closed');
+    return this.result({
+      projectsDeleted: this.progress.deleted,
+      keysRevoked: this.status.keysRevoked.length,
+      balanceLeftMicroUsd: balanceMicroUsd,
+    });
+  }
 
-    if (patched(STATEMENT_PATCH)) {
-      move('writing_statement');
-      await acts.writeCloseStatement({
-        externalRef,
-        runKey: request.runKey,
-        projectsDeleted: Object.entries(status.projects)
-          .filter(([, state]) => state === 'deleted')
-          .map(([id]) => id),
-      });
-    }
-    move('closing_on_platform');
-    const { balanceMicroUsd } = await acts.closeTenantOnPlatform(request);
-    status.balanceLeftMicroUsd = balanceMicroUsd;
-    move('closed');
+  private refuseCancel(raw: unknown): void {
+    accepted(checkDecisionBy(raw));
+    refuseUnlessApplicable(
+      this.status.stage !== 'scheduled'
+        ? `${lifecycleWorkflowId('close', this.externalRef)} is not waiting out a close window ` +
+            `(stage ${this.status.stage}): too late to cancel`
+        : this.cancel.by
+          ? 'a cancel is already being applied'
+          : null,
+    );
+  }
+
+  /** Takes the cancel; answers once the tenant is back as it was. */
+  private async takeCancel(raw: unknown): Promise<DecisionAnswer> {
+    this.cancel.by ??= accepted(checkDecisionBy(raw));
+    await condition(() => this.cancel.done);
     return {
-      externalRef,
-      subaccountId: status.subaccountId!,
+      stage: this.status.stage,
+      effect: `the close of ${this.externalRef} is cancelled; the tenant is back as it was, keys and projects untouched`,
+    };
+  }
+
+  /** Takes a verdict through its approval check; answers once the close applied it. */
+  private async takeVerdict(raw: unknown): Promise<DecisionAnswer> {
+    const transferState = await this.verdicts.take(accepted(checkCloseTransferVerdict(raw)));
+    return {
+      stage: this.status.stage,
+      transferState,
+      effect: 'recorded; the close reconciles again and goes on once no transfer is open',
+    };
+  }
+
+  /** A decision taken (its handler runs) but not yet applied by the close: the run never continues past it. */
+  private decisionPending(): boolean {
+    return this.cancel.by !== undefined || this.verdicts.pending || !allHandlersFinished();
+  }
+
+  /**
+   * At a wait's safe point: past the bound, the run continues as new with where it stands, unless a
+   * decision is pending (it is applied first; the run continues at the next safe point). Nothing awaits
+   * between the check and the continuation, so no decision can be accepted in between.
+   */
+  private async boundHistory(): Promise<void> {
+    const bound = (this.input.options?.historyEventBound ?? HISTORY_EVENT_BOUND) - BOUND_HEADROOM_EVENTS;
+    if (!historyFull(bound) || this.decisionPending()) return;
+    const next: Carried = {
+      ...this.progress,
+      phase: this.progress.phase!,
+      runKey: this.request.runKey,
+      startedAtMs: this.startedAtMs,
+      status: this.status,
+      polls: this.backoff?.polls ?? 0,
+      wait: this.waits.current,
+    };
+    await continueAsNew<typeof closeTenant>({
+      ...this.rawInput,
+      continued: next as unknown as Record<string, unknown>,
+    });
+  }
+
+  /** A wait's backoff, going on from the carried poll count in the phase the run continued in. */
+  private backoffFrom(baseMs: number): Backoff {
+    this.backoff = new Backoff(baseMs, this.ceilingMs, this.carriedPolls);
+    this.carriedPolls = 0;
+    return this.backoff;
+  }
+
+  /** A phase's first stage, unless the run continued in that phase (its stage and wait go on). */
+  private startPhase(phase: Phase, stage: CloseStage): void {
+    if (this.resumeIn === phase) this.resumeIn = null;
+    else this.move(stage);
+  }
+
+  /** A stage the close moves through (any wait is over). */
+  private move(stage: CloseStage): void {
+    this.status.stage = stage;
+    this.status.waitingFor = null;
+    this.waits.leave(stage);
+  }
+
+  /** A wait: shown by currentWait, the TenantStatus attribute, the details and closeStatus. */
+  private wait(stage: CloseStage, waitingFor: string, decisions: string[], nextCheckInMs: number | null): void {
+    this.status.stage = stage;
+    this.status.waitingFor = waitingFor;
+    this.waits.enter(stage, waitingFor, decisions, nextCheckInMs);
+  }
+
+  private summary(): string[] {
+    const { status } = this;
+    const projects = Object.entries(status.projects).map(([id, state]) => `${id}: ${state}`);
+    return [
+      `**${status.stage}** — tenant \`${this.externalRef}\` (${status.subaccountId ?? '?'})`,
+      `keys revoked: ${status.keysRevoked.length}`,
+      `projects: ${projects.length ? projects.join(', ') : 'none seen yet'}`,
+      status.closeAt && status.stage === 'scheduled' ? `closes at ${status.closeAt} (in ${status.timeLeft})` : '',
+    ].filter(Boolean);
+  }
+
+  private result(of: Partial<CloseTenantResult>): CloseTenantResult {
+    return {
+      externalRef: this.externalRef,
+      subaccountId: this.status.subaccountId!,
       status: 'closed',
       alreadyClosed: false,
-      projectsDeleted: progress.deleted,
-      keysRevoked: status.keysRevoked.length,
-      balanceLeftMicroUsd: balanceMicroUsd,
+      projectsDeleted: 0,
+      keysRevoked: 0,
+      balanceLeftMicroUsd: null,
+      ...of,
     };
   }
 }

@@ -1,5 +1,5 @@
-import { defineQuery, defineUpdate } from '@temporalio/workflow';
-import type { DecisionAnswer, DecisionBy, TransferVerdict } from '../src/domain/operator-decisions.js';
+import { defineQuery } from '@temporalio/workflow';
+import { parentFundedUpdate, resolveTransferUpdate } from './transfer-loop-messages.js';
 
 /** Messages of fundTenant: what the caller and operators can see and send. */
 export type TopUpStage =
@@ -45,6 +45,6 @@ export interface FundTenantResult {
 }
 
 export const topUpStatusQuery = defineQuery<TopUpStatus>('topUpStatus');
-/** The same decisions, by the same names and rules, as onboarding's (src/domain/operator-decisions.ts). */
-export const topUpParentFundedUpdate = defineUpdate<DecisionAnswer, [DecisionBy]>('parentFunded');
-export const topUpResolveTransferUpdate = defineUpdate<DecisionAnswer, [TransferVerdict]>('resolveTransfer');
+/** The same decisions, by the same names and rules, as onboarding's: the transfer loop's (transfer-loop-messages.ts). */
+export const topUpParentFundedUpdate = parentFundedUpdate;
+export const topUpResolveTransferUpdate = resolveTransferUpdate;

@@ -20,9 +20,7 @@
 import {
   ApplicationFailure,
   CancellationScope,
-  condition,
   ContinueAsNew,
-  continueAsNew,
   isCancellation,
   proxyActivities,
   proxyLocalActivities,
@@ -31,32 +29,23 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import { checkDecisionBy, checkTransferVerdict } from '../src/domain/operator-decisions.js';
-import type { FundTenantInput } from '../src/domain/top-up-input.js';
-import { topUpWorkflowId } from '../src/domain/ids.js';
-import { platformTaskQueue } from '../src/domain/ids.js';
+import type { FundTenantInput, ParsedFundTenantInput } from '../src/domain/top-up-input.js';
+import { platformTaskQueue, topUpWorkflowId } from '../src/domain/ids.js';
 import { tenantExternalRefKey, tenantStatusKey } from '../src/domain/search-attributes.js';
-import { accepted, refuseUnlessApplicable } from './decisions.js';
-import { approvalCheck } from './approval-gate.js';
-import {
-  topUpParentFundedUpdate,
-  topUpResolveTransferUpdate,
-  topUpStatusQuery,
-  type FundTenantResult,
-  type TopUpStage,
-  type TopUpStatus,
-} from './fund-tenant-messages.js';
+import { topUpStatusQuery, type FundTenantResult, type TopUpStage, type TopUpStatus } from './fund-tenant-messages.js';
 import { recordCapRefusal, recordOutcome } from './outcomes.js';
 import { validateWorkflowInput } from './validate-input.js';
 import { databaseStep } from './activity-policies.js';
 import {
   carriedState,
+  continueCarrying,
+  failureType,
   runTransferLoop,
   transferTimings,
-  transferWaits,
+  TransferWaits,
   type TransferCarried,
+  type TransferTimings,
 } from './transfer-loop.js';
-import { handlersFinished } from './waits.js';
 
 export * from './fund-tenant-messages.js';
 
@@ -66,210 +55,7 @@ export async function fundTenant(rawInput: FundTenantInput): Promise<FundTenantR
   const input = await validateWorkflowInput('fundTenant', rawInput, (i) =>
     topUpWorkflowId(i.externalRef, i.idempotencyKey),
   );
-  const { externalRef, idempotencyKey, amountMicroUsd, kind } = input;
-  const carried = carriedState<Carried>(input.continued);
-  const startedAtMs = carried?.startedAtMs ?? Date.now();
-  const timings = transferTimings(input.options);
-  const status: TopUpStatus = carried?.status ?? {
-    externalRef,
-    idempotencyKey,
-    amountMicroUsd,
-    reason: input.reason ?? null,
-    kind,
-    stage: 'recording',
-    transferState: null,
-    transferId: null,
-    waitingFor: null,
-    error: null,
-  };
-  const ownDetails = () => {
-    const lines = [
-      `**${status.stage}** — ${kind} of ${amountMicroUsd} micro-USD for \`${externalRef}\` (key \`${idempotencyKey}\`)`,
-      `transfer: ${status.transferState ?? 'not yet recorded'}${status.transferId ? ` ${status.transferId}` : ''}`,
-    ];
-    if (status.waitingFor) lines.push(`waiting: ${status.waitingFor}`);
-    if (status.error) lines.push(`error: ${status.error}`);
-    return lines;
-  };
-  const waits = transferWaits({
-    details: ownDetails,
-    carried: carried?.transfer,
-    historyEventBound: timings.historyEventBound,
-  });
-  const { waiting } = waits;
-  const id = topUpWorkflowId(externalRef, idempotencyKey);
-  // Fleet work (the sweep's top-ups) calls the platform under the fleet's server-side rate limit,
-  // as rotations do; a top-up someone asked for goes at once. The activity is the same either way.
-  const transferOn =
-    kind === 'auto'
-      ? proxyActivities<Activities>({
-          taskQueue: platformTaskQueue(workflowInfo().taskQueue),
-          startToCloseTimeout: '30s',
-          retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
-        })
-      : steps;
-
-  setHandler(topUpStatusQuery, () => status);
-  setHandler(
-    topUpParentFundedUpdate,
-    (raw) => {
-      accepted(checkDecisionBy(raw));
-      waits.parentFundedNow();
-      return { stage: status.stage, effect: 'the transfer is retried now' };
-    },
-    {
-      validator: (raw) => {
-        accepted(checkDecisionBy(raw));
-        refuseUnlessApplicable(
-          waiting.forFunds ? null : `${id} is not waiting for the parent's funds (stage ${status.stage})`,
-        );
-      },
-    },
-  );
-  setHandler(
-    topUpResolveTransferUpdate,
-    async (raw) => {
-      const verdict = accepted(checkTransferVerdict(raw));
-      const applied = waiting.verdictsApplied;
-      // A gated verdict without a valid approval is refused here: the run takes nothing and keeps waiting.
-      const taking = waits.giveVerdict(verdict, approvalCheck({ externalRef, close: false, verdict }));
-      if (taking) await taking;
-      await condition(() => waiting.verdictsApplied > applied);
-      const effect =
-        verdict.outcome === 'applied'
-          ? 'settled as applied: no transfer is sent'
-          : 'recorded as not applied: the transfer is sent again now under a fresh idempotency key';
-      return { stage: status.stage, transferState: status.transferState ?? 'unknown', effect };
-    },
-    {
-      validator: (raw) => {
-        accepted(checkTransferVerdict(raw));
-        refuseUnlessApplicable(
-          waiting.forVerdict && !waits.verdictPending()
-            ? null
-            : `${id} has no transfer in needs_operator waiting for a verdict (stage ${status.stage})`,
-        );
-      },
-    },
-  );
-  const show = (stage: TopUpStage, waitingFor: string | null = null) => {
-    status.stage = stage;
-    status.waitingFor = waitingFor;
-    upsertSearchAttributes([{ key: tenantStatusKey, value: stage }]);
-    waits.view.refresh();
-  };
-  // A continued run has its attributes from the run before (the server copies them on).
-  if (!carried) {
-    upsertSearchAttributes([{ key: tenantExternalRefKey, value: externalRef }]);
-    show('recording');
-  } else waits.view.refresh();
-  const ids = { externalRef, idempotencyKey, kind };
-  const result = (state: FundTenantResult['state'], refusedBy: string | null = null): FundTenantResult => ({
-    externalRef,
-    idempotencyKey,
-    amountMicroUsd,
-    kind,
-    state,
-    transferId: status.transferId,
-    refusedBy,
-  });
-
-  let purpose: string | null = carried?.purpose ?? null;
-  try {
-    const recorded = carried
-      ? ({ state: 'recorded', purpose: carried.purpose, subaccountId: carried.subaccountId } as const)
-      : await steps.recordTopUp(input);
-    if (recorded.state === 'skipped') {
-      show('skipped');
-      return result('skipped', recorded.why);
-    }
-    if (recorded.state === 'cap_refused') {
-      status.transferState = 'refused';
-      show('cap_refused');
-      recordCapRefusal(recorded.cap, kind);
-      recordOutcome('top-up', 'cap_refused', startedAtMs, { ...ids, cap: recorded.cap }, 'warn');
-      return result('cap_refused', recorded.cap);
-    }
-    purpose = recorded.purpose;
-    const transfer = { externalRef, subaccountId: recorded.subaccountId, amountMicroUsd, purpose };
-    if (!carried) show('transferring');
-    const end = await runTransferLoop({
-      externalRef,
-      purpose,
-      amountMicroUsd,
-      timings,
-      send: () => transferOn.fundWallet(transfer),
-      note: (state) => {
-        status.transferState = state.state === 'insufficient_balance' ? 'pending' : state.state;
-      },
-      show,
-      afterRound: () => {
-        if (status.stage !== 'transferring') show('transferring');
-      },
-      hints: {
-        parentFunded: `tenantctl parent-funded --operator <you> --reason "..."`,
-        resolveTransfer:
-          `tenantctl resolve-transfer ${externalRef} --key ${idempotencyKey} --outcome applied|not-applied ` +
-          `--operator <you> --reason "..."`,
-      },
-      onInsufficientBalance: async () => {
-        await steps.noteParentInsufficient({ externalRef });
-        if (kind !== 'auto') return 'wait';
-        // One parent-wide state instead of a retry per tenant: the reservation is given back,
-        // and the next sweep after `tenantctl parent-funded` starts afresh.
-        status.transferState =
-          (await steps.cancelTopUp({ externalRef, purpose: transfer.purpose }))?.state ?? 'cancelled';
-        return 'stop';
-      },
-      waits,
-    });
-    switch (end.state) {
-      case 'succeeded':
-        status.transferId = end.transferId;
-        show('succeeded');
-        recordOutcome('top-up', 'succeeded', startedAtMs, {
-          ...ids,
-          transferId: end.transferId,
-          resolution: end.resolution,
-        });
-        return result('succeeded');
-      case 'failed':
-        throw ApplicationFailure.nonRetryable(`the platform refused the top-up (${end.code})`, end.code);
-      case 'stopped':
-        show('skipped');
-        recordOutcome('top-up', 'parent_insufficient', startedAtMs, ids, 'warn');
-        return result('skipped', 'parent_insufficient');
-      case 'continue': {
-        // Every decision handler has answered (none is half taken at this point: transfer-loop.ts).
-        await handlersFinished();
-        const next: Carried = {
-          status,
-          purpose,
-          subaccountId: recorded.subaccountId,
-          startedAtMs,
-          transfer: end.carried,
-        };
-        return await continueAsNew<typeof fundTenant>({
-          ...rawInput,
-          continued: next as unknown as Record<string, unknown>,
-        });
-      }
-    }
-  } catch (error) {
-    // Continuing as new is no failure: the next run goes on.
-    if (error instanceof ContinueAsNew) throw error;
-    const cancelled = isCancellation(error);
-    status.error = error instanceof Error ? error.message : String(error);
-    if (cancelled && purpose) {
-      const topUp = { externalRef, purpose };
-      await CancellationScope.nonCancellable(() => steps.cancelTopUp(topUp));
-    }
-    show(cancelled ? 'cancelled' : 'failed');
-    const type =
-      error instanceof ApplicationFailure ? error.type : (error as { cause?: ApplicationFailure }).cause?.type;
-    recordOutcome('top-up', cancelled ? 'cancelled' : 'failed', startedAtMs, { ...ids, type: type ?? null }, 'warn');
-    throw error;
-  }
+  return new TopUp(rawInput, input).run();
 }
 
 /** What a run continued as new hands to the next: the intent recorded, where it stands, the wait. */
@@ -280,4 +66,201 @@ interface Carried {
   subaccountId: string;
   startedAtMs: number;
   transfer: TransferCarried;
+}
+
+/** One top-up run: its status, its waits (the transfer loop's) and its steps. */
+class TopUp {
+  readonly status: TopUpStatus;
+  private readonly waits: TransferWaits;
+  private readonly carried: Carried | undefined;
+  private readonly timings: TransferTimings;
+  private readonly startedAtMs: number;
+  /** The transfer intent's purpose, once recorded (a cancel gives its reservation back). */
+  private purpose: string | null;
+
+  constructor(
+    private readonly rawInput: FundTenantInput,
+    private readonly input: ParsedFundTenantInput,
+  ) {
+    const { externalRef, idempotencyKey, amountMicroUsd, kind } = input;
+    this.carried = carriedState<Carried>(input.continued);
+    this.startedAtMs = this.carried?.startedAtMs ?? Date.now();
+    this.timings = transferTimings(input.options);
+    this.purpose = this.carried?.purpose ?? null;
+    this.status = this.carried?.status ?? {
+      externalRef,
+      idempotencyKey,
+      amountMicroUsd,
+      reason: input.reason ?? null,
+      kind,
+      stage: 'recording',
+      transferState: null,
+      transferId: null,
+      waitingFor: null,
+      error: null,
+    };
+    this.waits = new TransferWaits({
+      details: () => this.details(),
+      carried: this.carried?.transfer,
+      historyEventBound: this.timings.historyEventBound,
+    });
+    setHandler(topUpStatusQuery, () => this.status);
+    this.waits.install({
+      workflowId: topUpWorkflowId(externalRef, idempotencyKey),
+      externalRef,
+      stage: () => this.status.stage,
+      transferState: () => this.status.transferState ?? 'unknown',
+    });
+    // A continued run has its attributes from the run before (the server copies them on).
+    if (!this.carried) {
+      upsertSearchAttributes([{ key: tenantExternalRefKey, value: externalRef }]);
+      this.show('recording');
+    } else this.waits.view.refresh();
+  }
+
+  async run(): Promise<FundTenantResult> {
+    try {
+      const recorded = this.carried
+        ? ({ state: 'recorded', purpose: this.carried.purpose, subaccountId: this.carried.subaccountId } as const)
+        : await steps.recordTopUp(this.input);
+      if (recorded.state === 'skipped') {
+        this.show('skipped');
+        return this.result('skipped', recorded.why);
+      }
+      if (recorded.state === 'cap_refused') {
+        this.status.transferState = 'refused';
+        this.show('cap_refused');
+        recordCapRefusal(recorded.cap, this.input.kind);
+        recordOutcome('top-up', 'cap_refused', this.startedAtMs, { ...this.ids(), cap: recorded.cap }, 'warn');
+        return this.result('cap_refused', recorded.cap);
+      }
+      this.purpose = recorded.purpose;
+      return await this.transfer(recorded.purpose, recorded.subaccountId);
+    } catch (error) {
+      return this.fail(error);
+    }
+  }
+
+  /** The transfer loop to its end; a continuation carries the intent on. */
+  private async transfer(purpose: string, subaccountId: string): Promise<FundTenantResult> {
+    const { externalRef, idempotencyKey, amountMicroUsd, kind } = this.input;
+    const transfer = { externalRef, subaccountId, amountMicroUsd, purpose };
+    // Fleet work (the sweep's top-ups) calls the platform under the fleet's server-side rate limit,
+    // as rotations do; a top-up someone asked for goes at once. The activity is the same either way.
+    const transferOn =
+      kind === 'auto'
+        ? proxyActivities<Activities>({
+            taskQueue: platformTaskQueue(workflowInfo().taskQueue),
+            startToCloseTimeout: '30s',
+            retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+          })
+        : steps;
+    if (!this.carried) this.show('transferring');
+    const end = await runTransferLoop({
+      externalRef,
+      purpose,
+      amountMicroUsd,
+      timings: this.timings,
+      send: () => transferOn.fundWallet(transfer),
+      note: (state) => {
+        this.status.transferState = state.state === 'insufficient_balance' ? 'pending' : state.state;
+      },
+      show: (stage, waitingFor) => this.show(stage, waitingFor),
+      afterRound: () => {
+        if (this.status.stage !== 'transferring') this.show('transferring');
+      },
+      hints: {
+        parentFunded: `tenantctl parent-funded --operator <you> --reason "..."`,
+        resolveTransfer:
+          `tenantctl resolve-transfer ${externalRef} --key ${idempotencyKey} --outcome applied|not-applied ` +
+          `--operator <you> --reason "..."`,
+      },
+      onInsufficientBalance: () => this.onInsufficientBalance(purpose),
+      waits: this.waits,
+    });
+    switch (end.state) {
+      case 'succeeded':
+        this.status.transferId = end.transferId;
+        this.show('succeeded');
+        recordOutcome('top-up', 'succeeded', this.startedAtMs, {
+          ...this.ids(),
+          transferId: end.transferId,
+          resolution: end.resolution,
+        });
+        return this.result('succeeded');
+      case 'failed':
+        throw ApplicationFailure.nonRetryable(`the platform refused the top-up (${end.code})`, end.code);
+      case 'stopped':
+        this.show('skipped');
+        recordOutcome('top-up', 'parent_insufficient', this.startedAtMs, this.ids(), 'warn');
+        return this.result('skipped', 'parent_insufficient');
+      case 'continue': {
+        const next: Carried = {
+          status: this.status,
+          purpose,
+          subaccountId,
+          startedAtMs: this.startedAtMs,
+          transfer: end.carried,
+        };
+        return continueCarrying(this.rawInput, next);
+      }
+    }
+  }
+
+  /** A top-up waits for the parent's funds; an auto top-up gives its reservation back and stops. */
+  private async onInsufficientBalance(purpose: string): Promise<'wait' | 'stop'> {
+    const { externalRef } = this.input;
+    await steps.noteParentInsufficient({ externalRef });
+    if (this.input.kind !== 'auto') return 'wait';
+    // One parent-wide state instead of a retry per tenant: the reservation is given back,
+    // and the next sweep after `tenantctl parent-funded` starts afresh.
+    this.status.transferState = (await steps.cancelTopUp({ externalRef, purpose }))?.state ?? 'cancelled';
+    return 'stop';
+  }
+
+  /** A failed or cancelled run: a cancel gives the reservation back; both are shown and counted. */
+  private async fail(error: unknown): Promise<never> {
+    // Continuing as new is no failure: the next run goes on.
+    if (error instanceof ContinueAsNew) throw error;
+    const cancelled = isCancellation(error);
+    this.status.error = error instanceof Error ? error.message : String(error);
+    if (cancelled && this.purpose) {
+      const topUp = { externalRef: this.input.externalRef, purpose: this.purpose };
+      await CancellationScope.nonCancellable(() => steps.cancelTopUp(topUp));
+    }
+    this.show(cancelled ? 'cancelled' : 'failed');
+    const outcome = cancelled ? 'cancelled' : 'failed';
+    recordOutcome('top-up', outcome, this.startedAtMs, { ...this.ids(), type: failureType(error) }, 'warn');
+    throw error;
+  }
+
+  private show(stage: TopUpStage, waitingFor: string | null = null): void {
+    this.status.stage = stage;
+    this.status.waitingFor = waitingFor;
+    upsertSearchAttributes([{ key: tenantStatusKey, value: stage }]);
+    this.waits.view.refresh();
+  }
+
+  /** The run's own lines of its current details in the Web UI. */
+  private details(): string[] {
+    const { status } = this;
+    const { kind, amountMicroUsd, externalRef, idempotencyKey } = this.input;
+    const lines = [
+      `**${status.stage}** — ${kind} of ${amountMicroUsd} micro-USD for \`${externalRef}\` (key \`${idempotencyKey}\`)`,
+      `transfer: ${status.transferState ?? 'not yet recorded'}${status.transferId ? ` ${status.transferId}` : ''}`,
+    ];
+    if (status.waitingFor) lines.push(`waiting: ${status.waitingFor}`);
+    if (status.error) lines.push(`error: ${status.error}`);
+    return lines;
+  }
+
+  private ids() {
+    const { externalRef, idempotencyKey, kind } = this.input;
+    return { externalRef, idempotencyKey, kind };
+  }
+
+  private result(state: FundTenantResult['state'], refusedBy: string | null = null): FundTenantResult {
+    const { externalRef, idempotencyKey, amountMicroUsd, kind } = this.input;
+    return { externalRef, idempotencyKey, amountMicroUsd, kind, state, transferId: this.status.transferId, refusedBy };
+  }
 }

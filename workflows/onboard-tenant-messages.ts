@@ -1,5 +1,4 @@
-import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { DecisionAnswer, DecisionBy, TransferVerdict } from '../src/domain/operator-decisions.js';
+import { defineQuery } from '@temporalio/workflow';
 import type { FundWalletResult } from '../activities/wallet.js';
 
 /** Messages of onboardTenant: what operators and the signup backend can see and send. */
@@ -41,13 +40,5 @@ export interface OnboardTenantResult {
 
 export const onboardingStatusQuery = defineQuery<OnboardingStatus>('onboardingStatus');
 
-// Operator decisions are Updates: a validator refuses a bad or untimely one before it reaches
-// history, and the caller gets the answer (the rules: src/domain/operator-decisions.ts).
-/** The parent's paid balance was topped up: retry a transfer refused for INSUFFICIENT_BALANCE now. */
-export const parentFundedUpdate = defineUpdate<DecisionAnswer, [DecisionBy]>('parentFunded');
-/** An operator's verdict on a transfer in needs_operator; answers once the verdict is applied. */
-export const resolveTransferUpdate = defineUpdate<DecisionAnswer, [TransferVerdict]>('resolveTransfer');
-
-/** The same decisions as signals, kept for runs that already hold one in their history; checked the same way. */
-export const parentFundedSignal = defineSignal<[]>('parentFunded');
-export const resolveTransferSignal = defineSignal<[TransferVerdict]>('resolveTransfer');
+// Operator decisions are the transfer loop's Updates (transfer-loop-messages.ts), shared with fundTenant.
+export { parentFundedUpdate, resolveTransferUpdate } from './transfer-loop-messages.js';

@@ -8,9 +8,9 @@
  *             ─► needs_operator → wait for the operator's verdict (resolveTransfer), record it
  *             ⟲
  *
- * The loop owns the order of the steps (the same activities in the same order as before it was
- * shared: histories replay); each workflow owns its status, its wording and its decision handlers,
- * and hands them in.
+ * The loop owns the order of the steps and the operator decisions on them (TransferWaits: the
+ * parentFunded and resolveTransfer Updates, one handler each for both workflows); each workflow owns
+ * its status and its wording, and hands them in.
  *
  * Its waits follow the rule of workflows/waits.ts: each one is shown through `currentWait` with the
  * decisions that apply (waiting_for_parent_funds: parentFunded; reconciling_transfer: none;
@@ -23,15 +23,32 @@
  * (activities/wallet.ts). A run continues only between rounds or while it waits for a verdict with
  * none being checked, so no decision is ever half taken.
  */
-import { condition, proxyLocalActivities, sleep, workflowInfo } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  condition,
+  continueAsNew,
+  log,
+  proxyLocalActivities,
+  setHandler,
+  sleep,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { Duration } from '@temporalio/common';
 import type { Activities } from '../activities/index.js';
 import type { FundWalletResult } from '../activities/wallet.js';
-import type { TransferVerdict } from '../src/domain/operator-decisions.js';
+import {
+  checkDecisionBy,
+  checkTransferVerdict,
+  type DecisionAnswer,
+  type TransferVerdict,
+} from '../src/domain/operator-decisions.js';
 import { codedFailure, FailureCode } from '../src/domain/failures.js';
 import { databaseStep } from './activity-policies.js';
+import { approvalCheck } from './approval-gate.js';
+import { accepted, refuseUnlessApplicable } from './decisions.js';
+import { parentFundedUpdate, resolveTransferUpdate } from './transfer-loop-messages.js';
 import { msOf } from './validate-input.js';
-import { Backoff, historyFull, Waits, type WaitView } from './waits.js';
+import { Backoff, handlersFinished, historyFull, Waits, type WaitView } from './waits.js';
 
 const steps = proxyLocalActivities<Activities>(databaseStep);
 
@@ -97,103 +114,180 @@ export function carriedState<T>(continued: Record<string, unknown> | undefined):
  */
 const MIN_EVENTS_BEFORE_CONTINUING = 100;
 
-/**
- * What a run that moves money waits for from an operator (parentFunded, resolveTransfer), and
- * whether it waits for it right now: a decision that does not apply is refused by the handlers.
- * `view` is the run's wait as every surface shows it (the `currentWait` query).
- */
-export function transferWaits(
-  options: {
-    /** The run's own summary lines for the Web UI's current details, under the wait. */
-    details?: () => string[];
-    carried?: TransferCarried;
-    historyEventBound?: number;
-  } = {},
-) {
-  // A continued run was in this wait: its decision applies from the start, before the first call answers
-  // (parentFunded: that call is the retry; resolveTransfer: the call finds the transfer still in needs_operator).
-  const carriedWait = options.carried?.wait ?? null;
-  const waiting = {
-    forFunds: carriedWait?.stage === 'waiting_for_parent_funds',
-    forVerdict: carriedWait?.stage === 'needs_operator',
-    verdictsApplied: 0,
-  };
-  const view = new Waits({ details: options.details }, carriedWait);
-  let parentFunded = false;
-  let verdict: TransferVerdict | undefined;
-  let checking = false;
-  let verdictWaitingFor = carriedWait?.stage === 'needs_operator' ? carriedWait.waitingFor : '';
-  const full = () =>
-    workflowInfo().historyLength >= MIN_EVENTS_BEFORE_CONTINUING && historyFull(options.historyEventBound);
-  return {
-    waiting,
-    view,
-    carriedPolls: options.carried?.polls ?? { funds: 0, reconcile: 0 },
-    /** Whether the run should continue as new at its next safe point. */
-    full,
-    /** A verdict arrived (or is being checked against its approval) and is not yet taken by the loop. */
-    verdictPending: () => verdict !== undefined || checking,
-    parentFundedNow() {
-      parentFunded = true;
-    },
-    /**
-     * Takes a verdict: at once without a check (a history from before the approval gate), else once
-     * the check passed. While it runs no other verdict is taken; a refusal leaves the run waiting.
-     */
-    giveVerdict(given: TransferVerdict, check?: Promise<void>): Promise<void> | undefined {
-      if (!check) {
-        verdict = given;
-        return undefined;
-      }
-      checking = true;
-      view.enter(
-        'needs_operator',
-        `a verdict (${given.outcome}) by ${given.operator} is being checked against the approval policy`,
-        [],
-      );
-      return check.then(
-        () => {
-          checking = false;
-          verdict = given;
-        },
-        (error: unknown) => {
-          checking = false;
-          if (waiting.forVerdict) view.enter('needs_operator', verdictWaitingFor, ['resolveTransfer']);
-          throw error;
-        },
-      );
-    },
-    /** True when parentFunded ended the wait, false when the retry interval did. */
-    async waitForParentFunds(intervalMs: number): Promise<boolean> {
-      parentFunded = false;
-      waiting.forFunds = true;
-      const decided = await condition(() => parentFunded, intervalMs);
-      waiting.forFunds = false;
-      return decided;
-    },
-    /** The verdict, or undefined when the run should continue as new first (no verdict is in flight). */
-    async waitForVerdict(waitingFor: string): Promise<TransferVerdict | undefined> {
-      verdictWaitingFor = waitingFor;
-      view.enter('needs_operator', waitingFor, ['resolveTransfer']);
-      waiting.forVerdict = true;
-      await condition(() => verdict !== undefined || (!checking && full()));
-      waiting.forVerdict = false;
-      const taken = verdict;
-      verdict = undefined;
-      return taken;
-    },
-    verdictApplied() {
-      waiting.verdictsApplied += 1;
-    },
-    /** A call answered: a carried wait's decision no longer applies until the loop waits again. */
-    answered(state: FundWalletResult['state']) {
-      waiting.forFunds = false;
-      if (state !== 'needs_operator') waiting.forVerdict = false;
-    },
-  };
+/** What the decisions need to know of the run that holds the loop. */
+export interface TransferRun {
+  /** The run's workflow id, named in a refusal. */
+  workflowId: string;
+  externalRef: string;
+  /** The run's stage, for refusals and answers. */
+  stage(): string;
+  /** The transfer's state after a verdict, for its answer. */
+  transferState(): string;
 }
 
-export type TransferWaits = ReturnType<typeof transferWaits>;
+/**
+ * What a run that moves money waits for from an operator (parentFunded, resolveTransfer), and whether
+ * it waits for it right now: a decision that does not apply is refused by the validators. `view` is the
+ * run's wait as every surface shows it (the `currentWait` query). One per run; `install` sets the two
+ * Update handlers (transfer-loop-messages.ts), each a line calling a method here.
+ */
+export class TransferWaits {
+  readonly view: Waits;
+  /** How far each poll had backed off when the run before continued as new. */
+  readonly carriedPolls: TransferCarried['polls'];
+  private forFunds: boolean;
+  private forVerdict: boolean;
+  private verdictsApplied = 0;
+  private parentFunded = false;
+  private verdict: TransferVerdict | undefined;
+  /** A verdict is being checked against its approval: no other is taken meanwhile. */
+  private checking = false;
+  private verdictWaitingFor: string;
+
+  constructor(
+    private readonly options: {
+      /** The run's own summary lines for the Web UI's current details, under the wait. */
+      details?: () => string[];
+      carried?: TransferCarried;
+      historyEventBound?: number;
+    } = {},
+  ) {
+    // A continued run was in this wait: its decision applies from the start, before the first call answers
+    // (parentFunded: that call is the retry; resolveTransfer: the call finds the transfer still in needs_operator).
+    const carriedWait = options.carried?.wait ?? null;
+    this.forFunds = carriedWait?.stage === 'waiting_for_parent_funds';
+    this.forVerdict = carriedWait?.stage === 'needs_operator';
+    this.verdictWaitingFor = this.forVerdict ? carriedWait!.waitingFor : '';
+    this.view = new Waits({ details: options.details }, carriedWait);
+    this.carriedPolls = options.carried?.polls ?? { funds: 0, reconcile: 0 };
+  }
+
+  /** Sets the parentFunded and resolveTransfer Update handlers of the run. */
+  install(run: TransferRun): void {
+    setHandler(parentFundedUpdate, (raw) => this.takeParentFunded(run, raw), {
+      validator: (raw) => this.refuseParentFunded(run, raw),
+    });
+    setHandler(resolveTransferUpdate, (raw) => this.takeVerdict(run, raw), {
+      validator: (raw) => this.refuseVerdict(run, raw),
+    });
+  }
+
+  /** Whether the run should continue as new at its next safe point. */
+  full(): boolean {
+    return workflowInfo().historyLength >= MIN_EVENTS_BEFORE_CONTINUING && historyFull(this.options.historyEventBound);
+  }
+
+  /** True when parentFunded ended the wait, false when the retry interval did. */
+  async waitForParentFunds(intervalMs: number): Promise<boolean> {
+    this.parentFunded = false;
+    this.forFunds = true;
+    const decided = await condition(() => this.parentFunded, intervalMs);
+    this.forFunds = false;
+    return decided;
+  }
+
+  /** The verdict, or undefined when the run should continue as new first (no verdict is in flight). */
+  async waitForVerdict(waitingFor: string): Promise<TransferVerdict | undefined> {
+    this.verdictWaitingFor = waitingFor;
+    this.view.enter('needs_operator', waitingFor, ['resolveTransfer']);
+    this.forVerdict = true;
+    await condition(() => this.verdict !== undefined || (!this.checking && this.full()));
+    this.forVerdict = false;
+    const taken = this.verdict;
+    this.verdict = undefined;
+    return taken;
+  }
+
+  /** The loop recorded the verdict it took: its handler answers. */
+  verdictApplied(): void {
+    this.verdictsApplied += 1;
+  }
+
+  /** A call answered: a carried wait's decision no longer applies until the loop waits again. */
+  answered(state: FundWalletResult['state']): void {
+    this.forFunds = false;
+    if (state !== 'needs_operator') this.forVerdict = false;
+  }
+
+  private refuseParentFunded(run: TransferRun, raw: unknown): void {
+    accepted(checkDecisionBy(raw));
+    refuseUnlessApplicable(
+      this.forFunds ? null : `${run.workflowId} is not waiting for the parent's funds (stage ${run.stage()})`,
+    );
+  }
+
+  private takeParentFunded(run: TransferRun, raw: unknown): DecisionAnswer {
+    const by = accepted(checkDecisionBy(raw));
+    this.parentFunded = true;
+    log.info('parent funded, retrying the transfer now', {
+      externalRef: run.externalRef,
+      operator: by.operator,
+      reason: by.reason,
+    });
+    return { stage: run.stage(), effect: 'the transfer is retried now' };
+  }
+
+  private refuseVerdict(run: TransferRun, raw: unknown): void {
+    accepted(checkTransferVerdict(raw));
+    refuseUnlessApplicable(
+      this.forVerdict && this.verdict === undefined && !this.checking
+        ? null
+        : `${run.workflowId} has no transfer in needs_operator waiting for a verdict (stage ${run.stage()})`,
+    );
+  }
+
+  /**
+   * Takes a verdict once its approval check passed (approval-gate.ts), and answers once the loop
+   * recorded it, with the transfer's state after it. While the check runs no other verdict is taken;
+   * a refusal leaves the run waiting as it was and reaches the caller.
+   */
+  private async takeVerdict(run: TransferRun, raw: unknown): Promise<DecisionAnswer> {
+    const verdict = accepted(checkTransferVerdict(raw));
+    const applied = this.verdictsApplied;
+    this.checking = true;
+    this.view.enter(
+      'needs_operator',
+      `a verdict (${verdict.outcome}) by ${verdict.operator} is being checked against the approval policy`,
+      [],
+    );
+    try {
+      await approvalCheck({ externalRef: run.externalRef, close: false, verdict });
+      this.verdict = verdict;
+    } catch (error) {
+      if (this.forVerdict) this.view.enter('needs_operator', this.verdictWaitingFor, ['resolveTransfer']);
+      throw error;
+    } finally {
+      this.checking = false;
+    }
+    await condition(() => this.verdictsApplied > applied);
+    const effect =
+      verdict.outcome === 'applied'
+        ? 'settled as applied: no transfer is sent'
+        : 'recorded as not applied: the transfer is sent again now under a fresh idempotency key';
+    return { stage: run.stage(), transferState: run.transferState(), effect };
+  }
+}
+
+/**
+ * Continues the run as new with the state it hands on, once every decision handler has answered (none
+ * is half taken at the loop's safe points).
+ */
+export async function continueCarrying<Input extends { continued?: Record<string, unknown> }>(
+  rawInput: Input,
+  carried: object,
+): Promise<never> {
+  await handlersFinished();
+  return continueAsNew<(input: Input) => Promise<unknown>>({
+    ...rawInput,
+    continued: carried as Record<string, unknown>,
+  });
+}
+
+/** The failure's type: its own, or its cause's (an activity failure carries the activity's). */
+export function failureType(error: unknown): string | null {
+  const failure = error instanceof ApplicationFailure ? error : (error as { cause?: unknown } | null)?.cause;
+  return failure instanceof ApplicationFailure ? (failure.type ?? null) : null;
+}
 
 export interface TransferLoop {
   externalRef: string;

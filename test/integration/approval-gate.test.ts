@@ -7,7 +7,6 @@ import { startLifecycle } from '../../src/client/start-lifecycle.js';
 import { startOnboarding } from '../../src/client/start-onboarding.js';
 import { closeStatusQuery } from '../../workflows/close-tenant-messages.js';
 import { onboardingStatusQuery } from '../../workflows/onboard-tenant-messages.js';
-import { processed } from '../harness/decisions.js';
 import {
   clearFaults,
   createOrchestratorEnv,
@@ -153,15 +152,9 @@ describe('resolveTransfer gated in the worker (APPROVAL_POLICY=resolveTransfer)'
   });
   afterAll(async () => env?.close());
 
-  it('refuses a verdict sent straight to the run without an approval id, as an Update and as a signal', async () => {
+  it('refuses a verdict sent straight to the run without an approval id', async () => {
     const handle = await world.driveToNeedsOperator('gate-bare');
     expect(await refusalOf(handle, verdict('applied'))).toMatchObject({ type: 'APPROVAL_REQUIRED' });
-    await world.expectUntouched('gate-bare');
-
-    // The legacy signal is no way round it: ignored (with a logged warning), the run keeps waiting.
-    await handle.signal('resolveTransfer', verdict('applied'));
-    await processed(handle);
-    await new Promise((r) => setTimeout(r, 1_000));
     await world.expectUntouched('gate-bare');
     await handle.cancel();
     await expectReplays(handle);

@@ -97,7 +97,10 @@ describe('lifecycle events', () => {
     await waitForOnboardingStage(env, 'onboard:ev-broke', 'waiting_for_parent_funds');
     await new Promise((r) => setTimeout(r, 1_000)); // a few refused retries
     await adminCall(env.sim, 'POST', `/__sim/parents/${DEFAULT_PARENT_ID}/balance`, { paidMicroUsd: '100000000' });
-    await broke.signal('parentFunded');
+    // Refused while a retry is under way (not waiting for funds then): that retry finds the funds.
+    await broke
+      .executeUpdate('parentFunded', { args: [{ operator: 'carol', reason: 'wired funds' }] })
+      .catch(() => undefined);
     await broke.result();
 
     // A transfer nobody can settle: an operator is asked.
@@ -108,7 +111,9 @@ describe('lifecycle events', () => {
     const needsOp = await onboard(env, 'ev-op', '900', FAST);
     await waitForOnboardingStage(env, 'onboard:ev-op', 'needs_operator');
     await clearFaults(env.sim);
-    await needsOp.signal('resolveTransfer', { outcome: 'applied', operator: 'bob', reason: 'seen on the wallet' });
+    await needsOp.executeUpdate('resolveTransfer', {
+      args: [{ outcome: 'applied', operator: 'bob', reason: 'seen on the wallet' }],
+    });
     await needsOp.result();
 
     // Rotation outcomes, through the activity the rotation workflow records them with (twice: one event).

@@ -1,7 +1,5 @@
 // @temporalio/proto is CommonJS: Node's ESM loader exposes it as a default export only.
 import proto from '@temporalio/proto';
-import { readFileSync } from 'node:fs';
-import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startOnboarding } from '../../src/client/start-onboarding.js';
@@ -12,7 +10,7 @@ import { eventNames, localActivityMarkersFollowedByCommands, splitTaskAfter } fr
 
 /**
  * What one onboarding costs Temporal: every event is server and worker work on every run (issue 20).
- * A run started by startOnboarding records at most 16 events and three upserts, and ends searchable
+ * A run started by startOnboarding records at most 14 events and two upserts, and ends searchable
  * by external ref, sub-account and status, as does a run started without search attributes (the
  * Web UI). Both histories replay against the current code.
  */
@@ -39,7 +37,7 @@ describe('onboarding history', () => {
     expect(attributes.get(tenantStatusKey)).toBe('active');
   };
 
-  it('records 13 events (at most 16): four local activities, two upserts of our own, for a run started by startOnboarding', async () => {
+  it('records 11 events (at most 14): four local activities, two upserts, for a run started by startOnboarding', async () => {
     const handle = await startOnboarding(
       env.client,
       { externalRef: 'hist-1', name: 'History One', fundingMicroUsd: '1000' },
@@ -48,14 +46,15 @@ describe('onboarding history', () => {
     const result = await handle.result();
     expectExactlyOnce(env.sim.state(), 'hist-1', { amountMicroUsd: '1000' });
     const { history, types } = await eventTypes(handle.workflowId);
-    expect(types.length).toBeLessThanOrEqual(16);
+    expect(types.length).toBeLessThanOrEqual(14);
     // Four steps: the input's checks with the sub-account, funding, the key (issued and verified), activation.
     expect(eventNames(history).filter((n) => n === 'core_local_activity')).toHaveLength(4);
-    expect(types).toHaveLength(13);
-    // Ours: sub-account with its stage, then active; Core's: TemporalChangeVersion for the one patch.
+    expect(types).toHaveLength(11);
+    // Sub-account with its stage, then active; no patch marker (1.0 has none).
     expect(
       types.filter((t) => t === proto.temporal.api.enums.v1.EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES),
-    ).toHaveLength(3);
+    ).toHaveLength(2);
+    expect(eventNames(history)).not.toContain('core_patch');
     await expectSearchable(handle.workflowId, 'hist-1', result.subaccountId);
     await expect(replay(history, handle.workflowId)).resolves.toBeUndefined();
   });
@@ -73,9 +72,9 @@ describe('onboarding history', () => {
     await expect(replay(history, workflowId)).resolves.toBeUndefined();
   });
 
-  it('asks its patch before any local activity, so a workflow task that completes mid-step still replays', async () => {
-    // CI's stuck onboarding: a history with the validation's marker in one workflow task and the
-    // patch marker in the next cannot be replayed (the replay asks the patch too early).
+  it('replays when a workflow task completes mid-step (a local activity marker in one task, its commands in the next)', async () => {
+    // CI's stuck onboarding once: a history with a local activity's marker in one workflow task and the
+    // commands after it in the next must replay like the one in which they came together.
     const handle = await startOnboarding(
       env.client,
       { externalRef: 'hist-split', name: 'History Split', fundingMicroUsd: '1000' },
@@ -90,17 +89,5 @@ describe('onboarding history', () => {
         replay(splitTaskAfter(history, index), handle.workflowId),
         `split after event ${index + 1}`,
       ).resolves.toBeUndefined();
-    // By construction: the one patch marker comes before the first local activity's.
-    const names = eventNames(history);
-    expect(names.filter((n) => n === 'core_patch')).toHaveLength(1);
-    expect(names.indexOf('core_patch')).toBeLessThan(names.indexOf('core_local_activity'));
-  });
-
-  it('replays a run recorded under the previous patch (onboarding-upsert-changed-attributes)', async () => {
-    const history = historyFromJSON(
-      JSON.parse(readFileSync(new URL('../histories/onboardTenant-upsert-changed.json', import.meta.url), 'utf8')),
-    );
-    expect(eventNames(history).filter((n) => n === 'core_patch')).toHaveLength(1);
-    await expect(replay(history, 'onboard:ev-life')).resolves.toBeUndefined();
   });
 });

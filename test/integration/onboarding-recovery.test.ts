@@ -103,7 +103,9 @@ describe('onboarding on a forgetful platform', () => {
     const { rows: before } = await env.pool.query(`SELECT state FROM transfer_intents WHERE external_ref = 'needs-op'`);
     expect(before).toEqual([{ state: 'needs_operator' }]);
     await clearFaults(env.sim);
-    await handle.signal('resolveTransfer', { outcome: 'applied', operator: 'bob', reason: 'seen on the wallet' });
+    await handle.executeUpdate('resolveTransfer', {
+      args: [{ outcome: 'applied', operator: 'bob', reason: 'seen on the wallet' }],
+    });
     await handle.result();
     expectExactlyOnce(env.sim.state(), 'needs-op', { amountMicroUsd: '900' });
     const { rows } = await env.pool.query(
@@ -122,7 +124,7 @@ describe('onboarding when the parent cannot pay', () => {
   });
   afterAll(async () => env?.close());
 
-  it('waits visibly on INSUFFICIENT_BALANCE and continues once signalled parentFunded', async () => {
+  it('waits visibly on INSUFFICIENT_BALANCE and continues once told parentFunded', async () => {
     const handle = await startOnboarding(
       env.client,
       { externalRef: 'broke-1', name: 'Broke One', fundingMicroUsd: '5000', options: FAST },
@@ -132,7 +134,7 @@ describe('onboarding when the parent cannot pay', () => {
     expect(waiting.waitingFor).toMatch(/parentFunded/);
     expect(waiting.key.state).toBe('verified');
     await admin(env, `/__sim/parents/${DEFAULT_PARENT_ID}/balance`, { paidMicroUsd: '10000' });
-    await handle.signal('parentFunded');
+    await handle.executeUpdate('parentFunded', { args: [{ operator: 'carol', reason: 'wired funds' }] });
     const result = await handle.result();
     expect(result.status).toBe('active');
     expectExactlyOnce(env.sim.state(), 'broke-1', { amountMicroUsd: '5000' });

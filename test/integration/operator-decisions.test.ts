@@ -8,7 +8,7 @@ import { DEFAULT_PARENT_ID, DEFAULT_SEED } from '../../src/sim/index.js';
 import { closeStatusQuery } from '../../workflows/close-tenant-messages.js';
 import { onboardingStatusQuery } from '../../workflows/onboard-tenant-messages.js';
 import { runCli } from '../harness/cli.js';
-import { processed, refusal } from '../harness/decisions.js';
+import { refusal } from '../harness/decisions.js';
 import { expectExactlyOnce } from '../harness/onboarding-checks.js';
 import {
   clearFaults,
@@ -83,8 +83,6 @@ describe('resolveTransfer on a transfer in needs_operator', () => {
       expect(rows).toEqual([{ state: 'needs_operator' }]);
       expect(transfersOf(env, 'decisions-typo')).toHaveLength(1);
 
-      // The kept signal of the same name: "Applied" is a logged no-op, never "not applied" (no re-send).
-      await handle.signal('resolveTransfer', { ...ok, outcome: 'Applied' });
       const answer = await handle.executeUpdate('resolveTransfer', { args: [{ ...ok, operator: '  bob ' }] });
       expect(answer).toMatchObject({
         transferState: 'succeeded',
@@ -99,22 +97,6 @@ describe('resolveTransfer on a transfer in needs_operator', () => {
       expect(audit).toEqual([{ actor: 'operator:bob', reason: 'seen on the wallet' }]);
     },
   );
-
-  it('takes a resolveTransfer signal with "Applied" (the old way in) as a no-op: no second transfer', async () => {
-    const handle = await driveToNeedsOperator('decisions-signal');
-    await handle.signal('resolveTransfer', { outcome: 'Applied', operator: 'bob', reason: 'seen on the wallet' });
-    await processed(handle);
-    const { rows } = await env.pool.query(
-      `SELECT state, idempotency_key FROM transfer_intents WHERE external_ref = 'decisions-signal'`,
-    );
-    expect(rows.map((r) => r.state)).toEqual(['needs_operator']);
-    expect(transfersOf(env, 'decisions-signal').map((t) => t.idempotencyKey)).toEqual(
-      rows.map((r) => r.idempotency_key),
-    );
-    await handle.signal('resolveTransfer', { outcome: 'applied', operator: 'bob', reason: 'seen on the wallet' });
-    await handle.result();
-    expect(transfersOf(env, 'decisions-signal')).toHaveLength(1);
-  });
 
   it(
     "the runbook's `temporal workflow update execute` refuses a typo and settles the " +
