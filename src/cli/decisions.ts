@@ -2,7 +2,7 @@ import type { DecisionAnswer } from '../domain/operator-decisions.js';
 import { printJson } from './run.js';
 
 /** One line for the operator: what the decision did or will do. */
-export function describeAnswer(workflowId: string, name: string, answer: DecisionAnswer): string {
+function describeAnswer(workflowId: string, name: string, answer: DecisionAnswer): string {
   return (
     `${name} accepted by ${workflowId} (now ${answer.stage}${answer.transferState ? `, transfer ${answer.transferState}` : ''}): ` +
     `${answer.effect}`

@@ -142,7 +142,7 @@ export function hasEnded(run: { status: string } | null | undefined): boolean {
 }
 
 /** Why an ended run did not complete, in one line: its failure's type, message and causes. */
-export function endedWhy(run: Pick<EndedRun, 'status' | 'failure'>): string {
+function endedWhy(run: Pick<EndedRun, 'status' | 'failure'>): string {
   const failure = run.failure;
   return failure
     ? `${failure.type ? `${failure.type}: ` : ''}${[failure.message, ...failure.causes].join(': ')}`

@@ -45,7 +45,7 @@ export function lastRunResult<R>(what: string, run: LastRun): R {
 }
 
 /** A run that ended without completing, said as before: what failed, why, and the failure's type. */
-export function runFailedError(what: string, run: LastRun): Error {
+function runFailedError(what: string, run: LastRun): Error {
   const failure = run.failure ?? { message: `the run ended ${run.status}`, type: null, causes: [] };
   return new Error(
     `${what} failed: ${[failure.message, ...failure.causes].join(': ')}${failure.type ? ` [${failure.type}]` : ''}`,

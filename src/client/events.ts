@@ -51,7 +51,7 @@ export interface SubscriptionView {
   signingSecrets: number;
 }
 
-export function viewOf(row: SubscriptionRow): SubscriptionView {
+function viewOf(row: SubscriptionRow): SubscriptionView {
   return {
     id: row.id,
     url: row.url,
@@ -83,7 +83,7 @@ export interface DeliveryView {
   failedAt: string | null;
 }
 
-export function deliveryViewOf(row: DeliveryRow): DeliveryView {
+function deliveryViewOf(row: DeliveryRow): DeliveryView {
   return {
     id: row.id,
     subscriptionId: row.subscriptionId,

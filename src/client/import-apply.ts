@@ -28,7 +28,7 @@ export interface ApplyOutcome {
   alreadyImported: string[];
 }
 
-export async function selectRows(db: Queryable, plan: ImportPlan, only: string[] | undefined) {
+async function selectRows(db: Queryable, plan: ImportPlan, only: string[] | undefined) {
   if (!only?.length)
     return {
       rows: plan.rows.filter((r) => r.importable),
@@ -55,7 +55,7 @@ export async function selectRows(db: Queryable, plan: ImportPlan, only: string[]
 }
 
 /** The input of a row's run: the platform's name when it is one we can record, else the ref. */
-export function importInputOf(row: PlanRow, requestedBy: string): ImportTenantInput {
+function importInputOf(row: PlanRow, requestedBy: string): ImportTenantInput {
   const name = row.name !== null && tenantNameSchema.safeParse(row.name).success ? row.name : row.externalRef!;
   return parseInput(importTenantInputSchema, {
     externalRef: row.externalRef,

@@ -7,7 +7,7 @@ import { ensureSearchAttributes } from './search-attributes-setup.js';
  * Cloud make theirs elsewhere). Retention: closed workflow histories are kept this long, the window
  * in which an operator can still read what a run did.
  */
-export const NAMESPACE_RETENTION_DAYS = 7;
+const NAMESPACE_RETENTION_DAYS = 7;
 
 /** gRPC status codes (not a dependency of ours: @grpc/grpc-js comes with the SDK). */
 const NOT_FOUND = 5;

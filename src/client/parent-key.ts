@@ -98,7 +98,7 @@ export async function showParentKeys(pool: Pool, freshMs = 60_000, client?: Clie
 }
 
 /** The running rotation's stage and wait (its queries); null when none runs. */
-export async function rotationInProgress(client: Client): Promise<ParentKeyRotationView | null> {
+async function rotationInProgress(client: Client): Promise<ParentKeyRotationView | null> {
   const handle = client.workflow.getHandle<typeof rotateParentKey>(PARENT_KEY_ROTATION_WORKFLOW_ID);
   const described = await handle.describe().catch(() => undefined);
   if (!described || described.status.name !== 'RUNNING') return null;
@@ -278,7 +278,7 @@ export class ParentKeyNamingError extends Error {
   }
 }
 
-export const PLATFORM_KEY_ID_RULE = '1-200 characters, no white space';
+const PLATFORM_KEY_ID_RULE = '1-200 characters, no white space';
 const PLATFORM_KEY_ID = /^\S{1,200}$/;
 
 /** A platform key id as an operator types it (`--key-id`, `identify <keyId>`): checked before anything is read. */

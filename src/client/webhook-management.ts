@@ -79,7 +79,7 @@ export interface WebhookView {
   createdBy: string | null;
 }
 
-export const viewOf = (row: RegistrationRow): WebhookView => ({
+const viewOf = (row: RegistrationRow): WebhookView => ({
   registrationId: row.id,
   externalRef: row.externalRef,
   projectId: row.projectId,

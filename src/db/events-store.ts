@@ -34,7 +34,7 @@ export class EventPayloadError extends Error {
 // Credential prefixes of the platform and of Standard Webhooks secrets: an event body is sent out, so none may ride in it.
 const FORBIDDEN = new RegExp(`(?<![A-Za-z0-9])(${[...TOKEN_PREFIXES, 'whsec_'].join('|')})[A-Za-z0-9]`);
 
-export function assertNoSecret(data: Record<string, unknown>): void {
+function assertNoSecret(data: Record<string, unknown>): void {
   if (FORBIDDEN.test(JSON.stringify(data)))
     throw new EventPayloadError('an event payload must never carry a token or secret');
 }

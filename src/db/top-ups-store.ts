@@ -129,7 +129,7 @@ async function lockFundingParent(tx: PoolClient) {
   return parent;
 }
 
-export function capCode(cap: CapName): string {
+function capCode(cap: CapName): string {
   return `CAP_${cap.toUpperCase()}`;
 }
 

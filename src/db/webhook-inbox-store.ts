@@ -98,7 +98,7 @@ export async function pruneProcessedDeliveries(
   return rowCount ?? 0;
 }
 
-export async function findDelivery(db: Queryable, deliveryId: string): Promise<InboxRow | undefined> {
+async function findDelivery(db: Queryable, deliveryId: string): Promise<InboxRow | undefined> {
   const { rows } = await db.query<InboxRow>(`SELECT ${COLUMNS} FROM webhook_inbox WHERE delivery_id = $1::text`, [
     deliveryId,
   ]);

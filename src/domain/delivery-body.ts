@@ -5,7 +5,7 @@ import { z } from 'zod';
  * fields over time), and event names are open: `*` subscribers get events added later, so an unknown
  * name is accepted and recorded, never refused.
  */
-export const KNOWN_REGISTRY_EVENTS = [
+const KNOWN_REGISTRY_EVENTS = [
   'image.pushed',
   'image.deleted',
   'image.moved',

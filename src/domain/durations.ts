@@ -13,7 +13,7 @@ export function msOf(value: string | number): number {
   return Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
 }
 
-export const MAX_CLOSE_DELAY = '365d';
+const MAX_CLOSE_DELAY = '365d';
 export const CLOSE_DELAY_RULE = `0 (close at once) or a duration like 12h or 30d, at most ${MAX_CLOSE_DELAY}`;
 
 /** A close's delay: `0` or a duration of at most 365 days. Shared by the config, the inputs and the workflow. */

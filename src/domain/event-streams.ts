@@ -9,8 +9,8 @@
  * `sub_…`). Subscriptions made before this prefix have ids `sub_…`: they are stored as they were and stay
  * valid for every lookup, rotation, replay, deletion and delivery (an id is only ever compared whole).
  */
-export const SUBSCRIPTION_ID_PREFIX = 'esub_';
-export const LEGACY_SUBSCRIPTION_ID_PREFIX = 'sub_';
+const SUBSCRIPTION_ID_PREFIX = 'esub_';
+const LEGACY_SUBSCRIPTION_ID_PREFIX = 'sub_';
 export const SUBSCRIPTION_ID_RULE = `a subscription id (${SUBSCRIPTION_ID_PREFIX}…, or ${LEGACY_SUBSCRIPTION_ID_PREFIX}… made before)`;
 
 /** A new subscription's id from 12 random characters of A-Z a-z 0-9. */

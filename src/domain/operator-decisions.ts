@@ -12,14 +12,14 @@ import { checkText, type TextRule } from './text-rule.js';
 import { INITIAL_TRANSFER, intentPurposeOf } from './onboarding.js';
 
 export const OPERATOR_MAX = 100;
-export const REASON_MIN = 3;
+const REASON_MIN = 3;
 export const REASON_MAX = 1000;
 export const OPERATOR_RULE = `1-${OPERATOR_MAX} characters of A-Z a-z 0-9 . _ @ : - (after trimming)`;
 /** A reason: the shared free-text rule (src/domain/text-rule.ts), several lines allowed. */
 export const REASON_TEXT: TextRule = { min: REASON_MIN, max: REASON_MAX, multiline: true };
 const PURPOSE_TEXT: TextRule = { max: 300 };
 const OPERATOR_PATTERN = new RegExp(`^[A-Za-z0-9._@:-]{1,${OPERATOR_MAX}}$`);
-export const APPROVAL_ID_RULE = 'apr_ and 1-64 characters of A-Z a-z 0-9 _ -';
+const APPROVAL_ID_RULE = 'apr_ and 1-64 characters of A-Z a-z 0-9 _ -';
 const APPROVAL_ID_PATTERN = /^apr_[A-Za-z0-9_-]{1,64}$/;
 
 export const TRANSFER_OUTCOMES = ['applied', 'not-applied'] as const;

@@ -5,7 +5,7 @@
  * path. They are refused before any call: in the input schemas, and in the platform client's path builder as the
  * last line of defence. Pure (no zod): the platform client imports it.
  */
-export const PATH_SEGMENT_RULE =
+const PATH_SEGMENT_RULE =
   'an id: printable characters without white space or / \\ % ? # ; and not made of dots only (. or ..)';
 
 // Separators and the characters that start an escape, a query, a fragment or a matrix parameter (`..;/`).

@@ -18,8 +18,7 @@ export const externalRefSchema = z
 // Control and format characters make names that look equal but are not (the shared rule refuses them).
 export const tenantNameSchema = freeText({ max: TENANT_NAME_MAX_LENGTH, trim: false });
 
-export const MICRO_USD_RULE =
-  'a string of a positive whole number of micro-USD (e.g. "5000000" for 5 USD), at most 30 digits';
+const MICRO_USD_RULE = 'a string of a positive whole number of micro-USD (e.g. "5000000" for 5 USD), at most 30 digits';
 export const microUsdSchema = z
   .string({ error: (issue) => (issue.input === undefined ? 'is required' : `must be ${MICRO_USD_RULE}`) })
   .regex(/^[1-9][0-9]{0,29}$/, `must be ${MICRO_USD_RULE}`);

@@ -13,7 +13,7 @@ export const idempotencyKeySchema = z
   .string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string') })
   .regex(IDEMPOTENCY_KEY_PATTERN, `must be ${IDEMPOTENCY_KEY_RULE}`);
 
-export const REQUESTED_BY_RULE = '1-100 characters of A-Z a-z 0-9 . _ @ : -';
+const REQUESTED_BY_RULE = '1-100 characters of A-Z a-z 0-9 . _ @ : -';
 export const requestedBySchema = z
   .string({ error: 'must be a string' })
   .regex(/^[A-Za-z0-9._@:-]{1,100}$/, `must be ${REQUESTED_BY_RULE}`);
@@ -24,7 +24,7 @@ const wait = durationSchema.refine(
   'must be longer than zero',
 );
 
-export const topUpOptionsSchema = z.strictObject({
+const topUpOptionsSchema = z.strictObject({
   /** How often a transfer refused for INSUFFICIENT_BALANCE is retried when no parentFunded comes. */
   balanceRetryInterval: wait.optional(),
   /** How long an ambiguous transfer may stay unknown before an operator is asked. */

@@ -23,7 +23,7 @@ declare module 'fastify' {
 export const PUBLIC = 'public' as const;
 
 /** The identity of GATEWAY_API_TOKENS' bearers: they are not told apart from each other. */
-export const SIGNUP_BACKEND: Identity = { name: 'signup-backend', role: 'backend' };
+const SIGNUP_BACKEND: Identity = { name: 'signup-backend', role: 'backend' };
 
 export interface DeclaredRoute {
   method: string;

@@ -7,7 +7,7 @@ import { GatewayErrorCode } from './errors.js';
  * header is checked against the exact
  * pattern before anything is computed, and digests are compared in constant time after a length check.
  */
-export const SIGNATURE_PATTERN = /^sha256=[0-9a-fA-F]{64}$/;
+const SIGNATURE_PATTERN = /^sha256=[0-9a-fA-F]{64}$/;
 const HMAC_BYTES = 32;
 
 export type SignatureFailure =
