@@ -56,7 +56,7 @@ describe('operator decisions on a held rotation', () => {
         expect(cli.stderr).toMatch(/^error: reason: /);
         expect((await handle.fetchHistory()).events!.length).toBe(eventsBefore);
 
-        // The kept signal, with no operator: a logged no-op, never a revoke of a key in use.
+        // A signal of the decision's name (the pre-1.0 signals are gone): no handler takes it, nothing is revoked.
         await handle.signal('revokeAnyway', { operator: '', reason: '' });
         await processed(handle);
         expect((await handle.query(rotationStatusQuery)).stage).toBe('held');

@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cancelRotation, startRotation } from '../../src/client/start-rotation.js';
-import { rotationStatusQuery } from '../../workflows/keys/rotate-tenant-key-messages.js';
+import {
+  retryKeyCreateUpdate,
+  revokeAnywayUpdate,
+  rotationStatusQuery,
+} from '../../workflows/keys/rotate-tenant-key-messages.js';
 import { clearFaults, setFaults } from '../harness/onboarding-env.js';
 import { failureTypeOf, historyJson } from '../harness/onboarding-checks.js';
 import { createRotationEnv, keepUsing, keysOf, waitForStage, type RotationEnv } from '../harness/rotation-env.js';
@@ -106,9 +110,13 @@ describe('rotation when responses are lost and deployers fail', () => {
       expect(keysOf(env, subaccountId).filter((k) => k.status === 'active')).toHaveLength(3);
 
       await env.platform.revokeTenantKey({ subaccountId, keyId: spare.key.id });
-      await handle.signal('retryKeyCreate');
+      await handle.executeUpdate(retryKeyCreateUpdate, {
+        args: [{ operator: 'erin', reason: 'test: a slot was freed' }],
+      });
       await waitForStage(env, handle.workflowId, 'waiting_for_quiet');
-      await handle.signal('revokeAnyway', { operator: 'erin', reason: 'test: skip the 30 s quiet period' });
+      await handle.executeUpdate(revokeAnywayUpdate, {
+        args: [{ operator: 'erin', reason: 'test: skip the 30 s quiet period' }],
+      });
       expect((await handle.result()).outcome).toBe('completed');
       expect(keysOf(env, subaccountId).find((k) => k.id === busy.key.id)!.status).toBe('active');
     } finally {

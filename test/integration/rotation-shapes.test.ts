@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRotation } from '../../src/client/start-rotation.js';
 import { SIM_SHAPES } from '../../src/sim/choices.js';
-import { rotationStatusQuery } from '../../workflows/keys/rotate-tenant-key-messages.js';
+import { abortRotationUpdate, rotationStatusQuery } from '../../workflows/keys/rotate-tenant-key-messages.js';
 import { createRotationEnv, keysOf, useKey, waitFor, waitForStage, type RotationEnv } from '../harness/rotation-env.js';
 
 /**
@@ -95,7 +95,9 @@ describe('the revoke re-reads the key record and refuses a use since the gate pa
     );
     expect(rows[0].n).toBe(0);
 
-    await handle.signal('abortRotation', { operator: 'erin', reason: 'consumer still on the old key' });
+    await handle.executeUpdate(abortRotationUpdate, {
+      args: [{ operator: 'erin', reason: 'consumer still on the old key' }],
+    });
     expect((await handle.result()).outcome).toBe('aborted');
     expect(
       keysOf(env, subaccountId)

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tenantStatusKey } from '../../src/domain/search-attributes.js';
 import { startRotation } from '../../src/client/start-rotation.js';
+import { revokeAnywayUpdate } from '../../workflows/keys/rotate-tenant-key-messages.js';
 import { runCli } from '../harness/cli.js';
 import { failureTypeOf, historyJson } from '../harness/onboarding-checks.js';
 import {
@@ -120,7 +121,9 @@ describe('key rotation with a quiet gate', () => {
       const handle = await startRotation(env.client, { externalRef: 'busy-2', options }, { taskQueue: env.taskQueue });
       const held = await waitForStage(env, handle.workflowId, 'held');
       expect(held.heldReason).toBe('deadline');
-      await handle.signal('revokeAnyway', { operator: 'dave', reason: 'consumer confirmed migrated' });
+      await handle.executeUpdate(revokeAnywayUpdate, {
+        args: [{ operator: 'dave', reason: 'consumer confirmed migrated' }],
+      });
       const result = await handle.result();
       expect(result.outcome).toBe('completed');
       expect(keysOf(env, subaccountId).find((k) => k.id === oldKeyId)!.status).toBe('revoked');

@@ -335,7 +335,7 @@ describe('rotateTenantKey waits (mocked activities)', () => {
       });
       await waitForStage(handle, 'held');
       const heldRun = (await handle.describe()).runId;
-      // The kept signals, refused (no operator) and logged: each still adds events, so the held run re-checks
+      // Signals no handler takes (the pre-1.0 decision signals are gone) still add events: the held run re-checks
       // its history and continues as new past the bound, held as before.
       for (let i = 0; i < 2 * BOUND; i++) await handle.signal('revokeAnyway', { operator: '', reason: '' });
       await until(async () => (await handle.describe()).runId !== heldRun);

@@ -42,7 +42,7 @@ import type {
   AdoptTenantKeysResult,
   ParsedAdoptTenantKeysInput,
 } from '../../src/domain/import-input.js';
-import { checkDecisionBy, type DecisionBy } from '../../src/domain/operator-decisions.js';
+import type { DecisionBy } from '../../src/domain/operator-decisions.js';
 import { DEFAULT_TIMINGS } from '../../src/domain/rotation-defaults.js';
 import { tenantExternalRefKey } from '../../src/domain/search-attributes.js';
 import {
@@ -57,7 +57,7 @@ import {
   type AdoptionStage,
   type AdoptionStatus,
 } from './adopt-tenant-keys-messages.js';
-import { accepted, refuseUnlessApplicable } from '../decisions.js';
+import { installDecisions } from './decision-table.js';
 import {
   evaluateGate,
   expectationOf,
@@ -110,22 +110,41 @@ export async function adoptTenantKeys(rawInput: AdoptTenantKeysInput): Promise<A
   const keySlot = { retry: false, aborted: () => decision?.kind === 'abort' };
   setHandler(adoptionStatusQuery, () => status);
   const open = () => status.keys.filter((k) => k.state === 'waiting' || k.state === 'held');
-  const applies = (what: 'revokeAnyway' | 'abortRotation' | 'retryKeyCreate') => {
-    const id = `the adoption of ${externalRef} slot ${slot}`;
-    if (what === 'retryKeyCreate')
-      return status.stage === 'key_limit' && !keySlot.retry
-        ? null
-        : `${id} is ${status.stage}: retryKeyCreate applies at key_limit`;
-    if (decision) return `${id} already has a decision: ${decision.kind}`;
-    return status.stage === 'waiting_for_quiet' ||
-      status.stage === 'held' ||
-      (what === 'abortRotation' && status.stage === 'key_limit')
-      ? null
-      : `${id} is ${status.stage}: ${what} applies while it waits for quiet or is held` +
-          (what === 'abortRotation' ? ', or at key_limit' : '');
-  };
-  const applicable = () =>
-    (['revokeAnyway', 'abortRotation', 'retryKeyCreate'] as const).filter((name) => applies(name) === null);
+  const id = `the adoption of ${externalRef} slot ${slot}`;
+  const applicable = installDecisions<AdoptionStage, 'revokeAnyway' | 'abortRotation' | 'retryKeyCreate'>({
+    table: { revokeAnyway: GATE, abortRotation: ['key_limit', ...GATE], retryKeyCreate: ['key_limit'] },
+    updates: {
+      revokeAnyway: revokeAnywayUpdate,
+      abortRotation: abortRotationUpdate,
+      retryKeyCreate: retryKeyCreateUpdate,
+    },
+    stage: () => status.stage,
+    settled: (name) =>
+      name !== 'retryKeyCreate' && decision ? `${id} already has a decision: ${decision.kind}` : null,
+    notAt: (name) =>
+      name === 'retryKeyCreate'
+        ? `${id} is ${status.stage}: retryKeyCreate applies at key_limit`
+        : `${id} is ${status.stage}: ${name} applies while it waits for quiet or is held` +
+          (name === 'abortRotation' ? ', or at key_limit' : ''),
+    also: (name) =>
+      name === 'retryKeyCreate' && keySlot.retry
+        ? `${id} is ${status.stage}: retryKeyCreate applies at key_limit`
+        : null,
+    take: (name, by) => {
+      if (name === 'retryKeyCreate') {
+        keySlot.retry = true;
+        return 'the key create is tried again now';
+      }
+      if (name === 'abortRotation') {
+        decision ??= { kind: 'abort', by };
+        return 'the unmanaged keys still open are kept (unmanaged); the managed key stays';
+      }
+      decision ??= { kind: 'revoke', by };
+      return `the unmanaged keys still open are revoked now: ${open()
+        .map((k) => k.keyId)
+        .join(', ')}`;
+    },
+  });
   const waits = new Waits(
     { tenantStatus: (stage) => `rotation_${stage}`, details: () => adoptionDetails(status) },
     carried?.wait ?? null,
@@ -142,39 +161,6 @@ export async function adoptTenantKeys(rawInput: AdoptTenantKeysInput): Promise<A
     status.waitingFor = waitingFor;
     waits.enter(stage, waitingFor, applicable(), nextCheckInMs);
   };
-  setHandler(
-    revokeAnywayUpdate,
-    (raw) => {
-      decision ??= { kind: 'revoke', by: accepted(checkDecisionBy(raw)) };
-      return {
-        stage: status.stage,
-        effect: `the unmanaged keys still open are revoked now: ${open()
-          .map((k) => k.keyId)
-          .join(', ')}`,
-      };
-    },
-    { validator: (raw) => (accepted(checkDecisionBy(raw)), refuseUnlessApplicable(applies('revokeAnyway'))) },
-  );
-  setHandler(
-    abortRotationUpdate,
-    (raw) => {
-      decision ??= { kind: 'abort', by: accepted(checkDecisionBy(raw)) };
-      return {
-        stage: status.stage,
-        effect: 'the unmanaged keys still open are kept (unmanaged); the managed key stays',
-      };
-    },
-    { validator: (raw) => (accepted(checkDecisionBy(raw)), refuseUnlessApplicable(applies('abortRotation'))) },
-  );
-  setHandler(
-    retryKeyCreateUpdate,
-    (raw) => {
-      accepted(checkDecisionBy(raw));
-      keySlot.retry = true;
-      return { stage: status.stage, effect: 'the key create is tried again now' };
-    },
-    { validator: (raw) => (accepted(checkDecisionBy(raw)), refuseUnlessApplicable(applies('retryKeyCreate'))) },
-  );
   if (!carried) upsertSearchAttributes([{ key: tenantExternalRefKey, value: externalRef }]);
 
   let begun: BeginAdoptionResult | undefined = carried?.begun;
@@ -456,6 +442,8 @@ export async function adoptTenantKeys(rawInput: AdoptTenantKeysInput): Promise<A
     throw error;
   }
 }
+
+const GATE = ['waiting_for_quiet', 'held'] as const;
 
 type AdoptionDecision = { kind: 'revoke' | 'abort'; by: DecisionBy };
 

@@ -14,14 +14,14 @@ import type { Activities } from '../../activities/index.js';
 import { codedFailure, FailureCode } from '../../src/domain/failures.js';
 import { keyIssueWorkflowId } from '../../src/domain/ids.js';
 import type { IssueTenantKeyInput } from '../../src/domain/key-slot-input.js';
-import { checkDecisionBy, type DecisionAnswer } from '../../src/domain/operator-decisions.js';
 import { tenantExternalRefKey } from '../../src/domain/search-attributes.js';
 import { databaseStep } from '../activity-policies.js';
-import { accepted, refuseUnlessApplicable } from '../decisions.js';
+import { installDecisions } from './decision-table.js';
 import {
   abortKeyIssueUpdate,
   keyIssueStatusQuery,
   retryKeyIssueUpdate,
+  type KeyIssueStage,
   type KeyIssueStatus,
 } from './key-slot-messages.js';
 import { msOf, validateWorkflowInput } from '../validate-input.js';
@@ -61,30 +61,24 @@ export async function issueTenantKey(rawInput: IssueTenantKeyInput): Promise<Iss
   let abortBy: { operator: string; reason: string } | null = null;
   const decisions = { retry: false, aborted: () => abortBy !== null };
   setHandler(keyIssueStatusQuery, () => status);
-  const answer = (effect: string): DecisionAnswer => ({ stage: status.stage, effect });
-  const atLimit = () =>
-    abortBy !== null
-      ? `not applicable: abortKeyIssue was accepted (by ${abortBy.operator}), the issue is being given up`
-      : status.stage === 'key_limit'
-        ? null
-        : `not applicable at stage ${status.stage} (only at key_limit)`;
-  setHandler(
-    retryKeyIssueUpdate,
-    (raw) => {
-      accepted(checkDecisionBy(raw));
+  const applicable = installDecisions<KeyIssueStage, 'retryKeyCreate' | 'abortKeyIssue'>({
+    table: { retryKeyCreate: ['key_limit'], abortKeyIssue: ['key_limit'] },
+    updates: { retryKeyCreate: retryKeyIssueUpdate, abortKeyIssue: abortKeyIssueUpdate },
+    stage: () => status.stage,
+    settled: () =>
+      abortBy !== null
+        ? `not applicable: abortKeyIssue was accepted (by ${abortBy.operator}), the issue is being given up`
+        : null,
+    notAt: () => `not applicable at stage ${status.stage} (only at key_limit)`,
+    take: (name, by) => {
+      if (name === 'abortKeyIssue') {
+        abortBy = by;
+        return 'the issue is given up; nothing was created';
+      }
       decisions.retry = true;
-      return answer('the key create is tried again now');
+      return 'the key create is tried again now';
     },
-    { validator: (raw) => (accepted(checkDecisionBy(raw)), refuseUnlessApplicable(atLimit())) },
-  );
-  setHandler(
-    abortKeyIssueUpdate,
-    (raw) => {
-      abortBy = accepted(checkDecisionBy(raw));
-      return answer('the issue is given up; nothing was created');
-    },
-    { validator: (raw) => (accepted(checkDecisionBy(raw)), refuseUnlessApplicable(atLimit())) },
-  );
+  });
 
   let begun: { subaccountId: string; generation: number };
   if (carried) begun = carried.begun;
@@ -113,7 +107,7 @@ export async function issueTenantKey(rawInput: IssueTenantKeyInput): Promise<Iss
     waits,
     backoff,
     decisions,
-    applicable: () => ['retryKeyCreate', 'abortKeyIssue'],
+    applicable,
     create: () => {
       status.stage = 'creating_key';
       return steps.issueTenantKey({ ...keyRef, subaccountId: begun.subaccountId });

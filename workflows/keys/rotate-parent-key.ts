@@ -37,9 +37,9 @@ import type { ParentKeyRef } from '../../activities/keys/parent-key.js';
 import { codedFailure, FailureCode } from '../../src/domain/failures.js';
 import { PARENT_KEY_ROTATION_WORKFLOW_ID, platformTaskQueue } from '../../src/domain/ids.js';
 import type { RotateParentKeyInput } from '../../src/domain/key-slot-input.js';
-import { checkDecisionBy, type DecisionAnswer, type DecisionBy } from '../../src/domain/operator-decisions.js';
+import type { DecisionBy } from '../../src/domain/operator-decisions.js';
 import { databaseStep, platformCall } from '../activity-policies.js';
-import { accepted, refuseUnlessApplicable } from '../decisions.js';
+import { installDecisions } from './decision-table.js';
 import {
   parentKeyRecordsChangedSignal,
   parentKeyRotationStatusQuery,
@@ -77,6 +77,8 @@ const DEFAULTS = {
   quietDeadline: '1h',
   overlapWindow: '10m',
 } as const;
+
+type ParentKeyDecision = 'retryKeyCreate' | 'abortRotation' | 'revokeAnyway' | 'escalateToEmergency';
 
 /** Where a run stands, so a continuation picks up where the previous run waited. */
 type Phase = 'create' | 'switch' | 'name' | 'quiet';
@@ -135,9 +137,6 @@ export async function rotateParentKey(rawInput: RotateParentKeyInput): Promise<R
     recordsChanged = true;
   });
 
-  const answer = (effect: string): DecisionAnswer => ({ stage: status.stage, effect });
-  const at = (name: string, stages: ParentKeyRotationStage[]) => () =>
-    stages.includes(status.stage) ? null : `${name} applies at ${stages.join(', ')} (the run is at ${status.stage})`;
   /** A decision after an abort or a revokeAnyway was accepted cannot apply: the run is already on its way. */
   const settled = () => {
     const a = abortBy as DecisionBy | null;
@@ -153,59 +152,44 @@ export async function rotateParentKey(rawInput: RotateParentKeyInput): Promise<R
         `${status.candidates?.length ? `, and ${status.candidates.length} active platform keys could be it` : ''}): ` +
         `revokeAnyway cannot revoke it. Find ours with \`tenantctl parent-key platform-keys\`, name it with ` +
         `\`tenantctl parent-key identify <keyId>\`, then decide again`;
-  const decisions = [
-    [
-      retryKeyCreateUpdate,
-      () => settled() ?? at('retryKeyCreate', ['key_limit'])(),
-      () => ((keySlot.retry = true), 'the create is tried again now'),
-    ],
-    [
-      abortRotationUpdate,
-      () =>
-        settled() ??
-        at('abortRotation', ['key_limit', 'waiting_for_switch', 'naming_old_key', 'waiting_for_quiet', 'held'])(),
-      (by: DecisionBy) => ((abortBy = by), 'rolling back: the old key is current again, the new one is revoked'),
-    ],
-    [
-      revokeAnywayUpdate,
-      () =>
-        settled() ??
-        at('revokeAnyway', ['waiting_for_switch', 'naming_old_key', 'waiting_for_quiet', 'held'])() ??
-        unknownOldId(),
-      (by: DecisionBy) => ((revokeBy = by), 'the old key is revoked now'),
-    ],
-    [
-      escalateToEmergencyUpdate,
-      () =>
-        settled() ??
-        (status.emergency
-          ? 'already an emergency rotation'
-          : at('escalateToEmergency', [
-              'creating_key',
-              'key_limit',
-              'verifying',
-              'waiting_for_switch',
-              'naming_old_key',
-              'waiting_for_quiet',
-              'held',
-            ])()),
-      (by: DecisionBy) => {
-        status.emergency = true;
-        status.notes.push(`escalated to emergency by ${by.operator}: ${by.reason}`);
-        return 'no quiet gate: the old key is revoked as soon as every live process uses the new one';
-      },
-    ],
-  ] as const;
-  for (const [update, applicable, effect] of decisions) {
-    setHandler(update, (raw: DecisionBy) => answer(effect(accepted(checkDecisionBy(raw)))), {
-      validator: (raw: DecisionBy) => {
-        accepted(checkDecisionBy(raw));
-        refuseUnlessApplicable(applicable());
-      },
-    });
-  }
-  /** The decisions whose validators accept now: what a wait lists, the same rule by construction. */
-  const applicableNow = () => decisions.filter(([, applicable]) => applicable() === null).map(([u]) => u.name);
+  const GATE = ['waiting_for_switch', 'naming_old_key', 'waiting_for_quiet', 'held'] as const;
+  /** The decisions that apply now (what a wait lists), the same rule as the validators by construction. */
+  const applicableNow = installDecisions<ParentKeyRotationStage, ParentKeyDecision>({
+    table: {
+      retryKeyCreate: ['key_limit'],
+      abortRotation: ['key_limit', ...GATE],
+      revokeAnyway: GATE,
+      escalateToEmergency: ['creating_key', 'key_limit', 'verifying', ...GATE],
+    },
+    updates: {
+      retryKeyCreate: retryKeyCreateUpdate,
+      abortRotation: abortRotationUpdate,
+      revokeAnyway: revokeAnywayUpdate,
+      escalateToEmergency: escalateToEmergencyUpdate,
+    },
+    stage: () => status.stage,
+    settled: (name) =>
+      settled() ?? (name === 'escalateToEmergency' && status.emergency ? 'already an emergency rotation' : null),
+    notAt: (name, stages) => `${name} applies at ${stages.join(', ')} (the run is at ${status.stage})`,
+    also: (name) => (name === 'revokeAnyway' ? unknownOldId() : null),
+    take: (name, by) => {
+      switch (name) {
+        case 'retryKeyCreate':
+          keySlot.retry = true;
+          return 'the create is tried again now';
+        case 'abortRotation':
+          abortBy = by;
+          return 'rolling back: the old key is current again, the new one is revoked';
+        case 'revokeAnyway':
+          revokeBy = by;
+          return 'the old key is revoked now';
+        case 'escalateToEmergency':
+          status.emergency = true;
+          status.notes.push(`escalated to emergency by ${by.operator}: ${by.reason}`);
+          return 'no quiet gate: the old key is revoked as soon as every live process uses the new one';
+      }
+    },
+  });
 
   let begun: Carried['begun'];
   if (carried) begun = carried.begun;

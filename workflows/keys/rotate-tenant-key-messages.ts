@@ -95,11 +95,6 @@ export const retryKeyCreateUpdate = defineUpdate<DecisionAnswer, [DecisionBy]>('
 /** A leak was found while a normal rotation runs: quiet period zero from now on. */
 export const escalateToEmergencyUpdate = defineUpdate<DecisionAnswer, [DecisionBy]>('escalateToEmergency');
 
-/** The same decisions as signals, kept for runs that already hold one in their history; checked the same way. */
-export const revokeAnywaySignal = defineSignal<[DecisionBy]>('revokeAnyway');
-export const abortRotationSignal = defineSignal<[DecisionBy]>('abortRotation');
-export const retryKeyCreateSignal = defineSignal<[]>('retryKeyCreate');
-export const escalateToEmergencySignal = defineSignal<[DecisionBy]>('escalateToEmergency');
 /** Sent by a rotation to the fleet run that started it, when it settles or is held. */
 export const rotationSettledSignal =
   defineSignal<[{ workflowId: string; outcome: 'completed' | 'held' | 'key_limit' | 'failed' | 'aborted' }]>(

@@ -26,7 +26,6 @@ import {
   continueAsNew,
   getExternalWorkflowHandle,
   isCancellation,
-  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -74,9 +73,6 @@ export * from './rotate-tenant-key-messages.js';
 const db = proxyLocalActivities<Activities>(databaseStep);
 // The notify deployer is retried until the parent's endpoint answers 2xx (no attempt limit).
 const notifyDeploy = proxyActivities<Activities>(notifyDeployPolicy);
-
-/** New runs hand the gate's observation to the revoke, which re-reads the key and refuses on any later use. */
-const REVOKE_RECHECK_PATCH = 'revoke-rechecks-last-use';
 
 export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<RotateTenantKeyResult> {
   // The id is the business key: a second start for the same slot then cannot run beside this one.
@@ -353,7 +349,8 @@ export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<R
         : status.emergency
           ? 'emergency rotation'
           : 'quiet';
-      const expect = decision.observed && patched(REVOKE_RECHECK_PATCH) ? expectationOf(decision.observed) : null;
+      // The gate's observation goes to the revoke, which re-reads the key and refuses on any later use.
+      const expect = decision.observed ? expectationOf(decision.observed) : null;
       // The point of no return: once the old key's revoke is sent, the rotation finishes even if it is
       // cancelled meanwhile. Rolling back then would redeploy a revoked key, or revoke the new key too
       // and leave the tenant with none (found by the chaos run).
