@@ -58,24 +58,26 @@ export async function rotateFleet(rawInput: RotateFleetInput): Promise<FleetTota
     if (outcome === 'held' || outcome === 'key_limit') heldEarly.add(workflowId);
   });
 
+  /**
+   * One tenant's child: rotateTenantKey, or with `adopt` adoptTenantKeys (same id, same bound, same rate
+   * limit). A slot already rotating (either kind) is skipped, never doubled; an adoption that ends with keys
+   * kept counts as held.
+   */
   async function rotateOne(externalRef: string): Promise<void> {
     const workflowId = rotationWorkflowId(externalRef, input.slot);
-    let child;
+    const args = {
+      externalRef,
+      slot: input.slot,
+      ...(input.deployer ? { deployer: input.deployer } : {}),
+      ...(input.options ? { options: input.options } : {}),
+      reason: input.adopt ? 'fleet adoption' : 'fleet rotation',
+    };
+    let result: Promise<{ outcome: string }>;
     try {
-      if (input.adopt) return await adoptOne(externalRef, workflowId);
-      child = await startChild(rotateTenantKey, {
-        workflowId,
-        args: [
-          {
-            externalRef,
-            slot: input.slot,
-            ...(input.deployer ? { deployer: input.deployer } : {}),
-            ...(input.options ? { options: input.options } : {}),
-            reason: 'fleet rotation',
-          },
-        ],
-        parentClosePolicy: ParentClosePolicy.ABANDON,
-      });
+      const child = input.adopt
+        ? await startChild(adoptTenantKeys, { workflowId, args: [args], parentClosePolicy: ParentClosePolicy.ABANDON })
+        : await startChild(rotateTenantKey, { workflowId, args: [args], parentClosePolicy: ParentClosePolicy.ABANDON });
+      result = child.result();
     } catch (error) {
       if (error instanceof WorkflowExecutionAlreadyStartedError) {
         totals.skipped += 1;
@@ -84,35 +86,10 @@ export async function rotateFleet(rawInput: RotateFleetInput): Promise<FleetTota
       throw error;
     }
     totals.started += 1;
+    const notCompleted = input.adopt ? ('held' as const) : ('failed' as const);
     const outcome = await Promise.race([
-      child.result().then(
-        (r) => (r.outcome === 'completed' ? 'completed' : 'failed'),
-        () => 'failed' as const,
-      ),
-      condition(() => heldEarly.has(workflowId)).then(() => 'held' as const),
-    ]);
-    totals[outcome] += 1;
-  }
-
-  /** The fleet adoption: same bound, same rate limit, adoptTenantKeys per tenant with unmanaged keys. */
-  async function adoptOne(externalRef: string, workflowId: string): Promise<void> {
-    const child = await startChild(adoptTenantKeys, {
-      workflowId,
-      args: [
-        {
-          externalRef,
-          slot: input.slot,
-          ...(input.deployer ? { deployer: input.deployer } : {}),
-          ...(input.options ? { options: input.options } : {}),
-          reason: 'fleet adoption',
-        },
-      ],
-      parentClosePolicy: ParentClosePolicy.ABANDON,
-    });
-    totals.started += 1;
-    const outcome = await Promise.race([
-      child.result().then(
-        (r) => (r.outcome === 'completed' ? 'completed' : 'held'),
+      result.then(
+        (r) => (r.outcome === 'completed' ? ('completed' as const) : notCompleted),
         () => 'failed' as const,
       ),
       condition(() => heldEarly.has(workflowId)).then(() => 'held' as const),
