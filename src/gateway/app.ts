@@ -19,6 +19,7 @@ import type { GatewayOptions } from './options.js';
 import { registerTenantRoutes } from './tenant-routes.js';
 import { registerTransferRoutes } from './transfer-routes.js';
 import { registerFundingRoutes } from './funding-routes.js';
+import { registerPlanRoutes } from './plan-routes.js';
 import { registerWalletRoutes } from './wallet-routes.js';
 import { registerKeySlotRoutes } from './key-slot-routes.js';
 import { registerWebhookReceiver } from './webhook-receiver.js';
@@ -170,6 +171,7 @@ function registerRoutes(
   });
   registerFundingRoutes(app, { pool: deps.pool, maxTransferMicroUsd: options.maxTransferMicroUsd });
   registerWalletRoutes(app, { pool: deps.pool, platform: options.preflightPlatform });
+  registerPlanRoutes(app, { pool: deps.pool, maxTransferMicroUsd: options.maxTransferMicroUsd });
   registerApprovalRoutes(app, { pool: deps.pool, client: deps.client });
   registerDecisionRoutes(app, {
     pool: deps.pool,

@@ -63,6 +63,12 @@ export const GatewayErrorCode = {
   SCHEDULE_NOT_FOUND: 'SCHEDULE_NOT_FOUND',
   /** A rotation of the slot is running, or the slot holds only unmanaged keys (409). */
   ROTATION_CONFLICT: 'ROTATION_CONFLICT',
+  /** No plan of this name, or no such version of it (404). */
+  PLAN_NOT_FOUND: 'PLAN_NOT_FOUND',
+  /** A plan of this name exists already: an update makes its next version (409). */
+  PLAN_EXISTS: 'PLAN_EXISTS',
+  /** The plan's latest version is not the one the update expected, or another update made it first (409). */
+  PLAN_VERSION_CONFLICT: 'PLAN_VERSION_CONFLICT',
 } as const;
 export type GatewayErrorCode = (typeof GatewayErrorCode)[keyof typeof GatewayErrorCode];
 

@@ -10,7 +10,7 @@ export type Role = (typeof ROLES)[number];
 
 /** Each permission with what it allows, in the words the roles table shows. */
 export const PERMISSIONS = {
-  'tenants.read': 'read tenants: status, statements, keys (ids and fingerprints), transfers, funding policies',
+  'tenants.read': 'read tenants: status, statements, keys (ids and fingerprints), transfers, funding policies, plans',
   'approvals.read': 'list approval requests',
   'tenants.onboard': 'onboard a tenant (and dry-run an onboarding)',
   'tenants.lifecycle': 'suspend, resume, close (no sooner than CLOSE_DELAY), rotate keys',
@@ -29,6 +29,7 @@ export const PERMISSIONS = {
   'approvals.decide': "approve or reject another operator's request",
   'close.immediate': 'close a tenant sooner than CLOSE_DELAY',
   'resources.any': 'act on event subscriptions created by other callers',
+  'plans.manage': 'create plans and make new versions of them',
 } as const;
 export type Permission = keyof typeof PERMISSIONS;
 
