@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { freeText } from './text.js';
+import type { PlanRef } from './plans.js';
 
 /**
  * Lifecycle events the parent's systems can subscribe to. Safe to import from workflows (types and
@@ -22,8 +23,22 @@ export const EVENT_TYPES = [
   'wallet.low_balance',
   'drift.finding_opened',
   'drift.finding_resolved',
+  'tenant.plan_changed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
+
+/**
+ * Types declared for subscribers before anything emits them: `tenant.plan_changed` is written by the plan
+ * convergence (issue 33, to come). Subscribing to one is allowed; the events test expects none of them yet.
+ */
+export const EVENT_TYPES_NOT_YET_EMITTED: readonly EventType[] = ['tenant.plan_changed'];
+
+/** The data of `tenant.plan_changed`: the plan version a tenant left (null: it was on none) and the one it is on. */
+export interface PlanChangedEventData {
+  externalRef: string;
+  from: PlanRef | null;
+  to: PlanRef;
+}
 
 /** The stream of events without a tenant (parent-wide); a tenant's stream is its external ref. */
 export const PARENT_STREAM = '';

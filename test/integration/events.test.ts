@@ -7,7 +7,7 @@ import { insertDriftCheck } from '../../src/db/drift-checks-store.js';
 import { resolveUnseenOfTenant, upsertFinding } from '../../src/db/drift-findings-store.js';
 import { insertRotation } from '../../src/db/key-rotations-store.js';
 import { auditFinding } from '../../activities/drift/records.js';
-import { EVENT_TYPES } from '../../src/domain/events.js';
+import { EVENT_TYPES, EVENT_TYPES_NOT_YET_EMITTED } from '../../src/domain/events.js';
 import { DEFAULT_PARENT_ID } from '../../src/sim/index.js';
 import { eventually, startEventReceiver, type EventReceiver } from '../harness/event-receiver.js';
 import { directActivities, eventRows, startDispatcher, subscribe, vaultOf } from '../harness/events-env.js';
@@ -187,7 +187,10 @@ describe('lifecycle events', () => {
     expect(count('drift.finding_opened', 'ev-op')).toBe(1);
     expect(count('drift.finding_resolved', 'ev-op')).toBe(1);
     expect(count('wallet.low_balance', 'ev-op')).toBe(1);
-    expect(new Set(rows.map((r) => r.type))).toEqual(new Set(EVENT_TYPES));
+    // Every type something emits (those declared ahead of their emitter excepted) was emitted above.
+    expect(new Set(rows.map((r) => r.type))).toEqual(
+      new Set(EVENT_TYPES.filter((type) => !EVENT_TYPES_NOT_YET_EMITTED.includes(type))),
+    );
 
     // Every event reaches the receiver, verified, in each tenant's order.
     await eventually(

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SCHEDULE_EVERY } from '../../src/client/rotation-schedules.js';
+import { EVENT_TYPES_NOT_YET_EMITTED, subscribeInputSchema } from '../../src/domain/events.js';
 import {
   createPlanInputSchema,
   planBodySchema,
@@ -139,5 +140,13 @@ describe('the create and update inputs', () => {
       const problems = problemsOf(updatePlanInputSchema, { ...GOOD, expectVersion: bad });
       expect(problems, String(bad)).toEqual(['expectVersion: must be a whole number from 1 (1, 2, …)']);
     }
+  });
+});
+
+describe('tenant.plan_changed', () => {
+  it('is a type subscribers may name now, and one nothing emits yet', () => {
+    const subscription = { url: 'https://hooks.example.com/tpo', types: ['tenant.plan_changed'] };
+    expect(subscribeInputSchema.safeParse(subscription).success).toBe(true);
+    expect(EVENT_TYPES_NOT_YET_EMITTED).toEqual(['tenant.plan_changed']);
   });
 });
