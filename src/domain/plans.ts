@@ -32,6 +32,9 @@ export const planVersionSchema = z
     return z.NEVER;
   });
 
+/** Which version to read: a name (a path segment) and, optionally, a version (absent: the latest). */
+export const planLookupSchema = z.strictObject({ name: planNameSchema, version: planVersionSchema.optional() });
+
 /**
  * How often a Schedule rotates: the form the rotation schedules take (`SCHEDULE_EVERY` in
  * src/client/rotation-schedules.ts, which the domain may not import; a unit test keeps the two equal).
