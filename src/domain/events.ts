@@ -100,10 +100,6 @@ export function canonicalTypes(types: readonly string[]): string[] {
   return types.includes('*') ? ['*'] : [...types].sort();
 }
 
-export function subscriptionMatches(subscriptionTypes: readonly string[], type: string): boolean {
-  return subscriptionTypes.includes('*') || subscriptionTypes.includes(type);
-}
-
 /** What a delivery workflow reports per outcome (metrics and `events deliveries`). */
 export const DeliveryState = { pending: 'pending', delivered: 'delivered', failed: 'failed' } as const;
 export type DeliveryState = (typeof DeliveryState)[keyof typeof DeliveryState];
