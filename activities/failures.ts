@@ -3,7 +3,7 @@ import { classifyError } from '../src/platform/index.js';
 import { safeSnippet } from '../src/platform/secret-token.js';
 import type { Queryable } from '../src/db/pool.js';
 import { findTenant } from '../src/db/tenants-store.js';
-import { isClosing } from '../src/domain/tenant-rules.js';
+import { isClosing, type TenantFacts, type TenantRule } from '../src/domain/tenant-rules.js';
 import { codedFailure, FailureCode, type CodedFailureOptions } from '../src/domain/failures.js';
 
 /**
@@ -17,6 +17,22 @@ export function activityFailure(
   options: CodedFailureOptions = {},
 ): ApplicationFailure {
   return codedFailure(code, safeSnippet(message, 500), options);
+}
+
+/**
+ * A tenant rule (src/domain/tenant-rules.ts) checked inside a running workflow: the starters refused the tenant
+ * up front, but a close may have begun since, and runs started elsewhere (Web UI, schedules, fleet runs) meet
+ * the rule here first. Its refusal becomes the activity's failure, with the rule's code and message.
+ */
+export function assertTenantRule<T extends Omit<TenantFacts, 'externalRef'>>(
+  rule: TenantRule,
+  externalRef: string,
+  tenant: T,
+): asserts tenant is T & { subaccountId: string } {
+  const refused = rule({ externalRef, status: tenant.status, subaccountId: tenant.subaccountId });
+  if (refused) throw activityFailure(refused.code, refused.message);
+  if (!tenant.subaccountId)
+    throw activityFailure(FailureCode.TENANT_NOT_ACTIVE, `tenant ${externalRef} has no sub-account yet`);
 }
 
 /**

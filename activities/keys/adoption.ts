@@ -12,9 +12,10 @@ import { FailureCode } from '../../src/domain/failures.js';
 import type { DeployerSpec } from '../../src/domain/rotation-input.js';
 import { lastUseMoved, PlatformNotFoundError } from '../../src/platform/index.js';
 import { auditOrigin, type ActivityDeps } from '../context.js';
-import { activityFailure, boundary } from '../failures.js';
+import { activityFailure, boundary, assertTenantRule } from '../failures.js';
 import type { LastUseExpectation } from './rotation.js';
 import { DEFAULT_ROTATION_OPTIONS } from './rotation-options.js';
+import { rotationRefusal } from '../../src/domain/tenant-rules.js';
 
 /**
  * The adoption rotation's own steps (`tenantctl rotate-key R --adopt`). Issuing, deploying and
@@ -61,13 +62,7 @@ export function createAdoptionActivities(deps: ActivityDeps) {
               FailureCode.TENANT_NOT_FOUND,
               `no tenant with external ref ${input.externalRef} in our records`,
             );
-          if (tenant.status === 'closing' || tenant.status === 'closed')
-            throw activityFailure(FailureCode.TENANT_CLOSED, `tenant ${input.externalRef} is ${tenant.status}`);
-          if (tenant.status !== 'active' || !tenant.subaccountId)
-            throw activityFailure(
-              FailureCode.TENANT_NOT_ACTIVE,
-              `tenant ${input.externalRef} is ${tenant.status}: only active tenants are rotated`,
-            );
+          assertTenantRule(rotationRefusal, input.externalRef, tenant);
           const open = await findOpenRotation(tx, input.externalRef, input.slot);
           if (open && open.outcome.adoption !== true)
             throw activityFailure(

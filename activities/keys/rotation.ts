@@ -22,10 +22,11 @@ import { lastUseMoved, PlatformNotFoundError, type ApiKeyRecord, type LastUse } 
 import type { DeployerSpec } from '../../src/domain/rotation-input.js';
 import { DEFAULT_ROTATION_OPTIONS } from './rotation-options.js';
 import { auditOrigin, type ActivityDeps } from '../context.js';
-import { activityFailure, boundary } from '../failures.js';
+import { activityFailure, boundary, assertTenantRule } from '../failures.js';
 import { keyNamePrefix } from '../idempotency-keys.js';
 import { createDeployActivities } from './deployers/index.js';
 import { FailureCode } from '../../src/domain/failures.js';
+import { rotationRefusal } from '../../src/domain/tenant-rules.js';
 
 export interface BeginRotationInput {
   externalRef: string;
@@ -122,18 +123,9 @@ export function createRotationActivities(deps: ActivityDeps) {
             FailureCode.TENANT_NOT_FOUND,
             `no tenant with external ref ${input.externalRef} in our records`,
           );
-        if (tenant.status === 'closing' || tenant.status === 'closed') {
-          throw activityFailure(
-            FailureCode.TENANT_CLOSED,
-            `tenant ${input.externalRef} is ${tenant.status}: its keys are not rotated`,
-          );
-        }
-        if (tenant.status !== 'active' || !tenant.subaccountId) {
-          throw activityFailure(
-            FailureCode.TENANT_NOT_ACTIVE,
-            `tenant ${input.externalRef} is ${tenant.status}: only active tenants are rotated`,
-          );
-        }
+        // The starters refused it up front (src/domain/tenant-rules.ts); a close may have begun since, and runs
+        // started elsewhere (Web UI, schedules, fleet) meet the rule here first.
+        assertTenantRule(rotationRefusal, input.externalRef, tenant);
         const owner = { workflowId: input.workflowId, runId: input.runId, emergency: input.emergency };
         const open = await findOpenRotation(tx, input.externalRef, input.slot);
         const deployer =

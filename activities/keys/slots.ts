@@ -11,7 +11,8 @@ import { findTenant } from '../../src/db/tenants-store.js';
 import { FailureCode } from '../../src/domain/failures.js';
 import { PlatformNotFoundError } from '../../src/platform/index.js';
 import { auditOrigin, type ActivityDeps } from '../context.js';
-import { activityFailure, boundary } from '../failures.js';
+import { activityFailure, boundary, assertTenantRule } from '../failures.js';
+import { keyIssueRefusal } from '../../src/domain/tenant-rules.js';
 
 /**
  * Keys per workload and environment (contract, authentication rule 7): one slot = one named key of a tenant, with
@@ -34,11 +35,7 @@ export function createKeySlotActivities(deps: ActivityDeps) {
   async function openTenant(externalRef: string): Promise<{ subaccountId: string }> {
     const tenant = await findTenant(pool, externalRef);
     if (!tenant) throw activityFailure(FailureCode.TENANT_NOT_FOUND, `no tenant ${externalRef} in our records`);
-    if (tenant.status !== 'active' || !tenant.subaccountId)
-      throw activityFailure(
-        FailureCode.TENANT_NOT_ACTIVE,
-        `tenant ${externalRef} is ${tenant.status}: keys are issued to active tenants only`,
-      );
+    assertTenantRule(keyIssueRefusal, externalRef, tenant);
     return { subaccountId: tenant.subaccountId };
   }
 
