@@ -24,8 +24,11 @@ export interface DevServerOptions {
   dbFilename?: string;
   readyTimeoutMs?: number;
   onProgress?: Progress;
-  /** Extra dynamic config, e.g. `history.timerProcessorMaxTimeShift: '10ms'` so millisecond timers fire in milliseconds. */
-  dynamicConfig?: Record<string, string>;
+  /**
+   * Extra dynamic config, e.g. `history.timerProcessorMaxTimeShift: '10ms'` so millisecond timers fire in
+   * milliseconds. Values keep their type (the server reads an int setting only from a number).
+   */
+  dynamicConfig?: Record<string, string | number | boolean>;
 }
 
 export interface RunningDevServer {
