@@ -1,18 +1,8 @@
 import { defineQuery } from '@temporalio/workflow';
-import type { QuietCheckView } from './rotate-tenant-key-messages.js';
+import type { QuietCheckView, RotationStage } from './rotate-tenant-key-messages.js';
 
-export type AdoptionStage =
-  | 'starting'
-  | 'creating_key'
-  | 'key_limit'
-  | 'deploying'
-  | 'verifying'
-  | 'waiting_for_quiet'
-  | 'held'
-  | 'completed'
-  | 'aborted'
-  | 'cancelled'
-  | 'failed';
+/** A rotation's stages but its own two: an adoption keeps the old keys it cannot revoke, it never rolls back. */
+export type AdoptionStage = Exclude<RotationStage, 'revoking_old' | 'rolling_back'>;
 
 export interface AdoptedKeyView {
   keyId: string;

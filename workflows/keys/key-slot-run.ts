@@ -1,0 +1,315 @@
+import {
+  CancellationScope,
+  condition,
+  ContinueAsNew,
+  continueAsNew,
+  getExternalWorkflowHandle,
+  isCancellation,
+  proxyActivities,
+  proxyLocalActivities,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { Activities } from '../../activities/index.js';
+import type { IssueKeyResult } from '../../activities/keys/issue-key.js';
+import { msOf } from '../../src/domain/durations.js';
+import { platformTaskQueue } from '../../src/domain/ids.js';
+import { DEFAULT_TIMINGS } from '../../src/domain/rotation-defaults.js';
+import type { ParsedRotateTenantKeyInput } from '../../src/domain/rotation-input.js';
+import { tenantExternalRefKey } from '../../src/domain/search-attributes.js';
+import {
+  databaseStep,
+  notifyDeploy as notifyDeployPolicy,
+  platformCall,
+  projectEnvDeploy as projectEnvDeployPolicy,
+} from '../activity-policies.js';
+import { Backoff, handlersFinished, historyFull, Waits, type WaitView } from '../waits.js';
+import { evaluateGate, gateTimingsOf, type GateDecision, type GateMemory, type GateTimings } from './quiet-gate.js';
+import { rotationSettledSignal } from './rotate-tenant-key-messages.js';
+import { waitForKeySlot, type KeySlotDecisions, type KeySlotWait } from './key-slot-wait.js';
+
+const db = proxyLocalActivities<Activities>(databaseStep);
+// The notify deployer is retried until the parent's endpoint answers 2xx (no attempt limit).
+const notifyDeploy = proxyActivities<Activities>(notifyDeployPolicy);
+
+/** What a rotation and an adoption of a tenant's key slot take alike (the inputs share these fields). */
+export type SlotRunInput = Pick<ParsedRotateTenantKeyInput, 'externalRef' | 'slot' | 'options' | 'deployer' | 'reason'>;
+
+/** The part of a run's status (its query's answer) the shared steps write. */
+export interface SlotRunStatus<Stage extends string> {
+  stage: Stage;
+  waitingFor: string | null;
+  notes: string[];
+}
+
+/** Where a continued run resumes: the key-limit wait, the quiet gate's polls, or held for a decision. */
+export type SlotPhase = 'key_limit' | 'gate' | 'held';
+
+/** The open rotation record a run has begun (beginRotation, beginAdoption), as far as the shared steps read it. */
+export interface SlotBegun {
+  rotationId: string;
+  subaccountId: string;
+  toGeneration: number;
+}
+
+/** What every continuation of a slot run carries, whatever else its workflow adds. */
+export interface SlotRunCarried<Begun extends SlotBegun, Status> {
+  phase: SlotPhase;
+  begun: Begun;
+  status: Status;
+  wait: WaitView | null;
+  /** The current poll's backoff count. */
+  polls: number;
+  /** When the gate's previous look began (the interval it judges a late use by runs from there). */
+  lookedAtMs: number | null;
+}
+
+type Change = Parameters<Activities['recordRotation']>[0]['change'];
+type DeployInput = Parameters<Activities['deployKeyGeneration']>[0];
+export type SettledOutcome = 'completed' | 'held' | 'key_limit' | 'failed' | 'aborted';
+
+/**
+ * One run of a tenant's key slot (rotateTenantKey, adoptTenantKeys): the state both hold and the steps
+ * they take alike, as `safe-message-handlers` holds a workflow's state in one class. The workflow's own
+ * class adds its status, its decisions (installed in its constructor) and its flow (`steps`).
+ *
+ * Waits (workflows/waits.ts): `show` a stage the run is not waiting in, `waitAt` a wait with the decisions
+ * that apply; both set TenantStatus `rotation_<stage>`. Past the history bound `continueRun` continues as
+ * new in the phase the run was in, with what `carry` says the next run needs.
+ */
+export abstract class KeySlotRun<
+  Stage extends string,
+  Status extends SlotRunStatus<Stage>,
+  Begun extends SlotBegun,
+  Carried extends SlotRunCarried<Begun, Status>,
+  Result,
+> {
+  protected readonly externalRef: string;
+  protected readonly slot: string;
+  protected readonly timings: GateTimings;
+  protected readonly t: Record<keyof typeof DEFAULT_TIMINGS, string | number>;
+  protected readonly pollCeilingMs: number | undefined;
+  protected readonly bound: number | undefined;
+  protected readonly platform: ReturnType<typeof proxyActivities<Activities>>;
+  private readonly projectEnvDeploy: ReturnType<typeof proxyActivities<Activities>>;
+  protected readonly waits: Waits;
+  protected backoff: Backoff;
+  protected lookedAtMs: number | null;
+  protected begun: Begun | undefined;
+  /** The decisions that apply now (what a wait lists); set when the workflow installs its decisions. */
+  protected applicable: () => readonly string[] = () => [];
+
+  constructor(
+    private readonly rawInput: object,
+    private readonly slotInput: SlotRunInput,
+    protected readonly status: Status,
+    protected readonly carried: Carried | undefined,
+    details: (status: Status) => string[],
+  ) {
+    this.externalRef = slotInput.externalRef;
+    this.slot = slotInput.slot;
+    this.t = { ...DEFAULT_TIMINGS, ...slotInput.options };
+    this.timings = gateTimingsOf(this.t);
+    this.pollCeilingMs = slotInput.options?.pollCeiling === undefined ? undefined : msOf(slotInput.options.pollCeiling);
+    this.bound = slotInput.options?.historyEventBound;
+    const queue = platformTaskQueue(workflowInfo().taskQueue);
+    this.platform = proxyActivities<Activities>(platformCall(queue));
+    this.projectEnvDeploy = proxyActivities<Activities>(projectEnvDeployPolicy(queue));
+    this.waits = new Waits(
+      { tenantStatus: (stage) => `rotation_${stage}`, details: () => details(this.status) },
+      carried?.wait ?? null,
+    );
+    this.lookedAtMs = carried?.lookedAtMs ?? null;
+    this.begun = carried?.begun;
+    this.backoff = new Backoff(
+      msOf(this.t.keyLimitRetryInterval),
+      this.pollCeilingMs,
+      carried?.phase === 'key_limit' ? carried.polls : 0,
+    );
+  }
+
+  /** The run's flow; a continued run resumes in its phase. */
+  protected abstract steps(): Promise<Result>;
+  /** What else the next run needs to answer and decide the same (a decision that landed, the gate's memory). */
+  protected abstract carryAlso(): Omit<Carried, keyof SlotRunCarried<Begun, Status>>;
+  /** After a failure or a cancel (not a continuation), in a non-cancellable scope: leave no record open. */
+  protected abstract settleFailure(error: unknown, cancelled: boolean): Promise<void>;
+
+  async run(): Promise<Result> {
+    if (!this.carried) upsertSearchAttributes([{ key: tenantExternalRefKey, value: this.externalRef }]);
+    try {
+      return await this.steps();
+    } catch (error) {
+      // Continuing as new is not a failure: the next run carries on with this one's state.
+      if (error instanceof ContinueAsNew) throw error;
+      const cancelled = isCancellation(error);
+      await CancellationScope.nonCancellable(() => this.settleFailure(error, cancelled));
+      this.failed(error, cancelled);
+      throw error;
+    }
+  }
+
+  /** After settleFailure, before the error is thrown on (the outcome's log line). */
+  protected failed(_error: unknown, _cancelled: boolean): void {}
+
+  /** What beginRotation and beginAdoption both take: the slot, its deployer, this run, and why. */
+  protected beginInput() {
+    return {
+      externalRef: this.externalRef,
+      slot: this.slot,
+      deployer: this.slotInput.deployer,
+      workflowId: workflowInfo().workflowId,
+      runId: workflowInfo().runId,
+      reason: this.slotInput.reason ?? null,
+    };
+  }
+
+  /** A stage the run is not waiting in. */
+  protected show(stage: Stage): void {
+    this.status.stage = stage;
+    this.status.waitingFor = null;
+    this.waits.leave(stage);
+  }
+
+  /** A wait: what it waits for, the decisions that apply, and when the run looks again by itself (ms). */
+  protected waitAt(stage: Stage, waitingFor: string, nextCheckInMs: number | null = null): void {
+    this.status.stage = stage;
+    this.status.waitingFor = waitingFor;
+    this.waits.enter(stage, waitingFor, this.applicable(), nextCheckInMs);
+  }
+
+  /** At the key limit (in waitForKeySlot's `atLimit`): the stage, and what the run waits for. */
+  protected atKeyLimit(waitingFor: string): string {
+    this.status.stage = 'key_limit' as Stage;
+    return (this.status.waitingFor = waitingFor);
+  }
+
+  /**
+   * Creates the new generation with onboarding's own activity (same key names, same orphan handling),
+   * waiting at the tenant's active-key limit (waitForKeySlot) until an operator frees a slot
+   * (retryKeyCreate), aborts, or the slow retry finds room; past the history bound it continues as new.
+   */
+  protected createKey(
+    decisions: KeySlotDecisions,
+    atLimit: KeySlotWait<IssueKeyResult>['atLimit'],
+    afterWait?: KeySlotWait<IssueKeyResult>['afterWait'],
+  ) {
+    const b = this.begun!;
+    return waitForKeySlot<IssueKeyResult>({
+      waits: this.waits,
+      backoff: this.backoff,
+      decisions,
+      applicable: this.applicable,
+      create: () =>
+        this.platform.issueTenantKey({
+          externalRef: this.externalRef,
+          subaccountId: b.subaccountId,
+          slot: this.slot,
+          generation: b.toGeneration,
+        }),
+      atLimit,
+      ...(afterWait ? { afterWait } : {}),
+      full: () => this.historyFull(),
+      continueAsNew: () => this.continueRun('key_limit'),
+    });
+  }
+
+  protected historyFull(): boolean {
+    return historyFull(this.bound);
+  }
+
+  /**
+   * Continues as new in `phase`: decisions sent to the workflow id land on the next run. Throws
+   * ContinueAsNew (let through by `run`).
+   */
+  protected async continueRun(phase: SlotPhase): Promise<never> {
+    await handlersFinished();
+    const next = {
+      phase,
+      begun: this.begun!,
+      status: this.status,
+      wait: this.waits.current,
+      polls: this.backoff.polls,
+      lookedAtMs: this.lookedAtMs,
+      ...this.carryAlso(),
+    };
+    return continueAsNew<(input: object) => Promise<Result>>({
+      ...this.rawInput,
+      continued: next as unknown as Record<string, unknown>,
+    });
+  }
+
+  protected record(change: Change, audit?: string, operator?: string) {
+    return db.recordRotation({
+      rotationId: this.begun!.rotationId,
+      externalRef: this.externalRef,
+      change,
+      ...(audit ? { audit } : {}),
+      ...(operator ? { operator } : {}),
+    });
+  }
+
+  /** Sends a generation out through the deployer (retried until it succeeds: a wait the caller enters). */
+  protected deploy(deployer: DeployInput['deployer'], input: Omit<DeployInput, 'deployer'>) {
+    const acts = deployer.kind === 'notify' ? notifyDeploy : this.projectEnvDeploy;
+    return acts.deployKeyGeneration({ ...input, deployer });
+  }
+
+  /** Tells the fleet run that started this one (if any) how it settled or that it waits; never fails. */
+  protected tellParent(outcome: SettledOutcome): Promise<void> {
+    const parent = workflowInfo().parent;
+    if (!parent) return Promise.resolve();
+    return getExternalWorkflowHandle(parent.workflowId)
+      .signal(rotationSettledSignal, { workflowId: workflowInfo().workflowId, outcome })
+      .catch(() => undefined);
+  }
+
+  /** The quiet gate's poll: from the base interval, backing off to the ceiling; `polls` carried over. */
+  protected gateBackoff(polls = 0): Backoff {
+    return new Backoff(this.timings.pollIntervalMs, this.pollCeilingMs, polls);
+  }
+
+  /**
+   * One look of the quiet gate (workflows/keys/quiet-gate.ts) at `keys`: their records and the new key's
+   * read once, each judged by the interval actually waited since the previous look (polls back off),
+   * not the configured one. `freshUse`: the new key's first use stands for deploy time on the platform's clock.
+   */
+  protected async lookAtGate(
+    subaccountId: string,
+    keys: ReadonlyArray<{ keyId: string; memory: GateMemory }>,
+    newKeyId: string,
+    freshUse = true,
+  ): Promise<GateDecision[]> {
+    const lookingAtMs = Date.now();
+    const usage = await this.platform.observeKeyUsage({
+      subaccountId,
+      keyIds: [...keys.map((k) => k.keyId), newKeyId],
+    });
+    const nowMs = Date.now();
+    const decisions = keys.map(({ keyId, memory }) =>
+      evaluateGate(memory, usage[keyId] ?? null, freshUse ? (usage[newKeyId] ?? null) : null, nowMs, {
+        ...this.timings,
+        pollIntervalMs: nowMs - (this.lookedAtMs ?? memory.deployedAtMs),
+      }),
+    );
+    this.lookedAtMs = lookingAtMs;
+    return decisions;
+  }
+
+  /** Between two looks of the gate: the wait shown, until the next look or `woken`. */
+  protected async waitForQuiet(waitingFor: (waitMs: number) => string, woken: () => boolean): Promise<void> {
+    const waitMs = this.backoff.next();
+    this.waitAt('waiting_for_quiet' as Stage, waitingFor(waitMs), waitMs);
+    await condition(woken, waitMs);
+  }
+
+  /**
+   * Held: only a decision (or what `woken` also accepts) ends it, so it sets no timer and polls nothing,
+   * adding no events while it waits. It re-checks its history only (signals and Updates add events),
+   * continuing as new past the bound.
+   */
+  protected async holdUntil(woken: () => boolean): Promise<void> {
+    await condition(() => woken() || this.historyFull());
+    if (!woken()) await this.continueRun('held');
+  }
+}
