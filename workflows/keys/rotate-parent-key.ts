@@ -33,27 +33,21 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../../activities/index.js';
+import type { ParsedWorkflowInput } from '../../activities/input-validation.js';
 import type { ParentKeyRef } from '../../activities/keys/parent-key.js';
 import { codedFailure, FailureCode } from '../../src/domain/failures.js';
 import { PARENT_KEY_ROTATION_WORKFLOW_ID, platformTaskQueue } from '../../src/domain/ids.js';
 import type { RotateParentKeyInput } from '../../src/domain/key-slot-input.js';
 import type { DecisionBy } from '../../src/domain/operator-decisions.js';
 import { databaseStep, platformCall } from '../activity-policies.js';
-import { installDecisions } from './decision-table.js';
+import { ParentKeyDecisions, type ParentKeyDecision } from './rotate-parent-key-decisions.js';
 import {
   parentKeyRecordsChangedSignal,
   parentKeyRotationStatusQuery,
-  type ParentKeyRotationStage,
   type ParentKeyRotationStatus,
   type PendingProcess,
 } from './rotate-parent-key-messages.js';
 import { evaluateGate, type GateMemory } from './quiet-gate.js';
-import {
-  abortRotationUpdate,
-  escalateToEmergencyUpdate,
-  retryKeyCreateUpdate,
-  revokeAnywayUpdate,
-} from './rotate-tenant-key-messages.js';
 import { carriedState } from '../transfer-loop.js';
 import { msOf, validateWorkflowInput } from '../validate-input.js';
 import { Backoff, handlersFinished, historyFull, Waits, type WaitView } from '../waits.js';
@@ -78,14 +72,15 @@ const DEFAULTS = {
   overlapWindow: '10m',
 } as const;
 
-type ParentKeyDecision = 'retryKeyCreate' | 'abortRotation' | 'revokeAnyway' | 'escalateToEmergency';
-
 /** Where a run stands, so a continuation picks up where the previous run waited. */
 type Phase = 'create' | 'switch' | 'name' | 'quiet';
 
+type Begun = { old: ParentKeyRef; newRowId: string; keyName: string };
+type Usage = Awaited<ReturnType<Activities['observeOldParentKey']>>['usage'];
+
 /** What a run continued as new hands to the next (ids, fingerprints, stages, times, decisions: never a token). */
 interface Carried {
-  begun: { old: ParentKeyRef; newRowId: string; keyName: string };
+  begun: Begun;
   phase: Phase;
   status: ParentKeyRotationStatus;
   wait: WaitView | null;
@@ -102,309 +97,320 @@ interface Carried {
 export async function rotateParentKey(rawInput: RotateParentKeyInput): Promise<RotateParentKeyResult> {
   const input = await validateWorkflowInput('rotateParentKey', rawInput, () => PARENT_KEY_ROTATION_WORKFLOW_ID);
   // Only the run's own continuation sets `continued` (a caller's is refused as invalid input).
-  const carried = carriedState<Carried>(input.continued);
-  const platform = proxyActivities<Activities>(platformCall(platformTaskQueue(workflowInfo().taskQueue)));
-  const o = { ...DEFAULTS, ...input.options };
-  const t = {
-    pollMs: msOf(o.pollInterval),
-    staleMs: msOf(o.staleAfter),
-    switchDeadlineMs: msOf(o.switchDeadline),
-    quietPeriodMs: msOf(o.quietPeriod),
-    quietDeadlineMs: msOf(o.quietDeadline),
-    overlapWindowMs: msOf(o.overlapWindow),
-  };
-  const status: ParentKeyRotationStatus = carried?.status ?? {
-    stage: 'creating_key',
-    emergency: input.emergency,
-    oldKey: null,
-    newKey: null,
-    processes: { live: 0, stragglers: [], pending: [] },
-    switchedAt: null,
-    activeKeys: [],
-    candidates: [],
-    quietCheck: null,
-    notes: input.reason ? [`started: ${input.reason}`] : [],
-  };
-  setHandler(parentKeyRotationStatusQuery, () => status);
-  const waits = new Waits({ details: () => detailsOf(status) }, carried?.wait ?? null);
-  let recordsChanged = false;
-  let abortBy: DecisionBy | null = carried?.abortBy ?? null;
-  let revokeBy: DecisionBy | null = carried?.revokeBy ?? null;
-  /** retryKeyCreate accepted, and whether an abort was (the key-limit wait reads both). */
-  const keySlot = { retry: false, aborted: () => abortBy !== null };
-  let oldPlatformId: string | null = carried?.oldPlatformId ?? null;
-  setHandler(parentKeyRecordsChangedSignal, () => {
-    recordsChanged = true;
-  });
+  return new ParentKeyRotation(rawInput, input, carriedState<Carried>(input.continued)).run();
+}
 
-  /** A decision after an abort or a revokeAnyway was accepted cannot apply: the run is already on its way. */
-  const settled = () => {
-    const a = abortBy as DecisionBy | null;
-    const r = revokeBy as DecisionBy | null;
-    if (a) return `the rotation is being rolled back (abortRotation by ${a.operator}): no other decision applies`;
-    if (r) return `revokeAnyway by ${r.operator} was accepted: the old key is being revoked`;
-    return null;
+/** One run of the parent key's rotation: its status, the operator's decisions, and each phase as a method. */
+class ParentKeyRotation {
+  private readonly status: ParentKeyRotationStatus;
+  private readonly platform = proxyActivities<Activities>(platformCall(platformTaskQueue(workflowInfo().taskQueue)));
+  private readonly o: { [K in keyof typeof DEFAULTS]: string | number };
+  private readonly t: {
+    pollMs: number;
+    staleMs: number;
+    switchDeadlineMs: number;
+    quietPeriodMs: number;
+    quietDeadlineMs: number;
+    overlapWindowMs: number;
   };
-  const unknownOldId = () =>
-    oldPlatformId
-      ? null
-      : `the old key's platform id is unknown (imported without --key-id` +
-        `${status.candidates?.length ? `, and ${status.candidates.length} active platform keys could be it` : ''}): ` +
-        `revokeAnyway cannot revoke it. Find ours with \`tenantctl parent-key platform-keys\`, name it with ` +
-        `\`tenantctl parent-key identify <keyId>\`, then decide again`;
-  const GATE = ['waiting_for_switch', 'naming_old_key', 'waiting_for_quiet', 'held'] as const;
+  private readonly waits: Waits;
+  private readonly backoff: Backoff;
   /** The decisions that apply now (what a wait lists), the same rule as the validators by construction. */
-  const applicableNow = installDecisions<ParentKeyRotationStage, ParentKeyDecision>({
-    table: {
-      retryKeyCreate: ['key_limit'],
-      abortRotation: ['key_limit', ...GATE],
-      revokeAnyway: GATE,
-      escalateToEmergency: ['creating_key', 'key_limit', 'verifying', ...GATE],
-    },
-    updates: {
-      retryKeyCreate: retryKeyCreateUpdate,
-      abortRotation: abortRotationUpdate,
-      revokeAnyway: revokeAnywayUpdate,
-      escalateToEmergency: escalateToEmergencyUpdate,
-    },
-    stage: () => status.stage,
-    settled: (name) =>
-      settled() ?? (name === 'escalateToEmergency' && status.emergency ? 'already an emergency rotation' : null),
-    notAt: (name, stages) => `${name} applies at ${stages.join(', ')} (the run is at ${status.stage})`,
-    also: (name) => (name === 'revokeAnyway' ? unknownOldId() : null),
-    take: (name, by) => {
-      switch (name) {
-        case 'retryKeyCreate':
-          keySlot.retry = true;
-          return 'the create is tried again now';
-        case 'abortRotation':
-          abortBy = by;
-          return 'rolling back: the old key is current again, the new one is revoked';
-        case 'revokeAnyway':
-          revokeBy = by;
-          return 'the old key is revoked now';
-        case 'escalateToEmergency':
-          status.emergency = true;
-          status.notes.push(`escalated to emergency by ${by.operator}: ${by.reason}`);
-          return 'no quiet gate: the old key is revoked as soon as every live process uses the new one';
-      }
-    },
-  });
+  private readonly applicable: () => ParentKeyDecision[];
+  private recordsChanged = false;
+  private readonly decisions: ParentKeyDecisions;
+  private oldPlatformId: string | null;
+  private begun!: Begun;
+  private phase: Phase;
+  private switchStartedMs: number | null;
+  private oldGone: boolean;
+  private memory: GateMemory | null;
+  private lastWaitMs: number;
+  private oldRevoked = false;
 
-  let begun: Carried['begun'];
-  if (carried) begun = carried.begun;
-  else {
-    begun = await db.beginParentKeyRotation({ runKey: workflowInfo().firstExecutionRunId.slice(0, 12) });
-    status.oldKey = begun.old;
-    // Which platform key the old one is, before anything changes: recorded, or the only one it can be (this
-    // listing is made with the old key, so the old key is among the keys it shows).
-    const seen = await platform.observeOldParentKey({ old: begun.old, newPlatformKeyId: '', inferSingle: true });
-    oldPlatformId = seen.platformKeyId;
-    status.candidates = seen.ambiguous;
-    if (oldPlatformId) status.oldKey = { ...begun.old, platformKeyId: oldPlatformId };
+  constructor(
+    private readonly rawInput: RotateParentKeyInput,
+    private readonly input: ParsedWorkflowInput<'rotateParentKey'>,
+    private readonly carried: Carried | undefined,
+  ) {
+    this.o = { ...DEFAULTS, ...input.options };
+    const { o } = this;
+    this.t = {
+      pollMs: msOf(o.pollInterval),
+      staleMs: msOf(o.staleAfter),
+      switchDeadlineMs: msOf(o.switchDeadline),
+      quietPeriodMs: msOf(o.quietPeriod),
+      quietDeadlineMs: msOf(o.quietDeadline),
+      overlapWindowMs: msOf(o.overlapWindow),
+    };
+    this.status = carried?.status ?? {
+      stage: 'creating_key',
+      emergency: input.emergency,
+      oldKey: null,
+      newKey: null,
+      processes: { live: 0, stragglers: [], pending: [] },
+      switchedAt: null,
+      activeKeys: [],
+      candidates: [],
+      quietCheck: null,
+      notes: input.reason ? [`started: ${input.reason}`] : [],
+    };
+    setHandler(parentKeyRotationStatusQuery, () => this.status);
+    this.waits = new Waits({ details: () => detailsOf(this.status) }, carried?.wait ?? null);
+    this.decisions = new ParentKeyDecisions(carried);
+    this.oldPlatformId = carried?.oldPlatformId ?? null;
+    setHandler(parentKeyRecordsChangedSignal, () => {
+      this.recordsChanged = true;
+    });
+    this.applicable = this.decisions.install(this.status, () => this.oldPlatformId);
+    if (carried) this.begun = carried.begun;
+    this.phase = carried?.phase ?? 'create';
+    this.backoff = new Backoff(
+      this.t.pollMs,
+      input.options?.pollCeiling === undefined ? undefined : msOf(input.options.pollCeiling),
+      carried?.polls ?? 0,
+    );
+    this.switchStartedMs = carried?.switchStartedMs ?? null;
+    this.oldGone = carried?.oldGone ?? false;
+    this.memory = carried?.memory ?? null;
+    this.lastWaitMs = carried?.lastWaitMs ?? this.t.pollMs;
   }
-  let phase: Phase = carried?.phase ?? 'create';
-  const backoff = new Backoff(
-    t.pollMs,
-    input.options?.pollCeiling === undefined ? undefined : msOf(input.options.pollCeiling),
-    carried?.polls ?? 0,
-  );
-  let switchStartedMs = carried?.switchStartedMs ?? null;
-  let oldGone = carried?.oldGone ?? false;
-  let memory: GateMemory | null = carried?.memory ?? null;
-  let lastWaitMs = carried?.lastWaitMs ?? t.pollMs;
-  let oldRevoked = false;
-  const aborted = () => abortBy !== null;
+
+  async run(): Promise<RotateParentKeyResult> {
+    if (!this.carried) await this.begin();
+    try {
+      if (this.phase === 'create') await this.createKey();
+      if (this.phase === 'switch') await this.waitForSwitch();
+      if (this.phase === 'name') await this.nameOldKey();
+      return await this.revokeOld(await this.passQuietGate());
+    } catch (error) {
+      if (error instanceof ContinueAsNew) throw error;
+      if (!this.oldRevoked) await this.rollBack(error);
+      throw error;
+    }
+  }
+
+  /** Names the old key's platform id before anything changes: recorded, or the only one it can be. */
+  private async begin(): Promise<void> {
+    const { status } = this;
+    this.begun = await db.beginParentKeyRotation({ runKey: workflowInfo().firstExecutionRunId.slice(0, 12) });
+    status.oldKey = this.begun.old;
+    // This listing is made with the old key, so the old key is among the keys it shows.
+    const seen = await this.platform.observeOldParentKey({
+      old: this.begun.old,
+      newPlatformKeyId: '',
+      inferSingle: true,
+    });
+    this.oldPlatformId = seen.platformKeyId;
+    status.candidates = seen.ambiguous;
+    if (this.oldPlatformId) status.oldKey = { ...this.begun.old, platformKeyId: this.oldPlatformId };
+  }
 
   /** Past the bound (or when the SDK suggests it); a run just continued never continues again at once. */
-  const runFull = () => workflowInfo().historyLength >= 100 && historyFull(input.options?.historyEventBound);
+  private runFull(): boolean {
+    return workflowInfo().historyLength >= 100 && historyFull(this.input.options?.historyEventBound);
+  }
+
   /** The next run takes over with this one's state. */
-  const continueRun = async (): Promise<never> => {
+  private async continueRun(): Promise<never> {
     await handlersFinished();
     const next: Carried = {
-      begun,
-      phase,
-      status,
-      wait: waits.current,
-      polls: backoff.polls,
-      switchStartedMs,
-      oldPlatformId,
-      oldGone,
-      memory,
-      lastWaitMs,
-      abortBy,
-      revokeBy,
+      begun: this.begun,
+      phase: this.phase,
+      status: this.status,
+      wait: this.waits.current,
+      polls: this.backoff.polls,
+      switchStartedMs: this.switchStartedMs,
+      oldPlatformId: this.oldPlatformId,
+      oldGone: this.oldGone,
+      memory: this.memory,
+      lastWaitMs: this.lastWaitMs,
+      abortBy: this.decisions.abortBy,
+      revokeBy: this.decisions.revokeBy,
     };
     return continueAsNew<typeof rotateParentKey>({
-      ...rawInput,
+      ...this.rawInput,
       continued: next as unknown as Record<string, unknown>,
     });
-  };
-  const continueIfFull = async () => {
-    if (runFull()) await continueRun();
-  };
+  }
+
+  private async continueIfFull(): Promise<void> {
+    if (this.runFull()) await this.continueRun();
+  }
+
   /** Waits `ms` or until `woken`, then throws on an abort. */
-  const sleep = async (ms: number, woken: () => boolean) => {
-    lastWaitMs = ms;
-    await condition(() => aborted() || woken(), ms);
-    if (aborted()) throw abortFailure(abortBy);
-  };
+  private async sleep(ms: number, woken: () => boolean): Promise<void> {
+    this.lastWaitMs = ms;
+    await condition(() => this.decisions.abortBy !== null || woken(), ms);
+    if (this.decisions.abortBy !== null) throw abortFailure(this.decisions.abortBy);
+  }
 
-  try {
-    if (phase === 'create') {
-      const created = await waitForKeySlot({
-        waits,
-        backoff,
-        decisions: keySlot,
-        applicable: applicableNow,
-        create: () => {
-          status.stage = 'creating_key';
-          return platform.createParentKeyOnPlatform({ rowId: begun.newRowId, keyName: begun.keyName });
-        },
-        atLimit: (limit) => {
-          status.stage = 'key_limit';
-          status.activeKeys = limit.activeKeys;
-          return (
-            `the platform's active-key limit (${limit.activeKeys.length} active platform keys: ` +
-            `${limit.activeKeys.map((k) => k.name ?? k.id).join(', ')}): the create is tried again by itself; ` +
-            `revoke a key nobody uses (never another service's), then decide retryKeyCreate, or abortRotation ` +
-            `(tenantctl parent-key decide)`
-          );
-        },
-        afterWait: (waitMs) => {
-          lastWaitMs = waitMs;
-        },
-        full: runFull,
-        continueAsNew: continueRun,
-      });
-      if (created === 'aborted') throw abortFailure(abortBy);
-      status.newKey = created.key;
-      waits.leave();
-      backoff.reset();
-      status.stage = 'verifying';
-      await platform.verifyParentKey({ rowId: begun.newRowId });
-      await db.makeParentKeyCurrent({ rowId: begun.newRowId });
-      phase = 'switch';
-      switchStartedMs = Date.now();
-    }
-
-    if (phase === 'switch') {
-      // Every live process reports the new key (or stops reporting, or an operator decides).
-      status.stage = 'waiting_for_switch';
-      for (;;) {
-        const before = status.processes.stragglers.join();
-        status.processes = await db.observeParentKeySwitch({ rowId: begun.newRowId, staleAfterMs: t.staleMs });
-        if (status.processes.stragglers.length === 0 || revokeBy) break;
-        if (status.processes.stragglers.join() !== before) backoff.reset();
-        const pastDeadline = Date.now() - (switchStartedMs ?? 0) >= t.switchDeadlineMs;
-        status.stage = pastDeadline ? 'held' : 'waiting_for_switch';
-        const waitMs = backoff.next();
-        waits.enter(
-          status.stage,
-          `${switchWaitText(status.processes.pending ?? [], status.processes.live, begun.newRowId)}` +
-            (pastDeadline
-              ? `; past the switch deadline (${o.switchDeadline}): held for an operator`
-              : `; a process silent for ${o.staleAfter} is not waited for; held after ${o.switchDeadline}`),
-          applicableNow(),
-          waitMs,
+  /** Creates the new key (waiting at the platform's key limit), verifies it and makes it current. */
+  private async createKey(): Promise<void> {
+    const { status, begun } = this;
+    const created = await waitForKeySlot({
+      waits: this.waits,
+      backoff: this.backoff,
+      decisions: this.decisions,
+      applicable: this.applicable,
+      create: () => {
+        status.stage = 'creating_key';
+        return this.platform.createParentKeyOnPlatform({ rowId: begun.newRowId, keyName: begun.keyName });
+      },
+      atLimit: (limit) => {
+        status.stage = 'key_limit';
+        status.activeKeys = limit.activeKeys;
+        return (
+          `the platform's active-key limit (${limit.activeKeys.length} active platform keys: ` +
+          `${limit.activeKeys.map((k) => k.name ?? k.id).join(', ')}): the create is tried again by itself; ` +
+          `revoke a key nobody uses (never another service's), then decide retryKeyCreate, or abortRotation ` +
+          `(tenantctl parent-key decide)`
         );
-        await sleep(waitMs, () => revokeBy !== null);
-        if (revokeBy) break;
-        await continueIfFull();
-      }
-      if (status.processes.stragglers.length === 0) status.switchedAt = new Date(Date.now()).toISOString();
-      waits.leave();
-      backoff.reset();
-      status.stage = 'verifying';
-      await platform.verifyParentKey({ rowId: begun.newRowId });
-      phase = 'name';
-    }
+      },
+      afterWait: (waitMs) => {
+        this.lastWaitMs = waitMs;
+      },
+      full: () => this.runFull(),
+      continueAsNew: () => this.continueRun(),
+    });
+    if (created === 'aborted') throw abortFailure(this.decisions.abortBy);
+    status.newKey = created.key;
+    this.waits.leave();
+    this.backoff.reset();
+    status.stage = 'verifying';
+    await this.platform.verifyParentKey({ rowId: begun.newRowId });
+    await db.makeParentKeyCurrent({ rowId: begun.newRowId });
+    this.phase = 'switch';
+    this.switchStartedMs = Date.now();
+  }
 
-    if (phase === 'name') {
-      // The old key's platform id: recorded, or named by an operator; never guessed among the parent's other keys.
-      while (!oldPlatformId && !oldGone) {
-        recordsChanged = false;
-        const seen = await platform.observeOldParentKey({
-          old: begun.old,
-          newPlatformKeyId: status.newKey?.platformKeyId ?? '',
-        });
-        if (seen.platformKeyId) {
-          oldPlatformId = seen.platformKeyId;
-          break;
-        }
-        if (seen.ambiguous.length === 0) {
-          // No active key could be it: the old key is no longer active on the platform.
-          oldGone = true;
-          break;
-        }
-        if ((status.candidates ?? []).join() !== seen.ambiguous.join()) backoff.reset();
-        status.candidates = seen.ambiguous;
-        status.stage = 'naming_old_key';
-        const waitMs = backoff.next();
-        status.quietCheck =
-          `the old key's platform id is unknown (imported without --key-id) and ${seen.ambiguous.length} ` +
-          `active platform keys could be it (${seen.ambiguous.join(', ')})`;
-        waits.enter(
-          'naming_old_key',
-          `an operator to name the old key among the parent's ${seen.ambiguous.length} active platform keys ` +
-            `that could be it (${seen.ambiguous.join(', ')}): find ours with \`tenantctl parent-key ` +
-            `platform-keys\`, name it with \`tenantctl parent-key identify <keyId>\`; the parent's other keys ` +
-            `are never touched`,
-          applicableNow(),
-          waitMs,
-        );
-        await sleep(waitMs, () => recordsChanged);
-        await continueIfFull();
-      }
-      if (oldPlatformId) status.oldKey = { ...begun.old, platformKeyId: oldPlatformId };
-      status.candidates = [];
-      waits.leave();
-      backoff.reset();
-      phase = 'quiet';
+  /** Every live process reports the new key (or stops reporting, or an operator decides); then verified again. */
+  private async waitForSwitch(): Promise<void> {
+    const { status, begun, o, t } = this;
+    status.stage = 'waiting_for_switch';
+    for (;;) {
+      const before = status.processes.stragglers.join();
+      status.processes = await db.observeParentKeySwitch({ rowId: begun.newRowId, staleAfterMs: t.staleMs });
+      if (status.processes.stragglers.length === 0 || this.decisions.revokeBy) break;
+      if (status.processes.stragglers.join() !== before) this.backoff.reset();
+      const pastDeadline = Date.now() - (this.switchStartedMs ?? 0) >= t.switchDeadlineMs;
+      status.stage = pastDeadline ? 'held' : 'waiting_for_switch';
+      const waitMs = this.backoff.next();
+      this.waits.enter(
+        status.stage,
+        `${switchWaitText(status.processes.pending ?? [], status.processes.live, begun.newRowId)}` +
+          (pastDeadline
+            ? `; past the switch deadline (${o.switchDeadline}): held for an operator`
+            : `; a process silent for ${o.staleAfter} is not waited for; held after ${o.switchDeadline}`),
+        this.applicable(),
+        waitMs,
+      );
+      await this.sleep(waitMs, () => this.decisions.revokeBy !== null);
+      if (this.decisions.revokeBy) break;
+      await this.continueIfFull();
     }
+    if (status.processes.stragglers.length === 0) status.switchedAt = new Date(Date.now()).toISOString();
+    this.waits.leave();
+    this.backoff.reset();
+    status.stage = 'verifying';
+    await this.platform.verifyParentKey({ rowId: begun.newRowId });
+    this.phase = 'name';
+  }
 
-    // The quiet gate on the old key, unless it is gone, an emergency, or an operator says revoke now.
-    let observed: Awaited<ReturnType<Activities['observeOldParentKey']>>['usage'] = null;
-    status.stage = 'waiting_for_quiet';
-    while (!oldGone && !status.emergency && !revokeBy) {
-      const seen = await platform.observeOldParentKey({
-        old: { ...begun.old, platformKeyId: oldPlatformId },
+  /** The old key's platform id: recorded, or named by an operator; never guessed among the parent's other keys. */
+  private async nameOldKey(): Promise<void> {
+    const { status, begun } = this;
+    while (!this.oldPlatformId && !this.oldGone) {
+      this.recordsChanged = false;
+      const seen = await this.platform.observeOldParentKey({
+        old: begun.old,
         newPlatformKeyId: status.newKey?.platformKeyId ?? '',
       });
-      memory ??= { deployedAtMs: Date.now(), deployedAtPlatform: null, lastSeen: null, polls: 0 };
+      if (seen.platformKeyId) {
+        this.oldPlatformId = seen.platformKeyId;
+        break;
+      }
+      if (seen.ambiguous.length === 0) {
+        // No active key could be it: the old key is no longer active on the platform.
+        this.oldGone = true;
+        break;
+      }
+      if ((status.candidates ?? []).join() !== seen.ambiguous.join()) this.backoff.reset();
+      status.candidates = seen.ambiguous;
+      status.stage = 'naming_old_key';
+      const waitMs = this.backoff.next();
+      status.quietCheck =
+        `the old key's platform id is unknown (imported without --key-id) and ${seen.ambiguous.length} ` +
+        `active platform keys could be it (${seen.ambiguous.join(', ')})`;
+      this.waits.enter(
+        'naming_old_key',
+        `an operator to name the old key among the parent's ${seen.ambiguous.length} active platform keys ` +
+          `that could be it (${seen.ambiguous.join(', ')}): find ours with \`tenantctl parent-key ` +
+          `platform-keys\`, name it with \`tenantctl parent-key identify <keyId>\`; the parent's other keys ` +
+          `are never touched`,
+        this.applicable(),
+        waitMs,
+      );
+      await this.sleep(waitMs, () => this.recordsChanged);
+      await this.continueIfFull();
+    }
+    if (this.oldPlatformId) status.oldKey = { ...begun.old, platformKeyId: this.oldPlatformId };
+    status.candidates = [];
+    this.waits.leave();
+    this.backoff.reset();
+    this.phase = 'quiet';
+  }
+
+  /**
+   * The quiet gate on the old key (last use, else the overlap window), unless it is gone, an emergency, or an
+   * operator says revoke now. Returns what the gate saw when it passed, for the revoke's own re-check.
+   */
+  private async passQuietGate(): Promise<Usage> {
+    const { status, begun, t } = this;
+    status.stage = 'waiting_for_quiet';
+    while (!this.oldGone && !status.emergency && !this.decisions.revokeBy) {
+      const seen = await this.platform.observeOldParentKey({
+        old: { ...begun.old, platformKeyId: this.oldPlatformId },
+        newPlatformKeyId: status.newKey?.platformKeyId ?? '',
+      });
+      const memory = (this.memory ??= { deployedAtMs: Date.now(), deployedAtPlatform: null, lastSeen: null, polls: 0 });
       const lastSeenBefore = memory.lastSeen?.value;
-      const decision = evaluateGate(memory, seen.usage, null, Date.now(), {
+      const gate = evaluateGate(memory, seen.usage, null, Date.now(), {
         quietPeriodMs: t.quietPeriodMs,
         propagationAllowanceMs: t.pollMs * 2,
-        pollIntervalMs: lastWaitMs,
+        pollIntervalMs: this.lastWaitMs,
         quietDeadlineMs: t.quietDeadlineMs,
         overlapWindowMs: t.overlapWindowMs,
       });
-      status.quietCheck = decision.view.verdict;
-      if (decision.kind === 'gone') break;
-      if (decision.kind === 'quiet') {
-        observed = decision.observed;
-        break;
+      status.quietCheck = gate.view.verdict;
+      if (gate.kind === 'gone') break;
+      if (gate.kind === 'quiet') {
+        this.waits.leave();
+        return gate.observed;
       }
-      if (memory.lastSeen?.value !== lastSeenBefore) backoff.reset();
-      status.stage = decision.kind === 'held' ? 'held' : 'waiting_for_quiet';
-      const waitMs = backoff.next();
-      waits.enter(
+      if (memory.lastSeen?.value !== lastSeenBefore) this.backoff.reset();
+      status.stage = gate.kind === 'held' ? 'held' : 'waiting_for_quiet';
+      const waitMs = this.backoff.next();
+      this.waits.enter(
         status.stage,
-        `the old key (platform id ${oldPlatformId}) to show no use for ${o.quietPeriod}: ${decision.view.verdict}`,
-        applicableNow(),
+        `the old key (platform id ${this.oldPlatformId}) to show no use for ${this.o.quietPeriod}: ${gate.view.verdict}`,
+        this.applicable(),
         waitMs,
       );
-      await sleep(waitMs, () => revokeBy !== null || status.emergency);
-      await continueIfFull();
+      await this.sleep(waitMs, () => this.decisions.revokeBy !== null || status.emergency);
+      await this.continueIfFull();
     }
-    waits.leave();
+    this.waits.leave();
+    return null;
+  }
 
+  private async revokeOld(observed: Usage): Promise<RotateParentKeyResult> {
+    const { status, begun, oldPlatformId, oldGone } = this;
     status.stage = 'revoking';
     if (!oldPlatformId && !oldGone)
       throw codedFailure(FailureCode.NO_ACTIVE_KEY, "the old key's platform id is unknown: it was not revoked");
-    const by = revokeBy as DecisionBy | null;
-    await platform.revokeOldParentKey({
+    const by = this.decisions.revokeBy;
+    await this.platform.revokeOldParentKey({
       rowId: begun.old.rowId,
       platformKeyId: oldPlatformId,
       expect: observed?.lastUse ? { lastUse: observed.lastUse, useCount: observed.useCount ?? null } : null,
@@ -417,7 +423,7 @@ export async function rotateParentKey(rawInput: RotateParentKeyInput): Promise<R
             ? 'emergency: no quiet gate'
             : (status.quietCheck ?? 'quiet'),
     });
-    oldRevoked = true;
+    this.oldRevoked = true;
     status.stage = 'completed';
     return {
       outcome: 'completed',
@@ -426,23 +432,22 @@ export async function rotateParentKey(rawInput: RotateParentKeyInput): Promise<R
       emergency: status.emergency,
       quietCheck: status.quietCheck ?? (status.emergency ? 'emergency: no quiet gate' : 'operator decision'),
     };
-  } catch (error) {
-    if (error instanceof ContinueAsNew) throw error;
-    if (!oldRevoked) {
-      const by = abortBy as DecisionBy | null;
-      waits.leave();
-      await CancellationScope.nonCancellable(() =>
-        platform.rollBackParentKeyRotation({
-          oldRowId: begun.old.rowId,
-          newRowId: begun.newRowId,
-          keyName: begun.keyName,
-          operator: by?.operator ?? null,
-          why: by ? `aborted by ${by.operator}: ${by.reason}` : isCancellation(error) ? 'cancelled' : 'failed',
-        }),
-      );
-      status.stage = 'aborted';
-    }
-    throw error;
+  }
+
+  /** Abort or failure before the old key is revoked: the old key is current again and the new one is revoked. */
+  private async rollBack(error: unknown): Promise<void> {
+    const by = this.decisions.abortBy;
+    this.waits.leave();
+    await CancellationScope.nonCancellable(() =>
+      this.platform.rollBackParentKeyRotation({
+        oldRowId: this.begun.old.rowId,
+        newRowId: this.begun.newRowId,
+        keyName: this.begun.keyName,
+        operator: by?.operator ?? null,
+        why: by ? `aborted by ${by.operator}: ${by.reason}` : isCancellation(error) ? 'cancelled' : 'failed',
+      }),
+    );
+    this.status.stage = 'aborted';
   }
 }
 
