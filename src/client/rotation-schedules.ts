@@ -1,16 +1,10 @@
-import { ScheduleAlreadyRunning, ScheduleNotFoundError, type Client, type ScheduleOptions } from '@temporalio/client';
-import { TypedSearchAttributes } from '@temporalio/common';
+import { ScheduleNotFoundError, type Client } from '@temporalio/client';
+import { createOrUpdateSchedule, upsertTenantRotationSchedule } from '../infra/rotation-schedule.js';
 import type { Queryable } from '../db/pool.js';
 import { findTenant, TenantNotFoundError } from '../db/tenants-store.js';
 import { parseCallerInput, parseInput } from '../domain/tenant-input.js';
 import { assertTenantAllows, rotationScheduleRefusal } from '../domain/tenant-rules.js';
-import { tenantExternalRefKey } from '../domain/search-attributes.js';
-import {
-  fleetAdoptionScheduleId,
-  fleetAdoptionWorkflowId,
-  fleetScheduleId,
-  rotationScheduleId,
-} from '../domain/ids.js';
+import { fleetAdoptionScheduleId, fleetAdoptionWorkflowId, fleetScheduleId } from '../domain/ids.js';
 import {
   rotateFleetInputSchema,
   rotateTenantKeyInputSchema,
@@ -39,22 +33,6 @@ function checkTimes(times: ScheduleTimes): void {
     throw new Error(`--jitter: must be a duration like 6h (got ${times.jitter})`);
 }
 
-async function createOrUpdate(client: Client, options: ScheduleOptions): Promise<'created' | 'updated'> {
-  try {
-    await client.schedule.create(options);
-    return 'created';
-  } catch (error) {
-    if (!(error instanceof ScheduleAlreadyRunning)) throw error;
-  }
-  await client.schedule.getHandle(options.scheduleId).update((previous) => ({
-    ...previous,
-    spec: options.spec,
-    action: options.action as typeof previous.action,
-    policies: { ...previous.policies, overlap: 'SKIP' },
-  }));
-  return 'updated';
-}
-
 /**
  * With our records (`db`: the gateway passes them), an unknown tenant or one that will never be rotated again
  * (rotationScheduleRefusal) is refused before the schedule is made.
@@ -73,22 +51,12 @@ export async function scheduleTenantRotation(
     if (!tenant) throw new TenantNotFoundError(input.externalRef);
     assertTenantAllows(rotationScheduleRefusal, tenant);
   }
-  const scheduleId = rotationScheduleId(input.externalRef, input.slot);
-  const outcome = await createOrUpdate(client, {
-    scheduleId,
-    spec: { intervals: [{ every: times.every }], ...(times.jitter ? { jitter: times.jitter } : {}) },
-    action: {
-      type: 'startWorkflow',
-      workflowType: 'rotateTenantKeyOnSchedule',
-      workflowId: `rotate-scheduled:${input.externalRef}:${input.slot}`,
-      taskQueue,
-      args: [{ ...rawInput, slot: input.slot }],
-      typedSearchAttributes: new TypedSearchAttributes([{ key: tenantExternalRefKey, value: input.externalRef }]),
-    },
-    policies: { overlap: 'SKIP', catchupWindow: '1h' },
-    memo: { kind: 'tenant-rotation', externalRef: input.externalRef, slot: input.slot },
-  });
-  return { scheduleId, outcome };
+  return upsertTenantRotationSchedule(
+    client,
+    { externalRef: input.externalRef, slot: input.slot, rawInput },
+    times,
+    taskQueue,
+  );
 }
 
 export async function scheduleFleetRotation(
@@ -101,7 +69,7 @@ export async function scheduleFleetRotation(
   const input = parseInput(rotateFleetInputSchema, rawInput);
   // The fleet adoption (imported tenants' unmanaged keys) has its own schedule beside the fleet rotation.
   const scheduleId = input.adopt ? fleetAdoptionScheduleId(input.slot) : fleetScheduleId(input.slot);
-  const outcome = await createOrUpdate(client, {
+  const outcome = await createOrUpdateSchedule(client, {
     scheduleId,
     spec: { intervals: [{ every: times.every }], ...(times.jitter ? { jitter: times.jitter } : {}) },
     action: {
