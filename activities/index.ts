@@ -18,6 +18,8 @@ import { createParentKeyActivities } from './keys/parent-key.js';
 import { createEventActivities } from './events.js';
 import { createBeginOnboardingActivity } from './onboarding-begin.js';
 import { createApprovalActivities } from './approvals.js';
+import { createPlanActivities } from './plan.js';
+import { resolvePlan } from '../src/db/plans-store.js';
 
 export type { ActivityDeps } from './context.js';
 
@@ -31,7 +33,10 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...validation,
     ...tenants,
-    ...createBeginOnboardingActivity(validation, tenants),
+    ...createBeginOnboardingActivity(validation, tenants, (spec) =>
+      resolvePlan(deps.pool, spec, deps.transfers?.maxMicroUsd),
+    ),
+    ...createPlanActivities(deps),
     ...createWalletActivities(deps),
     ...createTopUpActivities(deps),
     ...createAutoTopUpActivities(deps),

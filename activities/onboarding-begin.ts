@@ -1,6 +1,7 @@
 import { onboardingWorkflowId, workflowIdProblem } from '../src/domain/ids.js';
 import { codedFailure, FailureCode } from '../src/domain/failures.js';
-import type { OnboardTenantInput } from '../src/domain/tenant-input.js';
+import { InvalidInputError, type OnboardTenantInput } from '../src/domain/tenant-input.js';
+import type { ResolvedPlan } from '../src/domain/plans.js';
 import { auditOrigin } from './context.js';
 import { boundary } from './failures.js';
 import type { createInputValidationActivities } from './input-validation.js';
@@ -11,6 +12,11 @@ export interface BeginOnboardingResult {
   input: OnboardTenantInput;
   /** The sub-account step's answer, as ensureSubaccountStep gives it (a lookup may still be needed). */
   step: EnsureSubaccountStepResult;
+  /**
+   * The plan the input names, resolved once here (absent version: the latest now) and so pinned in the
+   * run's history; null without `plan`. Absent in histories recorded before onboarding by plan.
+   */
+  plan?: ResolvedPlan | null;
 }
 
 /**
@@ -23,7 +29,21 @@ export interface BeginOnboardingResult {
 export function createBeginOnboardingActivity(
   validation: ReturnType<typeof createInputValidationActivities>,
   tenants: Pick<ReturnType<typeof createTenantActivities>, 'ensureSubaccountStep'>,
+  resolvePlan?: (spec: string) => Promise<ResolvedPlan>,
 ) {
+  // An unknown plan or version refuses the input as the schema would: before anything is written.
+  async function planOf(spec: string, workflowType: string): Promise<ResolvedPlan> {
+    if (!resolvePlan) throw codedFailure(FailureCode.INVALID_INPUT, 'plan: this worker cannot read plans');
+    try {
+      return await resolvePlan(spec);
+    } catch (error) {
+      if (!(error instanceof InvalidInputError)) throw error;
+      throw codedFailure(FailureCode.INVALID_INPUT, `invalid ${workflowType} input: ${error.problems.join('; ')}`, {
+        details: { problems: error.problems },
+      });
+    }
+  }
+
   return {
     beginOnboarding: boundary(
       async (request: { input: unknown; workflowType: string }): Promise<BeginOnboardingResult> => {
@@ -35,8 +55,9 @@ export function createBeginOnboardingActivity(
         const actual = auditOrigin().workflowId;
         const problem = actual === null ? null : workflowIdProblem(onboardingWorkflowId(input.externalRef), actual);
         if (problem) throw codedFailure(FailureCode.INVALID_INPUT, problem);
+        const plan = input.plan === undefined ? null : await planOf(input.plan, request.workflowType);
         const step = await tenants.ensureSubaccountStep({ externalRef: input.externalRef, name: input.name });
-        return { input, step };
+        return { input, step, plan };
       },
     ),
   };

@@ -1,5 +1,6 @@
 import { defineQuery } from '@temporalio/workflow';
 import type { FundWalletResult } from '../activities/wallet.js';
+import type { OnboardingPlanOutcome } from './onboard-tenant-plan.js';
 
 /** Messages of onboardTenant: what operators and the signup backend can see and send. */
 export type OnboardingStage =
@@ -9,6 +10,8 @@ export type OnboardingStage =
   | 'waiting_for_parent_funds'
   | 'reconciling_transfer'
   | 'needs_operator'
+  /** An onboarding by plan, once the tenant is active: the plan's other keys, schedules, policy (onboard-tenant-plan.ts). */
+  | 'applying_plan'
   | 'active'
   | 'failed'
   | 'cancelled';
@@ -36,6 +39,8 @@ export interface OnboardTenantResult {
   keyId: string;
   fingerprint: string;
   funding: { transferId: string | null } | null;
+  /** An onboarding by plan: what it did for the plan (absent without one). */
+  plan?: OnboardingPlanOutcome;
 }
 
 export const onboardingStatusQuery = defineQuery<OnboardingStatus>('onboardingStatus');

@@ -36,6 +36,8 @@ import type { Activities } from '../activities/index.js';
 import type { EnsureSubaccountStepResult } from '../activities/tenants.js';
 import type { OnboardTenantInput } from '../src/domain/tenant-input.js';
 import { recordOutcome } from './outcomes.js';
+import type { ResolvedPlan } from '../src/domain/plans.js';
+import { carryOutPlan, type OnboardingPlanOutcome } from './onboard-tenant-plan.js';
 import { inputRefusal, validateWorkflowInput } from './validate-input.js';
 import { onboardingStatusQuery, type OnboardingStatus, type OnboardTenantResult } from './onboard-tenant-messages.js';
 import { onboardingAttributes } from './onboard-tenant-attributes.js';
@@ -68,8 +70,8 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
     const input = await validateWorkflowInput('onboardTenant', rawInput, (i) => onboardingWorkflowId(i.externalRef));
     return new Onboarding(rawInput, input).run();
   }
-  const { input, firstStep } = await beginOnboarding(rawInput);
-  return new Onboarding(rawInput, input).run(firstStep);
+  const { input, firstStep, plan } = await beginOnboarding(rawInput);
+  return new Onboarding(rawInput, input, plan).run(firstStep);
 }
 
 /**
@@ -81,6 +83,8 @@ interface Carried {
   status: OnboardingStatus;
   subaccountId: string;
   transfer: TransferCarried;
+  /** An onboarding by plan: the version its first run resolved (the plan part comes after the funding). */
+  plan?: ResolvedPlan | null;
 }
 
 type FirstStep = { step: EnsureSubaccountStepResult } | { failed: unknown };
@@ -91,14 +95,21 @@ class Onboarding {
   private readonly waits: TransferWaits;
   private readonly carried: Carried | undefined;
   private readonly timings: TransferTimings;
+  private readonly input: OnboardTenantInput;
+  /** The plan this run carries out (null: none): the first step's answer, or carried by a continued run. */
+  private readonly plan: ResolvedPlan | null;
 
   constructor(
     private readonly rawInput: OnboardTenantInput,
-    private readonly input: OnboardTenantInput,
+    given: OnboardTenantInput,
+    plan: ResolvedPlan | null = null,
   ) {
+    this.carried = carriedState<Carried>(given.continued);
+    this.plan = this.carried?.plan ?? plan;
+    // A plan's initial funding is the onboarding's funding: the same transfer loop, intent and idempotency.
+    const input = (this.input = withPlanFunding(given, this.plan));
     const { externalRef, name } = input;
     this.timings = transferTimings(input.options);
-    this.carried = carriedState<Carried>(input.continued);
     this.status = this.carried?.status ?? {
       externalRef,
       name,
@@ -150,10 +161,16 @@ class Onboarding {
         [funded] = await Promise.all([this.fund(subaccountId), this.issueAndVerifyKey(subaccountId)]);
       }
       if (funded) {
-        const next: Carried = { status, subaccountId, transfer: funded };
+        const next: Carried = { status, subaccountId, transfer: funded, ...(this.plan ? { plan: this.plan } : {}) };
         return await continueCarrying(this.rawInput, next);
       }
       await steps.markTenantActive({ externalRef });
+      // Keys are issued to active tenants only: the plan's other slots (and the rest of it) come now.
+      let planOutcome: OnboardingPlanOutcome | undefined;
+      if (this.plan) {
+        this.show('applying_plan');
+        planOutcome = await carryOutPlan(externalRef, this.plan);
+      }
       this.show('active');
       const funding = status.funding.state === 'succeeded' ? { transferId: status.funding.transferId } : null;
       recordOutcome('onboarding', 'active', workflowInfo().startTime.getTime(), {
@@ -169,6 +186,7 @@ class Onboarding {
         keyId: status.key.keyId!,
         fingerprint: status.key.fingerprint!,
         funding,
+        ...(planOutcome ? { plan: planOutcome } : {}),
       };
     } catch (error) {
       return this.fail(error);
@@ -280,10 +298,15 @@ class Onboarding {
 async function beginOnboarding(rawInput: OnboardTenantInput): Promise<{
   input: OnboardTenantInput;
   firstStep: FirstStep;
+  plan: ResolvedPlan | null;
 }> {
   try {
-    const { input, step } = await steps.beginOnboarding({ input: rawInput, workflowType: workflowInfo().workflowType });
-    return { input, firstStep: { step } };
+    const { input, step, plan } = await steps.beginOnboarding({
+      input: rawInput,
+      workflowType: workflowInfo().workflowType,
+    });
+    // Histories recorded before onboarding by plan have no `plan` in this step's answer.
+    return { input, firstStep: { step }, plan: plan ?? null };
   } catch (error) {
     const refused = inputRefusal(error);
     if (refused) throw refused;
@@ -297,6 +320,14 @@ async function beginOnboarding(rawInput: OnboardTenantInput): Promise<{
       given.name.length > TENANT_NAME_MAX_LENGTH
     )
       throw error;
-    return { input: rawInput, firstStep: { failed: error } };
+    return { input: rawInput, firstStep: { failed: error }, plan: null };
   }
+}
+
+/** The input with the plan's initial funding as its amount (a plan run's input names none of its own). */
+function withPlanFunding(input: OnboardTenantInput, plan: ResolvedPlan | null): OnboardTenantInput {
+  if (!plan) return input;
+  const { fundingMicroUsd: _none, ...rest } = input;
+  const amount = plan.body.initialFundingMicroUsd;
+  return amount === undefined ? rest : { ...rest, fundingMicroUsd: amount };
 }

@@ -6,6 +6,7 @@ import { DEFAULT_SLOT, INITIAL_TRANSFER } from '../domain/onboarding.js';
 import { onboardTenantInputSchema, parseCallerInput } from '../domain/tenant-input.js';
 import { assertWithinTransferLimit } from '../domain/transfer-limit.js';
 import type { PlatformClient } from '../platform/index.js';
+import { resolvePlan, type ResolvedPlan } from '../db/plans-store.js';
 
 export interface OnboardingDryRun {
   dryRun: true;
@@ -28,6 +29,9 @@ export async function dryRunOnboarding(
 ): Promise<OnboardingDryRun> {
   const input = parseCallerInput(onboardTenantInputSchema, rawInput);
   assertWithinTransferLimit({ fundingMicroUsd: input.fundingMicroUsd }, options.maxTransferMicroUsd);
+  const planned =
+    input.plan === undefined ? undefined : await resolvePlan(deps.pool, input.plan, options.maxTransferMicroUsd);
+  const funding = planned ? planned.body.initialFundingMicroUsd : input.fundingMicroUsd;
   const checks = await runOnboardingChecks(deps, input, { ownRecordResumes: false });
   const workflowId = onboardingWorkflowId(input.externalRef);
   const run = await deps.client.workflow
@@ -42,11 +46,25 @@ export async function dryRunOnboarding(
     `start ${workflowId}`,
     `record ownership of ${input.externalRef} ("${input.name}")`,
     'create the sub-account under an idempotency key derived from the external ref',
-    ...(input.fundingMicroUsd
-      ? [`fund its wallet with ${input.fundingMicroUsd} micro-USD (transfer "${INITIAL_TRANSFER}" ` + `written first)`]
+    ...(funding
+      ? [`fund its wallet with ${funding} micro-USD (transfer "${INITIAL_TRANSFER}" ` + `written first)`]
       : ['no funding']),
     `issue its first key (slot ${DEFAULT_SLOT}; token sealed at once) and verify it`,
     'mark the tenant active',
+    ...(planned ? planSteps(planned) : []),
   ];
   return { dryRun: true, ok: checks.every((c) => c.ok), checks, plan };
+}
+
+/** What an onboarding by plan does after the tenant is active (workflows/onboard-tenant-plan.ts). */
+function planSteps(plan: ResolvedPlan): string[] {
+  const { body } = plan;
+  const slots = body.keySlots.filter((slot) => slot !== DEFAULT_SLOT);
+  const scheduled = [...new Set([DEFAULT_SLOT, ...body.keySlots])];
+  return [
+    ...(slots.length ? [`issue a key in each of the plan's slots (${slots.join(', ')})`] : []),
+    ...(body.autoTopUp ? [`set the auto top-up policy (below ${body.autoTopUp.below}, to ${body.autoTopUp.to})`] : []),
+    ...(body.rotation ? [`schedule rotation every ${body.rotation.interval} for ${scheduled.join(', ')}`] : []),
+    `record plan ${plan.name}@${plan.version} (event tenant.plan_changed)`,
+  ];
 }

@@ -7,6 +7,9 @@ import type { onboardTenant } from '../../workflows/onboard-tenant.js';
 import { onboardingStatusQuery } from '../../workflows/onboard-tenant-messages.js';
 import { onboardingWorkflowId } from '../domain/ids.js';
 import { DEFAULTS } from '../config/defaults.js';
+import type { Queryable } from '../db/pool.js';
+import { resolvePlan } from '../db/plans-store.js';
+import { planSpecText } from '../domain/plan-ref.js';
 
 /**
  * For signup backends: start (or join) the onboarding of one tenant. Idempotent on the external
@@ -22,6 +25,12 @@ export interface StartOnboardingOptions {
   requestEagerStart?: boolean;
   /** TRANSFER_MAX_MICRO_USD (absent: its default); the worker holds every run to its own setting too. */
   maxTransferMicroUsd?: string | undefined;
+  /**
+   * Our records, to check `plan` against before the run starts (an unknown plan or version is refused
+   * here, naming `plan`, and no run starts) and to pin its version in the run's input. Without them a
+   * run's first step resolves the plan (and refuses an unknown one) itself.
+   */
+  db?: Queryable | undefined;
 }
 
 export type OnboardingHandle = WorkflowHandle<typeof onboardTenant> & { started: boolean };
@@ -36,8 +45,13 @@ export async function startOnboarding(
   rawInput: unknown,
   options: StartOnboardingOptions = {},
 ): Promise<OnboardingHandle> {
-  const input: OnboardTenantInput = parseCallerInput(onboardTenantInputSchema, rawInput);
-  assertWithinTransferLimit({ fundingMicroUsd: input.fundingMicroUsd }, options.maxTransferMicroUsd);
+  const parsed: OnboardTenantInput = parseCallerInput(onboardTenantInputSchema, rawInput);
+  assertWithinTransferLimit({ fundingMicroUsd: parsed.fundingMicroUsd }, options.maxTransferMicroUsd);
+  // The version is pinned now (the latest, when none is named): a retried or replayed run never moves.
+  const input: OnboardTenantInput =
+    parsed.plan !== undefined && options.db
+      ? { ...parsed, plan: planSpecText(await resolvePlan(options.db, parsed.plan, options.maxTransferMicroUsd)) }
+      : parsed;
   const workflowId = onboardingWorkflowId(input.externalRef);
   try {
     const handle = await client.workflow.start<typeof onboardTenant>('onboardTenant', {

@@ -1,3 +1,7 @@
+import { PLAN_SPEC_RULE, planSpecOf } from '../domain/plan-ref.js';
+import { planBodySchema, type ResolvedPlan } from '../domain/plans.js';
+import { InvalidInputError, parseInput } from '../domain/tenant-input.js';
+import { transferLimitProblems } from '../domain/transfer-limit.js';
 import type { Queryable } from './pool.js';
 
 /**
@@ -122,4 +126,28 @@ export async function listPlans(db: Queryable): Promise<PlanSummaryRow[]> {
        FROM plans ORDER BY name, version DESC`,
   );
   return rows;
+}
+
+
+/**
+ * The version a `plan` names (`starter`: the latest now; `starter@2`: that one), or InvalidInputError naming
+ * `plan` when there is none (or its initial funding is above TRANSFER_MAX_MICRO_USD). One rule for every way
+ * in: the client starter (before a run starts) and the onboarding's first step (a run started elsewhere).
+ */
+export type { ResolvedPlan };
+
+export async function resolvePlan(db: Queryable, spec: string, maxTransferMicroUsd?: string): Promise<ResolvedPlan> {
+  const lookup = planSpecOf(spec);
+  if (!lookup) throw new InvalidInputError([`plan: must be ${PLAN_SPEC_RULE}`]);
+  const row = await findPlanVersion(db, lookup.name, lookup.version);
+  if (!row)
+    throw new InvalidInputError([
+      lookup.version === undefined
+        ? `plan: no plan named ${lookup.name} (tenantctl plans list shows them)`
+        : `plan: plan ${lookup.name} has no version ${lookup.version} (tenantctl plans show ${lookup.name})`,
+    ]);
+  const body = parseInput(planBodySchema, row.body);
+  const over = transferLimitProblems({ plan: body.initialFundingMicroUsd }, maxTransferMicroUsd);
+  if (over.length) throw new InvalidInputError([`${over[0]!} (the plan's initialFundingMicroUsd)`]);
+  return { name: row.name, version: row.version, body };
 }

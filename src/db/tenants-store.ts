@@ -203,3 +203,29 @@ export async function lockTenantStatus(db: Queryable, externalRef: string): Prom
   );
   return rows[0]?.status;
 }
+
+/**
+ * Puts the tenant on a plan version, in the caller's transaction (under the tenant's row lock): `changed`
+ * false when it is on that version already (a repeat writes nothing), else the version it was on (null:
+ * none). Undefined: no such tenant.
+ */
+export async function setTenantPlan(
+  db: Queryable,
+  externalRef: string,
+  plan: { name: string; version: number },
+): Promise<{ changed: boolean; from: { name: string; version: number } | null } | undefined> {
+  const { rows } = await db.query<{ planName: string | null; planVersion: number | null }>(
+    `SELECT plan_name AS "planName", plan_version AS "planVersion" FROM tenants WHERE external_ref = $1::text FOR UPDATE`,
+    [externalRef],
+  );
+  const row = rows[0];
+  if (!row) return undefined;
+  const from =
+    row.planName === null || row.planVersion === null ? null : { name: row.planName, version: row.planVersion };
+  if (from?.name === plan.name && from.version === plan.version) return { changed: false, from };
+  await db.query(
+    `UPDATE tenants SET plan_name = $2::text, plan_version = $3::int, updated_at = now() WHERE external_ref = $1::text`,
+    [externalRef, plan.name, plan.version],
+  );
+  return { changed: true, from };
+}

@@ -28,10 +28,10 @@ export const EVENT_TYPES = [
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /**
- * Types declared for subscribers before anything emits them: `tenant.plan_changed` is written by the plan
- * convergence (issue 33, to come). Subscribing to one is allowed; the events test expects none of them yet.
+ * Types declared for subscribers before anything emits them (none now: `tenant.plan_changed` is written
+ * by an onboarding by plan). Subscribing to one is allowed; the events test expects none of them yet.
  */
-export const EVENT_TYPES_NOT_YET_EMITTED: readonly EventType[] = ['tenant.plan_changed'];
+export const EVENT_TYPES_NOT_YET_EMITTED: readonly EventType[] = [];
 
 /** The data of `tenant.plan_changed`: the plan version a tenant left (null: it was on none) and the one it is on. */
 export interface PlanChangedEventData {

@@ -5,6 +5,16 @@ import { namedSlotSchema } from './key-slot-input.js';
 import { deployerSpecSchema, rotationTimingsSchema } from './rotation-input.js';
 import { microUsdSchema } from './tenant-input.js';
 import { topUpReasonSchema } from './top-up-input.js';
+import {
+  PLAN_NAME_MAX_LENGTH,
+  PLAN_NAME_RULE,
+  planNameSchema,
+  PLAN_VERSION_RULE,
+  planVersionSchema,
+  type PlanRef,
+} from './plan-ref.js';
+
+export type { PlanRef };
 
 /**
  * A plan: what a tenant on it gets (initial funding, the key slots issued at onboarding, rotation, auto
@@ -14,23 +24,7 @@ import { topUpReasonSchema } from './top-up-input.js';
  * delays), so a plan can never hold what the single-tenant commands would refuse. Absent optional fields:
  * the plan says nothing about them (no funding at onboarding, no schedule, no policy, the server's setting).
  */
-export const PLAN_NAME_MAX_LENGTH = 64;
-export const PLAN_NAME_RULE = `1-${PLAN_NAME_MAX_LENGTH} characters of A-Z a-z 0-9 . _ : - starting with a letter or digit`;
-export const planNameSchema = z
-  .string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string') })
-  .regex(new RegExp(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,${PLAN_NAME_MAX_LENGTH - 1}}$`), `must be ${PLAN_NAME_RULE}`);
-
-export const PLAN_VERSION_RULE = 'a whole number from 1 (1, 2, …)';
-const PLAN_VERSION_MAX = 2_147_483_647; // Postgres integer
-/** A version as JSON (a number) or as text (a query parameter, a flag). */
-export const planVersionSchema = z
-  .union([z.number(), z.string()], { error: `must be ${PLAN_VERSION_RULE}` })
-  .transform((value, ctx) => {
-    const version = typeof value === 'number' ? value : /^[1-9][0-9]{0,9}$/.test(value) ? Number(value) : NaN;
-    if (Number.isInteger(version) && version >= 1 && version <= PLAN_VERSION_MAX) return version;
-    ctx.addIssue({ code: 'custom', message: `must be ${PLAN_VERSION_RULE}` });
-    return z.NEVER;
-  });
+export { PLAN_NAME_MAX_LENGTH, PLAN_NAME_RULE, planNameSchema, PLAN_VERSION_RULE, planVersionSchema };
 
 /** Which version to read: a name (a path segment) and, optionally, a version (absent: the latest). */
 export const planLookupSchema = z.strictObject({ name: planNameSchema, version: planVersionSchema.optional() });
@@ -102,8 +96,7 @@ export const updatePlanInputSchema = planBodySchema.extend({
 });
 export type UpdatePlanInput = z.input<typeof updatePlanInputSchema>;
 
-/** A plan version as a tenant records it and `tenant.plan_changed` names it. */
-export interface PlanRef {
-  name: string;
-  version: number;
+/** A plan version an onboarding carries out: its name, its version and its body as the schema parses it. */
+export interface ResolvedPlan extends PlanRef {
+  body: PlanBody;
 }

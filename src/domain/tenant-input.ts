@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { closeDelayProblem, CLOSE_DELAY_RULE, DURATION_PATTERN, msOf } from './durations.js';
 import { durationSchema } from './duration-schema.js';
 import { EXTERNAL_REF_MAX_LENGTH, TENANT_NAME_MAX_LENGTH } from './ids.js';
+import { planSpecSchema } from './plan-ref.js';
 import { freeText } from './text.js';
 import { continuedSchema, waitBoundOptions } from './wait-options.js';
 
@@ -35,25 +36,38 @@ const duration = durationSchema.refine(
   'must be longer than zero',
 );
 
-export const onboardTenantInputSchema = z.strictObject({
-  externalRef: externalRefSchema,
-  name: tenantNameSchema,
-  fundingMicroUsd: microUsdSchema.optional(),
-  /** Timings, so tests and operators can use seconds. */
-  options: z
-    .strictObject({
-      /** How often to retry a transfer refused for INSUFFICIENT_BALANCE when no parentFunded signal comes. */
-      balanceRetryInterval: duration.optional(),
-      /** How long an ambiguous transfer may stay unknown before an operator is asked. */
-      unknownTransferDeadline: duration.optional(),
-      /** How often an unknown transfer is reconciled. */
-      reconcileInterval: duration.optional(),
-      ...waitBoundOptions,
-    })
-    .optional(),
-  /** The state an onboarding that continued as new hands to its next run (workflows/onboard-tenant.ts). */
-  continued: continuedSchema,
-});
+export const PLAN_WITH_FUNDING_RULE =
+  "must be absent when plan is given (the plan's initialFundingMicroUsd is the initial funding)";
+
+export const onboardTenantInputSchema = z
+  .strictObject({
+    externalRef: externalRefSchema,
+    name: tenantNameSchema,
+    fundingMicroUsd: microUsdSchema.optional(),
+    /**
+     * A plan (`starter`, or `starter@2` for one version; docs/plans.md): the run does all it says. Absent
+     * version: the latest when the run starts, pinned then. Never together with fundingMicroUsd.
+     */
+    plan: planSpecSchema.optional(),
+    /** Timings, so tests and operators can use seconds. */
+    options: z
+      .strictObject({
+        /** How often to retry a transfer refused for INSUFFICIENT_BALANCE when no parentFunded signal comes. */
+        balanceRetryInterval: duration.optional(),
+        /** How long an ambiguous transfer may stay unknown before an operator is asked. */
+        unknownTransferDeadline: duration.optional(),
+        /** How often an unknown transfer is reconciled. */
+        reconcileInterval: duration.optional(),
+        ...waitBoundOptions,
+      })
+      .optional(),
+    /** The state an onboarding that continued as new hands to its next run (workflows/onboard-tenant.ts). */
+    continued: continuedSchema,
+  })
+  .superRefine((input, ctx) => {
+    if (input.plan !== undefined && input.fundingMicroUsd !== undefined)
+      ctx.addIssue({ code: 'custom', path: ['fundingMicroUsd'], message: PLAN_WITH_FUNDING_RULE });
+  });
 
 export type OnboardTenantInput = z.infer<typeof onboardTenantInputSchema>;
 

@@ -71,6 +71,7 @@ export function registerTenantRoutes(app: FastifyInstance, deps: TenantRoutesDep
           const handle = await startOnboarding(deps.client, request.body, {
             taskQueue: deps.taskQueue,
             maxTransferMicroUsd: deps.maxTransferMicroUsd,
+            db: deps.pool,
           });
           const externalRef = (request.body as { externalRef: string }).externalRef;
           return accepted(reply, statusUrl(externalRef), {

@@ -6,6 +6,7 @@ import { withTransaction } from '../../src/db/pool.js';
 import { insertDriftCheck } from '../../src/db/drift-checks-store.js';
 import { resolveUnseenOfTenant, upsertFinding } from '../../src/db/drift-findings-store.js';
 import { insertRotation } from '../../src/db/key-rotations-store.js';
+import { insertFirstPlanVersion } from '../../src/db/plans-store.js';
 import { auditFinding } from '../../activities/drift/records.js';
 import { EVENT_TYPES, EVENT_TYPES_NOT_YET_EMITTED } from '../../src/domain/events.js';
 import { DEFAULT_PARENT_ID } from '../../src/sim/index.js';
@@ -77,6 +78,16 @@ describe('lifecycle events', () => {
     await lifecycle(env, 'suspend', 'ev-life'); // already suspended: no second event
     await lifecycle(env, 'resume', 'ev-life');
     await lifecycle(env, 'close', 'ev-life');
+
+    // Onboarded by plan: from no plan to the plan's version, once.
+    await insertFirstPlanVersion(env.pool, {
+      name: 'ev-basic',
+      body: { keySlots: ['default'] },
+      createdBy: 'test',
+      reason: null,
+    });
+    const byPlan = { externalRef: 'ev-plan', name: 'Tenant ev-plan', plan: 'ev-basic' };
+    await (await startOnboarding(env.client, byPlan, { taskQueue: env.taskQueue, db: env.pool })).result();
 
     // An onboarding the platform refuses for good.
     await setFaults(env.sim, [
@@ -169,6 +180,13 @@ describe('lifecycle events', () => {
     const count = (type: string, ref?: string) =>
       rows.filter((r) => r.type === type && (ref === undefined || r.externalRef === ref)).length;
     expect(count('tenant.onboarded', 'ev-life')).toBe(1);
+    expect(count('tenant.plan_changed', 'ev-plan')).toBe(1);
+    const { rows: planChanged } = await env.pool.query(
+      `SELECT payload FROM event_outbox WHERE type = 'tenant.plan_changed'`,
+    );
+    expect(planChanged).toEqual([
+      { payload: { externalRef: 'ev-plan', from: null, to: { name: 'ev-basic', version: 1 } } },
+    ]);
     expect(count('tenant.suspended', 'ev-life')).toBe(1);
     expect(count('tenant.resumed', 'ev-life')).toBe(1);
     expect(count('tenant.closing', 'ev-life')).toBe(1);

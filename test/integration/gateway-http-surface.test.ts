@@ -209,10 +209,10 @@ describe('the /v1 API against a running gateway and worker', () => {
   });
 
   it('names an unknown onboarding field, answers text/plain with 415 and names a __proto__ key', async () => {
-    const unknown = await post('/v1/tenants', { externalRef: 'http-odd', name: 'Odd', plan: 'gold' });
+    const unknown = await post('/v1/tenants', { externalRef: 'http-odd', name: 'Odd', tier: 'gold' });
     expect(unknown.status).toBe(400);
-    expect(unknown.json.error).toMatchObject({ code: 'INVALID_INPUT', fields: ['plan'] });
-    expect(unknown.json.error!.message).toMatch(/plan: is not a known field/);
+    expect(unknown.json.error).toMatchObject({ code: 'INVALID_INPUT', fields: ['tier'] });
+    expect(unknown.json.error!.message).toMatch(/tier: is not a known field/);
 
     const text = await post('/v1/tenants', JSON.stringify({ externalRef: 'http-odd', name: 'Odd' }), {
       'content-type': 'text/plain',

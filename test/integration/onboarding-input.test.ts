@@ -24,7 +24,7 @@ const BAD_INPUTS: Array<[string, Record<string, unknown>, string]> = [
   ['a fractional amount', { externalRef: 'ok-ref', name: 'N', fundingMicroUsd: '1.5' }, 'fundingMicroUsd'],
   ['an exponent amount', { externalRef: 'ok-ref', name: 'N', fundingMicroUsd: '1e6' }, 'fundingMicroUsd'],
   ['a number amount', { externalRef: 'ok-ref', name: 'N', fundingMicroUsd: 1000000 }, 'fundingMicroUsd'],
-  ['an unknown field', { externalRef: 'ok-ref', name: 'N', plan: 'gold' }, 'plan'],
+  ['an unknown field', { externalRef: 'ok-ref', name: 'N', tier: 'gold' }, 'tier'],
 ];
 
 describe('bad onboarding input', () => {

@@ -109,21 +109,11 @@ describe.skipIf(browserMissing && !UNDER_CI)('the Web UI of `npm start` on a non
   it('starts onboardTenant from the Start Workflow form with plain JSON and shows it completed', async () => {
     const ref = 'web-ui-form';
     const workflowId = `onboard:${ref}`;
-    await page.goto(`${stack.uiUrl}/namespaces/default/workflows`);
-    await page.getByRole('button', { name: 'Start Workflow' }).click();
-
-    const form = page.getByRole('main');
-    await form.getByRole('textbox', { name: 'Workflow ID' }).fill(workflowId);
-    await form
-      .getByRole('textbox', { name: 'Task Queue' })
-      .fill(stack.stackEnv.TEMPORAL_TASK_QUEUE ?? 'tenant-provisioning');
-    await form.getByRole('textbox', { name: 'Workflow Type' }).fill('onboardTenant');
-    const data = form.getByRole('textbox').last(); // the unnamed JSON editor under "Input"
-    await data.fill(JSON.stringify({ externalRef: ref, name: 'Web Form Inc', fundingMicroUsd: '2000000' }, null, 2));
-    // The editor reformats on blur and the page grows: blur first, or the click lands beside the button.
-    await data.blur();
-    await form.getByRole('button', { name: 'Start Workflow' }).click();
-
+    await startFromForm(page, stack, workflowId, {
+      externalRef: ref,
+      name: 'Web Form Inc',
+      fundingMicroUsd: '2000000',
+    });
     await page.getByRole('link', { name: 'Workflow started successfully' }).click({ timeout: UI_WAIT_MS });
     await page.getByRole('main').getByText('Completed', { exact: true }).first().waitFor({ timeout: UI_WAIT_MS });
     const shown = await decodedPanel(page, '"status": "active"');
@@ -140,7 +130,56 @@ describe.skipIf(browserMissing && !UNDER_CI)('the Web UI of `npm start` on a non
     expect(status.code, status.stderr).toBe(0);
     expect(status.stdout).toMatch(/active/);
   });
+
+  it('starts onboardTenant by plan from the Start Workflow form, and the run carries out the plan', async () => {
+    const plan = {
+      initialFundingMicroUsd: '1500000',
+      keySlots: ['default', 'web'],
+      rotation: { interval: '90d' },
+      autoTopUp: { below: '500000', to: '1500000', maxPerDay: '5000000' },
+    };
+    const created = await runCli(['plans', 'create', 'web-starter', '--json', JSON.stringify(plan)], stack.cliEnv);
+    expect(created.code, created.stderr).toBe(0);
+    const ref = 'web-ui-plan';
+    const workflowId = `onboard:${ref}`;
+    // No version: the run's first step resolves the latest and pins it in its history.
+    await startFromForm(page, stack, workflowId, { externalRef: ref, name: 'Web Plan Inc', plan: 'web-starter' });
+
+    await page.getByRole('link', { name: 'Workflow started successfully' }).click({ timeout: UI_WAIT_MS });
+    await page.getByRole('main').getByText('Completed', { exact: true }).first().waitFor({ timeout: UI_WAIT_MS });
+    const shown = await decodedPanel(page, '"status": "active"');
+    expect(shown).toContain('"plan": "web-starter"');
+    expect(shown).toContain('"slot": "web"');
+    expect(shown).toContain('"policySet": true');
+    expect(shown).toContain(`"rotation:${ref}:web"`);
+    expect(shown).not.toMatch(STILL_ENCRYPTED);
+
+    const policy = await runCli(['funding', 'policy', 'show', ref, '--json'], stack.cliEnv);
+    expect(policy.code, policy.stderr).toBe(0);
+    expect(JSON.parse(policy.stdout)).toMatchObject({ policy: { below: '500000', to: '1500000' } });
+    const keys = await runCli(['key', 'list', ref, '--json'], stack.cliEnv);
+    expect(keys.code, keys.stderr).toBe(0);
+    expect(keys.stdout).toContain('"web"');
+  });
 });
+
+/** Fills the UI's Start Workflow form for onboardTenant with `input` as its JSON, and submits it. */
+async function startFromForm(page: Page, stack: DevStackProcess, workflowId: string, input: unknown): Promise<void> {
+  await page.goto(`${stack.uiUrl}/namespaces/default/workflows`);
+  await page.getByRole('button', { name: 'Start Workflow' }).click();
+
+  const form = page.getByRole('main');
+  await form.getByRole('textbox', { name: 'Workflow ID' }).fill(workflowId);
+  await form
+    .getByRole('textbox', { name: 'Task Queue' })
+    .fill(stack.stackEnv.TEMPORAL_TASK_QUEUE ?? 'tenant-provisioning');
+  await form.getByRole('textbox', { name: 'Workflow Type' }).fill('onboardTenant');
+  const data = form.getByRole('textbox').last(); // the unnamed JSON editor under "Input"
+  await data.fill(JSON.stringify(input, null, 2));
+  // The editor reformats on blur and the page grows: blur first, or the click lands beside the button.
+  await data.blur();
+  await form.getByRole('button', { name: 'Start Workflow' }).click();
+}
 
 /** The Input/Result panel's text once `expected` shows in it; on a timeout, a screenshot and the text. */
 async function decodedPanel(page: Page, expected: string): Promise<string> {

@@ -144,9 +144,9 @@ describe('the create and update inputs', () => {
 });
 
 describe('tenant.plan_changed', () => {
-  it('is a type subscribers may name now, and one nothing emits yet', () => {
+  it('is a type subscribers may name, emitted by an onboarding by plan', () => {
     const subscription = { url: 'https://hooks.example.com/tpo', types: ['tenant.plan_changed'] };
     expect(subscribeInputSchema.safeParse(subscription).success).toBe(true);
-    expect(EVENT_TYPES_NOT_YET_EMITTED).toEqual(['tenant.plan_changed']);
+    expect(EVENT_TYPES_NOT_YET_EMITTED).toEqual([]);
   });
 });

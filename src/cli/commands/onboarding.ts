@@ -12,6 +12,10 @@ export function registerOnboardingCommands(program: Command): void {
     .requiredOption('--external-ref <ref>', 'your own reference for the tenant (unique)')
     .requiredOption('--name <name>', 'display name of the tenant')
     .option('--funding <microUsd>', 'initial transfer in micro-USD, as a whole number (e.g. 5000000 = 5 USD)')
+    .option(
+      '--plan <name[@version]>',
+      'onboard on a plan (docs/plans.md): its funding, a key per slot, auto top-up and rotation schedules; the latest version unless @version; not with --funding',
+    )
     .option('--wait', 'wait until onboarding finishes and print the result')
     .option('--dry-run', 'check the input, the ref, the parent balance and the platform, print the plan; write nothing')
     .option('--json', 'print JSON')
@@ -20,6 +24,7 @@ export function registerOnboardingCommands(program: Command): void {
         externalRef: string;
         name: string;
         funding?: string;
+        plan?: string;
         wait?: boolean;
         dryRun?: boolean;
         json?: boolean;
@@ -29,6 +34,7 @@ export function registerOnboardingCommands(program: Command): void {
             externalRef: opts.externalRef,
             name: opts.name,
             ...(opts.funding !== undefined ? { fundingMicroUsd: opts.funding } : {}),
+            ...(opts.plan !== undefined ? { plan: opts.plan } : {}),
           };
           if (opts.dryRun) {
             // The gateway asks the platform (read-only) and our records; a plan that cannot start is a 422 report.
@@ -64,7 +70,12 @@ export function registerOnboardingCommands(program: Command): void {
           else
             console.log(
               `tenant ${result.externalRef} is ${result.status}: sub-account ` +
-                `${result.subaccountId}, key ${result.keyId} (${result.fingerprint})`,
+                `${result.subaccountId}, key ${result.keyId} (${result.fingerprint})` +
+                (result.plan
+                  ? `; on plan ${result.plan.name}@${result.plan.version}: ` +
+                    `${result.plan.keys.length} more key(s) (${result.plan.keys.map((k) => k.slot).join(', ') || 'none'}), ` +
+                    `${result.plan.schedules.length} rotation schedule(s), auto top-up ${result.plan.policySet ? 'set' : 'not set'}`
+                  : ''),
             );
         }),
     );
