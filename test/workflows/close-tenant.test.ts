@@ -11,9 +11,10 @@ import { currentWaitQuery, type WaitView } from '../../workflows/waits-messages.
 import { fastWorld, historyLength, uniqueId, type FastWorld, decide } from '../harness/fast-workflow.js';
 
 /**
- * closeTenant's waits with mocked activities: each wait visible (currentWait, closeStatus, TenantStatus)
- * with its decisions, every run's history within the bound across continuations, a cancel sent after a
- * continuation landing, and the platform close only after the cleanup proved the tenant empty.
+ * closeTenant's decisions with mocked activities: each wait visible (currentWait, closeStatus, TenantStatus)
+ * with its decisions, every run's history within the bound across a continuation (a low bound: a run
+ * continues 50 events before it, so a few polls do), a cancel sent after a continuation landing, a delayed
+ * close closing when its window ends, and the platform close only after the cleanup proved the tenant empty.
  */
 let world: FastWorld;
 beforeAll(async () => {
@@ -21,6 +22,7 @@ beforeAll(async () => {
 });
 afterAll(() => world.close());
 
+/** The lowest bound the input takes (src/domain/wait-options.ts). */
 const BOUND = 200;
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -62,7 +64,7 @@ async function waitIn(handle: WorkflowHandle, stage: string, enough: () => boole
 }
 
 describe('closeTenant (mocked activities)', () => {
-  it('waits out a delayed close visibly across continuations; a cancel sent after them puts the tenant back', async () => {
+  it('waits out a delayed close visibly across a continuation; a cancel sent after it puts the tenant back', async () => {
     const ref = uniqueId('t');
     const calls = { schedule: [] as string[], windowEnded: 0, cancel: [] as string[], begin: 0 };
     await world.run(
@@ -93,14 +95,15 @@ describe('closeTenant (mocked activities)', () => {
               reason: 'customer left',
               operator: 'alice',
               after: '1h',
-              // The window looks again every millisecond: thousands of looks would pass the bound many times.
+              // The window looks again every millisecond: a few dozen looks pass the bound.
               options: { pollCeiling: '1ms', historyEventBound: BOUND },
             },
           ],
         });
-        // Several continuations while waiting out the window.
-        await until('three continuations', async () => (await runsOf(client, handle.workflowId)).length >= 4);
-        const wait = await handle.query(currentWaitQuery);
+        // A continuation while waiting out the window.
+        await until('a continuation', async () => (await runsOf(client, handle.workflowId)).length >= 2);
+        // (The continued run answers once its first task ran: waitIn asks until it does.)
+        const wait = await waitIn(handle, 'scheduled', () => true);
         expect(wait).toMatchObject({ stage: 'scheduled', decisions: ['cancelClose'] });
         expect(wait?.waitingFor).toMatch(/close window.*close --cancel/);
         // One wait since the first run: its start precedes the first continuation.
@@ -126,7 +129,7 @@ describe('closeTenant (mocked activities)', () => {
         expect(calls.windowEnded).toBe(0);
         expect(await handle.query(currentWaitQuery)).toBeNull();
         expect(await tenantStatusOf(handle)).toBe('close:close_cancelled');
-        expect(await expectEveryRunWithinBound(client, handle)).toBeGreaterThanOrEqual(4);
+        expect(await expectEveryRunWithinBound(client, handle)).toBeGreaterThanOrEqual(2);
         // Too late now: refused with the reason, nothing changes.
         await expect(decide(handle, cancelCloseUpdate, { operator: 'bob', reason: 'again please' })).rejects.toThrow();
         expect(calls.cancel).toHaveLength(1);
@@ -134,11 +137,90 @@ describe('closeTenant (mocked activities)', () => {
     );
   }, 120_000);
 
+  it('closes a delayed close when its window ends: resumed for the cleanup, the statement, then the close; a cancel is too late after', async () => {
+    const ref = uniqueId('t');
+    const log: string[] = [];
+    let revokes = 0;
+    let release!: () => void;
+    const windowEnded = new Promise<void>((r) => (release = r));
+    await world.run(
+      {
+        scheduleClose: async (input) => {
+          log.push(`schedule ${input.after}`);
+          return { subaccountId: 'sa_3', windowed: true };
+        },
+        // The window's end is held until a late cancel was refused: the run has left the window by then.
+        closeWindowEnded: async () => {
+          log.push('window ended');
+          await windowEnded;
+        },
+        beginClose: async () => {
+          log.push('begin');
+          return { subaccountId: 'sa_3', alreadyClosed: false, wasSuspended: true };
+        },
+        listOpenRotationsOfTenant: async () => [],
+        reconcileOpenTransfers: async () => [],
+        revokeAllTenantKeys: async () => {
+          revokes += 1;
+          log.push(revokes === 1 ? 'revoke key_1' : 'revoke: none');
+          return revokes === 1 ? { revoked: ['key_1'], stillActive: 0 } : { revoked: [], stillActive: 0 };
+        },
+        // The window suspended the tenant: it is resumed so that its projects can be deleted.
+        resumeForCleanup: async () => {
+          log.push('resume');
+          return { resumed: true };
+        },
+        listTenantProjects: async () => {
+          log.push('list: empty');
+          return [];
+        },
+        writeCloseStatement: async () => {
+          log.push('statement');
+          return { written: true as const };
+        },
+        closeTenantOnPlatform: async () => {
+          log.push('close');
+          return { balanceMicroUsd: '0' };
+        },
+      },
+      async ({ client, taskQueue }) => {
+        const handle = await client.workflow.start('closeTenant', {
+          taskQueue,
+          workflowId: lifecycleWorkflowId('close', ref),
+          args: [{ externalRef: ref, reason: 'customer left', operator: 'alice', after: '300ms' }],
+        });
+        const wait = await waitIn(handle, 'scheduled', () => true);
+        expect(wait.decisions).toEqual(['cancelClose']);
+        // Past the window a cancel is too late: refused with the reason, the close goes on.
+        await until('the window ended', async () => log.includes('window ended'));
+        await expect(decide(handle, cancelCloseUpdate, { operator: 'bob', reason: 'too late' })).rejects.toMatchObject({
+          cause: { message: expect.stringMatching(/not waiting out a close window \(stage closing\): too late/) },
+        });
+        release();
+        expect(await handle.result()).toMatchObject({ status: 'closed', keysRevoked: 1, balanceLeftMicroUsd: '0' });
+        expect(log).toEqual([
+          'schedule 300ms',
+          'window ended',
+          'begin',
+          'revoke key_1',
+          'resume',
+          'list: empty',
+          'revoke: none',
+          'list: empty',
+          'statement',
+          'close',
+        ]);
+        expect(await tenantStatusOf(handle)).toBe('closed');
+      },
+    );
+  }, 60_000);
+
   it('shows each cleanup wait with its decisions, stays within the bound, and closes only after the tenant is proven empty', async () => {
     const ref = uniqueId('t');
     const log: string[] = [];
     const stage = { rotations: true, transfers: 'unknown' as 'unknown' | 'needs_operator' | 'none', keys: 1 };
     const counts = { rotations: 0, reconcile: 0, revoke: 0, list: 0 };
+    const approvals: Array<{ close: boolean; purpose?: string; approvalId: string | null }> = [];
     let raced = false;
     let projectListings: string[][] = [];
     await world.run(
@@ -165,7 +247,10 @@ describe('closeTenant (mocked activities)', () => {
           stage.transfers = 'none';
           return { state: 'succeeded' };
         },
-        consumeApproval: async () => ({ required: false }),
+        consumeApproval: async (input) => {
+          approvals.push({ close: input.close, purpose: input.purpose, approvalId: input.approvalId ?? null });
+          return { required: true };
+        },
         revokeAllTenantKeys: async () => {
           counts.revoke += 1;
           if (stage.keys > 0) {
@@ -219,8 +304,8 @@ describe('closeTenant (mocked activities)', () => {
             },
           ],
         });
-        // 1. Open rotations rolling back: polled, no decision applies.
-        const rotations = await waitIn(handle, 'stopping_other_work', () => counts.rotations > 40);
+        // 1. Open rotations rolling back: polled (past the bound: the run continues in this wait), no decision applies.
+        const rotations = await waitIn(handle, 'stopping_other_work', () => counts.rotations > 28);
         expect(rotations).toMatchObject({ decisions: [] });
         expect(rotations.waitingFor).toMatch(/rotation:.*roll back.*ROTATION_STILL_OPEN/);
         expect(await tenantStatusOf(handle)).toBe('close:stopping_other_work');
@@ -236,7 +321,7 @@ describe('closeTenant (mocked activities)', () => {
         stage.rotations = false;
 
         // 2. An unknown transfer reconciled by itself until its deadline: no decision applies yet.
-        const unknown = await waitIn(handle, 'resolving_transfers', () => counts.reconcile > 40);
+        const unknown = await waitIn(handle, 'resolving_transfers', () => counts.reconcile > 3);
         expect(unknown).toMatchObject({ decisions: [] });
         expect(unknown.waitingFor).toMatch(/initial-funding.*unknown state/);
         expect(await handle.query(closeStatusQuery)).toMatchObject({ stage: 'resolving_transfers' });
@@ -245,20 +330,34 @@ describe('closeTenant (mocked activities)', () => {
         const asked = await waitIn(handle, 'needs_operator', () => true);
         expect(asked).toMatchObject({ decisions: ['resolveTransfer'], nextCheckAt: null });
         expect(await tenantStatusOf(handle)).toBe('close:needs_operator');
+        // A verdict on a transfer the close does not wait for is refused, naming the open ones.
+        await expect(
+          decide(handle, closeResolveTransferUpdate, {
+            purpose: 'top-up:nope',
+            outcome: 'applied',
+            operator: 'alice',
+            reason: 'wrong transfer',
+          }),
+        ).rejects.toMatchObject({
+          cause: { message: expect.stringMatching(/no open transfer "top-up:nope".*initial-funding/) },
+        });
         const verdict = await decide(handle, closeResolveTransferUpdate, {
           purpose: 'initial-funding',
           outcome: 'applied',
           operator: 'alice',
           reason: 'seen in the wallet',
+          approvalId: 'apr_close_1',
         });
         expect(verdict.transferState).toBe('succeeded');
+        // Checked against its approval as a close's verdict on that transfer, once.
+        expect(approvals).toEqual([{ close: true, purpose: 'initial-funding', approvalId: 'apr_close_1' }]);
 
         // 3. A key the platform still lists active after its revoke: revoked again, backing off.
-        const keys = await waitIn(handle, 'revoking_keys', () => counts.revoke > 40);
+        const keys = await waitIn(handle, 'revoking_keys', () => counts.revoke > 3);
         expect(keys).toMatchObject({ decisions: [] });
         expect(keys.waitingFor).toMatch(/still active/);
         // 4. A project deleted but still listed: waited for, deleted again, then gone.
-        projectListings = [['proj_1'], ...Array.from({ length: 8 }, () => ['proj_1'])];
+        projectListings = [['proj_1'], ...Array.from({ length: 5 }, () => ['proj_1'])];
         stage.keys = 0;
         const stuck = await waitIn(handle, 'deleting_projects', () => counts.list > 3);
         expect(stuck.waitingFor).toMatch(/proj_1 deleted but still listed/);
@@ -278,8 +377,8 @@ describe('closeTenant (mocked activities)', () => {
         expect(log.indexOf('revoke: key_2')).toBeGreaterThan(-1);
         expect(log.indexOf('revoke: key_2')).toBeLessThan(log.lastIndexOf('revoke: none'));
         expect(log.filter((l) => l === 'close')).toHaveLength(1);
-        expect(await expectEveryRunWithinBound(client, handle)).toBeGreaterThanOrEqual(3);
+        expect(await expectEveryRunWithinBound(client, handle)).toBeGreaterThanOrEqual(2);
       },
     );
-  }, 180_000);
+  }, 120_000);
 });
