@@ -134,6 +134,19 @@ describe('onboarding by plan', () => {
     }
   });
 
+  it('a dry run with plan lists what the plan will do and starts nothing; an unknown plan is refused', async () => {
+    const dry = await post('/v1/tenants?dryRun=true', { externalRef: 'plan-dry', name: 'Plan Dry', plan: 'pro' });
+    expect(dry.status, JSON.stringify(dry.json)).toBe(200);
+    const steps = dry.json.data.plan as string[];
+    expect(steps).toContain('fund its wallet with 3000000 micro-USD (transfer "initial" written first)');
+    expect(steps).toContain("issue a key in each of the plan's slots (web, api)");
+    expect(steps).toContain('record plan pro@1 (event tenant.plan_changed)');
+    const unknown = await post('/v1/tenants?dryRun=true', { externalRef: 'plan-dry', name: 'Plan Dry', plan: 'gold' });
+    expect(unknown.status, JSON.stringify(unknown.json)).toBe(400);
+    expect(unknown.json.error).toMatchObject({ code: 'INVALID_INPUT', fields: ['plan'] });
+    expect(await workflowExists(env.client, 'onboard:plan-dry')).toBe(false);
+  });
+
   it('tenantctl onboard --plan waits for the run and says what the plan did', async () => {
     const cli = await runCli(
       ['onboard', '--external-ref', 'plan-cli', '--name', 'Plan Cli', '--plan', 'pro@1', '--wait', '--json'],
