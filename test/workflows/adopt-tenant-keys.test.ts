@@ -19,6 +19,7 @@ import {
   type FastWorld,
   decide,
 } from '../harness/fast-workflow.js';
+import { sentWithFirstTask } from '../harness/first-task.js';
 
 /**
  * adoptTenantKeys' waits with mocked activities: key_limit, deploying, waiting_for_quiet and held on currentWait
@@ -125,6 +126,22 @@ function start(client: FastWorld['client'], taskQueue: string, ref: string, opti
 }
 
 describe('adoptTenantKeys waits (mocked activities)', () => {
+  it("answers a decision that comes with the run's first task with its own refusal, not a missing handler", async () => {
+    const { activities } = mocks({ limit: true, lastUse: {}, deployGate: null });
+    await sentWithFirstTask(
+      world.client,
+      activities,
+      (taskQueue) => start(world.client, taskQueue, uniqueId('adopt'), {}),
+      (handle) => handle.executeUpdate(abortRotationUpdate, { args: [by()] }),
+      async (_handle, answer) => {
+        expect(answer).toMatchObject({
+          status: 'rejected',
+          reason: { cause: { message: expect.stringMatching(/is starting: abortRotation applies while it waits/) } },
+        });
+      },
+    );
+  });
+
   it('key_limit: shown, bounded across continuations, retryKeyCreate after them lands; deploying shown; quiet keys revoked', async () => {
     const ref = uniqueId('adopt');
     let release!: () => void;

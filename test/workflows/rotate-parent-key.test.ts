@@ -14,6 +14,7 @@ import {
 } from '../../workflows/keys/rotate-tenant-key-messages.js';
 import { currentWaitQuery, type WaitView } from '../../workflows/waits-messages.js';
 import { fastWorld, historyLength, type FastWorld, decide } from '../harness/fast-workflow.js';
+import { sentWithFirstTask } from '../harness/first-task.js';
 
 /**
  * rotateParentKey with mocked activities: every wait visible through currentWait (key_limit, waiting_for_switch,
@@ -272,6 +273,31 @@ describe('rotateParentKey (mocked activities)', () => {
       expect(calls.revoke).toEqual([]);
     });
   }, 60_000);
+
+  it("takes a decision that comes with the run's first task: its Updates are installed before the input check", async () => {
+    const { activities } = mocks({
+      limit: true,
+      switched: false,
+      named: 'key_ours',
+      usage: inUse('2026-01-01T00:00:00.000Z'),
+    });
+    await sentWithFirstTask(
+      world.client,
+      activities,
+      (taskQueue) =>
+        world.client.workflow.start('rotateParentKey', {
+          taskQueue,
+          workflowId: PARENT_KEY_ROTATION_WORKFLOW_ID,
+          args: [{ options: { pollInterval: '1h' } }],
+          workflowIdConflictPolicy: 'TERMINATE_EXISTING',
+        }),
+      (handle) => handle.executeUpdate(escalateToEmergencyUpdate, { args: [by('a leak was found')] }),
+      async (handle, answer) => {
+        expect(answer).toMatchObject({ status: 'fulfilled', value: { stage: 'creating_key' } });
+        expect(await handle.query(parentKeyRotationStatusQuery)).toMatchObject({ emergency: true });
+      },
+    );
+  });
 
   it("refuses a caller's continued state: only the run's own continuation sets it", async () => {
     const { calls, activities } = mocks({

@@ -5,6 +5,7 @@ import { rotationWorkflowId } from '../../src/domain/ids.js';
 import type { RotateTenantKeyInput } from '../../src/domain/rotation-input.js';
 import {
   abortRotationUpdate,
+  escalateToEmergencyUpdate,
   retryKeyCreateUpdate,
   revokeAnywayUpdate,
   rotationStatusQuery,
@@ -19,6 +20,7 @@ import {
   type FastWorld,
   decide,
 } from '../harness/fast-workflow.js';
+import { sentWithFirstTask } from '../harness/first-task.js';
 
 /**
  * rotateTenantKey's waits with mocked activities: key_limit, deploying, waiting_for_quiet and held each
@@ -153,6 +155,22 @@ describe('rotateTenantKey waits (mocked activities)', () => {
       expect(calls.revokeOld).toEqual([]);
       expect(calls.issue).toBe(0);
     });
+  });
+
+  it("takes a decision that comes with the run's first task: its Updates are installed before the input check", async () => {
+    // Sent right after a start (or a continue-as-new), before a worker picked the run up: escalateToEmergency
+    // applies at `starting`, and must not be refused for want of a handler.
+    const { activities } = mocks({ limit: true, oldLastUse: null, deployGate: null });
+    await sentWithFirstTask(
+      world.client,
+      activities,
+      (taskQueue) => start(world.client, taskQueue, uniqueId('rot'), {}),
+      (handle) => handle.executeUpdate(escalateToEmergencyUpdate, { args: [by('a leak was found')] }),
+      async (handle, answer) => {
+        expect(answer).toMatchObject({ status: 'fulfilled', value: { stage: 'starting' } });
+        expect(await handle.query(rotationStatusQuery)).toMatchObject({ emergency: true });
+      },
+    );
   });
 
   it('key_limit: shown with its decisions, bounded across continuations, and a retryKeyCreate after them lands', async () => {

@@ -47,10 +47,12 @@ export * from './adopt-tenant-keys-messages.js';
 const db = proxyLocalActivities<Activities>(databaseStep);
 
 export async function adoptTenantKeys(rawInput: AdoptTenantKeysInput): Promise<AdoptTenantKeysResult> {
+  // Made first, so its Updates are installed before the input check's await (key-slot-run.ts).
+  const adoption = new Adoption(rawInput);
   const input: ParsedAdoptTenantKeysInput = await validateWorkflowInput('adoptTenantKeys', rawInput, (i) =>
     rotationWorkflowId(i.externalRef, i.slot),
   );
-  return new Adoption(rawInput, input).run();
+  return adoption.run(input);
 }
 
 const GATE = ['waiting_for_quiet', 'held'] as const;
@@ -80,12 +82,10 @@ class Adoption extends KeySlotRun<AdoptionStage, AdoptionStatus, BeginAdoptionRe
   /** retryKeyCreate accepted, and whether an abort was (the key-limit wait reads both). */
   private readonly keySlot = { retry: false, aborted: () => this.decision?.kind === 'abort' };
 
-  constructor(
-    rawInput: AdoptTenantKeysInput,
-    private readonly input: ParsedAdoptTenantKeysInput,
-  ) {
-    const carried = input.continued as Carried | undefined;
-    super(rawInput, input, carried?.status ?? initialStatus(input), carried, adoptionDetails);
+  constructor(rawInput: AdoptTenantKeysInput) {
+    // Any JSON a caller sent: read with care until the check refuses it.
+    const carried = rawInput?.continued as Carried | undefined;
+    super(rawInput, carried?.status ?? initialStatus(rawInput), carried, adoptionDetails);
     this.deployed = carried?.deployed ?? false;
     this.issuedHere = carried?.issuedHere ?? false;
     this.memories = carried?.memories ? new Map(carried.memories) : null;
@@ -98,7 +98,7 @@ class Adoption extends KeySlotRun<AdoptionStage, AdoptionStatus, BeginAdoptionRe
   /** The rotation's Updates, so `tenantctl rotation revoke-anyway|abort|retry-key-create` answer here too. */
   private installDecisions() {
     const { status, keySlot } = this;
-    const id = `the adoption of ${this.externalRef} slot ${this.slot}`;
+    const id = `the adoption of ${status.externalRef} slot ${status.slot}`;
     return installDecisions<AdoptionStage, 'revokeAnyway' | 'abortRotation' | 'retryKeyCreate'>({
       table: { revokeAnyway: GATE, abortRotation: ['key_limit', ...GATE], retryKeyCreate: ['key_limit'] },
       updates: {
@@ -379,10 +379,11 @@ class Adoption extends KeySlotRun<AdoptionStage, AdoptionStatus, BeginAdoptionRe
   }
 }
 
-function initialStatus(input: ParsedAdoptTenantKeysInput): AdoptionStatus {
+/** Before the input check: the caller's values as given (a run whose input is refused ends at the check). */
+function initialStatus(raw: AdoptTenantKeysInput): AdoptionStatus {
   return {
-    externalRef: input.externalRef,
-    slot: input.slot,
+    externalRef: raw?.externalRef,
+    slot: raw?.slot ?? 'default',
     stage: 'starting',
     rotationId: null,
     newKey: { keyId: null, fingerprint: null },

@@ -37,6 +37,8 @@ export type SlotRunInput = Pick<ParsedRotateTenantKeyInput, 'externalRef' | 'slo
 
 /** The part of a run's status (its query's answer) the shared steps write. */
 export interface SlotRunStatus<Stage extends string> {
+  externalRef: string;
+  slot: string;
   stage: Stage;
   waitingFor: string | null;
   notes: string[];
@@ -84,43 +86,58 @@ export abstract class KeySlotRun<
   Carried extends SlotRunCarried<Begun, Status>,
   Result,
 > {
-  protected readonly externalRef: string;
-  protected readonly slot: string;
-  protected readonly timings: GateTimings;
-  protected readonly t: Record<keyof typeof DEFAULT_TIMINGS, string | number>;
-  protected readonly pollCeilingMs: number | undefined;
-  protected readonly bound: number | undefined;
+  // Set from the checked input (`run`): a caller's input is not trusted before the check.
+  protected timings!: GateTimings;
+  protected t!: Record<keyof typeof DEFAULT_TIMINGS, string | number>;
+  protected pollCeilingMs: number | undefined;
+  protected bound: number | undefined;
+  protected waits!: Waits;
+  protected backoff!: Backoff;
+  private slotInput!: SlotRunInput;
   protected readonly platform: ReturnType<typeof proxyActivities<Activities>>;
   private readonly projectEnvDeploy: ReturnType<typeof proxyActivities<Activities>>;
-  protected readonly waits: Waits;
-  protected backoff: Backoff;
   protected lookedAtMs: number | null;
   protected begun: Begun | undefined;
   /** The decisions that apply now (what a wait lists); set when the workflow installs its decisions. */
   protected applicable: () => readonly string[] = () => [];
 
+  /**
+   * Made before the input check's await, so the workflow's constructor installs its query and Updates in the
+   * run's first task: an Update that comes with it (right after a start or a continue-as-new) finds them.
+   */
   constructor(
     private readonly rawInput: object,
-    private readonly slotInput: SlotRunInput,
     protected readonly status: Status,
     protected readonly carried: Carried | undefined,
-    details: (status: Status) => string[],
+    private readonly details: (status: Status) => string[],
   ) {
-    this.externalRef = slotInput.externalRef;
-    this.slot = slotInput.slot;
-    this.t = { ...DEFAULT_TIMINGS, ...slotInput.options };
-    this.timings = gateTimingsOf(this.t);
-    this.pollCeilingMs = slotInput.options?.pollCeiling === undefined ? undefined : msOf(slotInput.options.pollCeiling);
-    this.bound = slotInput.options?.historyEventBound;
     const queue = platformTaskQueue(workflowInfo().taskQueue);
     this.platform = proxyActivities<Activities>(platformCall(queue));
     this.projectEnvDeploy = proxyActivities<Activities>(projectEnvDeployPolicy(queue));
-    this.waits = new Waits(
-      { tenantStatus: (stage) => `rotation_${stage}`, details: () => details(this.status) },
-      carried?.wait ?? null,
-    );
     this.lookedAtMs = carried?.lookedAtMs ?? null;
     this.begun = carried?.begun;
+  }
+
+  protected get externalRef(): string {
+    return this.status.externalRef;
+  }
+
+  protected get slot(): string {
+    return this.status.slot;
+  }
+
+  /** The checked input's timings, and the waits (a carried wait is shown again). */
+  private configure(input: SlotRunInput): void {
+    const { carried } = this;
+    this.slotInput = input;
+    this.t = { ...DEFAULT_TIMINGS, ...input.options };
+    this.timings = gateTimingsOf(this.t);
+    this.pollCeilingMs = input.options?.pollCeiling === undefined ? undefined : msOf(input.options.pollCeiling);
+    this.bound = input.options?.historyEventBound;
+    this.waits = new Waits(
+      { tenantStatus: (stage) => `rotation_${stage}`, details: () => this.details(this.status) },
+      carried?.wait ?? null,
+    );
     this.backoff = new Backoff(
       msOf(this.t.keyLimitRetryInterval),
       this.pollCeilingMs,
@@ -135,7 +152,9 @@ export abstract class KeySlotRun<
   /** After a failure or a cancel (not a continuation), in a non-cancellable scope: leave no record open. */
   protected abstract settleFailure(error: unknown, cancelled: boolean): Promise<void>;
 
-  async run(): Promise<Result> {
+  /** The run, once its input is checked. */
+  async run(input: SlotRunInput): Promise<Result> {
+    this.configure(input);
     if (!this.carried) upsertSearchAttributes([{ key: tenantExternalRefKey, value: this.externalRef }]);
     try {
       return await this.steps();

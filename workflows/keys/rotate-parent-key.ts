@@ -48,7 +48,6 @@ import {
   type PendingProcess,
 } from './rotate-parent-key-messages.js';
 import { evaluateGate, type GateMemory } from './quiet-gate.js';
-import { carriedState } from '../transfer-loop.js';
 import { msOf, validateWorkflowInput } from '../validate-input.js';
 import { Backoff, handlersFinished, historyFull, Waits, type WaitView } from '../waits.js';
 import { waitForKeySlot } from './key-slot-wait.js';
@@ -95,26 +94,19 @@ interface Carried {
 }
 
 export async function rotateParentKey(rawInput: RotateParentKeyInput): Promise<RotateParentKeyResult> {
-  const input = await validateWorkflowInput('rotateParentKey', rawInput, () => PARENT_KEY_ROTATION_WORKFLOW_ID);
+  // Made first, so its Updates are installed before the input check's await: an Update that comes with the
+  // run's first task (right after a start or a continue-as-new) finds them.
+  const rotation = new ParentKeyRotation(rawInput);
   // Only the run's own continuation sets `continued` (a caller's is refused as invalid input).
-  return new ParentKeyRotation(rawInput, input, carriedState<Carried>(input.continued)).run();
+  const input = await validateWorkflowInput('rotateParentKey', rawInput, () => PARENT_KEY_ROTATION_WORKFLOW_ID);
+  return rotation.run(input);
 }
 
 /** One run of the parent key's rotation: its status, the operator's decisions, and each phase as a method. */
 class ParentKeyRotation {
   private readonly status: ParentKeyRotationStatus;
+  private readonly carried: Carried | undefined;
   private readonly platform = proxyActivities<Activities>(platformCall(platformTaskQueue(workflowInfo().taskQueue)));
-  private readonly o: { [K in keyof typeof DEFAULTS]: string | number };
-  private readonly t: {
-    pollMs: number;
-    staleMs: number;
-    switchDeadlineMs: number;
-    quietPeriodMs: number;
-    quietDeadlineMs: number;
-    overlapWindowMs: number;
-  };
-  private readonly waits: Waits;
-  private readonly backoff: Backoff;
   /** The decisions that apply now (what a wait lists), the same rule as the validators by construction. */
   private readonly applicable: () => ParentKeyDecision[];
   private recordsChanged = false;
@@ -125,27 +117,28 @@ class ParentKeyRotation {
   private switchStartedMs: number | null;
   private oldGone: boolean;
   private memory: GateMemory | null;
-  private lastWaitMs: number;
   private oldRevoked = false;
+  // Set from the checked input (`run`): a caller's input is not trusted before the check.
+  private input!: ParsedWorkflowInput<'rotateParentKey'>;
+  private o!: { [K in keyof typeof DEFAULTS]: string | number };
+  private t!: {
+    pollMs: number;
+    staleMs: number;
+    switchDeadlineMs: number;
+    quietPeriodMs: number;
+    quietDeadlineMs: number;
+    overlapWindowMs: number;
+  };
+  private waits!: Waits;
+  private backoff!: Backoff;
+  private lastWaitMs!: number;
 
-  constructor(
-    private readonly rawInput: RotateParentKeyInput,
-    private readonly input: ParsedWorkflowInput<'rotateParentKey'>,
-    private readonly carried: Carried | undefined,
-  ) {
-    this.o = { ...DEFAULTS, ...input.options };
-    const { o } = this;
-    this.t = {
-      pollMs: msOf(o.pollInterval),
-      staleMs: msOf(o.staleAfter),
-      switchDeadlineMs: msOf(o.switchDeadline),
-      quietPeriodMs: msOf(o.quietPeriod),
-      quietDeadlineMs: msOf(o.quietDeadline),
-      overlapWindowMs: msOf(o.overlapWindow),
-    };
+  constructor(private readonly rawInput: RotateParentKeyInput) {
+    // Any JSON a caller sent: read with care until the check refuses it.
+    const carried = (this.carried = rawInput?.continued as unknown as Carried | undefined);
     this.status = carried?.status ?? {
       stage: 'creating_key',
-      emergency: input.emergency,
+      emergency: rawInput?.emergency ?? false,
       oldKey: null,
       newKey: null,
       processes: { live: 0, stragglers: [], pending: [] },
@@ -153,10 +146,9 @@ class ParentKeyRotation {
       activeKeys: [],
       candidates: [],
       quietCheck: null,
-      notes: input.reason ? [`started: ${input.reason}`] : [],
+      notes: rawInput?.reason ? [`started: ${rawInput.reason}`] : [],
     };
     setHandler(parentKeyRotationStatusQuery, () => this.status);
-    this.waits = new Waits({ details: () => detailsOf(this.status) }, carried?.wait ?? null);
     this.decisions = new ParentKeyDecisions(carried);
     this.oldPlatformId = carried?.oldPlatformId ?? null;
     setHandler(parentKeyRecordsChangedSignal, () => {
@@ -165,18 +157,36 @@ class ParentKeyRotation {
     this.applicable = this.decisions.install(this.status, () => this.oldPlatformId);
     if (carried) this.begun = carried.begun;
     this.phase = carried?.phase ?? 'create';
+    this.switchStartedMs = carried?.switchStartedMs ?? null;
+    this.oldGone = carried?.oldGone ?? false;
+    this.memory = carried?.memory ?? null;
+  }
+
+  /** The checked input's timings, and the waits (a carried wait is shown again). */
+  private configure(input: ParsedWorkflowInput<'rotateParentKey'>): void {
+    const { carried } = this;
+    this.input = input;
+    const o = (this.o = { ...DEFAULTS, ...input.options });
+    this.t = {
+      pollMs: msOf(o.pollInterval),
+      staleMs: msOf(o.staleAfter),
+      switchDeadlineMs: msOf(o.switchDeadline),
+      quietPeriodMs: msOf(o.quietPeriod),
+      quietDeadlineMs: msOf(o.quietDeadline),
+      overlapWindowMs: msOf(o.overlapWindow),
+    };
+    this.waits = new Waits({ details: () => detailsOf(this.status) }, carried?.wait ?? null);
     this.backoff = new Backoff(
       this.t.pollMs,
       input.options?.pollCeiling === undefined ? undefined : msOf(input.options.pollCeiling),
       carried?.polls ?? 0,
     );
-    this.switchStartedMs = carried?.switchStartedMs ?? null;
-    this.oldGone = carried?.oldGone ?? false;
-    this.memory = carried?.memory ?? null;
     this.lastWaitMs = carried?.lastWaitMs ?? this.t.pollMs;
   }
 
-  async run(): Promise<RotateParentKeyResult> {
+  /** The run, once its input is checked. */
+  async run(input: ParsedWorkflowInput<'rotateParentKey'>): Promise<RotateParentKeyResult> {
+    this.configure(input);
     if (!this.carried) await this.begin();
     try {
       if (this.phase === 'create') await this.createKey();

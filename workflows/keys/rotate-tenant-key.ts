@@ -45,11 +45,13 @@ export * from './rotate-tenant-key-messages.js';
 const db = proxyLocalActivities<Activities>(databaseStep);
 
 export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<RotateTenantKeyResult> {
+  // Made first, so its Updates are installed before the input check's await (key-slot-run.ts).
+  const rotation = new Rotation(rawInput);
   // The id is the business key: a second start for the same slot then cannot run beside this one.
   const input: ParsedRotateTenantKeyInput = await validateWorkflowInput('rotateTenantKey', rawInput, (i) =>
     rotationWorkflowId(i.externalRef, i.slot),
   );
-  return new Rotation(rawInput, input).run();
+  return rotation.run(input);
 }
 
 /** What a run continued as new hands to the next (never a secret: ids, fingerprints, stages, times, decisions). */
@@ -72,12 +74,12 @@ class Rotation extends KeySlotRun<RotationStage, RotationStatus, BeginRotationRe
   private told: boolean;
   private memory: GateMemory | null;
 
-  constructor(
-    rawInput: RotateTenantKeyInput,
-    private readonly input: ParsedRotateTenantKeyInput,
-  ) {
-    const carried = input.continued as Carried | undefined;
-    super(rawInput, input, carried?.status ?? initialStatus(input), carried, rotationDetails);
+  private input!: ParsedRotateTenantKeyInput;
+
+  constructor(rawInput: RotateTenantKeyInput) {
+    // Any JSON a caller sent: read with care until the check refuses it.
+    const carried = rawInput?.continued as Carried | undefined;
+    super(rawInput, carried?.status ?? initialStatus(rawInput), carried, rotationDetails);
     this.startedAtMs = carried?.startedAtMs ?? workflowInfo().startTime.getTime();
     this.deployed = carried ? carried.phase !== 'key_limit' : false;
     this.told = carried?.told ?? false;
@@ -91,6 +93,11 @@ class Rotation extends KeySlotRun<RotationStage, RotationStatus, BeginRotationRe
     };
     setHandler(rotationStatusQuery, () => this.status);
     this.applicable = installRotationDecisions(this.status, this.signals);
+  }
+
+  override run(input: ParsedRotateTenantKeyInput): Promise<RotateTenantKeyResult> {
+    this.input = input;
+    return super.run(input);
   }
 
   protected carryAlso() {
@@ -441,11 +448,12 @@ class Rotation extends KeySlotRun<RotationStage, RotationStatus, BeginRotationRe
   }
 }
 
-function initialStatus(input: ParsedRotateTenantKeyInput): RotationStatus {
+/** Before the input check: the caller's values as given (a run whose input is refused ends at the check). */
+function initialStatus(raw: RotateTenantKeyInput): RotationStatus {
   return {
-    externalRef: input.externalRef,
-    slot: input.slot,
-    emergency: input.emergency,
+    externalRef: raw?.externalRef,
+    slot: raw?.slot ?? 'default',
+    emergency: raw?.emergency ?? false,
     stage: 'starting',
     rotationId: null,
     subaccountId: null,
