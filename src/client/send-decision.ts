@@ -14,6 +14,10 @@ export class DecisionRefusedError extends Error {
   }
 }
 
+/** How often, and how far apart, a decision that met a run's first workflow task is sent again (about 3 s). */
+const FIRST_TASK_ATTEMPTS = 10;
+const FIRST_TASK_RETRY_MS = 300;
+
 /**
  * Sends an operator decision as a Temporal Update and waits for its answer. The workflow's
  * validator is the one authority on the rules (src/domain/operator-decisions.ts): its refusal comes
@@ -32,6 +36,13 @@ export async function sendDecision<Decision>(
       // A run that continued as new while the update was on its way aborts it ("aborted by closing
       // workflow"); the workflow goes on in its next run, which takes the decision (workflows/waits.ts).
       if (attempt < 5 && (error as Error).name === 'DecisionAbortedByContinuation') continue;
+      // A run that has not finished its first workflow task (just started, or just continued as new: it
+      // checks its input before it installs its handlers) answers "no registered handler". Sent again
+      // shortly, it lands once the run is up; a workflow that has no such update keeps answering so.
+      if (attempt < FIRST_TASK_ATTEMPTS && isBeforeHandlers(error)) {
+        await new Promise((resolve) => setTimeout(resolve, FIRST_TASK_RETRY_MS));
+        continue;
+      }
       throw error;
     }
   }
@@ -66,4 +77,9 @@ async function send<Decision>(
     }
     throw error;
   }
+}
+
+/** The SDK's refusal of an Update that reached a run before its handlers were installed. */
+function isBeforeHandlers(error: unknown): boolean {
+  return error instanceof DecisionRefusedError && /No registered handler for update/.test(error.message);
 }

@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyIssueWorkflowId } from '../../src/domain/ids.js';
 import { abortKeyIssueUpdate, retryKeyIssueUpdate } from '../../workflows/keys/key-slot-messages.js';
 import { currentWaitQuery } from '../../workflows/waits-messages.js';
+import { sendDecision } from '../../src/client/send-decision.js';
 import { fastWorld, uniqueId, type FastWorld, decide } from '../harness/fast-workflow.js';
+import { sentWithFirstTask } from '../harness/first-task.js';
 
 /** issueTenantKey's decisions once one is taken: a decision the run will not carry out is refused, never accepted. */
 let world: FastWorld;
@@ -56,4 +58,36 @@ describe('issueTenantKey decisions after an abort (mocked activities)', () => {
       });
     },
   );
+
+  it('takes a decision sent before the run installed its handlers (just started or continued): sendDecision sends it again', async () => {
+    const ref = uniqueId('t');
+    const workflowId = keyIssueWorkflowId(ref, 'ci');
+    let abandoned = 0;
+    const activities = {
+      beginSlotKeyIssue: async () => ({ state: 'issue' as const, subaccountId: 'sa_1', generation: 1 }),
+      issueTenantKey: async () => atLimit,
+      abandonSlotKeyIssue: async () => {
+        abandoned += 1;
+      },
+    };
+    await sentWithFirstTask(
+      world.client,
+      activities,
+      (taskQueue) =>
+        world.client.workflow.start('issueTenantKey', {
+          taskQueue,
+          workflowId,
+          args: [{ externalRef: ref, slot: 'ci', options: { keyLimitRetryInterval: '1h' } }],
+        }),
+      // The decision arrives with the run's first task (its input check runs before its handlers exist);
+      // the run reaches the key limit within the retries, where the decision applies.
+      (handle) =>
+        sendDecision(world.client, handle.workflowId, abortKeyIssueUpdate, { operator: 'alice', reason: 'not needed' }),
+      async (handle, answer) => {
+        expect(answer).toMatchObject({ status: 'fulfilled', value: { stage: 'key_limit' } });
+        await expect(handle.result()).rejects.toMatchObject({ cause: { type: 'API_KEY_LIMIT_REACHED' } });
+        expect(abandoned).toBe(1);
+      },
+    );
+  });
 });
