@@ -8,7 +8,7 @@ import {
   closeStatusQuery,
 } from '../../workflows/close-tenant-messages.js';
 import { currentWaitQuery, type WaitView } from '../../workflows/waits-messages.js';
-import { fastWorld, historyLength, uniqueId, type FastWorld, decide } from '../harness/fast-workflow.js';
+import { fastWorld, historyLength, uniqueId, type FastWorld, decide, answerOf } from '../harness/fast-workflow.js';
 
 /**
  * closeTenant's decisions with mocked activities: each wait visible (currentWait, closeStatus, TenantStatus)
@@ -112,7 +112,7 @@ describe('closeTenant (mocked activities)', () => {
         expect(Date.parse(wait!.since)).toBeLessThanOrEqual(first.closeTime!.getTime());
         // The close time is the first run's, not recomputed by a continued run.
         expect(Date.parse(wait!.nextCheckAt!)).toBeLessThanOrEqual(first.startTime.getTime() + 3_600_000 + 1_000);
-        expect(await handle.query(closeStatusQuery)).toMatchObject({
+        expect(await answerOf(handle, closeStatusQuery)).toMatchObject({
           stage: 'scheduled',
           subaccountId: 'sa_1',
           timeLeft: expect.stringMatching(/^(59m|1h 0m)$/),
@@ -324,7 +324,7 @@ describe('closeTenant (mocked activities)', () => {
         const unknown = await waitIn(handle, 'resolving_transfers', () => counts.reconcile > 3);
         expect(unknown).toMatchObject({ decisions: [] });
         expect(unknown.waitingFor).toMatch(/initial-funding.*unknown state/);
-        expect(await handle.query(closeStatusQuery)).toMatchObject({ stage: 'resolving_transfers' });
+        expect(await answerOf(handle, closeStatusQuery)).toMatchObject({ stage: 'resolving_transfers' });
         // Past the deadline (the transfer is needs_operator now): the operator's verdict applies.
         stage.transfers = 'needs_operator';
         const asked = await waitIn(handle, 'needs_operator', () => true);
@@ -364,7 +364,7 @@ describe('closeTenant (mocked activities)', () => {
 
         const result = await handle.result();
         expect(result).toMatchObject({ status: 'closed', projectsDeleted: 1, balanceLeftMicroUsd: '5000' });
-        expect(await handle.query(closeStatusQuery)).toMatchObject({
+        expect(await answerOf(handle, closeStatusQuery)).toMatchObject({
           stage: 'closed',
           projects: { proj_1: 'deleted' },
         });

@@ -10,7 +10,14 @@ import {
   topUpStatusQuery,
 } from '../../workflows/fund-tenant-messages.js';
 import { currentWaitQuery } from '../../workflows/waits-messages.js';
-import { expectBounded, fastWorld, uniqueId, untilValue as until, type FastWorld } from '../harness/fast-workflow.js';
+import {
+  expectBounded,
+  fastWorld,
+  uniqueId,
+  untilValue as until,
+  type FastWorld,
+  answerOf,
+} from '../harness/fast-workflow.js';
 
 /**
  * fundTenant's waits with mocked activities: each is shown through currentWait with the decisions that
@@ -130,7 +137,7 @@ describe('fundTenant waits (mocked activities)', () => {
       const first = await client.workflow.getHandle(handle.workflowId, handle.firstExecutionRunId).describe();
       expect(Date.parse(wait!.since)).toBeLessThanOrEqual(first.closeTime!.getTime());
       // The status surfaces on the continued run: the status query and the TenantStatus attribute.
-      const status = await handle.query(topUpStatusQuery);
+      const status = await answerOf(handle, topUpStatusQuery);
       expect(status).toMatchObject({ externalRef: ref, idempotencyKey: 'k1', transferState: 'pending' });
       expect(await tenantStatusOf(handle)).toMatch(/^(waiting_for_parent_funds|transferring)$/);
       // A decision that does not apply is refused with the reason, and changes nothing.

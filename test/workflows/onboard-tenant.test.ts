@@ -10,7 +10,14 @@ import {
   resolveTransferUpdate,
 } from '../../workflows/onboard-tenant-messages.js';
 import { currentWaitQuery } from '../../workflows/waits-messages.js';
-import { expectBounded, fastWorld, uniqueId, untilValue as until, type FastWorld } from '../harness/fast-workflow.js';
+import {
+  expectBounded,
+  fastWorld,
+  uniqueId,
+  untilValue as until,
+  type FastWorld,
+  answerOf,
+} from '../harness/fast-workflow.js';
 
 /**
  * onboardTenant's funding waits with mocked activities: shown through currentWait with the decisions
@@ -113,7 +120,7 @@ describe('onboardTenant funding waits (mocked activities)', () => {
       const first = await client.workflow.getHandle(handle.workflowId, handle.firstExecutionRunId).describe();
       expect(Date.parse(wait!.since)).toBeLessThanOrEqual(first.closeTime!.getTime());
       // The status query answers on the continued run, with the steps the first run did.
-      const status = await handle.query(onboardingStatusQuery);
+      const status = await answerOf(handle, onboardingStatusQuery);
       expect(status).toMatchObject({
         externalRef: ref,
         subaccountId: 'sa_1',
@@ -180,7 +187,7 @@ describe('onboardTenant funding waits (mocked activities)', () => {
       );
       expect(asking?.decisions).toEqual(['resolveTransfer']);
       expect(asking?.waitingFor).toMatch(new RegExp(`tenantctl resolve-transfer ${ref}`));
-      expect((await handle.query(onboardingStatusQuery)).stage).toBe('needs_operator');
+      expect((await answerOf(handle, onboardingStatusQuery)).stage).toBe('needs_operator');
       await expect(sendDecision(client, handle.workflowId, parentFundedUpdate, by)).rejects.toThrow(
         /is not waiting for the parent's funds \(stage needs_operator\)/,
       );
