@@ -20,7 +20,7 @@ export interface BeginOnboardingResult {
 }
 
 /**
- * onboardTenant's first step since onboarding-patches-decided-at-start: its input checked as
+ * onboardTenant's first step: its input checked as
  * validateWorkflowInput checks it (schema, the run's workflow id, the preflight against our records),
  * then the sub-account step, in one local activity instead of two. A refused input throws
  * INVALID_INPUT or PREFLIGHT_FAILED before anything is written; a retry repeats the checks, and the

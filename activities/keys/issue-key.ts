@@ -168,7 +168,7 @@ export function createKeyActivities(deps: ActivityDeps) {
     issueTenantKey: boundary(issueKey),
     verifyTenantKey: boundary(verifyKey),
     /**
-     * Both, as one local activity: the onboarding's key branch since onboarding-patches-decided-at-start
+     * Both, as one local activity: the onboarding's key branch
      * (one workflow activation, task and marker fewer on its critical path). A retry after the issue
      * finds the key stored and goes on to the verification; at the key limit nothing is verified.
      */
