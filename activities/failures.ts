@@ -22,13 +22,15 @@ export function activityFailure(
 /**
  * A tenant rule (src/domain/tenant-rules.ts) checked inside a running workflow: the starters refused the tenant
  * up front, but a close may have begun since, and runs started elsewhere (Web UI, schedules, fleet runs) meet
- * the rule here first. Its refusal becomes the activity's failure, with the rule's code and message.
+ * the rule here first. Its refusal becomes the activity's failure, with the rule's code and message; a tenant
+ * missing from our records is TENANT_NOT_FOUND.
  */
 export function assertTenantRule<T extends Omit<TenantFacts, 'externalRef'>>(
   rule: TenantRule,
   externalRef: string,
-  tenant: T,
+  tenant: T | undefined,
 ): asserts tenant is T & { subaccountId: string } {
+  if (!tenant) throw activityFailure(FailureCode.TENANT_NOT_FOUND, `no tenant ${externalRef} in our records`);
   const refused = rule({ externalRef, status: tenant.status, subaccountId: tenant.subaccountId });
   if (refused) throw activityFailure(refused.code, refused.message);
   if (!tenant.subaccountId)

@@ -57,11 +57,6 @@ export function createAdoptionActivities(deps: ActivityDeps) {
       }): Promise<BeginAdoptionResult> =>
         withTransaction(pool, async (tx) => {
           const tenant = await lockTenantForRotation(tx, input.externalRef);
-          if (!tenant)
-            throw activityFailure(
-              FailureCode.TENANT_NOT_FOUND,
-              `no tenant with external ref ${input.externalRef} in our records`,
-            );
           assertTenantRule(rotationRefusal, input.externalRef, tenant);
           const open = await findOpenRotation(tx, input.externalRef, input.slot);
           if (open && open.outcome.adoption !== true)

@@ -118,11 +118,6 @@ export function createRotationActivities(deps: ActivityDeps) {
     beginRotation: boundary(async (input: BeginRotationInput): Promise<BeginRotationResult> => {
       return withTransaction(pool, async (tx) => {
         const tenant = await lockTenantForRotation(tx, input.externalRef);
-        if (!tenant)
-          throw activityFailure(
-            FailureCode.TENANT_NOT_FOUND,
-            `no tenant with external ref ${input.externalRef} in our records`,
-          );
         // The starters refused it up front (src/domain/tenant-rules.ts); a close may have begun since, and runs
         // started elsewhere (Web UI, schedules, fleet) meet the rule here first.
         assertTenantRule(rotationRefusal, input.externalRef, tenant);

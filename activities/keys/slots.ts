@@ -34,7 +34,6 @@ export function createKeySlotActivities(deps: ActivityDeps) {
 
   async function openTenant(externalRef: string): Promise<{ subaccountId: string }> {
     const tenant = await findTenant(pool, externalRef);
-    if (!tenant) throw activityFailure(FailureCode.TENANT_NOT_FOUND, `no tenant ${externalRef} in our records`);
     assertTenantRule(keyIssueRefusal, externalRef, tenant);
     return { subaccountId: tenant.subaccountId };
   }
