@@ -2,7 +2,7 @@
  * Records the histories in test/histories/decisions/: runs in which an operator's decision reached the
  * run as an Update, for the replay test that keeps the decision paths deterministic (replay-decisions.test).
  * The plain histories (scripts/record-histories.ts) hold no decision. Run after a deliberate workflow change:
- *   npx tsx scripts/record-decision-histories.ts
+ *   npm run histories:record-decisions
  * A lost transfer response with an unreadable wallet (simulator faults) sends onboarding and a top-up to
  * needs_operator; a resolveTransfer verdict (checked against the approval policy: none gates it here) settles
  * each. A top-up whose parent cannot pay waits for parentFunded. Payloads are unencrypted and hold no secret.
