@@ -1,0 +1,173 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApplicationFailure } from '@temporalio/common';
+import type { KeyUsage } from '../../activities/keys/rotation.js';
+import { rotationWorkflowId } from '../../src/domain/ids.js';
+import type { RotateFleetInput } from '../../src/domain/rotation-input.js';
+import { fleetStatusQuery, type FleetTotals } from '../../workflows/keys/rotate-fleet.js';
+import { fastWorld, uniqueId, type ActivityMocks, type FastWorld } from '../harness/fast-workflow.js';
+
+/**
+ * rotateFleet with mocked activities (its rotateTenantKey / adoptTenantKeys children run on the same mocks): one
+ * child per tenant of the page under the slot's business id, the outcomes counted (completed, held at the key limit
+ * and no longer counted against the bound, failed, skipped when the slot is already rotating), the next page read
+ * after the last ref by continue-as-new with the totals carried, and with `adopt` the adoptable page and
+ * adoptTenantKeys children.
+ */
+let world: FastWorld;
+beforeAll(async () => {
+  world = await fastWorld();
+});
+afterAll(() => world.close());
+
+const OLD = 'key_old';
+const NEW = 'key_new';
+const BEFORE = '2026-01-01T00:00:00.000Z';
+const usage = (keyId: string, lastUsedAt: string | null): KeyUsage => ({
+  keyId,
+  status: 'active',
+  lastUsedAt,
+  lastUseKnown: true,
+});
+const refused = () => ApplicationFailure.nonRetryable('refused by the test', 'TEST_REFUSED');
+
+/** The child rotation's activities: `fail` refs are refused at begin, `limit` refs stay at the key limit. */
+function rotationMocks(fail: Set<string>, limit: Set<string>, begun: Array<{ externalRef: string; reason: unknown }>) {
+  return {
+    beginRotation: async (input: { externalRef: string; reason: unknown }) => {
+      begun.push({ externalRef: input.externalRef, reason: input.reason });
+      if (fail.has(input.externalRef)) throw refused();
+      return {
+        rotationId: `rot_${input.externalRef}`,
+        subaccountId: 'sa_1',
+        fromGeneration: 1,
+        toGeneration: 2,
+        oldKeyId: OLD,
+        oldFingerprint: 'fp_old',
+        deployer: { kind: 'notify' as const },
+        adopted: false,
+      };
+    },
+    recordRotation: async () => undefined,
+    issueTenantKey: async (input: { externalRef: string }) =>
+      limit.has(input.externalRef)
+        ? {
+            state: 'key_limit' as const,
+            activeKeys: [{ id: OLD, name: 'default-g1', lastUsedAt: BEFORE, lastUseKnown: true }],
+          }
+        : { state: 'issued' as const, keyId: NEW, fingerprint: 'fp_new', orphansRevoked: [] },
+    deployKeyGeneration: async () => ({ deployed: true }),
+    verifyTenantKey: async () => undefined,
+    observeKeyUsage: async () => ({ [OLD]: usage(OLD, BEFORE), [NEW]: usage(NEW, null) }),
+    revokeKeyGeneration: async () => ({ keyId: OLD, result: 'revoked' as const }),
+    revokeNewGeneration: async () => ({ revoked: [NEW], refused: false }),
+  };
+}
+
+const fast = { propagationAllowance: '0s', quietPeriod: '300ms', pollInterval: '100ms' };
+
+describe('rotateFleet (mocked activities)', () => {
+  it('starts one rotation per tenant and counts completed, held, failed and already-rotating (skipped)', async () => {
+    const [done, held, failed, busy] = ['done', 'held', 'failed', 'busy'].map((p) => uniqueId(`fleet-${p}`)) as [
+      string,
+      string,
+      string,
+      string,
+    ];
+    const pages: Array<{ after: string | null; limit: number }> = [];
+    const begun: Array<{ externalRef: string; reason: unknown }> = [];
+    await world.run(
+      {
+        listActiveTenantsPage: async (input) => {
+          pages.push({ after: input.after, limit: input.limit });
+          return [done, held, failed, busy];
+        },
+        ...(rotationMocks(new Set([failed]), new Set([held]), begun) as ActivityMocks),
+      },
+      async ({ client, taskQueue }) => {
+        // The busy tenant's slot is already rotating elsewhere (a run no worker serves).
+        const elsewhere = await client.workflow.start('rotateTenantKey', {
+          taskQueue: `${taskQueue}-elsewhere`,
+          workflowId: rotationWorkflowId(busy, 'default'),
+          args: [{ externalRef: busy }],
+        });
+        try {
+          const fleet = await client.workflow.start('rotateFleet', {
+            taskQueue,
+            workflowId: uniqueId('rotation-fleet'),
+            args: [{ concurrency: 2, pageSize: 10, options: fast } satisfies RotateFleetInput],
+          });
+          const totals: FleetTotals = await fleet.result();
+          expect(totals).toEqual({ started: 3, completed: 1, held: 1, skipped: 1, failed: 1 });
+          expect(pages).toEqual([{ after: null, limit: 10 }]);
+          expect(begun.map((b) => b.externalRef).sort()).toEqual([done, held, failed].sort());
+          expect(new Set(begun.map((b) => b.reason))).toEqual(new Set(['fleet rotation']));
+          expect(await fleet.query(fleetStatusQuery)).toEqual({ slot: 'default', after: null, running: 0, totals });
+          // The held rotation was abandoned to wait for its operator, not ended with the fleet.
+          const heldChild = client.workflow.getHandle(rotationWorkflowId(held, 'default'));
+          expect((await heldChild.describe()).status.name).toBe('RUNNING');
+          await heldChild.terminate('test done');
+        } finally {
+          await elsewhere.terminate('test done');
+        }
+      },
+    );
+  }, 30_000);
+
+  it('reads the next page after the last ref by continue-as-new, carrying the totals', async () => {
+    const refs = [uniqueId('fleet-a'), uniqueId('fleet-b'), uniqueId('fleet-c')];
+    const pages: Array<{ after: string | null; limit: number }> = [];
+    await world.run(
+      {
+        listActiveTenantsPage: async (input) => {
+          pages.push({ after: input.after, limit: input.limit });
+          return input.after === null ? refs.slice(0, 2) : input.after === refs[1] ? refs.slice(2) : [];
+        },
+        ...(rotationMocks(new Set(refs), new Set(), []) as ActivityMocks),
+      },
+      async ({ client, taskQueue }) => {
+        const fleet = await client.workflow.start('rotateFleet', {
+          taskQueue,
+          workflowId: uniqueId('rotation-fleet'),
+          args: [{ pageSize: 2 } satisfies RotateFleetInput],
+        });
+        expect(await fleet.result()).toEqual({ started: 3, completed: 0, held: 0, skipped: 0, failed: 3 });
+        expect(pages).toEqual([
+          { after: null, limit: 2 },
+          { after: refs[1], limit: 2 },
+        ]);
+        expect((await fleet.describe()).runId).not.toBe(fleet.firstExecutionRunId);
+      },
+    );
+  }, 30_000);
+
+  it('with adopt: reads the adoptable page for the slot and starts adoptTenantKeys children', async () => {
+    const ref = uniqueId('fleet-adopt');
+    const pages: unknown[] = [];
+    const begun: unknown[] = [];
+    await world.run(
+      {
+        listAdoptableTenantsPage: async (input) => {
+          pages.push(input);
+          return [ref];
+        },
+        beginAdoption: async (input) => {
+          begun.push({ externalRef: input.externalRef, slot: input.slot, reason: input.reason });
+          throw refused();
+        },
+        recordRotation: async () => undefined,
+      },
+      async ({ client, taskQueue }) => {
+        const fleet = await client.workflow.start('rotateFleet', {
+          taskQueue,
+          workflowId: uniqueId('rotation-fleet'),
+          args: [{ slot: 'ci', adopt: true, pageSize: 5 } satisfies RotateFleetInput],
+        });
+        expect(await fleet.result()).toEqual({ started: 1, completed: 0, held: 0, skipped: 0, failed: 1 });
+        expect(pages).toEqual([{ slot: 'ci', after: null, limit: 5 }]);
+        expect(begun).toEqual([{ externalRef: ref, slot: 'ci', reason: 'fleet adoption' }]);
+        const child = await client.workflow.getHandle(rotationWorkflowId(ref, 'ci')).describe();
+        expect(child.type).toBe('adoptTenantKeys');
+      },
+    );
+  }, 30_000);
+});
