@@ -5,7 +5,7 @@ import {
   type WorkflowHandle,
   type WorkflowHandleWithFirstExecutionRunId,
 } from '@temporalio/client';
-import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { CombinedWorkerRunError, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import type { QueryDefinition, UpdateDefinition } from '@temporalio/common';
 import { expect, inject } from 'vitest';
 import type { Activities } from '../../activities/index.js';
@@ -39,6 +39,18 @@ export interface FastWorld {
 
 let runtimeInstalled = false;
 
+/**
+ * A worker waits this long for its activities once the test's body is over. A body that failed while a mock
+ * was still blocked (a gate it never opened) left the worker waiting for that activity for ever: the test
+ * ended at its timeout, minutes later, without its cause.
+ */
+const SHUTDOWN_FORCE_TIME = '5s';
+
+/** The body's own failure when a worker also failed to shut down in time (CombinedWorkerRunError). */
+function bodyFailureOf(error: unknown): unknown {
+  return error instanceof CombinedWorkerRunError ? bodyFailureOf(error.cause.innerError) : error;
+}
+
 export async function fastWorld(): Promise<FastWorld> {
   if (!runtimeInstalled) {
     Runtime.install({ logger: quietLogger() });
@@ -71,15 +83,22 @@ export async function fastWorld(): Promise<FastWorld> {
         // 2.6 MB bundle again for every test's worker: about 400 ms of CPU each (536 against 143 ms measured
         // for a worker's life with one workflow), which the 2-core machine could not spare with test files
         // running side by side. What is given up is the 5 s deadlock detection of a stuck workflow task.
-        debugMode: true,
+        // (FAST_WORKFLOW_THREADS=1 runs them in a workflow thread again, to find a workflow task that never ends.)
+        debugMode: process.env.FAST_WORKFLOW_THREADS !== '1',
+        shutdownForceTime: SHUTDOWN_FORCE_TIME,
       });
       const platform = await Worker.create({
         connection: native,
         namespace,
         taskQueue: platformTaskQueue(taskQueue),
         activities,
+        shutdownForceTime: SHUTDOWN_FORCE_TIME,
       });
-      return main.runUntil(platform.runUntil(body({ client, taskQueue })));
+      try {
+        return await main.runUntil(platform.runUntil(body({ client, taskQueue })));
+      } catch (error) {
+        throw bodyFailureOf(error);
+      }
     },
     async close() {
       await connection.close();
