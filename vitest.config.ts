@@ -62,8 +62,10 @@ export default defineConfig({
           testTimeout: 300_000,
           // The first start on a machine may build the Temporal CLI (about 5 minutes).
           hookTimeout: 900_000,
-          // Each file runs a whole stack (dev server, Postgres, worker): one at a time.
+          // Each file runs a whole stack (dev server, Postgres, worker): one at a time, beside the
+          // integration files (same group), after the fast projects.
           fileParallelism: false,
+          sequence: { groupOrder: 1 },
         },
       },
     ],

@@ -169,8 +169,9 @@ describe('adoptTenantKeys waits (mocked activities)', () => {
         },
       });
 
-      w.limit = false;
+      // The limit lifts once the decision is taken (lifted before, a 1 ms poll could leave key_limit first).
       await decide(handle, retryKeyCreateUpdate, by('freed one'));
+      w.limit = false;
       const deploying = await waitForStage(handle, 'deploying');
       expect(deploying.decisions).toEqual([]);
       expect(deploying.waitingFor).toMatch(/deploy through notify/);

@@ -74,13 +74,15 @@ describe('issueTenantKey (mocked activities)', () => {
       for await (const run of client.workflow.list({ query: `WorkflowId = '${handle.workflowId}'` }))
         expect(await historyLength(handle, run.runId)).toBeLessThanOrEqual(BOUND + 20);
       // A decision sent to the workflow id lands on the current run.
-      limit = false;
-      // Sent as every surface sends it (sendDecision): an update that meets a continuation is sent again.
+      // Sent as every surface sends it (sendDecision): an update that meets a continuation is sent again. The
+      // limit lifts only once the decision is taken: with 1 ms polls, lifted before, the run could issue the
+      // key and end before the decision reached it.
       const answer = await sendDecision(client, handle.workflowId, retryKeyIssueUpdate, {
         operator: 'alice',
         reason: 'revoked one',
       });
       expect(answer.stage).toBe('key_limit');
+      limit = false;
       const result = await handle.result();
       expect(result).toMatchObject({ outcome: 'issued', keyId: 'key_new', generation: 1 });
       expect(calls.verify).toBe(1);
