@@ -187,6 +187,9 @@ describe('closeTenant (mocked activities)', () => {
         const handle = await client.workflow.start('closeTenant', {
           taskQueue,
           workflowId: lifecycleWorkflowId('close', ref),
+          // The window's end is a local activity the test holds: the workflow task it runs in is extended at
+          // 80% of this timeout, and an Update sent meanwhile waits for that (10 s by default).
+          workflowTaskTimeout: '2s',
           args: [{ externalRef: ref, reason: 'customer left', operator: 'alice', after: '300ms' }],
         });
         const wait = await waitIn(handle, 'scheduled', () => true);
@@ -213,7 +216,7 @@ describe('closeTenant (mocked activities)', () => {
         expect(await tenantStatusOf(handle)).toBe('closed');
       },
     );
-  }, 60_000);
+  }, 120_000);
 
   it('shows each cleanup wait with its decisions, stays within the bound, and closes only after the tenant is proven empty', async () => {
     const ref = uniqueId('t');
