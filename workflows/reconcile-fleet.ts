@@ -57,7 +57,7 @@ export async function reconcileFleet(rawInput: ReconcileFleetInput = {}): Promis
     subaccountsListed: null,
     totals: input.totals ?? { tenantsChecked: 0, skipped: 0, fixesApplied: 0, findingsSeen: 0, failed: 0 },
     skipped: input.skippedSample ?? [],
-    fixes: [],
+    fixes: input.fixesSample ?? [],
     openByKind: null,
   };
   const move = (phase: DriftCheckStatus['phase']) => {
@@ -99,12 +99,12 @@ export async function reconcileFleet(rawInput: ReconcileFleetInput = {}): Promis
     status.totals.tenantsChecked += 1;
     status.totals.findingsSeen += recorded.findings.length;
     status.totals.fixesApplied += recorded.fixesApplied.length;
-    status.fixes.push(...recorded.fixesApplied);
+    noteFixes(status, recorded.fixesApplied);
     for (const fix of recorded.platformFixes) {
       const outcome = await platform.revokeOrphanKey({ findingId: fix.findingId, quietPeriodMs });
       if (outcome.outcome === 'revoked') {
         status.totals.fixesApplied += 1;
-        status.fixes.push({ kind: fix.kind, subject: fix.subject, fix: 'revoke_orphan_key' });
+        noteFixes(status, [{ kind: fix.kind, subject: fix.subject, fix: 'revoke_orphan_key' }]);
       }
     }
   }
@@ -149,6 +149,7 @@ export async function reconcileFleet(rawInput: ReconcileFleetInput = {}): Promis
       after: status.after,
       totals: status.totals,
       skippedSample: status.skipped,
+      fixesSample: status.fixes,
     });
   }
   move('finishing');
@@ -164,6 +165,13 @@ export async function reconcileFleet(rawInput: ReconcileFleetInput = {}): Promis
     openByKind: summary.openByKind,
     openTotal: summary.openTotal,
   };
+}
+
+/** The fixes a check lists (its totals count them all), carried from page to page like the skipped sample. */
+const FIXES_SAMPLE_MAX = 200;
+
+function noteFixes(status: DriftCheckStatus, fixes: ReadonlyArray<DriftCheckStatus['fixes'][number]>): void {
+  for (const fix of fixes) if (status.fixes.length < FIXES_SAMPLE_MAX) status.fixes.push({ ...fix });
 }
 
 function failureType(error: unknown): string {

@@ -37,6 +37,11 @@ export const reconcileFleetInputSchema = z.strictObject({
     .array(z.strictObject({ externalRef: z.string(), reason: z.string() }))
     .max(50)
     .optional(),
+  /** The fixes the check has applied so far (the first 200), carried across continue-as-new. */
+  fixesSample: z
+    .array(z.strictObject({ kind: z.string(), subject: z.string(), fix: z.string() }))
+    .max(200)
+    .optional(),
 });
 export type ReconcileFleetInput = z.input<typeof reconcileFleetInputSchema>;
 export type ParsedReconcileFleetInput = z.output<typeof reconcileFleetInputSchema>;

@@ -13,8 +13,8 @@ import { fastWorld, uniqueId, type ActivityMocks, type FastWorld } from '../harn
  * counted, a platform fix (orphan key) counted only when revoked; a tenant whose check fails counted and shown; the
  * next page by continue-as-new carrying the check; one tenant's check lists nothing unowned; an unknown tenant is
  * refused at the begin with nothing else called.
- * The fixes listed in the result are the last run's only (not carried across continue-as-new, unlike the totals
- * and the skipped sample): the fixing tenant is on the last page here.
+ * The fixes listed in the result are carried across continue-as-new with the totals and the skipped sample: a
+ * tenant on the first page and one on the last each have one.
  */
 let world: FastWorld;
 beforeAll(async () => {
@@ -106,6 +106,12 @@ describe('reconcileFleet (mocked activities)', () => {
         [tenant(a, 'sa_a'), tenant(e, 'sa_e', 'closed')],
       ],
       {
+        [c]: {
+          findings: [],
+          resolved: 0,
+          fixesApplied: [{ kind: 'status_mismatch', subject: c, fix: 'mark_failed' as never }],
+          platformFixes: [],
+        },
         [a]: {
           findings: [
             { kind: 'status_mismatch', subject: a, change: 'opened' },
@@ -131,12 +137,13 @@ describe('reconcileFleet (mocked activities)', () => {
       expect(result).toEqual({
         checkId: '42',
         scope: 'fleet',
-        totals: { tenantsChecked: 3, skipped: 1, fixesApplied: 2, findingsSeen: 2, failed: 1 },
+        totals: { tenantsChecked: 3, skipped: 1, fixesApplied: 3, findingsSeen: 2, failed: 1 },
         skipped: [
           { externalRef: b, reason: 'rotateTenantKey running' },
           { externalRef: d, reason: 'check failed (PLATFORM_REFUSED)' },
         ],
         fixes: [
+          { kind: 'status_mismatch', subject: c, fix: 'mark_failed' },
           { kind: 'status_mismatch', subject: a, fix: 'mark_suspended' },
           { kind: 'orphan_key', subject: 'key_1', fix: 'revoke_orphan_key' },
         ],
@@ -182,7 +189,7 @@ describe('reconcileFleet (mocked activities)', () => {
       { findingId: 'f2', quietPeriodMs: 2000 },
     ]);
     expect(calls.finished).toEqual([
-      { checkId: '42', totals: { tenantsChecked: 3, skipped: 1, fixesApplied: 2, findingsSeen: 2, failed: 1 } },
+      { checkId: '42', totals: { tenantsChecked: 3, skipped: 1, fixesApplied: 3, findingsSeen: 2, failed: 1 } },
     ]);
   }, 30_000);
 
