@@ -128,7 +128,6 @@ export async function listPlans(db: Queryable): Promise<PlanSummaryRow[]> {
   return rows;
 }
 
-
 /**
  * The version a `plan` names (`starter`: the latest now; `starter@2`: that one), or InvalidInputError naming
  * `plan` when there is none (or its initial funding is above TRANSFER_MAX_MICRO_USD). One rule for every way
