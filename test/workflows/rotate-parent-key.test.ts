@@ -320,4 +320,43 @@ describe('rotateParentKey (mocked activities)', () => {
       expect(calls.create).toBe(0);
     });
   });
+
+  // The Schedule's action (rotateParentKeyOnSchedule) is tested here, in the file of the workflow whose
+  // namespace-wide id it starts: tests of one file run one after the other, files side by side.
+  it('launches the scheduled rotation as a child under rotate-parent-key, and skips a fire while one runs', async () => {
+    const scene: Scene = { limit: true, switched: true, named: 'key_ours', usage: inUse('2026-01-01T00:00:00.000Z') };
+    const { calls, activities } = mocks(scene);
+    await world.run(activities, async ({ client, taskQueue }) => {
+      // A rotation already running (here waiting at the key limit): the launcher starts no second one.
+      const running = await client.workflow.start('rotateParentKey', {
+        taskQueue,
+        workflowId: PARENT_KEY_ROTATION_WORKFLOW_ID,
+        args: [{ options: { pollInterval: '1h' } }],
+        workflowIdConflictPolicy: 'TERMINATE_EXISTING',
+      });
+      await waitFor(running, 'key_limit');
+      const skipped = await client.workflow.execute('rotateParentKeyOnSchedule', {
+        taskQueue,
+        workflowId: `parent-key-rotation-fire-${Date.now()}`,
+        args: [{ reason: 'scheduled' }],
+      });
+      expect(skipped).toEqual({ workflowId: PARENT_KEY_ROTATION_WORKFLOW_ID, outcome: 'skipped_already_running' });
+      expect(calls.create).toBe(1);
+      await running.terminate('the test looked at it');
+
+      // Nothing running: the launcher runs the rotation to its end (an emergency: no quiet gate) and answers it.
+      scene.limit = false;
+      const before = calls.create;
+      const fired = await client.workflow.execute('rotateParentKeyOnSchedule', {
+        taskQueue,
+        workflowId: `parent-key-rotation-fire-${Date.now()}`,
+        args: [{ emergency: true, reason: 'scheduled', options: { pollInterval: '1ms' } }],
+      });
+      expect(fired).toEqual({ workflowId: PARENT_KEY_ROTATION_WORKFLOW_ID, outcome: 'completed' });
+      expect(calls.create).toBeGreaterThan(before);
+      expect(calls.revoke).toEqual([expect.objectContaining({ platformKeyId: 'key_ours' })]);
+      const child = await client.workflow.getHandle(PARENT_KEY_ROTATION_WORKFLOW_ID).describe();
+      expect(child.status.name).toBe('COMPLETED');
+    });
+  });
 });
