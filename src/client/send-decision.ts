@@ -39,7 +39,10 @@ export async function sendDecision<Decision>(
       // A run that has not finished its first workflow task (just started, or just continued as new: it
       // checks its input before it installs its handlers) answers "no registered handler". Sent again
       // shortly, it lands once the run is up; a workflow that has no such update keeps answering so.
-      if (attempt < FIRST_TASK_ATTEMPTS && isBeforeHandlers(error)) {
+      // An update refused by its validator while the run's workflow task is held open by a long local
+      // activity can fail that task instead (the SDK's "Rejection while ProvisionallyAccepted"): nothing
+      // reached history, the task is retried, and the decision sent again gets its own answer.
+      if (attempt < FIRST_TASK_ATTEMPTS && (isBeforeHandlers(error) || isTaskFailure(error))) {
         await new Promise((resolve) => setTimeout(resolve, FIRST_TASK_RETRY_MS));
         continue;
       }
@@ -82,4 +85,10 @@ async function send<Decision>(
 /** The SDK's refusal of an Update that reached a run before its handlers were installed. */
 function isBeforeHandlers(error: unknown): boolean {
   return error instanceof DecisionRefusedError && /No registered handler for update/.test(error.message);
+}
+
+/** The server's answer when the workflow task that carried the update failed: the update never reached history. */
+function isTaskFailure(error: unknown): boolean {
+  const cause = (error as { cause?: unknown }).cause;
+  return cause instanceof Error && /unexpected workflow task failure/.test(cause.message);
 }
