@@ -65,35 +65,7 @@ export async function fastWorld(): Promise<FastWorld> {
     client,
     async run(mocks, body) {
       const taskQueue = `fast-${randomUUID()}`;
-      // Input validation is the real one (pure zod): a test's input is checked as in production.
-      const activities = { ...createInputValidationActivities(), ...mocks } as Record<
-        string,
-        (...args: unknown[]) => unknown
-      >;
-      const main = await Worker.create({
-        connection: native,
-        namespace,
-        taskQueue,
-        workflowBundle: { codePath: inject('workflowBundlePath') },
-        activities,
-        // Short sticky timeout: a test that ends with a run still cached lets go at once.
-        stickyQueueScheduleToStartTimeout: '1s',
-        // The workflows run in this process's thread, in the same reusable sandbox the SDK's workflow thread
-        // uses (and its replayer uses). A workflow thread is a new V8 isolate that compiles and evaluates the
-        // 2.6 MB bundle again for every test's worker: about 400 ms of CPU each (536 against 143 ms measured
-        // for a worker's life with one workflow), which the 2-core machine could not spare with test files
-        // running side by side. What is given up is the 5 s deadlock detection of a stuck workflow task.
-        // (FAST_WORKFLOW_THREADS=1 runs them in a workflow thread again, to find a workflow task that never ends.)
-        debugMode: process.env.FAST_WORKFLOW_THREADS !== '1',
-        shutdownForceTime: SHUTDOWN_FORCE_TIME,
-      });
-      const platform = await Worker.create({
-        connection: native,
-        namespace,
-        taskQueue: platformTaskQueue(taskQueue),
-        activities,
-        shutdownForceTime: SHUTDOWN_FORCE_TIME,
-      });
+      const { main, platform } = await createFastWorkers(native, taskQueue, mocks);
       try {
         return await main.runUntil(platform.runUntil(body({ client, taskQueue })));
       } catch (error) {
@@ -191,4 +163,45 @@ export async function answerOf<Ret>(handle: WorkflowHandle, query: QueryDefiniti
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
+}
+
+/**
+ * The two workers of a fast test on `taskQueue`: the production workflows (and the mocks) on it, and the mocks
+ * on its `-platform` queue. Used by fastWorld's run() and by test/harness/first-task.ts.
+ */
+export async function createFastWorkers(
+  native: NativeConnection,
+  taskQueue: string,
+  mocks: ActivityMocks,
+): Promise<{ main: Worker; platform: Worker }> {
+  // Input validation is the real one (pure zod): a test's input is checked as in production.
+  const activities = { ...createInputValidationActivities(), ...mocks } as Record<
+    string,
+    (...args: unknown[]) => unknown
+  >;
+  const main = await Worker.create({
+    connection: native,
+    namespace: inject('temporalNamespace'),
+    taskQueue,
+    workflowBundle: { codePath: inject('workflowBundlePath') },
+    activities,
+    // Short sticky timeout: a test that ends with a run still cached lets go at once.
+    stickyQueueScheduleToStartTimeout: '1s',
+    // The workflows run in this process's thread, in the same reusable sandbox the SDK's workflow thread
+    // uses (and its replayer uses). A workflow thread is a new V8 isolate that compiles and evaluates the
+    // 2.6 MB bundle again for every test's worker: about 400 ms of CPU each (536 against 143 ms measured
+    // for a worker's life with one workflow), which the 2-core machine could not spare with test files
+    // running side by side. What is given up is the 5 s deadlock detection of a stuck workflow task.
+    // (FAST_WORKFLOW_THREADS=1 runs them in a workflow thread again, to find a workflow task that never ends.)
+    debugMode: process.env.FAST_WORKFLOW_THREADS !== '1',
+    shutdownForceTime: SHUTDOWN_FORCE_TIME,
+  });
+  const platform = await Worker.create({
+    connection: native,
+    namespace: inject('temporalNamespace'),
+    taskQueue: platformTaskQueue(taskQueue),
+    activities,
+    shutdownForceTime: SHUTDOWN_FORCE_TIME,
+  });
+  return { main, platform };
 }

@@ -1,10 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Client, WorkflowHandle } from '@temporalio/client';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
 import { inject } from 'vitest';
-import { createInputValidationActivities } from '../../activities/input-validation.js';
-import { platformTaskQueue } from '../../src/domain/ids.js';
-import type { ActivityMocks } from './fast-workflow.js';
+import { createFastWorkers, type ActivityMocks } from './fast-workflow.js';
 
 /**
  * A message that comes with a run's first workflow task (as one does when it is sent right after a start or a
@@ -28,22 +26,7 @@ export async function sentWithFirstTask<T>(
   // The Update reaches the server and waits there for the run's first task.
   await new Promise((resolve) => setTimeout(resolve, 1000));
   const native = await NativeConnection.connect({ address: inject('temporalAddress') });
-  const activities = { ...createInputValidationActivities(), ...mocks } as Record<string, (...a: unknown[]) => unknown>;
-  const namespace = inject('temporalNamespace');
-  const main = await Worker.create({
-    connection: native,
-    namespace,
-    taskQueue,
-    workflowBundle: { codePath: inject('workflowBundlePath') },
-    activities,
-    stickyQueueScheduleToStartTimeout: '1s',
-  });
-  const platform = await Worker.create({
-    connection: native,
-    namespace,
-    taskQueue: platformTaskQueue(taskQueue),
-    activities,
-  });
+  const { main, platform } = await createFastWorkers(native, taskQueue, mocks);
   try {
     await main.runUntil(
       platform.runUntil(async () => {
