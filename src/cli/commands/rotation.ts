@@ -5,6 +5,7 @@ import type { DecisionAnswer } from '../../domain/operator-decisions.js';
 import type { GatewayClient } from '../../client/gateway-client.js';
 import type { RotateTenantKeyResult } from '../../../workflows/keys/rotate-tenant-key-messages.js';
 import type { AdoptTenantKeysResult } from '../../domain/import-input.js';
+import { DEFAULT_TIMINGS } from '../../domain/rotation-defaults.js';
 import { fleetAdoptionScheduleId, fleetScheduleId, rotationScheduleId } from '../../domain/ids.js';
 import { printJson, segment, withGateway } from '../run.js';
 
@@ -25,11 +26,26 @@ interface DeployerFlags {
 
 function withTimingFlags(command: Command): Command {
   return command
-    .option('--quiet-period <duration>', 'no use of the old key for this long before it is revoked (default 1h)')
-    .option('--propagation-allowance <duration>', 'consumers may use the old key this long after deploy (default 15m)')
-    .option('--poll-interval <duration>', 'how often key records are read while waiting (default 1m)')
-    .option('--quiet-deadline <duration>', 'after deploy: hold for an operator if not quiet by then (default 24h)')
-    .option('--overlap-window <duration>', 'without last-use information: wait this long after deploy (default 24h)')
+    .option(
+      '--quiet-period <duration>',
+      `no use of the old key for this long before it is revoked (default ${DEFAULT_TIMINGS.quietPeriod})`,
+    )
+    .option(
+      '--propagation-allowance <duration>',
+      `consumers may use the old key this long after deploy (default ${DEFAULT_TIMINGS.propagationAllowance})`,
+    )
+    .option(
+      '--poll-interval <duration>',
+      `how often key records are read while waiting (default ${DEFAULT_TIMINGS.pollInterval})`,
+    )
+    .option(
+      '--quiet-deadline <duration>',
+      `after deploy: hold for an operator if not quiet by then (default ${DEFAULT_TIMINGS.quietDeadline})`,
+    )
+    .option(
+      '--overlap-window <duration>',
+      `without last-use information: wait this long after deploy (default ${DEFAULT_TIMINGS.overlapWindow})`,
+    )
     .option('--deployer <kind>', 'notify | project-env (default: ROTATION_DEPLOYER)')
     .option(
       '--project <projectId>',
