@@ -100,6 +100,44 @@ describe('simulator admin routes', () => {
     expect((await apiCall(sim, 'GET', '/projects')).status).toBe(200);
   });
 
+  it("adds another service's active platform key with POST /__sim/parents/:id/platform-keys", async () => {
+    sim = await startSimulator();
+    const token = 'svpk_sim_DO_NOT_USE_billing_service_01';
+    const added = await adminCall(sim, 'POST', `/__sim/parents/${DEFAULT_PARENT_ID}/platform-keys`, {
+      name: 'billing-service',
+      token,
+    });
+    expect(added.status).toBe(200);
+    expect(added.body).toEqual({ id: expect.stringMatching(/^key_/), name: 'billing-service' });
+    expect(added.text).not.toContain(token);
+    // The parent's list shows it beside the seed key, and the other service calls with it as with any key.
+    const listed = await apiCall(sim, 'GET', '/platform/api-keys');
+    expect(listed.body.data.items).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ id: added.body.id, name: 'billing-service', status: 'active' }),
+      ]),
+    );
+    expect(listed.body.data.items).toHaveLength(2);
+    expect((await apiCall(sim, 'GET', '/subaccounts', { token })).status).toBe(200);
+    // The same token twice, an unknown parent and a token that is not a platform key are refused.
+    const again = await adminCall(sim, 'POST', `/__sim/parents/${DEFAULT_PARENT_ID}/platform-keys`, {
+      name: 'twice',
+      token,
+    });
+    expect(again.status).toBe(409);
+    const nobody = await adminCall(sim, 'POST', '/__sim/parents/par_none/platform-keys', {
+      name: 'x',
+      token: `${token}x`,
+    });
+    expect(nobody.status).toBe(404);
+    const bad = await adminCall(sim, 'POST', `/__sim/parents/${DEFAULT_PARENT_ID}/platform-keys`, {
+      name: 'x',
+      token: 'svsk_not_a_platform_key',
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.text).toMatch(/token/);
+  });
+
   it('answers admin routes only on loopback: anyone else gets 404 ROUTE_NOT_FOUND', async () => {
     const { app } = buildSimulatorApp();
     try {
