@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { distState } from '../../bin/dist-fresh.js';
+import type { ParentKeysView } from '../../src/client/parent-key.js';
 import { startOnboarding } from '../../src/client/start-onboarding.js';
 import { startRotation } from '../../src/client/start-rotation.js';
 import { loadConfig } from '../../src/config/index.js';
@@ -237,6 +238,27 @@ describe('rotating the parent platform key without a restart', () => {
     expect(read.status).toBe(200);
     expect(await read.text()).not.toMatch(/svpk_[A-Za-z0-9]/);
 
+    // A worker that will not refresh its key for 10 minutes: the rotation below waits for it to switch.
+    const processIds = async () =>
+      new Set(
+        (JSON.parse((await runCli(['parent-key', 'show', '--json'], cli)).stdout) as ParentKeysView).processes.map(
+          (p) => p.processId,
+        ),
+      );
+    const before = await processIds();
+    const late = spawnCli(['worker'], {
+      ...env,
+      TEMPORAL_TASK_QUEUE: `${ctx.taskQueue}-late-2`,
+      PARENT_KEY_REFRESH_MS: '600000',
+    });
+    children.push(late.child);
+    await late.ready;
+    let lateId: string | undefined;
+    while (!lateId) {
+      lateId = [...(await processIds())].find((id) => !before.has(id));
+      if (!lateId) await new Promise((resolve) => setTimeout(resolve, 300));
+    }
+
     const first = await runCli(
       ['parent-key', 'rotate', '--switch-deadline', '1h', '--stale-after', '1h', '--json'],
       cli,
@@ -244,6 +266,22 @@ describe('rotating the parent platform key without a restart', () => {
     const second = await runCli(['parent-key', 'rotate', '--json'], cli);
     expect(JSON.parse(first.stdout)).toMatchObject({ workflowId: 'rotate-parent-key' });
     expect(JSON.parse(second.stdout)).toMatchObject({ workflowId: 'rotate-parent-key', started: false });
+
+    // The switch wait names the processes not yet on the new key (issue 35: the runbook said it does, and no
+    // command showed them): parent-key show prints the wait and a line per process, GET /v1/parent-key the same.
+    let shown = '';
+    const began = Date.now();
+    while (!shown.includes(`not yet switched: ${lateId} (worker)`)) {
+      expect(Date.now() - began, shown).toBeLessThan(60_000);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      shown = (await runCli(['parent-key', 'show'], cli)).stdout;
+    }
+    expect(shown).toMatch(/^rotation rotate-parent-key \(run \S+\): waiting_for_switch/m);
+    expect(shown).toMatch(/^ {2}waiting \(waiting_for_switch\) since \S+: .*; decisions: .*abortRotation/m);
+    expect(shown.split('\n').find((line) => line.startsWith('  waiting (waiting_for_switch)'))).toContain(lateId);
+    const overHttp = ((await (await asOncall('GET', '/v1/parent-key')).json()) as { data: ParentKeysView }).data;
+    expect(overHttp.rotation).toMatchObject({ stage: 'waiting_for_switch', waiting: { stage: 'waiting_for_switch' } });
+    expect(overHttp.rotation!.notSwitched.map((p) => p.processId)).toContain(lateId);
     const aborted = await runCli(['parent-key', 'decide', 'abort', '--reason', 'test abort'], cli, 60_000);
     // Either it was still waiting (abort applies) or it had finished; after an abort the old key stays current.
     if (aborted.code === 0) {
