@@ -8,6 +8,7 @@ import {
   closeStatusQuery,
 } from '../../workflows/close-tenant-messages.js';
 import { currentWaitQuery, type WaitView } from '../../workflows/waits-messages.js';
+import { expectWaitOnEverySurface } from '../harness/wait-surfaces.js';
 import { fastWorld, historyLength, uniqueId, type FastWorld, decide, answerOf } from '../harness/fast-workflow.js';
 
 /**
@@ -106,6 +107,10 @@ describe('closeTenant (mocked activities)', () => {
         const wait = await waitIn(handle, 'scheduled', () => true);
         expect(wait).toMatchObject({ stage: 'scheduled', decisions: ['cancelClose'] });
         expect(wait?.waitingFor).toMatch(/close window.*close --cancel/);
+        await expectWaitOnEverySurface(client, handle, 'scheduled', {
+          externalRef: ref,
+          tenantStatus: 'close:scheduled',
+        });
         // One wait since the first run: its start precedes the first continuation.
         const first = await client.workflow.getHandle(handle.workflowId, handle.firstExecutionRunId).describe();
         expect(first.status.name).toBe('CONTINUED_AS_NEW');
@@ -312,6 +317,10 @@ describe('closeTenant (mocked activities)', () => {
         expect(rotations).toMatchObject({ decisions: [] });
         expect(rotations.waitingFor).toMatch(/rotation:.*roll back.*ROTATION_STILL_OPEN/);
         expect(await tenantStatusOf(handle)).toBe('close:stopping_other_work');
+        await expectWaitOnEverySurface(client, handle, 'stopping_other_work', {
+          externalRef: ref,
+          tenantStatus: 'close:stopping_other_work',
+        });
         // A decision that does not apply here is refused with the reason.
         await expect(
           decide(handle, closeResolveTransferUpdate, {
@@ -327,12 +336,20 @@ describe('closeTenant (mocked activities)', () => {
         const unknown = await waitIn(handle, 'resolving_transfers', () => counts.reconcile > 3);
         expect(unknown).toMatchObject({ decisions: [] });
         expect(unknown.waitingFor).toMatch(/initial-funding.*unknown state/);
+        await expectWaitOnEverySurface(client, handle, 'resolving_transfers', {
+          externalRef: ref,
+          tenantStatus: 'close:resolving_transfers',
+        });
         expect(await answerOf(handle, closeStatusQuery)).toMatchObject({ stage: 'resolving_transfers' });
         // Past the deadline (the transfer is needs_operator now): the operator's verdict applies.
         stage.transfers = 'needs_operator';
         const asked = await waitIn(handle, 'needs_operator', () => true);
         expect(asked).toMatchObject({ decisions: ['resolveTransfer'], nextCheckAt: null });
         expect(await tenantStatusOf(handle)).toBe('close:needs_operator');
+        await expectWaitOnEverySurface(client, handle, 'needs_operator', {
+          externalRef: ref,
+          tenantStatus: 'close:needs_operator',
+        });
         // A verdict on a transfer the close does not wait for is refused, naming the open ones.
         await expect(
           decide(handle, closeResolveTransferUpdate, {
@@ -359,6 +376,10 @@ describe('closeTenant (mocked activities)', () => {
         const keys = await waitIn(handle, 'revoking_keys', () => counts.revoke > 3);
         expect(keys).toMatchObject({ decisions: [] });
         expect(keys.waitingFor).toMatch(/still active/);
+        await expectWaitOnEverySurface(client, handle, 'revoking_keys', {
+          externalRef: ref,
+          tenantStatus: 'close:revoking_keys',
+        });
         // 4. A project deleted but still listed: waited for, deleted again, then gone.
         projectListings = [['proj_1'], ...Array.from({ length: 5 }, () => ['proj_1'])];
         stage.keys = 0;

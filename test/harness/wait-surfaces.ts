@@ -1,0 +1,94 @@
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import { expect } from 'vitest';
+import { formatWait } from '../../src/client/current-wait.js';
+import { formatLastRun, listLastRuns } from '../../src/client/last-runs.js';
+import { describeRun } from '../../src/client/run-status.js';
+import { waitReporter } from '../../src/cli/poll-run.js';
+import { tenantStatusKey } from '../../src/domain/search-attributes.js';
+import { currentWaitQuery, type WaitView } from '../../workflows/waits-messages.js';
+
+/**
+ * One wait stage checked on every surface (issue 35: "a test walks every wait stage of every workflow and checks
+ * each surface"). Each waiting workflow's fast test calls this at each wait stage it walks, while the run holds
+ * that stage; test/workflows/wait-surfaces.test.ts checks the surfaces' wording once, in detail.
+ *
+ * The run's one answer, `currentWait`, must be what each surface shows: the run view (what `--wait` polls and
+ * its line when the wait starts), the tenant view's last runs and `tenantctl status`'s printed line, the
+ * TenantStatus search attribute (for a run about a tenant), and the Web UI's current details. A poll changes
+ * only `nextCheckAt`, so the stage, what it waits for and since when, and the decisions are compared.
+ */
+export interface TenantSurfaces {
+  externalRef: string;
+  /** The key slot of a key run (its last runs are listed per slot). */
+  slot?: string;
+  /** What TenantStatus says while the run waits in this stage. */
+  tenantStatus: string;
+}
+
+const same = (wait: WaitView | null | undefined) =>
+  wait ? { stage: wait.stage, since: wait.since, decisions: wait.decisions } : null;
+
+export async function expectWaitOnEverySurface(
+  client: Client,
+  handle: WorkflowHandle,
+  stage: string,
+  tenant?: TenantSurfaces,
+  timeoutMs = 20_000,
+): Promise<WaitView> {
+  const deadline = Date.now() + timeoutMs;
+  let problems: string[];
+  for (;;) {
+    problems = await surfaceProblems(client, handle, stage, tenant).catch((error: Error) => [error.message]);
+    if (problems.length === 0) break;
+    if (Date.now() > deadline) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  expect(problems, `${handle.workflowId} at ${stage}`).toEqual([]);
+  return (await handle.query(currentWaitQuery))!;
+}
+
+async function surfaceProblems(
+  client: Client,
+  handle: WorkflowHandle,
+  stage: string,
+  tenant: TenantSurfaces | undefined,
+): Promise<string[]> {
+  const problems: string[] = [];
+  const wait = await handle.query(currentWaitQuery);
+  if (wait?.stage !== stage) return [`currentWait: ${wait?.stage ?? 'no wait'}, expected ${stage}`];
+  const expected = same(wait);
+
+  // The run view (GET .../run, what every --wait polls) and the --wait line when the wait starts.
+  const run = await describeRun(client, handle.workflowId);
+  if (JSON.stringify(same(run?.waiting)) !== JSON.stringify(expected))
+    problems.push(`run view: ${JSON.stringify(same(run?.waiting))}, currentWait ${JSON.stringify(expected)}`);
+  const lines: string[] = [];
+  waitReporter((line) => lines.push(line))(run?.waiting);
+  if (!lines[0]?.startsWith(`waiting (${stage}): ${wait.waitingFor}`))
+    problems.push(`--wait line: ${lines[0] ?? 'none'}`);
+
+  // The Web UI's current details.
+  const { currentDetails = '' } = await handle.query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+  if (!currentDetails.includes(`**waiting** (${stage}): ${wait.waitingFor}`))
+    problems.push(`current details do not show the wait: ${currentDetails.slice(0, 200)}`);
+  if (wait.decisions.length > 0 && !currentDetails.includes(`decisions that apply: ${wait.decisions.join(', ')}`))
+    problems.push(`current details do not list the decisions ${wait.decisions.join(', ')}`);
+
+  if (tenant) {
+    // The tenant view (tenantctl status, GET /v1/tenants/:ref): the run among its last runs, and its printed line.
+    const runs = await listLastRuns(client, tenant.externalRef, tenant.slot ? [tenant.slot] : []);
+    const listed = runs.find((r) => r.workflowId === handle.workflowId);
+    if (!listed) problems.push(`tenant view: ${handle.workflowId} is not among the last runs`);
+    else {
+      if (JSON.stringify(same(listed.waiting)) !== JSON.stringify(expected))
+        problems.push(`tenant view: ${JSON.stringify(same(listed.waiting))}, currentWait ${JSON.stringify(expected)}`);
+      const printed = formatLastRun(listed).join('\n');
+      if (listed.waiting && !printed.includes(formatWait(listed.waiting)))
+        problems.push(`tenantctl status line: ${printed}`);
+    }
+    // TenantStatus, set when the wait started.
+    const status = (await handle.describe()).typedSearchAttributes.get(tenantStatusKey);
+    if (status !== tenant.tenantStatus) problems.push(`TenantStatus: ${status}, expected ${tenant.tenantStatus}`);
+  }
+  return problems;
+}
