@@ -4,6 +4,7 @@ import {
   finishDriftCheck,
   getDriftCheck,
   insertDriftCheck,
+  insertScheduleSnapshot,
   listBusyFromRecords,
   listUnownedSnapshot,
 } from '../../src/db/drift-checks-store.js';
@@ -16,7 +17,7 @@ import { DEFAULT_DRIFT_OPTIONS } from './options.js';
 import { auditOrigin, type ActivityDeps } from '../context.js';
 import { activityFailure, boundary } from '../failures.js';
 import { auditFinding } from './records.js';
-import { activeRotationScheduleIds, runningTenantWorkflows } from './temporal.js';
+import { activeRotationScheduleIds, listRotationSchedules, runningTenantWorkflows } from './temporal.js';
 import { FailureCode } from '../../src/domain/failures.js';
 
 /** The check's own bookkeeping: begin, pages of our records, who is busy, the unowned, finish. */
@@ -53,11 +54,22 @@ export function createDriftCheckActivities(deps: ActivityDeps) {
             `no tenant with external ref ${input.externalRef} in our records: nothing was checked`,
           );
         }
-        const schedules = options.temporal ? await activeRotationScheduleIds(options.temporal) : null;
-        const check = await insertDriftCheck(pool, {
-          scope: input.externalRef ?? 'fleet',
-          workflowId: input.workflowId,
-          schedules,
+        // One listing of the rotation schedules for the whole check: the ids in effect (key_rotation_overdue) and
+        // each tenant slot's interval (plan_schedule_differs), kept in the check's schedule snapshot.
+        const listed = options.temporal ? await listRotationSchedules(options.temporal) : null;
+        const schedules = listed ? activeRotationScheduleIds(listed) : null;
+        const check = await withTransaction(pool, async (tx) => {
+          const row = await insertDriftCheck(tx, {
+            scope: input.externalRef ?? 'fleet',
+            workflowId: input.workflowId,
+            schedules,
+          });
+          await insertScheduleSnapshot(
+            tx,
+            row.id,
+            (listed ?? []).filter((s) => s.scheduleId.startsWith('rotation:')),
+          );
+          return row;
         });
         return { checkId: check.id, schedulesKnown: schedules !== null, visibility: Boolean(options.temporal) };
       },

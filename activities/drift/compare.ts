@@ -47,11 +47,41 @@ export interface TenantFacts {
   importedTransfers?: { keys: string[]; ids: string[] };
   /** Rotation schedule ids in effect; null when they could not be read (the age check is then off). */
   schedules: string[] | null;
+  /** The plan version the record says the tenant is on, with what we have of it; absent: on no plan. */
+  plan?: PlanFacts;
   /** True only when Temporal visibility proved no onboarding of this tenant runs. */
   onboardingProvenIdle: boolean;
   nowMs: number;
   quietPeriodMs: number;
   rotationMaxAgeMs: number;
+}
+
+/** An auto top-up policy, as a plan declares it and as our records hold it (whole micro-USD as strings). */
+export interface PlanPolicy {
+  below: string;
+  to: string;
+  maxPerDay: string;
+  maxPerMonth: string | null;
+}
+/** A plan slot's rotation schedule as seen (listed when the check began, confirmed by a read where it differed). */
+export interface SeenSchedule {
+  scheduleId: string;
+  paused: boolean;
+  everyMs: number | null;
+}
+export interface PlanFacts {
+  name: string;
+  version: number;
+  /** The slots a tenant on the plan has keys in (onboarding's `default` and each of the plan's). */
+  slots: string[];
+  /** The plan's auto top-up policy; null: the plan says nothing about one. */
+  autoTopUp: PlanPolicy | null;
+  /** The plan's rotation interval; null: the plan has no rotation. */
+  rotation: { interval: string; everyMs: number } | null;
+  /** The tenant's policy in our records; null: none. */
+  policy: PlanPolicy | null;
+  /** Each plan slot's schedule (null: none); null as a whole when schedules could not be read (no Temporal). */
+  schedules: Record<string, SeenSchedule | null> | null;
 }
 
 export interface Finding {
@@ -70,7 +100,13 @@ const ENDED_RECORD = ['closed', 'cancelled', 'failed'];
 const PENDING_RECORD = ['creating', 'failed', 'cancelled'];
 
 export function compareTenant(facts: TenantFacts): Finding[] {
-  return [...compareSubaccounts(facts), ...compareKeys(facts), ...compareMoney(facts), ...compareKeyAges(facts)];
+  return [
+    ...compareSubaccounts(facts),
+    ...compareKeys(facts),
+    ...compareMoney(facts),
+    ...compareKeyAges(facts),
+    ...comparePlan(facts),
+  ];
 }
 
 function finding(
@@ -278,6 +314,87 @@ function compareKeyAges(facts: TenantFacts): Finding[] {
         schedulesLookedFor: [rotationScheduleId(facts.record.externalRef, r.slot), fleetScheduleId(r.slot)],
       }),
     );
+}
+
+/** Tenants a plan still governs: keys, policy and schedules are kept for them (a closing one is being torn down). */
+export const PLAN_GOVERNED = ['active', 'suspended'];
+/** Key records that hold a slot: ours, or one known from an import (reported as key_unmanaged itself). */
+const SLOT_HOLDING = ['active', 'unmanaged'];
+
+/** What the finding says to do: drift never converges a tenant to its plan, a rollout or an assignment does. */
+export function planAdvice(plan: { name: string; version: number }): string {
+  return (
+    `report only: drift does not change a tenant to match its plan. Converge it with \`tenantctl plans rollout ` +
+    `${plan.name}\` (every tenant on the plan to its latest version) or \`tenantctl plans assign <ref> ` +
+    `${plan.name}@${plan.version}\` (this tenant to that version)`
+  );
+}
+
+function samePolicy(a: PlanPolicy, b: PlanPolicy): boolean {
+  const same = (x: string | null, y: string | null) => (x === null || y === null ? x === y : BigInt(x) === BigInt(y));
+  return (
+    same(a.below, b.below) && same(a.to, b.to) && same(a.maxPerDay, b.maxPerDay) && same(a.maxPerMonth, b.maxPerMonth)
+  );
+}
+
+/**
+ * A tenant that differs from the plan version its record names: a slot without a key, a policy that is not the
+ * plan's, a slot's rotation schedule missing or at another interval. Report only (no fix of its kind exists): the
+ * plan's rollout or assignment is what converges a tenant, so each finding's evidence carries that advice.
+ */
+function comparePlan(facts: TenantFacts): Finding[] {
+  const plan = facts.plan;
+  if (!plan || !PLAN_GOVERNED.includes(facts.record.status)) return [];
+  const { externalRef, subaccountId } = facts.record;
+  const ref = { name: plan.name, version: plan.version };
+  const advice = planAdvice(ref);
+  const out: Finding[] = [];
+  for (const slot of plan.slots) {
+    const held = facts.keyRecords.filter((k) => k.slot === slot && SLOT_HOLDING.includes(k.status));
+    if (held.length === 0)
+      out.push(
+        finding(facts, 'plan_slot_missing', `${externalRef}:${slot}`, subaccountId, {
+          plan: ref,
+          slot,
+          record: 'no active key in this slot',
+          advice,
+        }),
+      );
+  }
+  if (plan.autoTopUp && (!plan.policy || !samePolicy(plan.policy, plan.autoTopUp)))
+    out.push(
+      finding(facts, 'plan_policy_differs', externalRef, subaccountId, {
+        plan: ref,
+        planPolicy: plan.autoTopUp,
+        record: plan.policy ?? 'no auto top-up policy',
+        advice,
+      }),
+    );
+  if (plan.rotation && plan.schedules) {
+    for (const slot of plan.slots) {
+      const seen = plan.schedules[slot] ?? null;
+      const why = !seen
+        ? 'no rotation schedule'
+        : seen.paused
+          ? 'the schedule is paused'
+          : seen.everyMs !== plan.rotation.everyMs
+            ? 'the schedule rotates at another interval'
+            : null;
+      if (why)
+        out.push(
+          finding(facts, 'plan_schedule_differs', rotationScheduleId(externalRef, slot), subaccountId, {
+            plan: ref,
+            slot,
+            planInterval: plan.rotation.interval,
+            planEveryMs: plan.rotation.everyMs,
+            schedule: seen ? { paused: seen.paused, everyMs: seen.everyMs } : 'none',
+            reason: why,
+            advice,
+          }),
+        );
+    }
+  }
+  return out;
 }
 
 /** A sub-account whose external ref no record carries at all. */

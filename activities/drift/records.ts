@@ -2,7 +2,7 @@ import { observeBalance } from '../../src/db/wallet-alerts-store.js';
 import type pg from 'pg';
 import { emitFindingEvent } from './finding-events.js';
 import { appendAudit } from '../../src/db/audit-store.js';
-import { getDriftCheck, listSnapshotFor } from '../../src/db/drift-checks-store.js';
+import { getDriftCheck, listScheduleSnapshotFor, listSnapshotFor } from '../../src/db/drift-checks-store.js';
 import {
   markFindingFixed,
   resolveUnseenOfTenant,
@@ -14,7 +14,24 @@ import { listKeyRecords, markKeyRevoked } from '../../src/db/tenant-keys-store.j
 import { findTenant, recordSubaccount } from '../../src/db/tenants-store.js';
 import { listTransferIntents } from '../../src/db/transfer-intents-store.js';
 import { findImport } from '../../src/db/imports-store.js';
-import { compareTenant, type Finding, type TenantFacts } from './compare.js';
+import { findFundingPolicy } from '../../src/db/funding-store.js';
+import { findPlanVersion, findTenantPlanRef } from '../../src/db/plans-store.js';
+import { msOf } from '../../src/domain/durations.js';
+import { rotationScheduleId } from '../../src/domain/ids.js';
+import { planBodySchema, type PlanBody } from '../../src/domain/plans.js';
+import { planSlots } from '../plan.js';
+import {
+  compareTenant,
+  PLAN_GOVERNED,
+  type Finding,
+  type PlanFacts,
+  type SeenSchedule,
+  type TenantFacts,
+} from './compare.js';
+import { describeRotationSchedule } from './temporal.js';
+
+/** Plan version bodies a worker keeps (they never change); past this many distinct versions it starts again. */
+const PLAN_BODIES_KEPT = 256;
 import type { DriftFix } from '../../src/domain/drift-kinds.js';
 import { DEFAULT_DRIFT_OPTIONS } from './options.js';
 import { auditOrigin, type ActivityDeps } from '../context.js';
@@ -59,6 +76,84 @@ export function createDriftRecordActivities(deps: ActivityDeps) {
   const { pool } = deps;
   const options = deps.drift ?? DEFAULT_DRIFT_OPTIONS;
 
+  /**
+   * Plan versions are immutable, so a version's body read once serves every tenant on it for the worker's life
+   * (a page of tenants on one plan reads it once); a failed read is not kept. Null: no such version (it cannot
+   * happen: versions are never removed) or a body the schema refuses: the tenant's plan is then not compared.
+   */
+  const planBodies = new Map<string, Promise<PlanBody | null>>();
+  function planBodyOf(plan: { name: string; version: number }): Promise<PlanBody | null> {
+    const key = `${plan.name}@${plan.version}`;
+    let body = planBodies.get(key);
+    if (!body) {
+      if (planBodies.size >= PLAN_BODIES_KEPT) planBodies.clear();
+      body = findPlanVersion(pool, plan.name, plan.version).then((row) => {
+        if (!row) return null;
+        const parsed = planBodySchema.safeParse(row.body);
+        return parsed.success ? parsed.data : null;
+      });
+      planBodies.set(key, body);
+      body.catch(() => planBodies.delete(key));
+    }
+    return body;
+  }
+
+  /**
+   * What the plan the record names declares, against what we have: key records (in factsOf), the policy, and
+   * each plan slot's rotation schedule from the check's snapshot (one listing when the check began). A schedule
+   * the snapshot shows missing or differing is read once more now before it is reported (the listing is
+   * eventually consistent and older than this tenant's page), so Temporal is asked per slot only where it differs.
+   */
+  async function planFactsOf(
+    record: { externalRef: string; status: string },
+    check: { id: string; schedulesKnown: boolean },
+  ): Promise<PlanFacts | undefined> {
+    if (!PLAN_GOVERNED.includes(record.status)) return undefined;
+    const ref = await findTenantPlanRef(pool, record.externalRef);
+    if (!ref) return undefined;
+    const body = await planBodyOf(ref);
+    if (!body) return undefined;
+    const slots = planSlots({ ...ref, body });
+    const policy = await findFundingPolicy(pool, record.externalRef);
+    const rotation = body.rotation ? { interval: body.rotation.interval, everyMs: msOf(body.rotation.interval) } : null;
+    let schedules: PlanFacts['schedules'] = null;
+    if (rotation && check.schedulesKnown && options.temporal) {
+      const ids = slots.map((slot) => rotationScheduleId(record.externalRef, slot));
+      const listed = new Map(
+        (await listScheduleSnapshotFor(pool, check.id, ids)).map((row) => [row.scheduleId, row] as const),
+      );
+      schedules = {};
+      for (const [i, slot] of slots.entries()) {
+        let seen: SeenSchedule | null = listed.get(ids[i]!) ?? null;
+        if (!seen || seen.paused || seen.everyMs !== rotation.everyMs)
+          seen = await describeRotationSchedule(options.temporal, ids[i]!);
+        schedules[slot] = seen;
+      }
+    }
+    return {
+      ...ref,
+      slots,
+      autoTopUp: body.autoTopUp
+        ? {
+            below: body.autoTopUp.below,
+            to: body.autoTopUp.to,
+            maxPerDay: body.autoTopUp.maxPerDay,
+            maxPerMonth: body.autoTopUp.maxPerMonth ?? null,
+          }
+        : null,
+      rotation,
+      policy: policy
+        ? {
+            below: policy.belowMicroUsd,
+            to: policy.toMicroUsd,
+            maxPerDay: policy.maxPerDayMicroUsd,
+            maxPerMonth: policy.maxPerMonthMicroUsd,
+          }
+        : null,
+      schedules,
+    };
+  }
+
   async function factsOf(input: RecordTenantDriftInput): Promise<TenantFacts | undefined> {
     const record = await findTenant(pool, input.externalRef);
     if (!record) return undefined;
@@ -69,6 +164,7 @@ export function createDriftRecordActivities(deps: ActivityDeps) {
       listTransferIntents(pool, record.externalRef),
       findImport(pool, record.externalRef),
     ]);
+    const plan = await planFactsOf(record, check);
     const observed = input.observation && !input.observation.gone ? input.observation : undefined;
     return {
       record: { externalRef: record.externalRef, subaccountId: record.subaccountId, status: record.status },
@@ -94,6 +190,7 @@ export function createDriftRecordActivities(deps: ActivityDeps) {
       })),
       ...(imported ? { importedTransfers: { keys: imported.knownTransferKeys, ids: imported.knownTransferIds } } : {}),
       schedules: check.schedulesKnown ? check.schedules : null,
+      ...(plan ? { plan } : {}),
       onboardingProvenIdle: input.onboardingProvenIdle,
       nowMs: Date.now(),
       quietPeriodMs: input.quietPeriodMs ?? options.quietPeriodMs,

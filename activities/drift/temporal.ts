@@ -1,9 +1,9 @@
-import type { Client } from '@temporalio/client';
+import { ScheduleNotFoundError, type Client, type ScheduleSpecDescription } from '@temporalio/client';
 import { tenantExternalRefKey } from '../../src/domain/search-attributes.js';
 
 /**
  * What only Temporal knows: which tenants have a workflow running, and which rotation schedules
- * exist. Read through a Client built on the worker's own connection (ActivityDeps.drift.temporal).
+ * exist (and at what interval). Read through a Client built on the worker's own connection (ActivityDeps.drift.temporal).
  */
 export async function runningTenantWorkflows(
   client: Client,
@@ -22,12 +22,54 @@ export async function runningTenantWorkflows(
   return found;
 }
 
-/** Ids of rotation schedules in effect (paused ones do not rotate anything, so they do not count). */
-export async function activeRotationScheduleIds(client: Client): Promise<string[]> {
-  const ids: string[] = [];
+/** A rotation schedule as a listing (or a describe) shows it: whether it is paused and its one interval. */
+export interface RotationScheduleSeen {
+  scheduleId: string;
+  paused: boolean;
+  /** The schedule's only interval in ms; null when it shows none, several, or calendars as well. */
+  everyMs: number | null;
+}
+
+function onlyIntervalMs(spec: ScheduleSpecDescription | undefined): number | null {
+  if (!spec || (spec.calendars?.length ?? 0) > 0 || spec.intervals?.length !== 1) return null;
+  return spec.intervals[0]!.every;
+}
+
+/**
+ * Every rotation schedule (a tenant slot's `rotation:` and a fleet's `rotation-fleet:`), in one listing of the
+ * namespace's schedules: a check reads Temporal once for them all, never once per tenant or slot.
+ */
+export async function listRotationSchedules(client: Client): Promise<RotationScheduleSeen[]> {
+  const seen: RotationScheduleSeen[] = [];
   for await (const schedule of client.schedule.list()) {
     if (!schedule.scheduleId.startsWith('rotation:') && !schedule.scheduleId.startsWith('rotation-fleet:')) continue;
-    if (!schedule.state.paused) ids.push(schedule.scheduleId);
+    seen.push({
+      scheduleId: schedule.scheduleId,
+      paused: schedule.state.paused,
+      everyMs: onlyIntervalMs(schedule.spec),
+    });
   }
-  return ids;
+  return seen;
+}
+
+/** Ids of rotation schedules in effect (paused ones do not rotate anything, so they do not count). */
+export function activeRotationScheduleIds(schedules: RotationScheduleSeen[]): string[] {
+  return schedules.filter((s) => !s.paused).map((s) => s.scheduleId);
+}
+
+/**
+ * One schedule read now (a listing is eventually consistent and a check's listing was made when it began): how
+ * a schedule the listing showed differing from a plan is confirmed before it is reported. Null: no such schedule.
+ */
+export async function describeRotationSchedule(
+  client: Client,
+  scheduleId: string,
+): Promise<RotationScheduleSeen | null> {
+  try {
+    const description = await client.schedule.getHandle(scheduleId).describe();
+    return { scheduleId, paused: description.state.paused, everyMs: onlyIntervalMs(description.spec) };
+  } catch (error) {
+    if (error instanceof ScheduleNotFoundError) return null;
+    throw error;
+  }
 }

@@ -99,8 +99,46 @@ export async function listUnownedSnapshot(db: Queryable, checkId: string): Promi
   return rows;
 }
 
+/** The check's snapshots (sub-accounts and rotation schedules): dropped when it finishes. */
 export async function deleteSnapshot(db: Queryable, checkId: string): Promise<void> {
   await db.query(`DELETE FROM drift_subaccount_snapshot WHERE check_id = $1::bigint`, [checkId]);
+  await db.query(`DELETE FROM drift_schedule_snapshot WHERE check_id = $1::bigint`, [checkId]);
+}
+
+export interface ScheduleSnapshotRow {
+  scheduleId: string;
+  everyMs: number | null;
+  paused: boolean;
+}
+
+/** The tenant rotation schedules the check's one listing saw (written with the check's row). */
+export async function insertScheduleSnapshot(
+  db: Queryable,
+  checkId: string,
+  rows: ScheduleSnapshotRow[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  await db.query(
+    `INSERT INTO drift_schedule_snapshot (check_id, schedule_id, every_ms, paused)
+     SELECT $1::bigint, s.id, s.every, s.paused
+       FROM unnest($2::text[], $3::bigint[], $4::boolean[]) AS s(id, every, paused)
+     ON CONFLICT DO NOTHING`,
+    [checkId, rows.map((r) => r.scheduleId), rows.map((r) => r.everyMs), rows.map((r) => r.paused)],
+  );
+}
+
+/** The snapshot rows of these schedule ids (absent: the listing did not show that schedule). */
+export async function listScheduleSnapshotFor(
+  db: Queryable,
+  checkId: string,
+  scheduleIds: string[],
+): Promise<ScheduleSnapshotRow[]> {
+  const { rows } = await db.query<ScheduleSnapshotRow>(
+    `SELECT schedule_id AS "scheduleId", every_ms::float8 AS "everyMs", paused
+       FROM drift_schedule_snapshot WHERE check_id = $1::bigint AND schedule_id = ANY($2::text[])`,
+    [checkId, scheduleIds],
+  );
+  return rows;
 }
 
 /** Tenants our records show work under: an open key rotation, or a close begun. */

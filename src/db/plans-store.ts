@@ -150,3 +150,17 @@ export async function resolvePlan(db: Queryable, spec: string, maxTransferMicroU
   if (over.length) throw new InvalidInputError([`${over[0]!} (the plan's initialFundingMicroUsd)`]);
   return { name: row.name, version: row.version, body };
 }
+
+/** The plan version a tenant's record says it is on; null: on none (undefined: no such tenant). */
+export async function findTenantPlanRef(
+  db: Queryable,
+  externalRef: string,
+): Promise<{ name: string; version: number } | null | undefined> {
+  const { rows } = await db.query<{ name: string | null; version: number | null }>(
+    `SELECT plan_name AS name, plan_version AS version FROM tenants WHERE external_ref = $1::text`,
+    [externalRef],
+  );
+  const row = rows[0];
+  if (!row) return undefined;
+  return row.name === null || row.version === null ? null : { name: row.name, version: row.version };
+}

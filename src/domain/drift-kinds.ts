@@ -39,6 +39,15 @@ export const DriftKind = {
    * rotation (`tenantctl rotate-key R --adopt`) replaces it.
    */
   key_unmanaged: 'key_unmanaged',
+  /**
+   * A tenant on a plan version has no active key in our records for a slot the plan declares (report only: the
+   * plan's rollout or assignment converges it, never drift).
+   */
+  plan_slot_missing: 'plan_slot_missing',
+  /** A tenant on a plan version has no auto top-up policy, or one whose below/to/caps differ from the plan's. */
+  plan_policy_differs: 'plan_policy_differs',
+  /** A plan slot's rotation Schedule is missing, paused, or rotates at another interval than the plan's rotation. */
+  plan_schedule_differs: 'plan_schedule_differs',
 } as const;
 export type DriftKind = (typeof DriftKind)[keyof typeof DriftKind];
 export const DRIFT_KINDS = Object.values(DriftKind) as readonly DriftKind[];

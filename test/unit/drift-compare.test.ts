@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   compareTenant,
   unownedSubaccountFinding,
+  type PlanFacts,
   type PlatformKey,
   type TenantFacts,
 } from '../../activities/drift/compare.js';
@@ -251,6 +252,112 @@ describe('drift comparison of one tenant', () => {
 
     it('leaves a key younger than the rotation age alone', () => {
       expect(kinds(facts({ keys: [key({})], keyRecords: [{ ...old, activatedAt: ago(89 * DAY) }] }))).toEqual([]);
+    });
+  });
+
+  describe('plan', () => {
+    const POLICY = { below: '1000000', to: '3000000', maxPerDay: '10000000', maxPerMonth: null };
+    const record = (slot: string, status = 'active') => ({
+      id: `r-${slot}`,
+      platformKeyId: `key-${slot}`,
+      status,
+      slot,
+      generation: 1,
+      activatedAt: ago(DAY),
+    });
+    const schedule = (slot: string, everyMs = 90 * DAY, paused = false) => ({
+      scheduleId: `rotation:acme:${slot}`,
+      paused,
+      everyMs,
+    });
+    /** A tenant on pro@2 with everything the plan says: default and web keys, its policy, a 90d schedule each. */
+    function onPlan(plan: Partial<PlanFacts> = {}, fields: Partial<TenantFacts> = {}): TenantFacts {
+      return facts({
+        keys: undefined,
+        keyRecords: [record('default'), record('web')],
+        plan: {
+          name: 'pro',
+          version: 2,
+          slots: ['default', 'web'],
+          autoTopUp: POLICY,
+          rotation: { interval: '90d', everyMs: 90 * DAY },
+          policy: { ...POLICY },
+          schedules: { default: schedule('default'), web: schedule('web') },
+          ...plan,
+        },
+        ...fields,
+      });
+    }
+    const planFindings = (f: TenantFacts) =>
+      compareTenant(f)
+        .filter((x) => x.kind.startsWith('plan_'))
+        .map((x) => [x.kind, x.subject, x.evidence['reason'] ?? null, x.fix]);
+
+    it('finds nothing for a tenant matching its plan, or on no plan', () => {
+      expect(compareTenant(onPlan())).toEqual([]);
+      // The same money written differently (numeric text from the database) is the same policy.
+      expect(compareTenant(onPlan({ policy: { ...POLICY, below: '01000000' } }))).toEqual([]);
+      const { plan: _plan, ...noPlan } = onPlan({ policy: null, schedules: {} });
+      expect(compareTenant({ ...noPlan, keyRecords: [] })).toEqual([]);
+    });
+
+    it('reports a plan slot with no active key, report only, with the commands that converge it', () => {
+      const [finding, ...rest] = compareTenant(
+        onPlan({}, { keyRecords: [record('default'), record('web', 'revoked')] }),
+      );
+      expect(rest).toEqual([]);
+      expect(finding).toMatchObject({
+        kind: 'plan_slot_missing',
+        subject: 'acme:web',
+        externalRef: 'acme',
+        fix: null,
+        evidence: { plan: { name: 'pro', version: 2 }, slot: 'web' },
+      });
+      expect(finding).not.toHaveProperty('fixBlockedBecause');
+      expect(finding!.evidence['advice']).toContain('tenantctl plans rollout pro');
+      expect(finding!.evidence['advice']).toContain('tenantctl plans assign <ref> pro@2');
+      // An unmanaged (imported) key holds its slot: key_unmanaged reports it, not the plan.
+      expect(planFindings(onPlan({}, { keyRecords: [record('default'), record('web', 'unmanaged')] }))).toEqual([]);
+    });
+
+    it('reports a missing policy and each field of a policy that differs, and none when the plan has none', () => {
+      expect(planFindings(onPlan({ policy: null }))).toEqual([['plan_policy_differs', 'acme', null, null]]);
+      for (const field of ['below', 'to', 'maxPerDay'] as const)
+        expect(planFindings(onPlan({ policy: { ...POLICY, [field]: '7' } })).map((f) => f[0])).toEqual([
+          'plan_policy_differs',
+        ]);
+      expect(planFindings(onPlan({ policy: { ...POLICY, maxPerMonth: '50000000' } })).map((f) => f[0])).toEqual([
+        'plan_policy_differs',
+      ]);
+      const [finding] = compareTenant(onPlan({ policy: { ...POLICY, to: '2000000' } }));
+      expect(finding!.evidence).toMatchObject({ planPolicy: POLICY, record: { ...POLICY, to: '2000000' } });
+      expect(planFindings(onPlan({ autoTopUp: null, policy: null }))).toEqual([]);
+    });
+
+    it('reports a slot schedule missing, paused or at another interval; not when unread or the plan has none', () => {
+      expect(planFindings(onPlan({ schedules: { default: schedule('default', 30 * DAY), web: null } }))).toEqual([
+        ['plan_schedule_differs', 'rotation:acme:default', 'the schedule rotates at another interval', null],
+        ['plan_schedule_differs', 'rotation:acme:web', 'no rotation schedule', null],
+      ]);
+      expect(
+        planFindings(onPlan({ schedules: { default: schedule('default'), web: schedule('web', 90 * DAY, true) } })),
+      ).toEqual([['plan_schedule_differs', 'rotation:acme:web', 'the schedule is paused', null]]);
+      expect(planFindings(onPlan({ schedules: null }))).toEqual([]);
+      expect(planFindings(onPlan({ rotation: null, schedules: { default: null, web: null } }))).toEqual([]);
+    });
+
+    it('compares only tenants the plan still governs (active or suspended)', () => {
+      expect(
+        planFindings(
+          onPlan({ policy: null }, { record: { externalRef: 'acme', subaccountId: 'sa_1', status: 'suspended' } }),
+        ),
+      ).toEqual([['plan_policy_differs', 'acme', null, null]]);
+      for (const status of ['closing', 'closed', 'creating'])
+        expect(
+          planFindings(onPlan({ policy: null }, { record: { externalRef: 'acme', subaccountId: 'sa_1', status } })),
+        ).toEqual([]);
+      // On no plan: no slot is declared, so even a tenant without keys has no plan finding.
+      expect(planFindings(facts({ keyRecords: [] }))).toEqual([]);
     });
   });
 });
