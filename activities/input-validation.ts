@@ -17,6 +17,7 @@ import {
   revokeTenantKeyInputSchema,
   rotateParentKeyInputSchema,
 } from '../src/domain/key-slot-input.js';
+import { convergeTenantPlanInputSchema, rolloutPlanInputSchema } from '../src/domain/plan-rollout.js';
 
 /**
  * Workflow inputs are validated here, in a local activity, with the same zod schemas as the CLI,
@@ -37,6 +38,8 @@ export const WORKFLOW_INPUT_SCHEMAS = {
   issueTenantKey: issueTenantKeyInputSchema,
   revokeTenantKey: revokeTenantKeyInputSchema,
   rotateParentKey: rotateParentKeyInputSchema,
+  convergeTenantPlan: convergeTenantPlanInputSchema,
+  rolloutPlan: rolloutPlanInputSchema,
 } as const;
 export type WorkflowInputSchemaName = keyof typeof WORKFLOW_INPUT_SCHEMAS;
 export type ParsedWorkflowInput<K extends WorkflowInputSchemaName> = z.output<(typeof WORKFLOW_INPUT_SCHEMAS)[K]>;

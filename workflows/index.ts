@@ -17,3 +17,5 @@ export { rotateParentKey } from './keys/rotate-parent-key.js';
 export { rotateParentKeyOnSchedule } from './keys/rotate-parent-key-scheduled.js';
 export { dispatchEvents } from './dispatch-events.js';
 export { deliverEventStream } from './deliver-event-stream.js';
+export { convergeTenantPlan } from './converge-tenant-plan.js';
+export { rolloutPlan } from './rollout-plan.js';

@@ -91,11 +91,19 @@ function audited(row: PlanRow): Record<string, unknown> {
 
 /** The amounts a plan sends in one transfer: each within TRANSFER_MAX_MICRO_USD, as a top-up is. */
 function assertAmountsWithinLimit(
-  body: { initialFundingMicroUsd?: string | undefined; autoTopUp?: { to: string } | undefined },
+  body: {
+    initialFundingMicroUsd?: string | undefined;
+    upgradeFundingMicroUsd?: string | undefined;
+    autoTopUp?: { to: string } | undefined;
+  },
   maxTransferMicroUsd: string | undefined,
 ): void {
   assertWithinTransferLimit(
-    { initialFundingMicroUsd: body.initialFundingMicroUsd, 'autoTopUp.to': body.autoTopUp?.to },
+    {
+      initialFundingMicroUsd: body.initialFundingMicroUsd,
+      upgradeFundingMicroUsd: body.upgradeFundingMicroUsd,
+      'autoTopUp.to': body.autoTopUp?.to,
+    },
     maxTransferMicroUsd,
   );
 }

@@ -18,7 +18,15 @@ import { queryOrNull } from './query-run.js';
  */
 export interface TenantStatusView {
   externalRef: string;
-  record: { name: string; status: string; subaccountId: string | null; createdAt: string; updatedAt: string } | null;
+  record: {
+    name: string;
+    status: string;
+    subaccountId: string | null;
+    /** The plan version the tenant is on (null: none). */
+    plan: { name: string; version: number } | null;
+    createdAt: string;
+    updatedAt: string;
+  } | null;
   keys: Array<{
     slot: string;
     generation: number;
@@ -79,6 +87,10 @@ export async function getTenantStatus(
           name: tenant.name,
           status: tenant.status,
           subaccountId: tenant.subaccountId,
+          plan:
+            tenant.planName !== null && tenant.planVersion !== null
+              ? { name: tenant.planName, version: tenant.planVersion }
+              : null,
           createdAt: tenant.createdAt.toISOString(),
           updatedAt: tenant.updatedAt.toISOString(),
         }

@@ -13,11 +13,14 @@ export interface TenantRow {
   createAttempts: number;
   createdAt: Date;
   updatedAt: Date;
+  /** The plan version it is on (both null: none). */
+  planName: string | null;
+  planVersion: number | null;
 }
 
 const COLUMNS = `external_ref AS "externalRef", name, subaccount_id AS "subaccountId", status,
   create_idempotency_key AS "createIdempotencyKey", create_attempts AS "createAttempts",
-  created_at AS "createdAt", updated_at AS "updatedAt"`;
+  created_at AS "createdAt", updated_at AS "updatedAt", plan_name AS "planName", plan_version AS "planVersion"`;
 
 /** Inserts the record unless the external ref exists; returns the stored row and whether it is new. */
 export async function insertTenantIfAbsent(
@@ -228,4 +231,23 @@ export async function setTenantPlan(
     [externalRef, plan.name, plan.version],
   );
   return { changed: true, from };
+}
+
+/**
+ * A page of a plan rollout (issue 33): active tenants on plan `from`, not yet on `to`, after `after` in
+ * external-ref order.
+ */
+export async function listPlanTenantsPage(
+  db: Queryable,
+  page: { from: string; to: { name: string; version: number }; after: string | null; limit: number },
+): Promise<string[]> {
+  const { rows } = await db.query<{ externalRef: string }>(
+    `SELECT external_ref AS "externalRef" FROM tenants
+      WHERE plan_name = $1::text AND status = 'active'
+        AND NOT (plan_name = $2::text AND plan_version = $3::int)
+        AND ($4::text IS NULL OR external_ref > $4::text)
+      ORDER BY external_ref LIMIT $5::int`,
+    [page.from, page.to.name, page.to.version, page.after, page.limit],
+  );
+  return rows.map((row) => row.externalRef);
 }

@@ -103,3 +103,13 @@ export function eventDispatcherWorkflowId(taskQueue: string): string {
 export function eventStreamWorkflowId(subscriptionId: string, stream: string): string {
   return `event-stream:${subscriptionId}:${stream || '-'}`;
 }
+
+/** One convergence of a tenant onto a plan version at a time (a rollout's child, or an assignment). */
+export function planConvergenceWorkflowId(externalRef: string): string {
+  return `plan:${externalRef}`;
+}
+
+/** One rollout per plan version, whoever starts it. */
+export function planRolloutWorkflowId(plan: { name: string; version: number }): string {
+  return `plan-rollout:${plan.name}@${plan.version}`;
+}

@@ -68,6 +68,11 @@ const closeDelaySchema = z
 export const planBodySchema = z.strictObject({
   /** Sent once at onboarding, as a top-up is (TRANSFER_MAX_MICRO_USD holds). */
   initialFundingMicroUsd: microUsdSchema.optional(),
+  /**
+   * Sent once to each tenant moved onto this version from another (a rollout or an assignment), under the
+   * transfer machinery with one caller key per tenant and version; not at onboarding.
+   */
+  upgradeFundingMicroUsd: microUsdSchema.optional(),
   /** A key is issued in each at onboarding. */
   keySlots: keySlotsSchema,
   /** A rotation schedule for each slot. */

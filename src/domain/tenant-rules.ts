@@ -83,6 +83,13 @@ export const transferRefusal: TenantRule = (tenant) =>
         'top-ups need an onboarded (active or suspended) tenant with a sub-account',
       ));
 
+/** A plan converged onto a tenant (assigned, or rolled out): an active tenant with a sub-account; a closing one never. */
+export const planConvergenceRefusal: TenantRule = (tenant) =>
+  closedRefusal(tenant, 'it is moved onto no plan') ??
+  (tenant.status === TenantStatus.active && tenant.subaccountId
+    ? undefined
+    : refusal(tenant, FailureCode.TENANT_NOT_ACTIVE, 'a plan is converged onto active tenants only'));
+
 /** A funding policy (auto top-up): any tenant that is not closing (a policy may be set before onboarding ends). */
 export const fundingPolicyRefusal: TenantRule = (tenant) => closedRefusal(tenant, 'it takes no funding policy');
 

@@ -12,7 +12,8 @@ async function printStatus(view: TenantStatusView): Promise<void> {
   const r = view.record;
   console.log(
     `tenant ${view.externalRef}: ` +
-      `${r ? `${r.status} — "${r.name}", sub-account ${r.subaccountId ?? '(none yet)'}` : 'no record yet'}`,
+      `${r ? `${r.status} — "${r.name}", sub-account ${r.subaccountId ?? '(none yet)'}` : 'no record yet'}` +
+      (r?.plan ? `, plan ${r.plan.name}@${r.plan.version}` : ''),
   );
   if (view.onboarding) {
     const p = view.onboarding.progress;
