@@ -117,9 +117,12 @@ export function noChanges(changes: PlanChanges): boolean {
   );
 }
 
-/** The caller key of a plan version's upgrade funding: one transfer per tenant and version, whoever retries. */
+/**
+ * The caller key of a plan version's upgrade funding: one transfer per tenant and version, whoever retries.
+ * A key has no `:`, so the name is escaped one-to-one (`_` → `__`, `:` → `_c`): two plans never share a key.
+ */
 export function planFundingKey(to: PlanRef): string {
-  return `plan.${to.name.replace(/:/g, '_')}.v${to.version}`;
+  return `plan.${to.name.replace(/_/g, '__').replace(/:/g, '_c')}.v${to.version}`;
 }
 
 const operatorSchema = z
