@@ -36,7 +36,7 @@ for (const option of benchmarks.flatMap((b) => b.options)) {
 program.option(
   '--cluster',
   'onboarding: also measure one and two worker processes on a Temporal cluster on ' +
-    'Postgres (builds the server on first use)',
+    'Postgres (builds the server on first use); fleet: run on such a cluster instead of the dev server',
 );
 program.parse();
 
@@ -48,6 +48,15 @@ if (unknown.length > 0) {
 }
 const { cluster, ...numbers } = program.opts<BenchOptionValues & { cluster?: boolean }>();
 const options: BenchOptionValues = { ...numbers, cluster: cluster ? 1 : 0 };
+/** A flag not given takes each benchmark's own default (benchmarks sharing a flag may default it differently). */
+function optionsOf(benchmark: (typeof benchmarks)[number]): BenchOptionValues {
+  const own = { ...options };
+  for (const option of benchmark.options) {
+    const name = program.options.find((o) => o.flags === option.flags)?.attributeName();
+    if (name && program.getOptionValueSource(name) === 'default') own[name] = option.defaultValue;
+  }
+  return own;
+}
 const selected = benchmarks.filter((b) => names.includes(b.name));
 
 installQuietSdkLogging(log);
@@ -71,7 +80,11 @@ try {
   const infra = await startBenchInfra(cleanup, log);
   for (const benchmark of selected) {
     log(`running ${benchmark.name}`);
-    const result = await benchmark.run({ infra, options, log: (line) => log(`${benchmark.name}: ${line}`) });
+    const result = await benchmark.run({
+      infra,
+      options: optionsOf(benchmark),
+      log: (line) => log(`${benchmark.name}: ${line}`),
+    });
     results.push({ name: benchmark.name, result });
   }
 } catch (error) {

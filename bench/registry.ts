@@ -6,6 +6,7 @@ import { rotationBenchmark } from './rotation.js';
 import { webhooksBenchmark } from './webhooks.js';
 import { topUpsBenchmark } from './topups.js';
 import { eventsBenchmark } from './events.js';
+import { fleetBenchmark } from './fleet.js';
 
 /**
  * Every benchmark `npm run bench` knows, in the order a bare `npm run bench` runs them. To add one,
@@ -19,4 +20,5 @@ export const benchmarks: readonly Benchmark[] = [
   recoveryBenchmark,
   topUpsBenchmark,
   eventsBenchmark,
+  fleetBenchmark,
 ];

@@ -131,7 +131,7 @@ async function run(context: BenchContext): Promise<BenchResult> {
 }
 
 /** Every tenant: generation 2 active, generation 1 revoked, rotation completed. */
-async function checkKeys(pool: ReturnType<typeof createPool>, refs: string[]): Promise<string[]> {
+export async function checkKeys(pool: ReturnType<typeof createPool>, refs: string[]): Promise<string[]> {
   const { rows } = await pool.query<{ externalRef: string; keys: string; rotation: string | null }>(
     `SELECT t.external_ref AS "externalRef",
             (SELECT string_agg(k.generation || ':' || k.status, ',' ORDER BY k.generation) FROM tenant_keys k WHERE
@@ -147,7 +147,7 @@ async function checkKeys(pool: ReturnType<typeof createPool>, refs: string[]): P
 }
 
 /** The parent's keyRotated endpoint: answers 204 to everything (signatures are checked in the tests). */
-async function startNotifySink(cleanup: BenchContext['infra']['cleanup']): Promise<string> {
+export async function startNotifySink(cleanup: BenchContext['infra']['cleanup']): Promise<string> {
   const server = createServer((request, response) => {
     request.resume();
     request.on('end', () => response.writeHead(204).end());

@@ -236,7 +236,7 @@ async function settled(pool: Pool): Promise<void> {
 }
 
 /** Each of our succeeded intents is on the simulator's books exactly once, and nothing else is. */
-function checkBooks(runtime: SimRuntime, ourKeys: string[]): string[] {
+export function checkBooks(runtime: SimRuntime, ourKeys: string[]): string[] {
   const onBooks = runtime.state.transfers.map((t) => t.idempotencyKey);
   const counts = new Map<string, number>();
   for (const key of onBooks) counts.set(key, (counts.get(key) ?? 0) + 1);

@@ -29,7 +29,9 @@ function readStats(): ProcStat[] {
       // comm is in parentheses and may itself contain spaces or parentheses.
       const name = text.slice(text.indexOf('(') + 1, text.lastIndexOf(')'));
       const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-      const ticks = Number(fields[11]) + Number(fields[12]);
+      // utime + stime, and cutime + cstime: the CPU of its children that ended and were reaped (Postgres
+      // backends of closed connections, in the postmaster's), which a before/after reading would miss.
+      const ticks = Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
       stats.push({ pid: Number(pid), ppid: Number(fields[1]), name, cpuMs: (ticks * 1000) / TICKS_PER_SECOND });
     } catch {
       // The process ended while we listed.
