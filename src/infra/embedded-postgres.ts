@@ -75,7 +75,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     port,
     stop: async () => {
       process.off('exit', killOnExit);
-      // On Ctrl-C the whole process group gets SIGINT, so Postgres may be gone already.
+      // Postgres may be gone already (it ended on its own, or someone signalled its group).
       if (server.exitCode === null && server.signalCode === null) {
         await new Promise<void>((resolveExit) => {
           server.once('exit', () => resolveExit());
@@ -87,9 +87,16 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   };
 }
 
-function run(bin: string, program: string, args: string[], account: PostgresAccount | undefined): ChildProcess {
+function run(
+  bin: string,
+  program: string,
+  args: string[],
+  account: PostgresAccount | undefined,
+  detached = false,
+): ChildProcess {
   return spawn(join(bin, program), args, {
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached,
     env: { ...process.env, LC_MESSAGES: 'C' },
     ...(account ? { uid: account.uid, gid: account.gid } : {}),
   });
@@ -172,7 +179,10 @@ async function startServer(
     '-c',
     'max_connections=200',
   ];
-  const child = run(bin, 'postgres', args, account);
+  // Its own process group, as the Temporal dev server's: a Ctrl-C reaches us, not the server, so the worker
+  // drains against a live database before we stop it (it met a database shutting down, and the console showed
+  // the failed activity and the failed parent key refresh as warnings). The exit hook still stops it if we die.
+  const child = run(bin, 'postgres', args, account, true);
   const output = tail(child, log);
   await new Promise<void>((ready, fail) => {
     const failed = (why: string) =>

@@ -70,9 +70,10 @@ export async function startDevStackProcess(readyTimeoutMs = 600_000): Promise<De
     child.stderr.on('data', onData);
     child.once('exit', (code) => reject(new Error(`npm start exited (${code}) before it was up:\n${output}`)));
   });
-  // Ctrl-C's signal to the whole group; npm may exit before its children, so wait for the group.
+  // Ctrl-C: SIGINT to the whole group, as a terminal sends it (Postgres takes SIGTERM as a smart shutdown that
+  // waits for its clients, SIGINT as a fast one that ends them); npm may exit before its children: wait for the group.
   const stop = async () => {
-    signalGroup(child.pid!, 'SIGTERM');
+    signalGroup(child.pid!, 'SIGINT');
     // Bounded: unreaped zombies (no init in a container) would keep the group "alive" forever.
     for (let waited = 0; groupAlive(child.pid!) && waited < 70_000; waited += 100) {
       if (waited === 60_000) signalGroup(child.pid!, 'SIGKILL');

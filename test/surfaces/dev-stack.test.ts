@@ -162,5 +162,13 @@ describe('npm start and the README quick start', () => {
       /\[stack\] stopping worker[\s\S]*\[stack\] stopping Postgres[\s\S]*\[stack\] stopping Temporal dev server/,
     );
     for (const port of Object.values(ports)) expect(await isPortFree(port), `port ${port}`).toBe(true);
+    // Quiet to the end: Ctrl-C (a signal to the whole process group) reached Postgres too, which shut down under
+    // the draining worker, and the console showed the failed activity and parent key refresh as warnings.
+    expect(
+      stack
+        .output()
+        .split('\n')
+        .filter((line) => /^\[[\d:.]+\] (WARN|ERROR)\b/.test(line)),
+    ).toEqual([]);
   });
 });
