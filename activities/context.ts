@@ -42,6 +42,8 @@ export interface ActivityDeps {
    * run (consumeApproval) however the verdict was sent. Absent: nothing gated.
    */
   approvals?: { actions: ReadonlySet<ApprovalAction> };
+  /** PLATFORM_RATE_LIMIT_PER_SECOND: the platform's request budget, which a plan rollout paces itself by. */
+  platformRequestsPerSecond?: number;
 }
 
 /** Event delivery and alert settings. */

@@ -1,5 +1,6 @@
 import { ScheduleNotFoundError, type Client } from '@temporalio/client';
 import { Context } from '@temporalio/activity';
+import { DEFAULTS } from '../src/config/defaults.js';
 import { appendAudit } from '../src/db/audit-store.js';
 import { emitEvent } from '../src/db/events-store.js';
 import { deleteFundingPolicy, findFundingPolicy, upsertFundingPolicy } from '../src/db/funding-store.js';
@@ -278,10 +279,20 @@ export function createPlanActivities(deps: ActivityDeps) {
       };
     }),
 
-    /** A page of a rollout: active tenants on `from` not yet on the version. */
+    /**
+     * A page of a rollout: active tenants on `from` not yet on the version, and the platform's request budget
+     * (PLATFORM_RATE_LIMIT_PER_SECOND) the rollout paces itself by.
+     */
     listPlanRolloutPage: boundary(
-      async (page: { from: string; to: PlanRef; after: string | null; limit: number }): Promise<string[]> =>
-        listPlanTenantsPage(pool, page),
+      async (page: {
+        from: string;
+        to: PlanRef;
+        after: string | null;
+        limit: number;
+      }): Promise<{ refs: string[]; requestsPerSecond: number }> => ({
+        refs: await listPlanTenantsPage(pool, page),
+        requestsPerSecond: deps.platformRequestsPerSecond ?? DEFAULTS.PLATFORM_RATE_LIMIT_PER_SECOND,
+      }),
     ),
   };
 }

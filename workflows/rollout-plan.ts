@@ -2,9 +2,10 @@
  * rolloutPlan — why: a new plan version (or a move of one plan's tenants onto another) must reach every tenant
  * on it without hitting the platform with thousands of runs at once, and an operator must be able to stop it.
  *
- *   page of active tenants on `from` not yet on the version ─► child convergeTenantPlan per tenant (at most
- *   `concurrency` at once; the platform task queue's rate limit paces their calls) ─► next page by
- *   continue-as-new (totals, samples and a pause carried)
+ *   page of active tenants on `from` not yet on the version ─► per tenant: readPlanConvergence (not active:
+ *   skipped; up to date: unchanged) ─► wait until the platform budget has room for its requests
+ *   (ROLLOUT_BUDGET_SHARE of PLATFORM_RATE_LIMIT_PER_SECOND) ─► child convergeTenantPlan (at most
+ *   `concurrency` at once) ─► next page by continue-as-new (totals, samples, the pause and the budget carried)
  *
  * pauseRollout stops it starting tenants (those running finish) and it waits, visibly, until resumeRollout.
  * A tenant whose convergence is held (a retired slot's key in use) is counted and named; the rest go on. A
@@ -17,12 +18,13 @@ import {
   ParentClosePolicy,
   proxyLocalActivities,
   setHandler,
+  sleep,
   startChild,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { DecisionBy } from '../src/domain/operator-decisions.js';
 import { planConvergenceWorkflowId, planRolloutWorkflowId } from '../src/domain/ids.js';
-import type { RolloutPlanInput } from '../src/domain/plan-rollout.js';
+import { platformCallsOf, ROLLOUT_BUDGET_SHARE, type RolloutPlanInput } from '../src/domain/plan-rollout.js';
 import { fleetDatabaseStep } from './activity-policies.js';
 import { convergeTenantPlan } from './converge-tenant-plan.js';
 import { installDecisions } from './keys/decision-table.js';
@@ -46,6 +48,12 @@ interface Carried {
   held: RolloutStatus['held'];
   failed: RolloutStatus['failed'];
   paused: RolloutStatus['paused'];
+  /** When the platform budget has room for the next tenant (ms since the epoch, workflow time). */
+  budgetAt: number;
+}
+
+function failureOf(error: unknown): string {
+  return ((error as Error).cause as Error | undefined)?.message ?? (error as Error).message;
 }
 
 function sample(list: Array<{ externalRef: string; reason: string }>, externalRef: string, reason: string): void {
@@ -136,7 +144,7 @@ export async function rolloutPlan(rawInput: RolloutPlanInput): Promise<RolloutRe
         return;
       }
       status.totals.failed += 1;
-      sample(status.failed, externalRef, ((error as Error).cause as Error | undefined)?.message ?? (error as Error).message);
+      sample(status.failed, externalRef, failureOf(error));
       return;
     }
     status.totals[result.outcome] += 1;
@@ -149,8 +157,37 @@ export async function rolloutPlan(rawInput: RolloutPlanInput): Promise<RolloutRe
     after: input.after,
     limit: input.pageSize,
   });
-  for (const externalRef of page) {
+  // Paced by the platform requests each tenant needs: its next start waits until the budget has room for it.
+  const perSecond = (input.platformRequestsPerSecond ?? page.requestsPerSecond) * ROLLOUT_BUDGET_SHARE;
+  let budgetAt = carried?.budgetAt ?? 0;
+  for (const externalRef of page.refs) {
     await condition(() => status.stage === 'running' && running.size < input.concurrency);
+    let read;
+    try {
+      read = await db.readPlanConvergence({ externalRef, plan });
+    } catch (error) {
+      status.totals.failed += 1;
+      sample(status.failed, externalRef, failureOf(error));
+      continue;
+    }
+    // Nothing to start: not active (a suspended or closing tenant is not moved), or on the version already.
+    if (read.outcome === 'not_active') {
+      status.totals.skipped += 1;
+      continue;
+    }
+    if (read.upToDate) {
+      status.totals.unchanged += 1;
+      continue;
+    }
+    const calls = platformCallsOf(read.changes);
+    if (calls > 0) {
+      const wait = budgetAt - Date.now();
+      if (wait > 0) {
+        await sleep(wait);
+        await condition(() => status.stage === 'running' && running.size < input.concurrency);
+      }
+      budgetAt = Math.max(budgetAt, Date.now()) + (calls * 1000) / perSecond;
+    }
     running.add(externalRef);
     void convergeOne(externalRef).finally(() => {
       running.delete(externalRef);
@@ -158,13 +195,19 @@ export async function rolloutPlan(rawInput: RolloutPlanInput): Promise<RolloutRe
     });
   }
   await condition(() => running.size === 0);
-  if (page.length === input.pageSize) {
+  if (page.refs.length === input.pageSize) {
     // A new run per page keeps the history small whatever the fleet's size; a pause is carried.
     await handlersFinished();
-    const next: Carried = { totals: status.totals, held: status.held, failed: status.failed, paused: status.paused };
+    const next: Carried = {
+      totals: status.totals,
+      held: status.held,
+      failed: status.failed,
+      paused: status.paused,
+      budgetAt,
+    };
     return await continueAsNew<typeof rolloutPlan>({
       ...rawInput,
-      after: page[page.length - 1]!,
+      after: page.refs[page.refs.length - 1]!,
       continued: next as unknown as Record<string, unknown>,
     });
   }

@@ -105,6 +105,24 @@ export function planChanges(state: TenantPlanState, to: PlanRef, toBody: PlanBod
   return { slotsRetired, slotsAdded, fundingMicroUsd, schedulesSet, schedulesRemoved, policy };
 }
 
+/**
+ * Platform requests a convergence makes, as the simulator counts them: a key issued is its create and the
+ * verification read; a retired key at least one usage read and its revoke; the upgrade funding its transfer and
+ * the wallet read after it. Schedules and policies are Temporal and our records: no platform request.
+ */
+export const PLATFORM_CALLS = { keyIssued: 2, keyRetired: 2, funding: 2 } as const;
+
+export function platformCallsOf(changes: PlanChanges): number {
+  return (
+    changes.slotsAdded.length * PLATFORM_CALLS.keyIssued +
+    changes.slotsRetired.length * PLATFORM_CALLS.keyRetired +
+    (changes.fundingMicroUsd === null ? 0 : PLATFORM_CALLS.funding)
+  );
+}
+
+/** The share of the platform's request budget a rollout takes: the rest is left to rotations, drift, onboarding. */
+export const ROLLOUT_BUDGET_SHARE = 0.8;
+
 /** Nothing to do but (perhaps) record the version. */
 export function noChanges(changes: PlanChanges): boolean {
   return (
@@ -163,6 +181,11 @@ export const rolloutPlanInputSchema = z.strictObject({
   concurrency: z.number().int().min(1).max(ROLLOUT_CONCURRENCY_MAX).default(10),
   /** Tenants read per page; the run continues as new after each page. */
   pageSize: z.number().int().min(1).max(ROLLOUT_PAGE_MAX).default(200),
+  /**
+   * The platform requests per second the rollout paces itself to (absent: the worker's
+   * PLATFORM_RATE_LIMIT_PER_SECOND); it takes ROLLOUT_BUDGET_SHARE of it.
+   */
+  platformRequestsPerSecond: z.number().positive().max(10_000).optional(),
   requestedBy: operatorSchema,
   reason: freeText(REASON_TEXT).optional(),
   options: convergeOptionsSchema.optional(),

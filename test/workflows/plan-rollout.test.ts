@@ -54,6 +54,7 @@ function world1(plans: Record<string, PlanChanges | 'inactive'>) {
   const calls = {
     read: [] as string[],
     issued: [] as string[],
+    issuedAt: [] as number[],
     revoked: [] as string[],
     topUps: [] as Array<{ externalRef: string; idempotencyKey: string; amount: string }>,
     applied: [] as Array<{ externalRef: string; changes: PlanChanges; requestedBy: string }>,
@@ -65,8 +66,10 @@ function world1(plans: Record<string, PlanChanges | 'inactive'>) {
   const converged = new Set<string>();
   const refs = Object.keys(plans).sort();
   const activities = {
-    listPlanRolloutPage: async (page: { after: string | null; limit: number }) =>
-      refs.filter((ref) => (page.after === null || ref > page.after) && !converged.has(ref)).slice(0, page.limit),
+    listPlanRolloutPage: async (page: { after: string | null; limit: number }) => ({
+      refs: refs.filter((ref) => (page.after === null || ref > page.after) && !converged.has(ref)).slice(0, page.limit),
+      requestsPerSecond: 1000,
+    }),
     readPlanConvergence: async (input: { externalRef: string }) => {
       calls.read.push(input.externalRef);
       const plan = plans[input.externalRef]!;
@@ -105,6 +108,7 @@ function world1(plans: Record<string, PlanChanges | 'inactive'>) {
     // issueTenantKey's children: the slot answered as having its key.
     beginSlotKeyIssue: async (input: { externalRef: string; slot: string }) => {
       calls.issued.push(`${input.externalRef}:${input.slot}`);
+      calls.issuedAt.push(Date.now());
       return { state: 'exists' as const, generation: 1, keyId: `key_${input.slot}`, fingerprint: `fp_${input.slot}` };
     },
     // fundTenant's children: the top-up recorded under its key and applied once.
@@ -235,13 +239,15 @@ describe('rolloutPlan (mocked activities)', () => {
       w.gate.open = true;
       await until(() => w.calls.applied.length === 2);
       await new Promise((r) => setTimeout(r, 300));
-      expect(w.calls.read).toHaveLength(2);
+      // Read by the rollout (to pace it) and by each of the two children: nobody else was started.
+      expect(w.calls.read).toHaveLength(4);
       const status = await answerOf(handle, rolloutStatusQuery);
       expect(status).toMatchObject({ stage: 'paused', running: 0, paused: { by: 'alice' } });
 
       await decide(handle, resumeRolloutUpdate, by);
       const result = (await handle.result()) as RolloutResult;
-      expect(result.totals).toEqual({ started: 7, converged: 5, unchanged: 0, held: 1, skipped: 1, failed: 0 });
+      // The inactive tenant is skipped by the rollout's own read: no run started for it.
+      expect(result.totals).toEqual({ started: 6, converged: 5, unchanged: 0, held: 1, skipped: 1, failed: 0 });
       expect(result.held).toEqual([expect.objectContaining({ externalRef: refs[4] })]);
       expect(result.held[0]!.reason).toContain('slot ci');
       expect(w.calls.maxRunning).toBeLessThanOrEqual(2);
@@ -277,11 +283,30 @@ describe('rolloutPlan (mocked activities)', () => {
       const wait = await waitForStage(handle, 'paused');
       expect(wait.decisions).toEqual(['resumeRollout']);
       await new Promise((r) => setTimeout(r, 300));
-      expect(w.calls.read).toHaveLength(2);
+      expect(w.calls.read).toHaveLength(4);
       await decide(handle, resumeRolloutUpdate, by);
       const result = (await handle.result()) as RolloutResult;
       expect(result.totals.converged).toBe(4);
       expect(w.calls.applied).toHaveLength(4);
+    });
+  });
+
+  it('paces tenant starts by the platform requests each needs, within its share of the budget', async () => {
+    const p = uniqueId('r');
+    const refs = Array.from({ length: 5 }, (_, i) => `${p}-${i}`);
+    const w = world1(Object.fromEntries(refs.map((ref) => [ref, changes({ slotsAdded: ['prod'] })])));
+    await world.run(w.activities, async ({ client, taskQueue }) => {
+      const result = (await client.workflow.execute('rolloutPlan', {
+        taskQueue,
+        workflowId: planRolloutWorkflowId({ name: p, version: 1 }),
+        // 10 requests/s, of which the rollout takes 80%: 8/s; each tenant's new key is 2 requests: 4 tenants/s.
+        args: [{ plan: p, version: 1, requestedBy: 'alice', concurrency: 5, platformRequestsPerSecond: 10 }],
+      })) as RolloutResult;
+      expect(result.totals.converged).toBe(5);
+      const gaps = w.calls.issuedAt.slice(1).map((at, i) => at - w.calls.issuedAt[i]!);
+      // 250 ms apart each (workflow timers fire at or after their time; a little slack for the clocks).
+      for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(200);
+      expect(w.calls.issuedAt.at(-1)! - w.calls.issuedAt[0]!).toBeGreaterThanOrEqual(4 * 240);
     });
   });
 });

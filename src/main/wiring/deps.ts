@@ -47,6 +47,7 @@ export function buildActivityDeps(
     logger,
     lifecycle: { resumeBalanceFloorMicroUsd: config.RESUME_BALANCE_FLOOR_MICRO_USD },
     transfers: { maxMicroUsd: config.TRANSFER_MAX_MICRO_USD },
+    platformRequestsPerSecond: config.PLATFORM_RATE_LIMIT_PER_SECOND,
     // The same policy the gateway applies: a resolveTransfer it gates is checked by the run too.
     approvals: { actions: safeOpsOf(config).approvals },
     events: {
