@@ -53,6 +53,18 @@ export const REFUSALS = [
     meaning: 'an operator aborted the rotation or adoption: the old key stays current',
   },
   {
+    field: 'outcome',
+    value: 'held',
+    run: 'convergeTenantPlan',
+    meaning: "a retired slot's key is in use (or another run holds a slot): nothing of the version was applied",
+  },
+  {
+    field: 'outcome',
+    value: 'skipped',
+    run: 'convergeTenantPlan',
+    meaning: 'the tenant is not active: it was not moved onto the version',
+  },
+  {
     field: 'status',
     value: 'close_cancelled',
     run: 'closeTenant',

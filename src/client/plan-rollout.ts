@@ -27,6 +27,7 @@ import {
   type RolloutResult,
   type RolloutStatus,
 } from '../../workflows/plan-rollout-messages.js';
+import { currentWaitOf, type WaitView } from './current-wait.js';
 import { PlanNotFoundError } from './plans.js';
 import { queryOrNull } from './query-run.js';
 import { sendDecision } from './send-decision.js';
@@ -170,6 +171,8 @@ export interface RolloutView {
   /** Its progress (running: the query; ended: the result); null when the run could not say in time. */
   status: RolloutStatus | RolloutResult | null;
   error: string | null;
+  /** Running: what it waits for now (a pause: stage `paused`, who and why, resumeRollout), else null. */
+  waiting: WaitView | null;
 }
 
 export async function rolloutView(client: Client, plan: PlanRef): Promise<RolloutView> {
@@ -181,15 +184,17 @@ export async function rolloutView(client: Client, plan: PlanRef): Promise<Rollou
     throw error;
   });
   const runStatus = described.status.name;
-  if (runStatus === 'RUNNING')
-    return { workflowId, runStatus, status: await queryOrNull(handle, rolloutStatusQuery), error: null };
+  if (runStatus === 'RUNNING') {
+    const [status, waiting] = await Promise.all([queryOrNull(handle, rolloutStatusQuery), currentWaitOf(handle)]);
+    return { workflowId, runStatus, status, error: null, waiting };
+  }
   if (runStatus === 'COMPLETED')
-    return { workflowId, runStatus, status: (await handle.result()) as RolloutResult, error: null };
+    return { workflowId, runStatus, status: (await handle.result()) as RolloutResult, error: null, waiting: null };
   const error = await handle.result().then(
     () => null,
     (failure: unknown) => ((failure as Error).cause as Error | undefined)?.message ?? (failure as Error).message,
   );
-  return { workflowId, runStatus, status: null, error };
+  return { workflowId, runStatus, status: null, error, waiting: null };
 }
 
 export async function decideRollout(
@@ -261,10 +266,19 @@ export interface ConvergenceView {
   error: string | null;
 }
 
+/** No convergence run of this tenant was ever started. */
+export class ConvergenceNotFoundError extends Error {
+  override name = 'ConvergenceNotFoundError';
+}
+
 export async function convergenceView(client: Client, externalRef: string): Promise<ConvergenceView> {
   const workflowId = planConvergenceWorkflowId(externalRef);
   const handle = client.workflow.getHandle(workflowId);
-  const described = await handle.describe();
+  const described = await handle.describe().catch((error: unknown) => {
+    if ((error as Error).name === 'WorkflowNotFoundError')
+      throw new ConvergenceNotFoundError(`no plan convergence of tenant ${externalRef} was started`);
+    throw error;
+  });
   const runStatus = described.status.name;
   if (runStatus === 'RUNNING')
     return { workflowId, runStatus, status: await queryOrNull(handle, convergeStatusQuery), result: null, error: null };

@@ -171,7 +171,12 @@ function registerRoutes(
   });
   registerFundingRoutes(app, { pool: deps.pool, maxTransferMicroUsd: options.maxTransferMicroUsd });
   registerWalletRoutes(app, { pool: deps.pool, platform: options.preflightPlatform });
-  registerPlanRoutes(app, { pool: deps.pool, maxTransferMicroUsd: options.maxTransferMicroUsd });
+  registerPlanRoutes(app, {
+    pool: deps.pool,
+    client: deps.client,
+    taskQueue: options.taskQueue,
+    maxTransferMicroUsd: options.maxTransferMicroUsd,
+  });
   registerApprovalRoutes(app, { pool: deps.pool, client: deps.client });
   registerDecisionRoutes(app, {
     pool: deps.pool,

@@ -69,6 +69,8 @@ export const GatewayErrorCode = {
   PLAN_EXISTS: 'PLAN_EXISTS',
   /** The plan's latest version is not the one the update expected, or another update made it first (409). */
   PLAN_VERSION_CONFLICT: 'PLAN_VERSION_CONFLICT',
+  /** No rollout of this plan version was ever started (404). */
+  ROLLOUT_NOT_FOUND: 'ROLLOUT_NOT_FOUND',
 } as const;
 export type GatewayErrorCode = (typeof GatewayErrorCode)[keyof typeof GatewayErrorCode];
 

@@ -1,4 +1,15 @@
+import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
+import {
+  assignPlan,
+  ConvergenceNotFoundError,
+  convergenceView,
+  decideRollout,
+  previewPlanRollout,
+  RolloutNotFoundError,
+  rolloutView,
+  startPlanRollout,
+} from '../client/plan-rollout.js';
 import {
   createPlan,
   listPlans,
@@ -8,23 +19,42 @@ import {
   showPlan,
   updatePlan,
 } from '../client/plans.js';
+import { DecisionRefusedError } from '../client/send-decision.js';
 import type { Pool } from '../db/pool.js';
+import { findTenant } from '../db/tenants-store.js';
+import { checkDecisionBy, REASON_TEXT } from '../domain/operator-decisions.js';
+import { planVersionSchema, type PlanRef } from '../domain/plan-ref.js';
+import { convergeOptionsSchema, rolloutPlanInputSchema } from '../domain/plan-rollout.js';
 import { createPlanInputSchema, planNameSchema, updatePlanInputSchema } from '../domain/plans.js';
 import { InvalidInputError } from '../domain/tenant-input.js';
+import { freeText } from '../domain/text.js';
 import { callerOf } from './access.js';
-import { anyArray, anyObject, doc } from './api-docs.js';
+import { anyArray, anyObject, doc, externalRefParam, objectOf, reasonField } from './api-docs.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
-import { invalidInput } from './tenant-routes.js';
+import { bodyOf } from './request-input.js';
+import { decisionRefused } from './rotation-routes.js';
+import { accepted, invalidInput, refOf, startRefusal, tenantNotFound } from './tenant-routes.js';
+import { z } from 'zod';
 
 /**
  * Plans (issue 33): `POST /v1/plans` (version 1 of a new plan), `GET /v1/plans`, `GET /v1/plans/:name`
  * (`?version=N`; absent: the latest) and `POST /v1/plans/:name/versions` (the next version, the whole new
  * body, `expectVersion` to refuse it unless the latest is that one). Reading needs `tenants.read`, writing
  * `plans.manage` (admins). Who made a version is the bearer's name, never a body field.
+ *
+ * Convergence (docs/plans.md#rolling-out-a-new-version): `GET /v1/plans/:name/rollout-preview` (the dry run,
+ * per tenant what would change), `POST /v1/plans/:name/rollouts` (start or join `plan-rollout:<name>@<version>`),
+ * `GET /v1/plans/:name/rollouts/:version` (its progress), `POST …/rollouts/:version/pause|resume` (Updates: the
+ * run's validator is the judge, a refusal is 409 naming why), and for one tenant `POST|GET
+ * /v1/tenants/:externalRef/plan` (`plan:<ref>`). Who started, paused or assigned is the bearer's name.
  */
+const ROLLOUT_FIELDS = ['version', 'from', 'concurrency', 'pageSize', 'reason', 'options'] as const;
+const ASSIGN_FIELDS = ['plan', 'reason', 'options'] as const;
+const ROLLOUT_DECISIONS = ['pause', 'resume'] as const;
+
 export function registerPlanRoutes(
   app: FastifyInstance,
-  deps: { pool: Pool; maxTransferMicroUsd?: string | undefined },
+  deps: { pool: Pool; client: Client; taskQueue: string; maxTransferMicroUsd?: string | undefined },
 ): void {
   void app.register(async (api) => {
     const answer = async <T>(work: () => Promise<T>) => {
@@ -40,7 +70,12 @@ export function registerPlanRoutes(
           throw new GatewayError(409, GatewayErrorCode.PLAN_VERSION_CONFLICT, `${error.message}.`, {
             fields: ['expectVersion'],
           });
-        throw error;
+        if (error instanceof RolloutNotFoundError)
+          throw new GatewayError(404, GatewayErrorCode.ROLLOUT_NOT_FOUND, `${error.message}.`);
+        if (error instanceof ConvergenceNotFoundError)
+          throw new GatewayError(404, GatewayErrorCode.RUN_NOT_FOUND, `${error.message}.`);
+        if (error instanceof DecisionRefusedError) throw decisionRefused(error);
+        throw startRefusal(error);
       }
     };
     const writeOptions = (request: Parameters<typeof callerOf>[0]) => ({
@@ -71,10 +106,128 @@ export function registerPlanRoutes(
         );
       },
     );
+
+    api.get(
+      '/v1/plans/:name/rollout-preview',
+      { config: { permission: 'tenants.read' }, schema: previewDoc },
+      async (request, reply) => {
+        const { name } = request.params as { name: string };
+        const { version, from, after, limit } = request.query as Record<string, string | undefined>;
+        return sendData(
+          reply,
+          200,
+          await answer(() =>
+            previewPlanRollout(deps.pool, {
+              plan: name,
+              ...(version === undefined ? {} : { version }),
+              ...(from === undefined ? {} : { from }),
+              ...(after === undefined ? {} : { after }),
+              ...(limit === undefined ? {} : { limit }),
+            }),
+          ),
+        );
+      },
+    );
+
+    api.post(
+      '/v1/plans/:name/rollouts',
+      { config: { permission: 'plans.manage' }, schema: startRolloutDoc },
+      async (request, reply) => {
+        const { name } = request.params as { name: string };
+        const started = await answer(async () => {
+          const body = bodyOf(request.body, ROLLOUT_FIELDS);
+          return startPlanRollout(
+            deps.client,
+            deps.pool,
+            { ...body, plan: name },
+            { actor: callerOf(request).name, taskQueue: deps.taskQueue },
+          );
+        });
+        return accepted(reply, rolloutUrl(started.plan), { ...started, statusUrl: rolloutUrl(started.plan) });
+      },
+    );
+
+    api.get(
+      '/v1/plans/:name/rollouts/:version',
+      { config: { permission: 'tenants.read' }, schema: rolloutDoc },
+      async (request, reply) =>
+        sendData(reply, 200, await answer(() => rolloutView(deps.client, rolloutOf(request.params)))),
+    );
+
+    api.post(
+      '/v1/plans/:name/rollouts/:version/:decision',
+      { config: { permission: 'plans.manage' }, schema: rolloutDecisionDoc },
+      async (request, reply) => {
+        const { decision } = request.params as { decision: string };
+        if (!(ROLLOUT_DECISIONS as readonly string[]).includes(decision))
+          throw new GatewayError(
+            404,
+            GatewayErrorCode.ROUTE_NOT_FOUND,
+            `No such decision; use one of ${ROLLOUT_DECISIONS.join(', ')}.`,
+          );
+        const plan = rolloutOf(request.params);
+        const body = bodyOf(request.body, ['reason']);
+        // The rule of a decision's reason first (400 naming it); whether it applies now is the run's to say (409).
+        const checked = checkDecisionBy({ operator: callerOf(request).name, reason: body['reason'] });
+        if (!checked.ok) throw invalidInput(new InvalidInputError(checked.problems));
+        const answered = await answer(() =>
+          decideRollout(deps.client, plan, decision as (typeof ROLLOUT_DECISIONS)[number], checked.value),
+        );
+        return sendData(reply, 200, { plan, decision, ...answered });
+      },
+    );
+
+    api.post(
+      '/v1/tenants/:externalRef/plan',
+      { config: { permission: 'plans.manage' }, schema: assignDoc },
+      async (request, reply) => {
+        const externalRef = refOf(request.params);
+        const started = await answer(async () => {
+          const body = bodyOf(request.body, ASSIGN_FIELDS);
+          return assignPlan(
+            deps.client,
+            deps.pool,
+            { ...body, externalRef, plan: body['plan'] },
+            { actor: callerOf(request).name, taskQueue: deps.taskQueue },
+          );
+        });
+        const statusUrl = `/v1/tenants/${encodeURIComponent(externalRef)}/plan`;
+        return accepted(reply, statusUrl, { externalRef, ...started, statusUrl });
+      },
+    );
+
+    api.get(
+      '/v1/tenants/:externalRef/plan',
+      { config: { permission: 'tenants.read' }, schema: convergenceDoc },
+      async (request, reply) => {
+        const externalRef = refOf(request.params);
+        if (!(await findTenant(deps.pool, externalRef))) throw tenantNotFound();
+        return sendData(reply, 200, await answer(() => convergenceView(deps.client, externalRef)));
+      },
+    );
   });
 }
 
+const rolloutUrl = (plan: PlanRef) => `/v1/plans/${encodeURIComponent(plan.name)}/rollouts/${plan.version}`;
+
+/** The rollout a path names: the plan's name and the version, each by its own rule (400 naming it). */
+function rolloutOf(params: unknown): PlanRef {
+  const { name, version } = params as { name?: unknown; version?: unknown };
+  const problems: string[] = [];
+  const parsedName = planNameSchema.safeParse(name);
+  if (!parsedName.success) problems.push(`name: ${parsedName.error.issues[0]?.message ?? 'invalid'}`);
+  const parsedVersion = planVersionSchema.safeParse(version);
+  if (!parsedVersion.success) problems.push(`version: ${parsedVersion.error.issues[0]?.message ?? 'invalid'}`);
+  if (!parsedName.success || !parsedVersion.success) throw invalidInput(new InvalidInputError(problems));
+  return { name: parsedName.data, version: parsedVersion.data };
+}
+
 const nameParam = { name: planNameSchema };
+const versionParam = {
+  type: 'string',
+  pattern: '^[1-9][0-9]{0,9}$',
+  description: 'The plan version the rollout brings its tenants onto.',
+};
 const planVersion = {
   description:
     'One version of a plan: `name`, `version`, `latestVersion`, `plan` (its body), `createdAt`, ' +
@@ -117,5 +270,118 @@ const updateDoc = doc({
     201: planVersion,
     404: 'No plan of this name (PLAN_NOT_FOUND).',
     409: 'The latest version is not `expectVersion`, or another update made the next version first (PLAN_VERSION_CONFLICT).',
+  },
+});
+
+const previewDoc = doc({
+  summary: 'The dry run of a rollout: per tenant, what moving it onto the version would change (nothing is written)',
+  description:
+    'The active tenants on `from` (default: the plan itself) not yet on the version, a page at a time in external ' +
+    'ref order, each with `from` (its version) and `changes`: `slotsRetired` (keys revoked through the quiet gate), ' +
+    '`slotsAdded` (keys issued), `fundingMicroUsd` (the upgrade funding, once per tenant and version), ' +
+    '`schedulesSet`, `schedulesRemoved` and `policy` (`set`, `removed`, `unchanged`). `next` is the `after` of ' +
+    'the next page (null: the last).',
+  params: nameParam,
+  query: {
+    version: { type: 'string', pattern: '^[1-9][0-9]{0,9}$', description: 'The version (absent: the latest).' },
+    from: { type: 'string', description: 'Move the tenants of this plan (absent: the plan itself).' },
+    after: { type: 'string', description: 'Start after this external ref (the `next` of a page).' },
+    limit: { type: 'string', pattern: '^[0-9]+$', description: 'Tenants per page, 1-500 (default 100).' },
+  },
+  answers: {
+    200: { description: '`plan`, `from`, `tenants` [{ externalRef, from, changes }], `next`.', data: anyObject },
+    400: 'A query value breaks its rule; `fields` names it (INVALID_INPUT).',
+    404: 'No such plan or version, or no plan `from` (PLAN_NOT_FOUND).',
+  },
+});
+
+const rolloutBody = rolloutPlanInputSchema
+  .pick({ from: true, concurrency: true, pageSize: true, reason: true, options: true })
+  .extend({ version: planVersionSchema.optional() });
+
+const startRolloutDoc = doc({
+  summary: "Start (or join) the rollout of a plan version to the plan's tenants",
+  description:
+    'The paced fleet run `plan-rollout:<name>@<version>` (absent `version`: the latest): every active tenant on ' +
+    '`from` (default: the plan itself) not yet on the version is converged by its own run `plan:<ref>`, at most ' +
+    '`concurrency` at once, under the platform rate limit. A second start while one runs joins it (`started: ' +
+    'false`); once it ended, a start runs it again (tenants already on the version are not listed). Who started ' +
+    'it is the bearer token. Follow it at the status URL.',
+  params: nameParam,
+  body: rolloutBody,
+  bodyOptional: true,
+  answers: {
+    202: { description: '`workflowId`, `runId`, `plan`, `from`, `started`, `statusUrl`.', data: anyObject },
+    404: 'No such plan or version, or no plan `from` (PLAN_NOT_FOUND).',
+  },
+});
+
+const rolloutDoc = doc({
+  summary: "A rollout's progress: stage, pause, totals, held and failed tenants",
+  description:
+    '`runStatus` (RUNNING, COMPLETED, …), `status` (running: `stage` running|paused, `paused` {by, reason, since}, ' +
+    '`running`, `concurrency`, `totals` {started, converged, unchanged, held, skipped, failed}, up to 50 `held` and ' +
+    '`failed` tenants with why; completed: the result, stage finished), `error` (a run that failed) and `waiting` ' +
+    '(a pause, as every wait is shown).',
+  params: { ...nameParam, version: versionParam },
+  answers: {
+    200: { description: 'The rollout.', data: anyObject },
+    400: 'The name or version breaks its rule; `fields` names it (INVALID_INPUT).',
+    404: 'No rollout of this version was started (ROLLOUT_NOT_FOUND).',
+  },
+});
+
+const rolloutDecisionDoc = doc({
+  summary: 'Pause a rollout (no tenant is started until it is resumed; those running finish) or resume it',
+  description:
+    "Sent as the run's Update (`pauseRollout`, `resumeRollout`), whose validator decides whether it applies now: " +
+    'a pause of a paused rollout or a resume of a running one is 409 naming why. Who decided is the bearer token.',
+  params: {
+    ...nameParam,
+    version: versionParam,
+    decision: { type: 'string', enum: [...ROLLOUT_DECISIONS] },
+  },
+  body: { ...objectOf({ reason: reasonField }), additionalProperties: false },
+  answers: {
+    200: {
+      description: "`plan`, `decision`, and the run's answer: `stage` (paused, running) and `effect`.",
+      data: anyObject,
+    },
+    404: 'No running rollout of this version (RUN_NOT_FOUND), or no such decision (ROUTE_NOT_FOUND).',
+    409: 'The rollout refuses the decision now: it is not running (pause) or not paused (resume) (DECISION_NOT_APPLICABLE).',
+  },
+});
+
+const assignBody = z.strictObject({
+  plan: z.string().describe('A plan name (its latest version) or name@version, e.g. pro or pro@2.'),
+  reason: freeText(REASON_TEXT).optional(),
+  options: convergeOptionsSchema.optional(),
+});
+
+const assignDoc = doc({
+  summary: "Move one tenant onto a plan version (another plan, or its plan's newer one)",
+  description:
+    "The tenant's convergence run `plan:<ref>`: retired slots' keys through the quiet gate first (a key in use " +
+    'holds the tenant on its version, nothing applied), then a key per new slot, the upgrade funding once per ' +
+    'tenant and version, schedules, policy and the version with `tenant.plan_changed`. A second call while it runs ' +
+    'joins it. Who assigned is the bearer token.',
+  params: externalRefParam,
+  body: assignBody,
+  answers: {
+    202: { description: '`externalRef`, `workflowId`, `runId`, `plan`, `started`, `statusUrl`.', data: anyObject },
+    404: 'No tenant with this external ref (TENANT_NOT_FOUND), or no such plan or version (PLAN_NOT_FOUND).',
+    409: 'The tenant is closing or closed (TENANT_CLOSED) or not active (TENANT_NOT_ACTIVE).',
+  },
+});
+
+const convergenceDoc = doc({
+  summary: "The tenant's latest plan convergence: its stage while running, its result once ended",
+  description:
+    '`runStatus`, `status` (running: stage, from, changes), `result` (completed: `outcome` converged | unchanged | ' +
+    'held | skipped, `from`, `to`, `changes`, `keys`, `retired`, `funding`, `reason`) and `error` (a run that failed).',
+  params: externalRefParam,
+  answers: {
+    200: { description: 'The convergence.', data: anyObject },
+    404: 'No tenant with this external ref (TENANT_NOT_FOUND), or no convergence of it ran (RUN_NOT_FOUND).',
   },
 });

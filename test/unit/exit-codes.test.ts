@@ -20,6 +20,7 @@ import type { RevokeTenantKeySlotResult } from '../../workflows/keys/revoke-tena
 import type { RotateTenantKeyResult } from '../../workflows/keys/rotate-tenant-key-messages.js';
 import type { AdoptTenantKeysResult } from '../../src/domain/import-input.js';
 import type { CloseTenantResult } from '../../workflows/close-tenant-messages.js';
+import type { ConvergeTenantPlanResult } from '../../workflows/plan-rollout-messages.js';
 
 const table = readFileSync(new URL('../../docs/exit-codes.md', import.meta.url), 'utf8')
   .split('\n')
@@ -48,13 +49,15 @@ describe('docs/exit-codes.md', () => {
   it('the refusals are words of the workflows’ result types', () => {
     // A word renamed in a result type breaks this file's typecheck.
     const words = {
-      cap_refused: 'cap_refused' satisfies FundTenantResult['state'],
-      skipped: 'skipped' satisfies FundTenantResult['state'],
-      refused: 'refused' satisfies RevokeTenantKeySlotResult['outcome'],
-      aborted: 'aborted' satisfies RotateTenantKeyResult['outcome'] & AdoptTenantKeysResult['outcome'],
-      close_cancelled: 'close_cancelled' satisfies CloseTenantResult['status'],
+      'state: cap_refused': 'cap_refused' satisfies FundTenantResult['state'],
+      'state: skipped': 'skipped' satisfies FundTenantResult['state'],
+      'outcome: refused': 'refused' satisfies RevokeTenantKeySlotResult['outcome'],
+      'outcome: aborted': 'aborted' satisfies RotateTenantKeyResult['outcome'] & AdoptTenantKeysResult['outcome'],
+      'outcome: held': 'held' satisfies ConvergeTenantPlanResult['outcome'],
+      'outcome: skipped': 'skipped' satisfies ConvergeTenantPlanResult['outcome'],
+      'status: close_cancelled': 'close_cancelled' satisfies CloseTenantResult['status'],
     };
-    expect(REFUSALS.map((r) => r.value).sort()).toEqual(Object.keys(words).sort());
+    expect(REFUSALS.map((r) => `${r.field}: ${r.value}`).sort()).toEqual(Object.keys(words).sort());
   });
 });
 

@@ -1,12 +1,35 @@
 import type { Command } from 'commander';
+import type {
+  AssignStart,
+  ConvergenceView,
+  RolloutPreview,
+  RolloutStart,
+  RolloutView,
+} from '../../client/plan-rollout.js';
 import type { PlanSummary, PlanView } from '../../client/plans.js';
+import type { DecisionAnswer } from '../../domain/operator-decisions.js';
+import type { PlanRef } from '../../domain/plan-ref.js';
+import type { PlanChanges } from '../../domain/plan-rollout.js';
+import type {
+  ConvergeTenantPlanResult,
+  RolloutResult,
+  RolloutStatus,
+} from '../../../workflows/plan-rollout-messages.js';
+import type { GatewayClient } from '../../client/gateway-client.js';
 import { printJson, segment, withGateway } from '../run.js';
 import { inFlags } from './top-ups.js';
 
 // Every command here is a client of the gateway's /v1 API: the server validates, writes and audits.
 
 /** `tenantctl plans ...`: plans as versioned records (docs/plans.md). */
-const FLAG_OF: Record<string, string> = { expectVersion: '--expect-version', version: '--version', reason: '--reason' };
+const FLAG_OF: Record<string, string> = {
+  expectVersion: '--expect-version',
+  version: '--version',
+  reason: '--reason',
+  from: '--from',
+  concurrency: '--concurrency',
+  pageSize: '--page-size',
+};
 
 /** An input problem of the command line itself: one line, exit 2, nothing sent. */
 class PlanUsageError extends Error {
@@ -55,6 +78,105 @@ function printPlan(view: PlanView): void {
 /** `--version` and `--expect-version` as the gateway reads them: a number when it is one, else the text. */
 function versionValue(value: string): number | string {
   return /^[1-9][0-9]{0,9}$/.test(value) ? Number(value) : value;
+}
+
+/** A count flag (`--concurrency`, `--page-size`) as JSON: a number when it is one, else the text (the server names it). */
+function countValue(value: string): number | string {
+  return /^-?[0-9]{1,10}$/.test(value) ? Number(value) : value;
+}
+
+const planLabel = (plan: PlanRef | null) => (plan ? `${plan.name}@${plan.version}` : 'no plan');
+
+/** What converging one tenant changes, in one line (`no change` when nothing but perhaps the version). */
+export function changesLine(changes: PlanChanges): string {
+  const parts = [
+    changes.slotsRetired.length ? `retire slots ${changes.slotsRetired.join(', ')} (quiet gate)` : '',
+    changes.slotsAdded.length ? `add slots ${changes.slotsAdded.join(', ')}` : '',
+    changes.fundingMicroUsd !== null ? `fund ${changes.fundingMicroUsd} micro-USD` : '',
+    changes.schedulesSet.length ? `set rotation schedules ${changes.schedulesSet.join(', ')}` : '',
+    changes.schedulesRemoved.length ? `remove rotation schedules ${changes.schedulesRemoved.join(', ')}` : '',
+    changes.policy !== 'unchanged' ? `auto top-up policy ${changes.policy}` : '',
+  ].filter(Boolean);
+  return parts.length ? parts.join('; ') : 'no change (the version is recorded)';
+}
+
+/** `name@version` of a rollout (the version is required: a rollout is of one version). */
+async function rolloutArg(spec: string): Promise<PlanRef> {
+  const { planSpecOf, PLAN_SPEC_RULE } = await import('../../domain/plan-ref.js');
+  const parsed = planSpecOf(spec);
+  if (!parsed || parsed.version === undefined)
+    throw new PlanUsageError(`rollout: must be a plan and its version, name@version (${PLAN_SPEC_RULE})`);
+  return { name: parsed.name, version: parsed.version };
+}
+
+const rolloutPath = (plan: PlanRef) => `/v1/plans/${segment(plan.name, 'name')}/rollouts/${plan.version}`;
+
+function totalsLine(status: Pick<RolloutStatus, 'plan' | 'from' | 'totals'>): string {
+  const t = status.totals;
+  return (
+    `${t.started} started, ${t.converged} converged, ${t.unchanged} unchanged, ${t.held} held, ` +
+    `${t.skipped} skipped, ${t.failed} failed`
+  );
+}
+
+/** A rollout's view as lines: where it stands, its totals, its pause, held and failed tenants. */
+function rolloutLines(view: RolloutView): string[] {
+  const status = view.status;
+  if (!status) return [`rollout ${view.workflowId}: ${view.runStatus}${view.error ? `: ${view.error}` : ''}`];
+  const running = 'running' in status ? `; ${status.running} running (concurrency ${status.concurrency})` : '';
+  const lines = [
+    `rollout of plan ${planLabel(status.plan)} to the tenants of ${status.from}: ${view.runStatus}, stage ${status.stage}`,
+    `  ${totalsLine(status)}${running}`,
+  ];
+  if ('paused' in status && status.paused)
+    lines.push(`  paused by ${status.paused.by} since ${status.paused.since}: ${status.paused.reason}`);
+  if (view.waiting) {
+    const decide = view.waiting.decisions.length ? `; decisions: ${view.waiting.decisions.join(', ')}` : '';
+    lines.push(`  waiting (${view.waiting.stage}) since ${view.waiting.since}: ${view.waiting.waitingFor}${decide}`);
+  }
+  for (const held of status.held) lines.push(`  held ${held.externalRef}: ${held.reason}`);
+  for (const failed of status.failed) lines.push(`  failed ${failed.externalRef}: ${failed.reason}`);
+  return lines;
+}
+
+/**
+ * `plans rollout --wait`: polls the rollout until its run ends, a line on stderr when a wait (a pause) starts
+ * and ends and a progress line when the totals moved (at most every 10 s). Exit: 0 every tenant converged or
+ * was unchanged; 3 finished with tenants held or skipped (not on the version, nothing failed); 1 a tenant
+ * failed or the run did not complete; 4 `--timeout` (docs/exit-codes.md).
+ */
+async function followRollout(gateway: GatewayClient, plan: PlanRef): Promise<RolloutView> {
+  const { hasEnded, pollUntil, standingOf, waitReporter } = await import('../poll-run.js');
+  const report = waitReporter();
+  let last: RolloutView | null = null;
+  let shown = '';
+  let shownAt = 0;
+  return pollUntil(
+    async () => {
+      const view = await gateway.get<RolloutView>(rolloutPath(plan));
+      last = view;
+      report(view.waiting);
+      const progress = view.status ? totalsLine(view.status) : '';
+      if (view.runStatus === 'RUNNING' && progress && progress !== shown && Date.now() - shownAt >= 10_000) {
+        process.stderr.write(`progress: ${progress}\n`);
+        shown = progress;
+        shownAt = Date.now();
+      }
+      return hasEnded({ status: view.runStatus }) ? view : undefined;
+    },
+    500,
+    () => (last ? [standingOf({ workflowId: last.workflowId, status: last.runStatus, waiting: last.waiting })] : []),
+  );
+}
+
+/** The exit code of an ended rollout (set on process.exitCode; printing is the caller's). */
+async function rolloutExit(view: RolloutView): Promise<void> {
+  const { EXIT_CODES, markRefused } = await import('../poll-run.js');
+  if (view.runStatus !== 'COMPLETED')
+    throw new Error(`${view.workflowId} ended ${view.runStatus}${view.error ? `: ${view.error}` : ''}`);
+  const { totals } = view.status as RolloutResult;
+  if (totals.failed > 0) process.exitCode = EXIT_CODES.failed;
+  else if (totals.held > 0 || totals.skipped > 0) markRefused();
 }
 
 export function registerPlanCommands(program: Command): void {
@@ -124,6 +246,203 @@ export function registerPlanCommands(program: Command): void {
         );
         if (opts.json) printJson(view);
         else printPlan(view);
+      }),
+    );
+
+  plans
+    .command('rollout')
+    .description(
+      "roll a plan version out to the plan's tenants (or --from another plan's): a paced run, one convergence " +
+        'per tenant; --dry-run lists what would change per tenant and does nothing (needs plans.manage; ' +
+        '--dry-run: tenants.read)',
+    )
+    .argument('<name>')
+    .option('--version <n>', 'this version (default: the latest)')
+    .option('--from <plan>', "move this plan's tenants onto the version (default: the plan's own)")
+    .option('--concurrency <n>', "tenants converging at once (absent: the rollout's default, docs/plans.md)")
+    .option('--page-size <n>', "tenants read per page (absent: the rollout's default)")
+    .option('--reason <text>', 'why (audited)')
+    .option('--dry-run', 'list what would change per tenant, do nothing')
+    .option('--wait', 'follow the rollout to its end (exit 0: all converged, 3: some held or skipped, 1: failed)')
+    .option('--json', 'print JSON')
+    .action(
+      async (
+        name: string,
+        opts: {
+          version?: string;
+          from?: string;
+          concurrency?: string;
+          pageSize?: string;
+          reason?: string;
+          dryRun?: boolean;
+          wait?: boolean;
+          json?: boolean;
+        },
+      ) =>
+        withGateway(async (gateway) => {
+          if (opts.dryRun) {
+            for (const [flag, given] of [
+              ['--wait', opts.wait],
+              ['--concurrency', opts.concurrency],
+              ['--page-size', opts.pageSize],
+              ['--reason', opts.reason],
+            ] as const)
+              if (given !== undefined) throw new PlanUsageError(`${flag}: not with --dry-run (nothing is started)`);
+            return dryRun(gateway, name, opts);
+          }
+          const body = {
+            ...(opts.version !== undefined ? { version: versionValue(opts.version) } : {}),
+            ...(opts.from !== undefined ? { from: opts.from } : {}),
+            ...(opts.concurrency !== undefined ? { concurrency: countValue(opts.concurrency) } : {}),
+            ...(opts.pageSize !== undefined ? { pageSize: countValue(opts.pageSize) } : {}),
+            ...(opts.reason !== undefined ? { reason: opts.reason } : {}),
+          };
+          const { data: start } = await inFlags(
+            gateway.call<RolloutStart>('POST', `${planPath(name)}/rollouts`, { body }),
+            FLAG_OF,
+          );
+          const label = planLabel(start.plan);
+          if (!opts.wait) {
+            if (opts.json) return printJson(start);
+            console.log(
+              `${start.started ? 'started' : 'joined the running'} rollout ${start.workflowId} of plan ${label} ` +
+                `to the tenants of ${start.from}; follow it: tenantctl plans rollout-status ${label}`,
+            );
+            return;
+          }
+          if (!opts.json) process.stderr.write(`${start.started ? 'started' : 'joined'} rollout ${start.workflowId}\n`);
+          const view = await followRollout(gateway, start.plan);
+          if (opts.json) printJson(view);
+          else for (const line of rolloutLines(view)) console.log(line);
+          await rolloutExit(view);
+        }),
+    );
+
+  async function dryRun(
+    gateway: GatewayClient,
+    name: string,
+    opts: { version?: string; from?: string; json?: boolean },
+  ): Promise<void> {
+    const tenants: RolloutPreview['tenants'] = [];
+    let page: RolloutPreview | undefined;
+    let after: string | undefined;
+    do {
+      page = await inFlags(
+        gateway.get<RolloutPreview>(`${planPath(name)}/rollout-preview`, {
+          version: opts.version,
+          from: opts.from,
+          after,
+          limit: 500,
+        }),
+        FLAG_OF,
+      );
+      tenants.push(...page.tenants);
+      after = page.next ?? undefined;
+    } while (page.next !== null);
+    if (opts.json) return printJson({ plan: page.plan, from: page.from, tenants, next: null });
+    const label = planLabel(page.plan);
+    for (const tenant of tenants)
+      console.log(`${tenant.externalRef} (${planLabel(tenant.from)} → ${label}): ${changesLine(tenant.changes)}`);
+    console.log(
+      `dry run: ${tenants.length} tenant${tenants.length === 1 ? '' : 's'} of ${page.from} to move onto ${label}; ` +
+        'nothing was done',
+    );
+  }
+
+  plans
+    .command('rollout-status')
+    .description("a rollout's progress: stage, pause, totals, held and failed tenants")
+    .argument('<rollout>', 'name@version')
+    .option('--json', 'print JSON')
+    .action(async (spec: string, opts: { json?: boolean }) =>
+      withGateway(async (gateway) => {
+        const view = await gateway.get<RolloutView>(rolloutPath(await rolloutArg(spec)));
+        if (opts.json) printJson(view);
+        else for (const line of rolloutLines(view)) console.log(line);
+      }),
+    );
+
+  for (const decision of ['pause', 'resume'] as const)
+    plans
+      .command(decision)
+      .description(
+        decision === 'pause'
+          ? 'pause a rollout: no tenant is started until it is resumed (those running finish); needs plans.manage'
+          : 'resume a paused rollout from where it paused; needs plans.manage',
+      )
+      .argument('<rollout>', 'name@version')
+      .requiredOption('--reason <text>', 'why (audited)')
+      .option('--json', 'print JSON')
+      .action(async (spec: string, opts: { reason: string; json?: boolean }) =>
+        withGateway(async (gateway) => {
+          const plan = await rolloutArg(spec);
+          const { data: answer } = await inFlags(
+            gateway.call<DecisionAnswer & { plan: PlanRef }>('POST', `${rolloutPath(plan)}/${decision}`, {
+              body: { reason: opts.reason },
+            }),
+            FLAG_OF,
+          );
+          if (opts.json) printJson(answer);
+          else
+            console.log(
+              `${decision === 'pause' ? 'paused' : 'resumed'} rollout of plan ${planLabel(plan)}: ${answer.effect}`,
+            );
+        }),
+      );
+
+  plans
+    .command('assign')
+    .description(
+      "move one tenant onto a plan version (another plan, or its plan's newer one): its convergence run " +
+        'plan:<ref> (needs plans.manage)',
+    )
+    .argument('<externalRef>')
+    .argument('<plan>', 'name or name@version (a name: its latest version)')
+    .option('--reason <text>', 'why (audited)')
+    .option('--wait', 'wait for the convergence (exit 0: converged or unchanged, 3: held or skipped, 1: failed)')
+    .option('--json', 'print JSON')
+    .action(async (externalRef: string, plan: string, opts: { reason?: string; wait?: boolean; json?: boolean }) =>
+      withGateway(async (gateway) => {
+        const path = `/v1/tenants/${segment(externalRef, 'externalRef')}/plan`;
+        const { data: start } = await inFlags(
+          gateway.call<AssignStart>('POST', path, {
+            body: { plan, ...(opts.reason !== undefined ? { reason: opts.reason } : {}) },
+          }),
+          { ...FLAG_OF, plan: '<plan>' },
+        );
+        const label = planLabel(start.plan);
+        if (!opts.wait) {
+          if (opts.json) return printJson(start);
+          console.log(
+            `${start.started ? 'started' : 'joined the running'} ${start.workflowId}: ${externalRef} onto plan ${label}`,
+          );
+          return;
+        }
+        const { completedResult, hasEnded, pollUntil, standingOf } = await import('../poll-run.js');
+        let last: ConvergenceView | null = null;
+        const view = await pollUntil(
+          async () => {
+            last = await gateway.get<ConvergenceView>(path);
+            return hasEnded({ status: last.runStatus }) ? last : undefined;
+          },
+          500,
+          () => (last ? [standingOf({ workflowId: last.workflowId, status: last.runStatus })] : []),
+        );
+        const result = completedResult<ConvergeTenantPlanResult>({
+          workflowId: view.workflowId,
+          status: view.runStatus,
+          result: view.result,
+          failure: view.error ? { message: view.error, type: null, causes: [] } : null,
+        });
+        if (opts.json) return printJson(result);
+        console.log(
+          `${externalRef}: ${result.outcome} (${planLabel(result.from)} → ${planLabel(result.to)})` +
+            (result.changes ? `: ${changesLine(result.changes)}` : ''),
+        );
+        for (const key of result.keys) console.log(`  key ${key.slot}: ${key.keyId} (${key.outcome})`);
+        for (const key of result.retired) console.log(`  retired ${key.slot}: ${key.keyId}`);
+        if (result.funding) console.log(`  funding ${result.funding.idempotencyKey}: ${result.funding.state}`);
+        if (result.reason) console.log(`  why: ${result.reason}`);
       }),
     );
 
