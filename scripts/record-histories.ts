@@ -32,6 +32,7 @@ import {
   eventDispatcherWorkflowId,
   eventStreamWorkflowId,
   importWorkflowId,
+  planConvergenceWorkflowId,
   registryDeliveryWorkflowId,
 } from '../src/domain/ids.js';
 import { subscribeToEvents } from '../src/client/events.js';
@@ -39,6 +40,8 @@ import { startKeyIssue, startKeyRevoke } from '../src/client/key-slots.js';
 import { scheduleParentKeyRotation, startParentKeyRotation } from '../src/client/parent-key.js';
 import { buildImportPlan } from '../src/client/import-plan.js';
 import { applyImport } from '../src/client/import-apply.js';
+import { createPlan, updatePlan } from '../src/client/plans.js';
+import { startPlanRollout } from '../src/client/plan-rollout.js';
 
 const notify = createServer((_req, res) => res.writeHead(200).end('ok')).listen(0, '127.0.0.1');
 await new Promise((r) => notify.once('listening', r));
@@ -219,6 +222,33 @@ try {
   });
   await sweep.result();
   ids.autoTopUpSweep = sweep.workflowId;
+
+  // A tenant onboarded on a plan, then the plan's next version (a new slot, rotation) rolled out to it.
+  const planPool = createPool(stack.env.DATABASE_URL!, { max: 2 });
+  await createPlan(planPool, { name: 'history-plan', keySlots: ['default'] }, { actor: 'recording' });
+  const planRef = 'history-plan-1';
+  const onPlan = await startOnboarding(
+    client,
+    { externalRef: planRef, name: 'History Plan', plan: 'history-plan' },
+    { taskQueue },
+  );
+  await onPlan.result();
+  await updatePlan(
+    planPool,
+    'history-plan',
+    { keySlots: ['default', 'ci'], rotation: { interval: '30d' } },
+    { actor: 'recording' },
+  );
+  const rollout = await startPlanRollout(
+    client,
+    planPool,
+    { plan: 'history-plan', version: 2 },
+    { actor: 'recording', taskQueue },
+  );
+  await client.workflow.getHandle(rollout.workflowId).result();
+  await planPool.end();
+  ids.rolloutPlan = rollout.workflowId;
+  ids.convergeTenantPlan = planConvergenceWorkflowId(planRef);
 
   // A sub-account made behind our back, with a key we never saw: imported, then its key adopted.
   const importRef = 'history-import-1';

@@ -41,6 +41,12 @@ export class SimRuntime {
     this.#rateLimitPerSecond = options.rateLimitPerSecond;
   }
 
+  /** New traffic statistics from now, under this global rate limit (null: none); the state is kept. */
+  restartTraffic(rateLimitPerSecond: number | null): void {
+    this.traffic = new TrafficMeter();
+    this.rateLimiter = rateLimitPerSecond ? new RateLimiter(rateLimitPerSecond) : null;
+  }
+
   /** Back to the seed: state, clock offset, idempotency records, faults, stats; pending deliveries stop. */
   reset(): void {
     this.delivery.cancelAll();

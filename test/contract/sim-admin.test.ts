@@ -100,6 +100,22 @@ describe('simulator admin routes', () => {
     expect((await apiCall(sim, 'GET', '/projects')).status).toBe(200);
   });
 
+  it('starts the traffic statistics again under a rate limit with POST /__sim/traffic, keeping the state', async () => {
+    sim = await startSimulator();
+    const id = await createTenant(sim, { name: 'Acme', externalRef: 'cust-1' });
+    const limited = await adminCall(sim, 'POST', '/__sim/traffic', { rateLimitPerSecond: 2 });
+    expect(limited.status).toBe(200);
+    const answers = [];
+    for (let i = 0; i < 3; i++) answers.push((await apiCall(sim, 'GET', `/subaccounts/${id}`)).status);
+    expect(answers).toEqual([200, 200, 429]);
+    const stats = (await adminCall(sim, 'GET', '/__sim/state')).body.stats;
+    expect(stats).toMatchObject({ requestsTotal: 3, rateLimitedTotal: 1, peakRequestsPerSecond: 3 });
+    expect((await adminCall(sim, 'GET', '/__sim/state')).body.subaccounts).toHaveLength(1);
+    await adminCall(sim, 'POST', '/__sim/traffic', { rateLimitPerSecond: null });
+    expect((await apiCall(sim, 'GET', `/subaccounts/${id}`)).status).toBe(200);
+    expect((await adminCall(sim, 'POST', '/__sim/traffic', { rateLimitPerSecond: 0 })).status).toBe(400);
+  });
+
   it("adds another service's active platform key with POST /__sim/parents/:id/platform-keys", async () => {
     sim = await startSimulator();
     const token = 'svpk_sim_DO_NOT_USE_billing_service_01';

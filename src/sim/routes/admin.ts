@@ -60,6 +60,8 @@ const advanceSchema = z
  * Test and demo controls under /__sim, outside the API base. Answers are plain JSON (no envelope: this is not the
  * platform), errors use the envelope. Anyone not on loopback gets the same 404 as an unknown route.
  */
+const trafficSchema = z.strictObject({ rateLimitPerSecond: z.number().int().positive().max(100_000).nullable() });
+
 export function registerAdminRoutes(app: FastifyInstance, sim: SimRuntime): void {
   app.addHook('onRequest', async (request, reply) => {
     if (!isLoopbackAddress(request.socket.remoteAddress)) {
@@ -164,6 +166,13 @@ export function registerAdminRoutes(app: FastifyInstance, sim: SimRuntime): void
     const { seconds } = parseBody(advanceSchema, request.body);
     sim.clock.advance(seconds);
     void reply.send({ now: sim.clock.iso() });
+  });
+
+  // A measured phase begins: the traffic statistics start again, with this global rate limit (null: none).
+  app.post('/__sim/traffic', (request, reply) => {
+    const { rateLimitPerSecond } = parseBody(trafficSchema, request.body);
+    sim.restartTraffic(rateLimitPerSecond);
+    void reply.send({ rateLimitPerSecond });
   });
 
   app.post('/__sim/reset', (_request, reply) => {
