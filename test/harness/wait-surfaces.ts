@@ -15,7 +15,7 @@ import { currentWaitQuery, type WaitView } from '../../workflows/waits-messages.
  * The run's one answer, `currentWait`, must be what each surface shows: the run view (what `--wait` polls and
  * its line when the wait starts), the tenant view's last runs and `tenantctl status`'s printed line, the
  * TenantStatus search attribute (for a run about a tenant), and the Web UI's current details. A poll changes
- * only `nextCheckAt`, so the stage, what it waits for and since when, and the decisions are compared.
+ * `nextCheckAt` and what a wait says of its progress, so the stage, since when and the decisions are compared.
  */
 export interface TenantSurfaces {
   externalRef: string;
@@ -36,15 +36,17 @@ export async function expectWaitOnEverySurface(
   timeoutMs = 20_000,
 ): Promise<WaitView> {
   const deadline = Date.now() + timeoutMs;
-  let problems: string[];
+  let seen: { problems: string[]; wait: WaitView | null };
   for (;;) {
-    problems = await surfaceProblems(client, handle, stage, tenant).catch((error: Error) => [error.message]);
-    if (problems.length === 0) break;
-    if (Date.now() > deadline) break;
+    seen = await surfaceProblems(client, handle, stage, tenant).catch((error: Error) => ({
+      problems: [error.message],
+      wait: null,
+    }));
+    if (seen.problems.length === 0 || Date.now() > deadline) break;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  expect(problems, `${handle.workflowId} at ${stage}`).toEqual([]);
-  return (await handle.query(currentWaitQuery))!;
+  expect(seen.problems, `${handle.workflowId} at ${stage}`).toEqual([]);
+  return seen.wait!;
 }
 
 async function surfaceProblems(
@@ -52,10 +54,10 @@ async function surfaceProblems(
   handle: WorkflowHandle,
   stage: string,
   tenant: TenantSurfaces | undefined,
-): Promise<string[]> {
+): Promise<{ problems: string[]; wait: WaitView | null }> {
   const problems: string[] = [];
   const wait = await handle.query(currentWaitQuery);
-  if (wait?.stage !== stage) return [`currentWait: ${wait?.stage ?? 'no wait'}, expected ${stage}`];
+  if (wait?.stage !== stage) return { problems: [`currentWait: ${wait?.stage ?? 'no wait'}, expected ${stage}`], wait };
   const expected = same(wait);
 
   // The run view (GET .../run, what every --wait polls) and the --wait line when the wait starts.
@@ -64,12 +66,13 @@ async function surfaceProblems(
     problems.push(`run view: ${JSON.stringify(same(run?.waiting))}, currentWait ${JSON.stringify(expected)}`);
   const lines: string[] = [];
   waitReporter((line) => lines.push(line))(run?.waiting);
-  if (!lines[0]?.startsWith(`waiting (${stage}): ${wait.waitingFor}`))
+  if (!run?.waiting || !lines[0]?.startsWith(`waiting (${stage}): ${run.waiting.waitingFor}`))
     problems.push(`--wait line: ${lines[0] ?? 'none'}`);
 
   // The Web UI's current details.
   const { currentDetails = '' } = await handle.query<{ currentDetails?: string }>('__temporal_workflow_metadata');
-  if (!currentDetails.includes(`**waiting** (${stage}): ${wait.waitingFor}`))
+  // (What a wait says may change with each poll, e.g. how long the key has been quiet: the stage is compared.)
+  if (!currentDetails.includes(`**waiting** (${stage}): `))
     problems.push(`current details do not show the wait: ${currentDetails.slice(0, 200)}`);
   if (wait.decisions.length > 0 && !currentDetails.includes(`decisions that apply: ${wait.decisions.join(', ')}`))
     problems.push(`current details do not list the decisions ${wait.decisions.join(', ')}`);
@@ -90,5 +93,14 @@ async function surfaceProblems(
     const status = (await handle.describe()).typedSearchAttributes.get(tenantStatusKey);
     if (status !== tenant.tenantStatus) problems.push(`TenantStatus: ${status}, expected ${tenant.tenantStatus}`);
   }
-  return problems;
+  return { problems, wait };
+}
+
+/**
+ * How many times the run's current history set a search attribute: a wait sets TenantStatus when it starts and
+ * ends, never per poll, so a run that polled hundreds of times holds a few of these.
+ */
+export async function attributeUpserts(handle: WorkflowHandle): Promise<number> {
+  const events = (await handle.fetchHistory()).events ?? [];
+  return events.filter((event) => event.upsertWorkflowSearchAttributesEventAttributes).length;
 }

@@ -19,6 +19,7 @@ import {
   type FastWorld,
   decide,
 } from '../harness/fast-workflow.js';
+import { expectWaitOnEverySurface } from '../harness/wait-surfaces.js';
 import { sentWithFirstTask } from '../harness/first-task.js';
 
 /**
@@ -159,6 +160,11 @@ describe('adoptTenantKeys waits (mocked activities)', () => {
       expect(wait.decisions).toEqual(['abortRotation', 'retryKeyCreate']);
       expect(wait.waitingFor).toMatch(/active-key limit \(2 active: key_u1, key_u2\).*retryKeyCreate/);
       expect(await tenantStatusOf(handle)).toEqual(['rotation_key_limit']);
+      await expectWaitOnEverySurface(client, handle, 'key_limit', {
+        externalRef: ref,
+        slot: 'default',
+        tenantStatus: 'rotation_key_limit',
+      });
       const first = await client.workflow.getHandle(handle.workflowId, handle.firstExecutionRunId).describe();
       expect(first.status.name).toBe('CONTINUED_AS_NEW');
       expect(Date.parse(wait.since)).toBeLessThanOrEqual(first.closeTime!.getTime());
@@ -175,6 +181,11 @@ describe('adoptTenantKeys waits (mocked activities)', () => {
       const deploying = await waitForStage(handle, 'deploying');
       expect(deploying.decisions).toEqual([]);
       expect(deploying.waitingFor).toMatch(/deploy through notify/);
+      await expectWaitOnEverySurface(client, handle, 'deploying', {
+        externalRef: ref,
+        slot: 'default',
+        tenantStatus: 'rotation_deploying',
+      });
       release();
       await expect(handle.result()).resolves.toMatchObject({
         outcome: 'completed',
@@ -207,6 +218,11 @@ describe('adoptTenantKeys waits (mocked activities)', () => {
       await until(() => calls.observe >= 60);
       expect(await everyRunWithinBound(handle, BOUND)).toBeGreaterThanOrEqual(3);
       expect((await waitForStage(handle, 'waiting_for_quiet')).since).toBe(waiting.since);
+      await expectWaitOnEverySurface(client, handle, 'waiting_for_quiet', {
+        externalRef: ref,
+        slot: 'default',
+        tenantStatus: 'rotation_waiting_for_quiet',
+      });
       // The never-used key went at the first look; the used one waits for its quiet period.
       expect(calls.revoked).toEqual([{ keyId: 'key_u2', why: 'quiet' }]);
       const status = await handle.query(adoptionStatusQuery);
@@ -219,6 +235,11 @@ describe('adoptTenantKeys waits (mocked activities)', () => {
       expect(held.nextCheckAt).toBeNull();
       expect(held.waitingFor).toMatch(/key_u1 \(used_after_allowance\)/);
       expect(await tenantStatusOf(handle)).toEqual(['rotation_held']);
+      await expectWaitOnEverySurface(client, handle, 'held', {
+        externalRef: ref,
+        slot: 'default',
+        tenantStatus: 'rotation_held',
+      });
       const events = (await handle.fetchHistory()).events ?? [];
       const lastLook = events.map((e) => Boolean(e.activityTaskScheduledEventAttributes)).lastIndexOf(true);
       expect(events.slice(lastLook).filter((e) => e.timerStartedEventAttributes)).toEqual([]);

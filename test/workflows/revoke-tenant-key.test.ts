@@ -5,6 +5,7 @@ import { keyRevokeWorkflowId } from '../../src/domain/ids.js';
 import { keyRevokeStatusQuery } from '../../workflows/keys/key-slot-messages.js';
 import { currentWaitQuery } from '../../workflows/waits-messages.js';
 import { fastWorld, historyLength, uniqueId, type FastWorld } from '../harness/fast-workflow.js';
+import { expectWaitOnEverySurface } from '../harness/wait-surfaces.js';
 
 /** revokeTenantKeySlot's quiet gate with mocked activities: the wait, its bound, the state a continuation carries. */
 let world: FastWorld;
@@ -85,6 +86,11 @@ describe('revokeTenantKeySlot (mocked activities)', () => {
       expect(wait?.waitingFor).toMatch(/key key_old of slot ci to go unused \(waiting: quiet for \d+ of 3600000 ms\)/);
       expect(wait?.waitingFor).toMatch(/refused \(the key stays active\) on a new use or when not quiet by /);
       expect(await tenantStatusOf(handle)).toEqual(['key_revoke:waiting_for_quiet']);
+      await expectWaitOnEverySurface(client, handle, 'waiting_for_quiet', {
+        externalRef: ref,
+        slot: 'ci',
+        tenantStatus: 'key_revoke:waiting_for_quiet',
+      });
       // The wait began in the first run and is still the same wait; the poll count goes on.
       const first = await client.workflow.getHandle(handle.workflowId, handle.firstExecutionRunId).describe();
       expect(first.status.name).toBe('CONTINUED_AS_NEW');

@@ -14,6 +14,7 @@ import {
 } from '../../workflows/keys/rotate-tenant-key-messages.js';
 import { currentWaitQuery, type WaitView } from '../../workflows/waits-messages.js';
 import { fastWorld, historyLength, type FastWorld, decide } from '../harness/fast-workflow.js';
+import { expectWaitOnEverySurface } from '../harness/wait-surfaces.js';
 import { sentWithFirstTask } from '../harness/first-task.js';
 
 /**
@@ -148,6 +149,7 @@ describe('rotateParentKey (mocked activities)', () => {
       const limit = await waitFor(handle, 'key_limit');
       expect(limit.waitingFor).toMatch(/active-key limit \(2 active platform keys: seed, billing-service\)/);
       expect(limit.decisions).toEqual(['retryKeyCreate', 'abortRotation', 'escalateToEmergency']);
+      await expectWaitOnEverySurface(client, handle, 'key_limit');
       expect(await refusal(handle, revokeAnywayUpdate)).toMatch(
         /revokeAnyway applies at .* \(the run is at key_limit\)/,
       );
@@ -164,6 +166,7 @@ describe('rotateParentKey (mocked activities)', () => {
       const held = await waitFor(handle, 'held');
       expect(held.waitingFor).toMatch(/past the switch deadline/);
       expect(held.waitingFor).toContain('worker:host-a:41:abc123');
+      await expectWaitOnEverySurface(client, handle, 'held');
       expect((await handle.query(parentKeyRotationStatusQuery)).processes.pending).toHaveLength(1);
 
       scene.switched = true;
@@ -171,6 +174,7 @@ describe('rotateParentKey (mocked activities)', () => {
       expect(naming.waitingFor).toMatch(/key_ours, key_other/);
       expect(naming.waitingFor).toMatch(/tenantctl parent-key identify/);
       expect(naming.decisions).toEqual(['abortRotation', 'escalateToEmergency']);
+      await expectWaitOnEverySurface(client, handle, 'naming_old_key');
       const refused = await refusal(handle, revokeAnywayUpdate);
       expect(refused).toMatch(/platform id is unknown .*2 active platform keys could be it/);
       expect(refused).toMatch(/parent-key identify/);
@@ -182,6 +186,7 @@ describe('rotateParentKey (mocked activities)', () => {
       const quiet = await waitFor(handle, 'waiting_for_quiet');
       expect(quiet.waitingFor).toMatch(/platform id key_ours/);
       expect(quiet.decisions).toEqual(['abortRotation', 'revokeAnyway', 'escalateToEmergency']);
+      await expectWaitOnEverySurface(client, handle, 'waiting_for_quiet');
       const answer = await decide(handle, revokeAnywayUpdate, by('the gate is too slow today'));
       expect(answer.stage).toBe('waiting_for_quiet');
       const result = await handle.result();

@@ -21,6 +21,7 @@ import {
   decide,
 } from '../harness/fast-workflow.js';
 import { sentWithFirstTask } from '../harness/first-task.js';
+import { expectWaitOnEverySurface } from '../harness/wait-surfaces.js';
 
 /**
  * rotateTenantKey's waits with mocked activities: key_limit, deploying, waiting_for_quiet and held each
@@ -190,6 +191,11 @@ describe('rotateTenantKey waits (mocked activities)', () => {
       expect(wait.waitingFor).toMatch(/active-key limit \(2 active\).*key_other.*retryKeyCreate/);
       expect(wait.nextCheckAt).not.toBeNull();
       expect(await tenantStatusOf(handle)).toEqual(['rotation_key_limit']);
+      await expectWaitOnEverySurface(client, handle, 'key_limit', {
+        externalRef: ref,
+        slot: 'default',
+        tenantStatus: 'rotation_key_limit',
+      });
       // The wait began in the first run and is the same wait in the current one.
       const first = await client.workflow.getHandle(handle.workflowId, handle.firstExecutionRunId).describe();
       expect(first.status.name).toBe('CONTINUED_AS_NEW');
@@ -251,6 +257,11 @@ describe('rotateTenantKey waits (mocked activities)', () => {
       expect(wait.decisions).toEqual(['escalateToEmergency']);
       expect(wait.nextCheckAt).toBeNull();
       expect(await tenantStatusOf(handle)).toEqual(['rotation_deploying']);
+      await expectWaitOnEverySurface(client, handle, 'deploying', {
+        externalRef: ref,
+        slot: 'default',
+        tenantStatus: 'rotation_deploying',
+      });
       await expect(decide(handle, abortRotationUpdate, by())).rejects.toMatchObject({
         cause: { message: expect.stringMatching(/is deploying: abortRotation applies at key_limit/) },
       });
@@ -304,6 +315,11 @@ describe('rotateTenantKey waits (mocked activities)', () => {
       const still = await waitForStage(handle, 'waiting_for_quiet');
       // The same wait since the first run; the gate's memory carried (its polls keep counting).
       expect(still.since).toBe(waiting.since);
+      await expectWaitOnEverySurface(client, handle, 'waiting_for_quiet', {
+        externalRef: ref,
+        slot: 'default',
+        tenantStatus: 'rotation_waiting_for_quiet',
+      });
       const status = await handle.query(rotationStatusQuery);
       expect(status.quietCheck?.polls).toBeGreaterThanOrEqual(60);
       expect(status.deployedAt).not.toBeNull();
@@ -317,6 +333,11 @@ describe('rotateTenantKey waits (mocked activities)', () => {
       expect((await handle.query(rotationStatusQuery)).heldReason).toBe('used_after_allowance');
       expect(await tenantStatusOf(handle)).toEqual(['rotation_held']);
       expect(calls.revokeOld).toEqual([]);
+      await expectWaitOnEverySurface(client, handle, 'held', {
+        externalRef: ref,
+        slot: 'default',
+        tenantStatus: 'rotation_held',
+      });
       // Held polls nothing: no timer after the look that held it, while only a decision can end it.
       const events = (await handle.fetchHistory()).events ?? [];
       const lastLook = events.map((e) => Boolean(e.activityTaskScheduledEventAttributes)).lastIndexOf(true);
