@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Client, Connection } from '@temporalio/client';
 import { createActivities } from '../activities/index.js';
+import { builtAtMs, distState } from '../bin/dist-fresh.js';
 import { DEFAULTS } from '../src/config/defaults.js';
 import { setFundingPolicy } from '../src/client/funding-policy.js';
 import { setupNamespace } from '../src/client/namespace-setup.js';
@@ -83,6 +84,13 @@ export const fleetBenchmark: Benchmark = {
       flags: '--fleet-phases <n>',
       description: 'fleet: which phases, a sum of 1 rotation, 2 drift check, 4 auto top-up sweep',
       defaultValue: 7,
+    },
+    {
+      flags: '--worker-budget-percent <n>',
+      description:
+        "fleet: the workers' PLATFORM_RATE_LIMIT_PER_SECOND as a percent of the simulator's limit (100: the same; " +
+        'more measures what the limiter shape leaves unused, at the risk of 429s)',
+      defaultValue: 100,
     },
     {
       flags: '--fleet-workers <n>',
@@ -157,6 +165,7 @@ async function run(context: BenchContext): Promise<BenchResult> {
   );
 
   const taskQueue = `bench-fleet-${process.pid}`;
+  const workerCode = workerCodeOf();
   const workerEnv = {
     DATABASE_URL: databaseUrl,
     TEMPORAL_ADDRESS: temporal.address,
@@ -164,7 +173,7 @@ async function run(context: BenchContext): Promise<BenchResult> {
     TEMPORAL_TASK_QUEUE: taskQueue,
     PLATFORM_BASE_URL: simBase,
     PLATFORM_API_KEY: DEFAULT_PLATFORM_KEY,
-    PLATFORM_RATE_LIMIT_PER_SECOND: String(limit),
+    PLATFORM_RATE_LIMIT_PER_SECOND: String((limit * options.workerBudgetPercent!) / 100),
     SECRETS_KEYS: secretsKeys,
     PAYLOAD_CODEC: 'on',
     ROTATION_DEPLOYER: 'notify',
@@ -175,6 +184,7 @@ async function run(context: BenchContext): Promise<BenchResult> {
     LOG_FORMAT: 'json',
     DATA_DIR: '/nonexistent-bench-stack-dir',
     ...(process.env.BENCH_WORKER_NODE_FLAGS ? { NODE_OPTIONS: process.env.BENCH_WORKER_NODE_FLAGS } : {}),
+    ...(workerCode.fromDist ? { TENANTCTL_FROM_DIST: '1' } : {}),
   };
   log(`starting ${options.fleetWorkers} tenantctl worker process(es) on ${temporal.label}`);
   const workers = await startFleetWorkers(infra.cleanup, options.fleetWorkers!, workerEnv, log);
@@ -218,9 +228,11 @@ async function run(context: BenchContext): Promise<BenchResult> {
             ...activeKeysOnPlatform(runtime, refs),
             ...(await quietGateBeforeRevoke(pool)),
           ];
+          const timeline = await rotationTimeline(pool);
+          log(`rotation timeline (p50/p90 s): ${JSON.stringify(timeline)}`);
           if ((totals as { completed: number }).completed !== tenants)
             violations.push(`rotation totals ${JSON.stringify(totals)} (expected ${tenants} completed)`);
-          return { violations, visibilityType: 'rotateTenantKey' };
+          return { violations, visibilityType: 'rotateTenantKey', extra: { timeline } };
         },
       ),
     );
@@ -292,6 +304,7 @@ async function run(context: BenchContext): Promise<BenchResult> {
     options,
     seedSeconds,
     idleRssMb,
+    workerCode: workerCode.label,
     onCluster,
     temporalLabel: temporal.label,
     infra,
@@ -312,7 +325,9 @@ function phaseMeasurer(deps: {
     counts: PhaseCounts,
     workflowId: string,
     body: () => Promise<T>,
-    check: (value: T) => Promise<{ violations: string[]; visibilityType: string | null }>,
+    check: (
+      value: T,
+    ) => Promise<{ violations: string[]; visibilityType: string | null; extra?: Record<string, unknown> }>,
   ): Promise<PhaseResult> => {
     const { runtime, workers, client, limit, log } = deps;
     const needed = neededCalls(phase, counts);
@@ -362,7 +377,7 @@ function phaseMeasurer(deps: {
       history,
       visibility,
       violations: checked.violations,
-      extra: { value },
+      extra: { value, ...checked.extra },
     };
   };
 }
@@ -434,6 +449,21 @@ async function quietGateBeforeRevoke(pool: Pool): Promise<string[]> {
   return rows.map((r) => `${r.ref}: revoked without a quiet gate (why ${r.why}, verdict ${r.verdict})`);
 }
 
+/** Where a rotation's time goes, from its record: begun → deployed → finished (p50 and p90, seconds). */
+async function rotationTimeline(pool: Pool): Promise<Record<string, [number, number]>> {
+  const { rows } = await pool.query<{ step: string; p50: number; p90: number }>(
+    `SELECT step, round(percentile_cont(0.5) WITHIN GROUP (ORDER BY s)::numeric, 2)::float AS p50,
+            round(percentile_cont(0.9) WITHIN GROUP (ORDER BY s)::numeric, 2)::float AS p90
+       FROM (SELECT 'begun to deployed' AS step, extract(epoch FROM deployed_at - created_at) AS s FROM key_rotations
+             UNION ALL
+             SELECT 'deployed to finished', extract(epoch FROM finished_at - deployed_at) FROM key_rotations
+             UNION ALL
+             SELECT 'begun to finished', extract(epoch FROM finished_at - created_at) FROM key_rotations) x
+      GROUP BY step`,
+  );
+  return Object.fromEntries(rows.map((r) => [r.step, [r.p50, r.p90]]));
+}
+
 /** Below-floor tenants got exactly one transfer (to `to`), above-floor ones none. */
 function topUpTargets(runtime: SimRuntime, belowRefs: string[], aboveRefs: string[]): string[] {
   const refOf = new Map<string, string>();
@@ -485,6 +515,7 @@ function report(input: {
   options: BenchContext['options'];
   seedSeconds: number;
   idleRssMb: number;
+  workerCode: string;
   onCluster: boolean;
   temporalLabel: string;
   infra: BenchContext['infra'];
@@ -492,7 +523,16 @@ function report(input: {
   const { results, limit } = input;
   const metrics: Metric[] = [
     { metric: `fleet SEEDED (not onboarded): ${input.tenants} tenants`, value: round1(input.seedSeconds), unit: 's' },
-    { metric: 'worker RSS idle, before the first phase (largest worker)', value: input.idleRssMb, unit: 'MB' },
+    {
+      metric: `workers' PLATFORM_RATE_LIMIT_PER_SECOND (the simulator's limit: ${limit}/s)`,
+      value: (limit * input.options.workerBudgetPercent!) / 100,
+      unit: '/s',
+    },
+    {
+      metric: `worker RSS idle, before the first phase (largest worker) [${input.workerCode}]`,
+      value: input.idleRssMb,
+      unit: 'MB',
+    },
   ];
   for (const r of results) {
     const f = r.figures;
@@ -587,15 +627,31 @@ function report(input: {
     details: {
       seeded: 'the fleet is SEEDED directly into the simulator and our records (activities called, no onboarding)',
       temporal: input.temporalLabel,
+      workerCode: input.workerCode,
       infra: input.infra.sources,
       tenants: input.tenants,
       limit,
+      workersBudgetPerSecond: (limit * input.options.workerBudgetPercent!) / 100,
       fleetConcurrency: input.options.fleetConcurrency,
       workers: input.options.fleetWorkers,
       seedSeconds: input.seedSeconds,
       phases: results.map(({ violations, ...r }) => ({ ...r, violationsSample: violations.slice(0, 20) })),
     },
   };
+}
+
+/**
+ * What the workers run: dist/ when it is fresh (as production runs `tenantctl worker`: the prebuilt workflow
+ * bundle, no webpack in the worker), or a built dist/ trusted as is with BENCH_WORKER_FROM_DIST=1 (a shared
+ * checkout whose sources others edit after `npm run build`), else the sources through tsx.
+ */
+function workerCodeOf(): { fromDist: boolean; label: string } {
+  const state = distState();
+  if (state === 'fresh') return { fromDist: true, label: 'dist (compiled)' };
+  const built = builtAtMs();
+  if (process.env.BENCH_WORKER_FROM_DIST === '1' && built !== undefined)
+    return { fromDist: true, label: `dist built ${new Date(built).toISOString()}, trusted` };
+  return { fromDist: false, label: `sources via tsx (dist ${state})` };
 }
 
 function round1(n: number): number {
