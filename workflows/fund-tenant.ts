@@ -22,6 +22,7 @@ import {
   CancellationScope,
   ContinueAsNew,
   isCancellation,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -40,6 +41,7 @@ import {
   carriedState,
   continueCarrying,
   failureType,
+  FUNDING_WAIT_STAGE_PATCH,
   runTransferLoop,
   transferTimings,
   TransferWaits,
@@ -237,7 +239,10 @@ class TopUp {
   private show(stage: TopUpStage, waitingFor: string | null = null): void {
     this.status.stage = stage;
     this.status.waitingFor = waitingFor;
-    upsertSearchAttributes([{ key: tenantStatusKey, value: stage }]);
+    // Set when it changes (a wait's every poll set it again); runs started before this change set it each time.
+    const unchanged = workflowInfo().typedSearchAttributes.get(tenantStatusKey) === stage;
+    if (!(unchanged && patched(FUNDING_WAIT_STAGE_PATCH)))
+      upsertSearchAttributes([{ key: tenantStatusKey, value: stage }]);
     this.waits.view.refresh();
   }
 

@@ -28,6 +28,7 @@ import {
   condition,
   continueAsNew,
   log,
+  patched,
   proxyLocalActivities,
   setHandler,
   sleep,
@@ -289,6 +290,9 @@ export function failureType(error: unknown): string | null {
   return failure instanceof ApplicationFailure ? (failure.type ?? null) : null;
 }
 
+/** The change that keeps a funding wait's stage (and TenantStatus) across its polls (see runTransferLoop). */
+export const FUNDING_WAIT_STAGE_PATCH = 'funding-wait-stage-per-wait';
+
 export interface TransferLoop {
   externalRef: string;
   purpose: string;
@@ -385,6 +389,10 @@ export async function runTransferLoop(loop: TransferLoop): Promise<TransferLoopE
       }
     }
     if (waits.full()) return carry();
+    // A poll of a wait that goes on leaves the run in that wait: its stage and TenantStatus change when the wait
+    // starts and ends, never per poll (each poll moved them to the transfer stage and back, two search attribute
+    // upserts a poll: issue 35's one rule). Runs started before this change keep moving them (patched).
+    if (view.current && patched(FUNDING_WAIT_STAGE_PATCH)) continue;
     loop.afterRound();
   }
 }

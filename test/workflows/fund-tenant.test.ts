@@ -18,6 +18,7 @@ import {
   type FastWorld,
   answerOf,
 } from '../harness/fast-workflow.js';
+import { attributeUpserts, expectWaitOnEverySurface } from '../harness/wait-surfaces.js';
 
 /**
  * fundTenant's waits with mocked activities: each is shown through currentWait with the decisions that
@@ -139,7 +140,13 @@ describe('fundTenant waits (mocked activities)', () => {
       // The status surfaces on the continued run: the status query and the TenantStatus attribute.
       const status = await answerOf(handle, topUpStatusQuery);
       expect(status).toMatchObject({ externalRef: ref, idempotencyKey: 'k1', transferState: 'pending' });
-      expect(await tenantStatusOf(handle)).toMatch(/^(waiting_for_parent_funds|transferring)$/);
+      // Set when the wait started, not per poll (it flipped between transferring and the wait on every poll).
+      expect(await tenantStatusOf(handle)).toBe('waiting_for_parent_funds');
+      await expectWaitOnEverySurface(client, handle, 'waiting_for_parent_funds', {
+        externalRef: ref,
+        tenantStatus: 'waiting_for_parent_funds',
+      });
+      expect(await attributeUpserts(handle)).toBeLessThanOrEqual(2);
       // A decision that does not apply is refused with the reason, and changes nothing.
       await expect(
         sendDecision(client, handle.workflowId, topUpResolveTransferUpdate, { outcome: 'applied', ...by }),
@@ -182,6 +189,11 @@ describe('fundTenant waits (mocked activities)', () => {
       expect(reconciling).toMatchObject({ stage: 'reconciling_transfer', decisions: [] });
       expect(reconciling?.waitingFor).toMatch(/same idempotency key/);
       await expectBounded(client, handle, BOUND);
+      await expectWaitOnEverySurface(client, handle, 'reconciling_transfer', {
+        externalRef: ref,
+        tenantStatus: 'reconciling_transfer',
+      });
+      expect(await attributeUpserts(handle)).toBeLessThanOrEqual(2);
       // Neither decision applies while the run reconciles on its own.
       await expect(sendDecision(client, handle.workflowId, topUpParentFundedUpdate, by)).rejects.toThrow(
         /not waiting for the parent's funds \(stage /,
@@ -199,6 +211,10 @@ describe('fundTenant waits (mocked activities)', () => {
       expect(asking?.decisions).toEqual(['resolveTransfer']);
       expect(asking?.waitingFor).toMatch(/resolve-transfer .* --key k2/);
       expect(await tenantStatusOf(handle)).toBe('needs_operator');
+      await expectWaitOnEverySurface(client, handle, 'needs_operator', {
+        externalRef: ref,
+        tenantStatus: 'needs_operator',
+      });
       await expect(sendDecision(client, handle.workflowId, topUpParentFundedUpdate, by)).rejects.toThrow(
         /not waiting for the parent's funds/,
       );

@@ -18,6 +18,7 @@ import {
   type FastWorld,
   answerOf,
 } from '../harness/fast-workflow.js';
+import { attributeUpserts, expectWaitOnEverySurface } from '../harness/wait-surfaces.js';
 
 /**
  * onboardTenant's funding waits with mocked activities: shown through currentWait with the decisions
@@ -127,9 +128,15 @@ describe('onboardTenant funding waits (mocked activities)', () => {
         key: { state: 'verified', keyId: 'key_1', fingerprint: 'fp_1' },
         funding: { state: 'insufficient_balance', amountMicroUsd: '1000000' },
       });
-      expect(status.stage).toMatch(/^(waiting_for_parent_funds|funding)$/);
+      // The stage and TenantStatus stay in the wait while it polls (they flipped to funding and back every poll).
+      expect(status.stage).toBe('waiting_for_parent_funds');
       const described = await handle.describe();
-      expect(described.typedSearchAttributes.get(tenantStatusKey)).toMatch(/^(waiting_for_parent_funds|funding)$/);
+      expect(described.typedSearchAttributes.get(tenantStatusKey)).toBe('waiting_for_parent_funds');
+      await expectWaitOnEverySurface(client, handle, 'waiting_for_parent_funds', {
+        externalRef: ref,
+        tenantStatus: 'waiting_for_parent_funds',
+      });
+      expect(await attributeUpserts(handle)).toBeLessThanOrEqual(2);
       // A decision that does not apply is refused by the validator with the reason.
       await expect(
         sendDecision(client, handle.workflowId, resolveTransferUpdate, { outcome: 'applied', ...by }),
@@ -176,6 +183,11 @@ describe('onboardTenant funding waits (mocked activities)', () => {
       const reconciling = await handle.query(currentWaitQuery);
       expect(reconciling).toMatchObject({ stage: 'reconciling_transfer', decisions: [] });
       await expectBounded(client, handle, BOUND);
+      await expectWaitOnEverySurface(client, handle, 'reconciling_transfer', {
+        externalRef: ref,
+        tenantStatus: 'reconciling_transfer',
+      });
+      expect(await attributeUpserts(handle)).toBeLessThanOrEqual(2);
       await expect(sendDecision(client, handle.workflowId, parentFundedUpdate, by)).rejects.toThrow(
         /is not waiting for the parent's funds \(stage /,
       );
@@ -188,6 +200,10 @@ describe('onboardTenant funding waits (mocked activities)', () => {
       expect(asking?.decisions).toEqual(['resolveTransfer']);
       expect(asking?.waitingFor).toMatch(new RegExp(`tenantctl resolve-transfer ${ref}`));
       expect((await answerOf(handle, onboardingStatusQuery)).stage).toBe('needs_operator');
+      await expectWaitOnEverySurface(client, handle, 'needs_operator', {
+        externalRef: ref,
+        tenantStatus: 'needs_operator',
+      });
       await expect(sendDecision(client, handle.workflowId, parentFundedUpdate, by)).rejects.toThrow(
         /is not waiting for the parent's funds \(stage needs_operator\)/,
       );
