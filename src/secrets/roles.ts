@@ -29,7 +29,8 @@ export const PERMISSIONS = {
   'approvals.decide': "approve or reject another operator's request",
   'close.immediate': 'close a tenant sooner than CLOSE_DELAY',
   'resources.any': 'act on event subscriptions created by other callers',
-  'plans.manage': 'create plans and make new versions of them',
+  'plans.manage':
+    'create plans and make new versions of them; roll a version out (start, pause, resume) and assign a plan to a tenant',
 } as const;
 export type Permission = keyof typeof PERMISSIONS;
 
