@@ -45,6 +45,9 @@ function pathOf(url: string): string {
     decision: 'approve',
     registrationId: 'whr_unknown',
     operation: 'encode',
+    // Plans and their rollouts (a plan no one made: the allowed probes meet 404s, nothing starts).
+    name: 'sec-plan',
+    version: '1',
   };
   return url.replace(/:([A-Za-z]+)/g, (_, name: string) => values[name] ?? 'x');
 }
