@@ -3,9 +3,9 @@
  * on it without hitting the platform with thousands of runs at once, and an operator must be able to stop it.
  *
  *   page of active tenants on `from` not yet on the version ─► per tenant: readPlanConvergence (not active:
- *   skipped; up to date: unchanged) ─► wait until the platform budget has room for its requests
- *   (ROLLOUT_BUDGET_SHARE of PLATFORM_RATE_LIMIT_PER_SECOND) ─► child convergeTenantPlan (at most
- *   `concurrency` at once) ─► next page by continue-as-new (totals, samples, the pause and the budget carried)
+ *   skipped; up to date: unchanged) ─► its requests in this second's slot of the platform budget
+ *   (ROLLOUT_BUDGET_SHARE of PLATFORM_RATE_LIMIT_PER_SECOND), else the next slot's ─► child convergeTenantPlan (at most
+ *   `concurrency` at once) ─► next page by continue-as-new (totals, samples, the pause and the slot carried)
  *
  * pauseRollout stops it starting tenants (those running finish) and it waits, visibly, until resumeRollout.
  * A tenant whose convergence is held (a retired slot's key in use) is counted and named; the rest go on. A
@@ -48,9 +48,12 @@ interface Carried {
   held: RolloutStatus['held'];
   failed: RolloutStatus['failed'];
   paused: RolloutStatus['paused'];
-  /** When the platform budget has room for the next tenant (ms since the epoch, workflow time). */
-  budgetAt: number;
+  /** The pacing slot in progress: when it began (ms since the epoch, workflow time) and the requests it started. */
+  slot: { startedAt: number; used: number };
 }
+
+/** The pacing slot: a second, the platform's rate-limit window. */
+const PACE_SLOT_MS = 1000;
 
 function failureOf(error: unknown): string {
   return ((error as Error).cause as Error | undefined)?.message ?? (error as Error).message;
@@ -157,9 +160,12 @@ export async function rolloutPlan(rawInput: RolloutPlanInput): Promise<RolloutRe
     after: input.after,
     limit: input.pageSize,
   });
-  // Paced by the platform requests each tenant needs: its next start waits until the budget has room for it.
-  const perSecond = (input.platformRequestsPerSecond ?? page.requestsPerSecond) * ROLLOUT_BUDGET_SHARE;
-  let budgetAt = carried?.budgetAt ?? 0;
+  // Paced by the platform requests each tenant needs, in one-second slots: a slot starts tenants until its
+  // share of the budget is used, the next slot begins a second after it. A Temporal timer fires no sooner than
+  // about a second (the server's timer time shift), so a wait per tenant would pace a rollout to one a second;
+  // a sliding second then sees one slot's requests, and the share leaves room for a slot's stragglers.
+  const capacity = (input.platformRequestsPerSecond ?? page.requestsPerSecond) * ROLLOUT_BUDGET_SHARE;
+  let slot = carried?.slot ?? { startedAt: 0, used: 0 };
   for (const externalRef of page.refs) {
     await condition(() => status.stage === 'running' && running.size < input.concurrency);
     let read;
@@ -181,12 +187,14 @@ export async function rolloutPlan(rawInput: RolloutPlanInput): Promise<RolloutRe
     }
     const calls = platformCallsOf(read.changes);
     if (calls > 0) {
-      const wait = budgetAt - Date.now();
-      if (wait > 0) {
-        await sleep(wait);
+      if (Date.now() - slot.startedAt >= PACE_SLOT_MS) slot = { startedAt: Date.now(), used: 0 };
+      // A tenant that does not fit waits for the next slot (one that needs more than a slot goes alone).
+      if (slot.used > 0 && slot.used + calls > capacity) {
+        await sleep(slot.startedAt + PACE_SLOT_MS - Date.now());
         await condition(() => status.stage === 'running' && running.size < input.concurrency);
+        slot = { startedAt: Date.now(), used: 0 };
       }
-      budgetAt = Math.max(budgetAt, Date.now()) + (calls * 1000) / perSecond;
+      slot.used += calls;
     }
     running.add(externalRef);
     void convergeOne(externalRef).finally(() => {
@@ -203,7 +211,7 @@ export async function rolloutPlan(rawInput: RolloutPlanInput): Promise<RolloutRe
       held: status.held,
       failed: status.failed,
       paused: status.paused,
-      budgetAt,
+      slot,
     };
     return await continueAsNew<typeof rolloutPlan>({
       ...rawInput,
