@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { planResumeFloorOf } from '../src/db/plan-state.js';
 import { appendAudit } from '../src/db/audit-store.js';
 import { findScheduledClose } from '../src/db/close-schedules-store.js';
 import { withTransaction } from '../src/db/pool.js';
@@ -127,7 +128,9 @@ export function createLifecycleActivities(deps: ActivityDeps) {
               `${scheduled.closeAt.toISOString()}: cancel it with \`tenantctl close --cancel ` +
               `${input.externalRef}\` to resume`,
           );
-        const floor = BigInt(deps.lifecycle?.resumeBalanceFloorMicroUsd ?? '0');
+        // A tenant on a plan that declares a floor resumes by it; every other by the server's setting.
+        const planFloor = await planResumeFloorOf(pool, tenant);
+        const floor = BigInt(planFloor ?? deps.lifecycle?.resumeBalanceFloorMicroUsd ?? '0');
         const { wallet } = await platform.getWallet({ subaccountId: tenant.subaccountId });
         if (floor > 0n) {
           if (!wallet.balanceKnown) {

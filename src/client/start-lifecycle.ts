@@ -29,7 +29,7 @@ export async function startLifecycle(
   client: Client,
   action: LifecycleAction,
   rawInput: unknown,
-  options: { taskQueue?: string; closeDelay?: string; closeSooner?: boolean } = {},
+  options: { taskQueue?: string; closeDelay?: string; closeDelayFrom?: string; closeSooner?: boolean } = {},
 ): Promise<WorkflowHandleWithFirstExecutionRunId> {
   const parsed: LifecycleRequest = parseCallerInput(lifecycleInputSchema, rawInput);
   if (action !== 'close' && parsed.after !== undefined)
@@ -39,7 +39,8 @@ export async function startLifecycle(
   const minimum = options.closeDelay ?? '0';
   if (after !== undefined && !options.closeSooner && delayMs(after) < delayMs(minimum))
     throw new InvalidInputError([
-      `after: must be at least ${minimum} (CLOSE_DELAY, the server's minimum, which only an admin may undercut)`,
+      `after: must be at least ${minimum} (${options.closeDelayFrom ?? 'CLOSE_DELAY, the server'}'s minimum, ` +
+        'which only an admin may undercut)',
     ]);
   const input: LifecycleRequest = { ...parsed, ...(after !== undefined && after !== '0' ? { after } : {}) };
   if (after === '0') delete input.after;
@@ -53,7 +54,7 @@ export async function startLifecycle(
   });
 }
 
-const delayMs = (value: string) => (value === '0' ? 0 : msOf(value));
+export const delayMs = (value: string) => (value === '0' ? 0 : msOf(value));
 
 /** Undoes a delayed close inside its window: the tenant is back as it was (an Update with a validator). */
 export async function cancelClose(client: Client, externalRef: string, by: DecisionBy): Promise<DecisionAnswer> {

@@ -20,6 +20,34 @@ export async function planBodyOf(db: Queryable, ref: PlanRef): Promise<PlanBody 
   return row ? parseInput(planBodySchema, row.body) : undefined;
 }
 
+/** The resume floor of the tenant's plan version (undefined: on no plan, or its plan declares none). */
+export async function planResumeFloorOf(db: Queryable, tenant: TenantRow): Promise<string | undefined> {
+  if (tenant.planName === null || tenant.planVersion === null) return undefined;
+  return (await planBodyOf(db, { name: tenant.planName, version: tenant.planVersion }))?.resumeBalanceFloorMicroUsd;
+}
+
+/**
+ * The close delay for a tenant: its plan version's `closeDelay` where it declares one and it is longer than the
+ * server's CLOSE_DELAY (a plan never shortens the server's minimum), else the server's. `from` says which.
+ */
+export async function closeDelayFor(
+  db: Queryable,
+  externalRef: string,
+  serverDelay: string,
+  delayMs: (value: string) => number,
+): Promise<{ delay: string; from: string }> {
+  const server = { delay: serverDelay, from: 'CLOSE_DELAY, the server' };
+  const { rows } = await db.query<{ planName: string | null; planVersion: number | null }>(
+    `SELECT plan_name AS "planName", plan_version AS "planVersion" FROM tenants WHERE external_ref = $1::text`,
+    [externalRef],
+  );
+  const ref = rows[0];
+  if (!ref || ref.planName === null || ref.planVersion === null) return server;
+  const planned = (await planBodyOf(db, { name: ref.planName, version: ref.planVersion }))?.closeDelay;
+  if (planned === undefined || delayMs(planned) <= delayMs(serverDelay)) return server;
+  return { delay: planned, from: `the closeDelay of plan ${ref.planName}@${ref.planVersion}, the tenant` };
+}
+
 /** Slots whose key the platform holds as active (one we issued, or an imported one we never saw). */
 const HOLDING = new Set(['active', 'unmanaged']);
 

@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { startLifecycle } from '../client/start-lifecycle.js';
+import { delayMs, startLifecycle } from '../client/start-lifecycle.js';
+import { closeDelayFor } from '../db/plan-state.js';
 import { ExternalRefConflictError, startOnboarding } from '../client/start-onboarding.js';
 import type { Pool } from '../db/pool.js';
 import { findTenant, listTenants, TenantNotFoundError } from '../db/tenants-store.js';
@@ -34,6 +35,8 @@ export interface TenantRoutesDeps {
   platform: PlatformClient | undefined;
   /** TRANSFER_MAX_MICRO_USD (absent: its default). */
   maxTransferMicroUsd?: string | undefined;
+  /** PLATFORM_TENANT_KEY_LIMIT (absent: its default): onboarding by plan refuses a plan over it. */
+  tenantKeyLimit?: number | undefined;
 }
 
 const ACTIONS = ['suspend', 'resume', 'close', 'rotate'] as const;
@@ -63,6 +66,7 @@ export function registerTenantRoutes(app: FastifyInstance, deps: TenantRoutesDep
           const report = await validated(() =>
             dryRunOnboarding({ pool: deps.pool, client: deps.client, platform }, request.body, {
               maxTransferMicroUsd: deps.maxTransferMicroUsd,
+              tenantKeyLimit: deps.tenantKeyLimit,
             }),
           );
           return sendData(reply, report.ok ? 200 : 422, report);
@@ -71,6 +75,7 @@ export function registerTenantRoutes(app: FastifyInstance, deps: TenantRoutesDep
           const handle = await startOnboarding(deps.client, request.body, {
             taskQueue: deps.taskQueue,
             maxTransferMicroUsd: deps.maxTransferMicroUsd,
+            tenantKeyLimit: deps.tenantKeyLimit,
             db: deps.pool,
           });
           const externalRef = (request.body as { externalRef: string }).externalRef;
@@ -207,9 +212,20 @@ async function startAction(
   closeSooner: boolean,
 ): Promise<{ workflowId: string; runId: string | null; started?: boolean }> {
   if (parsed.action !== 'rotate') {
+    // A tenant on a plan closes after its plan's delay where that is the longer one.
+    const close =
+      parsed.action === 'close'
+        ? await closeDelayFor(
+            deps.pool,
+            (parsed.input as { externalRef: string }).externalRef,
+            deps.closeDelay,
+            delayMs,
+          )
+        : { delay: deps.closeDelay, from: undefined };
     const handle = await startLifecycle(deps.client, parsed.action, parsed.input, {
       taskQueue: deps.taskQueue,
-      closeDelay: deps.closeDelay,
+      closeDelay: close.delay,
+      ...(close.from ? { closeDelayFrom: close.from } : {}),
       closeSooner,
     });
     return { workflowId: handle.workflowId, runId: handle.firstExecutionRunId };
