@@ -4,7 +4,7 @@ import { DEFAULTS } from '../src/config/defaults.js';
 import { appendAudit } from '../src/db/audit-store.js';
 import { emitEvent } from '../src/db/events-store.js';
 import { deleteFundingPolicy, findFundingPolicy, upsertFundingPolicy } from '../src/db/funding-store.js';
-import { planBodyOf, tenantPlanState } from '../src/db/plan-state.js';
+import { planBodyOf, policyFieldsOf, tenantPlanState } from '../src/db/plan-state.js';
 import { withTransaction, type Queryable } from '../src/db/pool.js';
 import { findTenant, listPlanTenantsPage, setTenantPlan, type TenantRow } from '../src/db/tenants-store.js';
 import { FailureCode } from '../src/domain/failures.js';
@@ -147,17 +147,7 @@ export function createPlanActivities(deps: ActivityDeps) {
             maxPerMonth: autoTopUp.maxPerMonth ?? null,
           }
         : null;
-      const isWanted =
-        current !== undefined &&
-        samePolicy(
-          {
-            below: current.belowMicroUsd,
-            to: current.toMicroUsd,
-            maxPerDay: current.maxPerDayMicroUsd,
-            maxPerMonth: current.maxPerMonthMicroUsd,
-          },
-          wanted,
-        );
+      const isWanted = current !== undefined && samePolicy(policyFieldsOf(current), wanted);
       if (change.policy === 'set' && autoTopUp && !isWanted) {
         assertTenantRule(fundingPolicyRefusal, externalRef, tenant);
         const row = await upsertFundingPolicy(tx, {

@@ -16,6 +16,7 @@ import { listTransferIntents } from '../../src/db/transfer-intents-store.js';
 import { findImport } from '../../src/db/imports-store.js';
 import { findFundingPolicy } from '../../src/db/funding-store.js';
 import { findPlanVersion, findTenantPlanRef } from '../../src/db/plans-store.js';
+import { policyFieldsOf } from '../../src/db/plan-state.js';
 import { msOf } from '../../src/domain/durations.js';
 import { rotationScheduleId } from '../../src/domain/ids.js';
 import { planBodySchema, type PlanBody } from '../../src/domain/plans.js';
@@ -142,14 +143,7 @@ export function createDriftRecordActivities(deps: ActivityDeps) {
           }
         : null,
       rotation,
-      policy: policy
-        ? {
-            below: policy.belowMicroUsd,
-            to: policy.toMicroUsd,
-            maxPerDay: policy.maxPerDayMicroUsd,
-            maxPerMonth: policy.maxPerMonthMicroUsd,
-          }
-        : null,
+      policy: policy ? policyFieldsOf(policy) : null,
       schedules,
     };
   }

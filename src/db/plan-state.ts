@@ -1,9 +1,9 @@
 import type { PlanRef } from '../domain/plan-ref.js';
-import type { TenantPlanState } from '../domain/plan-rollout.js';
+import type { PolicyFields, TenantPlanState } from '../domain/plan-rollout.js';
 import { planBodySchema, type PlanBody } from '../domain/plans.js';
 import { parseInput } from '../domain/tenant-input.js';
-import { findFundingPolicy } from './funding-store.js';
-import { findPlanVersion } from './plans-store.js';
+import { findFundingPolicy, type FundingPolicyRow } from './funding-store.js';
+import { findPlanVersion, findTenantPlanRef } from './plans-store.js';
 import type { Queryable } from './pool.js';
 import { listKeyRecords } from './tenant-keys-store.js';
 import type { TenantRow } from './tenants-store.js';
@@ -37,15 +37,11 @@ export async function closeDelayFor(
   delayMs: (value: string) => number,
 ): Promise<{ delay: string; from: string }> {
   const server = { delay: serverDelay, from: 'CLOSE_DELAY, the server' };
-  const { rows } = await db.query<{ planName: string | null; planVersion: number | null }>(
-    `SELECT plan_name AS "planName", plan_version AS "planVersion" FROM tenants WHERE external_ref = $1::text`,
-    [externalRef],
-  );
-  const ref = rows[0];
-  if (!ref || ref.planName === null || ref.planVersion === null) return server;
-  const planned = (await planBodyOf(db, { name: ref.planName, version: ref.planVersion }))?.closeDelay;
+  const ref = await findTenantPlanRef(db, externalRef);
+  if (!ref) return server;
+  const planned = (await planBodyOf(db, ref))?.closeDelay;
   if (planned === undefined || delayMs(planned) <= delayMs(serverDelay)) return server;
-  return { delay: planned, from: `the closeDelay of plan ${ref.planName}@${ref.planVersion}, the tenant` };
+  return { delay: planned, from: `the closeDelay of plan ${ref.name}@${ref.version}, the tenant` };
 }
 
 /** Slots whose key the platform holds as active (one we issued, or an imported one we never saw). */
@@ -66,13 +62,16 @@ export async function tenantPlanState(db: Queryable, tenant: TenantRow): Promise
     // The version a tenant is on exists (a foreign key holds it, and versions are never deleted).
     fromBody: fromBody ?? null,
     activeSlots: [...new Set(keys.filter((key) => HOLDING.has(key.status)).map((key) => key.slot))],
-    policy: policy
-      ? {
-          below: policy.belowMicroUsd,
-          to: policy.toMicroUsd,
-          maxPerDay: policy.maxPerDayMicroUsd,
-          maxPerMonth: policy.maxPerMonthMicroUsd,
-        }
-      : null,
+    policy: policy ? policyFieldsOf(policy) : null,
+  };
+}
+
+/** A stored auto top-up policy in the fields a plan compares. */
+export function policyFieldsOf(policy: FundingPolicyRow): PolicyFields {
+  return {
+    below: policy.belowMicroUsd,
+    to: policy.toMicroUsd,
+    maxPerDay: policy.maxPerDayMicroUsd,
+    maxPerMonth: policy.maxPerMonthMicroUsd,
   };
 }
