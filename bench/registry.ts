@@ -7,6 +7,7 @@ import { webhooksBenchmark } from './webhooks.js';
 import { topUpsBenchmark } from './topups.js';
 import { eventsBenchmark } from './events.js';
 import { fleetBenchmark } from './fleet.js';
+import { plansBenchmark } from './plans.js';
 
 /**
  * Every benchmark `npm run bench` knows, in the order a bare `npm run bench` runs them. To add one,
@@ -21,4 +22,5 @@ export const benchmarks: readonly Benchmark[] = [
   topUpsBenchmark,
   eventsBenchmark,
   fleetBenchmark,
+  plansBenchmark,
 ];
