@@ -40,6 +40,9 @@ import { runConcurrent } from './lib/stats.js';
 import type { Benchmark, BenchContext, BenchResult, Metric } from './lib/types.js';
 import { checkKeys, startNotifySink } from './rotation.js';
 import { checkBooks } from './topups.js';
+import type { autoTopUpSweep } from '../workflows/auto-top-up-sweep.js';
+import type { reconcileFleet } from '../workflows/reconcile-fleet.js';
+import type { rotateFleet } from '../workflows/keys/rotate-fleet.js';
 import {
   coresUsed,
   neededCalls,
@@ -210,7 +213,7 @@ async function run(context: BenchContext): Promise<BenchResult> {
         { tenants },
         workflowId,
         async () => {
-          const totals = await client.workflow.execute('rotateFleet', {
+          const totals = await client.workflow.execute<typeof rotateFleet>('rotateFleet', {
             taskQueue,
             workflowId,
             args: [
@@ -230,7 +233,7 @@ async function run(context: BenchContext): Promise<BenchResult> {
           ];
           const timeline = await rotationTimeline(pool);
           log(`rotation timeline (p50/p90 s): ${JSON.stringify(timeline)}`);
-          if ((totals as { completed: number }).completed !== tenants)
+          if (totals.completed !== tenants)
             violations.push(`rotation totals ${JSON.stringify(totals)} (expected ${tenants} completed)`);
           return { violations, visibilityType: 'rotateTenantKey', extra: { timeline } };
         },
@@ -246,10 +249,11 @@ async function run(context: BenchContext): Promise<BenchResult> {
         { tenants, subaccounts: runtime.state.subaccounts.size },
         workflowId,
         async () => ({
-          result: (await client.workflow.execute('reconcileFleet', { taskQueue, workflowId, args: [{}] })) as {
-            totals: { tenantsChecked: number };
-            openTotal: number;
-          },
+          result: await client.workflow.execute<typeof reconcileFleet>('reconcileFleet', {
+            taskQueue,
+            workflowId,
+            args: [{}],
+          }),
         }),
         async ({ result }) => {
           const open = await countOpenFindingsByKind(pool);
@@ -276,9 +280,11 @@ async function run(context: BenchContext): Promise<BenchResult> {
         { tenants: policyRefs.length, below: belowRefs.length },
         workflowId,
         async () => {
-          const sweep = (await client.workflow.execute('autoTopUpSweep', { taskQueue, workflowId, args: [{}] })) as {
-            started: number;
-          };
+          const sweep = await client.workflow.execute<typeof autoTopUpSweep>('autoTopUpSweep', {
+            taskQueue,
+            workflowId,
+            args: [{}],
+          });
           // The top-ups are abandoned children: the phase ends when they have all settled.
           const settled = await topUpsSettled(pool, sweep.started, 600_000);
           return { sweep, settled };
@@ -296,7 +302,6 @@ async function run(context: BenchContext): Promise<BenchResult> {
       ),
     );
   }
-  const onCluster = temporal.label !== 'dev server';
   return report({
     results,
     tenants,
@@ -305,7 +310,6 @@ async function run(context: BenchContext): Promise<BenchResult> {
     seedSeconds,
     idleRssMb,
     workerCode: workerCode.label,
-    onCluster,
     temporalLabel: temporal.label,
     infra,
   });
@@ -516,7 +520,6 @@ function report(input: {
   seedSeconds: number;
   idleRssMb: number;
   workerCode: string;
-  onCluster: boolean;
   temporalLabel: string;
   infra: BenchContext['infra'];
 }): BenchResult {
