@@ -44,6 +44,8 @@ export interface ActivityDeps {
   approvals?: { actions: ReadonlySet<ApprovalAction> };
   /** PLATFORM_RATE_LIMIT_PER_SECOND: the platform's request budget, which a plan rollout paces itself by. */
   platformRequestsPerSecond?: number;
+  /** PLATFORM_TENANT_KEY_LIMIT: onboarding by plan refuses a plan whose slots do not fit it (absent: its default). */
+  platformTenantKeyLimit?: number;
 }
 
 /** Event delivery and alert settings. */

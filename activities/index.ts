@@ -34,7 +34,10 @@ export function createActivities(deps: ActivityDeps) {
     ...validation,
     ...tenants,
     ...createBeginOnboardingActivity(validation, tenants, (spec) =>
-      resolvePlan(deps.pool, spec, deps.transfers?.maxMicroUsd),
+      resolvePlan(deps.pool, spec, {
+        maxTransferMicroUsd: deps.transfers?.maxMicroUsd,
+        tenantKeyLimit: deps.platformTenantKeyLimit,
+      }),
     ),
     ...createPlanActivities(deps),
     ...createWalletActivities(deps),

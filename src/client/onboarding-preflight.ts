@@ -6,7 +6,7 @@ import { DEFAULT_SLOT, INITIAL_TRANSFER } from '../domain/onboarding.js';
 import { onboardTenantInputSchema, parseCallerInput } from '../domain/tenant-input.js';
 import { assertWithinTransferLimit } from '../domain/transfer-limit.js';
 import type { PlatformClient } from '../platform/index.js';
-import { resolvePlan, type ResolvedPlan } from '../db/plans-store.js';
+import { resolvePlan, type PlanLimits, type ResolvedPlan } from '../db/plans-store.js';
 
 export interface OnboardingDryRun {
   dryRun: true;
@@ -25,12 +25,11 @@ export interface OnboardingDryRun {
 export async function dryRunOnboarding(
   deps: { pool: Pool; client: Client; platform: PlatformClient },
   rawInput: unknown,
-  options: { maxTransferMicroUsd?: string | undefined } = {},
+  options: PlanLimits = {},
 ): Promise<OnboardingDryRun> {
   const input = parseCallerInput(onboardTenantInputSchema, rawInput);
   assertWithinTransferLimit({ fundingMicroUsd: input.fundingMicroUsd }, options.maxTransferMicroUsd);
-  const planned =
-    input.plan === undefined ? undefined : await resolvePlan(deps.pool, input.plan, options.maxTransferMicroUsd);
+  const planned = input.plan === undefined ? undefined : await resolvePlan(deps.pool, input.plan, options);
   const funding = planned ? planned.body.initialFundingMicroUsd : input.fundingMicroUsd;
   const checks = await runOnboardingChecks(deps, input, { ownRecordResumes: false });
   const workflowId = onboardingWorkflowId(input.externalRef);

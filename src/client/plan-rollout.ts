@@ -13,7 +13,7 @@ import {
   rolloutPlanInputSchema,
   type PlanChanges,
 } from '../domain/plan-rollout.js';
-import { planLookupSchema } from '../domain/plans.js';
+import { assertPlanWithinKeyLimit, planBodySchema, planLookupSchema } from '../domain/plans.js';
 import { tenantExternalRefKey } from '../domain/search-attributes.js';
 import { InvalidInputError, parseCallerInput, parseInput } from '../domain/tenant-input.js';
 import { assertTenantAllows, planConvergenceRefusal } from '../domain/tenant-rules.js';
@@ -27,6 +27,7 @@ import {
   type RolloutResult,
   type RolloutStatus,
 } from '../../workflows/plan-rollout-messages.js';
+import { DEFAULTS } from '../config/defaults.js';
 import { currentWaitOf, type WaitView } from './current-wait.js';
 import { PlanNotFoundError } from './plans.js';
 import { queryOrNull } from './query-run.js';
@@ -63,6 +64,28 @@ async function versionOf(pool: Pool, name: string, version: number | undefined):
   const row = await findPlanVersion(pool, name, version);
   if (!row) throw new PlanNotFoundError(name, version);
   return { name: row.name, version: row.version };
+}
+
+/**
+ * The version a rollout or an assignment brings tenants onto, refused (InvalidInputError naming `plan`) when
+ * its slots do not fit PLATFORM_TENANT_KEY_LIMIT: a version made under a higher limit would hold every
+ * tenant at the platform's key cap.
+ */
+async function targetOf(
+  pool: Pool,
+  name: string,
+  version: number | undefined,
+  tenantKeyLimit: number | undefined,
+): Promise<PlanRef> {
+  const row = await findPlanVersion(pool, name, version);
+  if (!row) throw new PlanNotFoundError(name, version);
+  const plan = { name: row.name, version: row.version };
+  assertPlanWithinKeyLimit(
+    parseInput(planBodySchema, row.body),
+    tenantKeyLimit ?? DEFAULTS.PLATFORM_TENANT_KEY_LIMIT,
+    plan,
+  );
+  return plan;
 }
 
 async function fromPlanOf(pool: Pool, from: string | undefined, plan: PlanRef): Promise<string> {
@@ -120,7 +143,7 @@ export async function startPlanRollout(
   client: Client,
   pool: Pool,
   raw: Record<string, unknown>,
-  options: { actor: string; taskQueue: string },
+  options: { actor: string; taskQueue: string; tenantKeyLimit?: number | undefined },
 ): Promise<RolloutStart> {
   const { name, version } = parseInput(planLookupSchema, {
     name: raw['plan'],
@@ -132,7 +155,7 @@ export async function startPlanRollout(
     version: version ?? 1,
     requestedBy: options.actor,
   });
-  const plan = await versionOf(pool, name, version);
+  const plan = await targetOf(pool, name, version, options.tenantKeyLimit);
   const from = await fromPlanOf(pool, probe.from, plan);
   const input = { ...raw, plan: plan.name, version: plan.version, from, requestedBy: options.actor };
   const workflowId = planRolloutWorkflowId(plan);
@@ -223,7 +246,7 @@ export async function assignPlan(
   client: Client,
   pool: Pool,
   raw: { externalRef: unknown; plan: unknown; reason?: unknown; options?: unknown },
-  options: { actor: string; taskQueue: string },
+  options: { actor: string; taskQueue: string; tenantKeyLimit?: number | undefined },
 ): Promise<AssignStart> {
   const spec = typeof raw.plan === 'string' ? planSpecOf(raw.plan) : undefined;
   const probe = parseCallerInput(convergeTenantPlanInputSchema, {
@@ -235,7 +258,7 @@ export async function assignPlan(
     ...(raw.options === undefined ? {} : { options: raw.options }),
   });
   if (!spec) throw new InvalidInputError([`plan: must be ${PLAN_SPEC_RULE}`]);
-  const plan = await versionOf(pool, spec.name, spec.version);
+  const plan = await targetOf(pool, spec.name, spec.version, options.tenantKeyLimit);
   const tenant = await findTenant(pool, probe.externalRef);
   if (!tenant) throw new TenantNotFoundError(probe.externalRef);
   assertTenantAllows(planConvergenceRefusal, tenant);

@@ -8,7 +8,13 @@ import {
   type PlanRow,
 } from '../db/plans-store.js';
 import { withTransaction, type Pool } from '../db/pool.js';
-import { createPlanInputSchema, planLookupSchema, updatePlanInputSchema } from '../domain/plans.js';
+import { DEFAULTS } from '../config/defaults.js';
+import {
+  assertPlanWithinKeyLimit,
+  createPlanInputSchema,
+  planLookupSchema,
+  updatePlanInputSchema,
+} from '../domain/plans.js';
 import { parseInput } from '../domain/tenant-input.js';
 import { assertWithinTransferLimit } from '../domain/transfer-limit.js';
 
@@ -113,11 +119,14 @@ export interface PlanWriteOptions {
   actor: string;
   /** TRANSFER_MAX_MICRO_USD (absent: its default). */
   maxTransferMicroUsd?: string | undefined;
+  /** PLATFORM_TENANT_KEY_LIMIT (absent: its default): a plan's slots, with default, stay one below it. */
+  tenantKeyLimit?: number | undefined;
 }
 
 export async function createPlan(pool: Pool, raw: unknown, options: PlanWriteOptions): Promise<PlanView> {
   const { name, reason, ...body } = parseInput(createPlanInputSchema, raw);
   assertAmountsWithinLimit(body, options.maxTransferMicroUsd);
+  assertPlanWithinKeyLimit(body, options.tenantKeyLimit ?? DEFAULTS.PLATFORM_TENANT_KEY_LIMIT);
   return withTransaction(pool, async (tx) => {
     const row = await insertFirstPlanVersion(tx, { name, body, createdBy: options.actor, reason: reason ?? null });
     if (!row) throw new PlanExistsError(name);
@@ -140,6 +149,7 @@ export async function updatePlan(
   const { name } = parseInput(planLookupSchema, { name: rawName });
   const { expectVersion, reason, ...body } = parseInput(updatePlanInputSchema, raw);
   assertAmountsWithinLimit(body, options.maxTransferMicroUsd);
+  assertPlanWithinKeyLimit(body, options.tenantKeyLimit ?? DEFAULTS.PLATFORM_TENANT_KEY_LIMIT);
   return withTransaction(pool, async (tx) => {
     const answer = await insertNextPlanVersion(tx, {
       name,

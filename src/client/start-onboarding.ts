@@ -25,6 +25,8 @@ export interface StartOnboardingOptions {
   requestEagerStart?: boolean;
   /** TRANSFER_MAX_MICRO_USD (absent: its default); the worker holds every run to its own setting too. */
   maxTransferMicroUsd?: string | undefined;
+  /** PLATFORM_TENANT_KEY_LIMIT (absent: its default): a plan whose slots do not fit it is refused, as the worker does. */
+  tenantKeyLimit?: number | undefined;
   /**
    * Our records, to check `plan` against before the run starts (an unknown plan or version is refused
    * here, naming `plan`, and no run starts) and to pin its version in the run's input. Without them a
@@ -50,7 +52,7 @@ export async function startOnboarding(
   // The version is pinned now (the latest, when none is named): a retried or replayed run never moves.
   const input: OnboardTenantInput =
     parsed.plan !== undefined && options.db
-      ? { ...parsed, plan: planSpecText(await resolvePlan(options.db, parsed.plan, options.maxTransferMicroUsd)) }
+      ? { ...parsed, plan: planSpecText(await resolvePlan(options.db, parsed.plan, options)) }
       : parsed;
   const workflowId = onboardingWorkflowId(input.externalRef);
   try {

@@ -67,4 +67,10 @@ export const platformSettings = area('platform', {
       '`<queue>-platform`, enforced by the server across workers).',
     advanced: true,
   }),
+  PLATFORM_TENANT_KEY_LIMIT: setting(wholeNumber(2, 1_000, DEFAULTS.PLATFORM_TENANT_KEY_LIMIT), {
+    description:
+      "The platform's cap on a tenant's active keys; set it to your platform's (the contract does not show it). " +
+      "A plan may have at most one slot fewer, `default` included, so that a rotation's new key fits beside the " +
+      'old one: a plan over it is refused when written, rolled out, assigned or onboarded.',
+  }),
 });

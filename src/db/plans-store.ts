@@ -1,5 +1,6 @@
 import { PLAN_SPEC_RULE, planSpecOf } from '../domain/plan-ref.js';
-import { planBodySchema, type ResolvedPlan } from '../domain/plans.js';
+import { DEFAULTS } from '../config/defaults.js';
+import { planBodySchema, planKeySlotsProblem, type ResolvedPlan } from '../domain/plans.js';
 import { InvalidInputError, parseInput } from '../domain/tenant-input.js';
 import { transferLimitProblems } from '../domain/transfer-limit.js';
 import type { Queryable } from './pool.js';
@@ -130,12 +131,21 @@ export async function listPlans(db: Queryable): Promise<PlanSummaryRow[]> {
 
 /**
  * The version a `plan` names (`starter`: the latest now; `starter@2`: that one), or InvalidInputError naming
- * `plan` when there is none (or its initial funding is above TRANSFER_MAX_MICRO_USD). One rule for every way
- * in: the client starter (before a run starts) and the onboarding's first step (a run started elsewhere).
+ * `plan` when there is none, its initial funding is above TRANSFER_MAX_MICRO_USD or its slots do not fit
+ * PLATFORM_TENANT_KEY_LIMIT (a version made under a higher limit). One rule for every way in: the client
+ * starter (before a run starts) and the onboarding's first step (a run started elsewhere).
  */
 export type { ResolvedPlan };
 
-export async function resolvePlan(db: Queryable, spec: string, maxTransferMicroUsd?: string): Promise<ResolvedPlan> {
+/** The limits a plan is carried out under (absent: their defaults). */
+export interface PlanLimits {
+  /** TRANSFER_MAX_MICRO_USD. */
+  maxTransferMicroUsd?: string | undefined;
+  /** PLATFORM_TENANT_KEY_LIMIT. */
+  tenantKeyLimit?: number | undefined;
+}
+
+export async function resolvePlan(db: Queryable, spec: string, limits: PlanLimits = {}): Promise<ResolvedPlan> {
   const lookup = planSpecOf(spec);
   if (!lookup) throw new InvalidInputError([`plan: must be ${PLAN_SPEC_RULE}`]);
   const row = await findPlanVersion(db, lookup.name, lookup.version);
@@ -146,9 +156,12 @@ export async function resolvePlan(db: Queryable, spec: string, maxTransferMicroU
         : `plan: plan ${lookup.name} has no version ${lookup.version} (tenantctl plans show ${lookup.name})`,
     ]);
   const body = parseInput(planBodySchema, row.body);
-  const over = transferLimitProblems({ plan: body.initialFundingMicroUsd }, maxTransferMicroUsd);
+  const over = transferLimitProblems({ plan: body.initialFundingMicroUsd }, limits.maxTransferMicroUsd);
   if (over.length) throw new InvalidInputError([`${over[0]!} (the plan's initialFundingMicroUsd)`]);
-  return { name: row.name, version: row.version, body };
+  const ref = { name: row.name, version: row.version };
+  const slots = planKeySlotsProblem(body, limits.tenantKeyLimit ?? DEFAULTS.PLATFORM_TENANT_KEY_LIMIT, ref);
+  if (slots) throw new InvalidInputError([slots]);
+  return { ...ref, body };
 }
 
 /** The plan version a tenant's record says it is on; null: on none (undefined: no such tenant). */

@@ -1,8 +1,7 @@
 import { z } from 'zod';
-import { DEFAULT_SLOT } from './onboarding.js';
 import { OPERATOR_MAX, OPERATOR_RULE, REASON_TEXT } from './operator-decisions.js';
 import { planNameSchema, planVersionSchema, type PlanRef } from './plan-ref.js';
-import type { PlanBody } from './plans.js';
+import { planSlotsOf, type PlanBody } from './plans.js';
 import { durationSchema, externalRefSchema } from './tenant-input.js';
 import { freeText } from './text.js';
 import { continuedSchema } from './wait-options.js';
@@ -18,10 +17,8 @@ import { continuedSchema } from './wait-options.js';
  * Keys, schedules and policies an operator made by hand are left alone.
  */
 
-/** The slots a tenant on a plan version has keys in: onboarding's own `default` and each of the plan's. */
-export function planSlotsOf(body: Pick<PlanBody, 'keySlots'>): string[] {
-  return [...new Set([DEFAULT_SLOT, ...body.keySlots])];
-}
+// planSlotsOf lives with the plan's key limit rule, which counts slots the same way.
+export { planSlotsOf };
 
 export interface PolicyFields {
   below: string;

@@ -3,7 +3,8 @@ import { closeDelayProblem, CLOSE_DELAY_RULE, msOf } from './durations.js';
 import { autoTopUpPolicySchema } from './funding-policy-input.js';
 import { namedSlotSchema } from './key-slot-input.js';
 import { deployerSpecSchema, rotationTimingsSchema } from './rotation-input.js';
-import { microUsdSchema } from './tenant-input.js';
+import { DEFAULT_SLOT } from './onboarding.js';
+import { InvalidInputError, microUsdSchema } from './tenant-input.js';
 import { topUpReasonSchema } from './top-up-input.js';
 import {
   PLAN_NAME_MAX_LENGTH,
@@ -104,4 +105,40 @@ export type UpdatePlanInput = z.input<typeof updatePlanInputSchema>;
 /** A plan version an onboarding carries out: its name, its version and its body as the schema parses it. */
 export interface ResolvedPlan extends PlanRef {
   body: PlanBody;
+}
+
+/** The slots a tenant on a plan version has keys in: onboarding's own `default` and each of the plan's. */
+export function planSlotsOf(body: Pick<PlanBody, 'keySlots'>): string[] {
+  return [...new Set([DEFAULT_SLOT, ...body.keySlots])];
+}
+
+/** The platform's cap on a tenant's active keys, which the contract does not show: the operator sets it. */
+export const TENANT_KEY_LIMIT_SETTING = 'PLATFORM_TENANT_KEY_LIMIT';
+
+/**
+ * The rule, once: a plan's slots (with `default`) leave one key of room under the platform's cap on a
+ * tenant's active keys, so that a rotation's new key fits beside the old one during its overlap. A plan
+ * over it would have its onboarding or rollout wait at API_KEY_LIMIT_REACHED for ever, so it is refused
+ * where a plan is written and again where one is carried out (a plan made under a higher limit).
+ * `keySlots: …` for a plan over the limit, else null; `of`: the version carried out (the problem then
+ * names `plan`, the field of the request that carries it out).
+ */
+export function planKeySlotsProblem(
+  body: Pick<PlanBody, 'keySlots'>,
+  tenantKeyLimit: number,
+  of?: PlanRef,
+): string | null {
+  const most = tenantKeyLimit - 1;
+  const slots = planSlotsOf(body).length;
+  if (slots <= most) return null;
+  const rule =
+    `keySlots: a plan may have at most ${most} slot${most === 1 ? '' : 's'} with default ` +
+    `(${TENANT_KEY_LIMIT_SETTING} ${tenantKeyLimit}, one key kept free for a rotation's new key), this one has ${slots}`;
+  return of ? `plan: ${of.name}@${of.version}'s ${rule}` : rule;
+}
+
+/** Throws InvalidInputError (the edges' 400 INVALID_INPUT) for a plan over the limit. */
+export function assertPlanWithinKeyLimit(body: Pick<PlanBody, 'keySlots'>, tenantKeyLimit: number, of?: PlanRef): void {
+  const problem = planKeySlotsProblem(body, tenantKeyLimit, of);
+  if (problem) throw new InvalidInputError([problem]);
 }

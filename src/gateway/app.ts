@@ -161,6 +161,7 @@ function registerRoutes(
     closeDelay: options.closeDelay ?? '0',
     platform: options.preflightPlatform,
     maxTransferMicroUsd: options.maxTransferMicroUsd,
+    tenantKeyLimit: options.tenantKeyLimit,
   });
   registerTransferRoutes(app, {
     pool: deps.pool,
@@ -176,6 +177,7 @@ function registerRoutes(
     client: deps.client,
     taskQueue: options.taskQueue,
     maxTransferMicroUsd: options.maxTransferMicroUsd,
+    tenantKeyLimit: options.tenantKeyLimit,
   });
   registerApprovalRoutes(app, { pool: deps.pool, client: deps.client });
   registerDecisionRoutes(app, {

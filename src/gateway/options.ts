@@ -48,6 +48,8 @@ export interface GatewayOptions {
   outboundAllowHosts?: AllowHosts;
   /** TRANSFER_MAX_MICRO_USD: larger amounts are 400 INVALID_INPUT at every /v1 edge (absent: its default). */
   maxTransferMicroUsd?: string;
+  /** PLATFORM_TENANT_KEY_LIMIT: a plan whose slots do not fit it is 400 INVALID_INPUT, written or carried out. */
+  tenantKeyLimit?: number;
   /** DRIFT_SCHEDULE_EVERY: the interval of a drift schedule made without one (absent: 1h). */
   driftScheduleEvery?: string;
   /** EVENTS_RETRY_FOR (a replay's retry policy) and EVENTS_SECRET_OVERLAP_SECONDS (absent: their defaults). */

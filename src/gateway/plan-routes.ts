@@ -54,7 +54,14 @@ const ROLLOUT_DECISIONS = ['pause', 'resume'] as const;
 
 export function registerPlanRoutes(
   app: FastifyInstance,
-  deps: { pool: Pool; client: Client; taskQueue: string; maxTransferMicroUsd?: string | undefined },
+  deps: {
+    pool: Pool;
+    client: Client;
+    taskQueue: string;
+    maxTransferMicroUsd?: string | undefined;
+    /** PLATFORM_TENANT_KEY_LIMIT (absent: its default): a plan over it is refused when written or carried out. */
+    tenantKeyLimit?: number | undefined;
+  },
 ): void {
   void app.register(async (api) => {
     const answer = async <T>(work: () => Promise<T>) => {
@@ -81,6 +88,7 @@ export function registerPlanRoutes(
     const writeOptions = (request: Parameters<typeof callerOf>[0]) => ({
       actor: callerOf(request).name,
       maxTransferMicroUsd: deps.maxTransferMicroUsd,
+      tenantKeyLimit: deps.tenantKeyLimit,
     });
 
     api.post('/v1/plans', { config: { permission: 'plans.manage' }, schema: createDoc }, async (request, reply) =>
@@ -140,7 +148,7 @@ export function registerPlanRoutes(
             deps.client,
             deps.pool,
             { ...body, plan: name },
-            { actor: callerOf(request).name, taskQueue: deps.taskQueue },
+            { actor: callerOf(request).name, taskQueue: deps.taskQueue, tenantKeyLimit: deps.tenantKeyLimit },
           );
         });
         return accepted(reply, rolloutUrl(started.plan), { ...started, statusUrl: rolloutUrl(started.plan) });
@@ -188,7 +196,7 @@ export function registerPlanRoutes(
             deps.client,
             deps.pool,
             { ...body, externalRef, plan: body['plan'] },
-            { actor: callerOf(request).name, taskQueue: deps.taskQueue },
+            { actor: callerOf(request).name, taskQueue: deps.taskQueue, tenantKeyLimit: deps.tenantKeyLimit },
           );
         });
         const statusUrl = `/v1/tenants/${encodeURIComponent(externalRef)}/plan`;
@@ -240,7 +248,8 @@ const createDoc = doc({
   description:
     'The body is the plan (`keySlots` required; `initialFundingMicroUsd`, `rotation`, `autoTopUp`, ' +
     '`resumeBalanceFloorMicroUsd`, `closeDelay` optional) with its `name` and an optional `reason`. ' +
-    'Who made it is the bearer token. Amounts sent in one transfer stay within TRANSFER_MAX_MICRO_USD.',
+    'Who made it is the bearer token. Amounts sent in one transfer stay within TRANSFER_MAX_MICRO_USD; the ' +
+    'slots, with `default`, at most PLATFORM_TENANT_KEY_LIMIT − 1 (a key kept free for a rotation).',
   body: createPlanInputSchema,
   answers: { 201: planVersion, 409: 'A plan of this name exists already: make a new version (PLAN_EXISTS).' },
 });

@@ -63,6 +63,7 @@ export async function startGateway(config: Config): Promise<RunningGateway> {
       operators: safeOps.operators,
       closeDelay: safeOps.closeDelay,
       maxTransferMicroUsd: config.TRANSFER_MAX_MICRO_USD,
+      tenantKeyLimit: config.PLATFORM_TENANT_KEY_LIMIT,
       driftScheduleEvery: config.DRIFT_SCHEDULE_EVERY,
       events: { retryFor: config.EVENTS_RETRY_FOR, secretOverlapSeconds: config.EVENTS_SECRET_OVERLAP_SECONDS },
       approvals: { actions: safeOps.approvals, ttlMs: safeOps.approvalTtlMs },

@@ -61,10 +61,11 @@ export async function createOrchestratorEnv(
     ...extraDeps,
   };
   // tenantctl's operator commands reach the system through a gateway, as the harness operator; it reads
-  // the platform (wallets, dry runs) with the parent key, as a production gateway does.
+  // the platform (wallets, dry runs) with the parent key, as a production gateway does, and holds plans to
+  // the worker's PLATFORM_TENANT_KEY_LIMIT, as one configuration would.
   const gateway = await startOperatorGateway(
     { ...ctx, secretsKeys },
-    { gateway: { preflightPlatform: deps.platform } },
+    { gateway: { preflightPlatform: deps.platform, tenantKeyLimit: extraDeps.platformTenantKeyLimit } },
   );
   return {
     ...ctx,

@@ -9,6 +9,7 @@
 import { ScheduleNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rotationScheduleId } from '../../src/domain/ids.js';
+import { DEFAULT_SEED } from '../../src/sim/index.js';
 import type { OnboardTenantResult } from '../../workflows/onboard-tenant-messages.js';
 import { runCli } from '../harness/cli.js';
 import { workflowExists } from '../harness/onboarding-checks.js';
@@ -77,7 +78,12 @@ describe('onboarding by plan', () => {
   }
 
   beforeAll(async () => {
-    env = await createOrchestratorEnv('onboarding-by-plan');
+    // Three slots with default: the worker, the gateway and the simulator allow a tenant 4 active keys.
+    env = await createOrchestratorEnv(
+      'onboarding-by-plan',
+      { seed: { ...DEFAULT_SEED, tenantActiveKeyLimit: 4 } },
+      { platformTenantKeyLimit: 4 },
+    );
     await env.startOrchestratorWorker();
     const created = await post('/v1/plans', { name: 'pro', ...PRO });
     expect(created.status, JSON.stringify(created.json)).toBe(201);

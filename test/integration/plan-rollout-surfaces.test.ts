@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rotationScheduleId } from '../../src/domain/ids.js';
 import { createPlatformClient } from '../../src/platform/index.js';
 import { generateOperator } from '../../src/secrets/operators.js';
-import { DEFAULT_PLATFORM_KEY } from '../../src/sim/index.js';
+import { DEFAULT_PLATFORM_KEY, DEFAULT_SEED } from '../../src/sim/index.js';
 import { runCli } from '../harness/cli.js';
 import { workflowExists } from '../harness/onboarding-checks.js';
 import { clearFaults, createOrchestratorEnv, setFaults, type OrchestratorEnv } from '../harness/onboarding-env.js';
@@ -26,7 +26,8 @@ const PRO_V1 = {
   autoTopUp: { below: '1000000', to: '3000000', maxPerDay: '10000000' },
 };
 const PRO_V2 = { ...PRO_V1, keySlots: ['default', 'web', 'ci'], upgradeFundingMicroUsd: '2000000' };
-// The simulator allows 3 active keys a sub-account (the platform's limit): v3 and team keep v2's slots.
+// Three slots with default: the worker, this file's gateway and the simulator allow a tenant 4 active keys
+// (PLATFORM_TENANT_KEY_LIMIT 4, one kept free for a rotation); v3 and team keep v2's slots.
 const PRO_V3 = { ...PRO_V2, rotation: { ...PRO_V1.rotation, interval: '60d' } };
 const TEAM = {
   ...PRO_V3,
@@ -69,7 +70,11 @@ describe('plan rollout surfaces', () => {
   }
 
   beforeAll(async () => {
-    env = await createOrchestratorEnv('plan-rollout-surfaces');
+    env = await createOrchestratorEnv(
+      'plan-rollout-surfaces',
+      { seed: { ...DEFAULT_SEED, tenantActiveKeyLimit: 4 } },
+      { platformTenantKeyLimit: 4 },
+    );
     await env.startOrchestratorWorker();
     // A gateway of this file's own that also knows a viewer (the env's knows only the harness admin).
     const platform = createPlatformClient({
@@ -77,7 +82,10 @@ describe('plan rollout surfaces', () => {
       platformKey: DEFAULT_PLATFORM_KEY,
       timeoutMs: 2_000,
     });
-    gateway = await startOperatorGateway(env, { entries: [viewer.entry], gateway: { preflightPlatform: platform } });
+    gateway = await startOperatorGateway(env, {
+      entries: [viewer.entry],
+      gateway: { preflightPlatform: platform, tenantKeyLimit: 4 },
+    });
     const created = await cli(['plans', 'create', 'pro', '--json', JSON.stringify(PRO_V1)]);
     expect(created.code, created.stderr).toBe(0);
     const onboarded = await Promise.all(

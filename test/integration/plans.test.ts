@@ -8,10 +8,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { resolvePlan } from '../../src/db/plans-store.js';
+import { InvalidInputError } from '../../src/domain/tenant-input.js';
 import { generateMasterKey } from '../../src/secrets/master-keys.js';
 import { generateOperator } from '../../src/secrets/operators.js';
 import { runCli } from '../harness/cli.js';
 import { createTestContext, type TestContext } from '../harness/context.js';
+import { workflowExists } from '../harness/onboarding-checks.js';
 import { callAs, HARNESS_OPERATOR, startOperatorGateway, type OperatorGateway } from '../harness/operator-gateway.js';
 
 const STARTER = {
@@ -23,6 +26,11 @@ const STARTER = {
   closeDelay: '30d',
 };
 const STARTER_V2 = { ...STARTER, keySlots: ['default', 'ci'], rotation: { ...STARTER.rotation, interval: '30d' } };
+
+// Three slots with default: one more than PLATFORM_TENANT_KEY_LIMIT's default (3) leaves room for.
+const WIDE = { ...STARTER, keySlots: ['default', 'web', 'api'] };
+const WIDE_RULE =
+  "keySlots: a plan may have at most 2 slots with default (PLATFORM_TENANT_KEY_LIMIT 3, one key kept free for a rotation's new key), this one has 3";
 
 const viewer = generateOperator('plan-viewer', 'viewer');
 const operator = generateOperator('plan-operator', 'operator');
@@ -85,7 +93,7 @@ describe('plans', () => {
     const human = await cli(['show', 'starter', '--version', '1']);
     expect(human.stdout).toContain('plan starter version 1 (latest is 2)');
 
-    const pro = await cli(['create', 'pro', '--json', JSON.stringify({ keySlots: ['prod', 'staging'] })]);
+    const pro = await cli(['create', 'pro', '--json', JSON.stringify({ keySlots: ['prod'] })]);
     expect(pro.code, pro.stderr).toBe(0);
     const list = await cli(['list', '--json']);
     expect(list.code, list.stderr).toBe(0);
@@ -183,6 +191,91 @@ describe('plans', () => {
     expect(await counts()).toEqual(before);
   });
 
+  it('tenantctl plans create --file refuses more slots than the key limit leaves room for, writing nothing', async () => {
+    const file = join(dir, 'wide.json');
+    writeFileSync(file, JSON.stringify(WIDE));
+    const before = await counts();
+    for (const args of [
+      ['create', 'wide', '--file', file],
+      ['update', 'starter', '--file', file],
+    ]) {
+      const result = await cli(args);
+      expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(2);
+      expect(result.stderr.trim(), args.join(' ')).toBe(`error: ${WIDE_RULE}`);
+    }
+    expect(await counts()).toEqual(before);
+    const { rows } = await ctx.pool.query(`SELECT version FROM plans WHERE name = 'wide'`);
+    expect(rows).toEqual([]);
+  });
+
+  it('over HTTP: more slots than the key limit leaves room for is 400 naming keySlots, and nothing is written', async () => {
+    const before = await counts();
+    const created = await callAs(gateway.url, 'POST', '/v1/plans', HARNESS_OPERATOR.token, { ...WIDE, name: 'wide' });
+    expect(created.status, JSON.stringify(created.json)).toBe(400);
+    expect(created.json.error).toMatchObject({ code: 'INVALID_INPUT', fields: ['keySlots'] });
+    expect(created.json.error.message).toBe(`invalid input: ${WIDE_RULE}`);
+    const updated = await callAs(gateway.url, 'POST', '/v1/plans/starter/versions', HARNESS_OPERATOR.token, WIDE);
+    expect(updated.status, JSON.stringify(updated.json)).toBe(400);
+    expect(updated.json.error).toMatchObject({ code: 'INVALID_INPUT', fields: ['keySlots'] });
+    expect(await counts()).toEqual(before);
+    const { rows: plans } = await ctx.pool.query(`SELECT version FROM plans WHERE name = 'wide'`);
+    expect(plans).toEqual([]);
+    const { rows: audit } = await ctx.pool.query(
+      `SELECT id FROM audit_log WHERE subject = 'plan:wide' OR (subject = 'plan:starter' AND details->>'version' = '3')`,
+    );
+    expect(audit).toEqual([]);
+  });
+
+  it('a version made under a higher limit is refused where it is carried out once the limit is lower', async () => {
+    // A gateway whose PLATFORM_TENANT_KEY_LIMIT is 4 makes it; this file's gateway keeps the default, 3.
+    const wider = await startOperatorGateway(
+      { ...ctx, secretsKeys: generateMasterKey('tplans4') },
+      {
+        gateway: { tenantKeyLimit: 4 },
+      },
+    );
+    try {
+      const made = await callAs(wider.url, 'POST', '/v1/plans', HARNESS_OPERATOR.token, { ...WIDE, name: 'wide4' });
+      expect(made.status, JSON.stringify(made.json)).toBe(201);
+    } finally {
+      await wider.close();
+    }
+    const carried = `plan: wide4@1's ${WIDE_RULE}`;
+    const before = await counts();
+    const onboard = await callAs(gateway.url, 'POST', '/v1/tenants', HARNESS_OPERATOR.token, {
+      externalRef: 'wide-tenant',
+      name: 'Wide',
+      plan: 'wide4',
+    });
+    expect(onboard.status, JSON.stringify(onboard.json)).toBe(400);
+    expect(onboard.json.error).toMatchObject({
+      code: 'INVALID_INPUT',
+      fields: ['plan'],
+      message: `invalid input: ${carried}`,
+    });
+    expect(await workflowExists(ctx.client, 'onboard:wide-tenant')).toBe(false);
+    const rollout = await callAs(gateway.url, 'POST', '/v1/plans/wide4/rollouts', HARNESS_OPERATOR.token, {});
+    expect(rollout.status, JSON.stringify(rollout.json)).toBe(400);
+    expect(rollout.json.error).toMatchObject({ code: 'INVALID_INPUT', fields: ['plan'] });
+    expect(await workflowExists(ctx.client, 'plan-rollout:wide4@1')).toBe(false);
+    const assign = await callAs(gateway.url, 'POST', '/v1/tenants/wide-tenant/plan', HARNESS_OPERATOR.token, {
+      plan: 'wide4@1',
+    });
+    expect(assign.status, JSON.stringify(assign.json)).toBe(400);
+    expect(assign.json.error).toMatchObject({ code: 'INVALID_INPUT', fields: ['plan'] });
+    expect(await workflowExists(ctx.client, 'plan:wide-tenant')).toBe(false);
+    expect(await counts()).toEqual(before);
+    const { rows: tenants } = await ctx.pool.query(`SELECT 1 FROM tenants WHERE external_ref = 'wide-tenant'`);
+    expect(tenants).toEqual([]);
+    // The worker's onboarding step resolves the plan the same way, under its own setting.
+    await expect(resolvePlan(ctx.pool, 'wide4', { tenantKeyLimit: 3 })).rejects.toThrow(InvalidInputError);
+    await expect(resolvePlan(ctx.pool, 'wide4', { tenantKeyLimit: 3 })).rejects.toMatchObject({ problems: [carried] });
+    await expect(resolvePlan(ctx.pool, 'wide4', { tenantKeyLimit: 4 })).resolves.toMatchObject({
+      name: 'wide4',
+      version: 1,
+    });
+  });
+
   it('over HTTP: reads for viewers, writes for admins only, the actor from the token and never from the body', async () => {
     const before = await counts();
     for (const [who, token] of [
@@ -230,7 +323,7 @@ describe('plans', () => {
     const answers = await Promise.all(
       Array.from({ length: 6 }, (_, i) =>
         callAs(gateway.url, 'POST', '/v1/plans/pro/versions', HARNESS_OPERATOR.token, {
-          keySlots: ['prod', `extra-${i}`],
+          keySlots: [`extra-${i}`],
         }),
       ),
     );

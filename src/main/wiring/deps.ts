@@ -48,6 +48,7 @@ export function buildActivityDeps(
     lifecycle: { resumeBalanceFloorMicroUsd: config.RESUME_BALANCE_FLOOR_MICRO_USD },
     transfers: { maxMicroUsd: config.TRANSFER_MAX_MICRO_USD },
     platformRequestsPerSecond: config.PLATFORM_RATE_LIMIT_PER_SECOND,
+    platformTenantKeyLimit: config.PLATFORM_TENANT_KEY_LIMIT,
     // The same policy the gateway applies: a resolveTransfer it gates is checked by the run too.
     approvals: { actions: safeOpsOf(config).approvals },
     events: {
