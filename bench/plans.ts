@@ -256,16 +256,18 @@ async function neededCalls(pool: Pool, expected: number): Promise<{ tenants: num
   return { tenants, calls };
 }
 
-/** Requests the platform counted in each second of the phase (sampled every 100 ms). */
-function sampleRequests(runtime: SimRuntime): { stop(): number[] } {
+/** Requests the platform counted (and refused with 429) in each second of the phase, sampled every 100 ms. */
+function sampleRequests(runtime: SimRuntime): { stop(): { requests: number[]; refused: number[] } } {
   const started = performance.now();
-  const counts: number[] = [];
-  let last = 0;
+  const requests: number[] = [];
+  const refused: number[] = [];
+  let last = { requestsTotal: 0, rateLimitedTotal: 0 };
   const sample = () => {
-    const total = runtime.traffic.snapshot().requestsTotal;
+    const now = runtime.traffic.snapshot();
     const second = Math.floor((performance.now() - started) / 1000);
-    counts[second] = (counts[second] ?? 0) + total - last;
-    last = total;
+    requests[second] = (requests[second] ?? 0) + now.requestsTotal - last.requestsTotal;
+    refused[second] = (refused[second] ?? 0) + now.rateLimitedTotal - last.rateLimitedTotal;
+    last = now;
   };
   const timer = setInterval(sample, 100);
   timer.unref();
@@ -273,7 +275,7 @@ function sampleRequests(runtime: SimRuntime): { stop(): number[] } {
     stop() {
       clearInterval(timer);
       sample();
-      return Array.from(counts, (n) => n ?? 0);
+      return { requests: Array.from(requests, (n) => n ?? 0), refused: Array.from(refused, (n) => n ?? 0) };
     },
   };
 }
@@ -284,7 +286,7 @@ function sampleRequests(runtime: SimRuntime): { stop(): number[] } {
  * middle how full the seconds were against the rollout's slot budget (ROLLOUT_BUDGET_SHARE of the limit).
  */
 function timeSplit(
-  perSecond: number[],
+  { requests: perSecond, refused }: { requests: number[]; refused: number[] },
   seconds: number,
   limit: number,
   needed: { tenants: number; calls: number },
@@ -300,6 +302,9 @@ function timeSplit(
   const round1 = (n: number) => Math.round(n * 10) / 10;
   return {
     beforeFirstRequestS: first < 0 ? seconds : first,
+    /** The second of the first 429 (-1: none) and the seconds with any. */
+    first429AtS: refused.findIndex((n) => n > 0),
+    secondsWith429: refused.filter((n) => n > 0).length,
     pacedSeconds: middle.length,
     afterLastRequestS: first < 0 ? 0 : round1(Math.max(0, seconds - (last + 1))),
     secondsWithoutRequests: middle.length - busy.length,
