@@ -16,13 +16,18 @@ import { quietLogger } from './quiet-logger.js';
  *   every millisecond poll of a test would take a second;
  * - each history queue reads its tasks at most `*ProcessorMaxPollRPS` times a second (20 by default),
  *   shared by every run on the dev server's single shard: a timer, a workflow task, an activity task
- *   each waited for the next read slot, and parallel test files queued behind each other.
+ *   each waited for the next read slot, and parallel test files queued behind each other;
+ * - an activity on the workflow's own task queue goes back to the worker with the workflow task's answer
+ *   (eager activity execution, which the SDK asks for and the server refuses by default) instead of through
+ *   a task queue poll: dispatchEvents' 200 activity rounds took 3.1 s instead of 4.3 s, and a fifth
+ *   less of the server's CPU.
  * Kept at its default on purpose: `history.workflowIdReuseMinimalInterval` (a run that continues as new
  * within 1 s of its start has its next run held back to that second). At 1 ms the tests that poll every
  * millisecond spun faster and took the CPU from the files beside them: four key and onboarding files took
  * 45 s together instead of 35 s.
  */
 export const FAST_SERVER_CONFIG = {
+  'system.enableActivityEagerExecution': true,
   'history.timerProcessorMaxTimeShift': '10ms',
   'history.timerProcessorMaxPollRPS': 10_000,
   'history.transferProcessorMaxPollRPS': 10_000,
@@ -39,26 +44,34 @@ export default async function setup(project: TestProject) {
   const log = (line: string) => console.error(`[fast] ${line}`);
   const started = Date.now();
   const stops: Array<() => Promise<void>> = [];
-  let address = process.env.TEMPORAL_ADDRESS;
-  if (!address) {
-    const server = await startTemporalDevServer({
-      headless: true,
-      port: 0,
-      cliPath: process.env.TEMPORAL_CLI_PATH,
-      onProgress: log,
-      dynamicConfig: FAST_SERVER_CONFIG,
-    });
-    stops.push(() => server.stop());
-    address = server.address;
-  }
+  // The dev server starts while the workflows are bundled (each about half of the setup's wall time).
+  const serverStarting = process.env.TEMPORAL_ADDRESS
+    ? undefined
+    : startTemporalDevServer({
+        headless: true,
+        port: 0,
+        cliPath: process.env.TEMPORAL_CLI_PATH,
+        onProgress: log,
+        dynamicConfig: FAST_SERVER_CONFIG,
+      });
   const bundleDir = mkdtempSync(join(tmpdir(), 'tenant-orch-fast-bundle-'));
+  stops.push(async () => rmSync(bundleDir, { recursive: true, force: true }));
   const bundlePath = join(bundleDir, 'workflows.js');
-  const { code } = await bundleWorkflowCode({
+  const bundling = bundleWorkflowCode({
     ...workflowBundleOptions(fileURLToPath(new URL('../../workflows/index.ts', import.meta.url))),
     logger: quietLogger('bundle'),
   });
-  writeFileSync(bundlePath, code);
-  stops.push(async () => rmSync(bundleDir, { recursive: true, force: true }));
+  const [server, bundle] = await Promise.allSettled([serverStarting, bundling]);
+  if (server.status === 'fulfilled' && server.value) {
+    const devServer = server.value;
+    stops.push(() => devServer.stop());
+  }
+  if (server.status === 'rejected' || bundle.status === 'rejected') {
+    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+    throw server.status === 'rejected' ? server.reason : (bundle as PromiseRejectedResult).reason;
+  }
+  const address = server.value?.address ?? process.env.TEMPORAL_ADDRESS!;
+  writeFileSync(bundlePath, bundle.value.code);
   project.provide('temporalAddress', address);
   project.provide('temporalNamespace', process.env.TEMPORAL_NAMESPACE ?? 'default');
   project.provide('workflowBundlePath', bundlePath);

@@ -9,7 +9,15 @@ import {
 } from '../../workflows/close-tenant-messages.js';
 import { currentWaitQuery, type WaitView } from '../../workflows/waits-messages.js';
 import { expectWaitOnEverySurface } from '../harness/wait-surfaces.js';
-import { fastWorld, historyLength, uniqueId, type FastWorld, decide, answerOf } from '../harness/fast-workflow.js';
+import {
+  fastWorld,
+  historyLength,
+  uniqueId,
+  type FastWorld,
+  decide,
+  answerOf,
+  pollPauses,
+} from '../harness/fast-workflow.js';
 
 /**
  * closeTenant's decisions with mocked activities: each wait visible (currentWait, closeStatus, TenantStatus)
@@ -25,15 +33,15 @@ afterAll(() => world.close());
 
 /** The lowest bound the input takes (src/domain/wait-options.ts). */
 const BOUND = 200;
-const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function until<T>(what: string, probe: () => Promise<T | undefined | null | false>, ms = 60_000): Promise<T> {
   const deadline = Date.now() + ms;
+  const next = pollPauses();
   for (;;) {
     const value = await probe().catch(() => undefined);
     if (value) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await pause(50);
+    await next();
   }
 }
 
@@ -58,6 +66,13 @@ async function tenantStatusOf(handle: WorkflowHandle): Promise<unknown> {
 
 /** Waits until the run shows a wait in `stage` having polled `polls` times (per the mock's count). */
 async function waitIn(handle: WorkflowHandle, stage: string, enough: () => boolean): Promise<WaitView> {
+  // The mock's count first, looked at every 10 ms: no query while the run has not polled enough (the
+  // rotations' wait is 29 s), and the stage is asked for as soon as it has (some stages last a few polls).
+  const deadline = Date.now() + 60_000;
+  while (!enough()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for enough polls in ${stage}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
   return until(`a wait in ${stage}`, async () => {
     const wait = await handle.query(currentWaitQuery);
     return wait?.stage === stage && enough() ? wait : null;
