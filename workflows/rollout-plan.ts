@@ -24,7 +24,12 @@ import {
 import type { Activities } from '../activities/index.js';
 import type { DecisionBy } from '../src/domain/operator-decisions.js';
 import { planConvergenceWorkflowId, planRolloutWorkflowId } from '../src/domain/ids.js';
-import { platformCallsOf, ROLLOUT_BUDGET_SHARE, type RolloutPlanInput } from '../src/domain/plan-rollout.js';
+import {
+  PLATFORM_CALLS,
+  platformCallsOf,
+  ROLLOUT_BUDGET_SHARE,
+  type RolloutPlanInput,
+} from '../src/domain/plan-rollout.js';
 import { fleetDatabaseStep } from './activity-policies.js';
 import { convergeTenantPlan } from './converge-tenant-plan.js';
 import { installDecisions } from './keys/decision-table.js';
@@ -165,9 +170,14 @@ export async function rolloutPlan(rawInput: RolloutPlanInput): Promise<RolloutRe
   // about a second (the server's timer time shift), so a wait per tenant would pace a rollout to one a second;
   // a sliding second then sees one slot's requests, and the share leaves room for a slot's stragglers.
   const capacity = (input.platformRequestsPerSecond ?? page.requestsPerSecond) * ROLLOUT_BUDGET_SHARE;
+  // No more tenants in flight than a slot has requests for (two a tenant): a convergence's calls arrive as its
+  // runs get to them, seconds after its start under load, so tenants started in one slot spend the next one's
+  // budget too; bounding those in flight bounds how many slots' calls can meet in one second.
+  const inFlight = Math.max(1, Math.min(input.concurrency, Math.floor(capacity / PLATFORM_CALLS.keyIssued)));
+  status.concurrency = inFlight;
   let slot = carried?.slot ?? { startedAt: 0, used: 0 };
   for (const externalRef of page.refs) {
-    await condition(() => status.stage === 'running' && running.size < input.concurrency);
+    await condition(() => status.stage === 'running' && running.size < inFlight);
     let read;
     try {
       read = await db.readPlanConvergence({ externalRef, plan });
@@ -191,7 +201,7 @@ export async function rolloutPlan(rawInput: RolloutPlanInput): Promise<RolloutRe
       // A tenant that does not fit waits for the next slot (one that needs more than a slot goes alone).
       if (slot.used > 0 && slot.used + calls > capacity) {
         await sleep(slot.startedAt + PACE_SLOT_MS - Date.now());
-        await condition(() => status.stage === 'running' && running.size < input.concurrency);
+        await condition(() => status.stage === 'running' && running.size < inFlight);
         slot = { startedAt: Date.now(), used: 0 };
       }
       slot.used += calls;
