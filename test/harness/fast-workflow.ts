@@ -91,13 +91,13 @@ export async function historyLength(handle: WorkflowHandle, runId?: string): Pro
 }
 
 /**
- * The pause before a poll's next look: 20 ms at first, half as long again each time, at most 200 ms. A look
- * is often a query, which costs the server, the test's worker and its client about 6 ms of CPU together
- * (measured on this 2-core machine): a wait of many seconds looked five times a second, not twenty, and a
- * wait that ends at once is still seen within a few tens of milliseconds.
+ * The pause before a poll's next look: 50 ms at first (as every poll here looked before), half as long again
+ * each time, at most 200 ms. A look is often a query, which costs the server, the test's worker and its client
+ * about 6 ms of CPU together (measured on this 2-core machine): a wait of many seconds is looked at five times
+ * a second, not twenty.
  */
 export function pollPauses(): () => Promise<void> {
-  let ms = 20;
+  let ms = 50;
   return async () => {
     await new Promise((r) => setTimeout(r, ms));
     ms = Math.min(200, ms * 1.5);
@@ -105,9 +105,8 @@ export function pollPauses(): () => Promise<void> {
 }
 
 /**
- * Polls until `done()` holds. A check that answers at once (a mock's counter, in this process) is looked at
- * every 10 ms: it costs nothing, and a run spinning until the test sees it spins no longer than that. One
- * that answers with a promise (it asks the server) is looked at as pollPauses says.
+ * Polls until `done()` holds. A check that answers at once (a mock's counter, in this process) costs nothing
+ * and is looked at every 50 ms; one that answers with a promise (it asks the server) as pollPauses says.
  */
 export async function until(done: () => boolean | Promise<boolean>): Promise<void> {
   const pause = pollPauses();
@@ -115,7 +114,7 @@ export async function until(done: () => boolean | Promise<boolean>): Promise<voi
     const answer = done();
     if (typeof answer === 'boolean') {
       if (answer) return;
-      await new Promise((r) => setTimeout(r, 10));
+      await new Promise((r) => setTimeout(r, 50));
     } else if (await answer) return;
     else await pause();
   }

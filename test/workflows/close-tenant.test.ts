@@ -9,15 +9,7 @@ import {
 } from '../../workflows/close-tenant-messages.js';
 import { currentWaitQuery, type WaitView } from '../../workflows/waits-messages.js';
 import { expectWaitOnEverySurface } from '../harness/wait-surfaces.js';
-import {
-  fastWorld,
-  historyLength,
-  uniqueId,
-  type FastWorld,
-  decide,
-  answerOf,
-  pollPauses,
-} from '../harness/fast-workflow.js';
+import { fastWorld, historyLength, uniqueId, type FastWorld, decide, answerOf } from '../harness/fast-workflow.js';
 
 /**
  * closeTenant's decisions with mocked activities: each wait visible (currentWait, closeStatus, TenantStatus)
@@ -36,12 +28,12 @@ const BOUND = 200;
 
 async function until<T>(what: string, probe: () => Promise<T | undefined | null | false>, ms = 60_000): Promise<T> {
   const deadline = Date.now() + ms;
-  const next = pollPauses();
   for (;;) {
     const value = await probe().catch(() => undefined);
     if (value) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await next();
+    // Every 50 ms: a delayed close's 300 ms window must be seen while it lasts.
+    await new Promise((r) => setTimeout(r, 50));
   }
 }
 
