@@ -25,6 +25,11 @@ export function createDriftListClient(options: {
   platformKey: PlatformKeyProvider | string;
   timeoutMs: number;
   requestsPerSecond: number;
+  /**
+   * The budget every worker and gateway shares (src/infra/request-pacer.ts): the pages take their turns in it
+   * like every other request. Absent: this process spaces its own pages at a quarter of the budget.
+   */
+  pace?: () => Promise<void>;
 }): PlatformClient {
   return createPlatformClient({
     baseUrl: options.baseUrl,
@@ -32,6 +37,8 @@ export function createDriftListClient(options: {
     timeoutMs: options.timeoutMs,
     pageSize: 100,
     // No cap of our own: a platform may ignore the page size (two per page), see DEFAULT_MAX_PAGES.
-    fetch: pacedFetch(options.requestsPerSecond / MAX_REQUESTS_PER_ROTATION_ACTIVITY / 2),
+    ...(options.pace
+      ? { pace: options.pace }
+      : { fetch: pacedFetch(options.requestsPerSecond / MAX_REQUESTS_PER_ROTATION_ACTIVITY / 2) }),
   });
 }

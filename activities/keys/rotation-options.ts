@@ -24,11 +24,14 @@ export const DEFAULT_ROTATION_OPTIONS: RotationOptions = {
 /**
  * Each rotation activity makes at most this many platform requests in the normal case (the
  * project-env deployer: read + replace). The task queue's activity rate is the request budget
- * divided by it, halved again because Temporal's limiter is a token bucket that may let one
- * second's worth through in a burst on top of the steady rate.
+ * divided by it: a ceiling on how many platform activities start, so few wait for the budget.
+ * The requests themselves are paced where they are sent, by the budget every worker and gateway
+ * shares (src/infra/request-pacer.ts), which a burst of the queue's token bucket cannot exceed;
+ * before it, the queue's rate was halved again for that burst and the fleet ran at a quarter of
+ * the budget (issue 34).
  */
 export const MAX_REQUESTS_PER_ROTATION_ACTIVITY = 2;
 
 export function platformActivitiesPerSecond(requestsPerSecond: number): number {
-  return Math.max(0.1, requestsPerSecond / MAX_REQUESTS_PER_ROTATION_ACTIVITY / 2);
+  return Math.max(0.1, requestsPerSecond / MAX_REQUESTS_PER_ROTATION_ACTIVITY);
 }

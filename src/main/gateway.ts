@@ -15,6 +15,7 @@ import { dataConverterOf, masterKeysOf } from './wiring/data-converter.js';
 import { startParentKeyOf } from './wiring/deps.js';
 import type { ParentKeySource } from '../secrets/parent-key-source.js';
 import { createPlatformClient } from '../platform/index.js';
+import { createRequestPacer } from '../infra/request-pacer.js';
 import { createDriftListClient } from '../../activities/drift/paced-fetch.js';
 
 export interface RunningGateway {
@@ -58,6 +59,8 @@ export async function startGateway(config: Config): Promise<RunningGateway> {
     parentKey = await startParentKeyOf(config, pool, 'gateway', logger, false);
     client = await connectClient(config, dataConverterOf(config));
     const safeOps = safeOpsOf(config);
+    // The gateway's platform requests share the workers' budget (migration 0017).
+    const pace = createRequestPacer(pool, config.PLATFORM_RATE_LIMIT_PER_SECOND);
     const options = {
       ...gatewayOptionsOf(config, config.TEMPORAL_TASK_QUEUE),
       operators: safeOps.operators,
@@ -74,6 +77,7 @@ export async function startGateway(config: Config): Promise<RunningGateway> {
               baseUrl: config.PLATFORM_BASE_URL,
               platformKey: parentKey,
               timeoutMs: config.PLATFORM_TIMEOUT_MS,
+              pace,
             }),
           }
         : {}),
@@ -85,6 +89,7 @@ export async function startGateway(config: Config): Promise<RunningGateway> {
               platformKey: parentKey,
               timeoutMs: config.PLATFORM_TIMEOUT_MS,
               requestsPerSecond: config.PLATFORM_RATE_LIMIT_PER_SECOND,
+              pace,
             }),
           }
         : {}),
@@ -95,6 +100,7 @@ export async function startGateway(config: Config): Promise<RunningGateway> {
               baseUrl: config.PLATFORM_BASE_URL,
               personalToken: config.PLATFORM_PERSONAL_TOKEN,
               timeoutMs: config.PLATFORM_TIMEOUT_MS,
+              pace,
             }),
           }
         : {}),

@@ -2,6 +2,7 @@ import { Client } from '@temporalio/client';
 import { Runtime, type Worker } from '@temporalio/worker';
 import { buildDriftOptions } from '../config/drift.js';
 import { createDriftListClient } from '../../activities/drift/paced-fetch.js';
+import { createRequestPacer } from '../infra/request-pacer.js';
 import { createActivities } from '../../activities/index.js';
 import { reportConfigWarnings, type Config } from '../config/index.js';
 import { assertSchemaCurrent } from '../db/migrate.js';
@@ -74,11 +75,12 @@ export async function startWorker(config: Config): Promise<RunningWorker> {
       platformKey: parentKey,
       timeoutMs: config.PLATFORM_TIMEOUT_MS,
       requestsPerSecond: config.PLATFORM_RATE_LIMIT_PER_SECOND,
+      pace: createRequestPacer(pool, config.PLATFORM_RATE_LIMIT_PER_SECOND),
     }),
   });
   const activities = createActivities({
     ...buildActivityDeps(config, pool, logger, parentKey),
-    rotation: buildRotationOptions(config, parentKey),
+    rotation: buildRotationOptions(config, parentKey, createRequestPacer(pool, config.PLATFORM_RATE_LIMIT_PER_SECOND)),
     parentKey: { baseUrl: config.PLATFORM_BASE_URL },
     drift,
     // Event deliveries and rotation notices: checked at connect time against inward addresses.

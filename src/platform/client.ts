@@ -35,6 +35,11 @@ export interface PlatformClientOptions {
   maxPages?: number;
   /** Sent as `limit=` on list calls when given. */
   pageSize?: number;
+  /**
+   * Awaited before every request is sent (retries included): the process's share of the platform's rate
+   * limit (src/infra/request-pacer.ts). Absent: requests go at once.
+   */
+  pace?: () => Promise<void>;
   fetch?: typeof fetch;
   userAgent?: string;
   /** Overrides for paths the contract does not show (see paths.ts). */
@@ -115,8 +120,10 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
     timeoutMs: positiveInteger(options.timeoutMs, DEFAULT_TIMEOUT_MS, 'timeoutMs'),
     userAgent: options.userAgent ?? DEFAULT_USER_AGENT,
   });
+  const pace = options.pace;
+  const pacedSend: typeof send = pace ? async (request) => (await pace(), send(request)) : send;
   const ctx: ClientContext = {
-    send: provider ? retryOnceAfterUnauthorized(send, provider) : send,
+    send: provider ? retryOnceAfterUnauthorized(pacedSend, provider) : pacedSend,
     credentials: {
       get platformKey() {
         return provider ? provider.current() : fixedKey;

@@ -9,6 +9,7 @@ import { safeOpsOf } from '../../config/safe-ops.js';
 import { createVault } from '../../secrets/vault.js';
 import { NoParentKeyError, startParentKeySource, type ParentKeySource } from '../../secrets/parent-key-source.js';
 import { masterKeysOf } from './data-converter.js';
+import { createRequestPacer } from '../../infra/request-pacer.js';
 
 /** What the worker cannot run without; every missing piece is reported at once. */
 export function requireWorkerConfig(config: Config): asserts config is Config & {
@@ -42,6 +43,8 @@ export function buildActivityDeps(
       baseUrl: config.PLATFORM_BASE_URL,
       platformKey,
       timeoutMs: config.PLATFORM_TIMEOUT_MS,
+      // Every request of every worker and gateway within one shared budget (migration 0017).
+      pace: createRequestPacer(pool, config.PLATFORM_RATE_LIMIT_PER_SECOND),
     }),
     vault: createVault(parseMasterKeys(config.SECRETS_KEYS)),
     logger,

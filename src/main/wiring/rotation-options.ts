@@ -11,6 +11,8 @@ export function buildRotationOptions(
   config: RotationConfig & { PLATFORM_BASE_URL: string; PLATFORM_TIMEOUT_MS: number },
   /** The parent's platform key: our sealed records (a provider), or a fixed key. */
   platformKey: PlatformKeyProvider | string,
+  /** The shared platform request budget (src/infra/request-pacer.ts). */
+  pace?: () => Promise<void>,
 ): RotationOptions {
   const paths = {
     ...(config.ROTATION_ENV_VARS_GET_PATH ? { getEnvVars: config.ROTATION_ENV_VARS_GET_PATH } : {}),
@@ -35,6 +37,7 @@ export function buildRotationOptions(
             platformKey,
             timeoutMs: config.PLATFORM_TIMEOUT_MS,
             paths,
+            ...(pace ? { pace } : {}),
           }),
         }
       : {}),
