@@ -314,8 +314,11 @@ describe('rolloutPlan (mocked activities)', () => {
       )
         .map((time) => time.getTime())
         .sort((a, b) => a - b);
-      for (let i = 4; i < at.length; i++) expect(at[i]! - at[i - 4]!).toBeGreaterThanOrEqual(900);
-      expect(at.at(-1)! - at[0]!).toBeGreaterThanOrEqual(1900);
+      // The slots are a second apart in workflow time; the server records a start when it takes the command, which
+      // a loaded machine delays by up to a few hundred ms: so half a second at least between a start and the
+      // fifth after it, and three slots' starts over 1.5 s at least (unpaced, the nine start within milliseconds).
+      for (let i = 4; i < at.length; i++) expect(at[i]! - at[i - 4]!).toBeGreaterThanOrEqual(500);
+      expect(at.at(-1)! - at[0]!).toBeGreaterThanOrEqual(1500);
     });
   });
 });
