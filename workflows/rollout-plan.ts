@@ -3,9 +3,12 @@
  * on it without hitting the platform with thousands of runs at once, and an operator must be able to stop it.
  *
  *   page of active tenants on `from` not yet on the version ─► per tenant: readPlanConvergence (not active:
- *   skipped; up to date: unchanged) ─► its requests in this second's slot of the platform budget
- *   (ROLLOUT_BUDGET_SHARE of PLATFORM_RATE_LIMIT_PER_SECOND), else the next slot's ─► child convergeTenantPlan (at most
- *   `concurrency` at once) ─► next page by continue-as-new (totals, samples, the pause and the slot carried)
+ *   skipped; up to date: unchanged) ─► child convergeTenantPlan (at most `concurrency` at once, and no more
+ *   than ROLLOUT_BUDGET_SHARE of a second's platform requests: PLATFORM_RATE_LIMIT_PER_SECOND) ─► next page by
+ *   continue-as-new (totals, samples and the pause carried)
+ *
+ * The children's platform requests take their turns in the budget every worker and gateway shares
+ * (src/infra/request-pacer.ts): that, not the rollout, keeps the platform within its rate limit.
  *
  * pauseRollout stops it starting tenants (those running finish) and it waits, visibly, until resumeRollout.
  * A tenant whose convergence is held (a retired slot's key in use) is counted and named; the rest go on. A
@@ -18,18 +21,12 @@ import {
   ParentClosePolicy,
   proxyLocalActivities,
   setHandler,
-  sleep,
   startChild,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { DecisionBy } from '../src/domain/operator-decisions.js';
 import { planConvergenceWorkflowId, planRolloutWorkflowId } from '../src/domain/ids.js';
-import {
-  PLATFORM_CALLS,
-  platformCallsOf,
-  ROLLOUT_BUDGET_SHARE,
-  type RolloutPlanInput,
-} from '../src/domain/plan-rollout.js';
+import { ROLLOUT_BUDGET_SHARE, type RolloutPlanInput } from '../src/domain/plan-rollout.js';
 import { fleetDatabaseStep } from './activity-policies.js';
 import { convergeTenantPlan } from './converge-tenant-plan.js';
 import { installDecisions } from './keys/decision-table.js';
@@ -53,12 +50,7 @@ interface Carried {
   held: RolloutStatus['held'];
   failed: RolloutStatus['failed'];
   paused: RolloutStatus['paused'];
-  /** The pacing slot in progress: when it began (ms since the epoch, workflow time) and the requests it started. */
-  slot: { startedAt: number; used: number };
 }
-
-/** The pacing slot: a second, the platform's rate-limit window. */
-const PACE_SLOT_MS = 1000;
 
 function failureOf(error: unknown): string {
   return ((error as Error).cause as Error | undefined)?.message ?? (error as Error).message;
@@ -165,17 +157,11 @@ export async function rolloutPlan(rawInput: RolloutPlanInput): Promise<RolloutRe
     after: input.after,
     limit: input.pageSize,
   });
-  // Paced by the platform requests each tenant needs, in one-second slots: a slot starts tenants until its
-  // share of the budget is used, the next slot begins a second after it. A Temporal timer fires no sooner than
-  // about a second (the server's timer time shift), so a wait per tenant would pace a rollout to one a second;
-  // a sliding second then sees one slot's requests, and the share leaves room for a slot's stragglers.
-  const capacity = (input.platformRequestsPerSecond ?? page.requestsPerSecond) * ROLLOUT_BUDGET_SHARE;
-  // No more tenants in flight than a slot has requests for (two a tenant): a convergence's calls arrive as its
-  // runs get to them, seconds after its start under load, so tenants started in one slot spend the next one's
-  // budget too; bounding those in flight bounds how many slots' calls can meet in one second.
-  const inFlight = Math.max(1, Math.min(input.concurrency, Math.floor(capacity / PLATFORM_CALLS.keyIssued)));
+  // No more tenants in flight than the share of a second's platform requests: each waits its turn in the shared
+  // budget, and more in flight would only wait longer (and hold their workflow tasks open doing so).
+  const perSecond = input.platformRequestsPerSecond ?? page.requestsPerSecond;
+  const inFlight = Math.max(1, Math.min(input.concurrency, Math.floor(perSecond * ROLLOUT_BUDGET_SHARE)));
   status.concurrency = inFlight;
-  let slot = carried?.slot ?? { startedAt: 0, used: 0 };
   for (const externalRef of page.refs) {
     await condition(() => status.stage === 'running' && running.size < inFlight);
     let read;
@@ -195,17 +181,6 @@ export async function rolloutPlan(rawInput: RolloutPlanInput): Promise<RolloutRe
       status.totals.unchanged += 1;
       continue;
     }
-    const calls = platformCallsOf(read.changes);
-    if (calls > 0) {
-      if (Date.now() - slot.startedAt >= PACE_SLOT_MS) slot = { startedAt: Date.now(), used: 0 };
-      // A tenant that does not fit waits for the next slot (one that needs more than a slot goes alone).
-      if (slot.used > 0 && slot.used + calls > capacity) {
-        await sleep(slot.startedAt + PACE_SLOT_MS - Date.now());
-        await condition(() => status.stage === 'running' && running.size < inFlight);
-        slot = { startedAt: Date.now(), used: 0 };
-      }
-      slot.used += calls;
-    }
     running.add(externalRef);
     void convergeOne(externalRef).finally(() => {
       running.delete(externalRef);
@@ -221,7 +196,6 @@ export async function rolloutPlan(rawInput: RolloutPlanInput): Promise<RolloutRe
       held: status.held,
       failed: status.failed,
       paused: status.paused,
-      slot,
     };
     return await continueAsNew<typeof rolloutPlan>({
       ...rawInput,

@@ -117,7 +117,10 @@ export function platformCallsOf(changes: PlanChanges): number {
   );
 }
 
-/** The share of the platform's request budget a rollout takes: the rest is left to rotations, drift, onboarding. */
+/**
+ * A rollout keeps at most this share of a second's platform requests in flight (one tenant each): its children
+ * wait their turns in the budget every process shares, and more would only wait longer.
+ */
 export const ROLLOUT_BUDGET_SHARE = 0.8;
 
 /** Nothing to do but (perhaps) record the version. */
@@ -179,8 +182,8 @@ export const rolloutPlanInputSchema = z.strictObject({
   /** Tenants read per page; the run continues as new after each page. */
   pageSize: z.number().int().min(1).max(ROLLOUT_PAGE_MAX).default(200),
   /**
-   * The platform requests per second the rollout paces itself to (absent: the worker's
-   * PLATFORM_RATE_LIMIT_PER_SECOND); it takes ROLLOUT_BUDGET_SHARE of it.
+   * The platform requests per second the rollout bounds its tenants in flight by (absent: the worker's
+   * PLATFORM_RATE_LIMIT_PER_SECOND): at most ROLLOUT_BUDGET_SHARE of it.
    */
   platformRequestsPerSecond: z.number().positive().max(10_000).optional(),
   requestedBy: operatorSchema,
