@@ -63,8 +63,8 @@ export const platformSettings = area('platform', {
   }),
   PLATFORM_RATE_LIMIT_PER_SECOND: setting(positiveNumber(10_000, DEFAULTS.PLATFORM_RATE_LIMIT_PER_SECOND), {
     description:
-      'The platform\'s rate limit: every platform request of every worker and gateway takes its turn in one ' +
-      'budget kept in Postgres, at 90% of it; the `<queue>-platform` task queue\'s rate (the server\'s) is ' +
+      "The platform's rate limit: every platform request of every worker and gateway takes its turn in one " +
+      "budget kept in Postgres, at 90% of it; the `<queue>-platform` task queue's rate (the server's) is " +
       'the ceiling on platform activity starts.',
     advanced: true,
   }),
