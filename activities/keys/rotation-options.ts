@@ -1,3 +1,4 @@
+import { PACED_SHARE } from '../../src/infra/request-pacer.js';
 import { DEFAULTS } from '../../src/config/defaults.js';
 import type { PlatformClient } from '../../src/platform/index.js';
 
@@ -33,5 +34,6 @@ export const DEFAULT_ROTATION_OPTIONS: RotationOptions = {
 export const MAX_REQUESTS_PER_ROTATION_ACTIVITY = 2;
 
 export function platformActivitiesPerSecond(requestsPerSecond: number): number {
-  return Math.max(0.1, requestsPerSecond / MAX_REQUESTS_PER_ROTATION_ACTIVITY);
+  // Started no faster than the paced budget can serve them, so no backlog builds in the budget while a fleet runs.
+  return Math.max(0.1, (requestsPerSecond * PACED_SHARE) / MAX_REQUESTS_PER_ROTATION_ACTIVITY);
 }
