@@ -21,7 +21,8 @@ import {
   planConvergenceWorkflowId,
   topUpWorkflowId,
 } from '../src/domain/ids.js';
-import { planFundingKey, type ConvergeTenantPlanInput } from '../src/domain/plan-rollout.js';
+import { planFundingKey } from '../src/domain/plan-ids.js';
+import type { ConvergeTenantPlanInput } from '../src/domain/plan-rollout.js';
 import { tenantExternalRefKey } from '../src/domain/search-attributes.js';
 import { databaseStep } from './activity-policies.js';
 import { fundTenant } from './fund-tenant.js';

@@ -26,7 +26,8 @@ import {
 import type { Activities } from '../activities/index.js';
 import type { DecisionBy } from '../src/domain/operator-decisions.js';
 import { planConvergenceWorkflowId, planRolloutWorkflowId } from '../src/domain/ids.js';
-import { ROLLOUT_BUDGET_SHARE, type RolloutPlanInput } from '../src/domain/plan-rollout.js';
+import { ROLLOUT_BUDGET_SHARE } from '../src/domain/plan-ids.js';
+import type { RolloutPlanInput } from '../src/domain/plan-rollout.js';
 import { fleetDatabaseStep } from './activity-policies.js';
 import { convergeTenantPlan } from './converge-tenant-plan.js';
 import { installDecisions } from './keys/decision-table.js';

@@ -6,6 +6,7 @@ import { durationSchema, externalRefSchema } from './tenant-input.js';
 import { freeText } from './text.js';
 import { continuedSchema } from './wait-options.js';
 
+export { planFundingKey, ROLLOUT_BUDGET_SHARE } from './plan-ids.js';
 /**
  * Converging tenants onto a plan version (issue 33): what changes for one tenant (a pure function of its
  * records and the two plan versions, shared by the dry run, the drift check and the run that carries it
@@ -117,12 +118,6 @@ export function platformCallsOf(changes: PlanChanges): number {
   );
 }
 
-/**
- * A rollout keeps at most this share of a second's platform requests in flight (one tenant each): its children
- * wait their turns in the budget every process shares, and more would only wait longer.
- */
-export const ROLLOUT_BUDGET_SHARE = 0.8;
-
 /** Nothing to do but (perhaps) record the version. */
 export function noChanges(changes: PlanChanges): boolean {
   return (
@@ -133,14 +128,6 @@ export function noChanges(changes: PlanChanges): boolean {
     changes.schedulesRemoved.length === 0 &&
     changes.policy === 'unchanged'
   );
-}
-
-/**
- * The caller key of a plan version's upgrade funding: one transfer per tenant and version, whoever retries.
- * A key has no `:`, so the name is escaped one-to-one (`_` → `__`, `:` → `_c`): two plans never share a key.
- */
-export function planFundingKey(to: PlanRef): string {
-  return `plan.${to.name.replace(/_/g, '__').replace(/:/g, '_c')}.v${to.version}`;
 }
 
 const operatorSchema = z
