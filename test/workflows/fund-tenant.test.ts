@@ -249,12 +249,19 @@ describe('fundTenant waits (mocked activities)', () => {
       });
       const result = await handle.result();
       expect(result).toMatchObject({ state: 'succeeded', transferId: 'tr_seen_in_wallet' });
-      // One intent: recorded once, always sent under its own purpose, never applied a second time.
-      expect(world$.calls.record).toBe(1);
+      // One intent: always sent under its own purpose, never applied a second time.
       expect([...world$.purposes]).toEqual(['top-up:k2']);
       expect(world$.applied.size).toBe(1);
-      expect(world$.calls.mark).toBe(1);
-      expect(world$.calls.resolve).toBe(1);
+      // Recording the intent, the needs_operator mark and the verdict's settlement are local activities: one runs
+      // again when the workflow task that ran it fails (the SDK can fail it when an Update meets a held task, seen
+      // under load in CI), and each is idempotent in our records (the intent by its key). What must hold once is
+      // above: one intent's purpose, one transfer applied.
+      expect(world$.calls.record).toBeGreaterThanOrEqual(1);
+      expect(world$.calls.record).toBeLessThanOrEqual(2);
+      expect(world$.calls.mark).toBeGreaterThanOrEqual(1);
+      expect(world$.calls.mark).toBeLessThanOrEqual(2);
+      expect(world$.calls.resolve).toBeGreaterThanOrEqual(1);
+      expect(world$.calls.resolve).toBeLessThanOrEqual(2);
       // Every run replays as it ran (the query replays the last one from its history).
       expect(await answerOf(handle, currentWaitQuery)).toBeNull();
     });
