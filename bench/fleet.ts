@@ -17,7 +17,7 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { createActivities } from '../activities/index.js';
 import { builtAtMs, distState } from '../bin/dist-fresh.js';
 import { DEFAULTS } from '../src/config/defaults.js';
@@ -30,7 +30,6 @@ import { startTemporalCluster } from '../src/infra/temporal-cluster.js';
 import { createLogger } from '../src/infra/log.js';
 import { createPlatformClient } from '../src/platform/index.js';
 import { generateMasterKey, parseMasterKeys } from '../src/secrets/master-keys.js';
-import { createDataConverter } from '../src/secrets/payload-codec.js';
 import { createVault } from '../src/secrets/vault.js';
 import { DEFAULT_PLATFORM_KEY, type SimRuntime } from '../src/sim/index.js';
 import { TrafficMeter, type TrafficStats } from '../src/sim/traffic.js';
@@ -52,7 +51,7 @@ import {
   type PhaseCounts,
   type PhaseFigures,
 } from './fleet/floor.js';
-import { sampleWorkersRss, startFleetWorkers, type FleetWorkers } from './fleet/workers.js';
+import { benchClient, sampleWorkersRss, startFleetWorkers, type FleetWorkers } from './fleet/workers.js';
 
 // Issue 34's targets (a benchmark, not a timed test: a missed one is a measurement).
 const FLOOR_FACTOR = 1.2;
@@ -191,12 +190,10 @@ async function run(context: BenchContext): Promise<BenchResult> {
   };
   log(`starting ${options.fleetWorkers} tenantctl worker process(es) on ${temporal.label}`);
   const workers = await startFleetWorkers(infra.cleanup, options.fleetWorkers!, workerEnv, log);
-  const connection = await Connection.connect({ address: temporal.address });
-  infra.cleanup.defer('fleet client connection', () => connection.close());
-  const client = new Client({
-    connection,
+  const client = await benchClient(infra.cleanup, 'fleet', {
+    address: temporal.address,
     namespace: infra.namespace,
-    dataConverter: createDataConverter(parseMasterKeys(secretsKeys)),
+    secretsKeys,
   });
 
   const idleRssMb = Math.max(...workers.rssMb());

@@ -15,7 +15,7 @@
  * budget, ROLLOUT_BUDGET_SHARE of the limit) and worker RSS and CPU.
  */
 import { performance } from 'node:perf_hooks';
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { tsToMs } from '@temporalio/common/lib/time.js';
 import { createActivities } from '../activities/index.js';
 import { builtAtMs, distState } from '../bin/dist-fresh.js';
@@ -28,13 +28,12 @@ import { platformCallsOf, ROLLOUT_BUDGET_SHARE } from '../src/domain/plan-rollou
 import { createLogger } from '../src/infra/log.js';
 import { createPlatformClient } from '../src/platform/index.js';
 import { generateMasterKey, parseMasterKeys } from '../src/secrets/master-keys.js';
-import { createDataConverter } from '../src/secrets/payload-codec.js';
 import { createVault } from '../src/secrets/vault.js';
 import { DEFAULT_PLATFORM_KEY, type SimRuntime } from '../src/sim/index.js';
 import { TrafficMeter } from '../src/sim/traffic.js';
 import type { RolloutResult } from '../workflows/plan-rollout-messages.js';
 import { coresUsed, phaseFigures } from './fleet/floor.js';
-import { sampleWorkersRss, startFleetWorkers } from './fleet/workers.js';
+import { benchClient, sampleWorkersRss, startFleetWorkers } from './fleet/workers.js';
 import { limitPlatform, seedActiveTenants, startFleetSimulator } from './lib/fleet.js';
 import { descendantsCpuMs } from './lib/process-cpu.js';
 import type { Benchmark, BenchContext, BenchResult } from './lib/types.js';
@@ -128,12 +127,10 @@ async function run(context: BenchContext): Promise<BenchResult> {
     },
     (line) => log(line),
   );
-  const connection = await Connection.connect({ address: infra.temporalAddress });
-  infra.cleanup.defer('plans client connection', () => connection.close());
-  const client = new Client({
-    connection,
+  const client = await benchClient(infra.cleanup, 'plans', {
+    address: infra.temporalAddress,
     namespace: infra.namespace,
-    dataConverter: createDataConverter(parseMasterKeys(secretsKeys)),
+    secretsKeys,
   });
   const idleRssMb = Math.max(...workers.rssMb());
 

@@ -1,3 +1,6 @@
+import { Client, Connection } from '@temporalio/client';
+import { parseMasterKeys } from '../../src/secrets/master-keys.js';
+import { createDataConverter } from '../../src/secrets/payload-codec.js';
 import { readFileSync } from 'node:fs';
 import { startTenantctl, type RunningTenantctl } from '../../src/infra/tenantctl-process.js';
 import type { Cleanup } from '../../src/infra/cleanup.js';
@@ -77,4 +80,19 @@ export function sampleWorkersRss(
       return { peakMb: peak, lastMb: last };
     },
   };
+}
+
+/** A Temporal client as the workers see payloads (their codec, their master keys), closed by `cleanup`. */
+export async function benchClient(
+  cleanup: Cleanup,
+  label: string,
+  target: { address: string; namespace: string; secretsKeys: string },
+): Promise<Client> {
+  const connection = await Connection.connect({ address: target.address });
+  cleanup.defer(`${label} client connection`, () => connection.close());
+  return new Client({
+    connection,
+    namespace: target.namespace,
+    dataConverter: createDataConverter(parseMasterKeys(target.secretsKeys)),
+  });
 }
