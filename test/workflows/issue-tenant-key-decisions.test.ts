@@ -1,3 +1,4 @@
+import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyIssueWorkflowId } from '../../src/domain/ids.js';
 import { abortKeyIssueUpdate, retryKeyIssueUpdate } from '../../workflows/keys/key-slot-messages.js';
@@ -12,6 +13,9 @@ beforeAll(async () => {
   world = await fastWorld();
 });
 afterAll(() => world.close());
+
+/** databaseStep's localRetryThreshold is 10 s (workflows/activity-policies.ts): a longer backoff is a timer. */
+const PAST_LOCAL_RETRY_THRESHOLD = '10500ms';
 
 const atLimit = {
   state: 'key_limit' as const,
@@ -30,11 +34,17 @@ describe('issueTenantKey decisions after an abort (mocked activities)', () => {
       const activities = {
         beginSlotKeyIssue: async () => ({ state: 'issue' as const, subaccountId: 'sa_1', generation: 1 }),
         issueTenantKey: async () => atLimit,
-        // The database is down for a while as the run gives the issue up: its retries back off past the local
-        // retry threshold (10 s), so the run waits on a timer and takes decisions meanwhile.
+        // The database is down for a while as the run gives the issue up: its retry backs off past the local
+        // retry threshold (10 s), so the run waits on a timer and takes decisions meanwhile. The failure names its
+        // own retry delay, just past the threshold: with the policy's 200 ms doubling it took 7 failures and
+        // 25 s to get there, a timer all the same.
         abandonSlotKeyIssue: async () => {
           abandonCalls += 1;
-          if (abandonCalls <= 7) throw new Error('database unavailable');
+          if (abandonCalls === 1)
+            throw ApplicationFailure.create({
+              message: 'database unavailable',
+              nextRetryDelay: PAST_LOCAL_RETRY_THRESHOLD,
+            });
         },
       };
       await world.run(activities, async ({ client, taskQueue }) => {
@@ -46,7 +56,7 @@ describe('issueTenantKey decisions after an abort (mocked activities)', () => {
         while (!(await handle.query(currentWaitQuery).catch(() => null))) await new Promise((r) => setTimeout(r, 50));
         const by = { operator: 'alice', reason: 'not needed' };
         await decide(handle, abortKeyIssueUpdate, by);
-        while (abandonCalls < 7) await new Promise((r) => setTimeout(r, 100));
+        while (abandonCalls < 1) await new Promise((r) => setTimeout(r, 100));
         for (const update of [retryKeyIssueUpdate, abortKeyIssueUpdate])
           await expect(decide(handle, update, { operator: 'bob', reason: 'key b revoked' })).rejects.toMatchObject({
             cause: { message: expect.stringMatching(/abortKeyIssue was accepted/) },
@@ -54,7 +64,12 @@ describe('issueTenantKey decisions after an abort (mocked activities)', () => {
         await expect(handle.result()).rejects.toMatchObject({
           cause: { message: expect.stringMatching(/aborted at the active-key limit by alice: not needed/) },
         });
-        expect(abandonCalls).toBe(8);
+        expect(abandonCalls).toBe(2);
+        // The retry waited on a timer in the run's history (the decisions above were taken during it).
+        const timers = ((await handle.fetchHistory()).events ?? []).flatMap((e) =>
+          e.timerStartedEventAttributes ? [Number(e.timerStartedEventAttributes.startToFireTimeout?.seconds)] : [],
+        );
+        expect(timers).toContain(10);
       });
     },
   );
