@@ -157,6 +157,23 @@ export async function expectBounded(
 }
 
 /**
+ * Calls `send` (a signal to the run; one at a time) until the run `runId` has continued as new, at most `max`
+ * times. Each signal adds events to the run's history; sending all `max` after the continuation only filled the
+ * next runs too (a continuation more each, seconds of a loaded server's time).
+ */
+export async function signalUntilContinued(
+  handle: WorkflowHandle,
+  runId: string,
+  send: () => Promise<unknown>,
+  max: number,
+): Promise<void> {
+  for (let sent = 0; sent < max; sent += 1) {
+    if (sent > 0 && sent % 10 === 0 && (await handle.describe()).runId !== runId) return;
+    await send();
+  }
+}
+
+/**
  * Sends an Update as an operator surface does: one that meets the run continuing as new ("aborted by
  * closing workflow") is sent again and lands on the next run (src/client/send-decision.ts does the same).
  * Any other answer, a validator's refusal included, comes back as it is.

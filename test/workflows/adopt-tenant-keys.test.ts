@@ -18,6 +18,7 @@ import {
   waitOf,
   type FastWorld,
   decide,
+  signalUntilContinued,
 } from '../harness/fast-workflow.js';
 import { expectWaitOnEverySurface } from '../harness/wait-surfaces.js';
 import { sentWithFirstTask } from '../harness/first-task.js';
@@ -126,7 +127,9 @@ function start(client: FastWorld['client'], taskQueue: string, ref: string, opti
   });
 }
 
-describe('adoptTenantKeys waits (mocked activities)', () => {
+// Concurrent: each test has its own task queue, workers, mocks and workflow id, and waits on the dev server far
+// more than on a CPU.
+describe.concurrent('adoptTenantKeys waits (mocked activities)', () => {
   it("answers a decision that comes with the run's first task with its own refusal, not a missing handler", async () => {
     const { activities } = mocks({ limit: true, lastUse: {}, deployGate: null });
     await sentWithFirstTask(
@@ -249,8 +252,12 @@ describe('adoptTenantKeys waits (mocked activities)', () => {
       });
       // Signals fill the held run's history: it continues as new, still held; the abort lands on the next run.
       const heldRun = (await handle.describe()).runId;
-      for (let i = 0; i < 2 * BOUND; i++)
-        await handle.signal('abortRotation', { operator: '', reason: '' }).catch(() => undefined);
+      await signalUntilContinued(
+        handle,
+        heldRun,
+        () => handle.signal('abortRotation', { operator: '', reason: '' }).catch(() => undefined),
+        2 * BOUND,
+      );
       const looks = calls.observe;
       await until(async () => (await handle.describe()).runId !== heldRun);
       expect((await waitForStage(handle, 'held')).since).toBe(held.since);

@@ -19,6 +19,7 @@ import {
   waitOf,
   type FastWorld,
   decide,
+  signalUntilContinued,
 } from '../harness/fast-workflow.js';
 import { sentWithFirstTask } from '../harness/first-task.js';
 import { expectWaitOnEverySurface } from '../harness/wait-surfaces.js';
@@ -141,7 +142,9 @@ function start(
   });
 }
 
-describe('rotateTenantKey waits (mocked activities)', () => {
+// Concurrent: each test has its own task queue, workers, mocks and workflow id, and waits on the dev server far
+// more than on a CPU (one after the other the file took 90 s under load, its two bound tests 30 s each).
+describe.concurrent('rotateTenantKey waits (mocked activities)', () => {
   it('refuses a carried state from a caller: only a run that continues as new may hand one on', async () => {
     const ref = uniqueId('rot');
     const w: World = { limit: false, oldLastUse: null, deployGate: null };
@@ -375,8 +378,13 @@ describe('rotateTenantKey waits (mocked activities)', () => {
       await waitForStage(handle, 'held');
       const heldRun = (await handle.describe()).runId;
       // Signals no handler takes (the pre-1.0 decision signals are gone) still add events: the held run re-checks
-      // its history and continues as new past the bound, held as before.
-      for (let i = 0; i < 2 * BOUND; i++) await handle.signal('revokeAnyway', { operator: '', reason: '' });
+      // its history and continues as new past the bound, held as before. Sent until it has (2 x BOUND at most).
+      await signalUntilContinued(
+        handle,
+        heldRun,
+        () => handle.signal('revokeAnyway', { operator: '', reason: '' }),
+        2 * BOUND,
+      );
       await until(async () => (await handle.describe()).runId !== heldRun);
       const held = await waitForStage(handle, 'held');
       expect((await handle.query(rotationStatusQuery)).heldReason).toBe('deadline');
