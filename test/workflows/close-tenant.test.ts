@@ -71,7 +71,9 @@ async function waitIn(handle: WorkflowHandle, stage: string, enough: () => boole
   });
 }
 
-describe('closeTenant (mocked activities)', () => {
+// Concurrent: each test has its own task queue, workers, mocks and workflow id, and waits on the dev server's
+// timers far more than on a CPU (the open rotations' wait alone is 29 polls a second apart).
+describe.concurrent('closeTenant (mocked activities)', () => {
   it('waits out a delayed close visibly across a continuation; a cancel sent after it puts the tenant back', async () => {
     const ref = uniqueId('t');
     const calls = { schedule: [] as string[], windowEnded: 0, cancel: [] as string[], begin: 0 };
@@ -230,11 +232,96 @@ describe('closeTenant (mocked activities)', () => {
     );
   }, 120_000);
 
+  it('waits for the open rotations to roll back across a continuation, with no decision, then closes', async () => {
+    // The rotations' wait polls a second apart whatever the input (ROTATION_POLL_MS): its own test, so that the
+    // cleanup's waits below do not wait behind its 29 polls.
+    const ref = uniqueId('t');
+    const log: string[] = [];
+    const stage = { rotations: true };
+    const counts = { rotations: 0 };
+    await world.run(
+      {
+        beginClose: async () => {
+          log.push('begin');
+          return { subaccountId: 'sa_4', alreadyClosed: false, wasSuspended: false };
+        },
+        listOpenRotationsOfTenant: async () => {
+          counts.rotations += 1;
+          return stage.rotations
+            ? [{ rotationId: 'rot_1', slot: 'default', state: 'rolling_back', workflowId: `rotation:${ref}:default` }]
+            : [];
+        },
+        reconcileOpenTransfers: async () => {
+          log.push('reconcile: none');
+          return [];
+        },
+        revokeAllTenantKeys: async () => {
+          log.push('revoke: none');
+          return { revoked: [], stillActive: 0 };
+        },
+        resumeForCleanup: async () => ({ resumed: false }),
+        listTenantProjects: async () => {
+          log.push('list: empty');
+          return [];
+        },
+        writeCloseStatement: async () => {
+          log.push('statement');
+          return { written: true as const };
+        },
+        closeTenantOnPlatform: async () => {
+          log.push('close');
+          return { balanceMicroUsd: '0' };
+        },
+      },
+      async ({ client, taskQueue }) => {
+        const handle = await client.workflow.start('closeTenant', {
+          taskQueue,
+          workflowId: lifecycleWorkflowId('close', ref),
+          args: [
+            {
+              externalRef: ref,
+              reason: 'customer left',
+              operator: 'alice',
+              options: { pollInterval: '1ms', pollCeiling: '1ms', historyEventBound: BOUND },
+            },
+          ],
+        });
+        // Open rotations rolling back: polled (past the bound: the run continues in this wait), no decision applies.
+        const rotations = await waitIn(handle, 'stopping_other_work', () => counts.rotations > 28);
+        expect(rotations).toMatchObject({ decisions: [] });
+        expect(rotations.waitingFor).toMatch(/rotation:.*roll back.*ROTATION_STILL_OPEN/);
+        expect(await tenantStatusOf(handle)).toBe('close:stopping_other_work');
+        await expectWaitOnEverySurface(client, handle, 'stopping_other_work', {
+          externalRef: ref,
+          tenantStatus: 'close:stopping_other_work',
+        });
+        // A decision that does not apply here is refused with the reason.
+        await expect(
+          decide(handle, closeResolveTransferUpdate, {
+            purpose: 'initial-funding',
+            outcome: 'applied',
+            operator: 'alice',
+            reason: 'too early',
+          }),
+        ).rejects.toMatchObject({ cause: { message: expect.stringMatching(/not waiting for an operator/) } });
+        expect(log).toEqual(['begin']);
+        stage.rotations = false;
+
+        // Rolled back: the cleanup goes on, on a continued run, and the close comes last.
+        expect(await handle.result()).toMatchObject({ status: 'closed', projectsDeleted: 0, balanceLeftMicroUsd: '0' });
+        expect(log.filter((l) => l === 'begin')).toHaveLength(1);
+        expect(log.slice(-4)).toEqual(['revoke: none', 'list: empty', 'statement', 'close']);
+        expect(await tenantStatusOf(handle)).toBe('closed');
+        expect(await expectEveryRunWithinBound(client, handle)).toBeGreaterThanOrEqual(2);
+      },
+    );
+  }, 120_000);
+
   it('shows each cleanup wait with its decisions, stays within the bound, and closes only after the tenant is proven empty', async () => {
     const ref = uniqueId('t');
     const log: string[] = [];
-    const stage = { rotations: true, transfers: 'unknown' as 'unknown' | 'needs_operator' | 'none', keys: 1 };
-    const counts = { rotations: 0, reconcile: 0, revoke: 0, list: 0 };
+    const stage = { transfers: 'unknown' as 'unknown' | 'needs_operator' | 'none', keys: 1 };
+    const counts = { reconcile: 0, revoke: 0, list: 0 };
     const approvals: Array<{ close: boolean; purpose?: string; approvalId: string | null }> = [];
     let raced = false;
     let projectListings: string[][] = [];
@@ -244,12 +331,7 @@ describe('closeTenant (mocked activities)', () => {
           log.push('begin');
           return { subaccountId: 'sa_2', alreadyClosed: false, wasSuspended: false };
         },
-        listOpenRotationsOfTenant: async () => {
-          counts.rotations += 1;
-          return stage.rotations
-            ? [{ rotationId: 'rot_1', slot: 'default', state: 'rolling_back', workflowId: `rotation:${ref}:default` }]
-            : [];
-        },
+        listOpenRotationsOfTenant: async () => [],
         reconcileOpenTransfers: async () => {
           counts.reconcile += 1;
           return stage.transfers === 'none' ? [] : [{ purpose: 'initial-funding', state: stage.transfers }];
@@ -319,27 +401,10 @@ describe('closeTenant (mocked activities)', () => {
             },
           ],
         });
-        // 1. Open rotations rolling back: polled (past the bound: the run continues in this wait), no decision applies.
-        const rotations = await waitIn(handle, 'stopping_other_work', () => counts.rotations > 28);
-        expect(rotations).toMatchObject({ decisions: [] });
-        expect(rotations.waitingFor).toMatch(/rotation:.*roll back.*ROTATION_STILL_OPEN/);
-        expect(await tenantStatusOf(handle)).toBe('close:stopping_other_work');
-        await expectWaitOnEverySurface(client, handle, 'stopping_other_work', {
-          externalRef: ref,
-          tenantStatus: 'close:stopping_other_work',
-        });
-        // A decision that does not apply here is refused with the reason.
-        await expect(
-          decide(handle, closeResolveTransferUpdate, {
-            purpose: 'initial-funding',
-            outcome: 'applied',
-            operator: 'alice',
-            reason: 'too early',
-          }),
-        ).rejects.toMatchObject({ cause: { message: expect.stringMatching(/not waiting for an operator/) } });
-        stage.rotations = false;
-
-        // 2. An unknown transfer reconciled by itself until its deadline: no decision applies yet.
+        // 1. Open rotations: none (their wait has its own test above).
+        // 2. An unknown transfer reconciled by itself until its deadline: no decision applies yet. Polled past the
+        //    bound: the run continues in this wait.
+        await until('a continuation', async () => (await runsOf(client, handle.workflowId)).length >= 2);
         const unknown = await waitIn(handle, 'resolving_transfers', () => counts.reconcile > 3);
         expect(unknown).toMatchObject({ decisions: [] });
         expect(unknown.waitingFor).toMatch(/initial-funding.*unknown state/);
