@@ -29,7 +29,7 @@ import type { Benchmark, BenchContext, BenchResult, Metric } from './lib/types.j
 import type { WorkerTuning } from './lib/worker.js';
 import { profileHistories, verifyOnboardings } from './onboarding/checks.js';
 import { bareRunner, newStartCounter, onboardingRunner, type BareKind } from './onboarding/drivers.js';
-import { timeCli } from './onboarding/cli-timings.js';
+import { startCliGateway, timeCli } from './onboarding/cli-timings.js';
 import { floorRunners } from './onboarding/floor.js';
 import { runClusterPhases } from './onboarding/cluster.js';
 import { startWorkerProcess } from './onboarding/worker-process.js';
@@ -202,11 +202,14 @@ async function run(context: BenchContext): Promise<BenchResult> {
   );
   const onCluster = options.cluster ? await runClusterPhases(context) : undefined;
 
-  log('timing tenantctl --help and tenantctl status against this stack (10 each)');
-  const cli = timeCli(
+  log('timing tenantctl --help and tenantctl status against this stack and a gateway over it (10 each)');
+  const gateway = await startCliGateway(world, context);
+  const cli = await timeCli(
     { databaseUrl: world.wiring.databaseUrl, temporalAddress: infra.temporalAddress, namespace: infra.namespace },
     seqRefs.at(-1)!,
+    gateway,
   );
+  await gateway.close();
 
   const floorP50 = floorCalls.p50;
   const throughputTarget = THROUGHPUT_FACTOR * bare.regular.concurrent.perSecond;

@@ -1,13 +1,20 @@
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { distEntry, distState } from '../../bin/dist-fresh.js';
+import { loadConfig } from '../../src/config/index.js';
+import { startGateway } from '../../src/main/gateway.js';
+import { generateOperator } from '../../src/secrets/operators.js';
 import { summarize, type LatencySummary } from '../lib/stats.js';
+import type { BenchContext } from '../lib/types.js';
+import type { OnboardingWorld } from './world.js';
 
 /**
  * `tenantctl` as an operator runs it, timed from spawn to exit against the bench's running stack
  * (its Temporal server and database): `--help`, and `status <ref>` of a finished onboarding. Which
  * code ran is reported too: the CLI bundle or the compiled dist/ when fresh, else the sources through tsx.
+ * `status` is a gateway client (as every operator command is): it asks a gateway over the same stack, started
+ * in the bench process for these timings alone (startCliGateway), as a viewer.
  */
 const TENANTCTL = fileURLToPath(new URL('../../bin/tenantctl.js', import.meta.url));
 
@@ -29,11 +36,51 @@ function childrenCpuMs(): number {
   }
 }
 
-export function timeCli(
+export interface CliGateway {
+  url: string;
+  token: string;
+  close(): Promise<void>;
+}
+
+/** The production gateway (src/main/gateway.ts) over the bench's database and Temporal, on a free loopback port. */
+export async function startCliGateway(world: OnboardingWorld, context: BenchContext): Promise<CliGateway> {
+  const viewer = generateOperator('bench', 'viewer');
+  const gateway = await startGateway(
+    loadConfig({
+      DATABASE_URL: world.wiring.databaseUrl,
+      TEMPORAL_ADDRESS: context.infra.temporalAddress,
+      TEMPORAL_NAMESPACE: context.infra.namespace,
+      TEMPORAL_TASK_QUEUE: world.taskQueue,
+      SECRETS_KEYS: world.wiring.masterKeys,
+      OPERATORS: viewer.entry,
+      GATEWAY_HOST: '127.0.0.1',
+      GATEWAY_PORT: '0',
+      LOG_LEVEL: 'silent',
+    }),
+  );
+  let closed: Promise<void> | undefined;
+  const close = () => (closed ??= gateway.close());
+  context.infra.cleanup.defer('CLI timings gateway', close);
+  return { url: gateway.url, token: viewer.token, close };
+}
+
+/** One run of tenantctl, awaited (not spawnSync: the gateway answering it runs in this process's event loop). */
+function runTenantctl(args: string[], env: NodeJS.ProcessEnv): Promise<{ status: number | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [TENANTCTL, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.once('error', reject);
+    child.once('close', (status) => resolve({ status, stderr }));
+  });
+}
+
+export async function timeCli(
   env: { databaseUrl: string; temporalAddress: string; namespace: string },
   externalRef: string,
+  gateway: Pick<CliGateway, 'url' | 'token'>,
   runs = 10,
-): CliTimings {
+): Promise<CliTimings> {
   const childEnv = {
     PATH: process.env.PATH ?? '',
     HOME: process.env.HOME ?? '/root',
@@ -41,13 +88,15 @@ export function timeCli(
     DATABASE_URL: env.databaseUrl,
     TEMPORAL_ADDRESS: env.temporalAddress,
     TEMPORAL_NAMESPACE: env.namespace,
+    TENANTCTL_GATEWAY_URL: gateway.url,
+    TENANTCTL_OPERATOR_TOKEN: gateway.token,
   };
-  const time = (args: string[]) => {
+  const time = async (args: string[]) => {
     const samples: number[] = [];
     const cpuBefore = childrenCpuMs();
     for (let i = 0; i < runs; i++) {
       const started = performance.now();
-      const result = spawnSync(process.execPath, [TENANTCTL, ...args], { env: childEnv, encoding: 'utf8' });
+      const result = await runTenantctl(args, childEnv);
       samples.push(performance.now() - started);
       if (result.status !== 0) throw new Error(`tenantctl ${args.join(' ')} exited ${result.status}: ${result.stderr}`);
     }
@@ -63,7 +112,7 @@ export function timeCli(
         : distEntry(['status']).pathname.endsWith('/dist/cli/main.js')
           ? 'dist, CLI bundle'
           : 'dist (compiled)',
-    help: time(['--help']),
-    status: time(['status', externalRef]),
+    help: await time(['--help']),
+    status: await time(['status', externalRef]),
   };
 }
