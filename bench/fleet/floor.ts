@@ -26,6 +26,8 @@ export interface PhaseCounts {
   below?: number;
   /** Drift only: sub-accounts the parent has on the platform (listed in pages). */
   subaccounts?: number;
+  /** Rotation only: the wait each rotation makes whatever the rate (its propagation allowance), seconds. */
+  waitSeconds?: number;
 }
 
 export function neededCalls(phase: FleetPhase, counts: PhaseCounts): number {
@@ -42,10 +44,14 @@ export function neededCalls(phase: FleetPhase, counts: PhaseCounts): number {
   }
 }
 
-/** The least time the calls can take at the limit, seconds. */
-export function floorSeconds(calls: number, limitPerSecond: number): number {
+/**
+ * The least time the calls can take at the limit, seconds, plus the least time one unit must wait
+ * whatever the rate (a rotation's propagation allowance and quiet period: every rotation could start
+ * at once, so the wait is counted once, not per rotation).
+ */
+export function floorSeconds(calls: number, limitPerSecond: number, waitSeconds = 0): number {
   if (!(limitPerSecond > 0)) throw new RangeError('the rate limit must be positive');
-  return calls / limitPerSecond;
+  return calls / limitPerSecond + waitSeconds;
 }
 
 export interface PhaseMeasure {
@@ -55,6 +61,8 @@ export interface PhaseMeasure {
   peakPerSecond: number;
   limit: number;
   neededCalls: number;
+  /** The least time one unit waits whatever the rate (floorSeconds). */
+  waitSeconds?: number;
 }
 
 export interface PhaseFigures {
@@ -72,7 +80,7 @@ export interface PhaseFigures {
 const round = (n: number, places: number) => Math.round(n * 10 ** places) / 10 ** places;
 
 export function phaseFigures(m: PhaseMeasure): PhaseFigures {
-  const floor = floorSeconds(m.neededCalls, m.limit);
+  const floor = floorSeconds(m.neededCalls, m.limit, m.waitSeconds);
   const mean = m.seconds > 0 ? m.requests / m.seconds : 0;
   return {
     floorSeconds: round(floor, 1),

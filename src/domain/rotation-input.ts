@@ -59,7 +59,10 @@ export type ParsedRotateTenantKeyInput = z.output<typeof rotateTenantKeyInputSch
 
 export const rotateFleetInputSchema = z.strictObject({
   slot: slotSchema.default('default'),
-  /** Rotations running at once; the platform rate limit (task queue) bounds the calls beneath. */
+  /**
+   * Rotations working at once; one held, at its key limit or waiting out its quiet gate no longer counts.
+   * The platform's rate limit (the shared request budget) paces the calls beneath.
+   */
   concurrency: z.number().int().min(1).max(1000).default(50),
   /** Tenants read per page; the run continues as new after each page to keep its history small. */
   pageSize: z.number().int().min(1).max(2000).default(500),
@@ -76,6 +79,8 @@ export const rotateFleetInputSchema = z.strictObject({
       held: z.number().int(),
       skipped: z.number().int(),
       failed: z.number().int(),
+      /** Rotations released while they wait out their quiet gate, not settled yet. */
+      waiting: z.number().int().optional(),
     })
     .optional(),
 });

@@ -16,6 +16,11 @@ describe("the fleet bench's floors", () => {
     expect(floorSeconds(50_000, 100)).toBe(500);
     expect(floorSeconds(1200, 20)).toBe(60);
     expect(() => floorSeconds(10, 0)).toThrow('the rate limit must be positive');
+    // A rotation's wait (allowance, quiet period) is counted once: every rotation could wait at once.
+    expect(floorSeconds(1500, 100, 30)).toBe(45);
+    expect(
+      phaseFigures({ seconds: 90, requests: 1500, peakPerSecond: 90, limit: 100, neededCalls: 1500, waitSeconds: 30 }),
+    ).toMatchObject({ floorSeconds: 45, ratioToFloor: 2 });
   });
 
   it("states a phase's duration and request rates against the floor and the limit", () => {

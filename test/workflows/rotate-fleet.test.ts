@@ -4,7 +4,8 @@ import type { KeyUsage } from '../../activities/keys/rotation.js';
 import { rotationWorkflowId } from '../../src/domain/ids.js';
 import type { RotateFleetInput } from '../../src/domain/rotation-input.js';
 import { fleetStatusQuery, type FleetTotals } from '../../workflows/keys/rotate-fleet.js';
-import { fastWorld, uniqueId, type ActivityMocks, type FastWorld } from '../harness/fast-workflow.js';
+import { abortRotationUpdate } from '../../workflows/keys/rotate-tenant-key-messages.js';
+import { fastWorld, uniqueId, waitForStage, type ActivityMocks, type FastWorld } from '../harness/fast-workflow.js';
 
 /**
  * rotateFleet with mocked activities (its rotateTenantKey / adoptTenantKeys children run on the same mocks): one
@@ -97,7 +98,8 @@ describe('rotateFleet (mocked activities)', () => {
             args: [{ concurrency: 2, pageSize: 10, options: fast } satisfies RotateFleetInput],
           });
           const totals: FleetTotals = await fleet.result();
-          expect(totals).toEqual({ started: 3, completed: 1, held: 1, skipped: 1, failed: 1 });
+          // The completed one waited out its quiet gate: released, then counted by its settling tell.
+          expect(totals).toEqual({ started: 3, completed: 1, held: 1, skipped: 1, failed: 1, waiting: 0 });
           expect(pages).toEqual([{ after: null, limit: 10 }]);
           expect(begun.map((b) => b.externalRef).sort()).toEqual([done, held, failed].sort());
           expect(new Set(begun.map((b) => b.reason))).toEqual(new Set(['fleet rotation']));
@@ -139,6 +141,81 @@ describe('rotateFleet (mocked activities)', () => {
       },
     );
   }, 30_000);
+
+  it(
+    'releases rotations waiting out their quiet gate from the bound: the next ones start at once, and each ' +
+      'is counted once when it settles (completed, held, aborted), in whichever run of the fleet is current',
+    async () => {
+      const refs = ['a', 'b', 'c', 'held', 'abort'].map((p) => uniqueId(`fleet-quiet-${p}`));
+      const [, , , heldRef, abortRef] = refs as [string, string, string, string, string];
+      const begunAt: number[] = [];
+      const revokedAt: number[] = [];
+      const pages: Array<string | null> = [];
+      await world.run(
+        {
+          listActiveTenantsPage: async (input) => {
+            pages.push(input.after);
+            const from = input.after === null ? 0 : refs.indexOf(input.after) + 1;
+            return refs.slice(from, from + input.limit);
+          },
+          ...(rotationMocks(new Set(), new Set(), []) as ActivityMocks),
+          beginRotation: async (input: { externalRef: string }) => {
+            begunAt.push(Date.now());
+            return {
+              rotationId: `rot_${input.externalRef}`,
+              subaccountId: `sa_${input.externalRef}`,
+              fromGeneration: 1,
+              toGeneration: 2,
+              oldKeyId: OLD,
+              oldFingerprint: 'fp_old',
+              deployer: { kind: 'notify' as const },
+              adopted: false,
+            };
+          },
+          // Quiet after the quiet period; `held` is used at every look (held: a late use); `abort` shows no
+          // last use, so it waits its overlap window until the operator aborts it.
+          observeKeyUsage: async (input: { subaccountId: string }) =>
+            input.subaccountId === `sa_${heldRef}`
+              ? { [OLD]: usage(OLD, new Date().toISOString()), [NEW]: usage(NEW, null) }
+              : input.subaccountId === `sa_${abortRef}`
+                ? { [OLD]: { ...usage(OLD, null), lastUseKnown: false }, [NEW]: usage(NEW, null) }
+                : { [OLD]: usage(OLD, BEFORE), [NEW]: usage(NEW, null) },
+          revokeKeyGeneration: async () => {
+            revokedAt.push(Date.now());
+            return { keyId: OLD, result: 'revoked' as const };
+          },
+        } as ActivityMocks,
+        async ({ client, taskQueue }) => {
+          const fleet = await client.workflow.start('rotateFleet', {
+            taskQueue,
+            workflowId: uniqueId('rotation-fleet'),
+            args: [
+              {
+                concurrency: 1,
+                pageSize: 2,
+                options: { propagationAllowance: '0s', quietPeriod: '2s', pollInterval: '200ms', overlapWindow: '60s' },
+              } satisfies RotateFleetInput,
+            ],
+          });
+          const aborting = client.workflow.getHandle(rotationWorkflowId(abortRef, 'default'));
+          await waitForStage(aborting, 'waiting_for_quiet');
+          await aborting.executeUpdate(abortRotationUpdate, { args: [{ operator: 'ops', reason: 'fleet test' }] });
+          const totals: FleetTotals = await fleet.result();
+          expect(totals).toEqual({ started: 5, completed: 3, held: 1, skipped: 0, failed: 1, waiting: 0 });
+          // One at a time (concurrency 1), yet every rotation began before the first one's quiet period ended.
+          expect(begunAt).toHaveLength(5);
+          expect(revokedAt).toHaveLength(3);
+          expect(Math.max(...begunAt)).toBeLessThan(Math.min(...revokedAt));
+          // Pages of 2 read after the last ref; the last run waited for the released ones to settle.
+          expect(pages).toEqual([null, refs[1], refs[3]]);
+          const heldChild = client.workflow.getHandle(rotationWorkflowId(heldRef, 'default'));
+          expect((await heldChild.describe()).status.name).toBe('RUNNING');
+          await heldChild.terminate('test done');
+        },
+      );
+    },
+    45_000,
+  );
 
   it('with adopt: reads the adoptable page for the slot and starts adoptTenantKeys children', async () => {
     const ref = uniqueId('fleet-adopt');

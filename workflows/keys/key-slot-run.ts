@@ -5,6 +5,7 @@ import {
   continueAsNew,
   getExternalWorkflowHandle,
   isCancellation,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   upsertSearchAttributes,
@@ -25,7 +26,7 @@ import {
 } from '../activity-policies.js';
 import { Backoff, handlersFinished, historyFull, Waits, type WaitView } from '../waits.js';
 import { evaluateGate, gateTimingsOf, type GateDecision, type GateMemory, type GateTimings } from './quiet-gate.js';
-import { rotationSettledSignal } from './rotate-tenant-key-messages.js';
+import { rotationSettledSignal, type RotationSettled } from './rotate-tenant-key-messages.js';
 import { waitForKeySlot, type KeySlotDecisions, type KeySlotWait } from './key-slot-wait.js';
 
 const db = proxyLocalActivities<Activities>(databaseStep);
@@ -64,11 +65,26 @@ export interface SlotRunCarried<Begun extends SlotBegun, Status> {
   polls: number;
   /** When the gate's previous look began (the interval it judges a late use by runs from there). */
   lookedAtMs: number | null;
+  /** What the fleet that started the run was told (absent in runs continued before 1.1: 'none'). */
+  fleetTold?: FleetTold;
 }
 
 type Change = Parameters<Activities['recordRotation']>[0]['change'];
 type DeployInput = Parameters<Activities['deployKeyGeneration']>[0];
-export type SettledOutcome = 'completed' | 'held' | 'key_limit' | 'failed' | 'aborted';
+export type SettledOutcome = RotationSettled['outcome'];
+
+/**
+ * 1.0 compatibility: a rotation started by a fleet tells it when it begins waiting out its quiet gate, and
+ * then how it settled (rotate-fleet.ts, same patch): runs recorded before it never tell the wait.
+ */
+export const FLEET_QUIET_RELEASE_PATCH = 'fleet-releases-quiet-waits';
+
+/**
+ * What the fleet run that started this one was told: nothing yet; held or at the key limit first (counted
+ * as held then, as before the patch); that it waits out its quiet gate (released from the bound, not yet
+ * counted); or, after that, how it settled (counted: nothing more is told).
+ */
+export type FleetTold = 'none' | 'held' | 'waiting' | 'settled';
 
 /**
  * One run of a tenant's key slot (rotateTenantKey, adoptTenantKeys): the state both hold and the steps
@@ -100,6 +116,10 @@ export abstract class KeySlotRun<
   protected begun: Begun | undefined;
   /** The decisions that apply now (what a wait lists); set when the workflow installs its decisions. */
   protected applicable: () => readonly string[] = () => [];
+  /** What the fleet that started this run was told (tellParent). */
+  protected fleetTold: FleetTold;
+  /** Whether waiting out the quiet gate releases the run from its fleet's bound (a rotation's; not an adoption's). */
+  protected releasesFleetWhileQuiet = false;
 
   /**
    * Made before the input check's await, so the workflow's constructor installs its query and Updates in the
@@ -116,6 +136,7 @@ export abstract class KeySlotRun<
     this.projectEnvDeploy = proxyActivities<Activities>(projectEnvDeployPolicy(queue));
     this.lookedAtMs = carried?.lookedAtMs ?? null;
     this.begun = carried?.begun;
+    this.fleetTold = carried?.fleetTold ?? 'none';
   }
 
   protected get externalRef(): string {
@@ -250,6 +271,7 @@ export abstract class KeySlotRun<
       wait: this.waits.current,
       polls: this.backoff.polls,
       lookedAtMs: this.lookedAtMs,
+      ...(this.fleetTold === 'none' ? {} : { fleetTold: this.fleetTold }),
       ...this.carryAlso(),
     };
     return continueAsNew<(input: object) => Promise<Result>>({
@@ -274,13 +296,29 @@ export abstract class KeySlotRun<
     return acts.deployKeyGeneration({ ...input, deployer });
   }
 
-  /** Tells the fleet run that started this one (if any) how it settled or that it waits; never fails. */
+  /**
+   * Tells the fleet run that started this one (if any) how it settled or that it waits; never fails. Once
+   * it told the fleet it waits out its quiet gate, its next tell settles it (`settles`), and nothing after.
+   */
   protected tellParent(outcome: SettledOutcome): Promise<void> {
     const parent = workflowInfo().parent;
-    if (!parent) return Promise.resolve();
+    if (!parent || this.fleetTold === 'settled') return Promise.resolve();
+    const settles = this.fleetTold === 'waiting' && outcome !== 'waiting_for_quiet';
+    if (outcome === 'waiting_for_quiet') this.fleetTold = 'waiting';
+    else if (settles) this.fleetTold = 'settled';
+    else if (this.fleetTold === 'none' && (outcome === 'held' || outcome === 'key_limit')) this.fleetTold = 'held';
     return getExternalWorkflowHandle(parent.workflowId)
-      .signal(rotationSettledSignal, { workflowId: workflowInfo().workflowId, outcome })
+      .signal(rotationSettledSignal, {
+        workflowId: workflowInfo().workflowId,
+        outcome,
+        ...(settles ? { settles } : {}),
+      })
       .catch(() => undefined);
+  }
+
+  /** A run its fleet released (it waits out its quiet gate) that ends without a tell of its own: tell it now. */
+  protected async tellParentIfReleased(outcome: 'aborted' | 'failed'): Promise<void> {
+    if (this.fleetTold === 'waiting') await this.tellParent(outcome);
   }
 
   /** The quiet gate's poll: from the base interval, backing off to the ceiling; `polls` carried over. */
@@ -317,6 +355,14 @@ export abstract class KeySlotRun<
 
   /** Between two looks of the gate: the wait shown, until the next look or `woken`. */
   protected async waitForQuiet(waitingFor: (waitMs: number) => string, woken: () => boolean): Promise<void> {
+    // The wait calls the platform only to look again: the fleet need not count it against its bound.
+    if (
+      this.releasesFleetWhileQuiet &&
+      this.fleetTold === 'none' &&
+      workflowInfo().parent &&
+      patched(FLEET_QUIET_RELEASE_PATCH)
+    )
+      await this.tellParent('waiting_for_quiet');
     const waitMs = this.backoff.next();
     this.waitAt('waiting_for_quiet' as Stage, waitingFor(waitMs), waitMs);
     await condition(woken, waitMs);

@@ -6,6 +6,12 @@
  *
  * A child that is held for an operator (or at its key limit) tells the fleet, which stops counting
  * it against the concurrency bound; the child keeps waiting on its own (parent close: abandon).
+ * A rotation that begins waiting out its quiet gate (the propagation allowance and quiet period: an hour
+ * and more by default, with nothing to call but a look now and then) tells the fleet too: it leaves the
+ * bound (`waiting`), the next page need not wait for it, and its settling tell reaches whichever run of
+ * the fleet is current, which counts it. The last run waits until every released rotation has settled
+ * (continuing as new when its history is full), so the fleet's pace is the platform's rate limit and
+ * one quiet period, not the quiet period once per `concurrency` tenants.
  * A slot already rotating elsewhere is skipped, never doubled (the child id is the business key).
  * With `adopt`, the page is the active tenants with unmanaged keys in the slot and each child is an
  * adoptTenantKeys (same id, same bound); the schedule is `rotation-fleet:<slot>:adopt`.
@@ -16,6 +22,7 @@ import {
   continueAsNew,
   defineQuery,
   ParentClosePolicy,
+  patched,
   proxyLocalActivities,
   setHandler,
   startChild,
@@ -26,8 +33,12 @@ import type { RotateFleetInput } from '../../src/domain/rotation-input.js';
 import { validateWorkflowInput } from '../validate-input.js';
 import { rotateTenantKey } from './rotate-tenant-key.js';
 import { adoptTenantKeys } from './adopt-tenant-keys.js';
-import { rotationSettledSignal } from './rotate-tenant-key-messages.js';
+import { rotationSettledSignal, type RotationSettled } from './rotate-tenant-key-messages.js';
+import { FLEET_QUIET_RELEASE_PATCH } from './key-slot-run.js';
 import { fleetDatabaseStep } from '../activity-policies.js';
+import { historyFull } from '../waits.js';
+import { msOf } from '../../src/domain/durations.js';
+import { DEFAULT_TIMINGS } from '../../src/domain/rotation-defaults.js';
 
 export interface FleetTotals {
   started: number;
@@ -35,6 +46,8 @@ export interface FleetTotals {
   held: number;
   skipped: number;
   failed: number;
+  /** Released while they wait out their quiet gate, not settled yet (absent before the fleet patch). */
+  waiting?: number;
 }
 export interface FleetStatus {
   slot: string;
@@ -52,10 +65,19 @@ export async function rotateFleet(rawInput: RotateFleetInput): Promise<FleetTota
   const totals: FleetTotals = input.totals ?? { started: 0, completed: 0, held: 0, skipped: 0, failed: 0 };
   const running = new Set<string>();
   const heldEarly = new Set<string>();
+  // Children told to wait out their quiet gate in this run: out of the bound, counted by their settling tell.
+  const released = new Set<string>();
+  const releases = !input.adopt && patched(FLEET_QUIET_RELEASE_PATCH);
   const status = (): FleetStatus => ({ slot: input.slot, after: input.after, running: running.size, totals });
   setHandler(fleetStatusQuery, status);
-  setHandler(rotationSettledSignal, ({ workflowId, outcome }) => {
-    if (outcome === 'held' || outcome === 'key_limit') heldEarly.add(workflowId);
+  setHandler(rotationSettledSignal, (told: RotationSettled) => {
+    if (releases && told.settles) {
+      totals.waiting = (totals.waiting ?? 0) - 1;
+      totals[settledAs(told.outcome)] += 1;
+    } else if (releases && told.outcome === 'waiting_for_quiet') {
+      totals.waiting = (totals.waiting ?? 0) + 1;
+      released.add(told.workflowId);
+    } else if (told.outcome === 'held' || told.outcome === 'key_limit') heldEarly.add(told.workflowId);
   });
 
   /**
@@ -93,16 +115,25 @@ export async function rotateFleet(rawInput: RotateFleetInput): Promise<FleetTota
         () => 'failed' as const,
       ),
       condition(() => heldEarly.has(workflowId)).then(() => 'held' as const),
+      ...(releases ? [condition(() => released.has(workflowId)).then(() => 'released' as const)] : []),
     ]);
-    totals[outcome] += 1;
+    // A released child is counted by its settling tell, whatever came first here.
+    if (outcome !== 'released' && !released.has(workflowId)) totals[outcome] += 1;
   }
 
   const page = input.adopt
     ? await db.listAdoptableTenantsPage({ slot: input.slot, after: input.after, limit: input.pageSize })
     : await db.listActiveTenantsPage({ after: input.after, limit: input.pageSize });
+  let last = input.after;
   for (const externalRef of page) {
     await condition(() => running.size < input.concurrency);
+    if (releases && historyFull()) {
+      // Settling tells of earlier pages' rotations add events too: a new run from here.
+      await condition(() => running.size === 0);
+      await continueAsNew<typeof rotateFleet>({ ...rawInput, after: last, totals });
+    }
     running.add(externalRef);
+    last = externalRef;
     void rotateOne(externalRef)
       .catch(() => void (totals.failed += 1))
       .finally(() => running.delete(externalRef));
@@ -110,7 +141,21 @@ export async function rotateFleet(rawInput: RotateFleetInput): Promise<FleetTota
   await condition(() => running.size === 0);
   if (page.length === input.pageSize) {
     // A new run per page keeps the history small whatever the fleet's size.
-    await continueAsNew<typeof rotateFleet>({ ...rawInput, after: page[page.length - 1]!, totals });
+    await continueAsNew<typeof rotateFleet>({ ...rawInput, after: last, totals });
+  }
+  if (releases && (totals.waiting ?? 0) > 0) {
+    // The last page: every released rotation settles within its quiet deadline (held past it). One killed
+    // outright never tells: past the deadline and an hour, the run ends with it counted as `waiting`.
+    const deadlineMs = msOf(input.options?.quietDeadline ?? DEFAULT_TIMINGS.quietDeadline) + msOf('1h');
+    const settled = await condition(() => (totals.waiting ?? 0) <= 0 || historyFull(), deadlineMs);
+    if (settled && (totals.waiting ?? 0) > 0)
+      await continueAsNew<typeof rotateFleet>({ ...rawInput, after: last, totals });
   }
   return totals;
+}
+
+/** How a settling tell counts: held (or at the key limit) as held, an abort or a failure as failed. */
+function settledAs(outcome: RotationSettled['outcome']): 'completed' | 'held' | 'failed' {
+  if (outcome === 'completed') return 'completed';
+  return outcome === 'held' || outcome === 'key_limit' ? 'held' : 'failed';
 }

@@ -95,8 +95,17 @@ export const retryKeyCreateUpdate = defineUpdate<DecisionAnswer, [DecisionBy]>('
 /** A leak was found while a normal rotation runs: quiet period zero from now on. */
 export const escalateToEmergencyUpdate = defineUpdate<DecisionAnswer, [DecisionBy]>('escalateToEmergency');
 
-/** Sent by a rotation to the fleet run that started it, when it settles or is held. */
-export const rotationSettledSignal =
-  defineSignal<[{ workflowId: string; outcome: 'completed' | 'held' | 'key_limit' | 'failed' | 'aborted' }]>(
-    'rotationSettled',
-  );
+/**
+ * What a rotation tells the fleet: how it settled, that it is held (or at its key limit), or that it waits
+ * out its quiet gate (`waiting_for_quiet`: it no longer counts against the fleet's bound). After that wait
+ * was told, the one tell that settles it says `settles` (the fleet counts it then, in whichever of its
+ * runs is current).
+ */
+export interface RotationSettled {
+  workflowId: string;
+  outcome: 'completed' | 'held' | 'key_limit' | 'failed' | 'aborted' | 'waiting_for_quiet';
+  settles?: boolean;
+}
+
+/** Sent by a rotation to the fleet run that started it (by workflow id: the fleet's current run). */
+export const rotationSettledSignal = defineSignal<[RotationSettled]>('rotationSettled');

@@ -84,6 +84,10 @@ class Rotation extends KeySlotRun<RotationStage, RotationStatus, BeginRotationRe
     this.deployed = carried ? carried.phase !== 'key_limit' : false;
     this.told = carried?.told ?? false;
     this.memory = carried?.memory ?? null;
+    this.releasesFleetWhileQuiet = true;
+    // A run continued before the fleet patch carries no fleetTold: one that told held (or its key limit) was counted.
+    if (carried && carried.fleetTold === undefined && (carried.told || carried.status?.heldReason))
+      this.fleetTold = 'held';
     this.signals = {
       decision: carried?.decision ?? undefined,
       retry: false,
@@ -130,6 +134,7 @@ class Rotation extends KeySlotRun<RotationStage, RotationStatus, BeginRotationRe
     for (;;) {
       if (decision.kind === 'abort') {
         await this.rollBack('aborted', decision.by?.reason ?? 'aborted by an operator', decision.by);
+        await this.tellParentIfReleased('aborted');
         return this.finished('aborted');
       }
       if (await this.revokeOld(decision)) return this.finished('completed');
@@ -394,6 +399,7 @@ class Rotation extends KeySlotRun<RotationStage, RotationStatus, BeginRotationRe
       }
     } else this.show(cancelled ? 'cancelled' : 'failed');
     if (!cancelled) await this.tellParent('failed');
+    else await this.tellParentIfReleased('failed');
   }
 
   protected override failed(_error: unknown, cancelled: boolean): void {
