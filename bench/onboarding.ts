@@ -44,6 +44,12 @@ const FLOOR_FACTOR = 1.2;
 const THROUGHPUT_FACTOR = 1.5;
 const CPU_FACTOR = 1.5;
 const RSS_TARGET_MB = 300;
+// Issue 34's onboarding targets: sequential p50 against the calls-only floor on a quiet machine, the worker's RSS
+// at 500 in flight, and the worker process's own CPU per onboarding against the same activities in a plain loop
+// (41–47 ms against about 27 ms when the issue was filed: 1.5–1.7 x; the target is below that range).
+const QUIET_FLOOR_FACTOR = 1.1;
+const RSS_AT_500_TARGET_MB = 250;
+const WORKER_CPU_FACTOR = 1.5;
 const MAX_HISTORY_EVENTS = 16;
 const CLI_HELP_TARGET_MS = 400;
 const CLI_STATUS_TARGET_MS = 800;
@@ -215,6 +221,13 @@ async function run(context: BenchContext): Promise<BenchResult> {
   const throughputTarget = THROUGHPUT_FACTOR * bare.regular.concurrent.perSecond;
   const cpuTotal = totalCpu(concurrent);
   const cpuFloor = totalCpu(floorDirect);
+  const seqOverFloor = ratio(sequential.p50, floorCalls.p50);
+  // Issue 34 grades the RSS at 500 in flight (250 MB); more in flight keeps issue 20's 300 MB.
+  const rssTargetMb = concurrency <= 500 ? RSS_AT_500_TARGET_MB : RSS_TARGET_MB;
+  const rssTargetOf = concurrency <= 500 ? ' (issue 34, at 500 in flight)' : '';
+  const workerCpuMs = concurrent.otherProcessesCpuMsPerRun['worker process'] ?? Number.NaN;
+  const floorLoopCpuMs = floorDirect.cpuMsPerRun;
+  const workerCpuRatio = ratio(workerCpuMs, floorLoopCpuMs);
   const metrics: Metric[] = [
     { metric: 'floor: calls only p50', value: floorCalls.p50, unit: 'ms' },
     { metric: 'floor: calls only p99', value: floorCalls.p99, unit: 'ms' },
@@ -230,7 +243,15 @@ async function run(context: BenchContext): Promise<BenchResult> {
       },
     },
     { metric: `onboardTenant sequential p99 (n=${n})`, value: sequential.p99, unit: 'ms' },
-    { metric: 'onboardTenant / calls-only floor (p50)', value: ratio(sequential.p50, floorCalls.p50), unit: 'x' },
+    {
+      metric: 'onboardTenant / calls-only floor (p50)',
+      value: seqOverFloor,
+      unit: 'x',
+      target: {
+        description: `<= ${QUIET_FLOOR_FACTOR} x on a quiet machine (issue 34)`,
+        met: seqOverFloor <= QUIET_FLOOR_FACTOR,
+      },
+    },
     {
       metric: 'onboardTenant / activities-direct floor (p50)',
       value: ratio(sequential.p50, floorDirect.p50),
@@ -282,7 +303,7 @@ async function run(context: BenchContext): Promise<BenchResult> {
         `(worker process alone, ${heapGrowthLabel(workerProcess.heapGrowingPercent)})`,
       value: workerRss.peakMb,
       unit: 'MB',
-      target: { description: `<= ${RSS_TARGET_MB} MB`, met: workerRss.peakMb <= RSS_TARGET_MB },
+      target: { description: `<= ${rssTargetMb} MB${rssTargetOf}`, met: workerRss.peakMb <= rssTargetMb },
     },
     {
       metric: 'eager starts, sequential',
@@ -299,6 +320,15 @@ async function run(context: BenchContext): Promise<BenchResult> {
       },
     },
     ...perProcess(`CPU per onboarding, ${concurrency} in flight`, concurrent, 'bench client'),
+    {
+      metric: `worker process CPU per onboarding (${concurrency} in flight) / the floor loop's CPU per run`,
+      value: workerCpuRatio,
+      unit: 'x',
+      target: {
+        description: `<= ${WORKER_CPU_FACTOR} x (issue 34: ${workerCpuMs.toFixed(1)} / ${floorLoopCpuMs.toFixed(1)} ms)`,
+        met: workerCpuRatio <= WORKER_CPU_FACTOR,
+      },
+    },
     { metric: 'CPU per floor run (activities direct), all processes', value: cpuFloor, unit: 'ms' },
     ...perProcess('CPU per floor run', floorDirect, 'bench process (the floor loop)'),
     { metric: 'CPU per onboarding, sequential, all processes', value: totalCpu(sequential), unit: 'ms' },

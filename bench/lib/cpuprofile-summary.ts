@@ -12,6 +12,7 @@ import { basename } from 'node:path';
 
 interface ProfileNode {
   id: number;
+  children?: number[];
   callFrame: { functionName: string; url: string; lineNumber: number };
   hitCount?: number;
 }
@@ -46,6 +47,8 @@ export interface ProfileSummary {
   idleMs: number;
   byModule: Map<string, number>;
   byFunction: Map<string, number>;
+  /** Total (self + callees) time of the samples with the module anywhere on their stack. */
+  inclusiveByModule: Map<string, number>;
 }
 
 export function summarise(
@@ -54,6 +57,8 @@ export function summarise(
   window: { fromS: number; toS: number } = { fromS: 0, toS: Infinity },
 ): ProfileSummary & { timeline: number[] } {
   const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
+  const parents = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parents.set(child, node.id);
   const selfMs = new Map<number, number>();
   const timeline: number[] = [];
   let atUs = 0;
@@ -71,6 +76,7 @@ export function summarise(
   });
   const byModule = new Map<string, number>();
   const byFunction = new Map<string, number>();
+  const inclusiveByModule = new Map<string, number>();
   let idleMs = 0;
   let totalMs = 0;
   for (const [id, ms] of selfMs) {
@@ -85,8 +91,14 @@ export function summarise(
     const where = url ? `${basename(url)}:${lineNumber + 1}` : '';
     const fn = `${functionName || '(anonymous)'} ${where} [${module}]`;
     byFunction.set(fn, (byFunction.get(fn) ?? 0) + ms);
+    const onStack = new Set<string>();
+    for (let at: number | undefined = id; at !== undefined; at = parents.get(at)) {
+      const frame = nodes.get(at)!.callFrame;
+      if (frame.url) onStack.add(moduleOf(frame.url, frame.functionName));
+    }
+    for (const name of onStack) inclusiveByModule.set(name, (inclusiveByModule.get(name) ?? 0) + ms);
   }
-  return { file, totalMs, idleMs, byModule, byFunction, timeline };
+  return { file, totalMs, idleMs, byModule, byFunction, inclusiveByModule, timeline };
 }
 
 function table(rows: Map<string, number>, busyMs: number, top: number): string {
@@ -123,6 +135,8 @@ if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith
     if (showTimeline)
       console.log(`busy ms per 5 s: ${summary.timeline.map((ms, i) => `${i * 5}s:${ms.toFixed(0)}`).join(' ')}`);
     console.log(table(summary.byModule, busyMs, top));
+    console.log(`-- inclusive (the module anywhere on the stack):`);
+    console.log(table(summary.inclusiveByModule, busyMs, top));
     merge(all.byModule, summary.byModule);
     merge(all.byFunction, summary.byFunction);
     all.busyMs += busyMs;
