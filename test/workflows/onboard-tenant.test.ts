@@ -96,7 +96,9 @@ function onboarding() {
   return { calls, purposes, applied, state, activities };
 }
 
-describe('onboardTenant funding waits (mocked activities)', () => {
+// Concurrent: each test has its own task queue, workers, mocks and workflow id, and waits on the dev server far
+// more than on a CPU.
+describe.concurrent('onboardTenant funding waits (mocked activities)', () => {
   it('waits for the parent funds through several continuations without repeating a step; parentFunded lands after them', async () => {
     const ref = uniqueId('t');
     const o = onboarding();

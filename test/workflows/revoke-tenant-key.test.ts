@@ -69,7 +69,9 @@ const slowGate = {
   historyEventBound: BOUND,
 };
 
-describe('revokeTenantKeySlot (mocked activities)', () => {
+// Concurrent: each test has its own task queue, workers, mocks and workflow id, and waits on the dev server far
+// more than on a CPU.
+describe.concurrent('revokeTenantKeySlot (mocked activities)', () => {
   it('shows the quiet wait, bounds its history across continuations, and revokes the carried key after them', async () => {
     const ref = uniqueId('t');
     let gone = false;
