@@ -157,6 +157,17 @@ export async function expectBounded(
 }
 
 /**
+ * A polled mock's pause once it has answered more than `after` times. A test that polls every millisecond to
+ * pass its history bound has what it waits for by then, and the run would go on polling that fast (an activity,
+ * a timer and a workflow task each time: CPU for the server, the worker and the SDK's core) for as long as the
+ * test looks at it and decides: on 2 loaded cores, more than the rest of the test. What the run shows and decides
+ * does not depend on how soon the platform answers.
+ */
+export async function paceAfter(count: number, after: number, ms = 200): Promise<void> {
+  if (count > after) await new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
  * Calls `send` (a signal to the run; one at a time) until the run `runId` has continued as new, at most `max`
  * times. Each signal adds events to the run's history; sending all `max` after the continuation only filled the
  * next runs too (a continuation more each, seconds of a loaded server's time).

@@ -18,6 +18,7 @@ import {
   waitOf,
   type FastWorld,
   decide,
+  paceAfter,
   signalUntilContinued,
 } from '../harness/fast-workflow.js';
 import { expectWaitOnEverySurface } from '../harness/wait-surfaces.js';
@@ -34,6 +35,8 @@ beforeAll(async () => {
 afterAll(() => world.close());
 
 const BOUND = 200;
+/** The polls a test waits for (60 at most) and some: slower after them (paceAfter). */
+const PACED_AFTER = 80;
 const NEW = 'key_managed';
 const UNMANAGED = ['key_u1', 'key_u2'];
 const BEFORE = '2026-01-01T00:00:00.000Z';
@@ -78,6 +81,7 @@ function mocks(w: World) {
       },
       issueTenantKey: async () => {
         calls.issue += 1;
+        await paceAfter(calls.issue, PACED_AFTER);
         return w.limit
           ? {
               state: 'key_limit' as const,
@@ -93,6 +97,7 @@ function mocks(w: World) {
       verifyTenantKey: async () => undefined,
       observeKeyUsage: async () => {
         calls.observe += 1;
+        await paceAfter(calls.observe, PACED_AFTER);
         return {
           ...Object.fromEntries(UNMANAGED.map((id) => [id, usage(id, w.lastUse[id] ?? null)])),
           [NEW]: usage(NEW, null),

@@ -19,6 +19,7 @@ import {
   waitOf,
   type FastWorld,
   decide,
+  paceAfter,
   signalUntilContinued,
 } from '../harness/fast-workflow.js';
 import { sentWithFirstTask } from '../harness/first-task.js';
@@ -36,6 +37,8 @@ beforeAll(async () => {
 afterAll(() => world.close());
 
 const BOUND = 200;
+/** The polls a test waits for (60 at most) and some: slower after them (paceAfter). */
+const PACED_AFTER = 80;
 const OLD = 'key_old';
 const NEW = 'key_new';
 const BEFORE_DEPLOY = '2026-01-01T00:00:00.000Z';
@@ -90,6 +93,7 @@ function mocks(w: World) {
       },
       issueTenantKey: async () => {
         calls.issue += 1;
+        await paceAfter(calls.issue, PACED_AFTER);
         return w.limit ? AT_LIMIT : ISSUED;
       },
       deployKeyGeneration: async (input: { event: string }) => {
@@ -100,6 +104,7 @@ function mocks(w: World) {
       verifyTenantKey: async () => undefined,
       observeKeyUsage: async () => {
         calls.observe += 1;
+        await paceAfter(calls.observe, PACED_AFTER);
         // The new key is not seen in use: the gate measures on the workflow's clock.
         return { [OLD]: usage(OLD, w.oldLastUse), [NEW]: usage(NEW, null) };
       },
