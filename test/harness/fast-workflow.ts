@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Context } from '@temporalio/activity';
 import {
   Client,
   Connection,
@@ -155,6 +156,22 @@ export async function expectBounded(
   }
   expect(runs).toBeGreaterThan(2);
 }
+
+/**
+ * The run a mocked activity is called from: a run continued as new has a new run id under the same workflow id.
+ * A test that must see its workflow continue as new waits until the mock was called from that many runs, rather
+ * than for a number of polls guessed to be enough (which was several times more than needed: each poll a
+ * round trip through a loaded server).
+ */
+export function callingRun(): string {
+  return Context.current().info.workflowExecution?.runId ?? '';
+}
+
+/**
+ * The runs a bound test waits to have seen polling: the first and two continuations (expectBounded and the
+ * like ask for more than two runs).
+ */
+export const BOUND_TEST_RUNS = 3;
 
 /**
  * A polled mock's pause once it has answered more than `after` times. A test that polls every millisecond to

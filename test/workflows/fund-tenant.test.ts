@@ -17,6 +17,8 @@ import {
   untilValue as until,
   type FastWorld,
   answerOf,
+  BOUND_TEST_RUNS,
+  callingRun,
 } from '../harness/fast-workflow.js';
 import { attributeUpserts, expectWaitOnEverySurface } from '../harness/wait-surfaces.js';
 
@@ -32,7 +34,6 @@ beforeAll(async () => {
 afterAll(() => world.close());
 
 const BOUND = 200;
-const POLLS = 120;
 const fast = { pollCeiling: '1ms', historyEventBound: BOUND };
 const by = { operator: 'alice', reason: 'checked the wallet' };
 
@@ -44,6 +45,8 @@ function platform() {
   const calls = { record: 0, send: 0, mark: 0, resolve: 0, cancel: 0, approvals: 0 };
   const purposes = new Set<string>();
   const applied = new Map<string, string>();
+  /** The runs that sent the transfer (a continued run sends it again, under the same purpose). */
+  const runs = new Set<string>();
   const state = {
     answer: 'insufficient' as 'insufficient' | 'apply' | 'unknown' | 'unknown-past-deadline',
     needsOperator: false,
@@ -68,6 +71,7 @@ function platform() {
     },
     fundWallet: async (input: { purpose: string }) => {
       calls.send += 1;
+      runs.add(callingRun());
       purposes.add(input.purpose);
       const done = applied.get(input.purpose);
       if (done) return { state: 'succeeded' as const, transferId: done, resolution: null };
@@ -104,7 +108,7 @@ function platform() {
       return { required: true };
     },
   };
-  return { calls, purposes, applied, state, activities };
+  return { calls, purposes, applied, runs, state, activities };
 }
 
 async function tenantStatusOf(handle: WorkflowHandle): Promise<unknown> {
@@ -129,7 +133,7 @@ describe('fundTenant waits (mocked activities)', () => {
           },
         ],
       });
-      while (world$.calls.send < POLLS) await new Promise((r) => setTimeout(r, 100));
+      while (world$.runs.size < BOUND_TEST_RUNS) await new Promise((r) => setTimeout(r, 100));
       const wait = await answerOf(handle, currentWaitQuery);
       expect(wait).toMatchObject({ stage: 'waiting_for_parent_funds', decisions: ['parentFunded'] });
       expect(wait?.waitingFor).toMatch(/tenantctl parent-funded/);
@@ -184,7 +188,7 @@ describe('fundTenant waits (mocked activities)', () => {
           },
         ],
       });
-      while (world$.calls.send < POLLS) await new Promise((r) => setTimeout(r, 100));
+      while (world$.runs.size < BOUND_TEST_RUNS) await new Promise((r) => setTimeout(r, 100));
       const reconciling = await answerOf(handle, currentWaitQuery);
       expect(reconciling).toMatchObject({ stage: 'reconciling_transfer', decisions: [] });
       expect(reconciling?.waitingFor).toMatch(/same idempotency key/);

@@ -3,7 +3,15 @@ import { keyIssueWorkflowId } from '../../src/domain/ids.js';
 import { sendDecision } from '../../src/client/send-decision.js';
 import { abortKeyIssueUpdate, retryKeyIssueUpdate } from '../../workflows/keys/key-slot-messages.js';
 import { currentWaitQuery } from '../../workflows/waits-messages.js';
-import { fastWorld, historyLength, uniqueId, type FastWorld, decide } from '../harness/fast-workflow.js';
+import {
+  BOUND_TEST_RUNS,
+  callingRun,
+  fastWorld,
+  historyLength,
+  uniqueId,
+  type FastWorld,
+  decide,
+} from '../harness/fast-workflow.js';
 
 /** issueTenantKey's decisions with mocked activities: the key-limit wait, its bound, retry and abort. */
 let world: FastWorld;
@@ -13,7 +21,6 @@ beforeAll(async () => {
 afterAll(() => world.close());
 
 const BOUND = 200;
-const POLLS = 120;
 
 const atLimit = {
   state: 'key_limit' as const,
@@ -21,13 +28,14 @@ const atLimit = {
 };
 
 function mocks(issueAnswers: () => unknown) {
-  const calls = { issue: 0, abandon: 0, verify: 0 };
+  const calls = { issue: 0, abandon: 0, verify: 0, runs: new Set<string>() };
   return {
     calls,
     activities: {
       beginSlotKeyIssue: async () => ({ state: 'issue' as const, subaccountId: 'sa_1', generation: 1 }),
       issueTenantKey: async () => {
         calls.issue += 1;
+        calls.runs.add(callingRun());
         return issueAnswers();
       },
       abandonSlotKeyIssue: async () => {
@@ -61,7 +69,7 @@ describe('issueTenantKey (mocked activities)', () => {
       });
       // Polls at 1 ms past several continuations: each run's history stays within the bound (a poll adds
       // about six events; the dev server takes about 200 ms per timer round trip, hence not thousands here).
-      while (calls.issue < POLLS) await new Promise((r) => setTimeout(r, 100));
+      while (calls.runs.size < BOUND_TEST_RUNS) await new Promise((r) => setTimeout(r, 100));
       const wait = await handle.query(currentWaitQuery);
       expect(wait?.stage).toBe('key_limit');
       expect(wait?.decisions).toEqual(['retryKeyCreate', 'abortKeyIssue']);

@@ -17,6 +17,8 @@ import {
   untilValue as until,
   type FastWorld,
   answerOf,
+  BOUND_TEST_RUNS,
+  callingRun,
 } from '../harness/fast-workflow.js';
 import { attributeUpserts, expectWaitOnEverySurface } from '../harness/wait-surfaces.js';
 
@@ -32,7 +34,6 @@ beforeAll(async () => {
 afterAll(() => world.close());
 
 const BOUND = 200;
-const POLLS = 120;
 const fast = { pollCeiling: '1ms', historyEventBound: BOUND };
 const by = { operator: 'alice', reason: 'checked the wallet' };
 
@@ -40,6 +41,8 @@ function onboarding() {
   const calls = { subaccount: 0, key: 0, send: 0, mark: 0, resolve: 0, active: 0, stopped: 0 };
   const purposes = new Set<string>();
   const applied = new Set<string>();
+  /** The runs that sent the transfer (a continued run sends it again, under the same purpose). */
+  const runs = new Set<string>();
   const state = { answer: 'insufficient' as 'insufficient' | 'apply' | 'unknown' | 'unknown-past-deadline' };
   let needsOperator = false;
   const validation = createInputValidationActivities();
@@ -59,6 +62,7 @@ function onboarding() {
     },
     fundWallet: async (input: { purpose: string }) => {
       calls.send += 1;
+      runs.add(callingRun());
       purposes.add(input.purpose);
       if (applied.has(input.purpose)) return { state: 'succeeded' as const, transferId: 'tr_1', resolution: null };
       if (needsOperator) return { state: 'needs_operator' as const, unknownSince: null };
@@ -93,7 +97,7 @@ function onboarding() {
       calls.stopped += 1;
     },
   };
-  return { calls, purposes, applied, state, activities };
+  return { calls, purposes, applied, runs, state, activities };
 }
 
 // Concurrent: each test has its own task queue, workers, mocks and workflow id, and waits on the dev server far
@@ -115,7 +119,7 @@ describe.concurrent('onboardTenant funding waits (mocked activities)', () => {
           },
         ],
       });
-      while (o.calls.send < POLLS) await new Promise((r) => setTimeout(r, 100));
+      while (o.runs.size < BOUND_TEST_RUNS) await new Promise((r) => setTimeout(r, 100));
       const wait = await handle.query(currentWaitQuery);
       expect(wait).toMatchObject({ stage: 'waiting_for_parent_funds', decisions: ['parentFunded'] });
       expect(wait?.waitingFor).toMatch(new RegExp(`tenantctl parent-funded ${ref}`));
@@ -181,7 +185,7 @@ describe.concurrent('onboardTenant funding waits (mocked activities)', () => {
           },
         ],
       });
-      while (o.calls.send < POLLS) await new Promise((r) => setTimeout(r, 100));
+      while (o.runs.size < BOUND_TEST_RUNS) await new Promise((r) => setTimeout(r, 100));
       const reconciling = await handle.query(currentWaitQuery);
       expect(reconciling).toMatchObject({ stage: 'reconciling_transfer', decisions: [] });
       await expectBounded(client, handle, BOUND);

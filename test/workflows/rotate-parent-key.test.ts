@@ -13,7 +13,14 @@ import {
   revokeAnywayUpdate,
 } from '../../workflows/keys/rotate-tenant-key-messages.js';
 import { currentWaitQuery, type WaitView } from '../../workflows/waits-messages.js';
-import { fastWorld, historyLength, type FastWorld, decide } from '../harness/fast-workflow.js';
+import {
+  BOUND_TEST_RUNS,
+  callingRun,
+  fastWorld,
+  historyLength,
+  type FastWorld,
+  decide,
+} from '../harness/fast-workflow.js';
 import { expectWaitOnEverySurface } from '../harness/wait-surfaces.js';
 import { sentWithFirstTask } from '../harness/first-task.js';
 
@@ -45,6 +52,8 @@ interface Scene {
 function mocks(scene: Scene) {
   const calls = {
     observeOld: 0,
+    /** The runs that looked at the old key. */
+    runs: new Set<string>(),
     /** Which looks at the old key may infer it from a single unknown key: only the first, before any change. */
     inferSingle: [] as boolean[],
     switch: 0,
@@ -58,6 +67,7 @@ function mocks(scene: Scene) {
       beginParentKeyRotation: async () => ({ old: OLD, newRowId: NEW.rowId, keyName: 'orchestrator-test' }),
       observeOldParentKey: async (input: { inferSingle?: boolean }) => {
         calls.observeOld += 1;
+        calls.runs.add(callingRun());
         calls.inferSingle.push(input.inferSingle === true);
         return scene.named
           ? { usage: scene.usage, platformKeyId: scene.named, ambiguous: [] }
@@ -206,7 +216,6 @@ describe('rotateParentKey (mocked activities)', () => {
   it('bounds a held naming wait across continuations; a decision after one lands and the state carries', async () => {
     const scene: Scene = { limit: false, switched: true, named: null, usage: inUse('2026-01-01T00:00:00.000Z') };
     const { calls, activities } = mocks(scene);
-    const POLLS = 120;
     await world.run(activities, async ({ client, taskQueue }) => {
       const handle = await client.workflow.start('rotateParentKey', {
         taskQueue,
@@ -214,7 +223,7 @@ describe('rotateParentKey (mocked activities)', () => {
         args: [{ options: { pollInterval: '1ms', pollCeiling: '1ms', historyEventBound: BOUND } }],
         workflowIdConflictPolicy: 'TERMINATE_EXISTING',
       });
-      while (calls.observeOld < POLLS) await new Promise((r) => setTimeout(r, 100));
+      while (calls.runs.size < BOUND_TEST_RUNS) await new Promise((r) => setTimeout(r, 100));
       const wait = await waitFor(handle, 'naming_old_key');
       const first = await client.workflow.getHandle(handle.workflowId, handle.firstExecutionRunId).describe();
       expect(first.status.name).toBe('CONTINUED_AS_NEW');
