@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import FastSequencer from './test/harness/fast-sequencer.js';
 
 // Four projects: `unit` needs nothing running (the platform simulator is started in process where
 // needed); `workflows` runs the workflows with mocked activities on one dev server; `integration` gets ONE real Temporal dev server and ONE real Postgres for the whole run,
@@ -17,6 +18,8 @@ const FAST_WORKERS = Number(process.env.FAST_TEST_WORKERS ?? 6);
 export default defineConfig({
   test: {
     pool: 'forks',
+    // In test:fast the workflow files (waiting on the dev server) start before the unit files (using the CPU).
+    sequence: { sequencer: FastSequencer },
     projects: [
       {
         extends: true,
