@@ -24,16 +24,28 @@ export const DEFAULT_ROTATION_OPTIONS: RotationOptions = {
 
 /**
  * Each rotation activity makes at most this many platform requests in the normal case (the
- * project-env deployer: read + replace). The task queue's activity rate is the request budget
- * divided by it: a ceiling on how many platform activities start, so few wait for the budget.
- * The requests themselves are paced where they are sent, by the budget every worker and gateway
- * shares (src/infra/request-pacer.ts), which a burst of the queue's token bucket cannot exceed;
- * before it, the queue's rate was halved again for that burst and the fleet ran at a quarter of
- * the budget (issue 34).
+ * project-env deployer: read + replace); the drift lister's fallback pacing (no shared budget) uses it.
  */
 export const MAX_REQUESTS_PER_ROTATION_ACTIVITY = 2;
 
+/**
+ * The platform task queue's activity rate: the paced budget, one request an activity. It is only the
+ * ceiling on how many platform activities start; the requests themselves are paced where they are sent,
+ * by the budget every worker and gateway shares (src/infra/request-pacer.ts). Before: the budget halved
+ * (two requests an activity), which held the one-request work (a sweep's wallet reads and top-ups, a
+ * rotation's create, verify and gate look) at half the budget: at the default 20/s a fleet rotation
+ * ran at 10/s, 1.98 x its floor (issue 34).
+ */
 export function platformActivitiesPerSecond(requestsPerSecond: number): number {
-  // Started no faster than the paced budget can serve them, so no backlog builds in the budget while a fleet runs.
-  return Math.max(0.1, (requestsPerSecond * PACED_SHARE) / MAX_REQUESTS_PER_ROTATION_ACTIVITY);
+  return Math.max(0.1, requestsPerSecond * PACED_SHARE);
+}
+
+/**
+ * Platform activities one worker runs at once: about two seconds of the budget (1 to 100). Activities that
+ * make two requests wait for their second turn; with the queue at the whole budget, the requests waiting at
+ * once are bounded by these slots, so a wait for the budget stays a few seconds per worker, far inside an
+ * activity's timeout (with 100 slots at 20/s it reached 11 s and four activities timed out while waiting).
+ */
+export function platformActivitySlots(requestsPerSecond: number): number {
+  return Math.min(100, Math.max(1, Math.ceil(requestsPerSecond * PACED_SHARE * 2)));
 }

@@ -8,8 +8,12 @@ import { takePlatformRequestSlot } from '../db/request-pacing-store.js';
  * are not aligned, and its clock is not ours, so a little room is kept.
  */
 export const PACED_SHARE = 0.9;
-/** How far ahead a request may take its instant; past it, it looks again after POLL_MS without taking one. */
-const MAX_WAIT_MS = 2_000;
+/**
+ * How far ahead a request may take its instant; past it, it looks again after POLL_MS without taking one. The
+ * platform workers' slots (platformActivitySlots: two seconds of the budget, up to two requests each) keep a
+ * worker's waiting requests within it, so they take their instants in turn rather than by luck of the poll.
+ */
+const MAX_WAIT_MS = 5_000;
 const POLL_MS = 250;
 /**
  * A request that wakes this much after its instant (the process was held up: a busy CPU, a long pause) takes

@@ -1,13 +1,14 @@
 import type { DataConverter } from '@temporalio/common';
 import { Worker, type NativeConnection } from '@temporalio/worker';
 import { platformTaskQueue } from '../../domain/ids.js';
-import { platformActivitiesPerSecond } from '../../../activities/keys/rotation-options.js';
+import { platformActivitiesPerSecond, platformActivitySlots } from '../../../activities/keys/rotation-options.js';
 
 /**
  * The worker for rotation's platform-calling activities: activities only, on the platform task
  * queue, with Temporal's server-side `maxTaskQueueActivitiesPerSecond` derived from the platform
- * request budget. The server enforces it across every worker polling the queue, so adding
- * workers adds capacity without ever raising the rate the platform sees.
+ * request budget, and activity slots sized to it (platformActivitySlots). The server enforces the rate
+ * across every worker polling the queue, so adding workers adds capacity without ever raising the rate
+ * the platform sees.
  * Run it beside the main worker (same activities, same process is fine).
  */
 export interface PlatformWorkerInput {
@@ -29,7 +30,8 @@ export function createPlatformActivityWorker(input: PlatformWorkerInput): Promis
     taskQueue: platformTaskQueue(input.taskQueue),
     activities: input.activities,
     maxTaskQueueActivitiesPerSecond: platformActivitiesPerSecond(input.requestsPerSecond),
-    maxConcurrentActivityTaskExecutions: input.maxConcurrentActivityTaskExecutions ?? 100,
+    maxConcurrentActivityTaskExecutions:
+      input.maxConcurrentActivityTaskExecutions ?? platformActivitySlots(input.requestsPerSecond),
     ...(input.dataConverter ? { dataConverter: input.dataConverter } : {}),
   });
 }
