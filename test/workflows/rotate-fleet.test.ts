@@ -31,15 +31,23 @@ const usage = (keyId: string, lastUsedAt: string | null): KeyUsage => ({
 });
 const refused = () => ApplicationFailure.nonRetryable('refused by the test', 'TEST_REFUSED');
 
-/** The child rotation's activities: `fail` refs are refused at begin, `limit` refs stay at the key limit. */
-function rotationMocks(fail: Set<string>, limit: Set<string>, begun: Array<{ externalRef: string; reason: unknown }>) {
+/**
+ * The child rotation's activities: `fail` refs are refused at begin, `limit` refs stay at the key limit; with
+ * `ownSubaccounts` each tenant's sub-account is `sa_<ref>` (else all share `sa_1`).
+ */
+function rotationMocks(
+  fail: Set<string>,
+  limit: Set<string>,
+  begun: Array<{ externalRef: string; reason: unknown; at?: number }>,
+  ownSubaccounts = false,
+) {
   return {
     beginRotation: async (input: { externalRef: string; reason: unknown }) => {
-      begun.push({ externalRef: input.externalRef, reason: input.reason });
+      begun.push({ externalRef: input.externalRef, reason: input.reason, at: Date.now() });
       if (fail.has(input.externalRef)) throw refused();
       return {
         rotationId: `rot_${input.externalRef}`,
-        subaccountId: 'sa_1',
+        subaccountId: ownSubaccounts ? `sa_${input.externalRef}` : 'sa_1',
         fromGeneration: 1,
         toGeneration: 2,
         oldKeyId: OLD,
@@ -148,7 +156,7 @@ describe('rotateFleet (mocked activities)', () => {
     async () => {
       const refs = ['a', 'b', 'c', 'held', 'abort'].map((p) => uniqueId(`fleet-quiet-${p}`));
       const [, , , heldRef, abortRef] = refs as [string, string, string, string, string];
-      const begunAt: number[] = [];
+      const begun: Array<{ externalRef: string; reason: unknown; at?: number }> = [];
       const revokedAt: number[] = [];
       const pages: Array<string | null> = [];
       await world.run(
@@ -158,20 +166,7 @@ describe('rotateFleet (mocked activities)', () => {
             const from = input.after === null ? 0 : refs.indexOf(input.after) + 1;
             return refs.slice(from, from + input.limit);
           },
-          ...(rotationMocks(new Set(), new Set(), []) as ActivityMocks),
-          beginRotation: async (input: { externalRef: string }) => {
-            begunAt.push(Date.now());
-            return {
-              rotationId: `rot_${input.externalRef}`,
-              subaccountId: `sa_${input.externalRef}`,
-              fromGeneration: 1,
-              toGeneration: 2,
-              oldKeyId: OLD,
-              oldFingerprint: 'fp_old',
-              deployer: { kind: 'notify' as const },
-              adopted: false,
-            };
-          },
+          ...(rotationMocks(new Set(), new Set(), begun, true) as ActivityMocks),
           // Quiet after the quiet period; `held` is used at every look (held: a late use); `abort` shows no
           // last use, so it waits its overlap window until the operator aborts it.
           observeKeyUsage: async (input: { subaccountId: string }) =>
@@ -203,9 +198,9 @@ describe('rotateFleet (mocked activities)', () => {
           const totals: FleetTotals = await fleet.result();
           expect(totals).toEqual({ started: 5, completed: 3, held: 1, skipped: 0, failed: 1, waiting: 0 });
           // One at a time (concurrency 1), yet every rotation began before the first one's quiet period ended.
-          expect(begunAt).toHaveLength(5);
+          expect(begun).toHaveLength(5);
           expect(revokedAt).toHaveLength(3);
-          expect(Math.max(...begunAt)).toBeLessThan(Math.min(...revokedAt));
+          expect(Math.max(...begun.map((b) => b.at!))).toBeLessThan(Math.min(...revokedAt));
           // Pages of 2 read after the last ref; the last run waited for the released ones to settle.
           expect(pages).toEqual([null, refs[1], refs[3]]);
           const heldChild = client.workflow.getHandle(rotationWorkflowId(heldRef, 'default'));
