@@ -41,11 +41,12 @@ export function platformActivitiesPerSecond(requestsPerSecond: number): number {
 }
 
 /**
- * Platform activities one worker runs at once: about two seconds of the budget (1 to 100). Activities that
+ * Platform activities one worker runs at once: about two seconds of the budget (5 to 100: at least a few, so
+ * one long activity, a drift check's paced listing, does not hold the others up). Activities that
  * make two requests wait for their second turn; with the queue at the whole budget, the requests waiting at
  * once are bounded by these slots, so a wait for the budget stays a few seconds per worker, far inside an
  * activity's timeout (with 100 slots at 20/s it reached 11 s and four activities timed out while waiting).
  */
 export function platformActivitySlots(requestsPerSecond: number): number {
-  return Math.min(100, Math.max(1, Math.ceil(requestsPerSecond * PACED_SHARE * 2)));
+  return Math.min(100, Math.max(5, Math.ceil(requestsPerSecond * PACED_SHARE * 2)));
 }
