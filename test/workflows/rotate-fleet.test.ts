@@ -158,6 +158,7 @@ describe('rotateFleet (mocked activities)', () => {
       const [, , , heldRef, abortRef] = refs as [string, string, string, string, string];
       const begun: Array<{ externalRef: string; reason: unknown; at?: number }> = [];
       const revokedAt: number[] = [];
+      const looks = new Map<string, number>();
       const pages: Array<string | null> = [];
       await world.run(
         {
@@ -168,13 +169,21 @@ describe('rotateFleet (mocked activities)', () => {
           },
           ...(rotationMocks(new Set(), new Set(), begun, true) as ActivityMocks),
           // Quiet after the quiet period; `held` is used at every look (held: a late use); `abort` shows no
-          // last use, so it waits its overlap window until the operator aborts it.
-          observeKeyUsage: async (input: { subaccountId: string }) =>
-            input.subaccountId === `sa_${heldRef}`
-              ? { [OLD]: usage(OLD, new Date().toISOString()), [NEW]: usage(NEW, null) }
-              : input.subaccountId === `sa_${abortRef}`
-                ? { [OLD]: { ...usage(OLD, null), lastUseKnown: false }, [NEW]: usage(NEW, null) }
-                : { [OLD]: usage(OLD, BEFORE), [NEW]: usage(NEW, null) },
+          // last use, so it waits its overlap window until the operator aborts it. The others' looks after their
+          // first (the one before they tell the fleet they wait) answer once all five began, or after 15 s: with
+          // one rotation at a time, only a fleet that released the waiting ones gets there, whatever the load.
+          observeKeyUsage: async (input: { subaccountId: string }) => {
+            if (input.subaccountId === `sa_${heldRef}`)
+              return { [OLD]: usage(OLD, new Date().toISOString()), [NEW]: usage(NEW, null) };
+            if (input.subaccountId === `sa_${abortRef}`)
+              return { [OLD]: { ...usage(OLD, null), lastUseKnown: false }, [NEW]: usage(NEW, null) };
+            const look = (looks.get(input.subaccountId) ?? 0) + 1;
+            looks.set(input.subaccountId, look);
+            const deadline = Date.now() + 15_000;
+            while (look > 1 && begun.length < refs.length && Date.now() < deadline)
+              await new Promise((resolve) => setTimeout(resolve, 50));
+            return { [OLD]: usage(OLD, BEFORE), [NEW]: usage(NEW, null) };
+          },
           revokeKeyGeneration: async () => {
             revokedAt.push(Date.now());
             return { keyId: OLD, result: 'revoked' as const };
@@ -197,7 +206,7 @@ describe('rotateFleet (mocked activities)', () => {
           await aborting.executeUpdate(abortRotationUpdate, { args: [{ operator: 'ops', reason: 'fleet test' }] });
           const totals: FleetTotals = await fleet.result();
           expect(totals).toEqual({ started: 5, completed: 3, held: 1, skipped: 0, failed: 1, waiting: 0 });
-          // One at a time (concurrency 1), yet every rotation began before the first one's quiet period ended.
+          // One at a time (concurrency 1), yet every rotation began before the first one's old key was revoked.
           expect(begun).toHaveLength(5);
           expect(revokedAt).toHaveLength(3);
           expect(Math.max(...begun.map((b) => b.at!))).toBeLessThan(Math.min(...revokedAt));
