@@ -161,11 +161,18 @@ describe('registry webhook receiver: replay protection and inbox retention', () 
       const headers: Record<string, string> = { ...d.headers };
       if (signature === undefined) delete headers['x-service-signature'];
       else headers['x-service-signature'] = signature;
-      const before = queries;
-      const response = await post({ raw: d.raw, headers }, unseen.registrationId);
-      expect(response.statusCode, String(signature)).toBe(401);
-      expect(response.json().error.code).toBe(signature === undefined ? 'SIGNATURE_MISSING' : 'SIGNATURE_MALFORMED');
-      expect(queries - before, String(signature)).toBe(0);
+      // The gateway's own background statements (the tests before handle their deliveries after answering them)
+      // may fall inside one request: a refusal that read the database would count in every try, so one of three
+      // with none shows it reads nothing (the CI run met one such statement in the first try).
+      const counted: number[] = [];
+      for (let attempt = 0; attempt < 3 && !counted.includes(0); attempt++) {
+        const before = queries;
+        const response = await post({ raw: d.raw, headers }, unseen.registrationId);
+        expect(response.statusCode, String(signature)).toBe(401);
+        expect(response.json().error.code).toBe(signature === undefined ? 'SIGNATURE_MISSING' : 'SIGNATURE_MALFORMED');
+        counted.push(queries - before);
+      }
+      expect(counted, String(signature)).toContain(0);
     }
   });
 
