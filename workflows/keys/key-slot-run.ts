@@ -65,7 +65,7 @@ export interface SlotRunCarried<Begun extends SlotBegun, Status> {
   polls: number;
   /** When the gate's previous look began (the interval it judges a late use by runs from there). */
   lookedAtMs: number | null;
-  /** What the fleet that started the run was told (absent in runs continued before 1.1: 'none'). */
+  /** What the fleet that started the run was told (absent in runs continued before the fleet patch: 'none'). */
   fleetTold?: FleetTold;
 }
 
@@ -119,7 +119,7 @@ export abstract class KeySlotRun<
   /** What the fleet that started this run was told (tellParent). */
   protected fleetTold: FleetTold;
   /** Whether waiting out the quiet gate releases the run from its fleet's bound (a rotation's; not an adoption's). */
-  protected releasesFleetWhileQuiet = false;
+  protected readonly releasesFleetWhileQuiet: boolean = false;
 
   /**
    * Made before the input check's await, so the workflow's constructor installs its query and Updates in the

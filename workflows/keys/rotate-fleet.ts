@@ -125,12 +125,14 @@ export async function rotateFleet(rawInput: RotateFleetInput): Promise<FleetTota
     ? await db.listAdoptableTenantsPage({ slot: input.slot, after: input.after, limit: input.pageSize })
     : await db.listActiveTenantsPage({ after: input.after, limit: input.pageSize });
   let last = input.after;
+  // A new run after `last`, with the totals so far (a page's end, a full history, the last run's wait).
+  const continueAfterLast = () => continueAsNew<typeof rotateFleet>({ ...rawInput, after: last, totals });
   for (const externalRef of page) {
     await condition(() => running.size < input.concurrency);
     if (releases && historyFull()) {
       // Settling tells of earlier pages' rotations add events too: a new run from here.
       await condition(() => running.size === 0);
-      await continueAsNew<typeof rotateFleet>({ ...rawInput, after: last, totals });
+      await continueAfterLast();
     }
     running.add(externalRef);
     last = externalRef;
@@ -141,15 +143,14 @@ export async function rotateFleet(rawInput: RotateFleetInput): Promise<FleetTota
   await condition(() => running.size === 0);
   if (page.length === input.pageSize) {
     // A new run per page keeps the history small whatever the fleet's size.
-    await continueAsNew<typeof rotateFleet>({ ...rawInput, after: last, totals });
+    await continueAfterLast();
   }
   if (releases && (totals.waiting ?? 0) > 0) {
     // The last page: every released rotation settles within its quiet deadline (held past it). One killed
     // outright never tells: past the deadline and an hour, the run ends with it counted as `waiting`.
     const deadlineMs = msOf(input.options?.quietDeadline ?? DEFAULT_TIMINGS.quietDeadline) + msOf('1h');
     const settled = await condition(() => (totals.waiting ?? 0) <= 0 || historyFull(), deadlineMs);
-    if (settled && (totals.waiting ?? 0) > 0)
-      await continueAsNew<typeof rotateFleet>({ ...rawInput, after: last, totals });
+    if (settled && (totals.waiting ?? 0) > 0) await continueAfterLast();
   }
   return totals;
 }

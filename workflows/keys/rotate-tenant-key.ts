@@ -68,6 +68,8 @@ interface Carried extends SlotRunCarried<BeginRotationResult, RotationStatus> {
 /** One rotation run: its status, the operator's decisions, and each step of the flow as a method. */
 class Rotation extends KeySlotRun<RotationStage, RotationStatus, BeginRotationResult, Carried, RotateTenantKeyResult> {
   private readonly signals: RotationSignals;
+  // Its quiet gate waits an hour and more by default: the fleet that started it need not count it meanwhile.
+  protected override readonly releasesFleetWhileQuiet = true;
   private readonly startedAtMs: number;
   private deployed: boolean;
   private oldRevoked = false;
@@ -84,7 +86,6 @@ class Rotation extends KeySlotRun<RotationStage, RotationStatus, BeginRotationRe
     this.deployed = carried ? carried.phase !== 'key_limit' : false;
     this.told = carried?.told ?? false;
     this.memory = carried?.memory ?? null;
-    this.releasesFleetWhileQuiet = true;
     // A run continued before the fleet patch carries no fleetTold: one that told held (or its key limit) was counted.
     if (carried && carried.fleetTold === undefined && (carried.told || carried.status?.heldReason))
       this.fleetTold = 'held';
