@@ -24,6 +24,11 @@ FROM node:20-bookworm-slim
 WORKDIR /app
 # dist/ below was compiled from exactly these sources: run it without comparing file times (bin/dist-fresh.js).
 ENV NODE_ENV=production TENANTCTL_FROM_DIST=1
+# The worker's Node flags (src/infra/worker-node-flags.ts): they size the heap V8 makes as a process starts,
+# which the worker cannot change once it runs (a 4 MB young generation: about 40 MB less RSS at 500 in flight).
+# The gateway and operator commands get them too, at no measurable cost. NODE_OPTIONS set in the deployment
+# replaces this line's: keep the flag in it.
+ENV NODE_OPTIONS=--max-semi-space-size=4
 COPY package.json package-lock.json ./
 COPY scripts/build-dist.js ./scripts/
 RUN npm ci --omit=dev --no-audit --no-fund

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { workerNodeFlags } from '../../src/infra/worker-node-flags.js';
 import { compiledChild } from '../lib/compiled-child.js';
 import { labelProcess } from '../lib/process-cpu.js';
 import type { BenchContext } from '../lib/types.js';
@@ -50,7 +51,11 @@ export async function startWorkerProcess(
     bundlePath: await benchWorkflowBundle(infra.cleanup),
     tuning,
   };
-  const nodeFlags = (process.env.BENCH_WORKER_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== '');
+  // Launched as production launches a worker (its Node flags), then the bench's own (they win).
+  const nodeFlags = [
+    ...workerNodeFlags(process.env.BENCH_WORKER_NODE_FLAGS),
+    ...(process.env.BENCH_WORKER_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== ''),
+  ];
   const entry = compiledChild(CHILD);
   const child = spawn(process.execPath, [...nodeFlags, ...entry.args, JSON.stringify(options)], {
     cwd: PROJECT_ROOT,

@@ -1,12 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { LauncherError, LauncherErrorCode } from './launcher-error.js';
+import { workerNodeFlags } from './worker-node-flags.js';
 
 const TENANTCTL = fileURLToPath(new URL('../../bin/tenantctl.js', import.meta.url));
 
 /**
  * A long-running `tenantctl <command>` (worker, gateway) as its own process, as production runs
- * it: started with exactly the given environment, ready when it prints its ready line, stopped
+ * it: started with exactly the given environment (a worker with its Node flags, worker-node-flags.ts, unless
+ * that environment's NODE_OPTIONS sizes the semi-space itself), ready when it prints its ready line, stopped
  * with SIGTERM (it drains) and SIGKILL after 20 s. Its lines are passed on with its name.
  */
 export interface TenantctlProcessOptions {
@@ -31,7 +33,8 @@ export interface RunningTenantctl {
 }
 
 export async function startTenantctl(options: TenantctlProcessOptions): Promise<RunningTenantctl> {
-  const child: ChildProcess = spawn(process.execPath, [TENANTCTL, options.command], {
+  const nodeFlags = options.command === 'worker' ? workerNodeFlags(options.env.NODE_OPTIONS) : [];
+  const child: ChildProcess = spawn(process.execPath, [...nodeFlags, TENANTCTL, options.command], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

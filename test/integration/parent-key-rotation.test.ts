@@ -67,7 +67,10 @@ describe('rotating the parent platform key without a restart', () => {
     };
     // Two workers on the shared queue; the first start imports PLATFORM_API_KEY (the bootstrap).
     for (let i = 0; i < 2; i += 1) {
-      const worker = spawnCli(['worker'], i === 0 ? env : { ...env, WORKER_HEAP_GROWING_PERCENT: '50' });
+      const worker = spawnCli(
+        ['worker'],
+        i === 0 ? env : { ...env, WORKER_HEAP_GROWING_PERCENT: '50', NODE_OPTIONS: '--max-semi-space-size=4' },
+      );
       children.push(worker.child);
       await worker.ready;
       // Installed and built (`npm install` runs the build), the worker loads the prebuilt workflow bundle: no
@@ -76,6 +79,11 @@ describe('rotating the parent platform key without a restart', () => {
       else expect(worker.output()).toContain('workflows: bundled from workflows/ at start');
       // The first worker keeps the default heap growth; the second was given another through its variable.
       expect(worker.output()).toContain(i === 0 ? 'heap growth: 20%' : 'heap growth: 50%');
+      // Launched as `tenantctl worker` with no Node flags, the worker says its main thread keeps V8's semi-space
+      // and how to launch it; launched with the flag (as the image and npm run cluster do), that it has it.
+      expect(worker.output()).toContain(
+        i === 0 ? "semi-space: V8's own on the main thread, 4 MB on the workflow threads" : 'semi-space: 4 MB',
+      );
     }
     gateway = await startGateway(loadConfig({ ...env, GATEWAY_PORT: '0' }));
     operatorGateway = await startOperatorGateway({ ...ctx, secretsKeys }, { entries: [oncall.entry] });

@@ -80,6 +80,9 @@ describe('npm run cluster', () => {
   it('prints the topology: the server on the given port, two workers, two gateways', () => {
     expect(output).toContain(`Temporal:   127.0.0.1:${ports.TEMPORAL_DEV_PORT} (server 4 history shards on Postgres`);
     expect(output).toMatch(/Workers:\s+worker-1 pid \d+, worker-2 pid \d+/);
+    // Each worker is launched with the worker's Node flags (src/infra/worker-node-flags.ts), as the image is.
+    for (const [, pid] of output.matchAll(/worker-\d pid (\d+)/g))
+      expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')).toContain('--max-semi-space-size=4');
     expect(output).toMatch(/Gateways:\s+http:\/\/127\.0\.0\.1:\d+, http:\/\/127\.0\.0\.1:\d+/);
   });
 
