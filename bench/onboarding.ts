@@ -34,6 +34,7 @@ import { floorRunners } from './onboarding/floor.js';
 import { runClusterPhases } from './onboarding/cluster.js';
 import { startWorkerProcess } from './onboarding/worker-process.js';
 import { throughputCeilingMetrics } from './onboarding/throughput-ceiling.js';
+import { launchedSemiSpaceMb } from '../src/infra/worker-node-flags.js';
 import { heapGrowthLabel } from '../src/main/wiring/worker-heap.js';
 import { createOnboardingWorld, type OnboardingWorld } from './onboarding/world.js';
 import { onboardingWorkflowId } from '../src/domain/ids.js';
@@ -300,7 +301,7 @@ async function run(context: BenchContext): Promise<BenchResult> {
     {
       metric:
         `worker RSS peak at ${concurrency} in flight ` +
-        `(worker process alone, ${heapGrowthLabel(workerProcess.heapGrowingPercent)})`,
+        `(worker process alone, ${heapGrowthLabel(workerProcess.heapGrowingPercent, launchedSemiSpaceMb(workerProcess.nodeFlags, undefined))})`,
       value: workerRss.peakMb,
       unit: 'MB',
       target: { description: `<= ${rssTargetMb} MB${rssTargetOf}`, met: workerRss.peakMb <= rssTargetMb },
