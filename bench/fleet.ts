@@ -7,6 +7,7 @@
  *   policies on part of it, half below their floor) ─► switch the platform's limit on
  *   ─► rotateFleet (every tenant, quiet period 0) ─► reconcileFleet (every tenant, nothing out of band)
  *   ─► autoTopUpSweep (policy tenants; those below their floor get one top-up each)
+ *   ─► plan rollout (the fleet put on plan v1 in our records, v2 adds a `ci` slot: one key each)
  *
  * Per phase: duration ÷ floor, mean and peak request rate ÷ limit, 429s, worker RSS and CPU,
  * Temporal server and Postgres CPU (when the bench runs them), the longest fleet workflow run's
@@ -25,6 +26,8 @@ import { setFundingPolicy } from '../src/client/funding-policy.js';
 import { setupNamespace } from '../src/client/namespace-setup.js';
 import { createPool, type Pool } from '../src/db/pool.js';
 import { countOpenFindingsByKind } from '../src/db/drift-findings-store.js';
+import { planRolloutWorkflowId } from '../src/domain/ids.js';
+import { ROLLOUT_CONCURRENCY_MAX } from '../src/domain/plan-rollout.js';
 import { tenantStatusKey } from '../src/domain/search-attributes.js';
 import { startTemporalCluster } from '../src/infra/temporal-cluster.js';
 import { createLogger } from '../src/infra/log.js';
@@ -37,6 +40,15 @@ import { limitPlatform, seedActiveTenants, startFleetSimulator } from './lib/fle
 import { descendantsCpuMs } from './lib/process-cpu.js';
 import { runConcurrent } from './lib/stats.js';
 import type { Benchmark, BenchContext, BenchResult, Metric } from './lib/types.js';
+import {
+  addCiSlot,
+  checkExactlyOnce,
+  checkSchedules,
+  createPlanV1,
+  dryRunCalls,
+  putOnPlanV1,
+  rollOut,
+} from './plans.js';
 import { checkKeys, startNotifySink } from './rotation.js';
 import { checkBooks } from './topups.js';
 import type { autoTopUpSweep } from '../workflows/auto-top-up-sweep.js';
@@ -59,11 +71,14 @@ const RSS_TARGET_MB = 400;
 const RSS_GROWTH_TARGET_PERCENT = 10;
 const POLICY = { below: '5000', to: '8000', maxPerDay: '100000' };
 const ABOVE_FLOOR_BALANCE = 6000n;
+/** The plan rollout's page, as the plans bench's default. */
+const ROLLOUT_PAGE_SIZE = 500;
 
 export const fleetBenchmark: Benchmark = {
   name: 'fleet',
   description:
-    'a SEEDED fleet on production worker processes: rotation, drift check and auto top-up sweep against their floors',
+    'a SEEDED fleet on production worker processes: rotation, drift check, auto top-up sweep and plan rollout ' +
+    'against their floors',
   options: [
     { flags: '--tenants <n>', description: 'tenants in the fleet', defaultValue: 1000 },
     {
@@ -74,7 +89,9 @@ export const fleetBenchmark: Benchmark = {
     },
     {
       flags: '--fleet-concurrency <n>',
-      description: 'rotations in flight at once (rotateFleet concurrency)',
+      description:
+        "rotations in flight at once (rotateFleet concurrency); also the plan rollout's " +
+        `(at most ${ROLLOUT_CONCURRENCY_MAX})`,
       defaultValue: 50,
     },
     {
@@ -91,8 +108,8 @@ export const fleetBenchmark: Benchmark = {
     },
     {
       flags: '--fleet-phases <n>',
-      description: 'fleet: which phases, a sum of 1 rotation, 2 drift check, 4 auto top-up sweep',
-      defaultValue: 7,
+      description: 'fleet: which phases, a sum of 1 rotation, 2 drift check, 4 auto top-up sweep, 8 plan rollout',
+      defaultValue: 15,
     },
     {
       flags: '--worker-budget-percent <n>',
@@ -310,6 +327,41 @@ async function run(context: BenchContext): Promise<BenchResult> {
           if (sweep.started !== belowRefs.length)
             violations.push(`sweep started ${sweep.started} top-ups, expected ${belowRefs.length}`);
           return { violations, visibilityType: 'fundTenant' };
+        },
+      ),
+    );
+  }
+  if (phases & 8) {
+    // Here, not at seeding: a drift check reports a tenant on a plan whose schedules it lacks.
+    const plan = `fleet-${tag}`;
+    const seedStarted = performance.now();
+    await createPlanV1(pool, plan);
+    await putOnPlanV1(pool, refs, plan);
+    await addCiSlot(pool, plan);
+    const dryRun = await dryRunCalls(pool, tenants, plan);
+    log(
+      `plan ${plan}@1 (default) put on ${tenants} tenants in our records and @2 (adds ci) made in ` +
+        `${((performance.now() - seedStarted) / 1000).toFixed(1)} s; dry run: ${dryRun.tenants} tenants, ` +
+        `${dryRun.calls} platform calls`,
+    );
+    const concurrency = Math.min(options.fleetConcurrency!, ROLLOUT_CONCURRENCY_MAX);
+    results.push(
+      await measure(
+        'rollout',
+        `plan rollout of ${tenants}`,
+        { tenants, platformCalls: dryRun.calls },
+        planRolloutWorkflowId({ name: plan, version: 2 }),
+        () => rollOut(client, pool, { plan, concurrency, pageSize: ROLLOUT_PAGE_SIZE, taskQueue }),
+        async ({ result }) => {
+          const violations = [
+            // A rotated fleet's tenants each had their generation 1 key revoked before the rollout.
+            ...(await checkExactlyOnce(pool, runtime, refs, { plan, revokedBefore: phases & 1 ? 1 : 0 })),
+            ...(await checkSchedules(client, refs)),
+          ];
+          if (result.totals.converged !== tenants)
+            violations.push(`rollout totals ${JSON.stringify(result.totals)} (expected ${tenants} converged)`);
+          // convergeTenantPlan sets no TenantStatus: nothing to time.
+          return { violations, visibilityType: null, extra: { concurrency, pageSize: ROLLOUT_PAGE_SIZE } };
         },
       ),
     );

@@ -81,28 +81,16 @@ async function run(context: BenchContext): Promise<BenchResult> {
     logger: createLogger({ level: 'warn' }),
   });
 
-  await createPlan(
-    pool,
-    { name: PLAN, keySlots: ['default'], rotation: { interval: '90d' }, reason: 'bench fleet plan' },
-    { actor: 'bench' },
-  );
+  await createPlanV1(pool);
   const refs = Array.from({ length: tenants }, (_, i) => `plan-${tag}-${String(i).padStart(5, '0')}`);
   log(`SEEDING ${tenants} active tenants on ${PLAN}@1 directly (activities called, no workflows, no rate limit)`);
   const seedStarted = performance.now();
   await seedActiveTenants(activities, refs);
-  await pool.query(`UPDATE tenants SET plan_name = $1::text, plan_version = 1 WHERE external_ref = ANY($2::text[])`, [
-    PLAN,
-    refs,
-  ]);
+  await putOnPlanV1(pool, refs);
   const seedSeconds = (performance.now() - seedStarted) / 1000;
   log(`seeded in ${seedSeconds.toFixed(1)} s`);
-  await updatePlan(
-    pool,
-    PLAN,
-    { keySlots: ['default', NEW_SLOT], rotation: { interval: '30d' }, reason: 'a key for CI, rotated monthly' },
-    { actor: 'bench' },
-  );
-  const needed = await neededCalls(pool, tenants);
+  await addCiSlot(pool);
+  const needed = await dryRunCalls(pool, tenants);
   log(`dry run: ${needed.tenants} tenants to change, ${needed.calls} platform calls (platformCallsOf)`);
 
   const taskQueue = `bench-plans-${process.pid}`;
@@ -146,13 +134,7 @@ async function run(context: BenchContext): Promise<BenchResult> {
   const rss = sampleWorkersRss(workers);
   const cpuBefore = descendantsCpuMs();
   const started = performance.now();
-  const start = await startPlanRollout(
-    client,
-    pool,
-    { plan: PLAN, concurrency, pageSize, reason: 'bench rollout' },
-    { actor: 'bench', taskQueue },
-  );
-  const result = (await client.workflow.getHandle(start.workflowId).result()) as RolloutResult;
+  const { workflowId, result } = await rollOut(client, pool, { concurrency, pageSize, taskQueue });
   const seconds = (performance.now() - started) / 1000;
   const cpuAfter = descendantsCpuMs();
   const rssSeen = rss.stop();
@@ -179,7 +161,7 @@ async function run(context: BenchContext): Promise<BenchResult> {
   if (result.totals.converged !== tenants)
     violations.push(`rollout totals ${JSON.stringify(result.totals)} (expected ${tenants} converged)`);
 
-  const history = await rolloutHistory(client, start.workflowId);
+  const history = await rolloutHistory(client, workflowId);
   log(`the rollout's own timeline: ${JSON.stringify(history)}`);
   const round1 = (n: number) => Math.round(n * 10) / 10;
   return {
@@ -235,13 +217,64 @@ async function run(context: BenchContext): Promise<BenchResult> {
   };
 }
 
+/** Plan v1: the `default` slot, rotated every 90d. */
+export async function createPlanV1(pool: Pool, plan = PLAN): Promise<void> {
+  await createPlan(
+    pool,
+    { name: plan, keySlots: ['default'], rotation: { interval: '90d' }, reason: 'bench fleet plan' },
+    { actor: 'bench' },
+  );
+}
+
+/**
+ * Puts seeded tenants on v1 in our records alone: no platform call and no key touched. v1's one slot is
+ * `default`, which every seeded tenant holds as active whatever its generation (2 once the fleet bench rotated it).
+ */
+export async function putOnPlanV1(pool: Pool, refs: string[], plan = PLAN): Promise<void> {
+  await pool.query(`UPDATE tenants SET plan_name = $1::text, plan_version = 1 WHERE external_ref = ANY($2::text[])`, [
+    plan,
+    refs,
+  ]);
+}
+
+/** Plan v2: a `ci` slot beside `default`, rotated every 30d. */
+export async function addCiSlot(pool: Pool, plan = PLAN): Promise<void> {
+  await updatePlan(
+    pool,
+    plan,
+    { keySlots: ['default', NEW_SLOT], rotation: { interval: '30d' }, reason: 'a key for CI, rotated monthly' },
+    { actor: 'bench' },
+  );
+}
+
+/** Starts the rollout of the plan's latest version and waits for its end. */
+export async function rollOut(
+  client: Client,
+  pool: Pool,
+  input: { plan?: string; concurrency: number; pageSize: number; taskQueue: string },
+): Promise<{ workflowId: string; result: RolloutResult }> {
+  const { plan = PLAN, concurrency, pageSize, taskQueue } = input;
+  const start = await startPlanRollout(
+    client,
+    pool,
+    { plan, concurrency, pageSize, reason: 'bench rollout' },
+    { actor: 'bench', taskQueue },
+  );
+  const result = (await client.workflow.getHandle(start.workflowId).result()) as RolloutResult;
+  return { workflowId: start.workflowId, result };
+}
+
 /** The dry run over every page: tenants with something to change and the platform calls they need. */
-async function neededCalls(pool: Pool, expected: number): Promise<{ tenants: number; calls: number }> {
+export async function dryRunCalls(
+  pool: Pool,
+  expected: number,
+  plan = PLAN,
+): Promise<{ tenants: number; calls: number }> {
   let tenants = 0;
   let calls = 0;
   let after: string | undefined;
   for (;;) {
-    const page = await previewPlanRollout(pool, { plan: PLAN, limit: 500, ...(after ? { after } : {}) });
+    const page = await previewPlanRollout(pool, { plan, limit: 500, ...(after ? { after } : {}) });
     for (const tenant of page.tenants) {
       tenants += 1;
       calls += platformCallsOf(tenant.changes);
@@ -314,10 +347,16 @@ function timeSplit(
 }
 
 /**
- * Each tenant: on v2; exactly one `ci` key, active; its `default` key still active; no key revoked; one
- * tenant.plan_changed v1→v2. On the platform: two active keys per sub-account, none revoked.
+ * Each tenant: on v2; exactly one `ci` key, active; its `default` key still active; no key revoked by the
+ * rollout (`revokedBefore`: the keys each had revoked before it, 1 after the fleet bench's rotation); one
+ * tenant.plan_changed v1→v2. On the platform: two active keys per sub-account, and only those revoked before.
  */
-async function checkExactlyOnce(pool: Pool, runtime: SimRuntime, refs: string[]): Promise<string[]> {
+export async function checkExactlyOnce(
+  pool: Pool,
+  runtime: SimRuntime,
+  refs: string[],
+  { plan = PLAN, revokedBefore = 0 }: { plan?: string; revokedBefore?: number } = {},
+): Promise<string[]> {
   const { rows } = await pool.query<{
     ref: string;
     plan: string;
@@ -343,10 +382,10 @@ async function checkExactlyOnce(pool: Pool, runtime: SimRuntime, refs: string[])
   if (rows.length !== refs.length) violations.push(`${rows.length} of ${refs.length} tenants found`);
   for (const r of rows) {
     const wrong = [
-      r.plan !== `${PLAN}@2` ? `on ${r.plan}` : '',
+      r.plan !== `${plan}@2` ? `on ${r.plan}` : '',
       r.ci !== '1:active' ? `${NEW_SLOT} keys ${r.ci ?? 'none'}` : '',
       r.defaults !== '1' ? `${r.defaults} active default keys` : '',
-      r.revoked !== '0' ? `${r.revoked} keys not active` : '',
+      r.revoked !== String(revokedBefore) ? `${r.revoked} keys not active (${revokedBefore} before)` : '',
       r.events !== '1' ? `${r.events} tenant.plan_changed v1→v2` : '',
     ].filter(Boolean);
     if (wrong.length) violations.push(`${r.ref}: ${wrong.join(', ')}`);
@@ -365,14 +404,14 @@ async function checkExactlyOnce(pool: Pool, runtime: SimRuntime, refs: string[])
   }
   for (const sub of subs) {
     const seen = keys.get(sub) ?? { active: 0, revoked: 0 };
-    if (seen.active !== 2 || seen.revoked !== 0)
+    if (seen.active !== 2 || seen.revoked !== revokedBefore)
       violations.push(`sub-account ${sub}: ${seen.active} active and ${seen.revoked} revoked keys on the platform`);
   }
   return violations.slice(0, 50);
 }
 
 /** A sample (first, middle, last tenant): both slots' rotation schedules at the new interval. */
-async function checkSchedules(client: Client, refs: string[]): Promise<string[]> {
+export async function checkSchedules(client: Client, refs: string[]): Promise<string[]> {
   const violations: string[] = [];
   for (const ref of [refs[0]!, refs[Math.floor(refs.length / 2)]!, refs[refs.length - 1]!])
     for (const slot of ['default', NEW_SLOT]) {

@@ -9,7 +9,8 @@
  * a rotation creates the key, verifies it with the new key, looks once at the quiet gate (the key
  * list), and revokes the old key after re-reading it (two); a drift check observes each tenant's keys
  * and wallet and lists the sub-accounts in pages of DRIFT_LIST_PAGE; a sweep reads each policy
- * tenant's wallet once and a top-up sends one transfer.
+ * tenant's wallet once and a top-up sends one transfer; a plan rollout needs what its dry run says
+ * (Σ platformCallsOf over the tenants it moves, src/domain/plan-rollout.ts), given as `platformCalls`.
  */
 export const CALLS_PER_ROTATION = 5;
 export const CALLS_PER_DRIFT_TENANT = 2;
@@ -17,7 +18,7 @@ export const DRIFT_LIST_PAGE = 100;
 export const CALLS_PER_WALLET_READ = 1;
 export const CALLS_PER_TOP_UP = 1;
 
-export type FleetPhase = 'rotation' | 'drift' | 'sweep';
+export type FleetPhase = 'rotation' | 'drift' | 'sweep' | 'rollout';
 
 export interface PhaseCounts {
   /** Tenants the phase works on (the whole fleet; for the sweep, those with a policy). */
@@ -28,6 +29,8 @@ export interface PhaseCounts {
   subaccounts?: number;
   /** Rotation only: the wait each rotation makes whatever the rate (its propagation allowance), seconds. */
   waitSeconds?: number;
+  /** Rollout only: the platform calls its dry run counts (Σ platformCallsOf). */
+  platformCalls?: number;
 }
 
 export function neededCalls(phase: FleetPhase, counts: PhaseCounts): number {
@@ -41,6 +44,9 @@ export function neededCalls(phase: FleetPhase, counts: PhaseCounts): number {
       );
     case 'sweep':
       return counts.tenants * CALLS_PER_WALLET_READ + (counts.below ?? 0) * CALLS_PER_TOP_UP;
+    case 'rollout':
+      if (counts.platformCalls === undefined) throw new RangeError("a rollout's floor needs its dry run's calls");
+      return counts.platformCalls;
   }
 }
 

@@ -12,6 +12,13 @@ describe("the fleet bench's floors", () => {
     expect(neededCalls('sweep', { tenants: 2000, below: 1000 })).toBe(3000);
   });
 
+  it("takes a plan rollout's calls from its dry run and refuses a rollout without them", () => {
+    // A `ci` slot added to 300 tenants: its create and verification read each (Σ platformCallsOf).
+    expect(neededCalls('rollout', { tenants: 300, platformCalls: 600 })).toBe(600);
+    expect(neededCalls('rollout', { tenants: 0, platformCalls: 0 })).toBe(0);
+    expect(() => neededCalls('rollout', { tenants: 300 })).toThrow("a rollout's floor needs its dry run's calls");
+  });
+
   it('divides the calls by the rate limit and refuses a limit that is not positive', () => {
     expect(floorSeconds(50_000, 100)).toBe(500);
     expect(floorSeconds(1200, 20)).toBe(60);
