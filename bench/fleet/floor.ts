@@ -7,12 +7,15 @@
 /**
  * Platform requests each unit of a phase needs when nothing goes wrong (counted on the simulator):
  * a rotation creates the key, verifies it with the new key, looks once at the quiet gate (the key
- * list), and revokes the old key after re-reading it (two); a drift check observes each tenant's keys
+ * list), and revokes the old key after re-reading it (two); with a propagation allowance the gate looks
+ * twice, as it opens (the new key's first use there fixes deploy time on the platform's clock, which later
+ * judges a late use) and as the allowance ends, so one call more (GATE_LOOKS_AFTER_ALLOWANCE); a drift check observes each tenant's keys
  * and wallet and lists the sub-accounts in pages of DRIFT_LIST_PAGE; a sweep reads each policy
  * tenant's wallet once and a top-up sends one transfer; a plan rollout needs what its dry run says
  * (Σ platformCallsOf over the tenants it moves, src/domain/plan-rollout.ts), given as `platformCalls`.
  */
 export const CALLS_PER_ROTATION = 5;
+export const GATE_LOOKS_AFTER_ALLOWANCE = 1;
 export const CALLS_PER_DRIFT_TENANT = 2;
 export const DRIFT_LIST_PAGE = 100;
 export const CALLS_PER_WALLET_READ = 1;
@@ -36,7 +39,7 @@ export interface PhaseCounts {
 export function neededCalls(phase: FleetPhase, counts: PhaseCounts): number {
   switch (phase) {
     case 'rotation':
-      return counts.tenants * CALLS_PER_ROTATION;
+      return counts.tenants * (CALLS_PER_ROTATION + (counts.waitSeconds ? GATE_LOOKS_AFTER_ALLOWANCE : 0));
     case 'drift':
       return (
         Math.max(1, Math.ceil((counts.subaccounts ?? counts.tenants) / DRIFT_LIST_PAGE)) +

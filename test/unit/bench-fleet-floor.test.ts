@@ -5,6 +5,8 @@ describe("the fleet bench's floors", () => {
   it('counts the platform calls each phase needs', () => {
     // Five per rotation (create, verify, gate look, the revoke's re-read, revoke).
     expect(neededCalls('rotation', { tenants: 10_000 })).toBe(50_000);
+    // With a propagation allowance the gate looks as it opens and again as the allowance ends: six.
+    expect(neededCalls('rotation', { tenants: 300, waitSeconds: 20 })).toBe(1_800);
     // Two per tenant (keys, wallet) plus the sub-account listing in pages of 100, rounded up.
     expect(neededCalls('drift', { tenants: 300, subaccounts: 301 })).toBe(604);
     expect(neededCalls('drift', { tenants: 0, subaccounts: 0 })).toBe(1);
