@@ -109,6 +109,8 @@ export interface SimState {
   subaccounts: Map<string, SubaccountRecord>;
   apiKeys: Map<string, ApiKeyRecord>;
   apiKeysByHash: Map<string, ApiKeyRecord>;
+  /** Each owner's keys (the parent's own, or a sub-account's), oldest first: a listing is O(its keys), not O(all). */
+  apiKeysByOwner: Map<string, ApiKeyRecord[]>;
   personalTokensByHash: Map<string, PersonalTokenRecord>;
   transfers: TransferRecord[];
   projects: Map<string, ProjectRecord>;
@@ -127,6 +129,7 @@ export function createState(seed: SimSeed, now: number): SimState {
     subaccounts: new Map(),
     apiKeys: new Map(),
     apiKeysByHash: new Map(),
+    apiKeysByOwner: new Map(),
     personalTokensByHash: new Map(),
     transfers: [],
     projects: new Map(),
@@ -173,15 +176,24 @@ export function addApiKey(
   };
   state.apiKeys.set(key.id, key);
   state.apiKeysByHash.set(key.tokenHash, key);
+  const owner = ownerOf(key.parentId, key.subaccountId);
+  const owned = state.apiKeysByOwner.get(owner);
+  if (owned) owned.push(key);
+  else state.apiKeysByOwner.set(owner, [key]);
   return key;
 }
 
+/** The keys of the parent (`subaccountId` null) or of one of its sub-accounts, oldest first. */
+export function keysOfOwner(state: SimState, parentId: string, subaccountId: string | null): ApiKeyRecord[] {
+  return state.apiKeysByOwner.get(ownerOf(parentId, subaccountId)) ?? [];
+}
+
+function ownerOf(parentId: string, subaccountId: string | null): string {
+  return `${parentId}/${subaccountId ?? ''}`;
+}
+
 export function countActiveKeys(state: SimState, parentId: string, subaccountId: string | null): number {
-  let count = 0;
-  for (const key of state.apiKeys.values()) {
-    if (key.status === 'active' && key.parentId === parentId && key.subaccountId === subaccountId) count += 1;
-  }
-  return count;
+  return keysOfOwner(state, parentId, subaccountId).filter((key) => key.status === 'active').length;
 }
 
 export function liveProjectsOf(state: SimState, subaccountId: string): ProjectRecord[] {

@@ -6,7 +6,7 @@ import { SimError, SimErrorCode } from '../errors.js';
 import { hashToken, newToken } from '../ids.js';
 import { listResponse } from '../paging.js';
 import type { SimRuntime } from '../runtime.js';
-import { addApiKey, countActiveKeys, type ApiKeyRecord } from '../state.js';
+import { addApiKey, countActiveKeys, keysOfOwner, type ApiKeyRecord } from '../state.js';
 import { parseBody, requiredText } from '../validation.js';
 import { apiKeyView } from '../views.js';
 import { params, parentOf } from './common.js';
@@ -32,8 +32,7 @@ function limitReached(who: string, limit: number): SimError {
  */
 export function registerKeyRoutes(app: FastifyInstance, sim: SimRuntime): void {
   const view = (key: ApiKeyRecord) => apiKeyView(key, sim.choices);
-  const keysOf = (parentId: string, subaccountId: string | null) =>
-    [...sim.state.apiKeys.values()].filter((k) => k.parentId === parentId && k.subaccountId === subaccountId);
+  const keysOf = (parentId: string, subaccountId: string | null) => [...keysOfOwner(sim.state, parentId, subaccountId)];
 
   const create = (parentId: string, subaccountId: string | null, name: string) => {
     const token = newToken(subaccountId === null ? 'svpk_' : 'svsk_');
