@@ -7,7 +7,7 @@
  * `--max-semi-space-size=4`: V8's young generation, 16 MB semi-spaces by default on 64-bit, filled with the
  * short-lived garbage of every activation and activity. Capped at 4 MB the worker peaked at 227–231 MB with
  * 500 onboardings in flight against 264–273 MB, its CPU per onboarding unchanged within the noise, and a
- * fleet rotation of 300 at 100/s at 352 MB against 400 MB (docs/benchmarks.md, operations.md#worker-memory).
+ * fleet rotation of 300 at 100/s at 310–342 MB against 354–408 MB (docs/benchmarks.md, operations.md#worker-memory).
  */
 export const WORKER_SEMI_SPACE_MB = 4;
 

@@ -183,8 +183,8 @@ export function addApiKey(
   return key;
 }
 
-/** The keys of the parent (`subaccountId` null) or of one of its sub-accounts, oldest first. */
-export function keysOfOwner(state: SimState, parentId: string, subaccountId: string | null): ApiKeyRecord[] {
+/** The keys of the parent (`subaccountId` null) or of one of its sub-accounts, oldest first: the index, read only. */
+export function keysOfOwner(state: SimState, parentId: string, subaccountId: string | null): readonly ApiKeyRecord[] {
   return state.apiKeysByOwner.get(ownerOf(parentId, subaccountId)) ?? [];
 }
 

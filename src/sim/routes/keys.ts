@@ -32,7 +32,7 @@ function limitReached(who: string, limit: number): SimError {
  */
 export function registerKeyRoutes(app: FastifyInstance, sim: SimRuntime): void {
   const view = (key: ApiKeyRecord) => apiKeyView(key, sim.choices);
-  const keysOf = (parentId: string, subaccountId: string | null) => [...keysOfOwner(sim.state, parentId, subaccountId)];
+  const keysOf = (parentId: string, subaccountId: string | null) => keysOfOwner(sim.state, parentId, subaccountId);
 
   const create = (parentId: string, subaccountId: string | null, name: string) => {
     const token = newToken(subaccountId === null ? 'svpk_' : 'svsk_');
