@@ -1,10 +1,11 @@
 import { appendAudit } from '../../src/db/audit-store.js';
 import {
   beginKeyCreateAttempt,
+  claimKeyRecord,
   findKeyWithSecret,
-  insertKeyRecordIfAbsent,
   markKeyVerifiedAudited,
   storeIssuedKey,
+  type TenantKeyRow,
 } from '../../src/db/tenant-keys-store.js';
 import { PlatformBusinessStateError, PlatformNotFoundError, type ApiKeyRecord } from '../../src/platform/index.js';
 import { fingerprintToken } from '../../src/secrets/fingerprint.js';
@@ -13,6 +14,7 @@ import { auditOrigin, type ActivityDeps } from '../context.js';
 import { activityFailure, assertTenantOpen, boundary } from '../failures.js';
 import { keyNamePrefix } from '../idempotency-keys.js';
 import { FailureCode } from '../../src/domain/failures.js';
+import { CLOSING_STATES } from '../../src/domain/tenant-rules.js';
 
 export interface IssueKeyInput {
   externalRef: string;
@@ -69,25 +71,50 @@ export function createKeyActivities(deps: ActivityDeps) {
     return orphans.map((o) => o.id);
   }
 
+  /** What the issue stored this time: the verification in the same activity need not read it back. */
+  interface Stored {
+    id: string;
+    platformKeyId: string;
+    sealed: string;
+  }
+
   async function issueKey(input: IssueKeyInput): Promise<IssueKeyResult> {
-    await assertTenantOpen(pool, input.externalRef);
+    return (await issue(input)).result;
+  }
+
+  async function issue(input: IssueKeyInput): Promise<{ result: IssueKeyResult; stored?: Stored }> {
     const prefix = keyNamePrefix(input.slot, input.generation);
-    let record = await insertKeyRecordIfAbsent(pool, {
-      externalRef: input.externalRef,
-      slot: input.slot,
-      generation: input.generation,
-      keyName: prefix,
-    });
-    if (record.status === 'active')
-      return { state: 'issued', keyId: record.platformKeyId!, fingerprint: record.fingerprint!, orphansRevoked: [] };
+    // The tenant's check and the record (with its first attempt when new) in one statement.
+    const claimed = await claimKeyRecord(
+      pool,
+      { externalRef: input.externalRef, slot: input.slot, generation: input.generation, keyName: prefix },
+      CLOSING_STATES,
+    );
+    if (!claimed) {
+      await assertTenantOpen(pool, input.externalRef); // throws, naming the tenant's state
+      throw activityFailure(FailureCode.TENANT_CLOSED, `tenant ${input.externalRef} is closing: no new keys`);
+    }
+    let record: TenantKeyRow = claimed;
+    if (record.status === 'active') {
+      const result = {
+        state: 'issued' as const,
+        keyId: record.platformKeyId!,
+        fingerprint: record.fingerprint!,
+        orphansRevoked: [],
+      };
+      return { result };
+    }
     if (record.status !== 'creating') {
       throw activityFailure(
         FailureCode.KEY_RECORD_STATE,
         `key ${input.slot} generation ${input.generation} of ${input.externalRef} is ${record.status}`,
       );
     }
-    const orphansBefore = record.createAttempts > 0 ? await revokeOrphans(input, null) : [];
-    record = await beginKeyCreateAttempt(pool, record.id, prefix);
+    let orphansBefore: string[] = [];
+    if (!claimed.fresh) {
+      orphansBefore = record.createAttempts > 0 ? await revokeOrphans(input, null) : [];
+      record = await beginKeyCreateAttempt(pool, record.id, prefix);
+    }
 
     let created;
     try {
@@ -95,8 +122,8 @@ export function createKeyActivities(deps: ActivityDeps) {
     } catch (error) {
       if (error instanceof PlatformBusinessStateError && error.code === 'API_KEY_LIMIT_REACHED') {
         const { keys } = await platform.listTenantKeys({ subaccountId: input.subaccountId });
-        return {
-          state: 'key_limit',
+        const result = {
+          state: 'key_limit' as const,
           activeKeys: keys
             .filter((k) => k.status !== 'revoked')
             .map((k) => ({
@@ -106,6 +133,7 @@ export function createKeyActivities(deps: ActivityDeps) {
               lastUseKnown: k.lastUseKnown,
             })),
         };
+        return { result };
       }
       throw error; // ambiguous: the next attempt revokes whatever this one may have created
     }
@@ -137,18 +165,19 @@ export function createKeyActivities(deps: ActivityDeps) {
     );
     // A slow earlier attempt may have landed after we listed: look once more on the retry path.
     const orphansAfter = record.createAttempts > 1 ? await revokeOrphans(input, keyId) : [];
-    return { state: 'issued', keyId, fingerprint, orphansRevoked: [...orphansBefore, ...orphansAfter] };
+    return {
+      result: { state: 'issued', keyId, fingerprint, orphansRevoked: [...orphansBefore, ...orphansAfter] },
+      stored: { id: record.id, platformKeyId: keyId, sealed },
+    };
   }
 
-  /** One authenticated call with the new key, proving it works before the tenant is called active. */
-  async function verifyKey(input: VerifyKeyInput): Promise<{ verified: true; requestId: string | null }> {
-    const record = await findKeyWithSecret(pool, input.externalRef, input.slot, input.generation);
-    if (!record?.platformKeyId || !record.sealed) {
-      throw activityFailure(
-        FailureCode.SECRET_MISSING,
-        `no stored secret for key ${input.slot} generation ${input.generation} of ${input.externalRef}`,
-      );
-    }
+  /**
+   * One authenticated call with the new key, proving it works before the tenant is called active. The token is
+   * opened from its sealed copy: the stored one, or (`stored`, in the same activity as the issue) the copy
+   * just stored, so the proof covers the seal that `key reveal` and the deployers will open.
+   */
+  async function verifyKey(input: VerifyKeyInput, stored?: Stored): Promise<{ verified: true; requestId: string | null }> {
+    const record = stored ?? (await storedKey(input));
     const token = vault.open(
       record.sealed,
       tenantTokenAad({ externalRef: input.externalRef, keyId: record.platformKeyId }),
@@ -164,19 +193,31 @@ export function createKeyActivities(deps: ActivityDeps) {
     return { verified: true, requestId: requestId ?? null };
   }
 
+  async function storedKey(input: VerifyKeyInput): Promise<Stored> {
+    const record = await findKeyWithSecret(pool, input.externalRef, input.slot, input.generation);
+    if (!record?.platformKeyId || !record.sealed) {
+      throw activityFailure(
+        FailureCode.SECRET_MISSING,
+        `no stored secret for key ${input.slot} generation ${input.generation} of ${input.externalRef}`,
+      );
+    }
+    return { id: record.id, platformKeyId: record.platformKeyId, sealed: record.sealed };
+  }
+
   return {
     issueTenantKey: boundary(issueKey),
-    verifyTenantKey: boundary(verifyKey),
+    verifyTenantKey: boundary((input: VerifyKeyInput) => verifyKey(input)),
     /**
      * Both, as one local activity: the onboarding's key branch
-     * (one workflow activation, task and marker fewer on its critical path). A retry after the issue
-     * finds the key stored and goes on to the verification; at the key limit nothing is verified.
+     * (one workflow activation, task and marker fewer on its critical path), the verification opening the
+     * sealed copy the issue just stored rather than reading it back. A retry after the issue finds the key
+     * stored and verifies the stored copy; at the key limit nothing is verified.
      */
     issueAndVerifyTenantKey: boundary(async (input: IssueKeyInput): Promise<IssueAndVerifyKeyResult> => {
-      const issued = await issueKey(input);
-      if (issued.state !== 'issued') return issued;
-      await verifyKey(input);
-      return { ...issued, verified: true };
+      const { result, stored } = await issue(input);
+      if (result.state !== 'issued') return result;
+      await verifyKey(input, stored);
+      return { ...result, verified: true };
     }),
   };
 }

@@ -34,19 +34,26 @@ const COLUMNS = `id, external_ref AS "externalRef", slot, generation, key_name A
   platform_key_id AS "platformKeyId", status, fingerprint, create_attempts AS "createAttempts",
   created_at AS "createdAt", activated_at AS "activatedAt", verified_at AS "verifiedAt", revoked_at AS "revokedAt"`;
 
-/** The key record of a slot generation, made when absent; one statement either way. */
-export async function insertKeyRecordIfAbsent(
+/**
+ * The key record of a slot generation for a key create, in one statement: made when absent with its first
+ * attempt begun (`-a1`, `fresh`), else the record as it stands (`fresh` false: an earlier attempt's orphans are
+ * looked for, then `beginKeyCreateAttempt`). Nothing is made, and nothing returned, when the tenant is in one of
+ * `closingStates`.
+ */
+export async function claimKeyRecord(
   db: Queryable,
   input: { externalRef: string; slot: string; generation: number; keyName: string },
-): Promise<TenantKeyRow> {
-  const { rows } = await db.query<TenantKeyRow>(
-    `INSERT INTO tenant_keys (external_ref, slot, generation, key_name, status)
-     VALUES ($1::text, $2::text, $3::int, $4::text, 'creating')
+  closingStates: readonly string[],
+): Promise<(TenantKeyRow & { fresh: boolean }) | undefined> {
+  const { rows } = await db.query<TenantKeyRow & { fresh: boolean }>(
+    `INSERT INTO tenant_keys (external_ref, slot, generation, key_name, status, create_attempts)
+     SELECT $1::text, $2::text, $3::int, $4::text || '-a1', 'creating', 1
+      WHERE NOT EXISTS (SELECT 1 FROM tenants WHERE external_ref = $1::text AND status = ANY($5::text[]))
      ON CONFLICT (external_ref, slot, generation) DO UPDATE SET updated_at = tenant_keys.updated_at
-     RETURNING ${COLUMNS}`,
-    [input.externalRef, input.slot, input.generation, input.keyName],
+     RETURNING ${COLUMNS}, (xmax = 0) AS fresh`,
+    [input.externalRef, input.slot, input.generation, input.keyName, closingStates],
   );
-  return rows[0]!;
+  return rows[0];
 }
 
 /**
