@@ -141,6 +141,18 @@ export async function waitForStage(handle: WorkflowHandle, stage: string): Promi
   return wait!;
 }
 
+/**
+ * The wait's `since` was carried from the run that entered it, not stamped again by the run answering now. Not
+ * compared exactly: a run replayed from history (evicted under load) reads workflow time after a local activity
+ * from history, which can differ by the activity's milliseconds from the time the live run read (seen: 24 ms).
+ */
+export async function expectSinceCarried(handle: WorkflowHandle, stage: string, since: string): Promise<void> {
+  const now = await waitForStage(handle, stage);
+  const { startTime } = await handle.describe();
+  expect(Date.parse(now.since)).toBeLessThan(startTime.getTime());
+  expect(Math.abs(Date.parse(now.since) - Date.parse(since))).toBeLessThan(1_000);
+}
+
 /** Every run of the workflow id stays within `bound` (+20); the first continued as new, and there were 3+ runs. */
 export async function expectBounded(
   client: Client,

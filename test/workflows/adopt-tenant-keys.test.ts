@@ -15,6 +15,7 @@ import {
   uniqueId,
   until,
   waitForStage,
+  expectSinceCarried,
   waitOf,
   type FastWorld,
   decide,
@@ -114,18 +115,6 @@ function mocks(w: World) {
 
 const tenantStatusOf = async (handle: WorkflowHandle) => (await handle.describe()).searchAttributes['TenantStatus'];
 const by = (reason = 'checked with the team') => ({ operator: 'alice', reason });
-
-/**
- * The wait's `since` was carried from the run that entered it, not stamped again by the run answering now. Not
- * compared exactly: a run replayed from history (evicted under load) reads workflow time after a local activity
- * from history, which can differ by the activity's milliseconds from the time the live run read (seen: 24 ms).
- */
-async function expectSinceCarried(handle: WorkflowHandle, stage: string, since: string): Promise<void> {
-  const now = await waitForStage(handle, stage);
-  const { startTime } = await handle.describe();
-  expect(Date.parse(now.since)).toBeLessThan(startTime.getTime());
-  expect(Math.abs(Date.parse(now.since) - Date.parse(since))).toBeLessThan(1_000);
-}
 
 async function everyRunWithinBound(handle: WorkflowHandle, bound: number): Promise<number> {
   let runs = 0;
