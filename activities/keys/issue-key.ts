@@ -176,7 +176,10 @@ export function createKeyActivities(deps: ActivityDeps) {
    * opened from its sealed copy: the stored one, or (`stored`, in the same activity as the issue) the copy
    * just stored, so the proof covers the seal that `key reveal` and the deployers will open.
    */
-  async function verifyKey(input: VerifyKeyInput, stored?: Stored): Promise<{ verified: true; requestId: string | null }> {
+  async function verifyKey(
+    input: VerifyKeyInput,
+    stored?: Stored,
+  ): Promise<{ verified: true; requestId: string | null }> {
     const record = stored ?? (await storedKey(input));
     const token = vault.open(
       record.sealed,
