@@ -44,10 +44,15 @@ const wait = z
   ])
   .refine((v) => typeof v === 'number' || !DURATION_PATTERN.test(v) || msOf(v) > 0, 'must be longer than zero');
 
-/** autoTopUpSweep's input: a page of policy tenants per run (continue-as-new per page). */
+/**
+ * autoTopUpSweep's input: policy tenants read a page at a time, the next page listed while the last reads of the
+ * one before finish; a run continues as new past `historyEventBound` events (before the pipelined pages: a run
+ * per page).
+ */
 export const autoTopUpSweepInputSchema = z.strictObject({
   after: z.string().nullable().default(null),
   pageSize: z.number().int().min(1).max(1000).default(100),
+  historyEventBound: z.number().int().min(100).max(40_000).optional(),
   /** Passed to each top-up it starts. */
   options: z
     .strictObject({

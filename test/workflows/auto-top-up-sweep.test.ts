@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { Worker } from '@temporalio/worker';
 import { ApplicationFailure } from '@temporalio/common';
 import type { AutoTopUpPage } from '../../activities/auto-top-up.js';
 import type { AutoTopUpSweepInput } from '../../src/domain/funding-policy-input.js';
@@ -140,7 +141,7 @@ describe('autoTopUpSweep (mocked activities)', () => {
     expect(calls.topUps).toEqual([]);
   }, 30_000);
 
-  it('reads the next page after the last ref by continue-as-new, carrying the totals', async () => {
+  it('reads the pages after the last ref in one run while its history is short, totals across them', async () => {
     const [first, second] = [uniqueId('top-a'), uniqueId('top-b')];
     const { calls, activities } = mocks(
       [
@@ -164,7 +165,7 @@ describe('autoTopUpSweep (mocked activities)', () => {
         parentShort: 0,
         stoppedBy: null,
       });
-      expect((await handle.describe()).runId).not.toBe(handle.firstExecutionRunId);
+      expect((await handle.describe()).runId).toBe(handle.firstExecutionRunId);
     });
     expect(calls.pages).toEqual([
       { after: null, limit: 1 },
@@ -172,5 +173,80 @@ describe('autoTopUpSweep (mocked activities)', () => {
       { after: second, limit: 1 },
     ]);
     expect(calls.topUps).toEqual([]);
+  }, 30_000);
+
+  it('continues as new past its history bound, after the reads in flight, carrying the totals and the ref', async () => {
+    const refs = Array.from({ length: 24 }, (_, i) => uniqueId(`top-${String(i).padStart(2, '0')}`)).sort();
+    const starts = Array.from({ length: 8 }, (_, i) => i * 3);
+    const pages = starts.map((i) => ({
+      tenants: refs.slice(i, i + 3).map((ref) => policy(ref, '500', '1000')),
+      parentInsufficientSince: null,
+    }));
+    const { calls, activities } = mocks([...pages, { tenants: [], parentInsufficientSince: null }], {});
+    await world.run(activities, async ({ client, taskQueue }) => {
+      const handle = await client.workflow.start('autoTopUpSweep', {
+        taskQueue,
+        workflowId: uniqueId('auto-top-up'),
+        args: [{ pageSize: 3, historyEventBound: 100 } satisfies AutoTopUpSweepInput],
+      });
+      expect(await handle.result()).toMatchObject({ read: 0, unreadable: 24, stoppedBy: null });
+      let runs = 0;
+      for await (const run of client.workflow.list({ query: `WorkflowId = '${handle.workflowId}'` })) {
+        runs += 1;
+        const history = await client.workflow.getHandle(handle.workflowId, run.runId).fetchHistory();
+        expect(history.events?.length).toBeLessThan(100 + 40);
+        // Each run replays against the code that made it (the pipelined branch is deterministic).
+        await Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, history);
+      }
+      expect(runs).toBeGreaterThan(1);
+    });
+    // Every page once, in order, each after the last ref of the one before, across the runs.
+    expect(calls.pages).toEqual([null, ...starts.map((i) => refs[i + 2])].map((after) => ({ after, limit: 3 })));
+    expect([...calls.reads].sort()).toEqual(refs);
+  }, 60_000);
+
+  it('lists the next page once half the reads of a page are back, not after the last of them', async () => {
+    const refs = Array.from({ length: 4 }, (_, i) => uniqueId(`top-${i}`)).sort();
+    const { calls, activities } = mocks(
+      [
+        { tenants: refs.slice(0, 4).map((ref) => policy(ref, '500', '1000')), parentInsufficientSince: null },
+        { tenants: [], parentInsufficientSince: null },
+      ],
+      {},
+    );
+    // The last read of the first page stays out until the next page has been listed.
+    let listedNext!: () => void;
+    const nextListed = new Promise<void>((resolve) => (listedNext = resolve));
+    const list = activities.listAutoTopUpPage!;
+    const read = activities.readWalletForAutoTopUp!;
+    const order: string[] = [];
+    await world.run(
+      {
+        ...activities,
+        listAutoTopUpPage: async (input: { after: string | null; limit: number }) => {
+          order.push(`list after ${input.after === null ? 'start' : 'page'}`);
+          if (input.after !== null) listedNext();
+          return list(input);
+        },
+        readWalletForAutoTopUp: async (input: { externalRef: string; subaccountId: string }) => {
+          if (input.externalRef === refs[3]) await nextListed;
+          order.push(`read ${refs.indexOf(input.externalRef)}`);
+          return read(input);
+        },
+      } as ActivityMocks,
+      async ({ client, taskQueue }) => {
+        const result = await client.workflow.execute('autoTopUpSweep', {
+          taskQueue,
+          workflowId: uniqueId('auto-top-up'),
+          args: [{ pageSize: 4 } satisfies AutoTopUpSweepInput],
+        });
+        expect(result).toMatchObject({ unreadable: 4, stoppedBy: null });
+      },
+    );
+    expect(order.indexOf('list after page')).toBeLessThan(order.indexOf('read 3'));
+    expect(calls.pages).toEqual([
+      { after: null, limit: 4 },
+      { after: refs[3], limit: 4 },
+    ]);
   }, 30_000);
 });
