@@ -96,13 +96,8 @@ export function createKeyActivities(deps: ActivityDeps) {
     }
     let record: TenantKeyRow = claimed;
     if (record.status === 'active') {
-      const result = {
-        state: 'issued' as const,
-        keyId: record.platformKeyId!,
-        fingerprint: record.fingerprint!,
-        orphansRevoked: [],
-      };
-      return { result };
+      const { platformKeyId, fingerprint } = record;
+      return { result: { state: 'issued', keyId: platformKeyId!, fingerprint: fingerprint!, orphansRevoked: [] } };
     }
     if (record.status !== 'creating') {
       throw activityFailure(
@@ -122,18 +117,19 @@ export function createKeyActivities(deps: ActivityDeps) {
     } catch (error) {
       if (error instanceof PlatformBusinessStateError && error.code === 'API_KEY_LIMIT_REACHED') {
         const { keys } = await platform.listTenantKeys({ subaccountId: input.subaccountId });
-        const result = {
-          state: 'key_limit' as const,
-          activeKeys: keys
-            .filter((k) => k.status !== 'revoked')
-            .map((k) => ({
-              id: k.id,
-              name: k.name ?? null,
-              lastUsedAt: k.lastUsedAt ?? null,
-              lastUseKnown: k.lastUseKnown,
-            })),
+        return {
+          result: {
+            state: 'key_limit',
+            activeKeys: keys
+              .filter((k) => k.status !== 'revoked')
+              .map((k) => ({
+                id: k.id,
+                name: k.name ?? null,
+                lastUsedAt: k.lastUsedAt ?? null,
+                lastUseKnown: k.lastUseKnown,
+              })),
+          },
         };
-        return { result };
       }
       throw error; // ambiguous: the next attempt revokes whatever this one may have created
     }
