@@ -75,6 +75,11 @@ describe('funding parent and schedule', () => {
       json: { error: { code: 'SCHEDULE_NOT_FOUND' } },
     });
     expect((await call('POST', '/v1/funding/schedule', operator.token, {})).status).toBe(400);
+    // The sweep's input is checked before anything is made: one 400 naming the field and its rule.
+    const badBound = await call('POST', '/v1/funding/schedule', operator.token, { every: '15m', historyEventBound: 5 });
+    expect(badBound).toMatchObject({ status: 400, json: { error: { code: 'INVALID_INPUT' } } });
+    expect(badBound.json.error.message).toMatch(/historyEventBound/);
+    expect((await call('GET', '/v1/funding/schedule', viewer.token)).status).toBe(404);
 
     const made = await runCli(['funding', 'schedule', 'create', '--every', '15m', '--page-size', '50'], env.cliEnv);
     expect(made.code, made.stderr).toBe(0);
