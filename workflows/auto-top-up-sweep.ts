@@ -77,7 +77,7 @@ export async function autoTopUpSweep(rawInput: AutoTopUpSweepInput): Promise<Aut
   const stopped = (since: string): AutoTopUpSweepResult => {
     show(
       `stopped: the parent's own balance is insufficient (since ${since}); fund the parent, then \`tenantctl ` +
-        `parent-funded --operator <you> --reason "..."\``,
+        `parent-funded --reason "..."\``,
     );
     return { ...totals, stoppedBy: 'parent_insufficient' };
   };

@@ -379,7 +379,7 @@ class Close {
           'needs_operator',
           `an operator's verdict on transfer(s) ${open.map((t) => t.purpose).join(', ')}, which could not be ` +
             `reconciled: check the wallet, then \`tenantctl resolve-transfer ${externalRef} --close ` +
-            `--purpose <purpose> --outcome applied|not-applied --operator <you> --reason ` +
+            `--purpose <purpose> --outcome applied|not-applied --reason ` +
             `"..."\` (update resolveTransfer)`,
           ['resolveTransfer'],
           null,

@@ -172,10 +172,10 @@ class TopUp {
         if (this.status.stage !== 'transferring') this.show('transferring');
       },
       hints: {
-        parentFunded: `tenantctl parent-funded --operator <you> --reason "..."`,
+        parentFunded: `tenantctl parent-funded --reason "..."`,
         resolveTransfer:
           `tenantctl resolve-transfer ${externalRef} --key ${idempotencyKey} --outcome applied|not-applied ` +
-          `--operator <you> --reason "..."`,
+          `--reason "..."`,
       },
       onInsufficientBalance: () => this.onInsufficientBalance(purpose),
       waits: this.waits,

@@ -209,10 +209,8 @@ class Onboarding {
       show: (stage, waitingFor) => this.show(stage, waitingFor),
       afterRound: () => this.show(this.status.key.state === 'verified' ? 'funding' : 'funding_and_issuing_key'),
       hints: {
-        parentFunded: `tenantctl parent-funded ${externalRef} --operator <you> --reason "..."`,
-        resolveTransfer:
-          `tenantctl resolve-transfer ${externalRef} --outcome applied|not-applied ` +
-          `--operator <you> --reason "..."`,
+        parentFunded: `tenantctl parent-funded ${externalRef} --reason "..."`,
+        resolveTransfer: `tenantctl resolve-transfer ${externalRef} --outcome applied|not-applied --reason "..."`,
       },
       waits: this.waits,
     });

@@ -289,8 +289,8 @@ class Adoption extends KeySlotRun<AdoptionStage, AdoptionStatus, BeginAdoptionRe
       this.waitAt(
         'held',
         `unmanaged key(s) still in use: ${held.map((k) => `${k.keyId} (${k.heldReason})`).join(', ')}. ` +
-          (`\`tenantctl rotation revoke-anyway ${this.externalRef} --slot ${this.slot} --operator ` +
-            `<you> --reason "..."\` revokes them; \`tenantctl rotation abort ...\` keeps them ` +
+          (`\`tenantctl rotation revoke-anyway ${this.externalRef} --slot ${this.slot} ` +
+            `--reason "..."\` revokes them; \`tenantctl rotation abort ...\` keeps them ` +
             `unmanaged`),
       );
       await this.tellParent('held');

@@ -187,7 +187,7 @@ class Rotation extends KeySlotRun<RotationStage, RotationStatus, BeginRotationRe
         `the tenant is at its active-key limit (${status.activeKeys.length} active). ` +
           `${unused.length ? `Keys that look unused: ${unused.join(', ')}.` : 'No key looks unused.'} ` +
           (`Revoke one that nobody uses, then \`tenantctl rotation retry-key-create ` +
-            `${externalRef} --slot ${slot} --operator <you> --reason "..."\` (update ` +
+            `${externalRef} --slot ${slot} --reason "..."\` (update ` +
             `retryKeyCreate); or \`tenantctl rotation abort ...\` (update abortRotation). The ` +
             `key being rotated is in use and is never revoked to make room. The create is tried again by ` +
             `itself in ${waitMs} ms`),
@@ -291,7 +291,7 @@ class Rotation extends KeySlotRun<RotationStage, RotationStatus, BeginRotationRe
     this.waitAt(
       'held',
       `${gate.view.verdict}. \`tenantctl rotation revoke-anyway ${this.externalRef} --slot ` +
-        `${this.slot} --operator <you> --reason "..."\` (update revokeAnyway) revokes the old ` +
+        `${this.slot} --reason "..."\` (update revokeAnyway) revokes the old ` +
         `key anyway; \`tenantctl rotation abort ...\` (update abortRotation) keeps it and ` +
         `revokes the new key`,
     );
