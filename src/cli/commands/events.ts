@@ -27,7 +27,12 @@ export function registerEventCommands(program: Command): void {
   group
     .command('subscribe')
     .description('send events to a URL, signed the Standard Webhooks way; prints the signing secret ONCE')
-    .requiredOption('--url <url>', 'https URL of the receiver (plain http only to localhost)')
+    .requiredOption(
+      '--url <url>',
+      'https URL of the receiver, at a public address: a host that is or resolves to a loopback, private, ' +
+        'link-local or metadata address is refused (checked when given and again at connect, after DNS) unless ' +
+        "the server's OUTBOUND_ALLOW_HOSTS lists it; plain http only to a loopback host listed there",
+    )
     .requiredOption('--types <list>', 'comma-separated event types, or * for all')
     .option('--label <label>', 'a note for operators', '')
     .option('--json', 'print JSON')
