@@ -5,6 +5,7 @@ import type { DriftOptions } from './drift/options.js';
 import type { Pool } from '../src/db/pool.js';
 import type { PlatformClient } from '../src/platform/index.js';
 import type { RotationOptions } from './keys/rotation-options.js';
+import type { KeyProofOptions } from './keys/issue-key.js';
 import type { ApprovalAction } from '../src/config/safe-ops.js';
 import type { Vault } from '../src/secrets/vault.js';
 
@@ -46,6 +47,8 @@ export interface ActivityDeps {
   platformRequestsPerSecond?: number;
   /** PLATFORM_TENANT_KEY_LIMIT: onboarding by plan refuses a plan whose slots do not fit it (absent: its default). */
   platformTenantKeyLimit?: number;
+  /** A new key's first use: the 401 retries and the bound on keys replaced (absent: activities/keys/issue-key.ts). */
+  keyProof?: KeyProofOptions;
 }
 
 /** Event delivery and alert settings. */

@@ -26,7 +26,12 @@ export interface OnboardingStatus {
     | { state: 'pending'; amountMicroUsd: string }
     | { state: 'skipped' };
   /** Never the token: the platform's key id and our fingerprint of it. */
-  key: { state: 'pending' | 'issued' | 'verified' | 'key_limit'; keyId: string | null; fingerprint: string | null };
+  key: {
+    /** rejected: the platform refused the new keys at their first use; the run waits and tries another. */
+    state: 'pending' | 'issued' | 'verified' | 'key_limit' | 'rejected';
+    keyId: string | null;
+    fingerprint: string | null;
+  };
   /** What the run is waiting for, in words, and how to unblock it. */
   waitingFor: string | null;
   error: string | null;

@@ -29,7 +29,9 @@ import {
   ContinueAsNew,
   isCancellation,
   proxyLocalActivities,
+  patched,
   setHandler,
+  sleep,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
@@ -61,6 +63,11 @@ import {
 export * from './onboard-tenant-messages.js';
 
 const steps = proxyLocalActivities<Activities>(databaseStep);
+
+/** The wait after the key step's bound on refused new keys (KEY_REJECTED, final): a timer, then one more key. */
+export const KEY_REJECTED_WAIT_PATCH = 'onboarding-key-rejected-waits';
+const KEY_REJECTED_WAIT_FIRST_MS = 60_000;
+const KEY_REJECTED_WAIT_MAX_MS = 60 * 60_000;
 
 export { ONBOARDING_PURPOSE, DEFAULT_SLOT };
 
@@ -229,10 +236,31 @@ class Onboarding {
     throw ApplicationFailure.nonRetryable(`the platform refused the funding transfer (${code})`, code);
   }
 
-  /** One local activity issues the key and verifies it; at the key limit the run stops for an operator. */
+  /**
+   * One local activity issues the key and verifies it; at the key limit the run stops for an operator. New keys
+   * the platform keeps refusing at their first use (KEY_REJECTED, final once the step's bound is spent) are no
+   * reason to give up a funded tenant: the run waits visibly (needs_operator) and tries one new key per wait.
+   */
   private async issueAndVerifyKey(subaccountId: string): Promise<void> {
     const keyRef = { externalRef: this.input.externalRef, slot: DEFAULT_SLOT, generation: 1 };
-    const issued = await steps.issueAndVerifyTenantKey({ ...keyRef, subaccountId });
+    let issued: Awaited<ReturnType<typeof steps.issueAndVerifyTenantKey>> | undefined;
+    for (let round = 0; !issued; round++) {
+      try {
+        issued = await steps.issueAndVerifyTenantKey({ ...keyRef, subaccountId });
+      } catch (error) {
+        if (failureType(error) !== FailureCode.KEY_REJECTED || !patched(KEY_REJECTED_WAIT_PATCH)) throw error;
+        const waitMs = Math.min(KEY_REJECTED_WAIT_FIRST_MS * 2 ** round, KEY_REJECTED_WAIT_MAX_MS);
+        this.status.key = { state: 'rejected', keyId: null, fingerprint: null };
+        this.show(
+          'needs_operator',
+          `the platform refused every new key of ${keyRef.externalRef} at its first use (401), each revoked; ` +
+            `the run tries another in ${Math.round(waitMs / 60_000)} min. Check the platform's status and the ` +
+            `sub-account ${subaccountId}; \`tenantctl status ${keyRef.externalRef}\` shows each try`,
+        );
+        await sleep(waitMs);
+        this.show('funding_and_issuing_key');
+      }
+    }
     if (issued.state === 'key_limit') {
       this.status.key = { state: 'key_limit', keyId: null, fingerprint: null };
       this.show(

@@ -1,13 +1,22 @@
 import { appendAudit } from '../../src/db/audit-store.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  beginKeyCreateAttempt,
+  claimKeyCreateAttempt,
   claimKeyRecord,
+  findKeyRecord,
   findKeyWithSecret,
   markKeyVerifiedAudited,
+  rejectIssuedKey,
   storeIssuedKey,
   type TenantKeyRow,
 } from '../../src/db/tenant-keys-store.js';
-import { PlatformBusinessStateError, PlatformNotFoundError, type ApiKeyRecord } from '../../src/platform/index.js';
+import {
+  PlatformBusinessStateError,
+  PlatformDefiniteError,
+  PlatformErrorCode,
+  PlatformNotFoundError,
+  type ApiKeyRecord,
+} from '../../src/platform/index.js';
 import { fingerprintToken } from '../../src/secrets/fingerprint.js';
 import { sealedKeyId, tenantTokenAad } from '../../src/secrets/vault.js';
 import { auditOrigin, type ActivityDeps } from '../context.js';
@@ -35,6 +44,26 @@ export type IssueKeyResult =
 export type IssueAndVerifyKeyResult =
   Extract<IssueKeyResult, { state: 'key_limit' }> | (Extract<IssueKeyResult, { state: 'issued' }> & { verified: true });
 
+/**
+ * A new key's first use: a real platform may take seconds to accept a key it has just made, so a 401 is retried
+ * after each of `retryDelaysMs`; still refused, the key is unusable. The onboarding's issue-and-verify then revokes
+ * it and lets the next attempt issue another, at most `maxRejectedKeys` times per record, before it fails for an
+ * operator (KEY_REJECTED, final).
+ */
+export interface KeyProofOptions {
+  retryDelaysMs: readonly number[];
+  maxRejectedKeys: number;
+}
+
+export const DEFAULT_KEY_PROOF: KeyProofOptions = { retryDelaysMs: [500, 1_000, 2_000, 4_000], maxRejectedKeys: 3 };
+
+/** The attempt number in a key's name (`<prefix>-a<N>`), or null for a name that is none of this generation's. */
+export function attemptOfKeyName(name: string | null | undefined, prefix: string): number | null {
+  if (!name?.startsWith(`${prefix}-a`)) return null;
+  const digits = name.slice(prefix.length + 2);
+  return /^[1-9]\d{0,8}$/.test(digits) ? Number(digits) : null;
+}
+
 export interface VerifyKeyInput {
   externalRef: string;
   slot: string;
@@ -43,32 +72,38 @@ export interface VerifyKeyInput {
 
 export function createKeyActivities(deps: ActivityDeps) {
   const { pool, platform, vault } = deps;
+  const proof = deps.keyProof ?? DEFAULT_KEY_PROOF;
 
   /**
-   * Keys named by an earlier attempt of this slot generation whose response we lost: the token went
-   * with the response, so the key can never be used by us — revoke it rather than leave an orphan.
+   * The fenced orphan sweep: keys of this slot generation made by attempts OLDER than `claim` (the caller's claim,
+   * the newest when it took it). Such an attempt has lost: its store is refused by the fence, so its key can never
+   * be stored or used by us, and if its response was lost nobody holds the token — revoke it rather than leave an
+   * orphan. A key of the caller's own attempt or of a newer one (a live sibling may still store it) is never touched.
    */
-  async function revokeOrphans(input: IssueKeyInput, keep: string | null): Promise<string[]> {
-    const prefix = `${keyNamePrefix(input.slot, input.generation)}-a`;
+  async function revokeOrphans(input: IssueKeyInput, claim: number): Promise<string[]> {
+    const prefix = keyNamePrefix(input.slot, input.generation);
     const { keys } = await platform.listTenantKeys({ subaccountId: input.subaccountId });
-    const orphans = keys.filter(
-      (k: ApiKeyRecord) => k.name?.startsWith(prefix) && k.id !== keep && k.status !== 'revoked',
-    );
-    for (const orphan of orphans) {
-      try {
-        await platform.revokeTenantKey({ subaccountId: input.subaccountId, keyId: orphan.id });
-      } catch (error) {
-        if (!(error instanceof PlatformNotFoundError)) throw error;
-      }
-      await appendAudit(pool, {
-        ...auditOrigin(),
-        action: 'key.orphan_revoked',
-        externalRef: input.externalRef,
-        subject: orphan.id,
-        details: { name: orphan.name ?? null },
-      });
-    }
+    const orphans = keys.filter((k: ApiKeyRecord) => {
+      const attempt = attemptOfKeyName(k.name, prefix);
+      return attempt !== null && attempt < claim && k.status !== 'revoked';
+    });
+    for (const orphan of orphans) await revokeMadeKey(input, orphan.id, 'key.orphan_revoked', orphan.name ?? null);
     return orphans.map((o) => o.id);
+  }
+
+  async function revokeMadeKey(input: IssueKeyInput, keyId: string, action: string, name: string | null) {
+    try {
+      await platform.revokeTenantKey({ subaccountId: input.subaccountId, keyId });
+    } catch (error) {
+      if (!(error instanceof PlatformNotFoundError)) throw error;
+    }
+    await appendAudit(pool, {
+      ...auditOrigin(),
+      action,
+      externalRef: input.externalRef,
+      subject: keyId,
+      details: { name },
+    });
   }
 
   /** What the issue stored this time: the verification in the same activity need not read it back. */
@@ -82,9 +117,34 @@ export function createKeyActivities(deps: ActivityDeps) {
     return (await issue(input)).result;
   }
 
+  /** A record as another attempt may have left it: active gives its key, anything else a typed failure. */
+  function settledRecord(input: IssueKeyInput, record: TenantKeyRow | undefined): { result: IssueKeyResult } {
+    if (record?.status === 'active' && record.platformKeyId && record.fingerprint) {
+      return {
+        result: {
+          state: 'issued',
+          keyId: record.platformKeyId,
+          fingerprint: record.fingerprint,
+          orphansRevoked: [],
+        },
+      };
+    }
+    if (record?.status === 'creating') {
+      throw activityFailure(
+        FailureCode.KEY_ATTEMPT_SUPERSEDED,
+        `a newer attempt of key ${input.slot} generation ${input.generation} of ${input.externalRef} is running`,
+        { retryable: true },
+      );
+    }
+    throw activityFailure(
+      FailureCode.KEY_RECORD_STATE,
+      `key ${input.slot} generation ${input.generation} of ${input.externalRef} is ${record?.status ?? 'missing'}`,
+    );
+  }
+
   async function issue(input: IssueKeyInput): Promise<{ result: IssueKeyResult; stored?: Stored }> {
     const prefix = keyNamePrefix(input.slot, input.generation);
-    // The tenant's check and the record (with its first attempt when new) in one statement.
+    // The tenant's check and the record (with its first attempt claimed when new) in one statement.
     const claimed = await claimKeyRecord(
       pool,
       { externalRef: input.externalRef, slot: input.slot, generation: input.generation, keyName: prefix },
@@ -94,22 +154,17 @@ export function createKeyActivities(deps: ActivityDeps) {
       await assertTenantOpen(pool, input.externalRef); // throws, naming the tenant's state
       throw activityFailure(FailureCode.TENANT_CLOSED, `tenant ${input.externalRef} is closing: no new keys`);
     }
+    if (claimed.status !== 'creating') return settledRecord(input, claimed);
     let record: TenantKeyRow = claimed;
-    if (record.status === 'active') {
-      const { platformKeyId, fingerprint } = record;
-      return { result: { state: 'issued', keyId: platformKeyId!, fingerprint: fingerprint!, orphansRevoked: [] } };
-    }
-    if (record.status !== 'creating') {
-      throw activityFailure(
-        FailureCode.KEY_RECORD_STATE,
-        `key ${input.slot} generation ${input.generation} of ${input.externalRef} is ${record.status}`,
-      );
-    }
-    let orphansBefore: string[] = [];
     if (!claimed.fresh) {
-      orphansBefore = record.createAttempts > 0 ? await revokeOrphans(input, null) : [];
-      record = await beginKeyCreateAttempt(pool, record.id, prefix);
+      // This attempt's fencing token: the next claim, taken only while the record is still creating.
+      const mine = await claimKeyCreateAttempt(pool, record.id, prefix);
+      if (!mine)
+        return settledRecord(input, await findKeyRecord(pool, input.externalRef, input.slot, input.generation));
+      record = mine;
     }
+    const claim = record.createAttempts;
+    const orphansBefore = claim > 1 ? await revokeOrphans(input, claim) : [];
 
     let created;
     try {
@@ -131,16 +186,17 @@ export function createKeyActivities(deps: ActivityDeps) {
           },
         };
       }
-      throw error; // ambiguous: the next attempt revokes whatever this one may have created
+      throw error; // ambiguous: a newer attempt revokes whatever this one may have created
     }
     // Sealed and recorded before anything else can fail: from here the token exists only sealed.
     const keyId = created.key.id;
     const fingerprint = fingerprintToken(created.token.reveal());
     const sealed = vault.seal(created.token.reveal(), tenantTokenAad({ externalRef: input.externalRef, keyId }));
-    // The key, its audit row and (when this call activated it) its event, in one statement.
-    await storeIssuedKey(
+    // The key, its secret, its audit row and its event, in one statement, only while this attempt holds the
+    // newest claim.
+    const { activated } = await storeIssuedKey(
       pool,
-      { id: record.id, platformKeyId: keyId, fingerprint, masterKeyId: sealedKeyId(sealed), sealed },
+      { id: record.id, claim, platformKeyId: keyId, fingerprint, masterKeyId: sealedKeyId(sealed), sealed },
       {
         ...auditOrigin(),
         action: 'key.issued',
@@ -159,8 +215,14 @@ export function createKeyActivities(deps: ActivityDeps) {
         data: { externalRef: input.externalRef, keyId, slot: input.slot, generation: input.generation, fingerprint },
       },
     );
-    // A slow earlier attempt may have landed after we listed: look once more on the retry path.
-    const orphansAfter = record.createAttempts > 1 ? await revokeOrphans(input, keyId) : [];
+    if (!activated) {
+      // Fenced: a newer attempt claimed the record (or stored its own key) while this one ran. Its key can never be
+      // stored: revoke it here, and answer with what the record holds now.
+      await revokeMadeKey(input, keyId, 'key.superseded_revoked', record.keyName);
+      return settledRecord(input, await findKeyRecord(pool, input.externalRef, input.slot, input.generation));
+    }
+    // An older attempt's create may have landed after we listed: look once more on the retry path.
+    const orphansAfter = claim > 1 ? await revokeOrphans(input, claim) : [];
     return {
       result: { state: 'issued', keyId, fingerprint, orphansRevoked: [...orphansBefore, ...orphansAfter] },
       stored: { id: record.id, platformKeyId: keyId, sealed },
@@ -168,36 +230,117 @@ export function createKeyActivities(deps: ActivityDeps) {
   }
 
   /**
-   * One authenticated call with the new key, proving it works before the tenant is called active. The token is
-   * opened from its sealed copy: the stored one, or (`stored`, in the same activity as the issue) the copy
-   * just stored, so the proof covers the seal that `key reveal` and the deployers will open.
+   * One authenticated call with the key; a 401 is retried after each of the proof's delays (a real platform may
+   * take seconds to accept a key it has just made). Returns null when the key is still refused at the end.
    */
-  async function verifyKey(
-    input: VerifyKeyInput,
-    stored?: Stored,
-  ): Promise<{ verified: true; requestId: string | null }> {
-    const record = stored ?? (await storedKey(input));
-    const token = vault.open(
-      record.sealed,
-      tenantTokenAad({ externalRef: input.externalRef, keyId: record.platformKeyId }),
-    );
-    const { requestId } = await platform.listProjects({ auth: { kind: 'tenant-key', token } });
-    await markKeyVerifiedAudited(pool, record.id, {
+  async function prove(stored: Stored, externalRef: string): Promise<{ requestId: string | null } | null> {
+    const token = vault.open(stored.sealed, tenantTokenAad({ externalRef, keyId: stored.platformKeyId }));
+    for (let round = 0; ; round++) {
+      try {
+        const { requestId } = await platform.listProjects({ auth: { kind: 'tenant-key', token } });
+        return { requestId: requestId ?? null };
+      } catch (error) {
+        const refused = error instanceof PlatformDefiniteError && error.code === PlatformErrorCode.UNAUTHENTICATED;
+        if (!refused) throw error;
+        const delay = proof.retryDelaysMs[round];
+        if (delay === undefined) return null;
+        await sleep(delay);
+      }
+    }
+  }
+
+  async function markVerified(input: VerifyKeyInput, stored: Stored, requestId: string | null): Promise<void> {
+    const verified = await markKeyVerifiedAudited(pool, stored.id, stored.platformKeyId, {
       ...auditOrigin(),
       action: 'key.verified',
       externalRef: input.externalRef,
-      subject: record.platformKeyId,
-      details: { requestId: requestId ?? null },
+      subject: stored.platformKeyId,
+      details: { requestId },
     });
-    return { verified: true, requestId: requestId ?? null };
+    if (!verified) {
+      // A sibling attempt rejected this key meanwhile (it revokes it): the next attempt finds what it left.
+      throw activityFailure(
+        FailureCode.KEY_ATTEMPT_SUPERSEDED,
+        `key ${stored.platformKeyId} of ${input.externalRef} is no longer the record's key`,
+        { retryable: true },
+      );
+    }
   }
 
-  async function storedKey(input: VerifyKeyInput): Promise<Stored> {
+  /**
+   * One authenticated call with the stored key, proving it works before the tenant is called active (and, in a
+   * rotation, after its deploy). A key still refused after the proof's retries is KEY_REJECTED, retryable: the
+   * step's retry policy gives a slow platform more time, and the run's own handling decides after that. Never
+   * UNAUTHENTICATED, which ends a run only for the parent's own credentials.
+   */
+  async function verifyKey(input: VerifyKeyInput): Promise<{ verified: true; requestId: string | null }> {
+    const stored = await storedKey(input);
+    const proven = await prove(stored, input.externalRef);
+    if (!proven) {
+      throw activityFailure(
+        FailureCode.KEY_REJECTED,
+        `key ${stored.platformKeyId} (${input.slot} generation ${input.generation} of ${input.externalRef}) was ` +
+          `refused (401) at its first use`,
+        { retryable: true },
+      );
+    }
+    await markVerified(input, stored, proven.requestId);
+    return { verified: true, requestId: proven.requestId };
+  }
+
+  /**
+   * The onboarding's key step: issue (or find the stored key), then prove it with the copy just sealed (so the
+   * proof covers the seal `key reveal` and the deployers open). A key refused at its first use is revoked and its
+   * record goes back to `creating`: the retry issues the next attempt's key, at most maxRejectedKeys times.
+   */
+  async function issueAndVerify(input: IssueKeyInput): Promise<IssueAndVerifyKeyResult> {
+    const { result, stored: justStored } = await issue(input);
+    if (result.state !== 'issued') return result;
+    const stored = justStored ?? (await storedKey(input, { retryable: true }));
+    const proven = await prove(stored, input.externalRef);
+    if (proven) {
+      await markVerified(input, stored, proven.requestId);
+      return { ...result, verified: true };
+    }
+    const { rejected, rejectedKeys } = await rejectIssuedKey(
+      pool,
+      { id: stored.id, platformKeyId: stored.platformKeyId },
+      {
+        ...auditOrigin(),
+        action: 'key.rejected',
+        externalRef: input.externalRef,
+        subject: stored.platformKeyId,
+        details: { slot: input.slot, generation: input.generation, reason: 'refused (401) at its first use' },
+      },
+    );
+    if (!rejected) {
+      // A sibling verified it (it works after all) or rejected it first (and revokes it): never revoke it here.
+      throw activityFailure(
+        FailureCode.KEY_ATTEMPT_SUPERSEDED,
+        `key ${stored.platformKeyId} of ${input.externalRef} was settled by another attempt`,
+        { retryable: true },
+      );
+    }
+    await revokeMadeKey(input, stored.platformKeyId, 'key.rejected_revoked', null);
+    const final = rejectedKeys >= proof.maxRejectedKeys;
+    throw activityFailure(
+      FailureCode.KEY_REJECTED,
+      `key ${stored.platformKeyId} of ${input.externalRef} was refused (401) at its first use and revoked ` +
+        `(${rejectedKeys} of at most ${proof.maxRejectedKeys} new keys refused)` +
+        (final ? '' : ': the next attempt issues another'),
+      { retryable: !final, details: { rejectedKeys, maxRejectedKeys: proof.maxRejectedKeys } },
+    );
+  }
+
+  /** The stored key of a record; absent (a sibling rejected it meanwhile: retryable in the onboarding's step). */
+  async function storedKey(input: VerifyKeyInput, options: { retryable?: boolean } = {}): Promise<Stored> {
     const record = await findKeyWithSecret(pool, input.externalRef, input.slot, input.generation);
     if (!record?.platformKeyId || !record.sealed) {
       throw activityFailure(
         FailureCode.SECRET_MISSING,
-        `no stored secret for key ${input.slot} generation ${input.generation} of ${input.externalRef}`,
+        `no stored secret for key ${input.slot} generation ${input.generation} of ${input.externalRef}` +
+          (record ? ` (record ${record.status})` : ''),
+        { retryable: options.retryable ?? false },
       );
     }
     return { id: record.id, platformKeyId: record.platformKeyId, sealed: record.sealed };
@@ -205,18 +348,12 @@ export function createKeyActivities(deps: ActivityDeps) {
 
   return {
     issueTenantKey: boundary(issueKey),
-    verifyTenantKey: boundary((input: VerifyKeyInput) => verifyKey(input)),
+    verifyTenantKey: boundary(verifyKey),
     /**
-     * Both, as one local activity: the onboarding's key branch
-     * (one workflow activation, task and marker fewer on its critical path), the verification opening the
-     * sealed copy the issue just stored rather than reading it back. A retry after the issue finds the key
-     * stored and verifies the stored copy; at the key limit nothing is verified.
+     * Both, as one local activity: the onboarding's key branch (one workflow activation, task and marker fewer
+     * on its critical path). A retry after the issue finds the key stored and verifies the stored copy; at the
+     * key limit nothing is verified.
      */
-    issueAndVerifyTenantKey: boundary(async (input: IssueKeyInput): Promise<IssueAndVerifyKeyResult> => {
-      const { result, stored } = await issue(input);
-      if (result.state !== 'issued') return result;
-      await verifyKey(input, stored);
-      return { ...result, verified: true };
-    }),
+    issueAndVerifyTenantKey: boundary(issueAndVerify),
   };
 }

@@ -1,5 +1,6 @@
 import { appendAudit } from '../../src/db/audit-store.js';
 import {
+  claimParentKeyCreateAttempt,
   findCurrentParentKey,
   findParentKey,
   insertCreatingParentKey,
@@ -25,6 +26,7 @@ import { sealedKeyId } from '../../src/secrets/vault.js';
 import { auditOrigin, type ActivityDeps } from '../context.js';
 import { activityFailure, boundary } from '../failures.js';
 import type { KeyUsage, LastUseExpectation } from './rotation.js';
+import { attemptOfKeyName } from './issue-key.js';
 
 /**
  * The steps of rotateParentKey: the parent's own platform key (svpk_), kept sealed in parent_keys. Every process
@@ -78,6 +80,41 @@ export function createParentKeyActivities(deps: ActivityDeps) {
     return createPlatformClient({ baseUrl, platformKey: vault.open(row.sealed, parentKeyAad(row.id)) });
   }
 
+  async function revokeParentKey(keyId: string, action: string): Promise<void> {
+    await platform.revokePlatformKey({ keyId }).catch((error: unknown) => {
+      if (!(error instanceof PlatformNotFoundError)) throw error;
+    });
+    await appendAudit(pool, { ...auditOrigin(), action, subject: keyId });
+  }
+
+  /** Active platform keys a rotation's create attempts made (`<keyName>-a<N>`; attempt 0 is the bare name). */
+  async function revokeParentKeyAttempts(
+    keyName: string,
+    which: (attempt: number) => boolean,
+    action: string,
+  ): Promise<void> {
+    const { keys } = await platform.listPlatformKeys({});
+    for (const key of keys) {
+      const attempt = key.name === keyName ? 0 : attemptOfKeyName(key.name, keyName);
+      if (attempt !== null && which(attempt) && key.status !== 'revoked') await revokeParentKey(key.id, action);
+    }
+  }
+
+  /** A record another attempt settled: its stored key, or a typed failure (retryable while still creating). */
+  async function settledParentKey(rowId: string): Promise<CreateParentKeyResult> {
+    const row = await findParentKey(pool, rowId);
+    if (row && row.status !== 'creating' && row.status !== 'failed' && row.sealed)
+      return {
+        state: 'created',
+        key: { rowId: row.id, platformKeyId: row.platformKeyId, fingerprint: row.fingerprint },
+      };
+    if (row?.status === 'creating')
+      throw activityFailure(FailureCode.KEY_ATTEMPT_SUPERSEDED, 'a newer attempt of the parent key create is running', {
+        retryable: true,
+      });
+    throw activityFailure(FailureCode.KEY_RECORD_STATE, `the new parent key's record is ${row?.status ?? 'missing'}`);
+  }
+
   return {
     /** The key being replaced and a record for the new one (named after the run, to find a lost create's key). */
     beginParentKeyRotation: boundary(
@@ -101,27 +138,20 @@ export function createParentKeyActivities(deps: ActivityDeps) {
     ),
 
     /**
-     * Creates the new platform key and seals it the moment it arrives. A retry after a lost response first revokes
-     * the key that response carried (found by name: its token went with the response, nobody can ever use it).
+     * Creates the new platform key and seals it the moment it arrives, fenced like a tenant key's create: each
+     * attempt claims a number in the record and names its key `<keyName>-a<N>`; it stores only while it holds the
+     * newest claim, else it revokes its own key. Keys of older attempts (which can no longer store them) are
+     * revoked first: a lost response's key, whose token nobody holds.
      */
     createParentKeyOnPlatform: boundary(
       async (input: { rowId: string; keyName: string }): Promise<CreateParentKeyResult> => {
-        const row = await findParentKey(pool, input.rowId);
-        if (row && row.status !== 'creating' && row.sealed)
-          return {
-            state: 'created',
-            key: { rowId: row.id, platformKeyId: row.platformKeyId, fingerprint: row.fingerprint },
-          };
-        const { keys } = await platform.listPlatformKeys({});
-        for (const orphan of keys.filter((k) => k.name === input.keyName && k.status !== 'revoked')) {
-          await platform.revokePlatformKey({ keyId: orphan.id }).catch((error: unknown) => {
-            if (!(error instanceof PlatformNotFoundError)) throw error;
-          });
-          await appendAudit(pool, { ...auditOrigin(), action: 'parent_key.orphan_revoked', subject: orphan.id });
-        }
+        const claim = await claimParentKeyCreateAttempt(pool, input.rowId);
+        if (claim === undefined) return settledParentKey(input.rowId);
+        await revokeParentKeyAttempts(input.keyName, (attempt) => attempt < claim, 'parent_key.orphan_revoked');
+        const attemptName = `${input.keyName}-a${claim}`;
         let created;
         try {
-          created = await platform.createPlatformKey({ name: input.keyName });
+          created = await platform.createPlatformKey({ name: attemptName });
         } catch (error) {
           if (error instanceof PlatformBusinessStateError && error.code === 'API_KEY_LIMIT_REACHED') {
             const { keys: now } = await platform.listPlatformKeys({});
@@ -132,13 +162,20 @@ export function createParentKeyActivities(deps: ActivityDeps) {
                 .map((k) => ({ id: k.id, name: k.name ?? null, lastUsedAt: k.lastUsedAt ?? null })),
             };
           }
-          throw error;
+          throw error; // ambiguous: a newer attempt revokes whatever this one may have created
         }
         const fingerprint = fingerprintToken(created.token.reveal());
         const sealed = vault.seal(created.token.reveal(), parentKeyAad(input.rowId));
-        await storeCreatedParentKey(
+        const stored = await storeCreatedParentKey(
           pool,
-          { id: input.rowId, platformKeyId: created.key.id, fingerprint, masterKeyId: sealedKeyId(sealed), sealed },
+          {
+            id: input.rowId,
+            claim,
+            platformKeyId: created.key.id,
+            fingerprint,
+            masterKeyId: sealedKeyId(sealed),
+            sealed,
+          },
           {
             ...auditOrigin(),
             action: 'parent_key.created',
@@ -146,6 +183,13 @@ export function createParentKeyActivities(deps: ActivityDeps) {
             details: { fingerprint, requestId: created.requestId ?? null },
           },
         );
+        if (!stored) {
+          // Fenced: a newer attempt claimed the record, or the rotation gave it up. This key can never be stored.
+          await revokeParentKey(created.key.id, 'parent_key.superseded_revoked');
+          return settledParentKey(input.rowId);
+        }
+        if (claim > 1)
+          await revokeParentKeyAttempts(input.keyName, (attempt) => attempt < claim, 'parent_key.orphan_revoked');
         return { state: 'created', key: { rowId: input.rowId, platformKeyId: created.key.id, fingerprint } };
       },
     ),
@@ -300,19 +344,23 @@ export function createParentKeyActivities(deps: ActivityDeps) {
             subject: input.oldRowId,
             details: { why: input.why },
           });
-        const { keys } = await platform.listPlatformKeys({});
-        for (const key of keys.filter((k) => k.name === input.keyName && k.status !== 'revoked'))
-          await platform.revokePlatformKey({ keyId: key.id }).catch((error: unknown) => {
-            if (!(error instanceof PlatformNotFoundError)) throw error;
-          });
+        // The record first: a create attempt still running is then refused its store (and revokes its own key).
         const fresh = await findParentKey(pool, input.newRowId);
         if (fresh?.status === 'creating') await markParentKeyFailed(pool, input.newRowId);
-        else
+        const { keys } = await platform.listPlatformKeys({});
+        for (const key of keys) {
+          const made = key.name === input.keyName || attemptOfKeyName(key.name, input.keyName) !== null;
+          if (made && key.status !== 'revoked')
+            await platform.revokePlatformKey({ keyId: key.id }).catch((error: unknown) => {
+              if (!(error instanceof PlatformNotFoundError)) throw error;
+            });
+        }
+        if (fresh && fresh.status !== 'creating')
           await markParentKeyRevoked(pool, input.newRowId, {
             ...auditOrigin(),
             actor: actorOf(input.operator),
             action: 'parent_key.new_key_revoked',
-            subject: fresh?.platformKeyId ?? input.newRowId,
+            subject: fresh.platformKeyId ?? input.newRowId,
             details: { why: input.why },
           });
         return { rolledBack: true };

@@ -92,21 +92,46 @@ export async function insertCreatingParentKey(db: Queryable, keyName: string): P
   return rows[0]!;
 }
 
-/** The moment the new token arrives: sealed and stored with its audit row in one statement. */
+/**
+ * Claims the next create attempt of a `creating` record (the fencing token: create_attempts, taken with a conditional
+ * update). Undefined when the record is no longer `creating` (a sibling stored its key, or the rotation gave up).
+ */
+export async function claimParentKeyCreateAttempt(db: Queryable, id: string): Promise<number | undefined> {
+  const { rows } = await db.query<{ claim: number }>(
+    `UPDATE parent_keys SET create_attempts = create_attempts + 1, updated_at = now()
+      WHERE id = $1::bigint AND status = 'creating' RETURNING create_attempts AS claim`,
+    [id],
+  );
+  return rows[0]?.claim;
+}
+
+/**
+ * The moment the new token arrives: sealed and stored with its audit row in one statement, only by the attempt that
+ * still holds the newest claim (`claim`). False when fenced: nothing was written.
+ */
 export async function storeCreatedParentKey(
   db: Queryable,
-  input: { id: string; platformKeyId: string; fingerprint: string; masterKeyId: string; sealed: string },
+  input: { id: string; claim: number; platformKeyId: string; fingerprint: string; masterKeyId: string; sealed: string },
   audit: AuditEntry,
-): Promise<void> {
-  await db.query(
+): Promise<boolean> {
+  const { rows } = await db.query<{ changed: string }>(
     `WITH changed AS (
        UPDATE parent_keys SET platform_key_id = $2::text, fingerprint = $3::text, master_key_id = $4::text,
               sealed = $5::text, status = 'ready', updated_at = now()
-        WHERE id = $1::bigint AND status = 'creating' RETURNING id
-     ), audited AS (${auditFrom('changed', 6)})
-     SELECT count(*) FROM changed`,
-    [input.id, input.platformKeyId, input.fingerprint, input.masterKeyId, input.sealed, ...auditParams(audit)],
+        WHERE id = $1::bigint AND status = 'creating' AND create_attempts = $6::int RETURNING id
+     ), audited AS (${auditFrom('changed', 7)})
+     SELECT count(*) AS changed FROM changed`,
+    [
+      input.id,
+      input.platformKeyId,
+      input.fingerprint,
+      input.masterKeyId,
+      input.sealed,
+      input.claim,
+      ...auditParams(audit),
+    ],
   );
+  return Number(rows[0]?.changed ?? 0) > 0;
 }
 
 /**

@@ -24,6 +24,8 @@ export interface TenantKeyRow {
   status: KeyRecordStatus;
   fingerprint: string | null;
   createAttempts: number;
+  /** New keys of this record that failed their first use (401) and were revoked for the next attempt. */
+  rejectedKeys: number;
   createdAt: Date;
   activatedAt: Date | null;
   verifiedAt: Date | null;
@@ -32,7 +34,7 @@ export interface TenantKeyRow {
 
 const COLUMNS = `id, external_ref AS "externalRef", slot, generation, key_name AS "keyName",
   platform_key_id AS "platformKeyId", status, fingerprint, create_attempts AS "createAttempts",
-  created_at AS "createdAt", activated_at AS "activatedAt", verified_at AS "verifiedAt", revoked_at AS "revokedAt"`;
+  rejected_keys AS "rejectedKeys", created_at AS "createdAt", activated_at AS "activatedAt", verified_at AS "verifiedAt", revoked_at AS "revokedAt"`;
 
 /**
  * The key record of a slot generation for a key create, in one statement: made when absent with its first
@@ -57,25 +59,36 @@ export async function claimKeyRecord(
 }
 
 /**
- * The moment a token arrives: its sealed value, the record made active, and the audit row, in one
- * statement (atomic: there is never an active record without its secret).
+ * The moment a token arrives: the record made active, its sealed value and the audit row, in one statement
+ * (atomic: there is never an active record without its secret). Fenced: only the attempt that still holds the
+ * newest claim (`claim`, the record's create_attempts when it began) stores; any other gets `fenced` and nothing
+ * is written, its sealed value included (a secret never lands beside another attempt's key).
  */
 export async function storeIssuedKey(
   db: Queryable,
-  input: { id: string; platformKeyId: string; fingerprint: string; masterKeyId: string; sealed: string },
+  input: {
+    id: string;
+    claim: number;
+    platformKeyId: string;
+    fingerprint: string;
+    masterKeyId: string;
+    sealed: string;
+  },
   audit: AuditEntry,
-  /** Written in the same statement, only when this call activated the key (not on a repeat). */
+  /** Written in the same statement, only when this call activated the key. */
   event?: NewEvent,
 ): Promise<{ activated: boolean }> {
   const { rows } = await db.query<{ changed: string }>(
-    `WITH secret AS (
-       INSERT INTO key_secrets (tenant_key_id, master_key_id, sealed) VALUES ($1::bigint, $4::text, $5::text)
-       ON CONFLICT (tenant_key_id) DO NOTHING RETURNING tenant_key_id
-     ), changed AS (
+    `WITH changed AS (
        UPDATE tenant_keys SET platform_key_id = $2::text, fingerprint = $3::text, status = 'active',
          activated_at = now(), updated_at = now()
-        WHERE id = $1::bigint AND status = 'creating' RETURNING id
-     ), audited AS (${auditFrom('changed', 6)})${event ? `, ${eventFrom('changed', 13)}` : ''}
+        WHERE id = $1::bigint AND status = 'creating' AND create_attempts = $6::int RETURNING id
+     ), secret AS (
+       INSERT INTO key_secrets (tenant_key_id, master_key_id, sealed)
+       SELECT id, $4::text, $5::text FROM changed
+       ON CONFLICT (tenant_key_id) DO UPDATE SET master_key_id = excluded.master_key_id, sealed = excluded.sealed
+       RETURNING tenant_key_id
+     ), audited AS (${auditFrom('changed', 7)})${event ? `, ${eventFrom('changed', 14)}` : ''}
      SELECT (SELECT count(*) FROM secret) AS secrets, (SELECT count(*) FROM changed) AS changed`,
     [
       input.id,
@@ -83,11 +96,39 @@ export async function storeIssuedKey(
       input.fingerprint,
       input.masterKeyId,
       input.sealed,
+      input.claim,
       ...auditParams(audit),
       ...(event ? eventParams(event) : []),
     ],
   );
   return { activated: Number(rows[0]?.changed ?? 0) > 0 };
+}
+
+/**
+ * A new key that failed its first use (401 after the proof's retries): the record goes back to `creating` for the
+ * next attempt, its secret deleted, the rejection counted and audited, in one statement. Only the key named, only
+ * while it is the record's active, never-verified key: a sibling's later key, or one that worked, is never undone.
+ */
+export async function rejectIssuedKey(
+  db: Queryable,
+  input: { id: string; platformKeyId: string },
+  audit: AuditEntry,
+): Promise<{ rejected: boolean; rejectedKeys: number }> {
+  const { rows } = await db.query<{ rejected: boolean; rejectedKeys: number }>(
+    `WITH changed AS (
+       UPDATE tenant_keys SET status = 'creating', platform_key_id = NULL, fingerprint = NULL, activated_at = NULL,
+         rejected_keys = rejected_keys + 1, updated_at = now()
+        WHERE id = $1::bigint AND status = 'active' AND platform_key_id = $2::text AND verified_at IS NULL
+        RETURNING id, rejected_keys
+     ), secret AS (DELETE FROM key_secrets WHERE tenant_key_id IN (SELECT id FROM changed) RETURNING tenant_key_id),
+        audited AS (${auditFrom('changed', 3)})
+     SELECT EXISTS (SELECT 1 FROM changed) AS rejected,
+            coalesce((SELECT rejected_keys FROM changed), (SELECT rejected_keys FROM tenant_keys WHERE id = $1::bigint), 0)
+              AS "rejectedKeys",
+            (SELECT count(*) FROM secret) AS secrets`,
+    [input.id, input.platformKeyId, ...auditParams(audit)],
+  );
+  return { rejected: Boolean(rows[0]?.rejected), rejectedKeys: Number(rows[0]?.rejectedKeys ?? 0) };
 }
 
 /** A key record with its sealed secret, for the one call that uses the token (verification). */
@@ -105,15 +146,26 @@ export async function findKeyWithSecret(
   return rows[0];
 }
 
-/** Marks a key verified, with its audit row, the first time only. */
-export async function markKeyVerifiedAudited(db: Queryable, id: string, audit: AuditEntry): Promise<void> {
-  await db.query(
-    `WITH changed AS (UPDATE tenant_keys SET verified_at = now() WHERE id = $1::bigint AND verified_at IS NULL
+/**
+ * Marks a key verified, with its audit row, the first time only; only while `platformKeyId` is the record's active
+ * key (a sibling attempt may have rejected it meanwhile). True when the record is verified with that key.
+ */
+export async function markKeyVerifiedAudited(
+  db: Queryable,
+  id: string,
+  platformKeyId: string,
+  audit: AuditEntry,
+): Promise<boolean> {
+  const { rows } = await db.query<{ verified: boolean }>(
+    `WITH changed AS (UPDATE tenant_keys SET verified_at = now()
+        WHERE id = $1::bigint AND verified_at IS NULL AND status = 'active' AND platform_key_id = $2::text
       RETURNING id),
-          audited AS (${auditFrom('changed', 2)})
-     SELECT count(*) FROM changed`,
-    [id, ...auditParams(audit)],
+          audited AS (${auditFrom('changed', 3)})
+     SELECT EXISTS (SELECT 1 FROM changed) OR EXISTS (SELECT 1 FROM tenant_keys WHERE id = $1::bigint
+       AND status = 'active' AND platform_key_id = $2::text AND verified_at IS NOT NULL) AS verified`,
+    [id, platformKeyId, ...auditParams(audit)],
   );
+  return Boolean(rows[0]?.verified);
 }
 
 export async function findKeyRecord(
@@ -151,16 +203,24 @@ export async function findActiveKey(
   return rows[0];
 }
 
-/** Counts a create attempt before the call and names it, so a lost response can be found by name. */
-export async function beginKeyCreateAttempt(db: Queryable, id: string, namePrefix: string): Promise<TenantKeyRow> {
+/**
+ * Claims the next create attempt of a record still `creating` (the fencing token: create_attempts, taken with a
+ * conditional update) and names its key after it, so a lost response can be found by name. Undefined when the
+ * record is no longer `creating` (a sibling attempt stored its key, or the create was given up): nothing claimed.
+ */
+export async function claimKeyCreateAttempt(
+  db: Queryable,
+  id: string,
+  namePrefix: string,
+): Promise<TenantKeyRow | undefined> {
   const { rows } = await db.query<TenantKeyRow>(
     `UPDATE tenant_keys SET create_attempts = create_attempts + 1,
-            key_name = $2::text || '-a' || (create_attempts + 1)::text
+            key_name = $2::text || '-a' || (create_attempts + 1)::text, updated_at = now()
       WHERE id = $1::bigint AND status = 'creating'
       RETURNING ${COLUMNS}`,
     [id, namePrefix],
   );
-  return rows[0]!;
+  return rows[0];
 }
 
 /** The newest generation recorded for a slot (any status), 0 when the slot has none. */

@@ -22,6 +22,16 @@ export const FailureCode = {
   /** The tenant has no sub-account yet, or is not active or suspended. */
   TENANT_NOT_PROVISIONED: 'TENANT_NOT_PROVISIONED',
   KEY_RECORD_STATE: 'KEY_RECORD_STATE',
+  /**
+   * A newer attempt of the same key create claimed the record while this one ran (two attempts at once): this one
+   * stored nothing and revoked the key it made; retried, it finds the newer attempt's key or claims again.
+   */
+  KEY_ATTEMPT_SUPERSEDED: 'KEY_ATTEMPT_SUPERSEDED',
+  /**
+   * A key this orchestrator had just created failed its first use (401) after the proof's retries (details:
+   * rejectedKeys): retryable while the bound allows a next key, final (non-retryable) past it.
+   */
+  KEY_REJECTED: 'KEY_REJECTED',
   SECRET_MISSING: 'SECRET_MISSING',
   BALANCE_BELOW_FLOOR: 'BALANCE_BELOW_FLOOR',
   /** close gave up: the tenant still had resources after every cleanup round. */
