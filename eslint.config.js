@@ -66,4 +66,21 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // tenantctl prints values it did not write (from files, the platform, the gateway, other operators):
+    // everything it prints goes through its one terminal-safe printer, which escapes controls.
+    files: ['src/cli/**/*.ts'],
+    ignores: ['src/cli/output.ts'],
+    rules: {
+      'no-console': 'error',
+      'no-restricted-properties': [
+        'error',
+        ...['stdout', 'stderr'].map((property) => ({
+          object: 'process',
+          property,
+          message: 'Print through src/cli/output.ts: it escapes terminal controls in what is shown.',
+        })),
+      ],
+    },
+  },
 );

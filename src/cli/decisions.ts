@@ -1,5 +1,5 @@
 import type { DecisionAnswer } from '../domain/operator-decisions.js';
-import { printJson } from './run.js';
+import { printJson, printLine } from './output.js';
 
 /** One line for the operator: what the decision did or will do. */
 function describeAnswer(workflowId: string, name: string, answer: DecisionAnswer): string {
@@ -17,5 +17,5 @@ export function printDecision(
   json: boolean | undefined,
 ): void {
   if (json) printJson({ workflowId, decision: name, ...answer });
-  else console.log(describeAnswer(workflowId, name, answer));
+  else printLine(describeAnswer(workflowId, name, answer));
 }

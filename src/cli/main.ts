@@ -20,11 +20,13 @@ import { addWaitTimeouts, setOperatorTokenFlag, setWaitFlags, withRuntime } from
 import { registerImportCommands } from './commands/import.js';
 import { registerParentKeyCommands } from './commands/parent-key.js';
 import { registerEventCommands } from './commands/events.js';
+import { printBlock, printErrorBlock, printErrorLine, printLine, terminalSafeBlock } from './output.js';
 
 const program = new Command('tenantctl')
   .description('Operate the tenant provisioning orchestrator')
   .showHelpAfterError()
-  .configureOutput({ outputError: (text, write) => write(text) })
+  // Commander's errors quote the arguments (`unknown option '...'`): escaped like every value shown.
+  .configureOutput({ outputError: (text, write) => write(terminalSafeBlock(text)) })
   .option(
     '--operator-token <token>',
     'your operator token (else TENANTCTL_OPERATOR_TOKEN); only with an OPERATORS list',
@@ -43,7 +45,7 @@ program
     withRuntime(async (runtime) => {
       const { migrate } = await import('../db/migrate.js');
       const result = await migrate(runtime.pool());
-      console.log(
+      printLine(
         result.applied.length
           ? `applied ${result.applied.join(', ')}; schema at version ${result.to}`
           : `schema already at version ${result.to}`,
@@ -61,7 +63,7 @@ program
     ]);
     const config = loadCliConfig();
     const running = await startWorker(config);
-    console.log(
+    printLine(
       `worker polling task queue ${config.TEMPORAL_TASK_QUEUE} (workflows: ${running.workflows}; ` +
         `${running.heapGrowth})`,
     );
@@ -85,9 +87,9 @@ program
       ]);
       const client = await runtime.client();
       if (await ensureNamespace(client.connection, client.options.namespace))
-        console.log(`registered namespace ${client.options.namespace}`);
+        printLine(`registered namespace ${client.options.namespace}`);
       const added = await ensureSearchAttributes(client, client.options.namespace);
-      console.log(
+      printLine(
         added.length ? `registered search attributes: ${added.join(', ')}` : 'search attributes already registered',
       );
     }),
@@ -101,7 +103,7 @@ program
   .option('--markdown', 'print docs/configuration.md as generated from the schema')
   .action(async (opts: { markdown?: boolean }) => {
     const { configListing, configPage } = await import('../config/docs.js');
-    console.log(opts.markdown ? configPage() : configListing());
+    printBlock(opts.markdown ? configPage() : configListing());
   });
 
 const secrets = program.command('secrets').description('master keys');
@@ -111,7 +113,7 @@ secrets
   .argument('<keyId>', 'a short id, e.g. k2026a')
   .action(async (keyId: string) => {
     const { generateMasterKey } = await import('../secrets/master-keys.js');
-    console.log(generateMasterKey(keyId));
+    printLine(generateMasterKey(keyId));
   });
 secrets
   .command('reseal')
@@ -134,14 +136,14 @@ secrets
         { dryRun: opts.check ?? false },
       );
       const verb = opts.check ? 'to reseal' : 'resealed';
-      console.log(
+      printLine(
         `tenant tokens: ${report.tokens.resealed} ${verb}, ${report.tokens.current} already under ${keys.current.id}`,
       );
-      console.log(
+      printLine(
         `webhook secrets: ${report.webhookSecrets.resealed} ${verb}, ` +
           `${report.webhookSecrets.current} already under ${keys.current.id}`,
       );
-      console.log(
+      printLine(
         `parent keys: ${report.parentKeys.resealed} ${verb}, ${report.parentKeys.current} ` +
           `already under ${keys.current.id}`,
       );
@@ -170,6 +172,6 @@ addWaitTimeouts(program);
 try {
   await program.parseAsync(process.argv);
 } catch (error) {
-  const { reportError } = await import('../main/report-error.js');
-  process.exitCode = reportError(error);
+  const [{ reportError }, { inspect }] = await Promise.all([import('../main/report-error.js'), import('node:util')]);
+  process.exitCode = reportError(error, { problem: printErrorLine, debug: (e) => printErrorBlock(inspect(e)) });
 }

@@ -1,6 +1,7 @@
 import type { GatewayClient, GatewayRequest } from '../client/gateway-client.js';
 import type { RunView } from '../client/run-status.js';
 import type { WaitView } from '../client/current-wait.js';
+import { printErrorLine } from './output.js';
 
 /**
  * Every `--wait` of tenantctl is a poll of the gateway (the CLI holds no Temporal handle): the one
@@ -181,7 +182,7 @@ export function standingLines(error: StillWaitingError): string[] {
  * The wait lines of a `--wait`, on stderr (stdout stays the result, JSON or text): one line when the
  * run starts waiting (or waits for something else), one when the wait ends.
  */
-export function waitReporter(write: (line: string) => void = (line) => process.stderr.write(`${line}\n`)) {
+export function waitReporter(write: (line: string) => void = printErrorLine) {
   let shown: WaitView | null = null;
   return (waiting: WaitView | null | undefined): void => {
     const now = waiting ?? null;

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { CliRuntime } from './runtime.js';
 import type { GatewayClient } from '../client/gateway-client.js';
+import { printJson, printLine } from './output.js';
 
 /**
  * What command actions share, light enough to load for `tenantctl --help`: the runtime (pg, the
@@ -43,7 +44,7 @@ export async function withGateway<T>(fn: (gateway: GatewayClient) => Promise<T>)
     const { EXIT_CODES, standingLines, StillWaitingError } = await import('./poll-run.js');
     if (!(error instanceof StillWaitingError)) throw error;
     if (waitFlags.json) printJson({ stillWaiting: true, timeout: error.timeout, runs: error.runs });
-    else for (const line of standingLines(error)) console.log(line);
+    else for (const line of standingLines(error)) printLine(line);
     process.exitCode = EXIT_CODES.stillWaiting;
     return undefined;
   }
@@ -104,8 +105,4 @@ class UsageError extends Error {
     super(problem);
     this.problems = [problem];
   }
-}
-
-export function printJson(value: unknown): void {
-  console.log(JSON.stringify(value, null, 2));
 }

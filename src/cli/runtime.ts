@@ -6,6 +6,7 @@ import { UnknownOperatorError } from '../secrets/operators.js';
 import { createGatewayClient, type GatewayClient } from '../client/gateway-client.js';
 import { isHttpsOrLoopback } from '../infra/outbound/rule.js';
 import { loadCliConfig } from './context.js';
+import { printErrorLine } from './output.js';
 
 /** Lazily opened connections for one CLI command; close() releases whatever was opened. */
 export interface CliRuntime {
@@ -30,7 +31,7 @@ export interface CliRuntime {
 
 export function createCliRuntime(tokenFlag?: string): CliRuntime {
   const config = loadCliConfig();
-  reportConfigWarnings(config, (message) => console.error(`warning: ${message}`));
+  reportConfigWarnings(config, (message) => printErrorLine(`warning: ${message}`));
   const safeOps = safeOpsOf(config);
   let pool: Pool | undefined;
   let client: Promise<Client> | undefined;

@@ -3,14 +3,23 @@ import { GatewayCallError } from '../client/gateway-client.js';
 import { ConfigError } from '../config/index.js';
 import { InvalidInputError } from '../domain/tenant-input.js';
 
+/** Where the report goes: one line a problem, or the whole error (its stack) under TENANTCTL_DEBUG=1. */
+export interface ErrorWriter {
+  problem(line: string): void;
+  debug(error: unknown): void;
+}
+
+const toConsole: ErrorWriter = { problem: (line) => console.error(line), debug: (error) => console.error(error) };
+
 /**
  * Prints an error as one clear line per problem (never a stack trace unless TENANTCTL_DEBUG=1) and
  * returns the exit code: 2 for input or configuration the caller must fix (a gateway's 400 and 401
- * included), 1 for anything else.
+ * included), 1 for anything else. tenantctl passes its terminal-safe printer (src/cli/output.ts): a
+ * problem often quotes input.
  */
-export function reportError(error: unknown): number {
-  if (process.env.TENANTCTL_DEBUG === '1') console.error(error);
-  else for (const problem of problemsOf(error)) console.error(`error: ${problem}`);
+export function reportError(error: unknown, write: ErrorWriter = toConsole): number {
+  if (process.env.TENANTCTL_DEBUG === '1') write.debug(error);
+  else for (const problem of problemsOf(error)) write.problem(`error: ${problem}`);
   return isCallersToFix(error) ? 2 : 1;
 }
 

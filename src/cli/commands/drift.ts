@@ -4,7 +4,8 @@ import type { ReconcileFleetResult } from '../../../workflows/reconcile-fleet-me
 import type { RunView } from '../../client/run-status.js';
 import type { GatewayClient } from '../../client/gateway-client.js';
 import type { describeDriftSchedule } from '../../client/drift-schedules.js';
-import { printJson, withGateway } from '../run.js';
+import { withGateway } from '../run.js';
+import { printJson, printLine } from '../output.js';
 import { DEFAULTS } from '../../config/defaults.js';
 
 // A client of the gateway's /v1/drift routes: the server starts, schedules and reads the checks.
@@ -24,15 +25,15 @@ function findingLine(f: Finding): string {
 
 function printResult(result: ReconcileFleetResult): void {
   const t = result.totals;
-  console.log(
+  printLine(
     `drift check ${result.checkId} (${result.scope}): ${t.tenantsChecked} tenant(s) ` +
       `checked, ${t.skipped} skipped, ${t.failed} failed, ${t.fixesApplied} fix(es) ` +
       `applied`,
   );
-  for (const s of result.skipped) console.log(`  skipped ${s.externalRef}: ${s.reason}`);
-  for (const f of result.fixes) console.log(`  fixed ${f.kind} ${f.subject}: ${f.fix}`);
+  for (const s of result.skipped) printLine(`  skipped ${s.externalRef}: ${s.reason}`);
+  for (const f of result.fixes) printLine(`  fixed ${f.kind} ${f.subject}: ${f.fix}`);
   const open = Object.entries(result.openByKind).filter(([, n]) => n > 0);
-  console.log(
+  printLine(
     open.length
       ? `open findings: ${open.map(([k, n]) => `${k}=${n}`).join(', ')} (tenantctl drift list --open)`
       : 'open findings: none',
@@ -81,14 +82,17 @@ export function registerDriftCommands(program: Command): void {
           });
           if (!opts.wait) {
             if (opts.json) printJson({ workflowId: started.data.workflowId });
-            else console.log(`drift check running: ${started.data.workflowId}`);
+            else printLine(`drift check running: ${started.data.workflowId}`);
             return;
           }
           const { result, findings } = await waitForCheck(gateway, opts.tenant);
           if (opts.json) printJson({ ...result, findings });
           else {
             printResult(result);
-            for (const f of findings) console.log(`  ${findingLine(f)}\n    evidence: ${JSON.stringify(f.evidence)}`);
+            for (const f of findings) {
+              printLine(`  ${findingLine(f)}`);
+              printLine(`    evidence: ${JSON.stringify(f.evidence)}`);
+            }
           }
         }),
     );
@@ -109,8 +113,8 @@ export function registerDriftCommands(program: Command): void {
           limit: opts.limit,
         });
         if (opts.json) printJson(rows);
-        else if (rows.length === 0) console.log(opts.open ? 'no open drift findings' : 'no drift findings');
-        else for (const row of rows) console.log(findingLine(row));
+        else if (rows.length === 0) printLine(opts.open ? 'no open drift findings' : 'no drift findings');
+        else for (const row of rows) printLine(findingLine(row));
       }),
     );
 
@@ -128,7 +132,7 @@ export function registerDriftCommands(program: Command): void {
           every,
           ...(opts.jitter ? { jitter: opts.jitter } : {}),
         });
-        console.log(
+        printLine(
           `${made.outcome} schedule ${made.scheduleId}: every ${every}${opts.jitter ? ` (jitter ${opts.jitter})` : ''}, ` +
             `overlap SKIP`,
         );
@@ -143,7 +147,7 @@ export function registerDriftCommands(program: Command): void {
         const view = (await gateway.get<{ schedule: DriftScheduleView | null }>('/v1/drift/schedule')).schedule;
         if (opts.json) printJson(view);
         else
-          console.log(
+          printLine(
             view
               ? `${view.scheduleId} ${view.paused ? 'paused' : 'active'} every ` +
                   `${view.every.join(', ')} next ${view.nextActionTimes[0] ?? '-'}`
@@ -158,7 +162,7 @@ export function registerDriftCommands(program: Command): void {
       .action(async () =>
         withGateway(async (gateway) => {
           await gateway.post(`/v1/drift/schedule/${name}`);
-          console.log(`${name}: drift schedule`);
+          printLine(`${name}: drift schedule`);
         }),
       );
   }

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { DeliveryView, SubscriptionView } from '../../client/events.js';
-import { printJson, segment, withGateway } from '../run.js';
+import { segment, withGateway } from '../run.js';
+import { printJson, printLine } from '../output.js';
 import { inFlags } from './top-ups.js';
 
 /**
@@ -52,10 +53,10 @@ export function registerEventCommands(program: Command): void {
               : Promise.reject(error),
           );
         if (opts.json) return printJson(result);
-        console.log(
+        printLine(
           `subscribed ${result.subscription.id} [${result.subscription.types.join(',')}] ${result.subscription.url}`,
         );
-        console.log(`signing secret (shown once, store it in the receiver): ${result.secret}`);
+        printLine(`signing secret (shown once, store it in the receiver): ${result.secret}`);
       }),
     );
 
@@ -70,9 +71,9 @@ export function registerEventCommands(program: Command): void {
           ...(opts.all ? { all: true } : {}),
         });
         if (opts.json) return printJson(views);
-        if (views.length === 0) console.log('no subscriptions');
+        if (views.length === 0) printLine('no subscriptions');
         for (const v of views)
-          console.log(
+          printLine(
             `${v.id} ${v.status.padEnd(7)} [${v.types.join(',')}] ${v.url}${v.label ? ` (${v.label})` : ''}${v.signingSecrets > 1 ? ' rotating: two signatures' : ''}`,
           );
       }),
@@ -87,7 +88,7 @@ export function registerEventCommands(program: Command): void {
       withGateway(async (gateway) => {
         const { data: view } = await gateway.call<SubscriptionView>('DELETE', `/v1/event-subscriptions/${segment(id)}`);
         if (opts.json) return printJson(view);
-        console.log(`deleted ${view.id}`);
+        printLine(`deleted ${view.id}`);
       }),
     );
 
@@ -112,9 +113,9 @@ export function registerEventCommands(program: Command): void {
           { overlapSeconds: '--overlap' },
         );
         if (opts.json) return printJson(result);
-        console.log(`${result.subscription.id}: secret generation ${result.subscription.secretGeneration}`);
-        console.log(`new signing secret (shown once): ${result.secret}`);
-        console.log(`the previous secret also signs until ${result.previousValidUntil}`);
+        printLine(`${result.subscription.id}: secret generation ${result.subscription.secretGeneration}`);
+        printLine(`new signing secret (shown once): ${result.secret}`);
+        printLine(`the previous secret also signs until ${result.previousValidUntil}`);
       }),
     );
 
@@ -138,9 +139,9 @@ export function registerEventCommands(program: Command): void {
           { event: '--event' },
         );
         if (opts.json) return printJson(views);
-        if (views.length === 0) console.log(opts.failed ? 'no failed deliveries' : 'no deliveries');
+        if (views.length === 0) printLine(opts.failed ? 'no failed deliveries' : 'no deliveries');
         for (const d of views)
-          console.log(
+          printLine(
             `${d.id} ${d.state.padEnd(9)} ${d.eventId} ${d.type} ${d.tenant ?? '(parent)'} -> ` +
               `${d.subscriptionId} attempts=${d.attempts}${d.lastStatus ? ` last=${d.lastStatus}` : ''}${d.lastError && d.state !== 'delivered' ? ` (${d.lastError})` : ''}`,
           );
@@ -168,7 +169,7 @@ export function registerEventCommands(program: Command): void {
           { since: '--since', subscriptionId: '--subscription' },
         );
         if (opts.json) return printJson(result);
-        console.log(`${result.reopened} deliveries queued again (same webhook-id)`);
+        printLine(`${result.reopened} deliveries queued again (same webhook-id)`);
       }),
     );
 
@@ -189,7 +190,7 @@ export function registerEventCommands(program: Command): void {
             : gateway.call('DELETE', path),
           { belowMicroUsd: '--below' },
         );
-        console.log(`${externalRef}: low-balance threshold ${opts.below ?? 'default'}`);
+        printLine(`${externalRef}: low-balance threshold ${opts.below ?? 'default'}`);
       }),
     );
 }

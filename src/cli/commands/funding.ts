@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { FundingPolicyView, ParentFundingState } from '../../client/funding-policy.js';
-import { printJson, segment, withGateway } from '../run.js';
+import { segment, withGateway } from '../run.js';
+import { printJson, printLine } from '../output.js';
 import { inFlags } from './top-ups.js';
 
 // Every command here is a client of the gateway's /v1 API: the server reads, writes and schedules.
@@ -15,19 +16,19 @@ const FLAG_OF: Record<string, string> = {
 
 function printPolicy(view: FundingPolicyView): void {
   const p = view.policy;
-  console.log(
+  printLine(
     p
       ? `policy of ${view.externalRef}: below ${p.below} → top up to ${p.to}; at most ` +
           `${p.maxPerDay}/day${p.maxPerMonth ? `, ${p.maxPerMonth}/month` : ''} (set by ` +
           `${p.updatedBy})`
       : `no auto top-up policy for ${view.externalRef}`,
   );
-  console.log(
+  printLine(
     `held by top-ups: today ${view.usage.tenantDay}, this month ` +
       `${view.usage.tenantMonth}; the parent today ${view.usage.parentDay}${view.parent.maxPerDay ? ` of ${view.parent.maxPerDay}` : ''} ` +
       `micro-USD`,
   );
-  if (view.parent.insufficientSince) console.log(shortfallLine(view.parent));
+  if (view.parent.insufficientSince) printLine(shortfallLine(view.parent));
 }
 
 function shortfallLine(parent: { insufficientSince: string | null; insufficientMicroUsd: string | null }): string {
@@ -96,7 +97,7 @@ export function registerFundingCommands(program: Command): void {
         const {
           data: { cleared },
         } = await gateway.call<{ cleared: boolean }>('DELETE', policyPath(externalRef));
-        console.log(
+        printLine(
           cleared ? `auto top-up policy of ${externalRef} cleared` : `${externalRef} had no auto top-up policy`,
         );
       }),
@@ -112,10 +113,8 @@ export function registerFundingCommands(program: Command): void {
       withGateway(async (gateway) => {
         const view = await gateway.get<ParentFundingState & { usedToday: string }>('/v1/funding/parent');
         if (opts.json) return printJson(view);
-        console.log(
-          `parent daily cap: ${view.maxPerDay ?? 'none'}; held by top-ups today: ${view.usedToday} micro-USD`,
-        );
-        console.log(view.insufficientSince ? shortfallLine(view) : 'balance: no insufficient-balance state');
+        printLine(`parent daily cap: ${view.maxPerDay ?? 'none'}; held by top-ups today: ${view.usedToday} micro-USD`);
+        printLine(view.insufficientSince ? shortfallLine(view) : 'balance: no insufficient-balance state');
       }),
     );
   parent
@@ -127,7 +126,7 @@ export function registerFundingCommands(program: Command): void {
         const { data: view } = await gateway.call<ParentFundingState>('PUT', '/v1/funding/parent/cap', {
           body: { maxPerDay: value === 'none' ? null : value },
         });
-        console.log(`parent daily cap: ${view.maxPerDay ?? 'none'}`);
+        printLine(`parent daily cap: ${view.maxPerDay ?? 'none'}`);
       }),
     );
 
@@ -142,7 +141,7 @@ export function registerFundingCommands(program: Command): void {
           every: opts.every,
           pageSize: Number(opts.pageSize),
         });
-        console.log(`${made.outcome} schedule ${made.scheduleId}: every ${opts.every}`);
+        printLine(`${made.outcome} schedule ${made.scheduleId}: every ${opts.every}`);
       }),
     );
   for (const command of ['describe', 'run-now', 'delete'] as const) {
@@ -151,7 +150,7 @@ export function registerFundingCommands(program: Command): void {
         if (command === 'describe') printJson(await gateway.get('/v1/funding/schedule'));
         else {
           await gateway.post(`/v1/funding/schedule/${command}`);
-          console.log(`${command}: done`);
+          printLine(`${command}: done`);
         }
       }),
     );

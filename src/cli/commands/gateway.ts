@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { printLine } from '../output.js';
 
 export function registerGatewayCommands(program: Command): void {
   program
@@ -14,7 +15,7 @@ export function registerGatewayCommands(program: Command): void {
       ]);
       const config = loadCliConfig();
       const running = await startGateway(config);
-      console.log(`gateway listening on ${running.url} (OpenAPI at ${running.url}/openapi.json)`);
+      printLine(`gateway listening on ${running.url} (OpenAPI at ${running.url}/openapi.json)`);
       await new Promise<void>((resolve) => {
         const stop = () => resolve();
         process.once('SIGINT', stop);

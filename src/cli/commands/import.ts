@@ -4,7 +4,8 @@ import type { ApplyOutcome, ImportStart } from '../../client/import-apply.js';
 import type { ImportPlan, PlanRow } from '../../client/import-plan.js';
 import type { RunView } from '../../client/run-status.js';
 import type { ImportTenantResult } from '../../domain/import-input.js';
-import { printJson, segment, withGateway } from '../run.js';
+import { segment, withGateway } from '../run.js';
+import { printJson, printLine } from '../output.js';
 
 /**
  * `tenantctl import plan|apply` through the gateway (`/v1/imports`, permission imports.manage): the gateway
@@ -73,13 +74,13 @@ function rowLine(row: PlanRow): string {
 }
 
 function printPlan(plan: ImportPlan): void {
-  console.log(
+  printLine(
     `${plan.listed} live sub-account(s) listed, ${plan.recorded} already in our ` +
       `records, ${plan.rows.length} without a record: ${plan.importable} importable`,
   );
   for (const row of plan.rows) {
-    console.log(rowLine(row));
-    for (const c of row.conflicts) console.log(`       conflict ${c.code}: ${c.message}`);
+    printLine(rowLine(row));
+    for (const c of row.conflicts) printLine(`       conflict ${c.code}: ${c.message}`);
   }
 }
 
@@ -127,7 +128,7 @@ export function registerImportCommands(program: Command): void {
         }
         if (opts.json) return printJson(outcome);
         const imported = outcome.results.filter((r) => r.ok && r.outcome === 'imported').length;
-        console.log(
+        printLine(
           outcome.started.length
             ? `${imported} imported, ${outcome.results.length - imported - failed.length} ` +
                 `already imported, ${failed.length} failed, ${outcome.skipped.length} skipped ` +
@@ -136,14 +137,14 @@ export function registerImportCommands(program: Command): void {
                 `import plan\` shows why)`,
         );
         for (const r of outcome.results)
-          console.log(
+          printLine(
             r.ok
               ? `  ${r.outcome.padEnd(16)} ${r.externalRef} ${r.subaccountId} ${r.status} ` +
                   `unmanaged keys ${r.unmanagedKeys.length} opening balance ` +
                   `${r.openingBalanceMicroUsd ?? 'unknown'}`
               : `  failed           ${r.externalRef} ${r.subaccountId}: ${r.error}`,
           );
-        for (const ref of outcome.alreadyImported) console.log(`  already imported ${ref}`);
+        for (const ref of outcome.alreadyImported) printLine(`  already imported ${ref}`);
       }),
     );
 }

@@ -4,7 +4,8 @@ import type { IssueTenantKeyResult } from '../../../workflows/keys/issue-tenant-
 import type { RevokeTenantKeySlotResult } from '../../../workflows/keys/revoke-tenant-key.js';
 import type { DecisionAnswer } from '../../domain/operator-decisions.js';
 import { resultOfRun } from '../poll-run.js';
-import { printJson, segment, withGateway } from '../run.js';
+import { segment, withGateway } from '../run.js';
+import { printJson, printLine } from '../output.js';
 
 interface Started {
   workflowId: string;
@@ -42,10 +43,10 @@ export function registerKeySlotCommands(key: Command): void {
           const result = opts.wait ? await resultOfRun<IssueTenantKeyResult>(gateway, path) : undefined;
           if (opts.json) printJson({ ...started, ...(result ? { result } : {}) });
           else if (result)
-            console.log(
+            printLine(
               `key ${result.slot} g${result.generation} ${result.outcome}: ${result.keyId} (${result.fingerprint})`,
             );
-          else console.log(`${handle.started ? 'started' : 'already running'}: ${handle.workflowId}`);
+          else printLine(`${handle.started ? 'started' : 'already running'}: ${handle.workflowId}`);
         }),
     );
 
@@ -66,12 +67,12 @@ export function registerKeySlotCommands(key: Command): void {
         if (opts.json) return printJson(keys);
         const { formatWait } = await import('../../client/current-wait.js');
         for (const k of keys) {
-          console.log(
+          printLine(
             `${k.slot.padEnd(16)} g${k.generation} ${k.status.padEnd(8)} ${k.keyId ?? '-'} ` +
               `${k.fingerprint ?? ''}${k.verified ? ' (verified)' : ''}`,
           );
           // A running issue or revoke of the slot that waits: what for, since when, the decisions that apply.
-          if (k.waiting) console.log(`  ${k.waiting.action} ${formatWait(k.waiting)}`);
+          if (k.waiting) printLine(`  ${k.waiting.action} ${formatWait(k.waiting)}`);
         }
       }),
     );
@@ -120,8 +121,8 @@ export function registerKeySlotCommands(key: Command): void {
           const started = { workflowId: handle.workflowId, started: handle.started };
           const result = opts.wait ? await resultOfRun<RevokeTenantKeySlotResult>(gateway, path) : undefined;
           if (opts.json) printJson({ ...started, ...(result ? { result } : {}) });
-          else if (result) console.log(`key ${result.slot} ${result.keyId}: ${result.outcome} — ${result.verdict}`);
-          else console.log(`${handle.started ? 'started' : 'already running'}: ${handle.workflowId}`);
+          else if (result) printLine(`key ${result.slot} ${result.keyId}: ${result.outcome} — ${result.verdict}`);
+          else printLine(`${handle.started ? 'started' : 'already running'}: ${handle.workflowId}`);
           if (result?.outcome === 'refused') process.exitCode = 3;
         }),
     );
@@ -149,7 +150,7 @@ export function registerKeySlotCommands(key: Command): void {
           { reason: opts.reason },
         );
         if (opts.json) return printJson(answer);
-        console.log(`${answer.decision} accepted by ${answer.workflowId} (now ${answer.stage}): ${answer.effect}`);
+        printLine(`${answer.decision} accepted by ${answer.workflowId} (now ${answer.stage}): ${answer.effect}`);
       }),
     );
 }

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { LifecycleAction } from '../../client/start-lifecycle.js';
-import { printJson, segment, withGateway } from '../run.js';
+import { segment, withGateway } from '../run.js';
+import { printJson, printLine } from '../output.js';
 
 const DESCRIPTIONS: Record<LifecycleAction, string> = {
   suspend: 'suspend a tenant at once (its own calls then fail with 403 SUBACCOUNT_SUSPENDED); the reason is recorded',
@@ -50,7 +51,7 @@ export function registerLifecycleCommands(program: Command): void {
             { reason: opts.reason },
           );
           if (opts.json) printJson(answer);
-          else console.log(`close of ${externalRef} cancelled (now ${answer.stage}): ${answer.effect}`);
+          else printLine(`close of ${externalRef} cancelled (now ${answer.stage}): ${answer.effect}`);
           return;
         }
         const started = await gateway
@@ -72,7 +73,7 @@ export function registerLifecycleCommands(program: Command): void {
           });
         if (!opts.wait) {
           if (opts.json) printJson({ workflowId: started.workflowId });
-          else console.log(`started ${started.workflowId} (follow with: tenantctl status ${externalRef})`);
+          else printLine(`started ${started.workflowId} (follow with: tenantctl status ${externalRef})`);
           return;
         }
         const { pollTenant, endedRun, lastRunResult } = await import('../wait-for-run.js');
@@ -93,7 +94,7 @@ export function registerLifecycleCommands(program: Command): void {
         if (status) {
           if (opts.json) printJson({ workflowId: started.workflowId, ...status });
           else
-            console.log(
+            printLine(
               status.stage === 'scheduled'
                 ? `close of ${externalRef} scheduled: suspended now, closes at ${status.closeAt} ` +
                     `(undo inside the window: tenantctl close --cancel ${externalRef} --reason "...")`
@@ -103,7 +104,7 @@ export function registerLifecycleCommands(program: Command): void {
         }
         const result = lastRunResult<unknown>(action, outcome.run!);
         if (opts.json) printJson(result);
-        else console.log(`${action}: ${JSON.stringify(result)}`);
+        else printLine(`${action}: ${JSON.stringify(result)}`);
       }),
     );
   }

@@ -3,7 +3,8 @@ import type { OnboardingDryRun as DryRunReport } from '../../client/onboarding-p
 import type { DecisionAnswer } from '../../domain/operator-decisions.js';
 import type { OnboardTenantResult } from '../../../workflows/onboard-tenant-messages.js';
 import { INITIAL_TRANSFER, ONBOARDING_PURPOSE } from '../../domain/onboarding.js';
-import { printJson, segment, withGateway } from '../run.js';
+import { segment, withGateway } from '../run.js';
+import { printJson, printLine } from '../output.js';
 
 export function registerOnboardingCommands(program: Command): void {
   program
@@ -45,9 +46,9 @@ export function registerOnboardingCommands(program: Command): void {
             });
             if (opts.json) printJson(report);
             else {
-              for (const c of report.checks) console.log(`${c.ok ? 'ok  ' : 'FAIL'} ${c.check}: ${c.detail}`);
-              console.log(report.ok ? 'plan (nothing was done):' : 'would not start; the plan (nothing was done):');
-              report.plan.forEach((step, i) => console.log(`  ${i + 1}. ${step}`));
+              for (const c of report.checks) printLine(`${c.ok ? 'ok  ' : 'FAIL'} ${c.check}: ${c.detail}`);
+              printLine(report.ok ? 'plan (nothing was done):' : 'would not start; the plan (nothing was done):');
+              report.plan.forEach((step, i) => printLine(`  ${i + 1}. ${step}`));
             }
             if (!report.ok) process.exitCode = 1;
             return;
@@ -57,7 +58,7 @@ export function registerOnboardingCommands(program: Command): void {
           if (!opts.wait) {
             if (opts.json) printJson(started);
             else
-              console.log(
+              printLine(
                 `${answer.started ? 'started' : 'already running or done'}: ${answer.workflowId} ` +
                   `(follow with: tenantctl status ${opts.externalRef})`,
               );
@@ -68,7 +69,7 @@ export function registerOnboardingCommands(program: Command): void {
           const result = lastRunResult<OnboardTenantResult>('onboarding', run);
           if (opts.json) printJson({ ...started, result });
           else
-            console.log(
+            printLine(
               `tenant ${result.externalRef} is ${result.status}: sub-account ` +
                 `${result.subaccountId}, key ${result.keyId} (${result.fingerprint})` +
                 (result.plan
@@ -102,7 +103,7 @@ export function registerOnboardingCommands(program: Command): void {
           );
           if (opts.json) printJson(report);
           else
-            console.log(
+            printLine(
               `parent funded (${report.stateCleared ? 'the parent-wide insufficient-balance state is cleared' : 'no parent-wide state was set'}); ` +
                 `${report.retried.length} waiting top-up(s) retried now${report.refused.length ? `, ${report.refused.length} no longer waiting` : ''}`,
             );
@@ -154,7 +155,7 @@ export function registerOnboardingCommands(program: Command): void {
           if ('status' in answer && answer.status === 'awaiting_approval') {
             if (opts.json) printJson(answer);
             else
-              console.log(
+              printLine(
                 `awaiting_approval: ${answer.approvalId} (expires ${answer.expiresAt}); ` +
                   `nothing is sent to ${answer.workflowId} until another operator runs \`tenantctl ` +
                   `approvals approve ${answer.approvalId} --reason "..."\``,

@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import type { ParentKeysView, ParentPlatformKeysView } from '../../client/parent-key.js';
 import type { Pool } from '../../db/pool.js';
 import type { DecisionAnswer } from '../../domain/operator-decisions.js';
-import { printJson, withGateway, withRuntime } from '../run.js';
+import { withGateway, withRuntime } from '../run.js';
+import { printJson, printLine } from '../output.js';
 
 /** What a finished parent key rotation returns (ids and fingerprints only). */
 interface RotationResult {
@@ -95,7 +96,7 @@ export function registerParentKeyCommands(program: Command): void {
         }
         if (opts.json) printJson({ ...result, ...(named ? { platformKeyId: named } : {}) });
         else
-          console.log(
+          printLine(
             (result.imported
               ? `imported ${result.fingerprint}: it is the current parent key (processes switch ` +
                 `within PARENT_KEY_REFRESH_MS)`
@@ -113,31 +114,29 @@ export function registerParentKeyCommands(program: Command): void {
       withGateway(async (gateway) => {
         const view = await gateway.get<ParentKeysView>('/v1/parent-key');
         if (opts.json) return printJson(view);
-        if (!view.current) console.log('no current parent key: run `tenantctl parent-key import`');
+        if (!view.current) printLine('no current parent key: run `tenantctl parent-key import`');
         for (const k of view.keys)
-          console.log(
+          printLine(
             `key ${k.id}: ${k.status.padEnd(8)} ${k.fingerprint ?? '-'} platform id ` +
               `${k.platformKeyId ?? '(unknown)'} (${k.source})`,
           );
         for (const p of view.processes)
-          console.log(
-            `process ${p.processId} (${p.kind}): uses key ${p.parentKeyId ?? '-'}, seen ${p.seenAgoMs} ms ago`,
-          );
+          printLine(`process ${p.processId} (${p.kind}): uses key ${p.parentKeyId ?? '-'}, seen ${p.seenAgoMs} ms ago`);
         const rotation = view.rotation;
         if (!rotation) return;
-        console.log(
+        printLine(
           `rotation ${rotation.workflowId} (run ${rotation.runId}): ${rotation.stage}` +
             `${rotation.emergency ? ' (emergency)' : ''}, old key ${rotation.oldKey?.rowId ?? '-'} ` +
             `(platform id ${rotation.oldKey?.platformKeyId ?? 'unknown'}), new key ${rotation.newKey?.rowId ?? '-'}`,
         );
         if (rotation.waiting) {
           const { formatWait } = await import('../../client/current-wait.js');
-          console.log(`  ${formatWait(rotation.waiting)}`);
+          printLine(`  ${formatWait(rotation.waiting)}`);
         }
         for (const p of rotation.notSwitched)
-          console.log(`  not yet switched: ${p.processId} (${p.kind}), last report ${p.lastReportAt}`);
+          printLine(`  not yet switched: ${p.processId} (${p.kind}), last report ${p.lastReportAt}`);
         if (rotation.candidates.length > 0)
-          console.log(`  could be the old key: ${rotation.candidates.join(', ')} (tenantctl parent-key platform-keys)`);
+          printLine(`  could be the old key: ${rotation.candidates.join(', ')} (tenantctl parent-key platform-keys)`);
       }),
     );
 
@@ -155,19 +154,19 @@ export function registerParentKeyCommands(program: Command): void {
           `/v1/parent-key/platform-keys${opts.record ? `?record=${encodeURIComponent(opts.record)}` : ''}`,
         );
         if (opts.json) return printJson(view);
-        console.log(
+        printLine(
           view.target
             ? `our record ${view.target.rowId} (${view.target.status}, ${view.target.fingerprint ?? '-'}): ` +
                 `platform id unknown; compared by ${view.method === 'our-call' ? 'a call made with it' : view.method === 'switch' ? 'its use since our processes switched away' : 'nothing (no last use to compare)'}`
             : 'every record of ours knows its platform id',
         );
         for (const k of view.keys)
-          console.log(
+          printLine(
             `${k.id}  ${k.verdict.padEnd(8)} ${k.name ?? '-'}  last use ${k.lastUsedAt ?? k.lastUse}` +
               `${k.useCount === null ? '' : ` (${k.useCount} uses)`}: ${k.evidence}`,
           );
-        console.log(`(${view.notShown})`);
-        if (view.target) console.log('name ours with: tenantctl parent-key identify <keyId> --reason <text>');
+        printLine(`(${view.notShown})`);
+        if (view.target) printLine('name ours with: tenantctl parent-key identify <keyId> --reason <text>');
       }),
     );
 
@@ -197,7 +196,7 @@ export function registerParentKeyCommands(program: Command): void {
           ...(opts.force ? { force: true } : {}),
         });
         if (opts.json) return printJson(named);
-        console.log(
+        printLine(
           `${named.outcome === 'recorded' ? 'recorded' : 'already recorded'}: our record ${named.rowId} is ` +
             `platform key ${named.platformKeyId} (${named.evidence})` +
             `${named.rotationWoken ? '; the running rotation looks again now' : ''}`,
@@ -244,11 +243,11 @@ export function registerParentKeyCommands(program: Command): void {
         }
         if (opts.json) printJson({ ...started, ...(result ? { result } : {}) });
         else if (result)
-          console.log(
+          printLine(
             `parent key rotated: key ${result.newKey.rowId} (${result.newKey.fingerprint}) is ` +
               `current, old key ${result.oldKey.platformKeyId} revoked`,
           );
-        else console.log(`${started.started ? 'started' : 'already running'}: ${started.workflowId}`);
+        else printLine(`${started.started ? 'started' : 'already running'}: ${started.workflowId}`);
       }),
     );
 
@@ -262,7 +261,7 @@ export function registerParentKeyCommands(program: Command): void {
           '/v1/parent-key/schedule',
           { every: opts.every },
         );
-        console.log(`${outcome} schedule ${scheduleId}: every ${opts.every}`);
+        printLine(`${outcome} schedule ${scheduleId}: every ${opts.every}`);
       }),
     );
 
@@ -278,7 +277,7 @@ export function registerParentKeyCommands(program: Command): void {
           decision,
           reason: opts.reason,
         });
-        console.log(`${answer.stage}: ${answer.effect}`);
+        printLine(`${answer.stage}: ${answer.effect}`);
       }),
     );
 }

@@ -16,7 +16,8 @@ import type {
   RolloutStatus,
 } from '../../../workflows/plan-rollout-messages.js';
 import type { GatewayClient } from '../../client/gateway-client.js';
-import { printJson, segment, withGateway } from '../run.js';
+import { segment, withGateway } from '../run.js';
+import { printErrorLine, printJson, printLine } from '../output.js';
 import { inFlags } from './top-ups.js';
 
 // Every command here is a client of the gateway's /v1 API: the server validates, writes and audits.
@@ -70,9 +71,9 @@ async function bodyOf(opts: { file?: string; json?: string }): Promise<Record<st
 
 function printPlan(view: PlanView): void {
   const latest = view.version === view.latestVersion ? 'latest' : `latest is ${view.latestVersion}`;
-  console.log(`plan ${view.name} version ${view.version} (${latest}), made ${view.createdAt} by ${view.createdBy}`);
-  if (view.reason) console.log(`reason: ${view.reason}`);
-  console.log(JSON.stringify(view.plan, null, 2));
+  printLine(`plan ${view.name} version ${view.version} (${latest}), made ${view.createdAt} by ${view.createdBy}`);
+  if (view.reason) printLine(`reason: ${view.reason}`);
+  printJson(view.plan);
 }
 
 /** `--version` and `--expect-version` as the gateway reads them: a number when it is one, else the text. */
@@ -158,7 +159,7 @@ async function followRollout(gateway: GatewayClient, plan: PlanRef): Promise<Rol
       report(view.waiting);
       const progress = view.status ? totalsLine(view.status) : '';
       if (view.runStatus === 'RUNNING' && progress && progress !== shown && Date.now() - shownAt >= 10_000) {
-        process.stderr.write(`progress: ${progress}\n`);
+        printErrorLine(`progress: ${progress}`);
         shown = progress;
         shownAt = Date.now();
       }
@@ -198,7 +199,7 @@ export function registerPlanCommands(program: Command): void {
         const body = { ...(await bodyOf(opts)), name, ...(opts.reason !== undefined ? { reason: opts.reason } : {}) };
         const { data: view } = await inFlags(gateway.call<PlanView>('POST', '/v1/plans', { body }), FLAG_OF);
         if (opts.printJson) printJson(view);
-        else console.log(`created plan ${view.name} version ${view.version}`);
+        else printLine(`created plan ${view.name} version ${view.version}`);
       }),
     );
 
@@ -227,7 +228,7 @@ export function registerPlanCommands(program: Command): void {
             FLAG_OF,
           );
           if (opts.printJson) printJson(view);
-          else console.log(`updated plan ${view.name}: version ${view.version}`);
+          else printLine(`updated plan ${view.name}: version ${view.version}`);
         }),
     );
 
@@ -304,16 +305,16 @@ export function registerPlanCommands(program: Command): void {
           const label = planLabel(start.plan);
           if (!opts.wait) {
             if (opts.json) return printJson(start);
-            console.log(
+            printLine(
               `${start.started ? 'started' : 'joined the running'} rollout ${start.workflowId} of plan ${label} ` +
                 `to the tenants of ${start.from}; follow it: tenantctl plans rollout-status ${label}`,
             );
             return;
           }
-          if (!opts.json) process.stderr.write(`${start.started ? 'started' : 'joined'} rollout ${start.workflowId}\n`);
+          if (!opts.json) printErrorLine(`${start.started ? 'started' : 'joined'} rollout ${start.workflowId}`);
           const view = await followRollout(gateway, start.plan);
           if (opts.json) printJson(view);
-          else for (const line of rolloutLines(view)) console.log(line);
+          else for (const line of rolloutLines(view)) printLine(line);
           await rolloutExit(view);
         }),
     );
@@ -342,8 +343,8 @@ export function registerPlanCommands(program: Command): void {
     if (opts.json) return printJson({ plan: page.plan, from: page.from, tenants, next: null });
     const label = planLabel(page.plan);
     for (const tenant of tenants)
-      console.log(`${tenant.externalRef} (${planLabel(tenant.from)} → ${label}): ${changesLine(tenant.changes)}`);
-    console.log(
+      printLine(`${tenant.externalRef} (${planLabel(tenant.from)} → ${label}): ${changesLine(tenant.changes)}`);
+    printLine(
       `dry run: ${tenants.length} tenant${tenants.length === 1 ? '' : 's'} of ${page.from} to move onto ${label}; ` +
         'nothing was done',
     );
@@ -358,7 +359,7 @@ export function registerPlanCommands(program: Command): void {
       withGateway(async (gateway) => {
         const view = await gateway.get<RolloutView>(rolloutPath(await rolloutArg(spec)));
         if (opts.json) printJson(view);
-        else for (const line of rolloutLines(view)) console.log(line);
+        else for (const line of rolloutLines(view)) printLine(line);
       }),
     );
 
@@ -384,7 +385,7 @@ export function registerPlanCommands(program: Command): void {
           );
           if (opts.json) printJson(answer);
           else
-            console.log(
+            printLine(
               `${decision === 'pause' ? 'paused' : 'resumed'} rollout of plan ${planLabel(plan)}: ${answer.effect}`,
             );
         }),
@@ -413,7 +414,7 @@ export function registerPlanCommands(program: Command): void {
         const label = planLabel(start.plan);
         if (!opts.wait) {
           if (opts.json) return printJson(start);
-          console.log(
+          printLine(
             `${start.started ? 'started' : 'joined the running'} ${start.workflowId}: ${externalRef} onto plan ${label}`,
           );
           return;
@@ -435,14 +436,14 @@ export function registerPlanCommands(program: Command): void {
           failure: view.error ? { message: view.error, type: null, causes: [] } : null,
         });
         if (opts.json) return printJson(result);
-        console.log(
+        printLine(
           `${externalRef}: ${result.outcome} (${planLabel(result.from)} → ${planLabel(result.to)})` +
             (result.changes ? `: ${changesLine(result.changes)}` : ''),
         );
-        for (const key of result.keys) console.log(`  key ${key.slot}: ${key.keyId} (${key.outcome})`);
-        for (const key of result.retired) console.log(`  retired ${key.slot}: ${key.keyId}`);
-        if (result.funding) console.log(`  funding ${result.funding.idempotencyKey}: ${result.funding.state}`);
-        if (result.reason) console.log(`  why: ${result.reason}`);
+        for (const key of result.keys) printLine(`  key ${key.slot}: ${key.keyId} (${key.outcome})`);
+        for (const key of result.retired) printLine(`  retired ${key.slot}: ${key.keyId}`);
+        if (result.funding) printLine(`  funding ${result.funding.idempotencyKey}: ${result.funding.state}`);
+        if (result.reason) printLine(`  why: ${result.reason}`);
       }),
     );
 
@@ -453,9 +454,9 @@ export function registerPlanCommands(program: Command): void {
       withGateway(async (gateway) => {
         const list = await gateway.get<PlanSummary[]>('/v1/plans');
         if (opts.json) return printJson(list);
-        if (list.length === 0) return console.log('no plans');
+        if (list.length === 0) return printLine('no plans');
         for (const plan of list)
-          console.log(
+          printLine(
             `${plan.name}  version ${plan.latestVersion}  created ${plan.createdAt}  ` +
               `last changed ${plan.updatedAt} by ${plan.updatedBy}`,
           );

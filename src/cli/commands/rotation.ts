@@ -7,7 +7,8 @@ import type { RotateTenantKeyResult } from '../../../workflows/keys/rotate-tenan
 import type { AdoptTenantKeysResult } from '../../domain/import-input.js';
 import { DEFAULT_TIMINGS } from '../../domain/rotation-defaults.js';
 import { fleetAdoptionScheduleId, fleetScheduleId, rotationScheduleId } from '../../domain/ids.js';
-import { printJson, segment, withGateway } from '../run.js';
+import { segment, withGateway } from '../run.js';
+import { printJson, printLine } from '../output.js';
 
 // Every command here is a client of the gateway's /v1 API: the server starts, schedules and decides.
 
@@ -120,12 +121,12 @@ async function adopt(
   const result = opts.wait ? await waitForRun<AdoptTenantKeysResult>(gateway, externalRef, opts.slot) : undefined;
   if (opts.json) printJson({ workflowId: started.workflowId, started: true, ...(result ? { result } : {}) });
   else if (result)
-    console.log(
+    printLine(
       `adoption ${result.outcome}: slot ${result.slot} managed key ${result.keyId} (${result.fingerprint}); ` +
         `revoked ${result.revoked.join(', ') || 'none'}; kept unmanaged ` +
         `${result.kept.join(', ') || 'none'}`,
     );
-  else console.log(`started: ${started.workflowId} (follow with: tenantctl status ${externalRef})`);
+  else printLine(`started: ${started.workflowId} (follow with: tenantctl status ${externalRef})`);
 }
 
 export function registerRotationCommands(program: Command): void {
@@ -177,12 +178,12 @@ export function registerRotationCommands(program: Command): void {
         const result = opts.wait ? await waitForRun<RotateTenantKeyResult>(gateway, externalRef, opts.slot) : undefined;
         if (opts.json) printJson({ ...started, ...(result ? { result } : {}) });
         else if (result)
-          console.log(
+          printLine(
             `rotation ${result.outcome}: slot ${result.slot} g${result.fromGeneration}→g${result.toGeneration}, ` +
               `current key ${result.keyId} (${result.fingerprint})`,
           );
         else
-          console.log(
+          printLine(
             `${handle.started ? 'started' : opts.emergency ? 'escalated the running rotation to emergency' : 'already running'}: ` +
               `${handle.workflowId} (follow with: tenantctl status ${externalRef})`,
           );
@@ -236,7 +237,7 @@ export function registerRotationCommands(program: Command): void {
             : { externalRef, slot: opts.slot }),
           ...extra,
         });
-        console.log(
+        printLine(
           `${made.outcome} schedule ${made.scheduleId}: every ${opts.every}${opts.jitter ? ` (jitter ${opts.jitter})` : ''}, ` +
             `overlap SKIP`,
         );
@@ -253,7 +254,7 @@ export function registerRotationCommands(program: Command): void {
         if (opts.json) printJson(listed);
         else
           for (const s of listed)
-            console.log(
+            printLine(
               `${s.scheduleId.padEnd(40)} ${s.paused ? 'paused ' : 'active '} next ${s.nextActionTimes[0] ?? '-'}`,
             );
       }),
@@ -278,7 +279,7 @@ export function registerRotationCommands(program: Command): void {
           await gateway.post(
             `/v1/rotation-schedules/${segment(scheduleId, 'scheduleId')}/${name satisfies ScheduleCommand}`,
           );
-          console.log(`${name}: ${scheduleId}`);
+          printLine(`${name}: ${scheduleId}`);
         }),
       );
   }
@@ -304,7 +305,7 @@ export function registerRotationCommands(program: Command): void {
           });
           if (opts.json) printJson({ workflowId, decision, ...answer });
           else
-            console.log(
+            printLine(
               `${decision} accepted by ${workflowId} (now ${answer.stage}` +
                 `${answer.transferState ? `, transfer ${answer.transferState}` : ''}): ${answer.effect}`,
             );
@@ -328,7 +329,7 @@ export function registerRotationCommands(program: Command): void {
             if (error instanceof GatewayCallError && error.code === 'RUN_NOT_FOUND') return null;
             throw error;
           });
-        console.log(
+        printLine(
           status
             ? `rotation of ${externalRef} slot ${opts.slot}: ${status.stage}`
             : `no rotation of ${externalRef} slot ${opts.slot}`,

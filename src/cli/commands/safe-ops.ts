@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { printJson, segment, withGateway } from '../run.js';
+import { segment, withGateway } from '../run.js';
+import { printJson, printLine } from '../output.js';
 
 /** `tenantctl statement` and `tenantctl operators`: the guards around dangerous operations (issue 22). */
 export function registerSafeOpsCommands(program: Command): void {
@@ -17,7 +18,7 @@ export function registerSafeOpsCommands(program: Command): void {
         if (!opts.out) return printJson(statement);
         const { writeFileSync } = await import('node:fs');
         writeFileSync(opts.out, `${JSON.stringify(statement, null, 2)}\n`, { mode: 0o600 });
-        console.log(`statement of ${externalRef} written to ${opts.out}`);
+        printLine(`statement of ${externalRef} written to ${opts.out}`);
       }),
     );
 
@@ -33,8 +34,8 @@ export function registerSafeOpsCommands(program: Command): void {
     .action(async (name: string, opts: { role: string }) => {
       const { generateOperator } = await import('../../secrets/operators.js');
       const { token, entry } = generateOperator(name, opts.role as never);
-      console.log(`token (give it to ${name}; it is not stored anywhere): ${token}`);
-      console.log(`append to OPERATORS: ${entry}`);
+      printLine(`token (give it to ${name}; it is not stored anywhere): ${token}`);
+      printLine(`append to OPERATORS: ${entry}`);
     });
   operators
     .command('whoami')
@@ -44,7 +45,7 @@ export function registerSafeOpsCommands(program: Command): void {
       withGateway(async (gateway) => {
         const me = await gateway.get<{ name: string; role: string }>('/v1/whoami');
         if (opts.json) printJson(me);
-        else console.log(`${me.name} (${me.role})`);
+        else printLine(`${me.name} (${me.role})`);
       }),
     );
 }
@@ -63,9 +64,9 @@ export function registerApprovalCommands(program: Command): void {
       withGateway(async (gateway) => {
         const views = await gateway.get<ApprovalListItem[]>('/v1/approvals', opts.all ? { all: 'true' } : {});
         if (opts.json) return printJson(views);
-        if (views.length === 0) console.log('no approval requests');
+        if (views.length === 0) printLine('no approval requests');
         for (const v of views)
-          console.log(
+          printLine(
             `${v.id} ${v.status} ${v.action} ${v.externalRef} ${JSON.stringify(v.params)} ` +
               `asked by ${v.requestedBy} ("${v.reason}"), expires ${v.expiresAt}${v.decidedBy ? `, decided by ${v.decidedBy}` : ''}`,
           );
@@ -96,7 +97,7 @@ export function registerApprovalCommands(program: Command): void {
           if (opts.json)
             return printJson({ id, state: decided.state, ...(decided.answer ? { answer: decided.answer } : {}) });
           const answer = decided.answer;
-          console.log(
+          printLine(
             `${id} ${decided.state} by ${decided.decidedBy}${answer ? `: ${decided.workflowId ?? ''} is now ${answer.stage}${answer.transferState ? `, transfer ${answer.transferState}` : ''}` : ''}`,
           );
         }),

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import type { TenantStatusView } from '../../client/tenant-status.js';
 import type { RevealAnswer } from '../../client/reveal-key.js';
-import { printJson, segment, withGateway } from '../run.js';
+import { segment, withGateway } from '../run.js';
+import { printJson, printLine } from '../output.js';
 import { registerKeySlotCommands } from './key-slots.js';
 
 async function printStatus(view: TenantStatusView): Promise<void> {
@@ -10,31 +11,29 @@ async function printStatus(view: TenantStatusView): Promise<void> {
     import('../../client/last-runs.js'),
   ]);
   const r = view.record;
-  console.log(
+  printLine(
     `tenant ${view.externalRef}: ` +
       `${r ? `${r.status} — "${r.name}", sub-account ${r.subaccountId ?? '(none yet)'}` : 'no record yet'}` +
       (r?.plan ? `, plan ${r.plan.name}@${r.plan.version}` : ''),
   );
   if (view.onboarding) {
     const p = view.onboarding.progress;
-    console.log(
-      `onboarding ${view.onboarding.workflowId}: ${view.onboarding.runStatus}${p ? `, stage ${p.stage}` : ''}`,
-    );
-    if (p?.waitingFor) console.log(`  waiting: ${p.waitingFor}`);
-    if (p?.error) console.log(`  error: ${p.error}`);
+    printLine(`onboarding ${view.onboarding.workflowId}: ${view.onboarding.runStatus}${p ? `, stage ${p.stage}` : ''}`);
+    if (p?.waitingFor) printLine(`  waiting: ${p.waitingFor}`);
+    if (p?.error) printLine(`  error: ${p.error}`);
   }
   for (const k of view.keys)
-    console.log(
+    printLine(
       `key ${k.slot} g${k.generation}: ${k.status} ${k.keyId ?? ''} ` +
         `${k.fingerprint ?? ''}${k.verified ? ' (verified)' : ''}`,
     );
   for (const t of view.transfers) {
-    console.log(
+    printLine(
       `transfer ${t.purpose}: ${t.state} ${t.amountMicroUsd} micro-USD${t.failureCode ? ` (${t.failureCode})` : ''}${t.resolution ? ` [${t.resolution}]` : ''}`,
     );
   }
-  for (const line of formatRotationSection(view.rotation)) console.log(line);
-  for (const run of view.lastRuns) for (const line of formatLastRun(run)) console.log(line);
+  for (const line of formatRotationSection(view.rotation)) printLine(line);
+  for (const run of view.lastRuns) for (const line of formatLastRun(run)) printLine(line);
 }
 
 export function registerTenantCommands(program: Command): void {
@@ -65,7 +64,7 @@ export function registerTenantCommands(program: Command): void {
         if (opts.json) printJson(view);
         else
           for (const t of view)
-            console.log(`${t.externalRef.padEnd(32)} ${t.status.padEnd(10)} ${t.subaccountId ?? '-'}  ${t.name}`);
+            printLine(`${t.externalRef.padEnd(32)} ${t.status.padEnd(10)} ${t.subaccountId ?? '-'}  ${t.name}`);
       }),
     );
 
@@ -90,7 +89,7 @@ export function registerTenantCommands(program: Command): void {
         if (answer.status === 'awaiting_approval') {
           if (opts.json) printJson(answer);
           else
-            console.log(
+            printLine(
               `awaiting_approval: ${answer.approvalId} (expires ${answer.expiresAt}); ` +
                 `another operator runs \`tenantctl approvals approve ${answer.approvalId} --reason ` +
                 `"..."\`, then run this again`,
@@ -99,7 +98,7 @@ export function registerTenantCommands(program: Command): void {
         }
         const { status: _status, ...revealed } = answer;
         if (opts.json) printJson(revealed);
-        else process.stdout.write(`${revealed.token}\n`);
+        else printLine(revealed.token);
       }),
     );
   registerKeySlotCommands(key);

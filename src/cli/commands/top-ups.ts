@@ -4,7 +4,8 @@ import type { LedgerEntry, WalletComparison } from '../../client/transfer-ledger
 import type { RunView } from '../../client/run-status.js';
 import type { InvalidInputError as InvalidInputErrorClass } from '../../domain/tenant-input.js';
 import { markRefused, resultOfRun } from '../poll-run.js';
-import { printJson, segment, withGateway } from '../run.js';
+import { segment, withGateway } from '../run.js';
+import { printJson, printLine } from '../output.js';
 
 /** `tenantctl fund`, `transfers` and `wallet`: top-ups and the ledger, clients of the gateway's /v1 routes. */
 const FLAG_OF: Record<string, string> = {
@@ -126,9 +127,9 @@ export function registerTopUpCommands(program: Command): void {
               transfer: entry,
             });
           else if (entry)
-            console.log(`${started ? 'started' : recorded ? 'already recorded' : 'joined'}: ${entryLine(entry)}`);
+            printLine(`${started ? 'started' : recorded ? 'already recorded' : 'joined'}: ${entryLine(entry)}`);
           else
-            console.log(
+            printLine(
               `${started ? 'started' : 'already running'}: ${workflowId ?? `the top-up under key ${opts.key}`} ` +
                 `(follow with: tenantctl transfers ${externalRef})`,
             );
@@ -148,8 +149,8 @@ export function registerTopUpCommands(program: Command): void {
           `/v1/tenants/${segment(externalRef, 'externalRef')}/transfers`,
         );
         if (opts.json) return printJson(ledger);
-        for (const t of ledger.transfers) console.log(entryLine(t));
-        console.log(`succeeded in total: ${ledger.succeededMicroUsd} micro-USD`);
+        for (const t of ledger.transfers) printLine(entryLine(t));
+        printLine(`succeeded in total: ${ledger.succeededMicroUsd} micro-USD`);
       }),
     );
 
@@ -163,21 +164,21 @@ export function registerTopUpCommands(program: Command): void {
         // The gateway reads the wallet with the parent key it holds.
         const view = await gateway.get<WalletComparison>(`/v1/tenants/${segment(externalRef, 'externalRef')}/wallet`);
         if (opts.json) return printJson(view);
-        console.log(
+        printLine(
           `wallet of ${externalRef} (${view.subaccountId}): ${view.balanceMicroUsd ?? 'balance not shown'} micro-USD`,
         );
-        console.log(`our ledger (succeeded transfers): ${view.recordedInMicroUsd} micro-USD`);
+        printLine(`our ledger (succeeded transfers): ${view.recordedInMicroUsd} micro-USD`);
         if (view.differenceMicroUsd !== null)
-          console.log(
+          printLine(
             `difference (wallet − ledger): ${view.differenceMicroUsd} micro-USD${BigInt(view.differenceMicroUsd) < 0n ? ' (spent by the tenant)' : ''}`,
           );
         for (const t of view.unrecordedTransfers)
-          console.log(
+          printLine(
             `not ours: transfer ${t.id ?? '?'} of ${t.amountMicroUsd ?? '?'} under key ${t.idempotencyKey ?? '(none)'}`,
           );
         if (view.missingFromWallet?.length)
-          console.log(`not in the wallet's recent transfers: ${view.missingFromWallet.join(', ')}`);
-        console.log(
+          printLine(`not in the wallet's recent transfers: ${view.missingFromWallet.join(', ')}`);
+        printLine(
           view.drift ? `drift: ${view.drift} (money in that we did not record; reconcile with billing)` : 'drift: none',
         );
       }),

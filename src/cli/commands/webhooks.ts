@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { DeliveryView, WebhookView } from '../../client/webhook-management.js';
-import { printJson, segment, withGateway } from '../run.js';
+import { segment, withGateway } from '../run.js';
+import { printJson, printLine } from '../output.js';
 
 /**
  * Registry webhooks through the gateway (`/v1/webhooks`, permission webhooks.manage): the gateway holds the
@@ -16,7 +17,7 @@ const eventList = (value: string) =>
 function printWebhook(view: WebhookView, json: boolean | undefined): void {
   if (json) return printJson(view);
   const previous = view.previousWebhookId ? ` (previous ${view.previousWebhookId} still accepted)` : '';
-  console.log(
+  printLine(
     `${view.registrationId} ${view.status.padEnd(9)} ${view.webhookId ?? '-'}${previous} ` +
       `${view.externalRef ?? '(parent)'} ${view.projectId} [${view.events.join(',')}] ` +
       `${view.url}`,
@@ -129,7 +130,7 @@ export function registerWebhookCommands(program: Command): void {
         if (opts.json) printJson(views);
         else
           for (const d of views)
-            console.log(
+            printLine(
               `${d.deliveryId} ${d.event ?? '?'} platform:${d.platformStatus ?? '?'}(${d.responseCode ?? '-'}) ` +
                 `inbox:${d.inboxState ?? 'absent'}`,
             );
