@@ -5,7 +5,6 @@ import type { DriftOptions } from './drift/options.js';
 import type { Pool } from '../src/db/pool.js';
 import type { PlatformClient } from '../src/platform/index.js';
 import type { RotationOptions } from './keys/rotation-options.js';
-import type { KeyProofOptions } from './keys/issue-key.js';
 import type { ApprovalAction } from '../src/config/safe-ops.js';
 import type { Vault } from '../src/secrets/vault.js';
 
@@ -13,6 +12,11 @@ import type { Vault } from '../src/secrets/vault.js';
 export interface LifecycleOptions {
   /** resume refuses a tenant whose wallet balance is below this (micro-USD, whole number). */
   resumeBalanceFloorMicroUsd?: string;
+  /**
+   * CLOSE_DELAY: a close's default delay and its minimum, which every close run holds its start to (absent: `0`);
+   * only an admin's close through the gateway, with its sealed grant, is sooner.
+   */
+  closeDelay?: string;
 }
 
 /** Dependencies every activity factory receives; built once per worker process. */
@@ -49,6 +53,17 @@ export interface ActivityDeps {
   platformTenantKeyLimit?: number;
   /** A new key's first use: the 401 retries and the bound on keys replaced (absent: activities/keys/issue-key.ts). */
   keyProof?: KeyProofOptions;
+}
+
+/**
+ * A new key's first use: a real platform may take seconds to accept a key it has just made, so a 401 is retried
+ * after each of `retryDelaysMs`; still refused, the key is unusable. The onboarding's issue-and-verify then revokes
+ * it and lets the next attempt issue another, at most `maxRejectedKeys` times per record, before it fails for an
+ * operator (KEY_REJECTED, final). Defaults: activities/keys/issue-key.ts DEFAULT_KEY_PROOF.
+ */
+export interface KeyProofOptions {
+  retryDelaysMs: readonly number[];
+  maxRejectedKeys: number;
 }
 
 /** Event delivery and alert settings. */

@@ -2,11 +2,14 @@ import { appendAudit } from '../src/db/audit-store.js';
 import { clearParentShortfallCoveredBy, noteParentShortfall } from '../src/db/funding-store.js';
 import { withTransaction, type Queryable } from '../src/db/pool.js';
 import {
+  claimTransferSend,
+  endTransferSend,
   findTransferIntent,
   insertTransferIntentIfAbsent,
   listTransferIntents,
   updateTransferIntent,
   type TransferIntentRow,
+  type TransferSend,
   type TransferState,
 } from '../src/db/transfer-intents-store.js';
 import {
@@ -50,6 +53,12 @@ export interface ResolveTransferInput {
 
 const OPEN: readonly TransferState[] = ['pending', 'unknown', 'needs_operator'];
 
+/**
+ * A send claimed this long ago and never ended is given up: its attempt died (a local activity lives 30 s, a
+ * platform call times out well within that), so it can no longer apply and a refusal may take a fresh key.
+ */
+const SEND_LEASE_SECONDS = 300;
+
 function resultOf(row: TransferIntentRow): FundWalletResult {
   switch (row.state) {
     case 'succeeded':
@@ -74,6 +83,7 @@ export function createWalletActivities(deps: ActivityDeps) {
     change: Parameters<typeof updateTransferIntent>[3],
     action: string,
     details: Record<string, unknown>,
+    send?: TransferSend,
   ) {
     const audit = {
       ...auditOrigin(),
@@ -82,7 +92,7 @@ export function createWalletActivities(deps: ActivityDeps) {
       subject: intent.idempotencyKey,
       details: { amountMicroUsd: intent.amountMicroUsd, ...details },
     };
-    return (await updateTransferIntent(pool, intent.id, OPEN, change, audit)) ?? reread(pool, intent);
+    return (await updateTransferIntent(pool, intent.id, OPEN, change, audit, send)) ?? reread(pool, intent);
   }
 
   async function reread(
@@ -134,8 +144,17 @@ export function createWalletActivities(deps: ActivityDeps) {
     });
   }
 
-  /** One transfer call under the intent's current key; every outcome is written before returning. */
+  /**
+   * One transfer call under the intent's current key; every outcome is written before returning. The send is
+   * claimed first (transfer_sends) and ended with its definite outcome, so a refusal takes a fresh key only when no
+   * sibling attempt's send under the old key may still be in flight (two attempts of one step can run at once). An
+   * ambiguous send is never ended: it may still apply, so the key stays until its lease is over.
+   */
   async function attempt(intent: TransferIntentRow, subaccountId: string): Promise<TransferIntentRow> {
+    const claim = await claimTransferSend(pool, intent.id, intent.idempotencyKey);
+    // A sibling moved the intent on meanwhile (settled it, or took a fresh key): what it recorded is the answer.
+    if (claim === undefined) return reread(pool, intent);
+    const send = { claim, idempotencyKey: intent.idempotencyKey, leaseSeconds: SEND_LEASE_SECONDS };
     // The worker's clock, compared with the database's when clearing: a skew only delays a clear or
     // lets a success sent within the skew of a refusal clear it (the next refusal sets it again).
     const sentAt = new Date();
@@ -150,6 +169,7 @@ export function createWalletActivities(deps: ActivityDeps) {
         { state: 'succeeded', platformTransferId: transfer.id ?? null },
         'transfer.succeeded',
         { requestId },
+        send,
       );
       await clearShortfall(intent, sentAt);
       return row;
@@ -162,24 +182,31 @@ export function createWalletActivities(deps: ActivityDeps) {
       }
       if (error instanceof PlatformBusinessStateError && error.code === 'INSUFFICIENT_BALANCE') {
         // Definitely not applied: the next attempt may (must) use a fresh key, since the platform
-        // may replay this refusal for the old one.
+        // may replay this refusal for the old one — once no sibling's send under the old key is in flight.
         const next = transferKey(intent.externalRef, intent.purpose, intent.attempts + 1);
         const row = await settle(
           intent,
           { state: 'pending', failureCode: error.code, nextIdempotencyKey: next },
           'transfer.insufficient_balance',
           { requestId: error.requestId ?? null },
+          send,
         );
         await noteShortfall(intent, error.requestId ?? null);
         return row;
       }
       if (error instanceof PlatformDefiniteError) {
-        return settle(intent, { state: 'failed', failureCode: error.code }, 'transfer.failed', {
-          requestId: error.requestId ?? null,
-          code: error.code,
-        });
+        return settle(
+          intent,
+          { state: 'failed', failureCode: error.code },
+          'transfer.failed',
+          { requestId: error.requestId ?? null, code: error.code },
+          send,
+        );
       }
-      throw error; // transient: nothing happened, Temporal retries under the same key
+      // Transient: nothing happened, Temporal retries under the same key. Anything else (a failure to record an
+      // outcome) leaves the send open until its lease is over: it may have applied.
+      if (error instanceof PlatformTransientError) await endTransferSend(pool, intent.id, claim).catch(() => undefined);
+      throw error;
     }
   }
 

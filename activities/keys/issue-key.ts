@@ -19,7 +19,7 @@ import {
 } from '../../src/platform/index.js';
 import { fingerprintToken } from '../../src/secrets/fingerprint.js';
 import { sealedKeyId, tenantTokenAad } from '../../src/secrets/vault.js';
-import { auditOrigin, type ActivityDeps } from '../context.js';
+import { auditOrigin, type ActivityDeps, type KeyProofOptions } from '../context.js';
 import { activityFailure, assertTenantOpen, boundary } from '../failures.js';
 import { keyNamePrefix } from '../idempotency-keys.js';
 import { FailureCode } from '../../src/domain/failures.js';
@@ -43,17 +43,6 @@ export type IssueKeyResult =
 /** The onboarding's key step: at the key limit as issueTenantKey answers, or issued and verified. */
 export type IssueAndVerifyKeyResult =
   Extract<IssueKeyResult, { state: 'key_limit' }> | (Extract<IssueKeyResult, { state: 'issued' }> & { verified: true });
-
-/**
- * A new key's first use: a real platform may take seconds to accept a key it has just made, so a 401 is retried
- * after each of `retryDelaysMs`; still refused, the key is unusable. The onboarding's issue-and-verify then revokes
- * it and lets the next attempt issue another, at most `maxRejectedKeys` times per record, before it fails for an
- * operator (KEY_REJECTED, final).
- */
-export interface KeyProofOptions {
-  retryDelaysMs: readonly number[];
-  maxRejectedKeys: number;
-}
 
 export const DEFAULT_KEY_PROOF: KeyProofOptions = { retryDelaysMs: [500, 1_000, 2_000, 4_000], maxRejectedKeys: 3 };
 

@@ -107,6 +107,45 @@ export async function listTransferIntents(db: Queryable, externalRef: string): P
   return rows;
 }
 
+/** One send of a transfer under an idempotency key (transfer_sends), claimed before the call. */
+export interface TransferSend {
+  claim: number;
+  idempotencyKey: string;
+  /** A send claimed longer ago than this and never ended is given up (its attempt died): longer than any lives. */
+  leaseSeconds: number;
+}
+
+/**
+ * Claims a send before the transfer call, in one statement: the intent's next send number, while the intent is
+ * still open under `idempotencyKey`. Undefined when a sibling attempt has moved the intent on meanwhile (settled it,
+ * or moved it to a fresh key): nothing to send under this key.
+ */
+export async function claimTransferSend(
+  db: Queryable,
+  intentId: string,
+  idempotencyKey: string,
+): Promise<number | undefined> {
+  const { rows } = await db.query<{ claim: number }>(
+    `WITH c AS (
+       UPDATE transfer_intents SET send_claims = send_claims + 1
+        WHERE id = $1::bigint AND idempotency_key = $2::text AND state IN ('pending', 'unknown')
+        RETURNING send_claims
+     )
+     INSERT INTO transfer_sends (intent_id, claim, idempotency_key) SELECT $1::bigint, send_claims, $2::text FROM c
+     RETURNING claim`,
+    [intentId, idempotencyKey],
+  );
+  return rows[0]?.claim;
+}
+
+/** A send that ended without an outcome to record (a transient failure: nothing happened on the platform). */
+export async function endTransferSend(db: Queryable, intentId: string, claim: number): Promise<void> {
+  await db.query(`UPDATE transfer_sends SET ended_at = now() WHERE intent_id = $1::bigint AND claim = $2::int`, [
+    intentId,
+    claim,
+  ]);
+}
+
 /** Moves the intent on, but only from a state in `from`: a late writer never undoes a settled outcome. */
 export async function updateTransferIntent(
   db: Queryable,
@@ -122,17 +161,35 @@ export async function updateTransferIntent(
   },
   /** Written by the same statement when the intent moved. */
   audit?: AuditEntry,
+  /**
+   * The send this outcome is of (claimTransferSend): ended by the same statement. A fresh key
+   * (`nextIdempotencyKey`) is then taken only while the intent still has the key that send used and no other send
+   * under it may still be in flight (not ended, claimed within `leaseSeconds`); else the key is kept (the next send
+   * under it meets the refusal again, alone).
+   */
+  send?: TransferSend,
 ): Promise<TransferIntentRow | undefined> {
+  const sendAt = audit ? 8 + auditParams(audit).length : 8;
+  const sendCtes = send
+    ? `, ended AS (UPDATE transfer_sends SET ended_at = now()
+          WHERE intent_id = $1::bigint AND claim = $${sendAt}::int RETURNING claim)`
+    : '';
+  const mayTakeKey = send
+    ? `(idempotency_key = $${sendAt + 1}::text AND NOT EXISTS (SELECT 1 FROM transfer_sends s
+          WHERE s.intent_id = $1::bigint AND s.claim <> $${sendAt}::int AND s.idempotency_key = $${sendAt + 1}::text
+            AND s.ended_at IS NULL AND s.started_at > now() - make_interval(secs => $${sendAt + 2}::int)))`
+    : 'true';
   const { rows } = await db.query<TransferIntentRow & { prev_state: string; prev_code: string | null }>(
     `WITH prev AS (
-       SELECT id AS prev_id, state AS prev_state, failure_code AS prev_code FROM transfer_intents WHERE id = $1::bigint
-     ), changed AS (UPDATE transfer_intents SET
+       SELECT id AS prev_id, state AS prev_state, failure_code AS prev_code, ${mayTakeKey} AS may_take_key
+         FROM transfer_intents WHERE id = $1::bigint
+     )${sendCtes}, changed AS (UPDATE transfer_intents SET
         state = $3::text,
         platform_transfer_id = coalesce($4::text, platform_transfer_id),
         failure_code = CASE WHEN $3::text = 'succeeded' THEN NULL ELSE coalesce($5::text, failure_code) END,
         resolution = coalesce($6::text, resolution),
-        idempotency_key = coalesce($7::text, idempotency_key),
-        attempts = attempts + CASE WHEN $7::text IS NULL THEN 0 ELSE 1 END,
+        idempotency_key = CASE WHEN prev.may_take_key THEN coalesce($7::text, idempotency_key) ELSE idempotency_key END,
+        attempts = attempts + CASE WHEN $7::text IS NULL OR NOT prev.may_take_key THEN 0 ELSE 1 END,
         unknown_since = CASE WHEN $3::text IN ('unknown', 'needs_operator') 
           THEN coalesce(unknown_since, now()) ELSE NULL END,
         updated_at = now()
@@ -150,6 +207,7 @@ export async function updateTransferIntent(
       change.resolution ?? null,
       change.nextIdempotencyKey ?? null,
       ...(audit ? auditParams(audit) : []),
+      ...(send ? [send.claim, send.idempotencyKey, send.leaseSeconds] : []),
     ],
   );
   if (!rows[0]) return undefined;
