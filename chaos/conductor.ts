@@ -68,6 +68,15 @@ export function chaosEvents(options: ChaosOptions, deps: ChaosTargets): ChaosEve
       },
     });
   }
+  for (let i = 0; i < options.workerPauses; i++) {
+    const worker = deps.workers[(i + 1) % deps.workers.length]!;
+    const seconds = options.pauseSeconds * (0.75 + deps.random() * 0.5);
+    events.push({
+      at: 0.05 + (0.85 * (i + 0.5)) / options.workerPauses,
+      name: `worker pause #${i + 1} (${seconds.toFixed(1)} s)`,
+      run: () => worker.pause(seconds * 1000),
+    });
+  }
   for (let i = 0; i < options.connectionDrops; i++) {
     events.push({
       at: 0.2 + (0.6 * (i + 0.5)) / options.connectionDrops,

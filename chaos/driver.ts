@@ -56,6 +56,8 @@ export class Driver {
     private readonly taskQueue: string,
     private readonly plan: Plan,
     private readonly startRate: number,
+    /** The onboardings' workflow task timeout (the overlap mode's short one); absent: Temporal's default. */
+    private readonly workflowTaskTimeout?: string,
   ) {
     this.#stop = new Promise((resolve) => (this.#stopNow = () => resolve('stopped')));
   }
@@ -86,7 +88,7 @@ export class Driver {
         startOnboarding(
           this.client,
           { externalRef, name: tenant.name, fundingMicroUsd: tenant.fundingMicroUsd, options: ONBOARDING_TIMINGS },
-          { taskQueue: this.taskQueue },
+          { taskQueue: this.taskQueue, workflowTaskTimeout: this.workflowTaskTimeout },
         ),
     );
     if (onboarded !== 'completed') return;

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { printTable } from './check/invariant.js';
-import { CLUSTER_ADDITIONS, DEFAULT_OPTIONS } from './options.js';
+import { CLUSTER_ADDITIONS, DEFAULT_OPTIONS, OVERLAP_ADDITIONS } from './options.js';
 import { runChaos } from './run.js';
 
 const integer = (name: string, min: number) => (value: string) => {
@@ -71,6 +71,11 @@ const program = new Command('chaos')
     integer('--timeout-minutes', 1),
     DEFAULT_OPTIONS.timeoutMs / 60_000,
   )
+  .option(
+    '--overlap',
+    'make two attempts of one step at once likely: workers paused (SIGSTOP/SIGCONT) while local activities are ' +
+      'in flight, and 2 s workflow task timeouts on the onboardings',
+  )
   .option('--json <file>', 'where to write the JSON report (default: a file in the temp directory)')
   .parse();
 
@@ -84,6 +89,7 @@ const opts = program.opts<{
   stormSeconds: number;
   postgresRestart: boolean;
   cluster?: boolean;
+  overlap?: boolean;
   temporalRestarts: number;
   timeoutMinutes: number;
   json?: string;
@@ -103,6 +109,7 @@ try {
     stormSeconds: opts.stormSeconds,
     restartPostgres: opts.postgresRestart,
     ...(opts.cluster ? { ...CLUSTER_ADDITIONS, temporalRestarts: opts.temporalRestarts } : {}),
+    ...(opts.overlap ? OVERLAP_ADDITIONS : {}),
     timeoutMs: opts.timeoutMinutes * 60_000,
     temporalAddress: opts.cluster ? undefined : process.env.TEMPORAL_ADDRESS,
     temporalNamespace: process.env.TEMPORAL_NAMESPACE ?? DEFAULT_OPTIONS.temporalNamespace,
@@ -124,7 +131,7 @@ try {
       .join(', ')}`,
   );
   console.log(
-    `chaos: ${c.workerKills} worker kills (${c.workerStarts} starts, ` +
+    `chaos: ${c.workerKills} worker kills, ${c.workerPauses} pauses (${c.workerStarts} starts, ` +
       `${c.workerStartFailures} refused while Postgres was down), ` +
       `${c.fired.filter((e) => e.name === 'Postgres restart').length} Postgres ` +
       `restart(s), ${c.fired.filter((e) => e.name.startsWith('Temporal server restart')).length} ` +

@@ -36,6 +36,15 @@ export interface ChaosOptions {
   workers: number;
   /** Restarts of the Temporal server mid-run (cluster only: a dev server forgets everything). */
   temporalRestarts: number;
+  /**
+   * Worker pauses (SIGSTOP, then SIGCONT after `pauseSeconds`), round the workers: a worker cut off mid-step, not
+   * dead. Its workflow tasks time out and are run again elsewhere while its local activity attempts are frozen
+   * mid-flight; when it wakes they go on, beside the new attempts of the same steps (two attempts at once).
+   */
+  workerPauses: number;
+  pauseSeconds: number;
+  /** The onboardings' workflow task timeout (absent: Temporal's 10 s); short in the overlap mode. */
+  workflowTaskTimeout?: string | undefined;
   /** Exact numbers of rotations and closes instead of the shares (the cluster test asks for 10 and 5). */
   exactCounts?: { rotations: number; closes: number };
   /** An existing Temporal frontend (the test suite's); otherwise a headless dev server is started. */
@@ -60,6 +69,8 @@ export const DEFAULT_OPTIONS: Omit<ChaosOptions, 'log'> = {
   cluster: false,
   workers: 1,
   temporalRestarts: 0,
+  workerPauses: 0,
+  pauseSeconds: 8,
   timeoutMs: 12 * 60_000,
   temporalNamespace: 'default',
 };
@@ -83,6 +94,13 @@ export const SMALL_OPTIONS: Omit<ChaosOptions, 'log'> = {
  * one while the other keeps polling) and a Temporal server restart.
  */
 export const CLUSTER_ADDITIONS = { cluster: true, workers: 2, temporalRestarts: 1 } as const;
+
+/**
+ * `npm run chaos -- --overlap` adds these (issue 44): workers paused while their local activities are in flight and
+ * the onboardings' workflow tasks timing out after 2 s, so two attempts of one step run at once, often. The kills
+ * stay; the pauses come on top.
+ */
+export const OVERLAP_ADDITIONS = { workerPauses: 8, pauseSeconds: 8, workflowTaskTimeout: '2s' } as const;
 
 /**
  * The cluster test (test/integration/cluster.test.ts): 50 onboardings, 10 rotations, 5 closes on

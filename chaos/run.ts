@@ -29,6 +29,7 @@ export interface ChaosReport {
     workerStarts: number;
     workerStartFailures: number;
     workerKills: number;
+    workerPauses: number;
     platformRequests: number;
     faultsInjected: number;
     peakRequestsPerSecond: number;
@@ -69,7 +70,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
 
     // Load: the driver plays the plan while the conductor breaks things; both stop at the deadline.
     const loadStarted = Date.now();
-    const driver = new Driver(world.client, world.taskQueue, plan, options.startRate);
+    const driver = new Driver(world.client, world.taskQueue, plan, options.startRate, options.workflowTaskTimeout);
     let loading = true;
     const deadline = setTimeout(
       () => (log('deadline reached: no more waiting for operations'), driver.stop()),
@@ -146,6 +147,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         workerStarts: sum(workers, (w) => w.starts),
         workerStartFailures: sum(workers, (w) => w.startFailures),
         workerKills: sum(workers, (w) => w.kills),
+        workerPauses: sum(workers, (w) => w.pauses),
         platformRequests: stats.requestsTotal,
         faultsInjected: stats.faultsInjectedTotal + stats.rateLimitedTotal,
         peakRequestsPerSecond: stats.peakRequestsPerSecond,

@@ -111,6 +111,23 @@ export class WorkerProcess {
     this.say(`worker killed (SIGKILL, pid ${child.pid})`);
   }
 
+  pauses = 0;
+
+  /**
+   * SIGSTOP, then SIGCONT after `ms`: a worker cut off (a long GC pause, a partition), not dead. Its workflow tasks
+   * time out and run elsewhere; its frozen local activity attempts go on when it wakes, beside their successors.
+   */
+  async pause(ms: number): Promise<void> {
+    const child = this.#child;
+    if (!child || !this.#ready) return;
+    this.pauses += 1;
+    child.kill('SIGSTOP');
+    this.say(`worker paused (SIGSTOP, pid ${child.pid}) for ${(ms / 1000).toFixed(1)} s`);
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    if (this.#child === child) child.kill('SIGCONT');
+    this.say(`worker woken (SIGCONT, pid ${child.pid})`);
+  }
+
   /** Graceful stop at the end of the run. */
   async stop(): Promise<void> {
     this.#stopping = true;

@@ -33,6 +33,8 @@ export interface StartOnboardingOptions {
    * run's first step resolves the plan (and refuses an unknown one) itself.
    */
   db?: Queryable | undefined;
+  /** The run's workflow task timeout (Temporal's default, 10 s, when absent); the chaos run's overlap mode shortens it. */
+  workflowTaskTimeout?: string | undefined;
 }
 
 export type OnboardingHandle = WorkflowHandle<typeof onboardTenant> & { started: boolean };
@@ -69,6 +71,7 @@ export async function startOnboarding(
         { key: tenantStatusKey, value: 'recording' },
       ]),
       ...(options.requestEagerStart ? { requestEagerStart: true } : {}),
+      ...(options.workflowTaskTimeout ? { workflowTaskTimeout: options.workflowTaskTimeout } : {}),
     });
     return Object.assign(handle, { started: true });
   } catch (error) {
