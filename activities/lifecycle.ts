@@ -13,7 +13,7 @@ import {
   transitionTenant,
   type TenantRow,
 } from '../src/db/tenants-store.js';
-import { isClosing, type TenantStatus } from '../src/domain/tenant-rules.js';
+import { isClosing, resumeRefusal, type TenantStatus } from '../src/domain/tenant-rules.js';
 import { PlatformNotFoundError } from '../src/platform/index.js';
 import { auditOrigin, type ActivityDeps } from './context.js';
 import { activityFailure, boundary } from './failures.js';
@@ -118,16 +118,10 @@ export function createLifecycleActivities(deps: ActivityDeps) {
     resumeTenantOnPlatform: boundary(
       async (input: LifecycleInput): Promise<{ subaccountId: string; balanceMicroUsd: string | null }> => {
         const tenant = await ownedTenant(input.externalRef);
-        if (isClosing(tenant.status))
-          throw activityFailure(FailureCode.TENANT_CLOSED, `tenant ${input.externalRef} is ${tenant.status}`);
+        // The starters' rule, again for a run started elsewhere (the Web UI) or a close that began since.
         const scheduled = await findScheduledClose(pool, input.externalRef);
-        if (scheduled)
-          throw activityFailure(
-            FailureCode.CLOSE_SCHEDULED,
-            `tenant ${input.externalRef} is suspended for a close at ` +
-              `${scheduled.closeAt.toISOString()}: cancel it with \`tenantctl close --cancel ` +
-              `${input.externalRef}\` to resume`,
-          );
+        const refused = resumeRefusal({ ...tenant, scheduledCloseAt: scheduled?.closeAt ?? null });
+        if (refused) throw activityFailure(refused.code, refused.message);
         // A tenant on a plan that declares a floor resumes by it; every other by the server's setting.
         const planFloor = await planResumeFloorOf(pool, tenant);
         const floor = BigInt(planFloor ?? deps.lifecycle?.resumeBalanceFloorMicroUsd ?? '0');

@@ -10,25 +10,40 @@ const policyFields = {
   maxPerMonth: microUsdSchema.optional(),
 };
 
-function belowUnderTo(policy: { below: string; to: string }, ctx: z.RefinementCtx): void {
-  if (
-    /^[1-9][0-9]*$/.test(policy.below) &&
-    /^[1-9][0-9]*$/.test(policy.to) &&
-    BigInt(policy.below) >= BigInt(policy.to)
-  )
+const amount = (value: string | undefined): bigint | undefined =>
+  value !== undefined && /^[1-9][0-9]*$/.test(value) ? BigInt(value) : undefined;
+
+/**
+ * The limits must agree with each other, or the policy could never act as written: `below` under `to`, and a
+ * month's cap no smaller than a day's (a day could never reach `maxPerDay`).
+ */
+function limitsAgree(
+  policy: { below: string; to: string; maxPerDay: string; maxPerMonth?: string | undefined },
+  ctx: z.RefinementCtx,
+): void {
+  const [below, to] = [amount(policy.below), amount(policy.to)];
+  if (below !== undefined && to !== undefined && below >= to)
     ctx.addIssue({ code: 'custom', path: ['below'], message: 'must be less than to' });
+  const [perDay, perMonth] = [amount(policy.maxPerDay), amount(policy.maxPerMonth)];
+  if (perDay !== undefined && perMonth !== undefined && perMonth < perDay)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['maxPerMonth'],
+      message: `must be at least maxPerDay (${policy.maxPerDay}): a month's cap below the day's cap contradicts it`,
+    });
 }
 
 /**
  * Auto top-up policy of one tenant: when the wallet is below `below`, top it up to `to`; top-ups
  * of any kind (manual or auto) of the tenant stay within `maxPerDay` (UTC day) and `maxPerMonth`.
- * Amounts are micro-USD strings; zero caps are refused (a cap of zero is "no top-ups": clear the policy).
+ * Amounts are micro-USD strings; zero caps are refused (a cap of zero is "no top-ups": clear the policy), and so
+ * are limits that contradict each other (limitsAgree).
  */
 export const fundingPolicySchema = z
   .strictObject({ ...policyFields, updatedBy: requestedBySchema.default('unknown') })
-  .superRefine(belowUnderTo);
+  .superRefine(limitsAgree);
 /** The same policy without who sets it: what a plan holds (src/domain/plans.ts). */
-export const autoTopUpPolicySchema = z.strictObject(policyFields).superRefine(belowUnderTo);
+export const autoTopUpPolicySchema = z.strictObject(policyFields).superRefine(limitsAgree);
 export type FundingPolicyInput = z.input<typeof fundingPolicySchema>;
 
 /** The parent's daily cap over every top-up of the fleet; null clears it. */

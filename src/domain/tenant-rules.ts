@@ -34,7 +34,10 @@ export interface TenantFacts {
 }
 
 export type TenantRefusalCode =
-  typeof FailureCode.TENANT_CLOSED | typeof FailureCode.TENANT_NOT_ACTIVE | typeof FailureCode.TENANT_NOT_PROVISIONED;
+  | typeof FailureCode.TENANT_CLOSED
+  | typeof FailureCode.TENANT_NOT_ACTIVE
+  | typeof FailureCode.TENANT_NOT_PROVISIONED
+  | typeof FailureCode.CLOSE_SCHEDULED;
 
 /** Why a tenant is refused: the failure code, the rule it breaks, and a message naming the tenant and its status. */
 export interface TenantRefusal {
@@ -93,6 +96,26 @@ export const planConvergenceRefusal: TenantRule = (tenant) =>
 /** A funding policy (auto top-up): any tenant that is not closing (a policy may be set before onboarding ends). */
 export const fundingPolicyRefusal: TenantRule = (tenant) => closedRefusal(tenant, 'it takes no funding policy');
 
+/** What the resume rule reads besides the record: when a delayed close that waits out its window closes the tenant. */
+export interface ResumeFacts extends TenantFacts {
+  scheduledCloseAt: Date | null;
+}
+
+/**
+ * A resume: never of a closing tenant, nor of one whose delayed close waits out its window (the close suspended
+ * it; cancelling the close is what puts it back). A run started anyway would fail and leave the tenant suspended.
+ */
+export const resumeRefusal = (tenant: ResumeFacts): TenantRefusal | undefined =>
+  closedRefusal(tenant, 'it is not resumed') ??
+  (tenant.scheduledCloseAt
+    ? refusal(
+        tenant,
+        FailureCode.CLOSE_SCHEDULED,
+        `its close is scheduled for ${tenant.scheduledCloseAt.toISOString()}, and a tenant is not resumed inside ` +
+          `its close window: cancel the close instead (tenantctl close --cancel ${tenant.externalRef} --reason "...")`,
+      )
+    : undefined);
+
 /**
  * The one error a client starter throws when a tenant may not do what was asked: it names the field
  * (`externalRef`), the failure code and the rule. The gateway answers it 409 with the code.
@@ -110,7 +133,10 @@ export class TenantRefusedError extends Error {
 }
 
 /** Throws TenantRefusedError when `rule` refuses the tenant. */
-export function assertTenantAllows(rule: TenantRule, tenant: TenantFacts): void {
+export function assertTenantAllows<F extends TenantFacts>(
+  rule: (tenant: F) => TenantRefusal | undefined,
+  tenant: F,
+): void {
   const refused = rule(tenant);
   if (refused) throw new TenantRefusedError(refused);
 }

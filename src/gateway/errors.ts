@@ -15,6 +15,8 @@ export const GatewayErrorCode = {
   TENANT_CLOSED: 'TENANT_CLOSED',
   /** A key rotation or a new key for a tenant that is not active (e.g. suspended) (409). */
   TENANT_NOT_ACTIVE: 'TENANT_NOT_ACTIVE',
+  /** A resume of a tenant whose delayed close waits out its window: cancel the close instead (409). */
+  CLOSE_SCHEDULED: 'CLOSE_SCHEDULED',
   /** A transfer of an amount the platform already refused for the parent's balance, or more (409). */
   PARENT_INSUFFICIENT_BALANCE: 'PARENT_INSUFFICIENT_BALANCE',
   DEPLOYER_NOT_CONFIGURED: 'DEPLOYER_NOT_CONFIGURED',

@@ -222,13 +222,18 @@ async function startAction(
             delayMs,
           )
         : { delay: deps.closeDelay, from: undefined };
-    const handle = await startLifecycle(deps.client, parsed.action, parsed.input, {
-      taskQueue: deps.taskQueue,
-      closeDelay: close.delay,
-      ...(close.from ? { closeDelayFrom: close.from } : {}),
-      closeSooner,
-    });
-    return { workflowId: handle.workflowId, runId: handle.firstExecutionRunId };
+    try {
+      const handle = await startLifecycle(deps.client, parsed.action, parsed.input, {
+        taskQueue: deps.taskQueue,
+        closeDelay: close.delay,
+        ...(close.from ? { closeDelayFrom: close.from } : {}),
+        closeSooner,
+        db: deps.pool,
+      });
+      return { workflowId: handle.workflowId, runId: handle.firstExecutionRunId };
+    } catch (error) {
+      throw startRefusal(error);
+    }
   }
   try {
     const handle = await startRotation(deps.client, parsed.input, {

@@ -5,6 +5,7 @@ import {
   fundingPolicyRefusal,
   isClosing,
   keyIssueRefusal,
+  resumeRefusal,
   rotationRefusal,
   rotationScheduleRefusal,
   TenantRefusedError,
@@ -87,6 +88,26 @@ describe('tenant rules', () => {
       ['closing', 'TENANT_CLOSED'],
       ['closed', 'TENANT_CLOSED'],
     ]);
+  });
+
+  it('resumes a tenant that is not closing, unless its delayed close waits out its window (CLOSE_SCHEDULED)', () => {
+    const resumeTable = (scheduledCloseAt: Date | null) =>
+      Object.fromEntries(
+        everyStatus.map((status) => [
+          status,
+          resumeRefusal({ ...onboarded(status), scheduledCloseAt })?.code ?? 'allowed',
+        ]),
+      );
+    expect(Object.entries(resumeTable(null)).filter(([, code]) => code !== 'allowed')).toEqual([
+      ['closing', 'TENANT_CLOSED'],
+      ['closed', 'TENANT_CLOSED'],
+    ]);
+    const closeAt = new Date('2030-01-31T00:00:00.000Z');
+    expect(resumeTable(closeAt)).toMatchObject({ suspended: 'CLOSE_SCHEDULED', closing: 'TENANT_CLOSED' });
+    expect(resumeRefusal({ ...onboarded('suspended'), scheduledCloseAt: closeAt })?.message).toBe(
+      'tenant t-1 is suspended: its close is scheduled for 2030-01-31T00:00:00.000Z, and a tenant is not resumed ' +
+        'inside its close window: cancel the close instead (tenantctl close --cancel t-1 --reason "...")',
+    );
   });
 
   it('throws one error naming the field, the code and the rule', () => {
