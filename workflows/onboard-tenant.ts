@@ -40,7 +40,7 @@ import type { OnboardTenantInput } from '../src/domain/tenant-input.js';
 import { recordOutcome } from './outcomes.js';
 import type { ResolvedPlan } from '../src/domain/plans.js';
 import { carryOutPlan, type OnboardingPlanOutcome } from './onboard-tenant-plan.js';
-import { inputRefusal, validateWorkflowInput } from './validate-input.js';
+import { inputRefusal, msOf, validateWorkflowInput } from './validate-input.js';
 import { onboardingStatusQuery, type OnboardingStatus, type OnboardTenantResult } from './onboard-tenant-messages.js';
 import { onboardingAttributes } from './onboard-tenant-attributes.js';
 import { onboardingDetails } from './onboard-tenant-details.js';
@@ -249,12 +249,17 @@ class Onboarding {
         issued = await steps.issueAndVerifyTenantKey({ ...keyRef, subaccountId });
       } catch (error) {
         if (failureType(error) !== FailureCode.KEY_REJECTED || !patched(KEY_REJECTED_WAIT_PATCH)) throw error;
-        const waitMs = Math.min(KEY_REJECTED_WAIT_FIRST_MS * 2 ** round, KEY_REJECTED_WAIT_MAX_MS);
+        // The onboarding's slow retry (balanceRetryInterval, 10 m by default), doubling up to its ceiling (1 h).
+        const first = msOf(this.timings.balanceRetryInterval);
+        const waitMs = Math.min(
+          first * 2 ** round,
+          Math.max(first, this.timings.pollCeilingMs ?? KEY_REJECTED_WAIT_MAX_MS),
+        );
         this.status.key = { state: 'rejected', keyId: null, fingerprint: null };
         this.show(
           'needs_operator',
           `the platform refused every new key of ${keyRef.externalRef} at its first use (401), each revoked; ` +
-            `the run tries another in ${Math.round(waitMs / 60_000)} min. Check the platform's status and the ` +
+            `the run tries another in ${waitText(waitMs)}. Check the platform's status and the ` +
             `sub-account ${subaccountId}; \`tenantctl status ${keyRef.externalRef}\` shows each try`,
         );
         await sleep(waitMs);

@@ -29,7 +29,8 @@ import { subscriptionIdOf } from '../domain/event-streams.js';
 import { InvalidInputError, parseInput } from '../domain/tenant-input.js';
 import { generateWebhookSecret, subscriptionSecretAad } from '../secrets/standard-webhooks.js';
 import type { Vault } from '../secrets/vault.js';
-import { outboundUrlProblem, type AllowHosts } from '../infra/outbound/rule.js';
+import type { AllowHosts } from '../infra/outbound/rule.js';
+import { outboundUrlProblemAfterDns, type Resolver } from '../infra/outbound/resolve.js';
 import { publicDeliveryError } from '../domain/delivery-errors.js';
 
 /**
@@ -103,9 +104,9 @@ function deliveryViewOf(row: DeliveryRow): DeliveryView {
 }
 
 /**
- * Validates everything before writing anything: a bad URL, an unknown type, an empty list or a
- * duplicate of a live subscription is one clear error and no row. The secret is returned here once
- * (the receiver needs it); it is stored sealed only.
+ * Validates everything before writing anything: a bad URL (a host name resolving inward included), an
+ * unknown type, an empty list or a duplicate of a live subscription is one clear error and no row. The
+ * secret is returned here once (the receiver needs it); it is stored sealed only.
  */
 export async function subscribeToEvents(
   deps: {
@@ -113,12 +114,14 @@ export async function subscribeToEvents(
     vault: Vault;
     /** OUTBOUND_ALLOW_HOSTS (absent: none, public https hosts only). */
     allowHosts?: AllowHosts;
+    /** DNS for the URL's host name (absent: the system resolver). */
+    resolve?: Resolver | undefined;
   },
   raw: SubscribeInput,
   createdBy: string,
 ): Promise<{ subscription: SubscriptionView; secret: string }> {
   const input = parseInput(subscribeInputSchema, raw);
-  const urlProblem = outboundUrlProblem(input.url, deps.allowHosts ?? []);
+  const urlProblem = await outboundUrlProblemAfterDns(input.url, deps.allowHosts ?? [], { resolve: deps.resolve });
   if (urlProblem) throw new InvalidInputError([`url: ${urlProblem}`]);
   const types = canonicalTypes(input.types);
   const existing = await findLiveDuplicate(deps.pool, input.url, types);

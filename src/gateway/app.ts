@@ -219,6 +219,7 @@ function registerRoutes(
     client: deps.client,
     taskQueue: options.taskQueue,
     allowHosts: options.outboundAllowHosts ?? [],
+    resolve: options.outboundResolve,
     policy: options.events,
   });
   registerWebhookRoutes(app, {

@@ -19,6 +19,7 @@ import { InvalidInputError, parseInput } from '../domain/tenant-input.js';
 import { SUBSCRIPTION_ID_RULE } from '../domain/event-streams.js';
 import type { Vault } from '../secrets/vault.js';
 import type { AllowHosts } from '../infra/outbound/rule.js';
+import type { Resolver } from '../infra/outbound/resolve.js';
 import { callerOf, ownerScopeOf } from './access.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
 import { invalidInput, refOf, tenantNotFound } from './tenant-routes.js';
@@ -40,6 +41,8 @@ export function registerEventRoutes(
     client: Client;
     taskQueue: string;
     allowHosts?: AllowHosts;
+    /** DNS for a subscription URL's host name (absent: the system resolver). */
+    resolve?: Resolver | undefined;
     /** EVENTS_RETRY_FOR and EVENTS_SECRET_OVERLAP_SECONDS of this server (absent: their defaults). */
     policy?: { retryFor: string; secretOverlapSeconds: number } | undefined;
   },

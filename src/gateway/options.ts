@@ -3,6 +3,7 @@ import type { OperatorDirectory } from '../secrets/operators.js';
 import type { PlatformClient } from '../platform/index.js';
 import type { ApprovalAction } from '../config/safe-ops.js';
 import type { AllowHosts } from '../infra/outbound/rule.js';
+import type { Resolver } from '../infra/outbound/resolve.js';
 
 /**
  * What the gateway app factory takes, in its own words (no env names). Built from the configuration
@@ -46,6 +47,8 @@ export interface GatewayOptions {
   codecHosts?: readonly string[];
   /** OUTBOUND_ALLOW_HOSTS: inward hosts a subscription URL may name (absent: none). */
   outboundAllowHosts?: AllowHosts;
+  /** DNS for a subscription URL's host name, checked when it is given (absent: the system resolver); tests inject one. */
+  outboundResolve?: Resolver;
   /** TRANSFER_MAX_MICRO_USD: larger amounts are 400 INVALID_INPUT at every /v1 edge (absent: its default). */
   maxTransferMicroUsd?: string;
   /** PLATFORM_TENANT_KEY_LIMIT: a plan whose slots do not fit it is 400 INVALID_INPUT, written or carried out. */

@@ -118,7 +118,8 @@ describe('outbound requests cannot be aimed inward', () => {
         ).hosts;
         const subscriptions = new Map<string, string>();
         for (const [name, port] of Object.entries(names)) {
-          // https with a name passes the URL rule (DNS is not asked there): only the connect-time check can refuse.
+          // https with a name the system resolver does not know passes the check where it is given (no address to
+          // refuse): only the connect-time check, with its own resolver, can refuse it.
           const { subscription } = await subscribeToEvents(
             { pool: env.pool, vault: vaultOf(env) },
             { url: `https://${name}:${port}/hook`, types: ['tenant.suspended'], label: name },

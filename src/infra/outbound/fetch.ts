@@ -1,8 +1,8 @@
-import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
 import { AddressClass, classifyAddress } from './addresses.js';
 import { ALLOW_HOSTS_VARIABLE, hostClassOf, isAllowedHost, outboundUrlProblem, type AllowHosts } from './rule.js';
+import { systemResolver, type Resolver } from './resolve.js';
 
 /**
  * The one way the product POSTs to a URL someone gave it (event deliveries, rotation notices). The
@@ -18,7 +18,7 @@ export class OutboundRefusedError extends Error {
   readonly code = 'OUTBOUND_REFUSED';
 }
 
-export type Resolver = (hostname: string) => Promise<Array<{ address: string; family: number }>>;
+export type { Resolver };
 
 export interface OutboundOptions {
   /** OUTBOUND_ALLOW_HOSTS: hosts that may be reached although inward. */
@@ -44,8 +44,6 @@ export interface OutboundResponse {
 }
 
 export type OutboundFetch = (url: string, init: OutboundRequest) => Promise<OutboundResponse>;
-
-const systemResolver: Resolver = (hostname) => lookup(hostname, { all: true, verbatim: true });
 
 /**
  * The address to connect to for this host, or an OutboundRefusedError saying why not. Every address

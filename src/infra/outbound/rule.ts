@@ -3,10 +3,10 @@ import { AddressClass, classifyAddress } from './addresses.js';
 
 /**
  * The rule for every URL the product calls on a caller's or an operator's say (event subscriptions,
- * ROTATION_NOTIFY_URL), checked where the URL is given and again where the connection is made
- * (fetch.ts, after DNS): https only; an inward host (loopback, private, link-local, metadata, ...)
- * only when OUTBOUND_ALLOW_HOSTS lists it; plain http only to a listed loopback host (a receiver on
- * the same machine, as the dev stack and the tests run). The URL is read by the WHATWG parser, which
+ * ROTATION_NOTIFY_URL), checked where the URL is given (a subscription's host name resolved too: resolve.ts)
+ * and again where the connection is made (fetch.ts, after DNS): https only; an inward host (loopback,
+ * private, link-local, metadata, ...) only when OUTBOUND_ALLOW_HOSTS lists it; plain http only to a
+ * listed loopback host (a receiver on the same machine, as the dev stack and the tests run). The URL is read by the WHATWG parser, which
  * is also what fetch uses: 2130706433, 0x7f.1, 0177.0.0.1 and 127.1 all reach this check as 127.0.0.1.
  */
 export const ALLOW_HOSTS_VARIABLE = 'OUTBOUND_ALLOW_HOSTS';
@@ -76,7 +76,8 @@ export function isAllowedHost(allow: AllowHosts, hostname: string, port: number)
 
 /**
  * Why this URL may not be called, or undefined when it may (as far as can be told before DNS: a name
- * that resolves inward is refused when the connection is made). One sentence naming the rule.
+ * that resolves inward is refused by outboundUrlProblemAfterDns where it is registered, and when the
+ * connection is made). One sentence naming the rule.
  */
 export function outboundUrlProblem(value: string, allow: AllowHosts): string | undefined {
   let url: URL;
