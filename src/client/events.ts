@@ -153,6 +153,21 @@ async function assertOwned(pool: Pool, id: string, owner: string | undefined): P
   if (!row || row.createdBy !== owner) throw new SubscriptionNotFoundError(id);
 }
 
+/**
+ * A subscription a caller names (a replay's or a delivery list's filter): it exists (and is live, with `live`)
+ * and, with `owner`, is theirs; anything else is SubscriptionNotFoundError, so another caller's is answered
+ * exactly as one that does not exist, and nothing is done under its name.
+ */
+async function assertNamedSubscription(
+  pool: Pool,
+  id: string,
+  scope: { owner?: string | undefined; live?: boolean },
+): Promise<void> {
+  const row = await findSubscription(pool, id);
+  if (!row || (scope.live && row.status !== 'active') || (scope.owner !== undefined && row.createdBy !== scope.owner))
+    throw new SubscriptionNotFoundError(id);
+}
+
 export async function deleteEventSubscription(pool: Pool, id: string, owner?: string): Promise<SubscriptionView> {
   await assertOwned(pool, id, owner);
   const deleted = await withTransaction(pool, (tx) => deleteSubscription(tx, id));
@@ -195,6 +210,7 @@ export async function listEventDeliveries(
     eventId = parseEventId(filter.eventId);
     if (!eventId) throw new InvalidInputError(['event: must be an event id like evt_123']);
   }
+  if (filter.subscriptionId) await assertNamedSubscription(pool, filter.subscriptionId, { owner: filter.owner });
   const rows = await listDeliveries(pool, {
     ...(filter.failedOnly ? { state: 'failed' as const } : {}),
     ...(filter.subscriptionId ? { subscriptionId: filter.subscriptionId } : {}),
@@ -222,7 +238,6 @@ export async function replayEvents(
   if ('eventId' in target) {
     const id = parseEventId(target.eventId);
     if (!id) throw new InvalidInputError(['event: must be an event id like evt_123']);
-    if (!(await findEvent(deps.pool, id))) throw new EventNotFoundError(`no event ${target.eventId}`);
     filter = { eventId: id };
   } else {
     const since = new Date(target.since);
@@ -230,6 +245,11 @@ export async function replayEvents(
       throw new InvalidInputError(['since: must be an ISO 8601 time like 2026-01-31T12:00:00Z']);
     filter = { since };
   }
+  // A subscription named is one of the caller's live ones (any live one for an admin), or nothing is replayed.
+  if (options.subscriptionId)
+    await assertNamedSubscription(deps.pool, options.subscriptionId, { owner: options.owner, live: true });
+  if (filter.eventId && !(await findEvent(deps.pool, filter.eventId)))
+    throw new EventNotFoundError(`no event ${eventIdOf(filter.eventId)}`);
   const { reopened, streams } = await reopenDeliveries(deps.pool, {
     ...filter,
     ...(options.subscriptionId ? { subscriptionId: options.subscriptionId } : {}),

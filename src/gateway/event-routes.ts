@@ -202,7 +202,10 @@ export function registerEventRoutes(
 
 const subscriptionParam = { id: { type: 'string', description: 'A subscription id (esub_…; older ones sub_…).' } };
 const notTheirs = "No subscription with this id that is the caller's (SUBSCRIPTION_NOT_FOUND).";
-const subscriptionIdField = { type: 'string', description: "Narrow the replay to one of the caller's subscriptions." };
+const subscriptionIdField = {
+  type: 'string',
+  description: "Narrow the replay to one of the caller's live subscriptions (another's is answered 404).",
+};
 
 const subscribeDoc = doc({
   summary: 'Subscribe a URL to event types (signed Standard Webhooks deliveries); the caller owns it',
@@ -251,7 +254,11 @@ const deliveriesDoc = doc({
     event: { type: 'string' },
     limit: { type: 'string', pattern: '^[0-9]+$', description: '1-1000.' },
   },
-  answers: { 200: { description: 'The deliveries.', data: anyArray }, 400: 'limit breaks its rule (INVALID_INPUT).' },
+  answers: {
+    200: { description: 'The deliveries.', data: anyArray },
+    400: 'limit breaks its rule (INVALID_INPUT).',
+    404: `\`subscription\` names no subscription of the caller's (SUBSCRIPTION_NOT_FOUND).`,
+  },
 });
 
 const replayEventDoc = doc({
@@ -261,7 +268,7 @@ const replayEventDoc = doc({
   bodyOptional: true,
   answers: {
     202: { description: 'The deliveries reopened.', data: anyObject },
-    404: 'No event with this id (EVENT_NOT_FOUND).',
+    404: "No event with this id (EVENT_NOT_FOUND), or `subscriptionId` names no live subscription of the caller's (SUBSCRIPTION_NOT_FOUND).",
   },
 });
 
@@ -272,7 +279,10 @@ const replaySinceDoc = doc({
     required: ['since'],
     properties: { since: { type: 'string', description: 'An ISO 8601 time.' }, subscriptionId: subscriptionIdField },
   },
-  answers: { 202: { description: 'The deliveries reopened.', data: anyObject } },
+  answers: {
+    202: { description: 'The deliveries reopened.', data: anyObject },
+    404: "`subscriptionId` names no live subscription of the caller's (SUBSCRIPTION_NOT_FOUND).",
+  },
 });
 
 const lowBalanceData = {
