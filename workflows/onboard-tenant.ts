@@ -66,14 +66,15 @@ const steps = proxyLocalActivities<Activities>(databaseStep);
 
 /** The wait after the key step's bound on refused new keys (KEY_REJECTED, final): a timer, then one more key. */
 export const KEY_REJECTED_WAIT_PATCH = 'onboarding-key-rejected-waits';
-const KEY_REJECTED_WAIT_FIRST_MS = 60_000;
 const KEY_REJECTED_WAIT_MAX_MS = 60 * 60_000;
+const waitText = (ms: number) => (ms >= 60_000 ? `${Math.round(ms / 60_000)} min` : `${Math.ceil(ms / 1000)} s`);
 
 export { ONBOARDING_PURPOSE, DEFAULT_SLOT };
 
 export async function onboardTenant(rawInput: OnboardTenantInput): Promise<OnboardTenantResult> {
-  // A continued run has its sub-account already: its input is checked alone, no step is taken again.
-  if (rawInput.continued !== undefined) {
+  // A continued run has its sub-account already: its input is checked alone, no step is taken again. (`?.`: a
+  // start in the Web UI may send no object at all, which the check refuses rather than a TypeError failing the task.)
+  if (rawInput?.continued !== undefined) {
     const input = await validateWorkflowInput('onboardTenant', rawInput, (i) => onboardingWorkflowId(i.externalRef));
     return new Onboarding(rawInput, input).run();
   }
@@ -343,7 +344,7 @@ async function beginOnboarding(rawInput: OnboardTenantInput): Promise<{
     if (refused) throw refused;
     // A cancel or timeout may come before the schema ran: an input that cannot be a checked one
     // (it would reach search attributes and records) fails the run as it is.
-    const given = rawInput as { externalRef?: unknown; name?: unknown };
+    const given = (rawInput ?? {}) as { externalRef?: unknown; name?: unknown };
     if (
       typeof given.externalRef !== 'string' ||
       given.externalRef.length > EXTERNAL_REF_MAX_LENGTH ||

@@ -33,7 +33,7 @@ describe('issueTenantKey decisions after an abort (mocked activities)', () => {
       let abandonCalls = 0;
       const activities = {
         beginSlotKeyIssue: async () => ({ state: 'issue' as const, subaccountId: 'sa_1', generation: 1 }),
-        issueTenantKey: async () => atLimit,
+        issueAndVerifyTenantKey: async () => atLimit,
         // The database is down for a while as the run gives the issue up: its retry backs off past the local
         // retry threshold (10 s), so the run waits on a timer and takes decisions meanwhile. The failure names its
         // own retry delay, just past the threshold: with the policy's 200 ms doubling it took 7 failures and
@@ -80,7 +80,7 @@ describe('issueTenantKey decisions after an abort (mocked activities)', () => {
     let abandoned = 0;
     const activities = {
       beginSlotKeyIssue: async () => ({ state: 'issue' as const, subaccountId: 'sa_1', generation: 1 }),
-      issueTenantKey: async () => atLimit,
+      issueAndVerifyTenantKey: async () => atLimit,
       abandonSlotKeyIssue: async () => {
         abandoned += 1;
       },

@@ -33,16 +33,17 @@ function mocks(issueAnswers: () => unknown) {
     calls,
     activities: {
       beginSlotKeyIssue: async () => ({ state: 'issue' as const, subaccountId: 'sa_1', generation: 1 }),
-      issueTenantKey: async () => {
+      // One step issues and proves the key (issue 44); it proves only a key it issued.
+      issueAndVerifyTenantKey: async () => {
         calls.issue += 1;
         calls.runs.add(callingRun());
-        return issueAnswers();
+        const answer = issueAnswers() as { state: string };
+        if (answer.state !== 'issued') return answer;
+        calls.verify += 1;
+        return { ...answer, verified: true };
       },
       abandonSlotKeyIssue: async () => {
         calls.abandon += 1;
-      },
-      verifyTenantKey: async () => {
-        calls.verify += 1;
       },
     },
   };

@@ -34,9 +34,10 @@ describe.concurrent('a wait on every surface', () => {
     let limit = true;
     const activities = {
       beginSlotKeyIssue: async () => ({ state: 'issue' as const, subaccountId: 'sa_1', generation: 1 }),
-      issueTenantKey: async () =>
-        limit ? atLimit : { state: 'issued' as const, keyId: 'key_new', fingerprint: 'fp', orphansRevoked: [] },
-      verifyTenantKey: async () => undefined,
+      issueAndVerifyTenantKey: async () =>
+        limit
+          ? atLimit
+          : { state: 'issued' as const, keyId: 'key_new', fingerprint: 'fp', orphansRevoked: [], verified: true },
     };
     await world.run(activities, async ({ client, taskQueue }) => {
       const workflowId = keyIssueWorkflowId(ref, 'ci');
@@ -95,7 +96,7 @@ describe.concurrent('a wait on every surface', () => {
     const workflowId = keyIssueWorkflowId(ref, 'ci');
     const activities = {
       beginSlotKeyIssue: async () => ({ state: 'issue' as const, subaccountId: 'sa_1', generation: 1 }),
-      issueTenantKey: async () => atLimit,
+      issueAndVerifyTenantKey: async () => atLimit,
     };
     const handle = await world.run(activities, async ({ client, taskQueue }) => {
       const started = await client.workflow.start('issueTenantKey', {

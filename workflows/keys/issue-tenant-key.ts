@@ -9,7 +9,7 @@
  *                      └─► create+seal ─► key_limit? ─► wait (retry / abort / timer) ─► create+seal
  *                                      └─► verify ─► issued
  */
-import { continueAsNew, proxyLocalActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { continueAsNew, patched, proxyLocalActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { Activities } from '../../activities/index.js';
 import { codedFailure, FailureCode } from '../../src/domain/failures.js';
 import { keyIssueWorkflowId } from '../../src/domain/ids.js';
@@ -40,6 +40,9 @@ export interface IssueTenantKeyResult {
 }
 
 const DEFAULT_KEY_LIMIT_RETRY = '10m';
+
+/** The slot's key is issued and proven by one step (issueAndVerifyTenantKey), as onboarding's is. */
+export const SLOT_ISSUE_PROVES_PATCH = 'slot-issue-proves-in-one-step';
 
 export async function issueTenantKey(rawInput: IssueTenantKeyInput): Promise<IssueTenantKeyResult> {
   const input = await validateWorkflowInput('issueTenantKey', rawInput, (i) =>
@@ -103,6 +106,7 @@ export async function issueTenantKey(rawInput: IssueTenantKeyInput): Promise<Iss
     input.options?.pollCeiling === undefined ? undefined : msOf(input.options.pollCeiling),
     carried?.polls ?? 0,
   );
+  let proven = false;
   const issued = await waitForKeySlot({
     waits,
     backoff,
@@ -110,6 +114,12 @@ export async function issueTenantKey(rawInput: IssueTenantKeyInput): Promise<Iss
     applicable,
     create: () => {
       status.stage = 'creating_key';
+      // One step issues and proves the key (issue 44): a new key refused at its first use is revoked and replaced
+      // by the step's next attempt, as in onboarding, instead of ending the run once stored.
+      if (patched(SLOT_ISSUE_PROVES_PATCH)) {
+        proven = true;
+        return steps.issueAndVerifyTenantKey({ ...keyRef, subaccountId: begun.subaccountId });
+      }
       return steps.issueTenantKey({ ...keyRef, subaccountId: begun.subaccountId });
     },
     atLimit: (limit) => {
@@ -145,8 +155,10 @@ export async function issueTenantKey(rawInput: IssueTenantKeyInput): Promise<Iss
   }
   Object.assign(status, { keyId: issued.keyId, fingerprint: issued.fingerprint });
   if (waits.current) waits.leave('issued');
-  status.stage = 'verifying';
-  await steps.verifyTenantKey(keyRef);
+  if (!proven) {
+    status.stage = 'verifying';
+    await steps.verifyTenantKey(keyRef);
+  }
   status.stage = 'issued';
   return {
     externalRef: input.externalRef,
