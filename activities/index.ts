@@ -28,6 +28,12 @@ export function createActivities(deps: ActivityDeps) {
   const validation = createInputValidationActivities(
     (input) => preflightInsideRun(deps, input),
     deps.transfers?.maxMicroUsd,
+    {
+      closeDelay: deps.lifecycle?.closeDelay,
+      tenantKeyLimit: deps.platformTenantKeyLimit,
+      pool: deps.pool,
+      vault: deps.vault,
+    },
   );
   const tenants = createTenantActivities(deps);
   return {

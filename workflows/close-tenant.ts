@@ -59,6 +59,7 @@ import { recordOutcome } from './outcomes.js';
 import { msOf, validateWorkflowInput } from './validate-input.js';
 import { lifecycleWorkflowId, onboardingWorkflowId } from '../src/domain/ids.js';
 import { codedFailure, FailureCode } from '../src/domain/failures.js';
+import { closeDelayMs } from '../src/domain/durations.js';
 import { closeCleanup, closeWaitDatabaseStep } from './activity-policies.js';
 import { Backoff, HISTORY_EVENT_BOUND, historyFull, Waits, type WaitView } from './waits.js';
 
@@ -246,7 +247,8 @@ class Close {
 
   /** A delayed close (`after`): the tenant suspended now, the window's end recorded. */
   private async scheduleWindow(): Promise<void> {
-    const delayMs = this.input.after ? msOf(this.input.after) : 0;
+    // `0` is no duration (msOf threw on it, failing the task for ever): at once, as absent.
+    const delayMs = this.input.after ? closeDelayMs(this.input.after) : 0;
     if (delayMs <= 0) return;
     const closeAtMs = Date.now() + delayMs;
     this.status.closeAt = new Date(closeAtMs).toISOString();

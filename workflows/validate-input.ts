@@ -7,8 +7,11 @@ import { inputCheck } from './activity-policies.js';
 
 /**
  * Every workflow validates its plain-JSON input first (a Web-UI start gets the same rules as the
- * CLI) — in a local activity, so zod stays out of the workflow bundle — and checks that its id is
- * the business key, so a second start cannot run the same job twice.
+ * CLI) — in a local activity, so zod stays out of the workflow bundle, with the worker's configuration
+ * and our records for the server's policy (activities/input-validation.ts) — and checks that its id is
+ * the business key, so a second start cannot run the same job twice. A refused input fails the run at
+ * once (INVALID_INPUT), never its workflow task. The check's answer is recorded (a marker), so a change
+ * of its rules never changes how a running workflow replays.
  */
 const check = proxyLocalActivities<Activities>(inputCheck);
 
@@ -19,10 +22,14 @@ export async function validateWorkflowInput<K extends WorkflowInputSchemaName>(
 ): Promise<ParsedWorkflowInput<K>> {
   let input: ParsedWorkflowInput<K>;
   try {
+    const info = workflowInfo();
     input = (await check.validateWorkflowInput({
       schema,
       input: rawInput,
-      workflowType: workflowInfo().workflowType,
+      workflowType: info.workflowType,
+      // Its carried fields are a continued run's own, never a first run's (set by a caller).
+      continuedRun: info.continuedFromExecutionRunId !== undefined,
+      startedAtMs: info.runStartTime.getTime(),
     })) as ParsedWorkflowInput<K>;
   } catch (error) {
     throw inputRefusal(error) ?? error;

@@ -1,6 +1,7 @@
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, type Client } from '@temporalio/client';
 import { autoTopUpSweepInputSchema, type AutoTopUpSweepInput } from '../domain/funding-policy-input.js';
-import { parseInput } from '../domain/tenant-input.js';
+import { parseCallerInput } from '../domain/tenant-input.js';
+import { carriedFieldsOf } from '../domain/caller-fields.js';
 import { AUTO_TOP_UP_SCHEDULE_ID, autoTopUpSweepWorkflowId } from '../domain/ids.js';
 import { SCHEDULE_EVERY } from './rotation-schedules.js';
 
@@ -15,7 +16,8 @@ export async function scheduleAutoTopUp(
   taskQueue: string,
 ): Promise<{ scheduleId: string; outcome: 'created' | 'updated' }> {
   if (!SCHEDULE_EVERY.test(every)) throw new Error(`--every: must be a duration like 15m or 1h (got ${every})`);
-  parseInput(autoTopUpSweepInputSchema, rawInput);
+  // The sweep's cursor and totals are its continuation's, never a caller's (every run would skip tenants).
+  parseCallerInput(autoTopUpSweepInputSchema, rawInput, carriedFieldsOf('autoTopUpSweep'));
   const spec = { intervals: [{ every }] };
   const action = {
     type: 'startWorkflow' as const,

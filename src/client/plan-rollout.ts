@@ -16,6 +16,7 @@ import {
 import { assertPlanWithinKeyLimit, planBodySchema, planLookupSchema } from '../domain/plans.js';
 import { tenantExternalRefKey } from '../domain/search-attributes.js';
 import { InvalidInputError, parseCallerInput, parseInput } from '../domain/tenant-input.js';
+import { carriedFieldsOf } from '../domain/caller-fields.js';
 import { assertTenantAllows, planConvergenceRefusal } from '../domain/tenant-rules.js';
 import {
   convergeStatusQuery,
@@ -150,11 +151,12 @@ export async function startPlanRollout(
     ...(raw['version'] === undefined ? {} : { version: raw['version'] }),
   });
   // The whole input is checked before the plan is looked up: one answer names every bad field.
-  const probe = parseCallerInput(rolloutPlanInputSchema, {
-    ...raw,
-    version: version ?? 1,
-    requestedBy: options.actor,
-  });
+  const probe = parseCallerInput(
+    rolloutPlanInputSchema,
+    { ...raw, version: version ?? 1, requestedBy: options.actor },
+    // The rollout's cursor is its continuation's, never a caller's (the run would skip tenants).
+    carriedFieldsOf('rolloutPlan'),
+  );
   const plan = await targetOf(pool, name, version, options.tenantKeyLimit);
   const from = await fromPlanOf(pool, probe.from, plan);
   const input = { ...raw, plan: plan.name, version: plan.version, from, requestedBy: options.actor };

@@ -2,7 +2,8 @@ import { ScheduleNotFoundError, type Client } from '@temporalio/client';
 import { createOrUpdateSchedule, upsertTenantRotationSchedule } from '../infra/rotation-schedule.js';
 import type { Queryable } from '../db/pool.js';
 import { findTenant, TenantNotFoundError } from '../db/tenants-store.js';
-import { parseCallerInput, parseInput } from '../domain/tenant-input.js';
+import { parseCallerInput } from '../domain/tenant-input.js';
+import { carriedFieldsOf } from '../domain/caller-fields.js';
 import { assertTenantAllows, rotationScheduleRefusal } from '../domain/tenant-rules.js';
 import { fleetAdoptionScheduleId, fleetAdoptionWorkflowId, fleetScheduleId } from '../domain/ids.js';
 import {
@@ -66,7 +67,8 @@ export async function scheduleFleetRotation(
   taskQueue: string,
 ) {
   checkTimes(times);
-  const input = parseInput(rotateFleetInputSchema, rawInput);
+  // A fleet run's cursor and totals are its continuation's, never a caller's (every run would skip tenants).
+  const input = parseCallerInput(rotateFleetInputSchema, rawInput, carriedFieldsOf('rotateFleet'));
   // The fleet adoption (imported tenants' unmanaged keys) has its own schedule beside the fleet rotation.
   const scheduleId = input.adopt ? fleetAdoptionScheduleId(input.slot) : fleetScheduleId(input.slot);
   const outcome = await createOrUpdateSchedule(client, {

@@ -2,12 +2,16 @@ import type { Client, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/
 import { TypedSearchAttributes } from '@temporalio/common';
 import {
   InvalidInputError,
+  lifecycleAfterProblem,
   lifecycleInputSchema,
   parseCallerInput,
   type LifecycleRequest,
 } from '../domain/tenant-input.js';
 import type { DecisionAnswer, DecisionBy } from '../domain/operator-decisions.js';
-import { msOf } from '../domain/durations.js';
+import { closeDelayMinimumProblem, closeDelayMs } from '../domain/durations.js';
+import { CLOSE_SOONER_RULE } from '../domain/caller-fields.js';
+import { sealCloseSoonerGrant } from '../secrets/close-sooner-grant.js';
+import type { Vault } from '../secrets/vault.js';
 import { cancelCloseUpdate } from '../../workflows/close-tenant-messages.js';
 import { sendDecision } from './send-decision.js';
 import { tenantExternalRefKey } from '../domain/search-attributes.js';
@@ -27,7 +31,9 @@ export type LifecycleAction = keyof typeof LifecycleAction;
  * no-op success). The input is validated before anything is started.
  *
  * CLOSE_DELAY is the server's default and its minimum: a shorter `after` is refused unless the caller
- * may close sooner (`closeSooner`, the `close.immediate` permission: admins).
+ * may close sooner (`closeSooner`, the `close.immediate` permission: admins). The run holds its start to the
+ * same minimum (activities/input-validation.ts), so an admin's sooner close carries the server's sealed word for
+ * it (`vault`: src/secrets/close-sooner-grant.ts), which no caller can set.
  *
  * With our records (`db`: the gateway passes them) a resume the tenant's state refuses (resumeRefusal: closing,
  * or a delayed close waiting out its window) is refused here, before anything starts; a run started without
@@ -42,26 +48,35 @@ export async function startLifecycle(
     closeDelay?: string;
     closeDelayFrom?: string;
     closeSooner?: boolean;
+    /** Seals an admin's sooner close for the run (the gateway's); without it the run holds the close to its minimum. */
+    vault?: Vault;
     db?: Queryable;
   } = {},
 ): Promise<WorkflowHandleWithFirstExecutionRunId> {
+  if (typeof rawInput === 'object' && rawInput !== null && 'closeSooner' in rawInput)
+    throw new InvalidInputError([`closeSooner: ${CLOSE_SOONER_RULE}`]);
   const parsed: LifecycleRequest = parseCallerInput(lifecycleInputSchema, rawInput);
-  if (action !== 'close' && parsed.after !== undefined)
-    throw new InvalidInputError([`after: only a close takes a delay (not ${action})`]);
+  const afterProblem = lifecycleAfterProblem(action, parsed.after);
+  if (afterProblem) throw new InvalidInputError([afterProblem]);
   if (action === 'resume' && options.db) await assertResumable(options.db, parsed.externalRef);
   // A close without `after` takes the configured default (CLOSE_DELAY); `0` closes at once.
   const after = action === 'close' ? (parsed.after ?? options.closeDelay) : undefined;
   const minimum = options.closeDelay ?? '0';
-  if (after !== undefined && !options.closeSooner && delayMs(after) < delayMs(minimum))
-    throw new InvalidInputError([
-      `after: must be at least ${minimum} (${options.closeDelayFrom ?? 'CLOSE_DELAY, the server'}'s minimum, ` +
-        'which only an admin may undercut)',
-    ]);
+  const tooSoon = after === undefined ? null : closeDelayMinimumProblem(after, minimum, options.closeDelayFrom);
+  if (tooSoon && !options.closeSooner) throw new InvalidInputError([tooSoon]);
   const input: LifecycleRequest = { ...parsed, ...(after !== undefined && after !== '0' ? { after } : {}) };
   if (after === '0') delete input.after;
+  const workflowId = lifecycleWorkflowId(action, input.externalRef);
+  if (tooSoon && options.vault)
+    input.closeSooner = sealCloseSoonerGrant(options.vault, {
+      workflowId,
+      after: after!,
+      by: input.operator,
+      issuedAtMs: Date.now(),
+    });
   return client.workflow.start(LifecycleAction[action], {
     taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
-    workflowId: lifecycleWorkflowId(action, input.externalRef),
+    workflowId,
     args: [input],
     workflowIdConflictPolicy: 'USE_EXISTING',
     workflowIdReusePolicy: 'ALLOW_DUPLICATE',
@@ -77,7 +92,7 @@ async function assertResumable(db: Queryable, externalRef: string): Promise<void
   assertTenantAllows(resumeRefusal, { ...tenant, scheduledCloseAt: scheduled?.closeAt ?? null });
 }
 
-export const delayMs = (value: string) => (value === '0' ? 0 : msOf(value));
+export const delayMs = closeDelayMs;
 
 /** Undoes a delayed close inside its window: the tenant is back as it was (an Update with a validator). */
 export async function cancelClose(client: Client, externalRef: string, by: DecisionBy): Promise<DecisionAnswer> {

@@ -5,6 +5,7 @@ import { EXTERNAL_REF_MAX_LENGTH, TENANT_NAME_MAX_LENGTH } from './ids.js';
 import { planSpecSchema } from './plan-ref.js';
 import { freeText } from './text.js';
 import { continuedSchema, waitBoundOptions } from './wait-options.js';
+import { carriedFieldProblems, carriedFieldsOf } from './caller-fields.js';
 
 /**
  * Inputs shared by every way in (helper, CLI, gateway, a Web-UI start): validated by the same
@@ -97,9 +98,19 @@ export const lifecycleInputSchema = z.strictObject({
     .optional(),
   /** close only: the state a close that continued as new hands to its next run (workflows/close-tenant.ts). */
   continued: continuedSchema,
+  /**
+   * close only: the server's word that an admin closes sooner than the minimum (src/secrets/close-sooner-grant.ts),
+   * sealed by startLifecycle and opened by the run's input check; never a caller's.
+   */
+  closeSooner: z.string().max(1000).optional(),
 });
 export type LifecycleWorkflowInput = z.input<typeof lifecycleInputSchema>;
 export type LifecycleRequest = z.output<typeof lifecycleInputSchema>;
+
+/** Only a close takes a delay: the rule of `after` on suspend and resume, the starters' and the runs' own. */
+export function lifecycleAfterProblem(action: 'suspend' | 'resume' | 'close', after: unknown): string | null {
+  return action !== 'close' && after !== undefined ? `after: only a close takes a delay (not ${action})` : null;
+}
 
 export class InvalidInputError extends Error {
   override name = 'InvalidInputError';
@@ -112,11 +123,17 @@ export class InvalidInputError extends Error {
  * A workflow input from a caller (gateway, tenantctl, a schedule, a start in the Web UI through the client
  * starters): parsed like any input, and `continued` — the state a run hands to its next run when it
  * continues as new — is refused, naming the field, before anything starts (it would skip the run's own
- * checks; the workflow refuses it too, but a started run bound to fail is not an answer).
+ * checks; the workflow refuses it too, but a started run bound to fail is not an answer). So are the other
+ * carried fields the caller names (a fleet run's `after` and `totals`).
  */
-export function parseCallerInput<T>(schema: z.ZodType<T>, value: unknown): T {
-  if (typeof value === 'object' && value !== null && 'continued' in value)
-    throw new InvalidInputError(['continued: set only by a run that continues as new, never by a caller']);
+export function parseCallerInput<T>(
+  schema: z.ZodType<T>,
+  value: unknown,
+  /** The input's carried fields (src/domain/caller-fields.ts): a fleet run's cursor and totals too. */
+  carried: readonly string[] = carriedFieldsOf(''),
+): T {
+  const problems = carriedFieldProblems(carried, value);
+  if (problems.length) throw new InvalidInputError(problems);
   return parseInput(schema, value);
 }
 

@@ -8,8 +8,9 @@ import { rotateTenantKeyInputSchema, type ParsedRotateTenantKeyInput } from '../
  * body is an unknown field). Every problem is reported as `field: rule` before anything starts. The
  * OpenAPI document is generated from the same schemas.
  */
-// `continued` is a run's own hand-over to its next run (continue-as-new), never a caller's.
-export const lifecycleBodySchema = lifecycleInputSchema.omit({ externalRef: true, continued: true });
+// `continued` is a run's own hand-over to its next run (continue-as-new), `closeSooner` the starter's word for an
+// admin's sooner close: never a caller's.
+export const lifecycleBodySchema = lifecycleInputSchema.omit({ externalRef: true, continued: true, closeSooner: true });
 /** `operator` is who asks (audited when an emergency escalates a running rotation); not part of the workflow input. */
 export const rotateBodySchema = rotateTenantKeyInputSchema
   .omit({ externalRef: true })

@@ -117,7 +117,8 @@ const showScheduleDoc = doc({
   answers: { 200: { description: 'The schedule.', data: anyObject }, 404: 'No schedule (SCHEDULE_NOT_FOUND).' },
 });
 
-const sweep = fromZod(autoTopUpSweepInputSchema) as { properties: object };
+// The sweep's cursor and totals are its continuation's, never a caller's: not documented as fields.
+const sweep = fromZod(autoTopUpSweepInputSchema.omit({ after: true, totals: true })) as { properties: object };
 const scheduleDoc = doc({
   summary: "Create or update the auto top-up sweep's Schedule (`every` named, never defaulted)",
   body: {

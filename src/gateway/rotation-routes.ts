@@ -298,7 +298,8 @@ const scheduleDoc = doc({
   body: {
     anyOf: [
       rotateTenantKeyInputSchema.extend({ ...scheduleTimes, fleet: z.literal(false).optional() }),
-      rotateFleetInputSchema.extend({ ...scheduleTimes, fleet: z.literal(true) }),
+      // A fleet run's cursor and totals are its continuation's, never a caller's: not documented as a field.
+      rotateFleetInputSchema.omit({ after: true, totals: true }).extend({ ...scheduleTimes, fleet: z.literal(true) }),
     ].map((schema) => fromZod(schema)),
   },
   answers: {

@@ -2,7 +2,9 @@ import type { Client } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { startKeyIssue, startKeyRevoke } from '../../src/client/key-slots.js';
 import { startParentKeyRotation } from '../../src/client/parent-key.js';
-import { scheduleTenantRotation } from '../../src/client/rotation-schedules.js';
+import { scheduleFleetRotation, scheduleTenantRotation } from '../../src/client/rotation-schedules.js';
+import { scheduleAutoTopUp } from '../../src/client/auto-top-up-schedule.js';
+import { startPlanRollout } from '../../src/client/plan-rollout.js';
 import { startLifecycle } from '../../src/client/start-lifecycle.js';
 import { startOnboarding } from '../../src/client/start-onboarding.js';
 import { startAdoption, startRotation } from '../../src/client/start-rotation.js';
@@ -72,5 +74,48 @@ describe("a caller's continued state", () => {
     expect((error as InvalidInputError).problems).toEqual([
       'continued: set only by a run that continues as new, never by a caller',
     ]);
+  });
+});
+
+/**
+ * A fleet run's cursor (`after`) and totals are what it hands to its next run: a schedule made with `after: "zzz"`
+ * skipped every tenant before "zzz" in every run. The starters refuse them as they refuse `continued`; so does an
+ * admin's `closeSooner`, which only the server's starter seals.
+ */
+const CARRIED = 'set only by a run that continues as new, never by a caller';
+const cursors: Array<[string, () => Promise<unknown>, string[]]> = [
+  [
+    'fleet rotation schedule',
+    () =>
+      scheduleFleetRotation(
+        untouched as Client,
+        { after: 'zzz', totals: { started: -5, completed: 0, held: 0, skipped: 0, failed: 0 } },
+        { every: '30d' },
+        'q',
+      ),
+    [`after: ${CARRIED}`, `totals: ${CARRIED}`],
+  ],
+  [
+    'auto top-up schedule',
+    () => scheduleAutoTopUp(untouched as Client, { after: 'zzz' }, '1h', 'q'),
+    [`after: ${CARRIED}`],
+  ],
+  [
+    'plan rollout',
+    () => startPlanRollout(untouched as Client, untouched, { plan: 'p', after: 'zzz' }, { actor: 'a', taskQueue: 'q' }),
+    [`after: ${CARRIED}`],
+  ],
+  [
+    'close with a grant',
+    () => startLifecycle(untouched as Client, 'close', { externalRef: 't-1', reason: 'gone', closeSooner: 'v1.x' }),
+    [expect.stringMatching(/^closeSooner: /) as unknown as string],
+  ],
+];
+
+describe("a caller's cursor, totals and grant", () => {
+  it.each(cursors)('%s: refused before anything starts, naming each field', async (_, start, problems) => {
+    const error = await start().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidInputError);
+    expect((error as InvalidInputError).problems).toEqual(problems);
   });
 });

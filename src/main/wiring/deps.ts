@@ -48,7 +48,11 @@ export function buildActivityDeps(
     }),
     vault: createVault(parseMasterKeys(config.SECRETS_KEYS)),
     logger,
-    lifecycle: { resumeBalanceFloorMicroUsd: config.RESUME_BALANCE_FLOOR_MICRO_USD },
+    lifecycle: {
+      resumeBalanceFloorMicroUsd: config.RESUME_BALANCE_FLOOR_MICRO_USD,
+      // The gateway's policy, held by every close run too (a start in the Web UI included).
+      closeDelay: safeOpsOf(config).closeDelay,
+    },
     transfers: { maxMicroUsd: config.TRANSFER_MAX_MICRO_USD },
     platformRequestsPerSecond: config.PLATFORM_RATE_LIMIT_PER_SECOND,
     platformTenantKeyLimit: config.PLATFORM_TENANT_KEY_LIMIT,
