@@ -22,6 +22,8 @@ import {
 import type { Activities } from '../activities/index.js';
 import { msOf } from '../src/domain/durations.js';
 import { EVENTS_PENDING_SIGNAL, type DeliverEventStreamInput } from '../src/domain/event-streams.js';
+import { deliverEventStreamInputProblems } from '../src/domain/event-stream-input.js';
+import { codedFailure, FailureCode } from '../src/domain/failures.js';
 
 export const eventsPendingSignal = defineSignal<[]>(EVENTS_PENDING_SIGNAL);
 
@@ -38,6 +40,13 @@ export const eventStreamStatusQuery = defineQuery<{ stage: string; waitingFor: s
 export async function deliverEventStream(
   input: DeliverEventStreamInput,
 ): Promise<{ delivered: number; failed: number }> {
+  // The signal-with-start of the dispatcher, or anything a start from outside (the Web UI) hands it: a malformed
+  // timing threw in msOf below, failing the workflow task for ever; it fails the run at once instead.
+  const problems = deliverEventStreamInputProblems(input);
+  if (problems.length)
+    throw codedFailure(FailureCode.INVALID_INPUT, `invalid deliverEventStream input: ${problems.join('; ')}`, {
+      details: { problems },
+    });
   const policy = input.policy ?? {};
   const sender = proxyActivities<Activities>({
     startToCloseTimeout: '30s',

@@ -19,6 +19,8 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { DispatchEventsInput } from '../src/domain/event-streams.js';
+import { dispatchEventsInputProblems } from '../src/domain/event-stream-input.js';
+import { codedFailure, FailureCode } from '../src/domain/failures.js';
 
 const { dispatchOutbox } = proxyActivities<Activities>({
   startToCloseTimeout: '2m',
@@ -32,6 +34,12 @@ export const eventDispatcherStatusQuery = defineQuery<{ stage: string; waitingFo
 );
 
 export async function dispatchEvents(input: DispatchEventsInput = {}): Promise<void> {
+  // A start from outside the worker (the Web UI) may hand it anything: refused at once, never a stuck task.
+  const problems = dispatchEventsInputProblems(input);
+  if (problems.length)
+    throw codedFailure(FailureCode.INVALID_INPUT, `invalid dispatchEvents input: ${problems.join('; ')}`, {
+      details: { problems },
+    });
   const status = { stage: 'dispatching', waitingFor: 'new outbox rows (LISTEN), a batch at a time' };
   setHandler(eventDispatcherStatusQuery, () => status);
   setCurrentDetails(
