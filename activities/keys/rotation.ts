@@ -254,14 +254,17 @@ export function createRotationActivities(deps: ActivityDeps) {
       ): Promise<{ revoked: string[]; refused: boolean }> => {
         const old = await findKeyRecord(pool, input.externalRef, input.slot, input.oldGeneration);
         if (old?.status !== 'active') return { revoked: [], refused: true };
+        // The record first (issue 44): a create of this generation still running beside us is then refused its
+        // store by the fence and revokes its own key, so none lands active after the list below.
+        const record = await findKeyRecord(pool, input.externalRef, input.slot, input.generation);
+        if (record?.status === 'creating') await markCreatingKeyFailed(pool, record.id);
         const prefix = `${keyNamePrefix(input.slot, input.generation)}-a`;
         const { keys } = await platform.listTenantKeys({ subaccountId: input.subaccountId });
         const ours = keys.filter((k) => k.name?.startsWith(prefix) && k.status !== 'revoked');
         for (const key of ours) await revokeOnPlatform(input.subaccountId, key.id);
-        const record = await findKeyRecord(pool, input.externalRef, input.slot, input.generation);
+        const now = await findKeyRecord(pool, input.externalRef, input.slot, input.generation);
         await withTransaction(pool, async (tx) => {
-          if (record?.status === 'creating') await markCreatingKeyFailed(tx, record.id);
-          else if (record) await markKeyRevoked(tx, record.id);
+          if (now && now.status !== 'failed') await markKeyRevoked(tx, now.id);
           await appendAudit(tx, {
             ...auditOrigin(),
             action: 'rotation.new_key_revoked',
