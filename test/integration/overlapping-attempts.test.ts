@@ -258,6 +258,40 @@ describe('two attempts of one step at once', () => {
     expect((await record(bound)).rejectedKeys).toBe(3);
   });
 
+  it("a rotation's roll-back beside its generation's create still in flight: no key of that generation stays active", async () => {
+    const ref = 'ov-rollback';
+    const subaccountId = await tenant(ref);
+    await setTenantStatus(ctx.pool, ref, TenantStatus.active);
+    const old = await attempt().issueAndVerifyTenantKey({
+      externalRef: ref,
+      subaccountId,
+      slot: 'default',
+      generation: 1,
+    });
+    const beforeCreate = barrier();
+    const input = { externalRef: ref, subaccountId, slot: 'default', generation: 2 };
+    // Generation 2's create has claimed its record; its request is not yet out.
+    const create = attempt({ before: { createTenantKey: beforeCreate.hook } }).issueTenantKey(input);
+    await beforeCreate.reached;
+    // The roll-back lists the platform's keys (none of generation 2 yet) and is held there ...
+    const listed = barrier();
+    const rollBack = attempt({ after: { listTenantKeys: listed.hook } }).revokeNewGeneration({
+      ...input,
+      rotationId: 'rot-overlap',
+      oldGeneration: 1,
+      why: 'aborted while the create ran',
+    });
+    await listed.reached;
+    // ... while the create's key lands and the create tries to store it.
+    beforeCreate.open();
+    const created = await typeOf(create);
+    listed.open();
+    expect((await rollBack).refused).toBe(false);
+    // The create was refused its store (the roll-back failed the record first) and revoked its own key.
+    expect(created).toBe(FailureCode.KEY_RECORD_STATE);
+    expect((await activeKeys(subaccountId)).map((k) => k.id)).toEqual([(old as { keyId: string }).keyId]);
+  });
+
   it("the parent key's create: a sibling creates and stores while the first answer is in flight; the first answers with the stored key", async () => {
     const runKey = `overlap-${Date.now()}`;
     const row = await insertCreatingParentKey(pool, `orchestrator-${runKey}`);
