@@ -140,6 +140,11 @@ try {
       `drops, ${c.fired.filter((e) => e.name.includes('storm')).length} storms, ` +
       `${c.faultsInjected} faults injected in ${c.platformRequests} platform requests`,
   );
+  console.log(
+    `overlaps: ${Object.entries(c.overlaps)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}`,
+  );
   console.log('');
   printTable(report.results, (line) => console.log(line));
   console.log('');

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { seededRandom } from '../src/sim/faults.js';
 import { createEncryptionCodec } from '../src/secrets/payload-codec.js';
@@ -16,6 +16,7 @@ import type { ChaosOptions } from './options.js';
 import { makePlan } from './plan.js';
 import { WorkerProcess } from './worker-process.js';
 import { startWorld } from './world.js';
+import type { Pool } from '../src/db/pool.js';
 
 export interface ChaosReport {
   runId: string;
@@ -33,6 +34,7 @@ export interface ChaosReport {
     platformRequests: number;
     faultsInjected: number;
     peakRequestsPerSecond: number;
+    overlaps: Record<string, number>;
   };
   /** Worker processes (`pid@host`) that completed workflow tasks of the run. */
   workerIdentities: string[];
@@ -116,6 +118,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const records = await checkRecords(world.pool, world.sim.state(), `chaos-${runId}-`, driver.operations);
     const tokensInRecords = await checkTokensInRecords(world.pool);
     for (const worker of workers) await worker.stop(); // flushes the log before it is read
+    const overlaps = await countOverlaps(
+      world.pool,
+      workers.map((worker) => worker.logFile),
+    );
     const results = [
       ...records,
       checkOperations(driver.operations, temporal.reasons),
@@ -151,6 +157,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         platformRequests: stats.requestsTotal,
         faultsInjected: stats.faultsInjectedTotal + stats.rateLimitedTotal,
         peakRequestsPerSecond: stats.peakRequestsPerSecond,
+        overlaps,
       },
       workerIdentities: temporal.workerIdentities,
       openRuns: Object.fromEntries(temporal.reasons),
@@ -159,6 +166,25 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   } finally {
     await cleanup.runAll();
   }
+}
+
+/**
+ * Evidence that attempts overlapped (issue 44): local activity attempts that completed after their workflow task
+ * was gone (the SDK's "untracked local activity", a frozen or late attempt whose successor was scheduled), and what
+ * the fences did (audit actions: a fenced create revoking its own key, the orphan sweep, keys refused at first use).
+ */
+async function countOverlaps(pool: Pool, logFiles: string[]): Promise<Record<string, number>> {
+  let lateLocalActivities = 0;
+  for (const file of logFiles) {
+    const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
+    lateLocalActivities += text.split('Tried to complete untracked local activity').length - 1;
+  }
+  const { rows } = await pool.query<{ action: string; n: number }>(
+    `SELECT action, count(*)::int AS n FROM audit_log
+      WHERE action IN ('key.superseded_revoked', 'key.orphan_revoked', 'key.rejected', 'parent_key.superseded_revoked')
+      GROUP BY action`,
+  );
+  return { lateLocalActivities, ...Object.fromEntries(rows.map((r) => [r.action, r.n])) };
 }
 
 function countBy<T>(items: T[], key: (item: T) => string): Record<string, number> {
