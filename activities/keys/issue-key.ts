@@ -2,9 +2,12 @@ import { appendAudit } from '../../src/db/audit-store.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   claimKeyCreateAttempt,
+  claimKeyProof,
   claimKeyRecord,
   findKeyRecord,
+  findKeyRecordOfId,
   findKeyWithSecret,
+  keyProofStanding,
   markKeyVerifiedAudited,
   rejectIssuedKey,
   storeIssuedKey,
@@ -102,6 +105,9 @@ export function createKeyActivities(deps: ActivityDeps) {
     sealed: string;
   }
 
+  const currentRecord = (input: IssueKeyInput) => findKeyRecord(pool, input.externalRef, input.slot, input.generation);
+  const findKeyRecordById = (id: string) => findKeyRecordOfId(pool, id);
+
   async function issueKey(input: IssueKeyInput): Promise<IssueKeyResult> {
     return (await issue(input)).result;
   }
@@ -131,7 +137,17 @@ export function createKeyActivities(deps: ActivityDeps) {
     );
   }
 
-  async function issue(input: IssueKeyInput): Promise<{ result: IssueKeyResult; stored?: Stored }> {
+  /**
+   * How this attempt's issue ended: `stored` (it stored the key, holding claim `claim`), `found` (the record held a
+   * key when it began: a retry, or a sibling's stored key) or `fenced` (a sibling claimed or stored while it ran).
+   */
+  type Issued = { result: IssueKeyResult } & (
+    | { how: 'stored'; stored: Stored; claim: number }
+    | { how: 'found' | 'fenced'; recordId: string | null }
+    | { how: 'key_limit' }
+  );
+
+  async function issue(input: IssueKeyInput): Promise<Issued> {
     const prefix = keyNamePrefix(input.slot, input.generation);
     // The tenant's check and the record (with its first attempt claimed when new) in one statement.
     const claimed = await claimKeyRecord(
@@ -143,13 +159,13 @@ export function createKeyActivities(deps: ActivityDeps) {
       await assertTenantOpen(pool, input.externalRef); // throws, naming the tenant's state
       throw activityFailure(FailureCode.TENANT_CLOSED, `tenant ${input.externalRef} is closing: no new keys`);
     }
-    if (claimed.status !== 'creating') return settledRecord(input, claimed);
+    if (claimed.status !== 'creating') return { ...settledRecord(input, claimed), how: 'found', recordId: claimed.id };
     let record: TenantKeyRow = claimed;
     if (!claimed.fresh) {
       // This attempt's fencing token: the next claim, taken only while the record is still creating.
       const mine = await claimKeyCreateAttempt(pool, record.id, prefix);
-      if (!mine)
-        return settledRecord(input, await findKeyRecord(pool, input.externalRef, input.slot, input.generation));
+      // A sibling stored (or gave up) between our two statements: it is live, and proves its own key.
+      if (!mine) return { ...settledRecord(input, await currentRecord(input)), how: 'fenced', recordId: record.id };
       record = mine;
     }
     const claim = record.createAttempts;
@@ -162,6 +178,7 @@ export function createKeyActivities(deps: ActivityDeps) {
       if (error instanceof PlatformBusinessStateError && error.code === 'API_KEY_LIMIT_REACHED') {
         const { keys } = await platform.listTenantKeys({ subaccountId: input.subaccountId });
         return {
+          how: 'key_limit',
           result: {
             state: 'key_limit',
             activeKeys: keys
@@ -208,23 +225,41 @@ export function createKeyActivities(deps: ActivityDeps) {
       // Fenced: a newer attempt claimed the record (or stored its own key) while this one ran. Its key can never be
       // stored: revoke it here, and answer with what the record holds now.
       await revokeMadeKey(input, keyId, 'key.superseded_revoked', record.keyName);
-      return settledRecord(input, await findKeyRecord(pool, input.externalRef, input.slot, input.generation));
+      return { ...settledRecord(input, await currentRecord(input)), how: 'fenced', recordId: record.id };
     }
     // An older attempt's create may have landed after we listed: look once more on the retry path.
     const orphansAfter = claim > 1 ? await revokeOrphans(input, claim) : [];
     return {
       result: { state: 'issued', keyId, fingerprint, orphansRevoked: [...orphansBefore, ...orphansAfter] },
+      how: 'stored',
       stored: { id: record.id, platformKeyId: keyId, sealed },
+      claim,
     };
   }
 
   /**
    * One authenticated call with the key; a 401 is retried after each of the proof's delays (a real platform may
    * take seconds to accept a key it has just made). Returns null when the key is still refused at the end.
+   * With `standing` (the attempt's claim), every call after the first (made at once, the claim just taken or the
+   * key just stored) asks first where the proof stands: a proof another attempt took over or finished is never made
+   * late (a late use of the key would hold the next rotation's quiet gate).
    */
-  async function prove(stored: Stored, externalRef: string): Promise<{ requestId: string | null } | null> {
+  async function prove(
+    stored: Stored,
+    externalRef: string,
+    standing?: { claim: number },
+  ): Promise<{ requestId: string | null } | 'verified' | null> {
     const token = vault.open(stored.sealed, tenantTokenAad({ externalRef, keyId: stored.platformKeyId }));
     for (let round = 0; ; round++) {
+      if (standing && round > 0) {
+        const now = await keyProofStanding(pool, {
+          id: stored.id,
+          claim: standing.claim,
+          platformKeyId: stored.platformKeyId,
+        });
+        if (now === 'verified') return 'verified';
+        if (now === 'lost') throw superseded(externalRef, stored.platformKeyId);
+      }
       try {
         const { requestId } = await platform.listProjects({ auth: { kind: 'tenant-key', token } });
         return { requestId: requestId ?? null };
@@ -236,6 +271,14 @@ export function createKeyActivities(deps: ActivityDeps) {
         await sleep(delay);
       }
     }
+  }
+
+  function superseded(externalRef: string, keyId: string) {
+    return activityFailure(
+      FailureCode.KEY_ATTEMPT_SUPERSEDED,
+      `key ${keyId} of ${externalRef} is proven by another attempt`,
+      { retryable: true },
+    );
   }
 
   async function markVerified(input: VerifyKeyInput, stored: Stored, requestId: string | null): Promise<void> {
@@ -265,7 +308,7 @@ export function createKeyActivities(deps: ActivityDeps) {
   async function verifyKey(input: VerifyKeyInput): Promise<{ verified: true; requestId: string | null }> {
     const stored = await storedKey(input);
     const proven = await prove(stored, input.externalRef);
-    if (!proven) {
+    if (!proven || proven === 'verified') {
       throw activityFailure(
         FailureCode.KEY_REJECTED,
         `key ${stored.platformKeyId} (${input.slot} generation ${input.generation} of ${input.externalRef}) was ` +
@@ -283,17 +326,35 @@ export function createKeyActivities(deps: ActivityDeps) {
    * record goes back to `creating`: the retry issues the next attempt's key, at most maxRejectedKeys times.
    */
   async function issueAndVerify(input: IssueKeyInput): Promise<IssueAndVerifyKeyResult> {
-    const { result, stored: justStored } = await issue(input);
-    if (result.state !== 'issued') return result;
-    const stored = justStored ?? (await storedKey(input, { retryable: true }));
-    const proven = await prove(stored, input.externalRef);
+    const issued = await issue(input);
+    const { result } = issued;
+    if (result.state !== 'issued' || issued.how === 'key_limit') return result as IssueAndVerifyKeyResult;
+    // Who proves the key: the attempt that stored it, at once; an attempt that found it stored and unverified (its
+    // storer died) takes the proof over with a claim; an attempt a sibling fenced never uses the key (the sibling
+    // proves it), so a frozen attempt that wakes late cannot use a key the workflow has moved past.
+    let stored: Stored;
+    let claim: number;
+    if (issued.how === 'stored') {
+      ({ stored, claim } = issued);
+    } else {
+      const record = issued.recordId ? await findKeyRecordById(issued.recordId) : undefined;
+      if (record?.status === 'active' && record.verifiedAt && record.platformKeyId === result.keyId)
+        return { ...result, verified: true };
+      if (issued.how === 'fenced' || !record) throw superseded(input.externalRef, result.keyId);
+      const taken = await claimKeyProof(pool, record.id);
+      if (!taken?.sealed) throw superseded(input.externalRef, result.keyId);
+      stored = { id: record.id, platformKeyId: taken.platformKeyId, sealed: taken.sealed };
+      claim = taken.claim;
+    }
+    const proven = await prove(stored, input.externalRef, { claim });
+    if (proven === 'verified') return { ...result, verified: true };
     if (proven) {
       await markVerified(input, stored, proven.requestId);
       return { ...result, verified: true };
     }
     const { rejected, rejectedKeys } = await rejectIssuedKey(
       pool,
-      { id: stored.id, platformKeyId: stored.platformKeyId },
+      { id: stored.id, platformKeyId: stored.platformKeyId, claim },
       {
         ...auditOrigin(),
         action: 'key.rejected',
@@ -303,12 +364,9 @@ export function createKeyActivities(deps: ActivityDeps) {
       },
     );
     if (!rejected) {
-      // A sibling verified it (it works after all) or rejected it first (and revokes it): never revoke it here.
-      throw activityFailure(
-        FailureCode.KEY_ATTEMPT_SUPERSEDED,
-        `key ${stored.platformKeyId} of ${input.externalRef} was settled by another attempt`,
-        { retryable: true },
-      );
+      // A sibling verified it (it works after all), took the proof over, or rejected it first (and revokes it):
+      // never revoke it here.
+      throw superseded(input.externalRef, stored.platformKeyId);
     }
     await revokeMadeKey(input, stored.platformKeyId, 'key.rejected_revoked', null);
     const final = rejectedKeys >= proof.maxRejectedKeys;

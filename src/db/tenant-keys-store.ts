@@ -107,11 +107,12 @@ export async function storeIssuedKey(
 /**
  * A new key that failed its first use (401 after the proof's retries): the record goes back to `creating` for the
  * next attempt, its secret deleted, the rejection counted and audited, in one statement. Only the key named, only
- * while it is the record's active, never-verified key: a sibling's later key, or one that worked, is never undone.
+ * while it is the record's active, never-verified key and the proving attempt still holds the newest claim: a
+ * sibling's later key, one that worked, or a proof another attempt took over is never undone.
  */
 export async function rejectIssuedKey(
   db: Queryable,
-  input: { id: string; platformKeyId: string },
+  input: { id: string; platformKeyId: string; claim: number },
   audit: AuditEntry,
 ): Promise<{ rejected: boolean; rejectedKeys: number }> {
   const { rows } = await db.query<{ rejected: boolean; rejectedKeys: number }>(
@@ -119,14 +120,15 @@ export async function rejectIssuedKey(
        UPDATE tenant_keys SET status = 'creating', platform_key_id = NULL, fingerprint = NULL, activated_at = NULL,
          rejected_keys = rejected_keys + 1, updated_at = now()
         WHERE id = $1::bigint AND status = 'active' AND platform_key_id = $2::text AND verified_at IS NULL
+          AND create_attempts = $3::int
         RETURNING id, rejected_keys
      ), secret AS (DELETE FROM key_secrets WHERE tenant_key_id IN (SELECT id FROM changed) RETURNING tenant_key_id),
-        audited AS (${auditFrom('changed', 3)})
+        audited AS (${auditFrom('changed', 4)})
      SELECT EXISTS (SELECT 1 FROM changed) AS rejected,
             coalesce((SELECT rejected_keys FROM changed), (SELECT rejected_keys FROM tenant_keys WHERE id = $1::bigint), 0)
               AS "rejectedKeys",
             (SELECT count(*) FROM secret) AS secrets`,
-    [input.id, input.platformKeyId, ...auditParams(audit)],
+    [input.id, input.platformKeyId, input.claim, ...auditParams(audit)],
   );
   return { rejected: Boolean(rows[0]?.rejected), rejectedKeys: Number(rows[0]?.rejectedKeys ?? 0) };
 }
@@ -181,6 +183,11 @@ export async function findKeyRecord(
   return rows[0];
 }
 
+export async function findKeyRecordOfId(db: Queryable, id: string): Promise<TenantKeyRow | undefined> {
+  const { rows } = await db.query<TenantKeyRow>(`SELECT ${COLUMNS} FROM tenant_keys WHERE id = $1::bigint`, [id]);
+  return rows[0];
+}
+
 export async function listKeyRecords(db: Queryable, externalRef: string): Promise<TenantKeyRow[]> {
   const { rows } = await db.query<TenantKeyRow>(
     `SELECT ${COLUMNS} FROM tenant_keys WHERE external_ref = $1::text ORDER BY slot, generation`,
@@ -221,6 +228,48 @@ export async function claimKeyCreateAttempt(
     [id, namePrefix],
   );
   return rows[0];
+}
+
+/**
+ * Takes over the proof of a stored, never-verified key (its storing attempt died or gave up): the next claim, taken
+ * only while the record is active and unverified, with the sealed copy to prove. Undefined when there is nothing to
+ * take over (verified meanwhile, or no longer active).
+ */
+export async function claimKeyProof(
+  db: Queryable,
+  id: string,
+): Promise<{ claim: number; platformKeyId: string; sealed: string | null } | undefined> {
+  const { rows } = await db.query<{ claim: number; platformKeyId: string; sealed: string | null }>(
+    `WITH c AS (
+       UPDATE tenant_keys SET create_attempts = create_attempts + 1, updated_at = now()
+        WHERE id = $1::bigint AND status = 'active' AND verified_at IS NULL AND platform_key_id IS NOT NULL
+        RETURNING id, create_attempts, platform_key_id
+     )
+     SELECT c.create_attempts AS claim, c.platform_key_id AS "platformKeyId",
+            (SELECT sealed FROM key_secrets WHERE tenant_key_id = c.id) AS sealed
+       FROM c`,
+    [id],
+  );
+  return rows[0];
+}
+
+/**
+ * Where a proof stands before its next call: `verified` (a sibling proved the key), `mine` (the key is still the
+ * record's and this attempt holds the newest claim), or `lost` (another attempt took over, or the key is gone).
+ */
+export async function keyProofStanding(
+  db: Queryable,
+  input: { id: string; claim: number; platformKeyId: string },
+): Promise<'verified' | 'mine' | 'lost'> {
+  const { rows } = await db.query<{ standing: 'verified' | 'mine' | 'lost' }>(
+    `SELECT CASE
+       WHEN status = 'active' AND platform_key_id = $3::text AND verified_at IS NOT NULL THEN 'verified'
+       WHEN status = 'active' AND platform_key_id = $3::text AND create_attempts = $2::int THEN 'mine'
+       ELSE 'lost' END AS standing
+       FROM tenant_keys WHERE id = $1::bigint`,
+    [input.id, input.claim, input.platformKeyId],
+  );
+  return rows[0]?.standing ?? 'lost';
 }
 
 /** The newest generation recorded for a slot (any status), 0 when the slot has none. */

@@ -91,8 +91,9 @@ describe('issue key: records and round trips', () => {
     const issued = await activities.issueTenantKey(input);
     const again = await activities.issueAndVerifyTenantKey(input);
     expect(again).toEqual({ ...issued, verified: true });
+    // The retry took the proof over with the next claim (issue 44): create_attempts counts claims, not creates.
     expect(await keyRow('ik-again')).toEqual([
-      { key_name: 'tpo-default-g1-a1', create_attempts: 1, status: 'active', verified: true, secrets: 1 },
+      { key_name: 'tpo-default-g1-a1', create_attempts: 2, status: 'active', verified: true, secrets: 1 },
     ]);
     expect(await keysOn(subaccountId)).toHaveLength(1);
   });

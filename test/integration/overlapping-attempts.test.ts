@@ -183,6 +183,37 @@ describe('two attempts of one step at once', () => {
     expect(await oneWorkingKey(ref, subaccountId)).toBe((b as { keyId: string }).keyId);
   });
 
+  it('an attempt fenced by a sibling never uses the key: the sibling proves it, a frozen loser cannot use it late', async () => {
+    const ref = 'ov-no-late-use';
+    const subaccountId = await tenant(ref);
+    await lostFirstAttempt(ref, subaccountId);
+    const input = { externalRef: ref, subaccountId, slot: 'default', generation: 1 };
+    let loserUses = 0;
+    const afterCreate = barrier();
+    const loser = attempt({
+      after: { createTenantKey: afterCreate.hook },
+      before: {
+        listProjects: ([args]) => {
+          if ((args as { auth?: { kind: string } }).auth?.kind === 'tenant-key') loserUses += 1;
+        },
+      },
+    });
+    const a = loser.issueAndVerifyTenantKey(input);
+    await afterCreate.reached; // attempt 2's create answered; it has not stored yet
+    const beforeProof = barrier();
+    const b = attempt({ before: { listProjects: onCall(1, beforeProof.hook) } }).issueAndVerifyTenantKey(input);
+    await beforeProof.reached; // attempt 3 claimed, swept attempt 2's key, created and stored its own
+    afterCreate.open(); // attempt 2 wakes: fenced, it revokes its own key and must not prove attempt 3's
+    expect(await typeOf(a)).toBe(FailureCode.KEY_ATTEMPT_SUPERSEDED);
+    expect(loserUses).toBe(0);
+    beforeProof.open();
+    await expect(b).resolves.toMatchObject({ state: 'issued', verified: true });
+    await oneWorkingKey(ref, subaccountId);
+    // Woken again after the sibling verified (the workflow has moved on): an answer, and still no use of the key.
+    await expect(loser.issueAndVerifyTenantKey(input)).resolves.toMatchObject({ verified: true });
+    expect(loserUses).toBe(0);
+  });
+
   it('a new key refused at its first use while it propagates: the proof is retried, the key kept', async () => {
     const ref = 'ov-propagating';
     const subaccountId = await tenant(ref);
