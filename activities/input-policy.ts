@@ -1,11 +1,9 @@
-import { DEFAULTS } from '../src/config/defaults.js';
 import { closeDelayFor } from '../src/db/plan-state.js';
-import { findPlanVersion } from '../src/db/plans-store.js';
+import { findPlanTarget } from '../src/db/plans-store.js';
 import type { Pool } from '../src/db/pool.js';
 import { CLOSE_SOONER_RULE } from '../src/domain/caller-fields.js';
 import { closeDelayMinimumProblem, closeDelayMs } from '../src/domain/durations.js';
-import { planBodySchema, planKeySlotsProblem } from '../src/domain/plans.js';
-import { lifecycleAfterProblem, parseInput, type LifecycleRequest } from '../src/domain/tenant-input.js';
+import { lifecycleAfterProblem, type LifecycleRequest } from '../src/domain/tenant-input.js';
 import { openCloseSoonerGrant } from '../src/secrets/close-sooner-grant.js';
 import type { Vault } from '../src/secrets/vault.js';
 
@@ -82,8 +80,8 @@ export async function lifecyclePolicy(
 
 /**
  * convergeTenantPlan / rolloutPlan: the version exists and its slots leave a key free under the worker's
- * PLATFORM_TENANT_KEY_LIMIT (the rule the starters apply: planKeySlotsProblem), else every tenant it reaches
- * would wait at the platform's key cap.
+ * PLATFORM_TENANT_KEY_LIMIT, else every tenant it reaches would wait at the platform's key cap. The starters, the
+ * rollout's dry run and this check read the version by one function (findPlanTarget), so they say the same.
  */
 export async function planPolicy(
   policy: InputPolicy,
@@ -91,10 +89,7 @@ export async function planPolicy(
   run: RunFacts,
 ): Promise<string[]> {
   if (!policy.pool || run.continuedRun) return [];
-  const ref = { name: parsed.plan, version: parsed.version };
-  const row = await findPlanVersion(policy.pool, ref.name, ref.version);
-  if (!row) return [`plan: plan ${ref.name} has no version ${ref.version}`];
-  const body = parseInput(planBodySchema, row.body);
-  const problem = planKeySlotsProblem(body, policy.tenantKeyLimit ?? DEFAULTS.PLATFORM_TENANT_KEY_LIMIT, ref);
-  return problem ? [problem] : [];
+  const target = await findPlanTarget(policy.pool, parsed.plan, parsed.version, policy.tenantKeyLimit);
+  if (!target) return [`plan: plan ${parsed.plan} has no version ${parsed.version}`];
+  return target.problem ? [target.problem] : [];
 }

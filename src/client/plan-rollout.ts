@@ -1,7 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
-import { planBodyOf, tenantPlanState } from '../db/plan-state.js';
-import { findPlanVersion } from '../db/plans-store.js';
+import { tenantPlanState } from '../db/plan-state.js';
+import { findPlanTarget, findPlanVersion } from '../db/plans-store.js';
 import type { Pool } from '../db/pool.js';
 import { findTenant, listPlanTenantsPage, TenantNotFoundError } from '../db/tenants-store.js';
 import { planConvergenceWorkflowId, planRolloutWorkflowId } from '../domain/ids.js';
@@ -13,7 +13,7 @@ import {
   rolloutPlanInputSchema,
   type PlanChanges,
 } from '../domain/plan-rollout.js';
-import { assertPlanWithinKeyLimit, planBodySchema, planLookupSchema } from '../domain/plans.js';
+import { planLookupSchema, type PlanBody } from '../domain/plans.js';
 import { tenantExternalRefKey } from '../domain/search-attributes.js';
 import { InvalidInputError, parseCallerInput, parseInput } from '../domain/tenant-input.js';
 import { carriedFieldsOf } from '../domain/caller-fields.js';
@@ -28,7 +28,6 @@ import {
   type RolloutResult,
   type RolloutStatus,
 } from '../../workflows/plan-rollout-messages.js';
-import { DEFAULTS } from '../config/defaults.js';
 import { currentWaitOf, type WaitView } from './current-wait.js';
 import { PlanNotFoundError } from './plans.js';
 import { queryOrNull } from './query-run.js';
@@ -36,7 +35,8 @@ import { sendDecision } from './send-decision.js';
 
 /**
  * Converging tenants onto a plan version (issue 33), for tenantctl and the gateway alike:
- * - previewPlanRollout: the dry run, from our records, nothing written: per tenant what would change;
+ * - previewPlanRollout: the dry run, from our records, nothing written: per tenant what would change, refused
+ *   wherever the start would be (rolloutTargetOf: one reading of the version, its key limit and `from` for both);
  * - startPlanRollout: the paced fleet run `plan-rollout:<name>@<version>` (one per version; a second start
  *   joins the first);
  * - rolloutView / decideRollout: its progress, pause and resume (Updates with validators);
@@ -60,33 +60,22 @@ export interface RolloutPreview {
 
 const PREVIEW_PAGE_MAX = 500;
 
-/** The version a rollout names (absent: the plan's latest), or PlanNotFoundError. */
-async function versionOf(pool: Pool, name: string, version: number | undefined): Promise<PlanRef> {
-  const row = await findPlanVersion(pool, name, version);
-  if (!row) throw new PlanNotFoundError(name, version);
-  return { name: row.name, version: row.version };
-}
-
 /**
- * The version a rollout or an assignment brings tenants onto, refused (InvalidInputError naming `plan`) when
- * its slots do not fit PLATFORM_TENANT_KEY_LIMIT: a version made under a higher limit would hold every
- * tenant at the platform's key cap.
+ * The version a rollout or an assignment brings tenants onto (absent: the plan's latest), or PlanNotFoundError;
+ * refused (InvalidInputError naming `plan`) when its slots do not fit PLATFORM_TENANT_KEY_LIMIT: a version made
+ * under a higher limit would hold every tenant at the platform's key cap (findPlanTarget, the rule the run's own
+ * input check reads too).
  */
 async function targetOf(
   pool: Pool,
   name: string,
   version: number | undefined,
   tenantKeyLimit: number | undefined,
-): Promise<PlanRef> {
-  const row = await findPlanVersion(pool, name, version);
-  if (!row) throw new PlanNotFoundError(name, version);
-  const plan = { name: row.name, version: row.version };
-  assertPlanWithinKeyLimit(
-    parseInput(planBodySchema, row.body),
-    tenantKeyLimit ?? DEFAULTS.PLATFORM_TENANT_KEY_LIMIT,
-    plan,
-  );
-  return plan;
+): Promise<{ plan: PlanRef; body: PlanBody }> {
+  const target = await findPlanTarget(pool, name, version, tenantKeyLimit);
+  if (!target) throw new PlanNotFoundError(name, version);
+  if (target.problem) throw new InvalidInputError([target.problem]);
+  return { plan: { name: target.name, version: target.version }, body: target.body };
 }
 
 async function fromPlanOf(pool: Pool, from: string | undefined, plan: PlanRef): Promise<string> {
@@ -95,25 +84,41 @@ async function fromPlanOf(pool: Pool, from: string | undefined, plan: PlanRef): 
   return from;
 }
 
+/**
+ * What a rollout brings onto which version, by every rule its start applies after the input's own (and its run's
+ * input check, through targetOf): the plan, the version and `from` exist, and the version fits the key limit. The
+ * dry run and the start both read it here, so a dry run is refused wherever the start would be, in the same words.
+ */
+async function rolloutTargetOf(
+  pool: Pool,
+  lookup: { name: string; version: number | undefined; from: string | undefined },
+  tenantKeyLimit: number | undefined,
+): Promise<{ plan: PlanRef; body: PlanBody; from: string }> {
+  const { plan, body } = await targetOf(pool, lookup.name, lookup.version, tenantKeyLimit);
+  return { plan, body, from: await fromPlanOf(pool, lookup.from, plan) };
+}
+
+/** `from` by the rollout's own rule, named `from` (the dry run's query and the start's body alike). */
+const rolloutFromSchema = rolloutPlanInputSchema.pick({ from: true });
+
 export async function previewPlanRollout(
   pool: Pool,
   raw: { plan: unknown; version?: unknown; from?: unknown; after?: unknown; limit?: unknown },
+  options: { tenantKeyLimit?: number | undefined } = {},
 ): Promise<RolloutPreview> {
   const { name, version } = parseInput(planLookupSchema, {
     name: raw.plan,
     ...(raw.version === undefined ? {} : { version: raw.version }),
   });
   const problems: string[] = [];
-  const from = raw.from === undefined ? undefined : parseInput(planLookupSchema, { name: raw.from }).name;
+  const { from } = parseInput(rolloutFromSchema, raw.from === undefined ? {} : { from: raw.from });
   if (raw.after !== undefined && (typeof raw.after !== 'string' || raw.after.length === 0))
     problems.push('after: must be the external ref a previous page ended at');
   const limit = raw.limit === undefined ? 100 : Number(raw.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > PREVIEW_PAGE_MAX)
     problems.push(`limit: must be a whole number from 1 to ${PREVIEW_PAGE_MAX}`);
   if (problems.length) throw new InvalidInputError(problems);
-  const plan = await versionOf(pool, name, version);
-  const fromPlan = await fromPlanOf(pool, from, plan);
-  const body = (await planBodyOf(pool, plan))!;
+  const { plan, body, from: fromPlan } = await rolloutTargetOf(pool, { name, version, from }, options.tenantKeyLimit);
   const refs = await listPlanTenantsPage(pool, {
     from: fromPlan,
     to: plan,
@@ -157,8 +162,7 @@ export async function startPlanRollout(
     // The rollout's cursor is its continuation's, never a caller's (the run would skip tenants).
     carriedFieldsOf('rolloutPlan'),
   );
-  const plan = await targetOf(pool, name, version, options.tenantKeyLimit);
-  const from = await fromPlanOf(pool, probe.from, plan);
+  const { plan, from } = await rolloutTargetOf(pool, { name, version, from: probe.from }, options.tenantKeyLimit);
   const input = { ...raw, plan: plan.name, version: plan.version, from, requestedBy: options.actor };
   const workflowId = planRolloutWorkflowId(plan);
   try {
@@ -260,7 +264,7 @@ export async function assignPlan(
     ...(raw.options === undefined ? {} : { options: raw.options }),
   });
   if (!spec) throw new InvalidInputError([`plan: must be ${PLAN_SPEC_RULE}`]);
-  const plan = await targetOf(pool, spec.name, spec.version, options.tenantKeyLimit);
+  const { plan } = await targetOf(pool, spec.name, spec.version, options.tenantKeyLimit);
   const tenant = await findTenant(pool, probe.externalRef);
   if (!tenant) throw new TenantNotFoundError(probe.externalRef);
   assertTenantAllows(planConvergenceRefusal, tenant);

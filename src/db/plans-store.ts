@@ -148,20 +148,44 @@ export interface PlanLimits {
 export async function resolvePlan(db: Queryable, spec: string, limits: PlanLimits = {}): Promise<ResolvedPlan> {
   const lookup = planSpecOf(spec);
   if (!lookup) throw new InvalidInputError([`plan: must be ${PLAN_SPEC_RULE}`]);
-  const row = await findPlanVersion(db, lookup.name, lookup.version);
-  if (!row)
+  const target = await findPlanTarget(db, lookup.name, lookup.version, limits.tenantKeyLimit);
+  if (!target)
     throw new InvalidInputError([
       lookup.version === undefined
         ? `plan: no plan named ${lookup.name} (tenantctl plans list shows them)`
         : `plan: plan ${lookup.name} has no version ${lookup.version} (tenantctl plans show ${lookup.name})`,
     ]);
-  const body = parseInput(planBodySchema, row.body);
-  const over = transferLimitProblems({ plan: body.initialFundingMicroUsd }, limits.maxTransferMicroUsd);
+  const { problem, ...plan } = target;
+  const over = transferLimitProblems({ plan: plan.body.initialFundingMicroUsd }, limits.maxTransferMicroUsd);
   if (over.length) throw new InvalidInputError([`${over[0]!} (the plan's initialFundingMicroUsd)`]);
+  if (problem) throw new InvalidInputError([problem]);
+  return plan;
+}
+
+/** A version tenants are brought onto, and the rule it breaks there (`plan: …`), else null. */
+export interface PlanTarget extends ResolvedPlan {
+  problem: string | null;
+}
+
+/**
+ * A version (absent: the latest) as every way of carrying one out reads it: onboarding by plan, a rollout's start
+ * and its dry run, an assignment, and the input check of a run started elsewhere (activities/input-policy.ts).
+ * Its slots must leave a key free under PLATFORM_TENANT_KEY_LIMIT (`tenantKeyLimit`, absent: its default): a
+ * version made under a higher limit would hold every tenant it reaches at the platform's key cap. One function, so
+ * no way in can skip the rule. undefined: no such version.
+ */
+export async function findPlanTarget(
+  db: Queryable,
+  name: string,
+  version: number | undefined,
+  tenantKeyLimit: number | undefined,
+): Promise<PlanTarget | undefined> {
+  const row = await findPlanVersion(db, name, version);
+  if (!row) return undefined;
   const ref = { name: row.name, version: row.version };
-  const slots = planKeySlotsProblem(body, limits.tenantKeyLimit ?? DEFAULTS.PLATFORM_TENANT_KEY_LIMIT, ref);
-  if (slots) throw new InvalidInputError([slots]);
-  return { ...ref, body };
+  const body = parseInput(planBodySchema, row.body);
+  const problem = planKeySlotsProblem(body, tenantKeyLimit ?? DEFAULTS.PLATFORM_TENANT_KEY_LIMIT, ref);
+  return { ...ref, body, problem };
 }
 
 /** The plan version a tenant's record says it is on; null: on none (undefined: no such tenant). */

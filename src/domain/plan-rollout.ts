@@ -182,3 +182,16 @@ export const rolloutPlanInputSchema = z.strictObject({
   continued: continuedSchema,
 });
 export type RolloutPlanInput = z.input<typeof rolloutPlanInputSchema>;
+
+/**
+ * `POST /v1/plans/:name/rollouts`'s body: what a caller sets of a rollout (the version, absent: the latest; whose
+ * tenants; the pace; why; the quiet gate's timings of the keys it retires), each by the run's own rule. The route
+ * documents and reads exactly these fields, and `tenantctl plans rollout` has a flag for each, named after it
+ * (test/unit/plan-rollout-cli.test.ts), so the two cannot drift.
+ */
+export const rolloutStartBodySchema = rolloutPlanInputSchema
+  .pick({ from: true, concurrency: true, pageSize: true, reason: true, options: true })
+  .extend({ version: planVersionSchema.optional() });
+export const ROLLOUT_START_FIELDS = Object.keys(rolloutStartBodySchema.shape) as ReadonlyArray<
+  keyof typeof rolloutStartBodySchema.shape
+>;

@@ -24,7 +24,7 @@ import type { Pool } from '../db/pool.js';
 import { findTenant } from '../db/tenants-store.js';
 import { checkDecisionBy, REASON_TEXT } from '../domain/operator-decisions.js';
 import { planVersionSchema, type PlanRef } from '../domain/plan-ref.js';
-import { convergeOptionsSchema, rolloutPlanInputSchema } from '../domain/plan-rollout.js';
+import { convergeOptionsSchema, ROLLOUT_START_FIELDS, rolloutStartBodySchema } from '../domain/plan-rollout.js';
 import { createPlanInputSchema, planNameSchema, updatePlanInputSchema } from '../domain/plans.js';
 import { InvalidInputError } from '../domain/tenant-input.js';
 import { freeText } from '../domain/text.js';
@@ -48,7 +48,8 @@ import { z } from 'zod';
  * run's validator is the judge, a refusal is 409 naming why), and for one tenant `POST|GET
  * /v1/tenants/:externalRef/plan` (`plan:<ref>`). Who started, paused or assigned is the bearer's name.
  */
-const ROLLOUT_FIELDS = ['version', 'from', 'concurrency', 'pageSize', 'reason', 'options'] as const;
+/** The dry run's query: a field it does not know is refused by name, as the start refuses one in its body. */
+const PREVIEW_FIELDS = ['version', 'from', 'after', 'limit'] as const;
 const ASSIGN_FIELDS = ['plan', 'reason', 'options'] as const;
 const ROLLOUT_DECISIONS = ['pause', 'resume'] as const;
 
@@ -120,18 +121,22 @@ export function registerPlanRoutes(
       { config: { permission: 'tenants.read' }, schema: previewDoc },
       async (request, reply) => {
         const { name } = request.params as { name: string };
-        const { version, from, after, limit } = request.query as Record<string, string | undefined>;
+        const { version, from, after, limit } = bodyOf(request.query, PREVIEW_FIELDS);
         return sendData(
           reply,
           200,
           await answer(() =>
-            previewPlanRollout(deps.pool, {
-              plan: name,
-              ...(version === undefined ? {} : { version }),
-              ...(from === undefined ? {} : { from }),
-              ...(after === undefined ? {} : { after }),
-              ...(limit === undefined ? {} : { limit }),
-            }),
+            previewPlanRollout(
+              deps.pool,
+              {
+                plan: name,
+                ...(version === undefined ? {} : { version }),
+                ...(from === undefined ? {} : { from }),
+                ...(after === undefined ? {} : { after }),
+                ...(limit === undefined ? {} : { limit }),
+              },
+              { tenantKeyLimit: deps.tenantKeyLimit },
+            ),
           ),
         );
       },
@@ -143,7 +148,7 @@ export function registerPlanRoutes(
       async (request, reply) => {
         const { name } = request.params as { name: string };
         const started = await answer(async () => {
-          const body = bodyOf(request.body, ROLLOUT_FIELDS);
+          const body = bodyOf(request.body, ROLLOUT_START_FIELDS);
           return startPlanRollout(
             deps.client,
             deps.pool,
@@ -289,7 +294,7 @@ const previewDoc = doc({
     'ref order, each with `from` (its version) and `changes`: `slotsRetired` (keys revoked through the quiet gate), ' +
     '`slotsAdded` (keys issued), `fundingMicroUsd` (the upgrade funding, once per tenant and version), ' +
     '`schedulesSet`, `schedulesRemoved` and `policy` (`set`, `removed`, `unchanged`). `next` is the `after` of ' +
-    'the next page (null: the last).',
+    'the next page (null: the last). Refused wherever the start would be refused for its version and `from`.',
   params: nameParam,
   query: {
     version: { type: 'string', pattern: '^[1-9][0-9]{0,9}$', description: 'The version (absent: the latest).' },
@@ -299,14 +304,12 @@ const previewDoc = doc({
   },
   answers: {
     200: { description: '`plan`, `from`, `tenants` [{ externalRef, from, changes }], `next`.', data: anyObject },
-    400: 'A query value breaks its rule; `fields` names it (INVALID_INPUT).',
+    400:
+      'A query value breaks its rule or is not a field of the dry run, or the version does not fit ' +
+      'PLATFORM_TENANT_KEY_LIMIT (`plan`), as the start would refuse it; `fields` names it (INVALID_INPUT).',
     404: 'No such plan or version, or no plan `from` (PLAN_NOT_FOUND).',
   },
 });
-
-const rolloutBody = rolloutPlanInputSchema
-  .pick({ from: true, concurrency: true, pageSize: true, reason: true, options: true })
-  .extend({ version: planVersionSchema.optional() });
 
 const startRolloutDoc = doc({
   summary: "Start (or join) the rollout of a plan version to the plan's tenants",
@@ -315,9 +318,11 @@ const startRolloutDoc = doc({
     '`from` (default: the plan itself) not yet on the version is converged by its own run `plan:<ref>`, at most ' +
     '`concurrency` at once, under the platform rate limit. A second start while one runs joins it (`started: ' +
     'false`); once it ended, a start runs it again (tenants already on the version are not listed). Who started ' +
-    'it is the bearer token. Follow it at the status URL.',
+    "it is the bearer token. `options` are the quiet gate's timings of the keys the version retires (`quietPeriod`, " +
+    '`pollInterval`, `quietDeadline`, `overlapWindow`, as a key revoke takes them). `tenantctl plans rollout` has ' +
+    'a flag for each field. Follow it at the status URL.',
   params: nameParam,
-  body: rolloutBody,
+  body: rolloutStartBodySchema,
   bodyOptional: true,
   answers: {
     202: { description: '`workflowId`, `runId`, `plan`, `from`, `started`, `statusUrl`.', data: anyObject },

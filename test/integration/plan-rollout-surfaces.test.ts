@@ -143,6 +143,68 @@ describe('plan rollout surfaces', () => {
     expect(await workflowExists(env.client, 'plan-rollout:pro@2')).toBe(false);
   });
 
+  it('a dry run of a version over the key limit is refused as its start is, over HTTP and by tenantctl', async () => {
+    // PLATFORM_TENANT_KEY_LIMIT lowered to 3 on a gateway of its own: pro@2's three slots (with default) leave no
+    // key free for a rotation, so the rollout's start refuses it; its dry run must not list tenants to move.
+    const lowered = await startOperatorGateway(env, { entries: [viewer.entry], gateway: { tenantKeyLimit: 3 } });
+    const rule =
+      "plan: pro@2's keySlots: a plan may have at most 2 slots with default (PLATFORM_TENANT_KEY_LIMIT 3, " +
+      "one key kept free for a rotation's new key), this one has 3";
+    try {
+      const before = await records();
+      const start = await callAs(lowered.url, 'POST', '/v1/plans/pro/rollouts', HARNESS_OPERATOR.token, {});
+      const preview = await callAs(lowered.url, 'GET', '/v1/plans/pro/rollout-preview', HARNESS_OPERATOR.token);
+      const pinned = await callAs(lowered.url, 'GET', '/v1/plans/pro/rollout-preview?version=2', viewer.token);
+      for (const [what, answer] of [
+        ['start', start],
+        ['dry run', preview],
+        ['dry run of version 2', pinned],
+      ] as const) {
+        expect(answer.status, `${what}: ${JSON.stringify(answer.json)}`).toBe(400);
+        expect(answer.json.error, what).toMatchObject({
+          code: 'INVALID_INPUT',
+          fields: ['plan'],
+          message: `invalid input: ${rule}`,
+        });
+      }
+      // Version 1 (two slots with default) fits: its dry run answers.
+      const fits = await callAs(lowered.url, 'GET', '/v1/plans/pro/rollout-preview?version=1', viewer.token);
+      expect(fits.status, JSON.stringify(fits.json)).toBe(200);
+
+      const lowEnv = { ...lowered.cliEnv };
+      const dry = await runCli(['plans', 'rollout', 'pro', '--dry-run'], lowEnv);
+      const started = await runCli(['plans', 'rollout', 'pro'], lowEnv);
+      for (const [what, result] of [
+        ['--dry-run', dry],
+        ['start', started],
+      ] as const) {
+        expect(result.code, `${what}: ${result.stdout}${result.stderr}`).toBe(2);
+        expect(result.stderr.trim(), what).toBe(`error: ${rule}`);
+        expect(result.stdout, what).toBe('');
+      }
+      expect(await records()).toEqual(before);
+      expect(await workflowExists(env.client, 'plan-rollout:pro@2')).toBe(false);
+    } finally {
+      await lowered.close();
+    }
+  });
+
+  it('the dry run refuses a query field it does not know, as the start refuses a body field', async () => {
+    const typo = await http('GET', '/v1/plans/pro/rollout-preview?versoin=1', undefined, viewer.token);
+    expect(typo.status, JSON.stringify(typo.json)).toBe(400);
+    expect(typo.json.error).toMatchObject({ code: 'INVALID_INPUT', fields: ['versoin'] });
+    const badFrom = await http('GET', '/v1/plans/pro/rollout-preview?from=%21bad', undefined, viewer.token);
+    const badStartFrom = await http('POST', '/v1/plans/pro/rollouts', { from: '!bad' });
+    for (const answer of [badFrom, badStartFrom]) {
+      expect(answer.status, JSON.stringify(answer.json)).toBe(400);
+      expect(answer.json.error.fields).toEqual(['from']);
+    }
+    expect(badFrom.json.error.message).toBe(badStartFrom.json.error.message);
+    const cliFrom = await cli(['plans', 'rollout', 'pro', '--dry-run', '--from', '!bad']);
+    expect(cliFrom.code, cliFrom.stderr).toBe(2);
+    expect(cliFrom.stderr).toMatch(/^error: --from: /);
+  });
+
   it('refuses bad input, an unknown plan or version and a viewer, with nothing started', async () => {
     const refusals: Array<[string, string, unknown, string | undefined, number, string, string[] | undefined]> = [
       ['a viewer', '/v1/plans/pro/rollouts', {}, viewer.token, 403, 'FORBIDDEN', undefined],
@@ -192,6 +254,14 @@ describe('plan rollout surfaces', () => {
     const nine = await cli(['plans', 'rollout', 'pro', '--version', '9']);
     expect(nine.code).toBe(1);
     expect(nine.stderr).toContain('no version 9 of a plan named pro');
+    // A quiet-gate option: the route's rule, the flag named.
+    const quiet = await http('POST', '/v1/plans/pro/rollouts', { options: { quietPeriod: 'soon' } });
+    expect(quiet.status, JSON.stringify(quiet.json)).toBe(400);
+    expect(quiet.json.error.fields).toEqual(['options.quietPeriod']);
+    const rule = (quiet.json.error.message as string).replace('invalid input: options.quietPeriod: ', '');
+    const quietFlag = await cli(['plans', 'rollout', 'pro', '--quiet-period', 'soon']);
+    expect(quietFlag.code, quietFlag.stderr).toBe(2);
+    expect(quietFlag.stderr.trim()).toBe(`error: --quiet-period: ${rule}`);
 
     // Nothing to read or decide for a rollout never started.
     const none = await http('GET', '/v1/plans/pro/rollouts/2', undefined, viewer.token);
@@ -214,7 +284,27 @@ describe('plan rollout surfaces', () => {
 
   it('plans rollout --wait converges every tenant: plan v2, the new key once, the funding once', async () => {
     const before = await records();
-    const rollout = await cli(['plans', 'rollout', 'pro', '--wait', '--reason', 'ci keys for everyone'], 180_000);
+    // The quiet gate's timings, which each tenant's convergence revokes a retired slot's key by.
+    const gate = { quietPeriod: '5m', pollInterval: '30s', quietDeadline: '2h', overlapWindow: '20m' };
+    const rollout = await cli(
+      [
+        'plans',
+        'rollout',
+        'pro',
+        '--wait',
+        '--reason',
+        'ci keys for everyone',
+        '--quiet-period',
+        gate.quietPeriod,
+        '--poll-interval',
+        gate.pollInterval,
+        '--quiet-deadline',
+        gate.quietDeadline,
+        '--overlap-window',
+        gate.overlapWindow,
+      ],
+      180_000,
+    );
     expect(rollout.code, `${rollout.stdout}\n${rollout.stderr}`).toBe(0);
     expect(rollout.stderr).toContain('started rollout plan-rollout:pro@2');
     expect(rollout.stdout).toContain('rollout of plan pro@2 to the tenants of pro: COMPLETED, stage finished');
@@ -232,6 +322,14 @@ describe('plan rollout surfaces', () => {
       expect(status.stdout).toContain(', plan pro@2');
       expect(status.stdout).toMatch(/^key ci g1: active \S+/m);
     }
+    // The flags reached the run and, through it, each tenant's convergence.
+    const inputOf = async (workflowId: string) => {
+      const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
+      const started = history.events![0]!.workflowExecutionStartedEventAttributes!;
+      return JSON.parse(Buffer.from(started.input!.payloads![0]!.data!).toString('utf8')) as Record<string, unknown>;
+    };
+    expect(await inputOf('plan-rollout:pro@2')).toMatchObject({ reason: 'ci keys for everyone', options: gate });
+    for (const ref of TENANTS) expect(await inputOf(`plan:${ref}`), ref).toMatchObject({ options: gate });
     // Its progress stays readable, and the audited actor is the token's name.
     const view = await http('GET', '/v1/plans/pro/rollouts/2', undefined, viewer.token);
     expect(view.json.data).toMatchObject({

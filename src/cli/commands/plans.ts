@@ -22,14 +22,104 @@ import { inFlags } from './top-ups.js';
 
 // Every command here is a client of the gateway's /v1 API: the server validates, writes and audits.
 
-/** `tenantctl plans ...`: plans as versioned records (docs/plans.md). */
-const FLAG_OF: Record<string, string> = {
+/** `--version` and `--expect-version` as the gateway reads them: a number when it is one, else the text. */
+function versionValue(value: string): number | string {
+  return /^[1-9][0-9]{0,9}$/.test(value) ? Number(value) : value;
+}
+
+/** A count flag (`--concurrency`, `--page-size`) as JSON: a number when it is one, else the text (the server names it). */
+function countValue(value: string): number | string {
+  return /^-?[0-9]{1,10}$/.test(value) ? Number(value) : value;
+}
+
+/**
+ * `plans rollout`'s flag for each field of `POST /v1/plans/:name/rollouts` (rolloutStartBodySchema in
+ * src/domain/plan-rollout.ts), by the field's path in the body: the flag is the kebab-case of its last segment, the
+ * value is sent there as the route reads it, and the route's refusal of the field is said in the flag. The server
+ * validates by the one schema; test/unit/plan-rollout-cli.test.ts checks every field of the route has its row here
+ * and every row a field, so the command and the route cannot drift. `dryRun`: the dry run reads it too.
+ */
+export const ROLLOUT_START_FLAGS: ReadonlyArray<{
+  field: string;
+  flag: string;
+  help: string;
+  value?: (text: string) => unknown;
+  dryRun?: true;
+}> = [
+  {
+    field: 'version',
+    flag: '--version <n>',
+    help: 'this version (default: the latest)',
+    value: versionValue,
+    dryRun: true,
+  },
+  {
+    field: 'from',
+    flag: '--from <plan>',
+    help: "move this plan's tenants onto the version (default: the plan's own)",
+    dryRun: true,
+  },
+  {
+    field: 'concurrency',
+    flag: '--concurrency <n>',
+    help: "tenants converging at once (absent: the rollout's default, docs/plans.md)",
+    value: countValue,
+  },
+  {
+    field: 'pageSize',
+    flag: '--page-size <n>',
+    help: "tenants read per page (absent: the rollout's default)",
+    value: countValue,
+  },
+  { field: 'reason', flag: '--reason <text>', help: 'why (audited)' },
+  {
+    field: 'options.quietPeriod',
+    flag: '--quiet-period <duration>',
+    help: 'the quiet gate of a slot the version retires: its key shows no new use this long before it is revoked',
+  },
+  {
+    field: 'options.pollInterval',
+    flag: '--poll-interval <duration>',
+    help: "how often a retired slot's key record is read while the quiet gate waits",
+  },
+  {
+    field: 'options.quietDeadline',
+    flag: '--quiet-deadline <duration>',
+    help: "a retired slot's key still in use after this long: its revoke is refused and the tenant held",
+  },
+  {
+    field: 'options.overlapWindow',
+    flag: '--overlap-window <duration>',
+    help: 'where the platform shows no last use of a retired key: wait this long, then revoke it',
+  },
+];
+
+/** `--quiet-period <duration>` → `--quiet-period`. */
+const flagName = (flag: string) => flag.split(' ')[0]!;
+/** `--quiet-period` → `quietPeriod`, the option's name as commander reads it. */
+const optionKey = (flag: string) =>
+  flagName(flag)
+    .slice(2)
+    .replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
+
+/** The start's body from the command line's flags: each given flag's value at its field's path. */
+export function rolloutStartBody(opts: Record<string, unknown>): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  for (const { field, flag, value } of ROLLOUT_START_FLAGS) {
+    const given = opts[optionKey(flag)];
+    if (typeof given !== 'string') continue;
+    const path = field.split('.');
+    let at = body;
+    for (const segment of path.slice(0, -1)) at = (at[segment] ??= {}) as Record<string, unknown>;
+    at[path[path.length - 1]!] = value ? value(given) : given;
+  }
+  return body;
+}
+
+/** `tenantctl plans ...`: plans as versioned records (docs/plans.md). A refused field is said in its flag. */
+export const FLAG_OF: Record<string, string> = {
   expectVersion: '--expect-version',
-  version: '--version',
-  reason: '--reason',
-  from: '--from',
-  concurrency: '--concurrency',
-  pageSize: '--page-size',
+  ...Object.fromEntries(ROLLOUT_START_FLAGS.map(({ field, flag }) => [field, flagName(flag)])),
 };
 
 /** An input problem of the command line itself: one line, exit 2, nothing sent. */
@@ -74,16 +164,6 @@ function printPlan(view: PlanView): void {
   printLine(`plan ${view.name} version ${view.version} (${latest}), made ${view.createdAt} by ${view.createdBy}`);
   if (view.reason) printLine(`reason: ${view.reason}`);
   printJson(view.plan);
-}
-
-/** `--version` and `--expect-version` as the gateway reads them: a number when it is one, else the text. */
-function versionValue(value: string): number | string {
-  return /^[1-9][0-9]{0,9}$/.test(value) ? Number(value) : value;
-}
-
-/** A count flag (`--concurrency`, `--page-size`) as JSON: a number when it is one, else the text (the server names it). */
-function countValue(value: string): number | string {
-  return /^-?[0-9]{1,10}$/.test(value) ? Number(value) : value;
 }
 
 const planLabel = (plan: PlanRef | null) => (plan ? `${plan.name}@${plan.version}` : 'no plan');
@@ -250,79 +330,56 @@ export function registerPlanCommands(program: Command): void {
       }),
     );
 
-  plans
+  const rollout = plans
     .command('rollout')
     .description(
       "roll a plan version out to the plan's tenants (or --from another plan's): a paced run, one convergence " +
-        'per tenant; --dry-run lists what would change per tenant and does nothing (needs plans.manage; ' +
-        '--dry-run: tenants.read)',
+        'per tenant; --dry-run lists what would change per tenant and does nothing, refused wherever the start ' +
+        'would be (needs plans.manage; --dry-run: tenants.read)',
     )
-    .argument('<name>')
-    .option('--version <n>', 'this version (default: the latest)')
-    .option('--from <plan>', "move this plan's tenants onto the version (default: the plan's own)")
-    .option('--concurrency <n>', "tenants converging at once (absent: the rollout's default, docs/plans.md)")
-    .option('--page-size <n>', "tenants read per page (absent: the rollout's default)")
-    .option('--reason <text>', 'why (audited)')
+    .argument('<name>');
+  for (const { flag, help } of ROLLOUT_START_FLAGS) rollout.option(flag, help);
+  rollout
     .option('--dry-run', 'list what would change per tenant, do nothing')
     .option('--wait', 'follow the rollout to its end (exit 0: all converged, 3: some held or skipped, 1: failed)')
     .option('--json', 'print JSON')
-    .action(
-      async (
-        name: string,
-        opts: {
-          version?: string;
-          from?: string;
-          concurrency?: string;
-          pageSize?: string;
-          reason?: string;
-          dryRun?: boolean;
-          wait?: boolean;
-          json?: boolean;
-        },
-      ) =>
-        withGateway(async (gateway) => {
-          if (opts.dryRun) {
-            for (const [flag, given] of [
-              ['--wait', opts.wait],
-              ['--concurrency', opts.concurrency],
-              ['--page-size', opts.pageSize],
-              ['--reason', opts.reason],
-            ] as const)
-              if (given !== undefined) throw new PlanUsageError(`${flag}: not with --dry-run (nothing is started)`);
-            return dryRun(gateway, name, opts);
-          }
-          const body = {
-            ...(opts.version !== undefined ? { version: versionValue(opts.version) } : {}),
-            ...(opts.from !== undefined ? { from: opts.from } : {}),
-            ...(opts.concurrency !== undefined ? { concurrency: countValue(opts.concurrency) } : {}),
-            ...(opts.pageSize !== undefined ? { pageSize: countValue(opts.pageSize) } : {}),
-            ...(opts.reason !== undefined ? { reason: opts.reason } : {}),
-          };
-          const { data: start } = await inFlags(
-            gateway.call<RolloutStart>('POST', `${planPath(name)}/rollouts`, { body }),
-            FLAG_OF,
+    .action(async (name: string, opts: Record<string, unknown>) =>
+      withGateway(async (gateway) => {
+        const json = opts['json'] === true;
+        if (opts['dryRun'] === true) {
+          const startOnly = ROLLOUT_START_FLAGS.filter((row) => !row.dryRun).map(({ flag }) => flagName(flag));
+          for (const flag of ['--wait', ...startOnly])
+            if (opts[optionKey(flag)] !== undefined)
+              throw new PlanUsageError(`${flag}: not with --dry-run (nothing is started)`);
+          const text = (key: string) => (typeof opts[key] === 'string' ? (opts[key] as string) : undefined);
+          return dryRun(gateway, name, { version: text('version'), from: text('from'), json });
+        }
+        const body = rolloutStartBody(opts);
+        const { data: start } = await inFlags(
+          gateway.call<RolloutStart>('POST', `${planPath(name)}/rollouts`, { body }),
+          FLAG_OF,
+        );
+        const label = planLabel(start.plan);
+        if (opts['wait'] !== true) {
+          if (json) return printJson(start);
+          printLine(
+            `${start.started ? 'started' : 'joined the running'} rollout ${start.workflowId} of plan ${label} ` +
+              `to the tenants of ${start.from}; follow it: tenantctl plans rollout-status ${label}`,
           );
-          const label = planLabel(start.plan);
-          if (!opts.wait) {
-            if (opts.json) return printJson(start);
-            printLine(
-              `${start.started ? 'started' : 'joined the running'} rollout ${start.workflowId} of plan ${label} ` +
-                `to the tenants of ${start.from}; follow it: tenantctl plans rollout-status ${label}`,
-            );
-            return;
-          }
-          if (!opts.json) printErrorLine(`${start.started ? 'started' : 'joined'} rollout ${start.workflowId}`);
-          const view = await followRollout(gateway, start.plan);
-          if (opts.json) printJson(view);
-          else for (const line of rolloutLines(view)) printLine(line);
-          await rolloutExit(view);
-        }),
+          return;
+        }
+        if (!json) printErrorLine(`${start.started ? 'started' : 'joined'} rollout ${start.workflowId}`);
+        const view = await followRollout(gateway, start.plan);
+        if (json) printJson(view);
+        else for (const line of rolloutLines(view)) printLine(line);
+        await rolloutExit(view);
+      }),
     );
 
   async function dryRun(
     gateway: GatewayClient,
     name: string,
-    opts: { version?: string; from?: string; json?: boolean },
+    opts: { version?: string | undefined; from?: string | undefined; json?: boolean | undefined },
   ): Promise<void> {
     const tenants: RolloutPreview['tenants'] = [];
     let page: RolloutPreview | undefined;

@@ -24,7 +24,7 @@ export function asFlags(
 ): unknown {
   if (!(error instanceof InvalidInputError)) return error;
   return new InvalidInputError(
-    error.problems.map((p) => p.replace(/^([A-Za-z-]+):/, (_m, field: string) => `${flagOf[field] ?? field}:`)),
+    error.problems.map((p) => p.replace(/^([A-Za-z0-9.-]+):/, (_m, field: string) => `${flagOf[field] ?? field}:`)),
   );
 }
 
