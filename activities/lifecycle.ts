@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { planResumeFloorOf } from '../src/db/plan-state.js';
+import { resumeFloorFor } from '../src/db/plan-state.js';
 import { appendAudit } from '../src/db/audit-store.js';
 import { findScheduledClose } from '../src/db/close-schedules-store.js';
 import { withTransaction } from '../src/db/pool.js';
@@ -13,7 +13,7 @@ import {
   transitionTenant,
   type TenantRow,
 } from '../src/db/tenants-store.js';
-import { isClosing, resumeRefusal, type TenantStatus } from '../src/domain/tenant-rules.js';
+import { resumeBalanceRefusal, resumeRefusal, suspendRefusal, type TenantStatus } from '../src/domain/tenant-rules.js';
 import { PlatformNotFoundError } from '../src/platform/index.js';
 import { auditOrigin, type ActivityDeps } from './context.js';
 import { activityFailure, boundary } from './failures.js';
@@ -89,8 +89,9 @@ export function createLifecycleActivities(deps: ActivityDeps) {
     suspendTenantOnPlatform: boundary(
       async (input: LifecycleInput): Promise<{ subaccountId: string; status: string }> => {
         const tenant = await ownedTenant(input.externalRef);
-        if (isClosing(tenant.status))
-          throw activityFailure(FailureCode.TENANT_CLOSED, `tenant ${input.externalRef} is ${tenant.status}`);
+        // The starters' rule, again for a run started elsewhere (the Web UI) or a close that began since.
+        const refused = suspendRefusal(tenant);
+        if (refused) throw activityFailure(refused.code, refused.message);
         const result = await platform.suspendSubaccount({
           subaccountId: tenant.subaccountId,
           idempotencyKey: lifecycleKey('suspend', input.externalRef, input.runKey),
@@ -122,26 +123,16 @@ export function createLifecycleActivities(deps: ActivityDeps) {
         const scheduled = await findScheduledClose(pool, input.externalRef);
         const refused = resumeRefusal({ ...tenant, scheduledCloseAt: scheduled?.closeAt ?? null });
         if (refused) throw activityFailure(refused.code, refused.message);
-        // A tenant on a plan that declares a floor resumes by it; every other by the server's setting.
-        const planFloor = await planResumeFloorOf(pool, tenant);
-        const floor = BigInt(planFloor ?? deps.lifecycle?.resumeBalanceFloorMicroUsd ?? '0');
+        // A tenant on a plan that declares a floor resumes by it; every other by the server's setting (the
+        // starter's rule, resumeBalanceRefusal, read here with the worker's setting and the balance now).
+        const floor = await resumeFloorFor(pool, tenant, deps.lifecycle?.resumeBalanceFloorMicroUsd);
         const { wallet } = await platform.getWallet({ subaccountId: tenant.subaccountId });
-        if (floor > 0n) {
-          if (!wallet.balanceKnown) {
-            throw activityFailure(
-              FailureCode.BALANCE_BELOW_FLOOR,
-              `the platform shows no wallet balance for ${input.externalRef}: cannot check the ` +
-                `resume floor of ${floor} micro-USD`,
-            );
-          }
-          if (BigInt(wallet.balanceMicroUsd!) < floor) {
-            throw activityFailure(
-              FailureCode.BALANCE_BELOW_FLOOR,
-              `tenant ${input.externalRef} has ${wallet.balanceMicroUsd} micro-USD, below the ` +
-                `resume floor of ${floor}: fund it first`,
-            );
-          }
-        }
+        const poor = resumeBalanceRefusal({
+          ...tenant,
+          ...floor,
+          balanceMicroUsd: wallet.balanceKnown ? wallet.balanceMicroUsd! : null,
+        });
+        if (poor) throw activityFailure(poor.code, poor.message);
         const result = await platform.resumeSubaccount({
           subaccountId: tenant.subaccountId,
           idempotencyKey: lifecycleKey('resume', input.externalRef, input.runKey),

@@ -5,7 +5,12 @@ import { area, microUsd, setting } from './helpers.js';
 export const fundingSettings = area('funding', {
   RESUME_BALANCE_FLOOR_MICRO_USD: setting(
     microUsd({ positive: false, example: '1000000' }, DEFAULTS.RESUME_BALANCE_FLOOR_MICRO_USD),
-    { description: '`resume` refuses a tenant whose wallet balance is below this (micro-USD); `0` checks nothing.' },
+    {
+      description:
+        '`resume` refuses a tenant whose wallet balance is below this (micro-USD): the gateway before any run starts ' +
+        "(`409 BALANCE_BELOW_FLOOR`, read with the parent key), the worker again in the run; a tenant's plan may set " +
+        'its own; `0` checks nothing.',
+    },
   ),
   [TRANSFER_MAX_SETTING]: setting(
     microUsd({ positive: true, example: '10000000000' }, DEFAULT_TRANSFER_MAX_MICRO_USD),

@@ -27,6 +27,24 @@ export async function planResumeFloorOf(db: Queryable, tenant: TenantRow): Promi
 }
 
 /**
+ * The resume floor for a tenant: its plan version's `resumeBalanceFloorMicroUsd` where it declares one, else the
+ * server's RESUME_BALANCE_FLOOR_MICRO_USD (absent: 0, no check). `floorFrom` says which, as a refusal names it.
+ */
+export async function resumeFloorFor(
+  db: Queryable,
+  tenant: TenantRow,
+  serverFloorMicroUsd: string | undefined,
+): Promise<{ floorMicroUsd: string; floorFrom: string }> {
+  const planned = await planResumeFloorOf(db, tenant);
+  return planned !== undefined
+    ? {
+        floorMicroUsd: planned,
+        floorFrom: `the resumeBalanceFloorMicroUsd of plan ${tenant.planName}@${tenant.planVersion}`,
+      }
+    : { floorMicroUsd: serverFloorMicroUsd ?? '0', floorFrom: 'RESUME_BALANCE_FLOOR_MICRO_USD' };
+}
+
+/**
  * The close delay for a tenant: its plan version's `closeDelay` where it declares one and it is longer than the
  * server's CLOSE_DELAY (a plan never shortens the server's minimum), else the server's. `from` says which.
  */

@@ -37,7 +37,8 @@ export type TenantRefusalCode =
   | typeof FailureCode.TENANT_CLOSED
   | typeof FailureCode.TENANT_NOT_ACTIVE
   | typeof FailureCode.TENANT_NOT_PROVISIONED
-  | typeof FailureCode.CLOSE_SCHEDULED;
+  | typeof FailureCode.CLOSE_SCHEDULED
+  | typeof FailureCode.BALANCE_BELOW_FLOOR;
 
 /** Why a tenant is refused: the failure code, the rule it breaks, and a message naming the tenant and its status. */
 export interface TenantRefusal {
@@ -96,6 +97,9 @@ export const planConvergenceRefusal: TenantRule = (tenant) =>
 /** A funding policy (auto top-up): any tenant that is not closing (a policy may be set before onboarding ends). */
 export const fundingPolicyRefusal: TenantRule = (tenant) => closedRefusal(tenant, 'it takes no funding policy');
 
+/** A suspend: any tenant that is not closing (a close suspends and ends it itself); a run started anyway would fail. */
+export const suspendRefusal: TenantRule = (tenant) => closedRefusal(tenant, 'it is not suspended');
+
 /** What the resume rule reads besides the record: when a delayed close that waits out its window closes the tenant. */
 export interface ResumeFacts extends TenantFacts {
   scheduledCloseAt: Date | null;
@@ -115,6 +119,39 @@ export const resumeRefusal = (tenant: ResumeFacts): TenantRefusal | undefined =>
           `its close window: cancel the close instead (tenantctl close --cancel ${tenant.externalRef} --reason "...")`,
       )
     : undefined);
+
+/** What the resume's balance review reads besides the record: the tenant's floor, where it comes from, its wallet. */
+export interface ResumeBalanceFacts extends TenantFacts {
+  /** The tenant's plan's resumeBalanceFloorMicroUsd, else the server's RESUME_BALANCE_FLOOR_MICRO_USD (micro-USD). */
+  floorMicroUsd: string;
+  /** Where the floor comes from, as the message names it (the setting, or the plan version). */
+  floorFrom: string;
+  /** The wallet's balance on the platform (micro-USD); null when the platform shows none. */
+  balanceMicroUsd: string | null;
+}
+
+/**
+ * A resume's review: the wallet holds at least the resume floor (a floor of 0 checks nothing). A balance the
+ * platform does not show cannot pass a floor. A run started anyway would fail and leave the tenant suspended.
+ */
+export const resumeBalanceRefusal = (tenant: ResumeBalanceFacts): TenantRefusal | undefined => {
+  const floor = BigInt(tenant.floorMicroUsd);
+  if (floor <= 0n) return undefined;
+  const named = `the resume floor of ${floor} micro-USD (${tenant.floorFrom})`;
+  if (tenant.balanceMicroUsd === null)
+    return refusal(
+      tenant,
+      FailureCode.BALANCE_BELOW_FLOOR,
+      `the platform shows no wallet balance, so ${named} cannot be checked`,
+    );
+  return BigInt(tenant.balanceMicroUsd) < floor
+    ? refusal(
+        tenant,
+        FailureCode.BALANCE_BELOW_FLOOR,
+        `its wallet holds ${tenant.balanceMicroUsd} micro-USD, below ${named}: fund it first`,
+      )
+    : undefined;
+};
 
 /**
  * The one error a client starter throws when a tenant may not do what was asked: it names the field

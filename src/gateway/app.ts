@@ -162,6 +162,7 @@ function registerRoutes(
     platform: options.preflightPlatform,
     maxTransferMicroUsd: options.maxTransferMicroUsd,
     tenantKeyLimit: options.tenantKeyLimit,
+    resumeBalanceFloorMicroUsd: options.resumeBalanceFloorMicroUsd,
     vault: deps.vault,
   });
   registerTransferRoutes(app, {

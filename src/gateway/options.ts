@@ -28,6 +28,11 @@ export interface GatewayOptions {
   operators?: OperatorDirectory;
   /** CLOSE_DELAY: a close without `after` waits this long (absent: `0`, at once). */
   closeDelay?: string;
+  /**
+   * RESUME_BALANCE_FLOOR_MICRO_USD: a resume of a tenant (on no plan, or a plan without its own floor) whose wallet
+   * `preflightPlatform` shows below it is 409 BALANCE_BELOW_FLOOR before any run (absent: 0, no check).
+   */
+  resumeBalanceFloorMicroUsd?: string;
   /** APPROVAL_POLICY / APPROVAL_TTL (absent: no approvals). */
   approvals?: { actions: ReadonlySet<ApprovalAction>; ttlMs: number };
   /**

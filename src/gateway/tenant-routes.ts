@@ -40,6 +40,8 @@ export interface TenantRoutesDeps {
   tenantKeyLimit?: number | undefined;
   /** Seals an admin's close sooner than the minimum for the run, which holds every other start to it. */
   vault?: Vault | undefined;
+  /** RESUME_BALANCE_FLOOR_MICRO_USD: a resume below it (or its plan's floor) is refused up front, read with `platform`. */
+  resumeBalanceFloorMicroUsd?: string | undefined;
 }
 
 const ACTIONS = ['suspend', 'resume', 'close', 'rotate'] as const;
@@ -233,6 +235,8 @@ async function startAction(
         closeSooner,
         vault: deps.vault,
         db: deps.pool,
+        ...(deps.platform ? { platform: deps.platform } : {}),
+        ...(deps.resumeBalanceFloorMicroUsd ? { resumeFloorMicroUsd: deps.resumeBalanceFloorMicroUsd } : {}),
       });
       return { workflowId: handle.workflowId, runId: handle.firstExecutionRunId };
     } catch (error) {
@@ -439,8 +443,10 @@ const actionDoc = doc({
     },
     404: `${tenantNotFoundAnswer} Or no such action (ROUTE_NOT_FOUND).`,
     409:
-      'No sub-account yet (TENANT_NOT_PROVISIONED); rotate: closing or closed (TENANT_CLOSED), not active ' +
-      '(TENANT_NOT_ACTIVE), or only unmanaged keys in the slot (ROTATION_CONFLICT).',
+      'No sub-account yet (TENANT_NOT_PROVISIONED); suspend, resume, rotate: closing or closed (TENANT_CLOSED); ' +
+      'resume: a delayed close waits out its window (CLOSE_SCHEDULED), or the wallet is below the resume floor ' +
+      '(BALANCE_BELOW_FLOOR, naming the floor); rotate: not active (TENANT_NOT_ACTIVE), or only unmanaged keys in ' +
+      'the slot (ROTATION_CONFLICT).',
     422: 'rotate: the deployer is not configured on this gateway (DEPLOYER_NOT_CONFIGURED).',
   },
 });

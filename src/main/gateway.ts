@@ -65,6 +65,8 @@ export async function startGateway(config: Config): Promise<RunningGateway> {
       ...gatewayOptionsOf(config, config.TEMPORAL_TASK_QUEUE),
       operators: safeOps.operators,
       closeDelay: safeOps.closeDelay,
+      // A resume below the floor is refused before it starts (the worker checks it again with its own setting).
+      resumeBalanceFloorMicroUsd: config.RESUME_BALANCE_FLOOR_MICRO_USD,
       maxTransferMicroUsd: config.TRANSFER_MAX_MICRO_USD,
       tenantKeyLimit: config.PLATFORM_TENANT_KEY_LIMIT,
       driftScheduleEvery: config.DRIFT_SCHEDULE_EVERY,

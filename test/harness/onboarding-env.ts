@@ -62,10 +62,17 @@ export async function createOrchestratorEnv(
   };
   // tenantctl's operator commands reach the system through a gateway, as the harness operator; it reads
   // the platform (wallets, dry runs) with the parent key, as a production gateway does, and holds plans to
-  // the worker's PLATFORM_TENANT_KEY_LIMIT, as one configuration would.
+  // the worker's PLATFORM_TENANT_KEY_LIMIT and resumes to its RESUME_BALANCE_FLOOR_MICRO_USD, as one
+  // configuration would.
   const gateway = await startOperatorGateway(
     { ...ctx, secretsKeys },
-    { gateway: { preflightPlatform: deps.platform, tenantKeyLimit: extraDeps.platformTenantKeyLimit } },
+    {
+      gateway: {
+        preflightPlatform: deps.platform,
+        tenantKeyLimit: extraDeps.platformTenantKeyLimit,
+        resumeBalanceFloorMicroUsd: extraDeps.lifecycle?.resumeBalanceFloorMicroUsd,
+      },
+    },
   );
   return {
     ...ctx,

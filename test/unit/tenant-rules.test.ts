@@ -5,9 +5,11 @@ import {
   fundingPolicyRefusal,
   isClosing,
   keyIssueRefusal,
+  resumeBalanceRefusal,
   resumeRefusal,
   rotationRefusal,
   rotationScheduleRefusal,
+  suspendRefusal,
   TenantRefusedError,
   TenantStatus,
   transferRefusal,
@@ -108,6 +110,40 @@ describe('tenant rules', () => {
       'tenant t-1 is suspended: its close is scheduled for 2030-01-31T00:00:00.000Z, and a tenant is not resumed ' +
         'inside its close window: cancel the close instead (tenantctl close --cancel t-1 --reason "...")',
     );
+  });
+
+  it('suspends any tenant that is not closing, and says TENANT_CLOSED for a closing or closed one', () => {
+    expect(Object.entries(table(suspendRefusal)).filter(([, code]) => code !== 'allowed')).toEqual([
+      ['closing', 'TENANT_CLOSED'],
+      ['closed', 'TENANT_CLOSED'],
+    ]);
+    expect(suspendRefusal(onboarded('closed'))?.message).toBe('tenant t-1 is closed: it is not suspended');
+  });
+
+  it('resumes a tenant whose wallet holds at least its resume floor (BALANCE_BELOW_FLOOR naming the floor)', () => {
+    const facts = (balanceMicroUsd: string | null, floorMicroUsd: string) => ({
+      ...onboarded('suspended'),
+      balanceMicroUsd,
+      floorMicroUsd,
+      floorFrom: 'RESUME_BALANCE_FLOOR_MICRO_USD',
+    });
+    expect(resumeBalanceRefusal(facts('999', '1000'))).toEqual({
+      code: 'BALANCE_BELOW_FLOOR',
+      rule:
+        'its wallet holds 999 micro-USD, below the resume floor of 1000 micro-USD ' +
+        '(RESUME_BALANCE_FLOOR_MICRO_USD): fund it first',
+      message:
+        'tenant t-1 is suspended: its wallet holds 999 micro-USD, below the resume floor of 1000 micro-USD ' +
+        '(RESUME_BALANCE_FLOOR_MICRO_USD): fund it first',
+    });
+    expect(resumeBalanceRefusal(facts(null, '1000'))?.message).toBe(
+      'tenant t-1 is suspended: the platform shows no wallet balance, so the resume floor of 1000 micro-USD ' +
+        '(RESUME_BALANCE_FLOOR_MICRO_USD) cannot be checked',
+    );
+    expect(resumeBalanceRefusal(facts('1000', '1000'))).toBeUndefined();
+    // A floor of 0 checks nothing, not even a balance the platform does not show.
+    expect(resumeBalanceRefusal(facts(null, '0'))).toBeUndefined();
+    expect(resumeBalanceRefusal(facts('0', '0'))).toBeUndefined();
   });
 
   it('throws one error naming the field, the code and the rule', () => {
