@@ -11,9 +11,21 @@
  * Every step is a run with a business id or an idempotent write, so a retried or restarted convergence does
  * each thing once: a slot's child answers `existing` when the key is there, a top-up under the same key is the
  * same transfer, and the version's event is written only by the transaction that moves the tenant.
+ *
+ * Visible (issue 47): its stage, and when held what holds it and the way out, in the Web UI's current details
+ * (the words of src/domain/plan-hold.ts, as `tenantctl status` says them); its outcome in TenantStatus
+ * (`plan:<outcome>`), so one visibility query finds every tenant held off a version.
  */
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import { executeChild, proxyLocalActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import {
+  executeChild,
+  patched,
+  proxyLocalActivities,
+  setCurrentDetails,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import {
   keyIssueWorkflowId,
@@ -21,9 +33,11 @@ import {
   planConvergenceWorkflowId,
   topUpWorkflowId,
 } from '../src/domain/ids.js';
+import { planOutcomeTenantStatus } from '../src/domain/attention.js';
 import { planFundingKey } from '../src/domain/plan-ids.js';
+import { planHoldWords, type HeldSlot } from '../src/domain/plan-hold.js';
 import type { ConvergeTenantPlanInput } from '../src/domain/plan-rollout.js';
-import { tenantExternalRefKey } from '../src/domain/search-attributes.js';
+import { tenantExternalRefKey, tenantStatusKey } from '../src/domain/search-attributes.js';
 import { databaseStep } from './activity-policies.js';
 import { fundTenant } from './fund-tenant.js';
 import { issueTenantKey } from './keys/issue-tenant-key.js';
@@ -34,6 +48,15 @@ import { validateWorkflowInput } from './validate-input.js';
 export * from './plan-rollout-messages.js';
 
 const steps = proxyLocalActivities<Activities>(databaseStep);
+
+/**
+ * 1.0 compatibility: a convergence sets TenantStatus `plan:<outcome>` when it ends (issue 47). Runs recorded
+ * before it end without that command.
+ */
+export const PLAN_OUTCOME_ATTRIBUTE_PATCH = 'plan-outcome-attribute';
+
+const planLabel = (plan: { name: string; version: number } | null) =>
+  plan ? `${plan.name}@${plan.version}` : 'no plan';
 
 /** A child that another run already holds (the same business id): the slot is that run's until it ends. */
 async function unlessHeld<T>(run: () => Promise<T>): Promise<T | 'running'> {
@@ -66,10 +89,22 @@ export async function convergeTenantPlan(rawInput: ConvergeTenantPlanInput): Pro
     funding: null,
     reason: null,
   };
-  const end = (outcome: ConvergeTenantPlanResult['outcome'], reason: string | null = null) => {
+  const details = (extra: string[] = []) =>
+    setCurrentDetails(
+      [`**${status.stage}** — \`${externalRef}\` from ${planLabel(status.from)} onto ${label}`, ...extra].join('\n\n'),
+    );
+  const end = (outcome: ConvergeTenantPlanResult['outcome'], reason: string | null = null, held: HeldSlot[] = []) => {
     status.stage = outcome;
+    if (patched(PLAN_OUTCOME_ATTRIBUTE_PATCH))
+      upsertSearchAttributes([{ key: tenantStatusKey, value: planOutcomeTenantStatus(outcome) }]);
+    if (outcome === 'held') {
+      const parent = workflowInfo().parent?.workflowId ?? null;
+      const words = planHoldWords({ externalRef, from: status.from, to: plan, rollout: parent, slots: held });
+      details([...words.holds, ...words.wayOut.map((step) => `way out: ${step}`)]);
+    } else details(reason ? [reason] : []);
     return { ...result, outcome, reason };
   };
+  details();
 
   const read = await steps.readPlanConvergence({ externalRef, plan });
   if (read.outcome === 'not_active') return end('skipped', read.reason);
@@ -81,6 +116,7 @@ export async function convergeTenantPlan(rawInput: ConvergeTenantPlanInput): Pro
 
   // Retired slots first: a key in use holds the whole tenant before anything of the version is applied.
   status.stage = 'retiring_slots';
+  details();
   const retires = await Promise.all(
     changes.slotsRetired.map(async (slot) => ({
       slot,
@@ -102,12 +138,24 @@ export async function convergeTenantPlan(rawInput: ConvergeTenantPlanInput): Pro
   );
   for (const { slot, answer } of retires)
     if (answer !== 'running' && answer.outcome === 'revoked') result.retired.push({ slot, keyId: answer.keyId });
-  const notRetired = retires.flatMap(({ slot, answer }) =>
-    answer === 'running'
-      ? [`slot ${slot}: another revoke of it is running`]
-      : answer.outcome === 'refused'
-        ? [`slot ${slot}: its key ${answer.keyId} was not revoked (${answer.verdict})`]
-        : [],
+  const heldSlots = retires.flatMap(({ slot, answer }): HeldSlot[] => {
+    if (answer !== 'running' && answer.outcome !== 'refused') return [];
+    const refused = answer === 'running' ? null : answer;
+    return [
+      {
+        slot,
+        state: refused ? 'revoke_refused' : 'revoke_running',
+        workflowId: keyRevokeWorkflowId(externalRef, slot),
+        keyId: refused?.keyId ?? null,
+        lastUsedAt: refused?.lastUsedAt ?? null,
+        verdict: refused?.verdict ?? null,
+      },
+    ];
+  });
+  const notRetired = heldSlots.map((held) =>
+    held.state === 'revoke_running'
+      ? `slot ${held.slot}: another revoke of it is running`
+      : `slot ${held.slot}: its key ${held.keyId} was not revoked (${held.verdict})`,
   );
   if (notRetired.length > 0)
     return end(
@@ -115,9 +163,11 @@ export async function convergeTenantPlan(rawInput: ConvergeTenantPlanInput): Pro
       `${notRetired.join('; ')}; the tenant stays on ` +
         `${read.from ? `${read.from.name}@${read.from.version}` : 'no plan'} until the slot is free ` +
         `(tenantctl key revoke ${externalRef} --slot <slot> when nothing uses it, then run the rollout again)`,
+      heldSlots,
     );
 
   status.stage = 'issuing_keys';
+  details();
   const issues = await Promise.all(
     changes.slotsAdded.map(async (slot) => ({
       slot,
@@ -137,10 +187,19 @@ export async function convergeTenantPlan(rawInput: ConvergeTenantPlanInput): Pro
       'held',
       `another key issue of slot ${busy.join(', ')} is running (tenantctl key list ${externalRef} shows its wait); ` +
         'run the rollout again once it ends',
+      busy.map((slot) => ({
+        slot,
+        state: 'issue_running' as const,
+        workflowId: keyIssueWorkflowId(externalRef, slot),
+        keyId: null,
+        lastUsedAt: null,
+        verdict: null,
+      })),
     );
 
   if (changes.fundingMicroUsd !== null) {
     status.stage = 'funding';
+    details();
     const idempotencyKey = planFundingKey(plan);
     const funded = await unlessHeld(() =>
       executeChild(fundTenant, {
@@ -161,6 +220,7 @@ export async function convergeTenantPlan(rawInput: ConvergeTenantPlanInput): Pro
   }
 
   status.stage = 'applying';
+  details();
   await steps.applyPlanVersion({ externalRef, plan, changes, requestedBy });
   return end('converged');
 }

@@ -43,6 +43,11 @@ export interface RevokeTenantKeySlotResult {
   forced: boolean;
   /** Why (the gate's last verdict, or the operator's reason). */
   verdict: string;
+  /**
+   * The key's last use as the quiet gate last saw it (null: none seen, or not known; absent in runs from before
+   * issue 47): what the tenant view shows of a key that holds a plan version.
+   */
+  lastUsedAt?: string | null;
 }
 
 const DEFAULTS = { quietPeriod: '2m', pollInterval: '10s', quietDeadline: '15m', overlapWindow: '10m' } as const;
@@ -68,6 +73,8 @@ export async function revokeTenantKeySlot(rawInput: RevokeTenantKeyInput): Promi
   const target =
     carried?.target ?? (await steps.findSlotKeyToRevoke({ externalRef: input.externalRef, slot: input.slot }));
   status.keyId = target.keyId;
+  // The last use the gate saw (a result field only: no command, so recorded histories replay as before).
+  let lastUsedAt: string | null = null;
   const result = (outcome: 'revoked' | 'refused', verdict: string): RevokeTenantKeySlotResult => ({
     externalRef: input.externalRef,
     slot: input.slot,
@@ -75,6 +82,7 @@ export async function revokeTenantKeySlot(rawInput: RevokeTenantKeyInput): Promi
     keyId: target.keyId,
     forced: input.force,
     verdict,
+    lastUsedAt,
   });
 
   if (!input.force) {
@@ -125,6 +133,7 @@ export async function revokeTenantKeySlot(rawInput: RevokeTenantKeyInput): Promi
       });
       status.polls = memory.polls;
       status.verdict = decision.view.verdict;
+      lastUsedAt = decision.view.oldKeyLastUsedAt;
       if (decision.kind === 'quiet' || decision.kind === 'gone') {
         if (waits.current) waits.leave('revoking');
         break;
