@@ -17,3 +17,16 @@ export async function queryOrNull<Ret, Args extends unknown[]>(
   const deadline = Date.now() + VIEW_QUERY_TIMEOUT_MS;
   return handle.client.connection.withDeadline(deadline, () => handle.query(query, ...args)).catch(() => null);
 }
+
+/** A run's answer to a query, told apart from no answer (no worker in time, the run gone): `answered: false`. */
+export async function queryAnswer<Ret, Args extends unknown[]>(
+  handle: WorkflowHandle,
+  query: QueryDefinition<Ret, Args>,
+  ...args: Args
+): Promise<{ answered: true; value: Ret } | { answered: false }> {
+  const deadline = Date.now() + VIEW_QUERY_TIMEOUT_MS;
+  return handle.client.connection
+    .withDeadline(deadline, () => handle.query(query, ...args))
+    .then((value) => ({ answered: true as const, value }))
+    .catch(() => ({ answered: false as const }));
+}

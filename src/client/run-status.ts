@@ -30,8 +30,12 @@ export interface RunView<R = unknown> {
 /** A run as the tenant view lists it (last-runs.ts): its view, its run id and its times. */
 export interface RunRecord<R = unknown> extends RunView<R> {
   runId: string;
+  /** The workflow type (`convergeTenantPlan`, `rolloutPlan`, …). */
+  type: string;
   startedAt: string;
   closedAt: string | null;
+  /** The run that started this one as its child (a fleet run, or the tenant's own run), else null. */
+  parent: string | null;
 }
 
 /** The latest run under `workflowId`; null when there has been none. The one reader of a run. */
@@ -46,9 +50,11 @@ export async function readRun<R = unknown>(client: Client, workflowId: string): 
   const run: RunRecord<R> = {
     workflowId,
     runId: description.runId,
+    type: description.type,
     status: description.status.name,
     startedAt: description.startTime.toISOString(),
     closedAt: description.closeTime?.toISOString() ?? null,
+    parent: description.parentExecution?.workflowId ?? null,
     result: null,
     failure: null,
     waiting: null,

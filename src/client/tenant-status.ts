@@ -11,6 +11,9 @@ import { closeStatusQuery, type CloseStatus } from '../../workflows/close-tenant
 import { onboardingWorkflowId } from '../domain/ids.js';
 import { transferNameOf } from '../domain/onboarding.js';
 import { queryOrNull } from './query-run.js';
+import { attentionOf, type AttentionItem } from './attention.js';
+import { listFleetRuns, type FleetRunView } from './fleet-runs.js';
+import { runReader, tenantPlanSection, type TenantPlanSection } from './tenant-plan.js';
 
 /**
  * Everything an operator or a signup backend may know about a tenant, from our records and the
@@ -47,10 +50,20 @@ export interface TenantStatusView {
   recentAudit: Array<{ at: string; actor: string; action: string; subject: string | null }>;
   /** Recent key rotations; the live stage (e.g. held, and why) of an open one. */
   rotation: RotationSection;
-  /** The last run of each kind (onboard, rotate per slot, suspend, resume, close): status, outcome, failure. */
+  /**
+   * Every run that concerns the tenant, the last of each kind (onboard or import, issue, rotate and revoke per
+   * slot, suspend, resume, close, plan convergence, top-ups): status, outcome, failure, current wait, and the
+   * run that started it (`partOf`).
+   */
   lastRuns: LastRun[];
   /** A running close: its stage, and for a delayed close when the window ends (`closeAt`, `timeLeft`). */
   close: CloseStatus | null;
+  /** Its plan version and latest convergence: from and to, outcome, and when held what holds it and the way out. */
+  plan: TenantPlanSection;
+  /** The fleet runs it is part of (a plan rollout, the fleet rotation, the auto top-up sweep), each with its wait. */
+  fleetRuns: FleetRunView[];
+  /** What waits for a person (src/domain/attention.ts): runs in such a wait, and a plan hold. Empty: nothing. */
+  attention: AttentionItem[];
 }
 
 export async function getTenantStatus(
@@ -72,6 +85,17 @@ export async function getTenantStatus(
   const close = client ? await closeRun(client, lastRuns) : null;
   const tenant = await findTenant(deps.pool, externalRef);
   if (!tenant && !onboarding) throw new TenantNotFoundError(externalRef);
+  const planOn =
+    tenant?.planName != null && tenant.planVersion !== null
+      ? { name: tenant.planName, version: tenant.planVersion }
+      : null;
+  const facts = { externalRef, status: tenant?.status ?? 'creating', plan: planOn } as const;
+  const [plan, fleetRuns] = client
+    ? await Promise.all([
+        tenantPlanSection(client, facts, runReader(client, lastRuns)),
+        listFleetRuns(client, facts, lastRuns),
+      ])
+    : [{ on: planOn, convergence: null }, []];
   const [keys, transfers, audit, rotation] = tenant
     ? await Promise.all([
         listKeyRecords(deps.pool, externalRef),
@@ -87,10 +111,7 @@ export async function getTenantStatus(
           name: tenant.name,
           status: tenant.status,
           subaccountId: tenant.subaccountId,
-          plan:
-            tenant.planName !== null && tenant.planVersion !== null
-              ? { name: tenant.planName, version: tenant.planVersion }
-              : null,
+          plan: planOn,
           createdAt: tenant.createdAt.toISOString(),
           updatedAt: tenant.updatedAt.toISOString(),
         }
@@ -116,6 +137,9 @@ export async function getTenantStatus(
     rotation,
     lastRuns,
     close,
+    plan,
+    fleetRuns,
+    attention: attentionOf(lastRuns, plan),
   };
 }
 

@@ -86,6 +86,20 @@ export async function listTenants(
   return rows;
 }
 
+/** The records of `refs` (those that exist), by external ref, a page of `limit` after `after`. */
+export async function listTenantsByRefs(
+  db: Queryable,
+  refs: readonly string[],
+  options: { limit?: number; after?: string } = {},
+): Promise<TenantRow[]> {
+  const { rows } = await db.query<TenantRow>(
+    `SELECT ${COLUMNS} FROM tenants WHERE external_ref = ANY($1::text[]) AND ($2::text IS NULL OR external_ref > ` +
+      `$2::text) ORDER BY external_ref LIMIT $3::int`,
+    [refs, options.after ?? null, options.limit ?? refs.length],
+  );
+  return rows;
+}
+
 /** Moves the status only from one of `from`; returns the row when it moved. */
 export async function transitionTenant(
   db: Queryable,

@@ -4,7 +4,8 @@ import { delayMs, startLifecycle } from '../client/start-lifecycle.js';
 import { closeDelayFor } from '../db/plan-state.js';
 import { ExternalRefConflictError, startOnboarding } from '../client/start-onboarding.js';
 import type { Pool } from '../db/pool.js';
-import { findTenant, listTenants, TenantNotFoundError } from '../db/tenants-store.js';
+import { findTenant, TenantNotFoundError } from '../db/tenants-store.js';
+import { listTenantRows } from '../client/tenant-list.js';
 import { externalRefSchema, InvalidInputError, onboardTenantInputSchema } from '../domain/tenant-input.js';
 import { RotationConflictError, startRotation } from '../client/start-rotation.js';
 import { DeployerNotConfiguredError, type DeployerReadiness } from '../client/deployer-readiness.js';
@@ -110,29 +111,24 @@ export function registerTenantRoutes(app: FastifyInstance, deps: TenantRoutesDep
     );
 
     api.get('/v1/tenants', { config: { permission: 'tenants.read' }, schema: listDoc }, async (request, reply) => {
-      const query = request.query as { limit?: string; after?: string };
+      const query = request.query as { limit?: string; after?: string; attention?: string };
       const limit = query.limit === undefined ? 100 : Number(query.limit);
+      const problems: Array<[string, string]> = [];
       if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
-        throw new GatewayError(400, GatewayErrorCode.INVALID_INPUT, 'limit: must be a whole number from 1 to 1000', {
-          fields: ['limit'],
-        });
+        problems.push(['limit', 'limit: must be a whole number from 1 to 1000']);
       const after = query.after === undefined ? undefined : externalRefSchema.safeParse(query.after);
-      if (after && !after.success)
-        throw new GatewayError(400, GatewayErrorCode.INVALID_INPUT, 'after: must be an external ref', {
-          fields: ['after'],
+      if (after && !after.success) problems.push(['after', 'after: must be an external ref']);
+      if (query.attention !== undefined && query.attention !== 'true' && query.attention !== 'false')
+        problems.push(['attention', 'attention: must be true or false']);
+      if (problems.length > 0)
+        throw new GatewayError(400, GatewayErrorCode.INVALID_INPUT, problems.map(([, p]) => p).join('; '), {
+          fields: problems.map(([field]) => field),
         });
-      const rows = await listTenants(deps.pool, { limit, ...(after ? { after: after.data } : {}) });
-      return sendData(
-        reply,
-        200,
-        rows.map((t) => ({
-          externalRef: t.externalRef,
-          name: t.name,
-          status: t.status,
-          subaccountId: t.subaccountId,
-          createdAt: t.createdAt.toISOString(),
-        })),
+      const rows = await listTenantRows(
+        { pool: deps.pool, client: deps.client },
+        { limit, ...(after?.success ? { after: after.data } : {}), attention: query.attention === 'true' },
       );
+      return sendData(reply, 200, rows);
     });
 
     api.get(
@@ -365,11 +361,47 @@ const whoamiDoc = doc({
   },
 });
 
+/** One thing that waits for a person (src/client/attention.ts). */
+const attentionItemSchema = {
+  type: 'object',
+  required: ['workflowId', 'stage', 'lines', 'wayOut'],
+  properties: {
+    workflowId: { type: 'string', description: 'The run that waits, or the plan convergence that ended held.' },
+    stage: { type: 'string', description: "The wait's stage, or `held` for a tenant held off a plan version." },
+    lines: {
+      type: 'array',
+      items: { type: 'string' },
+      description: 'What waits: the current wait as `--wait` prints it, or what holds the tenant.',
+    },
+    wayOut: {
+      type: 'array',
+      items: { type: 'string' },
+      description: 'What ends it: the decisions that apply, or the commands that end the hold, in order.',
+    },
+  },
+};
+
+const planRefSchema = {
+  type: ['object', 'null'],
+  required: ['name', 'version'],
+  properties: { name: { type: 'string' }, version: { type: 'integer' } },
+};
+
 const listDoc = doc({
-  summary: 'Our tenants, by external ref (pages of `limit`, after `after`)',
+  summary:
+    'Our tenants, by external ref (pages of `limit`, after `after`), each with its plan and what waits for a person',
+  description:
+    '`attention` lists what of the tenant waits for a person: a run in a wait only a person ends (its current ' +
+    'wait and the decisions that apply) and a hold off a plan version (what holds it and the way out); empty when ' +
+    'nothing does. With `attention=true` only the tenants with something in it are listed.',
   query: {
     limit: { type: 'string', pattern: '^[0-9]+$', description: '1-1000; default 100.' },
     after: externalRefSchema,
+    attention: {
+      type: 'string',
+      enum: ['true', 'false'],
+      description: 'true: only the tenants with a run (or a plan hold) that waits for a person.',
+    },
   },
   answers: {
     200: {
@@ -378,30 +410,106 @@ const listDoc = doc({
         type: 'array',
         items: {
           type: 'object',
-          required: ['externalRef', 'name', 'status', 'subaccountId', 'createdAt'],
+          required: ['externalRef', 'name', 'status', 'subaccountId', 'createdAt', 'plan', 'attention'],
           properties: {
             externalRef: { type: 'string' },
             name: { type: 'string' },
             status: { type: 'string' },
             subaccountId: { type: ['string', 'null'] },
             createdAt: { type: 'string' },
+            plan: { ...planRefSchema, description: 'The plan version it is on (null: none).' },
+            attention: { type: 'array', items: attentionItemSchema },
           },
         },
       },
     },
-    400: 'limit or after breaks its rule (INVALID_INPUT).',
+    400: 'limit, after or attention breaks its rule (INVALID_INPUT).',
   },
 });
 
 const statusDoc = doc({
-  summary: "A tenant's records, onboarding progress and the last run of each kind",
+  summary: "A tenant's records, every run that concerns it, its plan and what waits for a person",
   description:
-    '`lastRuns`: the last run of each kind (onboard, rotate per slot, issue and revoke per slot, suspend, resume, ' +
-    'close, running top-ups) with `status`, `outcome`, `waiting` when it waits, and for a run that did not complete ' +
-    '`failure: { message, type, causes }`. Never a secret: keys appear as id and fingerprint.',
+    '`lastRuns`: every run that concerns the tenant, the last of each kind (onboard or import, issue, rotate and ' +
+    'revoke per slot, suspend, resume, close, plan convergence, every running top-up and the latest ended ones) ' +
+    'with `status`, `outcome`, `waiting` when it waits, `partOf` (the run that started it), and for a run that did ' +
+    'not complete `failure: { message, type, causes }`. `plan`: the version it is on and its latest convergence ' +
+    '(from, to, stage or outcome, the rollout it is part of, and when held `hold`: the slots, each key and its last ' +
+    'use, and the way out). `fleetRuns`: the fleet runs it is part of, with their waits. `attention`: what waits ' +
+    'for a person. Never a secret: keys appear as id and fingerprint.',
   params: externalRefParam,
   answers: {
-    200: { description: 'The status.', data: { type: 'object', required: ['lastRuns'] } },
+    200: {
+      description: 'The status.',
+      data: {
+        type: 'object',
+        required: ['lastRuns', 'plan', 'fleetRuns', 'attention'],
+        properties: {
+          lastRuns: { type: 'array', items: { type: 'object' } },
+          plan: {
+            type: 'object',
+            required: ['on', 'convergence'],
+            properties: {
+              on: planRefSchema,
+              convergence: {
+                type: ['object', 'null'],
+                properties: {
+                  workflowId: { type: 'string' },
+                  status: { type: 'string' },
+                  from: planRefSchema,
+                  to: planRefSchema,
+                  stage: { type: ['string', 'null'] },
+                  outcome: { type: ['string', 'null'], enum: ['converged', 'unchanged', 'held', 'skipped', null] },
+                  reason: { type: ['string', 'null'] },
+                  partOf: { type: ['string', 'null'] },
+                  hold: {
+                    type: ['object', 'null'],
+                    required: ['slots', 'holds', 'wayOut'],
+                    properties: {
+                      slots: {
+                        type: 'array',
+                        items: {
+                          type: 'object',
+                          required: ['slot', 'state', 'workflowId', 'keyId', 'lastUsedAt', 'verdict'],
+                          properties: {
+                            slot: { type: 'string' },
+                            state: {
+                              type: 'string',
+                              enum: ['revoke_refused', 'revoke_running', 'revoked', 'issue_running'],
+                            },
+                            workflowId: { type: 'string' },
+                            keyId: { type: ['string', 'null'] },
+                            lastUsedAt: { type: ['string', 'null'] },
+                            verdict: { type: ['string', 'null'] },
+                          },
+                        },
+                      },
+                      holds: { type: 'array', items: { type: 'string' } },
+                      wayOut: { type: 'array', items: { type: 'string' } },
+                    },
+                  },
+                },
+              },
+            },
+          },
+          fleetRuns: {
+            type: 'array',
+            items: {
+              type: 'object',
+              required: ['workflowId', 'type', 'status', 'via', 'waiting'],
+              properties: {
+                workflowId: { type: 'string' },
+                type: { type: 'string' },
+                status: { type: 'string' },
+                via: { type: 'string' },
+                waiting: { type: ['object', 'null'] },
+              },
+            },
+          },
+          attention: { type: 'array', items: attentionItemSchema },
+        },
+      },
+    },
     400: 'The external ref breaks its rule (INVALID_INPUT).',
     404: tenantNotFoundAnswer,
   },

@@ -158,6 +158,7 @@ describe('the OpenAPI document', () => {
       { url: '/v1/whoami', path: '/v1/whoami', status: 200 },
       { url: '/v1/tenants?limit=5', path: '/v1/tenants', status: 200 },
       { url: '/v1/tenants?limit=0', path: '/v1/tenants', status: 400 },
+      { url: '/v1/tenants?attention=yes', path: '/v1/tenants', status: 400 },
       { url: '/v1/tenants/nobody/wallet', path: '/v1/tenants/{externalRef}/wallet', status: 404 },
       { url: '/v1/tenants/nobody/transfers/k1', path: '/v1/tenants/{externalRef}/transfers/{key}', status: 404 },
       { url: '/healthz', path: '/healthz', status: 200 },

@@ -1,14 +1,30 @@
 import type { Command } from 'commander';
+import type { AttentionItem } from '../../client/attention.js';
+import type { TenantListRow } from '../../client/tenant-list.js';
 import type { TenantStatusView } from '../../client/tenant-status.js';
 import type { RevealAnswer } from '../../client/reveal-key.js';
 import { segment, withGateway } from '../run.js';
 import { printJson, printLine } from '../output.js';
 import { registerKeySlotCommands } from './key-slots.js';
 
+/** What waits for a person, as `status` and `list` print it: the run (or the hold), its words, what ends it. */
+function attentionLines(items: readonly AttentionItem[] | undefined, indent: string): string[] {
+  return (items ?? []).flatMap((item) => [
+    `${indent}attention ${item.workflowId} (${item.stage}): ${item.lines[0] ?? ''}`,
+    ...item.lines.slice(1).map((line) => `${indent}  ${line}`),
+    ...item.wayOut.map((step) => `${indent}  ${item.stage === 'held' ? 'way out' : 'decision'}: ${step}`),
+  ]);
+}
+
+/** A row as the gateway answers it (a gateway from before issue 47 sends no plan or attention). */
+type TenantRowView = Omit<TenantListRow, 'plan' | 'attention'> & Partial<Pick<TenantListRow, 'plan' | 'attention'>>;
+
 async function printStatus(view: TenantStatusView): Promise<void> {
-  const [{ formatRotationSection }, { formatLastRun }] = await Promise.all([
+  const [{ formatRotationSection }, { formatLastRun }, { formatPlanSection }, { formatFleetRun }] = await Promise.all([
     import('../../client/rotation-status.js'),
     import('../../client/last-runs.js'),
+    import('../../client/tenant-plan.js'),
+    import('../../client/fleet-runs.js'),
   ]);
   const r = view.record;
   printLine(
@@ -33,7 +49,12 @@ async function printStatus(view: TenantStatusView): Promise<void> {
     );
   }
   for (const line of formatRotationSection(view.rotation)) printLine(line);
-  for (const run of view.lastRuns) for (const line of formatLastRun(run)) printLine(line);
+  for (const line of view.plan ? formatPlanSection(view.plan) : []) printLine(line);
+  for (const run of view.fleetRuns ?? []) for (const line of formatFleetRun(run)) printLine(line);
+  // The plan convergence is the plan section above.
+  for (const run of view.lastRuns.filter((r) => r.kind !== 'plan'))
+    for (const line of formatLastRun(run)) printLine(line);
+  for (const line of attentionLines(view.attention, '')) printLine(line);
 }
 
 export function registerTenantCommands(program: Command): void {
@@ -52,19 +73,29 @@ export function registerTenantCommands(program: Command): void {
 
   program
     .command('list')
-    .description('tenants in our records')
+    .description('tenants in our records, each with its plan version; `attention` marks what waits for a person')
     .option('--json', 'print JSON')
     .option('--limit <n>', 'at most this many', '100')
     .option('--after <externalRef>', 'page: start after this external ref')
-    .action(async (opts: { json?: boolean; limit: string; after?: string }) =>
+    .option('--attention', 'only the tenants with a run (or a plan hold) that waits for a person, and what ends it')
+    .action(async (opts: { json?: boolean; limit: string; after?: string; attention?: boolean }) =>
       withGateway(async (gateway) => {
-        const view = await gateway.get<
-          Array<{ externalRef: string; name: string; status: string; subaccountId: string | null; createdAt: string }>
-        >('/v1/tenants', { limit: opts.limit, after: opts.after });
+        const view = await gateway.get<TenantRowView[]>('/v1/tenants', {
+          limit: opts.limit,
+          after: opts.after,
+          ...(opts.attention ? { attention: 'true' } : {}),
+        });
         if (opts.json) printJson(view);
         else
-          for (const t of view)
-            printLine(`${t.externalRef.padEnd(32)} ${t.status.padEnd(10)} ${t.subaccountId ?? '-'}  ${t.name}`);
+          for (const t of view) {
+            const plan = t.plan ? `${t.plan.name}@${t.plan.version}` : '';
+            const mark = t.attention?.length ? 'attention' : '';
+            printLine(
+              `${t.externalRef.padEnd(32)} ${t.status.padEnd(10)} ${mark.padEnd(9)} ${plan.padEnd(16)} ` +
+                `${t.subaccountId ?? '-'}  ${t.name}`,
+            );
+            if (opts.attention) for (const line of attentionLines(t.attention, '  ')) printLine(line);
+          }
       }),
     );
 
