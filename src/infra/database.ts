@@ -25,17 +25,25 @@ export async function ensureDatabase(adminUrl: string, name: string): Promise<st
   return url.toString();
 }
 
+/** Where the embedded Postgres of a data directory keeps its data (its postmaster.pid included). */
+export function embeddedPostgresDir(dataDir: string): string {
+  return join(dataDir, 'postgres');
+}
+
 /** DATABASE_URL when set; otherwise a persistent embedded Postgres under DATA_DIR/postgres. */
 export async function resolveDatabase(
   config: { DATABASE_URL?: string | undefined; DATA_DIR: string },
   onLog?: (line: string) => void,
+  /** The embedded postmaster's pid, the moment it is spawned. */
+  onSpawn?: (pid: number) => void,
 ): Promise<ResolvedDatabase> {
   if (config.DATABASE_URL) return { url: config.DATABASE_URL, source: 'external', stop: async () => undefined };
   const server = await startEmbeddedPostgres({
-    dataDir: join(config.DATA_DIR, 'postgres'),
+    dataDir: embeddedPostgresDir(config.DATA_DIR),
     persistent: true,
     port: 54329,
     ...(onLog ? { onLog } : {}),
+    ...(onSpawn ? { onSpawn } : {}),
   });
   const url = await ensureDatabase(server.adminUrl, 'tenant_orchestrator');
   return { url, source: 'embedded', stop: () => server.stop() };

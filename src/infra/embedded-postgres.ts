@@ -21,6 +21,8 @@ export interface EmbeddedPostgresOptions {
   onLog?: (line: string) => void;
   /** The package's `native` directory (bin, lib, share). Default: the installed platform package. */
   nativeDir?: string;
+  /** Called with the postmaster's pid the moment it is spawned (the dev stack records it: stack-record.ts). */
+  onSpawn?: (pid: number) => void;
 }
 
 export interface RunningPostgres {
@@ -67,7 +69,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     await initdb(bin, dataDir, account, log);
   }
   const port = await preferredOrFreePort(options.port ?? 0);
-  const server = await startServer(bin, dataDir, port, account, log);
+  const server = await startServer(bin, dataDir, port, account, log, options.onSpawn);
   const killOnExit = () => server.kill('SIGINT');
   process.once('exit', killOnExit);
   return {
@@ -165,6 +167,7 @@ async function startServer(
   port: number,
   account: PostgresAccount | undefined,
   log: (line: string) => void,
+  onSpawn: ((pid: number) => void) | undefined,
 ): Promise<ChildProcess> {
   // TCP on loopback only and no Unix socket: nothing to collide with a system Postgres.
   const args = [
@@ -181,8 +184,10 @@ async function startServer(
   ];
   // Its own process group, as the Temporal dev server's: a Ctrl-C reaches us, not the server, so the worker
   // drains against a live database before we stop it (it met a database shutting down, and the console showed
-  // the failed activity and the failed parent key refresh as warnings). The exit hook still stops it if we die.
+  // the failed activity and the failed parent key refresh as warnings). The exit hook still stops it if we exit
+  // first; a SIGKILL runs no hook (the dev stack's watchdog and record, src/main/stack/watchdog.ts, cover that).
   const child = run(bin, 'postgres', args, account, true);
+  if (child.pid !== undefined) onSpawn?.(child.pid);
   const output = tail(child, log);
   await new Promise<void>((ready, fail) => {
     const failed = (why: string) =>

@@ -13,6 +13,10 @@ export const LauncherErrorCode = {
   TEMPORAL_START_FAILED: 'TEMPORAL_START_FAILED',
   TEMPORAL_SERVER_BUILD: 'TEMPORAL_SERVER_BUILD',
   PROCESS_START_FAILED: 'PROCESS_START_FAILED',
+  /** Another stack runs on the data directory (see stack-record.ts). */
+  STACK_RUNNING: 'STACK_RUNNING',
+  /** A process a killed stack left on the data directory did not stop. */
+  LEFTOVER_PROCESS: 'LEFTOVER_PROCESS',
 } as const;
 export type LauncherErrorCode = (typeof LauncherErrorCode)[keyof typeof LauncherErrorCode];
 

@@ -24,6 +24,8 @@ export interface DevServerOptions {
   dbFilename?: string;
   readyTimeoutMs?: number;
   onProgress?: Progress;
+  /** Called with the server's pid the moment it is spawned (the dev stack records it: stack-record.ts). */
+  onSpawn?: (pid: number) => void;
   /**
    * Extra dynamic config, e.g. `history.timerProcessorMaxTimeShift: '10ms'` so millisecond timers fire in
    * milliseconds. Values keep their type (the server reads an int setting only from a number).
@@ -90,8 +92,10 @@ export async function startTemporalDevServer(options: DevServerOptions = {}): Pr
   if (options.dbFilename) args.push('--db-filename', options.dbFilename);
 
   // Its own process group: a Ctrl-C reaches us, not the server, so the worker drains against a live
-  // server before we stop it. The exit hook below still kills it if we die first.
+  // server before we stop it. The exit hook below still kills it if we exit first; a SIGKILL runs no hook
+  // (the dev stack's watchdog and record, src/main/stack/watchdog.ts, cover that).
   const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  if (child.pid !== undefined) options.onSpawn?.(child.pid);
   const output: string[] = [];
   const keep = (chunk: Buffer) => {
     output.push(...chunk.toString().split('\n').filter(Boolean));

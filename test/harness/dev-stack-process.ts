@@ -27,6 +27,8 @@ const PASSED_THROUGH = [
 const UP_LINE = 'Ctrl-C stops everything.';
 
 export interface DevStackProcess {
+  /** The pid of `npm start`, also its process group's id. */
+  pid: number;
   dataDir: string;
   /** The ports asked for (never the defaults). */
   ports: { TEMPORAL_UI_PORT: number; TEMPORAL_DEV_PORT: number; GATEWAY_PORT: number };
@@ -37,12 +39,28 @@ export interface DevStackProcess {
   /** What `tenantctl` needs to find this stack: only DATA_DIR, as a user in the same checkout. */
   cliEnv: Record<string, string>;
   output(): string;
-  stop(): Promise<void>;
+  /** Ctrl-C, as a terminal sends it; waits for the process group to end, then deletes the data directory. */
+  stop(options?: { keepDataDir?: boolean }): Promise<void>;
+  /**
+   * SIGKILL to `npm start`'s process group (a `kill -9`, the OOM killer): nothing of it runs its shutdown.
+   * Waits for the group to end and keeps the data directory, for a next start on it.
+   */
+  kill(): Promise<void>;
 }
 
-export async function startDevStackProcess(readyTimeoutMs = 600_000): Promise<DevStackProcess> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'tenant-orch-devstack-'));
-  const ports = {
+export interface DevStackProcessOptions {
+  /** A data directory an earlier start used (default: a new one under the temp dir). */
+  dataDir?: string;
+  /** The ports an earlier start was given (default: free ones, never the defaults). */
+  ports?: DevStackProcess['ports'];
+}
+
+export async function startDevStackProcess(
+  readyTimeoutMs = 600_000,
+  options: DevStackProcessOptions = {},
+): Promise<DevStackProcess> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'tenant-orch-devstack-'));
+  const ports = options.ports ?? {
     TEMPORAL_UI_PORT: await nonDefaultPort(8233),
     TEMPORAL_DEV_PORT: await nonDefaultPort(7233),
     GATEWAY_PORT: await nonDefaultPort(8080),
@@ -72,14 +90,19 @@ export async function startDevStackProcess(readyTimeoutMs = 600_000): Promise<De
   });
   // Ctrl-C: SIGINT to the whole group, as a terminal sends it (Postgres takes SIGTERM as a smart shutdown that
   // waits for its clients, SIGINT as a fast one that ends them); npm may exit before its children: wait for the group.
-  const stop = async () => {
+  const stop = async (stopOptions: { keepDataDir?: boolean } = {}) => {
     signalGroup(child.pid!, 'SIGINT');
     // Bounded: unreaped zombies (no init in a container) would keep the group "alive" forever.
     for (let waited = 0; groupAlive(child.pid!) && waited < 70_000; waited += 100) {
       if (waited === 60_000) signalGroup(child.pid!, 'SIGKILL');
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    rmSync(dataDir, { recursive: true, force: true, maxRetries: 5 });
+    if (!stopOptions.keepDataDir) rmSync(dataDir, { recursive: true, force: true, maxRetries: 5 });
+  };
+  const kill = async () => {
+    signalGroup(child.pid!, 'SIGKILL');
+    for (let waited = 0; groupAlive(child.pid!) && waited < 10_000; waited += 100)
+      await new Promise((resolve) => setTimeout(resolve, 100));
   };
 
   let timer: NodeJS.Timeout | undefined;
@@ -95,18 +118,28 @@ export async function startDevStackProcess(readyTimeoutMs = 600_000): Promise<De
       ),
     ]);
   } catch (error) {
-    await stop();
+    await stop({ keepDataDir: options.dataDir !== undefined });
     throw error;
   } finally {
     clearTimeout(timer);
   }
   const uiUrl = /Temporal Web UI:\s+(\S+)/.exec(output)?.[1];
   if (!uiUrl) {
-    await stop();
+    await stop({ keepDataDir: options.dataDir !== undefined });
     throw new Error(`npm start printed no Web UI address:\n${output}`);
   }
   const stackEnv = JSON.parse(readFileSync(join(dataDir, 'stack.json'), 'utf8')) as Record<string, string>;
-  return { dataDir, ports, uiUrl, stackEnv, cliEnv: { DATA_DIR: dataDir }, output: () => output, stop };
+  return {
+    pid: child.pid!,
+    dataDir,
+    ports,
+    uiUrl,
+    stackEnv,
+    cliEnv: { DATA_DIR: dataDir },
+    output: () => output,
+    stop,
+    kill,
+  };
 }
 
 async function nonDefaultPort(defaultPort: number): Promise<number> {

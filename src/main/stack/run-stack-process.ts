@@ -22,7 +22,8 @@ export interface StackProcessOptions<S extends StackProcess> {
 /**
  * The process shell shared by `npm start` and `npm run cluster`: start the stack, write stack.json
  * readable by this user only, print the banner, and stop everything in reverse order on Ctrl-C,
- * on SIGTERM, or when a part ends on its own (a half-running stack hides the failure).
+ * on SIGTERM, on a hangup (its terminal closed), or when a part ends on its own (a half-running stack
+ * hides the failure). A SIGKILL runs none of this (for `npm start`, its watchdog and record do: watchdog.ts).
  */
 export async function runStackProcess<S extends StackProcess>(options: StackProcessOptions<S>): Promise<void> {
   const say = (line: string) => console.error(`[${options.label}] ${line}`);
@@ -38,6 +39,7 @@ export async function runStackProcess<S extends StackProcess>(options: StackProc
   };
   process.on('SIGINT', () => void shutdown(0));
   process.on('SIGTERM', () => void shutdown(0));
+  process.on('SIGHUP', () => void shutdown(0));
   try {
     const config = loadConfig(process.env);
     stack = await options.start(config, say);

@@ -5,7 +5,9 @@ import { join, resolve } from 'node:path';
 import { configSchema, loadConfig, type Config } from '../../config/index.js';
 import { migrate } from '../../db/migrate.js';
 import { createPool } from '../../db/pool.js';
-import { resolveDatabase } from '../../infra/database.js';
+import { embeddedPostgresDir, resolveDatabase } from '../../infra/database.js';
+import { LauncherError, LauncherErrorCode } from '../../infra/launcher-error.js';
+import { StackRecord, stopLeftovers } from '../../infra/stack-record.js';
 import { startTemporalDevServer } from '../../infra/temporal-dev-server.js';
 import { startWorker } from '../worker.js';
 import { generateMasterKey } from '../../secrets/master-keys.js';
@@ -16,6 +18,7 @@ import { preferredOrFreePort } from '../../infra/ports.js';
 import { startGateway } from '../gateway.js';
 import { startDevNotifyReceiver } from './dev-notify.js';
 import { startDevEventsReceiver } from './dev-events.js';
+import { startWatchdog, type Watchdog } from './watchdog.js';
 
 /**
  * The whole stack on embedded defaults, as a library: `npm start` runs it until Ctrl-C, `npm run
@@ -50,8 +53,12 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
   mkdirSync(dataDir, { recursive: true, mode: 0o755 });
   chmodSync(dataDir, 0o755);
   const cleanup = new Cleanup(say);
+  let record: StackRecord | undefined;
+  let watchdog: Watchdog | undefined;
   const stop = async () => {
     await cleanup.runAll();
+    // All it started has stopped: dismiss the watchdog. Else it stops what is left once this process ends.
+    if (record?.release()) watchdog?.dismiss();
     if (options.ephemeral) rmSync(dataDir, { recursive: true, force: true });
   };
   // Every setting given to the stack, so a second shell (`npx tenantctl ...`) sees what it sees.
@@ -65,6 +72,8 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
   };
   const result: Partial<RunningStack> = {};
   try {
+    if (!options.ephemeral && !(config.TEMPORAL_ADDRESS && config.DATABASE_URL))
+      ({ record, watchdog } = await guardDataDir(dataDir, config, say));
     // The gateway's port is chosen first: the Web UI is told where its codec endpoint lives.
     const gatewayPort = await preferredOrFreePort(options.ephemeral ? 0 : config.GATEWAY_PORT);
     const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
@@ -80,6 +89,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
         uiCodecEndpoint: `${gatewayUrl}/codec`,
         ...(options.ephemeral ? {} : { dbFilename: join(dataDir, 'temporal.db') }),
         onProgress: say,
+        onSpawn: (pid) => record?.add('temporal', pid),
       });
       cleanup.defer('Temporal dev server', () => temporal.stop());
       env.TEMPORAL_ADDRESS = temporal.address;
@@ -90,7 +100,9 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     }
 
     say(config.DATABASE_URL ? 'using DATABASE_URL' : `starting embedded Postgres in ${join(dataDir, 'postgres')}`);
-    const database = await resolveDatabase({ DATABASE_URL: config.DATABASE_URL, DATA_DIR: dataDir });
+    const database = await resolveDatabase({ DATABASE_URL: config.DATABASE_URL, DATA_DIR: dataDir }, undefined, (pid) =>
+      record?.add('postgres', pid),
+    );
     cleanup.defer('Postgres', () => database.stop());
     env.DATABASE_URL = database.url;
     const pool = createPool(database.url, { max: 1 });
@@ -149,6 +161,32 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     await stop();
     throw error;
   }
+}
+
+/**
+ * `npm start` on a data directory: a stack that still runs there is refused; what a killed one recorded there
+ * (its dev server, its Postgres, its watchdog) is stopped. Then this stack records itself, and a watchdog that
+ * stops what it starts should it be killed (watchdog.ts); every process it spawns is recorded as it starts.
+ */
+async function guardDataDir(
+  dataDir: string,
+  config: Config,
+  say: (line: string) => void,
+): Promise<{ record: StackRecord; watchdog: Watchdog | undefined }> {
+  const { ownerRunning } = await stopLeftovers(dataDir, {
+    say,
+    postgresDirs: config.DATABASE_URL ? [] : [embeddedPostgresDir(dataDir)],
+  });
+  if (ownerRunning)
+    throw new LauncherError(
+      LauncherErrorCode.STACK_RUNNING,
+      `a stack already runs on ${dataDir} (pid ${ownerRunning.pid}): stop it (Ctrl-C in its terminal) or set ` +
+        `another DATA_DIR`,
+    );
+  const record = StackRecord.claim(dataDir);
+  const watchdog = startWatchdog(dataDir, record.owner, say);
+  if (watchdog) record.add('watchdog', watchdog.pid);
+  return { record, watchdog };
 }
 
 /** The configuration variables set in `given` (a second shell needs them all: platform, tokens, deployer, ...). */
