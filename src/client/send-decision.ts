@@ -87,8 +87,12 @@ function isBeforeHandlers(error: unknown): boolean {
   return error instanceof DecisionRefusedError && /No registered handler for update/.test(error.message);
 }
 
-/** The server's answer when the workflow task that carried the update failed: the update never reached history. */
-function isTaskFailure(error: unknown): boolean {
+/**
+ * The server's answers when the workflow task that carried the update failed, or when the update arrives while the
+ * run's workflow task is being retried after such a failure ("Workflow Task in failed state", FAILED_PRECONDITION):
+ * either way the update never reached history, and sent again shortly it lands on the retried task.
+ */
+export function isTaskFailure(error: unknown): boolean {
   const cause = (error as { cause?: unknown }).cause;
-  return cause instanceof Error && /unexpected workflow task failure/.test(cause.message);
+  return cause instanceof Error && /unexpected workflow task failure|Workflow Task in failed state/.test(cause.message);
 }
