@@ -106,7 +106,6 @@ export function createKeyActivities(deps: ActivityDeps) {
   }
 
   const currentRecord = (input: IssueKeyInput) => findKeyRecord(pool, input.externalRef, input.slot, input.generation);
-  const findKeyRecordById = (id: string) => findKeyRecordOfId(pool, id);
 
   async function issueKey(input: IssueKeyInput): Promise<IssueKeyResult> {
     return (await issue(input)).result;
@@ -337,7 +336,7 @@ export function createKeyActivities(deps: ActivityDeps) {
     if (issued.how === 'stored') {
       ({ stored, claim } = issued);
     } else {
-      const record = issued.recordId ? await findKeyRecordById(issued.recordId) : undefined;
+      const record = issued.recordId ? await findKeyRecordOfId(pool, issued.recordId) : undefined;
       if (record?.status === 'active' && record.verifiedAt && record.platformKeyId === result.keyId)
         return { ...result, verified: true };
       if (issued.how === 'fenced' || !record) throw superseded(input.externalRef, result.keyId);
@@ -379,15 +378,14 @@ export function createKeyActivities(deps: ActivityDeps) {
     );
   }
 
-  /** The stored key of a record; absent (a sibling rejected it meanwhile: retryable in the onboarding's step). */
-  async function storedKey(input: VerifyKeyInput, options: { retryable?: boolean } = {}): Promise<Stored> {
+  /** The stored key of a record, for a proof in its own step (a rotation's or adoption's verify). */
+  async function storedKey(input: VerifyKeyInput): Promise<Stored> {
     const record = await findKeyWithSecret(pool, input.externalRef, input.slot, input.generation);
     if (!record?.platformKeyId || !record.sealed) {
       throw activityFailure(
         FailureCode.SECRET_MISSING,
         `no stored secret for key ${input.slot} generation ${input.generation} of ${input.externalRef}` +
           (record ? ` (record ${record.status})` : ''),
-        { retryable: options.retryable ?? false },
       );
     }
     return { id: record.id, platformKeyId: record.platformKeyId, sealed: record.sealed };

@@ -38,21 +38,18 @@ export async function listFleetRuns(
   const [parents, coming] = await Promise.all([
     Promise.all(
       [...started].map(async ([workflowId, children]) => {
-        const run = await readRun(client, workflowId);
-        return run
-          ? {
-              workflowId,
-              type: run.type,
-              status: run.status,
-              via: `started ${children.join(', ')}`,
-              waiting: run.waiting,
-            }
-          : null;
+        return fleetRunView(client, workflowId, `started ${children.join(', ')}`);
       }),
     ),
     rolloutsToCome(client, tenant, started),
   ]);
   return [...parents.filter((run): run is FleetRunView => run !== null), ...coming];
+}
+
+/** A fleet run as the tenant's view lists it (null: the run is gone from Temporal). */
+async function fleetRunView(client: Client, workflowId: string, via: string): Promise<FleetRunView | null> {
+  const run = await readRun(client, workflowId);
+  return run ? { workflowId, type: run.type, status: run.status, via, waiting: run.waiting } : null;
 }
 
 /** Running rollouts of the tenant's plan onto another version, not past the tenant yet (their pages go by ref). */
@@ -78,16 +75,11 @@ async function rolloutsToCome(
       if (!status || status.from !== on.name) return null;
       if (status.plan.name === on.name && status.plan.version === on.version) return null;
       if (status.after !== null && tenant.externalRef <= status.after) return null;
-      const run = await readRun(client, workflowId);
-      return run
-        ? {
-            workflowId,
-            type: run.type,
-            status: run.status,
-            via: `moves the tenants of ${on.name} onto ${status.plan.name}@${status.plan.version}; not at this tenant yet`,
-            waiting: run.waiting,
-          }
-        : null;
+      return fleetRunView(
+        client,
+        workflowId,
+        `moves the tenants of ${on.name} onto ${status.plan.name}@${status.plan.version}; not at this tenant yet`,
+      );
     }),
   );
   return views.filter((view): view is FleetRunView => view !== null);
