@@ -90,6 +90,22 @@ module.exports = {
       to: { path: '^test/' },
     },
     {
+      name: 'config-is-a-leaf',
+      severity: 'error',
+      comment:
+        'src/config/ reads and checks settings with the rules of src/domain/ only; turning them into options is main/wiring.',
+      from: { path: '^src/config/' },
+      to: { path: '^(src|activities|workflows)/', pathNot: '^src/(config|domain)/' },
+    },
+    {
+      name: 'no-folder-cycles',
+      severity: 'error',
+      comment: 'No two folders import each other, directly or round a circle (type-only imports count).',
+      scope: 'folder',
+      from: {},
+      to: { circular: true },
+    },
+    {
       name: 'config-read-by-entries',
       severity: 'error',
       comment:

@@ -8,7 +8,7 @@
  *   continue-as-new (totals, samples and the pause carried)
  *
  * The children's platform requests take their turns in the budget every worker and gateway shares
- * (src/infra/request-pacer.ts): that, not the rollout, keeps the platform within its rate limit.
+ * (src/db/request-pacer.ts): that, not the rollout, keeps the platform within its rate limit.
  *
  * pauseRollout stops it starting tenants (those running finish) and it waits, visibly, until resumeRollout.
  * A tenant whose convergence is held (a retired slot's key in use) is counted and named; the rest go on. A

@@ -26,7 +26,7 @@ export function createDriftListClient(options: {
   timeoutMs: number;
   requestsPerSecond: number;
   /**
-   * The budget every worker and gateway shares (src/infra/request-pacer.ts): the pages take their turns in it
+   * The budget every worker and gateway shares (src/db/request-pacer.ts): the pages take their turns in it
    * like every other request. Absent: this process spaces its own pages at a quarter of the budget.
    */
   pace?: () => Promise<void>;

@@ -1,4 +1,4 @@
-import { PACED_SHARE } from '../../src/infra/request-pacer.js';
+import { PACED_SHARE } from '../../src/db/request-pacer.js';
 import { DEFAULTS } from '../../src/config/defaults.js';
 import type { PlatformClient } from '../../src/platform/index.js';
 
@@ -31,7 +31,7 @@ export const MAX_REQUESTS_PER_ROTATION_ACTIVITY = 2;
 /**
  * The platform task queue's activity rate: the paced budget, one request an activity. It is only the
  * ceiling on how many platform activities start; the requests themselves are paced where they are sent,
- * by the budget every worker and gateway shares (src/infra/request-pacer.ts). Before: the budget halved
+ * by the budget every worker and gateway shares (src/db/request-pacer.ts). Before: the budget halved
  * (two requests an activity), which held the one-request work (a sweep's wallet reads and top-ups, a
  * rotation's create, verify and gate look) at half the budget: at the default 20/s a fleet rotation
  * ran at 10/s, 1.98 x its floor (issue 34).

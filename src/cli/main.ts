@@ -102,7 +102,8 @@ program
   )
   .option('--markdown', 'print docs/configuration.md as generated from the schema')
   .action(async (opts: { markdown?: boolean }) => {
-    const { configListing, configPage } = await import('../config/docs.js');
+    const { configListing } = await import('../config/docs.js');
+    const { configPage } = await import('./config-page.js');
     printBlock(opts.markdown ? configPage() : configListing());
   });
 

@@ -1,10 +1,10 @@
 import type { Client } from '@temporalio/client';
 import { ConfigError, reportConfigWarnings, type Config } from '../config/index.js';
 import { createPool, type Pool } from '../db/pool.js';
-import { safeOpsOf, type SafeOps } from '../config/safe-ops.js';
+import { safeOpsOf, type SafeOps } from '../main/wiring/safe-ops.js';
 import { UnknownOperatorError } from '../secrets/operators.js';
 import { createGatewayClient, type GatewayClient } from '../client/gateway-client.js';
-import { isHttpsOrLoopback } from '../infra/outbound/rule.js';
+import { isHttpsOrLoopback } from '../domain/outbound-rule.js';
 import { loadCliConfig } from './context.js';
 import { printErrorLine } from './output.js';
 

@@ -29,7 +29,7 @@ import { subscriptionIdOf } from '../domain/event-streams.js';
 import { InvalidInputError, parseInput } from '../domain/tenant-input.js';
 import { generateWebhookSecret, subscriptionSecretAad } from '../secrets/standard-webhooks.js';
 import type { Vault } from '../secrets/vault.js';
-import type { AllowHosts } from '../infra/outbound/rule.js';
+import type { AllowHosts } from '../domain/outbound-rule.js';
 import { outboundUrlProblemAfterDns, type Resolver } from '../infra/outbound/resolve.js';
 import { publicDeliveryError } from '../domain/delivery-errors.js';
 

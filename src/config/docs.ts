@@ -1,5 +1,3 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { projectPath } from '../infra/project-root.js';
 import { allSettings } from './index.js';
 import { AREAS, defaultOf, type Setting } from './helpers.js';
 
@@ -38,16 +36,6 @@ export function withConfigTable(page: string): string {
   const end = page.indexOf(TABLE_END);
   if (start < 0 || end < start) throw new Error(`the page has no ${TABLE_START} … ${TABLE_END} markers`);
   return `${page.slice(0, start + TABLE_START.length)}\n${configMarkdown()}\n${page.slice(end)}`;
-}
-
-/**
- * docs/configuration.md as `tenantctl config --markdown` prints it: the committed page's prose with the
- * schema's table (outside a checkout, the table under a heading).
- */
-export function configPage(): string {
-  const file = projectPath('docs', 'configuration.md');
-  const page = existsSync(file) ? readFileSync(file, 'utf8') : `# Configuration\n\n${TABLE_START}\n${TABLE_END}\n`;
-  return withConfigTable(page).trimEnd();
 }
 
 /** `tenantctl config`: one block per area, each variable with its default; values are never shown. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DriftPolicyError, durationMs, parseDriftPolicies, type DriftOptions } from '../../activities/drift/options.js';
+import { parseDriftPolicies } from '../domain/drift-policy.js';
 import { FIX_OF_KIND } from '../domain/drift-kinds.js';
 import { DEFAULTS } from './defaults.js';
 import { area, duration, emptyToUndefined, setting, type ShapeOf } from './helpers.js';
@@ -40,18 +40,3 @@ export const driftSettings = area('drift', {
 });
 
 export type DriftConfig = z.infer<z.ZodObject<ShapeOf<typeof driftSettings.settings>>>;
-
-/** The drift activities' options from the configuration (the worker's wiring). */
-export function buildDriftOptions(
-  config: DriftConfig,
-  extra: Pick<DriftOptions, 'temporal' | 'listPlatform'> = {},
-): DriftOptions {
-  const { policies, problems } = parseDriftPolicies(config.DRIFT_POLICY);
-  if (problems.length) throw new DriftPolicyError(problems.map((p) => `DRIFT_POLICY: ${p}`));
-  return {
-    policies,
-    quietPeriodMs: durationMs(config.DRIFT_QUIET_PERIOD),
-    rotationMaxAgeMs: durationMs(config.DRIFT_ROTATION_MAX_AGE),
-    ...extra,
-  };
-}

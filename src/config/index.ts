@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { outboundConfigProblems } from '../infra/outbound/rule.js';
+import { outboundConfigProblems } from '../domain/outbound-rule.js';
 import { databaseSettings } from './database.js';
 import { devStackSettings } from './dev-stack.js';
 import { driftSettings } from './drift.js';

@@ -1,4 +1,4 @@
-import { LOG_FORMATS } from '../infra/log-formats.js';
+import { LOG_FORMATS } from '../domain/log-formats.js';
 import { DEFAULTS } from './defaults.js';
 import { area, choice, setting } from './helpers.js';
 

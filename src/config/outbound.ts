@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ALLOW_HOSTS_VARIABLE, parseAllowHosts, type AllowHosts } from '../infra/outbound/rule.js';
+import { ALLOW_HOSTS_VARIABLE, parseAllowHosts, type AllowHosts } from '../domain/outbound-rule.js';
 import { area, setting } from './helpers.js';
 
 export const outboundSettings = area('outbound', {

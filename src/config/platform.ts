@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isHttpsOrLoopback } from '../infra/outbound/rule.js';
+import { isHttpsOrLoopback } from '../domain/outbound-rule.js';
 import { DEFAULTS } from './defaults.js';
 import { area, emptyToUndefined, positiveNumber, setting, wholeNumber } from './helpers.js';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { closeDelayProblem, DURATION_PATTERN, msOf } from '../domain/durations.js';
-import { createOperatorDirectory, parseOperatorList, type OperatorDirectory } from '../secrets/operators.js';
+import { parseOperatorList } from '../domain/operator-list.js';
 import { DEFAULTS, SAFE_OPS_DEFAULTS } from './defaults.js';
 import { area, checkedText, emptyToUndefined, setting } from './helpers.js';
 
@@ -83,32 +83,10 @@ export interface SafeOpsEnv {
   APPROVAL_TTL: string;
 }
 
-export interface SafeOps {
-  operators: OperatorDirectory;
-  /** Default of `close --after`. */
-  closeDelay: string;
-  approvals: ReadonlySet<ApprovalAction>;
-  approvalTtlMs: number;
-}
-
 /** Cross-field problems (a policy that needs identities none are configured for). */
 export function safeOpsProblems(env: SafeOpsEnv): string[] {
   const wants = env.APPROVAL_POLICY && env.APPROVAL_POLICY.trim() !== 'none';
   return wants && !env.OPERATORS
     ? ['APPROVAL_POLICY: needs OPERATORS (a second operator can only be told apart by identity)']
     : [];
-}
-
-export function safeOpsOf(env: SafeOpsEnv): SafeOps {
-  const parsed = env.OPERATORS ? parseOperatorList(env.OPERATORS) : undefined;
-  const operators = createOperatorDirectory(parsed?.ok ? parsed.operators : []);
-  const policy = env.APPROVAL_POLICY?.trim() ?? (env.OPERATORS ? APPROVAL_ACTIONS.join(',') : 'none');
-  const approvals = new Set(policy === 'none' ? [] : policy.split(',').map((item) => item.trim() as ApprovalAction));
-  const defaults = env.OPERATORS ? SAFE_OPS_DEFAULTS.withOperators : SAFE_OPS_DEFAULTS.withoutOperators;
-  return {
-    operators,
-    closeDelay: env.CLOSE_DELAY ?? defaults.CLOSE_DELAY,
-    approvals,
-    approvalTtlMs: msOf(env.APPROVAL_TTL),
-  };
 }

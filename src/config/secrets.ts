@@ -1,13 +1,12 @@
 import type { z } from 'zod';
-import { safeParseMasterKeys } from '../secrets/master-keys.js';
+import { readMasterKeyEntries } from '../domain/master-key-entries.js';
 import { DEFAULTS } from './defaults.js';
 import { area, checkedText, choice, setting } from './helpers.js';
 
 export const secretsSettings = area('secrets', {
   SECRETS_KEYS: setting(
     checkedText((value) => {
-      const parsed = safeParseMasterKeys(value);
-      return parsed.ok ? [] : parsed.problems;
+      return readMasterKeyEntries(value, () => null).problems;
     }) as z.ZodType<string | undefined>,
     {
       description:

@@ -45,7 +45,7 @@ export const PARENT_STREAM = '';
 
 /**
  * The URL's form only. Where it may point (https; inward hosts and plain http only as OUTBOUND_ALLOW_HOSTS
- * allows) is the outbound rule, src/infra/outbound/rule.ts, applied where a subscription is made and at connect.
+ * allows) is the outbound rule, src/domain/outbound-rule.ts, applied where a subscription is made and at connect.
  */
 export function subscriptionUrlProblem(value: string): string | undefined {
   let url: URL;

@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Identity, OperatorDirectory } from '../secrets/operators.js';
-import { roleAllows, type Permission } from '../secrets/roles.js';
+import { roleAllows, type Permission } from '../domain/roles.js';
 import { bearerTokenOf, unauthorized, type TokenSet } from './auth.js';
 import { GatewayError, GatewayErrorCode } from './errors.js';
 
 /**
- * Who may do what, decided here for every route (src/secrets/roles.ts holds the table):
+ * Who may do what, decided here for every route (src/domain/roles.ts holds the table):
  * - every route declares `config: { permission }` — a permission of the roles table, or `public` for the
  *   routes that are open or carry their own proof (health, metrics, the OpenAPI document, the platform's
  *   signed webhooks, the codec with its own tokens). A route that declares nothing cannot be registered.

@@ -18,7 +18,7 @@ import { lowBalanceBodySchema } from '../domain/low-balance-input.js';
 import { InvalidInputError, parseInput } from '../domain/tenant-input.js';
 import { SUBSCRIPTION_ID_RULE } from '../domain/event-streams.js';
 import type { Vault } from '../secrets/vault.js';
-import type { AllowHosts } from '../infra/outbound/rule.js';
+import type { AllowHosts } from '../domain/outbound-rule.js';
 import type { Resolver } from '../infra/outbound/resolve.js';
 import { callerOf, ownerScopeOf } from './access.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';

@@ -2,12 +2,12 @@ import type { DeployerReadiness } from '../client/deployer-readiness.js';
 import type { OperatorDirectory } from '../secrets/operators.js';
 import type { PlatformClient } from '../platform/index.js';
 import type { ApprovalAction } from '../config/safe-ops.js';
-import type { AllowHosts } from '../infra/outbound/rule.js';
+import type { AllowHosts } from '../domain/outbound-rule.js';
 import type { Resolver } from '../infra/outbound/resolve.js';
 
 /**
  * What the gateway app factory takes, in its own words (no env names). Built from the configuration
- * by src/config/gateway.ts's gatewayOptionsOf (the settings and their defaults live there).
+ * by src/main/wiring/gateway-options.ts's gatewayOptionsOf (the settings and their defaults live there).
  */
 /** What the app factory needs, in its own words (no env names). */
 export interface GatewayOptions {

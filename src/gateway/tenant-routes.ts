@@ -13,7 +13,7 @@ import { getTenantStatus } from '../client/tenant-status.js';
 import { TenantRefusedError } from '../domain/tenant-rules.js';
 import { actionInputOf, type ActionInput } from './action-input.js';
 import { actorOf, callerOf } from './access.js';
-import { roleAllows } from '../secrets/roles.js';
+import { roleAllows } from '../domain/roles.js';
 import type { PlatformClient } from '../platform/index.js';
 import type { Vault } from '../secrets/vault.js';
 import { dryRunOnboarding } from '../client/onboarding-preflight.js';

@@ -49,8 +49,8 @@ export function maskTokens(text: string): string {
   return text.replace(TOKEN_PATTERN, `$1_${REDACTED}`);
 }
 
-import type { LogFormat } from './log-formats.js';
-export type { LogFormat } from './log-formats.js';
+import type { LogFormat } from '../domain/log-formats.js';
+export type { LogFormat } from '../domain/log-formats.js';
 
 export interface LoggerOptions {
   /** Defaults to `info`. */

@@ -5,8 +5,8 @@ import { assertSchemaCurrent } from '../db/migrate.js';
 import { createPool, type Pool } from '../db/pool.js';
 import { buildGatewayApp } from '../gateway/app.js';
 import { registerHealthRoutes } from '../gateway/health-routes.js';
-import { gatewayOptionsOf } from '../config/gateway.js';
-import { safeOpsOf } from '../config/safe-ops.js';
+import { gatewayOptionsOf } from './wiring/gateway-options.js';
+import { safeOpsOf } from './wiring/safe-ops.js';
 import { loggerOf } from '../infra/log.js';
 import { createEncryptionCodec } from '../secrets/payload-codec.js';
 import { createVault } from '../secrets/vault.js';
@@ -15,7 +15,7 @@ import { dataConverterOf, masterKeysOf } from './wiring/data-converter.js';
 import { startParentKeyOf } from './wiring/deps.js';
 import type { ParentKeySource } from '../secrets/parent-key-source.js';
 import { createPlatformClient } from '../platform/index.js';
-import { createRequestPacer } from '../infra/request-pacer.js';
+import { createRequestPacer } from '../db/request-pacer.js';
 import { createDriftListClient } from '../../activities/drift/paced-fetch.js';
 
 export interface RunningGateway {

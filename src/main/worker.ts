@@ -1,8 +1,8 @@
 import { Client } from '@temporalio/client';
 import { Runtime, type Worker } from '@temporalio/worker';
-import { buildDriftOptions } from '../config/drift.js';
+import { buildDriftOptions } from './wiring/drift-options.js';
 import { createDriftListClient } from '../../activities/drift/paced-fetch.js';
-import { createRequestPacer } from '../infra/request-pacer.js';
+import { createRequestPacer } from '../db/request-pacer.js';
 import { createActivities } from '../../activities/index.js';
 import { reportConfigWarnings, type Config } from '../config/index.js';
 import { assertSchemaCurrent } from '../db/migrate.js';

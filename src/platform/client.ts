@@ -37,7 +37,7 @@ export interface PlatformClientOptions {
   pageSize?: number;
   /**
    * Awaited before every request is sent (retries included): the process's share of the platform's rate
-   * limit (src/infra/request-pacer.ts). Absent: requests go at once.
+   * limit (src/db/request-pacer.ts). Absent: requests go at once.
    */
   pace?: () => Promise<void>;
   fetch?: typeof fetch;

@@ -13,9 +13,9 @@ import { randomBytes } from 'node:crypto';
 import { inspect } from 'node:util';
 import { MasterKeyConfigError } from './errors.js';
 
-export const MASTER_KEY_BYTES = 32;
-export const KEY_ID_PATTERN = /^[A-Za-z0-9_-]{1,32}$/;
-const BASE64_PATTERN = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+import { KEY_ID_PATTERN, MASTER_KEY_BYTES, readMasterKeyEntries } from '../domain/master-key-entries.js';
+
+export { KEY_ID_PATTERN, MASTER_KEY_BYTES };
 
 export class MasterKey {
   readonly id: string;
@@ -58,18 +58,7 @@ export type MasterKeysParseResult =
  * Parses `SECRETS_KEYS`, collecting every problem (for a zod `superRefine`, or any caller that reports all at once).
  */
 export function safeParseMasterKeys(value: string): MasterKeysParseResult {
-  const entries = value.split(',').map((entry) => entry.trim());
-  if (entries.length === 1 && entries[0] === '') {
-    return { ok: false, problems: ['it is empty; expected keyId:base64key[,keyId:base64key...]'] };
-  }
-  const problems: string[] = [];
-  const keys: MasterKey[] = [];
-  const firstSeenAt = new Map<string, number>();
-  entries.forEach((entry, index) => {
-    const problem = checkEntry(entry, index + 1, firstSeenAt);
-    if (typeof problem === 'string') problems.push(problem);
-    else keys.push(problem);
-  });
+  const { keys, problems } = readMasterKeyEntries(value, (id, material) => new MasterKey(id, material));
   const [current] = keys;
   if (problems.length > 0 || current === undefined) return { ok: false, problems };
   return { ok: true, keys: { current, byId: new Map(keys.map((key) => [key.id, key])) } };
@@ -98,28 +87,4 @@ export function createMasterKeyRing(keys: readonly MasterKey[]): MasterKeyRing {
 export function generateMasterKey(id: string): string {
   if (!KEY_ID_PATTERN.test(id)) throw new MasterKeyConfigError([`key id must match ${KEY_ID_PATTERN.source}`]);
   return `${id}:${randomBytes(MASTER_KEY_BYTES).toString('base64')}`;
-}
-
-// Returns the key, or a problem. The problem text never quotes the key part, and quotes the id only
-// once it is known to be a valid id: a reversed entry (`base64:id`) must not leak through the id.
-function checkEntry(entry: string, position: number, firstSeenAt: Map<string, number>): MasterKey | string {
-  const at = `entry ${position}`;
-  if (entry === '') return `${at} is empty (stray comma?)`;
-  const colon = entry.indexOf(':');
-  if (colon === -1) return `${at} has no ":"; expected keyId:base64key`;
-  const id = entry.slice(0, colon);
-  const encoded = entry.slice(colon + 1).trim();
-  if (!KEY_ID_PATTERN.test(id)) return `${at} has an invalid key id; ids match ${KEY_ID_PATTERN.source}`;
-  const seenAt = firstSeenAt.get(id);
-  if (seenAt !== undefined) return `${at} repeats key id "${id}" (first used by entry ${seenAt}); ids must be unique`;
-  firstSeenAt.set(id, position);
-  if (encoded === '') return `${at} (key id "${id}") has an empty key`;
-  if (!BASE64_PATTERN.test(encoded)) {
-    return `${at} (key id "${id}") is not standard base64 (A-Z a-z 0-9 + / with = padding)`;
-  }
-  const material = Buffer.from(encoded, 'base64');
-  if (material.length !== MASTER_KEY_BYTES) {
-    return `${at} (key id "${id}") decodes to ${material.length} bytes; AES-256 needs exactly ${MASTER_KEY_BYTES}`;
-  }
-  return new MasterKey(id, material);
 }

@@ -1,5 +1,5 @@
 import { createOutboundFetch } from '../../src/infra/outbound/fetch.js';
-import { parseAllowHosts } from '../../src/infra/outbound/rule.js';
+import { parseAllowHosts } from '../../src/domain/outbound-rule.js';
 
 /**
  * The tests' receivers listen on loopback at ports picked when they start, after the worker: the

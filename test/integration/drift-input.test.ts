@@ -3,7 +3,7 @@ import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/index.js';
 import { DRIFT_SCHEDULE_ID } from '../../src/domain/ids.js';
-import { buildDriftOptions } from '../../src/config/drift.js';
+import { buildDriftOptions } from '../../src/main/wiring/drift-options.js';
 import { runCli } from '../harness/cli.js';
 import { waitFor } from '../harness/gateway-app.js';
 import { callAs, startOperatorGateway } from '../harness/operator-gateway.js';

@@ -7,7 +7,7 @@
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { takePlatformRequestSlot } from '../../src/db/request-pacing-store.js';
-import { createRequestPacer, PACED_SHARE } from '../../src/infra/request-pacer.js';
+import { createRequestPacer, PACED_SHARE } from '../../src/db/request-pacer.js';
 import { createPlatformClient } from '../../src/platform/index.js';
 import { createTestContext, type TestContext } from '../harness/context.js';
 

@@ -10,7 +10,7 @@ import { DELIVERY_NOT_DELIVERED } from '../../src/domain/delivery-errors.js';
 import type { GatewayApp } from '../../src/gateway/app.js';
 import { createLogger } from '../../src/infra/log.js';
 import { createOutboundFetch, type Resolver } from '../../src/infra/outbound/fetch.js';
-import { parseAllowHosts } from '../../src/infra/outbound/rule.js';
+import { parseAllowHosts } from '../../src/domain/outbound-rule.js';
 import { vaultOf } from '../harness/events-env.js';
 import { listenGatewayOver, TEST_API_TOKEN } from '../harness/gateway-app.js';
 import { createOrchestratorEnv, type OrchestratorEnv } from '../harness/onboarding-env.js';

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayApp } from '../../src/gateway/app.js';
 import type { Resolver } from '../../src/infra/outbound/fetch.js';
-import { parseAllowHosts } from '../../src/infra/outbound/rule.js';
+import { parseAllowHosts } from '../../src/domain/outbound-rule.js';
 import { runCli } from '../harness/cli.js';
 import { listenGatewayOver, TEST_API_TOKEN } from '../harness/gateway-app.js';
 import { callAs } from '../harness/operator-gateway.js';

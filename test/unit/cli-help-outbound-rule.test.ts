@@ -1,11 +1,11 @@
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { registerEventCommands } from '../../src/cli/commands/events.js';
-import { ALLOW_HOSTS_VARIABLE } from '../../src/infra/outbound/rule.js';
+import { ALLOW_HOSTS_VARIABLE } from '../../src/domain/outbound-rule.js';
 
 /**
  * Issue 45: `tenantctl events subscribe --help` said the rule the server had dropped ("plain http only to
- * localhost"). The server's rule (src/infra/outbound/rule.ts, docs/configuration.md): https to a public
+ * localhost"). The server's rule (src/domain/outbound-rule.ts, docs/configuration.md): https to a public
  * address; an inward host (loopback, private, link-local, metadata) only when OUTBOUND_ALLOW_HOSTS lists it,
  * and plain http only to a listed loopback host; checked when the URL is given and at connect, after DNS.
  */

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { configMarkdown, configPage, TABLE_END, TABLE_START } from '../../src/config/docs.js';
+import { configPage } from '../../src/cli/config-page.js';
+import { configMarkdown, TABLE_END, TABLE_START } from '../../src/config/docs.js';
 import { allSettings, configSchema } from '../../src/config/index.js';
 import { runCli } from '../harness/cli.js';
 

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROLE_SUMMARIES, ROLES, rolesMarkdown } from '../../src/secrets/roles.js';
+import { ROLE_SUMMARIES, ROLES, rolesMarkdown } from '../../src/domain/roles.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const page = readFileSync(join(root, 'docs', 'security.md'), 'utf8');

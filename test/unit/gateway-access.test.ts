@@ -4,7 +4,7 @@ import { actorOf, installAccessControl, ownerScopeOf, PUBLIC } from '../../src/g
 import { createTokenSet } from '../../src/gateway/auth.js';
 import { answerError } from '../../src/gateway/errors.js';
 import { createOperatorDirectory, generateOperator, parseOperatorList } from '../../src/secrets/operators.js';
-import { PERMISSIONS, ROLE_PERMISSIONS, ROLES, roleAllows, rolesMarkdown } from '../../src/secrets/roles.js';
+import { PERMISSIONS, ROLE_PERMISSIONS, ROLES, roleAllows, rolesMarkdown } from '../../src/domain/roles.js';
 
 const BACKEND_TOKEN = 'backend-token-0123456789abcdef0123456789';
 const viewer = generateOperator('vera', 'viewer');

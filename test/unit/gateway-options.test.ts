@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/index.js';
-import { gatewayOptionsOf } from '../../src/config/gateway.js';
+import { gatewayOptionsOf } from '../../src/main/wiring/gateway-options.js';
 
 const loadGatewayEnv = (env: Record<string, string>) => loadConfig(env);
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/index.js';
 import { createOperatorDirectory, generateOperator, parseOperatorList } from '../../src/secrets/operators.js';
-import { safeOpsOf } from '../../src/config/safe-ops.js';
+import { safeOpsOf } from '../../src/main/wiring/safe-ops.js';
 
 describe('operator identities and the safe-operation defaults', () => {
   const alice = generateOperator('alice');

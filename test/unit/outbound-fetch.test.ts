@@ -7,7 +7,7 @@ import {
   OutboundRefusedError,
   type Resolver,
 } from '../../src/infra/outbound/fetch.js';
-import { parseAllowHosts } from '../../src/infra/outbound/rule.js';
+import { parseAllowHosts } from '../../src/domain/outbound-rule.js';
 
 /**
  * The check where the connection is made. There is no internet here: names resolve through an

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { outboundUrlProblemAfterDns, type Resolver } from '../../src/infra/outbound/resolve.js';
-import { parseAllowHosts } from '../../src/infra/outbound/rule.js';
+import { parseAllowHosts } from '../../src/domain/outbound-rule.js';
 
 /** A resolver that answers from a table and records what it was asked. */
 function tableResolver(table: Record<string, string[]>): Resolver & { asked: string[] } {

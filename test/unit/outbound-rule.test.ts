@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DELIVERY_NOT_DELIVERED, publicDeliveryError } from '../../src/domain/delivery-errors.js';
-import { classifyAddress, type AddressClass } from '../../src/infra/outbound/addresses.js';
-import { outboundUrlProblem, parseAllowHosts, type AllowHosts } from '../../src/infra/outbound/rule.js';
+import { classifyAddress, type AddressClass } from '../../src/domain/outbound-addresses.js';
+import { outboundUrlProblem, parseAllowHosts, type AllowHosts } from '../../src/domain/outbound-rule.js';
 
 describe('classifyAddress', () => {
   const table: Array<[string, AddressClass]> = [

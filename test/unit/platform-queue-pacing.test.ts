@@ -4,7 +4,7 @@ import {
   platformActivitiesPerSecond,
   platformActivitySlots,
 } from '../../activities/keys/rotation-options.js';
-import { PACED_SHARE } from '../../src/infra/request-pacer.js';
+import { PACED_SHARE } from '../../src/db/request-pacer.js';
 
 /**
  * The platform queue's shape (issue 34): activities start at the whole paced budget (one request each), and a

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Queryable } from '../../src/db/pool.js';
-import { createRequestPacer, LATE_MS, type PacerClock } from '../../src/infra/request-pacer.js';
+import { createRequestPacer, LATE_MS, type PacerClock } from '../../src/db/request-pacer.js';
 
 /**
  * The pacer's own rule (the shared budget itself is test/integration/request-pacing.test.ts): a request that

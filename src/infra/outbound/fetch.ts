@@ -1,7 +1,13 @@
 import { isIP } from 'node:net';
 import { Agent, buildConnector, fetch as undiciFetch } from 'undici';
-import { AddressClass, classifyAddress } from './addresses.js';
-import { ALLOW_HOSTS_VARIABLE, hostClassOf, isAllowedHost, outboundUrlProblem, type AllowHosts } from './rule.js';
+import { AddressClass, classifyAddress } from '../../domain/outbound-addresses.js';
+import {
+  ALLOW_HOSTS_VARIABLE,
+  hostClassOf,
+  isAllowedHost,
+  outboundUrlProblem,
+  type AllowHosts,
+} from '../../domain/outbound-rule.js';
 import { systemResolver, type Resolver } from './resolve.js';
 
 /**

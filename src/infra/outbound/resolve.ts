@@ -1,6 +1,12 @@
 import { lookup } from 'node:dns/promises';
-import { AddressClass, classifyAddress } from './addresses.js';
-import { ALLOW_HOSTS_VARIABLE, hostClassOf, isAllowedHost, outboundUrlProblem, type AllowHosts } from './rule.js';
+import { AddressClass, classifyAddress } from '../../domain/outbound-addresses.js';
+import {
+  ALLOW_HOSTS_VARIABLE,
+  hostClassOf,
+  isAllowedHost,
+  outboundUrlProblem,
+  type AllowHosts,
+} from '../../domain/outbound-rule.js';
 
 /**
  * The outbound rule where a URL is given, after DNS: the rule itself (rule.ts), then a host name is resolved and

@@ -5,11 +5,11 @@ import { createLogger, type Logger } from '../../infra/log.js';
 import type { Pool } from '../../db/pool.js';
 import { createPlatformClient, type PlatformClient, type PlatformKeyProvider } from '../../platform/index.js';
 import { parseMasterKeys } from '../../secrets/master-keys.js';
-import { safeOpsOf } from '../../config/safe-ops.js';
+import { safeOpsOf } from './safe-ops.js';
 import { createVault } from '../../secrets/vault.js';
 import { NoParentKeyError, startParentKeySource, type ParentKeySource } from '../../secrets/parent-key-source.js';
 import { masterKeysOf } from './data-converter.js';
-import { createRequestPacer } from '../../infra/request-pacer.js';
+import { createRequestPacer } from '../../db/request-pacer.js';
 
 /** What the worker cannot run without; every missing piece is reported at once. */
 export function requireWorkerConfig(config: Config): asserts config is Config & {

@@ -11,7 +11,7 @@ export function buildRotationOptions(
   config: RotationConfig & { PLATFORM_BASE_URL: string; PLATFORM_TIMEOUT_MS: number },
   /** The parent's platform key: our sealed records (a provider), or a fixed key. */
   platformKey: PlatformKeyProvider | string,
-  /** The shared platform request budget (src/infra/request-pacer.ts). */
+  /** The shared platform request budget (src/db/request-pacer.ts). */
   pace?: () => Promise<void>,
 ): RotationOptions {
   const paths = {

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { AddressClass, classifyAddress } from './addresses.js';
+import { AddressClass, classifyAddress } from './outbound-addresses.js';
 
 /**
  * The rule for every URL the product calls on a caller's or an operator's say (event subscriptions,

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
-import type { Queryable } from '../db/pool.js';
-import { takePlatformRequestSlot } from '../db/request-pacing-store.js';
+import type { Queryable } from './pool.js';
+import { takePlatformRequestSlot } from './request-pacing-store.js';
 
 /**
  * The share of PLATFORM_RATE_LIMIT_PER_SECOND the requests are paced to: the platform's own window and ours
