@@ -72,7 +72,9 @@ export interface EventOptions {
   requestTimeoutMs?: number;
   /** wallet.low_balance below this many micro-USD when a tenant has no threshold of its own (unset: no default). */
   lowBalanceMicroUsd?: string;
-  /** Final events (every delivery delivered or failed) older than this are pruned by an idle dispatcher (default 30). */
+  /**
+   * Final events (every delivery delivered or failed) older than this are pruned by an idle dispatcher (default 30).
+   */
   retentionDays?: number;
 }
 

@@ -136,7 +136,9 @@ export function createWalletActivities(deps: ActivityDeps) {
       externalRef: intent.externalRef,
       subject: intent.idempotencyKey,
       details: {
-        reason: `a transfer of ${intent.amountMicroUsd} micro-USD succeeded after ${cleared.refusedMicroUsd} was refused`,
+        reason:
+          `a transfer of ${intent.amountMicroUsd} micro-USD succeeded after ${cleared.refusedMicroUsd} was ` +
+          `refused`,
         refusedMicroUsd: cleared.refusedMicroUsd,
         insufficientSince: cleared.since.toISOString(),
         stateCleared: true,

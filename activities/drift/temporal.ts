@@ -3,7 +3,8 @@ import { tenantExternalRefKey } from '../../src/domain/search-attributes.js';
 
 /**
  * What only Temporal knows: which tenants have a workflow running, and which rotation schedules
- * exist (and at what interval). Read through a Client built on the worker's own connection (ActivityDeps.drift.temporal).
+ * exist (and at what interval). Read through a Client built on the worker's own connection
+ * (ActivityDeps.drift.temporal).
  */
 export async function runningTenantWorkflows(
   client: Client,

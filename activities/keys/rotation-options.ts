@@ -4,7 +4,8 @@ import type { PlatformClient } from '../../src/platform/index.js';
 
 /**
  * What rotation activities need beyond ActivityDeps, read from configuration by the entry point
- * (src/config/rotation.ts holds the settings; src/config is the only reader of process.env) and passed in as `ActivityDeps.rotation`.
+ * (src/config/rotation.ts holds the settings; src/config is the only reader of process.env) and passed in as
+ * `ActivityDeps.rotation`.
  */
 export interface RotationOptions {
   /** Used when a rotation does not name its deployer. */

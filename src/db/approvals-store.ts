@@ -20,7 +20,8 @@ export interface ApprovalRow {
 
 const COLUMNS = `id, action, external_ref AS "externalRef", params, requested_by AS "requestedBy", reason, state,
   decided_by AS "decidedBy", decision_reason AS "decisionReason", decided_at AS "decidedAt",
-  expires_at AS "expiresAt", created_at AS "createdAt", (state = 'awaiting_approval' AND expires_at <= now()) AS expired`;
+  expires_at AS "expiresAt", created_at AS "createdAt",
+  (state = 'awaiting_approval' AND expires_at <= now()) AS expired`;
 
 export async function insertApproval(
   db: Queryable,

@@ -56,7 +56,8 @@ export async function listRecentAuditForTenant(db: Queryable, externalRef: strin
 export function auditFrom(cte: string, firstParam: number, where = ''): string {
   const p = (i: number) => `$${firstParam + i}`;
   return `INSERT INTO audit_log (actor, action, external_ref, subject, details, workflow_id, run_id)
-    SELECT ${p(0)}::text, ${p(1)}::text, ${p(2)}::text, ${p(3)}::text, ${p(4)}::jsonb, ${p(5)}::text, ${p(6)}::text FROM ${cte} ${where}`;
+    SELECT ${p(0)}::text, ${p(1)}::text, ${p(2)}::text, ${p(3)}::text, ${p(4)}::jsonb, ${p(5)}::text,
+      ${p(6)}::text FROM ${cte} ${where}`;
 }
 
 export function auditParams(entry: AuditEntry): unknown[] {

@@ -151,7 +151,8 @@ export async function listBusyFromRecords(
       AS reason
        FROM key_rotations WHERE external_ref = ANY($1::text[]) AND state = ANY($2::text[])
      UNION ALL
-     SELECT external_ref, 'record is ' || status FROM tenants WHERE external_ref = ANY($1::text[]) AND status = $3::text`,
+     SELECT external_ref, 'record is ' || status FROM tenants WHERE external_ref = ANY($1::text[])
+       AND status = $3::text`,
     [refs, OPEN_ROTATION_STATES, TenantStatus.closing],
   );
   return rows;

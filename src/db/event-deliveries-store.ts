@@ -20,9 +20,11 @@ export interface DeliveryRow {
   failedAt: Date | null;
 }
 
-const COLUMNS = `d.id, d.subscription_id AS "subscriptionId", d.event_id::text AS "eventId", o.type, d.stream, d.seq::text AS seq,
+const COLUMNS = `d.id, d.subscription_id AS "subscriptionId", d.event_id::text AS "eventId", o.type,
+  d.stream, d.seq::text AS seq,
   d.state, d.attempts, d.last_status AS "lastStatus", d.last_error AS "lastError", d.replays,
-  o.occurred_at AS "occurredAt", d.created_at AS "createdAt", d.delivered_at AS "deliveredAt", d.failed_at AS "failedAt"`;
+  o.occurred_at AS "occurredAt", d.created_at AS "createdAt", d.delivered_at AS "deliveredAt",
+  d.failed_at AS "failedAt"`;
 
 /** The next delivery of a stream, oldest first: a later event of a tenant is never sent before an earlier one. */
 export async function findNextPendingDelivery(

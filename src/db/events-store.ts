@@ -31,7 +31,8 @@ export class EventPayloadError extends Error {
   override name = 'EventPayloadError';
 }
 
-// Credential prefixes of the platform and of Standard Webhooks secrets: an event body is sent out, so none may ride in it.
+// Credential prefixes of the platform and of Standard Webhooks secrets: an event body is sent out, so none may
+// ride in it.
 const FORBIDDEN = new RegExp(`(?<![A-Za-z0-9])(${[...TOKEN_PREFIXES, 'whsec_'].join('|')})[A-Za-z0-9]`);
 
 function assertNoSecret(data: Record<string, unknown>): void {

@@ -23,7 +23,8 @@ export interface FundingParentRow {
   updatedAt: Date;
 }
 
-const POLICY_COLUMNS = `external_ref AS "externalRef", below_micro_usd::text AS "belowMicroUsd", to_micro_usd::text AS "toMicroUsd",
+const POLICY_COLUMNS = `external_ref AS "externalRef", below_micro_usd::text AS "belowMicroUsd",
+  to_micro_usd::text AS "toMicroUsd",
   max_per_day_micro_usd::text AS "maxPerDayMicroUsd", max_per_month_micro_usd::text AS "maxPerMonthMicroUsd",
   updated_by AS "updatedBy", updated_at AS "updatedAt"`;
 const PARENT_COLUMNS = `max_per_day_micro_usd::text AS "maxPerDayMicroUsd", insufficient_since AS "insufficientSince",

@@ -122,7 +122,8 @@ export async function recordImport(
       await tx.query(
         `INSERT INTO transfer_intents (external_ref, purpose, amount_micro_usd, idempotency_key, state, kind,
           requested_by, reason)
-         VALUES ($1::text, 'opening-balance', $2::numeric, $3::text, 'succeeded', 'opening', $4::text, 'wallet balance at import')`,
+         VALUES ($1::text, 'opening-balance', $2::numeric, $3::text, 'succeeded', 'opening', $4::text,
+           'wallet balance at import')`,
         [input.externalRef, input.openingBalanceMicroUsd, input.openingTransferKey, input.requestedBy],
       );
       await audit('transfer.opening_balance', input.openingTransferKey, {

@@ -63,7 +63,8 @@ export async function findOpenRotation(
   slot: string,
 ): Promise<KeyRotationRow | undefined> {
   const { rows } = await db.query<KeyRotationRow>(
-    `SELECT ${COLUMNS} FROM key_rotations WHERE external_ref = $1::text AND slot = $2::text AND state = ANY($3::text[])`,
+    `SELECT ${COLUMNS} FROM key_rotations WHERE external_ref = $1::text AND slot = $2::text
+      AND state = ANY($3::text[])`,
     [externalRef, slot, OPEN_ROTATION_STATES],
   );
   return rows[0];

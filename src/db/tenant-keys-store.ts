@@ -34,7 +34,8 @@ export interface TenantKeyRow {
 
 const COLUMNS = `id, external_ref AS "externalRef", slot, generation, key_name AS "keyName",
   platform_key_id AS "platformKeyId", status, fingerprint, create_attempts AS "createAttempts",
-  rejected_keys AS "rejectedKeys", created_at AS "createdAt", activated_at AS "activatedAt", verified_at AS "verifiedAt", revoked_at AS "revokedAt"`;
+  rejected_keys AS "rejectedKeys", created_at AS "createdAt", activated_at AS "activatedAt",
+    verified_at AS "verifiedAt", revoked_at AS "revokedAt"`;
 
 /**
  * The key record of a slot generation for a key create, in one statement: made when absent with its first
@@ -125,7 +126,8 @@ export async function rejectIssuedKey(
      ), secret AS (DELETE FROM key_secrets WHERE tenant_key_id IN (SELECT id FROM changed) RETURNING tenant_key_id),
         audited AS (${auditFrom('changed', 4)})
      SELECT EXISTS (SELECT 1 FROM changed) AS rejected,
-            coalesce((SELECT rejected_keys FROM changed), (SELECT rejected_keys FROM tenant_keys WHERE id = $1::bigint), 0)
+            coalesce((SELECT rejected_keys FROM changed),
+              (SELECT rejected_keys FROM tenant_keys WHERE id = $1::bigint), 0)
               AS "rejectedKeys",
             (SELECT count(*) FROM secret) AS secrets`,
     [input.id, input.platformKeyId, input.claim, ...auditParams(audit)],
@@ -142,7 +144,8 @@ export async function findKeyWithSecret(
 ): Promise<(TenantKeyRow & { sealed: string | null }) | undefined> {
   const { rows } = await db.query<TenantKeyRow & { sealed: string | null }>(
     `SELECT k.*, (SELECT sealed FROM key_secrets WHERE tenant_key_id = k.id) AS sealed
-       FROM (SELECT ${COLUMNS} FROM tenant_keys WHERE external_ref = $1::text AND slot = $2::text AND generation = $3::int) k`,
+       FROM (SELECT ${COLUMNS} FROM tenant_keys WHERE external_ref = $1::text AND slot = $2::text
+         AND generation = $3::int) k`,
     [externalRef, slot, generation],
   );
   return rows[0];

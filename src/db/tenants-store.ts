@@ -205,7 +205,8 @@ export async function transitionTenantAudited(
        event ? `, ${eventFrom('changed', 11, `jsonb_build_object('subaccountId', src.subaccount_id)`)}` : ''
      }
      SELECT EXISTS (SELECT 1 FROM changed) AS moved,
-            CASE WHEN EXISTS (SELECT 1 FROM changed) THEN $3::text ELSE (SELECT status FROM tenants WHERE external_ref = $1::text) END AS status`,
+            CASE WHEN EXISTS (SELECT 1 FROM changed) THEN $3::text
+              ELSE (SELECT status FROM tenants WHERE external_ref = $1::text) END AS status`,
     [externalRef, from, to, ...auditParams(audit), ...(event ? eventParams(event) : [])],
   );
   const row = rows[0];
@@ -232,7 +233,8 @@ export async function setTenantPlan(
   plan: { name: string; version: number },
 ): Promise<{ changed: boolean; from: { name: string; version: number } | null } | undefined> {
   const { rows } = await db.query<{ planName: string | null; planVersion: number | null }>(
-    `SELECT plan_name AS "planName", plan_version AS "planVersion" FROM tenants WHERE external_ref = $1::text FOR UPDATE`,
+    `SELECT plan_name AS "planName", plan_version AS "planVersion"
+       FROM tenants WHERE external_ref = $1::text FOR UPDATE`,
     [externalRef],
   );
   const row = rows[0];

@@ -46,7 +46,8 @@ export interface TransferIntentRow {
 const COLUMNS = `id, external_ref AS "externalRef", purpose, amount_micro_usd::text AS "amountMicroUsd",
   idempotency_key AS "idempotencyKey", state, platform_transfer_id AS "platformTransferId",
   failure_code AS "failureCode", attempts, unknown_since AS "unknownSince", resolution,
-  kind, caller_key AS "callerKey", requested_by AS "requestedBy", reason, to_char(reserved_on, 'YYYY-MM-DD') AS "reservedOn",
+  kind, caller_key AS "callerKey", requested_by AS "requestedBy", reason,
+  to_char(reserved_on, 'YYYY-MM-DD') AS "reservedOn",
   created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 /**
@@ -233,7 +234,8 @@ const TRANSFER_EVENTS = eventsFrom('changed c', {
   where: `${TRANSFER_EVENT_TYPE} IS NOT NULL`,
   // The first transfer is `initial` in events as everywhere (src/domain/onboarding.ts: INITIAL_TRANSFER).
   payload: `jsonb_build_object('externalRef', c."externalRef", 'transferId', c.id::text,
-    'purpose', CASE WHEN c.purpose = '${ONBOARDING_PURPOSE}' THEN '${INITIAL_TRANSFER}' ELSE c.purpose END, 'kind', c.kind,
+    'purpose', CASE WHEN c.purpose = '${ONBOARDING_PURPOSE}' THEN '${INITIAL_TRANSFER}' ELSE c.purpose END,
+    'kind', c.kind,
     'amountMicroUsd', c."amountMicroUsd", 'state', c.state, 'idempotencyKey', c."idempotencyKey",
     'platformTransferId', c."platformTransferId", 'failureCode', c."failureCode", 'attempts', c.attempts)`,
 });

@@ -11,7 +11,8 @@
  */
 const SUBSCRIPTION_ID_PREFIX = 'esub_';
 const LEGACY_SUBSCRIPTION_ID_PREFIX = 'sub_';
-export const SUBSCRIPTION_ID_RULE = `a subscription id (${SUBSCRIPTION_ID_PREFIX}…, or ${LEGACY_SUBSCRIPTION_ID_PREFIX}… made before)`;
+export const SUBSCRIPTION_ID_RULE =
+  `a subscription id (${SUBSCRIPTION_ID_PREFIX}…, or ` + `${LEGACY_SUBSCRIPTION_ID_PREFIX}… made before)`;
 
 /** A new subscription's id from 12 random characters of A-Z a-z 0-9. */
 export function subscriptionIdOf(random: string): string {

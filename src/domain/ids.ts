@@ -74,7 +74,9 @@ export function importWorkflowId(externalRef: string): string {
   return `import:${externalRef}`;
 }
 
-/** The fleet adoption schedule of a slot (imported tenants' unmanaged keys) and its run: apart from the fleet rotation. */
+/**
+ * The fleet adoption schedule of a slot (imported tenants' unmanaged keys) and its run: apart from the fleet rotation.
+ */
 export function fleetAdoptionScheduleId(slot: string): string {
   return `rotation-fleet:${slot}:adopt`;
 }

@@ -6,12 +6,16 @@ import { AddressClass, classifyAddress } from './outbound-addresses.js';
  * ROTATION_NOTIFY_URL), checked where the URL is given (a subscription's host name resolved too: resolve.ts)
  * and again where the connection is made (fetch.ts, after DNS): https only; an inward host (loopback,
  * private, link-local, metadata, ...) only when OUTBOUND_ALLOW_HOSTS lists it; plain http only to a
- * listed loopback host (a receiver on the same machine, as the dev stack and the tests run). The URL is read by the WHATWG parser, which
+ * listed loopback host (a receiver on the same machine, as the dev stack and the tests run). The URL is read by the
+ * WHATWG parser, which
  * is also what fetch uses: 2130706433, 0x7f.1, 0177.0.0.1 and 127.1 all reach this check as 127.0.0.1.
  */
 export const ALLOW_HOSTS_VARIABLE = 'OUTBOUND_ALLOW_HOSTS';
 
-/** One allow-list entry: a host as the WHATWG parser writes it (`127.0.0.1`, `[::1]`, `hooks.internal`), any port or one. */
+/**
+ * One allow-list entry: a host as the WHATWG parser writes it (`127.0.0.1`, `[::1]`, `hooks.internal`), any port or
+ * one.
+ */
 export interface AllowedHost {
   host: string;
   port?: number;
@@ -29,7 +33,9 @@ function bareHost(hostname: string): string {
   return unbracketed.toLowerCase().replace(/\.$/, '');
 }
 
-/** What a URL's host is before any DNS: an inward class, `public` for a public literal, `name` for a name to resolve. */
+/**
+ * What a URL's host is before any DNS: an inward class, `public` for a public literal, `name` for a name to resolve.
+ */
 export function hostClassOf(hostname: string): AddressClass | 'name' {
   const host = bareHost(hostname);
   if (isIP(host) || host.includes('%')) return classifyAddress(host);
@@ -96,7 +102,10 @@ export function outboundUrlProblem(value: string, allow: AllowHosts): string | u
     return `must be https (plain http only to a loopback host listed in ${ALLOW_HOSTS_VARIABLE})`;
   }
   if (hostClass === 'name' || hostClass === AddressClass.public || allowed) return undefined;
-  return `must not point at an inward address (${hostClass}): only public hosts, unless listed in ${ALLOW_HOSTS_VARIABLE}`;
+  return (
+    `must not point at an inward address (${hostClass}): only public hosts, unless listed in ` +
+    `${ALLOW_HOSTS_VARIABLE}`
+  );
 }
 
 /** The outbound URLs of the configuration, checked against the rule when the configuration is loaded. */

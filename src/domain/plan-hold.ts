@@ -50,7 +50,10 @@ function holdOf(slot: HeldSlot): string {
   const used = slot.lastUsedAt ? `last used at ${slot.lastUsedAt}` : 'no last use seen';
   switch (slot.state) {
     case 'revoke_refused':
-      return `slot ${slot.slot}: ${key} is still active, ${used}; its revoke was refused (${slot.verdict ?? 'the quiet gate'})`;
+      return (
+        `slot ${slot.slot}: ${key} is still active, ${used}; its revoke was refused ` +
+        `(${slot.verdict ?? 'the quiet gate'})`
+      );
     case 'revoke_running':
       return `slot ${slot.slot}: a revoke of ${key} is running (${slot.workflowId})`;
     case 'revoked':

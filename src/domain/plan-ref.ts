@@ -5,7 +5,8 @@ import { z } from 'zod';
  * src/domain/plans.ts so that the onboarding input (tenant-input.ts, which plans.ts imports) can use them.
  */
 export const PLAN_NAME_MAX_LENGTH = 64;
-export const PLAN_NAME_RULE = `1-${PLAN_NAME_MAX_LENGTH} characters of A-Z a-z 0-9 . _ : - starting with a letter or digit`;
+export const PLAN_NAME_RULE =
+  `1-${PLAN_NAME_MAX_LENGTH} characters of A-Z a-z 0-9 . _ : - starting with a letter ` + `or digit`;
 const PLAN_NAME_PATTERN = `[A-Za-z0-9][A-Za-z0-9._:-]{0,${PLAN_NAME_MAX_LENGTH - 1}}`;
 export const planNameSchema = z
   .string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string') })

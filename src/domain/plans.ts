@@ -133,7 +133,8 @@ export function planKeySlotsProblem(
   if (slots <= most) return null;
   const rule =
     `keySlots: a plan may have at most ${most} slot${most === 1 ? '' : 's'} with default ` +
-    `(${TENANT_KEY_LIMIT_SETTING} ${tenantKeyLimit}, one key kept free for a rotation's new key), this one has ${slots}`;
+    `(${TENANT_KEY_LIMIT_SETTING} ${tenantKeyLimit}, one key kept free for a rotation's new key), this one has ` +
+    `${slots}`;
   return of ? `plan: ${of.name}@${of.version}'s ${rule}` : rule;
 }
 

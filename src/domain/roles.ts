@@ -19,7 +19,8 @@ export const PERMISSIONS = {
   'funds.policy': "set or clear a tenant's auto top-up policy",
   'events.manage': 'subscribe to events; list, rotate, replay and delete its own subscriptions',
   'runs.decide':
-    'decide for a waiting run: resolve a transfer, parent funded, rotation and key-limit decisions, cancel a delayed close',
+    'decide for a waiting run: resolve a transfer, parent funded, rotation and key-limit decisions, cancel a ' +
+    'delayed close',
   'fleet.manage': 'fleet-wide work: rotation, drift and top-up schedules, drift checks, the parent-wide spend caps',
   'webhooks.manage': 'registry webhooks: create, update, delete, list deliveries',
   'imports.manage': 'plan and apply imports of sub-accounts made elsewhere',
@@ -30,7 +31,8 @@ export const PERMISSIONS = {
   'close.immediate': 'close a tenant sooner than CLOSE_DELAY',
   'resources.any': 'act on event subscriptions created by other callers',
   'plans.manage':
-    'create plans and make new versions of them; roll a version out (start, pause, resume) and assign a plan to a tenant',
+    'create plans and make new versions of them; roll a version out (start, pause, resume) and assign a plan to a ' +
+    'tenant',
 } as const;
 export type Permission = keyof typeof PERMISSIONS;
 
@@ -86,7 +88,8 @@ export function rolesMarkdown(): string {
   const rule = `|---|---|${ROLES.map(() => ':-:').join('|')}|`;
   const rows = (Object.entries(PERMISSIONS) as Array<[Permission, string]>).map(
     ([permission, meaning]) =>
-      `| \`${permission}\` | ${meaning} | ${ROLES.map((role) => (roleAllows(role, permission) ? 'yes' : '—')).join(' | ')} |`,
+      `| \`${permission}\` | ${meaning} | ` +
+      `${ROLES.map((role) => (roleAllows(role, permission) ? 'yes' : '—')).join(' | ')} |`,
   );
   return [header, rule, ...rows].join('\n');
 }

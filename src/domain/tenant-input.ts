@@ -12,7 +12,8 @@ import { carriedFieldProblems, carriedFieldsOf } from './caller-fields.js';
  * schema, so one bad value gives the same clear error everywhere. Workflows take its types only (zod stays out of their
  * bundle).
  */
-export const EXTERNAL_REF_RULE = `1-${EXTERNAL_REF_MAX_LENGTH} characters of A-Z a-z 0-9 . _ : - starting with a letter or digit`;
+export const EXTERNAL_REF_RULE =
+  `1-${EXTERNAL_REF_MAX_LENGTH} characters of A-Z a-z 0-9 . _ : - starting with a ` + `letter or digit`;
 export const externalRefSchema = z
   .string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string') })
   .regex(new RegExp(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,${EXTERNAL_REF_MAX_LENGTH - 1}}$`), `must be ${EXTERNAL_REF_RULE}`);

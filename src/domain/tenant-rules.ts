@@ -87,7 +87,9 @@ export const transferRefusal: TenantRule = (tenant) =>
         'top-ups need an onboarded (active or suspended) tenant with a sub-account',
       ));
 
-/** A plan converged onto a tenant (assigned, or rolled out): an active tenant with a sub-account; a closing one never. */
+/**
+ * A plan converged onto a tenant (assigned, or rolled out): an active tenant with a sub-account; a closing one never.
+ */
 export const planConvergenceRefusal: TenantRule = (tenant) =>
   closedRefusal(tenant, 'it is moved onto no plan') ??
   (tenant.status === TenantStatus.active && tenant.subaccountId

@@ -117,7 +117,9 @@ export interface StopLeftoversOptions {
    * that file records, is stopped too (it was spawned, but the stack was killed before it recorded it).
    */
   postgresDirs?: readonly string[];
-  /** The watchdog: act only on the record of this stack (its pid and start time), once it has ended (waiting this long). */
+  /**
+   * The watchdog: act only on the record of this stack (its pid and start time), once it has ended (waiting this long).
+   */
   owner?: { pid: number; startTime: string; waitMs: number };
 }
 

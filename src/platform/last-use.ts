@@ -31,15 +31,41 @@ function fold(name: string): string {
   return name.replace(/[^A-Za-z0-9]/g, '').toLowerCase();
 }
 
-const LAST_USE_NAME =
-  /^(last|latest|most ?recent)(used|use|usage|seen|access|accessed|activity|active|request|requested|call|called|auth|authenticated)(at|on|time|timestamp|date|ts)?$/;
+/** `^(a|b)(c|d)?$` from word lists: long alternations stay readable. */
+const anyOf = (words: readonly string[]) => `(${words.join('|')})`;
+
+const LAST_USE_NAME = new RegExp(
+  `^${anyOf(['last', 'latest', 'most ?recent'])}` +
+    anyOf(
+      ['used', 'use', 'usage', 'seen', 'access', 'accessed', 'activity', 'active', 'request', 'requested'].concat([
+        'call',
+        'called',
+        'auth',
+        'authenticated',
+      ]),
+    ) +
+    `${anyOf(['at', 'on', 'time', 'timestamp', 'date', 'ts'])}?$`,
+);
 const TIME_IN_OBJECT = new Set(['at', 'time', 'timestamp', 'ts', 'date', 'when', 'value', 'iso']);
 const USE_CONTAINER = /^(usage|use|uses|activity|stats|statistics|metrics|telemetry|lastuse|lastused|lastusage)$/;
-const COUNTER_NAME =
-  /^(use|usage|request|requests|call|calls|auth|authentication)(count|total|counter)$|^(usecount|requestcount|totalrequests|totaluses|count|total|requests|calls|uses)$/;
+const COUNTER_NAME = new RegExp(
+  `^${anyOf(['use', 'usage', 'request', 'requests', 'call', 'calls', 'auth', 'authentication'])}` +
+    `${anyOf(['count', 'total', 'counter'])}$|` +
+    `^${anyOf(
+      [...['usecount', 'requestcount', 'totalrequests', 'totaluses'], ...['count', 'total', 'requests']].concat([
+        'calls',
+        'uses',
+      ]),
+    )}$`,
+);
 // Timestamps that describe the record's own life, not its use.
-const LIFE_TIMES =
-  /^(created|updated|modified|revoked|expires|expiry|expired|rotated|issued|deleted|disabled|enabled|activated|deactivated|suspended|closed|completed|validfrom|validuntil|validto|notbefore|notafter|lastrotated|lastmodified|lastupdated)(at|on|time|timestamp|date)?$/;
+const LIFE_TIMES = new RegExp(
+  `^${anyOf([
+    ...['created', 'updated', 'modified', 'revoked', 'expires', 'expiry', 'expired', 'rotated', 'issued', 'deleted'],
+    ...['disabled', 'enabled', 'activated', 'deactivated', 'suspended', 'closed', 'completed', 'validfrom'],
+    ...['validuntil', 'validto', 'notbefore', 'notafter', 'lastrotated', 'lastmodified', 'lastupdated'],
+  ])}${anyOf(['at', 'on', 'time', 'timestamp', 'date'])}?$`,
+);
 const ISO_LIKE = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}/;
 
 type Reading = { kind: 'time'; at: string } | { kind: 'null' } | { kind: 'unreadable' };
