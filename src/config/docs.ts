@@ -1,4 +1,4 @@
-import { allSettings } from './index.js';
+import { allSettings, AREA_SETTINGS, STACK_AREA_SETTINGS } from './index.js';
 import { AREAS, defaultOf, type Setting } from './helpers.js';
 
 /**
@@ -18,8 +18,9 @@ export function defaultText(s: Setting): string {
 
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
-export function configMarkdown(): string {
-  const rows = allSettings().map(
+/** The reference table: the product's settings, or (`stack`) those of the dev stack, the cluster and development. */
+export function configMarkdown(scope: 'product' | 'stack' = 'product'): string {
+  const rows = allSettings(scope === 'stack' ? STACK_AREA_SETTINGS : AREA_SETTINGS).map(
     ({ name, area, setting }) =>
       `| \`${name}\` | ${AREAS[area]} | ${cell(defaultText(setting))} | ${setting.advanced ? 'yes' : 'no'} | ` +
       `${cell(setting.description)}${setting.secret ? ' Secret: never printed.' : ''} |`,
@@ -30,19 +31,23 @@ export function configMarkdown(): string {
 export const TABLE_START = '<!-- config-table:start -->';
 export const TABLE_END = '<!-- config-table:end -->';
 
+export const STACK_TABLE_START = '<!-- stack-table:start -->';
+export const STACK_TABLE_END = '<!-- stack-table:end -->';
+
 /** The page with its generated table replaced by the schema's (the prose around it kept). */
-export function withConfigTable(page: string): string {
-  const start = page.indexOf(TABLE_START);
-  const end = page.indexOf(TABLE_END);
-  if (start < 0 || end < start) throw new Error(`the page has no ${TABLE_START} … ${TABLE_END} markers`);
-  return `${page.slice(0, start + TABLE_START.length)}\n${configMarkdown()}\n${page.slice(end)}`;
+export function withConfigTable(page: string, scope: 'product' | 'stack' = 'product'): string {
+  const [startMark, endMark] = scope === 'stack' ? [STACK_TABLE_START, STACK_TABLE_END] : [TABLE_START, TABLE_END];
+  const start = page.indexOf(startMark);
+  const end = page.indexOf(endMark);
+  if (start < 0 || end < start) throw new Error(`the page has no ${startMark} … ${endMark} markers`);
+  return `${page.slice(0, start + startMark.length)}\n${configMarkdown(scope)}\n${page.slice(end)}`;
 }
 
 /** `tenantctl config`: one block per area, each variable with its default; values are never shown. */
 export function configListing(): string {
   const lines: string[] = [];
   let area = '';
-  for (const entry of allSettings()) {
+  for (const entry of allSettings([...AREA_SETTINGS, ...STACK_AREA_SETTINGS])) {
     if (entry.area !== area) {
       area = entry.area;
       if (lines.length) lines.push('');

@@ -23,8 +23,4 @@ export const eventsSettings = area('events', {
       'many days after they occurred (by the idle dispatcher, 1,000 a round); an event still being delivered is kept.',
     advanced: true,
   }),
-  EVENTS_SECRET_OVERLAP_SECONDS: setting(wholeNumber(0, 2_592_000, DEFAULTS.EVENTS_SECRET_OVERLAP_SECONDS), {
-    description: 'After `events rotate-secret`, the old secret keeps signing (both signatures sent) this many seconds.',
-    advanced: true,
-  }),
 });

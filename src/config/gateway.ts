@@ -67,27 +67,6 @@ export const gatewaySettings = area('gateway', {
     description: 'Largest registry delivery body accepted, in bytes.',
     advanced: true,
   }),
-  GATEWAY_WEBHOOK_SECRET_GRACE_SECONDS: setting(
-    wholeNumber(0, 7 * 86_400, DEFAULTS.GATEWAY_WEBHOOK_SECRET_GRACE_SECONDS),
-    {
-      description:
-        "How long a replaced or deleted webhook's secret is still accepted (platform retries of its deliveries), " +
-        'in seconds.',
-      advanced: true,
-    },
-  ),
-  GATEWAY_WEBHOOK_TOLERANCE_SECONDS: setting(wholeNumber(30, 86_400, DEFAULTS.GATEWAY_WEBHOOK_TOLERANCE_SECONDS), {
-    description:
-      "How far a delivery's body `timestamp` may be from the gateway's clock, either way, before it is refused " +
-      'as a replay, in seconds (Standard Webhooks: 5 minutes).',
-    advanced: true,
-  }),
-  GATEWAY_WEBHOOK_INBOX_RETENTION_DAYS: setting(wholeNumber(1, 3_650, DEFAULTS.GATEWAY_WEBHOOK_INBOX_RETENTION_DAYS), {
-    description:
-      'Processed webhook inbox rows older than this many days are pruned (batched, every 10 minutes); ' +
-      'unprocessed rows are kept.',
-    advanced: true,
-  }),
 });
 
 /** The gateway's variables as the schema gives them. */

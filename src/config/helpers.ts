@@ -125,6 +125,8 @@ export const AREAS = {
   'safe-ops': 'operators and safe operations',
   tenantctl: 'tenantctl',
   'dev-stack': 'dev stack and cluster',
+  development: 'development and tests',
+  deprecated: 'deprecated',
 } as const;
 export type AreaName = keyof typeof AREAS;
 

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { outboundConfigProblems } from '../domain/outbound-rule.js';
 import { databaseSettings } from './database.js';
+import { deprecatedSettingWarnings, deprecatedSettings } from './deprecated.js';
 import { devStackSettings } from './dev-stack.js';
+import { developmentSettings } from './development.js';
 import { driftSettings } from './drift.js';
 import { eventsSettings } from './events.js';
 import { fundingSettings } from './funding.js';
@@ -40,8 +42,13 @@ export const AREA_SETTINGS = [
   fundingSettings,
   safeOpsSettings,
   tenantctlSettings,
-  devStackSettings,
 ] as const;
+
+/**
+ * Settings of `npm start` / `npm run cluster` and knobs for developing and testing the project: read by the same
+ * loadConfig, documented apart (docs/development.md), never needed to run the product.
+ */
+export const STACK_AREA_SETTINGS = [devStackSettings, developmentSettings] as const;
 
 export const configSchema = z.object({
   ...shapeOf(databaseSettings),
@@ -58,10 +65,13 @@ export const configSchema = z.object({
   ...shapeOf(fundingSettings),
   ...shapeOf(safeOpsSettings),
   ...shapeOf(tenantctlSettings),
-  ...shapeOf(devStackSettings),
 });
 
-export type Config = z.infer<typeof configSchema> & {
+export const stackSchema = z.object({ ...shapeOf(devStackSettings), ...shapeOf(developmentSettings) });
+
+const fullSchema = z.object({ ...configSchema.shape, ...stackSchema.shape, ...shapeOf(deprecatedSettings) });
+
+export type Config = z.infer<typeof fullSchema> & {
   /** TEMPORAL_* variables (and HOME for the config file), handed to @temporalio/envconfig. */
   temporalEnv: Record<string, string>;
   /**
@@ -71,9 +81,11 @@ export type Config = z.infer<typeof configSchema> & {
   warnings: readonly string[];
 };
 
-/** Every setting with its name and area, in the order of the documentation. */
-export function allSettings(): Array<{ name: string; area: AreaName; setting: Setting }> {
-  return AREA_SETTINGS.flatMap((of) =>
+/** Every setting (default: the product's; or the stack's) with its name and area, in the order of the documentation. */
+export function allSettings(
+  areas: ReadonlyArray<(typeof AREA_SETTINGS)[number] | (typeof STACK_AREA_SETTINGS)[number]> = AREA_SETTINGS,
+): Array<{ name: string; area: AreaName; setting: Setting }> {
+  return areas.flatMap((of) =>
     Object.entries(of.settings as Record<string, Setting>).map(([name, setting]) => ({ name, area: of.name, setting })),
   );
 }
@@ -87,16 +99,19 @@ export class ConfigError extends Error {
 
 /** Validates the environment; throws ConfigError listing every problem (values are never echoed). */
 export function loadConfig(env: Record<string, string | undefined>): Config {
-  const known = Object.fromEntries(Object.keys(configSchema.shape).map((key) => [key, env[key]]));
-  const parsed = configSchema.safeParse(known);
+  const known = Object.fromEntries(Object.keys(fullSchema.shape).map((key) => [key, env[key]]));
+  const parsed = fullSchema.safeParse(known);
   if (!parsed.success) {
     throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`));
   }
   const crossField = [...safeOpsProblems(parsed.data), ...outboundConfigProblems(parsed.data)];
   if (crossField.length) throw new ConfigError(crossField);
-  const warnings = unknownVariables(env, Object.keys(configSchema.shape)).map(
-    ({ name, suggestion }) => `unknown variable ${name} — did you mean ${suggestion}?`,
-  );
+  const warnings = [
+    ...deprecatedSettingWarnings(env),
+    ...unknownVariables(env, Object.keys(fullSchema.shape)).map(
+      ({ name, suggestion }) => `unknown variable ${name} — did you mean ${suggestion}?`,
+    ),
+  ];
   return { ...parsed.data, temporalEnv: temporalEnvOf(env), warnings };
 }
 

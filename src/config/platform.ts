@@ -51,12 +51,6 @@ export const platformSettings = area('platform', {
       devStack: "the simulator's",
     },
   ),
-  PARENT_KEY_REFRESH_MS: setting(wholeNumber(100, 600_000, DEFAULTS.PARENT_KEY_REFRESH_MS), {
-    description:
-      'How often workers and gateways re-read the current parent platform key from our records, in ms (and ' +
-      'report which one they use); a 401 re-reads at once.',
-    advanced: true,
-  }),
   PLATFORM_TIMEOUT_MS: setting(wholeNumber(100, 120_000, DEFAULTS.PLATFORM_TIMEOUT_MS), {
     description: 'Per-request deadline of platform calls, in ms.',
     advanced: true,

@@ -14,19 +14,4 @@ export const tenantctlSettings = area('tenantctl', {
     unset: '`GATEWAY_PUBLIC_URL`',
     devStack: 'its gateway (written to `.data/stack.json`)',
   }),
-  TENANTCTL_DEBUG: setting(optionalText(), {
-    description: 'tenantctl: `1` prints errors with their stack trace instead of one line per problem.',
-    advanced: true,
-    unset: 'one line per problem',
-  }),
-  TENANTCTL_FROM_SOURCE: setting(optionalText(), {
-    description: 'tenantctl: `1` runs the sources (tsx) even when `dist/` is fresh ([development.md](development.md)).',
-    advanced: true,
-    unset: '`dist/` when fresh, else the sources',
-  }),
-  TENANTCTL_FROM_DIST: setting(optionalText(), {
-    description: 'tenantctl: `1` trusts a built `dist/` without checking it is fresh (the container image).',
-    advanced: true,
-    unset: '`dist/` when fresh, else the sources',
-  }),
 });
