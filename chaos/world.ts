@@ -60,7 +60,7 @@ export async function startWorld(options: ChaosOptions, runId: string, cleanup: 
     temporalAddress = temporal.address;
   } else if (!temporalAddress) {
     log('starting a headless Temporal dev server');
-    const server = await startHeadlessDevServer(cleanup, log);
+    const server = await startHeadlessDevServer(cleanup, log, process.env.TEMPORAL_CLI_PATH);
     temporalAddress = server.address;
   }
 

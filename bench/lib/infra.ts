@@ -28,7 +28,7 @@ export async function startBenchInfra(cleanup: Cleanup, log: (line: string) => v
   let temporalAddress = process.env.TEMPORAL_ADDRESS;
   let temporalSource = 'TEMPORAL_ADDRESS';
   if (!temporalAddress) {
-    const server = await startHeadlessDevServer(cleanup, log);
+    const server = await startHeadlessDevServer(cleanup, log, process.env.TEMPORAL_CLI_PATH);
     temporalAddress = server.address;
     temporalSource = `dev server (${server.source})`;
   }

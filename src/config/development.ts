@@ -29,3 +29,11 @@ export const developmentSettings = area('development', {
     unset: '`dist/` when fresh, else the sources',
   }),
 });
+
+/**
+ * TENANTCTL_DEBUG=1, read where an error is reported: that may be a configuration that does not load, so this one
+ * setting is read on its own.
+ */
+export function debugRequested(env: Record<string, string | undefined> = process.env): boolean {
+  return env.TENANTCTL_DEBUG === '1';
+}

@@ -203,16 +203,17 @@ async function startWithSdkDownload(namespace: string, progress: Progress): Prom
 
 /**
  * A headless dev server on a free port for a bench or chaos run, stopped by `cleanup`. The CLI comes
- * from TEMPORAL_CLI_PATH when set, else it is found or built as for the dev stack.
+ * from `cliPath` (TEMPORAL_CLI_PATH) when given, else it is found or built as for the dev stack.
  */
 export async function startHeadlessDevServer(
   cleanup: { defer(label: string, stop: () => Promise<void>): void },
   log: (line: string) => void,
+  cliPath: string | undefined,
 ): Promise<RunningDevServer> {
   const server = await startTemporalDevServer({
     headless: true,
     port: 0,
-    cliPath: process.env.TEMPORAL_CLI_PATH,
+    cliPath,
     onProgress: log,
   });
   cleanup.defer('Temporal dev server', () => server.stop());

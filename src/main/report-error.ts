@@ -1,5 +1,6 @@
 import { describeError } from '../client/describe-error.js';
 import { GatewayCallError } from '../client/gateway-client.js';
+import { debugRequested } from '../config/development.js';
 import { ConfigError } from '../config/index.js';
 import { InvalidInputError } from '../domain/tenant-input.js';
 
@@ -18,7 +19,7 @@ const toConsole: ErrorWriter = { problem: (line) => console.error(line), debug: 
  * problem often quotes input.
  */
 export function reportError(error: unknown, write: ErrorWriter = toConsole): number {
-  if (process.env.TENANTCTL_DEBUG === '1') write.debug(error);
+  if (debugRequested()) write.debug(error);
   else for (const problem of problemsOf(error)) write.problem(`error: ${problem}`);
   return isCallersToFix(error) ? 2 : 1;
 }
