@@ -1,7 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { PayloadCodec } from '@temporalio/common';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { DEFAULTS } from '../config/defaults.js';
 import type { Pool } from '../db/pool.js';
 import type { Logger } from '../infra/log.js';
 import type { Vault } from '../secrets/vault.js';
@@ -25,7 +24,6 @@ import { registerKeySlotRoutes } from './key-slot-routes.js';
 import { registerWebhookReceiver } from './webhook-receiver.js';
 import { registerEventRoutes } from './event-routes.js';
 import { createSecretResolver } from '../secrets/webhook-secrets.js';
-import { createOperatorDirectory } from '../secrets/operators.js';
 import { registerApprovalRoutes } from './approval-routes.js';
 import { registerWebhookRoutes } from './webhook-routes.js';
 import { registerParentKeyRoutes } from './parent-key-routes.js';
@@ -113,7 +111,7 @@ export function buildGatewayApp(deps: GatewayDeps): GatewayApp {
 
   const routes = installAccessControl(app, {
     backendTokens: createTokenSet(options.apiTokens),
-    identities: options.operators ?? createOperatorDirectory([]),
+    identities: options.operators,
   });
   // The document generator collects routes as they are added: it loads first, the routes after it.
   installApiDocs(app);
@@ -158,7 +156,7 @@ function registerRoutes(
     taskQueue: options.taskQueue,
     publicUrl: options.publicUrl,
     deployers: options.deployers,
-    closeDelay: options.closeDelay ?? '0',
+    closeDelay: options.closeDelay,
     platform: options.preflightPlatform,
     maxTransferMicroUsd: options.maxTransferMicroUsd,
     tenantKeyLimit: options.tenantKeyLimit,
@@ -186,8 +184,8 @@ function registerRoutes(
     pool: deps.pool,
     client: deps.client,
     transferApproval: {
-      gated: options.approvals?.actions.has('resolveTransfer') ?? false,
-      ttlMs: options.approvals?.ttlMs ?? 86_400_000,
+      gated: options.approvals.actions.has('resolveTransfer'),
+      ttlMs: options.approvals.ttlMs,
     },
   });
   registerRotationRoutes(app, {
@@ -201,7 +199,7 @@ function registerRoutes(
     pool: deps.pool,
     client: deps.client,
     taskQueue: options.taskQueue,
-    scheduleEvery: options.driftScheduleEvery ?? DEFAULTS.DRIFT_SCHEDULE_EVERY,
+    scheduleEvery: options.driftScheduleEvery,
   });
   registerFundingFleetRoutes(app, { pool: deps.pool, client: deps.client, taskQueue: options.taskQueue });
   registerKeySlotRoutes(app, {
@@ -209,8 +207,8 @@ function registerRoutes(
     client: deps.client,
     vault: deps.vault,
     revealApproval: {
-      gated: options.approvals?.actions.has('keyReveal') ?? false,
-      ttlMs: options.approvals?.ttlMs ?? 86_400_000,
+      gated: options.approvals.actions.has('keyReveal'),
+      ttlMs: options.approvals.ttlMs,
     },
     taskQueue: options.taskQueue,
     publicUrl: options.publicUrl,
@@ -220,7 +218,7 @@ function registerRoutes(
     vault: deps.vault,
     client: deps.client,
     taskQueue: options.taskQueue,
-    allowHosts: options.outboundAllowHosts ?? [],
+    allowHosts: options.outboundAllowHosts,
     resolve: options.outboundResolve,
     policy: options.events,
   });
@@ -247,7 +245,7 @@ function registerRoutes(
     codec: deps.codec,
     tokens: createTokenSet(options.codecTokens),
     corsOrigins: options.codecCorsOrigins,
-    hosts: options.codecHosts ?? [],
+    hosts: options.codecHosts,
   });
   registerWebhookReceiver(app, {
     pool: deps.pool,

@@ -23,7 +23,6 @@ import type { Resolver } from '../infra/outbound/resolve.js';
 import { callerOf, ownerScopeOf } from './access.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
 import { invalidInput, refOf, tenantNotFound } from './tenant-routes.js';
-import { DEFAULTS } from '../config/defaults.js';
 import { subscribeInputSchema } from '../domain/events.js';
 import { anyArray, anyObject, doc, externalRefParam } from './api-docs.js';
 
@@ -40,11 +39,11 @@ export function registerEventRoutes(
     vault: Vault;
     client: Client;
     taskQueue: string;
-    allowHosts?: AllowHosts;
+    allowHosts: AllowHosts;
     /** DNS for a subscription URL's host name (absent: the system resolver). */
     resolve?: Resolver | undefined;
-    /** EVENTS_RETRY_FOR and EVENTS_SECRET_OVERLAP_SECONDS of this server (absent: their defaults). */
-    policy?: { retryFor: string; secretOverlapSeconds: number } | undefined;
+    /** EVENTS_RETRY_FOR and EVENTS_SECRET_OVERLAP_SECONDS of this server. */
+    policy: { retryFor: string; secretOverlapSeconds: number };
   },
 ): void {
   void app.register(async (api) => {
@@ -106,10 +105,7 @@ export function registerEventRoutes(
       '/v1/event-subscriptions/:id/rotate-secret',
       { config: { permission: 'events.manage' }, schema: rotateSubscriptionSecretDoc },
       async (request, reply) => {
-        const overlap =
-          body(request.body)['overlapSeconds'] ??
-          deps.policy?.secretOverlapSeconds ??
-          DEFAULTS.EVENTS_SECRET_OVERLAP_SECONDS;
+        const overlap = body(request.body)['overlapSeconds'] ?? deps.policy.secretOverlapSeconds;
         const result = await answer(() =>
           rotateSubscriptionSecret(
             { pool: deps.pool, vault: deps.vault },
@@ -152,7 +148,7 @@ export function registerEventRoutes(
         replayEvents({ pool: deps.pool, client: deps.client, taskQueue: deps.taskQueue }, target, {
           ...(owner ? { owner } : {}),
           ...(subscriptionId ? { subscriptionId } : {}),
-          ...(deps.policy ? { policy: { retryFor: deps.policy.retryFor } } : {}),
+          policy: { retryFor: deps.policy.retryFor },
         }),
       );
     };
@@ -268,7 +264,9 @@ const replayEventDoc = doc({
   bodyOptional: true,
   answers: {
     202: { description: 'The deliveries reopened.', data: anyObject },
-    404: "No event with this id (EVENT_NOT_FOUND), or `subscriptionId` names no live subscription of the caller's (SUBSCRIPTION_NOT_FOUND).",
+    404:
+      'No event with this id (EVENT_NOT_FOUND), or `subscriptionId` names no live subscription of the ' +
+      "caller's (SUBSCRIPTION_NOT_FOUND).",
   },
 });
 

@@ -6,10 +6,11 @@ import type { AllowHosts } from '../domain/outbound-rule.js';
 import type { Resolver } from '../infra/outbound/resolve.js';
 
 /**
- * What the gateway app factory takes, in its own words (no env names). Built from the configuration
- * by src/main/wiring/gateway-options.ts's gatewayOptionsOf (the settings and their defaults live there).
+ * What the gateway app factory takes, in its own words (no env names). Built from the configuration by
+ * src/main/wiring/gateway-options.ts's gatewayOptionsOf, once: every setting's option is required, so nothing here
+ * applies a default again. Only the platform clients (absent: those routes answer 503) and a test's resolver are
+ * optional.
  */
-/** What the app factory needs, in its own words (no env names). */
 export interface GatewayOptions {
   taskQueue: string;
   apiTokens: readonly string[];
@@ -24,17 +25,17 @@ export interface GatewayOptions {
   webhookInboxRetentionSeconds: number;
   /** Which rotation deployers this configuration can run: `POST …/rotate` refuses the others at start. */
   deployers: DeployerReadiness;
-  /** OPERATORS: who an operator bearer is (absent or empty: typed names, as before). */
-  operators?: OperatorDirectory;
-  /** CLOSE_DELAY: a close without `after` waits this long (absent: `0`, at once). */
-  closeDelay?: string;
+  /** OPERATORS: who an operator bearer is (empty: typed names, as before). */
+  operators: OperatorDirectory;
+  /** CLOSE_DELAY: a close without `after` waits this long (`0`: at once). */
+  closeDelay: string;
   /**
    * RESUME_BALANCE_FLOOR_MICRO_USD: a resume of a tenant (on no plan, or a plan without its own floor) whose wallet
-   * `preflightPlatform` shows below it is 409 BALANCE_BELOW_FLOOR before any run (absent: 0, no check).
+   * `preflightPlatform` shows below it is 409 BALANCE_BELOW_FLOOR before any run (`0`: no check).
    */
-  resumeBalanceFloorMicroUsd?: string;
-  /** APPROVAL_POLICY / APPROVAL_TTL (absent: no approvals). */
-  approvals?: { actions: ReadonlySet<ApprovalAction>; ttlMs: number };
+  resumeBalanceFloorMicroUsd: string;
+  /** APPROVAL_POLICY / APPROVAL_TTL (no actions: no approvals). */
+  approvals: { actions: ReadonlySet<ApprovalAction>; ttlMs: number };
   /**
    * The platform with the parent key, asked read-only by `POST /v1/tenants?dryRun=true` and
    * `GET /v1/tenants/:ref/wallet` (absent: they answer 503).
@@ -46,20 +47,24 @@ export interface GatewayOptions {
    * `preflightPlatform` (the parent key).
    */
   webhookPlatform?: PlatformClient;
-  /** The platform with the parent key, paced under the fleet budget, for import plans (absent: /v1/imports answers 503). */
+  /**
+   * The platform with the parent key, paced under the fleet budget, for import plans (absent: /v1/imports answers 503).
+   */
   importLister?: PlatformClient;
   /** Host names the codec answers to besides loopback ones (GATEWAY_CODEC_HOSTS, GATEWAY_HOST, the public URL's). */
-  codecHosts?: readonly string[];
-  /** OUTBOUND_ALLOW_HOSTS: inward hosts a subscription URL may name (absent: none). */
-  outboundAllowHosts?: AllowHosts;
-  /** DNS for a subscription URL's host name, checked when it is given (absent: the system resolver); tests inject one. */
+  codecHosts: readonly string[];
+  /** OUTBOUND_ALLOW_HOSTS: inward hosts a subscription URL may name. */
+  outboundAllowHosts: AllowHosts;
+  /**
+   * DNS for a subscription URL's host name, checked when it is given (absent: the system resolver); tests inject one.
+   */
   outboundResolve?: Resolver;
-  /** TRANSFER_MAX_MICRO_USD: larger amounts are 400 INVALID_INPUT at every /v1 edge (absent: its default). */
-  maxTransferMicroUsd?: string;
+  /** TRANSFER_MAX_MICRO_USD: larger amounts are 400 INVALID_INPUT at every /v1 edge. */
+  maxTransferMicroUsd: string;
   /** PLATFORM_TENANT_KEY_LIMIT: a plan whose slots do not fit it is 400 INVALID_INPUT, written or carried out. */
-  tenantKeyLimit?: number;
-  /** DRIFT_SCHEDULE_EVERY: the interval of a drift schedule made without one (absent: 1h). */
-  driftScheduleEvery?: string;
-  /** EVENTS_RETRY_FOR (a replay's retry policy) and EVENTS_SECRET_OVERLAP_SECONDS (absent: their defaults). */
-  events?: { retryFor: string; secretOverlapSeconds: number };
+  tenantKeyLimit: number;
+  /** DRIFT_SCHEDULE_EVERY: the interval of a drift schedule made without one. */
+  driftScheduleEvery: string;
+  /** EVENTS_RETRY_FOR (a replay's retry policy) and EVENTS_SECRET_OVERLAP_SECONDS. */
+  events: { retryFor: string; secretOverlapSeconds: number };
 }

@@ -6,7 +6,6 @@ import { createPool, type Pool } from '../db/pool.js';
 import { buildGatewayApp } from '../gateway/app.js';
 import { registerHealthRoutes } from '../gateway/health-routes.js';
 import { gatewayOptionsOf } from './wiring/gateway-options.js';
-import { safeOpsOf } from './wiring/safe-ops.js';
 import { loggerOf } from '../infra/log.js';
 import { createEncryptionCodec } from '../secrets/payload-codec.js';
 import { createVault } from '../secrets/vault.js';
@@ -58,20 +57,10 @@ export async function startGateway(config: Config): Promise<RunningGateway> {
     // The gateway reports the parent key it holds like every process, so a rotation waits for it too.
     parentKey = await startParentKeyOf(config, pool, 'gateway', logger, false);
     client = await connectClient(config, dataConverterOf(config));
-    const safeOps = safeOpsOf(config);
     // The gateway's platform requests share the workers' budget (migration 0017).
     const pace = createRequestPacer(pool, config.PLATFORM_RATE_LIMIT_PER_SECOND);
     const options = {
       ...gatewayOptionsOf(config, config.TEMPORAL_TASK_QUEUE),
-      operators: safeOps.operators,
-      closeDelay: safeOps.closeDelay,
-      // A resume below the floor is refused before it starts (the worker checks it again with its own setting).
-      resumeBalanceFloorMicroUsd: config.RESUME_BALANCE_FLOOR_MICRO_USD,
-      maxTransferMicroUsd: config.TRANSFER_MAX_MICRO_USD,
-      tenantKeyLimit: config.PLATFORM_TENANT_KEY_LIMIT,
-      driftScheduleEvery: config.DRIFT_SCHEDULE_EVERY,
-      events: { retryFor: config.EVENTS_RETRY_FOR, secretOverlapSeconds: config.EVENTS_SECRET_OVERLAP_SECONDS },
-      approvals: { actions: safeOps.approvals, ttlMs: safeOps.approvalTtlMs },
       // The dry run's platform check uses the parent key this process holds (from our records).
       ...(config.PLATFORM_BASE_URL && parentKey.current()
         ? {

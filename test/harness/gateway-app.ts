@@ -18,6 +18,8 @@ import { parseMasterKeys, type MasterKeyRing } from '../../src/secrets/master-ke
 import { createEncryptionCodec } from '../../src/secrets/payload-codec.js';
 import { createVault, type Vault } from '../../src/secrets/vault.js';
 import { buildGatewayApp, type GatewayApp } from '../../src/gateway/app.js';
+import { loadConfig } from '../../src/config/index.js';
+import { gatewayOptionsOf } from '../../src/main/wiring/gateway-options.js';
 import type { DeliveryDispatcher } from '../../src/gateway/delivery-dispatcher.js';
 import type { GatewayOptions } from '../../src/gateway/options.js';
 import { computeSignature } from '../../src/gateway/signature.js';
@@ -125,6 +127,8 @@ export interface TestGatewayInput {
 export function buildTestGateway(input: TestGatewayInput): GatewayApp & { vault: Vault } {
   const vault = input.vault ?? createVault(input.keys);
   const options: GatewayOptions = {
+    // The product's defaults, from the one place that turns settings into options; the test's own below.
+    ...gatewayOptionsOf(loadConfig({}), input.taskQueue),
     taskQueue: input.taskQueue,
     apiTokens: [TEST_API_TOKEN],
     codecTokens: [TEST_CODEC_TOKEN],

@@ -1,14 +1,54 @@
 import { deployerReadinessOf, type RotationDeployerEnv } from '../../client/deployer-readiness.js';
-import type { GatewayEnv } from '../../config/gateway.js';
+import type { Config } from '../../config/index.js';
 import type { GatewayOptions } from '../../gateway/options.js';
-import type { AllowHosts } from '../../domain/outbound-rule.js';
+import { safeOpsOf, type SafeOps } from './safe-ops.js';
 
-/** The app factory's options from the configuration (the rest, platform clients and policies, by the entry). */
+/** What the gateway's options are made of: every setting it reads, and nothing else. */
+type GatewaySettings = Pick<
+  Config,
+  | 'GATEWAY_API_TOKENS'
+  | 'GATEWAY_CODEC_TOKENS'
+  | 'GATEWAY_CODEC_CORS_ORIGINS'
+  | 'GATEWAY_CODEC_HOSTS'
+  | 'GATEWAY_HOST'
+  | 'GATEWAY_PUBLIC_URL'
+  | 'GATEWAY_WEBHOOK_BODY_LIMIT'
+  | 'GATEWAY_WEBHOOK_SECRET_GRACE_SECONDS'
+  | 'GATEWAY_WEBHOOK_TOLERANCE_SECONDS'
+  | 'GATEWAY_WEBHOOK_INBOX_RETENTION_DAYS'
+  | 'OUTBOUND_ALLOW_HOSTS'
+  | 'RESUME_BALANCE_FLOOR_MICRO_USD'
+  | 'TRANSFER_MAX_MICRO_USD'
+  | 'PLATFORM_TENANT_KEY_LIMIT'
+  | 'DRIFT_SCHEDULE_EVERY'
+  | 'EVENTS_RETRY_FOR'
+  | 'EVENTS_SECRET_OVERLAP_SECONDS'
+  | 'OPERATORS'
+  | 'CLOSE_DELAY'
+  | 'APPROVAL_POLICY'
+  | 'APPROVAL_TTL'
+> &
+  RotationDeployerEnv;
+
+/**
+ * The app factory's options from the configuration, all of them, once (the platform clients, which need the
+ * process's parent key, are added by the entry).
+ */
 export function gatewayOptionsOf(
-  env: GatewayEnv & RotationDeployerEnv & { OUTBOUND_ALLOW_HOSTS?: AllowHosts },
+  env: GatewaySettings,
   taskQueue: string,
+  safeOps: SafeOps = safeOpsOf(env),
 ): GatewayOptions {
   return {
+    operators: safeOps.operators,
+    closeDelay: safeOps.closeDelay,
+    approvals: { actions: safeOps.approvals, ttlMs: safeOps.approvalTtlMs },
+    // A resume below the floor is refused before it starts (the worker checks it again with its own setting).
+    resumeBalanceFloorMicroUsd: env.RESUME_BALANCE_FLOOR_MICRO_USD,
+    maxTransferMicroUsd: env.TRANSFER_MAX_MICRO_USD,
+    tenantKeyLimit: env.PLATFORM_TENANT_KEY_LIMIT,
+    driftScheduleEvery: env.DRIFT_SCHEDULE_EVERY,
+    events: { retryFor: env.EVENTS_RETRY_FOR, secretOverlapSeconds: env.EVENTS_SECRET_OVERLAP_SECONDS },
     outboundAllowHosts: env.OUTBOUND_ALLOW_HOSTS ?? [],
     taskQueue,
     apiTokens: env.GATEWAY_API_TOKENS,
