@@ -4,7 +4,8 @@ import { printJson, printLine } from './output.js';
 /** One line for the operator: what the decision did or will do. */
 function describeAnswer(workflowId: string, name: string, answer: DecisionAnswer): string {
   return (
-    `${name} accepted by ${workflowId} (now ${answer.stage}${answer.transferState ? `, transfer ${answer.transferState}` : ''}): ` +
+    `${name} accepted by ${workflowId} (now ` +
+    `${answer.stage}${answer.transferState ? `, transfer ${answer.transferState}` : ''}): ` +
     `${answer.effect}`
   );
 }

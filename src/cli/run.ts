@@ -63,7 +63,8 @@ export function addWaitTimeouts(command: Command): void {
     if (waits && !sub.options.some((o) => o.long === '--timeout'))
       sub.option(
         '--timeout <duration>',
-        'with --wait: stop waiting after this long (e.g. 30s, 10m): prints where the run stands, exit 4; the run goes on',
+        'with --wait: stop waiting after this long (e.g. 30s, 10m): prints where the run stands, exit 4; the run ' +
+          'goes on',
       );
     addWaitTimeouts(sub);
   }

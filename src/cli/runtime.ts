@@ -69,7 +69,8 @@ export function createCliRuntime(tokenFlag?: string): CliRuntime {
         problems.push('TENANTCTL_GATEWAY_URL: is not set (and no dev stack is running: start one with `npm start`)');
       else if (!isHttpsOrLoopback(url))
         problems.push(
-          'TENANTCTL_GATEWAY_URL: must be https (plain http only to a loopback gateway): the token would travel in clear',
+          'TENANTCTL_GATEWAY_URL: must be https (plain http only to a loopback gateway): the token would travel in ' +
+            'clear',
         );
       if (!token)
         problems.push('TENANTCTL_OPERATOR_TOKEN: is required (or --operator-token): the gateway decides who you are');

@@ -31,7 +31,8 @@ import { DecisionRefusedError, sendDecision } from './send-decision.js';
  * (APPROVAL_TTL). An approved `resolveTransfer` is sent to its run at once, as the requester's
  * verdict with the approver named and the approval's id (the run checks the approval and uses it up
  * before acting, so a verdict sent straight to Temporal is held to the same rule); an approved
- * `keyReveal` lets the requester (and only them) reveal the token once. Every step is audited under the authenticated operators.
+ * `keyReveal` lets the requester (and only them) reveal the token once. Every step is audited under the authenticated
+ * operators.
  */
 export type ApprovalCode = 'APPROVAL_NOT_FOUND' | 'APPROVAL_NOT_PENDING' | 'APPROVAL_EXPIRED' | 'SELF_APPROVAL';
 

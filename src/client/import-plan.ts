@@ -80,7 +80,9 @@ export async function buildImportPlan(
         const owner = ourRefs.get(ref);
         conflicts.push({
           code: 'ref_ours',
-          message: `ref ${ref} is already ours (tenant ${ref}${owner ? `, sub-account ${owner}` : ', no sub-account yet'})`,
+          message:
+            `ref ${ref} is already ours (tenant ` +
+            `${ref}${owner ? `, sub-account ${owner}` : ', no sub-account yet'})`,
         });
       }
       const same = carriers.get(ref) ?? [];

@@ -51,7 +51,9 @@ export interface LastRun {
   result: unknown;
   /** Running runs: what the run waits for now (stage, since, the decisions that apply), else null. */
   waiting: WaitView | null;
-  /** The run that started this one (a fleet run such as `plan-rollout:<name>@<version>`, or another of the tenant's). */
+  /**
+   * The run that started this one (a fleet run such as `plan-rollout:<name>@<version>`, or another of the tenant's).
+   */
   partOf: string | null;
 }
 

@@ -316,7 +316,8 @@ export async function identifyParentKey(
   if (!listed)
     throw new ParentKeyNamingError(
       'missing',
-      `${keyId} is not an active platform key of the parent (listed: ${view.keys.map((k) => k.id).join(', ') || 'none'})`,
+      `${keyId} is not an active platform key of the parent (listed: ` +
+        `${view.keys.map((k) => k.id).join(', ') || 'none'})`,
     );
   if (listed.recorded && listed.recorded.rowId !== rowId)
     throw new ParentKeyNamingError('conflict', `${keyId} is already our record ${listed.recorded.rowId}`);

@@ -72,7 +72,8 @@ export function formatRotationSection(section: RotationSection): string[] {
       for (const k of r.live.activeKeys ?? [])
         lines.push(
           `  active key ${k.id}: last used ` +
-            `${k.lastUseKnown ? (k.lastUsedAt ?? 'never') : 'not shown'}${k.isCurrentKeyOfSlot ? ' (being rotated)' : k.looksUnused ? ' (looks unused)' : ''}`,
+            (k.lastUseKnown ? (k.lastUsedAt ?? 'never') : 'not shown') +
+            (k.isCurrentKeyOfSlot ? ' (being rotated)' : k.looksUnused ? ' (looks unused)' : ''),
         );
       for (const note of r.live.notes) lines.push(`  note: ${note}`);
       if (r.live.waitingFor && !r.waiting) lines.push(`  waiting: ${r.live.waitingFor}`);

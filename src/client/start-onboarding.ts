@@ -25,7 +25,9 @@ export interface StartOnboardingOptions {
   requestEagerStart?: boolean;
   /** TRANSFER_MAX_MICRO_USD (absent: its default); the worker holds every run to its own setting too. */
   maxTransferMicroUsd?: string | undefined;
-  /** PLATFORM_TENANT_KEY_LIMIT (absent: its default): a plan whose slots do not fit it is refused, as the worker does. */
+  /**
+   * PLATFORM_TENANT_KEY_LIMIT (absent: its default): a plan whose slots do not fit it is refused, as the worker does.
+   */
   tenantKeyLimit?: number | undefined;
   /**
    * Our records, to check `plan` against before the run starts (an unknown plan or version is refused
@@ -33,7 +35,9 @@ export interface StartOnboardingOptions {
    * run's first step resolves the plan (and refuses an unknown one) itself.
    */
   db?: Queryable | undefined;
-  /** The run's workflow task timeout (Temporal's default, 10 s, when absent); the chaos run's overlap mode shortens it. */
+  /**
+   * The run's workflow task timeout (Temporal's default, 10 s, when absent); the chaos run's overlap mode shortens it.
+   */
   workflowTaskTimeout?: string | undefined;
 }
 

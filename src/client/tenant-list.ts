@@ -4,7 +4,9 @@ import { listTenants, listTenantsByRefs, type TenantRow } from '../db/tenants-st
 import type { PlanRef } from '../domain/plan-ref.js';
 import { findAttention, type AttentionItem } from './attention.js';
 
-/** A tenant as `tenantctl list` and `GET /v1/tenants` show it: its records, its plan version, what waits for a person. */
+/**
+ * A tenant as `tenantctl list` and `GET /v1/tenants` show it: its records, its plan version, what waits for a person.
+ */
 export interface TenantListRow {
   externalRef: string;
   name: string;

@@ -178,7 +178,8 @@ export function formatPlanSection(section: TenantPlanSection): string[] {
   const label = (plan: PlanRef | null) => (plan ? `${plan.name}@${plan.version}` : 'no plan');
   const lines = [
     `plan convergence ${c.workflowId}: ${c.status}${c.stage ? ` (${c.stage})` : ''}, ` +
-      `${label(c.from)} → ${c.to ? label(c.to) : '?'}, started ${c.startedAt}${c.closedAt ? `, ended ${c.closedAt}` : ''}`,
+      `${label(c.from)} → ${c.to ? label(c.to) : '?'}, started ` +
+      `${c.startedAt}${c.closedAt ? `, ended ${c.closedAt}` : ''}`,
   ];
   if (c.partOf) lines.push(`  part of ${c.partOf}`);
   if (c.failure) lines.push(`  failed: ${c.failure.message}${c.failure.type ? ` [${c.failure.type}]` : ''}`);

@@ -38,7 +38,9 @@ export const safeOpsSettings = area('safe-ops', {
       description:
         'Default and minimum of `close --after` (only an admin closes sooner): the tenant is suspended at once ' +
         'and closed when the window ends; `0` closes at once; at most `365d`.',
-      unset: `\`${SAFE_OPS_DEFAULTS.withOperators.CLOSE_DELAY}\` with \`OPERATORS\`, else \`${SAFE_OPS_DEFAULTS.withoutOperators.CLOSE_DELAY}\``,
+      unset:
+        `\`${SAFE_OPS_DEFAULTS.withOperators.CLOSE_DELAY}\` with \`OPERATORS\`, else ` +
+        `\`${SAFE_OPS_DEFAULTS.withoutOperators.CLOSE_DELAY}\``,
       devStack: `\`${SAFE_OPS_DEFAULTS.withoutOperators.CLOSE_DELAY}\``,
     },
   ),
@@ -55,7 +57,8 @@ export const safeOpsSettings = area('safe-ops', {
     {
       description:
         'Actions that wait for a second operator: `none` or a list of ' +
-        `${APPROVAL_ACTIONS.map((a) => `\`${a}\``).join(', ')} (needs \`OPERATORS\`); the server's, never the caller's.`,
+        `${APPROVAL_ACTIONS.map((a) => `\`${a}\``).join(', ')} (needs \`OPERATORS\`); the server's, never the ` +
+        `caller's.`,
       unset: 'all of them with `OPERATORS`, else `none`',
       devStack: '`none`',
     },

@@ -193,7 +193,8 @@ export function installApiDocs(app: FastifyInstance): void {
         description:
           'Trigger and status API for signup backends and operators (tenantctl), the registry webhook receiver, ' +
           'and the Temporal payload codec endpoint. Generated from the routes. Every success is ' +
-          '`{ data, meta: { requestId } }` and every error `{ error: { code, message, fields? }, meta: { requestId } }`. ' +
+          '`{ data, meta: { requestId } }` and every error `{ error: { code, message, fields? }, meta: { requestId ' +
+          '} }`. ' +
           'Each operation names the permission it needs (`x-permission`); a bearer token authenticates the caller ' +
           '(an OPERATORS token or one of GATEWAY_API_TOKENS), whose role must grant it.',
       },

@@ -17,7 +17,9 @@ export const GatewayErrorCode = {
   TENANT_NOT_ACTIVE: 'TENANT_NOT_ACTIVE',
   /** A resume of a tenant whose delayed close waits out its window: cancel the close instead (409). */
   CLOSE_SCHEDULED: 'CLOSE_SCHEDULED',
-  /** A resume of a tenant whose wallet is below its resume floor (its plan's, or RESUME_BALANCE_FLOOR_MICRO_USD) (409). */
+  /**
+   * A resume of a tenant whose wallet is below its resume floor (its plan's, or RESUME_BALANCE_FLOOR_MICRO_USD) (409).
+   */
   BALANCE_BELOW_FLOOR: 'BALANCE_BELOW_FLOOR',
   /** A transfer of an amount the platform already refused for the parent's balance, or more (409). */
   PARENT_INSUFFICIENT_BALANCE: 'PARENT_INSUFFICIENT_BALANCE',

@@ -283,7 +283,9 @@ const updateDoc = doc({
   answers: {
     201: planVersion,
     404: 'No plan of this name (PLAN_NOT_FOUND).',
-    409: 'The latest version is not `expectVersion`, or another update made the next version first (PLAN_VERSION_CONFLICT).',
+    409:
+      'The latest version is not `expectVersion`, or another update made the next version first ' +
+      '(PLAN_VERSION_CONFLICT).',
   },
 });
 
@@ -362,7 +364,9 @@ const rolloutDecisionDoc = doc({
       data: anyObject,
     },
     404: 'No running rollout of this version (RUN_NOT_FOUND), or no such decision (ROUTE_NOT_FOUND).',
-    409: 'The rollout refuses the decision now: it is not running (pause) or not paused (resume) (DECISION_NOT_APPLICABLE).',
+    409:
+      'The rollout refuses the decision now: it is not running (pause) or not paused (resume) ' +
+      '(DECISION_NOT_APPLICABLE).',
   },
 });
 

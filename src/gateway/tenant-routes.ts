@@ -41,7 +41,9 @@ export interface TenantRoutesDeps {
   tenantKeyLimit?: number | undefined;
   /** Seals an admin's close sooner than the minimum for the run, which holds every other start to it. */
   vault?: Vault | undefined;
-  /** RESUME_BALANCE_FLOOR_MICRO_USD: a resume below it (or its plan's floor) is refused up front, read with `platform`. */
+  /**
+   * RESUME_BALANCE_FLOOR_MICRO_USD: a resume below it (or its plan's floor) is refused up front, read with `platform`.
+   */
   resumeBalanceFloorMicroUsd?: string | undefined;
 }
 

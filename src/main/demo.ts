@@ -87,7 +87,11 @@ async function main() {
       const transfers = state.transfers.filter((t) => ids.has(t.subaccountId));
       const keys = state.apiKeys.filter((k) => k.subaccountId && ids.has(k.subaccountId));
       console.log(
-        `${tenant.externalRef.padEnd(34)}${String(subs.length).padEnd(14)}${String(transfers.length).padEnd(11)}${String(keys.filter((k) => k.status === 'active').length).padEnd(13)}${keys.filter((k) => k.status === 'revoked').length}`,
+        tenant.externalRef.padEnd(34) +
+          String(subs.length).padEnd(14) +
+          String(transfers.length).padEnd(11) +
+          String(keys.filter((k) => k.status === 'active').length).padEnd(13) +
+          String(keys.filter((k) => k.status === 'revoked').length),
       );
     }
     const lossy = tenants[2]!.externalRef;

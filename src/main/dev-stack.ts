@@ -16,7 +16,8 @@ await runStackProcess({
     if (stack.uiUrl) console.log(`  Temporal Web UI:  ${stack.uiUrl}`);
     console.log(`  Temporal:         ${stack.env.TEMPORAL_ADDRESS}`);
     console.log(
-      `  Platform:         ${stack.env.PLATFORM_BASE_URL}${stack.simulatorUrl ? ' (simulator, seeded parent with 1,000 USD paid balance)' : ''}`,
+      `  Platform:         ${stack.env.PLATFORM_BASE_URL}` +
+        (stack.simulatorUrl ? ' (simulator, seeded parent with 1,000 USD paid balance)' : ''),
     );
     console.log(
       `  Gateway:          ${stack.gatewayUrl} (trigger API /v1, webhooks, codec for ` +
@@ -24,7 +25,8 @@ await runStackProcess({
     );
     console.log(`  Key rotation:     ${stack.rotation}`);
     console.log(
-      `  Postgres:         ${config.DATABASE_URL ? 'DATABASE_URL' : `embedded, data in ${resolve(config.DATA_DIR, 'postgres')}`}`,
+      '  Postgres:         ' +
+        (config.DATABASE_URL ? 'DATABASE_URL' : `embedded, data in ${resolve(config.DATA_DIR, 'postgres')}`),
     );
     console.log('');
     console.log(`Settings for another terminal are in ${file}; onboard a first tenant from there:`);

@@ -133,7 +133,8 @@ export function registerDriftCommands(program: Command): void {
           ...(opts.jitter ? { jitter: opts.jitter } : {}),
         });
         printLine(
-          `${made.outcome} schedule ${made.scheduleId}: every ${every}${opts.jitter ? ` (jitter ${opts.jitter})` : ''}, ` +
+          `${made.outcome} schedule ${made.scheduleId}: every ` +
+            `${every}${opts.jitter ? ` (jitter ${opts.jitter})` : ''}, ` +
             `overlap SKIP`,
         );
       }),

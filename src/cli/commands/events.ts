@@ -74,7 +74,8 @@ export function registerEventCommands(program: Command): void {
         if (views.length === 0) printLine('no subscriptions');
         for (const v of views)
           printLine(
-            `${v.id} ${v.status.padEnd(7)} [${v.types.join(',')}] ${v.url}${v.label ? ` (${v.label})` : ''}${v.signingSecrets > 1 ? ' rotating: two signatures' : ''}`,
+            `${v.id} ${v.status.padEnd(7)} [${v.types.join(',')}] ` +
+              `${v.url}${v.label ? ` (${v.label})` : ''}${v.signingSecrets > 1 ? ' rotating: two signatures' : ''}`,
           );
       }),
     );
@@ -143,7 +144,8 @@ export function registerEventCommands(program: Command): void {
         for (const d of views)
           printLine(
             `${d.id} ${d.state.padEnd(9)} ${d.eventId} ${d.type} ${d.tenant ?? '(parent)'} -> ` +
-              `${d.subscriptionId} attempts=${d.attempts}${d.lastStatus ? ` last=${d.lastStatus}` : ''}${d.lastError && d.state !== 'delivered' ? ` (${d.lastError})` : ''}`,
+              `${d.subscriptionId} attempts=${d.attempts}${d.lastStatus ? ` last=${d.lastStatus}` : ''}` +
+              (d.lastError && d.state !== 'delivered' ? ` (${d.lastError})` : ''),
           );
       }),
     );

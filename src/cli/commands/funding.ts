@@ -25,7 +25,8 @@ function printPolicy(view: FundingPolicyView): void {
   );
   printLine(
     `held by top-ups: today ${view.usage.tenantDay}, this month ` +
-      `${view.usage.tenantMonth}; the parent today ${view.usage.parentDay}${view.parent.maxPerDay ? ` of ${view.parent.maxPerDay}` : ''} ` +
+      `${view.usage.tenantMonth}; the parent today ` +
+      `${view.usage.parentDay}${view.parent.maxPerDay ? ` of ${view.parent.maxPerDay}` : ''} ` +
       `micro-USD`,
   );
   if (view.parent.insufficientSince) printLine(shortfallLine(view.parent));

@@ -15,7 +15,8 @@ export function registerOnboardingCommands(program: Command): void {
     .option('--funding <microUsd>', 'initial transfer in micro-USD, as a whole number (e.g. 5000000 = 5 USD)')
     .option(
       '--plan <name[@version]>',
-      'onboard on a plan (docs/plans.md): its funding, a key per slot, auto top-up and rotation schedules; the latest version unless @version; not with --funding',
+      'onboard on a plan (docs/plans.md): its funding, a key per slot, auto top-up and rotation schedules; the ' +
+        'latest version unless @version; not with --funding',
     )
     .option('--wait', 'wait until onboarding finishes and print the result')
     .option('--dry-run', 'check the input, the ref, the parent balance and the platform, print the plan; write nothing')
@@ -74,8 +75,10 @@ export function registerOnboardingCommands(program: Command): void {
                 `${result.subaccountId}, key ${result.keyId} (${result.fingerprint})` +
                 (result.plan
                   ? `; on plan ${result.plan.name}@${result.plan.version}: ` +
-                    `${result.plan.keys.length} more key(s) (${result.plan.keys.map((k) => k.slot).join(', ') || 'none'}), ` +
-                    `${result.plan.schedules.length} rotation schedule(s), auto top-up ${result.plan.policySet ? 'set' : 'not set'}`
+                    `${result.plan.keys.length} more key(s) ` +
+                    `(${result.plan.keys.map((k) => k.slot).join(', ') || 'none'}), ` +
+                    `${result.plan.schedules.length} rotation schedule(s), auto top-up ` +
+                    `${result.plan.policySet ? 'set' : 'not set'}`
                   : ''),
             );
         }),
@@ -104,8 +107,13 @@ export function registerOnboardingCommands(program: Command): void {
           if (opts.json) printJson(report);
           else
             printLine(
-              `parent funded (${report.stateCleared ? 'the parent-wide insufficient-balance state is cleared' : 'no parent-wide state was set'}); ` +
-                `${report.retried.length} waiting top-up(s) retried now${report.refused.length ? `, ${report.refused.length} no longer waiting` : ''}`,
+              `parent funded (${
+                report.stateCleared
+                  ? 'the parent-wide insufficient-balance state is cleared'
+                  : 'no parent-wide state was set'
+              }); ` +
+                `${report.retried.length} waiting top-up(s) retried ` +
+                `now${report.refused.length ? `, ${report.refused.length} no longer waiting` : ''}`,
             );
           return;
         }

@@ -157,7 +157,12 @@ export function registerParentKeyCommands(program: Command): void {
         printLine(
           view.target
             ? `our record ${view.target.rowId} (${view.target.status}, ${view.target.fingerprint ?? '-'}): ` +
-                `platform id unknown; compared by ${view.method === 'our-call' ? 'a call made with it' : view.method === 'switch' ? 'its use since our processes switched away' : 'nothing (no last use to compare)'}`
+                `platform id unknown; compared by ` +
+                (view.method === 'our-call'
+                  ? 'a call made with it'
+                  : view.method === 'switch'
+                    ? 'its use since our processes switched away'
+                    : 'nothing (no last use to compare)')
             : 'every record of ours knows its platform id',
         );
         for (const k of view.keys)

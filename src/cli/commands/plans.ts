@@ -27,7 +27,9 @@ function versionValue(value: string): number | string {
   return /^[1-9][0-9]{0,9}$/.test(value) ? Number(value) : value;
 }
 
-/** A count flag (`--concurrency`, `--page-size`) as JSON: a number when it is one, else the text (the server names it). */
+/**
+ * A count flag (`--concurrency`, `--page-size`) as JSON: a number when it is one, else the text (the server names it).
+ */
 function countValue(value: string): number | string {
   return /^-?[0-9]{1,10}$/.test(value) ? Number(value) : value;
 }
@@ -206,7 +208,8 @@ function rolloutLines(view: RolloutView): string[] {
   if (!status) return [`rollout ${view.workflowId}: ${view.runStatus}${view.error ? `: ${view.error}` : ''}`];
   const running = 'running' in status ? `; ${status.running} running (concurrency ${status.concurrency})` : '';
   const lines = [
-    `rollout of plan ${planLabel(status.plan)} to the tenants of ${status.from}: ${view.runStatus}, stage ${status.stage}`,
+    `rollout of plan ${planLabel(status.plan)} to the tenants of ${status.from}: ${view.runStatus}, stage ` +
+      `${status.stage}`,
     `  ${totalsLine(status)}${running}`,
   ];
   if ('paused' in status && status.paused)
@@ -472,7 +475,8 @@ export function registerPlanCommands(program: Command): void {
         if (!opts.wait) {
           if (opts.json) return printJson(start);
           printLine(
-            `${start.started ? 'started' : 'joined the running'} ${start.workflowId}: ${externalRef} onto plan ${label}`,
+            `${start.started ? 'started' : 'joined the running'} ${start.workflowId}: ${externalRef} onto plan ` +
+              `${label}`,
           );
           return;
         }

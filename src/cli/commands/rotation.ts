@@ -184,8 +184,13 @@ export function registerRotationCommands(program: Command): void {
           );
         else
           printLine(
-            `${handle.started ? 'started' : opts.emergency ? 'escalated the running rotation to emergency' : 'already running'}: ` +
-              `${handle.workflowId} (follow with: tenantctl status ${externalRef})`,
+            `${
+              handle.started
+                ? 'started'
+                : opts.emergency
+                  ? 'escalated the running rotation to emergency'
+                  : 'already running'
+            }: ` + `${handle.workflowId} (follow with: tenantctl status ${externalRef})`,
           );
       }),
   );
@@ -238,7 +243,8 @@ export function registerRotationCommands(program: Command): void {
           ...extra,
         });
         printLine(
-          `${made.outcome} schedule ${made.scheduleId}: every ${opts.every}${opts.jitter ? ` (jitter ${opts.jitter})` : ''}, ` +
+          `${made.outcome} schedule ${made.scheduleId}: every ` +
+            `${opts.every}${opts.jitter ? ` (jitter ${opts.jitter})` : ''}, ` +
             `overlap SKIP`,
         );
       }),

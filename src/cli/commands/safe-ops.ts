@@ -68,7 +68,8 @@ export function registerApprovalCommands(program: Command): void {
         for (const v of views)
           printLine(
             `${v.id} ${v.status} ${v.action} ${v.externalRef} ${JSON.stringify(v.params)} ` +
-              `asked by ${v.requestedBy} ("${v.reason}"), expires ${v.expiresAt}${v.decidedBy ? `, decided by ${v.decidedBy}` : ''}`,
+              `asked by ${v.requestedBy} ("${v.reason}"), expires ` +
+              `${v.expiresAt}${v.decidedBy ? `, decided by ${v.decidedBy}` : ''}`,
           );
       }),
     );
@@ -98,7 +99,11 @@ export function registerApprovalCommands(program: Command): void {
             return printJson({ id, state: decided.state, ...(decided.answer ? { answer: decided.answer } : {}) });
           const answer = decided.answer;
           printLine(
-            `${id} ${decided.state} by ${decided.decidedBy}${answer ? `: ${decided.workflowId ?? ''} is now ${answer.stage}${answer.transferState ? `, transfer ${answer.transferState}` : ''}` : ''}`,
+            `${id} ${decided.state} by ${decided.decidedBy}` +
+              (answer
+                ? `: ${decided.workflowId ?? ''} is now ${answer.stage}` +
+                  (answer.transferState ? `, transfer ${answer.transferState}` : '')
+                : ''),
           );
         }),
       );

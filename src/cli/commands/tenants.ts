@@ -45,7 +45,8 @@ async function printStatus(view: TenantStatusView): Promise<void> {
     );
   for (const t of view.transfers) {
     printLine(
-      `transfer ${t.purpose}: ${t.state} ${t.amountMicroUsd} micro-USD${t.failureCode ? ` (${t.failureCode})` : ''}${t.resolution ? ` [${t.resolution}]` : ''}`,
+      `transfer ${t.purpose}: ${t.state} ${t.amountMicroUsd} ` +
+        `micro-USD${t.failureCode ? ` (${t.failureCode})` : ''}${t.resolution ? ` [${t.resolution}]` : ''}`,
     );
   }
   for (const line of formatRotationSection(view.rotation)) printLine(line);

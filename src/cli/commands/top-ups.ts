@@ -28,7 +28,9 @@ export function asFlags(
   );
 }
 
-/** A gateway call whose INVALID_INPUT answer is said in flags (one line a problem, exit 2); other errors as they are. */
+/**
+ * A gateway call whose INVALID_INPUT answer is said in flags (one line a problem, exit 2); other errors as they are.
+ */
 export async function inFlags<T>(work: Promise<T>, flagOf: Record<string, string> = FLAG_OF): Promise<T> {
   try {
     return await work;
@@ -88,7 +90,8 @@ export function registerTopUpCommands(program: Command): void {
         opts: { amount: string; key: string; reason?: string; wait?: boolean; json?: boolean },
       ) =>
         withGateway(async (gateway) => {
-          // The gateway checks the input, the limits and the key's record, and starts the run; who asks is the token's name.
+          // The gateway checks the input, the limits and the key's record, and starts the run; who asks is the token's
+          // name.
           const transfersPath = `/v1/tenants/${segment(externalRef, 'externalRef')}/transfers`;
           const keyPath = `${transfersPath}/${segment(opts.key, '--key')}`;
           let workflowId: string | null = null;
@@ -170,7 +173,8 @@ export function registerTopUpCommands(program: Command): void {
         printLine(`our ledger (succeeded transfers): ${view.recordedInMicroUsd} micro-USD`);
         if (view.differenceMicroUsd !== null)
           printLine(
-            `difference (wallet − ledger): ${view.differenceMicroUsd} micro-USD${BigInt(view.differenceMicroUsd) < 0n ? ' (spent by the tenant)' : ''}`,
+            `difference (wallet − ledger): ${view.differenceMicroUsd} ` +
+              `micro-USD${BigInt(view.differenceMicroUsd) < 0n ? ' (spent by the tenant)' : ''}`,
           );
         for (const t of view.unrecordedTransfers)
           printLine(

@@ -46,7 +46,8 @@ export async function startDevNotifyReceiver(input: {
       const target =
         `${String(notice.externalRef)} slot ${String(notice.slot)} generation ` + `${String(notice.generation)}`;
       say(
-        `notify receiver: ${notice.event} for ${target}${notice.signatureValid ? '' : ' REFUSED (bad X-Tpo-Signature)'}`,
+        `notify receiver: ${notice.event} for ` +
+          `${target}${notice.signatureValid ? '' : ' REFUSED (bad X-Tpo-Signature)'}`,
       );
     },
   });
