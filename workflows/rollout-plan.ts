@@ -30,7 +30,7 @@ import { ROLLOUT_BUDGET_SHARE } from '../src/domain/plan-ids.js';
 import type { RolloutPlanInput } from '../src/domain/plan-rollout.js';
 import { fleetDatabaseStep } from './activity-policies.js';
 import { convergeTenantPlan } from './converge-tenant-plan.js';
-import { installDecisions } from './keys/decision-table.js';
+import { installDecisions } from './decision-table.js';
 import {
   pauseRolloutUpdate,
   resumeRolloutUpdate,
