@@ -44,9 +44,7 @@ export function refusalOf<Stage extends string, Name extends string>(
 }
 
 /** Installs the Updates of `d`; returns the decisions that apply now (what a wait lists), in table order. */
-export function installDecisions<Stage extends string, Name extends string>(
-  d: Decisions<Stage, Name>,
-): () => Name[] {
+export function installDecisions<Stage extends string, Name extends string>(d: Decisions<Stage, Name>): () => Name[] {
   const names = Object.keys(d.table) as Name[];
   for (const name of names) {
     const update: UpdateDefinition<DecisionAnswer, [DecisionBy]> = d.updates[name];
