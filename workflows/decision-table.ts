@@ -1,6 +1,11 @@
 import type { UpdateDefinition } from '@temporalio/common';
 import { setHandler } from '@temporalio/workflow';
-import { checkDecisionBy, type DecisionAnswer, type DecisionBy } from '../src/domain/operator-decisions.js';
+import {
+  checkDecisionBy,
+  type Checked,
+  type DecisionAnswer,
+  type DecisionBy,
+} from '../src/domain/operator-decisions.js';
 import { accepted, refuseUnlessApplicable } from './decisions.js';
 
 /**
@@ -43,24 +48,39 @@ export function refusalOf<Stage extends string, Name extends string>(
   return d.also?.(name) ?? null;
 }
 
+/**
+ * One decision whose value is more than who and why (a verdict on a transfer), or whose answer waits until the
+ * run applied it: its own check, its refusal given the accepted value, and its take. The table's rows are
+ * installed through it, so a validator refuses the same way whichever kind the decision is.
+ */
+export interface Decision<Value> {
+  update: UpdateDefinition<DecisionAnswer, [Value]>;
+  check(raw: unknown): Checked<Value>;
+  /** Why the accepted value does not apply now, or null. */
+  refusal(value: Value): string | null;
+  take(value: Value): DecisionAnswer | Promise<DecisionAnswer>;
+}
+
+/** Installs one decision's Update: the validator refuses before history, the handler takes the accepted value. */
+export function installDecision<Value>(d: Decision<Value>): void {
+  setHandler(d.update, (raw: Value) => d.take(accepted(d.check(raw))), {
+    validator: (raw: Value) => refuseUnlessApplicable(d.refusal(accepted(d.check(raw)))),
+  });
+}
+
 /** Installs the Updates of `d`; returns the decisions that apply now (what a wait lists), in table order. */
 export function installDecisions<Stage extends string, Name extends string>(d: Decisions<Stage, Name>): () => Name[] {
   const names = Object.keys(d.table) as Name[];
   for (const name of names) {
-    const update: UpdateDefinition<DecisionAnswer, [DecisionBy]> = d.updates[name];
-    setHandler(
-      update,
-      (raw: DecisionBy): DecisionAnswer => {
-        const effect = d.take(name, accepted(checkDecisionBy(raw)));
+    installDecision<DecisionBy>({
+      update: d.updates[name],
+      check: checkDecisionBy,
+      refusal: () => refusalOf(d, name),
+      take: (by) => {
+        const effect = d.take(name, by);
         return { stage: d.stage(), effect };
       },
-      {
-        validator: (raw: DecisionBy) => {
-          accepted(checkDecisionBy(raw));
-          refuseUnlessApplicable(refusalOf(d, name));
-        },
-      },
-    );
+    });
   }
   return () => names.filter((name) => refusalOf(d, name) === null && (d.listed?.(name) ?? true));
 }
