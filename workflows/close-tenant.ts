@@ -20,7 +20,8 @@
  * on the current run; a run never continues with a decision taken but not yet applied.
  *
  * The run's state is one `Close` object: its handlers are one line each calling a method, each step a
- * method, the flow `run()`; the verdict queue is `CloseVerdicts` (close-tenant-verdicts.ts).
+ * method, the flow `run()`; the verdict queue is `CloseVerdicts` (close-tenant-verdicts.ts). Its two decisions
+ * are installed by the decision table's installDecision (workflows/decision-table.ts), as every workflow's.
  */
 import {
   allHandlersFinished,
@@ -42,6 +43,7 @@ import { tenantExternalRefKey, tenantSubaccountIdKey } from '../src/domain/searc
 import {
   checkCloseTransferVerdict,
   checkDecisionBy,
+  type CloseTransferVerdict,
   type DecisionAnswer,
   type DecisionBy,
 } from '../src/domain/operator-decisions.js';
@@ -54,7 +56,7 @@ import {
   type CloseTenantResult,
 } from './close-tenant-messages.js';
 import { CloseVerdicts } from './close-tenant-verdicts.js';
-import { accepted, refuseUnlessApplicable } from './decisions.js';
+import { installDecision } from './decision-table.js';
 import { recordOutcome } from './outcomes.js';
 import { msOf, validateWorkflowInput } from './validate-input.js';
 import { lifecycleWorkflowId, onboardingWorkflowId } from '../src/domain/ids.js';
@@ -181,10 +183,17 @@ class Close {
     );
 
     setHandler(closeStatusQuery, () => this.status);
-    setHandler(cancelCloseUpdate, (raw) => this.takeCancel(raw), { validator: (raw) => this.refuseCancel(raw) });
-    setHandler(closeResolveTransferUpdate, (raw) => this.takeVerdict(raw), {
-      validator: (raw) =>
-        refuseUnlessApplicable(this.verdicts.refusal(this.status, accepted(checkCloseTransferVerdict(raw)).purpose)),
+    installDecision<DecisionBy>({
+      update: cancelCloseUpdate,
+      check: checkDecisionBy,
+      refusal: () => this.cancelRefusal(),
+      take: (by) => this.takeCancel(by),
+    });
+    installDecision<CloseTransferVerdict>({
+      update: closeResolveTransferUpdate,
+      check: checkCloseTransferVerdict,
+      refusal: (verdict) => this.verdicts.refusal(this.status, verdict.purpose),
+      take: (verdict) => this.takeVerdict(verdict),
     });
     if (carried) {
       // The attribute carries over; set it again for this run's Waits (one event).
@@ -495,21 +504,18 @@ class Close {
     });
   }
 
-  private refuseCancel(raw: unknown): void {
-    accepted(checkDecisionBy(raw));
-    refuseUnlessApplicable(
-      this.status.stage !== 'scheduled'
-        ? `${lifecycleWorkflowId('close', this.externalRef)} is not waiting out a close window ` +
-            `(stage ${this.status.stage}): too late to cancel`
-        : this.cancel.by
-          ? 'a cancel is already being applied'
-          : null,
-    );
+  private cancelRefusal(): string | null {
+    return this.status.stage !== 'scheduled'
+      ? `${lifecycleWorkflowId('close', this.externalRef)} is not waiting out a close window ` +
+          `(stage ${this.status.stage}): too late to cancel`
+      : this.cancel.by
+        ? 'a cancel is already being applied'
+        : null;
   }
 
   /** Takes the cancel; answers once the tenant is back as it was. */
-  private async takeCancel(raw: unknown): Promise<DecisionAnswer> {
-    this.cancel.by ??= accepted(checkDecisionBy(raw));
+  private async takeCancel(by: DecisionBy): Promise<DecisionAnswer> {
+    this.cancel.by ??= by;
     await condition(() => this.cancel.done);
     return {
       stage: this.status.stage,
@@ -518,8 +524,8 @@ class Close {
   }
 
   /** Takes a verdict through its approval check; answers once the close applied it. */
-  private async takeVerdict(raw: unknown): Promise<DecisionAnswer> {
-    const transferState = await this.verdicts.take(accepted(checkCloseTransferVerdict(raw)));
+  private async takeVerdict(verdict: CloseTransferVerdict): Promise<DecisionAnswer> {
+    const transferState = await this.verdicts.take(verdict);
     return {
       stage: this.status.stage,
       transferState,

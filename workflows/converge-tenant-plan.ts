@@ -15,6 +15,9 @@
  * Visible (issue 47): its stage, and when held what holds it and the way out, in the Web UI's current details
  * (the words of src/domain/plan-hold.ts, as `tenantctl status` says them); its outcome in TenantStatus
  * (`plan:<outcome>`), so one visibility query finds every tenant held off a version.
+ *
+ * The run's state is one `Convergence` object (as closeTenant's `Close`): its query handler one line, each
+ * phase a method, the flow `run()`.
  */
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import {
@@ -43,6 +46,7 @@ import { fundTenant } from './fund-tenant.js';
 import { issueTenantKey } from './keys/issue-tenant-key.js';
 import { revokeTenantKeySlot } from './keys/revoke-tenant-key.js';
 import { convergeStatusQuery, type ConvergeStatus, type ConvergeTenantPlanResult } from './plan-rollout-messages.js';
+import type { ParsedWorkflowInput } from '../activities/input-validation.js';
 import { validateWorkflowInput } from './validate-input.js';
 
 export * from './plan-rollout-messages.js';
@@ -72,118 +76,136 @@ export async function convergeTenantPlan(rawInput: ConvergeTenantPlanInput): Pro
   const input = await validateWorkflowInput('convergeTenantPlan', rawInput, (i) =>
     planConvergenceWorkflowId(i.externalRef),
   );
-  const { externalRef, requestedBy } = input;
-  upsertSearchAttributes([{ key: tenantExternalRefKey, value: externalRef }]);
-  const plan = { name: input.plan, version: input.version };
-  const label = `${plan.name}@${plan.version}`;
-  const status: ConvergeStatus = { externalRef, plan, stage: 'reading', from: null, changes: null };
-  setHandler(convergeStatusQuery, () => status);
-  const result: ConvergeTenantPlanResult = {
-    externalRef,
-    outcome: 'unchanged',
-    from: null,
-    to: plan,
-    changes: null,
-    keys: [],
-    retired: [],
-    funding: null,
-    reason: null,
-  };
-  const details = (extra: string[] = []) =>
-    setCurrentDetails(
-      [`**${status.stage}** — \`${externalRef}\` from ${planLabel(status.from)} onto ${label}`, ...extra].join('\n\n'),
-    );
-  const end = (outcome: ConvergeTenantPlanResult['outcome'], reason: string | null = null, held: HeldSlot[] = []) => {
-    status.stage = outcome;
-    if (patched(PLAN_OUTCOME_ATTRIBUTE_PATCH))
-      upsertSearchAttributes([{ key: tenantStatusKey, value: planOutcomeTenantStatus(outcome) }]);
-    if (outcome === 'held') {
-      const parent = workflowInfo().parent?.workflowId ?? null;
-      const words = planHoldWords({ externalRef, from: status.from, to: plan, rollout: parent, slots: held });
-      details([...words.holds, ...words.wayOut.map((step) => `way out: ${step}`)]);
-    } else details(reason ? [reason] : []);
-    return { ...result, outcome, reason };
-  };
-  details();
+  return new Convergence(input).run();
+}
 
-  const read = await steps.readPlanConvergence({ externalRef, plan });
-  if (read.outcome === 'not_active') return end('skipped', read.reason);
-  status.from = result.from = read.from;
-  status.changes = result.changes = read.changes;
-  if (read.upToDate) return end('unchanged');
-  const { changes } = read;
-  const reason = input.reason ?? `plan ${label}`;
+type Input = ParsedWorkflowInput<'convergeTenantPlan'>;
+type Changes = NonNullable<ConvergeStatus['changes']>;
+type Outcome = ConvergeTenantPlanResult['outcome'];
 
-  // Retired slots first: a key in use holds the whole tenant before anything of the version is applied.
-  status.stage = 'retiring_slots';
-  details();
-  const retires = await Promise.all(
-    changes.slotsRetired.map(async (slot) => ({
-      slot,
-      answer: await unlessHeld(() =>
-        executeChild(revokeTenantKeySlot, {
-          workflowId: keyRevokeWorkflowId(externalRef, slot),
-          args: [
-            {
-              externalRef,
-              slot,
-              operator: requestedBy,
-              reason: `${reason}: plan ${label} retires slot ${slot}`,
-              ...(input.options ? { options: input.options } : {}),
-            },
-          ],
-        }),
-      ),
-    })),
-  );
-  for (const { slot, answer } of retires)
-    if (answer !== 'running' && answer.outcome === 'revoked') result.retired.push({ slot, keyId: answer.keyId });
-  const heldSlots = retires.flatMap(({ slot, answer }): HeldSlot[] => {
-    if (answer !== 'running' && answer.outcome !== 'refused') return [];
-    const refused = answer === 'running' ? null : answer;
-    return [
-      {
+/** One tenant's move onto a plan version: where it stands, what it did, and each phase as a method. */
+class Convergence {
+  private readonly externalRef: string;
+  private readonly plan: ConvergeStatus['plan'];
+  private readonly label: string;
+  private readonly status: ConvergeStatus;
+  private readonly result: ConvergeTenantPlanResult;
+
+  constructor(private readonly input: Input) {
+    const { externalRef } = input;
+    this.externalRef = externalRef;
+    upsertSearchAttributes([{ key: tenantExternalRefKey, value: externalRef }]);
+    this.plan = { name: input.plan, version: input.version };
+    this.label = `${this.plan.name}@${this.plan.version}`;
+    this.status = { externalRef, plan: this.plan, stage: 'reading', from: null, changes: null };
+    setHandler(convergeStatusQuery, () => this.status);
+    this.result = {
+      externalRef,
+      outcome: 'unchanged',
+      from: null,
+      to: this.plan,
+      changes: null,
+      keys: [],
+      retired: [],
+      funding: null,
+      reason: null,
+    };
+  }
+
+  /** The flow: read what changes, then retire, issue, fund and apply, ending early when held. */
+  async run(): Promise<ConvergeTenantPlanResult> {
+    const { externalRef, plan, status, result } = this;
+    this.details();
+    const read = await steps.readPlanConvergence({ externalRef, plan });
+    if (read.outcome === 'not_active') return this.end('skipped', read.reason);
+    status.from = result.from = read.from;
+    status.changes = result.changes = read.changes;
+    if (read.upToDate) return this.end('unchanged');
+    const { changes } = read;
+    const held = (await this.retireSlots(changes)) ?? (await this.issueKeys(changes));
+    if (held) return held;
+    if (changes.fundingMicroUsd !== null) await this.fund(changes.fundingMicroUsd);
+    this.enter('applying');
+    await steps.applyPlanVersion({ externalRef, plan, changes, requestedBy: this.input.requestedBy });
+    return this.end('converged');
+  }
+
+  /** Retired slots first: a key in use holds the whole tenant before anything of the version is applied. */
+  private async retireSlots(changes: Changes): Promise<ConvergeTenantPlanResult | null> {
+    const { externalRef, input, label } = this;
+    const reason = input.reason ?? `plan ${label}`;
+    this.enter('retiring_slots');
+    const retires = await Promise.all(
+      changes.slotsRetired.map(async (slot) => ({
         slot,
-        state: refused ? 'revoke_refused' : 'revoke_running',
-        workflowId: keyRevokeWorkflowId(externalRef, slot),
-        keyId: refused?.keyId ?? null,
-        lastUsedAt: refused?.lastUsedAt ?? null,
-        verdict: refused?.verdict ?? null,
-      },
-    ];
-  });
-  const notRetired = heldSlots.map((held) =>
-    held.state === 'revoke_running'
-      ? `slot ${held.slot}: another revoke of it is running`
-      : `slot ${held.slot}: its key ${held.keyId} was not revoked (${held.verdict})`,
-  );
-  if (notRetired.length > 0)
-    return end(
+        answer: await unlessHeld(() =>
+          executeChild(revokeTenantKeySlot, {
+            workflowId: keyRevokeWorkflowId(externalRef, slot),
+            args: [
+              {
+                externalRef,
+                slot,
+                operator: input.requestedBy,
+                reason: `${reason}: plan ${label} retires slot ${slot}`,
+                ...(input.options ? { options: input.options } : {}),
+              },
+            ],
+          }),
+        ),
+      })),
+    );
+    for (const { slot, answer } of retires)
+      if (answer !== 'running' && answer.outcome === 'revoked') this.result.retired.push({ slot, keyId: answer.keyId });
+    const heldSlots = retires.flatMap(({ slot, answer }): HeldSlot[] => {
+      if (answer !== 'running' && answer.outcome !== 'refused') return [];
+      const refused = answer === 'running' ? null : answer;
+      return [
+        {
+          slot,
+          state: refused ? 'revoke_refused' : 'revoke_running',
+          workflowId: keyRevokeWorkflowId(externalRef, slot),
+          keyId: refused?.keyId ?? null,
+          lastUsedAt: refused?.lastUsedAt ?? null,
+          verdict: refused?.verdict ?? null,
+        },
+      ];
+    });
+    const notRetired = heldSlots.map((held) =>
+      held.state === 'revoke_running'
+        ? `slot ${held.slot}: another revoke of it is running`
+        : `slot ${held.slot}: its key ${held.keyId} was not revoked (${held.verdict})`,
+    );
+    if (notRetired.length === 0) return null;
+    const from = this.status.from;
+    return this.end(
       'held',
       `${notRetired.join('; ')}; the tenant stays on ` +
-        `${read.from ? `${read.from.name}@${read.from.version}` : 'no plan'} until the slot is free ` +
+        `${from ? `${from.name}@${from.version}` : 'no plan'} until the slot is free ` +
         `(tenantctl key revoke ${externalRef} --slot <slot> when nothing uses it, then run the rollout again)`,
       heldSlots,
     );
+  }
 
-  status.stage = 'issuing_keys';
-  details();
-  const issues = await Promise.all(
-    changes.slotsAdded.map(async (slot) => ({
-      slot,
-      answer: await unlessHeld(() =>
-        executeChild(issueTenantKey, {
-          workflowId: keyIssueWorkflowId(externalRef, slot),
-          args: [{ externalRef, slot, operator: requestedBy }],
-        }),
-      ),
-    })),
-  );
-  for (const { slot, answer } of issues)
-    if (answer !== 'running') result.keys.push({ slot, keyId: answer.keyId, outcome: answer.outcome });
-  const busy = issues.filter(({ answer }) => answer === 'running').map(({ slot }) => slot);
-  if (busy.length > 0)
-    return end(
+  /** A key per new slot; another issue of a slot running holds the tenant. */
+  private async issueKeys(changes: Changes): Promise<ConvergeTenantPlanResult | null> {
+    const { externalRef } = this;
+    this.enter('issuing_keys');
+    const issues = await Promise.all(
+      changes.slotsAdded.map(async (slot) => ({
+        slot,
+        answer: await unlessHeld(() =>
+          executeChild(issueTenantKey, {
+            workflowId: keyIssueWorkflowId(externalRef, slot),
+            args: [{ externalRef, slot, operator: this.input.requestedBy }],
+          }),
+        ),
+      })),
+    );
+    for (const { slot, answer } of issues)
+      if (answer !== 'running') this.result.keys.push({ slot, keyId: answer.keyId, outcome: answer.outcome });
+    const busy = issues.filter(({ answer }) => answer === 'running').map(({ slot }) => slot);
+    if (busy.length === 0) return null;
+    return this.end(
       'held',
       `another key issue of slot ${busy.join(', ')} is running (tenantctl key list ${externalRef} shows its wait); ` +
         'run the rollout again once it ends',
@@ -196,10 +218,12 @@ export async function convergeTenantPlan(rawInput: ConvergeTenantPlanInput): Pro
         verdict: null,
       })),
     );
+  }
 
-  if (changes.fundingMicroUsd !== null) {
-    status.stage = 'funding';
-    details();
+  /** The version's upgrade funding: one caller key per tenant and version. */
+  private async fund(amountMicroUsd: string): Promise<void> {
+    const { externalRef, plan, label } = this;
+    this.enter('funding');
     const idempotencyKey = planFundingKey(plan);
     const funded = await unlessHeld(() =>
       executeChild(fundTenant, {
@@ -208,19 +232,42 @@ export async function convergeTenantPlan(rawInput: ConvergeTenantPlanInput): Pro
           {
             externalRef,
             idempotencyKey,
-            amountMicroUsd: changes.fundingMicroUsd!,
+            amountMicroUsd,
             reason: `plan ${label} upgrade funding`,
-            requestedBy,
+            requestedBy: this.input.requestedBy,
           },
         ],
       }),
     );
     // 'running': the same key's top-up was started before (this run's earlier attempt): it is that transfer.
-    result.funding = { idempotencyKey, state: funded === 'running' ? 'started' : funded.state };
+    this.result.funding = { idempotencyKey, state: funded === 'running' ? 'started' : funded.state };
   }
 
-  status.stage = 'applying';
-  details();
-  await steps.applyPlanVersion({ externalRef, plan, changes, requestedBy });
-  return end('converged');
+  private enter(stage: ConvergeStatus['stage']): void {
+    this.status.stage = stage;
+    this.details();
+  }
+
+  private end(outcome: Outcome, reason: string | null = null, held: HeldSlot[] = []): ConvergeTenantPlanResult {
+    const { status, externalRef } = this;
+    status.stage = outcome;
+    if (patched(PLAN_OUTCOME_ATTRIBUTE_PATCH))
+      upsertSearchAttributes([{ key: tenantStatusKey, value: planOutcomeTenantStatus(outcome) }]);
+    if (outcome === 'held') {
+      const parent = workflowInfo().parent?.workflowId ?? null;
+      const words = planHoldWords({ externalRef, from: status.from, to: this.plan, rollout: parent, slots: held });
+      this.details([...words.holds, ...words.wayOut.map((step) => `way out: ${step}`)]);
+    } else this.details(reason ? [reason] : []);
+    return { ...this.result, outcome, reason };
+  }
+
+  private details(extra: string[] = []): void {
+    const { status } = this;
+    setCurrentDetails(
+      [
+        `**${status.stage}** — \`${this.externalRef}\` from ${planLabel(status.from)} onto ${this.label}`,
+        ...extra,
+      ].join('\n\n'),
+    );
+  }
 }

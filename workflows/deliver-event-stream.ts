@@ -6,6 +6,8 @@
  *   nextStreamDelivery (oldest pending, by the stream's seq) ─► sendEventDelivery (retried with
  *   backoff, Retry-After honoured, for `retryFor`) ─► delivered | failEventDelivery ─► next
  *   nothing pending ─► wait for `eventsPending` up to `idleFor` ─► end (the next event starts it again)
+ *
+ * The run's state is one `Stream` object (as closeTenant's `Close`): its handlers one line each, the flow `run()`.
  */
 import {
   ActivityFailure,
@@ -47,24 +49,71 @@ export async function deliverEventStream(
     throw codedFailure(FailureCode.INVALID_INPUT, `invalid deliverEventStream input: ${problems.join('; ')}`, {
       details: { problems },
     });
-  const policy = input.policy ?? {};
-  const sender = proxyActivities<Activities>({
-    startToCloseTimeout: '30s',
-    scheduleToCloseTimeout: msOf(policy.retryFor ?? '24h'),
-    retry: {
-      initialInterval: msOf(policy.initialInterval ?? '1s'),
-      backoffCoefficient: 2,
-      maximumInterval: msOf(policy.maximumInterval ?? '10m'),
-    },
-  });
-  let woken = false;
-  setHandler(eventsPendingSignal, () => {
-    woken = true;
-  });
-  const totals = { delivered: 0, failed: 0 };
-  const status: { stage: string; waitingFor: string | null } = { stage: 'delivering', waitingFor: null };
-  setHandler(eventStreamStatusQuery, () => status);
-  const show = (stage: string, waitingFor: string | null) => {
+  return new Stream(input).run();
+}
+
+type StreamPolicy = NonNullable<DeliverEventStreamInput['policy']>;
+
+/** One stream's run: its totals, whether it was woken, and its delivery loop. */
+class Stream {
+  private readonly policy: StreamPolicy;
+  private readonly sender: ReturnType<typeof proxyActivities<Activities>>;
+  private readonly totals = { delivered: 0, failed: 0 };
+  private readonly status: { stage: string; waitingFor: string | null } = { stage: 'delivering', waitingFor: null };
+  private woken = false;
+
+  constructor(private readonly input: DeliverEventStreamInput) {
+    const policy = (this.policy = input.policy ?? {});
+    this.sender = proxyActivities<Activities>({
+      startToCloseTimeout: '30s',
+      scheduleToCloseTimeout: msOf(policy.retryFor ?? '24h'),
+      retry: {
+        initialInterval: msOf(policy.initialInterval ?? '1s'),
+        backoffCoefficient: 2,
+        maximumInterval: msOf(policy.maximumInterval ?? '10m'),
+      },
+    });
+    setHandler(eventsPendingSignal, () => this.wake());
+    setHandler(eventStreamStatusQuery, () => this.status);
+  }
+
+  /** The oldest pending event delivered or failed, one after another; idle up to `idleFor`, then the end. */
+  async run(): Promise<{ delivered: number; failed: number }> {
+    const { input, policy, totals } = this;
+    for (;;) {
+      this.woken = false;
+      this.show('delivering', 'the receiver to answer 2xx (retried with backoff, Retry-After honoured)');
+      const next = await db.nextStreamDelivery({ subscriptionId: input.subscriptionId, stream: input.stream });
+      if (!next) {
+        this.show('idle', `a new event for this stream, up to ${policy.idleFor ?? '1m'}`);
+        if (this.woken) continue;
+        if (await condition(() => this.woken, msOf(policy.idleFor ?? '1m'))) continue;
+        return totals;
+      }
+      await this.deliver(next.deliveryId);
+      if (totals.delivered + totals.failed >= 500 || workflowInfo().continueAsNewSuggested)
+        await continueAsNew<typeof deliverEventStream>(input);
+    }
+  }
+
+  /** One delivery sent (retried by its policy); given up on once the policy is spent. */
+  private async deliver(deliveryId: string): Promise<void> {
+    try {
+      await this.sender.sendEventDelivery({ deliveryId });
+      this.totals.delivered += 1;
+    } catch (error) {
+      if (!(error instanceof ActivityFailure)) throw error;
+      await db.failEventDelivery({ deliveryId });
+      this.totals.failed += 1;
+    }
+  }
+
+  private wake(): void {
+    this.woken = true;
+  }
+
+  private show(stage: string, waitingFor: string | null): void {
+    const { status, totals, input } = this;
     status.stage = stage;
     status.waitingFor = waitingFor;
     setCurrentDetails(
@@ -72,26 +121,5 @@ export async function deliverEventStream(
         `oldest first (delivered ${totals.delivered}, failed ${totals.failed})` +
         (waitingFor ? `\n\nwaiting: ${waitingFor}` : ''),
     );
-  };
-  for (;;) {
-    woken = false;
-    show('delivering', 'the receiver to answer 2xx (retried with backoff, Retry-After honoured)');
-    const next = await db.nextStreamDelivery({ subscriptionId: input.subscriptionId, stream: input.stream });
-    if (!next) {
-      show('idle', `a new event for this stream, up to ${policy.idleFor ?? '1m'}`);
-      if (woken) continue;
-      if (await condition(() => woken, msOf(policy.idleFor ?? '1m'))) continue;
-      return totals;
-    }
-    try {
-      await sender.sendEventDelivery({ deliveryId: next.deliveryId });
-      totals.delivered += 1;
-    } catch (error) {
-      if (!(error instanceof ActivityFailure)) throw error;
-      await db.failEventDelivery({ deliveryId: next.deliveryId });
-      totals.failed += 1;
-    }
-    if (totals.delivered + totals.failed >= 500 || workflowInfo().continueAsNewSuggested)
-      await continueAsNew<typeof deliverEventStream>(input);
   }
 }

@@ -11,6 +11,9 @@
  *
  * Platform-calling activities run on rotation's platform task queue, so a drift check and a fleet
  * rotation share one platform rate limit.
+ *
+ * The run's state is one `DriftCheck` object (as closeTenant's `Close`): its query handler one line, each
+ * phase a method, the flow `run()`.
  */
 import {
   ActivityFailure,
@@ -44,43 +47,118 @@ const ENDED_RECORD = ['closed', 'cancelled', 'failed'];
 
 export async function reconcileFleet(rawInput: ReconcileFleetInput = {}): Promise<ReconcileFleetResult> {
   const input: ParsedReconcileFleetInput = await validateWorkflowInput('reconcileFleet', rawInput ?? {}, () => null);
-  const queue = platformTaskQueue(workflowInfo().taskQueue);
-  const platform = proxyActivities<Activities>(platformCall(queue));
-  const lister = proxyActivities<Activities>(platformListing(queue));
-  const quietPeriodMs = input.options?.quietPeriod === undefined ? null : msOf(input.options.quietPeriod);
-  const rotationMaxAgeMs = input.options?.rotationMaxAge === undefined ? null : msOf(input.options.rotationMaxAge);
-  const status: DriftCheckStatus = {
-    checkId: input.checkId ?? null,
-    scope: input.externalRef ?? 'fleet',
-    phase: 'starting',
-    after: input.after,
-    subaccountsListed: null,
-    totals: input.totals ?? { tenantsChecked: 0, skipped: 0, fixesApplied: 0, findingsSeen: 0, failed: 0 },
-    skipped: input.skippedSample ?? [],
-    fixes: input.fixesSample ?? [],
-    openByKind: null,
-  };
-  const move = (phase: DriftCheckStatus['phase']) => {
-    status.phase = phase;
-    describeDriftCheck(status);
-  };
-  setHandler(driftCheckStatusQuery, () => status);
-  move('starting');
+  return new DriftCheck(rawInput, input).run();
+}
 
-  let checkId = input.checkId;
-  if (!checkId) {
+type PlatformActivities = ReturnType<typeof proxyActivities<Activities>>;
+
+/** One page of a drift check: its totals and samples, the tenants it checks, and each phase as a method. */
+class DriftCheck {
+  private readonly status: DriftCheckStatus;
+  private readonly platform: PlatformActivities;
+  private readonly lister: PlatformActivities;
+  private readonly quietPeriodMs: number | null;
+  private readonly rotationMaxAgeMs: number | null;
+
+  constructor(
+    private readonly rawInput: ReconcileFleetInput,
+    private readonly input: ParsedReconcileFleetInput,
+  ) {
+    const queue = platformTaskQueue(workflowInfo().taskQueue);
+    this.platform = proxyActivities<Activities>(platformCall(queue));
+    this.lister = proxyActivities<Activities>(platformListing(queue));
+    const { options } = input;
+    this.quietPeriodMs = options?.quietPeriod === undefined ? null : msOf(options.quietPeriod);
+    this.rotationMaxAgeMs = options?.rotationMaxAge === undefined ? null : msOf(options.rotationMaxAge);
+    this.status = {
+      checkId: input.checkId ?? null,
+      scope: input.externalRef ?? 'fleet',
+      phase: 'starting',
+      after: input.after,
+      subaccountsListed: null,
+      totals: input.totals ?? { tenantsChecked: 0, skipped: 0, fixesApplied: 0, findingsSeen: 0, failed: 0 },
+      skipped: input.skippedSample ?? [],
+      fixes: input.fixesSample ?? [],
+      openByKind: null,
+    };
+    setHandler(driftCheckStatusQuery, () => this.status);
+    this.move('starting');
+  }
+
+  /** The flow: the check begun once (first run), one page of tenants, the next page or the summary. */
+  async run(): Promise<ReconcileFleetResult> {
+    const { input, status } = this;
+    const checkId = input.checkId ?? (await this.begin());
+    this.move('checking_tenants');
+    const page = await this.checkPage(checkId);
+    status.after = page.at(-1)?.externalRef ?? status.after;
+    describeDriftCheck(status);
+    if (!input.externalRef && page.length === input.pageSize) {
+      // A new run per page keeps the history small whatever the fleet's size.
+      await continueAsNew<typeof reconcileFleet>({
+        ...this.rawInput,
+        checkId,
+        after: status.after,
+        totals: status.totals,
+        skippedSample: status.skipped,
+        fixesSample: status.fixes,
+      });
+    }
+    return this.finish(checkId);
+  }
+
+  /** The check's record, the platform's subaccounts snapshot and (fleet) the unowned ones. */
+  private async begin(): Promise<string> {
+    const { input, status } = this;
     const begun = await db.beginDriftCheck({
       externalRef: input.externalRef ?? null,
       workflowId: workflowInfo().workflowId,
     });
-    checkId = status.checkId = begun.checkId;
-    move('listing_subaccounts');
-    status.subaccountsListed = (await lister.snapshotSubaccounts({ checkId })).count;
+    const checkId = (status.checkId = begun.checkId);
+    this.move('listing_subaccounts');
+    status.subaccountsListed = (await this.lister.snapshotSubaccounts({ checkId })).count;
     if (!input.externalRef) await db.recordUnownedSubaccounts({ checkId });
+    return checkId;
   }
-  move('checking_tenants');
 
-  async function checkOne(tenant: DriftPageTenant, onboardingProvenIdle: boolean): Promise<void> {
+  /** One page of our records: busy tenants skipped, the rest checked `concurrency` at a time. */
+  private async checkPage(checkId: string): Promise<DriftPageTenant[]> {
+    const { input, status } = this;
+    const page = await db.loadDriftPage({
+      checkId,
+      externalRef: input.externalRef ?? null,
+      after: input.after,
+      limit: input.pageSize,
+    });
+    const { busy, visibility } = page.length
+      ? await db.findBusyTenants({ tenants: page.map((t) => ({ externalRef: t.externalRef, status: t.status })) })
+      : { busy: {}, visibility: false };
+    let running = 0;
+    for (const tenant of page) {
+      const reason = busy[tenant.externalRef];
+      if (reason) {
+        status.totals.skipped += 1;
+        if (status.skipped.length < 50) status.skipped.push({ externalRef: tenant.externalRef, reason });
+        continue;
+      }
+      await condition(() => running < input.concurrency);
+      running += 1;
+      void this.checkOne(checkId, tenant, visibility)
+        .catch((error: unknown) => {
+          // One tenant's failure (after its retries) must not stop the fleet: counted and shown.
+          status.totals.failed += 1;
+          if (status.skipped.length < 50)
+            status.skipped.push({ externalRef: tenant.externalRef, reason: `check failed (${failureType(error)})` });
+        })
+        .finally(() => (running -= 1));
+    }
+    await condition(() => running === 0);
+    return page;
+  }
+
+  /** One tenant observed, its drift recorded (database fixes), orphan keys revoked when the policy says fix. */
+  private async checkOne(checkId: string, tenant: DriftPageTenant, onboardingProvenIdle: boolean): Promise<void> {
+    const { status, platform, quietPeriodMs } = this;
     const observation =
       tenant.listed && tenant.subaccountId
         ? await platform.observeTenant({
@@ -89,12 +167,12 @@ export async function reconcileFleet(rawInput: ReconcileFleetInput = {}): Promis
           })
         : null;
     const recorded = await db.recordTenantDrift({
-      checkId: checkId!,
+      checkId,
       externalRef: tenant.externalRef,
       observation,
       onboardingProvenIdle,
       quietPeriodMs,
-      rotationMaxAgeMs,
+      rotationMaxAgeMs: this.rotationMaxAgeMs,
     });
     status.totals.tenantsChecked += 1;
     status.totals.findingsSeen += recorded.findings.length;
@@ -109,62 +187,28 @@ export async function reconcileFleet(rawInput: ReconcileFleetInput = {}): Promis
     }
   }
 
-  const page = await db.loadDriftPage({
-    checkId,
-    externalRef: input.externalRef ?? null,
-    after: input.after,
-    limit: input.pageSize,
-  });
-  const { busy, visibility } = page.length
-    ? await db.findBusyTenants({ tenants: page.map((t) => ({ externalRef: t.externalRef, status: t.status })) })
-    : { busy: {}, visibility: false };
-  let running = 0;
-  for (const tenant of page) {
-    const reason = busy[tenant.externalRef];
-    if (reason) {
-      status.totals.skipped += 1;
-      if (status.skipped.length < 50) status.skipped.push({ externalRef: tenant.externalRef, reason });
-      continue;
-    }
-    await condition(() => running < input.concurrency);
-    running += 1;
-    void checkOne(tenant, visibility)
-      .catch((error: unknown) => {
-        // One tenant's failure (after its retries) must not stop the fleet: counted and shown.
-        status.totals.failed += 1;
-        if (status.skipped.length < 50)
-          status.skipped.push({ externalRef: tenant.externalRef, reason: `check failed (${failureType(error)})` });
-      })
-      .finally(() => (running -= 1));
-  }
-  await condition(() => running === 0);
-  status.after = page.at(-1)?.externalRef ?? status.after;
-  describeDriftCheck(status);
-
-  if (!input.externalRef && page.length === input.pageSize) {
-    // A new run per page keeps the history small whatever the fleet's size.
-    await continueAsNew<typeof reconcileFleet>({
-      ...rawInput,
+  /** The last page is done: the check's summary (open findings by kind) and its result. */
+  private async finish(checkId: string): Promise<ReconcileFleetResult> {
+    const { status } = this;
+    this.move('finishing');
+    const summary = await db.finishDriftCheck({ checkId, totals: { ...status.totals } });
+    status.openByKind = summary.openByKind;
+    this.move('finished');
+    return {
       checkId,
-      after: status.after,
+      scope: status.scope,
       totals: status.totals,
-      skippedSample: status.skipped,
-      fixesSample: status.fixes,
-    });
+      skipped: status.skipped,
+      fixes: status.fixes,
+      openByKind: summary.openByKind,
+      openTotal: summary.openTotal,
+    };
   }
-  move('finishing');
-  const summary = await db.finishDriftCheck({ checkId, totals: { ...status.totals } });
-  status.openByKind = summary.openByKind;
-  move('finished');
-  return {
-    checkId,
-    scope: status.scope,
-    totals: status.totals,
-    skipped: status.skipped,
-    fixes: status.fixes,
-    openByKind: summary.openByKind,
-    openTotal: summary.openTotal,
-  };
+
+  private move(phase: DriftCheckStatus['phase']): void {
+    this.status.phase = phase;
+    describeDriftCheck(this.status);
+  }
 }
 
 /** The fixes a check lists (its totals count them all), carried from page to page like the skipped sample. */

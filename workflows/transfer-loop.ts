@@ -30,7 +30,6 @@ import {
   log,
   patched,
   proxyLocalActivities,
-  setHandler,
   sleep,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -41,12 +40,13 @@ import {
   checkDecisionBy,
   checkTransferVerdict,
   type DecisionAnswer,
+  type DecisionBy,
   type TransferVerdict,
 } from '../src/domain/operator-decisions.js';
 import { codedFailure, FailureCode } from '../src/domain/failures.js';
 import { databaseStep } from './activity-policies.js';
 import { approvalCheck } from './approval-gate.js';
-import { accepted, refuseUnlessApplicable } from './decisions.js';
+import { installDecision } from './decision-table.js';
 import { parentFundedUpdate, resolveTransferUpdate } from './transfer-loop-messages.js';
 import { msOf } from './validate-input.js';
 import { Backoff, handlersFinished, historyFull, Waits, type WaitView } from './waits.js';
@@ -165,11 +165,17 @@ export class TransferWaits {
 
   /** Sets the parentFunded and resolveTransfer Update handlers of the run. */
   install(run: TransferRun): void {
-    setHandler(parentFundedUpdate, (raw) => this.takeParentFunded(run, raw), {
-      validator: (raw) => this.refuseParentFunded(run, raw),
+    installDecision<DecisionBy>({
+      update: parentFundedUpdate,
+      check: checkDecisionBy,
+      refusal: () => this.parentFundedRefusal(run),
+      take: (by) => this.takeParentFunded(run, by),
     });
-    setHandler(resolveTransferUpdate, (raw) => this.takeVerdict(run, raw), {
-      validator: (raw) => this.refuseVerdict(run, raw),
+    installDecision<TransferVerdict>({
+      update: resolveTransferUpdate,
+      check: checkTransferVerdict,
+      refusal: () => this.verdictRefusal(run),
+      take: (verdict) => this.takeVerdict(run, verdict),
     });
   }
 
@@ -210,15 +216,11 @@ export class TransferWaits {
     if (state !== 'needs_operator') this.forVerdict = false;
   }
 
-  private refuseParentFunded(run: TransferRun, raw: unknown): void {
-    accepted(checkDecisionBy(raw));
-    refuseUnlessApplicable(
-      this.forFunds ? null : `${run.workflowId} is not waiting for the parent's funds (stage ${run.stage()})`,
-    );
+  private parentFundedRefusal(run: TransferRun): string | null {
+    return this.forFunds ? null : `${run.workflowId} is not waiting for the parent's funds (stage ${run.stage()})`;
   }
 
-  private takeParentFunded(run: TransferRun, raw: unknown): DecisionAnswer {
-    const by = accepted(checkDecisionBy(raw));
+  private takeParentFunded(run: TransferRun, by: DecisionBy): DecisionAnswer {
     this.parentFunded = true;
     log.info('parent funded, retrying the transfer now', {
       externalRef: run.externalRef,
@@ -228,13 +230,10 @@ export class TransferWaits {
     return { stage: run.stage(), effect: 'the transfer is retried now' };
   }
 
-  private refuseVerdict(run: TransferRun, raw: unknown): void {
-    accepted(checkTransferVerdict(raw));
-    refuseUnlessApplicable(
-      this.forVerdict && this.verdict === undefined && !this.checking
-        ? null
-        : `${run.workflowId} has no transfer in needs_operator waiting for a verdict (stage ${run.stage()})`,
-    );
+  private verdictRefusal(run: TransferRun): string | null {
+    return this.forVerdict && this.verdict === undefined && !this.checking
+      ? null
+      : `${run.workflowId} has no transfer in needs_operator waiting for a verdict (stage ${run.stage()})`;
   }
 
   /**
@@ -242,8 +241,7 @@ export class TransferWaits {
    * recorded it, with the transfer's state after it. While the check runs no other verdict is taken;
    * a refusal leaves the run waiting as it was and reaches the caller.
    */
-  private async takeVerdict(run: TransferRun, raw: unknown): Promise<DecisionAnswer> {
-    const verdict = accepted(checkTransferVerdict(raw));
+  private async takeVerdict(run: TransferRun, verdict: TransferVerdict): Promise<DecisionAnswer> {
     const applied = this.verdictsApplied;
     this.checking = true;
     this.view.enter(

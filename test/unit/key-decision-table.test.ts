@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { refusalOf, type KeyDecisions } from '../../workflows/keys/decision-table.js';
+import { refusalOf, type KeyDecisions } from '../../workflows/decision-table.js';
 import { ROTATION_DECISIONS } from '../../workflows/keys/rotate-tenant-key-decisions.js';
 
 type Stage = 'key_limit' | 'held' | 'done';

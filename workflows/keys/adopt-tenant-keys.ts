@@ -36,7 +36,7 @@ import {
   type AdoptionStage,
   type AdoptionStatus,
 } from './adopt-tenant-keys-messages.js';
-import { installDecisions } from './decision-table.js';
+import { installDecisions } from '../decision-table.js';
 import { expectationOf, isKeyInUseRefusal, type GateMemory } from './quiet-gate.js';
 import { abortRotationUpdate, retryKeyCreateUpdate, revokeAnywayUpdate } from './rotate-tenant-key-messages.js';
 import { validateWorkflowInput } from '../validate-input.js';

@@ -16,7 +16,7 @@ import { keyIssueWorkflowId } from '../../src/domain/ids.js';
 import type { IssueTenantKeyInput } from '../../src/domain/key-slot-input.js';
 import { tenantExternalRefKey } from '../../src/domain/search-attributes.js';
 import { databaseStep } from '../activity-policies.js';
-import { installDecisions } from './decision-table.js';
+import { installDecisions } from '../decision-table.js';
 import {
   abortKeyIssueUpdate,
   keyIssueStatusQuery,

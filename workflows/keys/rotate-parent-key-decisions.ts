@@ -1,5 +1,5 @@
 import type { DecisionBy } from '../../src/domain/operator-decisions.js';
-import { installDecisions } from './decision-table.js';
+import { installDecisions } from '../decision-table.js';
 import type { KeySlotDecisions } from './key-slot-wait.js';
 import type { ParentKeyRotationStage, ParentKeyRotationStatus } from './rotate-parent-key-messages.js';
 import {

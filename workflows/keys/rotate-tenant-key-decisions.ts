@@ -1,6 +1,6 @@
 import type { KeyUsage } from '../../activities/keys/rotation.js';
 import type { DecisionBy } from '../../src/domain/operator-decisions.js';
-import { installDecisions, type DecisionTable } from './decision-table.js';
+import { installDecisions, type DecisionTable } from '../decision-table.js';
 import type { KeySlotDecisions } from './key-slot-wait.js';
 import {
   abortRotationUpdate,

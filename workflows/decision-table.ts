@@ -1,18 +1,23 @@
 import type { UpdateDefinition } from '@temporalio/common';
 import { setHandler } from '@temporalio/workflow';
-import { checkDecisionBy, type DecisionAnswer, type DecisionBy } from '../../src/domain/operator-decisions.js';
-import { accepted, refuseUnlessApplicable } from '../decisions.js';
+import {
+  checkDecisionBy,
+  type Checked,
+  type DecisionAnswer,
+  type DecisionBy,
+} from '../src/domain/operator-decisions.js';
+import { accepted, refuseUnlessApplicable } from './decisions.js';
 
 /**
- * One way every key workflow takes operator decisions: a table from each decision (an Update) to the
- * stages at which it applies, and one installer. A decision's validator refuses a malformed value
+ * One way every workflow takes operator decisions (keys, plans, close, top-ups): a table from each decision
+ * (an Update) to the stages at which it applies, and one installer. A decision's validator refuses a malformed value
  * (INVALID_DECISION) and one that does not apply now (DECISION_NOT_APPLICABLE, with the workflow's own
  * reason) before it reaches history; the handler takes the accepted one. The wait lists the decisions
  * the validators would accept now: the same rule, by construction.
  */
 export type DecisionTable<Stage extends string, Name extends string> = { readonly [N in Name]: readonly Stage[] };
 
-export interface KeyDecisions<Stage extends string, Name extends string> {
+export interface Decisions<Stage extends string, Name extends string> {
   table: DecisionTable<Stage, Name>;
   updates: { readonly [N in Name]: UpdateDefinition<DecisionAnswer, [DecisionBy]> };
   stage(): Stage;
@@ -28,9 +33,12 @@ export interface KeyDecisions<Stage extends string, Name extends string> {
   listed?(name: Name): boolean;
 }
 
+/** The name the key workflows knew it by (the table lived in workflows/keys/ first). */
+export type KeyDecisions<Stage extends string, Name extends string> = Decisions<Stage, Name>;
+
 /** Why `name` does not apply now, or null. */
 export function refusalOf<Stage extends string, Name extends string>(
-  d: KeyDecisions<Stage, Name>,
+  d: Decisions<Stage, Name>,
   name: Name,
 ): string | null {
   const settled = d.settled?.(name) ?? null;
@@ -40,26 +48,39 @@ export function refusalOf<Stage extends string, Name extends string>(
   return d.also?.(name) ?? null;
 }
 
+/**
+ * One decision whose value is more than who and why (a verdict on a transfer), or whose answer waits until the
+ * run applied it: its own check, its refusal given the accepted value, and its take. The table's rows are
+ * installed through it, so a validator refuses the same way whichever kind the decision is.
+ */
+export interface Decision<Value> {
+  update: UpdateDefinition<DecisionAnswer, [Value]>;
+  check(raw: unknown): Checked<Value>;
+  /** Why the accepted value does not apply now, or null. */
+  refusal(value: Value): string | null;
+  take(value: Value): DecisionAnswer | Promise<DecisionAnswer>;
+}
+
+/** Installs one decision's Update: the validator refuses before history, the handler takes the accepted value. */
+export function installDecision<Value>(d: Decision<Value>): void {
+  setHandler(d.update, (raw: Value) => d.take(accepted(d.check(raw))), {
+    validator: (raw: Value) => refuseUnlessApplicable(d.refusal(accepted(d.check(raw)))),
+  });
+}
+
 /** Installs the Updates of `d`; returns the decisions that apply now (what a wait lists), in table order. */
-export function installDecisions<Stage extends string, Name extends string>(
-  d: KeyDecisions<Stage, Name>,
-): () => Name[] {
+export function installDecisions<Stage extends string, Name extends string>(d: Decisions<Stage, Name>): () => Name[] {
   const names = Object.keys(d.table) as Name[];
   for (const name of names) {
-    const update: UpdateDefinition<DecisionAnswer, [DecisionBy]> = d.updates[name];
-    setHandler(
-      update,
-      (raw: DecisionBy): DecisionAnswer => {
-        const effect = d.take(name, accepted(checkDecisionBy(raw)));
+    installDecision<DecisionBy>({
+      update: d.updates[name],
+      check: checkDecisionBy,
+      refusal: () => refusalOf(d, name),
+      take: (by) => {
+        const effect = d.take(name, by);
         return { stage: d.stage(), effect };
       },
-      {
-        validator: (raw: DecisionBy) => {
-          accepted(checkDecisionBy(raw));
-          refuseUnlessApplicable(refusalOf(d, name));
-        },
-      },
-    );
+    });
   }
   return () => names.filter((name) => refusalOf(d, name) === null && (d.listed?.(name) ?? true));
 }
