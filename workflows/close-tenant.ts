@@ -519,7 +519,8 @@ class Close {
     await condition(() => this.cancel.done);
     return {
       stage: this.status.stage,
-      effect: `the close of ${this.externalRef} is cancelled; the tenant is back as it was, keys and projects untouched`,
+      effect:
+        `the close of ${this.externalRef} is cancelled; ` + 'the tenant is back as it was, keys and projects untouched',
     };
   }
 

@@ -45,6 +45,8 @@ export interface FundTenantResult {
 }
 
 export const topUpStatusQuery = defineQuery<TopUpStatus>('topUpStatus');
-/** The same decisions, by the same names and rules, as onboarding's: the transfer loop's (transfer-loop-messages.ts). */
+/**
+ * The same decisions, by the same names and rules, as onboarding's: the transfer loop's (transfer-loop-messages.ts).
+ */
 export const topUpParentFundedUpdate = parentFundedUpdate;
 export const topUpResolveTransferUpdate = resolveTransferUpdate;

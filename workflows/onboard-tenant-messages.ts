@@ -10,7 +10,10 @@ export type OnboardingStage =
   | 'waiting_for_parent_funds'
   | 'reconciling_transfer'
   | 'needs_operator'
-  /** An onboarding by plan, once the tenant is active: the plan's other keys, schedules, policy (onboard-tenant-plan.ts). */
+  /**
+   * An onboarding by plan, once the tenant is active: the plan's other keys, schedules, policy
+   * (onboard-tenant-plan.ts).
+   */
   | 'applying_plan'
   | 'active'
   | 'failed'
