@@ -106,6 +106,15 @@ module.exports = {
       to: { circular: true },
     },
     {
+      name: 'gateway-through-client',
+      severity: 'error',
+      comment:
+        'A request takes one path to the records: edge → src/client → src/db. No gateway file imports src/db (types ' +
+        'included): it holds the pool as src/client/records.ts names it and calls src/client functions.',
+      from: { path: '^src/gateway/' },
+      to: { path: '^src/db/' },
+    },
+    {
       name: 'config-read-by-entries',
       severity: 'error',
       comment:

@@ -1,6 +1,6 @@
 import type { Pool } from '../db/pool.js';
 import { findTenant, TenantNotFoundError } from '../db/tenants-store.js';
-import { listTransferIntents, type TransferIntentRow } from '../db/transfer-intents-store.js';
+import { findTransferIntent, listTransferIntents, type TransferIntentRow } from '../db/transfer-intents-store.js';
 import type { PlatformClient } from '../platform/index.js';
 import { transferNameOf } from '../domain/onboarding.js';
 
@@ -9,6 +9,11 @@ import { transferNameOf } from '../domain/onboarding.js';
  * top-ups) and the wallet compared with it. Shared by `tenantctl transfers|wallet` and
  * `GET /v1/tenants/:ref/transfers`. No secret is in any of it.
  */
+export type { TransferIntentRow };
+
+/** A tenant's transfer intent of one purpose (a top-up's is `top-up:<key>`), or undefined. */
+export const findTransferIntentOf = findTransferIntent;
+
 export interface LedgerEntry {
   /** initial | top-up | auto */
   purpose: string;

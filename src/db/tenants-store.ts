@@ -2,6 +2,7 @@ import { auditFrom, auditParams, type AuditEntry } from './audit-store.js';
 import { eventFrom, eventParams, type NewEvent } from './events-store.js';
 import type { Queryable } from './pool.js';
 import type { TenantStatus } from '../domain/tenant-rules.js';
+import { TenantNotFoundError } from '../domain/record-errors.js';
 
 /** Ownership records: external ref (ours) <-> sub-account id (the platform's). */
 export interface TenantRow {
@@ -45,12 +46,7 @@ export async function findTenant(db: Queryable, externalRef: string): Promise<Te
   return rows[0];
 }
 
-export class TenantNotFoundError extends Error {
-  override name = 'TenantNotFoundError';
-  constructor(readonly externalRef: string) {
-    super(`no tenant with external ref ${externalRef} in our records`);
-  }
-}
+export { TenantNotFoundError };
 
 export async function getTenant(db: Queryable, externalRef: string): Promise<TenantRow> {
   const row = await findTenant(db, externalRef);

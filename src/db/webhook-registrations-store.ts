@@ -1,4 +1,5 @@
 import type { Queryable } from './pool.js';
+import { RegistrationNotFoundError } from '../domain/record-errors.js';
 
 /**
  * Registry webhook registrations: our receiver route (`/webhooks/registry/<id>`) for one platform
@@ -86,12 +87,7 @@ export async function findRegistration(db: Queryable, id: string): Promise<Regis
   return rows[0];
 }
 
-export class RegistrationNotFoundError extends Error {
-  override name = 'RegistrationNotFoundError';
-  constructor(readonly registrationId: string) {
-    super(`no webhook registration ${registrationId} in our records`);
-  }
-}
+export { RegistrationNotFoundError };
 
 export async function getRegistration(db: Queryable, id: string): Promise<RegistrationRow> {
   const row = await findRegistration(db, id);

@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { PayloadCodec } from '@temporalio/common';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import type { Pool } from '../db/pool.js';
+import type { Pool } from '../client/records.js';
 import type { Logger } from '../infra/log.js';
 import type { Vault } from '../secrets/vault.js';
 import { installAccessControl, PUBLIC, type DeclaredRoute } from './access.js';

@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { ApprovalError, decideApproval, listApprovalViews } from '../client/approvals.js';
 import { DecisionRefusedError } from '../client/send-decision.js';
-import type { Pool } from '../db/pool.js';
+import type { Pool } from '../client/records.js';
 import { InvalidInputError } from '../domain/tenant-input.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
 import { callerOf } from './access.js';

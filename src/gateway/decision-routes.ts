@@ -4,8 +4,8 @@ import { requestTransferVerdictApproval } from '../client/approvals.js';
 import { declareParentFunded } from '../client/parent-funded.js';
 import { DecisionRefusedError, sendDecision } from '../client/send-decision.js';
 import { cancelClose } from '../client/start-lifecycle.js';
-import type { Pool } from '../db/pool.js';
-import { TenantNotFoundError } from '../db/tenants-store.js';
+import type { Pool } from '../client/records.js';
+import { TenantNotFoundError } from '../domain/record-errors.js';
 import { lifecycleWorkflowId, onboardingWorkflowId, topUpWorkflowId } from '../domain/ids.js';
 import { ONBOARDING_PURPOSE } from '../domain/onboarding.js';
 import {

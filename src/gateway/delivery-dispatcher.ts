@@ -1,6 +1,6 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import type { Pool } from '../db/pool.js';
-import { claimPendingDeliveries, markDeliveryStarted, recordStartFailure } from '../db/webhook-inbox-store.js';
+import type { Pool } from '../client/records.js';
+import { claimInboxDeliveries, markInboxDeliveryStarted, recordInboxStartFailure } from '../client/webhook-inbox.js';
 import type { Logger } from '../infra/log.js';
 import type { GatewayMetrics } from './metrics.js';
 
@@ -82,7 +82,7 @@ export function createDeliveryDispatcher(options: DeliveryDispatcherOptions): De
   async function run(delivery: { deliveryId: string; workflowId: string }): Promise<void> {
     try {
       await start(delivery);
-      await markDeliveryStarted(pool, delivery.deliveryId);
+      await markInboxDeliveryStarted(pool, delivery.deliveryId);
       metrics?.workflowStarts.inc({ outcome: 'started' });
     } catch (error) {
       metrics?.workflowStarts.inc({ outcome: 'failed' });
@@ -91,7 +91,7 @@ export function createDeliveryDispatcher(options: DeliveryDispatcherOptions): De
         { deliveryId: delivery.deliveryId, reason },
         'starting handleRegistryEvent failed; the sweeper retries it',
       );
-      await recordStartFailure(pool, delivery.deliveryId, reason.slice(0, 500)).catch(() => undefined);
+      await recordInboxStartFailure(pool, delivery.deliveryId, reason.slice(0, 500)).catch(() => undefined);
     }
   }
 
@@ -111,7 +111,7 @@ export function createDeliveryDispatcher(options: DeliveryDispatcherOptions): De
   async function sweep(): Promise<number> {
     const room = Math.min(options.sweepBatch ?? 200, maxQueued - queue.length);
     if (room <= 0) return 0;
-    const due = await claimPendingDeliveries(pool, room, retryAfterSeconds);
+    const due = await claimInboxDeliveries(pool, room, retryAfterSeconds);
     for (const delivery of due) dispatcher.enqueue(delivery);
     return due.length;
   }

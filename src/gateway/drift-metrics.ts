@@ -1,5 +1,5 @@
-import { countOpenFindingsByKind } from '../db/drift-findings-store.js';
-import type { Queryable } from '../db/pool.js';
+import { openDriftFindingCounts } from '../client/record-counts.js';
+import type { Queryable } from '../client/records.js';
 import { gaugeLines } from './metrics.js';
 import { DRIFT_KINDS } from '../domain/drift-kinds.js';
 
@@ -9,7 +9,7 @@ import { DRIFT_KINDS } from '../domain/drift-kinds.js';
  * alert rule can name a kind before it ever happens.
  */
 export async function driftMetricLines(db: Queryable): Promise<string[]> {
-  const counts = await countOpenFindingsByKind(db);
+  const counts = await openDriftFindingCounts(db);
   return gaugeLines(
     'tpo_drift_findings_open',
     'Open drift findings (platform vs our records), by kind; see docs/operations.md.',

@@ -9,9 +9,9 @@ import {
 import { SCHEDULE_EVERY } from '../client/rotation-schedules.js';
 import { describeRun } from '../client/run-status.js';
 import { startDriftCheck } from '../client/start-drift-check.js';
-import { listFindings } from '../db/drift-findings-store.js';
-import type { Pool } from '../db/pool.js';
-import { TenantNotFoundError } from '../db/tenants-store.js';
+import { listDriftFindings } from '../client/drift-findings.js';
+import type { Pool } from '../client/records.js';
+import { TenantNotFoundError } from '../domain/record-errors.js';
 import { driftCheckWorkflowId } from '../domain/ids.js';
 import { externalRefSchema, InvalidInputError } from '../domain/tenant-input.js';
 import type { ReconcileFleetResult } from '../../workflows/reconcile-fleet-messages.js';
@@ -89,7 +89,7 @@ export function registerDriftRoutes(app: FastifyInstance, deps: DriftRoutesDeps)
         const run = await describeRun<ReconcileFleetResult>(deps.client, driftCheckWorkflowId(externalRef));
         const findings =
           run?.status === 'COMPLETED' && run.result
-            ? (await listFindings(deps.pool, { openOnly: true, ...(externalRef ? { externalRef } : {}) })).filter(
+            ? (await listDriftFindings(deps.pool, { openOnly: true, ...(externalRef ? { externalRef } : {}) })).filter(
                 (f) => f.lastCheckId === run.result!.checkId,
               )
             : [];
@@ -109,7 +109,7 @@ export function registerDriftRoutes(app: FastifyInstance, deps: DriftRoutesDeps)
           problems.push('limit: must be a positive whole number');
         if (problems.length) throw invalidInput(new InvalidInputError(problems));
         const externalRef = query.tenant === undefined ? undefined : refOfQuery(query.tenant, 'tenant');
-        const rows = await listFindings(deps.pool, {
+        const rows = await listDriftFindings(deps.pool, {
           openOnly: query.open === 'true',
           ...(externalRef ? { externalRef } : {}),
           limit: query.limit === undefined ? 500 : Number(query.limit),

@@ -1,5 +1,5 @@
-import { countDeliveriesByTypeAndState, countEventsByType } from '../db/event-deliveries-store.js';
-import type { Queryable } from '../db/pool.js';
+import { eventCounts } from '../client/record-counts.js';
+import type { Queryable } from '../client/records.js';
 import { EVENT_TYPES } from '../domain/events.js';
 import { gaugeLines } from './metrics.js';
 
@@ -9,7 +9,7 @@ import { gaugeLines } from './metrics.js';
  * pending growing) finds a receiver that is down.
  */
 export async function eventMetricLines(db: Queryable): Promise<string[]> {
-  const [events, deliveries] = await Promise.all([countEventsByType(db), countDeliveriesByTypeAndState(db)]);
+  const { events, deliveries } = await eventCounts(db);
   const byType = new Map(events.map((e) => [e.type, e.count]));
   const byTypeState = new Map(deliveries.map((d) => [`${d.type}|${d.state}`, d.count]));
   return [

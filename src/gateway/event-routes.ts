@@ -11,9 +11,9 @@ import {
   subscribeToEvents,
   SubscriptionNotFoundError,
 } from '../client/events.js';
-import type { Pool } from '../db/pool.js';
-import { getTenant, TenantNotFoundError } from '../db/tenants-store.js';
-import { setLowBalanceThreshold } from '../db/wallet-alerts-store.js';
+import type { Pool } from '../client/records.js';
+import { setLowBalanceAlert } from '../client/wallet-alerts.js';
+import { TenantNotFoundError } from '../domain/record-errors.js';
 import { lowBalanceBodySchema } from '../domain/low-balance-input.js';
 import { InvalidInputError, parseInput } from '../domain/tenant-input.js';
 import { SUBSCRIPTION_ID_RULE } from '../domain/event-streams.js';
@@ -178,8 +178,7 @@ export function registerEventRoutes(
       async (request, reply) => {
         const externalRef = refOf(request.params);
         const input = await answer(async () => parseInput(lowBalanceBodySchema, request.body ?? {}));
-        await answer(() => getTenant(deps.pool, externalRef));
-        await setLowBalanceThreshold(deps.pool, externalRef, input.belowMicroUsd);
+        await answer(() => setLowBalanceAlert(deps.pool, externalRef, input.belowMicroUsd));
         return sendData(reply, 200, { externalRef, belowMicroUsd: input.belowMicroUsd });
       },
     );
@@ -188,8 +187,7 @@ export function registerEventRoutes(
       { config: { permission: 'funds.policy' }, schema: clearLowBalanceDoc },
       async (request, reply) => {
         const externalRef = refOf(request.params);
-        await answer(() => getTenant(deps.pool, externalRef));
-        await setLowBalanceThreshold(deps.pool, externalRef, null);
+        await answer(() => setLowBalanceAlert(deps.pool, externalRef, null));
         return sendData(reply, 200, { externalRef, belowMicroUsd: null });
       },
     );

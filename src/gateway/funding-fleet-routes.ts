@@ -4,7 +4,7 @@ import { controlAutoTopUpSchedule, scheduleAutoTopUp } from '../client/auto-top-
 import { setParentCap, showParentFunding } from '../client/funding-policy.js';
 import { SCHEDULE_EVERY } from '../client/rotation-schedules.js';
 import type { AutoTopUpSweepInput } from '../domain/funding-policy-input.js';
-import type { Pool } from '../db/pool.js';
+import type { Pool } from '../client/records.js';
 import { InvalidInputError } from '../domain/tenant-input.js';
 import { actorOf } from './access.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';

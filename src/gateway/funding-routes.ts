@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { clearFundingPolicy, setFundingPolicy, showFundingPolicy } from '../client/funding-policy.js';
-import type { Pool } from '../db/pool.js';
-import { TenantNotFoundError } from '../db/tenants-store.js';
+import type { Pool } from '../client/records.js';
+import { TenantNotFoundError } from '../domain/record-errors.js';
 import { TopUpNotAllowedError } from '../client/top-up-precheck.js';
 import { InvalidInputError } from '../domain/tenant-input.js';
 import { TenantRefusedError } from '../domain/tenant-rules.js';

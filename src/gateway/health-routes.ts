@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
-import type { Pool } from '../db/pool.js';
-import { countInboxByState } from '../db/webhook-inbox-store.js';
+import type { Pool } from '../client/records.js';
+import { inboxCounts } from '../client/webhook-inbox.js';
 import { PUBLIC } from './access.js';
 import { describeOnly, doc } from './api-docs.js';
 import { driftMetricLines } from './drift-metrics.js';
@@ -39,7 +39,7 @@ export function registerHealthRoutes(app: FastifyInstance, deps: HealthRoutesDep
   });
 
   app.get('/metrics', { config: { permission: PUBLIC }, schema: metricsDoc }, async (_request, reply) => {
-    const inbox = await countInboxByState(deps.pool).catch(() => undefined);
+    const inbox = await inboxCounts(deps.pool).catch(() => undefined);
     const extra = inbox
       ? gaugeLines(
           'gateway_webhook_inbox_deliveries',

@@ -4,7 +4,7 @@ import { startImports } from '../client/import-apply.js';
 import { parseRefMap, type RefMapping } from '../client/import-map.js';
 import { buildImportPlan, type ImportPlan } from '../client/import-plan.js';
 import { describeRun } from '../client/run-status.js';
-import type { Pool } from '../db/pool.js';
+import type { Pool } from '../client/records.js';
 import { importWorkflowId } from '../domain/ids.js';
 import { InvalidInputError } from '../domain/tenant-input.js';
 import { PlatformError, type PlatformClient } from '../platform/index.js';

@@ -1,5 +1,5 @@
-import type { Pool } from '../db/pool.js';
-import { pruneProcessedDeliveries } from '../db/webhook-inbox-store.js';
+import type { Pool } from '../client/records.js';
+import { pruneInbox } from '../client/webhook-inbox.js';
 import type { Logger } from '../infra/log.js';
 
 /**
@@ -38,7 +38,7 @@ export function createInboxPruner(options: InboxPrunerOptions): InboxPruner {
   async function round(): Promise<number> {
     let total = 0;
     for (let i = 0; i < maxBatches; i += 1) {
-      const deleted = await pruneProcessedDeliveries(options.pool, {
+      const deleted = await pruneInbox(options.pool, {
         olderThanSeconds: options.retentionSeconds,
         batch,
       });

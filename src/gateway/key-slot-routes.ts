@@ -4,13 +4,13 @@ import { describeKeyRun, listSlotKeys, startKeyIssue, startKeyRevoke } from '../
 import { NoActiveKeyError, revealOrRequest } from '../client/reveal-key.js';
 import { DecisionRefusedError, sendDecision } from '../client/send-decision.js';
 import type { Vault } from '../secrets/vault.js';
-import type { Pool } from '../db/pool.js';
-import { TenantNotFoundError } from '../db/tenants-store.js';
+import type { Pool } from '../client/records.js';
+import { TenantNotFoundError } from '../domain/record-errors.js';
 import { keyIssueWorkflowId } from '../domain/ids.js';
 import { namedSlotSchema } from '../domain/key-slot-input.js';
 import { checkDecisionBy } from '../domain/operator-decisions.js';
 import { abortKeyIssueUpdate, retryKeyIssueUpdate } from '../../workflows/keys/key-slot-messages.js';
-import { getTenant } from '../db/tenants-store.js';
+import { requireTenant } from '../client/tenant-records.js';
 import { InvalidInputError } from '../domain/tenant-input.js';
 import { TenantRefusedError } from '../domain/tenant-rules.js';
 import { actorOf, callerOf, requirePermission } from './access.js';
@@ -102,7 +102,7 @@ export function registerKeySlotRoutes(app: FastifyInstance, deps: KeySlotRoutesD
         const externalRef = refOf(request.params);
         try {
           const slot = slotOf(rawSlot);
-          await getTenant(deps.pool, externalRef);
+          await requireTenant(deps.pool, externalRef);
           const run = await describeKeyRun(deps.client, externalRef, slot, action);
           return sendData(reply, 200, { externalRef, slot, action, run });
         } catch (error) {
@@ -162,7 +162,7 @@ export function registerKeySlotRoutes(app: FastifyInstance, deps: KeySlotRoutesD
         try {
           const slot = slotOf(rawSlot);
           if (!by.ok) throw new InvalidInputError(by.problems);
-          await getTenant(deps.pool, externalRef);
+          await requireTenant(deps.pool, externalRef);
           const workflowId = keyIssueWorkflowId(externalRef, slot);
           const answer = await sendDecision(deps.client, workflowId, update, by.value);
           return sendData(reply, 200, { externalRef, slot, workflowId, decision: update.name, ...answer });

@@ -12,7 +12,7 @@ import {
 } from '../client/parent-key.js';
 import { describeRun } from '../client/run-status.js';
 import { DecisionRefusedError, sendDecision } from '../client/send-decision.js';
-import type { Pool } from '../db/pool.js';
+import type { Pool } from '../client/records.js';
 import { PARENT_KEY_ROTATION_WORKFLOW_ID } from '../domain/ids.js';
 import { checkDecisionBy } from '../domain/operator-decisions.js';
 import { InvalidInputError } from '../domain/tenant-input.js';

@@ -20,8 +20,8 @@ import {
   updatePlan,
 } from '../client/plans.js';
 import { DecisionRefusedError } from '../client/send-decision.js';
-import type { Pool } from '../db/pool.js';
-import { findTenant } from '../db/tenants-store.js';
+import type { Pool } from '../client/records.js';
+import { findTenantRecord } from '../client/tenant-records.js';
 import { checkDecisionBy, REASON_TEXT } from '../domain/operator-decisions.js';
 import { planVersionSchema, type PlanRef } from '../domain/plan-ref.js';
 import { convergeOptionsSchema, ROLLOUT_START_FIELDS, rolloutStartBodySchema } from '../domain/plan-rollout.js';
@@ -214,7 +214,7 @@ export function registerPlanRoutes(
       { config: { permission: 'tenants.read' }, schema: convergenceDoc },
       async (request, reply) => {
         const externalRef = refOf(request.params);
-        if (!(await findTenant(deps.pool, externalRef))) throw tenantNotFound();
+        if (!(await findTenantRecord(deps.pool, externalRef))) throw tenantNotFound();
         return sendData(reply, 200, await answer(() => convergenceView(deps.client, externalRef)));
       },
     );

@@ -13,7 +13,7 @@ import {
 } from '../client/rotation-schedules.js';
 import { assertDeployerReady, type DeployerReadiness } from '../client/deployer-readiness.js';
 import { DecisionRefusedError, sendDecision } from '../client/send-decision.js';
-import type { Pool } from '../db/pool.js';
+import type { Pool } from '../client/records.js';
 import { rotationWorkflowId } from '../domain/ids.js';
 import { checkDecisionBy } from '../domain/operator-decisions.js';
 import { rotateFleetInputSchema, rotateTenantKeyInputSchema } from '../domain/rotation-input.js';

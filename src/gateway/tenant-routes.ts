@@ -1,10 +1,11 @@
 import type { Client } from '@temporalio/client';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { delayMs, startLifecycle } from '../client/start-lifecycle.js';
-import { closeDelayFor } from '../db/plan-state.js';
+import { closeDelayOf } from '../client/close-delay.js';
 import { ExternalRefConflictError, startOnboarding } from '../client/start-onboarding.js';
-import type { Pool } from '../db/pool.js';
-import { findTenant, TenantNotFoundError } from '../db/tenants-store.js';
+import type { Pool } from '../client/records.js';
+import { findTenantRecord } from '../client/tenant-records.js';
+import { TenantNotFoundError } from '../domain/record-errors.js';
 import { listTenantRows } from '../client/tenant-list.js';
 import { externalRefSchema, InvalidInputError, onboardTenantInputSchema } from '../domain/tenant-input.js';
 import { RotationConflictError, startRotation } from '../client/start-rotation.js';
@@ -181,7 +182,7 @@ export function registerTenantRoutes(app: FastifyInstance, deps: TenantRoutesDep
         const operator = actorOf(request, (request.body as { operator?: unknown } | undefined)?.operator, 'operator');
         if (parsed.action === 'rotate') parsed.operator = operator;
         else parsed.input.operator = operator;
-        const tenant = await findTenant(deps.pool, externalRef);
+        const tenant = await findTenantRecord(deps.pool, externalRef);
         if (!tenant) throw tenantNotFound();
         if (!tenant.subaccountId) {
           throw new GatewayError(
@@ -218,12 +219,7 @@ async function startAction(
     // A tenant on a plan closes after its plan's delay where that is the longer one.
     const close =
       parsed.action === 'close'
-        ? await closeDelayFor(
-            deps.pool,
-            (parsed.input as { externalRef: string }).externalRef,
-            deps.closeDelay,
-            delayMs,
-          )
+        ? await closeDelayOf(deps.pool, (parsed.input as { externalRef: string }).externalRef, deps.closeDelay, delayMs)
         : { delay: deps.closeDelay, from: undefined };
     try {
       const handle = await startLifecycle(deps.client, parsed.action, parsed.input, {

@@ -2,8 +2,9 @@ import type { Client } from '@temporalio/client';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { IdempotencyKeyReusedError, startTopUp } from '../client/start-top-up.js';
 import { getTransferLedger, ledgerEntryOf } from '../client/transfer-ledger.js';
-import type { Pool } from '../db/pool.js';
-import { getTenant, TenantNotFoundError } from '../db/tenants-store.js';
+import type { Pool } from '../client/records.js';
+import { requireTenant } from '../client/tenant-records.js';
+import { TenantNotFoundError } from '../domain/record-errors.js';
 import { describeRun } from '../client/run-status.js';
 import { topUpWorkflowId } from '../domain/ids.js';
 import {
@@ -12,7 +13,7 @@ import {
   precheckTopUp,
   TopUpNotAllowedError,
 } from '../client/top-up-precheck.js';
-import { findTransferIntent, type TransferIntentRow } from '../db/transfer-intents-store.js';
+import { findTransferIntentOf, type TransferIntentRow } from '../client/transfer-ledger.js';
 import { InvalidInputError, parseInput } from '../domain/tenant-input.js';
 import { TenantRefusedError } from '../domain/tenant-rules.js';
 import { idempotencyKeySchema, topUpBodySchema } from '../domain/top-up-input.js';
@@ -108,7 +109,7 @@ export function registerTransferRoutes(app: FastifyInstance, deps: TransferRoute
         const externalRef = refOf(request.params);
         const key = pathKeyOf((request.params as { key?: unknown }).key);
         try {
-          await getTenant(deps.pool, externalRef);
+          await requireTenant(deps.pool, externalRef);
         } catch (error) {
           if (error instanceof TenantNotFoundError) throw tenantNotFound();
           throw error;
@@ -124,7 +125,7 @@ export function registerTransferRoutes(app: FastifyInstance, deps: TransferRoute
       async (request, reply) => {
         const externalRef = refOf(request.params);
         const key = pathKeyOf((request.params as { key?: unknown }).key);
-        const row = await findTransferIntent(deps.pool, externalRef, topUpPurpose(key));
+        const row = await findTransferIntentOf(deps.pool, externalRef, topUpPurpose(key));
         if (!row)
           throw new GatewayError(
             404,

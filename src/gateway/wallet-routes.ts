@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { compareWallet } from '../client/transfer-ledger.js';
-import type { Pool } from '../db/pool.js';
-import { findTenant } from '../db/tenants-store.js';
+import type { Pool } from '../client/records.js';
+import { findTenantRecord } from '../client/tenant-records.js';
 import { PlatformError, type PlatformClient } from '../platform/index.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
 import { refOf, tenantNotFound } from './tenant-routes.js';
@@ -22,7 +22,7 @@ export function registerWalletRoutes(
       { config: { permission: 'tenants.read' }, schema: walletDoc },
       async (request, reply) => {
         const externalRef = refOf(request.params);
-        const tenant = await findTenant(deps.pool, externalRef);
+        const tenant = await findTenantRecord(deps.pool, externalRef);
         if (!tenant) throw tenantNotFound();
         if (!tenant.subaccountId)
           throw new GatewayError(

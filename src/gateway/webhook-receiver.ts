@@ -1,8 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Pool } from '../db/pool.js';
-import { appendAudit } from '../db/audit-store.js';
-import { insertDeliveryIfAbsent } from '../db/webhook-inbox-store.js';
+import type { Pool } from '../client/records.js';
+import { auditDeliveryConflict, recordRegistryDelivery } from '../client/webhook-inbox.js';
 import { isKnownRegistryEvent, registryDeliverySchema, type RegistryDelivery } from '../domain/delivery-body.js';
 import { PUBLIC } from './access.js';
 import type { DeliveryDispatcher } from './delivery-dispatcher.js';
@@ -102,7 +101,7 @@ async function receive(deps: WebhookReceiverDeps, request: FastifyRequest) {
 
   const workflowId = registryDeliveryWorkflowId(delivery.deliveryId);
   const bodySha256 = createHash('sha256').update(raw).digest('hex');
-  const outcome = await insertDeliveryIfAbsent(deps.pool, {
+  const outcome = await recordRegistryDelivery(deps.pool, {
     deliveryId: delivery.deliveryId,
     registrationId,
     webhookId: delivery.webhookId,
@@ -154,17 +153,7 @@ async function refuseConflict(
   deps: WebhookReceiverDeps,
   conflict: { registrationId: string; deliveryId: string; storedBodySha256: string; bodySha256: string },
 ): Promise<never> {
-  await appendAudit(deps.pool, {
-    actor: 'registry-webhook',
-    action: 'registry.delivery_conflict',
-    subject: conflict.deliveryId,
-    details: {
-      deliveryId: conflict.deliveryId,
-      registrationId: conflict.registrationId,
-      storedBodySha256: conflict.storedBodySha256,
-      receivedBodySha256: conflict.bodySha256,
-    },
-  });
+  await auditDeliveryConflict(deps.pool, conflict);
   throw new GatewayError(
     409,
     GatewayErrorCode.DELIVERY_CONFLICT,

@@ -9,9 +9,8 @@ import {
   WebhookManagementError,
   type WebhookManagementDeps,
 } from '../client/webhook-management.js';
-import type { Pool } from '../db/pool.js';
-import { TenantNotFoundError } from '../db/tenants-store.js';
-import { RegistrationNotFoundError } from '../db/webhook-registrations-store.js';
+import type { Pool } from '../client/records.js';
+import { RegistrationNotFoundError, TenantNotFoundError } from '../domain/record-errors.js';
 import { externalRefSchema, InvalidInputError } from '../domain/tenant-input.js';
 import { PlatformError, type PlatformClient } from '../platform/index.js';
 import type { Vault } from '../secrets/vault.js';
