@@ -167,7 +167,7 @@ describe.concurrent('adoptTenantKeys waits (mocked activities)', () => {
       await until(() => calls.issue >= 60);
       const wait = await waitForStage(handle, 'key_limit');
       expect(wait.decisions).toEqual(['abortRotation', 'retryKeyCreate']);
-      expect(wait.waitingFor).toMatch(/active-key limit \(2 active: key_u1, key_u2\).*retryKeyCreate/);
+      expect(wait.waitingFor).toMatch(/active-key limit \(2 active keys: key_u1, key_u2\).*retryKeyCreate/);
       expect(await tenantStatusOf(handle)).toEqual(['rotation_key_limit']);
       await expectWaitOnEverySurface(client, handle, 'key_limit', {
         externalRef: ref,

@@ -201,7 +201,7 @@ describe.concurrent('rotateTenantKey waits (mocked activities)', () => {
       await until(() => calls.issue >= 60);
       const wait = await waitForStage(handle, 'key_limit');
       expect(wait.decisions).toEqual(['abortRotation', 'retryKeyCreate', 'escalateToEmergency']);
-      expect(wait.waitingFor).toMatch(/active-key limit \(2 active\).*key_other.*retryKeyCreate/);
+      expect(wait.waitingFor).toMatch(/active-key limit \(2 active keys: .*key_other.*retryKeyCreate/);
       expect(wait.nextCheckAt).not.toBeNull();
       expect(await tenantStatusOf(handle)).toEqual(['rotation_key_limit']);
       await expectWaitOnEverySurface(client, handle, 'key_limit', {

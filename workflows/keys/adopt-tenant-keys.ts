@@ -23,6 +23,7 @@ import type { BeginAdoptionResult } from '../../activities/keys/adoption.js';
 import type { LastUseExpectation } from '../../activities/keys/rotation.js';
 import { FailureCode } from '../../src/domain/failures.js';
 import { rotationWorkflowId } from '../../src/domain/ids.js';
+import { keyLimitWaitText } from '../../src/domain/key-limit-wait.js';
 import type {
   AdoptTenantKeysInput,
   AdoptTenantKeysResult,
@@ -201,10 +202,11 @@ class Adoption extends KeySlotRun<AdoptionStage, AdoptionStatus, BeginAdoptionRe
       async (limit, waitMs) => {
         await this.record({ state: 'key_limit', stage: 'key_limit', outcome: { activeKeys: limit.activeKeys } });
         return this.atKeyLimit(
-          `the tenant is at its active-key limit (${limit.activeKeys.length} active: ` +
-            `${limit.activeKeys.map((k) => k.name ?? k.id).join(', ')}): revoke a key nobody uses, then ` +
-            `\`tenantctl rotation retry-key-create ${externalRef} --slot ${slot} --reason "..."\` (update ` +
-            `retryKeyCreate), or abort (update abortRotation); the create is tried again by itself in ${waitMs} ms`,
+          keyLimitWaitText({
+            run: { kind: 'rotation', externalRef, slot },
+            activeKeys: limit.activeKeys,
+            retryInMs: waitMs,
+          }),
         );
       },
       () => this.record({ state: 'running', stage: 'creating_key' }),

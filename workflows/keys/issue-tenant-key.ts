@@ -13,6 +13,7 @@ import { continueAsNew, patched, proxyLocalActivities, setHandler, upsertSearchA
 import type { Activities } from '../../activities/index.js';
 import { codedFailure, FailureCode } from '../../src/domain/failures.js';
 import { keyIssueWorkflowId } from '../../src/domain/ids.js';
+import { keyLimitWaitText } from '../../src/domain/key-limit-wait.js';
 import type { IssueTenantKeyInput } from '../../src/domain/key-slot-input.js';
 import { tenantExternalRefKey } from '../../src/domain/search-attributes.js';
 import { databaseStep } from '../activity-policies.js';
@@ -122,15 +123,13 @@ export async function issueTenantKey(rawInput: IssueTenantKeyInput): Promise<Iss
       }
       return steps.issueTenantKey({ ...keyRef, subaccountId: begun.subaccountId });
     },
-    atLimit: (limit) => {
+    atLimit: (limit, waitMs) => {
       Object.assign(status, { stage: 'key_limit', activeKeys: limit.activeKeys });
-      return (
-        `the platform's active-key limit (${limit.activeKeys.length} active keys: ` +
-        `${limit.activeKeys.map((k) => k.name ?? k.id).join(', ')}): the create is tried again by itself; ` +
-        `revoke an unused key (tenantctl key revoke ${input.externalRef} --slot <its slot>), then ` +
-        `tenantctl key decide ${input.externalRef} --slot ${input.slot} retry-key-create --reason <why>; ` +
-        `or give up this issue with abort instead of retry-key-create`
-      );
+      return keyLimitWaitText({
+        run: { kind: 'key-issue', externalRef: input.externalRef, slot: input.slot },
+        activeKeys: limit.activeKeys,
+        retryInMs: waitMs,
+      });
     },
     full: () => historyFull(input.options?.historyEventBound),
     continueAsNew: async () => {

@@ -37,6 +37,7 @@ import type { ParsedWorkflowInput } from '../../activities/input-validation.js';
 import type { ParentKeyRef } from '../../activities/keys/parent-key.js';
 import { codedFailure, FailureCode } from '../../src/domain/failures.js';
 import { PARENT_KEY_ROTATION_WORKFLOW_ID, platformTaskQueue } from '../../src/domain/ids.js';
+import { keyLimitWaitText } from '../../src/domain/key-limit-wait.js';
 import type { RotateParentKeyInput } from '../../src/domain/key-slot-input.js';
 import type { DecisionBy } from '../../src/domain/operator-decisions.js';
 import { databaseStep, platformCall } from '../activity-policies.js';
@@ -267,15 +268,10 @@ class ParentKeyRotation {
         status.stage = 'creating_key';
         return this.platform.createParentKeyOnPlatform({ rowId: begun.newRowId, keyName: begun.keyName });
       },
-      atLimit: (limit) => {
+      atLimit: (limit, waitMs) => {
         status.stage = 'key_limit';
         status.activeKeys = limit.activeKeys;
-        return (
-          `the platform's active-key limit (${limit.activeKeys.length} active platform keys: ` +
-          `${limit.activeKeys.map((k) => k.name ?? k.id).join(', ')}): the create is tried again by itself; ` +
-          `revoke a key nobody uses (never another service's), then decide retryKeyCreate, or abortRotation ` +
-          `(tenantctl parent-key decide)`
-        );
+        return keyLimitWaitText({ run: { kind: 'parent-key' }, activeKeys: limit.activeKeys, retryInMs: waitMs });
       },
       afterWait: (waitMs) => {
         this.lastWaitMs = waitMs;

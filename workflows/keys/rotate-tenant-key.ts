@@ -24,6 +24,7 @@ import type { Activities } from '../../activities/index.js';
 import type { BeginRotationResult } from '../../activities/keys/rotation.js';
 import type { IssueKeyResult } from '../../activities/keys/issue-key.js';
 import { rotationWorkflowId } from '../../src/domain/ids.js';
+import { keyLimitWaitText } from '../../src/domain/key-limit-wait.js';
 import type { ParsedRotateTenantKeyInput, RotateTenantKeyInput } from '../../src/domain/rotation-input.js';
 import { validateWorkflowInput } from '../validate-input.js';
 import { expectationOf, isKeyInUseRefusal, type GateDecision, type GateMemory } from './quiet-gate.js';
@@ -184,13 +185,12 @@ class Rotation extends KeySlotRun<RotationStage, RotationStatus, BeginRotationRe
       if (!this.told) await this.tellParent('key_limit');
       this.told = true;
       return this.atKeyLimit(
-        `the tenant is at its active-key limit (${status.activeKeys.length} active). ` +
-          `${unused.length ? `Keys that look unused: ${unused.join(', ')}.` : 'No key looks unused.'} ` +
-          (`Revoke one that nobody uses, then \`tenantctl rotation retry-key-create ` +
-            `${externalRef} --slot ${slot} --reason "..."\` (update ` +
-            `retryKeyCreate); or \`tenantctl rotation abort ...\` (update abortRotation). The ` +
-            `key being rotated is in use and is never revoked to make room. The create is tried again by ` +
-            `itself in ${waitMs} ms`),
+        keyLimitWaitText({
+          run: { kind: 'rotation', externalRef, slot },
+          activeKeys: status.activeKeys,
+          unused,
+          retryInMs: waitMs,
+        }),
       );
     });
     if (issued !== 'aborted' && status.activeKeys) {
