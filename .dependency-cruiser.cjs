@@ -115,6 +115,15 @@ module.exports = {
       to: { path: '^src/db/' },
     },
     {
+      name: 'no-route-imports-route',
+      severity: 'error',
+      comment:
+        "A route file is its area's and nothing else's helper library: shared request helpers live in " +
+        'request-input.ts, the answers to typed errors in errors.ts.',
+      from: { path: '^src/gateway/.+-routes\\.ts$' },
+      to: { path: '^src/gateway/.+-routes\\.ts$' },
+    },
+    {
       name: 'config-read-by-entries',
       severity: 'error',
       comment:

@@ -4,9 +4,8 @@ import { ApprovalError, decideApproval, listApprovalViews } from '../client/appr
 import { DecisionRefusedError } from '../client/send-decision.js';
 import type { Pool } from '../client/records.js';
 import { InvalidInputError } from '../domain/tenant-input.js';
-import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
+import { GatewayError, GatewayErrorCode, invalidInput, sendData } from './errors.js';
 import { callerOf } from './access.js';
-import { invalidInput } from './tenant-routes.js';
 import { anyArray, anyObject, doc, objectOf, reasonField } from './api-docs.js';
 
 /**

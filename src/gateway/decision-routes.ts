@@ -19,9 +19,8 @@ import { idempotencyKeySchema } from '../domain/top-up-input.js';
 import { closeResolveTransferUpdate } from '../../workflows/close-tenant-messages.js';
 import { parentFundedUpdate, resolveTransferUpdate } from '../../workflows/onboard-tenant-messages.js';
 import { actorOf } from './access.js';
-import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
-import { invalidInput, refOf, tenantNotFound } from './tenant-routes.js';
-import { badField, bodyOf } from './request-input.js';
+import { GatewayError, GatewayErrorCode, invalidInput, tenantNotFound, sendData } from './errors.js';
+import { badField, bodyOf, refOf } from './request-input.js';
 import { anyObject, decisionBody, doc, externalRefParam, fromZod } from './api-docs.js';
 
 /**

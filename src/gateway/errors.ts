@@ -1,5 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { DeployerNotConfiguredError } from '../client/deployer-readiness.js';
+import type { DecisionRefusedError } from '../client/send-decision.js';
+import { RotationConflictError } from '../client/start-rotation.js';
+import { TenantNotFoundError } from '../domain/record-errors.js';
+import type { InvalidInputError } from '../domain/tenant-input.js';
+import { TenantRefusedError } from '../domain/tenant-rules.js';
 import type { Logger } from '../infra/log.js';
 
 /**
@@ -155,4 +161,40 @@ export function answerError(
     GatewayErrorCode.INTERNAL_ERROR,
     'Internal error; quote the request id when reporting it.',
   );
+}
+
+// The typed errors of the layers below, each answered one way, here (routes call these; none maps its own).
+
+/** How the gateway answers what a starter refused before anything started (other errors pass through). */
+export function startRefusal(error: unknown): unknown {
+  if (error instanceof TenantNotFoundError) return tenantNotFound();
+  if (error instanceof TenantRefusedError) return tenantRefused(error);
+  if (error instanceof RotationConflictError)
+    return new GatewayError(409, GatewayErrorCode.ROTATION_CONFLICT, `${error.message}.`);
+  if (error instanceof DeployerNotConfiguredError)
+    return new GatewayError(422, GatewayErrorCode.DEPLOYER_NOT_CONFIGURED, `${error.message}.`, {
+      fields: ['deployer'],
+    });
+  return error;
+}
+
+export function tenantNotFound(): GatewayError {
+  return new GatewayError(404, GatewayErrorCode.TENANT_NOT_FOUND, 'No tenant with this external ref.');
+}
+
+/** A tenant the rule refuses (closing or closed, not active, not onboarded): 409 with the rule's code. */
+export function tenantRefused(error: TenantRefusedError): GatewayError {
+  return new GatewayError(409, GatewayErrorCode[error.code], `${error.message}.`, { fields: [error.field] });
+}
+
+export function invalidInput(error: InvalidInputError): GatewayError {
+  const fields = [...new Set(error.problems.map((problem) => problem.split(':')[0]!))];
+  return new GatewayError(400, GatewayErrorCode.INVALID_INPUT, error.message, { fields });
+}
+
+/** The run refused the decision (its validator: it does not apply now), or there is no run to decide for. */
+export function decisionRefused(error: DecisionRefusedError): GatewayError {
+  if (error.code === 'WORKFLOW_NOT_FOUND')
+    return new GatewayError(404, GatewayErrorCode.RUN_NOT_FOUND, `${error.message}.`);
+  return new GatewayError(409, GatewayErrorCode.DECISION_NOT_APPLICABLE, `${error.message} [${error.code}].`);
 }

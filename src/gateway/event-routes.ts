@@ -21,10 +21,10 @@ import type { Vault } from '../secrets/vault.js';
 import type { AllowHosts } from '../domain/outbound-rule.js';
 import type { Resolver } from '../infra/outbound/resolve.js';
 import { callerOf, ownerScopeOf } from './access.js';
-import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
-import { invalidInput, refOf, tenantNotFound } from './tenant-routes.js';
+import { GatewayError, GatewayErrorCode, invalidInput, tenantNotFound, sendData } from './errors.js';
 import { subscribeInputSchema } from '../domain/events.js';
 import { anyArray, anyObject, doc, externalRefParam } from './api-docs.js';
+import { refOf } from './request-input.js';
 
 /**
  * Event subscriptions for the parent's systems (bearer-authenticated like every /v1 route):

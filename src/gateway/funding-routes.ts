@@ -6,10 +6,10 @@ import { TopUpNotAllowedError } from '../client/top-up-precheck.js';
 import { InvalidInputError } from '../domain/tenant-input.js';
 import { TenantRefusedError } from '../domain/tenant-rules.js';
 import { actorOf } from './access.js';
-import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
-import { invalidInput, refOf, tenantNotFound, tenantRefused } from './tenant-routes.js';
+import { GatewayError, GatewayErrorCode, invalidInput, tenantNotFound, tenantRefused, sendData } from './errors.js';
 import { anyObject, doc, externalRefParam } from './api-docs.js';
 import { fundingPolicySchema } from '../domain/funding-policy-input.js';
+import { refOf } from './request-input.js';
 
 /**
  * A tenant's auto top-up policy for signup backends: `PUT` (the whole policy: below, to, maxPerDay,

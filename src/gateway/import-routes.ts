@@ -9,9 +9,8 @@ import { importWorkflowId } from '../domain/ids.js';
 import { InvalidInputError } from '../domain/tenant-input.js';
 import { PlatformError, type PlatformClient } from '../platform/index.js';
 import { actorOf } from './access.js';
-import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
-import { invalidInput, refOf } from './tenant-routes.js';
-import { badField, bodyOf, refuseUnknown } from './request-input.js';
+import { GatewayError, GatewayErrorCode, invalidInput, sendData } from './errors.js';
+import { badField, bodyOf, refOf, refuseUnknown } from './request-input.js';
 import { actorField, anyObject, doc, externalRefParam, fromZod } from './api-docs.js';
 import { externalRefSchema } from '../domain/tenant-input.js';
 

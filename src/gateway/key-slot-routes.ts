@@ -14,10 +14,16 @@ import { requireTenant } from '../client/tenant-records.js';
 import { InvalidInputError } from '../domain/tenant-input.js';
 import { TenantRefusedError } from '../domain/tenant-rules.js';
 import { actorOf, callerOf, requirePermission } from './access.js';
-import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
-import { accepted, invalidInput, refOf, tenantNotFound, tenantRefused } from './tenant-routes.js';
-import { bodyOf } from './request-input.js';
-import { decisionRefused } from './rotation-routes.js';
+import {
+  decisionRefused,
+  GatewayError,
+  GatewayErrorCode,
+  invalidInput,
+  tenantNotFound,
+  tenantRefused,
+  sendData,
+} from './errors.js';
+import { accepted, bodyOf, refOf } from './request-input.js';
 import { issueTenantKeyInputSchema, revokeTenantKeyInputSchema } from '../domain/key-slot-input.js';
 import {
   anyObject,

@@ -30,10 +30,16 @@ import { InvalidInputError } from '../domain/tenant-input.js';
 import { freeText } from '../domain/text.js';
 import { callerOf } from './access.js';
 import { anyArray, anyObject, doc, externalRefParam, objectOf, reasonField } from './api-docs.js';
-import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
-import { bodyOf } from './request-input.js';
-import { decisionRefused } from './rotation-routes.js';
-import { accepted, invalidInput, refOf, startRefusal, tenantNotFound } from './tenant-routes.js';
+import {
+  decisionRefused,
+  GatewayError,
+  GatewayErrorCode,
+  invalidInput,
+  tenantNotFound,
+  sendData,
+  startRefusal,
+} from './errors.js';
+import { accepted, bodyOf, refOf } from './request-input.js';
 import { z } from 'zod';
 
 /**

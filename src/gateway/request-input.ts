@@ -1,6 +1,7 @@
 import { InvalidInputError } from '../domain/tenant-input.js';
-import { GatewayError, GatewayErrorCode } from './errors.js';
-import { invalidInput } from './tenant-routes.js';
+import type { FastifyReply } from 'fastify';
+import { externalRefSchema } from '../domain/tenant-input.js';
+import { GatewayError, GatewayErrorCode, invalidInput, sendData } from './errors.js';
 
 /**
  * What every route does with a JSON body before it looks at a field: one home for the rules, so a
@@ -37,4 +38,21 @@ export function pathCommand<C extends string>(params: unknown, allowed: readonly
   if (command === undefined || !(allowed as readonly string[]).includes(command))
     throw new GatewayError(404, GatewayErrorCode.ROUTE_NOT_FOUND, `No such command; use one of ${allowed.join(', ')}.`);
   return command as C;
+}
+
+export function accepted(reply: FastifyReply, location: string, data: Record<string, unknown>) {
+  void reply.header('Location', location);
+  return sendData(reply, 202, data);
+}
+
+export function refOf(params: unknown): string {
+  const parsed = externalRefSchema.safeParse((params as { externalRef?: unknown }).externalRef);
+  if (!parsed.success)
+    throw new GatewayError(
+      400,
+      GatewayErrorCode.INVALID_INPUT,
+      `externalRef: ${parsed.error.issues[0]?.message ?? 'invalid'}`,
+      { fields: ['externalRef'] },
+    );
+  return parsed.data;
 }

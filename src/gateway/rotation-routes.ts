@@ -24,9 +24,8 @@ import {
   revokeAnywayUpdate,
 } from '../../workflows/keys/rotate-tenant-key-messages.js';
 import { callerOf } from './access.js';
-import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
-import { accepted, invalidInput, refOf, startRefusal } from './tenant-routes.js';
-import { pathCommand } from './request-input.js';
+import { decisionRefused, GatewayError, GatewayErrorCode, invalidInput, sendData, startRefusal } from './errors.js';
+import { accepted, pathCommand, refOf } from './request-input.js';
 import { z } from 'zod';
 import { adoptTenantKeysInputSchema } from '../domain/import-input.js';
 import { anyArray, anyObject, decisionBody, doc, externalRefParam, fromZod } from './api-docs.js';
@@ -209,13 +208,6 @@ export function registerRotationRoutes(app: FastifyInstance, deps: RotationRoute
       },
     );
   });
-}
-
-/** The run refused the decision (its validator: it does not apply now), or there is no run to decide for. */
-export function decisionRefused(error: DecisionRefusedError): GatewayError {
-  if (error.code === 'WORKFLOW_NOT_FOUND')
-    return new GatewayError(404, GatewayErrorCode.RUN_NOT_FOUND, `${error.message}.`);
-  return new GatewayError(409, GatewayErrorCode.DECISION_NOT_APPLICABLE, `${error.message} [${error.code}].`);
 }
 
 function slotOf(params: unknown): string {

@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { delayMs, startLifecycle } from '../client/start-lifecycle.js';
 import { closeDelayOf } from '../client/close-delay.js';
 import { ExternalRefConflictError, startOnboarding } from '../client/start-onboarding.js';
@@ -8,10 +8,9 @@ import { findTenantRecord } from '../client/tenant-records.js';
 import { TenantNotFoundError } from '../domain/record-errors.js';
 import { listTenantRows } from '../client/tenant-list.js';
 import { externalRefSchema, InvalidInputError, onboardTenantInputSchema } from '../domain/tenant-input.js';
-import { RotationConflictError, startRotation } from '../client/start-rotation.js';
-import { DeployerNotConfiguredError, type DeployerReadiness } from '../client/deployer-readiness.js';
+import { startRotation } from '../client/start-rotation.js';
+import type { DeployerReadiness } from '../client/deployer-readiness.js';
 import { getTenantStatus } from '../client/tenant-status.js';
-import { TenantRefusedError } from '../domain/tenant-rules.js';
 import { actionInputOf, type ActionInput } from './action-input.js';
 import { actorOf, callerOf } from './access.js';
 import { roleAllows } from '../domain/roles.js';
@@ -19,7 +18,8 @@ import type { PlatformClient } from '../platform/index.js';
 import type { Vault } from '../secrets/vault.js';
 import { dryRunOnboarding } from '../client/onboarding-preflight.js';
 import { getCloseStatement, StatementNotFoundError } from '../client/close-statement.js';
-import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
+import { GatewayError, GatewayErrorCode, invalidInput, sendData, startRefusal, tenantNotFound } from './errors.js';
+import { accepted, refOf } from './request-input.js';
 import { anyObject, doc, externalRefParam, fromZod } from './api-docs.js';
 import { lifecycleBodySchema, rotateBodySchema } from './action-input.js';
 
@@ -255,19 +255,6 @@ async function startAction(
   }
 }
 
-/** How the gateway answers what a starter refused before anything started (other errors pass through). */
-export function startRefusal(error: unknown): unknown {
-  if (error instanceof TenantNotFoundError) return tenantNotFound();
-  if (error instanceof TenantRefusedError) return tenantRefused(error);
-  if (error instanceof RotationConflictError)
-    return new GatewayError(409, GatewayErrorCode.ROTATION_CONFLICT, `${error.message}.`);
-  if (error instanceof DeployerNotConfiguredError)
-    return new GatewayError(422, GatewayErrorCode.DEPLOYER_NOT_CONFIGURED, `${error.message}.`, {
-      fields: ['deployer'],
-    });
-  return error;
-}
-
 function validated<T>(parse: () => T): T {
   try {
     const value = parse();
@@ -282,37 +269,6 @@ function validated<T>(parse: () => T): T {
     if (error instanceof InvalidInputError) throw invalidInput(error);
     throw error;
   }
-}
-
-export function accepted(reply: FastifyReply, location: string, data: Record<string, unknown>) {
-  void reply.header('Location', location);
-  return sendData(reply, 202, data);
-}
-
-export function refOf(params: unknown): string {
-  const parsed = externalRefSchema.safeParse((params as { externalRef?: unknown }).externalRef);
-  if (!parsed.success)
-    throw new GatewayError(
-      400,
-      GatewayErrorCode.INVALID_INPUT,
-      `externalRef: ${parsed.error.issues[0]?.message ?? 'invalid'}`,
-      { fields: ['externalRef'] },
-    );
-  return parsed.data;
-}
-
-export function tenantNotFound(): GatewayError {
-  return new GatewayError(404, GatewayErrorCode.TENANT_NOT_FOUND, 'No tenant with this external ref.');
-}
-
-/** A tenant the rule refuses (closing or closed, not active, not onboarded): 409 with the rule's code. */
-export function tenantRefused(error: TenantRefusedError): GatewayError {
-  return new GatewayError(409, GatewayErrorCode[error.code], `${error.message}.`, { fields: [error.field] });
-}
-
-export function invalidInput(error: InvalidInputError): GatewayError {
-  const fields = [...new Set(error.problems.map((problem) => problem.split(':')[0]!))];
-  return new GatewayError(400, GatewayErrorCode.INVALID_INPUT, error.message, { fields });
 }
 
 const tenantNotFoundAnswer = 'No tenant with this external ref (TENANT_NOT_FOUND).';

@@ -19,9 +19,9 @@ import { TenantRefusedError } from '../domain/tenant-rules.js';
 import { idempotencyKeySchema, topUpBodySchema } from '../domain/top-up-input.js';
 import { topUpPurpose } from '../domain/top-up-ids.js';
 import { actorOf } from './access.js';
-import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
-import { accepted, invalidInput, refOf, tenantNotFound, tenantRefused } from './tenant-routes.js';
+import { GatewayError, GatewayErrorCode, invalidInput, tenantNotFound, tenantRefused, sendData } from './errors.js';
 import { anyObject, doc, externalRefParam } from './api-docs.js';
+import { accepted, refOf } from './request-input.js';
 
 /**
  * Top-ups and the ledger for signup backends, Stripe-style: `POST /v1/tenants/:ref/transfers` with an

@@ -3,9 +3,9 @@ import { compareWallet } from '../client/transfer-ledger.js';
 import type { Pool } from '../client/records.js';
 import { findTenantRecord } from '../client/tenant-records.js';
 import { PlatformError, type PlatformClient } from '../platform/index.js';
-import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
-import { refOf, tenantNotFound } from './tenant-routes.js';
+import { GatewayError, GatewayErrorCode, tenantNotFound, sendData } from './errors.js';
 import { anyObject, doc, externalRefParam } from './api-docs.js';
+import { refOf } from './request-input.js';
 
 /**
  * A tenant's wallet on the platform compared with our ledger (`tenantctl wallet`): a read, so

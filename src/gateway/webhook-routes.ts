@@ -15,8 +15,7 @@ import { externalRefSchema, InvalidInputError } from '../domain/tenant-input.js'
 import { PlatformError, type PlatformClient } from '../platform/index.js';
 import type { Vault } from '../secrets/vault.js';
 import { actorOf, ownerScopeOf } from './access.js';
-import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
-import { invalidInput, tenantNotFound } from './tenant-routes.js';
+import { GatewayError, GatewayErrorCode, invalidInput, tenantNotFound, sendData } from './errors.js';
 import { badField, bodyOf } from './request-input.js';
 import { createWebhookInputSchema, updateWebhookInputSchema } from '../domain/webhook-input.js';
 import { actorField, anyArray, anyObject, doc, fromZod, objectOf } from './api-docs.js';
