@@ -399,7 +399,8 @@ class ParentKeyRotation {
       const waitMs = this.backoff.next();
       this.waits.enter(
         status.stage,
-        `the old key (platform id ${this.oldPlatformId}) to show no use for ${this.o.quietPeriod}: ${gate.view.verdict}`,
+        `the old key (platform id ${this.oldPlatformId}) to show no use for ${this.o.quietPeriod}: ` +
+          gate.view.verdict,
         this.applicable(),
         waitMs,
       );

@@ -68,7 +68,8 @@ export function installRotationDecisions(status: RotationStatus, signals: Rotati
     stage: () => status.stage,
     settled: (name) =>
       (name === 'revokeAnyway' || name === 'abortRotation') && signals.decision
-        ? `the ${id} already has a decision: ${signals.decision.kind}${signals.decision.by ? ` by ${signals.decision.by.operator}` : ''}`
+        ? `the ${id} already has a decision: ${signals.decision.kind}` +
+          (signals.decision.by ? ` by ${signals.decision.by.operator}` : '')
         : null,
     notAt,
     // An emergency rotation waits for no decision at the gate; a retry already asked for is not asked again.

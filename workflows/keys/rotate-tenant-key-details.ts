@@ -7,7 +7,8 @@ import type { RotationStatus } from './rotate-tenant-key-messages.js';
  */
 export function rotationDetails(status: RotationStatus): string[] {
   const lines = [
-    `**${status.stage}** — rotating key slot \`${status.slot}\` of tenant \`${status.externalRef}\`${status.emergency ? ' (EMERGENCY: old key revoked right after deploy)' : ''}`,
+    `**${status.stage}** — rotating key slot \`${status.slot}\` of tenant \`${status.externalRef}\`` +
+      (status.emergency ? ' (EMERGENCY: old key revoked right after deploy)' : ''),
     `generations: ${status.fromGeneration ?? '?'} → ${status.toGeneration ?? '?'}`,
     `old key: ${status.oldKey.keyId ?? '?'} ${status.oldKey.fingerprint ?? ''} (${status.oldKey.status})`,
     `new key: ${status.newKey.keyId ?? 'not yet created'} ${status.newKey.fingerprint ?? ''} (${status.newKey.status})`,
@@ -23,7 +24,8 @@ export function rotationDetails(status: RotationStatus): string[] {
         .map(
           (k) =>
             `${k.id} ${k.name ?? ''} last used ` +
-            `${k.lastUseKnown ? (k.lastUsedAt ?? 'never') : 'not shown'}${k.isCurrentKeyOfSlot ? ' [being rotated: in use]' : k.looksUnused ? ' [looks unused]' : ''}`,
+            (k.lastUseKnown ? (k.lastUsedAt ?? 'never') : 'not shown') +
+            (k.isCurrentKeyOfSlot ? ' [being rotated: in use]' : k.looksUnused ? ' [looks unused]' : ''),
         )
         .join('; ')}`,
     );
