@@ -16,7 +16,10 @@ export function keyLimitDecideCommand(run: KeyLimitRun, decision: 'retry-key-cre
     case 'key-issue':
       return `tenantctl key decide ${run.externalRef} --slot ${run.slot} ${decision} --reason <why>`;
     case 'rotation':
-      return `tenantctl rotation ${decision} ${run.externalRef} --slot ${run.slot} --reason <why>`;
+      // Each verb written out: a test checks every command a text names exists with its flags.
+      return decision === 'abort'
+        ? `tenantctl rotation abort ${run.externalRef} --slot ${run.slot} --reason <why>`
+        : `tenantctl rotation retry-key-create ${run.externalRef} --slot ${run.slot} --reason <why>`;
     case 'parent-key':
       return `tenantctl parent-key decide ${decision} --reason <why>`;
   }
