@@ -16,11 +16,24 @@ import { GatewayError, GatewayErrorCode } from './errors.js';
  */
 declare module 'fastify' {
   interface FastifyContextConfig {
-    permission?: Permission | 'public';
+    permission?: Permission | 'public' | PermissionByRequest;
   }
 }
 
 export const PUBLIC = 'public' as const;
+
+/**
+ * The permission of a route whose path names what it acts on (the one decision route names a run): read from the
+ * request once the caller is authenticated, from a table declared with the route. `cases` lists each case with an
+ * example of the path parameter that selects it, so the route table tests and the API document can walk them.
+ */
+export interface PermissionByRequest {
+  /** What the permission depends on, in the words of the API document ("the run's kind"). */
+  readonly dependsOn: string;
+  readonly cases: ReadonlyArray<{ readonly name: string; readonly example: string; readonly permission: Permission }>;
+  /** The permission this request needs; throws a GatewayError (after authentication) when it names nothing. */
+  readonly resolve: (request: FastifyRequest) => Permission;
+}
 
 /** The identity of GATEWAY_API_TOKENS' bearers: they are not told apart from each other. */
 const SIGNUP_BACKEND: Identity = { name: 'signup-backend', role: 'backend' };
@@ -28,7 +41,7 @@ const SIGNUP_BACKEND: Identity = { name: 'signup-backend', role: 'backend' };
 export interface DeclaredRoute {
   method: string;
   url: string;
-  permission: Permission | typeof PUBLIC;
+  permission: Permission | typeof PUBLIC | PermissionByRequest;
 }
 
 const identityOfRequest = new WeakMap<FastifyRequest, Identity>();
@@ -49,10 +62,11 @@ export function installAccessControl(
     for (const method of [route.method].flat()) routes.push({ method, url: route.url, permission });
   });
   app.addHook('onRequest', async (request) => {
-    const permission = request.routeOptions.config.permission;
+    const declared = request.routeOptions.config.permission;
     // Not-found answers have no permission: they say nothing about any route.
-    if (permission === undefined || permission === PUBLIC) return;
+    if (declared === undefined || declared === PUBLIC) return;
     const identity = identify(deps, request);
+    const permission = typeof declared === 'string' ? declared : declared.resolve(request);
     if (!roleAllows(identity.role, permission)) throw forbidden(identity, permission);
     identityOfRequest.set(request, identity);
   });

@@ -1,5 +1,5 @@
 import fastifySwagger from '@fastify/swagger';
-import type { FastifyInstance, FastifySchema } from 'fastify';
+import type { FastifyContextConfig, FastifyInstance, FastifySchema } from 'fastify';
 import { z } from 'zod';
 import { externalRefSchema } from '../domain/tenant-input.js';
 import { PUBLIC } from './access.js';
@@ -81,6 +81,8 @@ export interface Answer {
 
 export interface RouteDoc {
   summary: string;
+  /** A deprecated alias: the route it stands for (the CHANGELOG lists it under Deprecated). */
+  deprecatedFor?: string;
   description?: string;
   params?: Record<string, SchemaLike>;
   /** Every query parameter is optional. */
@@ -119,9 +121,16 @@ export function doc(route: RouteDoc): FastifySchema {
     };
     response['415'] ??= { description: 'The body is not JSON (UNSUPPORTED_MEDIA_TYPE).', ...errorEnvelope };
   }
+  const description = [
+    route.description,
+    route.deprecatedFor ? `Deprecated: an alias of \`${route.deprecatedFor}\`, answering as before.` : undefined,
+  ]
+    .filter(Boolean)
+    .join('\n\n');
   return {
     summary: route.summary,
-    ...(route.description ? { description: route.description } : {}),
+    ...(description ? { description } : {}),
+    ...(route.deprecatedFor ? { deprecated: true } : {}),
     ...(route.params ? { params: objectOf(route.params) } : {}),
     ...(route.query ? { querystring: objectOf(route.query, []) } : {}),
     ...(route.headers ? { headers: objectOf(route.headers) } : {}),
@@ -214,13 +223,17 @@ export function installApiDocs(app: FastifyInstance): void {
       const isPublic = permission === PUBLIC;
       const line = isPublic
         ? 'Permission: public (no bearer token of the roles table; the route carries its own proof, if any).'
-        : `Permission: \`${String(permission)}\` (a bearer token whose role grants it).`;
+        : typeof permission === 'object'
+          ? `Permission: by ${permission.dependsOn} (a bearer token whose role grants it): ` +
+            permission.cases.map((c) => `${c.name} \`${c.permission}\``).join(', ') +
+            '.'
+          : `Permission: \`${String(permission)}\` (a bearer token whose role grants it).`;
       return {
         url,
         schema: {
           ...base,
           description: [base.description, line].filter(Boolean).join('\n\n'),
-          'x-permission': permission,
+          'x-permission': xPermission(permission),
           security: isPublic ? (base.security ?? []) : [{ bearer: [] }],
           response: isPublic ? base.response : { ...authAnswers, ...(base.response as object | undefined) },
         },
@@ -238,4 +251,13 @@ export function installApiDocs(app: FastifyInstance): void {
       return document;
     },
   });
+}
+
+/** `x-permission`: the permission, or for a route whose permission depends on the request, each case's. */
+export function xPermission(permission: FastifyContextConfig['permission']): unknown {
+  if (typeof permission !== 'object') return permission;
+  return {
+    dependsOn: permission.dependsOn,
+    cases: Object.fromEntries(permission.cases.map((c) => [c.name, c.permission])),
+  };
 }

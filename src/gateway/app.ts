@@ -29,6 +29,7 @@ import { registerWebhookRoutes } from './webhook-routes.js';
 import { registerParentKeyRoutes } from './parent-key-routes.js';
 import { registerImportRoutes } from './import-routes.js';
 import { registerDecisionRoutes } from './decision-routes.js';
+import { registerRunDecisionRoutes } from './run-decisions.js';
 import { registerRotationRoutes } from './rotation-routes.js';
 import { registerDriftRoutes } from './drift-routes.js';
 import { registerFundingFleetRoutes } from './funding-fleet-routes.js';
@@ -172,28 +173,32 @@ function registerRoutes(
   });
   registerFundingRoutes(app, { pool: deps.pool, maxTransferMicroUsd: options.maxTransferMicroUsd });
   registerWalletRoutes(app, { pool: deps.pool, platform: options.preflightPlatform });
-  registerPlanRoutes(app, {
-    pool: deps.pool,
-    client: deps.client,
-    taskQueue: options.taskQueue,
-    maxTransferMicroUsd: options.maxTransferMicroUsd,
-    tenantKeyLimit: options.tenantKeyLimit,
-  });
-  registerApprovalRoutes(app, { pool: deps.pool, client: deps.client });
-  registerDecisionRoutes(app, {
+  const decisions = {
     pool: deps.pool,
     client: deps.client,
     transferApproval: {
       gated: options.approvals.actions.has('resolveTransfer'),
       ttlMs: options.approvals.ttlMs,
     },
+  };
+  registerPlanRoutes(app, {
+    pool: deps.pool,
+    client: deps.client,
+    taskQueue: options.taskQueue,
+    maxTransferMicroUsd: options.maxTransferMicroUsd,
+    tenantKeyLimit: options.tenantKeyLimit,
+    decisions,
   });
+  registerApprovalRoutes(app, { pool: deps.pool, client: deps.client });
+  registerRunDecisionRoutes(app, decisions);
+  registerDecisionRoutes(app, decisions);
   registerRotationRoutes(app, {
     pool: deps.pool,
     client: deps.client,
     taskQueue: options.taskQueue,
     publicUrl: options.publicUrl,
     deployers: options.deployers,
+    decisions,
   });
   registerDriftRoutes(app, {
     pool: deps.pool,
@@ -212,6 +217,7 @@ function registerRoutes(
     },
     taskQueue: options.taskQueue,
     publicUrl: options.publicUrl,
+    decisions,
   });
   registerEventRoutes(app, {
     pool: deps.pool,
@@ -234,6 +240,7 @@ function registerRoutes(
     client: deps.client,
     taskQueue: options.taskQueue,
     platform: options.preflightPlatform,
+    decisions,
   });
   registerImportRoutes(app, {
     pool: deps.pool,

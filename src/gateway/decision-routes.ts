@@ -1,46 +1,25 @@
-import type { Client } from '@temporalio/client';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { requestTransferVerdictApproval } from '../client/approvals.js';
+import type { FastifyInstance } from 'fastify';
 import { declareParentFunded } from '../client/parent-funded.js';
-import { DecisionRefusedError, sendDecision } from '../client/send-decision.js';
-import { cancelClose } from '../client/start-lifecycle.js';
-import type { Pool } from '../client/records.js';
-import { TenantNotFoundError } from '../domain/record-errors.js';
-import { lifecycleWorkflowId, onboardingWorkflowId, topUpWorkflowId } from '../domain/ids.js';
-import { ONBOARDING_PURPOSE } from '../domain/onboarding.js';
-import {
-  checkCloseTransferVerdict,
-  checkDecisionBy,
-  checkTransferVerdict,
-  type Checked,
-} from '../domain/operator-decisions.js';
+import { checkDecisionBy } from '../domain/operator-decisions.js';
+import type { DecidingRun } from '../domain/run-ids.js';
 import { InvalidInputError } from '../domain/tenant-input.js';
 import { idempotencyKeySchema } from '../domain/top-up-input.js';
-import { closeResolveTransferUpdate } from '../../workflows/close-tenant-messages.js';
-import { parentFundedUpdate, resolveTransferUpdate } from '../../workflows/onboard-tenant-messages.js';
 import { actorOf } from './access.js';
-import { GatewayError, GatewayErrorCode, invalidInput, tenantNotFound, sendData } from './errors.js';
+import { sendData } from './errors.js';
 import { badField, bodyOf, refOf } from './request-input.js';
 import { anyObject, decisionBody, doc, externalRefParam, fromZod } from './api-docs.js';
+import { asBefore, decideForRun, type RunDecisionDeps } from './run-decisions.js';
 
 /**
- * Operator decisions for a waiting run (permission `runs.decide`), the way `tenantctl` sends them:
- * - `POST /v1/tenants/:ref/decisions/resolve-transfer` `{ outcome, reason, close?, purpose?, key? }`: with the
- *   server's APPROVAL_POLICY gating resolveTransfer, the request is written (202 with it) and nothing is sent to
- *   the run; otherwise the Update is sent (200 with the run's answer);
- * - `POST /v1/tenants/:ref/decisions/parent-funded` `{ reason, key? }` (its onboarding, or that top-up), and
- *   `POST /v1/parent/funded` `{ reason }` (the parent-wide state, every waiting top-up);
+ * The operator decisions' older shapes, deprecated aliases of `POST /v1/runs/:run/decisions/:decision`
+ * (run-decisions.ts) that answer as before: each names its run the old way and calls `decideForRun`.
+ * - `POST /v1/tenants/:ref/decisions/resolve-transfer` `{ outcome, reason, close?, purpose?, key? }`;
+ * - `POST /v1/tenants/:ref/decisions/parent-funded` `{ reason, key? }` (its onboarding, or that top-up);
  * - `POST /v1/tenants/:ref/close/cancel` `{ reason }`: undo a delayed close inside its window.
- * Who decides is the bearer's name. The input is checked whole first (400 naming the field, nothing sent);
- * a decision the run refuses (its Update validator: not waiting for it, no approval) is a 409 naming why, one for
- * no run a 404.
+ * `POST /v1/parent/funded` `{ reason }` is no run's decision but the parent-wide state (every waiting top-up is
+ * told): it stays as it is.
  */
-export interface DecisionRoutesDeps {
-  pool: Pool;
-  client: Client;
-  /** The server's APPROVAL_POLICY / APPROVAL_TTL for resolveTransfer. */
-  transferApproval: { gated: boolean; ttlMs: number };
-}
+export type DecisionRoutesDeps = RunDecisionDeps;
 
 export function registerDecisionRoutes(app: FastifyInstance, deps: DecisionRoutesDeps): void {
   void app.register(async (api) => {
@@ -49,52 +28,23 @@ export function registerDecisionRoutes(app: FastifyInstance, deps: DecisionRoute
       { config: { permission: 'runs.decide' }, schema: resolveTransferDoc },
       async (request, reply) => {
         const externalRef = refOf(request.params);
-        const body = bodyOf(request.body, ['outcome', 'reason', 'close', 'purpose', 'key', 'operator']);
-        const operator = actorOf(request, body['operator'], 'operator');
-        const close = flagOf(body['close'], 'close');
-        const key = body['key'] === undefined ? undefined : topUpKeyOf(body['key']);
+        const {
+          close: rawClose,
+          key: rawKey,
+          ...body
+        } = bodyOf(request.body, ['outcome', 'reason', 'close', 'purpose', 'key', 'operator']);
+        const close = flagOf(rawClose, 'close');
+        const key = rawKey === undefined ? undefined : topUpKeyOf(rawKey);
         if (!close && body['purpose'] !== undefined)
           throw badField('purpose', 'only with close (an onboarding or a top-up has one transfer)');
         if (close && key !== undefined) throw badField('key', 'not with close (name the transfer with purpose)');
-        const purpose = close ? (body['purpose'] ?? ONBOARDING_PURPOSE) : undefined;
-        const verdict = checked(
-          close
-            ? checkCloseTransferVerdict({ outcome: body['outcome'], operator, reason: body['reason'], purpose })
-            : checkTransferVerdict({ outcome: body['outcome'], operator, reason: body['reason'] }),
-        );
-        const workflowId = close
-          ? lifecycleWorkflowId('close', externalRef)
+        const run: DecidingRun = close
+          ? { kind: 'close', externalRef }
           : key !== undefined
-            ? topUpWorkflowId(externalRef, key)
-            : onboardingWorkflowId(externalRef);
-        try {
-          if (deps.transferApproval.gated) {
-            const { operator: by, reason, outcome } = verdict;
-            const approval = await requestTransferVerdictApproval(deps, {
-              externalRef,
-              workflowId,
-              close,
-              verdict: { operator: by, reason, outcome },
-              ...(close ? { purpose: purpose as string } : {}),
-              ttlMs: deps.transferApproval.ttlMs,
-            });
-            return sendData(reply, 202, {
-              status: 'awaiting_approval',
-              approvalId: approval.id,
-              expiresAt: approval.expiresAt,
-              workflowId,
-            });
-          }
-          const answer = close
-            ? await sendDecision(deps.client, workflowId, closeResolveTransferUpdate, {
-                ...verdict,
-                purpose: purpose as string,
-              })
-            : await sendDecision(deps.client, workflowId, resolveTransferUpdate, verdict);
-          return sendData(reply, 200, { workflowId, decision: 'resolveTransfer', ...answer });
-        } catch (error) {
-          throw translated(error);
-        }
+            ? { kind: 'top-up', externalRef, key }
+            : { kind: 'onboarding', externalRef };
+        const decided = await decideForRun(deps, request, run, 'resolve-transfer', body);
+        return sendData(reply, decided.status, asBefore(decided));
       },
     );
 
@@ -103,20 +53,13 @@ export function registerDecisionRoutes(app: FastifyInstance, deps: DecisionRoute
       { config: { permission: 'runs.decide' }, schema: parentFundedDoc },
       async (request, reply) => {
         const externalRef = refOf(request.params);
-        const body = bodyOf(request.body, ['reason', 'key', 'operator']);
-        const by = checked(
-          checkDecisionBy({ operator: actorOf(request, body['operator'], 'operator'), reason: body['reason'] }),
-        );
-        const workflowId =
-          body['key'] === undefined
-            ? onboardingWorkflowId(externalRef)
-            : topUpWorkflowId(externalRef, topUpKeyOf(body['key']));
-        try {
-          const answer = await sendDecision(deps.client, workflowId, parentFundedUpdate, by);
-          return sendData(reply, 200, { workflowId, decision: 'parentFunded', ...answer });
-        } catch (error) {
-          throw translated(error);
-        }
+        const { key, ...body } = bodyOf(request.body, ['reason', 'key', 'operator']);
+        const run: DecidingRun =
+          key === undefined
+            ? { kind: 'onboarding', externalRef }
+            : { kind: 'top-up', externalRef, key: topUpKeyOf(key) };
+        const decided = await decideForRun(deps, request, run, 'parent-funded', body);
+        return sendData(reply, decided.status, asBefore(decided));
       },
     );
 
@@ -124,8 +67,13 @@ export function registerDecisionRoutes(app: FastifyInstance, deps: DecisionRoute
       '/v1/parent/funded',
       { config: { permission: 'runs.decide' }, schema: parentWideFundedDoc },
       async (request, reply) => {
-        const by = decisionByOf(request);
-        return sendData(reply, 200, await declareParentFunded(deps, by));
+        const body = bodyOf(request.body, ['reason', 'operator']);
+        const by = checkDecisionBy({
+          operator: actorOf(request, body['operator'], 'operator'),
+          reason: body['reason'],
+        });
+        if (!by.ok) throw new InvalidInputError(by.problems);
+        return sendData(reply, 200, await declareParentFunded(deps, by.value));
       },
     );
 
@@ -134,22 +82,12 @@ export function registerDecisionRoutes(app: FastifyInstance, deps: DecisionRoute
       { config: { permission: 'runs.decide' }, schema: cancelCloseDoc },
       async (request, reply) => {
         const externalRef = refOf(request.params);
-        const by = decisionByOf(request);
-        try {
-          const answer = await cancelClose(deps.client, externalRef, by);
-          return sendData(reply, 200, { externalRef, cancelled: true, ...answer });
-        } catch (error) {
-          throw translated(error);
-        }
+        const decided = await decideForRun(deps, request, { kind: 'close', externalRef }, 'cancel-close', request.body);
+        const { workflowId: _id, decision: _name, ...answer } = decided.data;
+        return sendData(reply, 200, { externalRef, cancelled: true, ...answer });
       },
     );
   });
-}
-
-/** `{ reason }` (and `operator`, which may only repeat the bearer's name) as a checked decision. */
-function decisionByOf(request: FastifyRequest) {
-  const body = bodyOf(request.body, ['reason', 'operator']);
-  return checked(checkDecisionBy({ operator: actorOf(request, body['operator'], 'operator'), reason: body['reason'] }));
 }
 
 function flagOf(value: unknown, field: string): boolean {
@@ -164,29 +102,13 @@ function topUpKeyOf(value: unknown): string {
   return parsed.data;
 }
 
-function checked<T>(result: Checked<T>): T {
-  if (!result.ok) throw invalidInput(new InvalidInputError(result.problems));
-  return result.value;
-}
-
-function translated(error: unknown): unknown {
-  if (error instanceof InvalidInputError) return invalidInput(error);
-  if (error instanceof TenantNotFoundError) return tenantNotFound();
-  if (error instanceof DecisionRefusedError) {
-    if (error.code === 'WORKFLOW_NOT_FOUND')
-      return new GatewayError(404, GatewayErrorCode.RUN_NOT_FOUND, `${error.message}.`);
-    // The run's own refusal (not waiting for it, no approval, …): nothing reached its history.
-    return new GatewayError(409, GatewayErrorCode.DECISION_NOT_APPLICABLE, `${error.message} [${error.code}].`);
-  }
-  return error;
-}
-
 const refused =
   "The run refuses the decision now (DECISION_NOT_APPLICABLE: its Update validator's reason); nothing reached it.";
 const noRun = 'No run under this business key (RUN_NOT_FOUND), or no such tenant (TENANT_NOT_FOUND).';
 const topUpKey = { ...fromZod(idempotencyKeySchema), description: "A top-up's Idempotency-Key: decide for that run." };
 
 const resolveTransferDoc = doc({
+  deprecatedFor: 'POST /v1/runs/{run}/decisions/{decision}',
   summary: 'Say whether an ambiguous transfer was applied (resolveTransfer)',
   description:
     "For the tenant's onboarding, a top-up (`key`) or its close (`close: true`, the transfer named by `purpose`). " +
@@ -211,6 +133,7 @@ const resolveTransferDoc = doc({
 });
 
 const parentFundedDoc = doc({
+  deprecatedFor: 'POST /v1/runs/{run}/decisions/{decision}',
   summary: "Tell the tenant's onboarding, or one top-up (`key`), that the parent is funded again",
   params: externalRefParam,
   body: decisionBody({ key: topUpKey }),
@@ -224,6 +147,7 @@ const parentWideFundedDoc = doc({
 });
 
 const cancelCloseDoc = doc({
+  deprecatedFor: 'POST /v1/runs/{run}/decisions/{decision}',
   summary: 'Cancel a delayed close inside its window',
   params: externalRefParam,
   body: decisionBody(),

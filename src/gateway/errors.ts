@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { DeployerNotConfiguredError } from '../client/deployer-readiness.js';
-import type { DecisionRefusedError } from '../client/send-decision.js';
+import { DecisionRefusedError } from '../client/send-decision.js';
 import { RotationConflictError } from '../client/start-rotation.js';
 import { TenantNotFoundError } from '../domain/record-errors.js';
-import type { InvalidInputError } from '../domain/tenant-input.js';
+import { InvalidInputError } from '../domain/tenant-input.js';
 import { TenantRefusedError } from '../domain/tenant-rules.js';
 import type { Logger } from '../infra/log.js';
 
@@ -122,10 +122,11 @@ export function sendError(
  */
 export function answerError(
   logger: Logger | undefined,
-  error: unknown,
+  thrown: unknown,
   request: FastifyRequest,
   reply: FastifyReply,
 ): void {
+  const error = typedErrorAnswer(thrown) ?? thrown;
   if (error instanceof GatewayError) {
     for (const [name, value] of Object.entries(error.extra.headers ?? {})) void reply.header(name, value);
     void sendError(reply, error.status, error.code, error.message, error.extra.fields);
@@ -164,6 +165,18 @@ export function answerError(
 }
 
 // The typed errors of the layers below, each answered one way, here (routes call these; none maps its own).
+
+/**
+ * The one mapping of the layers' typed errors to answers, applied by the gateway's error handler to whatever a route
+ * lets through: a route throws what its client call threw, and maps nothing itself.
+ */
+export function typedErrorAnswer(error: unknown): GatewayError | undefined {
+  if (error instanceof GatewayError) return undefined;
+  if (error instanceof InvalidInputError) return invalidInput(error);
+  if (error instanceof DecisionRefusedError) return decisionRefused(error);
+  const refusal = startRefusal(error);
+  return refusal instanceof GatewayError ? refusal : undefined;
+}
 
 /** How the gateway answers what a starter refused before anything started (other errors pass through). */
 export function startRefusal(error: unknown): unknown {

@@ -2,28 +2,17 @@ import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { describeKeyRun, listSlotKeys, startKeyIssue, startKeyRevoke } from '../client/key-slots.js';
 import { NoActiveKeyError, revealOrRequest } from '../client/reveal-key.js';
-import { DecisionRefusedError, sendDecision } from '../client/send-decision.js';
 import type { Vault } from '../secrets/vault.js';
 import type { Pool } from '../client/records.js';
 import { TenantNotFoundError } from '../domain/record-errors.js';
-import { keyIssueWorkflowId } from '../domain/ids.js';
 import { namedSlotSchema } from '../domain/key-slot-input.js';
-import { checkDecisionBy } from '../domain/operator-decisions.js';
-import { abortKeyIssueUpdate, retryKeyIssueUpdate } from '../../workflows/keys/key-slot-messages.js';
 import { requireTenant } from '../client/tenant-records.js';
 import { InvalidInputError } from '../domain/tenant-input.js';
 import { TenantRefusedError } from '../domain/tenant-rules.js';
 import { actorOf, callerOf, requirePermission } from './access.js';
-import {
-  decisionRefused,
-  GatewayError,
-  GatewayErrorCode,
-  invalidInput,
-  tenantNotFound,
-  tenantRefused,
-  sendData,
-} from './errors.js';
+import { GatewayError, GatewayErrorCode, invalidInput, tenantNotFound, tenantRefused, sendData } from './errors.js';
 import { accepted, bodyOf, refOf } from './request-input.js';
+import { asBefore, decideForRun, type RunDecisionDeps } from './run-decisions.js';
 import { issueTenantKeyInputSchema, revokeTenantKeyInputSchema } from '../domain/key-slot-input.js';
 import {
   anyObject,
@@ -54,10 +43,8 @@ export interface KeySlotRoutesDeps {
   revealApproval: { gated: boolean; ttlMs: number };
   taskQueue: string;
   publicUrl: string | undefined;
+  decisions: RunDecisionDeps;
 }
-
-/** The decisions for a slot's key issue at the active-key limit (path word: Update). */
-const ISSUE_DECISIONS = { 'retry-key-create': retryKeyIssueUpdate, abort: abortKeyIssueUpdate } as const;
 
 function slotOf(value: unknown): string {
   const parsed = namedSlotSchema.safeParse(value);
@@ -145,37 +132,17 @@ export function registerKeySlotRoutes(app: FastifyInstance, deps: KeySlotRoutesD
       },
     );
 
-    // An operator decision for a slot's key issue waiting at the active-key limit: the run's Update.
+    // An operator decision for a slot's key issue waiting at the active-key limit (deprecated alias).
     api.post(
       '/v1/tenants/:externalRef/keys/:slot/issue/:decision',
       { config: { permission: 'keys.manage' }, schema: issueDecisionDoc },
       async (request, reply) => {
         const { slot: rawSlot, decision } = request.params as { slot: string; decision: string };
-        if (!Object.hasOwn(ISSUE_DECISIONS, decision))
-          throw new GatewayError(
-            404,
-            GatewayErrorCode.ROUTE_NOT_FOUND,
-            `No such decision; use one of ${Object.keys(ISSUE_DECISIONS).join(', ')}.`,
-          );
-        const update = ISSUE_DECISIONS[decision as keyof typeof ISSUE_DECISIONS];
         const externalRef = refOf(request.params);
-        const body = bodyOf(request.body, ['reason', 'operator']);
-        // The run's own rule, checked first so a bad value is a 400 naming the field (nothing is sent).
-        const by = checkDecisionBy({
-          operator: actorOf(request, body['operator'], 'operator'),
-          reason: body['reason'],
-        });
-        try {
-          const slot = slotOf(rawSlot);
-          if (!by.ok) throw new InvalidInputError(by.problems);
-          await requireTenant(deps.pool, externalRef);
-          const workflowId = keyIssueWorkflowId(externalRef, slot);
-          const answer = await sendDecision(deps.client, workflowId, update, by.value);
-          return sendData(reply, 200, { externalRef, slot, workflowId, decision: update.name, ...answer });
-        } catch (error) {
-          if (error instanceof DecisionRefusedError) throw decisionRefused(error);
-          throw translated(error);
-        }
+        const slot = slotOf(rawSlot);
+        const run = { kind: 'key-issue', externalRef, slot } as const;
+        const decided = await decideForRun(deps.decisions, request, run, decision, request.body);
+        return sendData(reply, 200, { externalRef, slot, ...asBefore(decided) });
       },
     );
 
@@ -251,6 +218,7 @@ const revealDoc = doc({
 });
 
 const issueDecisionDoc = doc({
+  deprecatedFor: 'POST /v1/runs/{run}/decisions/{decision}',
   summary: "Decide for a slot's key issue waiting at the platform's active-key limit: retry-key-create or abort",
   description: "The run's Update validator is the one judge: a decision that does not apply now is a 409 naming why.",
   params: { ...slotParams, decision: { type: 'string', enum: ['retry-key-create', 'abort'] } },

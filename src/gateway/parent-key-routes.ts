@@ -11,7 +11,7 @@ import {
   startParentKeyRotation,
 } from '../client/parent-key.js';
 import { describeRun } from '../client/run-status.js';
-import { DecisionRefusedError, sendDecision } from '../client/send-decision.js';
+import { DecisionRefusedError } from '../client/send-decision.js';
 import type { Pool } from '../client/records.js';
 import { PARENT_KEY_ROTATION_WORKFLOW_ID } from '../domain/ids.js';
 import { checkDecisionBy } from '../domain/operator-decisions.js';
@@ -20,6 +20,7 @@ import { PlatformError, type PlatformClient } from '../platform/index.js';
 import { actorOf } from './access.js';
 import { GatewayError, GatewayErrorCode, invalidInput, sendData } from './errors.js';
 import { badField, bodyOf, refuseUnknown } from './request-input.js';
+import { decideForRun, type RunDecisionDeps } from './run-decisions.js';
 import { rotateParentKeyInputSchema } from '../domain/key-slot-input.js';
 import { actorField, anyObject, decisionBody, doc, fromZod } from './api-docs.js';
 
@@ -48,6 +49,7 @@ export interface ParentKeyRoutesDeps {
   taskQueue: string;
   /** The platform with the parent key this gateway holds (absent: platform-keys and identify answer 503). */
   platform?: PlatformClient | undefined;
+  decisions: RunDecisionDeps;
 }
 
 export function registerParentKeyRoutes(app: FastifyInstance, deps: ParentKeyRoutesDeps): void {
@@ -159,19 +161,12 @@ export function registerParentKeyRoutes(app: FastifyInstance, deps: ParentKeyRou
       '/v1/parent-key/decision',
       { config: { permission: 'parent.key' }, schema: decisionDoc },
       async (request, reply) => {
-        const { decision, operator, reason, ...rest } = bodyOf(request.body);
-        refuseUnknown(rest);
-        const update =
-          typeof decision === 'string' && Object.hasOwn(PARENT_KEY_DECISIONS, decision)
-            ? PARENT_KEY_DECISIONS[decision as keyof typeof PARENT_KEY_DECISIONS]
-            : undefined;
-        if (!update) throw badField('decision', `must be one of ${Object.keys(PARENT_KEY_DECISIONS).join(', ')}`);
-        const by = checkDecisionBy({ operator: actorOf(request, operator, 'operator'), reason });
-        if (!by.ok) throw invalidInput(new InvalidInputError(by.problems));
-        const answer = await answered(() =>
-          sendDecision(deps.client, PARENT_KEY_ROTATION_WORKFLOW_ID, update, by.value),
-        );
-        return sendData(reply, 200, { workflowId: PARENT_KEY_ROTATION_WORKFLOW_ID, decision, ...answer });
+        const { decision, ...body } = bodyOf(request.body, ['decision', 'operator', 'reason']);
+        if (typeof decision !== 'string' || !Object.hasOwn(PARENT_KEY_DECISIONS, decision))
+          throw badField('decision', `must be one of ${Object.keys(PARENT_KEY_DECISIONS).join(', ')}`);
+        const run = { kind: 'parent-key-rotation' } as const;
+        const decided = await decideForRun(deps.decisions, request, run, decision, body);
+        return sendData(reply, 200, decided.data);
       },
     );
   });
@@ -277,6 +272,7 @@ const scheduleDoc = doc({
 });
 
 const decisionDoc = doc({
+  deprecatedFor: 'POST /v1/runs/{run}/decisions/{decision}',
   summary: 'Send an operator decision to the running parent key rotation',
   body: decisionBody({ decision: { type: 'string', enum: Object.keys(PARENT_KEY_DECISIONS) } }, ['decision', 'reason']),
   answers: {

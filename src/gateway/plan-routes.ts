@@ -4,7 +4,6 @@ import {
   assignPlan,
   ConvergenceNotFoundError,
   convergenceView,
-  decideRollout,
   previewPlanRollout,
   RolloutNotFoundError,
   rolloutView,
@@ -22,14 +21,14 @@ import {
 import { DecisionRefusedError } from '../client/send-decision.js';
 import type { Pool } from '../client/records.js';
 import { findTenantRecord } from '../client/tenant-records.js';
-import { checkDecisionBy, REASON_TEXT } from '../domain/operator-decisions.js';
+import { REASON_TEXT } from '../domain/operator-decisions.js';
 import { planVersionSchema, type PlanRef } from '../domain/plan-ref.js';
 import { convergeOptionsSchema, ROLLOUT_START_FIELDS, rolloutStartBodySchema } from '../domain/plan-rollout.js';
 import { createPlanInputSchema, planNameSchema, updatePlanInputSchema } from '../domain/plans.js';
 import { InvalidInputError } from '../domain/tenant-input.js';
 import { freeText } from '../domain/text.js';
 import { callerOf } from './access.js';
-import { anyArray, anyObject, doc, externalRefParam, objectOf, reasonField } from './api-docs.js';
+import { anyArray, anyObject, decisionBody, doc, externalRefParam } from './api-docs.js';
 import {
   decisionRefused,
   GatewayError,
@@ -40,6 +39,7 @@ import {
   startRefusal,
 } from './errors.js';
 import { accepted, bodyOf, refOf } from './request-input.js';
+import { decideForRun, type RunDecisionDeps } from './run-decisions.js';
 import { z } from 'zod';
 
 /**
@@ -68,6 +68,7 @@ export function registerPlanRoutes(
     maxTransferMicroUsd?: string | undefined;
     /** PLATFORM_TENANT_KEY_LIMIT (absent: its default): a plan over it is refused when written or carried out. */
     tenantKeyLimit?: number | undefined;
+    decisions: RunDecisionDeps;
   },
 ): void {
   void app.register(async (api) => {
@@ -178,20 +179,15 @@ export function registerPlanRoutes(
       { config: { permission: 'plans.manage' }, schema: rolloutDecisionDoc },
       async (request, reply) => {
         const { decision } = request.params as { decision: string };
-        if (!(ROLLOUT_DECISIONS as readonly string[]).includes(decision))
-          throw new GatewayError(
-            404,
-            GatewayErrorCode.ROUTE_NOT_FOUND,
-            `No such decision; use one of ${ROLLOUT_DECISIONS.join(', ')}.`,
-          );
         const plan = rolloutOf(request.params);
-        const body = bodyOf(request.body, ['reason']);
-        // The rule of a decision's reason first (400 naming it); whether it applies now is the run's to say (409).
-        const checked = checkDecisionBy({ operator: callerOf(request).name, reason: body['reason'] });
-        if (!checked.ok) throw invalidInput(new InvalidInputError(checked.problems));
-        const answered = await answer(() =>
-          decideRollout(deps.client, plan, decision as (typeof ROLLOUT_DECISIONS)[number], checked.value),
+        const decided = await decideForRun(
+          deps.decisions,
+          request,
+          { kind: 'plan-rollout', plan },
+          decision,
+          request.body,
         );
+        const { workflowId: _id, decision: _name, ...answered } = decided.data;
         return sendData(reply, 200, { plan, decision, ...answered });
       },
     );
@@ -354,6 +350,7 @@ const rolloutDoc = doc({
 });
 
 const rolloutDecisionDoc = doc({
+  deprecatedFor: 'POST /v1/runs/{run}/decisions/{decision}',
   summary: 'Pause a rollout (no tenant is started until it is resumed; those running finish) or resume it',
   description:
     "Sent as the run's Update (`pauseRollout`, `resumeRollout`), whose validator decides whether it applies now: " +
@@ -363,7 +360,7 @@ const rolloutDecisionDoc = doc({
     version: versionParam,
     decision: { type: 'string', enum: [...ROLLOUT_DECISIONS] },
   },
-  body: { ...objectOf({ reason: reasonField }), additionalProperties: false },
+  body: decisionBody(),
   answers: {
     200: {
       description: "`plan`, `decision`, and the run's answer: `stage` (paused, running) and `effect`.",

@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
-import { cancelRotation, startAdoption } from '../client/start-rotation.js';
+import { startAdoption } from '../client/start-rotation.js';
 import { describeRun } from '../client/run-status.js';
 import {
   controlSchedule,
@@ -12,20 +12,14 @@ import {
   type ScheduleCommand,
 } from '../client/rotation-schedules.js';
 import { assertDeployerReady, type DeployerReadiness } from '../client/deployer-readiness.js';
-import { DecisionRefusedError, sendDecision } from '../client/send-decision.js';
 import type { Pool } from '../client/records.js';
 import { rotationWorkflowId } from '../domain/ids.js';
-import { checkDecisionBy } from '../domain/operator-decisions.js';
 import { rotateFleetInputSchema, rotateTenantKeyInputSchema } from '../domain/rotation-input.js';
 import { InvalidInputError, parseInput, slotSchema } from '../domain/tenant-input.js';
-import {
-  abortRotationUpdate,
-  retryKeyCreateUpdate,
-  revokeAnywayUpdate,
-} from '../../workflows/keys/rotate-tenant-key-messages.js';
 import { callerOf } from './access.js';
-import { decisionRefused, GatewayError, GatewayErrorCode, invalidInput, sendData, startRefusal } from './errors.js';
+import { GatewayError, GatewayErrorCode, invalidInput, sendData, startRefusal } from './errors.js';
 import { accepted, pathCommand, refOf } from './request-input.js';
+import { asBefore, decideForRun, type RunDecisionDeps } from './run-decisions.js';
 import { z } from 'zod';
 import { adoptTenantKeysInputSchema } from '../domain/import-input.js';
 import { anyArray, anyObject, decisionBody, doc, externalRefParam, fromZod } from './api-docs.js';
@@ -47,13 +41,9 @@ export interface RotationRoutesDeps {
   taskQueue: string;
   publicUrl: string | undefined;
   deployers: DeployerReadiness;
+  decisions: RunDecisionDeps;
 }
 
-const DECISIONS = {
-  'revoke-anyway': revokeAnywayUpdate,
-  abort: abortRotationUpdate,
-  'retry-key-create': retryKeyCreateUpdate,
-} as const;
 const SCHEDULE_COMMANDS: readonly ScheduleCommand[] = ['pause', 'unpause', 'delete', 'run-now'];
 
 export function registerRotationRoutes(app: FastifyInstance, deps: RotationRoutesDeps): void {
@@ -105,40 +95,13 @@ export function registerRotationRoutes(app: FastifyInstance, deps: RotationRoute
       { config: { permission: 'runs.decide' }, schema: rotationDecisionDoc },
       async (request, reply) => {
         const { decision } = request.params as { decision: string };
-        if (decision !== 'cancel' && !(decision in DECISIONS))
-          throw new GatewayError(
-            404,
-            GatewayErrorCode.ROUTE_NOT_FOUND,
-            `No such decision; use one of ${[...Object.keys(DECISIONS), 'cancel'].join(', ')}.`,
-          );
-        const externalRef = refOf(request.params);
-        const slot = slotOf(request.params);
-        const body = (request.body ?? {}) as Record<string, unknown>;
-        const allowed = decision === 'cancel' ? [] : ['reason'];
-        const unknown = Object.keys(body).filter((key) => !allowed.includes(key));
-        if (unknown.length)
-          throw new GatewayError(400, GatewayErrorCode.INVALID_INPUT, `${unknown[0]}: is not a known field`, {
-            fields: unknown,
-          });
-        const workflowId = rotationWorkflowId(externalRef, slot);
+        const run = { kind: 'rotation', externalRef: refOf(request.params), slot: slotOf(request.params) } as const;
+        const decided = await decideForRun(deps.decisions, request, run, decision, request.body);
         if (decision === 'cancel') {
-          const status = await cancelRotation(deps.client, externalRef, slot);
-          if (!status)
-            throw new GatewayError(404, GatewayErrorCode.RUN_NOT_FOUND, `No rotation of ${externalRef} slot ${slot}.`);
-          return sendData(reply, 200, { workflowId, stage: status.stage });
+          const { workflowId, stage } = decided.data;
+          return sendData(reply, 200, { workflowId, stage });
         }
-        const update = DECISIONS[decision as keyof typeof DECISIONS];
-        // The run's own rule, checked first so a bad value is a 400 naming the field; whether the
-        // decision applies now is the run's validator's to say (409).
-        const checked = checkDecisionBy({ operator: callerOf(request).name, reason: body.reason });
-        if (!checked.ok) throw invalidInput(new InvalidInputError(checked.problems));
-        try {
-          const answer = await sendDecision(deps.client, workflowId, update, checked.value);
-          return sendData(reply, 200, { workflowId, decision: update.name, ...answer });
-        } catch (error) {
-          if (error instanceof DecisionRefusedError) throw decisionRefused(error);
-          throw error;
-        }
+        return sendData(reply, 200, asBefore(decided));
       },
     );
 
@@ -264,6 +227,7 @@ const rotationRunDoc = doc({
 });
 
 const rotationDecisionDoc = doc({
+  deprecatedFor: 'POST /v1/runs/{run}/decisions/{decision}',
   summary: "Decide for a slot's waiting rotation: revoke-anyway, abort, retry-key-create (`{ reason }`), or cancel",
   description: "The run's Update validator is the one judge: a decision that does not apply now is a 409 naming why.",
   params: {

@@ -35,7 +35,7 @@ const CALLERS: Caller[] = [
 ];
 
 /** A concrete path for a route pattern: every parameter filled with a value that is well formed. */
-function pathOf(url: string): string {
+function pathOf(url: string, overrides: Record<string, string> = {}): string {
   const values: Record<string, string> = {
     externalRef: 'sec-nobody',
     action: 'suspend',
@@ -48,6 +48,7 @@ function pathOf(url: string): string {
     // Plans and their rollouts (a plan no one made: the allowed probes meet 404s, nothing starts).
     name: 'sec-plan',
     version: '1',
+    ...overrides,
   };
   return url.replace(/:([A-Za-z]+)/g, (_, name: string) => values[name] ?? 'x');
 }
@@ -110,24 +111,32 @@ describe('route × role table over HTTP', () => {
     const before = await counts();
     const table: string[] = [];
     for (const route of gateway.routes.filter((r) => r.url.startsWith('/v1') && r.method !== 'HEAD')) {
-      const permission = route.permission;
-      if (permission === PUBLIC) continue;
-      for (const caller of CALLERS) {
-        const expected = caller.role === undefined ? '401' : roleAllows(caller.role, permission) ? 'through' : '403';
-        // Refused probes carry a body that would otherwise be acted on; allowed ones get an empty body.
-        const response = await call(
-          route.method,
-          pathOf(route.url),
-          caller.token,
-          route.method === 'GET' ? undefined : expected === 'through' ? {} : { reason: 'probe', amountMicroUsd: '1' },
-        );
-        const got = response.status === 401 ? '401' : response.status === 403 ? '403' : 'through';
-        if (got === '403') expect((await response.json()) as unknown).toMatchObject({ error: { code: 'FORBIDDEN' } });
-        else await response.arrayBuffer();
-        table.push(
-          `${route.method} ${route.url} as ${caller.label}: ${got}${got === expected ? '' : ` (want ${expected})`}`,
-        );
-      }
+      if (route.permission === PUBLIC) continue;
+      // A route whose permission depends on the request (the decision route: the run's kind) is probed per case.
+      const probes =
+        typeof route.permission === 'string'
+          ? [{ permission: route.permission, path: pathOf(route.url) }]
+          : route.permission.cases.map((c) => ({
+              permission: c.permission,
+              path: pathOf(route.url, { run: c.example.replace('acme', 'sec-nobody') }),
+            }));
+      for (const { permission, path } of probes)
+        for (const caller of CALLERS) {
+          const expected = caller.role === undefined ? '401' : roleAllows(caller.role, permission) ? 'through' : '403';
+          // Refused probes carry a body that would otherwise be acted on; allowed ones get an empty body.
+          const response = await call(
+            route.method,
+            path,
+            caller.token,
+            route.method === 'GET' ? undefined : expected === 'through' ? {} : { reason: 'probe', amountMicroUsd: '1' },
+          );
+          const got = response.status === 401 ? '401' : response.status === 403 ? '403' : 'through';
+          if (got === '403') expect((await response.json()) as unknown).toMatchObject({ error: { code: 'FORBIDDEN' } });
+          else await response.arrayBuffer();
+          table.push(
+            `${route.method} ${path} as ${caller.label}: ${got}${got === expected ? '' : ` (want ${expected})`}`,
+          );
+        }
     }
     expect(table.filter((line) => line.includes('(want'))).toEqual([]);
     expect(table.length).toBeGreaterThanOrEqual(20 * CALLERS.length);
