@@ -20,6 +20,7 @@ import { addWaitTimeouts, setOperatorTokenFlag, setWaitFlags, withRuntime } from
 import { registerImportCommands } from './commands/import.js';
 import { registerParentKeyCommands } from './commands/parent-key.js';
 import { registerEventCommands } from './commands/events.js';
+import { registerDecideCommand } from './commands/decide.js';
 import { printBlock, printErrorBlock, printErrorLine, printLine, terminalSafeBlock } from './output.js';
 
 const program = new Command('tenantctl')
@@ -154,6 +155,7 @@ secrets
   );
 
 registerOnboardingCommands(program);
+registerDecideCommand(program);
 registerLifecycleCommands(program);
 registerTenantCommands(program);
 registerTopUpCommands(program);

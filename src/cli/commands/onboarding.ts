@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { OnboardingDryRun as DryRunReport } from '../../client/onboarding-preflight.js';
-import type { DecisionAnswer } from '../../domain/operator-decisions.js';
+import type { AwaitingApproval, DecisionReply } from '../decisions.js';
 import type { OnboardTenantResult } from '../../../workflows/onboard-tenant-messages.js';
 import { INITIAL_TRANSFER, ONBOARDING_PURPOSE } from '../../domain/onboarding.js';
 import { segment, withGateway } from '../run.js';
@@ -161,13 +161,8 @@ export function registerOnboardingCommands(program: Command): void {
             },
           );
           if ('status' in answer && answer.status === 'awaiting_approval') {
-            if (opts.json) printJson(answer);
-            else
-              printLine(
-                `awaiting_approval: ${answer.approvalId} (expires ${answer.expiresAt}); ` +
-                  `nothing is sent to ${answer.workflowId} until another operator runs \`tenantctl ` +
-                  `approvals approve ${answer.approvalId} --reason "..."\``,
-              );
+            const { printAwaitingApproval } = await import('../decisions.js');
+            printAwaitingApproval(answer, opts.json);
             return;
           }
           await printDecisionReply(answer as DecisionReply, opts.json);
@@ -180,18 +175,7 @@ interface DecisionFlags {
   json?: boolean;
 }
 
-/** What the gateway answers for a decision the run took: its workflow, the decision and the run's answer. */
-type DecisionReply = DecisionAnswer & { workflowId: string; decision: string };
-
-interface AwaitingApproval {
-  status: 'awaiting_approval';
-  approvalId: string;
-  expiresAt: string;
-  workflowId: string;
-}
-
 async function printDecisionReply(reply: DecisionReply, json: boolean | undefined): Promise<void> {
-  const { printDecision } = await import('../decisions.js');
-  const { workflowId, decision, ...answer } = reply;
-  printDecision(workflowId, decision, answer, json);
+  const { printDecisionReply: print } = await import('../decisions.js');
+  print(reply, json);
 }
