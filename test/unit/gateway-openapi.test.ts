@@ -8,6 +8,8 @@ import type { GatewayApp } from '../../src/gateway/app.js';
 import { PUBLIC } from '../../src/gateway/access.js';
 import { xPermission } from '../../src/gateway/api-docs.js';
 import { parseMasterKeys } from '../../src/secrets/master-keys.js';
+import { createOperatorDirectory, generateOperator } from '../../src/secrets/operators.js';
+import { parseOperatorList } from '../../src/domain/operator-list.js';
 import { buildTestGateway, TEST_API_TOKEN } from '../harness/gateway-app.js';
 
 /**
@@ -46,6 +48,53 @@ const openApiPath = (url: string) => url.replace(/:(\w+)/g, '{$1}');
 const pointer = (...parts: string[]) =>
   parts.map((part) => encodeURIComponent(part.replace(/~/g, '~0').replace(/\//g, '~1'))).join('/');
 
+/** An admin, who may call every route: the body checks below meet no 403. */
+const admin = generateOperator('openapi-admin', 'admin');
+const parsedAdmin = parseOperatorList(admin.entry);
+if (!parsedAdmin.ok) throw new Error(parsedAdmin.problems.join('; '));
+const adminDirectory = createOperatorDirectory(parsedAdmin.operators);
+
+/** Path parameters as a caller fills them where the document lists no values: the decision route names a close. */
+const SAMPLE_PARAMS: Record<string, string> = {
+  run: 'close:probe',
+  decision: 'resolve-transfer',
+  externalRef: 'probe',
+  slot: 'default',
+  key: 'probe-1',
+  name: 'probe',
+  version: '1',
+};
+
+interface PropertySchema {
+  type?: string | string[];
+  enum?: unknown[];
+  const?: unknown;
+  properties?: Record<string, PropertySchema>;
+  anyOf?: PropertySchema[];
+  oneOf?: PropertySchema[];
+  additionalProperties?: boolean;
+}
+
+/** A value of a documented property's type: the route may refuse its value, never its name. */
+function sampleOf(schema: PropertySchema): unknown {
+  if (schema.const !== undefined) return schema.const;
+  if (schema.enum?.length) return schema.enum[0];
+  const type = [schema.type].flat()[0];
+  if (type === 'boolean') return false;
+  if (type === 'integer' || type === 'number') return 1;
+  if (type === 'object') return {};
+  if (type === 'array') return [];
+  return 'probe';
+}
+
+/** The documented top-level fields of a body schema (each branch of an anyOf / oneOf). */
+function documentedFields(schema: PropertySchema): Map<string, PropertySchema> {
+  const fields = new Map(Object.entries(schema.properties ?? {}));
+  for (const branch of [...(schema.anyOf ?? []), ...(schema.oneOf ?? [])])
+    for (const [name, property] of documentedFields(branch)) fields.set(name, property);
+  return fields;
+}
+
 describe('the OpenAPI document', () => {
   let gateway: GatewayApp;
   let document: Document;
@@ -73,6 +122,7 @@ describe('the OpenAPI document', () => {
       client: noTemporal,
       taskQueue: 'openapi-test',
       keys: parseMasterKeys(`k1:${randomBytes(32).toString('base64')}`),
+      options: { operators: adminDirectory },
     });
     const answer = await gateway.app.inject({ method: 'GET', url: '/openapi.json' });
     expect(answer.statusCode).toBe(200);
@@ -156,6 +206,63 @@ describe('the OpenAPI document', () => {
     const fits = (body: unknown) => check(bodySchemaOf('/v1/tenants/{externalRef}/funding-policy', 'put'), body).valid;
     expect(fits({ below: '1000000', to: '5000000', maxPerDay: '10000000' })).toBe(true);
     expect(fits({ below: 'lots', to: '5000000', maxPerDay: '10000000' })).toBe(false);
+  });
+
+  it('matches every handler: each documented body field is taken by its route, none refused as unknown', async () => {
+    const unknownField = /is not a known field|unrecognized key/i;
+    const problems: string[] = [];
+    let checked = 0;
+    let refusedUndocumented = 0;
+    for (const [path, operations] of Object.entries(document.paths))
+      for (const [method, operation] of Object.entries(operations)) {
+        const schema = operation.requestBody?.content['application/json']?.schema as PropertySchema | undefined;
+        if (!schema || path.startsWith('/webhooks/') || path.startsWith('/codec/')) continue;
+        // A path whose body depends on a path word (`/{action}`: suspend, close, rotate-key, …) is tried with each.
+        const declared = (name: string) =>
+          operation.parameters?.find((p) => p.in === 'path' && p.name === name)?.schema as PropertySchema | undefined;
+        let urls = [path];
+        for (const [, name = ''] of path.matchAll(/\{(\w+)\}/g)) {
+          const values = (declared(name)?.enum ?? [SAMPLE_PARAMS[name] ?? 'probe']).map(String);
+          urls = urls.flatMap((url) => values.map((value) => url.replace(`{${name}}`, encodeURIComponent(value))));
+        }
+        const send = (url: string, body: object) =>
+          gateway.app.inject({
+            method: method.toUpperCase() as 'POST',
+            url,
+            headers: { authorization: `Bearer ${admin.token}`, 'idempotency-key': 'probe-1' },
+            payload: body,
+          });
+        /** The refusal of `field` as unknown, or undefined when the route took its name. */
+        const refusedAsUnknown = async (url: string, field: string, value: unknown) => {
+          const answer = await send(url, { [field]: value });
+          if (answer.statusCode !== 400) return undefined;
+          const { message } = answer.json<{ error: { message: string } }>().error;
+          return unknownField.test(message) && message.includes(`${field}:`) ? message : undefined;
+        };
+        for (const [field, property] of documentedFields(schema)) {
+          checked += 1;
+          const value = field === 'operator' ? 'openapi-admin' : sampleOf(property);
+          const refusals = [];
+          for (const url of urls) refusals.push(await refusedAsUnknown(url, field, value));
+          if (refusals.every(Boolean))
+            problems.push(`${method.toUpperCase()} ${path}: documents ${field}, refuses it (${refusals[0]})`);
+        }
+        if (schema.additionalProperties === false)
+          for (const url of urls) {
+            const answer = await send(url, { undocumentedProbe: 1 });
+            if (answer.statusCode !== 400) continue;
+            const { message, fields = [] } = answer.json<{ error: { message: string; fields?: string[] } }>().error;
+            // Refused for another field first (a required one, a path word): says nothing about this one.
+            if (!unknownField.test(message)) continue;
+            refusedUndocumented += 1;
+            if (!fields.includes('undocumentedProbe'))
+              problems.push(`${method.toUpperCase()} ${url}: refuses an undocumented field without naming it`);
+          }
+      }
+    expect(problems).toEqual([]);
+    // Every body route was reached with its fields (the admin meets no 403; none skipped by mistake).
+    expect(checked).toBeGreaterThanOrEqual(80);
+    expect(refusedUndocumented).toBeGreaterThanOrEqual(20);
   });
 
   it('answers as declared: successes, errors and the public routes', async () => {
