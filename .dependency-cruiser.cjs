@@ -5,7 +5,8 @@
  * point down only and never go round in a circle. Layers, top to bottom:
  *   src/cli, src/main            process entries and their wiring (cli may launch main's processes)
  *   src/gateway                  the HTTP app factory
- *   src/client                   start / inspect / schedule helpers
+ *   src/client                   start / inspect / schedule helpers (clients of Temporal and the database)
+ *   src/api-client               the gateway's HTTP client (tenantctl's operator commands, a TS signup backend)
  *   activities/                  createActivities(deps) and the pure logic only activities use
  *   src/platform, src/db, src/secrets, src/sim, src/infra   libraries
  *   src/domain                   what a workflow may import

@@ -1,4 +1,4 @@
-import type { GatewayClient, GatewayRequest } from '../client/gateway-client.js';
+import type { GatewayClient, GatewayRequest } from '../api-client/gateway-client.js';
 import type { RunView } from '../client/run-status.js';
 import type { WaitView } from '../client/current-wait.js';
 import { printErrorLine } from './output.js';

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { CliRuntime } from './runtime.js';
-import type { GatewayClient } from '../client/gateway-client.js';
+import type { GatewayClient } from '../api-client/gateway-client.js';
 import { printJson, printLine } from './output.js';
 
 /**

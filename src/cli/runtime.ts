@@ -3,7 +3,7 @@ import { ConfigError, reportConfigWarnings, type Config } from '../config/index.
 import { createPool, type Pool } from '../db/pool.js';
 import { safeOpsOf, type SafeOps } from '../main/wiring/safe-ops.js';
 import { UnknownOperatorError } from '../secrets/operators.js';
-import { createGatewayClient, type GatewayClient } from '../client/gateway-client.js';
+import { createGatewayClient, type GatewayClient } from '../api-client/gateway-client.js';
 import { isHttpsOrLoopback } from '../domain/outbound-rule.js';
 import { loadCliConfig } from './context.js';
 import { printErrorLine } from './output.js';

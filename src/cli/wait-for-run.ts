@@ -1,4 +1,4 @@
-import type { GatewayClient } from '../client/gateway-client.js';
+import type { GatewayClient } from '../api-client/gateway-client.js';
 import type { LastRun, RunKind } from '../client/last-runs.js';
 import type { TenantStatusView } from '../client/tenant-status.js';
 import { segment } from './run.js';

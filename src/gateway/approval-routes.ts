@@ -1,10 +1,9 @@
 import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
-import { ApprovalError, decideApproval, listApprovalViews } from '../client/approvals.js';
+import { decideApproval, listApprovalViews } from '../client/approvals.js';
 import { DecisionRefusedError } from '../client/send-decision.js';
 import type { Pool } from '../client/records.js';
-import { InvalidInputError } from '../domain/tenant-input.js';
-import { GatewayError, GatewayErrorCode, invalidInput, sendData } from './errors.js';
+import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
 import { callerOf } from './access.js';
 import { anyArray, anyObject, doc, objectOf, reasonField } from './api-docs.js';
 
@@ -51,11 +50,7 @@ export function registerApprovalRoutes(app: FastifyInstance, deps: { pool: Pool;
             ...(answer ? { answer } : {}),
           });
         } catch (error) {
-          if (error instanceof InvalidInputError) throw invalidInput(error);
-          if (error instanceof ApprovalError) {
-            const status = error.code === 'APPROVAL_NOT_FOUND' ? 404 : error.code === 'SELF_APPROVAL' ? 403 : 409;
-            throw new GatewayError(status, GatewayErrorCode[error.code], `${error.message}.`);
-          }
+          // Approved and used up, but the run no longer takes the verdict: not the run's refusal (409 of its own).
           if (error instanceof DecisionRefusedError)
             throw new GatewayError(409, GatewayErrorCode.APPROVAL_NOT_PENDING, `approved, but ${error.message}.`);
           throw error;

@@ -1,22 +1,16 @@
 import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
-import {
-  controlDriftSchedule,
-  describeDriftSchedule,
-  DriftScheduleNotFoundError,
-  scheduleDriftCheck,
-} from '../client/drift-schedules.js';
+import { controlDriftSchedule, describeDriftSchedule, scheduleDriftCheck } from '../client/drift-schedules.js';
 import { SCHEDULE_EVERY } from '../client/rotation-schedules.js';
 import { describeRun } from '../client/run-status.js';
 import { startDriftCheck } from '../client/start-drift-check.js';
 import { listDriftFindings } from '../client/drift-findings.js';
 import type { Pool } from '../client/records.js';
-import { TenantNotFoundError } from '../domain/record-errors.js';
 import { driftCheckWorkflowId } from '../domain/ids.js';
 import { externalRefSchema, InvalidInputError } from '../domain/tenant-input.js';
 import type { ReconcileFleetResult } from '../../workflows/reconcile-fleet-messages.js';
 import { callerOf } from './access.js';
-import { GatewayError, GatewayErrorCode, invalidInput, sendData } from './errors.js';
+import { invalidInput, sendData } from './errors.js';
 import { bodyOf, pathCommand } from './request-input.js';
 import { reconcileFleetInputSchema } from '../domain/drift-input.js';
 import { anyArray, anyObject, doc, fromZod } from './api-docs.js';
@@ -68,12 +62,6 @@ export function registerDriftRoutes(app: FastifyInstance, deps: DriftRoutesDeps)
           return sendData(reply, 202, { workflowId: handle.workflowId });
         } catch (error) {
           if (error instanceof InvalidInputError) throw invalidInput(error);
-          if (error instanceof TenantNotFoundError)
-            throw new GatewayError(
-              404,
-              GatewayErrorCode.TENANT_NOT_FOUND,
-              `No tenant with the external ref ${error.externalRef}.`,
-            );
           throw error;
         }
       },
@@ -154,13 +142,7 @@ export function registerDriftRoutes(app: FastifyInstance, deps: DriftRoutesDeps)
       { config: { permission: 'fleet.manage' }, schema: scheduleCommandDoc },
       async (request, reply) => {
         const command = pathCommand(request.params, SCHEDULE_COMMANDS);
-        try {
-          await controlDriftSchedule(deps.client, command);
-        } catch (error) {
-          if (error instanceof DriftScheduleNotFoundError)
-            throw new GatewayError(404, GatewayErrorCode.SCHEDULE_NOT_FOUND, `${error.message}.`);
-          throw error;
-        }
+        await controlDriftSchedule(deps.client, command);
         request.log.info({ command, by: callerOf(request).name }, 'drift schedule command');
         return sendData(reply, 200, { command });
       },

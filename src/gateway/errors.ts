@@ -1,6 +1,20 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { DeployerNotConfiguredError } from '../client/deployer-readiness.js';
+import { ApprovalError } from '../client/approvals.js';
+import { StatementNotFoundError } from '../client/close-statement.js';
+import { DriftScheduleNotFoundError } from '../client/drift-schedules.js';
+import { DuplicateSubscriptionError, EventNotFoundError, SubscriptionNotFoundError } from '../client/events.js';
+import { ParentKeyNamingError } from '../client/parent-key.js';
+import { ConvergenceNotFoundError, RolloutNotFoundError } from '../client/plan-rollout.js';
+import { PlanExistsError, PlanNotFoundError, PlanVersionConflictError } from '../client/plans.js';
+import { NoActiveKeyError } from '../client/reveal-key.js';
+import { RotationScheduleNotFoundError } from '../client/rotation-schedules.js';
+import { ExternalRefConflictError } from '../client/start-onboarding.js';
+import { TopUpNotAllowedError } from '../client/top-up-precheck.js';
+import { WebhookManagementError } from '../client/webhook-management.js';
+import { PlatformError } from '../platform/index.js';
+import { RegistrationNotFoundError } from '../domain/record-errors.js';
 import { DecisionRefusedError } from '../client/send-decision.js';
 import { RotationConflictError } from '../client/start-rotation.js';
 import { TenantNotFoundError } from '../domain/record-errors.js';
@@ -166,33 +180,114 @@ export function answerError(
 
 // The typed errors of the layers below, each answered one way, here (routes call these; none maps its own).
 
+/** How the platform's refusal (or silence) is told: its code, status and request id, nothing else. */
+export function platformFailed(error: PlatformError, suffix = ''): GatewayError {
+  return new GatewayError(
+    502,
+    GatewayErrorCode.PLATFORM_FAILED,
+    `The platform answered ${error.platformCode ?? error.code}${error.status ? ` (${error.status})` : ''}` +
+      `${error.requestId ? `, request ${error.requestId}` : ''}${suffix}.`,
+  );
+}
+
+const notFound = (code: GatewayErrorCodeName) => (error: Error) =>
+  new GatewayError(404, GatewayErrorCode[code], `${error.message}.`);
+type GatewayErrorCodeName = keyof typeof GatewayErrorCode;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- error classes with their own constructor arguments
+type ErrorClass<E> = abstract new (...args: any[]) => E;
+const answer = <E extends Error>(type: ErrorClass<E>, to: (error: E) => GatewayError) => ({ type, to });
+
 /**
  * The one mapping of the layers' typed errors to answers, applied by the gateway's error handler to whatever a route
- * lets through: a route throws what its client call threw, and maps nothing itself.
+ * lets through: a route throws what its client call threw, and maps nothing itself. Each error is answered one way;
+ * the first entry it is an instance of answers it, so a subclass comes before its parent.
  */
+const TYPED_ERRORS = [
+  answer(DecisionRefusedError, decisionRefused),
+  answer(TenantNotFoundError, (e) => tenantNotFound(e.externalRef)),
+  answer(TenantRefusedError, tenantRefused),
+  answer(RotationConflictError, (e) => new GatewayError(409, GatewayErrorCode.ROTATION_CONFLICT, `${e.message}.`)),
+  answer(
+    DeployerNotConfiguredError,
+    (e) => new GatewayError(422, GatewayErrorCode.DEPLOYER_NOT_CONFIGURED, `${e.message}.`, { fields: ['deployer'] }),
+  ),
+  answer(PlatformError, (e) => platformFailed(e)),
+  answer(ParentKeyNamingError, (e) =>
+    e.kind === 'missing'
+      ? new GatewayError(404, GatewayErrorCode.KEY_NOT_FOUND, `${e.message}.`)
+      : new GatewayError(409, GatewayErrorCode.DECISION_NOT_APPLICABLE, `${e.message}.`),
+  ),
+  answer(
+    NoActiveKeyError,
+    (e) => new GatewayError(404, GatewayErrorCode.KEY_NOT_FOUND, `${e.message}.`, { fields: ['slot'] }),
+  ),
+  answer(
+    RegistrationNotFoundError,
+    () => new GatewayError(404, GatewayErrorCode.WEBHOOK_NOT_FOUND, 'No webhook registration with this id.'),
+  ),
+  answer(WebhookManagementError, (e) => {
+    if (e.code === 'PROJECT_NOT_OF_TENANT') return invalidInput(new InvalidInputError([`projectId: ${e.message}`]));
+    if (e.code === 'TENANT_NOT_PROVISIONED')
+      return new GatewayError(409, GatewayErrorCode.TENANT_NOT_PROVISIONED, `${e.message}.`);
+    return new GatewayError(409, GatewayErrorCode.WEBHOOK_STATE_CONFLICT, `${e.message}.`);
+  }),
+  answer(PlanNotFoundError, notFound('PLAN_NOT_FOUND')),
+  answer(
+    PlanExistsError,
+    (e) => new GatewayError(409, GatewayErrorCode.PLAN_EXISTS, `${e.message}.`, { fields: ['name'] }),
+  ),
+  answer(
+    PlanVersionConflictError,
+    (e) =>
+      new GatewayError(409, GatewayErrorCode.PLAN_VERSION_CONFLICT, `${e.message}.`, { fields: ['expectVersion'] }),
+  ),
+  answer(RolloutNotFoundError, notFound('ROLLOUT_NOT_FOUND')),
+  answer(ConvergenceNotFoundError, notFound('RUN_NOT_FOUND')),
+  answer(TopUpNotAllowedError, (e) => new GatewayError(409, GatewayErrorCode[e.code], `${e.message}.`)),
+  answer(
+    ExternalRefConflictError,
+    () =>
+      new GatewayError(
+        409,
+        GatewayErrorCode.EXTERNAL_REF_CONFLICT,
+        'This external ref is already being onboarded under another name.',
+      ),
+  ),
+  answer(StatementNotFoundError, notFound('STATEMENT_NOT_FOUND')),
+  answer(
+    DuplicateSubscriptionError,
+    (e) => new GatewayError(409, GatewayErrorCode.SUBSCRIPTION_DUPLICATE, e.problems[0]!, { fields: ['url'] }),
+  ),
+  answer(
+    SubscriptionNotFoundError,
+    () => new GatewayError(404, GatewayErrorCode.SUBSCRIPTION_NOT_FOUND, 'No live event subscription with this id.'),
+  ),
+  answer(EventNotFoundError, () => new GatewayError(404, GatewayErrorCode.EVENT_NOT_FOUND, 'No event with this id.')),
+  answer(ApprovalError, (e) => {
+    const status = e.code === 'APPROVAL_NOT_FOUND' ? 404 : e.code === 'SELF_APPROVAL' ? 403 : 409;
+    return new GatewayError(status, GatewayErrorCode[e.code], `${e.message}.`);
+  }),
+  answer(RotationScheduleNotFoundError, notFound('SCHEDULE_NOT_FOUND')),
+  answer(DriftScheduleNotFoundError, notFound('SCHEDULE_NOT_FOUND')),
+  // Last: more specific errors extend it (a duplicate subscription is one).
+  answer(InvalidInputError, invalidInput),
+];
+
 export function typedErrorAnswer(error: unknown): GatewayError | undefined {
   if (error instanceof GatewayError) return undefined;
-  if (error instanceof InvalidInputError) return invalidInput(error);
-  if (error instanceof DecisionRefusedError) return decisionRefused(error);
-  const refusal = startRefusal(error);
-  return refusal instanceof GatewayError ? refusal : undefined;
+  for (const { type, to } of TYPED_ERRORS) if (error instanceof type) return to(error as never);
+  return undefined;
 }
 
 /** How the gateway answers what a starter refused before anything started (other errors pass through). */
 export function startRefusal(error: unknown): unknown {
-  if (error instanceof TenantNotFoundError) return tenantNotFound();
-  if (error instanceof TenantRefusedError) return tenantRefused(error);
-  if (error instanceof RotationConflictError)
-    return new GatewayError(409, GatewayErrorCode.ROTATION_CONFLICT, `${error.message}.`);
-  if (error instanceof DeployerNotConfiguredError)
-    return new GatewayError(422, GatewayErrorCode.DEPLOYER_NOT_CONFIGURED, `${error.message}.`, {
-      fields: ['deployer'],
-    });
-  return error;
+  return typedErrorAnswer(error) ?? error;
 }
 
-export function tenantNotFound(): GatewayError {
-  return new GatewayError(404, GatewayErrorCode.TENANT_NOT_FOUND, 'No tenant with this external ref.');
+/** No tenant under the ref: named when known (it is the caller's own, checked input). */
+export function tenantNotFound(externalRef?: string): GatewayError {
+  const which = externalRef === undefined ? 'this external ref' : `the external ref ${externalRef}`;
+  return new GatewayError(404, GatewayErrorCode.TENANT_NOT_FOUND, `No tenant with ${which}.`);
 }
 
 /** A tenant the rule refuses (closing or closed, not active, not onboarded): 409 with the rule's code. */

@@ -2,18 +2,14 @@ import type { Client } from '@temporalio/client';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import {
   deleteEventSubscription,
-  DuplicateSubscriptionError,
-  EventNotFoundError,
   listEventDeliveries,
   listEventSubscriptions,
   replayEvents,
   rotateSubscriptionSecret,
   subscribeToEvents,
-  SubscriptionNotFoundError,
 } from '../client/events.js';
 import type { Pool } from '../client/records.js';
 import { setLowBalanceAlert } from '../client/wallet-alerts.js';
-import { TenantNotFoundError } from '../domain/record-errors.js';
 import { lowBalanceBodySchema } from '../domain/low-balance-input.js';
 import { InvalidInputError, parseInput } from '../domain/tenant-input.js';
 import { SUBSCRIPTION_ID_RULE } from '../domain/event-streams.js';
@@ -21,7 +17,7 @@ import type { Vault } from '../secrets/vault.js';
 import type { AllowHosts } from '../domain/outbound-rule.js';
 import type { Resolver } from '../infra/outbound/resolve.js';
 import { callerOf, ownerScopeOf } from './access.js';
-import { GatewayError, GatewayErrorCode, invalidInput, tenantNotFound, sendData } from './errors.js';
+import { invalidInput, sendData } from './errors.js';
 import { subscribeInputSchema } from '../domain/events.js';
 import { anyArray, anyObject, doc, externalRefParam } from './api-docs.js';
 import { refOf } from './request-input.js';
@@ -47,25 +43,6 @@ export function registerEventRoutes(
   },
 ): void {
   void app.register(async (api) => {
-    const answer = async <T>(work: () => Promise<T>) => {
-      try {
-        return await work();
-      } catch (error) {
-        if (error instanceof DuplicateSubscriptionError)
-          throw new GatewayError(409, GatewayErrorCode.SUBSCRIPTION_DUPLICATE, error.problems[0]!, { fields: ['url'] });
-        if (error instanceof InvalidInputError) throw invalidInput(error);
-        if (error instanceof SubscriptionNotFoundError)
-          throw new GatewayError(
-            404,
-            GatewayErrorCode.SUBSCRIPTION_NOT_FOUND,
-            'No live event subscription with this id.',
-          );
-        if (error instanceof TenantNotFoundError) throw tenantNotFound();
-        if (error instanceof EventNotFoundError)
-          throw new GatewayError(404, GatewayErrorCode.EVENT_NOT_FOUND, 'No event with this id.');
-        throw error;
-      }
-    };
     const flagOf = (value: unknown, field: string) => {
       if (value === undefined || value === 'false') return false;
       if (value === 'true') return true;
@@ -79,7 +56,7 @@ export function registerEventRoutes(
       { config: { permission: 'events.manage' }, schema: subscribeDoc },
       async (request, reply) => {
         const input = body(request.body);
-        const result = await answer(() => subscribeToEvents(deps, input as never, callerOf(request).name));
+        const result = await subscribeToEvents(deps, input as never, callerOf(request).name);
         return sendData(reply, 201, result);
       },
     );
@@ -88,31 +65,25 @@ export function registerEventRoutes(
       { config: { permission: 'events.manage' }, schema: listSubscriptionsDoc },
       async (request, reply) => {
         const all = flagOf((request.query as { all?: unknown }).all, 'all');
-        return sendData(reply, 200, await answer(() => listEventSubscriptions(deps.pool, all, ownerScopeOf(request))));
+        return sendData(reply, 200, await listEventSubscriptions(deps.pool, all, ownerScopeOf(request)));
       },
     );
     api.delete(
       '/v1/event-subscriptions/:id',
       { config: { permission: 'events.manage' }, schema: deleteSubscriptionDoc },
       async (request, reply) =>
-        sendData(
-          reply,
-          200,
-          await answer(() => deleteEventSubscription(deps.pool, idOf(request.params), ownerScopeOf(request))),
-        ),
+        sendData(reply, 200, await deleteEventSubscription(deps.pool, idOf(request.params), ownerScopeOf(request))),
     );
     api.post(
       '/v1/event-subscriptions/:id/rotate-secret',
       { config: { permission: 'events.manage' }, schema: rotateSubscriptionSecretDoc },
       async (request, reply) => {
         const overlap = body(request.body)['overlapSeconds'] ?? deps.policy.secretOverlapSeconds;
-        const result = await answer(() =>
-          rotateSubscriptionSecret(
-            { pool: deps.pool, vault: deps.vault },
-            idOf(request.params),
-            overlap as number,
-            ownerScopeOf(request),
-          ),
+        const result = await rotateSubscriptionSecret(
+          { pool: deps.pool, vault: deps.vault },
+          idOf(request.params),
+          overlap as number,
+          ownerScopeOf(request),
         );
         return sendData(reply, 200, result);
       },
@@ -125,15 +96,13 @@ export function registerEventRoutes(
         const limit = query.limit === undefined ? undefined : Number(query.limit);
         if (limit !== undefined && !(Number.isInteger(limit) && limit >= 1 && limit <= 1000))
           throw invalidInput(new InvalidInputError(['limit: must be a whole number from 1 to 1000']));
-        const views = await answer(() =>
-          listEventDeliveries(deps.pool, {
-            failedOnly: query.failed === 'true',
-            ...(limit !== undefined ? { limit } : {}),
-            ...(query.subscription ? { subscriptionId: query.subscription } : {}),
-            ...(query.event ? { eventId: query.event } : {}),
-            ...(ownerScopeOf(request) ? { owner: ownerScopeOf(request)! } : {}),
-          }),
-        );
+        const views = await listEventDeliveries(deps.pool, {
+          failedOnly: query.failed === 'true',
+          ...(limit !== undefined ? { limit } : {}),
+          ...(query.subscription ? { subscriptionId: query.subscription } : {}),
+          ...(query.event ? { eventId: query.event } : {}),
+          ...(ownerScopeOf(request) ? { owner: ownerScopeOf(request)! } : {}),
+        });
         return sendData(reply, 200, views);
       },
     );
@@ -144,13 +113,11 @@ export function registerEventRoutes(
       const subscriptionId = body(request.body)['subscriptionId'];
       if (subscriptionId !== undefined && typeof subscriptionId !== 'string')
         throw invalidInput(new InvalidInputError([`subscriptionId: must be ${SUBSCRIPTION_ID_RULE}`]));
-      return answer(() =>
-        replayEvents({ pool: deps.pool, client: deps.client, taskQueue: deps.taskQueue }, target, {
-          ...(owner ? { owner } : {}),
-          ...(subscriptionId ? { subscriptionId } : {}),
-          policy: { retryFor: deps.policy.retryFor },
-        }),
-      );
+      return replayEvents({ pool: deps.pool, client: deps.client, taskQueue: deps.taskQueue }, target, {
+        ...(owner ? { owner } : {}),
+        ...(subscriptionId ? { subscriptionId } : {}),
+        policy: { retryFor: deps.policy.retryFor },
+      });
     };
     api.post(
       '/v1/events/:id/replay',
@@ -177,8 +144,8 @@ export function registerEventRoutes(
       { config: { permission: 'funds.policy' }, schema: setLowBalanceDoc },
       async (request, reply) => {
         const externalRef = refOf(request.params);
-        const input = await answer(async () => parseInput(lowBalanceBodySchema, request.body ?? {}));
-        await answer(() => setLowBalanceAlert(deps.pool, externalRef, input.belowMicroUsd));
+        const input = parseInput(lowBalanceBodySchema, request.body ?? {});
+        await setLowBalanceAlert(deps.pool, externalRef, input.belowMicroUsd);
         return sendData(reply, 200, { externalRef, belowMicroUsd: input.belowMicroUsd });
       },
     );
@@ -187,7 +154,7 @@ export function registerEventRoutes(
       { config: { permission: 'funds.policy' }, schema: clearLowBalanceDoc },
       async (request, reply) => {
         const externalRef = refOf(request.params);
-        await answer(() => setLowBalanceAlert(deps.pool, externalRef, null));
+        await setLowBalanceAlert(deps.pool, externalRef, null);
         return sendData(reply, 200, { externalRef, belowMicroUsd: null });
       },
     );

@@ -40,12 +40,7 @@ export function registerFundingFleetRoutes(
       async (request, reply) => {
         const fields = bodyOf(request.body);
         const body = { ...fields, updatedBy: actorOf(request, fields['updatedBy'], 'updatedBy') };
-        try {
-          return sendData(reply, 200, await setParentCap(deps.pool, body));
-        } catch (error) {
-          if (error instanceof InvalidInputError) throw invalidInput(error);
-          throw error;
-        }
+        return sendData(reply, 200, await setParentCap(deps.pool, body));
       },
     );
 
@@ -64,16 +59,11 @@ export function registerFundingFleetRoutes(
         // Named, not defaulted: an empty body makes nothing.
         if (typeof every !== 'string' || !SCHEDULE_EVERY.test(every))
           throw invalidInput(new InvalidInputError(['every: must be a duration like 15m or 1h']));
-        try {
-          return sendData(
-            reply,
-            200,
-            await scheduleAutoTopUp(deps.client, input as AutoTopUpSweepInput, every, deps.taskQueue),
-          );
-        } catch (error) {
-          if (error instanceof InvalidInputError) throw invalidInput(error);
-          throw error;
-        }
+        return sendData(
+          reply,
+          200,
+          await scheduleAutoTopUp(deps.client, input as AutoTopUpSweepInput, every, deps.taskQueue),
+        );
       },
     );
 

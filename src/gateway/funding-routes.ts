@@ -1,12 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { clearFundingPolicy, setFundingPolicy, showFundingPolicy } from '../client/funding-policy.js';
 import type { Pool } from '../client/records.js';
-import { TenantNotFoundError } from '../domain/record-errors.js';
-import { TopUpNotAllowedError } from '../client/top-up-precheck.js';
-import { InvalidInputError } from '../domain/tenant-input.js';
-import { TenantRefusedError } from '../domain/tenant-rules.js';
 import { actorOf } from './access.js';
-import { GatewayError, GatewayErrorCode, invalidInput, tenantNotFound, tenantRefused, sendData } from './errors.js';
+import { sendData } from './errors.js';
 import { anyObject, doc, externalRefParam } from './api-docs.js';
 import { fundingPolicySchema } from '../domain/funding-policy-input.js';
 import { refOf } from './request-input.js';
@@ -20,18 +16,6 @@ export function registerFundingRoutes(
   deps: { pool: Pool; maxTransferMicroUsd?: string | undefined },
 ): void {
   void app.register(async (api) => {
-    const answer = async <T>(work: () => Promise<T>) => {
-      try {
-        return await work();
-      } catch (error) {
-        if (error instanceof TenantNotFoundError) throw tenantNotFound();
-        if (error instanceof TenantRefusedError) throw tenantRefused(error);
-        if (error instanceof TopUpNotAllowedError)
-          throw new GatewayError(409, GatewayErrorCode[error.code], `${error.message}.`);
-        if (error instanceof InvalidInputError) throw invalidInput(error);
-        throw error;
-      }
-    };
     api.put(
       '/v1/tenants/:externalRef/funding-policy',
       { config: { permission: 'funds.policy' }, schema: setPolicyDoc },
@@ -42,9 +26,7 @@ export function registerFundingRoutes(
         return sendData(
           reply,
           200,
-          await answer(() =>
-            setFundingPolicy(deps.pool, externalRef, body, { maxTransferMicroUsd: deps.maxTransferMicroUsd }),
-          ),
+          await setFundingPolicy(deps.pool, externalRef, body, { maxTransferMicroUsd: deps.maxTransferMicroUsd }),
         );
       },
     );
@@ -53,7 +35,7 @@ export function registerFundingRoutes(
       { config: { permission: 'tenants.read' }, schema: showPolicyDoc },
       async (request, reply) => {
         const externalRef = refOf(request.params);
-        return sendData(reply, 200, await answer(() => showFundingPolicy(deps.pool, externalRef)));
+        return sendData(reply, 200, await showFundingPolicy(deps.pool, externalRef));
       },
     );
     api.delete(
@@ -64,7 +46,7 @@ export function registerFundingRoutes(
         return sendData(
           reply,
           200,
-          await answer(() => clearFundingPolicy(deps.pool, externalRef, actorOf(request, undefined, 'updatedBy'))),
+          await clearFundingPolicy(deps.pool, externalRef, actorOf(request, undefined, 'updatedBy')),
         );
       },
     );

@@ -6,10 +6,9 @@ import { buildImportPlan, type ImportPlan } from '../client/import-plan.js';
 import { describeRun } from '../client/run-status.js';
 import type { Pool } from '../client/records.js';
 import { importWorkflowId } from '../domain/ids.js';
-import { InvalidInputError } from '../domain/tenant-input.js';
 import { PlatformError, type PlatformClient } from '../platform/index.js';
 import { actorOf } from './access.js';
-import { GatewayError, GatewayErrorCode, invalidInput, sendData } from './errors.js';
+import { platformFailed, GatewayError, GatewayErrorCode, sendData } from './errors.js';
 import { badField, bodyOf, refOf, refuseUnknown } from './request-input.js';
 import { actorField, anyObject, doc, externalRefParam, fromZod } from './api-docs.js';
 import { externalRefSchema } from '../domain/tenant-input.js';
@@ -98,12 +97,7 @@ function mapOf(raw: unknown): Map<string, RefMapping> | undefined {
     throw badField('map', 'must be { file, text }: the mapping CSV as text');
   if (file !== undefined && (typeof file !== 'string' || file.length > 500 || /[\p{Cc}]/u.test(file)))
     throw badField('map.file', 'must be a file name of at most 500 characters without control characters');
-  try {
-    return parseRefMap(text, file ?? 'map');
-  } catch (error) {
-    if (error instanceof InvalidInputError) throw invalidInput(error);
-    throw error;
-  }
+  return parseRefMap(text, file ?? 'map');
 }
 
 function onlyOf(raw: unknown): string[] | undefined {
@@ -117,15 +111,8 @@ async function answered<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    if (error instanceof GatewayError) throw error;
-    if (error instanceof InvalidInputError) throw invalidInput(error);
-    if (error instanceof PlatformError)
-      throw new GatewayError(
-        502,
-        GatewayErrorCode.PLATFORM_FAILED,
-        `The platform answered ${error.platformCode ?? error.code}${error.status ? ` (${error.status})` : ''}` +
-          `${error.requestId ? `, request ${error.requestId}` : ''}; nothing was started.`,
-      );
+    // The one rewording of a typed error the gateway keeps by route: an import says that nothing started.
+    if (error instanceof PlatformError) throw platformFailed(error, '; nothing was started');
     throw error;
   }
 }

@@ -1,16 +1,14 @@
 import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { describeKeyRun, listSlotKeys, startKeyIssue, startKeyRevoke } from '../client/key-slots.js';
-import { NoActiveKeyError, revealOrRequest } from '../client/reveal-key.js';
+import { revealOrRequest } from '../client/reveal-key.js';
 import type { Vault } from '../secrets/vault.js';
 import type { Pool } from '../client/records.js';
-import { TenantNotFoundError } from '../domain/record-errors.js';
 import { namedSlotSchema } from '../domain/key-slot-input.js';
 import { requireTenant } from '../client/tenant-records.js';
 import { InvalidInputError } from '../domain/tenant-input.js';
-import { TenantRefusedError } from '../domain/tenant-rules.js';
 import { actorOf, callerOf, requirePermission } from './access.js';
-import { GatewayError, GatewayErrorCode, invalidInput, tenantNotFound, tenantRefused, sendData } from './errors.js';
+import { GatewayError, GatewayErrorCode, sendData } from './errors.js';
 import { accepted, bodyOf, refOf } from './request-input.js';
 import { asBefore, decideForRun, type RunDecisionDeps } from './run-decisions.js';
 import { issueTenantKeyInputSchema, revokeTenantKeyInputSchema } from '../domain/key-slot-input.js';
@@ -52,15 +50,6 @@ function slotOf(value: unknown): string {
   return parsed.data;
 }
 
-function translated(error: unknown): unknown {
-  if (error instanceof InvalidInputError) return invalidInput(error);
-  if (error instanceof TenantNotFoundError) return tenantNotFound();
-  if (error instanceof TenantRefusedError) return tenantRefused(error);
-  if (error instanceof NoActiveKeyError)
-    return new GatewayError(404, GatewayErrorCode.KEY_NOT_FOUND, `${error.message}.`, { fields: ['slot'] });
-  return error;
-}
-
 export function registerKeySlotRoutes(app: FastifyInstance, deps: KeySlotRoutesDeps): void {
   const keysUrl = (externalRef: string) => `${deps.publicUrl ?? ''}/v1/tenants/${encodeURIComponent(externalRef)}/keys`;
 
@@ -71,15 +60,11 @@ export function registerKeySlotRoutes(app: FastifyInstance, deps: KeySlotRoutesD
       async (request, reply) => {
         const externalRef = refOf(request.params);
         const query = request.query as { slot?: unknown };
-        try {
-          const slot = query.slot === undefined ? undefined : slotOf(query.slot);
-          const keys = (await listSlotKeys(deps.pool, externalRef, deps.client)).filter(
-            (k) => slot === undefined || k.slot === slot,
-          );
-          return sendData(reply, 200, { externalRef, keys });
-        } catch (error) {
-          throw translated(error);
-        }
+        const slot = query.slot === undefined ? undefined : slotOf(query.slot);
+        const keys = (await listSlotKeys(deps.pool, externalRef, deps.client)).filter(
+          (k) => slot === undefined || k.slot === slot,
+        );
+        return sendData(reply, 200, { externalRef, keys });
       },
     );
 
@@ -93,14 +78,10 @@ export function registerKeySlotRoutes(app: FastifyInstance, deps: KeySlotRoutesD
         if (action !== 'issue' && action !== 'revoke')
           throw new GatewayError(404, GatewayErrorCode.ROUTE_NOT_FOUND, 'No such action; use issue or revoke.');
         const externalRef = refOf(request.params);
-        try {
-          const slot = slotOf(rawSlot);
-          await requireTenant(deps.pool, externalRef);
-          const run = await describeKeyRun(deps.client, externalRef, slot, action);
-          return sendData(reply, 200, { externalRef, slot, action, run });
-        } catch (error) {
-          throw translated(error);
-        }
+        const slot = slotOf(rawSlot);
+        await requireTenant(deps.pool, externalRef);
+        const run = await describeKeyRun(deps.client, externalRef, slot, action);
+        return sendData(reply, 200, { externalRef, slot, action, run });
       },
     );
 
@@ -118,17 +99,13 @@ export function registerKeySlotRoutes(app: FastifyInstance, deps: KeySlotRoutesD
           throw new GatewayError(400, GatewayErrorCode.INVALID_INPUT, `${unknown[0]}: is not a known field`, {
             fields: unknown,
           });
-        try {
-          const answer = await revealOrRequest(
-            { pool: deps.pool, vault: deps.vault },
-            { externalRef, slot, operator: callerOf(request).name, reason: body['reason'] as string },
-            deps.revealApproval,
-          );
-          void reply.header('Cache-Control', 'no-store');
-          return sendData(reply, answer.status === 'revealed' ? 200 : 202, answer);
-        } catch (error) {
-          throw translated(error);
-        }
+        const answer = await revealOrRequest(
+          { pool: deps.pool, vault: deps.vault },
+          { externalRef, slot, operator: callerOf(request).name, reason: body['reason'] as string },
+          deps.revealApproval,
+        );
+        void reply.header('Cache-Control', 'no-store');
+        return sendData(reply, answer.status === 'revealed' ? 200 : 202, answer);
       },
     );
 
@@ -157,22 +134,18 @@ export function registerKeySlotRoutes(app: FastifyInstance, deps: KeySlotRoutesD
         const body = bodyOf(request.body);
         if (action === 'revoke' && body['force'] === true) requirePermission(request, 'keys.force');
         const input = { ...body, externalRef, slot, operator: actorOf(request, body['operator'], 'operator') };
-        try {
-          const handle =
-            action === 'issue'
-              ? await startKeyIssue({ client: deps.client, pool: deps.pool }, input, { taskQueue: deps.taskQueue })
-              : await startKeyRevoke({ client: deps.client, pool: deps.pool }, input, { taskQueue: deps.taskQueue });
-          return accepted(reply, keysUrl(externalRef), {
-            externalRef,
-            slot,
-            action,
-            workflowId: handle.workflowId,
-            started: handle.started,
-            statusUrl: keysUrl(externalRef),
-          });
-        } catch (error) {
-          throw translated(error);
-        }
+        const handle =
+          action === 'issue'
+            ? await startKeyIssue({ client: deps.client, pool: deps.pool }, input, { taskQueue: deps.taskQueue })
+            : await startKeyRevoke({ client: deps.client, pool: deps.pool }, input, { taskQueue: deps.taskQueue });
+        return accepted(reply, keysUrl(externalRef), {
+          externalRef,
+          slot,
+          action,
+          workflowId: handle.workflowId,
+          started: handle.started,
+          statusUrl: keysUrl(externalRef),
+        });
       },
     );
   });

@@ -5,18 +5,16 @@ import {
   identifyParentKey,
   listParentPlatformKeys,
   PARENT_KEY_DECISIONS,
-  ParentKeyNamingError,
   scheduleParentKeyRotation,
   showParentKeys,
   startParentKeyRotation,
 } from '../client/parent-key.js';
 import { describeRun } from '../client/run-status.js';
-import { DecisionRefusedError } from '../client/send-decision.js';
 import type { Pool } from '../client/records.js';
 import { PARENT_KEY_ROTATION_WORKFLOW_ID } from '../domain/ids.js';
 import { checkDecisionBy } from '../domain/operator-decisions.js';
 import { InvalidInputError } from '../domain/tenant-input.js';
-import { PlatformError, type PlatformClient } from '../platform/index.js';
+import { type PlatformClient } from '../platform/index.js';
 import { actorOf } from './access.js';
 import { GatewayError, GatewayErrorCode, invalidInput, sendData } from './errors.js';
 import { badField, bodyOf, refuseUnknown } from './request-input.js';
@@ -81,11 +79,9 @@ export function registerParentKeyRoutes(app: FastifyInstance, deps: ParentKeyRou
         const { record, ...rest } = (request.query ?? {}) as Record<string, unknown>;
         refuseUnknown(rest);
         const rowId = recordOf(record);
-        const view = await answered(() =>
-          listParentPlatformKeys(
-            { pool: deps.pool, platform: platformOf(), client: deps.client },
-            rowId ? { rowId } : {},
-          ),
+        const view = await listParentPlatformKeys(
+          { pool: deps.pool, platform: platformOf(), client: deps.client },
+          rowId ? { rowId } : {},
         );
         return sendData(reply, 200, view);
       },
@@ -102,17 +98,15 @@ export function registerParentKeyRoutes(app: FastifyInstance, deps: ParentKeyRou
         const rowId = recordOf(record);
         const by = checkDecisionBy({ operator: actorOf(request, operator, 'operator'), reason });
         if (!by.ok) throw invalidInput(new InvalidInputError(by.problems));
-        const named = await answered(() =>
-          identifyParentKey(
-            { pool: deps.pool, platform: platformOf(), client: deps.client },
-            {
-              keyId: keyId as string,
-              ...(rowId ? { rowId } : {}),
-              operator: by.value.operator,
-              reason: by.value.reason,
-              force: force === true,
-            },
-          ),
+        const named = await identifyParentKey(
+          { pool: deps.pool, platform: platformOf(), client: deps.client },
+          {
+            keyId: keyId as string,
+            ...(rowId ? { rowId } : {}),
+            operator: by.value.operator,
+            reason: by.value.reason,
+            force: force === true,
+          },
         );
         return sendData(reply, 200, named);
       },
@@ -134,9 +128,7 @@ export function registerParentKeyRoutes(app: FastifyInstance, deps: ParentKeyRou
         // Said every time: an emergency rotation skips the quiet gate, and an empty body starts nothing.
         if (typeof body['emergency'] !== 'boolean')
           throw badField('emergency', 'is required: true after a leak (no quiet gate), else false');
-        const handle = await answered(() =>
-          startParentKeyRotation(deps.client, { ...body, operator }, { taskQueue: deps.taskQueue }),
-        );
+        const handle = await startParentKeyRotation(deps.client, { ...body, operator }, { taskQueue: deps.taskQueue });
         return sendData(reply, 202, { workflowId: handle.workflowId, started: handle.started });
       },
     );
@@ -149,11 +141,7 @@ export function registerParentKeyRoutes(app: FastifyInstance, deps: ParentKeyRou
         actorOf(request, operator, 'operator');
         refuseUnknown(rest);
         if (typeof every !== 'string') throw badField('every', 'is required: a duration like 30d');
-        return sendData(
-          reply,
-          200,
-          await answered(() => scheduleParentKeyRotation(deps.client, {}, every, deps.taskQueue)),
-        );
+        return sendData(reply, 200, await scheduleParentKeyRotation(deps.client, {}, every, deps.taskQueue));
       },
     );
 
@@ -170,32 +158,6 @@ export function registerParentKeyRoutes(app: FastifyInstance, deps: ParentKeyRou
       },
     );
   });
-}
-
-async function answered<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (error instanceof InvalidInputError) throw invalidInput(error);
-    if (error instanceof ParentKeyNamingError)
-      throw error.kind === 'missing'
-        ? new GatewayError(404, GatewayErrorCode.KEY_NOT_FOUND, `${error.message}.`)
-        : new GatewayError(409, GatewayErrorCode.DECISION_NOT_APPLICABLE, `${error.message}.`);
-    if (error instanceof PlatformError)
-      throw new GatewayError(
-        502,
-        GatewayErrorCode.PLATFORM_FAILED,
-        `The platform answered ${error.platformCode ?? error.code}${error.status ? ` (${error.status})` : ''}` +
-          `${error.requestId ? `, request ${error.requestId}` : ''}.`,
-      );
-    if (error instanceof DecisionRefusedError) {
-      if (error.code === 'WORKFLOW_NOT_FOUND')
-        throw new GatewayError(404, GatewayErrorCode.RUN_NOT_FOUND, `${error.message}.`);
-      // The run's own refusal (its Update validator): nothing reached its history.
-      throw new GatewayError(409, GatewayErrorCode.DECISION_NOT_APPLICABLE, `${error.message} [${error.code}].`);
-    }
-    throw error;
-  }
 }
 
 const recordField = { type: 'string', pattern: '^[1-9][0-9]{0,18}$', description: 'One of our parent key records.' };

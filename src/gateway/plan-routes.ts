@@ -2,23 +2,12 @@ import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import {
   assignPlan,
-  ConvergenceNotFoundError,
   convergenceView,
   previewPlanRollout,
-  RolloutNotFoundError,
   rolloutView,
   startPlanRollout,
 } from '../client/plan-rollout.js';
-import {
-  createPlan,
-  listPlans,
-  PlanExistsError,
-  PlanNotFoundError,
-  PlanVersionConflictError,
-  showPlan,
-  updatePlan,
-} from '../client/plans.js';
-import { DecisionRefusedError } from '../client/send-decision.js';
+import { createPlan, listPlans, showPlan, updatePlan } from '../client/plans.js';
 import type { Pool } from '../client/records.js';
 import { findTenantRecord } from '../client/tenant-records.js';
 import { REASON_TEXT } from '../domain/operator-decisions.js';
@@ -29,15 +18,7 @@ import { InvalidInputError } from '../domain/tenant-input.js';
 import { freeText } from '../domain/text.js';
 import { callerOf } from './access.js';
 import { anyArray, anyObject, decisionBody, doc, externalRefParam } from './api-docs.js';
-import {
-  decisionRefused,
-  GatewayError,
-  GatewayErrorCode,
-  invalidInput,
-  tenantNotFound,
-  sendData,
-  startRefusal,
-} from './errors.js';
+import { invalidInput, tenantNotFound, sendData } from './errors.js';
 import { accepted, bodyOf, refOf } from './request-input.js';
 import { decideForRun, type RunDecisionDeps } from './run-decisions.js';
 import { z } from 'zod';
@@ -72,27 +53,6 @@ export function registerPlanRoutes(
   },
 ): void {
   void app.register(async (api) => {
-    const answer = async <T>(work: () => Promise<T>) => {
-      try {
-        return await work();
-      } catch (error) {
-        if (error instanceof InvalidInputError) throw invalidInput(error);
-        if (error instanceof PlanNotFoundError)
-          throw new GatewayError(404, GatewayErrorCode.PLAN_NOT_FOUND, `${error.message}.`);
-        if (error instanceof PlanExistsError)
-          throw new GatewayError(409, GatewayErrorCode.PLAN_EXISTS, `${error.message}.`, { fields: ['name'] });
-        if (error instanceof PlanVersionConflictError)
-          throw new GatewayError(409, GatewayErrorCode.PLAN_VERSION_CONFLICT, `${error.message}.`, {
-            fields: ['expectVersion'],
-          });
-        if (error instanceof RolloutNotFoundError)
-          throw new GatewayError(404, GatewayErrorCode.ROLLOUT_NOT_FOUND, `${error.message}.`);
-        if (error instanceof ConvergenceNotFoundError)
-          throw new GatewayError(404, GatewayErrorCode.RUN_NOT_FOUND, `${error.message}.`);
-        if (error instanceof DecisionRefusedError) throw decisionRefused(error);
-        throw startRefusal(error);
-      }
-    };
     const writeOptions = (request: Parameters<typeof callerOf>[0]) => ({
       actor: callerOf(request).name,
       maxTransferMicroUsd: deps.maxTransferMicroUsd,
@@ -100,7 +60,7 @@ export function registerPlanRoutes(
     });
 
     api.post('/v1/plans', { config: { permission: 'plans.manage' }, schema: createDoc }, async (request, reply) =>
-      sendData(reply, 201, await answer(() => createPlan(deps.pool, request.body ?? {}, writeOptions(request)))),
+      sendData(reply, 201, await createPlan(deps.pool, request.body ?? {}, writeOptions(request))),
     );
     api.get('/v1/plans', { config: { permission: 'tenants.read' }, schema: listDoc }, async (_request, reply) =>
       sendData(reply, 200, await listPlans(deps.pool)),
@@ -108,18 +68,14 @@ export function registerPlanRoutes(
     api.get('/v1/plans/:name', { config: { permission: 'tenants.read' }, schema: showDoc }, async (request, reply) => {
       const { name } = request.params as { name: string };
       const { version } = request.query as { version?: string };
-      return sendData(reply, 200, await answer(() => showPlan(deps.pool, name, version)));
+      return sendData(reply, 200, await showPlan(deps.pool, name, version));
     });
     api.post(
       '/v1/plans/:name/versions',
       { config: { permission: 'plans.manage' }, schema: updateDoc },
       async (request, reply) => {
         const { name } = request.params as { name: string };
-        return sendData(
-          reply,
-          201,
-          await answer(() => updatePlan(deps.pool, name, request.body ?? {}, writeOptions(request))),
-        );
+        return sendData(reply, 201, await updatePlan(deps.pool, name, request.body ?? {}, writeOptions(request)));
       },
     );
 
@@ -132,18 +88,16 @@ export function registerPlanRoutes(
         return sendData(
           reply,
           200,
-          await answer(() =>
-            previewPlanRollout(
-              deps.pool,
-              {
-                plan: name,
-                ...(version === undefined ? {} : { version }),
-                ...(from === undefined ? {} : { from }),
-                ...(after === undefined ? {} : { after }),
-                ...(limit === undefined ? {} : { limit }),
-              },
-              { tenantKeyLimit: deps.tenantKeyLimit },
-            ),
+          await previewPlanRollout(
+            deps.pool,
+            {
+              plan: name,
+              ...(version === undefined ? {} : { version }),
+              ...(from === undefined ? {} : { from }),
+              ...(after === undefined ? {} : { after }),
+              ...(limit === undefined ? {} : { limit }),
+            },
+            { tenantKeyLimit: deps.tenantKeyLimit },
           ),
         );
       },
@@ -154,15 +108,13 @@ export function registerPlanRoutes(
       { config: { permission: 'plans.manage' }, schema: startRolloutDoc },
       async (request, reply) => {
         const { name } = request.params as { name: string };
-        const started = await answer(async () => {
-          const body = bodyOf(request.body, ROLLOUT_START_FIELDS);
-          return startPlanRollout(
-            deps.client,
-            deps.pool,
-            { ...body, plan: name },
-            { actor: callerOf(request).name, taskQueue: deps.taskQueue, tenantKeyLimit: deps.tenantKeyLimit },
-          );
-        });
+        const body = bodyOf(request.body, ROLLOUT_START_FIELDS);
+        const started = await startPlanRollout(
+          deps.client,
+          deps.pool,
+          { ...body, plan: name },
+          { actor: callerOf(request).name, taskQueue: deps.taskQueue, tenantKeyLimit: deps.tenantKeyLimit },
+        );
         return accepted(reply, rolloutUrl(started.plan), { ...started, statusUrl: rolloutUrl(started.plan) });
       },
     );
@@ -170,8 +122,7 @@ export function registerPlanRoutes(
     api.get(
       '/v1/plans/:name/rollouts/:version',
       { config: { permission: 'tenants.read' }, schema: rolloutDoc },
-      async (request, reply) =>
-        sendData(reply, 200, await answer(() => rolloutView(deps.client, rolloutOf(request.params)))),
+      async (request, reply) => sendData(reply, 200, await rolloutView(deps.client, rolloutOf(request.params))),
     );
 
     api.post(
@@ -197,15 +148,13 @@ export function registerPlanRoutes(
       { config: { permission: 'plans.manage' }, schema: assignDoc },
       async (request, reply) => {
         const externalRef = refOf(request.params);
-        const started = await answer(async () => {
-          const body = bodyOf(request.body, ASSIGN_FIELDS);
-          return assignPlan(
-            deps.client,
-            deps.pool,
-            { ...body, externalRef, plan: body['plan'] },
-            { actor: callerOf(request).name, taskQueue: deps.taskQueue, tenantKeyLimit: deps.tenantKeyLimit },
-          );
-        });
+        const body = bodyOf(request.body, ASSIGN_FIELDS);
+        const started = await assignPlan(
+          deps.client,
+          deps.pool,
+          { ...body, externalRef, plan: body['plan'] },
+          { actor: callerOf(request).name, taskQueue: deps.taskQueue, tenantKeyLimit: deps.tenantKeyLimit },
+        );
         const statusUrl = `/v1/tenants/${encodeURIComponent(externalRef)}/plan`;
         return accepted(reply, statusUrl, { externalRef, ...started, statusUrl });
       },
@@ -217,7 +166,7 @@ export function registerPlanRoutes(
       async (request, reply) => {
         const externalRef = refOf(request.params);
         if (!(await findTenantRecord(deps.pool, externalRef))) throw tenantNotFound();
-        return sendData(reply, 200, await answer(() => convergenceView(deps.client, externalRef)));
+        return sendData(reply, 200, await convergenceView(deps.client, externalRef));
       },
     );
   });

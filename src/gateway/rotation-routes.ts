@@ -5,7 +5,6 @@ import { describeRun } from '../client/run-status.js';
 import {
   controlSchedule,
   listRotationSchedules,
-  RotationScheduleNotFoundError,
   SCHEDULE_EVERY,
   scheduleFleetRotation,
   scheduleTenantRotation,
@@ -17,7 +16,7 @@ import { rotationWorkflowId } from '../domain/ids.js';
 import { rotateFleetInputSchema, rotateTenantKeyInputSchema } from '../domain/rotation-input.js';
 import { InvalidInputError, parseInput, slotSchema } from '../domain/tenant-input.js';
 import { callerOf } from './access.js';
-import { GatewayError, GatewayErrorCode, invalidInput, sendData, startRefusal } from './errors.js';
+import { GatewayError, GatewayErrorCode, invalidInput, sendData } from './errors.js';
 import { accepted, pathCommand, refOf } from './request-input.js';
 import { asBefore, decideForRun, type RunDecisionDeps } from './run-decisions.js';
 import { z } from 'zod';
@@ -56,26 +55,22 @@ export function registerRotationRoutes(app: FastifyInstance, deps: RotationRoute
       async (request, reply) => {
         const externalRef = refOf(request.params);
         const body = (request.body ?? {}) as Record<string, unknown>;
-        try {
-          const handle = await startAdoption(
-            { client: deps.client, db: deps.pool },
-            { ...body, externalRef },
-            { taskQueue: deps.taskQueue, deployers: deps.deployers },
-          );
-          return accepted(reply, statusUrl(externalRef), {
-            externalRef,
-            action: 'adopt',
-            workflowId: handle.workflowId,
-            runId:
-              'firstExecutionRunId' in handle && typeof handle.firstExecutionRunId === 'string'
-                ? handle.firstExecutionRunId
-                : null,
-            started: true,
-            statusUrl: statusUrl(externalRef),
-          });
-        } catch (error) {
-          throw rotationError(error);
-        }
+        const handle = await startAdoption(
+          { client: deps.client, db: deps.pool },
+          { ...body, externalRef },
+          { taskQueue: deps.taskQueue, deployers: deps.deployers },
+        );
+        return accepted(reply, statusUrl(externalRef), {
+          externalRef,
+          action: 'adopt',
+          workflowId: handle.workflowId,
+          runId:
+            'firstExecutionRunId' in handle && typeof handle.firstExecutionRunId === 'string'
+              ? handle.firstExecutionRunId
+              : null,
+          started: true,
+          statusUrl: statusUrl(externalRef),
+        });
       },
     );
 
@@ -127,27 +122,19 @@ export function registerRotationRoutes(app: FastifyInstance, deps: RotationRoute
         ];
         if (problems.length) throw invalidInput(new InvalidInputError(problems));
         const times = { every: every as string, jitter: jitter as string | undefined };
-        try {
-          if (fleet !== true && input.adopt !== undefined)
-            throw new InvalidInputError(['adopt: a schedule adopts for the fleet (fleet: true)']);
-          const parsed =
-            fleet === true ? parseInput(rotateFleetInputSchema, input) : parseInput(rotateTenantKeyInputSchema, input);
-          // Every run the schedule starts would fail on a deployer that cannot run: refuse the schedule.
-          assertDeployerReady(parsed, deps.deployers);
-          if (fleet === true)
-            return sendData(
-              reply,
-              200,
-              await scheduleFleetRotation(deps.client, input as never, times, deps.taskQueue),
-            );
-          return sendData(
-            reply,
-            200,
-            await scheduleTenantRotation(deps.client, input as never, times, deps.taskQueue, deps.pool),
-          );
-        } catch (error) {
-          throw rotationError(error);
-        }
+        if (fleet !== true && input.adopt !== undefined)
+          throw new InvalidInputError(['adopt: a schedule adopts for the fleet (fleet: true)']);
+        const parsed =
+          fleet === true ? parseInput(rotateFleetInputSchema, input) : parseInput(rotateTenantKeyInputSchema, input);
+        // Every run the schedule starts would fail on a deployer that cannot run: refuse the schedule.
+        assertDeployerReady(parsed, deps.deployers);
+        if (fleet === true)
+          return sendData(reply, 200, await scheduleFleetRotation(deps.client, input as never, times, deps.taskQueue));
+        return sendData(
+          reply,
+          200,
+          await scheduleTenantRotation(deps.client, input as never, times, deps.taskQueue, deps.pool),
+        );
       },
     );
 
@@ -160,13 +147,7 @@ export function registerRotationRoutes(app: FastifyInstance, deps: RotationRoute
         // Only rotation schedules: the drift and top-up schedules have their own routes.
         if (!/^rotation(-fleet)?:/.test(scheduleId))
           throw new GatewayError(404, GatewayErrorCode.SCHEDULE_NOT_FOUND, `No rotation schedule ${scheduleId}.`);
-        try {
-          await controlSchedule(deps.client, scheduleId, command, `${command} by ${callerOf(request).name}`);
-        } catch (error) {
-          if (error instanceof RotationScheduleNotFoundError)
-            throw new GatewayError(404, GatewayErrorCode.SCHEDULE_NOT_FOUND, `${error.message}.`);
-          throw error;
-        }
+        await controlSchedule(deps.client, scheduleId, command, `${command} by ${callerOf(request).name}`);
         return sendData(reply, 200, { scheduleId, command });
       },
     );
@@ -185,12 +166,6 @@ function slotOf(params: unknown): string {
       },
     );
   return parsed.data;
-}
-
-function rotationError(error: unknown): unknown {
-  if (error instanceof GatewayError) return error;
-  if (error instanceof InvalidInputError) return invalidInput(error);
-  return startRefusal(error);
 }
 
 const slotParams = { ...externalRefParam, slot: slotSchema };

@@ -288,6 +288,21 @@ function checked<T>(result: Checked<T>): T {
   return result.value;
 }
 
+/** The table of docs/http-api.md (a test keeps it as generated): each run kind, its id, permission and decisions. */
+export function runDecisionsMarkdown(): string {
+  return [
+    '| run | its workflow id | permission | decisions |',
+    '|---|---|---|---|',
+    ...Object.entries(RUN_DECISIONS).map(
+      ([name, kind]) =>
+        `| ${name} | \`${DECIDING_RUN_SHAPES[name as DecidingRunKind]}\` | \`${kind.permission}\` | ` +
+        `${Object.keys(kind.decisions)
+          .map((decision) => `\`${decision}\``)
+          .join(', ')} |`,
+    ),
+  ].join('\n');
+}
+
 const decisionsTable = Object.entries(RUN_DECISIONS)
   .map(([name, kind]) => `- ${name} (\`${kind.example}\`): ${Object.keys(kind.decisions).join(', ')}`)
   .join('\n');

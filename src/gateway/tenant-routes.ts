@@ -2,12 +2,11 @@ import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import { delayMs, startLifecycle } from '../client/start-lifecycle.js';
 import { closeDelayOf } from '../client/close-delay.js';
-import { ExternalRefConflictError, startOnboarding } from '../client/start-onboarding.js';
+import { startOnboarding } from '../client/start-onboarding.js';
 import type { Pool } from '../client/records.js';
 import { findTenantRecord } from '../client/tenant-records.js';
-import { TenantNotFoundError } from '../domain/record-errors.js';
 import { listTenantRows } from '../client/tenant-list.js';
-import { externalRefSchema, InvalidInputError, onboardTenantInputSchema } from '../domain/tenant-input.js';
+import { externalRefSchema, onboardTenantInputSchema } from '../domain/tenant-input.js';
 import { startRotation } from '../client/start-rotation.js';
 import type { DeployerReadiness } from '../client/deployer-readiness.js';
 import { getTenantStatus } from '../client/tenant-status.js';
@@ -17,8 +16,8 @@ import { roleAllows } from '../domain/roles.js';
 import type { PlatformClient } from '../platform/index.js';
 import type { Vault } from '../secrets/vault.js';
 import { dryRunOnboarding } from '../client/onboarding-preflight.js';
-import { getCloseStatement, StatementNotFoundError } from '../client/close-statement.js';
-import { GatewayError, GatewayErrorCode, invalidInput, sendData, startRefusal, tenantNotFound } from './errors.js';
+import { getCloseStatement } from '../client/close-statement.js';
+import { GatewayError, GatewayErrorCode, sendData, tenantNotFound } from './errors.js';
 import { accepted, refOf } from './request-input.js';
 import { anyObject, doc, externalRefParam, fromZod } from './api-docs.js';
 import { lifecycleBodySchema, rotateBodySchema } from './action-input.js';
@@ -72,39 +71,25 @@ export function registerTenantRoutes(app: FastifyInstance, deps: TenantRoutesDep
               'This gateway has no PLATFORM_BASE_URL / PLATFORM_API_KEY to ask the platform with.',
             );
           const platform = deps.platform;
-          const report = await validated(() =>
-            dryRunOnboarding({ pool: deps.pool, client: deps.client, platform }, request.body, {
-              maxTransferMicroUsd: deps.maxTransferMicroUsd,
-              tenantKeyLimit: deps.tenantKeyLimit,
-            }),
-          );
-          return sendData(reply, report.ok ? 200 : 422, report);
-        }
-        try {
-          const handle = await startOnboarding(deps.client, request.body, {
-            taskQueue: deps.taskQueue,
+          const report = await dryRunOnboarding({ pool: deps.pool, client: deps.client, platform }, request.body, {
             maxTransferMicroUsd: deps.maxTransferMicroUsd,
             tenantKeyLimit: deps.tenantKeyLimit,
-            db: deps.pool,
           });
-          const externalRef = (request.body as { externalRef: string }).externalRef;
-          return accepted(reply, statusUrl(externalRef), {
-            externalRef,
-            workflowId: handle.workflowId,
-            started: handle.started,
-            statusUrl: statusUrl(externalRef),
-          });
-        } catch (error) {
-          if (error instanceof InvalidInputError) throw invalidInput(error);
-          if (error instanceof ExternalRefConflictError) {
-            throw new GatewayError(
-              409,
-              GatewayErrorCode.EXTERNAL_REF_CONFLICT,
-              'This external ref is already being onboarded under another name.',
-            );
-          }
-          throw error;
+          return sendData(reply, report.ok ? 200 : 422, report);
         }
+        const handle = await startOnboarding(deps.client, request.body, {
+          taskQueue: deps.taskQueue,
+          maxTransferMicroUsd: deps.maxTransferMicroUsd,
+          tenantKeyLimit: deps.tenantKeyLimit,
+          db: deps.pool,
+        });
+        const externalRef = (request.body as { externalRef: string }).externalRef;
+        return accepted(reply, statusUrl(externalRef), {
+          externalRef,
+          workflowId: handle.workflowId,
+          started: handle.started,
+          statusUrl: statusUrl(externalRef),
+        });
       },
     );
 
@@ -139,12 +124,7 @@ export function registerTenantRoutes(app: FastifyInstance, deps: TenantRoutesDep
       { config: { permission: 'tenants.read' }, schema: statusDoc },
       async (request, reply) => {
         const externalRef = refOf(request.params);
-        try {
-          return sendData(reply, 200, await getTenantStatus({ pool: deps.pool, client: deps.client }, externalRef));
-        } catch (error) {
-          if (error instanceof TenantNotFoundError) throw tenantNotFound();
-          throw error;
-        }
+        return sendData(reply, 200, await getTenantStatus({ pool: deps.pool, client: deps.client }, externalRef));
       },
     );
 
@@ -153,14 +133,7 @@ export function registerTenantRoutes(app: FastifyInstance, deps: TenantRoutesDep
       { config: { permission: 'tenants.read' }, schema: statementDoc },
       async (request, reply) => {
         const externalRef = refOf(request.params);
-        try {
-          return sendData(reply, 200, await getCloseStatement(deps.pool, externalRef));
-        } catch (error) {
-          if (error instanceof TenantNotFoundError) throw tenantNotFound();
-          if (error instanceof StatementNotFoundError)
-            throw new GatewayError(404, GatewayErrorCode.STATEMENT_NOT_FOUND, `${error.message}.`);
-          throw error;
-        }
+        return sendData(reply, 200, await getCloseStatement(deps.pool, externalRef));
       },
     );
 
@@ -178,7 +151,7 @@ export function registerTenantRoutes(app: FastifyInstance, deps: TenantRoutesDep
         }
         const externalRef = refOf(request.params);
         // The body is validated whole before any lookup or start: a 202 means the input was valid.
-        const parsed = validated(() => actionInputOf(action as Action, externalRef, request.body));
+        const parsed = actionInputOf(action as Action, externalRef, request.body);
         const operator = actorOf(request, (request.body as { operator?: unknown } | undefined)?.operator, 'operator');
         if (parsed.action === 'rotate') parsed.operator = operator;
         else parsed.input.operator = operator;
@@ -192,7 +165,7 @@ export function registerTenantRoutes(app: FastifyInstance, deps: TenantRoutesDep
           );
         }
         const closeSooner = roleAllows(callerOf(request).role, 'close.immediate');
-        const started = await validated(() => startAction(deps, parsed, closeSooner));
+        const started = await startAction(deps, parsed, closeSooner);
         return accepted(reply, statusUrl(externalRef), {
           externalRef,
           action,
@@ -221,54 +194,30 @@ async function startAction(
       parsed.action === 'close'
         ? await closeDelayOf(deps.pool, (parsed.input as { externalRef: string }).externalRef, deps.closeDelay, delayMs)
         : { delay: deps.closeDelay, from: undefined };
-    try {
-      const handle = await startLifecycle(deps.client, parsed.action, parsed.input, {
-        taskQueue: deps.taskQueue,
-        closeDelay: close.delay,
-        ...(close.from ? { closeDelayFrom: close.from } : {}),
-        closeSooner,
-        vault: deps.vault,
-        db: deps.pool,
-        ...(deps.platform ? { platform: deps.platform } : {}),
-        ...(deps.resumeBalanceFloorMicroUsd ? { resumeFloorMicroUsd: deps.resumeBalanceFloorMicroUsd } : {}),
-      });
-      return { workflowId: handle.workflowId, runId: handle.firstExecutionRunId };
-    } catch (error) {
-      throw startRefusal(error);
-    }
-  }
-  try {
-    const handle = await startRotation(deps.client, parsed.input, {
+    const handle = await startLifecycle(deps.client, parsed.action, parsed.input, {
       taskQueue: deps.taskQueue,
-      deployers: deps.deployers,
+      closeDelay: close.delay,
+      ...(close.from ? { closeDelayFrom: close.from } : {}),
+      closeSooner,
+      vault: deps.vault,
       db: deps.pool,
-      ...(parsed.operator ? { operator: parsed.operator } : {}),
+      ...(deps.platform ? { platform: deps.platform } : {}),
+      ...(deps.resumeBalanceFloorMicroUsd ? { resumeFloorMicroUsd: deps.resumeBalanceFloorMicroUsd } : {}),
     });
-    // A joined rotation is a handle on the running one: its run id is in the status URL.
-    const runId =
-      'firstExecutionRunId' in handle && typeof handle.firstExecutionRunId === 'string'
-        ? handle.firstExecutionRunId
-        : null;
-    return { workflowId: handle.workflowId, runId, started: handle.started };
-  } catch (error) {
-    throw startRefusal(error);
+    return { workflowId: handle.workflowId, runId: handle.firstExecutionRunId };
   }
-}
-
-function validated<T>(parse: () => T): T {
-  try {
-    const value = parse();
-    // A promise is awaited here so that its InvalidInputError is answered the same way.
-    if (value instanceof Promise)
-      return value.catch((error: unknown) => {
-        if (error instanceof InvalidInputError) throw invalidInput(error);
-        throw error;
-      }) as T;
-    return value;
-  } catch (error) {
-    if (error instanceof InvalidInputError) throw invalidInput(error);
-    throw error;
-  }
+  const handle = await startRotation(deps.client, parsed.input, {
+    taskQueue: deps.taskQueue,
+    deployers: deps.deployers,
+    db: deps.pool,
+    ...(parsed.operator ? { operator: parsed.operator } : {}),
+  });
+  // A joined rotation is a handle on the running one: its run id is in the status URL.
+  const runId =
+    'firstExecutionRunId' in handle && typeof handle.firstExecutionRunId === 'string'
+      ? handle.firstExecutionRunId
+      : null;
+  return { workflowId: handle.workflowId, runId, started: handle.started };
 }
 
 const tenantNotFoundAnswer = 'No tenant with this external ref (TENANT_NOT_FOUND).';

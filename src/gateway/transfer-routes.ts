@@ -92,12 +92,7 @@ export function registerTransferRoutes(app: FastifyInstance, deps: TransferRoute
       { config: { permission: 'tenants.read' }, schema: ledgerDoc },
       async (request, reply) => {
         const externalRef = refOf(request.params);
-        try {
-          return sendData(reply, 200, await getTransferLedger(deps.pool, externalRef));
-        } catch (error) {
-          if (error instanceof TenantNotFoundError) throw tenantNotFound();
-          throw error;
-        }
+        return sendData(reply, 200, await getTransferLedger(deps.pool, externalRef));
       },
     );
 
@@ -108,12 +103,7 @@ export function registerTransferRoutes(app: FastifyInstance, deps: TransferRoute
       async (request, reply) => {
         const externalRef = refOf(request.params);
         const key = pathKeyOf((request.params as { key?: unknown }).key);
-        try {
-          await requireTenant(deps.pool, externalRef);
-        } catch (error) {
-          if (error instanceof TenantNotFoundError) throw tenantNotFound();
-          throw error;
-        }
+        await requireTenant(deps.pool, externalRef);
         const run = await describeRun(deps.client, topUpWorkflowId(externalRef, key));
         return sendData(reply, 200, { externalRef, idempotencyKey: key, run });
       },
@@ -161,12 +151,7 @@ function validatedRequest(header: string | string[] | undefined, rawBody: unknow
 
 /** The key in the path: a malformed one is a 400 naming it, before any read (it was an unanswered 500). */
 function pathKeyOf(value: unknown): string {
-  try {
-    return keyOf(value, 'key');
-  } catch (error) {
-    if (error instanceof InvalidInputError) throw invalidInput(error);
-    throw error;
-  }
+  return keyOf(value, 'key');
 }
 
 function keyOf(value: unknown, field: string): string {

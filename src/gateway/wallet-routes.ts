@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { compareWallet } from '../client/transfer-ledger.js';
 import type { Pool } from '../client/records.js';
 import { findTenantRecord } from '../client/tenant-records.js';
-import { PlatformError, type PlatformClient } from '../platform/index.js';
+import { type PlatformClient } from '../platform/index.js';
 import { GatewayError, GatewayErrorCode, tenantNotFound, sendData } from './errors.js';
 import { anyObject, doc, externalRefParam } from './api-docs.js';
 import { refOf } from './request-input.js';
@@ -36,18 +36,7 @@ export function registerWalletRoutes(
             GatewayErrorCode.PLATFORM_NOT_CONFIGURED,
             'This gateway has no PLATFORM_BASE_URL / parent key to read the wallet with.',
           );
-        try {
-          return sendData(reply, 200, await compareWallet({ pool: deps.pool, platform: deps.platform }, externalRef));
-        } catch (error) {
-          if (error instanceof PlatformError)
-            throw new GatewayError(
-              502,
-              GatewayErrorCode.PLATFORM_FAILED,
-              `The platform answered ${error.platformCode ?? error.code}${error.status ? ` (${error.status})` : ''}` +
-                `${error.requestId ? `, request ${error.requestId}` : ''}.`,
-            );
-          throw error;
-        }
+        return sendData(reply, 200, await compareWallet({ pool: deps.pool, platform: deps.platform }, externalRef));
       },
     );
   });

@@ -6,16 +6,14 @@ import {
   listRegistryWebhooks,
   replaceRegistryWebhook,
   updateRegistryWebhook,
-  WebhookManagementError,
   type WebhookManagementDeps,
 } from '../client/webhook-management.js';
 import type { Pool } from '../client/records.js';
-import { RegistrationNotFoundError, TenantNotFoundError } from '../domain/record-errors.js';
 import { externalRefSchema, InvalidInputError } from '../domain/tenant-input.js';
-import { PlatformError, type PlatformClient } from '../platform/index.js';
+import { type PlatformClient } from '../platform/index.js';
 import type { Vault } from '../secrets/vault.js';
 import { actorOf, ownerScopeOf } from './access.js';
-import { GatewayError, GatewayErrorCode, invalidInput, tenantNotFound, sendData } from './errors.js';
+import { GatewayError, GatewayErrorCode, invalidInput, sendData } from './errors.js';
 import { badField, bodyOf } from './request-input.js';
 import { createWebhookInputSchema, updateWebhookInputSchema } from '../domain/webhook-input.js';
 import { actorField, anyArray, anyObject, doc, fromZod, objectOf } from './api-docs.js';
@@ -79,13 +77,11 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRoutesD
       async (request, reply) => {
         const { operator, ...body } = bodyOf(request.body);
         const management = managementOf(request, operator);
-        const view = await answered(() =>
-          createRegistryWebhook(management, {
-            label: 'tenant-orchestrator',
-            events: ['*'],
-            ...(body as { projectId: string }),
-          }),
-        );
+        const view = await createRegistryWebhook(management, {
+          label: 'tenant-orchestrator',
+          events: ['*'],
+          ...(body as { projectId: string }),
+        });
         return sendData(reply, 201, view);
       },
     );
@@ -113,11 +109,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRoutesD
         if (body['label'] === undefined && body['events'] === undefined)
           throw badField('body', 'give label or events to change');
         const management = managementOf(request, operator);
-        return sendData(
-          reply,
-          200,
-          await answered(() => updateRegistryWebhook(management, { ...body, registrationId } as never)),
-        );
+        return sendData(reply, 200, await updateRegistryWebhook(management, { ...body, registrationId } as never));
       },
     );
 
@@ -127,7 +119,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRoutesD
       async (request, reply) => {
         const registrationId = registrationIdOf(request.params);
         const management = managementOf(request, onlyOperator(request.body));
-        return sendData(reply, 200, await answered(() => replaceRegistryWebhook(management, { registrationId })));
+        return sendData(reply, 200, await replaceRegistryWebhook(management, { registrationId }));
       },
     );
 
@@ -137,7 +129,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRoutesD
       async (request, reply) => {
         const registrationId = registrationIdOf(request.params);
         const management = managementOf(request, onlyOperator(request.body));
-        return sendData(reply, 200, await answered(() => deleteRegistryWebhook(management, { registrationId })));
+        return sendData(reply, 200, await deleteRegistryWebhook(management, { registrationId }));
       },
     );
 
@@ -148,7 +140,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRoutesD
       async (request, reply) => {
         const registrationId = registrationIdOf(request.params);
         const management = managementOf(request, undefined);
-        return sendData(reply, 200, await answered(() => listRegistryDeliveries(management, { registrationId })));
+        return sendData(reply, 200, await listRegistryDeliveries(management, { registrationId }));
       },
     );
   });
@@ -168,35 +160,6 @@ function registrationIdOf(params: unknown): string {
   if (typeof id !== 'string' || !REGISTRATION_ID.test(id))
     throw badField('registrationId', 'must be a registration id (whr_...)');
   return id;
-}
-
-async function answered<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    throw translated(error);
-  }
-}
-
-function translated(error: unknown): unknown {
-  if (error instanceof InvalidInputError) return invalidInput(error);
-  if (error instanceof TenantNotFoundError) return tenantNotFound();
-  if (error instanceof RegistrationNotFoundError)
-    return new GatewayError(404, GatewayErrorCode.WEBHOOK_NOT_FOUND, 'No webhook registration with this id.');
-  if (error instanceof WebhookManagementError) {
-    if (error.code === 'PROJECT_NOT_OF_TENANT') return badField('projectId', error.message);
-    if (error.code === 'TENANT_NOT_PROVISIONED')
-      return new GatewayError(409, GatewayErrorCode.TENANT_NOT_PROVISIONED, `${error.message}.`);
-    return new GatewayError(409, GatewayErrorCode.WEBHOOK_STATE_CONFLICT, `${error.message}.`);
-  }
-  if (error instanceof PlatformError)
-    return new GatewayError(
-      502,
-      GatewayErrorCode.PLATFORM_FAILED,
-      `The platform answered ${error.platformCode ?? error.code}${error.status ? ` (${error.status})` : ''}` +
-        `${error.requestId ? `, request ${error.requestId}` : ''}.`,
-    );
-  return error;
 }
 
 const registrationParam = { registrationId: { type: 'string', pattern: REGISTRATION_ID.source } };

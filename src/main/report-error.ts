@@ -1,5 +1,5 @@
 import { describeError } from '../client/describe-error.js';
-import { GatewayCallError } from '../client/gateway-client.js';
+import { GatewayCallError } from '../api-client/gateway-client.js';
 import { debugRequested } from '../config/development.js';
 import { ConfigError } from '../config/index.js';
 import { InvalidInputError } from '../domain/tenant-input.js';

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { DriftFindingRow } from '../../db/drift-findings-store.js';
 import type { ReconcileFleetResult } from '../../../workflows/reconcile-fleet-messages.js';
 import type { RunView } from '../../client/run-status.js';
-import type { GatewayClient } from '../../client/gateway-client.js';
+import type { GatewayClient } from '../../api-client/gateway-client.js';
 import type { describeDriftSchedule } from '../../client/drift-schedules.js';
 import { withGateway } from '../run.js';
 import { printJson, printLine } from '../output.js';

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { GatewayClient } from '../../client/gateway-client.js';
+import type { GatewayClient } from '../../api-client/gateway-client.js';
 import type { ApplyOutcome, ImportStart } from '../../client/import-apply.js';
 import type { ImportPlan, PlanRow } from '../../client/import-plan.js';
 import type { RunView } from '../../client/run-status.js';

@@ -61,7 +61,7 @@ export function registerLifecycleCommands(program: Command): void {
           })
           .catch(async (error: unknown) => {
             // Named by the flag the operator typed.
-            const { GatewayCallError } = await import('../../client/gateway-client.js');
+            const { GatewayCallError } = await import('../../api-client/gateway-client.js');
             if (error instanceof GatewayCallError && error.code === 'INVALID_INPUT' && error.fields.includes('after'))
               throw new GatewayCallError(
                 error.status,

@@ -15,7 +15,7 @@ import type {
   RolloutResult,
   RolloutStatus,
 } from '../../../workflows/plan-rollout-messages.js';
-import type { GatewayClient } from '../../client/gateway-client.js';
+import type { GatewayClient } from '../../api-client/gateway-client.js';
 import { segment, withGateway } from '../run.js';
 import { printErrorLine, printJson, printLine } from '../output.js';
 import { inFlags } from './top-ups.js';

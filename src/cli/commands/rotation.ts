@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { DeployerSpec, RotationTimings } from '../../domain/rotation-input.js';
 import type { ScheduleCommand, RotationScheduleView } from '../../client/rotation-schedules.js';
 import type { DecisionAnswer } from '../../domain/operator-decisions.js';
-import type { GatewayClient } from '../../client/gateway-client.js';
+import type { GatewayClient } from '../../api-client/gateway-client.js';
 import type { RotateTenantKeyResult } from '../../../workflows/keys/rotate-tenant-key-messages.js';
 import type { AdoptTenantKeysResult } from '../../domain/import-input.js';
 import { DEFAULT_TIMINGS } from '../../domain/rotation-defaults.js';
@@ -326,7 +326,7 @@ export function registerRotationCommands(program: Command): void {
     .option('--slot <slot>', 'key slot', 'default')
     .action(async (externalRef: string, opts: { slot: string }) =>
       withGateway(async (gateway) => {
-        const { GatewayCallError } = await import('../../client/gateway-client.js');
+        const { GatewayCallError } = await import('../../api-client/gateway-client.js');
         const status = await gateway
           .post<{ stage: string }>(
             `/v1/tenants/${segment(externalRef, 'externalRef')}/rotations/${segment(opts.slot, '--slot')}/cancel`,

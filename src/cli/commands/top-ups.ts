@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { GatewayClient } from '../../client/gateway-client.js';
+import type { GatewayClient } from '../../api-client/gateway-client.js';
 import type { LedgerEntry, WalletComparison } from '../../client/transfer-ledger.js';
 import type { RunView } from '../../client/run-status.js';
 import type { InvalidInputError as InvalidInputErrorClass } from '../../domain/tenant-input.js';
