@@ -1,28 +1,25 @@
 /**
  * The one text of a run waiting at the platform's active-key limit (issue 46): issueTenantKey, rotateTenantKey,
- * adoptTenantKeys and rotateParentKey all say it this way, each naming the tenantctl command that decides for it
- * (each command below exists in src/cli; a run answers only the command that reaches its own workflow id).
+ * adoptTenantKeys and rotateParentKey all say it this way, naming the one decision verb, `tenantctl decide`, with
+ * the run's own workflow id (POST /v1/runs/:run/decisions/:decision).
  */
+import { keyIssueWorkflowId, PARENT_KEY_ROTATION_WORKFLOW_ID, rotationWorkflowId } from './ids.js';
 
-/** Which run waits: the command that decides for it differs, the text does not. */
+/** Which run waits: its id differs, the text and the verb do not. */
 export type KeyLimitRun =
   | { kind: 'key-issue'; externalRef: string; slot: string }
   | { kind: 'rotation'; externalRef: string; slot: string }
   | { kind: 'parent-key' };
 
-/** The tenantctl command that sends `decision` (retry-key-create or abort) to the waiting run. */
+/** The tenantctl command that sends `decision` (retry-key-create or abort) to the waiting run: `decide`, by its id. */
 export function keyLimitDecideCommand(run: KeyLimitRun, decision: 'retry-key-create' | 'abort'): string {
-  switch (run.kind) {
-    case 'key-issue':
-      return `tenantctl key decide ${run.externalRef} --slot ${run.slot} ${decision} --reason <why>`;
-    case 'rotation':
-      // Each verb written out: a test checks every command a text names exists with its flags.
-      return decision === 'abort'
-        ? `tenantctl rotation abort ${run.externalRef} --slot ${run.slot} --reason <why>`
-        : `tenantctl rotation retry-key-create ${run.externalRef} --slot ${run.slot} --reason <why>`;
-    case 'parent-key':
-      return `tenantctl parent-key decide ${decision} --reason <why>`;
-  }
+  const runId =
+    run.kind === 'key-issue'
+      ? keyIssueWorkflowId(run.externalRef, run.slot)
+      : run.kind === 'rotation'
+        ? rotationWorkflowId(run.externalRef, run.slot)
+        : PARENT_KEY_ROTATION_WORKFLOW_ID;
+  return `tenantctl decide ${runId} ${decision} --reason <why>`;
 }
 
 /** The Update each run's abort is (retry is `retryKeyCreate` everywhere). */

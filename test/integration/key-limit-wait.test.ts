@@ -10,7 +10,7 @@ import { createRotationEnv, keysOf, waitFor, type RotationEnv } from '../harness
  * Issue 35, finding 1, as users meet it: a slot's key issue waiting at the platform's active-key limit is
  * shown on every surface (the --wait command's stderr, status over the CLI and HTTP, key list over the CLI
  * and HTTP, the run's TenantStatus search attribute, the Web UI's current details), and the operator ends it
- * with `tenantctl key decide` after revoking an unused key. Every tenantctl here is a child process.
+ * with the `tenantctl decide` its wait names, after revoking an unused key. Every tenantctl here is a child process.
  */
 
 /** A tenantctl child process whose output can be read while it runs. */
@@ -77,7 +77,7 @@ describe('a key issue waiting at the active-key limit, as an operator sees and d
       await stderrLine(issue, /waiting \(key_limit\)/);
       const [waitLine] = lines(issue.stderr(), /^waiting \(key_limit\)/);
       expect(waitLine).toMatch(/the platform's active-key limit \(3 active keys: /);
-      expect(waitLine).toContain(`tenantctl key decide ${ref} --slot c retry-key-create --reason <why>`);
+      expect(waitLine).toContain(`tenantctl decide key:${ref}:c retry-key-create --reason <why>`);
       expect(waitLine).toMatch(/— decisions: retryKeyCreate, abortKeyIssue$/);
       expect(issue.stdout()).toBe('');
 
@@ -170,13 +170,14 @@ describe('a key issue waiting at the active-key limit, as an operator sees and d
 
       // Still waiting until told: the retry is the operator's decision (the timer is an hour).
       expect(issue.child.exitCode).toBeNull();
+      // The command the wait line names, as an operator copies it.
       const decided = await runCli(
-        ['key', 'decide', ref, 'retry-key-create', '--slot', 'c', '--reason', 'revoked the unused key a'],
+        ['decide', `key:${ref}:c`, 'retry-key-create', '--reason', 'revoked the unused key a'],
         env.cliEnv,
       );
       expect(decided.code, decided.stderr).toBe(0);
       expect(decided.stdout.trim()).toBe(
-        `retryKeyCreate accepted by key:${ref}:c (now key_limit): the key create is tried again now`,
+        `retry-key-create accepted by key:${ref}:c (now key_limit): the key create is tried again now`,
       );
 
       expect(await issue.exited, issue.stderr()).toBe(0);

@@ -2,15 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { keyLimitDecideCommand, keyLimitWaitText } from '../../src/domain/key-limit-wait.js';
 
 describe('the key-limit wait text', () => {
-  it('names the command that reaches the waiting run, for each kind of run', () => {
+  it('names one verb, tenantctl decide, with the waiting run’s own id, for each kind of run', () => {
     expect(keyLimitDecideCommand({ kind: 'key-issue', externalRef: 'acme', slot: 'ci' }, 'retry-key-create')).toBe(
-      'tenantctl key decide acme --slot ci retry-key-create --reason <why>',
+      'tenantctl decide key:acme:ci retry-key-create --reason <why>',
     );
     expect(keyLimitDecideCommand({ kind: 'rotation', externalRef: 'acme', slot: 'ci' }, 'abort')).toBe(
-      'tenantctl rotation abort acme --slot ci --reason <why>',
+      'tenantctl decide rotate:acme:ci abort --reason <why>',
     );
     expect(keyLimitDecideCommand({ kind: 'parent-key' }, 'retry-key-create')).toBe(
-      'tenantctl parent-key decide retry-key-create --reason <why>',
+      'tenantctl decide rotate-parent-key retry-key-create --reason <why>',
     );
   });
 
@@ -23,7 +23,7 @@ describe('the key-limit wait text', () => {
     });
     expect(text).toMatch(/^the platform's active-key limit \(2 active keys: one, k2; keys that look unused: k2\): /);
     expect(text).toContain(
-      '`tenantctl rotation retry-key-create acme --slot default --reason <why>` (update retryKeyCreate)',
+      '`tenantctl decide rotate:acme:default retry-key-create --reason <why>` (update retryKeyCreate)',
     );
     expect(text).toMatch(/\(update abortRotation\); the create is tried again by itself in 5000 ms$/);
   });
