@@ -16,6 +16,10 @@
  * `currentWait` (with the decisions that apply) and set TenantStatus `rotation_<stage>`; the key-limit and
  * quiet-gate polls back off to `pollCeiling`; past `historyEventBound` (or when the SDK suggests it) the run
  * continues as new in its phase with its state (`Carried`). Held polls nothing: only a decision ends it.
+ *
+ * The run's state is one `Adoption` object (no base class): its query and Updates are installed in its constructor,
+ * each decision taken by its own method (`decide`); the steps it takes alike with a rotation are a `SlotRun` it
+ * holds (key-slot-run.ts).
  */
 import { ApplicationFailure, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../../activities/index.js';
@@ -41,14 +45,14 @@ import { installDecisions } from '../decision-table.js';
 import { expectationOf, isKeyInUseRefusal, type GateMemory } from './quiet-gate.js';
 import { abortRotationUpdate, retryKeyCreateUpdate, revokeAnywayUpdate } from './rotate-tenant-key-messages.js';
 import { validateWorkflowInput } from '../validate-input.js';
-import { KeySlotRun, type SlotRunCarried } from './key-slot-run.js';
+import { FleetTell, SlotRun, type SlotRunCarried } from './key-slot-run.js';
 
 export * from './adopt-tenant-keys-messages.js';
 
 const db = proxyLocalActivities<Activities>(databaseStep);
 
 export async function adoptTenantKeys(rawInput: AdoptTenantKeysInput): Promise<AdoptTenantKeysResult> {
-  // Made first, so its Updates are installed before the input check's await (key-slot-run.ts).
+  // Made first, so its Updates are installed before the input check's await (SlotRun, key-slot-run.ts).
   const adoption = new Adoption(rawInput);
   const input: ParsedAdoptTenantKeysInput = await validateWorkflowInput('adoptTenantKeys', rawInput, (i) =>
     rotationWorkflowId(i.externalRef, i.slot),
@@ -73,7 +77,14 @@ interface Carried extends SlotRunCarried<BeginAdoptionResult, AdoptionStatus> {
 }
 
 /** One adoption run: its status, the operator's decisions, and each step of the flow as a method. */
-class Adoption extends KeySlotRun<AdoptionStage, AdoptionStatus, BeginAdoptionResult, Carried, AdoptTenantKeysResult> {
+class Adoption {
+  private readonly status: AdoptionStatus;
+  private readonly carried: Carried | undefined;
+  /** The steps it takes alike with a rotation (key-slot-run.ts). */
+  private readonly slotRun: SlotRun<AdoptionStage, AdoptionStatus, BeginAdoptionResult, Carried>;
+  /** What the fleet that started this run was told. */
+  private readonly fleet: FleetTell;
+  private readonly applicable: () => readonly string[];
   private deployed: boolean;
   private issuedHere: boolean;
   /** The quiet gate's memory per unmanaged key. */
@@ -85,8 +96,19 @@ class Adoption extends KeySlotRun<AdoptionStage, AdoptionStatus, BeginAdoptionRe
 
   constructor(rawInput: AdoptTenantKeysInput) {
     // Any JSON a caller sent: read with care until the check refuses it.
-    const carried = rawInput?.continued as Carried | undefined;
-    super(rawInput, carried?.status ?? initialStatus(rawInput), carried, adoptionDetails);
+    const carried = (this.carried = rawInput?.continued as Carried | undefined);
+    this.status = carried?.status ?? initialStatus(rawInput);
+    this.fleet = new FleetTell(carried?.fleetTold ?? 'none');
+    this.slotRun = new SlotRun({
+      rawInput,
+      status: this.status,
+      carried,
+      details: adoptionDetails,
+      carryAlso: () => this.carryAlso(),
+      applicable: () => this.applicable(),
+      fleet: this.fleet,
+      releasesFleetWhileQuiet: false,
+    });
     this.deployed = carried?.deployed ?? false;
     this.issuedHere = carried?.issuedHere ?? false;
     this.memories = carried?.memories ? new Map(carried.memories) : null;
@@ -94,6 +116,21 @@ class Adoption extends KeySlotRun<AdoptionStage, AdoptionStatus, BeginAdoptionRe
     this.decision = carried?.decision ?? undefined;
     setHandler(adoptionStatusQuery, () => this.status);
     this.applicable = this.installDecisions();
+  }
+
+  private get externalRef(): string {
+    return this.status.externalRef;
+  }
+
+  private get slot(): string {
+    return this.status.slot;
+  }
+
+  /** The run, once its input is checked. */
+  run(input: ParsedAdoptTenantKeysInput): Promise<AdoptTenantKeysResult> {
+    return this.slotRun.run(input, () => this.steps(), {
+      settleFailure: (error, cancelled) => this.settleFailure(error, cancelled),
+    });
   }
 
   /** The rotation's Updates, so `tenantctl rotation revoke-anyway|abort|retry-key-create` answer here too. */
@@ -119,24 +156,27 @@ class Adoption extends KeySlotRun<AdoptionStage, AdoptionStatus, BeginAdoptionRe
         name === 'retryKeyCreate' && keySlot.retry
           ? `${id} is ${status.stage}: retryKeyCreate applies at key_limit`
           : null,
-      take: (name, by) => {
-        if (name === 'retryKeyCreate') {
-          keySlot.retry = true;
-          return 'the key create is tried again now';
-        }
-        if (name === 'abortRotation') {
-          this.decision ??= { kind: 'abort', by };
-          return 'the unmanaged keys still open are kept (unmanaged); the managed key stays';
-        }
-        this.decision ??= { kind: 'revoke', by };
-        return `the unmanaged keys still open are revoked now: ${this.open()
-          .map((k) => k.keyId)
-          .join(', ')}`;
-      },
+      take: (name, by) => this.decide(name, by),
     });
   }
 
-  protected carryAlso() {
+  /** Takes an accepted decision (its validator checked it applies now) and answers what it does. */
+  private decide(name: 'revokeAnyway' | 'abortRotation' | 'retryKeyCreate', by: DecisionBy): string {
+    if (name === 'retryKeyCreate') {
+      this.keySlot.retry = true;
+      return 'the key create is tried again now';
+    }
+    if (name === 'abortRotation') {
+      this.decision ??= { kind: 'abort', by };
+      return 'the unmanaged keys still open are kept (unmanaged); the managed key stays';
+    }
+    this.decision ??= { kind: 'revoke', by };
+    return `the unmanaged keys still open are revoked now: ${this.open()
+      .map((k) => k.keyId)
+      .join(', ')}`;
+  }
+
+  private carryAlso() {
     return {
       memories: this.memories ? [...this.memories] : null,
       decision: this.decision ?? null,
@@ -155,11 +195,11 @@ class Adoption extends KeySlotRun<AdoptionStage, AdoptionStatus, BeginAdoptionRe
     return this.status.keys.filter((k) => k.state === 'waiting');
   }
 
-  protected async steps(): Promise<AdoptTenantKeysResult> {
+  private async steps(): Promise<AdoptTenantKeysResult> {
     const { carried, status } = this;
-    const b = (this.begun ??= await this.begin());
+    const b = (this.slotRun.begun ??= await this.begin());
     // A continued run resumes in its phase: past the key-limit wait, the key is issued, deployed and verified.
-    if (!carried && b.issue) this.show('creating_key');
+    if (!carried && b.issue) this.slotRun.show('creating_key');
     if (b.issue && (!carried || carried.phase === 'key_limit')) await this.issueAndDeploy(b);
     else if (!carried) {
       status.newKey = { ...b.managedKey! };
@@ -172,10 +212,10 @@ class Adoption extends KeySlotRun<AdoptionStage, AdoptionStatus, BeginAdoptionRe
       ]),
     );
     const resumedAt = carried?.phase === 'gate' || carried?.phase === 'held' ? carried.phase : null;
-    if (resumedAt === 'gate') this.backoff = this.gateBackoff(carried!.polls);
+    if (resumedAt === 'gate') this.slotRun.backoff = this.slotRun.gateBackoff(carried!.polls);
     else if (!resumedAt) {
-      this.backoff = this.gateBackoff();
-      await this.record({ state: 'running', stage: 'waiting_for_quiet' });
+      this.slotRun.backoff = this.slotRun.gateBackoff();
+      await this.slotRun.record({ state: 'running', stage: 'waiting_for_quiet' });
     }
     if (resumedAt !== 'held') await this.passQuietGate(b, this.memories);
     await this.holdWhileInUse(resumedAt === 'held');
@@ -183,7 +223,7 @@ class Adoption extends KeySlotRun<AdoptionStage, AdoptionStatus, BeginAdoptionRe
   }
 
   private async begin(): Promise<BeginAdoptionResult> {
-    const begun = await db.beginAdoption(this.beginInput());
+    const begun = await db.beginAdoption(this.slotRun.beginInput());
     this.status.rotationId = begun.rotationId;
     this.status.keys = begun.unmanaged.map((k): AdoptedKeyView => ({
       ...k,
@@ -197,11 +237,15 @@ class Adoption extends KeySlotRun<AdoptionStage, AdoptionStatus, BeginAdoptionRe
   /** The managed key: created (waiting at the key limit), deployed and verified. */
   private async issueAndDeploy(b: BeginAdoptionResult): Promise<void> {
     const { externalRef, slot, status } = this;
-    const issued = await this.createKey(
+    const issued = await this.slotRun.createKey(
       this.keySlot,
       async (limit, waitMs) => {
-        await this.record({ state: 'key_limit', stage: 'key_limit', outcome: { activeKeys: limit.activeKeys } });
-        return this.atKeyLimit(
+        await this.slotRun.record({
+          state: 'key_limit',
+          stage: 'key_limit',
+          outcome: { activeKeys: limit.activeKeys },
+        });
+        return this.slotRun.atKeyLimit(
           keyLimitWaitText({
             run: { kind: 'rotation', externalRef, slot },
             activeKeys: limit.activeKeys,
@@ -209,7 +253,7 @@ class Adoption extends KeySlotRun<AdoptionStage, AdoptionStatus, BeginAdoptionRe
           }),
         );
       },
-      () => this.record({ state: 'running', stage: 'creating_key' }),
+      () => this.slotRun.record({ state: 'running', stage: 'creating_key' }),
     );
     if (issued !== 'aborted') {
       this.issuedHere = true;
@@ -219,16 +263,16 @@ class Adoption extends KeySlotRun<AdoptionStage, AdoptionStatus, BeginAdoptionRe
     const decision = this.decision as AdoptionDecision | undefined;
     if (decision?.kind === 'abort') {
       const { by } = decision;
-      await this.record({ state: 'aborted', stage: 'aborted' }, 'rotation.aborted', by.operator);
-      this.show('aborted');
+      await this.slotRun.record({ state: 'aborted', stage: 'aborted' }, 'rotation.aborted', by.operator);
+      this.slotRun.show('aborted');
       throw ApplicationFailure.create({
         type: FailureCode.ROTATION_ABORTED,
         message: `aborted at the key limit by ${by.operator}: nothing was issued or revoked`,
         nonRetryable: true,
       });
     }
-    this.waitAt('deploying', `the managed key's deploy through ${b.deployer.kind} (retried until it succeeds)`);
-    await this.deploy(b.deployer, {
+    this.slotRun.waitAt('deploying', `the managed key's deploy through ${b.deployer.kind} (retried until it succeeds)`);
+    await this.slotRun.deploy(b.deployer, {
       rotationId: b.rotationId,
       externalRef,
       subaccountId: b.subaccountId,
@@ -239,17 +283,17 @@ class Adoption extends KeySlotRun<AdoptionStage, AdoptionStatus, BeginAdoptionRe
       emergency: false,
     });
     this.deployed = true;
-    await this.record({ stage: 'verifying', deployed: true });
-    this.show('verifying');
-    await this.platform.verifyTenantKey({ externalRef, slot, generation: b.toGeneration });
+    await this.slotRun.record({ stage: 'verifying', deployed: true });
+    this.slotRun.show('verifying');
+    await this.slotRun.platform.verifyTenantKey({ externalRef, slot, generation: b.toGeneration });
   }
 
   /** Polls every unmanaged key still waiting: a quiet one is revoked, a late use or the deadline holds it. */
   private async passQuietGate(b: BeginAdoptionResult, memories: Map<string, GateMemory>): Promise<void> {
     while (!this.decision && this.waiting().length > 0) {
-      if (this.historyFull()) await this.continueRun('gate');
+      if (this.slotRun.historyFull()) await this.slotRun.continueRun('gate');
       const waiting = this.waiting();
-      const gates = await this.lookAtGate(
+      const gates = await this.slotRun.lookAtGate(
         b.subaccountId,
         waiting.map((k) => ({ keyId: k.keyId, memory: memories.get(k.keyId)! })),
         this.status.newKey.keyId!,
@@ -268,7 +312,7 @@ class Adoption extends KeySlotRun<AdoptionStage, AdoptionStatus, BeginAdoptionRe
         }
       }
       if (this.waiting().length === 0) break;
-      await this.waitForQuiet(
+      await this.slotRun.waitForQuiet(
         (waitMs) => `quiet gate of ${this.waiting().length} unmanaged key(s); next look in ${waitMs} ms`,
         () => this.decision !== undefined,
       );
@@ -280,7 +324,7 @@ class Adoption extends KeySlotRun<AdoptionStage, AdoptionStatus, BeginAdoptionRe
     const held = this.open();
     if (!held.length || this.decision) return;
     if (!resumedHeld) {
-      await this.record(
+      await this.slotRun.record(
         {
           state: 'held',
           stage: 'held',
@@ -288,16 +332,16 @@ class Adoption extends KeySlotRun<AdoptionStage, AdoptionStatus, BeginAdoptionRe
         },
         'rotation.held',
       );
-      this.waitAt(
+      this.slotRun.waitAt(
         'held',
         `unmanaged key(s) still in use: ${held.map((k) => `${k.keyId} (${k.heldReason})`).join(', ')}. ` +
           (`\`tenantctl rotation revoke-anyway ${this.externalRef} --slot ${this.slot} ` +
             `--reason "..."\` revokes them; \`tenantctl rotation abort ...\` keeps them ` +
             `unmanaged`),
       );
-      await this.tellParent('held');
+      await this.fleet.tellParent('held');
     }
-    await this.holdUntil(() => this.decision !== undefined);
+    await this.slotRun.holdUntil(() => this.decision !== undefined);
   }
 
   /** Revokes what a revokeAnyway asked for, keeps the rest unmanaged, and records the outcome. */
@@ -314,12 +358,12 @@ class Adoption extends KeySlotRun<AdoptionStage, AdoptionStatus, BeginAdoptionRe
     const kept = this.open().map((k) => k.keyId);
     for (const key of this.open()) key.state = 'kept';
     const outcome = kept.length ? 'aborted' : 'completed';
-    await this.record(
+    await this.slotRun.record(
       { state: outcome, stage: outcome, outcome: { revoked: this.revoked, kept, notes: status.notes } },
       `rotation.${outcome}`,
       decision?.by.operator,
     );
-    this.show(outcome);
+    this.slotRun.show(outcome);
     return {
       externalRef: this.externalRef,
       slot: this.slot,
@@ -333,9 +377,9 @@ class Adoption extends KeySlotRun<AdoptionStage, AdoptionStatus, BeginAdoptionRe
 
   /** Revokes one unmanaged key; a use the revoke's own re-read sees since its gate passed sends it back to the gate. */
   private async revoke(key: AdoptedKeyView, why: string, expect: LastUseExpectation | null, operator?: string) {
-    const b = this.begun!;
+    const b = this.slotRun.begun!;
     try {
-      await this.platform.revokeUnmanagedKey({
+      await this.slotRun.platform.revokeUnmanagedKey({
         rotationId: b.rotationId,
         externalRef: this.externalRef,
         subaccountId: b.subaccountId,
@@ -356,11 +400,11 @@ class Adoption extends KeySlotRun<AdoptionStage, AdoptionStatus, BeginAdoptionRe
   }
 
   /** A managed key that never went out is taken back; once deployed, consumers may hold it: it stays. */
-  protected async settleFailure(error: unknown, cancelled: boolean): Promise<void> {
-    const b = this.begun;
+  private async settleFailure(error: unknown, cancelled: boolean): Promise<void> {
+    const b = this.slotRun.begun;
     if (!b || this.status.stage === 'aborted') return;
     if (this.issuedHere && !this.deployed)
-      await this.platform.revokeKeyGeneration({
+      await this.slotRun.platform.revokeKeyGeneration({
         rotationId: b.rotationId,
         externalRef: this.externalRef,
         subaccountId: b.subaccountId,
@@ -369,7 +413,7 @@ class Adoption extends KeySlotRun<AdoptionStage, AdoptionStatus, BeginAdoptionRe
         why: cancelled ? 'adoption cancelled before deploy' : 'adoption failed before deploy',
       });
     const state = cancelled ? 'cancelled' : 'failed';
-    await this.record(
+    await this.slotRun.record(
       {
         state,
         stage: state,
@@ -377,7 +421,7 @@ class Adoption extends KeySlotRun<AdoptionStage, AdoptionStatus, BeginAdoptionRe
       },
       `rotation.${state}`,
     );
-    this.show(state);
+    this.slotRun.show(state);
   }
 }
 

@@ -87,63 +87,118 @@ export const FLEET_QUIET_RELEASE_PATCH = 'fleet-releases-quiet-waits';
 export type FleetTold = 'none' | 'held' | 'waiting' | 'settled';
 
 /**
- * One run of a tenant's key slot (rotateTenantKey, adoptTenantKeys): the state both hold and the steps
- * they take alike, as `safe-message-handlers` holds a workflow's state in one class. The workflow's own
- * class adds its status, its decisions (installed in its constructor) and its flow (`steps`).
+ * Tells the fleet run that started this one (if any) where it stands: what it was told is carried by
+ * continue-as-new (`told`). A rotation and an adoption each hold one, and hand it to their SlotRun.
+ */
+export class FleetTell {
+  constructor(public told: FleetTold) {}
+
+  /**
+   * Tells the fleet how the run settled or that it waits; never fails. Once it told the fleet it waits out its
+   * quiet gate, its next tell settles it (`settles`), and nothing after.
+   */
+  tellParent(outcome: SettledOutcome): Promise<void> {
+    const parent = workflowInfo().parent;
+    if (!parent || this.told === 'settled') return Promise.resolve();
+    const settles = this.told === 'waiting' && outcome !== 'waiting_for_quiet';
+    if (outcome === 'waiting_for_quiet') this.told = 'waiting';
+    else if (settles) this.told = 'settled';
+    else if (this.told === 'none' && (outcome === 'held' || outcome === 'key_limit')) this.told = 'held';
+    return getExternalWorkflowHandle(parent.workflowId)
+      .signal(rotationSettledSignal, {
+        workflowId: workflowInfo().workflowId,
+        outcome,
+        ...(settles ? { settles } : {}),
+      })
+      .catch(() => undefined);
+  }
+
+  /** A run its fleet released (it waits out its quiet gate) that ends without a tell of its own: tell it now. */
+  async tellParentIfReleased(outcome: 'aborted' | 'failed'): Promise<void> {
+    if (this.told === 'waiting') await this.tellParent(outcome);
+  }
+
+  /** Before a wait for quiet: the wait calls the platform only to look again, so the fleet need not count it. */
+  async releaseWhileQuiet(): Promise<void> {
+    if (this.told === 'none' && workflowInfo().parent && patched(FLEET_QUIET_RELEASE_PATCH))
+      await this.tellParent('waiting_for_quiet');
+  }
+}
+
+/** What a workflow's own class gives the SlotRun it holds. */
+export interface SlotRunParts<Status, Carried> {
+  rawInput: object;
+  status: Status;
+  carried: Carried | undefined;
+  /** The run's own lines in the Web UI's current details, under its wait. */
+  details: (status: Status) => string[];
+  /** What else the next run needs to answer and decide the same (a decision that landed, the gate's memory). */
+  carryAlso: () => object;
+  /** The decisions that apply now (what a wait lists). */
+  applicable: () => readonly string[];
+  fleet: FleetTell;
+  /** Whether waiting out the quiet gate releases the run from its fleet's bound (a rotation's; not an adoption's). */
+  releasesFleetWhileQuiet: boolean;
+}
+
+/** How a run ends other than by its flow's result (not a continuation), in a non-cancellable scope. */
+export interface SlotRunEnding {
+  /** Leave no record open. */
+  settleFailure(error: unknown, cancelled: boolean): Promise<void>;
+  /** After settleFailure, before the error is thrown on (the outcome's log line). */
+  failed?(error: unknown, cancelled: boolean): void;
+}
+
+/**
+ * The steps a run of a tenant's key slot (rotateTenantKey, adoptTenantKeys) takes alike, as a helper each
+ * workflow's own class holds (not a base class): the timings and waits, the key create at the limit, the
+ * history bound and continue-as-new, the record, the deploy, the quiet gate's looks and the hold. The
+ * workflow's class keeps its status, its decisions (installed in its constructor) and its flow.
  *
  * Waits (workflows/waits.ts): `show` a stage the run is not waiting in, `waitAt` a wait with the decisions
  * that apply; both set TenantStatus `rotation_<stage>`. Past the history bound `continueRun` continues as
- * new in the phase the run was in, with what `carry` says the next run needs.
+ * new in the phase the run was in, with what `carryAlso` says the next run needs.
  */
-export abstract class KeySlotRun<
+export class SlotRun<
   Stage extends string,
   Status extends SlotRunStatus<Stage>,
   Begun extends SlotBegun,
   Carried extends SlotRunCarried<Begun, Status>,
-  Result,
 > {
   // Set from the checked input (`run`): a caller's input is not trusted before the check.
-  protected timings!: GateTimings;
-  protected t!: Record<keyof typeof DEFAULT_TIMINGS, string | number>;
-  protected pollCeilingMs: number | undefined;
-  protected bound: number | undefined;
-  protected waits!: Waits;
-  protected backoff!: Backoff;
+  timings!: GateTimings;
+  t!: Record<keyof typeof DEFAULT_TIMINGS, string | number>;
+  private pollCeilingMs: number | undefined;
+  private bound: number | undefined;
+  waits!: Waits;
+  backoff!: Backoff;
   private slotInput!: SlotRunInput;
-  protected readonly platform: ReturnType<typeof proxyActivities<Activities>>;
+  readonly platform: ReturnType<typeof proxyActivities<Activities>>;
   private readonly projectEnvDeploy: ReturnType<typeof proxyActivities<Activities>>;
-  protected lookedAtMs: number | null;
-  protected begun: Begun | undefined;
-  /** The decisions that apply now (what a wait lists); set when the workflow installs its decisions. */
-  protected applicable: () => readonly string[] = () => [];
-  /** What the fleet that started this run was told (tellParent). */
-  protected fleetTold: FleetTold;
-  /** Whether waiting out the quiet gate releases the run from its fleet's bound (a rotation's; not an adoption's). */
-  protected readonly releasesFleetWhileQuiet: boolean = false;
+  lookedAtMs: number | null;
+  begun: Begun | undefined;
+  private readonly status: Status;
+  private readonly carried: Carried | undefined;
 
   /**
    * Made before the input check's await, so the workflow's constructor installs its query and Updates in the
    * run's first task: an Update that comes with it (right after a start or a continue-as-new) finds them.
    */
-  constructor(
-    private readonly rawInput: object,
-    protected readonly status: Status,
-    protected readonly carried: Carried | undefined,
-    private readonly details: (status: Status) => string[],
-  ) {
+  constructor(private readonly parts: SlotRunParts<Status, Carried>) {
     const queue = platformTaskQueue(workflowInfo().taskQueue);
     this.platform = proxyActivities<Activities>(platformCall(queue));
     this.projectEnvDeploy = proxyActivities<Activities>(projectEnvDeployPolicy(queue));
-    this.lookedAtMs = carried?.lookedAtMs ?? null;
-    this.begun = carried?.begun;
-    this.fleetTold = carried?.fleetTold ?? 'none';
+    this.status = parts.status;
+    this.carried = parts.carried;
+    this.lookedAtMs = parts.carried?.lookedAtMs ?? null;
+    this.begun = parts.carried?.begun;
   }
 
-  protected get externalRef(): string {
+  private get externalRef(): string {
     return this.status.externalRef;
   }
 
-  protected get slot(): string {
+  private get slot(): string {
     return this.status.slot;
   }
 
@@ -156,7 +211,7 @@ export abstract class KeySlotRun<
     this.pollCeilingMs = input.options?.pollCeiling === undefined ? undefined : msOf(input.options.pollCeiling);
     this.bound = input.options?.historyEventBound;
     this.waits = new Waits(
-      { tenantStatus: (stage) => `rotation_${stage}`, details: () => this.details(this.status) },
+      { tenantStatus: (stage) => `rotation_${stage}`, details: () => this.parts.details(this.status) },
       carried?.wait ?? null,
     );
     this.backoff = new Backoff(
@@ -166,34 +221,24 @@ export abstract class KeySlotRun<
     );
   }
 
-  /** The run's flow; a continued run resumes in its phase. */
-  protected abstract steps(): Promise<Result>;
-  /** What else the next run needs to answer and decide the same (a decision that landed, the gate's memory). */
-  protected abstract carryAlso(): Omit<Carried, keyof SlotRunCarried<Begun, Status>>;
-  /** After a failure or a cancel (not a continuation), in a non-cancellable scope: leave no record open. */
-  protected abstract settleFailure(error: unknown, cancelled: boolean): Promise<void>;
-
-  /** The run, once its input is checked. */
-  async run(input: SlotRunInput): Promise<Result> {
+  /** The run, once its input is checked: `steps` is its flow; a failure or a cancel ends as `ending` says. */
+  async run<Result>(input: SlotRunInput, steps: () => Promise<Result>, ending: SlotRunEnding): Promise<Result> {
     this.configure(input);
     if (!this.carried) upsertSearchAttributes([{ key: tenantExternalRefKey, value: this.externalRef }]);
     try {
-      return await this.steps();
+      return await steps();
     } catch (error) {
       // Continuing as new is not a failure: the next run carries on with this one's state.
       if (error instanceof ContinueAsNew) throw error;
       const cancelled = isCancellation(error);
-      await CancellationScope.nonCancellable(() => this.settleFailure(error, cancelled));
-      this.failed(error, cancelled);
+      await CancellationScope.nonCancellable(() => ending.settleFailure(error, cancelled));
+      ending.failed?.(error, cancelled);
       throw error;
     }
   }
 
-  /** After settleFailure, before the error is thrown on (the outcome's log line). */
-  protected failed(_error: unknown, _cancelled: boolean): void {}
-
   /** What beginRotation and beginAdoption both take: the slot, its deployer, this run, and why. */
-  protected beginInput() {
+  beginInput() {
     return {
       externalRef: this.externalRef,
       slot: this.slot,
@@ -205,21 +250,21 @@ export abstract class KeySlotRun<
   }
 
   /** A stage the run is not waiting in. */
-  protected show(stage: Stage): void {
+  show(stage: Stage): void {
     this.status.stage = stage;
     this.status.waitingFor = null;
     this.waits.leave(stage);
   }
 
   /** A wait: what it waits for, the decisions that apply, and when the run looks again by itself (ms). */
-  protected waitAt(stage: Stage, waitingFor: string, nextCheckInMs: number | null = null): void {
+  waitAt(stage: Stage, waitingFor: string, nextCheckInMs: number | null = null): void {
     this.status.stage = stage;
     this.status.waitingFor = waitingFor;
-    this.waits.enter(stage, waitingFor, this.applicable(), nextCheckInMs);
+    this.waits.enter(stage, waitingFor, this.parts.applicable(), nextCheckInMs);
   }
 
   /** At the key limit (in waitForKeySlot's `atLimit`): the stage, and what the run waits for. */
-  protected atKeyLimit(waitingFor: string): string {
+  atKeyLimit(waitingFor: string): string {
     this.status.stage = 'key_limit' as Stage;
     return (this.status.waitingFor = waitingFor);
   }
@@ -229,7 +274,7 @@ export abstract class KeySlotRun<
    * waiting at the tenant's active-key limit (waitForKeySlot) until an operator frees a slot
    * (retryKeyCreate), aborts, or the slow retry finds room; past the history bound it continues as new.
    */
-  protected createKey(
+  createKey(
     decisions: KeySlotDecisions,
     atLimit: KeySlotWait<IssueKeyResult>['atLimit'],
     afterWait?: KeySlotWait<IssueKeyResult>['afterWait'],
@@ -239,7 +284,7 @@ export abstract class KeySlotRun<
       waits: this.waits,
       backoff: this.backoff,
       decisions,
-      applicable: this.applicable,
+      applicable: this.parts.applicable,
       create: () =>
         this.platform.issueTenantKey({
           externalRef: this.externalRef,
@@ -254,7 +299,7 @@ export abstract class KeySlotRun<
     });
   }
 
-  protected historyFull(): boolean {
+  historyFull(): boolean {
     return historyFull(this.bound);
   }
 
@@ -262,8 +307,9 @@ export abstract class KeySlotRun<
    * Continues as new in `phase`: decisions sent to the workflow id land on the next run. Throws
    * ContinueAsNew (let through by `run`).
    */
-  protected async continueRun(phase: SlotPhase): Promise<never> {
+  async continueRun(phase: SlotPhase): Promise<never> {
     await handlersFinished();
+    const { told } = this.parts.fleet;
     const next = {
       phase,
       begun: this.begun!,
@@ -271,16 +317,16 @@ export abstract class KeySlotRun<
       wait: this.waits.current,
       polls: this.backoff.polls,
       lookedAtMs: this.lookedAtMs,
-      ...(this.fleetTold === 'none' ? {} : { fleetTold: this.fleetTold }),
-      ...this.carryAlso(),
+      ...(told === 'none' ? {} : { fleetTold: told }),
+      ...this.parts.carryAlso(),
     };
-    return continueAsNew<(input: object) => Promise<Result>>({
-      ...this.rawInput,
+    return continueAsNew<(input: object) => Promise<unknown>>({
+      ...this.parts.rawInput,
       continued: next as unknown as Record<string, unknown>,
     });
   }
 
-  protected record(change: Change, audit?: string, operator?: string) {
+  record(change: Change, audit?: string, operator?: string) {
     return db.recordRotation({
       rotationId: this.begun!.rotationId,
       externalRef: this.externalRef,
@@ -291,38 +337,13 @@ export abstract class KeySlotRun<
   }
 
   /** Sends a generation out through the deployer (retried until it succeeds: a wait the caller enters). */
-  protected deploy(deployer: DeployInput['deployer'], input: Omit<DeployInput, 'deployer'>) {
+  deploy(deployer: DeployInput['deployer'], input: Omit<DeployInput, 'deployer'>) {
     const acts = deployer.kind === 'notify' ? notifyDeploy : this.projectEnvDeploy;
     return acts.deployKeyGeneration({ ...input, deployer });
   }
 
-  /**
-   * Tells the fleet run that started this one (if any) how it settled or that it waits; never fails. Once
-   * it told the fleet it waits out its quiet gate, its next tell settles it (`settles`), and nothing after.
-   */
-  protected tellParent(outcome: SettledOutcome): Promise<void> {
-    const parent = workflowInfo().parent;
-    if (!parent || this.fleetTold === 'settled') return Promise.resolve();
-    const settles = this.fleetTold === 'waiting' && outcome !== 'waiting_for_quiet';
-    if (outcome === 'waiting_for_quiet') this.fleetTold = 'waiting';
-    else if (settles) this.fleetTold = 'settled';
-    else if (this.fleetTold === 'none' && (outcome === 'held' || outcome === 'key_limit')) this.fleetTold = 'held';
-    return getExternalWorkflowHandle(parent.workflowId)
-      .signal(rotationSettledSignal, {
-        workflowId: workflowInfo().workflowId,
-        outcome,
-        ...(settles ? { settles } : {}),
-      })
-      .catch(() => undefined);
-  }
-
-  /** A run its fleet released (it waits out its quiet gate) that ends without a tell of its own: tell it now. */
-  protected async tellParentIfReleased(outcome: 'aborted' | 'failed'): Promise<void> {
-    if (this.fleetTold === 'waiting') await this.tellParent(outcome);
-  }
-
   /** The quiet gate's poll: from the base interval, backing off to the ceiling; `polls` carried over. */
-  protected gateBackoff(polls = 0): Backoff {
+  gateBackoff(polls = 0): Backoff {
     return new Backoff(this.timings.pollIntervalMs, this.pollCeilingMs, polls);
   }
 
@@ -331,7 +352,7 @@ export abstract class KeySlotRun<
    * read once, each judged by the interval actually waited since the previous look (polls back off),
    * not the configured one. `freshUse`: the new key's first use stands for deploy time on the platform's clock.
    */
-  protected async lookAtGate(
+  async lookAtGate(
     subaccountId: string,
     keys: ReadonlyArray<{ keyId: string; memory: GateMemory }>,
     newKeyId: string,
@@ -354,15 +375,9 @@ export abstract class KeySlotRun<
   }
 
   /** Between two looks of the gate: the wait shown, until the next look or `woken`. */
-  protected async waitForQuiet(waitingFor: (waitMs: number) => string, woken: () => boolean): Promise<void> {
+  async waitForQuiet(waitingFor: (waitMs: number) => string, woken: () => boolean): Promise<void> {
     // The wait calls the platform only to look again: the fleet need not count it against its bound.
-    if (
-      this.releasesFleetWhileQuiet &&
-      this.fleetTold === 'none' &&
-      workflowInfo().parent &&
-      patched(FLEET_QUIET_RELEASE_PATCH)
-    )
-      await this.tellParent('waiting_for_quiet');
+    if (this.parts.releasesFleetWhileQuiet) await this.parts.fleet.releaseWhileQuiet();
     const waitMs = this.backoff.next();
     this.waitAt('waiting_for_quiet' as Stage, waitingFor(waitMs), waitMs);
     await condition(woken, waitMs);
@@ -373,7 +388,7 @@ export abstract class KeySlotRun<
    * adding no events while it waits. It re-checks its history only (signals and Updates add events),
    * continuing as new past the bound.
    */
-  protected async holdUntil(woken: () => boolean): Promise<void> {
+  async holdUntil(woken: () => boolean): Promise<void> {
     await condition(() => woken() || this.historyFull());
     if (!woken()) await this.continueRun('held');
   }

@@ -12,6 +12,9 @@
  *   validate ─► slot's active key ─► force? ─no─► gate (poll) ─► quiet ─► revoke (records + audit)
  *                                          │                 └─► in use / unknown / deadline ─► refused
  *                                          └yes──────────────────────► revoke (forced, audited)
+ *
+ * The run's state is one `KeyRevoke` object (as closeTenant's `Close`): its query handler calls into it; the
+ * gate's polls and the revoke are methods, the flow `run()`.
  */
 import {
   continueAsNew,
@@ -56,36 +59,56 @@ export async function revokeTenantKeySlot(rawInput: RevokeTenantKeyInput): Promi
   const input = await validateWorkflowInput('revokeTenantKey', rawInput, (i) =>
     keyRevokeWorkflowId(i.externalRef, i.slot),
   );
-  const carried = input.continued as Carried | undefined;
-  if (!carried) upsertSearchAttributes([{ key: tenantExternalRefKey, value: input.externalRef }]);
-  const platform = proxyActivities<Activities>(platformCall(platformTaskQueue(workflowInfo().taskQueue)));
-  const status: KeyRevokeStatus = carried?.status ?? {
-    externalRef: input.externalRef,
-    slot: input.slot,
-    stage: 'starting',
-    keyId: null,
-    forced: input.force,
-    verdict: null,
-    polls: 0,
-  };
-  setHandler(keyRevokeStatusQuery, () => status);
-  const waits = new Waits({ tenantStatus: (stage) => `key_revoke:${stage}` }, carried?.wait ?? null);
-  const target =
-    carried?.target ?? (await steps.findSlotKeyToRevoke({ externalRef: input.externalRef, slot: input.slot }));
-  status.keyId = target.keyId;
-  // The last use the gate saw (a result field only: no command, so recorded histories replay as before).
-  let lastUsedAt: string | null = null;
-  const result = (outcome: 'revoked' | 'refused', verdict: string): RevokeTenantKeySlotResult => ({
-    externalRef: input.externalRef,
-    slot: input.slot,
-    outcome,
-    keyId: target.keyId,
-    forced: input.force,
-    verdict,
-    lastUsedAt,
-  });
+  return new KeyRevoke(rawInput, input).run();
+}
 
-  if (!input.force) {
+type RevokeTenantKeyRequest = Awaited<ReturnType<typeof validateWorkflowInput<'revokeTenantKey'>>>;
+
+/** One revoke run: its status (one-line query handler), the quiet gate's polls and the revoke as methods. */
+class KeyRevoke {
+  private readonly carried: Carried | undefined;
+  private readonly platform: ReturnType<typeof proxyActivities<Activities>>;
+  private readonly status: KeyRevokeStatus;
+  private readonly waits: Waits;
+  private target!: SlotKeyTarget;
+  // The last use the gate saw (a result field only: no command, so recorded histories replay as before).
+  private lastUsedAt: string | null = null;
+
+  constructor(
+    private readonly rawInput: RevokeTenantKeyInput,
+    private readonly input: RevokeTenantKeyRequest,
+  ) {
+    const carried = (this.carried = input.continued as Carried | undefined);
+    if (!carried) upsertSearchAttributes([{ key: tenantExternalRefKey, value: input.externalRef }]);
+    this.platform = proxyActivities<Activities>(platformCall(platformTaskQueue(workflowInfo().taskQueue)));
+    this.status = carried?.status ?? {
+      externalRef: input.externalRef,
+      slot: input.slot,
+      stage: 'starting',
+      keyId: null,
+      forced: input.force,
+      verdict: null,
+      polls: 0,
+    };
+    setHandler(keyRevokeStatusQuery, () => this.status);
+    this.waits = new Waits({ tenantStatus: (stage) => `key_revoke:${stage}` }, carried?.wait ?? null);
+  }
+
+  async run(): Promise<RevokeTenantKeySlotResult> {
+    const { input, status } = this;
+    this.target =
+      this.carried?.target ?? (await steps.findSlotKeyToRevoke({ externalRef: input.externalRef, slot: input.slot }));
+    status.keyId = this.target.keyId;
+    if (!input.force) {
+      const refused = await this.waitForQuiet();
+      if (refused) return refused;
+    }
+    return this.revoke();
+  }
+
+  /** The quiet gate's polls until the key is quiet (null) or the revoke is refused (the result). */
+  private async waitForQuiet(): Promise<RevokeTenantKeySlotResult | null> {
+    const { input, status, waits, target, carried } = this;
     const o = input.options ?? {};
     const t = {
       quietPeriodMs: msOf(o.quietPeriod ?? DEFAULTS.quietPeriod),
@@ -113,14 +136,12 @@ export async function revokeTenantKeySlot(rawInput: RevokeTenantKeyInput): Promi
     status.stage = 'waiting_for_quiet';
     for (;;) {
       if (historyFull(o.historyEventBound)) {
-        await handlersFinished();
-        const next: Carried = { target, memory, status, wait: waits.current, polls: backoff.polls, lastLookMs };
-        return continueAsNew<typeof revokeTenantKeySlot>({
-          ...rawInput,
-          continued: next as unknown as Record<string, unknown>,
-        });
+        await this.continueRun({ target, memory, status, wait: waits.current, polls: backoff.polls, lastLookMs });
       }
-      const usage = await platform.observeKeyUsage({ subaccountId: target.subaccountId, keyIds: [target.keyId] });
+      const usage = await this.platform.observeKeyUsage({
+        subaccountId: target.subaccountId,
+        keyIds: [target.keyId],
+      });
       // The gate's clock starts at the first reading: a use seen after it means the key is in use.
       const now = Date.now();
       if (memory.polls === 0) memory.deployedAtMs = now;
@@ -133,15 +154,15 @@ export async function revokeTenantKeySlot(rawInput: RevokeTenantKeyInput): Promi
       });
       status.polls = memory.polls;
       status.verdict = decision.view.verdict;
-      lastUsedAt = decision.view.oldKeyLastUsedAt;
+      this.lastUsedAt = decision.view.oldKeyLastUsedAt;
       if (decision.kind === 'quiet' || decision.kind === 'gone') {
         if (waits.current) waits.leave('revoking');
-        break;
+        return null;
       }
       if (decision.kind === 'held') {
         status.stage = 'refused';
         if (waits.current) waits.leave('refused');
-        return result(
+        return this.result(
           'refused',
           `${decision.reason === 'used_after_allowance' ? 'the key is in use' : decision.view.verdict}: ` +
             `not revoked (revoke with force, operator and reason, to revoke it anyway)`,
@@ -162,18 +183,46 @@ export async function revokeTenantKeySlot(rawInput: RevokeTenantKeyInput): Promi
       await sleep(waitMs);
     }
   }
-  status.stage = 'revoking';
-  await platform.revokeSlotKey({
-    externalRef: input.externalRef,
-    slot: input.slot,
-    generation: target.generation,
-    subaccountId: target.subaccountId,
-    actor: input.operator ? `operator:${input.operator}` : 'worker',
-    why: input.force ? (input.reason ?? 'forced') : (status.verdict ?? 'quiet'),
-    forced: input.force,
-  });
-  status.stage = 'revoked';
-  return result('revoked', input.force ? `forced by ${input.operator}: ${input.reason}` : (status.verdict ?? 'quiet'));
+
+  private async continueRun(next: Carried): Promise<never> {
+    await handlersFinished();
+    return continueAsNew<typeof revokeTenantKeySlot>({
+      ...this.rawInput,
+      continued: next as unknown as Record<string, unknown>,
+    });
+  }
+
+  /** Quiet, or forced: the key revoked (records and audit). */
+  private async revoke(): Promise<RevokeTenantKeySlotResult> {
+    const { input, status, target } = this;
+    status.stage = 'revoking';
+    await this.platform.revokeSlotKey({
+      externalRef: input.externalRef,
+      slot: input.slot,
+      generation: target.generation,
+      subaccountId: target.subaccountId,
+      actor: input.operator ? `operator:${input.operator}` : 'worker',
+      why: input.force ? (input.reason ?? 'forced') : (status.verdict ?? 'quiet'),
+      forced: input.force,
+    });
+    status.stage = 'revoked';
+    return this.result(
+      'revoked',
+      input.force ? `forced by ${input.operator}: ${input.reason}` : (status.verdict ?? 'quiet'),
+    );
+  }
+
+  private result(outcome: 'revoked' | 'refused', verdict: string): RevokeTenantKeySlotResult {
+    return {
+      externalRef: this.input.externalRef,
+      slot: this.input.slot,
+      outcome,
+      keyId: this.target.keyId,
+      forced: this.input.force,
+      verdict,
+      lastUsedAt: this.lastUsedAt,
+    };
+  }
 }
 
 /** What a run continued as new hands to the next: the key, the gate's memory, where it stands, the wait. */

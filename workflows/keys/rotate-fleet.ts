@@ -15,6 +15,9 @@
  * A slot already rotating elsewhere is skipped, never doubled (the child id is the business key).
  * With `adopt`, the page is the active tenants with unmanaged keys in the slot and each child is an
  * adoptTenantKeys (same id, same bound); the schedule is `rotation-fleet:<slot>:adopt`.
+ *
+ * A run's state is one `Fleet` object (as closeTenant's `Close`): its query and signal handlers are one line each
+ * calling a method; each step is a method, the flow `run()`.
  */
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import {
@@ -62,30 +65,83 @@ const db = proxyLocalActivities<Activities>(fleetDatabaseStep);
 
 export async function rotateFleet(rawInput: RotateFleetInput): Promise<FleetTotals> {
   const input = await validateWorkflowInput('rotateFleet', rawInput, () => null);
-  const totals: FleetTotals = input.totals ?? { started: 0, completed: 0, held: 0, skipped: 0, failed: 0 };
-  const running = new Set<string>();
-  const heldEarly = new Set<string>();
-  // Children told to wait out their quiet gate in this run: out of the bound, counted by their settling tell.
-  const released = new Set<string>();
-  const releases = !input.adopt && patched(FLEET_QUIET_RELEASE_PATCH);
-  const status = (): FleetStatus => ({ slot: input.slot, after: input.after, running: running.size, totals });
-  setHandler(fleetStatusQuery, status);
-  setHandler(rotationSettledSignal, (told: RotationSettled) => {
+  return new Fleet(rawInput, input).run();
+}
+
+type RotateFleetRequest = Awaited<ReturnType<typeof validateWorkflowInput<'rotateFleet'>>>;
+
+/** One page's run of the fleet: its totals, the children it runs, what they told it; each step a method. */
+class Fleet {
+  private readonly totals: FleetTotals;
+  private readonly running = new Set<string>();
+  private readonly heldEarly = new Set<string>();
+  /** Children told to wait out their quiet gate in this run: out of the bound, counted by their settling tell. */
+  private readonly released = new Set<string>();
+  private readonly releases: boolean;
+  /** The last tenant started: where a new run goes on from. */
+  private last: string | null;
+
+  constructor(
+    private readonly rawInput: RotateFleetInput,
+    private readonly input: RotateFleetRequest,
+  ) {
+    this.totals = input.totals ?? { started: 0, completed: 0, held: 0, skipped: 0, failed: 0 };
+    this.releases = !input.adopt && patched(FLEET_QUIET_RELEASE_PATCH);
+    this.last = input.after;
+    setHandler(fleetStatusQuery, () => this.status());
+    setHandler(rotationSettledSignal, (told) => this.told(told));
+  }
+
+  async run(): Promise<FleetTotals> {
+    const { input, running, totals, releases } = this;
+    const page = input.adopt
+      ? await db.listAdoptableTenantsPage({ slot: input.slot, after: input.after, limit: input.pageSize })
+      : await db.listActiveTenantsPage({ after: input.after, limit: input.pageSize });
+    for (const externalRef of page) {
+      await condition(() => running.size < input.concurrency);
+      if (releases && historyFull()) {
+        // Settling tells of earlier pages' rotations add events too: a new run from here.
+        await condition(() => running.size === 0);
+        await this.continueAfterLast();
+      }
+      running.add(externalRef);
+      this.last = externalRef;
+      void this.rotateOne(externalRef)
+        .catch(() => void (totals.failed += 1))
+        .finally(() => running.delete(externalRef));
+    }
+    await condition(() => running.size === 0);
+    if (page.length === input.pageSize) {
+      // A new run per page keeps the history small whatever the fleet's size.
+      await this.continueAfterLast();
+    }
+    if (releases && (totals.waiting ?? 0) > 0) await this.waitForReleased();
+    return totals;
+  }
+
+  private status(): FleetStatus {
+    return { slot: this.input.slot, after: this.input.after, running: this.running.size, totals: this.totals };
+  }
+
+  /** A child's tell: that it waits out its quiet gate (released), how a released one settled, or held early. */
+  private told(told: RotationSettled): void {
+    const { totals, releases } = this;
     if (releases && told.settles) {
       totals.waiting = (totals.waiting ?? 0) - 1;
       totals[settledAs(told.outcome)] += 1;
     } else if (releases && told.outcome === 'waiting_for_quiet') {
       totals.waiting = (totals.waiting ?? 0) + 1;
-      released.add(told.workflowId);
-    } else if (told.outcome === 'held' || told.outcome === 'key_limit') heldEarly.add(told.workflowId);
-  });
+      this.released.add(told.workflowId);
+    } else if (told.outcome === 'held' || told.outcome === 'key_limit') this.heldEarly.add(told.workflowId);
+  }
 
   /**
    * One tenant's child: rotateTenantKey, or with `adopt` adoptTenantKeys (same id, same bound, same rate
    * limit). A slot already rotating (either kind) is skipped, never doubled; an adoption that ends with keys
    * kept counts as held.
    */
-  async function rotateOne(externalRef: string): Promise<void> {
+  private async rotateOne(externalRef: string): Promise<void> {
+    const { input, totals } = this;
     const workflowId = rotationWorkflowId(externalRef, input.slot);
     const args = {
       externalRef,
@@ -114,45 +170,28 @@ export async function rotateFleet(rawInput: RotateFleetInput): Promise<FleetTota
         (r) => (r.outcome === 'completed' ? ('completed' as const) : notCompleted),
         () => 'failed' as const,
       ),
-      condition(() => heldEarly.has(workflowId)).then(() => 'held' as const),
-      ...(releases ? [condition(() => released.has(workflowId)).then(() => 'released' as const)] : []),
+      condition(() => this.heldEarly.has(workflowId)).then(() => 'held' as const),
+      ...(this.releases ? [condition(() => this.released.has(workflowId)).then(() => 'released' as const)] : []),
     ]);
     // A released child is counted by its settling tell, whatever came first here.
-    if (outcome !== 'released' && !released.has(workflowId)) totals[outcome] += 1;
+    if (outcome !== 'released' && !this.released.has(workflowId)) totals[outcome] += 1;
   }
 
-  const page = input.adopt
-    ? await db.listAdoptableTenantsPage({ slot: input.slot, after: input.after, limit: input.pageSize })
-    : await db.listActiveTenantsPage({ after: input.after, limit: input.pageSize });
-  let last = input.after;
-  // A new run after `last`, with the totals so far (a page's end, a full history, the last run's wait).
-  const continueAfterLast = () => continueAsNew<typeof rotateFleet>({ ...rawInput, after: last, totals });
-  for (const externalRef of page) {
-    await condition(() => running.size < input.concurrency);
-    if (releases && historyFull()) {
-      // Settling tells of earlier pages' rotations add events too: a new run from here.
-      await condition(() => running.size === 0);
-      await continueAfterLast();
-    }
-    running.add(externalRef);
-    last = externalRef;
-    void rotateOne(externalRef)
-      .catch(() => void (totals.failed += 1))
-      .finally(() => running.delete(externalRef));
-  }
-  await condition(() => running.size === 0);
-  if (page.length === input.pageSize) {
-    // A new run per page keeps the history small whatever the fleet's size.
-    await continueAfterLast();
-  }
-  if (releases && (totals.waiting ?? 0) > 0) {
-    // The last page: every released rotation settles within its quiet deadline (held past it). One killed
-    // outright never tells: past the deadline and an hour, the run ends with it counted as `waiting`.
+  /**
+   * The last page: every released rotation settles within its quiet deadline (held past it). One killed
+   * outright never tells: past the deadline and an hour, the run ends with it counted as `waiting`.
+   */
+  private async waitForReleased(): Promise<void> {
+    const { input, totals } = this;
     const deadlineMs = msOf(input.options?.quietDeadline ?? DEFAULT_TIMINGS.quietDeadline) + msOf('1h');
     const settled = await condition(() => (totals.waiting ?? 0) <= 0 || historyFull(), deadlineMs);
-    if (settled && (totals.waiting ?? 0) > 0) await continueAfterLast();
+    if (settled && (totals.waiting ?? 0) > 0) await this.continueAfterLast();
   }
-  return totals;
+
+  /** A new run after `last`, with the totals so far (a page's end, a full history, the last run's wait). */
+  private continueAfterLast(): Promise<never> {
+    return continueAsNew<typeof rotateFleet>({ ...this.rawInput, after: this.last, totals: this.totals });
+  }
 }
 
 /** How a settling tell counts: held (or at the key limit) as held, an abort or a failure as failed. */

@@ -152,15 +152,18 @@ class ParentKeyRotation {
     setHandler(parentKeyRotationStatusQuery, () => this.status);
     this.decisions = new ParentKeyDecisions(carried);
     this.oldPlatformId = carried?.oldPlatformId ?? null;
-    setHandler(parentKeyRecordsChangedSignal, () => {
-      this.recordsChanged = true;
-    });
+    setHandler(parentKeyRecordsChangedSignal, () => this.noteRecordsChanged());
     this.applicable = this.decisions.install(this.status, () => this.oldPlatformId);
     if (carried) this.begun = carried.begun;
     this.phase = carried?.phase ?? 'create';
     this.switchStartedMs = carried?.switchStartedMs ?? null;
     this.oldGone = carried?.oldGone ?? false;
     this.memory = carried?.memory ?? null;
+  }
+
+  /** The parent key's records changed (the parentKeyRecordsChanged signal): the run looks at them again now. */
+  private noteRecordsChanged(): void {
+    this.recordsChanged = true;
   }
 
   /** The checked input's timings, and the waits (a carried wait is shown again). */

@@ -43,7 +43,8 @@ const WHERE: Record<RotationDecision, string> = {
   retryKeyCreate: 'key_limit',
   escalateToEmergency: 'any stage before revoking_old',
 };
-const EFFECTS = {
+/** What an accepted decision does (the Update's answer), but for escalateToEmergency (its own answer). */
+export const ROTATION_EFFECTS = {
   revokeAnyway: 'the old key is revoked now',
   abortRotation:
     'the rotation rolls back now: the old key is kept (redeployed if the new one went out) and the new key revoked',
@@ -53,7 +54,15 @@ const EFFECTS = {
 /** The decisions (Update names) whose validator would accept one now: what a wait lists. */
 export type ApplicableDecisions = () => string[];
 
-export function installRotationDecisions(status: RotationStatus, signals: RotationSignals): ApplicableDecisions {
+/**
+ * Installs the Updates with their validators; `take` (the run's own method) applies an accepted one to the run's
+ * status and signals and answers what it does.
+ */
+export function installRotationDecisions(
+  status: RotationStatus,
+  signals: RotationSignals,
+  take: (name: RotationDecision, by: DecisionBy) => string,
+): ApplicableDecisions {
   const id = `rotation of ${status.externalRef} slot ${status.slot}`;
   const notAt = (name: RotationDecision) =>
     `the ${id} is ${status.stage}${status.emergency ? ' (emergency)' : ''}: ${name} applies at ${WHERE[name]}`;
@@ -79,17 +88,7 @@ export function installRotationDecisions(status: RotationStatus, signals: Rotati
       (name === 'retryKeyCreate' && signals.retry)
         ? notAt(name)
         : null,
-    take: (name, by) => {
-      if (name === 'escalateToEmergency') {
-        if (status.emergency) return 'already an emergency rotation: nothing changed';
-        status.emergency = true;
-        status.notes.push(`escalated to emergency by ${by.operator}: ${by.reason}`);
-        return 'quiet period zero from now on: the old key is revoked right after the new one is verified';
-      }
-      if (name === 'retryKeyCreate') signals.retry = true;
-      else signals.decision ??= { kind: name === 'revokeAnyway' ? 'revoke' : 'abort', by };
-      return EFFECTS[name];
-    },
+    take,
     // Escalating an emergency rotation changes nothing: not listed then, though the validator accepts it.
     listed: (name) => !(name === 'escalateToEmergency' && status.emergency),
   });

@@ -18,6 +18,10 @@
  * One run per tenant slot: the workflow id is `rotate:<externalRef>:<slot>` and the records allow
  * one open rotation per slot. Platform-calling activities run on the platform task queue, whose
  * Temporal rate limit paces the whole fleet. Tokens never pass through here.
+ *
+ * The run's state is one `Rotation` object (no base class): its query and Updates are installed in its constructor,
+ * each decision taken by its own method (`decide`); the steps it takes alike with an adoption are a `SlotRun` it
+ * holds, its tells to a fleet a `FleetTell` (key-slot-run.ts).
  */
 import { CancellationScope, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../../activities/index.js';
@@ -29,7 +33,13 @@ import type { ParsedRotateTenantKeyInput, RotateTenantKeyInput } from '../../src
 import { validateWorkflowInput } from '../validate-input.js';
 import { expectationOf, isKeyInUseRefusal, type GateDecision, type GateMemory } from './quiet-gate.js';
 import { rotationDetails } from './rotate-tenant-key-details.js';
-import { installRotationDecisions, type Decision, type RotationSignals } from './rotate-tenant-key-decisions.js';
+import {
+  installRotationDecisions,
+  ROTATION_EFFECTS,
+  type Decision,
+  type RotationDecision,
+  type RotationSignals,
+} from './rotate-tenant-key-decisions.js';
 import { recordOutcome } from '../outcomes.js';
 import {
   rotationStatusQuery,
@@ -39,14 +49,14 @@ import {
   type RotationStatus,
 } from './rotate-tenant-key-messages.js';
 import { databaseStep } from '../activity-policies.js';
-import { KeySlotRun, type SlotRunCarried } from './key-slot-run.js';
+import { FleetTell, SlotRun, type SlotRunCarried } from './key-slot-run.js';
 
 export * from './rotate-tenant-key-messages.js';
 
 const db = proxyLocalActivities<Activities>(databaseStep);
 
 export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<RotateTenantKeyResult> {
-  // Made first, so its Updates are installed before the input check's await (key-slot-run.ts).
+  // Made first, so its Updates are installed before the input check's await (SlotRun, key-slot-run.ts).
   const rotation = new Rotation(rawInput);
   // The id is the business key: a second start for the same slot then cannot run beside this one.
   const input: ParsedRotateTenantKeyInput = await validateWorkflowInput('rotateTenantKey', rawInput, (i) =>
@@ -67,10 +77,15 @@ interface Carried extends SlotRunCarried<BeginRotationResult, RotationStatus> {
 }
 
 /** One rotation run: its status, the operator's decisions, and each step of the flow as a method. */
-class Rotation extends KeySlotRun<RotationStage, RotationStatus, BeginRotationResult, Carried, RotateTenantKeyResult> {
+class Rotation {
+  private readonly status: RotationStatus;
+  private readonly carried: Carried | undefined;
+  /** The steps it takes alike with an adoption (key-slot-run.ts). */
+  private readonly slotRun: SlotRun<RotationStage, RotationStatus, BeginRotationResult, Carried>;
+  /** What the fleet that started this run was told. */
+  private readonly fleet: FleetTell;
   private readonly signals: RotationSignals;
-  // Its quiet gate waits an hour and more by default: the fleet that started it need not count it meanwhile.
-  protected override readonly releasesFleetWhileQuiet = true;
+  private readonly applicable: () => readonly string[];
   private readonly startedAtMs: number;
   private deployed: boolean;
   private oldRevoked = false;
@@ -81,15 +96,27 @@ class Rotation extends KeySlotRun<RotationStage, RotationStatus, BeginRotationRe
 
   constructor(rawInput: RotateTenantKeyInput) {
     // Any JSON a caller sent: read with care until the check refuses it.
-    const carried = rawInput?.continued as Carried | undefined;
-    super(rawInput, carried?.status ?? initialStatus(rawInput), carried, rotationDetails);
+    const carried = (this.carried = rawInput?.continued as Carried | undefined);
+    this.status = carried?.status ?? initialStatus(rawInput);
+    // A run continued before the fleet patch carries no fleetTold: one that told held (or its key limit) was counted.
+    this.fleet = new FleetTell(
+      carried?.fleetTold ?? (carried && (carried.told || carried.status?.heldReason) ? 'held' : 'none'),
+    );
+    this.slotRun = new SlotRun({
+      rawInput,
+      status: this.status,
+      carried,
+      details: rotationDetails,
+      carryAlso: () => this.carryAlso(),
+      applicable: () => this.applicable(),
+      fleet: this.fleet,
+      // Its quiet gate waits an hour and more by default: the fleet that started it need not count it meanwhile.
+      releasesFleetWhileQuiet: true,
+    });
     this.startedAtMs = carried?.startedAtMs ?? workflowInfo().startTime.getTime();
     this.deployed = carried ? carried.phase !== 'key_limit' : false;
     this.told = carried?.told ?? false;
     this.memory = carried?.memory ?? null;
-    // A run continued before the fleet patch carries no fleetTold: one that told held (or its key limit) was counted.
-    if (carried && carried.fleetTold === undefined && (carried.told || carried.status?.heldReason))
-      this.fleetTold = 'held';
     this.signals = {
       decision: carried?.decision ?? undefined,
       retry: false,
@@ -98,15 +125,44 @@ class Rotation extends KeySlotRun<RotationStage, RotationStatus, BeginRotationRe
       },
     };
     setHandler(rotationStatusQuery, () => this.status);
-    this.applicable = installRotationDecisions(this.status, this.signals);
+    this.applicable = installRotationDecisions(this.status, this.signals, (name, by) => this.decide(name, by));
   }
 
-  override run(input: ParsedRotateTenantKeyInput): Promise<RotateTenantKeyResult> {
+  private get externalRef(): string {
+    return this.status.externalRef;
+  }
+
+  private get slot(): string {
+    return this.status.slot;
+  }
+
+  /** The run, once its input is checked. */
+  run(input: ParsedRotateTenantKeyInput): Promise<RotateTenantKeyResult> {
     this.input = input;
-    return super.run(input);
+    return this.slotRun.run(input, () => this.steps(), {
+      settleFailure: (error, cancelled) => this.settleFailure(error, cancelled),
+      failed: (_error, cancelled) => this.failed(cancelled),
+    });
   }
 
-  protected carryAlso() {
+  /**
+   * Takes an accepted decision (its validator checked it applies now): an escalation makes the run an
+   * emergency, a retry tries the key create again, a revokeAnyway or an abort is the gate's decision.
+   */
+  private decide(name: RotationDecision, by: NonNullable<Decision['by']>): string {
+    const { status, signals } = this;
+    if (name === 'escalateToEmergency') {
+      if (status.emergency) return 'already an emergency rotation: nothing changed';
+      status.emergency = true;
+      status.notes.push(`escalated to emergency by ${by.operator}: ${by.reason}`);
+      return 'quiet period zero from now on: the old key is revoked right after the new one is verified';
+    }
+    if (name === 'retryKeyCreate') signals.retry = true;
+    else signals.decision ??= { kind: name === 'revokeAnyway' ? 'revoke' : 'abort', by };
+    return ROTATION_EFFECTS[name];
+  }
+
+  private carryAlso() {
     return {
       memory: this.memory,
       decision: this.signals.decision ?? null,
@@ -115,10 +171,13 @@ class Rotation extends KeySlotRun<RotationStage, RotationStatus, BeginRotationRe
     };
   }
 
-  protected async steps(): Promise<RotateTenantKeyResult> {
+  private async steps(): Promise<RotateTenantKeyResult> {
     const { carried } = this;
-    if (!carried) this.show('starting');
-    const b = (this.begun ??= await db.beginRotation({ ...this.beginInput(), emergency: this.input.emergency }));
+    if (!carried) this.slotRun.show('starting');
+    const b = (this.slotRun.begun ??= await db.beginRotation({
+      ...this.slotRun.beginInput(),
+      emergency: this.input.emergency,
+    }));
     if (!carried) this.begin(b);
     let decision: Decision;
     if (!carried || carried.phase === 'key_limit') {
@@ -130,13 +189,13 @@ class Rotation extends KeySlotRun<RotationStage, RotationStatus, BeginRotationRe
       this.status.newKey = { keyId: issued.keyId, fingerprint: issued.fingerprint, status: 'issued' };
       decision = await this.deployAndVerify(b);
     } else if (carried.phase === 'gate') {
-      this.backoff = this.gateBackoff(carried.polls);
+      this.slotRun.backoff = this.slotRun.gateBackoff(carried.polls);
       decision = await this.passQuietGate(false);
     } else decision = await this.holdForDecision();
     for (;;) {
       if (decision.kind === 'abort') {
         await this.rollBack('aborted', decision.by?.reason ?? 'aborted by an operator', decision.by);
-        await this.tellParentIfReleased('aborted');
+        await this.fleet.tellParentIfReleased('aborted');
         return this.finished('aborted');
       }
       if (await this.revokeOld(decision)) return this.finished('completed');
@@ -159,7 +218,7 @@ class Rotation extends KeySlotRun<RotationStage, RotationStatus, BeginRotationRe
     });
     this.status.oldKey = { keyId: b.oldKeyId, fingerprint: b.oldFingerprint, status: 'active' };
     if (b.adopted) this.status.notes.push('took over an open rotation of this slot left by an earlier run');
-    this.show('creating_key');
+    this.slotRun.show('creating_key');
   }
 
   /**
@@ -168,23 +227,23 @@ class Rotation extends KeySlotRun<RotationStage, RotationStatus, BeginRotationRe
    */
   private async issueKey(b: BeginRotationResult): Promise<Extract<IssueKeyResult, { state: 'issued' }> | 'aborted'> {
     const { status, externalRef, slot } = this;
-    const issued = await this.createKey(this.signals, async (limit, waitMs) => {
+    const issued = await this.slotRun.createKey(this.signals, async (limit, waitMs) => {
       status.activeKeys = limit.activeKeys.map((k) => ({
         ...k,
         isCurrentKeyOfSlot: k.id === b.oldKeyId,
         looksUnused:
           k.id !== b.oldKeyId &&
           k.lastUseKnown &&
-          (k.lastUsedAt === null || Date.now() - Date.parse(k.lastUsedAt) > this.timings.quietPeriodMs),
+          (k.lastUsedAt === null || Date.now() - Date.parse(k.lastUsedAt) > this.slotRun.timings.quietPeriodMs),
       }));
       const unused = status.activeKeys.filter((k) => k.looksUnused).map((k) => k.id);
-      await this.record(
+      await this.slotRun.record(
         { state: 'key_limit', stage: 'key_limit', outcome: { activeKeys: status.activeKeys } },
         this.told ? undefined : 'rotation.key_limit',
       );
-      if (!this.told) await this.tellParent('key_limit');
+      if (!this.told) await this.fleet.tellParent('key_limit');
       this.told = true;
-      return this.atKeyLimit(
+      return this.slotRun.atKeyLimit(
         keyLimitWaitText({
           run: { kind: 'rotation', externalRef, slot },
           activeKeys: status.activeKeys,
@@ -195,7 +254,7 @@ class Rotation extends KeySlotRun<RotationStage, RotationStatus, BeginRotationRe
     });
     if (issued !== 'aborted' && status.activeKeys) {
       status.activeKeys = null;
-      await this.record({ state: 'running', stage: 'deploying' });
+      await this.slotRun.record({ state: 'running', stage: 'deploying' });
     }
     return issued;
   }
@@ -206,28 +265,32 @@ class Rotation extends KeySlotRun<RotationStage, RotationStatus, BeginRotationRe
     this.deployed = true;
     const deployedAtMs = Date.now();
     this.status.deployedAt = new Date(deployedAtMs).toISOString();
-    await this.record({ stage: 'verifying', deployed: true });
+    await this.slotRun.record({ stage: 'verifying', deployed: true });
 
-    this.show('verifying');
-    await this.platform.verifyTenantKey({ externalRef: this.externalRef, slot: this.slot, generation: b.toGeneration });
+    this.slotRun.show('verifying');
+    await this.slotRun.platform.verifyTenantKey({
+      externalRef: this.externalRef,
+      slot: this.slot,
+      generation: b.toGeneration,
+    });
     this.status.newKey.status = 'verified';
 
     this.memory = { deployedAtMs, deployedAtPlatform: null, lastSeen: null, polls: 0 };
-    this.lookedAtMs = deployedAtMs;
+    this.slotRun.lookedAtMs = deployedAtMs;
     return this.passQuietGate();
   }
 
   /** A wait: the deployer is retried until it succeeds (the notify endpoint may be down for long). */
   private deployGeneration(generation: number, otherGeneration: number, event: 'keyRotated' | 'keyRotationAborted') {
-    const b = this.begun!;
+    const b = this.slotRun.begun!;
     if (event === 'keyRotated')
-      this.waitAt('deploying', `the new key's deploy through ${b.deployer.kind} (retried until it succeeds)`);
+      this.slotRun.waitAt('deploying', `the new key's deploy through ${b.deployer.kind} (retried until it succeeds)`);
     else
-      this.waitAt(
+      this.slotRun.waitAt(
         'rolling_back',
         `the old key's redeploy through ${b.deployer.kind} (retried until it succeeds), then the new key's revoke`,
       );
-    return this.deploy(b.deployer, {
+    return this.slotRun.deploy(b.deployer, {
       rotationId: b.rotationId,
       externalRef: this.externalRef,
       subaccountId: b.subaccountId,
@@ -245,9 +308,9 @@ class Rotation extends KeySlotRun<RotationStage, RotationStatus, BeginRotationRe
    */
   private async passQuietGate(fresh = true): Promise<Decision> {
     const { status, signals } = this;
-    const b = this.begun!;
+    const b = this.slotRun.begun!;
     const memory = this.memory!;
-    if (fresh) this.backoff = this.gateBackoff();
+    if (fresh) this.slotRun.backoff = this.slotRun.gateBackoff();
     for (;;) {
       if (status.emergency) {
         status.quietCheck = {
@@ -262,19 +325,21 @@ class Rotation extends KeySlotRun<RotationStage, RotationStatus, BeginRotationRe
         return { kind: 'revoke', by: null };
       }
       if (signals.decision) return signals.decision;
-      if (this.historyFull()) await this.continueRun('gate');
-      const gate = (await this.lookAtGate(b.subaccountId, [{ keyId: b.oldKeyId, memory }], status.newKey.keyId!))[0]!;
+      if (this.slotRun.historyFull()) await this.slotRun.continueRun('gate');
+      const gate = (
+        await this.slotRun.lookAtGate(b.subaccountId, [{ keyId: b.oldKeyId, memory }], status.newKey.keyId!)
+      )[0]!;
       status.quietCheck = gate.view;
       if (gate.view.method === 'overlap-window' && !status.notes.some((n) => n.startsWith('no last-use'))) {
         status.notes.push(
           `no last-use information on the platform: waiting the overlap window of ` +
-            `${this.t.overlapWindow} after deploy instead of a quiet check`,
+            `${this.slotRun.t.overlapWindow} after deploy instead of a quiet check`,
         );
       }
       if (gate.kind === 'quiet') return { kind: 'revoke', by: null, observed: gate.observed };
       if (gate.kind === 'gone') return { kind: 'revoke', by: null };
       if (gate.kind === 'held') return this.hold(gate);
-      await this.waitForQuiet(
+      await this.slotRun.waitForQuiet(
         (waitMs) => `${gate.view.verdict}; next look in ${waitMs} ms`,
         () => signals.decision !== undefined || status.emergency,
       );
@@ -284,25 +349,25 @@ class Rotation extends KeySlotRun<RotationStage, RotationStatus, BeginRotationRe
   /** The gate held (deadline, late use): recorded, shown with the decisions, the fleet told; then held. */
   private async hold(gate: Extract<GateDecision, { kind: 'held' }>): Promise<Decision> {
     this.status.heldReason = gate.reason;
-    await this.record(
+    await this.slotRun.record(
       { state: 'held', stage: 'held', outcome: { heldReason: gate.reason, quietCheck: gate.view } },
       'rotation.held',
     );
-    this.waitAt(
+    this.slotRun.waitAt(
       'held',
       `${gate.view.verdict}. \`tenantctl rotation revoke-anyway ${this.externalRef} --slot ` +
         `${this.slot} --reason "..."\` (update revokeAnyway) revokes the old ` +
         `key anyway; \`tenantctl rotation abort ...\` (update abortRotation) keeps it and ` +
         `revokes the new key`,
     );
-    await this.tellParent('held');
+    await this.fleet.tellParent('held');
     return this.holdForDecision();
   }
 
   /** Held: only a decision (or an escalation to emergency) ends it. */
   private async holdForDecision(): Promise<Decision> {
-    await this.holdUntil(() => this.signals.decision !== undefined || this.status.emergency);
-    await this.record({ state: 'running', stage: 'revoking_old' });
+    await this.slotRun.holdUntil(() => this.signals.decision !== undefined || this.status.emergency);
+    await this.slotRun.record({ state: 'running', stage: 'revoking_old' });
     return this.signals.decision ?? { kind: 'revoke', by: null };
   }
 
@@ -314,8 +379,8 @@ class Rotation extends KeySlotRun<RotationStage, RotationStatus, BeginRotationRe
    */
   private async revokeOld(decision: Decision): Promise<boolean> {
     const { status } = this;
-    const b = this.begun!;
-    this.show('revoking_old');
+    const b = this.slotRun.begun!;
+    this.slotRun.show('revoking_old');
     const by = decision.by;
     const why = by
       ? `revoked anyway by ${by.operator}: ${by.reason}`
@@ -326,7 +391,7 @@ class Rotation extends KeySlotRun<RotationStage, RotationStatus, BeginRotationRe
     const expect = decision.observed ? expectationOf(decision.observed) : null;
     return CancellationScope.nonCancellable(async () => {
       try {
-        await this.platform.revokeKeyGeneration({
+        await this.slotRun.platform.revokeKeyGeneration({
           rotationId: b.rotationId,
           externalRef: this.externalRef,
           subaccountId: b.subaccountId,
@@ -341,7 +406,7 @@ class Rotation extends KeySlotRun<RotationStage, RotationStatus, BeginRotationRe
       }
       this.oldRevoked = true;
       status.oldKey.status = 'revoked';
-      await this.record(
+      await this.slotRun.record(
         {
           state: 'completed',
           stage: 'completed',
@@ -350,19 +415,19 @@ class Rotation extends KeySlotRun<RotationStage, RotationStatus, BeginRotationRe
         'rotation.completed',
         by?.operator,
       );
-      this.show('completed');
-      await this.tellParent('completed');
+      this.slotRun.show('completed');
+      await this.fleet.tellParent('completed');
       return true;
     });
   }
 
   /** Keeps the old key: redeploys it when the new one went out, then revokes every key of the new generation. */
   private async rollBack(outcome: 'aborted' | 'cancelled' | 'failed', why: string, by: OperatorDecision | null) {
-    const b = this.begun!;
-    this.show('rolling_back');
+    const b = this.slotRun.begun!;
+    this.slotRun.show('rolling_back');
     if (this.deployed) await this.deployGeneration(b.fromGeneration, b.toGeneration, 'keyRotationAborted');
-    this.show('rolling_back');
-    const undone = await this.platform.revokeNewGeneration({
+    this.slotRun.show('rolling_back');
+    const undone = await this.slotRun.platform.revokeNewGeneration({
       rotationId: b.rotationId,
       externalRef: this.externalRef,
       subaccountId: b.subaccountId,
@@ -373,19 +438,19 @@ class Rotation extends KeySlotRun<RotationStage, RotationStatus, BeginRotationRe
     });
     if (!undone.refused) this.status.newKey.status = 'revoked';
     else this.status.notes.push('the old key was already revoked: the new key was kept as the only key');
-    await this.record(
+    await this.slotRun.record(
       { state: outcome, stage: outcome, outcome: { why, newKeysRevoked: undone.revoked } },
       `rotation.${outcome}`,
       by?.operator,
     );
-    this.show(outcome);
+    this.slotRun.show(outcome);
   }
 
   /** Abort, cancel or failure before the old key is revoked: roll back (no extra key), never leave the record open. */
-  protected async settleFailure(error: unknown, cancelled: boolean): Promise<void> {
+  private async settleFailure(error: unknown, cancelled: boolean): Promise<void> {
     const { status } = this;
     status.error = error instanceof Error ? error.message : String(error);
-    if (this.begun && !this.oldRevoked) {
+    if (this.slotRun.begun && !this.oldRevoked) {
       try {
         await this.rollBack(cancelled ? 'cancelled' : 'failed', status.error, null);
       } catch (rollBackError) {
@@ -393,17 +458,17 @@ class Rotation extends KeySlotRun<RotationStage, RotationStatus, BeginRotationRe
         status.notes.push(
           `roll-back failed: ${rollBackError instanceof Error ? rollBackError.message : String(rollBackError)}`,
         );
-        await this.record(
+        await this.slotRun.record(
           { state: 'failed', stage: 'failed', outcome: { why: status.error, rollBackFailed: true } },
           'rotation.failed',
         );
       }
-    } else this.show(cancelled ? 'cancelled' : 'failed');
-    if (!cancelled) await this.tellParent('failed');
-    else await this.tellParentIfReleased('failed');
+    } else this.slotRun.show(cancelled ? 'cancelled' : 'failed');
+    if (!cancelled) await this.fleet.tellParent('failed');
+    else await this.fleet.tellParentIfReleased('failed');
   }
 
-  protected override failed(_error: unknown, cancelled: boolean): void {
+  private failed(cancelled: boolean): void {
     const { status } = this;
     recordOutcome(
       'rotation',
@@ -422,7 +487,7 @@ class Rotation extends KeySlotRun<RotationStage, RotationStatus, BeginRotationRe
 
   private finished(outcome: 'completed' | 'aborted'): RotateTenantKeyResult {
     const { status } = this;
-    const b = this.begun!;
+    const b = this.slotRun.begun!;
     const current = outcome === 'completed' ? status.newKey : status.oldKey;
     recordOutcome('rotation', outcome, this.startedAtMs, {
       externalRef: this.externalRef,
