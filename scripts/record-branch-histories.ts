@@ -15,35 +15,15 @@
  * waiting_for_quiet (released from its bound), then completes and tells it how it settled.
  * Payloads are unencrypted and hold no secret.
  */
-import { createServer } from 'node:http';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { Client, Connection } from '@temporalio/client';
-import { loadConfig } from '../src/config/index.js';
 import { rotationWorkflowId } from '../src/domain/ids.js';
 import { startOnboarding } from '../src/client/start-onboarding.js';
 import { findOrBuildTemporalCli } from '../src/infra/temporal-cli.js';
-import { startStack } from '../src/main/stack/start-stack.js';
+import { startRecordingStack } from './recording-stack.js';
 
 const DIR = 'test/histories/branches';
-const notify = createServer((_req, res) => res.writeHead(200).end('ok')).listen(0, '127.0.0.1');
-await new Promise((r) => notify.once('listening', r));
-const notifyPort = (notify.address() as { port: number }).port;
-const config = loadConfig({
-  ...process.env,
-  PAYLOAD_CODEC: 'off',
-  LOG_LEVEL: 'error',
-  ROTATION_NOTIFY_URL: `http://127.0.0.1:${notifyPort}/key-rotated`,
-  ROTATION_NOTIFY_SECRET: 'histories-notify-secret-0001',
-  OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
-});
-process.env.OUTBOUND_ALLOW_HOSTS = '127.0.0.1';
-process.env.ROTATION_NOTIFY_URL = config.ROTATION_NOTIFY_URL;
-process.env.ROTATION_NOTIFY_SECRET = config.ROTATION_NOTIFY_SECRET;
-const stack = await startStack({ config, ephemeral: true, say: (line) => console.error(`[record] ${line}`) });
-const connection = await Connection.connect({ address: stack.env.TEMPORAL_ADDRESS! });
-const client = new Client({ connection });
-const taskQueue = config.TEMPORAL_TASK_QUEUE;
+const { config, stack, client, taskQueue, close } = await startRecordingStack();
 const ids: Record<string, string> = {};
 
 try {
@@ -87,7 +67,5 @@ try {
   }
   writeFileSync(`${DIR}/index.json`, `${JSON.stringify(ids, null, 2)}\n`);
 } finally {
-  await connection.close();
-  await stack.stop();
-  notify.close();
+  await close();
 }

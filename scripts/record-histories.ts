@@ -11,8 +11,6 @@ import { createServer } from 'node:http';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { findOrBuildTemporalCli } from '../src/infra/temporal-cli.js';
-import { Client, Connection } from '@temporalio/client';
-import { loadConfig } from '../src/config/index.js';
 import { startLifecycle } from '../src/client/start-lifecycle.js';
 import { startOnboarding } from '../src/client/start-onboarding.js';
 import { startTopUp } from '../src/client/start-top-up.js';
@@ -27,7 +25,7 @@ import { WORKFLOW_TYPES } from '../src/main/wiring/workflow-types.js';
 import { parseMasterKeys } from '../src/secrets/master-keys.js';
 import { createVault } from '../src/secrets/vault.js';
 import { DEFAULT_PERSONAL_TOKEN } from '../src/sim/index.js';
-import { startStack } from '../src/main/stack/start-stack.js';
+import { startRecordingStack } from './recording-stack.js';
 import {
   eventDispatcherWorkflowId,
   eventStreamWorkflowId,
@@ -43,25 +41,7 @@ import { applyImport } from '../src/client/import-apply.js';
 import { createPlan, updatePlan } from '../src/client/plans.js';
 import { startPlanRollout } from '../src/client/plan-rollout.js';
 
-const notify = createServer((_req, res) => res.writeHead(200).end('ok')).listen(0, '127.0.0.1');
-await new Promise((r) => notify.once('listening', r));
-const notifyPort = (notify.address() as { port: number }).port;
-const config = loadConfig({
-  ...process.env,
-  PAYLOAD_CODEC: 'off',
-  LOG_LEVEL: 'error',
-  ROTATION_NOTIFY_URL: `http://127.0.0.1:${notifyPort}/key-rotated`,
-  ROTATION_NOTIFY_SECRET: 'histories-notify-secret-0001',
-  // The notice and event receivers here are on loopback: the outbound guard lets that host through.
-  OUTBOUND_ALLOW_HOSTS: '127.0.0.1',
-});
-process.env.OUTBOUND_ALLOW_HOSTS = '127.0.0.1';
-process.env.ROTATION_NOTIFY_URL = config.ROTATION_NOTIFY_URL;
-process.env.ROTATION_NOTIFY_SECRET = config.ROTATION_NOTIFY_SECRET;
-const stack = await startStack({ config, ephemeral: true, say: (line) => console.error(`[record] ${line}`) });
-const connection = await Connection.connect({ address: stack.env.TEMPORAL_ADDRESS! });
-const client = new Client({ connection });
-const taskQueue = config.TEMPORAL_TASK_QUEUE;
+const { config, stack, client, taskQueue, close } = await startRecordingStack();
 const ids: Record<string, string> = {};
 /** Runs exported by their run id: a later run (a schedule's) took the same workflow id. */
 const runIds: Record<string, string> = {};
@@ -383,7 +363,5 @@ try {
   };
   writeFileSync('test/histories/index.json', `${JSON.stringify(index, null, 2)}\n`);
 } finally {
-  await connection.close();
-  await stack.stop();
-  notify.close();
+  await close();
 }
