@@ -50,20 +50,15 @@ export function registerDriftRoutes(app: FastifyInstance, deps: DriftRoutesDeps)
         if ((body.fleet === true) === (body.externalRef !== undefined))
           problems.push('externalRef: name one tenant, or the whole fleet with fleet: true (not both)');
         if (problems.length) throw invalidInput(new InvalidInputError(problems));
-        try {
-          const handle = await startDriftCheck(
-            { client: deps.client, pool: deps.pool },
-            {
-              ...(body.externalRef !== undefined ? { externalRef: body.externalRef as string } : {}),
-              ...(body.options !== undefined ? { options: body.options as never } : {}),
-            },
-            { taskQueue: deps.taskQueue },
-          );
-          return sendData(reply, 202, { workflowId: handle.workflowId });
-        } catch (error) {
-          if (error instanceof InvalidInputError) throw invalidInput(error);
-          throw error;
-        }
+        const handle = await startDriftCheck(
+          { client: deps.client, pool: deps.pool },
+          {
+            ...(body.externalRef !== undefined ? { externalRef: body.externalRef as string } : {}),
+            ...(body.options !== undefined ? { options: body.options as never } : {}),
+          },
+          { taskQueue: deps.taskQueue },
+        );
+        return sendData(reply, 202, { workflowId: handle.workflowId });
       },
     );
 

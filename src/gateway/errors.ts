@@ -286,8 +286,8 @@ export function startRefusal(error: unknown): unknown {
 
 /** No tenant under the ref: named when known (it is the caller's own, checked input). */
 export function tenantNotFound(externalRef?: string): GatewayError {
-  const which = externalRef === undefined ? 'this external ref' : `the external ref ${externalRef}`;
-  return new GatewayError(404, GatewayErrorCode.TENANT_NOT_FOUND, `No tenant with ${which}.`);
+  const which = externalRef === undefined ? '' : ` (${externalRef})`;
+  return new GatewayError(404, GatewayErrorCode.TENANT_NOT_FOUND, `No tenant with this external ref${which}.`);
 }
 
 /** A tenant the rule refuses (closing or closed, not active, not onboarded): 409 with the rule's code. */

@@ -31,6 +31,8 @@ describe('typedErrorAnswer', () => {
     expect(answered(new ImportInputError(['map: line 2: bad ref']))).toMatchObject({ status: 400, fields: ['map'] });
     expect(answered(new SubscriptionNotFoundError('sub_1'))).toMatchObject({ status: 404 });
     expect(answered(new TenantNotFoundError('acme'))).toMatchObject({ status: 404, code: 'TENANT_NOT_FOUND' });
+    // The ref named, in the words tenantctl's users already match on.
+    expect(typedErrorAnswer(new TenantNotFoundError('acme'))?.message).toBe('No tenant with this external ref (acme).');
     expect(answered(new DecisionRefusedError('x refused y', 'DECISION_NOT_APPLICABLE'))).toMatchObject({
       status: 409,
       code: 'DECISION_NOT_APPLICABLE',
