@@ -279,11 +279,6 @@ export function typedErrorAnswer(error: unknown): GatewayError | undefined {
   return undefined;
 }
 
-/** How the gateway answers what a starter refused before anything started (other errors pass through). */
-export function startRefusal(error: unknown): unknown {
-  return typedErrorAnswer(error) ?? error;
-}
-
 /** No tenant under the ref: named when known (it is the caller's own, checked input). */
 export function tenantNotFound(externalRef?: string): GatewayError {
   const which = externalRef === undefined ? '' : ` (${externalRef})`;

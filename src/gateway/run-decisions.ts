@@ -35,7 +35,7 @@ import { parentFundedUpdate, resolveTransferUpdate } from '../../workflows/onboa
 import { actorOf, type PermissionByRequest } from './access.js';
 import { anyObject, decisionBody, doc } from './api-docs.js';
 import { GatewayError, GatewayErrorCode, invalidInput, sendData } from './errors.js';
-import { bodyOf } from './request-input.js';
+import { badField, bodyOf } from './request-input.js';
 
 /**
  * The one decision surface: `POST /v1/runs/:run/decisions/:decision`, where `:run` is the workflow id of the run
@@ -101,9 +101,7 @@ const resolveTransfer: DecisionCase = {
   decide: async ({ deps, run, workflowId, body, by }) => {
     const close = run.kind === 'close';
     if (!close && body['purpose'] !== undefined)
-      throw invalidInput(
-        new InvalidInputError(['purpose: only for a close (an onboarding or a top-up has one transfer)']),
-      );
+      throw badField('purpose', 'only for a close (an onboarding or a top-up has one transfer)');
     const purpose = close ? ((body['purpose'] as string | undefined) ?? ONBOARDING_PURPOSE) : undefined;
     const verdict = checked(
       close
