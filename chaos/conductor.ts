@@ -1,6 +1,6 @@
 import { sleep } from '../src/infra/cleanup.js';
 import { faultRules, setFaults, Storm } from './faults.js';
-import type { ChaosOptions } from './options.js';
+import { RESTORE_POINTS, type ChaosOptions } from './options.js';
 import type { RestartablePostgres } from './postgres.js';
 import type { WorkerProcess } from './worker-process.js';
 
@@ -31,6 +31,8 @@ export interface ChaosTargets {
   postgres: RestartablePostgres;
   /** The cluster's server, when the run has one (a dev server keeps no state across a restart). */
   temporal?: { restartServer(downMs: number): Promise<void> } | undefined;
+  /** The restore drill's backup and restore of the records (chaos/records-backup.ts). */
+  records?: { backUp(): Promise<void>; restore(): Promise<void> } | undefined;
   random: () => number;
 }
 
@@ -93,6 +95,19 @@ export function chaosEvents(options: ChaosOptions, deps: ChaosTargets): ChaosEve
         run: () => temporal.restartServer(3000),
       });
     }
+  }
+  const records = deps.records;
+  if (options.restore && records) {
+    events.push({ at: RESTORE_POINTS.backUp, name: 'records backed up', run: () => records.backUp() });
+    events.push({
+      at: RESTORE_POINTS.restore,
+      name: 'records restored from the backup',
+      run: async () => {
+        await records.restore();
+        // A restored server is a new server to its clients: every connection of the worker ends.
+        await deps.postgres.terminateConnections(WORKER_APPLICATION_NAME);
+      },
+    });
   }
   if (options.restartPostgres) {
     events.push({ at: kills === 1 ? 0.55 : 0.5, name: 'Postgres restart', run: () => deps.postgres.restart(3000) });

@@ -9,13 +9,14 @@ import {
 import { startLifecycle } from '../src/client/start-lifecycle.js';
 import { startOnboarding } from '../src/client/start-onboarding.js';
 import { startRotation } from '../src/client/start-rotation.js';
+import { startTopUp } from '../src/client/start-top-up.js';
 import { sleep } from '../src/infra/cleanup.js';
 import type { Plan, TenantPlan } from './plan.js';
-import { lifecycleWorkflowId, onboardingWorkflowId, rotationWorkflowId } from '../src/domain/ids.js';
+import { lifecycleWorkflowId, onboardingWorkflowId, rotationWorkflowId, topUpWorkflowId } from '../src/domain/ids.js';
 
 /** One operation the run asked for, and how it ended as its starter saw it. */
 export interface Operation {
-  kind: 'onboard' | 'rotate' | 'close';
+  kind: 'onboard' | 'top-up' | 'rotate' | 'suspend' | 'close';
   externalRef: string;
   workflowId: string;
   /**
@@ -36,6 +37,7 @@ const ROTATION_TIMINGS = {
   quietDeadline: '10m',
 } as const;
 const ONBOARDING_TIMINGS = { reconcileInterval: '2s', unknownTransferDeadline: '10m' } as const;
+const TOP_UP_TIMINGS = { reconcileInterval: '2s', unknownTransferDeadline: '10m' } as const;
 const CLOSE_OPTIONS = { pollInterval: '1s', unknownTransferDeadline: '10m' } as const;
 
 /**
@@ -92,6 +94,16 @@ export class Driver {
         ),
     );
     if (onboarded !== 'completed') return;
+    for (const [n, amountMicroUsd] of tenant.topUps.entries()) {
+      const idempotencyKey = `chaos-top-up-${n + 1}`;
+      await this.#operate('top-up', externalRef, topUpWorkflowId(externalRef, idempotencyKey), ['completed'], () =>
+        startTopUp(
+          this.client,
+          { externalRef, idempotencyKey, amountMicroUsd, requestedBy: 'chaos', options: TOP_UP_TIMINGS },
+          { taskQueue: this.taskQueue },
+        ),
+      );
+    }
     const closeInput = { externalRef, reason: 'chaos run: tenant leaves', operator: 'chaos', options: CLOSE_OPTIONS };
     const rotationId = rotationWorkflowId(externalRef, 'default');
     const rotate = (emergency: boolean, accepted: string[]) =>
@@ -118,6 +130,12 @@ export class Driver {
     }
     for (const emergency of tenant.rotations) {
       if ((await rotate(emergency, ['completed'])) !== 'completed') return;
+    }
+    if (tenant.suspend) {
+      const suspendInput = { externalRef, reason: 'chaos run: tenant paused', operator: 'chaos' };
+      await this.#operate('suspend', externalRef, lifecycleWorkflowId('suspend', externalRef), ['completed'], () =>
+        startLifecycle(this.client, 'suspend', suspendInput, { taskQueue: this.taskQueue }),
+      );
     }
     if (tenant.close === 'after-rotations') {
       await this.#operate('close', externalRef, lifecycleWorkflowId('close', externalRef), ['completed'], () =>

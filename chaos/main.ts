@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { printTable } from './check/invariant.js';
-import { CLUSTER_ADDITIONS, DEFAULT_OPTIONS, OVERLAP_ADDITIONS } from './options.js';
+import { CLUSTER_ADDITIONS, DEFAULT_OPTIONS, OVERLAP_ADDITIONS, RESTORE_ADDITIONS } from './options.js';
 import { runChaos } from './run.js';
 
 const integer = (name: string, min: number) => (value: string) => {
@@ -76,6 +76,11 @@ const program = new Command('chaos')
     'make two attempts of one step at once likely: workers paused (SIGSTOP/SIGCONT) while local activities are ' +
       'in flight, and 2 s workflow task timeouts on the onboardings',
   )
+  .option(
+    '--restore',
+    'the restore drill: top-ups and suspends too; the records backed up early, restored late while the worker ' +
+      'and Temporal run on, then a drift check before the invariants',
+  )
   .option('--json <file>', 'where to write the JSON report (default: a file in the temp directory)')
   .parse();
 
@@ -90,6 +95,7 @@ const opts = program.opts<{
   postgresRestart: boolean;
   cluster?: boolean;
   overlap?: boolean;
+  restore?: boolean;
   temporalRestarts: number;
   timeoutMinutes: number;
   json?: string;
@@ -110,6 +116,7 @@ try {
     restartPostgres: opts.postgresRestart,
     ...(opts.cluster ? { ...CLUSTER_ADDITIONS, temporalRestarts: opts.temporalRestarts } : {}),
     ...(opts.overlap ? OVERLAP_ADDITIONS : {}),
+    ...(opts.restore ? RESTORE_ADDITIONS : {}),
     timeoutMs: opts.timeoutMinutes * 60_000,
     temporalAddress: opts.cluster ? undefined : process.env.TEMPORAL_ADDRESS,
     temporalNamespace: process.env.TEMPORAL_NAMESPACE ?? DEFAULT_OPTIONS.temporalNamespace,
@@ -145,6 +152,14 @@ try {
       .map(([k, v]) => `${k} ${v}`)
       .join(', ')}`,
   );
+  for (const line of report.restore
+    ? [
+        `restore: the backup held ${Object.values(report.restore.backedUp).reduce((a, b) => a + b, 0)} rows; ` +
+          `the restore undid ${Object.values(report.restore.undid).reduce((a, b) => a + b, 0)}`,
+        ...report.restore.recovery.map((l) => `recovery: ${l}`),
+      ]
+    : [])
+    console.log(line);
   console.log('');
   printTable(report.results, (line) => console.log(line));
   console.log('');

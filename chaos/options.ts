@@ -25,6 +25,14 @@ export interface ChaosOptions {
   connectionDrops: number;
   /** Stop and restart the embedded Postgres once, mid-run. */
   restartPostgres: boolean;
+  /**
+   * The restore drill (issue 48): back the records up early in the run, restore the backup late in it while the
+   * worker and Temporal keep running, then let the orchestrator recover (the drift check) before the checks.
+   */
+  restore: boolean;
+  /** Shares of tenants topped up and suspended after onboarding (the restore drill moves money after its backup). */
+  topUpShare: number;
+  suspendShare: number;
   /** Hard limit for load + settle; whatever is still open then is reported by the checker. */
   timeoutMs: number;
   /**
@@ -66,6 +74,9 @@ export const DEFAULT_OPTIONS: Omit<ChaosOptions, 'log'> = {
   workerKills: 4,
   connectionDrops: 3,
   restartPostgres: true,
+  restore: false,
+  topUpShare: 0,
+  suspendShare: 0,
   cluster: false,
   workers: 1,
   temporalRestarts: 0,
@@ -88,6 +99,23 @@ export const SMALL_OPTIONS: Omit<ChaosOptions, 'log'> = {
   // Generous: on a loaded 2-core CI machine a close may wait out a storm's retries.
   timeoutMs: 150_000,
 };
+
+/**
+ * `npm run chaos -- --restore` adds these (issue 48): top-ups and suspends beside the onboardings, rotations and
+ * closes, the records backed up at 30 % of the run and restored at 75 %, with every other fault still on.
+ */
+export const RESTORE_ADDITIONS = { restore: true, topUpShare: 0.5, suspendShare: 0.1 } as const;
+
+/**
+ * The drift policy of the drill's worker, as the runbook (docs/operations.md, "Restoring Postgres from a backup")
+ * sets it after a restore: every fix that records what the platform shows, none that changes the platform.
+ */
+export const RESTORE_DRIFT_POLICY =
+  'transfer_unknown=fix,transfer_unrecorded=fix,key_unrecorded=fix,key_revoked_on_platform=fix,' +
+  'subaccount_unrecorded=fix';
+
+/** Where the drill backs up and restores, as shares of the run's progress. */
+export const RESTORE_POINTS = { backUp: 0.3, restore: 0.75 } as const;
 
 /**
  * `npm run chaos -- --cluster` adds these: the server on Postgres, two workers (each SIGKILL hits

@@ -13,12 +13,16 @@ export interface TenantPlan {
    * `racing-rotation`: closed while its first rotation is still running (the close cancels it).
    */
   close: 'none' | 'after-rotations' | 'racing-rotation';
+  /** Top-ups after onboarding (before any rotation), in micro-USD, each under its own idempotency key. */
+  topUps: string[];
+  /** Suspended once its rotations are done (only a tenant that is not closed). */
+  suspend: boolean;
 }
 
 export interface Plan {
   runId: string;
   tenants: TenantPlan[];
-  /** Operations the driver will start: onboardings + rotations + closes. */
+  /** Operations the driver will start: onboardings + top-ups + rotations + suspends + closes. */
   totalOperations: number;
 }
 
@@ -28,6 +32,9 @@ export function makePlan(
     seed: number;
     rotateShare: number;
     closeShare: number;
+    /** Shares of tenants topped up (once or twice) and suspended; 0 unless the run asks (the restore drill). */
+    topUpShare?: number;
+    suspendShare?: number;
     exactCounts?: { rotations: number; closes: number } | undefined;
   },
   runId: string,
@@ -47,10 +54,24 @@ export function makePlan(
       fundingMicroUsd: String(10_000 + Math.floor(random() * 1_990_000)),
       rotations: close === 'racing-rotation' ? rotations.slice(0, 1) : rotations,
       close,
+      topUps: [],
+      suspend: false,
     });
   }
   if (options.exactCounts) applyExactCounts(tenants, options.exactCounts, random);
-  const totalOperations = tenants.reduce((sum, t) => sum + 1 + t.rotations.length + (t.close === 'none' ? 0 : 1), 0);
+  // Drawn from a random stream of their own, so a run without them plans exactly what it did before.
+  const extra = seededRandom(options.seed + 7);
+  for (const tenant of tenants) {
+    if (extra() < (options.topUpShare ?? 0))
+      tenant.topUps = Array.from({ length: extra() < 0.3 ? 2 : 1 }, () =>
+        String(5_000 + Math.floor(extra() * 500_000)),
+      );
+    tenant.suspend = tenant.close === 'none' && extra() < (options.suspendShare ?? 0);
+  }
+  const totalOperations = tenants.reduce(
+    (sum, t) => sum + 1 + t.topUps.length + t.rotations.length + (t.suspend ? 1 : 0) + (t.close === 'none' ? 0 : 1),
+    0,
+  );
   return { runId, tenants, totalOperations };
 }
 

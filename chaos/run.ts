@@ -5,7 +5,11 @@ import { seededRandom } from '../src/sim/faults.js';
 import { createEncryptionCodec } from '../src/secrets/payload-codec.js';
 import { parseMasterKeys } from '../src/secrets/master-keys.js';
 import { checkChaosApplied, checkNotices, checkOperations, checkWorkerExits, checkWorkerLog } from './check/process.js';
-import { checkRecords, checkTokensInRecords } from './check/records.js';
+import { checkKeySecrets, checkRecords, checkTokensInRecords } from './check/records.js';
+import { backUpRecords, restoreRecords } from './records-backup.js';
+import { startDriftCheck } from '../src/client/start-drift-check.js';
+import { startAdoption } from '../src/client/start-rotation.js';
+import { forEachLimited } from './check/temporal.js';
 import { checkTemporal } from './check/temporal.js';
 import type { InvariantResult } from './check/invariant.js';
 import { Cleanup, sleep } from '../src/infra/cleanup.js';
@@ -15,7 +19,7 @@ import { clearFaults, faultRules, setFaults, Storm } from './faults.js';
 import type { ChaosOptions } from './options.js';
 import { makePlan } from './plan.js';
 import { WorkerProcess } from './worker-process.js';
-import { startWorld } from './world.js';
+import { startWorld, type ChaosWorld } from './world.js';
 import type { Pool } from '../src/db/pool.js';
 
 export interface ChaosReport {
@@ -42,6 +46,8 @@ export interface ChaosReport {
   openRuns: Record<string, string>;
   /** Holds the worker's log; kept only when the run failed. */
   runDir: string;
+  /** The restore drill: rows per table in the backup, rows per table the restore undid, what recovery did. */
+  restore?: { backedUp: Record<string, number>; undid: Record<string, number>; recovery: string[] };
 }
 
 /** One chaos run, from nothing to the invariant table; everything it started is stopped before it returns. */
@@ -87,8 +93,24 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         ),
       15_000,
     );
+    const drill = {
+      backedUp: {} as Record<string, number>,
+      undid: {} as Record<string, number>,
+      recovery: [] as string[],
+    };
+    const databaseUrl = world.workerEnv.DATABASE_URL!;
     const events = chaosEvents(options, {
       simUrl: world.sim.url,
+      records: {
+        backUp: async () => {
+          drill.backedUp = (await backUpRecords(databaseUrl)).rows;
+          log(`records backed up: ${describeRows(drill.backedUp)}`);
+        },
+        restore: async () => {
+          drill.undid = await restoreRecords(databaseUrl);
+          log(`records restored; before the restore: ${describeRows(drill.undid)}`);
+        },
+      },
       workers,
       postgres: world.postgres,
       temporal: world.temporal,
@@ -110,6 +132,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await clearFaults(world.sim.url);
     await Promise.all(workers.map((worker) => worker.start()));
     await sleep(2000); // visibility catches up with the last closes
+    if (options.restore) drill.recovery.push(...(await recoverAfterRestore(world, log)));
     const temporal = await checkTemporal(
       world.client,
       createEncryptionCodec(parseMasterKeys(world.secretsKeys)),
@@ -117,6 +140,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     );
     const records = await checkRecords(world.pool, world.sim.state(), `chaos-${runId}-`, driver.operations);
     const tokensInRecords = await checkTokensInRecords(world.pool);
+    const keySecrets = await checkKeySecrets(world.pool, `chaos-${runId}-`);
     for (const worker of workers) await worker.stop(); // flushes the log before it is read
     const overlaps = await countOverlaps(
       world.pool,
@@ -128,6 +152,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       ...temporal.results,
       checkWorkerLog(workers.map((worker) => worker.logFile)),
       tokensInRecords,
+      keySecrets,
       checkNotices(world.notices),
       checkWorkerExits(
         sum(workers, (w) => w.starts),
@@ -162,7 +187,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       workerIdentities: temporal.workerIdentities,
       openRuns: Object.fromEntries(temporal.reasons),
       runDir: world.runDir,
+      ...(options.restore ? { restore: drill } : {}),
     };
+  } catch (error) {
+    // Said before the cleanup: a call still retrying when the connection closes may end the process first.
+    log(`the run failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    throw error;
   } finally {
     await cleanup.runAll();
   }
@@ -185,6 +215,76 @@ async function countOverlaps(pool: Pool, logFiles: string[]): Promise<Record<str
       GROUP BY action`,
   );
   return { lateLocalActivities, ...Object.fromEntries(rows.map((r) => [r.action, r.n])) };
+}
+
+/**
+ * What an operator does after a restore (docs/operations.md, "Restoring Postgres from a backup"): a drift check of
+ * the whole fleet, waited for; returns what it found and fixed, for the report.
+ */
+async function recoverAfterRestore(world: ChaosWorld, log: (line: string) => void): Promise<string[]> {
+  const lines: string[] = [];
+  const say = (line: string) => (lines.push(line), log(`recovery: ${line}`));
+  const driftCheck = async (pass: string) => {
+    const handle = await startDriftCheck(
+      { client: world.client, pool: world.pool },
+      {},
+      { taskQueue: world.taskQueue },
+    );
+    const { totals } = await handle.result();
+    say(
+      `drift check (${pass}): ${totals.tenantsChecked} tenants, ${totals.findingsSeen} findings, ` +
+        `${totals.fixesApplied} fixes, ${totals.failed} failed`,
+    );
+    const { rows } = await world.pool.query<{ kind: string; fix: string | null; n: number }>(
+      `SELECT kind, fix, count(*)::int AS n FROM drift_findings
+        WHERE last_check_id = (SELECT max(id) FROM drift_checks) GROUP BY kind, fix ORDER BY kind`,
+    );
+    say(`  found: ${rows.map((r) => `${r.kind} ${r.n}${r.fix ? ` (${r.fix})` : ''}`).join(', ') || 'nothing'}`);
+  };
+  await driftCheck('adopt what the records lost');
+  // Every key whose secret the restore lost is replaced by an adoption rotation: a new key deployed, the old one
+  // revoked only once quiet.
+  const { rows: unmanaged } = await world.pool.query<{ ref: string; slot: string }>(
+    `SELECT DISTINCT k.external_ref AS ref, k.slot FROM tenant_keys k JOIN tenants t USING (external_ref)
+      WHERE k.status = 'unmanaged' AND t.status IN ('active', 'suspended')`,
+  );
+  let adopted = 0;
+  const failures: string[] = [];
+  await forEachLimited(unmanaged, 8, async ({ ref, slot }) => {
+    try {
+      const handle = await startAdoption(
+        { client: world.client, db: world.pool },
+        {
+          externalRef: ref,
+          slot,
+          reason: 'restore drill: replace a key whose secret the restore lost',
+          options: {
+            quietPeriod: '2s',
+            propagationAllowance: '1s',
+            pollInterval: '1s',
+            quietDeadline: '10m',
+          },
+        },
+        { taskQueue: world.taskQueue },
+      );
+      await handle.result();
+      adopted += 1;
+    } catch (error) {
+      failures.push(`${ref}/${slot}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  });
+  say(
+    `adoption rotations: ${adopted} of ${unmanaged.length} slots replaced${failures.length ? `; failed: ${failures.slice(0, 5).join('; ')}` : ''}`,
+  );
+  await driftCheck('after the adoptions');
+  return lines;
+}
+
+function describeRows(rows: Record<string, number>): string {
+  return Object.entries(rows)
+    .filter(([, n]) => n > 0)
+    .map(([table, n]) => `${table} ${n}`)
+    .join(', ');
 }
 
 function countBy<T>(items: T[], key: (item: T) => string): Record<string, number> {

@@ -14,7 +14,7 @@ import { createDataConverter } from '../src/secrets/payload-codec.js';
 import { DEFAULT_PLATFORM_KEY, DEFAULT_SEED, startSimulator, type RunningSimulator } from '../src/sim/index.js';
 import type { Cleanup } from '../src/infra/cleanup.js';
 import { startNotifyReceiver } from '../src/main/stack/notify-receiver.js';
-import type { ChaosOptions } from './options.js';
+import { RESTORE_DRIFT_POLICY, type ChaosOptions } from './options.js';
 import { startRestartablePostgres, type RestartablePostgres } from './postgres.js';
 
 /** The parent's endpoint for the notify deployer: answers 2xx, checks signatures, keeps the bodies. */
@@ -121,6 +121,8 @@ export async function startWorld(options: ChaosOptions, runId: string, cleanup: 
       // The notice receiver is on loopback: the outbound guard lets this one through.
       OUTBOUND_ALLOW_HOSTS: new URL(notify.url).host,
       LOG_LEVEL: 'info',
+      // The restore drill's recovery: drift records again what the platform shows the records lost (never re-sent).
+      ...(options.restore ? { DRIFT_POLICY: RESTORE_DRIFT_POLICY } : {}),
     },
   };
 }

@@ -1,5 +1,12 @@
 import type { LastUse } from '../../src/platform/index.js';
-import { FIX_OF_KIND, OUR_KEY_NAME, type DriftFix, type DriftKind } from '../../src/domain/drift-kinds.js';
+import {
+  FIX_OF_KIND,
+  OUR_KEY_NAME,
+  OUR_TRANSFER_KEY,
+  slotGenerationOfKeyName,
+  type DriftFix,
+  type DriftKind,
+} from '../../src/domain/drift-kinds.js';
 import { fleetScheduleId, rotationScheduleId } from '../../src/domain/ids.js';
 
 /**
@@ -98,6 +105,7 @@ export interface Finding {
 const LIVE_RECORD = ['created', 'active', 'suspended'];
 const ENDED_RECORD = ['closed', 'cancelled', 'failed'];
 const PENDING_RECORD = ['creating', 'failed', 'cancelled'];
+const OPEN_INTENT = ['pending', 'unknown', 'needs_operator'];
 
 export function compareTenant(facts: TenantFacts): Finding[] {
   return [
@@ -210,18 +218,39 @@ function compareKeys(facts: TenantFacts): Finding[] {
   const out: Finding[] = [];
   const byId = new Map(facts.keys.map((k) => [k.id, k]));
   const recorded = new Map(facts.keyRecords.filter((r) => r.platformKeyId).map((r) => [r.platformKeyId!, r]));
+  const liveRecordedSlots = new Set(
+    facts.keys
+      .filter((k) => k.status === 'active' && SLOT_HOLDING.includes(recorded.get(k.id)?.status ?? ''))
+      .map((k) => recorded.get(k.id)!.slot),
+  );
   for (const key of facts.keys) {
     const record = recorded.get(key.id);
-    if (!record && key.status === 'active') {
+    const named = slotGenerationOfKeyName(key.name);
+    // The slot's only live key: revoking it would leave the tenant none, whatever its records say.
+    const onlyLive = named !== null && !liveRecordedSlots.has(named.slot);
+    if (
+      !record &&
+      key.status === 'active' &&
+      named &&
+      onlyLive &&
+      !facts.keyRecords.some((r) => r.slot === named.slot && r.generation === named.generation)
+    ) {
+      // Our create of a generation no record holds at all, and the slot has no other live key: the records went back
+      // in time (a create claims its generation's record before it calls the platform) and this is the key in use.
+      // Adopted so an adoption rotation replaces it through the quiet gate; never revoked as an orphan.
+      out.push(finding(facts, 'key_unrecorded', key.id, subaccountId, { key, ...named }, true));
+    } else if (!record && key.status === 'active') {
       const ours = key.name !== null && OUR_KEY_NAME.test(key.name);
       const quietMs = quietForMs(key, facts.nowMs);
       const fixable = !ours
         ? 'the key is not named by our scheme'
-        : quietMs === null
-          ? 'the platform shows no last use for it'
-          : quietMs < facts.quietPeriodMs
-            ? `used ${Math.round(quietMs / 1000)}s ago, quiet period ${Math.round(facts.quietPeriodMs / 1000)}s`
-            : true;
+        : onlyLive
+          ? 'it is the only live key of its slot: revoking it would leave the tenant none'
+          : quietMs === null
+            ? 'the platform shows no last use for it'
+            : quietMs < facts.quietPeriodMs
+              ? `used ${Math.round(quietMs / 1000)}s ago, quiet period ${Math.round(facts.quietPeriodMs / 1000)}s`
+              : true;
       out.push(
         finding(facts, 'key_orphan', key.id, subaccountId, { key, namedByUs: ours, quietForMs: quietMs }, fixable),
       );
@@ -253,14 +282,33 @@ function compareMoney(facts: TenantFacts): Finding[] {
   const platformKeys = new Set(
     (facts.wallet?.transfers ?? []).map((t) => t.idempotencyKey).filter((k): k is string => k !== null),
   );
-  for (const intent of facts.transfers.filter((t) => t.state === 'unknown' || t.state === 'needs_operator')) {
+  const listed = new Map(
+    (facts.wallet?.transfers ?? []).filter((t) => t.idempotencyKey !== null).map((t) => [t.idempotencyKey!, t]),
+  );
+  for (const intent of facts.transfers.filter((t) => OPEN_INTENT.includes(t.state))) {
     const platformShows = facts.wallet?.transfers
       ? platformKeys.has(intent.idempotencyKey)
         ? 'applied'
         : 'not in recent transfers'
       : 'not shown';
+    // A pending intent is a run's business until the wallet shows it made (records restored behind the platform).
+    if (intent.state === 'pending' && platformShows !== 'applied') continue;
+    const made = listed.get(intent.idempotencyKey);
+    const fixable =
+      !made || platformShows !== 'applied'
+        ? 'the wallet does not list a transfer under its key'
+        : made.amountMicroUsd !== intent.amountMicroUsd
+          ? `the wallet lists ${made.amountMicroUsd ?? 'no amount'} under its key, the intent ${intent.amountMicroUsd}`
+          : true;
     out.push(
-      finding(facts, 'transfer_unknown', intent.idempotencyKey, facts.record.subaccountId, { intent, platformShows }),
+      finding(
+        facts,
+        'transfer_unknown',
+        intent.idempotencyKey,
+        facts.record.subaccountId,
+        { intent, platformShows, ...(made ? { platformTransferId: made.id } : {}) },
+        fixable,
+      ),
     );
   }
   const balance = facts.wallet?.balanceMicroUsd;
@@ -269,13 +317,27 @@ function compareMoney(facts: TenantFacts): Finding[] {
   // in (a balance above it, or a transfer under a key that is not ours) is what we report.
   const ourKeys = new Set([...facts.transfers.map((t) => t.idempotencyKey), ...(facts.importedTransfers?.keys ?? [])]);
   const importedIds = new Set(facts.importedTransfers?.ids ?? []);
-  const recordedIn = facts.transfers
-    .filter((t) => t.state === 'succeeded')
-    .reduce((sum, t) => sum + BigInt(t.amountMicroUsd), 0n);
-  const excess = BigInt(balance) - recordedIn;
-  const unrecorded = (facts.wallet.transfers ?? []).filter(
+  const notRecorded = (facts.wallet.transfers ?? []).filter(
     (t) => (t.idempotencyKey === null || !ourKeys.has(t.idempotencyKey)) && !(t.id !== null && importedIds.has(t.id)),
   );
+  // Made under our key, lost by the records: reported (and adopted) one by one, and so explained here.
+  const lost = notRecorded.filter((t) => t.idempotencyKey !== null && OUR_TRANSFER_KEY.test(t.idempotencyKey));
+  for (const t of lost) {
+    const fixable = t.amountMicroUsd === null ? 'the wallet shows no amount for it' : true;
+    out.push(
+      finding(facts, 'transfer_unrecorded', t.idempotencyKey!, facts.record.subaccountId, { transfer: t }, fixable),
+    );
+  }
+  const unrecorded = notRecorded.filter((t) => !lost.includes(t));
+  const recordedIn = [
+    ...facts.transfers.filter((t) => t.state === 'succeeded').map((t) => t.amountMicroUsd),
+    ...lost.map((t) => t.amountMicroUsd ?? '0'),
+    // A pending or unknown intent the wallet lists as made is money in (reported as transfer_unknown).
+    ...facts.transfers
+      .filter((t) => t.state !== 'succeeded' && listed.has(t.idempotencyKey))
+      .map((t) => t.amountMicroUsd),
+  ].reduce((sum, amount) => sum + BigInt(amount), 0n);
+  const excess = BigInt(balance) - recordedIn;
   if (excess > 0n || unrecorded.length > 0) {
     out.push(
       finding(facts, 'balance_unexplained', facts.record.subaccountId, facts.record.subaccountId, {

@@ -10,9 +10,17 @@ import {
   type DriftFindingRow,
 } from '../../src/db/drift-findings-store.js';
 import { withTransaction, type Queryable } from '../../src/db/pool.js';
-import { listKeyRecords, markKeyRevoked } from '../../src/db/tenant-keys-store.js';
+import { listKeyRecords, markKeyRevoked, recordLostKey } from '../../src/db/tenant-keys-store.js';
 import { findTenant, recordSubaccount } from '../../src/db/tenants-store.js';
-import { listTransferIntents } from '../../src/db/transfer-intents-store.js';
+import {
+  findTransferIntent,
+  findTransferIntentByKey,
+  listTransferIntents,
+  recordRestoredTransfer,
+  updateTransferIntent,
+} from '../../src/db/transfer-intents-store.js';
+import { transferKey } from '../idempotency-keys.js';
+import { ONBOARDING_PURPOSE } from '../../src/domain/onboarding.js';
 import { findImport } from '../../src/db/imports-store.js';
 import { findFundingPolicy } from '../../src/db/funding-store.js';
 import { findPlanVersion, findTenantPlanRef } from '../../src/db/plans-store.js';
@@ -206,6 +214,54 @@ export function createDriftRecordActivities(deps: ActivityDeps) {
       if (!rows[0] || rows[0].subaccountId !== null) return false;
       await recordSubaccount(tx, finding.externalRef!, finding.subject);
       return true;
+    }
+    if (finding.fix === 'settle_transfer') {
+      // The wallet lists a transfer under this very key: it was made. Only from an open state (a run may settle it
+      // first, the same way).
+      const intent = await findTransferIntentByKey(tx, finding.subject);
+      if (!intent) return false;
+      const evidence = finding.evidence as { platformTransferId?: string | null };
+      const settled = await updateTransferIntent(tx, intent.id, ['pending', 'unknown', 'needs_operator'], {
+        state: 'succeeded',
+        platformTransferId: evidence.platformTransferId ?? null,
+        resolution: 'drift:wallet-transfer-list',
+      });
+      return settled !== undefined;
+    }
+    if (finding.fix === 'adopt_transfer') {
+      const { transfer } = finding.evidence as {
+        transfer: { id: string | null; idempotencyKey: string; amountMicroUsd: string };
+      };
+      const generation = Number(transfer.idempotencyKey.slice(transfer.idempotencyKey.lastIndexOf('-') + 1));
+      // The onboarding's funding carries a purpose its key proves; any other is recorded under its key alone, and a
+      // top-up of the same key claims it (reserveTopUp) rather than send it again.
+      const initial =
+        transferKey(finding.externalRef!, ONBOARDING_PURPOSE, generation) === transfer.idempotencyKey &&
+        !(await findTransferIntent(tx, finding.externalRef!, ONBOARDING_PURPOSE));
+      const recorded = await recordRestoredTransfer(tx, {
+        externalRef: finding.externalRef!,
+        purpose: initial ? ONBOARDING_PURPOSE : `restored:${transfer.idempotencyKey}`,
+        kind: initial ? 'initial' : 'restored',
+        amountMicroUsd: transfer.amountMicroUsd,
+        idempotencyKey: transfer.idempotencyKey,
+        platformTransferId: transfer.id,
+      });
+      return recorded !== undefined;
+    }
+    if (finding.fix === 'adopt_key') {
+      const { key, slot, generation } = finding.evidence as {
+        key: { id: string; name: string };
+        slot: string;
+        generation: number;
+      };
+      const recorded = await recordLostKey(tx, {
+        externalRef: finding.externalRef!,
+        slot,
+        generation,
+        keyName: key.name,
+        platformKeyId: key.id,
+      });
+      return recorded !== undefined;
     }
     if (finding.fix === 'mark_key_revoked') {
       const record = keyRecords.find((k) => k.platformKeyId === finding.subject);

@@ -76,6 +76,9 @@ export function compareRecords(
     operations.filter((o) => o.kind === 'close' && o.outcome === 'completed').map((o) => o.externalRef),
   );
   const closeTried = new Set(operations.filter((o) => o.kind === 'close').map((o) => o.externalRef));
+  const suspended = new Set(
+    operations.filter((o) => o.kind === 'suspend' && o.outcome === 'completed').map((o) => o.externalRef),
+  );
   // A rotation or close still running at the deadline may hold its new key mid-way (created on the
   // platform, recorded as `creating`) or its old one (`revoking`): the overlap is the design, not a
   // defect. Such a tenant may show one key more than at rest, each one recorded by us.
@@ -140,7 +143,7 @@ export function compareRecords(
     }
 
     if (!onboarded.has(ref) || !sub) continue;
-    const expected = closed.has(ref) ? 'closed' : 'active';
+    const expected = closed.has(ref) ? 'closed' : suspended.has(ref) ? 'suspended' : 'active';
     statuses.checked += 1;
     const why = expected === 'active' && closeTried.has(ref) ? ' (its close did not complete)' : '';
     const closing = inFlight.has(ref) && expected === 'active' && closeTried.has(ref);
@@ -191,10 +194,41 @@ export function compareRecords(
       orphans.violations.push(`${ref}: key record ${stale.key_name} left in ${stale.status}`);
     }
   }
+  // The money invariant a restore tests hardest: our keys are a digest of the business intent plus a generation,
+  // so two transfers of one digest are one intent paid twice, whatever the records say.
+  const paidOnce = invariant('no business intent paid twice');
+  const byIntent = new Map<string, string[]>();
+  for (const t of sim.transfers) {
+    const match = /^(tpo-xfer-[0-9a-f]{32})-[1-9][0-9]*$/.exec(t.idempotencyKey ?? '');
+    if (!match) continue;
+    byIntent.set(match[1]!, [...(byIntent.get(match[1]!) ?? []), `${t.id} ${t.idempotencyKey} ${t.amountMicroUsd}`]);
+  }
+  for (const [intent, made] of byIntent) {
+    paidOnce.checked += 1;
+    if (made.length > 1) paidOnce.violations.push(`${intent}: ${made.length} transfers (${made.join('; ')})`);
+  }
   for (const sub of sim.subaccounts.filter((s) => s.externalRef.startsWith(prefix) && !byRef.has(s.externalRef))) {
     created.violations.push(`${sub.externalRef}: platform sub-account ${sub.id} has no record of ours`);
   }
-  return [created, transfers, activeKeys, orphans, statuses];
+  return [created, transfers, paidOnce, activeKeys, orphans, statuses];
+}
+
+/**
+ * A token nobody can reveal is no key: every active key record of the run holds its sealed secret (a restore of the
+ * records to a point before the key was made loses it; the key must then be replaced, not kept).
+ */
+export async function checkKeySecrets(pool: Pool, prefix: string): Promise<InvariantResult> {
+  const result = invariant('every active key has its secret');
+  const { rows } = await pool.query<{ external_ref: string; key_name: string; sealed: boolean }>(
+    `SELECT k.external_ref, k.key_name, s.tenant_key_id IS NOT NULL AS sealed
+       FROM tenant_keys k LEFT JOIN key_secrets s ON s.tenant_key_id = k.id
+      WHERE k.external_ref LIKE $1::text AND k.status = 'active'`,
+    [`${prefix}%`],
+  );
+  result.checked = rows.length;
+  for (const row of rows.filter((r) => !r.sealed))
+    result.violations.push(`${row.external_ref}: active key ${row.key_name} has no sealed secret in our records`);
+  return result;
 }
 
 /** Tokens must live only sealed: no table of ours may hold one in the clear. */

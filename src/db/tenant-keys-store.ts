@@ -303,3 +303,21 @@ export async function markCreatingKeyFailed(db: Queryable, id: string): Promise<
     [id],
   );
 }
+
+/**
+ * A key of ours the records lost (restored from a backup taken before it was made), recorded `unmanaged`: known, its
+ * secret gone, so an adoption rotation replaces it. Nothing when the slot generation or the name is recorded already.
+ */
+export async function recordLostKey(
+  db: Queryable,
+  input: { externalRef: string; slot: string; generation: number; keyName: string; platformKeyId: string },
+): Promise<TenantKeyRow | undefined> {
+  const { rows } = await db.query<TenantKeyRow>(
+    `INSERT INTO tenant_keys (external_ref, slot, generation, key_name, platform_key_id, status, activated_at)
+     VALUES ($1::text, $2::text, $3::int, $4::text, $5::text, 'unmanaged', now())
+     ON CONFLICT DO NOTHING
+     RETURNING ${COLUMNS}`,
+    [input.externalRef, input.slot, input.generation, input.keyName, input.platformKeyId],
+  );
+  return rows[0];
+}

@@ -52,12 +52,15 @@ export async function reserveTopUp(
   );
   const tenant = tenants[0];
   if (!tenant) return { outcome: 'tenant_missing' };
+  // The same statement finds a transfer of this key that drift recorded again after a restore of the records.
   const { rows: existing } = await tx.query<TransferIntentRow>(
-    `SELECT ${TRANSFER_INTENT_COLUMNS} FROM transfer_intents WHERE external_ref = $1::text AND caller_key = $2::text`,
-    [input.externalRef, input.callerKey],
+    `SELECT ${TRANSFER_INTENT_COLUMNS} FROM transfer_intents
+      WHERE external_ref = $1::text AND (caller_key = $2::text OR (idempotency_key = $3::text AND kind = 'restored'))`,
+    [input.externalRef, input.callerKey, input.idempotencyKey],
   );
+  const found = existing[0]?.kind === 'restored' ? await claimRestored(tx, input) : existing[0];
   // A recorded request answers as recorded (the caller compares it), even once the tenant closed.
-  if (existing[0]) return { outcome: 'existing', intent: existing[0], subaccountId: tenant.subaccountId ?? '' };
+  if (found) return { outcome: 'existing', intent: found, subaccountId: tenant.subaccountId ?? '' };
   const refused = transferRefusal({ externalRef: input.externalRef, ...tenant });
   if (refused)
     return {
@@ -113,6 +116,30 @@ export async function reserveTopUp(
   );
   // transferRefusal refused a tenant without a sub-account above.
   return { outcome: refusedBy ? 'refused' : 'reserved', intent: rows[0]!, subaccountId: tenant.subaccountId! };
+}
+
+/**
+ * The top-up whose key drift found made on the platform and recorded under that key alone (the records had lost
+ * it): this request is the one that made it (the key is a digest of the tenant and the caller's key), so it takes
+ * the row as its own, made, and nothing is sent again.
+ */
+async function claimRestored(tx: PoolClient, input: ReserveTopUpInput): Promise<TransferIntentRow> {
+  const { rows } = await tx.query<TransferIntentRow>(
+    `UPDATE transfer_intents SET purpose = $3::text, caller_key = $4::text, kind = $5::text, requested_by = $6::text,
+       reason = $7::text, reserved_on = (now() AT TIME ZONE 'UTC')::date, updated_at = now()
+      WHERE external_ref = $1::text AND idempotency_key = $2::text AND kind = 'restored'
+      RETURNING ${TRANSFER_INTENT_COLUMNS}`,
+    [
+      input.externalRef,
+      input.idempotencyKey,
+      input.purpose,
+      input.callerKey,
+      input.kind,
+      input.requestedBy,
+      input.reason,
+    ],
+  );
+  return rows[0]!;
 }
 
 /**

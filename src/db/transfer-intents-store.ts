@@ -239,3 +239,48 @@ const TRANSFER_EVENTS = eventsFrom('changed c', {
     'amountMicroUsd', c."amountMicroUsd", 'state', c.state, 'idempotencyKey', c."idempotencyKey",
     'platformTransferId', c."platformTransferId", 'failureCode', c."failureCode", 'attempts', c.attempts)`,
 });
+
+/** The intent that holds an idempotency key (keys are unique across intents). */
+export async function findTransferIntentByKey(
+  db: Queryable,
+  idempotencyKey: string,
+): Promise<TransferIntentRow | undefined> {
+  const { rows } = await db.query<TransferIntentRow>(
+    `SELECT ${COLUMNS} FROM transfer_intents WHERE idempotency_key = $1::text`,
+    [idempotencyKey],
+  );
+  return rows[0];
+}
+
+/**
+ * A transfer the wallet lists under one of our keys that the records lost (restored from a backup), recorded again
+ * as made: succeeded, never to be sent. Nothing when an intent already holds the key or the purpose.
+ */
+export async function recordRestoredTransfer(
+  db: Queryable,
+  input: {
+    externalRef: string;
+    purpose: string;
+    kind: 'initial' | 'restored';
+    amountMicroUsd: string;
+    idempotencyKey: string;
+    platformTransferId: string | null;
+  },
+): Promise<TransferIntentRow | undefined> {
+  const { rows } = await db.query<TransferIntentRow>(
+    `INSERT INTO transfer_intents (external_ref, purpose, amount_micro_usd, idempotency_key, state, attempts, kind,
+       platform_transfer_id, resolution)
+     VALUES ($1::text, $2::text, $3::numeric, $4::text, 'succeeded', 1, $5::text, $6::text, 'drift:restored')
+     ON CONFLICT DO NOTHING
+     RETURNING ${COLUMNS}`,
+    [
+      input.externalRef,
+      input.purpose,
+      input.amountMicroUsd,
+      input.idempotencyKey,
+      input.kind,
+      input.platformTransferId,
+    ],
+  );
+  return rows[0];
+}

@@ -20,16 +20,30 @@ export const DriftKind = {
   subaccount_not_suspended: 'subaccount_not_suspended',
   /** Our record says closed (or the onboarding was cancelled / failed); the platform still lists the sub-account. */
   subaccount_not_closed: 'subaccount_not_closed',
-  /** An active key on the platform that no key record knows. */
+  /** An active key on the platform that no key record knows (a lost create attempt of a generation we record). */
   key_orphan: 'key_orphan',
+  /**
+   * An active key named by our scheme for a slot generation no key record holds at all: the records lost it (restored
+   * from a backup taken before it was made), and with it its secret. It may be in use: never revoked as an orphan,
+   * recorded `unmanaged` so an adoption rotation replaces it through the quiet gate.
+   */
+  key_unrecorded: 'key_unrecorded',
   /** Our record says active; the platform shows the key revoked. */
   key_revoked_on_platform: 'key_revoked_on_platform',
   /** Our record says active; the platform does not list the key at all. */
   key_missing_on_platform: 'key_missing_on_platform',
   /** Our record says revoked; the platform shows the key active. */
   key_active_but_revoked: 'key_active_but_revoked',
-  /** A transfer intent still unknown (or waiting for an operator) with no onboarding running to settle it. */
+  /**
+   * A transfer intent still unknown (or waiting for an operator) with no onboarding running to settle it; or one our
+   * records hold open (pending too) that the wallet lists as applied under its key (records restored from a backup).
+   */
   transfer_unknown: 'transfer_unknown',
+  /**
+   * A transfer on the platform under one of our idempotency keys (`tpo-xfer-…`) that no intent of ours records: the
+   * records lost it (restored from a backup taken before it was made). Never re-sent: recorded as made.
+   */
+  transfer_unrecorded: 'transfer_unrecorded',
   /** The tenant wallet holds more than our succeeded transfers put in, or shows transfers we never made. */
   balance_unexplained: 'balance_unexplained',
   /** An active key older than the rotation age that no rotation schedule (tenant or fleet) covers. */
@@ -60,6 +74,12 @@ export const DriftFix = {
   mark_key_revoked: 'mark_key_revoked',
   /** Revoke an orphan key named by our scheme (tpo-<slot>-g<N>-a<M>) that has been quiet for the quiet period. */
   revoke_orphan_key: 'revoke_orphan_key',
+  /** Record an open intent succeeded: the wallet lists a transfer under its very key. */
+  settle_transfer: 'settle_transfer',
+  /** Record a transfer the wallet lists under one of our keys as a succeeded intent (never sent again). */
+  adopt_transfer: 'adopt_transfer',
+  /** Record a key of ours the records lost as `unmanaged` (its secret is gone): an adoption rotation replaces it. */
+  adopt_key: 'adopt_key',
 } as const;
 export type DriftFix = (typeof DriftFix)[keyof typeof DriftFix];
 
@@ -67,6 +87,9 @@ export const FIX_OF_KIND: Partial<Record<DriftKind, DriftFix>> = {
   subaccount_unrecorded: 'adopt_subaccount',
   key_revoked_on_platform: 'mark_key_revoked',
   key_orphan: 'revoke_orphan_key',
+  transfer_unknown: 'settle_transfer',
+  transfer_unrecorded: 'adopt_transfer',
+  key_unrecorded: 'adopt_key',
 };
 
 export type DriftPolicy = 'report' | 'fix';
@@ -74,3 +97,12 @@ export type DriftPolicies = Partial<Record<DriftKind, DriftPolicy>>;
 
 /** Our key naming (activities/idempotency-keys.ts keyNamePrefix plus the attempt suffix). */
 export const OUR_KEY_NAME = /^tpo-[a-z0-9][a-z0-9-]{0,31}-g[1-9][0-9]*-a[1-9][0-9]*$/;
+
+/** The slot and generation a key name of our scheme carries; null for any other name. */
+export function slotGenerationOfKeyName(name: string | null): { slot: string; generation: number } | null {
+  const match = name && OUR_KEY_NAME.test(name) ? /^tpo-(.+)-g([1-9][0-9]*)-a[1-9][0-9]*$/.exec(name) : null;
+  return match ? { slot: match[1]!, generation: Number(match[2]) } : null;
+}
+
+/** Our transfer idempotency keys (activities/idempotency-keys.ts transferKey): a digest and a generation. */
+export const OUR_TRANSFER_KEY = /^tpo-xfer-[0-9a-f]{32}-[1-9][0-9]*$/;

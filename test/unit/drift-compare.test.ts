@@ -50,8 +50,24 @@ describe('drift comparison of one tenant', () => {
   });
 
   describe('orphan keys', () => {
+    // A lost create of a generation we record, beside the tenant's own live key of the slot.
+    const own = key({ id: 'key_0', name: 'tpo-default-g1-a1' });
+    const ownRecord = {
+      id: 'r0',
+      platformKeyId: 'key_0',
+      status: 'active',
+      slot: 'default',
+      generation: 1,
+      activatedAt: ago(DAY),
+    };
+    const orphanFacts = (orphan: PlatformKey) =>
+      facts({
+        keys: [own, { ...orphan, name: orphan.name === 'tpo-default-g1-a1' ? 'tpo-default-g1-a2' : orphan.name }],
+        keyRecords: [ownRecord],
+      });
+
     it('offers the revoke only for a key of ours quiet for the whole quiet period', () => {
-      const [finding] = compareTenant(facts({ keys: [key({ lastUsedAt: ago(25 * HOUR) })] }));
+      const [finding] = compareTenant(orphanFacts(key({ lastUsedAt: ago(25 * HOUR) })));
       expect(finding).toMatchObject({
         kind: 'key_orphan',
         fix: 'revoke_orphan_key',
@@ -61,7 +77,7 @@ describe('drift comparison of one tenant', () => {
     });
 
     it('blocks the revoke of a key used recently', () => {
-      const [finding] = compareTenant(facts({ keys: [key({ lastUsedAt: ago(HOUR) })] }));
+      const [finding] = compareTenant(orphanFacts(key({ lastUsedAt: ago(HOUR) })));
       expect(finding).toMatchObject({
         kind: 'key_orphan',
         fix: null,
@@ -70,7 +86,7 @@ describe('drift comparison of one tenant', () => {
     });
 
     it('blocks the revoke when the platform shows no last use (unknown is never "quiet")', () => {
-      const [finding] = compareTenant(facts({ keys: [key({ lastUseKnown: false })] }));
+      const [finding] = compareTenant(orphanFacts(key({ lastUseKnown: false })));
       expect(finding).toMatchObject({
         kind: 'key_orphan',
         fix: null,
@@ -80,14 +96,14 @@ describe('drift comparison of one tenant', () => {
     });
 
     it('counts a never-used key as quiet since its creation', () => {
-      expect(compareTenant(facts({ keys: [key({ createdAt: ago(HOUR) })] }))[0]).toMatchObject({ fix: null });
-      expect(compareTenant(facts({ keys: [key({ createdAt: ago(2 * DAY) })] }))[0]).toMatchObject({
+      expect(compareTenant(orphanFacts(key({ createdAt: ago(HOUR) })))[0]).toMatchObject({ fix: null });
+      expect(compareTenant(orphanFacts(key({ createdAt: ago(2 * DAY) })))[0]).toMatchObject({
         fix: 'revoke_orphan_key',
       });
     });
 
     it('never offers to revoke a key another naming scheme made', () => {
-      const [finding] = compareTenant(facts({ keys: [key({ name: 'ci-deploy', lastUsedAt: ago(30 * DAY) })] }));
+      const [finding] = compareTenant(orphanFacts(key({ name: 'ci-deploy', lastUsedAt: ago(30 * DAY) })));
       expect(finding).toMatchObject({
         kind: 'key_orphan',
         fix: null,
@@ -209,16 +225,100 @@ describe('drift comparison of one tenant', () => {
         balanceMicroUsd: '10',
         transfers: [{ id: 't2', idempotencyKey: 'tpo-fund-2', amountMicroUsd: '10' }],
       };
+      // Listed under its key: made, so the balance is explained and the intent may be settled.
       expect(compareTenant(facts({ transfers: [unknown], wallet }))).toEqual([
         expect.objectContaining({
           kind: 'transfer_unknown',
-          evidence: expect.objectContaining({ platformShows: 'applied' }),
+          fix: 'settle_transfer',
+          evidence: expect.objectContaining({ platformShows: 'applied', platformTransferId: 't2' }),
         }),
-        expect.objectContaining({ kind: 'balance_unexplained' }),
       ]);
       expect(compareTenant(facts({ transfers: [unknown] }))[0]).toMatchObject({
         kind: 'transfer_unknown',
         evidence: { platformShows: 'not shown' },
+      });
+    });
+  });
+
+  describe('after a restore of the records (issue 48)', () => {
+    const lostKey = 'tpo-xfer-0123456789abcdef0123456789abcdef-1';
+
+    it('adopts a transfer made under our key that no intent records, and counts it as explained money', () => {
+      const wallet = {
+        balanceMicroUsd: '1010',
+        transfers: [
+          { id: 't1', idempotencyKey: 'tpo-fund-1', amountMicroUsd: '1000' },
+          { id: 't9', idempotencyKey: lostKey, amountMicroUsd: '10' },
+        ],
+      };
+      const succeeded = { idempotencyKey: 'tpo-fund-1', state: 'succeeded', amountMicroUsd: '1000' };
+      expect(compareTenant(facts({ transfers: [succeeded], wallet }))).toEqual([
+        expect.objectContaining({
+          kind: 'transfer_unrecorded',
+          subject: lostKey,
+          fix: 'adopt_transfer',
+          evidence: { transfer: { id: 't9', idempotencyKey: lostKey, amountMicroUsd: '10' } },
+        }),
+      ]);
+    });
+
+    it('settles a pending intent only once the wallet lists it, and never one of another amount', () => {
+      const pending = { idempotencyKey: lostKey, state: 'pending', amountMicroUsd: '10' };
+      expect(kinds(facts({ transfers: [pending], wallet: { balanceMicroUsd: '0', transfers: [] } }))).toEqual([]);
+      const listed = (amount: string) => ({
+        balanceMicroUsd: amount,
+        transfers: [{ id: 't9', idempotencyKey: lostKey, amountMicroUsd: amount }],
+      });
+      expect(compareTenant(facts({ transfers: [pending], wallet: listed('10') }))).toEqual([
+        expect.objectContaining({ kind: 'transfer_unknown', fix: 'settle_transfer' }),
+      ]);
+      expect(compareTenant(facts({ transfers: [pending], wallet: listed('11') }))[0]).toMatchObject({
+        kind: 'transfer_unknown',
+        fix: null,
+        fixBlockedBecause: 'the wallet lists 11 under its key, the intent 10',
+      });
+    });
+
+    it('adopts (never revokes) the only live key of a slot whose generation no record holds', () => {
+      // Records restored to before a rotation: generation 1 recorded active, revoked on the platform by the
+      // rotation; generation 2, the key in use, known only to the platform.
+      const g1 = {
+        id: 'r1',
+        platformKeyId: 'key_1',
+        status: 'active',
+        slot: 'default',
+        generation: 1,
+        activatedAt: null,
+      };
+      const keys = [
+        key({ id: 'key_1', name: 'tpo-default-g1-a1', status: 'revoked' }),
+        key({ id: 'key_2', name: 'tpo-default-g2-a1', createdAt: ago(30 * DAY) }),
+      ];
+      expect(compareTenant(facts({ keys, keyRecords: [g1] }))).toEqual([
+        expect.objectContaining({
+          kind: 'key_unrecorded',
+          subject: 'key_2',
+          fix: 'adopt_key',
+          evidence: expect.objectContaining({ slot: 'default', generation: 2 }),
+        }),
+        expect.objectContaining({ kind: 'key_revoked_on_platform', subject: 'key_1', fix: 'mark_key_revoked' }),
+      ]);
+    });
+
+    it('refuses to revoke an orphan that is the only live key of its slot', () => {
+      const creating = {
+        id: 'r1',
+        platformKeyId: null,
+        status: 'creating',
+        slot: 'default',
+        generation: 1,
+        activatedAt: null,
+      };
+      const [finding] = compareTenant(facts({ keys: [key({ createdAt: ago(30 * DAY) })], keyRecords: [creating] }));
+      expect(finding).toMatchObject({
+        kind: 'key_orphan',
+        fix: null,
+        fixBlockedBecause: 'it is the only live key of its slot: revoking it would leave the tenant none',
       });
     });
   });
