@@ -241,7 +241,9 @@ async function recoverAfterRestore(world: ChaosWorld, log: (line: string) => voi
     );
     say(`  found: ${rows.map((r) => `${r.kind} ${r.n}${r.fix ? ` (${r.fix})` : ''}`).join(', ') || 'nothing'}`);
   };
+  // Twice: a sub-account recorded by the first pass shows its keys, wallet and state to the second.
   await driftCheck('adopt what the records lost');
+  await driftCheck('follow what our runs did');
   // Every key whose secret the restore lost is replaced by an adoption rotation: a new key deployed, the old one
   // revoked only once quiet.
   const { rows: unmanaged } = await world.pool.query<{ ref: string; slot: string }>(

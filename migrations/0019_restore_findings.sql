@@ -3,7 +3,7 @@
 ALTER TABLE drift_findings DROP CONSTRAINT drift_findings_kind_check;
 ALTER TABLE drift_findings ADD CONSTRAINT drift_findings_kind_check CHECK (kind IN (
   'subaccount_unrecorded', 'subaccount_mismatch', 'subaccount_gone', 'subaccount_suspended',
-  'subaccount_not_suspended', 'subaccount_not_closed', 'key_orphan', 'key_unrecorded', 'key_revoked_on_platform',
+  'subaccount_not_suspended', 'subaccount_not_closed', 'onboarding_unrecorded', 'key_orphan', 'key_unrecorded', 'key_revoked_on_platform',
   'key_missing_on_platform', 'key_active_but_revoked', 'transfer_unknown', 'transfer_unrecorded',
   'balance_unexplained', 'key_rotation_overdue', 'key_unmanaged', 'plan_slot_missing', 'plan_policy_differs',
   'plan_schedule_differs'));

@@ -58,6 +58,11 @@ export interface TenantFacts {
   plan?: PlanFacts;
   /** True only when Temporal visibility proved no onboarding of this tenant runs. */
   onboardingProvenIdle: boolean;
+  /**
+   * What the tenant's completed runs did (Temporal visibility), read only when the record's state disagrees with the
+   * platform's; absent: not read (no visibility), and the state findings stay report only.
+   */
+  lifecycle?: { onboarded: boolean; last: 'active' | 'suspended' | 'closed' | null };
   nowMs: number;
   quietPeriodMs: number;
   rotationMaxAgeMs: number;
@@ -106,6 +111,22 @@ const LIVE_RECORD = ['created', 'active', 'suspended'];
 const ENDED_RECORD = ['closed', 'cancelled', 'failed'];
 const PENDING_RECORD = ['creating', 'failed', 'cancelled'];
 const OPEN_INTENT = ['pending', 'unknown', 'needs_operator'];
+const ONBOARDING_RECORD = ['creating', 'created'];
+/** Whether the comparison needs what the tenant's completed runs did (TenantFacts.lifecycle) to be complete. */
+export function needsLifecycle(facts: TenantFacts, found: Finding[]): boolean {
+  return (
+    found.some((f) => LIFECYCLE_KINDS.includes(f.kind)) ||
+    (ONBOARDING_RECORD.includes(facts.record.status) && facts.record.subaccountId !== null)
+  );
+}
+
+/** The kinds whose fix needs what the tenant's completed runs did (TenantFacts.lifecycle). */
+export const LIFECYCLE_KINDS: readonly DriftKind[] = [
+  'subaccount_gone',
+  'subaccount_suspended',
+  'subaccount_not_suspended',
+  'onboarding_unrecorded',
+];
 
 export function compareTenant(facts: TenantFacts): Finding[] {
   return [
@@ -182,17 +203,65 @@ function compareSubaccounts(facts: TenantFacts): Finding[] {
       );
     }
     const live = ours !== undefined && ours.status !== 'closed';
+    // A state our own completed run left the tenant in, that the records lost (restored from a backup): followed.
+    const ranTo = (state: 'active' | 'suspended' | 'closed'): true | string =>
+      !facts.lifecycle
+        ? 'no Temporal visibility to show which run of ours moved it'
+        : facts.lifecycle.last === state
+          ? true
+          : `our last completed lifecycle run left it ${facts.lifecycle.last ?? 'as onboarded'}, not ${state}`;
+    const lifecycle = facts.lifecycle ?? null;
     if (LIVE_RECORD.includes(record.status) && !live) {
       out.push(
-        finding(facts, 'subaccount_gone', record.subaccountId, record.subaccountId, {
-          record: recordView,
-          platform: 'not listed (closed or gone)',
-        }),
+        finding(
+          facts,
+          'subaccount_gone',
+          record.subaccountId,
+          record.subaccountId,
+          { record: recordView, platform: 'not listed (closed or gone)', lifecycle },
+          ranTo('closed'),
+        ),
       );
     } else if (ours && record.status === 'active' && ours.status === 'suspended') {
-      out.push(finding(facts, 'subaccount_suspended', ours.id, ours.id, { record: recordView, platform: ours }));
+      out.push(
+        finding(
+          facts,
+          'subaccount_suspended',
+          ours.id,
+          ours.id,
+          { record: recordView, platform: ours, lifecycle },
+          ranTo('suspended'),
+        ),
+      );
     } else if (ours && record.status === 'suspended' && ours.status === 'operating') {
-      out.push(finding(facts, 'subaccount_not_suspended', ours.id, ours.id, { record: recordView, platform: ours }));
+      out.push(
+        finding(
+          facts,
+          'subaccount_not_suspended',
+          ours.id,
+          ours.id,
+          { record: recordView, platform: ours, lifecycle },
+          ranTo('active'),
+        ),
+      );
+    } else if (ours && live && ONBOARDING_RECORD.includes(record.status) && facts.lifecycle?.onboarded) {
+      // Only with the proof: a record left at created by an onboarding that did not complete is the run's to tell.
+      const fixable = true;
+      out.push(
+        finding(
+          facts,
+          'onboarding_unrecorded',
+          ours.id,
+          ours.id,
+          {
+            record: recordView,
+            platform: ours,
+            lifecycle,
+            becomes: ours.status === 'suspended' ? 'suspended' : 'active',
+          },
+          fixable,
+        ),
+      );
     } else if (ours && live && ENDED_RECORD.includes(record.status)) {
       out.push(
         finding(facts, 'subaccount_not_closed', ours.id, ours.id, {

@@ -11,7 +11,8 @@ import {
 } from '../../src/db/drift-findings-store.js';
 import { withTransaction, type Queryable } from '../../src/db/pool.js';
 import { listKeyRecords, markKeyRevoked, recordLostKey } from '../../src/db/tenant-keys-store.js';
-import { findTenant, recordSubaccount } from '../../src/db/tenants-store.js';
+import { findTenant, markTenantClosed, recordSubaccount, transitionTenant } from '../../src/db/tenants-store.js';
+import type { TenantStatus } from '../../src/domain/tenant-rules.js';
 import {
   findTransferIntent,
   findTransferIntentByKey,
@@ -31,13 +32,22 @@ import { planBodySchema, type PlanBody } from '../../src/domain/plans.js';
 import { planSlots } from '../plan.js';
 import {
   compareTenant,
+  needsLifecycle,
   PLAN_GOVERNED,
   type Finding,
   type PlanFacts,
   type SeenSchedule,
   type TenantFacts,
 } from './compare.js';
-import { describeRotationSchedule } from './temporal.js';
+import { describeRotationSchedule, tenantLifecycle } from './temporal.js';
+
+/** The fixes that make the record follow the state a completed run of ours left the tenant in. */
+const FOLLOWED_STATE: Record<string, TenantStatus> = {
+  record_onboarded: 'active',
+  record_closed: 'closed',
+  record_suspended: 'suspended',
+  record_resumed: 'active',
+};
 
 /** Plan version bodies a worker keeps (they never change); past this many distinct versions it starts again. */
 const PLAN_BODIES_KEPT = 256;
@@ -215,6 +225,15 @@ export function createDriftRecordActivities(deps: ActivityDeps) {
       await recordSubaccount(tx, finding.externalRef!, finding.subject);
       return true;
     }
+    const follow = FOLLOWED_STATE[finding.fix ?? ''];
+    if (follow) {
+      // The state our own completed run left the tenant in (the evidence), from the state the record still holds.
+      const { record, becomes } = finding.evidence as { record: { status: TenantStatus }; becomes?: TenantStatus };
+      const to = becomes ?? follow;
+      const moved = await transitionTenant(tx, finding.externalRef!, [record.status], to, `drift: ${finding.fix}`);
+      if (moved && to === 'closed') await markTenantClosed(tx, finding.externalRef!, null);
+      return moved;
+    }
     if (finding.fix === 'settle_transfer') {
       // The wallet lists a transfer under this very key: it was made. Only from an open state (a run may settle it
       // first, the same way).
@@ -275,7 +294,12 @@ export function createDriftRecordActivities(deps: ActivityDeps) {
       const facts = await factsOf(input);
       const result: RecordTenantDriftResult = { findings: [], resolved: 0, fixesApplied: [], platformFixes: [] };
       if (!facts) return result; // the record is gone (never deleted in practice): nothing to compare
-      const found = compareTenant(facts);
+      let found = compareTenant(facts);
+      // Only a record whose state disagrees with the platform's costs a visibility read: what our runs did since.
+      if (options.temporal && needsLifecycle(facts, found)) {
+        facts.lifecycle = await tenantLifecycle(options.temporal, input.externalRef);
+        found = compareTenant(facts);
+      }
       await withTransaction(pool, async (tx) => {
         const balance = facts.wallet?.balanceMicroUsd;
         if (balance)

@@ -74,3 +74,35 @@ export async function describeRotationSchedule(
     throw error;
   }
 }
+
+/** What the tenant's completed runs of ours did last: whether its onboarding completed, and its last lifecycle run. */
+export interface TenantLifecycle {
+  onboarded: boolean;
+  /** The state the last completed suspend, resume or close left it in; null when none completed. */
+  last: 'active' | 'suspended' | 'closed' | null;
+}
+
+const LIFECYCLE_STATE: Record<string, TenantLifecycle['last']> = {
+  suspendTenant: 'suspended',
+  resumeTenant: 'active',
+  closeTenant: 'closed',
+};
+
+/**
+ * One tenant's completed onboarding and lifecycle runs, from Temporal visibility: the evidence that lets drift make
+ * our record follow the platform when the records went back in time (a restore) and a run of ours moved it since.
+ */
+export async function tenantLifecycle(client: Client, externalRef: string): Promise<TenantLifecycle> {
+  const query =
+    `ExecutionStatus = "Completed" AND TenantExternalRef = "${externalRef}" AND WorkflowType IN ` +
+    `("onboardTenant", "suspendTenant", "resumeTenant", "closeTenant")`;
+  let onboarded = false;
+  let last: { state: TenantLifecycle['last']; at: number } | null = null;
+  for await (const execution of client.workflow.list({ query })) {
+    if (execution.type === 'onboardTenant') onboarded = true;
+    const state = LIFECYCLE_STATE[execution.type];
+    const at = execution.closeTime?.getTime() ?? 0;
+    if (state && (!last || at > last.at)) last = { state, at };
+  }
+  return { onboarded, last: last?.state ?? null };
+}

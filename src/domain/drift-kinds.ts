@@ -18,6 +18,12 @@ export const DriftKind = {
   subaccount_suspended: 'subaccount_suspended',
   /** Our record says suspended; the platform says operating. */
   subaccount_not_suspended: 'subaccount_not_suspended',
+  /**
+   * Our record says the onboarding is under way (creating, created) with its sub-account recorded and live, no run is
+   * working on the tenant, and Temporal shows its onboarding completed: the records lost its end (a restore). Only
+   * reported with that proof.
+   */
+  onboarding_unrecorded: 'onboarding_unrecorded',
   /** Our record says closed (or the onboarding was cancelled / failed); the platform still lists the sub-account. */
   subaccount_not_closed: 'subaccount_not_closed',
   /** An active key on the platform that no key record knows (a lost create attempt of a generation we record). */
@@ -72,6 +78,14 @@ export const DriftFix = {
   adopt_subaccount: 'adopt_subaccount',
   /** Mark the key record revoked, as the platform shows. */
   mark_key_revoked: 'mark_key_revoked',
+  /** Record the tenant onboarded (active, or suspended as the platform shows), as its completed onboarding left it. */
+  record_onboarded: 'record_onboarded',
+  /** Record the tenant closed: the platform no longer lists it and our close of it completed. */
+  record_closed: 'record_closed',
+  /** Record the tenant suspended: the platform shows it suspended and our last lifecycle run suspended it. */
+  record_suspended: 'record_suspended',
+  /** Record the tenant active: the platform shows it operating and our last lifecycle run resumed it. */
+  record_resumed: 'record_resumed',
   /** Revoke an orphan key named by our scheme (tpo-<slot>-g<N>-a<M>) that has been quiet for the quiet period. */
   revoke_orphan_key: 'revoke_orphan_key',
   /** Record an open intent succeeded: the wallet lists a transfer under its very key. */
@@ -88,6 +102,10 @@ export const FIX_OF_KIND: Partial<Record<DriftKind, DriftFix>> = {
   key_revoked_on_platform: 'mark_key_revoked',
   key_orphan: 'revoke_orphan_key',
   transfer_unknown: 'settle_transfer',
+  onboarding_unrecorded: 'record_onboarded',
+  subaccount_gone: 'record_closed',
+  subaccount_suspended: 'record_suspended',
+  subaccount_not_suspended: 'record_resumed',
   transfer_unrecorded: 'adopt_transfer',
   key_unrecorded: 'adopt_key',
 };

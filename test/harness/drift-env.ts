@@ -3,6 +3,7 @@ import { inject } from 'vitest';
 import type { Activities } from '../../activities/index.js';
 import { startOnboarding } from '../../src/client/start-onboarding.js';
 import type { DriftOptions } from '../../activities/drift/options.js';
+import type { RotationOptions } from '../../activities/keys/rotation-options.js';
 import type { PlatformClient } from '../../src/platform/index.js';
 import { DEFAULT_PLATFORM_KEY, type SimulatorOptions } from '../../src/sim/index.js';
 import type { ReconcileFleetInput } from '../../src/domain/drift-input.js';
@@ -34,6 +35,8 @@ export async function createDriftEnv(
   label: string,
   drift: Partial<DriftOptions> = {},
   simOptions: SimulatorOptions = {},
+  /** Rotation deps for both workers (a test that rotates needs a deployer). */
+  rotation?: RotationOptions,
 ): Promise<DriftEnv> {
   const visibilityConnection = await Connection.connect({ address: inject('temporalAddress') });
   const temporal = new Client({ connection: visibilityConnection, namespace: inject('temporalNamespace') });
@@ -44,14 +47,17 @@ export async function createDriftEnv(
     temporal,
     ...drift,
   };
-  const env = await createOrchestratorEnv(label, simOptions, { drift: driftOptions });
+  const env = await createOrchestratorEnv(label, simOptions, {
+    drift: driftOptions,
+    ...(rotation ? { rotation } : {}),
+  });
   await env.startOrchestratorWorker();
   // The platform-queue worker runs the worker's activities (built the same way by the harness).
   const {
     platform,
     activities,
     stop: stopPlatformWorker,
-  } = await startPlatformQueueWorker(env, { drift: driftOptions });
+  } = await startPlatformQueueWorker(env, { drift: driftOptions, ...(rotation ? { rotation } : {}) });
   let counter = 0;
 
   return {

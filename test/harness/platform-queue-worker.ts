@@ -2,6 +2,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { createActivities, type Activities } from '../../activities/index.js';
 import type { DriftOptions } from '../../activities/drift/options.js';
+import type { RotationOptions } from '../../activities/keys/rotation-options.js';
 import { createLogger } from '../../src/infra/log.js';
 import { createPlatformActivityWorker } from '../../src/main/wiring/platform-worker.js';
 import { createPlatformClient, type PlatformClient } from '../../src/platform/index.js';
@@ -23,7 +24,7 @@ export interface PlatformQueueWorker {
  */
 export async function startPlatformQueueWorker(
   env: Pick<OrchestratorEnv, 'pool' | 'sim' | 'taskQueue' | 'secretsKeys'>,
-  options: { requestsPerSecond?: number; drift?: DriftOptions } = {},
+  options: { requestsPerSecond?: number; drift?: DriftOptions; rotation?: RotationOptions } = {},
 ): Promise<PlatformQueueWorker> {
   const platform = createPlatformClient({
     baseUrl: env.sim.apiBase,
@@ -36,6 +37,7 @@ export async function startPlatformQueueWorker(
     vault: createVault(parseMasterKeys(env.secretsKeys)),
     logger: createLogger({ level: 'silent' }),
     ...(options.drift ? { drift: options.drift } : {}),
+    ...(options.rotation ? { rotation: options.rotation } : {}),
   });
   const connection = await NativeConnection.connect({ address: inject('temporalAddress') });
   const worker = await createPlatformActivityWorker({

@@ -305,6 +305,37 @@ describe('drift comparison of one tenant', () => {
       ]);
     });
 
+    it('makes the record follow a state our own completed run left the tenant in, and only that', () => {
+      const suspendedOnPlatform = { subaccounts: [{ id: 'sa_1', externalRef: 'acme', status: 'suspended' }] };
+      expect(compareTenant(facts(suspendedOnPlatform))[0]).toMatchObject({
+        kind: 'subaccount_suspended',
+        fix: null,
+        fixBlockedBecause: 'no Temporal visibility to show which run of ours moved it',
+      });
+      expect(
+        compareTenant(facts({ ...suspendedOnPlatform, lifecycle: { onboarded: true, last: 'suspended' } }))[0],
+      ).toMatchObject({ kind: 'subaccount_suspended', fix: 'record_suspended' });
+      // Suspended behind our back (our last run resumed it): reported, never followed.
+      expect(
+        compareTenant(facts({ ...suspendedOnPlatform, lifecycle: { onboarded: true, last: 'active' } }))[0],
+      ).toMatchObject({ kind: 'subaccount_suspended', fix: null });
+      expect(
+        compareTenant(facts({ subaccounts: [], lifecycle: { onboarded: true, last: 'closed' } }))[0],
+      ).toMatchObject({ kind: 'subaccount_gone', fix: 'record_closed' });
+    });
+
+    it('reports an onboarding whose end the records lost only when Temporal shows it completed', () => {
+      const record = { externalRef: 'acme', subaccountId: 'sa_1', status: 'created' };
+      expect(compareTenant(facts({ record, lifecycle: { onboarded: true, last: null } }))[0]).toMatchObject({
+        kind: 'onboarding_unrecorded',
+        fix: 'record_onboarded',
+        evidence: { becomes: 'active' },
+      });
+      // No completed onboarding: the record is the failed run's to tell (status), not drift's.
+      expect(kinds(facts({ record, lifecycle: { onboarded: false, last: null } }))).toEqual([]);
+      expect(kinds(facts({ record }))).toEqual([]);
+    });
+
     it('refuses to revoke an orphan that is the only live key of its slot', () => {
       const creating = {
         id: 'r1',

@@ -1,0 +1,138 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backUpRecords, restoreRecords } from '../../chaos/records-backup.js';
+import { RESTORE_DRIFT_POLICY } from '../../chaos/options.js';
+import { startLifecycle } from '../../src/client/start-lifecycle.js';
+import { startAdoption, startRotation } from '../../src/client/start-rotation.js';
+import { startTopUp } from '../../src/client/start-top-up.js';
+import { listFindings } from '../../src/db/drift-findings-store.js';
+import { parseDriftPolicies } from '../../src/domain/drift-policy.js';
+import { createDriftEnv, type DriftEnv } from '../harness/drift-env.js';
+import { startNotifyReceiver } from '../../src/main/stack/notify-receiver.js';
+
+/**
+ * The restore drill, small and exact (issue 48): four tenants onboarded, the records backed up, then a top-up, a
+ * rotation, a suspend and a close made; the backup restored while the worker runs; the runbook's recovery (drift with
+ * the recording fixes, twice, the adoption of every key whose secret was lost, drift again). Afterwards the records
+ * match the platform again and nothing was made twice. `npm run chaos -- --restore` is the same under load and faults.
+ */
+const s = randomBytes(3).toString('hex');
+const ref = (name: string) => `rs${s}-${name}`;
+const FAST = { quietPeriod: '1s', propagationAllowance: '1s', pollInterval: '1s', quietDeadline: '5m' } as const;
+
+describe('a restore of the records from a backup', () => {
+  let env: DriftEnv;
+  let notify: Awaited<ReturnType<typeof startNotifyReceiver>>;
+  const ids: Record<string, { subaccountId: string; keyId: string }> = {};
+
+  beforeAll(async () => {
+    const { policies, problems } = parseDriftPolicies(RESTORE_DRIFT_POLICY);
+    expect(problems).toEqual([]);
+    notify = await startNotifyReceiver();
+    env = await createDriftEnv(
+      'restore',
+      { policies, quietPeriodMs: 1_000 },
+      {},
+      {
+        defaultDeployer: 'notify',
+        envVariable: 'TENANT_API_KEY',
+        notify: { url: notify.url, secret: notify.secret, timeoutMs: 2_000 },
+      },
+    );
+    for (const name of ['topped', 'rotated', 'suspended', 'closed']) ids[name] = await env.onboard(ref(name));
+
+    await backUpRecords(env.databaseUrl);
+    const topUp = { externalRef: ref('topped'), idempotencyKey: 'after-backup', amountMicroUsd: '250000' };
+    await (await startTopUp(env.client, topUp, { taskQueue: env.taskQueue })).result();
+    await (
+      await startRotation(
+        env.client,
+        { externalRef: ref('rotated'), reason: 'restore drill', options: FAST },
+        { taskQueue: env.taskQueue, operator: 'drill' },
+      )
+    ).result();
+    await (
+      await startLifecycle(
+        env.client,
+        'suspend',
+        { externalRef: ref('suspended'), reason: 'restore drill' },
+        { taskQueue: env.taskQueue },
+      )
+    ).result();
+    await (
+      await startLifecycle(
+        env.client,
+        'close',
+        { externalRef: ref('closed'), reason: 'restore drill' },
+        { taskQueue: env.taskQueue },
+      )
+    ).result();
+    await restoreRecords(env.databaseUrl);
+
+    // The runbook's recovery.
+    await env.check();
+    await env.check();
+    const { rows } = await env.pool.query<{ ref: string; slot: string }>(
+      `SELECT DISTINCT external_ref AS ref, slot FROM tenant_keys WHERE status = 'unmanaged'`,
+    );
+    for (const { ref: externalRef, slot } of rows)
+      await (
+        await startAdoption(
+          { client: env.client, db: env.pool },
+          { externalRef, slot, options: FAST },
+          { taskQueue: env.taskQueue },
+        )
+      ).result();
+    await env.check();
+  }, 240_000);
+
+  afterAll(async () => {
+    await env?.close();
+    await notify?.close();
+  });
+
+  const statusOf = async (name: string) =>
+    (await env.pool.query<{ status: string }>('SELECT status FROM tenants WHERE external_ref = $1', [ref(name)]))
+      .rows[0]?.status;
+
+  it('records the top-up made after the backup as made, and a retry of it sends nothing', async () => {
+    const transfersOf = () => env.sim.state().transfers.filter((t) => t.subaccountId === ids.topped!.subaccountId);
+    // Onboarded without funding: the top-up is the tenant's one transfer.
+    expect(transfersOf()).toHaveLength(1);
+    const { rows } = await env.pool.query<{ state: string; kind: string; amount: string }>(
+      `SELECT state, kind, amount_micro_usd::text AS amount FROM transfer_intents
+        WHERE external_ref = $1 ORDER BY created_at`,
+      [ref('topped')],
+    );
+    expect(rows).toEqual([{ state: 'succeeded', kind: 'restored', amount: '250000' }]);
+    // The signup backend sends the same top-up again: the run of that key answers, nothing is sent.
+    const again = { externalRef: ref('topped'), idempotencyKey: 'after-backup', amountMicroUsd: '250000' };
+    await (await startTopUp(env.client, again, { taskQueue: env.taskQueue })).result();
+    expect(transfersOf()).toHaveLength(1);
+  });
+
+  it('replaces the key whose secret the restore lost, and keeps exactly one active key', async () => {
+    const platformActive = env.sim
+      .state()
+      .apiKeys.filter((k) => k.subaccountId === ids.rotated!.subaccountId && k.status === 'active');
+    const { rows } = await env.pool.query<{ platform_key_id: string; status: string; sealed: boolean }>(
+      `SELECT k.platform_key_id, k.status, s.tenant_key_id IS NOT NULL AS sealed
+         FROM tenant_keys k LEFT JOIN key_secrets s ON s.tenant_key_id = k.id
+        WHERE k.external_ref = $1 AND k.status IN ('active', 'unmanaged')`,
+      [ref('rotated')],
+    );
+    expect(platformActive).toHaveLength(1);
+    expect(rows).toEqual([{ platform_key_id: platformActive[0]!.id, status: 'active', sealed: true }]);
+  });
+
+  it('follows the suspend and the close our own runs made after the backup', async () => {
+    expect(await statusOf('suspended')).toBe('suspended');
+    expect(await statusOf('closed')).toBe('closed');
+    expect(await statusOf('topped')).toBe('active');
+  });
+
+  it('leaves no finding open on any of them', async () => {
+    const open = (await listFindings(env.pool, { openOnly: true })).filter((f) => f.externalRef?.startsWith(`rs${s}`));
+    expect(open.map((f) => `${f.kind} ${f.externalRef}`)).toEqual([]);
+  });
+});
