@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
-import { decideApproval, listApprovalViews } from '../client/approvals.js';
+import { decideApproval, listApprovalViews } from '../client/approvals/approvals.js';
 import { DecisionRefusedError } from '../client/send-decision.js';
 import type { Pool } from '../client/records.js';
 import { GatewayError, GatewayErrorCode, sendData } from './errors.js';

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { declareParentFunded } from '../client/parent-funded.js';
+import { declareParentFunded } from '../client/money/parent-funded.js';
 import { checkDecisionBy } from '../domain/operator-decisions.js';
 import type { DecidingRun } from '../domain/run-ids.js';
 import { InvalidInputError } from '../domain/tenant-input.js';

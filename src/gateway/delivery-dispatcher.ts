@@ -1,6 +1,10 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { Pool } from '../client/records.js';
-import { claimInboxDeliveries, markInboxDeliveryStarted, recordInboxStartFailure } from '../client/webhook-inbox.js';
+import {
+  claimInboxDeliveries,
+  markInboxDeliveryStarted,
+  recordInboxStartFailure,
+} from '../client/webhooks/webhook-inbox.js';
 import type { Logger } from '../infra/log.js';
 import type { GatewayMetrics } from './metrics.js';
 

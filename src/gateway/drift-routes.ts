@@ -1,10 +1,10 @@
 import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
-import { controlDriftSchedule, describeDriftSchedule, scheduleDriftCheck } from '../client/drift-schedules.js';
-import { SCHEDULE_EVERY } from '../client/rotation-schedules.js';
+import { controlDriftSchedule, describeDriftSchedule, scheduleDriftCheck } from '../client/drift/drift-schedules.js';
+import { SCHEDULE_EVERY } from '../client/schedule-every.js';
 import { describeRun } from '../client/run-status.js';
-import { startDriftCheck } from '../client/start-drift-check.js';
-import { listDriftFindings } from '../client/drift-findings.js';
+import { startDriftCheck } from '../client/drift/start-drift-check.js';
+import { listDriftFindings } from '../client/drift/drift-findings.js';
 import type { Pool } from '../client/records.js';
 import { driftCheckWorkflowId } from '../domain/ids.js';
 import { externalRefSchema, InvalidInputError } from '../domain/tenant-input.js';

@@ -7,9 +7,9 @@ import {
   replayEvents,
   rotateSubscriptionSecret,
   subscribeToEvents,
-} from '../client/events.js';
+} from '../client/events/events.js';
 import type { Pool } from '../client/records.js';
-import { setLowBalanceAlert } from '../client/wallet-alerts.js';
+import { setLowBalanceAlert } from '../client/money/wallet-alerts.js';
 import { lowBalanceBodySchema } from '../domain/low-balance-input.js';
 import { InvalidInputError, parseInput } from '../domain/tenant-input.js';
 import { SUBSCRIPTION_ID_RULE } from '../domain/event-streams.js';

@@ -1,8 +1,8 @@
 import { ScheduleNotFoundError, type Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
-import { controlAutoTopUpSchedule, scheduleAutoTopUp } from '../client/auto-top-up-schedule.js';
-import { setParentCap, showParentFunding } from '../client/funding-policy.js';
-import { SCHEDULE_EVERY } from '../client/rotation-schedules.js';
+import { controlAutoTopUpSchedule, scheduleAutoTopUp } from '../client/money/auto-top-up-schedule.js';
+import { setParentCap, showParentFunding } from '../client/money/funding-policy.js';
+import { SCHEDULE_EVERY } from '../client/schedule-every.js';
 import type { AutoTopUpSweepInput } from '../domain/funding-policy-input.js';
 import type { Pool } from '../client/records.js';
 import { InvalidInputError } from '../domain/tenant-input.js';

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { clearFundingPolicy, setFundingPolicy, showFundingPolicy } from '../client/funding-policy.js';
+import { clearFundingPolicy, setFundingPolicy, showFundingPolicy } from '../client/money/funding-policy.js';
 import type { Pool } from '../client/records.js';
 import { actorOf } from './access.js';
 import { sendData } from './errors.js';

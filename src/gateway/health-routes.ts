@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
 import type { Pool } from '../client/records.js';
-import { inboxCounts } from '../client/webhook-inbox.js';
+import { inboxCounts } from '../client/webhooks/webhook-inbox.js';
 import { PUBLIC } from './access.js';
 import { describeOnly, doc } from './api-docs.js';
 import { driftMetricLines } from './drift-metrics.js';

@@ -1,8 +1,8 @@
 import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
-import { startImports } from '../client/import-apply.js';
-import { parseRefMap, type RefMapping } from '../client/import-map.js';
-import { buildImportPlan, type ImportPlan } from '../client/import-plan.js';
+import { startImports } from '../client/imports/import-apply.js';
+import { parseRefMap, type RefMapping } from '../client/imports/import-map.js';
+import { buildImportPlan, type ImportPlan } from '../client/imports/import-plan.js';
 import { describeRun } from '../client/run-status.js';
 import type { Pool } from '../client/records.js';
 import { importWorkflowId } from '../domain/ids.js';

@@ -1,5 +1,5 @@
 import type { Pool } from '../client/records.js';
-import { pruneInbox } from '../client/webhook-inbox.js';
+import { pruneInbox } from '../client/webhooks/webhook-inbox.js';
 import type { Logger } from '../infra/log.js';
 
 /**

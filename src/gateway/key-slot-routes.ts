@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
-import { describeKeyRun, listSlotKeys, startKeyIssue, startKeyRevoke } from '../client/key-slots.js';
-import { revealOrRequest } from '../client/reveal-key.js';
+import { describeKeyRun, listSlotKeys, startKeyIssue, startKeyRevoke } from '../client/keys/key-slots.js';
+import { revealOrRequest } from '../client/keys/reveal-key.js';
 import type { Vault } from '../secrets/vault.js';
 import type { Pool } from '../client/records.js';
 import { namedSlotSchema } from '../domain/key-slot-input.js';

@@ -8,7 +8,7 @@ import {
   scheduleParentKeyRotation,
   showParentKeys,
   startParentKeyRotation,
-} from '../client/parent-key.js';
+} from '../client/parent-key/parent-key.js';
 import { describeRun } from '../client/run-status.js';
 import type { Pool } from '../client/records.js';
 import { PARENT_KEY_ROTATION_WORKFLOW_ID } from '../domain/ids.js';

@@ -6,8 +6,8 @@ import {
   previewPlanRollout,
   rolloutView,
   startPlanRollout,
-} from '../client/plan-rollout.js';
-import { createPlan, listPlans, showPlan, updatePlan } from '../client/plans.js';
+} from '../client/plans/plan-rollout.js';
+import { createPlan, listPlans, showPlan, updatePlan } from '../client/plans/plans.js';
 import type { Pool } from '../client/records.js';
 import { findTenantRecord } from '../client/tenant-records.js';
 import { REASON_TEXT } from '../domain/operator-decisions.js';

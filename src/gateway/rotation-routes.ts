@@ -1,16 +1,16 @@
 import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
-import { startAdoption } from '../client/start-rotation.js';
+import { startAdoption } from '../client/keys/start-rotation.js';
 import { describeRun } from '../client/run-status.js';
 import {
   controlSchedule,
   listRotationSchedules,
-  SCHEDULE_EVERY,
   scheduleFleetRotation,
   scheduleTenantRotation,
   type ScheduleCommand,
-} from '../client/rotation-schedules.js';
-import { assertDeployerReady, type DeployerReadiness } from '../client/deployer-readiness.js';
+} from '../client/keys/rotation-schedules.js';
+import { SCHEDULE_EVERY } from '../client/schedule-every.js';
+import { assertDeployerReady, type DeployerReadiness } from '../client/keys/deployer-readiness.js';
 import type { Pool } from '../client/records.js';
 import { rotationWorkflowId } from '../domain/ids.js';
 import { rotateFleetInputSchema, rotateTenantKeyInputSchema } from '../domain/rotation-input.js';

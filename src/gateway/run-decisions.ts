@@ -1,11 +1,11 @@
 import type { Client } from '@temporalio/client';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { requestTransferVerdictApproval } from '../client/approvals.js';
-import { PARENT_KEY_DECISIONS } from '../client/parent-key.js';
-import { decideRollout } from '../client/plan-rollout.js';
+import { requestTransferVerdictApproval } from '../client/approvals/approvals.js';
+import { PARENT_KEY_DECISIONS } from '../client/parent-key/parent-key.js';
+import { decideRollout } from '../client/plans/plan-rollout.js';
 import type { Pool } from '../client/records.js';
 import { sendDecision } from '../client/send-decision.js';
-import { cancelRotation } from '../client/start-rotation.js';
+import { cancelRotation } from '../client/keys/start-rotation.js';
 import { requireTenant } from '../client/tenant-records.js';
 import { ONBOARDING_PURPOSE } from '../domain/onboarding.js';
 import {

@@ -1,22 +1,22 @@
 import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
-import { delayMs, startLifecycle } from '../client/start-lifecycle.js';
-import { closeDelayOf } from '../client/close-delay.js';
-import { startOnboarding } from '../client/start-onboarding.js';
+import { delayMs, startLifecycle } from '../client/tenants/start-lifecycle.js';
+import { closeDelayOf } from '../client/tenants/close-delay.js';
+import { startOnboarding } from '../client/tenants/start-onboarding.js';
 import type { Pool } from '../client/records.js';
 import { findTenantRecord } from '../client/tenant-records.js';
-import { listTenantRows } from '../client/tenant-list.js';
+import { listTenantRows } from '../client/tenants/tenant-list.js';
 import { externalRefSchema, onboardTenantInputSchema } from '../domain/tenant-input.js';
-import { startRotation } from '../client/start-rotation.js';
-import type { DeployerReadiness } from '../client/deployer-readiness.js';
-import { getTenantStatus } from '../client/tenant-status.js';
+import { startRotation } from '../client/keys/start-rotation.js';
+import type { DeployerReadiness } from '../client/keys/deployer-readiness.js';
+import { getTenantStatus } from '../client/tenants/tenant-status.js';
 import { actionInputOf, type ActionInput } from './action-input.js';
 import { actorOf, callerOf } from './access.js';
 import { roleAllows } from '../domain/roles.js';
 import type { PlatformClient } from '../platform/index.js';
 import type { Vault } from '../secrets/vault.js';
-import { dryRunOnboarding } from '../client/onboarding-preflight.js';
-import { getCloseStatement } from '../client/close-statement.js';
+import { dryRunOnboarding } from '../client/tenants/onboarding-preflight.js';
+import { getCloseStatement } from '../client/tenants/close-statement.js';
 import { GatewayError, GatewayErrorCode, sendData, tenantNotFound } from './errors.js';
 import { accepted, refOf } from './request-input.js';
 import { anyObject, doc, externalRefParam, fromZod } from './api-docs.js';
@@ -264,7 +264,7 @@ const whoamiDoc = doc({
   },
 });
 
-/** One thing that waits for a person (src/client/attention.ts). */
+/** One thing that waits for a person (src/client/tenants/attention.ts). */
 const attentionItemSchema = {
   type: 'object',
   required: ['workflowId', 'stage', 'lines', 'wayOut'],

@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { IdempotencyKeyReusedError, startTopUp } from '../client/start-top-up.js';
-import { getTransferLedger, ledgerEntryOf } from '../client/transfer-ledger.js';
+import { IdempotencyKeyReusedError, startTopUp } from '../client/money/start-top-up.js';
+import { getTransferLedger, ledgerEntryOf } from '../client/money/transfer-ledger.js';
 import type { Pool } from '../client/records.js';
 import { requireTenant } from '../client/tenant-records.js';
 import { TenantNotFoundError } from '../domain/record-errors.js';
@@ -12,8 +12,8 @@ import {
   OPEN_TRANSFER_STATES,
   precheckTopUp,
   TopUpNotAllowedError,
-} from '../client/top-up-precheck.js';
-import { findTransferIntentOf, type TransferIntentRow } from '../client/transfer-ledger.js';
+} from '../client/money/top-up-precheck.js';
+import { findTransferIntentOf, type TransferIntentRow } from '../client/money/transfer-ledger.js';
 import { InvalidInputError, parseInput } from '../domain/tenant-input.js';
 import { TenantRefusedError } from '../domain/tenant-rules.js';
 import { idempotencyKeySchema, topUpBodySchema } from '../domain/top-up-input.js';

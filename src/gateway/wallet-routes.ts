@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { compareWallet } from '../client/transfer-ledger.js';
+import { compareWallet } from '../client/money/transfer-ledger.js';
 import type { Pool } from '../client/records.js';
 import { findTenantRecord } from '../client/tenant-records.js';
 import { type PlatformClient } from '../platform/index.js';

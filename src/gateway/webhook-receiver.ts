@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Pool } from '../client/records.js';
-import { auditDeliveryConflict, recordRegistryDelivery } from '../client/webhook-inbox.js';
+import { auditDeliveryConflict, recordRegistryDelivery } from '../client/webhooks/webhook-inbox.js';
 import { isKnownRegistryEvent, registryDeliverySchema, type RegistryDelivery } from '../domain/delivery-body.js';
 import { PUBLIC } from './access.js';
 import type { DeliveryDispatcher } from './delivery-dispatcher.js';

@@ -7,7 +7,7 @@ import {
   replaceRegistryWebhook,
   updateRegistryWebhook,
   type WebhookManagementDeps,
-} from '../client/webhook-management.js';
+} from '../client/webhooks/webhook-management.js';
 import type { Pool } from '../client/records.js';
 import { externalRefSchema, InvalidInputError } from '../domain/tenant-input.js';
 import { type PlatformClient } from '../platform/index.js';
