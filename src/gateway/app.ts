@@ -4,35 +4,39 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import type { Pool } from '../client/records.js';
 import type { Logger } from '../infra/log.js';
 import type { Vault } from '../secrets/vault.js';
-import { installAccessControl, PUBLIC, type DeclaredRoute } from './access.js';
-import { createTokenSet } from './auth.js';
-import { registerCodecRoutes } from './codec-routes.js';
-import { createDeliveryDispatcher, temporalDeliveryStarter, type DeliveryDispatcher } from './delivery-dispatcher.js';
-import { answerError, GatewayErrorCode, newRequestId, sendError } from './errors.js';
-import { registerHealthRoutes, registerLiveness } from './health-routes.js';
-import { createInboxPruner, type InboxPruner } from './inbox-pruner.js';
-import { installJsonBodyParser, installParameterTextGuard } from './json-body.js';
-import { createGatewayMetrics, type GatewayMetrics } from './metrics.js';
-import { doc, installApiDocs } from './api-docs.js';
+import { installAccessControl, PUBLIC, type DeclaredRoute } from './http/access.js';
+import { createTokenSet } from './http/auth.js';
+import { registerCodecRoutes } from './codec/codec-routes.js';
+import {
+  createDeliveryDispatcher,
+  temporalDeliveryStarter,
+  type DeliveryDispatcher,
+} from './webhooks/delivery-dispatcher.js';
+import { answerError, GatewayErrorCode, newRequestId, sendError } from './http/errors.js';
+import { registerHealthRoutes, registerLiveness } from './ops/health-routes.js';
+import { createInboxPruner, type InboxPruner } from './webhooks/inbox-pruner.js';
+import { installJsonBodyParser, installParameterTextGuard } from './http/json-body.js';
+import { createGatewayMetrics, type GatewayMetrics } from './http/metrics.js';
+import { doc, installApiDocs } from './http/api-docs.js';
 import type { GatewayOptions } from './options.js';
-import { registerTenantRoutes } from './tenant-routes.js';
-import { registerTransferRoutes } from './transfer-routes.js';
-import { registerFundingRoutes } from './funding-routes.js';
-import { registerPlanRoutes } from './plan-routes.js';
-import { registerWalletRoutes } from './wallet-routes.js';
-import { registerKeySlotRoutes } from './key-slot-routes.js';
-import { registerWebhookReceiver } from './webhook-receiver.js';
-import { registerEventRoutes } from './event-routes.js';
+import { registerTenantRoutes } from './tenants/tenant-routes.js';
+import { registerTransferRoutes } from './money/transfer-routes.js';
+import { registerFundingRoutes } from './money/funding-routes.js';
+import { registerPlanRoutes } from './plans/plan-routes.js';
+import { registerWalletRoutes } from './money/wallet-routes.js';
+import { registerKeySlotRoutes } from './keys/key-slot-routes.js';
+import { registerWebhookReceiver } from './webhooks/webhook-receiver.js';
+import { registerEventRoutes } from './events/event-routes.js';
 import { createSecretResolver } from '../secrets/webhook-secrets.js';
-import { registerApprovalRoutes } from './approval-routes.js';
-import { registerWebhookRoutes } from './webhook-routes.js';
-import { registerParentKeyRoutes } from './parent-key-routes.js';
-import { registerImportRoutes } from './import-routes.js';
-import { registerDecisionRoutes } from './decision-routes.js';
-import { registerRunDecisionRoutes } from './run-decisions.js';
-import { registerRotationRoutes } from './rotation-routes.js';
-import { registerDriftRoutes } from './drift-routes.js';
-import { registerFundingFleetRoutes } from './funding-fleet-routes.js';
+import { registerApprovalRoutes } from './approvals/approval-routes.js';
+import { registerWebhookRoutes } from './webhooks/webhook-routes.js';
+import { registerParentKeyRoutes } from './parent-key/parent-key-routes.js';
+import { registerImportRoutes } from './imports/import-routes.js';
+import { registerDecisionRoutes } from './runs/decision-routes.js';
+import { registerRunDecisionRoutes } from './http/run-decisions.js';
+import { registerRotationRoutes } from './keys/rotation-routes.js';
+import { registerDriftRoutes } from './drift/drift-routes.js';
+import { registerFundingFleetRoutes } from './money/funding-fleet-routes.js';
 
 /**
  * The gateway's Fastify app, built without listening (tests use `inject`; `startGateway` listens).

@@ -4,7 +4,7 @@ import { ConfigError, reportConfigWarnings, type Config } from '../config/index.
 import { assertSchemaCurrent } from '../db/migrate.js';
 import { createPool, type Pool } from '../db/pool.js';
 import { buildGatewayApp } from '../gateway/app.js';
-import { registerHealthRoutes } from '../gateway/health-routes.js';
+import { registerHealthRoutes } from '../gateway/ops/health-routes.js';
 import { gatewayOptionsOf } from './wiring/gateway-options.js';
 import { loggerOf } from '../infra/log.js';
 import { createEncryptionCodec } from '../secrets/payload-codec.js';

@@ -4,7 +4,7 @@ import { DuplicateSubscriptionError, SubscriptionNotFoundError } from '../../src
 import { ImportInputError } from '../../src/client/imports/import-map.js';
 import { TenantNotFoundError } from '../../src/domain/record-errors.js';
 import { InvalidInputError } from '../../src/domain/tenant-input.js';
-import { GatewayError, typedErrorAnswer } from '../../src/gateway/errors.js';
+import { GatewayError, typedErrorAnswer } from '../../src/gateway/http/errors.js';
 
 /**
  * The gateway's one mapping of the layers' typed errors (issue 46): routes throw what their client call threw and
