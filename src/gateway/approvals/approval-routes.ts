@@ -12,52 +12,46 @@ import { anyArray, anyObject, doc, objectOf, reasonField } from '../http/api-doc
  * 403): `GET /v1/approvals`, `POST /v1/approvals/:id/approve|reject` with `{ "reason": "..." }`.
  * Who decides is the bearer's operator.
  */
-export function registerApprovalRoutes(app: FastifyInstance, deps: { pool: Pool; client: Client }): void {
-  void app.register(async (api) => {
-    api.get(
-      '/v1/approvals',
-      { config: { permission: 'approvals.read' }, schema: listApprovalsDoc },
-      async (request, reply) => {
-        const { all } = request.query as { all?: string };
-        return sendData(reply, 200, await listApprovalViews(deps.pool, { all: all === 'true' }));
-      },
-    );
-    api.post(
-      '/v1/approvals/:id/:decision',
-      { config: { permission: 'approvals.decide' }, schema: decideApprovalDoc },
-      async (request, reply) => {
-        const operator = callerOf(request).name;
-        const { id, decision } = request.params as { id: string; decision: string };
-        if (decision !== 'approve' && decision !== 'reject')
-          throw new GatewayError(404, GatewayErrorCode.ROUTE_NOT_FOUND, 'No such decision; use approve or reject.');
-        const body = (request.body ?? {}) as Record<string, unknown>;
-        const unknown = Object.keys(body).filter((key) => key !== 'reason');
-        if (unknown.length)
-          throw new GatewayError(400, GatewayErrorCode.INVALID_INPUT, `${unknown[0]}: is not a known field`, {
-            fields: unknown,
-          });
-        try {
-          const { approval, answer } = await decideApproval(deps, id, decision, {
-            operator,
-            reason: body.reason as string,
-          });
-          const workflowId = approval.params['workflowId'];
-          return sendData(reply, 200, {
-            id,
-            state: approval.state,
-            decidedBy: operator,
-            ...(typeof workflowId === 'string' ? { workflowId } : {}),
-            ...(answer ? { answer } : {}),
-          });
-        } catch (error) {
-          // Approved and used up, but the run no longer takes the verdict: not the run's refusal (409 of its own).
-          if (error instanceof DecisionRefusedError)
-            throw new GatewayError(409, GatewayErrorCode.APPROVAL_NOT_PENDING, `approved, but ${error.message}.`);
-          throw error;
-        }
-      },
-    );
+export async function approvalRoutes(api: FastifyInstance, deps: { pool: Pool; client: Client }): Promise<void> {
+  api.get('', { config: { permission: 'approvals.read' }, schema: listApprovalsDoc }, async (request, reply) => {
+    const { all } = request.query as { all?: string };
+    return sendData(reply, 200, await listApprovalViews(deps.pool, { all: all === 'true' }));
   });
+  api.post(
+    '/:id/:decision',
+    { config: { permission: 'approvals.decide' }, schema: decideApprovalDoc },
+    async (request, reply) => {
+      const operator = callerOf(request).name;
+      const { id, decision } = request.params as { id: string; decision: string };
+      if (decision !== 'approve' && decision !== 'reject')
+        throw new GatewayError(404, GatewayErrorCode.ROUTE_NOT_FOUND, 'No such decision; use approve or reject.');
+      const body = (request.body ?? {}) as Record<string, unknown>;
+      const unknown = Object.keys(body).filter((key) => key !== 'reason');
+      if (unknown.length)
+        throw new GatewayError(400, GatewayErrorCode.INVALID_INPUT, `${unknown[0]}: is not a known field`, {
+          fields: unknown,
+        });
+      try {
+        const { approval, answer } = await decideApproval(deps, id, decision, {
+          operator,
+          reason: body.reason as string,
+        });
+        const workflowId = approval.params['workflowId'];
+        return sendData(reply, 200, {
+          id,
+          state: approval.state,
+          decidedBy: operator,
+          ...(typeof workflowId === 'string' ? { workflowId } : {}),
+          ...(answer ? { answer } : {}),
+        });
+      } catch (error) {
+        // Approved and used up, but the run no longer takes the verdict: not the run's refusal (409 of its own).
+        if (error instanceof DecisionRefusedError)
+          throw new GatewayError(409, GatewayErrorCode.APPROVAL_NOT_PENDING, `approved, but ${error.message}.`);
+        throw error;
+      }
+    },
+  );
 }
 
 const listApprovalsDoc = doc({

@@ -47,55 +47,49 @@ function checkHost(request: FastifyRequest, allowed: ReadonlySet<string>): void 
 
 const ALLOWED_HEADERS = 'content-type, x-namespace, authorization';
 
-export function registerCodecRoutes(app: FastifyInstance, deps: CodecRoutesDeps): void {
+export async function codecRoutes(scope: FastifyInstance, deps: CodecRoutesDeps): Promise<void> {
   const allowed = new Set(deps.corsOrigins);
   const hosts = new Set([...LOOPBACK_NAMES, ...(deps.hosts ?? [])].map((name) => name.toLowerCase()));
 
-  void app.register(async (scope) => {
-    scope.addHook('onRequest', async (request, reply) => {
-      const origin = request.headers.origin;
-      if (typeof origin === 'string' && allowed.has(origin)) {
-        void reply.headers({
-          'Access-Control-Allow-Origin': origin,
-          'Access-Control-Allow-Credentials': 'true',
-          Vary: 'Origin',
-        });
-      }
-    });
-
-    scope.options(
-      '/codec/:operation',
-      { config: { permission: PUBLIC }, schema: preflightDoc },
-      async (request, reply) => {
-        checkHost(request, hosts);
-        const origin = request.headers.origin;
-        if (typeof origin !== 'string' || !allowed.has(origin)) {
-          // The browser only reports "could not connect": say here which origin to add.
-          request.log.warn({ origin }, 'codec preflight refused: origin not in GATEWAY_CODEC_CORS_ORIGINS');
-          throw new GatewayError(
-            403,
-            GatewayErrorCode.FORBIDDEN,
-            'This origin may not call the codec endpoint (see GATEWAY_CODEC_CORS_ORIGINS).',
-          );
-        }
-        return reply
-          .code(204)
-          .headers({
-            'Access-Control-Allow-Methods': 'POST, OPTIONS',
-            'Access-Control-Allow-Headers': ALLOWED_HEADERS,
-            'Access-Control-Max-Age': '600',
-          })
-          .send();
-      },
-    );
-
-    scope.post('/codec/encode', { config: { permission: PUBLIC }, schema: encodeDoc }, async (request, reply) =>
-      run(deps, hosts, request, reply, encodePayloadsJson),
-    );
-    scope.post('/codec/decode', { config: { permission: PUBLIC }, schema: decodeDoc }, async (request, reply) =>
-      run(deps, hosts, request, reply, decodePayloadsJson),
-    );
+  scope.addHook('onRequest', async (request, reply) => {
+    const origin = request.headers.origin;
+    if (typeof origin === 'string' && allowed.has(origin)) {
+      void reply.headers({
+        'Access-Control-Allow-Origin': origin,
+        'Access-Control-Allow-Credentials': 'true',
+        Vary: 'Origin',
+      });
+    }
   });
+
+  scope.options('/:operation', { config: { permission: PUBLIC }, schema: preflightDoc }, async (request, reply) => {
+    checkHost(request, hosts);
+    const origin = request.headers.origin;
+    if (typeof origin !== 'string' || !allowed.has(origin)) {
+      // The browser only reports "could not connect": say here which origin to add.
+      request.log.warn({ origin }, 'codec preflight refused: origin not in GATEWAY_CODEC_CORS_ORIGINS');
+      throw new GatewayError(
+        403,
+        GatewayErrorCode.FORBIDDEN,
+        'This origin may not call the codec endpoint (see GATEWAY_CODEC_CORS_ORIGINS).',
+      );
+    }
+    return reply
+      .code(204)
+      .headers({
+        'Access-Control-Allow-Methods': 'POST, OPTIONS',
+        'Access-Control-Allow-Headers': ALLOWED_HEADERS,
+        'Access-Control-Max-Age': '600',
+      })
+      .send();
+  });
+
+  scope.post('/encode', { config: { permission: PUBLIC }, schema: encodeDoc }, async (request, reply) =>
+    run(deps, hosts, request, reply, encodePayloadsJson),
+  );
+  scope.post('/decode', { config: { permission: PUBLIC }, schema: decodeDoc }, async (request, reply) =>
+    run(deps, hosts, request, reply, decodePayloadsJson),
+  );
 }
 
 async function run(

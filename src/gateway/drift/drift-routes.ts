@@ -38,111 +38,90 @@ const CHECK_FIELDS = ['fleet', 'externalRef', 'options'];
 const SCHEDULE_FIELDS = ['every', 'jitter'];
 const SCHEDULE_COMMANDS = ['pause', 'unpause', 'delete', 'run-now'] as const;
 
-export function registerDriftRoutes(app: FastifyInstance, deps: DriftRoutesDeps): void {
-  void app.register(async (api) => {
-    api.post(
-      '/v1/drift/checks',
-      { config: { permission: 'fleet.manage' }, schema: checkDoc },
-      async (request, reply) => {
-        const body = bodyOf(request.body, CHECK_FIELDS);
-        const problems: string[] = [];
-        if (body.fleet !== undefined && body.fleet !== true) problems.push('fleet: must be true when given');
-        if ((body.fleet === true) === (body.externalRef !== undefined))
-          problems.push('externalRef: name one tenant, or the whole fleet with fleet: true (not both)');
-        if (problems.length) throw invalidInput(new InvalidInputError(problems));
-        const handle = await startDriftCheck(
-          { client: deps.client, pool: deps.pool },
-          {
-            ...(body.externalRef !== undefined ? { externalRef: body.externalRef as string } : {}),
-            ...(body.options !== undefined ? { options: body.options as never } : {}),
-          },
-          { taskQueue: deps.taskQueue },
-        );
-        return sendData(reply, 202, { workflowId: handle.workflowId });
+export async function driftRoutes(api: FastifyInstance, deps: DriftRoutesDeps): Promise<void> {
+  api.post('/checks', { config: { permission: 'fleet.manage' }, schema: checkDoc }, async (request, reply) => {
+    const body = bodyOf(request.body, CHECK_FIELDS);
+    const problems: string[] = [];
+    if (body.fleet !== undefined && body.fleet !== true) problems.push('fleet: must be true when given');
+    if ((body.fleet === true) === (body.externalRef !== undefined))
+      problems.push('externalRef: name one tenant, or the whole fleet with fleet: true (not both)');
+    if (problems.length) throw invalidInput(new InvalidInputError(problems));
+    const handle = await startDriftCheck(
+      { client: deps.client, pool: deps.pool },
+      {
+        ...(body.externalRef !== undefined ? { externalRef: body.externalRef as string } : {}),
+        ...(body.options !== undefined ? { options: body.options as never } : {}),
       },
+      { taskQueue: deps.taskQueue },
     );
-
-    api.get(
-      '/v1/drift/checks/latest',
-      { config: { permission: 'tenants.read' }, schema: latestDoc },
-      async (request, reply) => {
-        const { tenant } = request.query as { tenant?: string };
-        const externalRef = tenant === undefined ? undefined : refOfQuery(tenant, 'tenant');
-        const run = await describeRun<ReconcileFleetResult>(deps.client, driftCheckWorkflowId(externalRef));
-        const findings =
-          run?.status === 'COMPLETED' && run.result
-            ? (await listDriftFindings(deps.pool, { openOnly: true, ...(externalRef ? { externalRef } : {}) })).filter(
-                (f) => f.lastCheckId === run.result!.checkId,
-              )
-            : [];
-        return sendData(reply, 200, { run, findings });
-      },
-    );
-
-    api.get(
-      '/v1/drift/findings',
-      { config: { permission: 'tenants.read' }, schema: findingsDoc },
-      async (request, reply) => {
-        const query = request.query as { open?: string; tenant?: string; limit?: string };
-        const problems: string[] = [];
-        if (query.open !== undefined && query.open !== 'true' && query.open !== 'false')
-          problems.push('open: must be true or false');
-        if (query.limit !== undefined && !/^[1-9][0-9]{0,5}$/.test(query.limit))
-          problems.push('limit: must be a positive whole number');
-        if (problems.length) throw invalidInput(new InvalidInputError(problems));
-        const externalRef = query.tenant === undefined ? undefined : refOfQuery(query.tenant, 'tenant');
-        const rows = await listDriftFindings(deps.pool, {
-          openOnly: query.open === 'true',
-          ...(externalRef ? { externalRef } : {}),
-          limit: query.limit === undefined ? 500 : Number(query.limit),
-        });
-        return sendData(reply, 200, rows);
-      },
-    );
-
-    api.get(
-      '/v1/drift/schedule',
-      { config: { permission: 'tenants.read' }, schema: showScheduleDoc },
-      async (_request, reply) =>
-        sendData(reply, 200, { schedule: await describeDriftSchedule(deps.client), defaultEvery: deps.scheduleEvery }),
-    );
-
-    api.post(
-      '/v1/drift/schedule',
-      { config: { permission: 'fleet.manage' }, schema: scheduleDoc },
-      async (request, reply) => {
-        const body = bodyOf(request.body, SCHEDULE_FIELDS);
-        // Named, not defaulted: an empty body makes nothing (the server's default is in GET's defaultEvery).
-        const problems = [
-          ...(typeof body.every === 'string' && SCHEDULE_EVERY.test(body.every)
-            ? []
-            : ['every: must be a duration like 1h or 30m']),
-          ...(body.jitter === undefined || (typeof body.jitter === 'string' && SCHEDULE_EVERY.test(body.jitter))
-            ? []
-            : ['jitter: must be a duration like 5m']),
-        ];
-        if (problems.length) throw invalidInput(new InvalidInputError(problems));
-        const made = await scheduleDriftCheck(
-          deps.client,
-          {},
-          { every: body.every as string, jitter: body.jitter as string | undefined },
-          deps.taskQueue,
-        );
-        return sendData(reply, 200, made);
-      },
-    );
-
-    api.post(
-      '/v1/drift/schedule/:command',
-      { config: { permission: 'fleet.manage' }, schema: scheduleCommandDoc },
-      async (request, reply) => {
-        const command = pathCommand(request.params, SCHEDULE_COMMANDS);
-        await controlDriftSchedule(deps.client, command);
-        request.log.info({ command, by: callerOf(request).name }, 'drift schedule command');
-        return sendData(reply, 200, { command });
-      },
-    );
+    return sendData(reply, 202, { workflowId: handle.workflowId });
   });
+
+  api.get('/checks/latest', { config: { permission: 'tenants.read' }, schema: latestDoc }, async (request, reply) => {
+    const { tenant } = request.query as { tenant?: string };
+    const externalRef = tenant === undefined ? undefined : refOfQuery(tenant, 'tenant');
+    const run = await describeRun<ReconcileFleetResult>(deps.client, driftCheckWorkflowId(externalRef));
+    const findings =
+      run?.status === 'COMPLETED' && run.result
+        ? (await listDriftFindings(deps.pool, { openOnly: true, ...(externalRef ? { externalRef } : {}) })).filter(
+            (f) => f.lastCheckId === run.result!.checkId,
+          )
+        : [];
+    return sendData(reply, 200, { run, findings });
+  });
+
+  api.get('/findings', { config: { permission: 'tenants.read' }, schema: findingsDoc }, async (request, reply) => {
+    const query = request.query as { open?: string; tenant?: string; limit?: string };
+    const problems: string[] = [];
+    if (query.open !== undefined && query.open !== 'true' && query.open !== 'false')
+      problems.push('open: must be true or false');
+    if (query.limit !== undefined && !/^[1-9][0-9]{0,5}$/.test(query.limit))
+      problems.push('limit: must be a positive whole number');
+    if (problems.length) throw invalidInput(new InvalidInputError(problems));
+    const externalRef = query.tenant === undefined ? undefined : refOfQuery(query.tenant, 'tenant');
+    const rows = await listDriftFindings(deps.pool, {
+      openOnly: query.open === 'true',
+      ...(externalRef ? { externalRef } : {}),
+      limit: query.limit === undefined ? 500 : Number(query.limit),
+    });
+    return sendData(reply, 200, rows);
+  });
+
+  api.get('/schedule', { config: { permission: 'tenants.read' }, schema: showScheduleDoc }, async (_request, reply) =>
+    sendData(reply, 200, { schedule: await describeDriftSchedule(deps.client), defaultEvery: deps.scheduleEvery }),
+  );
+
+  api.post('/schedule', { config: { permission: 'fleet.manage' }, schema: scheduleDoc }, async (request, reply) => {
+    const body = bodyOf(request.body, SCHEDULE_FIELDS);
+    // Named, not defaulted: an empty body makes nothing (the server's default is in GET's defaultEvery).
+    const problems = [
+      ...(typeof body.every === 'string' && SCHEDULE_EVERY.test(body.every)
+        ? []
+        : ['every: must be a duration like 1h or 30m']),
+      ...(body.jitter === undefined || (typeof body.jitter === 'string' && SCHEDULE_EVERY.test(body.jitter))
+        ? []
+        : ['jitter: must be a duration like 5m']),
+    ];
+    if (problems.length) throw invalidInput(new InvalidInputError(problems));
+    const made = await scheduleDriftCheck(
+      deps.client,
+      {},
+      { every: body.every as string, jitter: body.jitter as string | undefined },
+      deps.taskQueue,
+    );
+    return sendData(reply, 200, made);
+  });
+
+  api.post(
+    '/schedule/:command',
+    { config: { permission: 'fleet.manage' }, schema: scheduleCommandDoc },
+    async (request, reply) => {
+      const command = pathCommand(request.params, SCHEDULE_COMMANDS);
+      await controlDriftSchedule(deps.client, command);
+      request.log.info({ command, by: callerOf(request).name }, 'drift schedule command');
+      return sendData(reply, 200, { command });
+    },
+  );
 }
 
 function refOfQuery(value: string, field: string): string {

@@ -28,8 +28,8 @@ import { refOf } from '../http/request-input.js';
  * and replay of an event or of everything since a time. A subscription belongs to the identity that
  * made it: other callers see none of it (404) unless their role has `resources.any` (admins).
  */
-export function registerEventRoutes(
-  app: FastifyInstance,
+export async function eventRoutes(
+  api: FastifyInstance,
   deps: {
     pool: Pool;
     vault: Vault;
@@ -41,124 +41,122 @@ export function registerEventRoutes(
     /** EVENTS_RETRY_FOR and EVENTS_SECRET_OVERLAP_SECONDS of this server. */
     policy: { retryFor: string; secretOverlapSeconds: number };
   },
-): void {
-  void app.register(async (api) => {
-    const flagOf = (value: unknown, field: string) => {
-      if (value === undefined || value === 'false') return false;
-      if (value === 'true') return true;
-      throw invalidInput(new InvalidInputError([`${field}: must be true or false`]));
-    };
-    const idOf = (params: unknown) => String((params as { id?: unknown }).id ?? '');
-    const body = (value: unknown) => (value && typeof value === 'object' ? (value as Record<string, unknown>) : {});
+): Promise<void> {
+  const flagOf = (value: unknown, field: string) => {
+    if (value === undefined || value === 'false') return false;
+    if (value === 'true') return true;
+    throw invalidInput(new InvalidInputError([`${field}: must be true or false`]));
+  };
+  const idOf = (params: unknown) => String((params as { id?: unknown }).id ?? '');
+  const body = (value: unknown) => (value && typeof value === 'object' ? (value as Record<string, unknown>) : {});
 
-    api.post(
-      '/v1/event-subscriptions',
-      { config: { permission: 'events.manage' }, schema: subscribeDoc },
-      async (request, reply) => {
-        const input = body(request.body);
-        const result = await subscribeToEvents(deps, input as never, callerOf(request).name);
-        return sendData(reply, 201, result);
-      },
-    );
-    api.get(
-      '/v1/event-subscriptions',
-      { config: { permission: 'events.manage' }, schema: listSubscriptionsDoc },
-      async (request, reply) => {
-        const all = flagOf((request.query as { all?: unknown }).all, 'all');
-        return sendData(reply, 200, await listEventSubscriptions(deps.pool, all, ownerScopeOf(request)));
-      },
-    );
-    api.delete(
-      '/v1/event-subscriptions/:id',
-      { config: { permission: 'events.manage' }, schema: deleteSubscriptionDoc },
-      async (request, reply) =>
-        sendData(reply, 200, await deleteEventSubscription(deps.pool, idOf(request.params), ownerScopeOf(request))),
-    );
-    api.post(
-      '/v1/event-subscriptions/:id/rotate-secret',
-      { config: { permission: 'events.manage' }, schema: rotateSubscriptionSecretDoc },
-      async (request, reply) => {
-        const overlap = body(request.body)['overlapSeconds'] ?? deps.policy.secretOverlapSeconds;
-        const result = await rotateSubscriptionSecret(
-          { pool: deps.pool, vault: deps.vault },
-          idOf(request.params),
-          overlap as number,
-          ownerScopeOf(request),
-        );
-        return sendData(reply, 200, result);
-      },
-    );
-    api.get(
-      '/v1/event-deliveries',
-      { config: { permission: 'events.manage' }, schema: deliveriesDoc },
-      async (request, reply) => {
-        const query = request.query as { failed?: string; subscription?: string; event?: string; limit?: string };
-        const limit = query.limit === undefined ? undefined : Number(query.limit);
-        if (limit !== undefined && !(Number.isInteger(limit) && limit >= 1 && limit <= 1000))
-          throw invalidInput(new InvalidInputError(['limit: must be a whole number from 1 to 1000']));
-        const views = await listEventDeliveries(deps.pool, {
-          failedOnly: query.failed === 'true',
-          ...(limit !== undefined ? { limit } : {}),
-          ...(query.subscription ? { subscriptionId: query.subscription } : {}),
-          ...(query.event ? { eventId: query.event } : {}),
-          ...(ownerScopeOf(request) ? { owner: ownerScopeOf(request)! } : {}),
-        });
-        return sendData(reply, 200, views);
-      },
-    );
-    // A replay reopens only the caller's own subscriptions' deliveries (all of them for an admin).
-    // `subscriptionId` (optional) narrows it to one of them; the retry policy is this server's.
-    const replay = (target: { eventId: string } | { since: string }, request: FastifyRequest) => {
-      const owner = ownerScopeOf(request);
-      const subscriptionId = body(request.body)['subscriptionId'];
-      if (subscriptionId !== undefined && typeof subscriptionId !== 'string')
-        throw invalidInput(new InvalidInputError([`subscriptionId: must be ${SUBSCRIPTION_ID_RULE}`]));
-      return replayEvents({ pool: deps.pool, client: deps.client, taskQueue: deps.taskQueue }, target, {
-        ...(owner ? { owner } : {}),
-        ...(subscriptionId ? { subscriptionId } : {}),
-        policy: { retryFor: deps.policy.retryFor },
+  api.post(
+    '/event-subscriptions',
+    { config: { permission: 'events.manage' }, schema: subscribeDoc },
+    async (request, reply) => {
+      const input = body(request.body);
+      const result = await subscribeToEvents(deps, input as never, callerOf(request).name);
+      return sendData(reply, 201, result);
+    },
+  );
+  api.get(
+    '/event-subscriptions',
+    { config: { permission: 'events.manage' }, schema: listSubscriptionsDoc },
+    async (request, reply) => {
+      const all = flagOf((request.query as { all?: unknown }).all, 'all');
+      return sendData(reply, 200, await listEventSubscriptions(deps.pool, all, ownerScopeOf(request)));
+    },
+  );
+  api.delete(
+    '/event-subscriptions/:id',
+    { config: { permission: 'events.manage' }, schema: deleteSubscriptionDoc },
+    async (request, reply) =>
+      sendData(reply, 200, await deleteEventSubscription(deps.pool, idOf(request.params), ownerScopeOf(request))),
+  );
+  api.post(
+    '/event-subscriptions/:id/rotate-secret',
+    { config: { permission: 'events.manage' }, schema: rotateSubscriptionSecretDoc },
+    async (request, reply) => {
+      const overlap = body(request.body)['overlapSeconds'] ?? deps.policy.secretOverlapSeconds;
+      const result = await rotateSubscriptionSecret(
+        { pool: deps.pool, vault: deps.vault },
+        idOf(request.params),
+        overlap as number,
+        ownerScopeOf(request),
+      );
+      return sendData(reply, 200, result);
+    },
+  );
+  api.get(
+    '/event-deliveries',
+    { config: { permission: 'events.manage' }, schema: deliveriesDoc },
+    async (request, reply) => {
+      const query = request.query as { failed?: string; subscription?: string; event?: string; limit?: string };
+      const limit = query.limit === undefined ? undefined : Number(query.limit);
+      if (limit !== undefined && !(Number.isInteger(limit) && limit >= 1 && limit <= 1000))
+        throw invalidInput(new InvalidInputError(['limit: must be a whole number from 1 to 1000']));
+      const views = await listEventDeliveries(deps.pool, {
+        failedOnly: query.failed === 'true',
+        ...(limit !== undefined ? { limit } : {}),
+        ...(query.subscription ? { subscriptionId: query.subscription } : {}),
+        ...(query.event ? { eventId: query.event } : {}),
+        ...(ownerScopeOf(request) ? { owner: ownerScopeOf(request)! } : {}),
       });
-    };
-    api.post(
-      '/v1/events/:id/replay',
-      { config: { permission: 'events.manage' }, schema: replayEventDoc },
-      async (request, reply) => sendData(reply, 202, await replay({ eventId: idOf(request.params) }, request)),
-    );
-    api.post(
-      '/v1/events/replay',
-      { config: { permission: 'events.manage' }, schema: replaySinceDoc },
-      async (request, reply) => {
-        const since = body(request.body)['since'];
-        if (typeof since !== 'string')
-          throw invalidInput(new InvalidInputError(['since: is required (an ISO 8601 time)']));
-        return sendData(reply, 202, await replay({ since }, request));
-      },
-    );
+      return sendData(reply, 200, views);
+    },
+  );
+  // A replay reopens only the caller's own subscriptions' deliveries (all of them for an admin).
+  // `subscriptionId` (optional) narrows it to one of them; the retry policy is this server's.
+  const replay = (target: { eventId: string } | { since: string }, request: FastifyRequest) => {
+    const owner = ownerScopeOf(request);
+    const subscriptionId = body(request.body)['subscriptionId'];
+    if (subscriptionId !== undefined && typeof subscriptionId !== 'string')
+      throw invalidInput(new InvalidInputError([`subscriptionId: must be ${SUBSCRIPTION_ID_RULE}`]));
+    return replayEvents({ pool: deps.pool, client: deps.client, taskQueue: deps.taskQueue }, target, {
+      ...(owner ? { owner } : {}),
+      ...(subscriptionId ? { subscriptionId } : {}),
+      policy: { retryFor: deps.policy.retryFor },
+    });
+  };
+  api.post(
+    '/events/:id/replay',
+    { config: { permission: 'events.manage' }, schema: replayEventDoc },
+    async (request, reply) => sendData(reply, 202, await replay({ eventId: idOf(request.params) }, request)),
+  );
+  api.post(
+    '/events/replay',
+    { config: { permission: 'events.manage' }, schema: replaySinceDoc },
+    async (request, reply) => {
+      const since = body(request.body)['since'];
+      if (typeof since !== 'string')
+        throw invalidInput(new InvalidInputError(['since: is required (an ISO 8601 time)']));
+      return sendData(reply, 202, await replay({ since }, request));
+    },
+  );
 
-    // A tenant's own wallet.low_balance threshold. It is the tenant's setting, like its auto top-up
-    // policy's `below`, and every subscriber's events follow it: funds.policy, not events.manage
-    // (which covers only the caller's own subscriptions).
-    const lowBalanceUrl = '/v1/tenants/:externalRef/low-balance';
-    api.put(
-      lowBalanceUrl,
-      { config: { permission: 'funds.policy' }, schema: setLowBalanceDoc },
-      async (request, reply) => {
-        const externalRef = refOf(request.params);
-        const input = parseInput(lowBalanceBodySchema, request.body ?? {});
-        await setLowBalanceAlert(deps.pool, externalRef, input.belowMicroUsd);
-        return sendData(reply, 200, { externalRef, belowMicroUsd: input.belowMicroUsd });
-      },
-    );
-    api.delete(
-      lowBalanceUrl,
-      { config: { permission: 'funds.policy' }, schema: clearLowBalanceDoc },
-      async (request, reply) => {
-        const externalRef = refOf(request.params);
-        await setLowBalanceAlert(deps.pool, externalRef, null);
-        return sendData(reply, 200, { externalRef, belowMicroUsd: null });
-      },
-    );
-  });
+  // A tenant's own wallet.low_balance threshold. It is the tenant's setting, like its auto top-up
+  // policy's `below`, and every subscriber's events follow it: funds.policy, not events.manage
+  // (which covers only the caller's own subscriptions).
+  const lowBalanceUrl = '/tenants/:externalRef/low-balance';
+  api.put(
+    lowBalanceUrl,
+    { config: { permission: 'funds.policy' }, schema: setLowBalanceDoc },
+    async (request, reply) => {
+      const externalRef = refOf(request.params);
+      const input = parseInput(lowBalanceBodySchema, request.body ?? {});
+      await setLowBalanceAlert(deps.pool, externalRef, input.belowMicroUsd);
+      return sendData(reply, 200, { externalRef, belowMicroUsd: input.belowMicroUsd });
+    },
+  );
+  api.delete(
+    lowBalanceUrl,
+    { config: { permission: 'funds.policy' }, schema: clearLowBalanceDoc },
+    async (request, reply) => {
+      const externalRef = refOf(request.params);
+      await setLowBalanceAlert(deps.pool, externalRef, null);
+      return sendData(reply, 200, { externalRef, belowMicroUsd: null });
+    },
+  );
 }
 
 const subscriptionParam = { id: { type: 'string', description: 'A subscription id (esub_…; older ones sub_…).' } };

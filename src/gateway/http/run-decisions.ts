@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { requestTransferVerdictApproval } from '../../client/approvals/approvals.js';
 import { PARENT_KEY_DECISIONS } from '../../client/parent-key/parent-key.js';
 import { decideRollout } from '../../client/plans/plan-rollout.js';
@@ -33,8 +33,7 @@ import {
 } from '../../../workflows/keys/rotate-tenant-key-messages.js';
 import { parentFundedUpdate, resolveTransferUpdate } from '../../../workflows/onboard-tenant-messages.js';
 import { actorOf, type PermissionByRequest } from './access.js';
-import { anyObject, decisionBody, doc } from './api-docs.js';
-import { GatewayError, GatewayErrorCode, invalidInput, sendData } from './errors.js';
+import { GatewayError, GatewayErrorCode, invalidInput } from './errors.js';
 import { badField, bodyOf } from './request-input.js';
 
 /**
@@ -43,6 +42,8 @@ import { badField, bodyOf } from './request-input.js';
  * `rotate:acme:default`, `key:acme:ci`, `plan-rollout:gold@2`, `rotate-parent-key`) and `:decision` one of the
  * decisions that kind of run takes. One body parser: `{ reason, operator? }` and the decision's own fields; the
  * permission is the run kind's. The older per-area shapes are deprecated aliases that call `decideForRun`.
+ * The routes are the runs area's (../runs/decision-routes.ts); this module is the table and `decideForRun` that the
+ * runs, keys, plans and parent-key areas share.
  */
 
 export interface RunDecisionDeps {
@@ -261,26 +262,6 @@ export function asBefore(decided: Decided): Record<string, unknown> {
   return decided.updateName === undefined ? decided.data : { ...decided.data, decision: decided.updateName };
 }
 
-export function registerRunDecisionRoutes(app: FastifyInstance, deps: RunDecisionDeps): void {
-  void app.register(async (api) => {
-    api.post(
-      '/v1/runs/:run/decisions/:decision',
-      { config: { permission: decisionPermission }, schema: runDecisionDoc },
-      async (request, reply) => {
-        const params = request.params as { run: string; decision: string };
-        const decided = await decideForRun(
-          deps,
-          request,
-          decidingRunOfParam(params.run),
-          params.decision,
-          request.body,
-        );
-        return sendData(reply, decided.status, decided.data);
-      },
-    );
-  });
-}
-
 function checked<T>(result: Checked<T>): T {
   if (!result.ok) throw invalidInput(new InvalidInputError(result.problems));
   return result.value;
@@ -300,40 +281,3 @@ export function runDecisionsMarkdown(): string {
     ),
   ].join('\n');
 }
-
-const decisionsTable = Object.entries(RUN_DECISIONS)
-  .map(([name, kind]) => `- ${name} (\`${kind.example}\`): ${Object.keys(kind.decisions).join(', ')}`)
-  .join('\n');
-
-const runDecisionDoc = doc({
-  summary: 'Decide for a waiting run (the one decision surface)',
-  description:
-    'The run is named by its workflow id, as its status and its wait show it; the decisions each kind of run ' +
-    `takes:\n${decisionsTable}\n\n` +
-    "Every decision takes `reason` (recorded) except a rotation's `cancel`; `resolve-transfer` also takes " +
-    '`outcome`, and for a close `purpose` (the transfer to resolve; default the onboarding funding). With the ' +
-    "server's APPROVAL_POLICY gating resolveTransfer, the request is written (202) for a second operator and " +
-    'nothing is sent to the run.',
-  params: {
-    run: { type: 'string', description: 'The workflow id of the run that waits, e.g. onboard:acme.' },
-    decision: { type: 'string', description: 'One of the decisions its kind takes (above).' },
-  },
-  body: decisionBody(
-    {
-      outcome: { type: 'string', enum: ['applied', 'not-applied'], description: 'resolve-transfer only.' },
-      purpose: { type: 'string', description: 'resolve-transfer of a close only: the transfer to resolve.' },
-    },
-    [],
-  ),
-  bodyOptional: true,
-  answers: {
-    200: { description: "Sent: `{ workflowId, decision }` and the run's answer.", data: anyObject },
-    202: { description: 'Awaiting a second operator (`status: awaiting_approval`, `approvalId`).', data: anyObject },
-    404:
-      'No such run kind or decision (RUN_NOT_FOUND, ROUTE_NOT_FOUND), no run waits under this id (RUN_NOT_FOUND), ' +
-      'or no such tenant (TENANT_NOT_FOUND).',
-    409:
-      "The run refuses the decision now (DECISION_NOT_APPLICABLE: its Update validator's reason); nothing " +
-      'reached it.',
-  },
-});

@@ -36,7 +36,7 @@ export interface ImportRoutesDeps {
 /** A mapping of thousands of sub-accounts is larger than the gateway's usual body limit. */
 const MAP_BODY_LIMIT = 1024 * 1024;
 
-export function registerImportRoutes(app: FastifyInstance, deps: ImportRoutesDeps): void {
+export async function importRoutes(api: FastifyInstance, deps: ImportRoutesDeps): Promise<void> {
   const planOf = async (map: Map<string, RefMapping> | undefined): Promise<ImportPlan> => {
     if (!deps.lister)
       throw new GatewayError(
@@ -47,46 +47,40 @@ export function registerImportRoutes(app: FastifyInstance, deps: ImportRoutesDep
     return buildImportPlan({ platform: deps.lister, db: deps.pool }, map ? { map } : {});
   };
 
-  void app.register(async (api) => {
-    api.post(
-      '/v1/imports/plan',
-      { config: { permission: 'imports.manage' }, schema: planDoc, bodyLimit: MAP_BODY_LIMIT },
-      async (request, reply) => {
-        const { map, ...rest } = bodyOf(request.body);
-        refuseUnknown(rest);
-        return sendData(reply, 200, await answered(async () => planOf(mapOf(map))));
-      },
-    );
+  api.post(
+    '/plan',
+    { config: { permission: 'imports.manage' }, schema: planDoc, bodyLimit: MAP_BODY_LIMIT },
+    async (request, reply) => {
+      const { map, ...rest } = bodyOf(request.body);
+      refuseUnknown(rest);
+      return sendData(reply, 200, await answered(async () => planOf(mapOf(map))));
+    },
+  );
 
-    api.post(
-      '/v1/imports/apply',
-      { config: { permission: 'imports.manage' }, schema: applyDoc, bodyLimit: MAP_BODY_LIMIT },
-      async (request, reply) => {
-        const { map, only, operator, ...rest } = bodyOf(request.body);
-        refuseUnknown(rest);
-        const requestedBy = actorOf(request, operator, 'operator');
-        const refs = onlyOf(only);
-        // Everything the caller sent is checked before the platform is asked or anything starts.
-        const mapping = mapOf(map);
-        const started = await answered(async () =>
-          startImports({ client: deps.client, db: deps.pool }, await planOf(mapping), {
-            ...(refs ? { only: refs } : {}),
-            requestedBy,
-            taskQueue: deps.taskQueue,
-          }),
-        );
-        return sendData(reply, 202, started);
-      },
-    );
+  api.post(
+    '/apply',
+    { config: { permission: 'imports.manage' }, schema: applyDoc, bodyLimit: MAP_BODY_LIMIT },
+    async (request, reply) => {
+      const { map, only, operator, ...rest } = bodyOf(request.body);
+      refuseUnknown(rest);
+      const requestedBy = actorOf(request, operator, 'operator');
+      const refs = onlyOf(only);
+      // Everything the caller sent is checked before the platform is asked or anything starts.
+      const mapping = mapOf(map);
+      const started = await answered(async () =>
+        startImports({ client: deps.client, db: deps.pool }, await planOf(mapping), {
+          ...(refs ? { only: refs } : {}),
+          requestedBy,
+          taskQueue: deps.taskQueue,
+        }),
+      );
+      return sendData(reply, 202, started);
+    },
+  );
 
-    api.get(
-      '/v1/imports/:externalRef',
-      { config: { permission: 'tenants.read' }, schema: importRunDoc },
-      async (request, reply) => {
-        const externalRef = refOf(request.params);
-        return sendData(reply, 200, { run: await describeRun(deps.client, importWorkflowId(externalRef)) });
-      },
-    );
+  api.get('/:externalRef', { config: { permission: 'tenants.read' }, schema: importRunDoc }, async (request, reply) => {
+    const externalRef = refOf(request.params);
+    return sendData(reply, 200, { run: await describeRun(deps.client, importWorkflowId(externalRef)) });
   });
 }
 

@@ -50,105 +50,103 @@ function slotOf(value: unknown): string {
   return parsed.data;
 }
 
-export function registerKeySlotRoutes(app: FastifyInstance, deps: KeySlotRoutesDeps): void {
+export async function keySlotRoutes(api: FastifyInstance, deps: KeySlotRoutesDeps): Promise<void> {
   const keysUrl = (externalRef: string) => `${deps.publicUrl ?? ''}/v1/tenants/${encodeURIComponent(externalRef)}/keys`;
 
-  void app.register(async (api) => {
-    api.get(
-      '/v1/tenants/:externalRef/keys',
-      { config: { permission: 'tenants.read' }, schema: listKeysDoc },
-      async (request, reply) => {
-        const externalRef = refOf(request.params);
-        const query = request.query as { slot?: unknown };
-        const slot = query.slot === undefined ? undefined : slotOf(query.slot);
-        const keys = (await listSlotKeys(deps.pool, externalRef, deps.client)).filter(
-          (k) => slot === undefined || k.slot === slot,
-        );
-        return sendData(reply, 200, { externalRef, keys });
-      },
-    );
+  api.get(
+    '/tenants/:externalRef/keys',
+    { config: { permission: 'tenants.read' }, schema: listKeysDoc },
+    async (request, reply) => {
+      const externalRef = refOf(request.params);
+      const query = request.query as { slot?: unknown };
+      const slot = query.slot === undefined ? undefined : slotOf(query.slot);
+      const keys = (await listSlotKeys(deps.pool, externalRef, deps.client)).filter(
+        (k) => slot === undefined || k.slot === slot,
+      );
+      return sendData(reply, 200, { externalRef, keys });
+    },
+  );
 
-    // Where a slot's latest issue or revoke run stands (its result once it completed): what a
-    // caller polls after the 202, as `tenantctl key issue|revoke --wait` does.
-    api.get(
-      '/v1/tenants/:externalRef/keys/:slot/:action',
-      { config: { permission: 'tenants.read' }, schema: keyRunDoc },
-      async (request, reply) => {
-        const { slot: rawSlot, action } = request.params as { slot: string; action: string };
-        if (action !== 'issue' && action !== 'revoke')
-          throw new GatewayError(404, GatewayErrorCode.ROUTE_NOT_FOUND, 'No such action; use issue or revoke.');
-        const externalRef = refOf(request.params);
-        const slot = slotOf(rawSlot);
-        await requireTenant(deps.pool, externalRef);
-        const run = await describeKeyRun(deps.client, externalRef, slot, action);
-        return sendData(reply, 200, { externalRef, slot, action, run });
-      },
-    );
+  // Where a slot's latest issue or revoke run stands (its result once it completed): what a
+  // caller polls after the 202, as `tenantctl key issue|revoke --wait` does.
+  api.get(
+    '/tenants/:externalRef/keys/:slot/:action',
+    { config: { permission: 'tenants.read' }, schema: keyRunDoc },
+    async (request, reply) => {
+      const { slot: rawSlot, action } = request.params as { slot: string; action: string };
+      if (action !== 'issue' && action !== 'revoke')
+        throw new GatewayError(404, GatewayErrorCode.ROUTE_NOT_FOUND, 'No such action; use issue or revoke.');
+      const externalRef = refOf(request.params);
+      const slot = slotOf(rawSlot);
+      await requireTenant(deps.pool, externalRef);
+      const run = await describeKeyRun(deps.client, externalRef, slot, action);
+      return sendData(reply, 200, { externalRef, slot, action, run });
+    },
+  );
 
-    // The one way to read a token back: the caller is the operator (the token says who), the policy
-    // is this server's. 200 with the token once (never cached), or 202 with the approval request.
-    api.post(
-      '/v1/tenants/:externalRef/keys/:slot/reveal',
-      { config: { permission: 'keys.reveal' }, schema: revealDoc },
-      async (request, reply) => {
-        const externalRef = refOf(request.params);
-        const { slot } = request.params as { slot: string };
-        const body = bodyOf(request.body);
-        const unknown = Object.keys(body).filter((key) => key !== 'reason');
-        if (unknown.length)
-          throw new GatewayError(400, GatewayErrorCode.INVALID_INPUT, `${unknown[0]}: is not a known field`, {
-            fields: unknown,
-          });
-        const answer = await revealOrRequest(
-          { pool: deps.pool, vault: deps.vault },
-          { externalRef, slot, operator: callerOf(request).name, reason: body['reason'] as string },
-          deps.revealApproval,
-        );
-        void reply.header('Cache-Control', 'no-store');
-        return sendData(reply, answer.status === 'revealed' ? 200 : 202, answer);
-      },
-    );
-
-    // An operator decision for a slot's key issue waiting at the active-key limit (deprecated alias).
-    api.post(
-      '/v1/tenants/:externalRef/keys/:slot/issue/:decision',
-      { config: { permission: 'keys.manage' }, schema: issueDecisionDoc },
-      async (request, reply) => {
-        const { slot: rawSlot, decision } = request.params as { slot: string; decision: string };
-        const externalRef = refOf(request.params);
-        const slot = slotOf(rawSlot);
-        const run = { kind: 'key-issue', externalRef, slot } as const;
-        const decided = await decideForRun(deps.decisions, request, run, decision, request.body);
-        return sendData(reply, 200, { externalRef, slot, ...asBefore(decided) });
-      },
-    );
-
-    api.post(
-      '/v1/tenants/:externalRef/keys/:slot/:action',
-      { config: { permission: 'keys.manage' }, schema: keyActionDoc },
-      async (request, reply) => {
-        const { slot, action } = request.params as { slot: string; action: string };
-        if (action !== 'issue' && action !== 'revoke')
-          throw new GatewayError(404, GatewayErrorCode.ROUTE_NOT_FOUND, 'No such action; use issue or revoke.');
-        const externalRef = refOf(request.params);
-        const body = bodyOf(request.body);
-        if (action === 'revoke' && body['force'] === true) requirePermission(request, 'keys.force');
-        const input = { ...body, externalRef, slot, operator: actorOf(request, body['operator'], 'operator') };
-        const handle =
-          action === 'issue'
-            ? await startKeyIssue({ client: deps.client, pool: deps.pool }, input, { taskQueue: deps.taskQueue })
-            : await startKeyRevoke({ client: deps.client, pool: deps.pool }, input, { taskQueue: deps.taskQueue });
-        return accepted(reply, keysUrl(externalRef), {
-          externalRef,
-          slot,
-          action,
-          workflowId: handle.workflowId,
-          started: handle.started,
-          statusUrl: keysUrl(externalRef),
+  // The one way to read a token back: the caller is the operator (the token says who), the policy
+  // is this server's. 200 with the token once (never cached), or 202 with the approval request.
+  api.post(
+    '/tenants/:externalRef/keys/:slot/reveal',
+    { config: { permission: 'keys.reveal' }, schema: revealDoc },
+    async (request, reply) => {
+      const externalRef = refOf(request.params);
+      const { slot } = request.params as { slot: string };
+      const body = bodyOf(request.body);
+      const unknown = Object.keys(body).filter((key) => key !== 'reason');
+      if (unknown.length)
+        throw new GatewayError(400, GatewayErrorCode.INVALID_INPUT, `${unknown[0]}: is not a known field`, {
+          fields: unknown,
         });
-      },
-    );
-  });
+      const answer = await revealOrRequest(
+        { pool: deps.pool, vault: deps.vault },
+        { externalRef, slot, operator: callerOf(request).name, reason: body['reason'] as string },
+        deps.revealApproval,
+      );
+      void reply.header('Cache-Control', 'no-store');
+      return sendData(reply, answer.status === 'revealed' ? 200 : 202, answer);
+    },
+  );
+
+  // An operator decision for a slot's key issue waiting at the active-key limit (deprecated alias).
+  api.post(
+    '/tenants/:externalRef/keys/:slot/issue/:decision',
+    { config: { permission: 'keys.manage' }, schema: issueDecisionDoc },
+    async (request, reply) => {
+      const { slot: rawSlot, decision } = request.params as { slot: string; decision: string };
+      const externalRef = refOf(request.params);
+      const slot = slotOf(rawSlot);
+      const run = { kind: 'key-issue', externalRef, slot } as const;
+      const decided = await decideForRun(deps.decisions, request, run, decision, request.body);
+      return sendData(reply, 200, { externalRef, slot, ...asBefore(decided) });
+    },
+  );
+
+  api.post(
+    '/tenants/:externalRef/keys/:slot/:action',
+    { config: { permission: 'keys.manage' }, schema: keyActionDoc },
+    async (request, reply) => {
+      const { slot, action } = request.params as { slot: string; action: string };
+      if (action !== 'issue' && action !== 'revoke')
+        throw new GatewayError(404, GatewayErrorCode.ROUTE_NOT_FOUND, 'No such action; use issue or revoke.');
+      const externalRef = refOf(request.params);
+      const body = bodyOf(request.body);
+      if (action === 'revoke' && body['force'] === true) requirePermission(request, 'keys.force');
+      const input = { ...body, externalRef, slot, operator: actorOf(request, body['operator'], 'operator') };
+      const handle =
+        action === 'issue'
+          ? await startKeyIssue({ client: deps.client, pool: deps.pool }, input, { taskQueue: deps.taskQueue })
+          : await startKeyRevoke({ client: deps.client, pool: deps.pool }, input, { taskQueue: deps.taskQueue });
+      return accepted(reply, keysUrl(externalRef), {
+        externalRef,
+        slot,
+        action,
+        workflowId: handle.workflowId,
+        started: handle.started,
+        statusUrl: keysUrl(externalRef),
+      });
+    },
+  );
 }
 
 const slotParams = { ...externalRefParam, slot: namedSlotSchema };

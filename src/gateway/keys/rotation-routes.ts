@@ -45,113 +45,111 @@ export interface RotationRoutesDeps {
 
 const SCHEDULE_COMMANDS: readonly ScheduleCommand[] = ['pause', 'unpause', 'delete', 'run-now'];
 
-export function registerRotationRoutes(app: FastifyInstance, deps: RotationRoutesDeps): void {
+export async function rotationRoutes(api: FastifyInstance, deps: RotationRoutesDeps): Promise<void> {
   const statusUrl = (externalRef: string) => `${deps.publicUrl ?? ''}/v1/tenants/${encodeURIComponent(externalRef)}`;
 
-  void app.register(async (api) => {
-    api.post(
-      '/v1/tenants/:externalRef/adopt',
-      { config: { permission: 'tenants.lifecycle' }, schema: adoptDoc },
-      async (request, reply) => {
-        const externalRef = refOf(request.params);
-        const body = (request.body ?? {}) as Record<string, unknown>;
-        const handle = await startAdoption(
-          { client: deps.client, db: deps.pool },
-          { ...body, externalRef },
-          { taskQueue: deps.taskQueue, deployers: deps.deployers },
-        );
-        return accepted(reply, statusUrl(externalRef), {
-          externalRef,
-          action: 'adopt',
-          workflowId: handle.workflowId,
-          runId:
-            'firstExecutionRunId' in handle && typeof handle.firstExecutionRunId === 'string'
-              ? handle.firstExecutionRunId
-              : null,
-          started: true,
-          statusUrl: statusUrl(externalRef),
-        });
-      },
-    );
+  api.post(
+    '/tenants/:externalRef/adopt',
+    { config: { permission: 'tenants.lifecycle' }, schema: adoptDoc },
+    async (request, reply) => {
+      const externalRef = refOf(request.params);
+      const body = (request.body ?? {}) as Record<string, unknown>;
+      const handle = await startAdoption(
+        { client: deps.client, db: deps.pool },
+        { ...body, externalRef },
+        { taskQueue: deps.taskQueue, deployers: deps.deployers },
+      );
+      return accepted(reply, statusUrl(externalRef), {
+        externalRef,
+        action: 'adopt',
+        workflowId: handle.workflowId,
+        runId:
+          'firstExecutionRunId' in handle && typeof handle.firstExecutionRunId === 'string'
+            ? handle.firstExecutionRunId
+            : null,
+        started: true,
+        statusUrl: statusUrl(externalRef),
+      });
+    },
+  );
 
-    api.get(
-      '/v1/tenants/:externalRef/rotations/:slot',
-      { config: { permission: 'tenants.read' }, schema: rotationRunDoc },
-      async (request, reply) => {
-        const externalRef = refOf(request.params);
-        const slot = slotOf(request.params);
-        // A plain rotation and an adoption both run under rotate:<ref>:<slot>; null: none ever ran.
-        return sendData(reply, 200, { run: await describeRun(deps.client, rotationWorkflowId(externalRef, slot)) });
-      },
-    );
+  api.get(
+    '/tenants/:externalRef/rotations/:slot',
+    { config: { permission: 'tenants.read' }, schema: rotationRunDoc },
+    async (request, reply) => {
+      const externalRef = refOf(request.params);
+      const slot = slotOf(request.params);
+      // A plain rotation and an adoption both run under rotate:<ref>:<slot>; null: none ever ran.
+      return sendData(reply, 200, { run: await describeRun(deps.client, rotationWorkflowId(externalRef, slot)) });
+    },
+  );
 
-    api.post(
-      '/v1/tenants/:externalRef/rotations/:slot/:decision',
-      { config: { permission: 'runs.decide' }, schema: rotationDecisionDoc },
-      async (request, reply) => {
-        const { decision } = request.params as { decision: string };
-        const run = { kind: 'rotation', externalRef: refOf(request.params), slot: slotOf(request.params) } as const;
-        const decided = await decideForRun(deps.decisions, request, run, decision, request.body);
-        if (decision === 'cancel') {
-          const { workflowId, stage } = decided.data;
-          return sendData(reply, 200, { workflowId, stage });
-        }
-        return sendData(reply, 200, asBefore(decided));
-      },
-    );
+  api.post(
+    '/tenants/:externalRef/rotations/:slot/:decision',
+    { config: { permission: 'runs.decide' }, schema: rotationDecisionDoc },
+    async (request, reply) => {
+      const { decision } = request.params as { decision: string };
+      const run = { kind: 'rotation', externalRef: refOf(request.params), slot: slotOf(request.params) } as const;
+      const decided = await decideForRun(deps.decisions, request, run, decision, request.body);
+      if (decision === 'cancel') {
+        const { workflowId, stage } = decided.data;
+        return sendData(reply, 200, { workflowId, stage });
+      }
+      return sendData(reply, 200, asBefore(decided));
+    },
+  );
 
-    api.get(
-      '/v1/rotation-schedules',
-      { config: { permission: 'tenants.read' }, schema: listSchedulesDoc },
-      async (_request, reply) => sendData(reply, 200, await listRotationSchedules(deps.client)),
-    );
+  api.get(
+    '/rotation-schedules',
+    { config: { permission: 'tenants.read' }, schema: listSchedulesDoc },
+    async (_request, reply) => sendData(reply, 200, await listRotationSchedules(deps.client)),
+  );
 
-    api.post(
-      '/v1/rotation-schedules',
-      { config: { permission: 'fleet.manage' }, schema: scheduleDoc },
-      async (request, reply) => {
-        const { every, jitter, fleet, ...input } = (request.body ?? {}) as Record<string, unknown>;
-        const problems = [
-          ...(typeof every === 'string' && SCHEDULE_EVERY.test(every)
-            ? []
-            : ['every: must be a duration like 12h or 30d']),
-          ...(jitter === undefined || (typeof jitter === 'string' && SCHEDULE_EVERY.test(jitter))
-            ? []
-            : ['jitter: must be a duration like 6h']),
-          ...(fleet === undefined || typeof fleet === 'boolean' ? [] : ['fleet: must be true or false']),
-        ];
-        if (problems.length) throw invalidInput(new InvalidInputError(problems));
-        const times = { every: every as string, jitter: jitter as string | undefined };
-        if (fleet !== true && input.adopt !== undefined)
-          throw new InvalidInputError(['adopt: a schedule adopts for the fleet (fleet: true)']);
-        const parsed =
-          fleet === true ? parseInput(rotateFleetInputSchema, input) : parseInput(rotateTenantKeyInputSchema, input);
-        // Every run the schedule starts would fail on a deployer that cannot run: refuse the schedule.
-        assertDeployerReady(parsed, deps.deployers);
-        if (fleet === true)
-          return sendData(reply, 200, await scheduleFleetRotation(deps.client, input as never, times, deps.taskQueue));
-        return sendData(
-          reply,
-          200,
-          await scheduleTenantRotation(deps.client, input as never, times, deps.taskQueue, deps.pool),
-        );
-      },
-    );
+  api.post(
+    '/rotation-schedules',
+    { config: { permission: 'fleet.manage' }, schema: scheduleDoc },
+    async (request, reply) => {
+      const { every, jitter, fleet, ...input } = (request.body ?? {}) as Record<string, unknown>;
+      const problems = [
+        ...(typeof every === 'string' && SCHEDULE_EVERY.test(every)
+          ? []
+          : ['every: must be a duration like 12h or 30d']),
+        ...(jitter === undefined || (typeof jitter === 'string' && SCHEDULE_EVERY.test(jitter))
+          ? []
+          : ['jitter: must be a duration like 6h']),
+        ...(fleet === undefined || typeof fleet === 'boolean' ? [] : ['fleet: must be true or false']),
+      ];
+      if (problems.length) throw invalidInput(new InvalidInputError(problems));
+      const times = { every: every as string, jitter: jitter as string | undefined };
+      if (fleet !== true && input.adopt !== undefined)
+        throw new InvalidInputError(['adopt: a schedule adopts for the fleet (fleet: true)']);
+      const parsed =
+        fleet === true ? parseInput(rotateFleetInputSchema, input) : parseInput(rotateTenantKeyInputSchema, input);
+      // Every run the schedule starts would fail on a deployer that cannot run: refuse the schedule.
+      assertDeployerReady(parsed, deps.deployers);
+      if (fleet === true)
+        return sendData(reply, 200, await scheduleFleetRotation(deps.client, input as never, times, deps.taskQueue));
+      return sendData(
+        reply,
+        200,
+        await scheduleTenantRotation(deps.client, input as never, times, deps.taskQueue, deps.pool),
+      );
+    },
+  );
 
-    api.post(
-      '/v1/rotation-schedules/:scheduleId/:command',
-      { config: { permission: 'fleet.manage' }, schema: scheduleCommandDoc },
-      async (request, reply) => {
-        const { scheduleId } = request.params as { scheduleId: string };
-        const command = pathCommand(request.params, SCHEDULE_COMMANDS);
-        // Only rotation schedules: the drift and top-up schedules have their own routes.
-        if (!/^rotation(-fleet)?:/.test(scheduleId))
-          throw new GatewayError(404, GatewayErrorCode.SCHEDULE_NOT_FOUND, `No rotation schedule ${scheduleId}.`);
-        await controlSchedule(deps.client, scheduleId, command, `${command} by ${callerOf(request).name}`);
-        return sendData(reply, 200, { scheduleId, command });
-      },
-    );
-  });
+  api.post(
+    '/rotation-schedules/:scheduleId/:command',
+    { config: { permission: 'fleet.manage' }, schema: scheduleCommandDoc },
+    async (request, reply) => {
+      const { scheduleId } = request.params as { scheduleId: string };
+      const command = pathCommand(request.params, SCHEDULE_COMMANDS);
+      // Only rotation schedules: the drift and top-up schedules have their own routes.
+      if (!/^rotation(-fleet)?:/.test(scheduleId))
+        throw new GatewayError(404, GatewayErrorCode.SCHEDULE_NOT_FOUND, `No rotation schedule ${scheduleId}.`);
+      await controlSchedule(deps.client, scheduleId, command, `${command} by ${callerOf(request).name}`);
+      return sendData(reply, 200, { scheduleId, command });
+    },
+  );
 }
 
 function slotOf(params: unknown): string {

@@ -23,60 +23,52 @@ import { anyObject, doc, fromZod } from '../http/api-docs.js';
  */
 const SCHEDULE_COMMANDS = ['run-now', 'delete'] as const;
 
-export function registerFundingFleetRoutes(
-  app: FastifyInstance,
+export async function fundingFleetRoutes(
+  api: FastifyInstance,
   deps: { pool: Pool; client: Client; taskQueue: string },
-): void {
-  void app.register(async (api) => {
-    api.get(
-      '/v1/funding/parent',
-      { config: { permission: 'tenants.read' }, schema: parentDoc },
-      async (_request, reply) => sendData(reply, 200, await showParentFunding(deps.pool)),
-    );
+): Promise<void> {
+  api.get('/funding/parent', { config: { permission: 'tenants.read' }, schema: parentDoc }, async (_request, reply) =>
+    sendData(reply, 200, await showParentFunding(deps.pool)),
+  );
 
-    api.put(
-      '/v1/funding/parent/cap',
-      { config: { permission: 'fleet.manage' }, schema: capDoc },
-      async (request, reply) => {
-        const fields = bodyOf(request.body);
-        const body = { ...fields, updatedBy: actorOf(request, fields['updatedBy'], 'updatedBy') };
-        return sendData(reply, 200, await setParentCap(deps.pool, body));
-      },
-    );
-
-    api.get(
-      '/v1/funding/schedule',
-      { config: { permission: 'tenants.read' }, schema: showScheduleDoc },
-      async (_request, reply) =>
-        sendData(reply, 200, await scheduleCall(() => controlAutoTopUpSchedule(deps.client, 'describe'))),
-    );
-
-    api.post(
-      '/v1/funding/schedule',
-      { config: { permission: 'fleet.manage' }, schema: scheduleDoc },
-      async (request, reply) => {
-        const { every, ...input } = bodyOf(request.body);
-        // Named, not defaulted: an empty body makes nothing.
-        if (typeof every !== 'string' || !SCHEDULE_EVERY.test(every))
-          throw invalidInput(new InvalidInputError(['every: must be a duration like 15m or 1h']));
-        return sendData(
-          reply,
-          200,
-          await scheduleAutoTopUp(deps.client, input as AutoTopUpSweepInput, every, deps.taskQueue),
-        );
-      },
-    );
-
-    api.post(
-      '/v1/funding/schedule/:command',
-      { config: { permission: 'fleet.manage' }, schema: scheduleCommandDoc },
-      async (request, reply) => {
-        const command = pathCommand(request.params, SCHEDULE_COMMANDS);
-        await scheduleCall(() => controlAutoTopUpSchedule(deps.client, command));
-        return sendData(reply, 200, { command });
-      },
-    );
+  api.put('/funding/parent/cap', { config: { permission: 'fleet.manage' }, schema: capDoc }, async (request, reply) => {
+    const fields = bodyOf(request.body);
+    const body = { ...fields, updatedBy: actorOf(request, fields['updatedBy'], 'updatedBy') };
+    return sendData(reply, 200, await setParentCap(deps.pool, body));
   });
+
+  api.get(
+    '/funding/schedule',
+    { config: { permission: 'tenants.read' }, schema: showScheduleDoc },
+    async (_request, reply) =>
+      sendData(reply, 200, await scheduleCall(() => controlAutoTopUpSchedule(deps.client, 'describe'))),
+  );
+
+  api.post(
+    '/funding/schedule',
+    { config: { permission: 'fleet.manage' }, schema: scheduleDoc },
+    async (request, reply) => {
+      const { every, ...input } = bodyOf(request.body);
+      // Named, not defaulted: an empty body makes nothing.
+      if (typeof every !== 'string' || !SCHEDULE_EVERY.test(every))
+        throw invalidInput(new InvalidInputError(['every: must be a duration like 15m or 1h']));
+      return sendData(
+        reply,
+        200,
+        await scheduleAutoTopUp(deps.client, input as AutoTopUpSweepInput, every, deps.taskQueue),
+      );
+    },
+  );
+
+  api.post(
+    '/funding/schedule/:command',
+    { config: { permission: 'fleet.manage' }, schema: scheduleCommandDoc },
+    async (request, reply) => {
+      const command = pathCommand(request.params, SCHEDULE_COMMANDS);
+      await scheduleCall(() => controlAutoTopUpSchedule(deps.client, command));
+      return sendData(reply, 200, { command });
+    },
+  );
 }
 
 async function scheduleCall<T>(work: () => Promise<T>): Promise<T> {

@@ -11,46 +11,44 @@ import { refOf } from '../http/request-input.js';
  * A tenant's auto top-up policy for signup backends: `PUT` (the whole policy: below, to, maxPerDay,
  * optional maxPerMonth, micro-USD strings), `GET` (with what its caps hold today), `DELETE`.
  */
-export function registerFundingRoutes(
-  app: FastifyInstance,
+export async function fundingRoutes(
+  api: FastifyInstance,
   deps: { pool: Pool; maxTransferMicroUsd?: string | undefined },
-): void {
-  void app.register(async (api) => {
-    api.put(
-      '/v1/tenants/:externalRef/funding-policy',
-      { config: { permission: 'funds.policy' }, schema: setPolicyDoc },
-      async (request, reply) => {
-        const externalRef = refOf(request.params);
-        const fields = (request.body ?? {}) as Record<string, unknown>;
-        const body = { ...fields, updatedBy: actorOf(request, fields['updatedBy'], 'updatedBy') };
-        return sendData(
-          reply,
-          200,
-          await setFundingPolicy(deps.pool, externalRef, body, { maxTransferMicroUsd: deps.maxTransferMicroUsd }),
-        );
-      },
-    );
-    api.get(
-      '/v1/tenants/:externalRef/funding-policy',
-      { config: { permission: 'tenants.read' }, schema: showPolicyDoc },
-      async (request, reply) => {
-        const externalRef = refOf(request.params);
-        return sendData(reply, 200, await showFundingPolicy(deps.pool, externalRef));
-      },
-    );
-    api.delete(
-      '/v1/tenants/:externalRef/funding-policy',
-      { config: { permission: 'funds.policy' }, schema: clearPolicyDoc },
-      async (request, reply) => {
-        const externalRef = refOf(request.params);
-        return sendData(
-          reply,
-          200,
-          await clearFundingPolicy(deps.pool, externalRef, actorOf(request, undefined, 'updatedBy')),
-        );
-      },
-    );
-  });
+): Promise<void> {
+  api.put(
+    '/tenants/:externalRef/funding-policy',
+    { config: { permission: 'funds.policy' }, schema: setPolicyDoc },
+    async (request, reply) => {
+      const externalRef = refOf(request.params);
+      const fields = (request.body ?? {}) as Record<string, unknown>;
+      const body = { ...fields, updatedBy: actorOf(request, fields['updatedBy'], 'updatedBy') };
+      return sendData(
+        reply,
+        200,
+        await setFundingPolicy(deps.pool, externalRef, body, { maxTransferMicroUsd: deps.maxTransferMicroUsd }),
+      );
+    },
+  );
+  api.get(
+    '/tenants/:externalRef/funding-policy',
+    { config: { permission: 'tenants.read' }, schema: showPolicyDoc },
+    async (request, reply) => {
+      const externalRef = refOf(request.params);
+      return sendData(reply, 200, await showFundingPolicy(deps.pool, externalRef));
+    },
+  );
+  api.delete(
+    '/tenants/:externalRef/funding-policy',
+    { config: { permission: 'funds.policy' }, schema: clearPolicyDoc },
+    async (request, reply) => {
+      const externalRef = refOf(request.params);
+      return sendData(
+        reply,
+        200,
+        await clearFundingPolicy(deps.pool, externalRef, actorOf(request, undefined, 'updatedBy')),
+      );
+    },
+  );
 }
 
 const unknownTenant = 'Unknown tenant (TENANT_NOT_FOUND).';

@@ -46,93 +46,91 @@ export interface TransferRoutesDeps {
   maxTransferMicroUsd?: string | undefined;
 }
 
-export function registerTransferRoutes(app: FastifyInstance, deps: TransferRoutesDeps): void {
+export async function transferRoutes(api: FastifyInstance, deps: TransferRoutesDeps): Promise<void> {
   const transferUrl = (externalRef: string, key: string) =>
     `${deps.publicUrl ?? ''}/v1/tenants/${encodeURIComponent(externalRef)}/transfers/${encodeURIComponent(key)}`;
 
-  void app.register(async (api) => {
-    api.post(
-      '/v1/tenants/:externalRef/transfers',
-      { config: { permission: 'funds.transfer' }, schema: topUpDoc },
-      async (request, reply) => {
-        const externalRef = refOf(request.params);
-        const { key, body } = validatedRequest(request.headers['idempotency-key'], request.body);
-        const input = {
-          externalRef,
-          idempotencyKey: key,
-          amountMicroUsd: body.amountMicroUsd,
-          requestedBy: actorOf(request, body.requestedBy, 'requestedBy'),
-          ...(body.reason ? { reason: body.reason } : {}),
-        };
-        const location = transferUrl(externalRef, key);
-        try {
-          const limit = { maxTransferMicroUsd: deps.maxTransferMicroUsd };
-          const recorded = await precheckTopUp(deps.pool, input, limit);
-          if (recorded) return answerRecorded(reply, recorded, key);
-          const handle = await startTopUp(deps.client, input, { taskQueue: deps.taskQueue, ...limit });
-          if (handle.started)
-            return accepted(reply, location, {
-              externalRef,
-              idempotencyKey: key,
-              workflowId: handle.workflowId,
-              started: true,
-              statusUrl: location,
-            });
-          // Joined a run of this key: it wrote its intent since we looked, or is about to.
-          const now = await findRecordedTopUp(deps.pool, input);
-          if (now) return answerRecorded(reply, now, key);
-          throw inProgress(key, 1);
-        } catch (error) {
-          if (error instanceof TenantNotFoundError) throw tenantNotFound();
-          if (error instanceof IdempotencyKeyReusedError) throw keyReused(key);
-          if (error instanceof TenantRefusedError) throw tenantRefused(error);
-          if (error instanceof TopUpNotAllowedError)
-            throw new GatewayError(409, GatewayErrorCode[error.code], `${error.message}.`);
-          if (error instanceof InvalidInputError) throw invalidInput(error);
-          throw error;
-        }
-      },
-    );
+  api.post(
+    '/tenants/:externalRef/transfers',
+    { config: { permission: 'funds.transfer' }, schema: topUpDoc },
+    async (request, reply) => {
+      const externalRef = refOf(request.params);
+      const { key, body } = validatedRequest(request.headers['idempotency-key'], request.body);
+      const input = {
+        externalRef,
+        idempotencyKey: key,
+        amountMicroUsd: body.amountMicroUsd,
+        requestedBy: actorOf(request, body.requestedBy, 'requestedBy'),
+        ...(body.reason ? { reason: body.reason } : {}),
+      };
+      const location = transferUrl(externalRef, key);
+      try {
+        const limit = { maxTransferMicroUsd: deps.maxTransferMicroUsd };
+        const recorded = await precheckTopUp(deps.pool, input, limit);
+        if (recorded) return answerRecorded(reply, recorded, key);
+        const handle = await startTopUp(deps.client, input, { taskQueue: deps.taskQueue, ...limit });
+        if (handle.started)
+          return accepted(reply, location, {
+            externalRef,
+            idempotencyKey: key,
+            workflowId: handle.workflowId,
+            started: true,
+            statusUrl: location,
+          });
+        // Joined a run of this key: it wrote its intent since we looked, or is about to.
+        const now = await findRecordedTopUp(deps.pool, input);
+        if (now) return answerRecorded(reply, now, key);
+        throw inProgress(key, 1);
+      } catch (error) {
+        if (error instanceof TenantNotFoundError) throw tenantNotFound();
+        if (error instanceof IdempotencyKeyReusedError) throw keyReused(key);
+        if (error instanceof TenantRefusedError) throw tenantRefused(error);
+        if (error instanceof TopUpNotAllowedError)
+          throw new GatewayError(409, GatewayErrorCode[error.code], `${error.message}.`);
+        if (error instanceof InvalidInputError) throw invalidInput(error);
+        throw error;
+      }
+    },
+  );
 
-    api.get(
-      '/v1/tenants/:externalRef/transfers',
-      { config: { permission: 'tenants.read' }, schema: ledgerDoc },
-      async (request, reply) => {
-        const externalRef = refOf(request.params);
-        return sendData(reply, 200, await getTransferLedger(deps.pool, externalRef));
-      },
-    );
+  api.get(
+    '/tenants/:externalRef/transfers',
+    { config: { permission: 'tenants.read' }, schema: ledgerDoc },
+    async (request, reply) => {
+      const externalRef = refOf(request.params);
+      return sendData(reply, 200, await getTransferLedger(deps.pool, externalRef));
+    },
+  );
 
-    // Where the top-up run of a key stands (its result once it ended): what `tenantctl fund --wait` polls.
-    api.get(
-      '/v1/tenants/:externalRef/transfers/:key/run',
-      { config: { permission: 'tenants.read' }, schema: runDoc },
-      async (request, reply) => {
-        const externalRef = refOf(request.params);
-        const key = pathKeyOf((request.params as { key?: unknown }).key);
-        await requireTenant(deps.pool, externalRef);
-        const run = await describeRun(deps.client, topUpWorkflowId(externalRef, key));
-        return sendData(reply, 200, { externalRef, idempotencyKey: key, run });
-      },
-    );
+  // Where the top-up run of a key stands (its result once it ended): what `tenantctl fund --wait` polls.
+  api.get(
+    '/tenants/:externalRef/transfers/:key/run',
+    { config: { permission: 'tenants.read' }, schema: runDoc },
+    async (request, reply) => {
+      const externalRef = refOf(request.params);
+      const key = pathKeyOf((request.params as { key?: unknown }).key);
+      await requireTenant(deps.pool, externalRef);
+      const run = await describeRun(deps.client, topUpWorkflowId(externalRef, key));
+      return sendData(reply, 200, { externalRef, idempotencyKey: key, run });
+    },
+  );
 
-    api.get(
-      '/v1/tenants/:externalRef/transfers/:key',
-      { config: { permission: 'tenants.read' }, schema: transferDoc },
-      async (request, reply) => {
-        const externalRef = refOf(request.params);
-        const key = pathKeyOf((request.params as { key?: unknown }).key);
-        const row = await findTransferIntentOf(deps.pool, externalRef, topUpPurpose(key));
-        if (!row)
-          throw new GatewayError(
-            404,
-            GatewayErrorCode.TRANSFER_NOT_FOUND,
-            'No top-up of this tenant under this idempotency key.',
-          );
-        return sendData(reply, 200, ledgerEntryOf(row));
-      },
-    );
-  });
+  api.get(
+    '/tenants/:externalRef/transfers/:key',
+    { config: { permission: 'tenants.read' }, schema: transferDoc },
+    async (request, reply) => {
+      const externalRef = refOf(request.params);
+      const key = pathKeyOf((request.params as { key?: unknown }).key);
+      const row = await findTransferIntentOf(deps.pool, externalRef, topUpPurpose(key));
+      if (!row)
+        throw new GatewayError(
+          404,
+          GatewayErrorCode.TRANSFER_NOT_FOUND,
+          'No top-up of this tenant under this idempotency key.',
+        );
+      return sendData(reply, 200, ledgerEntryOf(row));
+    },
+  );
 }
 
 /** The header and the body checked together: every problem named at once, nothing started. */

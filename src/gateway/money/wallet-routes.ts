@@ -12,34 +12,32 @@ import { refOf } from '../http/request-input.js';
  * `tenants.read`. The platform is asked with the parent key this gateway holds (read-only); a caller
  * never needs it.
  */
-export function registerWalletRoutes(
-  app: FastifyInstance,
+export async function walletRoutes(
+  api: FastifyInstance,
   deps: { pool: Pool; platform: PlatformClient | undefined },
-): void {
-  void app.register(async (api) => {
-    api.get(
-      '/v1/tenants/:externalRef/wallet',
-      { config: { permission: 'tenants.read' }, schema: walletDoc },
-      async (request, reply) => {
-        const externalRef = refOf(request.params);
-        const tenant = await findTenantRecord(deps.pool, externalRef);
-        if (!tenant) throw tenantNotFound();
-        if (!tenant.subaccountId)
-          throw new GatewayError(
-            409,
-            GatewayErrorCode.TENANT_NOT_PROVISIONED,
-            `Tenant ${externalRef} has no sub-account yet: there is no wallet to read.`,
-          );
-        if (!deps.platform)
-          throw new GatewayError(
-            503,
-            GatewayErrorCode.PLATFORM_NOT_CONFIGURED,
-            'This gateway has no PLATFORM_BASE_URL / parent key to read the wallet with.',
-          );
-        return sendData(reply, 200, await compareWallet({ pool: deps.pool, platform: deps.platform }, externalRef));
-      },
-    );
-  });
+): Promise<void> {
+  api.get(
+    '/tenants/:externalRef/wallet',
+    { config: { permission: 'tenants.read' }, schema: walletDoc },
+    async (request, reply) => {
+      const externalRef = refOf(request.params);
+      const tenant = await findTenantRecord(deps.pool, externalRef);
+      if (!tenant) throw tenantNotFound();
+      if (!tenant.subaccountId)
+        throw new GatewayError(
+          409,
+          GatewayErrorCode.TENANT_NOT_PROVISIONED,
+          `Tenant ${externalRef} has no sub-account yet: there is no wallet to read.`,
+        );
+      if (!deps.platform)
+        throw new GatewayError(
+          503,
+          GatewayErrorCode.PLATFORM_NOT_CONFIGURED,
+          'This gateway has no PLATFORM_BASE_URL / parent key to read the wallet with.',
+        );
+      return sendData(reply, 200, await compareWallet({ pool: deps.pool, platform: deps.platform }, externalRef));
+    },
+  );
 }
 
 const walletDoc = doc({

@@ -18,14 +18,18 @@ export interface HealthRoutesDeps {
   client: Client;
   metrics: GatewayMetrics;
   readyTimeoutMs?: number;
+  /** true: `/healthz` alone (the main listener when /readyz and /metrics have their own ops listener). */
+  livenessOnly?: boolean;
 }
 
-export function registerHealthRoutes(app: FastifyInstance, deps: HealthRoutesDeps): void {
+/** The ops area: registered by the gateway app and, alone, by the ops listener (GATEWAY_OPS_PORT). */
+export async function opsRoutes(app: FastifyInstance, deps: HealthRoutesDeps): Promise<void> {
   const timeoutMs = deps.readyTimeoutMs ?? 2_000;
-  // Also on the ops listener (GATEWAY_OPS_PORT), its own Fastify instance: the schemas describe, never filter.
+  // Also on the ops listener, its own Fastify instance: the schemas describe, never filter.
   describeOnly(app);
 
-  registerLiveness(app);
+  app.get('/healthz', { config: { permission: PUBLIC }, schema: healthzDoc }, async () => ({ status: 'ok' }));
+  if (deps.livenessOnly === true) return;
 
   app.get('/readyz', { config: { permission: PUBLIC }, schema: readyzDoc }, async (_request, reply) => {
     const [postgres, temporal] = await Promise.all([
@@ -54,11 +58,6 @@ export function registerHealthRoutes(app: FastifyInstance, deps: HealthRoutesDep
       .type('text/plain; version=0.0.4; charset=utf-8')
       .send(deps.metrics.render([...extra, ...drift, ...events]));
   });
-}
-
-/** `/healthz` alone (the main listener when /readyz and /metrics have their own ops listener). */
-export function registerLiveness(app: FastifyInstance): void {
-  app.get('/healthz', { config: { permission: PUBLIC }, schema: healthzDoc }, async () => ({ status: 'ok' }));
 }
 
 const healthzDoc = doc({

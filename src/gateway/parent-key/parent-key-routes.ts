@@ -50,113 +50,92 @@ export interface ParentKeyRoutesDeps {
   decisions: RunDecisionDeps;
 }
 
-export function registerParentKeyRoutes(app: FastifyInstance, deps: ParentKeyRoutesDeps): void {
-  void app.register(async (api) => {
-    api.get('/v1/parent-key', { config: { permission: 'tenants.read' }, schema: showDoc }, async (_request, reply) =>
-      sendData(reply, 200, await showParentKeys(deps.pool, undefined, deps.client)),
-    );
+export async function parentKeyRoutes(api: FastifyInstance, deps: ParentKeyRoutesDeps): Promise<void> {
+  api.get('', { config: { permission: 'tenants.read' }, schema: showDoc }, async (_request, reply) =>
+    sendData(reply, 200, await showParentKeys(deps.pool, undefined, deps.client)),
+  );
 
-    const platformOf = () => {
-      if (!deps.platform)
-        throw new GatewayError(
-          503,
-          GatewayErrorCode.PLATFORM_NOT_CONFIGURED,
-          'This gateway has no PLATFORM_BASE_URL / parent key to list the platform keys with.',
-        );
-      return deps.platform;
-    };
-    const recordOf = (value: unknown): string | undefined => {
-      if (value === undefined) return undefined;
-      if (typeof value !== 'string' || !/^[1-9][0-9]{0,18}$/.test(value))
-        throw badField('record', 'must be the id of one of our parent key records (parent-key show), digits');
-      return value;
-    };
+  const platformOf = () => {
+    if (!deps.platform)
+      throw new GatewayError(
+        503,
+        GatewayErrorCode.PLATFORM_NOT_CONFIGURED,
+        'This gateway has no PLATFORM_BASE_URL / parent key to list the platform keys with.',
+      );
+    return deps.platform;
+  };
+  const recordOf = (value: unknown): string | undefined => {
+    if (value === undefined) return undefined;
+    if (typeof value !== 'string' || !/^[1-9][0-9]{0,18}$/.test(value))
+      throw badField('record', 'must be the id of one of our parent key records (parent-key show), digits');
+    return value;
+  };
 
-    api.get(
-      '/v1/parent-key/platform-keys',
-      { config: { permission: 'parent.key' }, schema: platformKeysDoc },
-      async (request, reply) => {
-        const { record, ...rest } = (request.query ?? {}) as Record<string, unknown>;
-        refuseUnknown(rest);
-        const rowId = recordOf(record);
-        const view = await listParentPlatformKeys(
-          { pool: deps.pool, platform: platformOf(), client: deps.client },
-          rowId ? { rowId } : {},
-        );
-        return sendData(reply, 200, view);
+  api.get(
+    '/platform-keys',
+    { config: { permission: 'parent.key' }, schema: platformKeysDoc },
+    async (request, reply) => {
+      const { record, ...rest } = (request.query ?? {}) as Record<string, unknown>;
+      refuseUnknown(rest);
+      const rowId = recordOf(record);
+      const view = await listParentPlatformKeys(
+        { pool: deps.pool, platform: platformOf(), client: deps.client },
+        rowId ? { rowId } : {},
+      );
+      return sendData(reply, 200, view);
+    },
+  );
+
+  api.post('/identify', { config: { permission: 'parent.key' }, schema: identifyDoc }, async (request, reply) => {
+    const { keyId, record, reason, force, operator, ...rest } = bodyOf(request.body);
+    refuseUnknown(rest);
+    checkPlatformKeyId(keyId);
+    if (force !== undefined && typeof force !== 'boolean') throw badField('force', 'must be true or false');
+    const rowId = recordOf(record);
+    const by = checkDecisionBy({ operator: actorOf(request, operator, 'operator'), reason });
+    if (!by.ok) throw invalidInput(new InvalidInputError(by.problems));
+    const named = await identifyParentKey(
+      { pool: deps.pool, platform: platformOf(), client: deps.client },
+      {
+        keyId: keyId as string,
+        ...(rowId ? { rowId } : {}),
+        operator: by.value.operator,
+        reason: by.value.reason,
+        force: force === true,
       },
     );
+    return sendData(reply, 200, named);
+  });
 
-    api.post(
-      '/v1/parent-key/identify',
-      { config: { permission: 'parent.key' }, schema: identifyDoc },
-      async (request, reply) => {
-        const { keyId, record, reason, force, operator, ...rest } = bodyOf(request.body);
-        refuseUnknown(rest);
-        checkPlatformKeyId(keyId);
-        if (force !== undefined && typeof force !== 'boolean') throw badField('force', 'must be true or false');
-        const rowId = recordOf(record);
-        const by = checkDecisionBy({ operator: actorOf(request, operator, 'operator'), reason });
-        if (!by.ok) throw invalidInput(new InvalidInputError(by.problems));
-        const named = await identifyParentKey(
-          { pool: deps.pool, platform: platformOf(), client: deps.client },
-          {
-            keyId: keyId as string,
-            ...(rowId ? { rowId } : {}),
-            operator: by.value.operator,
-            reason: by.value.reason,
-            force: force === true,
-          },
-        );
-        return sendData(reply, 200, named);
-      },
-    );
+  api.get('/rotation', { config: { permission: 'tenants.read' }, schema: rotationRunDoc }, async (_request, reply) =>
+    sendData(reply, 200, { run: await describeRun(deps.client, PARENT_KEY_ROTATION_WORKFLOW_ID) }),
+  );
 
-    api.get(
-      '/v1/parent-key/rotation',
-      { config: { permission: 'tenants.read' }, schema: rotationRunDoc },
-      async (_request, reply) =>
-        sendData(reply, 200, { run: await describeRun(deps.client, PARENT_KEY_ROTATION_WORKFLOW_ID) }),
-    );
+  api.post('/rotate', { config: { permission: 'parent.key' }, schema: rotateDoc }, async (request, reply) => {
+    const body = bodyOf(request.body);
+    const operator = actorOf(request, body['operator'], 'operator');
+    // Said every time: an emergency rotation skips the quiet gate, and an empty body starts nothing.
+    if (typeof body['emergency'] !== 'boolean')
+      throw badField('emergency', 'is required: true after a leak (no quiet gate), else false');
+    const handle = await startParentKeyRotation(deps.client, { ...body, operator }, { taskQueue: deps.taskQueue });
+    return sendData(reply, 202, { workflowId: handle.workflowId, started: handle.started });
+  });
 
-    api.post(
-      '/v1/parent-key/rotate',
-      { config: { permission: 'parent.key' }, schema: rotateDoc },
-      async (request, reply) => {
-        const body = bodyOf(request.body);
-        const operator = actorOf(request, body['operator'], 'operator');
-        // Said every time: an emergency rotation skips the quiet gate, and an empty body starts nothing.
-        if (typeof body['emergency'] !== 'boolean')
-          throw badField('emergency', 'is required: true after a leak (no quiet gate), else false');
-        const handle = await startParentKeyRotation(deps.client, { ...body, operator }, { taskQueue: deps.taskQueue });
-        return sendData(reply, 202, { workflowId: handle.workflowId, started: handle.started });
-      },
-    );
+  api.post('/schedule', { config: { permission: 'parent.key' }, schema: scheduleDoc }, async (request, reply) => {
+    const { operator, every, ...rest } = bodyOf(request.body);
+    actorOf(request, operator, 'operator');
+    refuseUnknown(rest);
+    if (typeof every !== 'string') throw badField('every', 'is required: a duration like 30d');
+    return sendData(reply, 200, await scheduleParentKeyRotation(deps.client, {}, every, deps.taskQueue));
+  });
 
-    api.post(
-      '/v1/parent-key/schedule',
-      { config: { permission: 'parent.key' }, schema: scheduleDoc },
-      async (request, reply) => {
-        const { operator, every, ...rest } = bodyOf(request.body);
-        actorOf(request, operator, 'operator');
-        refuseUnknown(rest);
-        if (typeof every !== 'string') throw badField('every', 'is required: a duration like 30d');
-        return sendData(reply, 200, await scheduleParentKeyRotation(deps.client, {}, every, deps.taskQueue));
-      },
-    );
-
-    api.post(
-      '/v1/parent-key/decision',
-      { config: { permission: 'parent.key' }, schema: decisionDoc },
-      async (request, reply) => {
-        const { decision, ...body } = bodyOf(request.body, ['decision', 'operator', 'reason']);
-        if (typeof decision !== 'string' || !Object.hasOwn(PARENT_KEY_DECISIONS, decision))
-          throw badField('decision', `must be one of ${Object.keys(PARENT_KEY_DECISIONS).join(', ')}`);
-        const run = { kind: 'parent-key-rotation' } as const;
-        const decided = await decideForRun(deps.decisions, request, run, decision, body);
-        return sendData(reply, 200, decided.data);
-      },
-    );
+  api.post('/decision', { config: { permission: 'parent.key' }, schema: decisionDoc }, async (request, reply) => {
+    const { decision, ...body } = bodyOf(request.body, ['decision', 'operator', 'reason']);
+    if (typeof decision !== 'string' || !Object.hasOwn(PARENT_KEY_DECISIONS, decision))
+      throw badField('decision', `must be one of ${Object.keys(PARENT_KEY_DECISIONS).join(', ')}`);
+    const run = { kind: 'parent-key-rotation' } as const;
+    const decided = await decideForRun(deps.decisions, request, run, decision, body);
+    return sendData(reply, 200, decided.data);
   });
 }
 

@@ -40,8 +40,8 @@ const PREVIEW_FIELDS = ['version', 'from', 'after', 'limit'] as const;
 const ASSIGN_FIELDS = ['plan', 'reason', 'options'] as const;
 const ROLLOUT_DECISIONS = ['pause', 'resume'] as const;
 
-export function registerPlanRoutes(
-  app: FastifyInstance,
+export async function planRoutes(
+  api: FastifyInstance,
   deps: {
     pool: Pool;
     client: Client;
@@ -51,125 +51,123 @@ export function registerPlanRoutes(
     tenantKeyLimit?: number | undefined;
     decisions: RunDecisionDeps;
   },
-): void {
-  void app.register(async (api) => {
-    const writeOptions = (request: Parameters<typeof callerOf>[0]) => ({
-      actor: callerOf(request).name,
-      maxTransferMicroUsd: deps.maxTransferMicroUsd,
-      tenantKeyLimit: deps.tenantKeyLimit,
-    });
-
-    api.post('/v1/plans', { config: { permission: 'plans.manage' }, schema: createDoc }, async (request, reply) =>
-      sendData(reply, 201, await createPlan(deps.pool, request.body ?? {}, writeOptions(request))),
-    );
-    api.get('/v1/plans', { config: { permission: 'tenants.read' }, schema: listDoc }, async (_request, reply) =>
-      sendData(reply, 200, await listPlans(deps.pool)),
-    );
-    api.get('/v1/plans/:name', { config: { permission: 'tenants.read' }, schema: showDoc }, async (request, reply) => {
-      const { name } = request.params as { name: string };
-      const { version } = request.query as { version?: string };
-      return sendData(reply, 200, await showPlan(deps.pool, name, version));
-    });
-    api.post(
-      '/v1/plans/:name/versions',
-      { config: { permission: 'plans.manage' }, schema: updateDoc },
-      async (request, reply) => {
-        const { name } = request.params as { name: string };
-        return sendData(reply, 201, await updatePlan(deps.pool, name, request.body ?? {}, writeOptions(request)));
-      },
-    );
-
-    api.get(
-      '/v1/plans/:name/rollout-preview',
-      { config: { permission: 'tenants.read' }, schema: previewDoc },
-      async (request, reply) => {
-        const { name } = request.params as { name: string };
-        const { version, from, after, limit } = bodyOf(request.query, PREVIEW_FIELDS);
-        return sendData(
-          reply,
-          200,
-          await previewPlanRollout(
-            deps.pool,
-            {
-              plan: name,
-              ...(version === undefined ? {} : { version }),
-              ...(from === undefined ? {} : { from }),
-              ...(after === undefined ? {} : { after }),
-              ...(limit === undefined ? {} : { limit }),
-            },
-            { tenantKeyLimit: deps.tenantKeyLimit },
-          ),
-        );
-      },
-    );
-
-    api.post(
-      '/v1/plans/:name/rollouts',
-      { config: { permission: 'plans.manage' }, schema: startRolloutDoc },
-      async (request, reply) => {
-        const { name } = request.params as { name: string };
-        const body = bodyOf(request.body, ROLLOUT_START_FIELDS);
-        const started = await startPlanRollout(
-          deps.client,
-          deps.pool,
-          { ...body, plan: name },
-          { actor: callerOf(request).name, taskQueue: deps.taskQueue, tenantKeyLimit: deps.tenantKeyLimit },
-        );
-        return accepted(reply, rolloutUrl(started.plan), { ...started, statusUrl: rolloutUrl(started.plan) });
-      },
-    );
-
-    api.get(
-      '/v1/plans/:name/rollouts/:version',
-      { config: { permission: 'tenants.read' }, schema: rolloutDoc },
-      async (request, reply) => sendData(reply, 200, await rolloutView(deps.client, rolloutOf(request.params))),
-    );
-
-    api.post(
-      '/v1/plans/:name/rollouts/:version/:decision',
-      { config: { permission: 'plans.manage' }, schema: rolloutDecisionDoc },
-      async (request, reply) => {
-        const { decision } = request.params as { decision: string };
-        const plan = rolloutOf(request.params);
-        const decided = await decideForRun(
-          deps.decisions,
-          request,
-          { kind: 'plan-rollout', plan },
-          decision,
-          request.body,
-        );
-        const { workflowId: _id, decision: _name, ...answered } = decided.data;
-        return sendData(reply, 200, { plan, decision, ...answered });
-      },
-    );
-
-    api.post(
-      '/v1/tenants/:externalRef/plan',
-      { config: { permission: 'plans.manage' }, schema: assignDoc },
-      async (request, reply) => {
-        const externalRef = refOf(request.params);
-        const body = bodyOf(request.body, ASSIGN_FIELDS);
-        const started = await assignPlan(
-          deps.client,
-          deps.pool,
-          { ...body, externalRef, plan: body['plan'] },
-          { actor: callerOf(request).name, taskQueue: deps.taskQueue, tenantKeyLimit: deps.tenantKeyLimit },
-        );
-        const statusUrl = `/v1/tenants/${encodeURIComponent(externalRef)}/plan`;
-        return accepted(reply, statusUrl, { externalRef, ...started, statusUrl });
-      },
-    );
-
-    api.get(
-      '/v1/tenants/:externalRef/plan',
-      { config: { permission: 'tenants.read' }, schema: convergenceDoc },
-      async (request, reply) => {
-        const externalRef = refOf(request.params);
-        if (!(await findTenantRecord(deps.pool, externalRef))) throw tenantNotFound();
-        return sendData(reply, 200, await convergenceView(deps.client, externalRef));
-      },
-    );
+): Promise<void> {
+  const writeOptions = (request: Parameters<typeof callerOf>[0]) => ({
+    actor: callerOf(request).name,
+    maxTransferMicroUsd: deps.maxTransferMicroUsd,
+    tenantKeyLimit: deps.tenantKeyLimit,
   });
+
+  api.post('/plans', { config: { permission: 'plans.manage' }, schema: createDoc }, async (request, reply) =>
+    sendData(reply, 201, await createPlan(deps.pool, request.body ?? {}, writeOptions(request))),
+  );
+  api.get('/plans', { config: { permission: 'tenants.read' }, schema: listDoc }, async (_request, reply) =>
+    sendData(reply, 200, await listPlans(deps.pool)),
+  );
+  api.get('/plans/:name', { config: { permission: 'tenants.read' }, schema: showDoc }, async (request, reply) => {
+    const { name } = request.params as { name: string };
+    const { version } = request.query as { version?: string };
+    return sendData(reply, 200, await showPlan(deps.pool, name, version));
+  });
+  api.post(
+    '/plans/:name/versions',
+    { config: { permission: 'plans.manage' }, schema: updateDoc },
+    async (request, reply) => {
+      const { name } = request.params as { name: string };
+      return sendData(reply, 201, await updatePlan(deps.pool, name, request.body ?? {}, writeOptions(request)));
+    },
+  );
+
+  api.get(
+    '/plans/:name/rollout-preview',
+    { config: { permission: 'tenants.read' }, schema: previewDoc },
+    async (request, reply) => {
+      const { name } = request.params as { name: string };
+      const { version, from, after, limit } = bodyOf(request.query, PREVIEW_FIELDS);
+      return sendData(
+        reply,
+        200,
+        await previewPlanRollout(
+          deps.pool,
+          {
+            plan: name,
+            ...(version === undefined ? {} : { version }),
+            ...(from === undefined ? {} : { from }),
+            ...(after === undefined ? {} : { after }),
+            ...(limit === undefined ? {} : { limit }),
+          },
+          { tenantKeyLimit: deps.tenantKeyLimit },
+        ),
+      );
+    },
+  );
+
+  api.post(
+    '/plans/:name/rollouts',
+    { config: { permission: 'plans.manage' }, schema: startRolloutDoc },
+    async (request, reply) => {
+      const { name } = request.params as { name: string };
+      const body = bodyOf(request.body, ROLLOUT_START_FIELDS);
+      const started = await startPlanRollout(
+        deps.client,
+        deps.pool,
+        { ...body, plan: name },
+        { actor: callerOf(request).name, taskQueue: deps.taskQueue, tenantKeyLimit: deps.tenantKeyLimit },
+      );
+      return accepted(reply, rolloutUrl(started.plan), { ...started, statusUrl: rolloutUrl(started.plan) });
+    },
+  );
+
+  api.get(
+    '/plans/:name/rollouts/:version',
+    { config: { permission: 'tenants.read' }, schema: rolloutDoc },
+    async (request, reply) => sendData(reply, 200, await rolloutView(deps.client, rolloutOf(request.params))),
+  );
+
+  api.post(
+    '/plans/:name/rollouts/:version/:decision',
+    { config: { permission: 'plans.manage' }, schema: rolloutDecisionDoc },
+    async (request, reply) => {
+      const { decision } = request.params as { decision: string };
+      const plan = rolloutOf(request.params);
+      const decided = await decideForRun(
+        deps.decisions,
+        request,
+        { kind: 'plan-rollout', plan },
+        decision,
+        request.body,
+      );
+      const { workflowId: _id, decision: _name, ...answered } = decided.data;
+      return sendData(reply, 200, { plan, decision, ...answered });
+    },
+  );
+
+  api.post(
+    '/tenants/:externalRef/plan',
+    { config: { permission: 'plans.manage' }, schema: assignDoc },
+    async (request, reply) => {
+      const externalRef = refOf(request.params);
+      const body = bodyOf(request.body, ASSIGN_FIELDS);
+      const started = await assignPlan(
+        deps.client,
+        deps.pool,
+        { ...body, externalRef, plan: body['plan'] },
+        { actor: callerOf(request).name, taskQueue: deps.taskQueue, tenantKeyLimit: deps.tenantKeyLimit },
+      );
+      const statusUrl = `/v1/tenants/${encodeURIComponent(externalRef)}/plan`;
+      return accepted(reply, statusUrl, { externalRef, ...started, statusUrl });
+    },
+  );
+
+  api.get(
+    '/tenants/:externalRef/plan',
+    { config: { permission: 'tenants.read' }, schema: convergenceDoc },
+    async (request, reply) => {
+      const externalRef = refOf(request.params);
+      if (!(await findTenantRecord(deps.pool, externalRef))) throw tenantNotFound();
+      return sendData(reply, 200, await convergenceView(deps.client, externalRef));
+    },
+  );
 }
 
 const rolloutUrl = (plan: PlanRef) => `/v1/plans/${encodeURIComponent(plan.name)}/rollouts/${plan.version}`;

@@ -50,131 +50,125 @@ export interface TenantRoutesDeps {
 const ACTIONS = ['suspend', 'resume', 'close', 'rotate'] as const;
 type Action = (typeof ACTIONS)[number];
 
-export function registerTenantRoutes(app: FastifyInstance, deps: TenantRoutesDeps): void {
+export async function tenantRoutes(api: FastifyInstance, deps: TenantRoutesDeps): Promise<void> {
   const statusUrl = (externalRef: string) => `${deps.publicUrl ?? ''}/v1/tenants/${encodeURIComponent(externalRef)}`;
 
-  void app.register(async (api) => {
-    api.post(
-      '/v1/tenants',
-      { config: { permission: 'tenants.onboard' }, schema: onboardDoc },
-      async (request, reply) => {
-        const { dryRun } = request.query as { dryRun?: string };
-        if (dryRun !== undefined && dryRun !== 'true' && dryRun !== 'false')
-          throw new GatewayError(400, GatewayErrorCode.INVALID_INPUT, 'dryRun: must be true or false', {
-            fields: ['dryRun'],
-          });
-        if (dryRun === 'true') {
-          if (!deps.platform)
-            throw new GatewayError(
-              503,
-              GatewayErrorCode.PREFLIGHT_FAILED,
-              'This gateway has no PLATFORM_BASE_URL / PLATFORM_API_KEY to ask the platform with.',
-            );
-          const platform = deps.platform;
-          const report = await dryRunOnboarding({ pool: deps.pool, client: deps.client, platform }, request.body, {
-            maxTransferMicroUsd: deps.maxTransferMicroUsd,
-            tenantKeyLimit: deps.tenantKeyLimit,
-          });
-          return sendData(reply, report.ok ? 200 : 422, report);
-        }
-        const handle = await startOnboarding(deps.client, request.body, {
-          taskQueue: deps.taskQueue,
-          maxTransferMicroUsd: deps.maxTransferMicroUsd,
-          tenantKeyLimit: deps.tenantKeyLimit,
-          db: deps.pool,
-        });
-        const externalRef = (request.body as { externalRef: string }).externalRef;
-        return accepted(reply, statusUrl(externalRef), {
-          externalRef,
-          workflowId: handle.workflowId,
-          started: handle.started,
-          statusUrl: statusUrl(externalRef),
-        });
-      },
-    );
-
-    // Who the bearer is, as the server sees it (every role may ask): name and role.
-    api.get('/v1/whoami', { config: { permission: 'tenants.read' }, schema: whoamiDoc }, async (request, reply) =>
-      sendData(reply, 200, callerOf(request)),
-    );
-
-    api.get('/v1/tenants', { config: { permission: 'tenants.read' }, schema: listDoc }, async (request, reply) => {
-      const query = request.query as { limit?: string; after?: string; attention?: string };
-      const limit = query.limit === undefined ? 100 : Number(query.limit);
-      const problems: Array<[string, string]> = [];
-      if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
-        problems.push(['limit', 'limit: must be a whole number from 1 to 1000']);
-      const after = query.after === undefined ? undefined : externalRefSchema.safeParse(query.after);
-      if (after && !after.success) problems.push(['after', 'after: must be an external ref']);
-      if (query.attention !== undefined && query.attention !== 'true' && query.attention !== 'false')
-        problems.push(['attention', 'attention: must be true or false']);
-      if (problems.length > 0)
-        throw new GatewayError(400, GatewayErrorCode.INVALID_INPUT, problems.map(([, p]) => p).join('; '), {
-          fields: problems.map(([field]) => field),
-        });
-      const rows = await listTenantRows(
-        { pool: deps.pool, client: deps.client },
-        { limit, ...(after?.success ? { after: after.data } : {}), attention: query.attention === 'true' },
-      );
-      return sendData(reply, 200, rows);
+  api.post('/tenants', { config: { permission: 'tenants.onboard' }, schema: onboardDoc }, async (request, reply) => {
+    const { dryRun } = request.query as { dryRun?: string };
+    if (dryRun !== undefined && dryRun !== 'true' && dryRun !== 'false')
+      throw new GatewayError(400, GatewayErrorCode.INVALID_INPUT, 'dryRun: must be true or false', {
+        fields: ['dryRun'],
+      });
+    if (dryRun === 'true') {
+      if (!deps.platform)
+        throw new GatewayError(
+          503,
+          GatewayErrorCode.PREFLIGHT_FAILED,
+          'This gateway has no PLATFORM_BASE_URL / PLATFORM_API_KEY to ask the platform with.',
+        );
+      const platform = deps.platform;
+      const report = await dryRunOnboarding({ pool: deps.pool, client: deps.client, platform }, request.body, {
+        maxTransferMicroUsd: deps.maxTransferMicroUsd,
+        tenantKeyLimit: deps.tenantKeyLimit,
+      });
+      return sendData(reply, report.ok ? 200 : 422, report);
+    }
+    const handle = await startOnboarding(deps.client, request.body, {
+      taskQueue: deps.taskQueue,
+      maxTransferMicroUsd: deps.maxTransferMicroUsd,
+      tenantKeyLimit: deps.tenantKeyLimit,
+      db: deps.pool,
     });
-
-    api.get(
-      '/v1/tenants/:externalRef',
-      { config: { permission: 'tenants.read' }, schema: statusDoc },
-      async (request, reply) => {
-        const externalRef = refOf(request.params);
-        return sendData(reply, 200, await getTenantStatus({ pool: deps.pool, client: deps.client }, externalRef));
-      },
-    );
-
-    api.get(
-      '/v1/tenants/:externalRef/statement',
-      { config: { permission: 'tenants.read' }, schema: statementDoc },
-      async (request, reply) => {
-        const externalRef = refOf(request.params);
-        return sendData(reply, 200, await getCloseStatement(deps.pool, externalRef));
-      },
-    );
-
-    api.post(
-      '/v1/tenants/:externalRef/:action',
-      { config: { permission: 'tenants.lifecycle' }, schema: actionDoc },
-      async (request, reply) => {
-        const { action } = request.params as { action: string };
-        if (!(ACTIONS as readonly string[]).includes(action)) {
-          throw new GatewayError(
-            404,
-            GatewayErrorCode.ROUTE_NOT_FOUND,
-            `No such action; use one of ${ACTIONS.join(', ')}.`,
-          );
-        }
-        const externalRef = refOf(request.params);
-        // The body is validated whole before any lookup or start: a 202 means the input was valid.
-        const parsed = actionInputOf(action as Action, externalRef, request.body);
-        const operator = actorOf(request, (request.body as { operator?: unknown } | undefined)?.operator, 'operator');
-        if (parsed.action === 'rotate') parsed.operator = operator;
-        else parsed.input.operator = operator;
-        const tenant = await findTenantRecord(deps.pool, externalRef);
-        if (!tenant) throw tenantNotFound();
-        if (!tenant.subaccountId) {
-          throw new GatewayError(
-            409,
-            GatewayErrorCode.TENANT_NOT_PROVISIONED,
-            'The tenant has no sub-account yet: wait for onboarding to finish.',
-          );
-        }
-        const closeSooner = roleAllows(callerOf(request).role, 'close.immediate');
-        const started = await startAction(deps, parsed, closeSooner);
-        return accepted(reply, statusUrl(externalRef), {
-          externalRef,
-          action,
-          ...started,
-          statusUrl: statusUrl(externalRef),
-        });
-      },
-    );
+    const externalRef = (request.body as { externalRef: string }).externalRef;
+    return accepted(reply, statusUrl(externalRef), {
+      externalRef,
+      workflowId: handle.workflowId,
+      started: handle.started,
+      statusUrl: statusUrl(externalRef),
+    });
   });
+
+  // Who the bearer is, as the server sees it (every role may ask): name and role.
+  api.get('/whoami', { config: { permission: 'tenants.read' }, schema: whoamiDoc }, async (request, reply) =>
+    sendData(reply, 200, callerOf(request)),
+  );
+
+  api.get('/tenants', { config: { permission: 'tenants.read' }, schema: listDoc }, async (request, reply) => {
+    const query = request.query as { limit?: string; after?: string; attention?: string };
+    const limit = query.limit === undefined ? 100 : Number(query.limit);
+    const problems: Array<[string, string]> = [];
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+      problems.push(['limit', 'limit: must be a whole number from 1 to 1000']);
+    const after = query.after === undefined ? undefined : externalRefSchema.safeParse(query.after);
+    if (after && !after.success) problems.push(['after', 'after: must be an external ref']);
+    if (query.attention !== undefined && query.attention !== 'true' && query.attention !== 'false')
+      problems.push(['attention', 'attention: must be true or false']);
+    if (problems.length > 0)
+      throw new GatewayError(400, GatewayErrorCode.INVALID_INPUT, problems.map(([, p]) => p).join('; '), {
+        fields: problems.map(([field]) => field),
+      });
+    const rows = await listTenantRows(
+      { pool: deps.pool, client: deps.client },
+      { limit, ...(after?.success ? { after: after.data } : {}), attention: query.attention === 'true' },
+    );
+    return sendData(reply, 200, rows);
+  });
+
+  api.get(
+    '/tenants/:externalRef',
+    { config: { permission: 'tenants.read' }, schema: statusDoc },
+    async (request, reply) => {
+      const externalRef = refOf(request.params);
+      return sendData(reply, 200, await getTenantStatus({ pool: deps.pool, client: deps.client }, externalRef));
+    },
+  );
+
+  api.get(
+    '/tenants/:externalRef/statement',
+    { config: { permission: 'tenants.read' }, schema: statementDoc },
+    async (request, reply) => {
+      const externalRef = refOf(request.params);
+      return sendData(reply, 200, await getCloseStatement(deps.pool, externalRef));
+    },
+  );
+
+  api.post(
+    '/tenants/:externalRef/:action',
+    { config: { permission: 'tenants.lifecycle' }, schema: actionDoc },
+    async (request, reply) => {
+      const { action } = request.params as { action: string };
+      if (!(ACTIONS as readonly string[]).includes(action)) {
+        throw new GatewayError(
+          404,
+          GatewayErrorCode.ROUTE_NOT_FOUND,
+          `No such action; use one of ${ACTIONS.join(', ')}.`,
+        );
+      }
+      const externalRef = refOf(request.params);
+      // The body is validated whole before any lookup or start: a 202 means the input was valid.
+      const parsed = actionInputOf(action as Action, externalRef, request.body);
+      const operator = actorOf(request, (request.body as { operator?: unknown } | undefined)?.operator, 'operator');
+      if (parsed.action === 'rotate') parsed.operator = operator;
+      else parsed.input.operator = operator;
+      const tenant = await findTenantRecord(deps.pool, externalRef);
+      if (!tenant) throw tenantNotFound();
+      if (!tenant.subaccountId) {
+        throw new GatewayError(
+          409,
+          GatewayErrorCode.TENANT_NOT_PROVISIONED,
+          'The tenant has no sub-account yet: wait for onboarding to finish.',
+        );
+      }
+      const closeSooner = roleAllows(callerOf(request).role, 'close.immediate');
+      const started = await startAction(deps, parsed, closeSooner);
+      return accepted(reply, statusUrl(externalRef), {
+        externalRef,
+        action,
+        ...started,
+        statusUrl: statusUrl(externalRef),
+      });
+    },
+  );
 }
 
 /**

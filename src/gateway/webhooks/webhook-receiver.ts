@@ -34,28 +34,26 @@ const JSON_MEDIA_TYPE = /^application\/json\s*(;|$)/i;
 // ISO 8601 with a zone (Z or an offset): a zoneless time would be read in the gateway's local zone.
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
 
-export function registerWebhookReceiver(app: FastifyInstance, deps: WebhookReceiverDeps): void {
-  void app.register(async (scope) => {
-    scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: deps.bodyLimitBytes }, (_request, body, done) =>
-      done(null, body),
-    );
+export async function webhookReceiver(scope: FastifyInstance, deps: WebhookReceiverDeps): Promise<void> {
+  scope.removeAllContentTypeParsers();
+  scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: deps.bodyLimitBytes }, (_request, body, done) =>
+    done(null, body),
+  );
 
-    scope.post(
-      '/webhooks/registry/:registrationId',
-      { bodyLimit: deps.bodyLimitBytes, config: { permission: PUBLIC }, schema: receiverDoc },
-      async (request, reply) => {
-        try {
-          const result = await receive(deps, request);
-          deps.metrics.webhookDeliveries.inc({ outcome: result.duplicate ? 'duplicate' : 'accepted' });
-          return sendData(reply, 202, result);
-        } catch (error) {
-          deps.metrics.webhookDeliveries.inc({ outcome: error instanceof GatewayError ? error.code : 'error' });
-          throw error;
-        }
-      },
-    );
-  });
+  scope.post(
+    '/:registrationId',
+    { bodyLimit: deps.bodyLimitBytes, config: { permission: PUBLIC }, schema: receiverDoc },
+    async (request, reply) => {
+      try {
+        const result = await receive(deps, request);
+        deps.metrics.webhookDeliveries.inc({ outcome: result.duplicate ? 'duplicate' : 'accepted' });
+        return sendData(reply, 202, result);
+      } catch (error) {
+        deps.metrics.webhookDeliveries.inc({ outcome: error instanceof GatewayError ? error.code : 'error' });
+        throw error;
+      }
+    },
+  );
 }
 
 async function receive(deps: WebhookReceiverDeps, request: FastifyRequest) {

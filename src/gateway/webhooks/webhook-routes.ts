@@ -43,7 +43,7 @@ export interface WebhookRoutesDeps {
 
 const REGISTRATION_ID = /^whr_[A-Za-z0-9]{8,64}$/;
 
-export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRoutesDeps): void {
+export async function webhookRoutes(api: FastifyInstance, deps: WebhookRoutesDeps): Promise<void> {
   const managementOf = (request: FastifyRequest, operator: unknown): WebhookManagementDeps => {
     const name = actorOf(request, operator, 'operator');
     const owner = ownerScopeOf(request);
@@ -70,80 +70,74 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRoutesD
     };
   };
 
-  void app.register(async (api) => {
-    api.post(
-      '/v1/webhooks',
-      { config: { permission: 'webhooks.manage' }, schema: createDoc },
-      async (request, reply) => {
-        const { operator, ...body } = bodyOf(request.body);
-        const management = managementOf(request, operator);
-        const view = await createRegistryWebhook(management, {
-          label: 'tenant-orchestrator',
-          events: ['*'],
-          ...(body as { projectId: string }),
-        });
-        return sendData(reply, 201, view);
-      },
-    );
-
-    api.get('/v1/webhooks', { config: { permission: 'webhooks.manage' }, schema: listDoc }, async (request, reply) => {
-      const query = request.query as { externalRef?: string; includeDeleted?: string };
-      const externalRef = query.externalRef === undefined ? undefined : externalRefSchema.safeParse(query.externalRef);
-      if (externalRef && !externalRef.success) throw badField('externalRef', 'must be an external ref');
-      if (query.includeDeleted !== undefined && !['true', 'false'].includes(query.includeDeleted))
-        throw badField('includeDeleted', 'must be true or false');
-      const owner = ownerScopeOf(request);
-      const views = await listRegistryWebhooks(
-        { pool: deps.pool, ...(owner ? { ownerScope: owner } : {}) },
-        { ...(externalRef ? { externalRef: externalRef.data } : {}), includeDeleted: query.includeDeleted === 'true' },
-      );
-      return sendData(reply, 200, views);
+  api.post('', { config: { permission: 'webhooks.manage' }, schema: createDoc }, async (request, reply) => {
+    const { operator, ...body } = bodyOf(request.body);
+    const management = managementOf(request, operator);
+    const view = await createRegistryWebhook(management, {
+      label: 'tenant-orchestrator',
+      events: ['*'],
+      ...(body as { projectId: string }),
     });
-
-    api.patch(
-      '/v1/webhooks/:registrationId',
-      { config: { permission: 'webhooks.manage' }, schema: updateDoc },
-      async (request, reply) => {
-        const registrationId = registrationIdOf(request.params);
-        const { operator, ...body } = bodyOf(request.body);
-        if (body['label'] === undefined && body['events'] === undefined)
-          throw badField('body', 'give label or events to change');
-        const management = managementOf(request, operator);
-        return sendData(reply, 200, await updateRegistryWebhook(management, { ...body, registrationId } as never));
-      },
-    );
-
-    api.post(
-      '/v1/webhooks/:registrationId/rotate-secret',
-      { config: { permission: 'webhooks.manage' }, schema: rotateSecretDoc },
-      async (request, reply) => {
-        const registrationId = registrationIdOf(request.params);
-        const management = managementOf(request, onlyOperator(request.body));
-        return sendData(reply, 200, await replaceRegistryWebhook(management, { registrationId }));
-      },
-    );
-
-    api.delete(
-      '/v1/webhooks/:registrationId',
-      { config: { permission: 'webhooks.manage' }, schema: deleteDoc },
-      async (request, reply) => {
-        const registrationId = registrationIdOf(request.params);
-        const management = managementOf(request, onlyOperator(request.body));
-        return sendData(reply, 200, await deleteRegistryWebhook(management, { registrationId }));
-      },
-    );
-
-    // The platform's history is read with the parent's personal token: management, not a plain read.
-    api.get(
-      '/v1/webhooks/:registrationId/deliveries',
-      { config: { permission: 'webhooks.manage' }, schema: deliveriesDoc },
-      async (request, reply) => {
-        const registrationId = registrationIdOf(request.params);
-        const management = managementOf(request, undefined);
-        return sendData(reply, 200, await listRegistryDeliveries(management, { registrationId }));
-      },
-    );
+    return sendData(reply, 201, view);
   });
+
+  api.get('', { config: { permission: 'webhooks.manage' }, schema: listDoc }, async (request, reply) => {
+    const query = request.query as { externalRef?: string; includeDeleted?: string };
+    const externalRef = query.externalRef === undefined ? undefined : externalRefSchema.safeParse(query.externalRef);
+    if (externalRef && !externalRef.success) throw badField('externalRef', 'must be an external ref');
+    if (query.includeDeleted !== undefined && !['true', 'false'].includes(query.includeDeleted))
+      throw badField('includeDeleted', 'must be true or false');
+    const owner = ownerScopeOf(request);
+    const views = await listRegistryWebhooks(
+      { pool: deps.pool, ...(owner ? { ownerScope: owner } : {}) },
+      { ...(externalRef ? { externalRef: externalRef.data } : {}), includeDeleted: query.includeDeleted === 'true' },
+    );
+    return sendData(reply, 200, views);
+  });
+
+  api.patch(
+    '/:registrationId',
+    { config: { permission: 'webhooks.manage' }, schema: updateDoc },
+    async (request, reply) => {
+      const registrationId = registrationIdOf(request.params);
+      const { operator, ...body } = bodyOf(request.body);
+      if (body['label'] === undefined && body['events'] === undefined)
+        throw badField('body', 'give label or events to change');
+      const management = managementOf(request, operator);
+      return sendData(reply, 200, await updateRegistryWebhook(management, { ...body, registrationId } as never));
+    },
+  );
+
+  api.post(
+    '/:registrationId/rotate-secret',
+    { config: { permission: 'webhooks.manage' }, schema: rotateSecretDoc },
+    async (request, reply) => {
+      const registrationId = registrationIdOf(request.params);
+      const management = managementOf(request, onlyOperator(request.body));
+      return sendData(reply, 200, await replaceRegistryWebhook(management, { registrationId }));
+    },
+  );
+
+  api.delete(
+    '/:registrationId',
+    { config: { permission: 'webhooks.manage' }, schema: deleteDoc },
+    async (request, reply) => {
+      const registrationId = registrationIdOf(request.params);
+      const management = managementOf(request, onlyOperator(request.body));
+      return sendData(reply, 200, await deleteRegistryWebhook(management, { registrationId }));
+    },
+  );
+
+  // The platform's history is read with the parent's personal token: management, not a plain read.
+  api.get(
+    '/:registrationId/deliveries',
+    { config: { permission: 'webhooks.manage' }, schema: deliveriesDoc },
+    async (request, reply) => {
+      const registrationId = registrationIdOf(request.params);
+      const management = managementOf(request, undefined);
+      return sendData(reply, 200, await listRegistryDeliveries(management, { registrationId }));
+    },
+  );
 }
 
 /** A body that may carry only `operator` (which may only repeat the bearer's name). */
