@@ -4,7 +4,8 @@
  * The import rules of the layout (docs/style.md, docs/architecture.md), checked by `npm run lint`: imports
  * point down only and never go round in a circle. Layers, top to bottom:
  *   src/cli, src/main            process entries and their wiring (cli may launch main's processes)
- *   src/gateway                  the HTTP app factory
+ *   src/gateway                  the HTTP app factory (app.ts), one folder an area (tenants/, keys/, money/, ...),
+ *                                the helpers every area shares in http/
  *   src/client                   start / inspect / schedule helpers (clients of Temporal and the database)
  *   src/api-client               the gateway's HTTP client (tenantctl's operator commands, a TS signup backend)
  *   activities/                  createActivities(deps) and the pure logic only activities use
@@ -120,9 +121,25 @@ module.exports = {
       severity: 'error',
       comment:
         "A route file is its area's and nothing else's helper library: shared request helpers live in " +
-        'request-input.ts, the answers to typed errors in errors.ts.',
+        'http/request-input.ts, the answers to typed errors in http/errors.ts.',
       from: { path: '^src/gateway/.+-routes\\.ts$' },
       to: { path: '^src/gateway/.+-routes\\.ts$' },
+    },
+    {
+      name: 'gateway-areas-apart',
+      severity: 'error',
+      comment:
+        'An area of the edge (a folder under src/gateway: tenants/, keys/, money/, ...) imports no other area: what ' +
+        'two areas share lives in src/gateway/http/.',
+      from: { path: '^src/gateway/([^/]+)/' },
+      to: { path: '^src/gateway/[^/]+/', pathNot: '^src/gateway/($1|http)/' },
+    },
+    {
+      name: 'gateway-http-shared',
+      severity: 'error',
+      comment: 'src/gateway/http/ is what every area shares: it imports no area, nor the app that registers them.',
+      from: { path: '^src/gateway/http/' },
+      to: { path: '^src/gateway/', pathNot: '^src/gateway/http/' },
     },
     {
       name: 'config-read-by-entries',

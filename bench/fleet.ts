@@ -22,7 +22,7 @@ import type { Client } from '@temporalio/client';
 import { createActivities } from '../activities/index.js';
 import { builtAtMs, distState } from '../bin/dist-fresh.js';
 import { DEFAULTS } from '../src/config/defaults.js';
-import { setFundingPolicy } from '../src/client/funding-policy.js';
+import { setFundingPolicy } from '../src/client/money/funding-policy.js';
 import { setupNamespace } from '../src/client/namespace-setup.js';
 import { createPool, type Pool } from '../src/db/pool.js';
 import { countOpenFindingsByKind } from '../src/db/drift-findings-store.js';

@@ -12,7 +12,7 @@ import { performance } from 'node:perf_hooks';
 import { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
-import { startOnboarding } from '../src/client/start-onboarding.js';
+import { startOnboarding } from '../src/client/tenants/start-onboarding.js';
 import { createPool } from '../src/db/pool.js';
 import { createLogger } from '../src/infra/log.js';
 import { createPlatformClient } from '../src/platform/index.js';

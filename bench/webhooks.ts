@@ -14,7 +14,7 @@
 import { Agent, request } from 'node:http';
 import { Client, Connection } from '@temporalio/client';
 import { createPool } from '../src/db/pool.js';
-import { createDeliveryDispatcher } from '../src/gateway/delivery-dispatcher.js';
+import { createDeliveryDispatcher } from '../src/gateway/webhooks/delivery-dispatcher.js';
 import {
   buildTestGateway,
   listenOnLoopback,

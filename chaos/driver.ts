@@ -6,10 +6,10 @@ import {
   ChildWorkflowFailure,
   TerminatedFailure,
 } from '@temporalio/common';
-import { startLifecycle } from '../src/client/start-lifecycle.js';
-import { startOnboarding } from '../src/client/start-onboarding.js';
-import { startRotation } from '../src/client/start-rotation.js';
-import { startTopUp } from '../src/client/start-top-up.js';
+import { startLifecycle } from '../src/client/tenants/start-lifecycle.js';
+import { startOnboarding } from '../src/client/tenants/start-onboarding.js';
+import { startRotation } from '../src/client/keys/start-rotation.js';
+import { startTopUp } from '../src/client/money/start-top-up.js';
 import { sleep } from '../src/infra/cleanup.js';
 import type { Plan, TenantPlan } from './plan.js';
 import { lifecycleWorkflowId, onboardingWorkflowId, rotationWorkflowId, topUpWorkflowId } from '../src/domain/ids.js';

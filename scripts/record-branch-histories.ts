@@ -18,7 +18,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { rotationWorkflowId } from '../src/domain/ids.js';
-import { startOnboarding } from '../src/client/start-onboarding.js';
+import { startOnboarding } from '../src/client/tenants/start-onboarding.js';
 import { findOrBuildTemporalCli } from '../src/infra/temporal-cli.js';
 import { startRecordingStack } from './recording-stack.js';
 

@@ -11,16 +11,16 @@ import { createServer } from 'node:http';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { findOrBuildTemporalCli } from '../src/infra/temporal-cli.js';
-import { startLifecycle } from '../src/client/start-lifecycle.js';
-import { startOnboarding } from '../src/client/start-onboarding.js';
-import { startTopUp } from '../src/client/start-top-up.js';
+import { startLifecycle } from '../src/client/tenants/start-lifecycle.js';
+import { startOnboarding } from '../src/client/tenants/start-onboarding.js';
+import { startTopUp } from '../src/client/money/start-top-up.js';
 import { upsertFundingPolicy } from '../src/db/funding-store.js';
 import { createPool } from '../src/db/pool.js';
-import { createRegistryWebhook } from '../src/client/webhook-management.js';
+import { createRegistryWebhook } from '../src/client/webhooks/webhook-management.js';
 import { createPlatformClient } from '../src/platform/index.js';
-import { startDriftCheck } from '../src/client/start-drift-check.js';
-import { startAdoption, startRotation } from '../src/client/start-rotation.js';
-import { scheduleTenantRotation } from '../src/client/rotation-schedules.js';
+import { startDriftCheck } from '../src/client/drift/start-drift-check.js';
+import { startAdoption, startRotation } from '../src/client/keys/start-rotation.js';
+import { scheduleTenantRotation } from '../src/client/keys/rotation-schedules.js';
 import { WORKFLOW_TYPES } from '../src/main/wiring/workflow-types.js';
 import { parseMasterKeys } from '../src/secrets/master-keys.js';
 import { createVault } from '../src/secrets/vault.js';
@@ -33,13 +33,13 @@ import {
   planConvergenceWorkflowId,
   registryDeliveryWorkflowId,
 } from '../src/domain/ids.js';
-import { subscribeToEvents } from '../src/client/events.js';
-import { startKeyIssue, startKeyRevoke } from '../src/client/key-slots.js';
-import { scheduleParentKeyRotation, startParentKeyRotation } from '../src/client/parent-key.js';
-import { buildImportPlan } from '../src/client/import-plan.js';
-import { applyImport } from '../src/client/import-apply.js';
-import { createPlan, updatePlan } from '../src/client/plans.js';
-import { startPlanRollout } from '../src/client/plan-rollout.js';
+import { subscribeToEvents } from '../src/client/events/events.js';
+import { startKeyIssue, startKeyRevoke } from '../src/client/keys/key-slots.js';
+import { scheduleParentKeyRotation, startParentKeyRotation } from '../src/client/parent-key/parent-key.js';
+import { buildImportPlan } from '../src/client/imports/import-plan.js';
+import { applyImport } from '../src/client/imports/import-apply.js';
+import { createPlan, updatePlan } from '../src/client/plans/plans.js';
+import { startPlanRollout } from '../src/client/plans/plan-rollout.js';
 
 const { config, stack, client, taskQueue, close } = await startRecordingStack();
 const ids: Record<string, string> = {};

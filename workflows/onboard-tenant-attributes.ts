@@ -7,7 +7,7 @@ import type { OnboardingStatus } from './onboard-tenant-messages.js';
  * onboardTenant's search attributes. Each upsert is a command, a history event and work for the
  * server and its visibility store, on every run: a run upserts only what differs from its current
  * attributes, one command per step. The client already sets the external ref and `recording` at start
- * (src/client/start-onboarding.ts), so a run it starts makes two upserts (sub-account with its stage,
+ * (src/client/tenants/start-onboarding.ts), so a run it starts makes two upserts (sub-account with its stage,
  * then `active`). A run started elsewhere (the Web UI) still gets every attribute.
  */
 type Stage = OnboardingStatus['stage'];

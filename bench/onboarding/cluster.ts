@@ -10,7 +10,7 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { startOnboarding } from '../../src/client/start-onboarding.js';
+import { startOnboarding } from '../../src/client/tenants/start-onboarding.js';
 import { setupNamespace } from '../../src/client/namespace-setup.js';
 import { startTemporalCluster } from '../../src/infra/temporal-cluster.js';
 import { startTenantctl } from '../../src/infra/tenantctl-process.js';

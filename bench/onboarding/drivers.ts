@@ -1,5 +1,5 @@
 import type { WorkflowHandleWithStartDetails } from '@temporalio/client';
-import { startOnboarding } from '../../src/client/start-onboarding.js';
+import { startOnboarding } from '../../src/client/tenants/start-onboarding.js';
 import type { OnboardingWorld } from './world.js';
 
 /**

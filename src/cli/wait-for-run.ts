@@ -1,6 +1,6 @@
 import type { GatewayClient } from '../api-client/gateway-client.js';
-import type { LastRun, RunKind } from '../client/last-runs.js';
-import type { TenantStatusView } from '../client/tenant-status.js';
+import type { LastRun, RunKind } from '../client/tenants/last-runs.js';
+import type { TenantStatusView } from '../client/tenants/tenant-status.js';
 import { segment } from './run.js';
 import { completedResult, hasEnded, pollUntil, standingOf, waitReporter, type Standing } from './poll-run.js';
 

@@ -34,7 +34,7 @@ export interface DecisionBy {
 export interface TransferVerdict extends DecisionBy {
   outcome: TransferOutcome;
   /**
-   * The four-eyes approval this verdict carries out (src/client/approvals.ts). Required when the
+   * The four-eyes approval this verdict carries out (src/client/approvals/approvals.ts). Required when the
    * worker's APPROVAL_POLICY gates resolveTransfer: the run checks it before acting (consumeApproval).
    */
   approvalId?: string;

@@ -32,7 +32,7 @@ export const planLookupSchema = z.strictObject({ name: planNameSchema, version: 
 
 /**
  * How often a Schedule rotates: the form the rotation schedules take (`SCHEDULE_EVERY` in
- * src/client/rotation-schedules.ts, which the domain may not import; a unit test keeps the two equal).
+ * src/client/schedule-every.ts, which the domain may not import; a unit test keeps the two equal).
  */
 export const ROTATION_INTERVAL_PATTERN = /^\d+(s|m|h|d)$/;
 const ROTATION_INTERVAL_RULE = 'a duration like 12h or 30d, longer than zero';

@@ -1,6 +1,6 @@
 /**
  * Who may do what: every caller of the gateway is an identity (a name and a role), and every route
- * declares the one permission it needs (src/gateway/access.ts refuses to register a route that does
+ * declares the one permission it needs (src/gateway/http/access.ts refuses to register a route that does
  * not). This table is the only place a role's rights are written: the gateway checks it, the route
  * table test walks it, and the roles table of docs/security.md is generated from it (`rolesMarkdown`).
  */

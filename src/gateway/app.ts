@@ -4,35 +4,33 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import type { Pool } from '../client/records.js';
 import type { Logger } from '../infra/log.js';
 import type { Vault } from '../secrets/vault.js';
-import { installAccessControl, PUBLIC, type DeclaredRoute } from './access.js';
-import { createTokenSet } from './auth.js';
-import { registerCodecRoutes } from './codec-routes.js';
-import { createDeliveryDispatcher, temporalDeliveryStarter, type DeliveryDispatcher } from './delivery-dispatcher.js';
-import { answerError, GatewayErrorCode, newRequestId, sendError } from './errors.js';
-import { registerHealthRoutes, registerLiveness } from './health-routes.js';
-import { createInboxPruner, type InboxPruner } from './inbox-pruner.js';
-import { installJsonBodyParser, installParameterTextGuard } from './json-body.js';
-import { createGatewayMetrics, type GatewayMetrics } from './metrics.js';
-import { doc, installApiDocs } from './api-docs.js';
+import { installAccessControl, PUBLIC, type DeclaredRoute } from './http/access.js';
+import { createTokenSet } from './http/auth.js';
+import {
+  createDeliveryDispatcher,
+  temporalDeliveryStarter,
+  type DeliveryDispatcher,
+} from './webhooks/delivery-dispatcher.js';
+import { answerError, GatewayErrorCode, newRequestId, sendError } from './http/errors.js';
+import { createInboxPruner, type InboxPruner } from './webhooks/inbox-pruner.js';
+import { installJsonBodyParser, installParameterTextGuard } from './http/json-body.js';
+import { createGatewayMetrics, type GatewayMetrics } from './http/metrics.js';
+import { doc, installApiDocs } from './http/api-docs.js';
 import type { GatewayOptions } from './options.js';
-import { registerTenantRoutes } from './tenant-routes.js';
-import { registerTransferRoutes } from './transfer-routes.js';
-import { registerFundingRoutes } from './funding-routes.js';
-import { registerPlanRoutes } from './plan-routes.js';
-import { registerWalletRoutes } from './wallet-routes.js';
-import { registerKeySlotRoutes } from './key-slot-routes.js';
-import { registerWebhookReceiver } from './webhook-receiver.js';
-import { registerEventRoutes } from './event-routes.js';
+import { approvalRoutes } from './approvals/approval-routes.js';
+import { codecRoutes } from './codec/codec-routes.js';
+import { driftRoutes } from './drift/drift-routes.js';
+import { eventRoutes } from './events/event-routes.js';
+import { importRoutes } from './imports/import-routes.js';
+import { keysArea } from './keys/index.js';
+import { moneyArea } from './money/index.js';
+import { opsRoutes } from './ops/health-routes.js';
+import { parentKeyRoutes } from './parent-key/parent-key-routes.js';
+import { planRoutes } from './plans/plan-routes.js';
+import { decisionRoutes } from './runs/decision-routes.js';
+import { tenantRoutes } from './tenants/tenant-routes.js';
+import { webhooksArea } from './webhooks/index.js';
 import { createSecretResolver } from '../secrets/webhook-secrets.js';
-import { registerApprovalRoutes } from './approval-routes.js';
-import { registerWebhookRoutes } from './webhook-routes.js';
-import { registerParentKeyRoutes } from './parent-key-routes.js';
-import { registerImportRoutes } from './import-routes.js';
-import { registerDecisionRoutes } from './decision-routes.js';
-import { registerRunDecisionRoutes } from './run-decisions.js';
-import { registerRotationRoutes } from './rotation-routes.js';
-import { registerDriftRoutes } from './drift-routes.js';
-import { registerFundingFleetRoutes } from './funding-fleet-routes.js';
 
 /**
  * The gateway's Fastify app, built without listening (tests use `inject`; `startGateway` listens).
@@ -131,15 +129,18 @@ export function buildGatewayApp(deps: GatewayDeps): GatewayApp {
   return { app, dispatcher, pruner, metrics, routes };
 }
 
-function registerRoutes(
+/**
+ * The areas, each one encapsulated plugin under its prefix (its routes' paths are relative to it); the error
+ * handler, the body parser, access control and the document generator on the root apply to every one.
+ */
+async function registerRoutes(
   app: FastifyInstance,
   deps: GatewayDeps,
   dispatcher: DeliveryDispatcher,
   metrics: GatewayMetrics,
-): void {
-  const { options } = deps;
-  if (deps.opsRoutes === false) registerLiveness(app);
-  else registerHealthRoutes(app, { pool: deps.pool, client: deps.client, metrics });
+): Promise<void> {
+  const { options, pool, client, vault } = deps;
+  await app.register(opsRoutes, { pool, client, metrics, livenessOnly: deps.opsRoutes === false });
   app.get(
     '/openapi.json',
     {
@@ -151,116 +152,69 @@ function registerRoutes(
     },
     async () => app.swagger(),
   );
-  registerTenantRoutes(app, {
-    pool: deps.pool,
-    client: deps.client,
-    taskQueue: options.taskQueue,
-    publicUrl: options.publicUrl,
-    deployers: options.deployers,
-    closeDelay: options.closeDelay,
-    platform: options.preflightPlatform,
-    maxTransferMicroUsd: options.maxTransferMicroUsd,
-    tenantKeyLimit: options.tenantKeyLimit,
-    resumeBalanceFloorMicroUsd: options.resumeBalanceFloorMicroUsd,
-    vault: deps.vault,
-  });
-  registerTransferRoutes(app, {
-    pool: deps.pool,
-    client: deps.client,
-    taskQueue: options.taskQueue,
-    publicUrl: options.publicUrl,
-    maxTransferMicroUsd: options.maxTransferMicroUsd,
-  });
-  registerFundingRoutes(app, { pool: deps.pool, maxTransferMicroUsd: options.maxTransferMicroUsd });
-  registerWalletRoutes(app, { pool: deps.pool, platform: options.preflightPlatform });
+  const v1 = { prefix: '/v1', pool, client, taskQueue: options.taskQueue, publicUrl: options.publicUrl };
+  const maxTransferMicroUsd = options.maxTransferMicroUsd;
   const decisions = {
-    pool: deps.pool,
-    client: deps.client,
+    pool,
+    client,
     transferApproval: {
       gated: options.approvals.actions.has('resolveTransfer'),
       ttlMs: options.approvals.ttlMs,
     },
   };
-  registerPlanRoutes(app, {
-    pool: deps.pool,
-    client: deps.client,
-    taskQueue: options.taskQueue,
-    maxTransferMicroUsd: options.maxTransferMicroUsd,
-    tenantKeyLimit: options.tenantKeyLimit,
-    decisions,
-  });
-  registerApprovalRoutes(app, { pool: deps.pool, client: deps.client });
-  registerRunDecisionRoutes(app, decisions);
-  registerDecisionRoutes(app, decisions);
-  registerRotationRoutes(app, {
-    pool: deps.pool,
-    client: deps.client,
-    taskQueue: options.taskQueue,
-    publicUrl: options.publicUrl,
+  await app.register(tenantRoutes, {
+    ...v1,
     deployers: options.deployers,
-    decisions,
+    closeDelay: options.closeDelay,
+    platform: options.preflightPlatform,
+    maxTransferMicroUsd,
+    tenantKeyLimit: options.tenantKeyLimit,
+    resumeBalanceFloorMicroUsd: options.resumeBalanceFloorMicroUsd,
+    vault,
   });
-  registerDriftRoutes(app, {
-    pool: deps.pool,
-    client: deps.client,
-    taskQueue: options.taskQueue,
-    scheduleEvery: options.driftScheduleEvery,
-  });
-  registerFundingFleetRoutes(app, { pool: deps.pool, client: deps.client, taskQueue: options.taskQueue });
-  registerKeySlotRoutes(app, {
-    pool: deps.pool,
-    client: deps.client,
-    vault: deps.vault,
+  await app.register(moneyArea, { ...v1, maxTransferMicroUsd, platform: options.preflightPlatform });
+  await app.register(planRoutes, { ...v1, maxTransferMicroUsd, tenantKeyLimit: options.tenantKeyLimit, decisions });
+  await app.register(approvalRoutes, { prefix: '/v1/approvals', pool, client });
+  await app.register(decisionRoutes, { prefix: '/v1', ...decisions });
+  await app.register(driftRoutes, { ...v1, prefix: '/v1/drift', scheduleEvery: options.driftScheduleEvery });
+  await app.register(keysArea, {
+    ...v1,
+    deployers: options.deployers,
+    vault,
     revealApproval: {
       gated: options.approvals.actions.has('keyReveal'),
       ttlMs: options.approvals.ttlMs,
     },
-    taskQueue: options.taskQueue,
-    publicUrl: options.publicUrl,
     decisions,
   });
-  registerEventRoutes(app, {
-    pool: deps.pool,
-    vault: deps.vault,
-    client: deps.client,
-    taskQueue: options.taskQueue,
+  await app.register(eventRoutes, {
+    ...v1,
+    vault,
     allowHosts: options.outboundAllowHosts,
     resolve: options.outboundResolve,
     policy: options.events,
   });
-  registerWebhookRoutes(app, {
-    pool: deps.pool,
-    vault: deps.vault,
-    publicUrl: options.publicUrl,
-    platform: options.webhookPlatform,
-    projectOwner: options.preflightPlatform,
-  });
-  registerParentKeyRoutes(app, {
-    pool: deps.pool,
-    client: deps.client,
-    taskQueue: options.taskQueue,
+  await app.register(parentKeyRoutes, {
+    ...v1,
+    prefix: '/v1/parent-key',
     platform: options.preflightPlatform,
     decisions,
   });
-  registerImportRoutes(app, {
-    pool: deps.pool,
-    client: deps.client,
-    taskQueue: options.taskQueue,
-    lister: options.importLister,
-  });
-  registerCodecRoutes(app, {
+  await app.register(importRoutes, { ...v1, prefix: '/v1/imports', lister: options.importLister });
+  await app.register(codecRoutes, {
+    prefix: '/codec',
     codec: deps.codec,
     tokens: createTokenSet(options.codecTokens),
     corsOrigins: options.codecCorsOrigins,
     hosts: options.codecHosts,
   });
-  registerWebhookReceiver(app, {
-    pool: deps.pool,
-    secrets: createSecretResolver({
-      pool: deps.pool,
-      vault: deps.vault,
-      graceSeconds: options.webhookSecretGraceSeconds,
-    }),
+  await app.register(webhooksArea, {
+    pool,
+    vault,
+    publicUrl: options.publicUrl,
+    platform: options.webhookPlatform,
+    projectOwner: options.preflightPlatform,
+    secrets: createSecretResolver({ pool, vault, graceSeconds: options.webhookSecretGraceSeconds }),
     dispatcher,
     metrics,
     bodyLimitBytes: options.webhookBodyLimitBytes,

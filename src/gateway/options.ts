@@ -1,4 +1,4 @@
-import type { DeployerReadiness } from '../client/deployer-readiness.js';
+import type { DeployerReadiness } from '../client/keys/deployer-readiness.js';
 import type { OperatorDirectory } from '../secrets/operators.js';
 import type { PlatformClient } from '../platform/index.js';
 import type { ApprovalAction } from '../config/safe-ops.js';

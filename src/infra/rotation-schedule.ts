@@ -6,7 +6,7 @@ import { tenantExternalRefKey } from '../domain/search-attributes.js';
 
 /**
  * One tenant slot's rotation Schedule, made or brought up to date: the one definition both `tenantctl
- * schedule-rotation` (src/client/rotation-schedules.ts) and an onboarding by plan (activities/plan.ts)
+ * schedule-rotation` (src/client/keys/rotation-schedules.ts) and an onboarding by plan (activities/plan.ts)
  * use, so a schedule is the same whichever made it. Idempotent: a second call updates the first's.
  * Overlap policy SKIP (a schedule never starts a second rotation while one runs).
  */

@@ -3,7 +3,7 @@ import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../config/index.js';
 import { reportError } from './report-error.js';
 import { stackFile } from './stack/stack-file.js';
-import { startOnboarding } from '../client/start-onboarding.js';
+import { startOnboarding } from '../client/tenants/start-onboarding.js';
 import { createPool } from '../db/pool.js';
 import { listAuditForTenant } from '../db/audit-store.js';
 import type { SimStateSnapshot } from '../sim/index.js';

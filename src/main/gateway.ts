@@ -4,7 +4,7 @@ import { ConfigError, reportConfigWarnings, type Config } from '../config/index.
 import { assertSchemaCurrent } from '../db/migrate.js';
 import { createPool, type Pool } from '../db/pool.js';
 import { buildGatewayApp } from '../gateway/app.js';
-import { registerHealthRoutes } from '../gateway/health-routes.js';
+import { opsRoutes } from '../gateway/ops/health-routes.js';
 import { gatewayOptionsOf } from './wiring/gateway-options.js';
 import { loggerOf } from '../infra/log.js';
 import { createEncryptionCodec } from '../secrets/payload-codec.js';
@@ -111,7 +111,7 @@ export async function startGateway(config: Config): Promise<RunningGateway> {
     dispatcher.startSweeper();
     if (withOps) {
       ops = Fastify({ logger: false });
-      registerHealthRoutes(ops, { pool, client, metrics });
+      await ops.register(opsRoutes, { pool, client, metrics });
       await ops.listen({ port: config.GATEWAY_OPS_PORT!, host: config.GATEWAY_OPS_HOST });
     }
     if (options.apiTokens.length === 0)

@@ -9,7 +9,7 @@ import { assertSchemaCurrent } from '../db/migrate.js';
 import { createPool } from '../db/pool.js';
 import { loggerOf } from '../infra/log.js';
 import { connectNative } from '../client/connection.js';
-import { ensureEventDispatcher } from '../client/events.js';
+import { ensureEventDispatcher } from '../client/events/events.js';
 import { createWorker, workflowSourceOf } from './wiring/create-worker.js';
 import { workerRuntimeLogger, workerTelemetry } from './wiring/telemetry.js';
 import { dataConverterOf } from './wiring/data-converter.js';

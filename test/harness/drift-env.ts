@@ -1,7 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { inject } from 'vitest';
 import type { Activities } from '../../activities/index.js';
-import { startOnboarding } from '../../src/client/start-onboarding.js';
+import { startOnboarding } from '../../src/client/tenants/start-onboarding.js';
 import type { DriftOptions } from '../../activities/drift/options.js';
 import type { RotationOptions } from '../../activities/keys/rotation-options.js';
 import type { PlatformClient } from '../../src/platform/index.js';

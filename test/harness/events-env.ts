@@ -1,6 +1,6 @@
 import { afterAll, beforeAll } from 'vitest';
 import { createActivities, type Activities } from '../../activities/index.js';
-import { ensureEventDispatcher, subscribeToEvents } from '../../src/client/events.js';
+import { ensureEventDispatcher, subscribeToEvents } from '../../src/client/events/events.js';
 import { createLogger } from '../../src/infra/log.js';
 import { createPlatformClient } from '../../src/platform/index.js';
 import { parseMasterKeys } from '../../src/secrets/master-keys.js';

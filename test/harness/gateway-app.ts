@@ -20,9 +20,9 @@ import { createVault, type Vault } from '../../src/secrets/vault.js';
 import { buildGatewayApp, type GatewayApp } from '../../src/gateway/app.js';
 import { loadConfig } from '../../src/config/index.js';
 import { gatewayOptionsOf } from '../../src/main/wiring/gateway-options.js';
-import type { DeliveryDispatcher } from '../../src/gateway/delivery-dispatcher.js';
+import type { DeliveryDispatcher } from '../../src/gateway/webhooks/delivery-dispatcher.js';
 import type { GatewayOptions } from '../../src/gateway/options.js';
-import { computeSignature } from '../../src/gateway/signature.js';
+import { computeSignature } from '../../src/gateway/webhooks/signature.js';
 import { webhookSecretAad } from '../../src/secrets/webhook-secrets.js';
 import { testAllowHosts } from './outbound.js';
 

@@ -1,4 +1,4 @@
-import { startOnboarding } from '../../src/client/start-onboarding.js';
+import { startOnboarding } from '../../src/client/tenants/start-onboarding.js';
 import type { TestContext } from './context.js';
 import { topUpStatusQuery, type TopUpStage, type TopUpStatus } from '../../workflows/fund-tenant-messages.js';
 import type { RunningSimulator } from '../../src/sim/index.js';

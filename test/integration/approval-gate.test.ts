@@ -2,9 +2,9 @@ import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/clie
 import { ApplicationFailure } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { decideApproval, requestTransferVerdictApproval } from '../../src/client/approvals.js';
-import { startLifecycle } from '../../src/client/start-lifecycle.js';
-import { startOnboarding } from '../../src/client/start-onboarding.js';
+import { decideApproval, requestTransferVerdictApproval } from '../../src/client/approvals/approvals.js';
+import { startLifecycle } from '../../src/client/tenants/start-lifecycle.js';
+import { startOnboarding } from '../../src/client/tenants/start-onboarding.js';
 import { closeStatusQuery } from '../../workflows/close-tenant-messages.js';
 import { onboardingStatusQuery } from '../../workflows/onboard-tenant-messages.js';
 import {

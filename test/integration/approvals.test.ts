@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startOnboarding } from '../../src/client/start-onboarding.js';
+import { startOnboarding } from '../../src/client/tenants/start-onboarding.js';
 import type { GatewayApp } from '../../src/gateway/app.js';
 import { createOperatorDirectory, generateOperator, parseOperatorList } from '../../src/secrets/operators.js';
 import { onboardingStatusQuery } from '../../workflows/onboard-tenant-messages.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setFundingPolicy, setParentCap } from '../../src/client/funding-policy.js';
-import { startTopUp } from '../../src/client/start-top-up.js';
+import { setFundingPolicy, setParentCap } from '../../src/client/money/funding-policy.js';
+import { startTopUp } from '../../src/client/money/start-top-up.js';
 import { DEFAULT_PARENT_ID } from '../../src/sim/index.js';
 import { runCli } from '../harness/cli.js';
 import { listenGatewayOver, TEST_API_TOKEN } from '../harness/gateway-app.js';

@@ -6,7 +6,7 @@ import type { Operation } from '../../chaos/driver.js';
 import { SMALL_OPTIONS } from '../../chaos/options.js';
 import { runChaos } from '../../chaos/run.js';
 import { listOpenRotations } from '../../src/db/key-rotations-store.js';
-import { cancelRotation, startRotation } from '../../src/client/start-rotation.js';
+import { cancelRotation, startRotation } from '../../src/client/keys/start-rotation.js';
 import { rotationStatusQuery } from '../../workflows/keys/rotate-tenant-key-messages.js';
 import { clearFaults, setFaults } from '../harness/onboarding-env.js';
 import { createRotationEnv, keysOf, waitFor, type RotationEnv } from '../harness/rotation-env.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLifecycle } from '../../src/client/start-lifecycle.js';
-import { startOnboarding } from '../../src/client/start-onboarding.js';
-import { startTopUp } from '../../src/client/start-top-up.js';
+import { startLifecycle } from '../../src/client/tenants/start-lifecycle.js';
+import { startOnboarding } from '../../src/client/tenants/start-onboarding.js';
+import { startTopUp } from '../../src/client/money/start-top-up.js';
 import { generateOperator } from '../../src/secrets/operators.js';
 import { DEFAULT_PARENT_ID, DEFAULT_SEED } from '../../src/sim/index.js';
 import { closeStatusQuery } from '../../workflows/close-tenant-messages.js';

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listFindings } from '../../src/db/drift-findings-store.js';
-import { startKeyIssue, startKeyRevoke } from '../../src/client/key-slots.js';
-import { startTopUp } from '../../src/client/start-top-up.js';
+import { startKeyIssue, startKeyRevoke } from '../../src/client/keys/key-slots.js';
+import { startTopUp } from '../../src/client/money/start-top-up.js';
 import { createDriftEnv, type DriftEnv } from '../harness/drift-env.js';
 
 /**

@@ -10,7 +10,7 @@ import { Client, Connection, ScheduleNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { DriftFindingRow } from '../../src/db/drift-findings-store.js';
 import { findFundingPolicy, upsertFundingPolicy } from '../../src/db/funding-store.js';
-import { startOnboarding } from '../../src/client/start-onboarding.js';
+import { startOnboarding } from '../../src/client/tenants/start-onboarding.js';
 import { rotationScheduleId } from '../../src/domain/ids.js';
 import type { ReconcileFleetResult } from '../../workflows/reconcile-fleet.js';
 import { runCli } from '../harness/cli.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLifecycle } from '../../src/client/start-lifecycle.js';
-import { startOnboarding } from '../../src/client/start-onboarding.js';
-import { listEventDeliveries } from '../../src/client/events.js';
+import { startLifecycle } from '../../src/client/tenants/start-lifecycle.js';
+import { startOnboarding } from '../../src/client/tenants/start-onboarding.js';
+import { listEventDeliveries } from '../../src/client/events/events.js';
 import { eventStreamWorkflowId } from '../../src/domain/ids.js';
 import { spawnCli } from '../harness/cli.js';
 import { eventually, startEventReceiver, type EventReceiver } from '../harness/event-receiver.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLifecycle } from '../../src/client/start-lifecycle.js';
-import { startOnboarding } from '../../src/client/start-onboarding.js';
+import { startLifecycle } from '../../src/client/tenants/start-lifecycle.js';
+import { startOnboarding } from '../../src/client/tenants/start-onboarding.js';
 import type { GatewayApp } from '../../src/gateway/app.js';
 import { createOperatorDirectory, generateOperator, parseOperatorList } from '../../src/secrets/operators.js';
 import { runCli } from '../harness/cli.js';

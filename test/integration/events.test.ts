@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { replayEvents, rotateSubscriptionSecret } from '../../src/client/events.js';
-import { startLifecycle } from '../../src/client/start-lifecycle.js';
-import { startOnboarding } from '../../src/client/start-onboarding.js';
+import { replayEvents, rotateSubscriptionSecret } from '../../src/client/events/events.js';
+import { startLifecycle } from '../../src/client/tenants/start-lifecycle.js';
+import { startOnboarding } from '../../src/client/tenants/start-onboarding.js';
 import { withTransaction } from '../../src/db/pool.js';
 import { insertDriftCheck } from '../../src/db/drift-checks-store.js';
 import { resolveUnseenOfTenant, upsertFinding } from '../../src/db/drift-findings-store.js';

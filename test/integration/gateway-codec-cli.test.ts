@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 import { Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { startLifecycle } from '../../src/client/start-lifecycle.js';
+import { startLifecycle } from '../../src/client/tenants/start-lifecycle.js';
 import type { GatewayApp } from '../../src/gateway/app.js';
 import {
   buildTestGateway,
@@ -14,7 +14,7 @@ import {
   waitFor,
 } from '../harness/gateway-app.js';
 import { cachedCliDir } from '../../src/infra/temporal-cli.js';
-import { startRotation } from '../../src/client/start-rotation.js';
+import { startRotation } from '../../src/client/keys/start-rotation.js';
 import { createDataConverter } from '../../src/secrets/payload-codec.js';
 import { parseMasterKeys } from '../../src/secrets/master-keys.js';
 import { createRotationEnv, type RotationEnv } from '../harness/rotation-env.js';

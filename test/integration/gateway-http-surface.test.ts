@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayApp } from '../../src/gateway/app.js';
 import { buildTestGateway, listenOnLoopback, TEST_API_TOKEN, waitFor } from '../harness/gateway-app.js';
 import { parseMasterKeys } from '../../src/secrets/master-keys.js';
-import type { LastRun } from '../../src/client/last-runs.js';
+import type { LastRun } from '../../src/client/tenants/last-runs.js';
 import { runCli } from '../harness/cli.js';
 import { startOperatorGateway } from '../harness/operator-gateway.js';
 import { workflowExists } from '../harness/onboarding-checks.js';

@@ -6,7 +6,7 @@ import {
   listRegistryDeliveries,
   replaceRegistryWebhook,
   type WebhookManagementDeps,
-} from '../../src/client/webhook-management.js';
+} from '../../src/client/webhooks/webhook-management.js';
 import { startGateway, type RunningGateway } from '../../src/main/gateway.js';
 import { createPlatformClient } from '../../src/platform/index.js';
 import { parseMasterKeys } from '../../src/secrets/master-keys.js';

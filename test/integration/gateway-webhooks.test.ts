@@ -1,7 +1,7 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDeliveryDispatcher, temporalDeliveryStarter } from '../../src/gateway/delivery-dispatcher.js';
-import { computeSignature } from '../../src/gateway/signature.js';
+import { createDeliveryDispatcher, temporalDeliveryStarter } from '../../src/gateway/webhooks/delivery-dispatcher.js';
+import { computeSignature } from '../../src/gateway/webhooks/signature.js';
 import {
   buildTestGateway,
   seedRegistration,

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ApplyOutcome } from '../../src/client/import-apply.js';
-import type { ImportPlan } from '../../src/client/import-plan.js';
+import type { ApplyOutcome } from '../../src/client/imports/import-apply.js';
+import type { ImportPlan } from '../../src/client/imports/import-plan.js';
 import { listFindings } from '../../src/db/drift-findings-store.js';
 import { SIM_SHAPES } from '../../src/sim/choices.js';
 import { runCli } from '../harness/cli.js';

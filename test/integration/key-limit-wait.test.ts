@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startKeyIssue } from '../../src/client/key-slots.js';
-import type { SlotKeyView } from '../../src/client/key-slots.js';
-import type { LastRun } from '../../src/client/last-runs.js';
+import { startKeyIssue } from '../../src/client/keys/key-slots.js';
+import type { SlotKeyView } from '../../src/client/keys/key-slots.js';
+import type { LastRun } from '../../src/client/tenants/last-runs.js';
 import { runCli, TENANTCTL } from '../harness/cli.js';
 import { createRotationEnv, keysOf, waitFor, type RotationEnv } from '../harness/rotation-env.js';
 

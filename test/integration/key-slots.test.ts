@@ -1,11 +1,11 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listSlotKeys, startKeyIssue, startKeyRevoke } from '../../src/client/key-slots.js';
-import { startRotation } from '../../src/client/start-rotation.js';
-import { scheduleTenantRotation } from '../../src/client/rotation-schedules.js';
-import { startLifecycle } from '../../src/client/start-lifecycle.js';
+import { listSlotKeys, startKeyIssue, startKeyRevoke } from '../../src/client/keys/key-slots.js';
+import { startRotation } from '../../src/client/keys/start-rotation.js';
+import { scheduleTenantRotation } from '../../src/client/keys/rotation-schedules.js';
+import { startLifecycle } from '../../src/client/tenants/start-lifecycle.js';
 import { InvalidInputError } from '../../src/domain/tenant-input.js';
-import { NoActiveKeyError } from '../../src/client/reveal-key.js';
+import { NoActiveKeyError } from '../../src/client/keys/reveal-key.js';
 import { keyIssueStatusQuery, retryKeyIssueUpdate } from '../../workflows/keys/key-slot-messages.js';
 import { createOperatorDirectory, generateOperator, parseOperatorList } from '../../src/secrets/operators.js';
 import { runCli } from '../harness/cli.js';

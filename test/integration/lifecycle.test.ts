@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLifecycle } from '../../src/client/start-lifecycle.js';
-import { startOnboarding } from '../../src/client/start-onboarding.js';
+import { startLifecycle } from '../../src/client/tenants/start-lifecycle.js';
+import { startOnboarding } from '../../src/client/tenants/start-onboarding.js';
 import { InvalidInputError } from '../../src/domain/tenant-input.js';
-import { revealKey } from '../../src/client/reveal-key.js';
+import { revealKey } from '../../src/client/keys/reveal-key.js';
 import { parseMasterKeys } from '../../src/secrets/master-keys.js';
 import { createVault } from '../../src/secrets/vault.js';
 import { closeStatusQuery, type CloseStage } from '../../workflows/close-tenant-messages.js';

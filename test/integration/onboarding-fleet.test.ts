@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startOnboarding } from '../../src/client/start-onboarding.js';
+import { startOnboarding } from '../../src/client/tenants/start-onboarding.js';
 import { SIM_SHAPES } from '../../src/sim/choices.js';
 import { DEFAULT_PARENT_ID } from '../../src/sim/index.js';
 import { onboardingStatusQuery } from '../../workflows/onboard-tenant-messages.js';

@@ -2,7 +2,7 @@
 import proto from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startOnboarding } from '../../src/client/start-onboarding.js';
+import { startOnboarding } from '../../src/client/tenants/start-onboarding.js';
 import { tenantExternalRefKey, tenantStatusKey, tenantSubaccountIdKey } from '../../src/domain/search-attributes.js';
 import { createOrchestratorEnv, type OrchestratorEnv } from '../harness/onboarding-env.js';
 import { expectExactlyOnce } from '../harness/onboarding-checks.js';

@@ -1,6 +1,6 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startOnboarding } from '../../src/client/start-onboarding.js';
+import { startOnboarding } from '../../src/client/tenants/start-onboarding.js';
 import { InvalidInputError } from '../../src/domain/tenant-input.js';
 import { runCli } from '../harness/cli.js';
 import { failureTypeOf } from '../harness/onboarding-checks.js';

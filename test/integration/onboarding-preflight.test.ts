@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startOnboarding } from '../../src/client/start-onboarding.js';
+import { startOnboarding } from '../../src/client/tenants/start-onboarding.js';
 import { setParentInsufficient } from '../../src/db/funding-store.js';
 import type { GatewayApp } from '../../src/gateway/app.js';
 import { createPlatformClient } from '../../src/platform/index.js';

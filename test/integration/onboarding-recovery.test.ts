@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startOnboarding } from '../../src/client/start-onboarding.js';
+import { startOnboarding } from '../../src/client/tenants/start-onboarding.js';
 import { DEFAULT_PARENT_ID, DEFAULT_SEED } from '../../src/sim/index.js';
 import {
   clearFaults,

@@ -1,6 +1,6 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startOnboarding } from '../../src/client/start-onboarding.js';
+import { startOnboarding } from '../../src/client/tenants/start-onboarding.js';
 import { runCli } from '../harness/cli.js';
 import { clearFaults, createOrchestratorEnv, setFaults, type OrchestratorEnv } from '../harness/onboarding-env.js';
 import { expectExactlyOnce, failureTypeOf, historyJson } from '../harness/onboarding-checks.js';

@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startLifecycle } from '../../src/client/start-lifecycle.js';
-import { startOnboarding } from '../../src/client/start-onboarding.js';
+import { startLifecycle } from '../../src/client/tenants/start-lifecycle.js';
+import { startOnboarding } from '../../src/client/tenants/start-onboarding.js';
 import { findOrBuildTemporalCli } from '../../src/infra/temporal-cli.js';
 import { DEFAULT_PARENT_ID, DEFAULT_SEED } from '../../src/sim/index.js';
 import { closeStatusQuery } from '../../workflows/close-tenant-messages.js';

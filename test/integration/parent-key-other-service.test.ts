@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ParentKeysView, ParentPlatformKeysView } from '../../src/client/parent-key.js';
+import type { ParentKeysView, ParentPlatformKeysView } from '../../src/client/parent-key/parent-key.js';
 import { loadConfig } from '../../src/config/index.js';
 import { startGateway, type RunningGateway } from '../../src/main/gateway.js';
 import { generateMasterKey } from '../../src/secrets/master-keys.js';

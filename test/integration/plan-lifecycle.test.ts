@@ -6,8 +6,8 @@
  * server's settings.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPlan } from '../../src/client/plans.js';
-import { startOnboarding } from '../../src/client/start-onboarding.js';
+import { createPlan } from '../../src/client/plans/plans.js';
+import { startOnboarding } from '../../src/client/tenants/start-onboarding.js';
 import { generateOperator } from '../../src/secrets/operators.js';
 import type { TestWorker } from '../harness/context.js';
 import { runCli } from '../harness/cli.js';

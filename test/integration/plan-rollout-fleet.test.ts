@@ -8,10 +8,15 @@
  * tenant, visibly, and finishes the others.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decideRollout, previewPlanRollout, rolloutView, startPlanRollout } from '../../src/client/plan-rollout.js';
-import { createPlan, updatePlan } from '../../src/client/plans.js';
-import { revealKey } from '../../src/client/reveal-key.js';
-import { startOnboarding } from '../../src/client/start-onboarding.js';
+import {
+  decideRollout,
+  previewPlanRollout,
+  rolloutView,
+  startPlanRollout,
+} from '../../src/client/plans/plan-rollout.js';
+import { createPlan, updatePlan } from '../../src/client/plans/plans.js';
+import { revealKey } from '../../src/client/keys/reveal-key.js';
+import { startOnboarding } from '../../src/client/tenants/start-onboarding.js';
 import { rotationScheduleId } from '../../src/domain/ids.js';
 import { parseMasterKeys } from '../../src/secrets/master-keys.js';
 import { createVault } from '../../src/secrets/vault.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRotation } from '../../src/client/start-rotation.js';
+import { startRotation } from '../../src/client/keys/start-rotation.js';
 import { rotationStatusQuery } from '../../workflows/keys/rotate-tenant-key-messages.js';
 import { runCli } from '../harness/cli.js';
 import { processed, refusal } from '../harness/decisions.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cancelRotation, startRotation } from '../../src/client/start-rotation.js';
+import { cancelRotation, startRotation } from '../../src/client/keys/start-rotation.js';
 import {
   retryKeyCreateUpdate,
   revokeAnywayUpdate,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRotation } from '../../src/client/start-rotation.js';
+import { startRotation } from '../../src/client/keys/start-rotation.js';
 import { SIM_SHAPES } from '../../src/sim/choices.js';
 import { abortRotationUpdate, rotationStatusQuery } from '../../workflows/keys/rotate-tenant-key-messages.js';
 import { createRotationEnv, keysOf, useKey, waitFor, waitForStage, type RotationEnv } from '../harness/rotation-env.js';

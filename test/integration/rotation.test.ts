@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tenantStatusKey } from '../../src/domain/search-attributes.js';
-import { startRotation } from '../../src/client/start-rotation.js';
+import { startRotation } from '../../src/client/keys/start-rotation.js';
 import { revokeAnywayUpdate } from '../../workflows/keys/rotate-tenant-key-messages.js';
 import { runCli } from '../harness/cli.js';
 import { failureTypeOf, historyJson } from '../harness/onboarding-checks.js';

@@ -4,7 +4,7 @@
  * listed, delivered to, shown in its deliveries, rotated and deleted by that id.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLifecycle } from '../../src/client/start-lifecycle.js';
+import { startLifecycle } from '../../src/client/tenants/start-lifecycle.js';
 import { withTransaction } from '../../src/db/pool.js';
 import { insertSubscription } from '../../src/db/event-subscriptions-store.js';
 import { generateWebhookSecret, subscriptionSecretAad } from '../../src/secrets/standard-webhooks.js';

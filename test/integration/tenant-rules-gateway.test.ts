@@ -1,7 +1,7 @@
 import { ScheduleNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startAdoption, startRotation } from '../../src/client/start-rotation.js';
-import { startKeyIssue } from '../../src/client/key-slots.js';
+import { startAdoption, startRotation } from '../../src/client/keys/start-rotation.js';
+import { startKeyIssue } from '../../src/client/keys/key-slots.js';
 import { rotationScheduleId } from '../../src/domain/ids.js';
 import { TenantRefusedError } from '../../src/domain/tenant-rules.js';
 import { runCli } from '../harness/cli.js';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { getTenantStatus } from '../../src/client/tenant-status.js';
+import { getTenantStatus } from '../../src/client/tenants/tenant-status.js';
 import { appendAudit } from '../../src/db/audit-store.js';
 import { migrate } from '../../src/db/migrate.js';
 import { createPool, type Pool } from '../../src/db/pool.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IdempotencyKeyReusedError, startTopUp } from '../../src/client/start-top-up.js';
+import { IdempotencyKeyReusedError, startTopUp } from '../../src/client/money/start-top-up.js';
 import { DEFAULT_PARENT_ID } from '../../src/sim/index.js';
 import { refusal } from '../harness/decisions.js';
 import { failureTypeOf, workflowExists } from '../harness/onboarding-checks.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setFundingPolicy } from '../../src/client/funding-policy.js';
+import { setFundingPolicy } from '../../src/client/money/funding-policy.js';
 import type { GatewayApp } from '../../src/gateway/app.js';
 import { DEFAULT_PARENT_ID } from '../../src/sim/index.js';
 import { listenGatewayOver, TEST_API_TOKEN } from '../harness/gateway-app.js';

@@ -5,7 +5,7 @@
  * goes on (a later `--wait` joins it and completes, exit 0). docs/exit-codes.md is the table.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setParentCap } from '../../src/client/funding-policy.js';
+import { setParentCap } from '../../src/client/money/funding-policy.js';
 import { DEFAULT_PARENT_ID } from '../../src/sim/index.js';
 import { runCli } from '../harness/cli.js';
 import { createOrchestratorEnv, type OrchestratorEnv } from '../harness/onboarding-env.js';

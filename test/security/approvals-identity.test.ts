@@ -5,7 +5,7 @@
  * the queue; over HTTP the same tokens get the same 401. Only an operator's token lists the request.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requestApproval } from '../../src/client/approvals.js';
+import { requestApproval } from '../../src/client/approvals/approvals.js';
 import { generateOperator } from '../../src/secrets/operators.js';
 import { runCli } from '../harness/cli.js';
 import { TEST_API_TOKEN } from '../harness/gateway-app.js';

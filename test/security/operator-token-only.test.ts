@@ -5,7 +5,7 @@
  * opened the database (or the vault) itself would fail here on its missing configuration.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startOnboarding } from '../../src/client/start-onboarding.js';
+import { startOnboarding } from '../../src/client/tenants/start-onboarding.js';
 import { runCli } from '../harness/cli.js';
 import { createOrchestratorEnv, type OrchestratorEnv } from '../harness/onboarding-env.js';
 

@@ -3,7 +3,7 @@ import { createServer, type AddressInfo, type Server, type Socket } from 'node:n
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEventActivities } from '../../activities/events.js';
-import { listEventDeliveries, subscribeToEvents } from '../../src/client/events.js';
+import { listEventDeliveries, subscribeToEvents } from '../../src/client/events/events.js';
 import { emitEvent, fanOutEvents } from '../../src/db/events-store.js';
 import { withTransaction } from '../../src/db/pool.js';
 import { DELIVERY_NOT_DELIVERED } from '../../src/domain/delivery-errors.js';

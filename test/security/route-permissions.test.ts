@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayApp } from '../../src/gateway/app.js';
-import { PUBLIC } from '../../src/gateway/access.js';
+import { PUBLIC } from '../../src/gateway/http/access.js';
 import { createOperatorDirectory, generateOperator, parseOperatorList } from '../../src/secrets/operators.js';
 import { ROLES, roleAllows, type Role } from '../../src/domain/roles.js';
 import { listenGatewayOver, TEST_API_TOKEN } from '../harness/gateway-app.js';

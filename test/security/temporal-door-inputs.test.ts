@@ -8,8 +8,8 @@
  */
 import type { Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPlan } from '../../src/client/plans.js';
-import { startOnboarding } from '../../src/client/start-onboarding.js';
+import { createPlan } from '../../src/client/plans/plans.js';
+import { startOnboarding } from '../../src/client/tenants/start-onboarding.js';
 import {
   AUTO_TOP_UP_SCHEDULE_ID,
   autoTopUpSweepWorkflowId,

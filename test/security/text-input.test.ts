@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayApp } from '../../src/gateway/app.js';
-import { startLifecycle } from '../../src/client/start-lifecycle.js';
+import { startLifecycle } from '../../src/client/tenants/start-lifecycle.js';
 import { InvalidInputError } from '../../src/domain/tenant-input.js';
 import { listenGatewayOver, TEST_API_TOKEN, TEST_CODEC_TOKEN } from '../harness/gateway-app.js';
 import { workflowExists } from '../harness/onboarding-checks.js';

@@ -1,14 +1,14 @@
 import type { Client } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
-import { startKeyIssue, startKeyRevoke } from '../../src/client/key-slots.js';
-import { startParentKeyRotation } from '../../src/client/parent-key.js';
-import { scheduleFleetRotation, scheduleTenantRotation } from '../../src/client/rotation-schedules.js';
-import { scheduleAutoTopUp } from '../../src/client/auto-top-up-schedule.js';
-import { startPlanRollout } from '../../src/client/plan-rollout.js';
-import { startLifecycle } from '../../src/client/start-lifecycle.js';
-import { startOnboarding } from '../../src/client/start-onboarding.js';
-import { startAdoption, startRotation } from '../../src/client/start-rotation.js';
-import { startTopUp } from '../../src/client/start-top-up.js';
+import { startKeyIssue, startKeyRevoke } from '../../src/client/keys/key-slots.js';
+import { startParentKeyRotation } from '../../src/client/parent-key/parent-key.js';
+import { scheduleFleetRotation, scheduleTenantRotation } from '../../src/client/keys/rotation-schedules.js';
+import { scheduleAutoTopUp } from '../../src/client/money/auto-top-up-schedule.js';
+import { startPlanRollout } from '../../src/client/plans/plan-rollout.js';
+import { startLifecycle } from '../../src/client/tenants/start-lifecycle.js';
+import { startOnboarding } from '../../src/client/tenants/start-onboarding.js';
+import { startAdoption, startRotation } from '../../src/client/keys/start-rotation.js';
+import { startTopUp } from '../../src/client/money/start-top-up.js';
 import { InvalidInputError } from '../../src/domain/tenant-input.js';
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { actionInputOf } from '../../src/gateway/action-input.js';
+import { actionInputOf } from '../../src/gateway/tenants/action-input.js';
 import { InvalidInputError, lifecycleInputSchema, parseInput } from '../../src/domain/tenant-input.js';
 
 /** The close's input takes the wait options; its carried state is the run's own, never a caller's. */

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { runDecisionsMarkdown } from '../../src/gateway/run-decisions.js';
+import { runDecisionsMarkdown } from '../../src/gateway/http/run-decisions.js';
 
 const page = readFileSync(new URL('../../docs/http-api.md', import.meta.url), 'utf8');
 

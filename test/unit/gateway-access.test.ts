@@ -1,8 +1,8 @@
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { actorOf, installAccessControl, ownerScopeOf, PUBLIC } from '../../src/gateway/access.js';
-import { createTokenSet } from '../../src/gateway/auth.js';
-import { answerError } from '../../src/gateway/errors.js';
+import { actorOf, installAccessControl, ownerScopeOf, PUBLIC } from '../../src/gateway/http/access.js';
+import { createTokenSet } from '../../src/gateway/http/auth.js';
+import { answerError } from '../../src/gateway/http/errors.js';
 import { createOperatorDirectory, generateOperator, parseOperatorList } from '../../src/secrets/operators.js';
 import { PERMISSIONS, ROLE_PERMISSIONS, ROLES, roleAllows, rolesMarkdown } from '../../src/domain/roles.js';
 

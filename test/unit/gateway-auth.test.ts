@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bearerTokenOf, createTokenSet, isLoopback } from '../../src/gateway/auth.js';
+import { bearerTokenOf, createTokenSet, isLoopback } from '../../src/gateway/http/auth.js';
 
 describe('gateway bearer tokens', () => {
   const tokens = createTokenSet(['first-token-0123456789abcdef0123456789', 'second-token-0123456789abcdef012345678']);

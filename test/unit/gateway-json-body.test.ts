@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { forbiddenKeyPath, unstorableTextPath } from '../../src/gateway/json-body.js';
+import { forbiddenKeyPath, unstorableTextPath } from '../../src/gateway/http/json-body.js';
 
 describe('forbidden keys in a JSON body', () => {
   it('names a __proto__ or constructor.prototype key wherever it is, and passes ordinary bodies', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createGatewayMetrics, gaugeLines } from '../../src/gateway/metrics.js';
+import { createGatewayMetrics, gaugeLines } from '../../src/gateway/http/metrics.js';
 
 describe('gateway Prometheus metrics', () => {
   it('renders counters and cumulative histogram buckets in the text exposition format', () => {

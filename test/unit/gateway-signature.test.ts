@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { computeSignature, parseSignatureHeader, verifySignature } from '../../src/gateway/signature.js';
+import { computeSignature, parseSignatureHeader, verifySignature } from '../../src/gateway/webhooks/signature.js';
 
 const body = Buffer.from(
   '{"event":"image.pushed","deliveryId":"dlv_1","webhookId":"wh_1","payload":{"image":"a","tag":"b"}}',

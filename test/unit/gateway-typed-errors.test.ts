@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { DecisionRefusedError } from '../../src/client/send-decision.js';
-import { DuplicateSubscriptionError, SubscriptionNotFoundError } from '../../src/client/events.js';
-import { ImportInputError } from '../../src/client/import-map.js';
+import { DuplicateSubscriptionError, SubscriptionNotFoundError } from '../../src/client/events/events.js';
+import { ImportInputError } from '../../src/client/imports/import-map.js';
 import { TenantNotFoundError } from '../../src/domain/record-errors.js';
 import { InvalidInputError } from '../../src/domain/tenant-input.js';
-import { GatewayError, typedErrorAnswer } from '../../src/gateway/errors.js';
+import { GatewayError, typedErrorAnswer } from '../../src/gateway/http/errors.js';
 
 /**
  * The gateway's one mapping of the layers' typed errors (issue 46): routes throw what their client call threw and

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { compareTenant, type PlatformKey, type TenantFacts } from '../../activities/drift/compare.js';
-import { ImportInputError, parseRefMap } from '../../src/client/import-map.js';
-import { buildImportPlan } from '../../src/client/import-plan.js';
+import { ImportInputError, parseRefMap } from '../../src/client/imports/import-map.js';
+import { buildImportPlan } from '../../src/client/imports/import-plan.js';
 import type { Queryable } from '../../src/db/pool.js';
 import { createPlatformClient } from '../../src/platform/index.js';
 import { SIM_SHAPES } from '../../src/sim/choices.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SCHEDULE_EVERY } from '../../src/client/rotation-schedules.js';
+import { SCHEDULE_EVERY } from '../../src/client/schedule-every.js';
 import { EVENT_TYPES_NOT_YET_EMITTED, subscribeInputSchema } from '../../src/domain/events.js';
 import {
   createPlanInputSchema,

@@ -6,7 +6,7 @@ import { InvalidInputError, lifecycleInputSchema, parseInput } from '../../src/d
 import { checkDecisionBy } from '../../src/domain/operator-decisions.js';
 import { fillPath } from '../../src/platform/paths.js';
 import { PlatformInputError } from '../../src/platform/errors.js';
-import { createRegistryWebhook, updateRegistryWebhook } from '../../src/client/webhook-management.js';
+import { createRegistryWebhook, updateRegistryWebhook } from '../../src/client/webhooks/webhook-management.js';
 
 const oneLine = { max: 10 };
 const reason = { min: 3, max: 20, multiline: true };

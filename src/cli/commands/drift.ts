@@ -3,7 +3,7 @@ import type { DriftFindingRow } from '../../db/drift-findings-store.js';
 import type { ReconcileFleetResult } from '../../../workflows/reconcile-fleet-messages.js';
 import type { RunView } from '../../client/run-status.js';
 import type { GatewayClient } from '../../api-client/gateway-client.js';
-import type { describeDriftSchedule } from '../../client/drift-schedules.js';
+import type { describeDriftSchedule } from '../../client/drift/drift-schedules.js';
 import { withGateway } from '../run.js';
 import { printJson, printLine } from '../output.js';
 import { DEFAULTS } from '../../config/defaults.js';

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { DeliveryView, SubscriptionView } from '../../client/events.js';
+import type { DeliveryView, SubscriptionView } from '../../client/events/events.js';
 import { segment, withGateway } from '../run.js';
 import { printJson, printLine } from '../output.js';
 import { inFlags } from './top-ups.js';

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { FundingPolicyView, ParentFundingState } from '../../client/funding-policy.js';
+import type { FundingPolicyView, ParentFundingState } from '../../client/money/funding-policy.js';
 import { segment, withGateway } from '../run.js';
 import { printJson, printLine } from '../output.js';
 import { inFlags } from './top-ups.js';

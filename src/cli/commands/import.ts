@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { GatewayClient } from '../../api-client/gateway-client.js';
-import type { ApplyOutcome, ImportStart } from '../../client/import-apply.js';
-import type { ImportPlan, PlanRow } from '../../client/import-plan.js';
+import type { ApplyOutcome, ImportStart } from '../../client/imports/import-apply.js';
+import type { ImportPlan, PlanRow } from '../../client/imports/import-plan.js';
 import type { RunView } from '../../client/run-status.js';
 import type { ImportTenantResult } from '../../domain/import-input.js';
 import { segment, withGateway } from '../run.js';

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { SlotKeyView } from '../../client/key-slots.js';
+import type { SlotKeyView } from '../../client/keys/key-slots.js';
 import type { IssueTenantKeyResult } from '../../../workflows/keys/issue-tenant-key.js';
 import type { RevokeTenantKeySlotResult } from '../../../workflows/keys/revoke-tenant-key.js';
 import type { DecisionAnswer } from '../../domain/operator-decisions.js';

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { LifecycleAction } from '../../client/start-lifecycle.js';
+import type { LifecycleAction } from '../../client/tenants/start-lifecycle.js';
 import { segment, withGateway } from '../run.js';
 import { printJson, printLine } from '../output.js';
 

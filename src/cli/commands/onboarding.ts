@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { OnboardingDryRun as DryRunReport } from '../../client/onboarding-preflight.js';
+import type { OnboardingDryRun as DryRunReport } from '../../client/tenants/onboarding-preflight.js';
 import type { AwaitingApproval, DecisionReply } from '../decisions.js';
 import type { OnboardTenantResult } from '../../../workflows/onboard-tenant-messages.js';
 import { INITIAL_TRANSFER, ONBOARDING_PURPOSE } from '../../domain/onboarding.js';

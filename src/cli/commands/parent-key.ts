@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { ParentKeysView, ParentPlatformKeysView } from '../../client/parent-key.js';
+import type { ParentKeysView, ParentPlatformKeysView } from '../../client/parent-key/parent-key.js';
 import type { Pool } from '../../db/pool.js';
 import type { DecisionAnswer } from '../../domain/operator-decisions.js';
 import { withGateway, withRuntime } from '../run.js';
@@ -51,7 +51,7 @@ export function registerParentKeyCommands(program: Command): void {
             import('../../main/wiring/data-converter.js'),
             import('../../secrets/vault.js'),
             import('../../secrets/parent-key-source.js'),
-            import('../../client/parent-key.js'),
+            import('../../client/parent-key/parent-key.js'),
             import('../../db/parent-keys-store.js'),
           ]);
         const by = checkDecisionBy({ operator: runtime.operator(opts.operator), reason: opts.reason });

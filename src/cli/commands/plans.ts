@@ -5,8 +5,8 @@ import type {
   RolloutPreview,
   RolloutStart,
   RolloutView,
-} from '../../client/plan-rollout.js';
-import type { PlanSummary, PlanView } from '../../client/plans.js';
+} from '../../client/plans/plan-rollout.js';
+import type { PlanSummary, PlanView } from '../../client/plans/plans.js';
 import type { DecisionAnswer } from '../../domain/operator-decisions.js';
 import type { PlanRef } from '../../domain/plan-ref.js';
 import type { PlanChanges } from '../../domain/plan-rollout.js';

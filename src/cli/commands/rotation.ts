@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { DeployerSpec, RotationTimings } from '../../domain/rotation-input.js';
-import type { ScheduleCommand, RotationScheduleView } from '../../client/rotation-schedules.js';
+import type { ScheduleCommand, RotationScheduleView } from '../../client/keys/rotation-schedules.js';
 import type { DecisionAnswer } from '../../domain/operator-decisions.js';
 import type { GatewayClient } from '../../api-client/gateway-client.js';
 import type { RotateTenantKeyResult } from '../../../workflows/keys/rotate-tenant-key-messages.js';

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import type { AttentionItem } from '../../client/attention.js';
-import type { TenantListRow } from '../../client/tenant-list.js';
-import type { TenantStatusView } from '../../client/tenant-status.js';
-import type { RevealAnswer } from '../../client/reveal-key.js';
+import type { AttentionItem } from '../../client/tenants/attention.js';
+import type { TenantListRow } from '../../client/tenants/tenant-list.js';
+import type { TenantStatusView } from '../../client/tenants/tenant-status.js';
+import type { RevealAnswer } from '../../client/keys/reveal-key.js';
 import { segment, withGateway } from '../run.js';
 import { printJson, printLine } from '../output.js';
 import { registerKeySlotCommands } from './key-slots.js';
@@ -21,10 +21,10 @@ type TenantRowView = Omit<TenantListRow, 'plan' | 'attention'> & Partial<Pick<Te
 
 async function printStatus(view: TenantStatusView): Promise<void> {
   const [{ formatRotationSection }, { formatLastRun }, { formatPlanSection }, { formatFleetRun }] = await Promise.all([
-    import('../../client/rotation-status.js'),
-    import('../../client/last-runs.js'),
-    import('../../client/tenant-plan.js'),
-    import('../../client/fleet-runs.js'),
+    import('../../client/keys/rotation-status.js'),
+    import('../../client/tenants/last-runs.js'),
+    import('../../client/plans/tenant-plan.js'),
+    import('../../client/tenants/fleet-runs.js'),
   ]);
   const r = view.record;
   printLine(

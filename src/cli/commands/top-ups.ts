@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { GatewayClient } from '../../api-client/gateway-client.js';
-import type { LedgerEntry, WalletComparison } from '../../client/transfer-ledger.js';
+import type { LedgerEntry, WalletComparison } from '../../client/money/transfer-ledger.js';
 import type { RunView } from '../../client/run-status.js';
 import type { InvalidInputError as InvalidInputErrorClass } from '../../domain/tenant-input.js';
 import { markRefused, resultOfRun } from '../poll-run.js';

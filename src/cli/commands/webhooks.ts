@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { DeliveryView, WebhookView } from '../../client/webhook-management.js';
+import type { DeliveryView, WebhookView } from '../../client/webhooks/webhook-management.js';
 import { segment, withGateway } from '../run.js';
 import { printJson, printLine } from '../output.js';
 

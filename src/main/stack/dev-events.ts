@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { deleteEventSubscription, listEventSubscriptions, subscribeToEvents } from '../../client/events.js';
+import { deleteEventSubscription, listEventSubscriptions, subscribeToEvents } from '../../client/events/events.js';
 import { createPool } from '../../db/pool.js';
 import { parseMasterKeys } from '../../secrets/master-keys.js';
 import { verifyWebhook } from '../../secrets/standard-webhooks.js';

@@ -1,4 +1,4 @@
-import { deployerReadinessOf, type RotationDeployerEnv } from '../../client/deployer-readiness.js';
+import { deployerReadinessOf, type RotationDeployerEnv } from '../../client/keys/deployer-readiness.js';
 import type { Config } from '../../config/index.js';
 import type { GatewayOptions } from '../../gateway/options.js';
 import { safeOpsOf, type SafeOps } from './safe-ops.js';

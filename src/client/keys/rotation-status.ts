@@ -1,0 +1,84 @@
+import type { Client } from '@temporalio/client';
+import { listRotations, OPEN_ROTATION_STATES } from '../../db/key-rotations-store.js';
+import type { Pool } from '../../db/pool.js';
+import { rotationStatusQuery, type RotationStatus } from '../../../workflows/keys/rotate-tenant-key-messages.js';
+import { currentWaitOf, formatWait, type WaitView } from '../current-wait.js';
+import { queryOrNull } from '../query-run.js';
+
+/**
+ * The rotation section of `tenantctl status`: recent rotations from the records, and the live state
+ * (stage, what it waits for, held reason) of any that is still open — a rotation's own status, and for
+ * a rotation or an adoption of the slot its current wait (stage, since, the decisions that apply). No
+ * secret: ids and fingerprints.
+ */
+export interface RotationSection {
+  rotations: Array<{
+    slot: string;
+    fromGeneration: number;
+    toGeneration: number;
+    state: string;
+    stage: string;
+    emergency: boolean;
+    workflowId: string;
+    startedAt: string;
+    finishedAt: string | null;
+    live: RotationStatus | null;
+    /** An open one's current wait (a rotation's or an adoption's, whichever runs under the id); else null. */
+    waiting: WaitView | null;
+  }>;
+}
+
+export async function getRotationSection(
+  deps: { pool: Pool; client?: Client },
+  externalRef: string,
+): Promise<RotationSection> {
+  const rows = await listRotations(deps.pool, externalRef, 10);
+  const rotations = await Promise.all(
+    rows.map(async (r) => {
+      const open = deps.client !== undefined && OPEN_ROTATION_STATES.includes(r.state);
+      return {
+        slot: r.slot,
+        fromGeneration: r.fromGeneration,
+        toGeneration: r.toGeneration,
+        state: r.state,
+        stage: r.stage,
+        emergency: r.emergency,
+        workflowId: r.workflowId,
+        startedAt: r.createdAt.toISOString(),
+        finishedAt: r.finishedAt?.toISOString() ?? null,
+        live: open ? await liveStatus(deps.client!, r.workflowId) : null,
+        waiting: open ? await currentWaitOf(deps.client!.workflow.getHandle(r.workflowId)) : null,
+      };
+    }),
+  );
+  return { rotations };
+}
+
+async function liveStatus(client: Client, workflowId: string): Promise<RotationStatus | null> {
+  // Gone from Temporal (retention) or no worker to answer in time: the records still tell the state.
+  return queryOrNull(client.workflow.getHandle(workflowId), rotationStatusQuery);
+}
+
+export function formatRotationSection(section: RotationSection): string[] {
+  const lines: string[] = [];
+  for (const r of section.rotations) {
+    lines.push(
+      `rotation ${r.slot} g${r.fromGeneration}→g${r.toGeneration}: ${r.state}${r.emergency ? ' (emergency)' : ''} ` +
+        `[${r.workflowId}]`,
+    );
+    if (r.live) {
+      lines.push(`  stage: ${r.live.stage}${r.live.heldReason ? ` (held: ${r.live.heldReason})` : ''}`);
+      if (r.live.quietCheck) lines.push(`  quiet check: ${r.live.quietCheck.verdict}`);
+      for (const k of r.live.activeKeys ?? [])
+        lines.push(
+          `  active key ${k.id}: last used ` +
+            (k.lastUseKnown ? (k.lastUsedAt ?? 'never') : 'not shown') +
+            (k.isCurrentKeyOfSlot ? ' (being rotated)' : k.looksUnused ? ' (looks unused)' : ''),
+        );
+      for (const note of r.live.notes) lines.push(`  note: ${note}`);
+      if (r.live.waitingFor && !r.waiting) lines.push(`  waiting: ${r.live.waitingFor}`);
+    }
+    if (r.waiting) lines.push(`  ${formatWait(r.waiting)}`);
+  }
+  return lines;
+}

@@ -1,0 +1,62 @@
+import { getFundingParent } from '../../db/funding-store.js';
+import type { Pool } from '../../db/pool.js';
+import { shortfallDetail, shortfallHolds } from '../../domain/parent-shortfall.js';
+import { assertWithinTransferLimit } from '../../domain/transfer-limit.js';
+import { findTenant, TenantNotFoundError } from '../../db/tenants-store.js';
+import { findTransferIntent, type TransferIntentRow } from '../../db/transfer-intents-store.js';
+import { sameTopUpRequest, type TopUpRequestFields } from '../../domain/top-up-input.js';
+import { topUpPurpose } from '../../domain/top-up-ids.js';
+import { assertTenantAllows, transferRefusal } from '../../domain/tenant-rules.js';
+import { IdempotencyKeyReusedError } from './start-top-up.js';
+
+/**
+ * What our records already say about a top-up request, before anything starts (the gateway and
+ * tenantctl): an amount above TRANSFER_MAX_MICRO_USD is invalid input, a key recorded with another
+ * amount or reason is refused, a recorded one answers from the record, a tenant that cannot take a
+ * transfer is refused (TenantRefusedError, the rule transferRefusal), and an amount the parent was
+ * already refused (INSUFFICIENT_BALANCE) or less is refused (TopUpNotAllowedError) — no run is started
+ * that was bound to fail, no platform call is made.
+ */
+export class TopUpNotAllowedError extends Error {
+  override name = 'TopUpNotAllowedError';
+  constructor(
+    readonly code: 'PARENT_INSUFFICIENT_BALANCE',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const OPEN_TRANSFER_STATES: ReadonlySet<string> = new Set(['pending', 'unknown', 'needs_operator']);
+
+/**
+ * The recorded intent of this key, or undefined when a run may start. Throws the refusals above
+ * (InvalidInputError for an amount above `maxTransferMicroUsd`, absent: its default).
+ */
+export async function precheckTopUp(
+  pool: Pool,
+  request: TopUpRequestFields & { externalRef: string; idempotencyKey: string },
+  options: { maxTransferMicroUsd?: string | undefined } = {},
+): Promise<TransferIntentRow | undefined> {
+  assertWithinTransferLimit({ amountMicroUsd: request.amountMicroUsd }, options.maxTransferMicroUsd);
+  const tenant = await findTenant(pool, request.externalRef);
+  if (!tenant) throw new TenantNotFoundError(request.externalRef);
+  const recorded = await findRecordedTopUp(pool, request);
+  if (recorded) return recorded;
+  assertTenantAllows(transferRefusal, tenant);
+  const parent = await getFundingParent(pool);
+  const shortfall = { since: parent.insufficientSince, refusedMicroUsd: parent.insufficientMicroUsd };
+  if (shortfallHolds(shortfall, request.amountMicroUsd))
+    throw new TopUpNotAllowedError('PARENT_INSUFFICIENT_BALANCE', shortfallDetail(shortfall, request.amountMicroUsd));
+  return undefined;
+}
+
+/** The intent recorded under this key (checked to be the same request), or undefined. */
+export async function findRecordedTopUp(
+  pool: Pool,
+  request: TopUpRequestFields & { externalRef: string; idempotencyKey: string },
+): Promise<TransferIntentRow | undefined> {
+  const row = await findTransferIntent(pool, request.externalRef, topUpPurpose(request.idempotencyKey));
+  if (row && !sameTopUpRequest(row, request)) throw new IdempotencyKeyReusedError(request.idempotencyKey);
+  return row;
+}
