@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { ONBOARDING_PURPOSE } from '../src/domain/onboarding.js';
 
 /**
  * Idempotency keys derived from the business key: stable across retries, workers and restarts,
@@ -20,4 +21,10 @@ export function transferKey(externalRef: string, purpose: string, generation: nu
 /** Name prefix of the platform key for a slot generation; each create attempt appends `-a<N>`. */
 export function keyNamePrefix(slot: string, generation: number): string {
   return `tpo-${slot}-g${generation}`;
+}
+
+/** Whether one of our transfer keys is the onboarding's funding of this tenant (the key is a digest of both). */
+export function isInitialFundingKey(externalRef: string, idempotencyKey: string): boolean {
+  const generation = Number(idempotencyKey.slice(idempotencyKey.lastIndexOf('-') + 1));
+  return Number.isInteger(generation) && transferKey(externalRef, ONBOARDING_PURPOSE, generation) === idempotencyKey;
 }

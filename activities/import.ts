@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { recordImport } from '../src/db/imports-store.js';
 import { FailureCode } from '../src/domain/failures.js';
-import { subaccountCreateKey } from './idempotency-keys.js';
+import { isInitialFundingKey, subaccountCreateKey } from './idempotency-keys.js';
+import { OUR_TRANSFER_KEY } from '../src/domain/drift-kinds.js';
 import { auditOrigin, type ActivityDeps } from './context.js';
 import { activityFailure, boundary } from './failures.js';
 
@@ -18,6 +19,11 @@ export interface ImportedWallet {
   balanceMicroUsd: string | null;
   transferKeys: string[];
   transferIds: string[];
+  /**
+   * Transfers under our own keys (`tpo-xfer-…`): made by us and lost by our records (a restore from a backup).
+   * Recorded as made, each under its key, never in the opening balance. Absent in runs recorded before it existed.
+   */
+  ours?: Array<{ id: string | null; idempotencyKey: string; amountMicroUsd: string }>;
 }
 
 export function openingTransferKey(externalRef: string): string {
@@ -67,6 +73,11 @@ export function createImportActivities(deps: ActivityDeps) {
         balanceMicroUsd: wallet.balanceKnown ? (wallet.balanceMicroUsd ?? null) : null,
         transferKeys: (wallet.transfers ?? []).map((t) => t.idempotencyKey).filter((k): k is string => !!k),
         transferIds: (wallet.transfers ?? []).map((t) => t.id).filter((k): k is string => !!k),
+        ours: (wallet.transfers ?? []).flatMap((t) =>
+          t.idempotencyKey && OUR_TRANSFER_KEY.test(t.idempotencyKey) && t.amountMicroUsd
+            ? [{ id: t.id ?? null, idempotencyKey: t.idempotencyKey, amountMicroUsd: t.amountMicroUsd }]
+            : [],
+        ),
       };
     }),
 
@@ -81,6 +92,12 @@ export function createImportActivities(deps: ActivityDeps) {
         wallet: ImportedWallet;
       }) => {
         const origin = auditOrigin();
+        const ours = (input.wallet.ours ?? []).map((t) => ({
+          ...t,
+          initial: isInitialFundingKey(input.externalRef, t.idempotencyKey),
+        }));
+        const oursSum = ours.reduce((sum, t) => sum + BigInt(t.amountMicroUsd), 0n);
+        const balance = input.wallet.balanceMicroUsd;
         const recorded = await recordImport(
           pool,
           {
@@ -91,7 +108,10 @@ export function createImportActivities(deps: ActivityDeps) {
             refSource: input.refSource,
             platformStatus: input.subaccount.status,
             keys: input.subaccount.keys,
-            openingBalanceMicroUsd: input.wallet.balanceMicroUsd,
+            // What our own transfers do not explain (a tenant spends, so never below zero).
+            openingBalanceMicroUsd:
+              balance === null ? null : (BigInt(balance) > oursSum ? BigInt(balance) - oursSum : 0n).toString(),
+            restoredTransfers: ours,
             openingTransferKey: openingTransferKey(input.externalRef),
             knownTransferKeys: input.wallet.transferKeys,
             knownTransferIds: input.wallet.transferIds,

@@ -164,7 +164,7 @@ export function createTenantActivities(deps: ActivityDeps) {
       },
     ),
 
-    markTenantActive: boundary(async (input: TenantRefInput): Promise<void> => {
+    markTenantActive: boundary(async (input: TenantRefInput & { subaccountId?: string }): Promise<void> => {
       // Never over a suspension or a close that started meanwhile.
       // The move, its audit row and (when it moved) its event, in one statement.
       const result = await transitionTenantAudited(
@@ -178,6 +178,7 @@ export function createTenantActivities(deps: ActivityDeps) {
           externalRef: input.externalRef,
           data: { externalRef: input.externalRef, status: 'active' },
         },
+        input.subaccountId,
       );
       if (!result)
         throw activityFailure(

@@ -27,6 +27,9 @@ export interface Operation {
   /** Outcomes that are correct for this operation (a rotation a close raced may be cancelled). */
   accepted: string[];
   detail: string | null;
+  /** When it was started and when its outcome came (ms since the epoch; null: unfinished). */
+  startedAt?: number;
+  endedAt?: number | null;
 }
 
 // Seconds, so a rotation finishes in a few seconds; the gate logic is the production one.
@@ -151,7 +154,16 @@ export class Driver {
     accepted: string[],
     start: () => Promise<{ result(): Promise<unknown> }>,
   ): Promise<string> {
-    const operation: Operation = { kind, externalRef, workflowId, outcome: 'unfinished', accepted, detail: null };
+    const operation: Operation = {
+      kind,
+      externalRef,
+      workflowId,
+      outcome: 'unfinished',
+      accepted,
+      detail: null,
+      startedAt: Date.now(),
+      endedAt: null,
+    };
     this.operations.push(operation);
     this.started += 1;
     let handle: { result(): Promise<unknown> } | 'stopped';
@@ -164,6 +176,7 @@ export class Driver {
     try {
       if ((await Promise.race([handle.result(), this.#stop])) === 'stopped') return operation.outcome;
       operation.outcome = 'completed';
+      operation.endedAt = Date.now();
     } catch (error) {
       return this.#ended(
         operation,
@@ -177,6 +190,7 @@ export class Driver {
 
   #ended(operation: Operation, outcome: string, error: unknown): string {
     operation.outcome = outcome;
+    operation.endedAt = Date.now();
     operation.detail = failureOf(error).message;
     this.completed += 1;
     return outcome;

@@ -172,7 +172,8 @@ class Onboarding {
         const next: Carried = { status, subaccountId, transfer: funded, ...(this.plan ? { plan: this.plan } : {}) };
         return await continueCarrying(this.rawInput, next);
       }
-      await steps.markTenantActive({ externalRef });
+      // With the sub-account it holds: records restored from a backup may have lost it (the same command as before).
+      await steps.markTenantActive({ externalRef, subaccountId });
       // Keys are issued to active tenants only: the plan's other slots (and the rest of it) come now.
       let planOutcome: OnboardingPlanOutcome | undefined;
       if (this.plan) {

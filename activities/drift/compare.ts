@@ -112,6 +112,8 @@ const ENDED_RECORD = ['closed', 'cancelled', 'failed'];
 const PENDING_RECORD = ['creating', 'failed', 'cancelled'];
 const OPEN_INTENT = ['pending', 'unknown', 'needs_operator'];
 const ONBOARDING_RECORD = ['creating', 'created'];
+/** A key record of a create that never came back: what a restore leaves of a key made after the backup. */
+const UNFINISHED_CREATE = ['creating', 'failed'];
 /** Whether the comparison needs what the tenant's completed runs did (TenantFacts.lifecycle) to be complete. */
 export function needsLifecycle(facts: TenantFacts, found: Finding[]): boolean {
   return (
@@ -302,10 +304,13 @@ function compareKeys(facts: TenantFacts): Finding[] {
       key.status === 'active' &&
       named &&
       onlyLive &&
-      !facts.keyRecords.some((r) => r.slot === named.slot && r.generation === named.generation)
+      !facts.keyRecords.some(
+        (r) => r.slot === named.slot && r.generation === named.generation && !UNFINISHED_CREATE.includes(r.status),
+      )
     ) {
-      // Our create of a generation no record holds at all, and the slot has no other live key: the records went back
-      // in time (a create claims its generation's record before it calls the platform) and this is the key in use.
+      // Our create of a generation no record holds (or holds only as a create no run will finish: drift checks idle
+      // tenants only), and the slot has no other live key: the records went back in time (a create claims its
+      // generation's record before it calls the platform) and this is the key in use.
       // Adopted so an adoption rotation replaces it through the quiet gate; never revoked as an orphan.
       out.push(finding(facts, 'key_unrecorded', key.id, subaccountId, { key, ...named }, true));
     } else if (!record && key.status === 'active') {

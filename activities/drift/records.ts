@@ -20,7 +20,7 @@ import {
   recordRestoredTransfer,
   updateTransferIntent,
 } from '../../src/db/transfer-intents-store.js';
-import { transferKey } from '../idempotency-keys.js';
+import { isInitialFundingKey } from '../idempotency-keys.js';
 import { ONBOARDING_PURPOSE } from '../../src/domain/onboarding.js';
 import { findImport } from '../../src/db/imports-store.js';
 import { findFundingPolicy } from '../../src/db/funding-store.js';
@@ -251,11 +251,10 @@ export function createDriftRecordActivities(deps: ActivityDeps) {
       const { transfer } = finding.evidence as {
         transfer: { id: string | null; idempotencyKey: string; amountMicroUsd: string };
       };
-      const generation = Number(transfer.idempotencyKey.slice(transfer.idempotencyKey.lastIndexOf('-') + 1));
       // The onboarding's funding carries a purpose its key proves; any other is recorded under its key alone, and a
       // top-up of the same key claims it (reserveTopUp) rather than send it again.
       const initial =
-        transferKey(finding.externalRef!, ONBOARDING_PURPOSE, generation) === transfer.idempotencyKey &&
+        isInitialFundingKey(finding.externalRef!, transfer.idempotencyKey) &&
         !(await findTransferIntent(tx, finding.externalRef!, ONBOARDING_PURPOSE));
       const recorded = await recordRestoredTransfer(tx, {
         externalRef: finding.externalRef!,

@@ -1,5 +1,7 @@
 import { appendAudit, type AuditEntry } from './audit-store.js';
 import { withTransaction, type Pool, type Queryable } from './pool.js';
+import { recordRestoredTransfer } from './transfer-intents-store.js';
+import { ONBOARDING_PURPOSE } from '../domain/onboarding.js';
 
 /**
  * Imported tenants: the ownership record (as onboarding makes it), the import row, the existing keys
@@ -18,6 +20,8 @@ export interface ImportRecordInput {
   openingTransferKey: string;
   knownTransferKeys: string[];
   knownTransferIds: string[];
+  /** Our own transfers the records lost (a restore), recorded as made under their keys (initial: the onboarding's). */
+  restoredTransfers?: Array<{ id: string | null; idempotencyKey: string; amountMicroUsd: string; initial: boolean }>;
   requestedBy: string;
   workflowId: string;
 }
@@ -117,6 +121,17 @@ export async function recordImport(
         [input.externalRef, index + 1, `imported-${key.id}`, key.id, key.createdAt],
       );
       await audit('key.recorded_unmanaged', key.id, { slot: 'default', generation: index + 1, name: key.name });
+    }
+    for (const t of input.restoredTransfers ?? []) {
+      const row = await recordRestoredTransfer(tx, {
+        externalRef: input.externalRef,
+        purpose: t.initial ? ONBOARDING_PURPOSE : `restored:${t.idempotencyKey}`,
+        kind: t.initial ? 'initial' : 'restored',
+        amountMicroUsd: t.amountMicroUsd,
+        idempotencyKey: t.idempotencyKey,
+        platformTransferId: t.id,
+      });
+      if (row) await audit('transfer.restored', t.idempotencyKey, { amountMicroUsd: t.amountMicroUsd, by: 'import' });
     }
     if (input.openingBalanceMicroUsd !== null && BigInt(input.openingBalanceMicroUsd) > 0n) {
       await tx.query(

@@ -306,7 +306,8 @@ export async function markCreatingKeyFailed(db: Queryable, id: string): Promise<
 
 /**
  * A key of ours the records lost (restored from a backup taken before it was made), recorded `unmanaged`: known, its
- * secret gone, so an adoption rotation replaces it. Nothing when the slot generation or the name is recorded already.
+ * secret gone, so an adoption rotation replaces it. A record of its generation left `creating` (or `failed`) with no
+ * key, by a create no run will finish, becomes it; nothing when the generation holds a key already.
  */
 export async function recordLostKey(
   db: Queryable,
@@ -315,7 +316,9 @@ export async function recordLostKey(
   const { rows } = await db.query<TenantKeyRow>(
     `INSERT INTO tenant_keys (external_ref, slot, generation, key_name, platform_key_id, status, activated_at)
      VALUES ($1::text, $2::text, $3::int, $4::text, $5::text, 'unmanaged', now())
-     ON CONFLICT DO NOTHING
+     ON CONFLICT (external_ref, slot, generation) DO UPDATE SET status = 'unmanaged',
+       platform_key_id = EXCLUDED.platform_key_id, key_name = EXCLUDED.key_name, activated_at = now(), updated_at = now()
+       WHERE tenant_keys.status IN ('creating', 'failed') AND tenant_keys.platform_key_id IS NULL
      RETURNING ${COLUMNS}`,
     [input.externalRef, input.slot, input.generation, input.keyName, input.platformKeyId],
   );

@@ -191,10 +191,19 @@ export async function transitionTenantAudited(
   audit: AuditEntry,
   /** Written in the same statement, only when the tenant moved; `subaccountId` is added to its data. */
   event?: NewEvent,
+  /**
+   * The sub-account the run holds, recorded by the same statement where the record has none (records restored from
+   * a backup taken before the run recorded it).
+   */
+  subaccountId?: string,
 ): Promise<{ moved: boolean; status: TenantStatus } | undefined> {
+  const params: unknown[] = [externalRef, from, to, ...auditParams(audit), ...(event ? eventParams(event) : [])];
+  const recordSub = subaccountId
+    ? `, subaccount_id = coalesce(subaccount_id, $${params.push(subaccountId)}::text)`
+    : '';
   const { rows } = await db.query<{ moved: boolean; status: TenantStatus }>(
     `WITH changed AS (
-       UPDATE tenants SET status = $3::text, updated_at = now()
+       UPDATE tenants SET status = $3::text, updated_at = now()${recordSub}
         WHERE external_ref = $1::text AND status = ANY($2::text[])
         RETURNING external_ref, subaccount_id
      ), audited AS (${auditFrom('changed', 4)})${
@@ -203,7 +212,7 @@ export async function transitionTenantAudited(
      SELECT EXISTS (SELECT 1 FROM changed) AS moved,
             CASE WHEN EXISTS (SELECT 1 FROM changed) THEN $3::text
               ELSE (SELECT status FROM tenants WHERE external_ref = $1::text) END AS status`,
-    [externalRef, from, to, ...auditParams(audit), ...(event ? eventParams(event) : [])],
+    params,
   );
   const row = rows[0];
   return row?.status ? row : undefined;

@@ -5,7 +5,11 @@ import { RESTORE_DRIFT_POLICY } from '../../chaos/options.js';
 import { startLifecycle } from '../../src/client/tenants/start-lifecycle.js';
 import { startAdoption, startRotation } from '../../src/client/keys/start-rotation.js';
 import { startTopUp } from '../../src/client/money/start-top-up.js';
+import { applyImport } from '../../src/client/imports/import-apply.js';
+import { buildImportPlan } from '../../src/client/imports/import-plan.js';
+import { startOnboarding } from '../../src/client/tenants/start-onboarding.js';
 import { listFindings } from '../../src/db/drift-findings-store.js';
+import { insertTenantIfAbsent } from '../../src/db/tenants-store.js';
 import { parseDriftPolicies } from '../../src/domain/drift-policy.js';
 import { createDriftEnv, type DriftEnv } from '../harness/drift-env.js';
 import { startNotifyReceiver } from '../../src/main/stack/notify-receiver.js';
@@ -42,6 +46,14 @@ describe('a restore of the records from a backup', () => {
     for (const name of ['topped', 'rotated', 'suspended', 'closed']) ids[name] = await env.onboard(ref(name));
 
     await backUpRecords(env.databaseUrl);
+    // Onboarded (and funded) after the backup: the restore leaves no record of it at all.
+    await (
+      await startOnboarding(
+        env.client,
+        { externalRef: ref('late'), name: 'Late', fundingMicroUsd: '1000000' },
+        { taskQueue: env.taskQueue },
+      )
+    ).result();
     const topUp = { externalRef: ref('topped'), idempotencyKey: 'after-backup', amountMicroUsd: '250000' };
     await (await startTopUp(env.client, topUp, { taskQueue: env.taskQueue })).result();
     await (
@@ -72,6 +84,13 @@ describe('a restore of the records from a backup', () => {
     // The runbook's recovery.
     await env.check();
     await env.check();
+    const plan = await buildImportPlan({ platform: env.platform, db: env.pool });
+    const imported = await applyImport({ client: env.client, db: env.pool }, plan, {
+      only: [ref('late')],
+      requestedBy: 'drill',
+      taskQueue: env.taskQueue,
+    });
+    expect(imported.results).toEqual([expect.objectContaining({ ok: true, externalRef: ref('late') })]);
     const { rows } = await env.pool.query<{ ref: string; slot: string }>(
       `SELECT DISTINCT external_ref AS ref, slot FROM tenant_keys WHERE status = 'unmanaged'`,
     );
@@ -123,6 +142,40 @@ describe('a restore of the records from a backup', () => {
     );
     expect(platformActive).toHaveLength(1);
     expect(rows).toEqual([{ platform_key_id: platformActive[0]!.id, status: 'active', sealed: true }]);
+  });
+
+  it('imports the tenant onboarded after the backup with its funding recorded as made, and replaces its key', async () => {
+    expect(await statusOf('late')).toBe('active');
+    const subaccountId = env.sim.state().subaccounts.find((x) => x.externalRef === ref('late'))!.id;
+    const made = env.sim.state().transfers.filter((t) => t.subaccountId === subaccountId);
+    const { rows } = await env.pool.query<{ key: string; kind: string; purpose: string }>(
+      `SELECT idempotency_key AS key, kind, purpose FROM transfer_intents WHERE external_ref = $1 AND state = 'succeeded'`,
+      [ref('late')],
+    );
+    // The onboarding's transfer under its own key, not an opening balance: the platform's one transfer, once.
+    expect(made).toHaveLength(1);
+    expect(rows).toEqual([{ key: made[0]!.idempotencyKey, kind: 'initial', purpose: 'initial-funding' }]);
+    const active = env.sim.state().apiKeys.filter((k) => k.subaccountId === subaccountId && k.status === 'active');
+    const { rows: keys } = await env.pool.query<{ id: string; status: string }>(
+      `SELECT platform_key_id AS id, status FROM tenant_keys WHERE external_ref = $1 AND status IN ('active', 'unmanaged')`,
+      [ref('late')],
+    );
+    expect(active).toHaveLength(1);
+    expect(keys).toEqual([{ id: active[0]!.id, status: 'active' }]);
+  });
+
+  it('lets an onboarding in flight across the restore record the sub-account it holds as it ends', async () => {
+    // The record as a restore leaves it: the onboarding began before the backup, created its sub-account after.
+    await insertTenantIfAbsent(env.pool, {
+      externalRef: ref('inflight'),
+      name: 'In flight',
+      createIdempotencyKey: `k-${s}`,
+    });
+    await env.activities.markTenantActive({ externalRef: ref('inflight'), subaccountId: 'sub_inflight' });
+    const { rows } = await env.pool.query('SELECT status, subaccount_id FROM tenants WHERE external_ref = $1', [
+      ref('inflight'),
+    ]);
+    expect(rows).toEqual([{ status: 'active', subaccount_id: 'sub_inflight' }]);
   });
 
   it('follows the suspend and the close our own runs made after the backup', async () => {

@@ -336,7 +336,7 @@ describe('drift comparison of one tenant', () => {
       expect(kinds(facts({ record }))).toEqual([]);
     });
 
-    it('refuses to revoke an orphan that is the only live key of its slot', () => {
+    it('adopts the only live key of a generation whose record a restore left creating', () => {
       const creating = {
         id: 'r1',
         platformKeyId: null,
@@ -345,7 +345,24 @@ describe('drift comparison of one tenant', () => {
         generation: 1,
         activatedAt: null,
       };
-      const [finding] = compareTenant(facts({ keys: [key({ createdAt: ago(30 * DAY) })], keyRecords: [creating] }));
+      const keys = [key({ name: 'tpo-default-g1-a7', createdAt: ago(30 * DAY) })];
+      expect(compareTenant(facts({ keys, keyRecords: [creating] }))[0]).toMatchObject({
+        kind: 'key_unrecorded',
+        fix: 'adopt_key',
+      });
+    });
+
+    it('refuses to revoke an orphan that is the only live key of its slot', () => {
+      // Its generation holds a key that is gone (revoked): the orphan is an attempt of it, and the slot's only key.
+      const revoked = {
+        id: 'r1',
+        platformKeyId: 'key_9',
+        status: 'revoked',
+        slot: 'default',
+        generation: 1,
+        activatedAt: null,
+      };
+      const [finding] = compareTenant(facts({ keys: [key({ createdAt: ago(30 * DAY) })], keyRecords: [revoked] }));
       expect(finding).toMatchObject({
         kind: 'key_orphan',
         fix: null,
