@@ -317,7 +317,8 @@ export async function recordLostKey(
     `INSERT INTO tenant_keys (external_ref, slot, generation, key_name, platform_key_id, status, activated_at)
      VALUES ($1::text, $2::text, $3::int, $4::text, $5::text, 'unmanaged', now())
      ON CONFLICT (external_ref, slot, generation) DO UPDATE SET status = 'unmanaged',
-       platform_key_id = EXCLUDED.platform_key_id, key_name = EXCLUDED.key_name, activated_at = now(), updated_at = now()
+       platform_key_id = EXCLUDED.platform_key_id, key_name = EXCLUDED.key_name,
+       activated_at = now(), updated_at = now()
        WHERE tenant_keys.status IN ('creating', 'failed') AND tenant_keys.platform_key_id IS NULL
      RETURNING ${COLUMNS}`,
     [input.externalRef, input.slot, input.generation, input.keyName, input.platformKeyId],
