@@ -312,7 +312,9 @@ function compareKeys(facts: TenantFacts): Finding[] {
       // tenants only), and the slot has no other live key: the records went back in time (a create claims its
       // generation's record before it calls the platform) and this is the key in use.
       // Adopted so an adoption rotation replaces it through the quiet gate; never revoked as an orphan.
-      out.push(finding(facts, 'key_unrecorded', key.id, subaccountId, { key, ...named }, true));
+      // Without visibility a key issue in flight looks the same (its record creating, its key made): report only.
+      const fixable = facts.onboardingProvenIdle ? true : 'no Temporal visibility to prove no run is creating it';
+      out.push(finding(facts, 'key_unrecorded', key.id, subaccountId, { key, ...named }, fixable));
     } else if (!record && key.status === 'active') {
       const ours = key.name !== null && OUR_KEY_NAME.test(key.name);
       const quietMs = quietForMs(key, facts.nowMs);

@@ -350,6 +350,12 @@ describe('drift comparison of one tenant', () => {
         kind: 'key_unrecorded',
         fix: 'adopt_key',
       });
+      // Without visibility, a key issue still in flight looks the same: reported, never adopted under it.
+      expect(compareTenant(facts({ keys, keyRecords: [creating], onboardingProvenIdle: false }))[0]).toMatchObject({
+        kind: 'key_unrecorded',
+        fix: null,
+        fixBlockedBecause: 'no Temporal visibility to prove no run is creating it',
+      });
     });
 
     it('refuses to revoke an orphan that is the only live key of its slot', () => {
