@@ -33,7 +33,7 @@ export interface Operation {
 }
 
 // Seconds, so a rotation finishes in a few seconds; the gate logic is the production one.
-const ROTATION_TIMINGS = {
+export const ROTATION_TIMINGS = {
   quietPeriod: '2s',
   propagationAllowance: '1s',
   pollInterval: '1s',

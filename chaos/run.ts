@@ -18,7 +18,7 @@ import { checkTemporal } from './check/temporal.js';
 import type { InvariantResult } from './check/invariant.js';
 import { Cleanup, sleep } from '../src/infra/cleanup.js';
 import { chaosEvents, conduct, type ConductorReport } from './conductor.js';
-import { Driver, type Operation } from './driver.js';
+import { Driver, ROTATION_TIMINGS, type Operation } from './driver.js';
 import { clearFaults, faultRules, setFaults, Storm } from './faults.js';
 import type { ChaosOptions } from './options.js';
 import { makePlan } from './plan.js';
@@ -293,12 +293,7 @@ async function recoverAfterRestore(world: ChaosWorld, prefix: string, log: (line
           externalRef: ref,
           slot,
           reason: 'restore drill: replace a key whose secret the restore lost',
-          options: {
-            quietPeriod: '2s',
-            propagationAllowance: '1s',
-            pollInterval: '1s',
-            quietDeadline: '10m',
-          },
+          options: ROTATION_TIMINGS,
         },
         { taskQueue: world.taskQueue },
       );
