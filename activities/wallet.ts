@@ -6,6 +6,7 @@ import {
   endTransferSend,
   findTransferIntent,
   insertTransferIntentIfAbsent,
+  rewriteTransferIntent,
   listTransferIntents,
   updateTransferIntent,
   type TransferIntentRow,
@@ -19,6 +20,7 @@ import {
   PlatformIdempotencyConflictError,
   PlatformTransientError,
 } from '../src/platform/index.js';
+import { isTenantRecordMissing, restoreOnboardingTenant } from './restored-records.js';
 import { auditOrigin, type ActivityDeps } from './context.js';
 import { activityFailure, assertTenantOpen, boundary } from './failures.js';
 import { transferKey } from './idempotency-keys.js';
@@ -92,20 +94,48 @@ export function createWalletActivities(deps: ActivityDeps) {
       subject: intent.idempotencyKey,
       details: { amountMicroUsd: intent.amountMicroUsd, ...details },
     };
-    return (await updateTransferIntent(pool, intent.id, OPEN, change, audit, send)) ?? reread(pool, intent);
+    return (
+      (await updateTransferIntent(pool, intent.id, OPEN, change, audit, send)) ??
+      (await reread(pool, intent, { intent, change }))
+    );
   }
 
+  /**
+   * The intent as it is now, after a settle that found it no longer open. A row the records lost under the run (a
+   * restore) is written again with the outcome this run saw: the run re-reads what it knows instead of failing a
+   * transfer the platform made.
+   */
   async function reread(
     db: Queryable,
     intent: Pick<TransferIntentRow, 'externalRef' | 'purpose'>,
+    settling?: { intent: TransferIntentRow; change: Parameters<typeof updateTransferIntent>[3] },
   ): Promise<TransferIntentRow> {
     const row = await findTransferIntent(db, intent.externalRef, intent.purpose);
-    if (!row)
+    if (row) return row;
+    const change = settling?.change;
+    const rewritten = settling
+      ? await rewriteTransferIntent(db, settling.intent, settling.change, {
+          ...auditOrigin(),
+          action: 'transfer.record_restored',
+          externalRef: intent.externalRef,
+          subject: settling.change.nextIdempotencyKey ?? settling.intent.idempotencyKey,
+          details: {
+            purpose: intent.purpose,
+            amountMicroUsd: settling.intent.amountMicroUsd,
+            state: settling.change.state,
+          },
+        }).catch((error: unknown) => {
+          if (isTenantRecordMissing(error)) return undefined;
+          throw error;
+        })
+      : undefined;
+    const now = rewritten ?? (change ? await findTransferIntent(db, intent.externalRef, intent.purpose) : undefined);
+    if (!now)
       throw activityFailure(
         FailureCode.TENANT_NOT_FOUND,
         `no ${intent.purpose} transfer is recorded for ${intent.externalRef}`,
       );
-    return row;
+    return now;
   }
 
   /**
@@ -247,16 +277,24 @@ export function createWalletActivities(deps: ActivityDeps) {
   return {
     fundWallet: boundary(async (input: FundWalletInput): Promise<FundWalletResult> => {
       await assertTenantOpen(pool, input.externalRef);
-      const { row, inserted } = await insertTransferIntentIfAbsent(
-        pool,
-        {
-          externalRef: input.externalRef,
-          purpose: input.purpose,
-          amountMicroUsd: input.amountMicroUsd,
-          idempotencyKey: transferKey(input.externalRef, input.purpose, 1),
-        },
-        auditOrigin(),
-      );
+      const recordIntent = () =>
+        insertTransferIntentIfAbsent(
+          pool,
+          {
+            externalRef: input.externalRef,
+            purpose: input.purpose,
+            amountMicroUsd: input.amountMicroUsd,
+            idempotencyKey: transferKey(input.externalRef, input.purpose, 1),
+          },
+          auditOrigin(),
+        );
+      // The tenant's record gone under a running onboarding (a restore): written again from the run, then the intent,
+      // whose key is the one the platform saw before (the intent's digest): sent again, it gets the first answer.
+      const { row, inserted } = await recordIntent().catch(async (error: unknown) => {
+        if (!isTenantRecordMissing(error)) throw error;
+        await restoreOnboardingTenant(deps, input);
+        return recordIntent();
+      });
       if (!inserted && row.amountMicroUsd !== input.amountMicroUsd) {
         throw activityFailure(
           FailureCode.TRANSFER_CONFLICT,

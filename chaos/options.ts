@@ -113,7 +113,7 @@ export const RESTORE_ADDITIONS = { restore: true, topUpShare: 0.5, suspendShare:
 export const RESTORE_DRIFT_POLICY =
   'transfer_unknown=fix,transfer_unrecorded=fix,key_unrecorded=fix,key_revoked_on_platform=fix,' +
   'subaccount_unrecorded=fix,onboarding_unrecorded=fix,subaccount_gone=fix,subaccount_suspended=fix,' +
-  'subaccount_not_suspended=fix';
+  'subaccount_not_suspended=fix,rotation_unrecorded=fix';
 
 /** Where the drill backs up and restores, as shares of the run's progress. */
 export const RESTORE_POINTS = { backUp: 0.3, restore: 0.75 } as const;

@@ -142,8 +142,19 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await sleep(2000); // visibility catches up with the last closes
     if (options.restore) {
       drill.recovery.push(...(await recoverAfterRestore(world, `chaos-${runId}-`, log)));
-      const failedVisibly = acceptRestoreFailures(driver.operations, drill.backedUpAt, drill.restoredAt);
-      drill.recovery.push(`runs in flight across the restore that failed with a named cause: ${failedVisibly}`);
+      // The runbook's last step: a run that failed with a named cause while the records were behind is started
+      // again, and must now complete.
+      const failedVisibly = acceptRestoreFailures(driver.operations, drill.restoredAt);
+      const again = await Promise.all(failedVisibly.map((op) => driver.again(op)));
+      const line =
+        `runs that failed with a named cause after the restore: ${failedVisibly.length}` +
+        (failedVisibly.length
+          ? ` (${Object.entries(countBy(failedVisibly, (op) => `${op.kind} ${op.outcome}`))
+              .map(([what, n]) => `${what} ${n}`)
+              .join(', ')}); started again: ${again.filter((o) => o === 'completed').length} completed`
+          : '');
+      drill.recovery.push(line);
+      log(`recovery: ${line}`);
     }
     const temporal = await checkTemporal(
       world.client,
@@ -311,8 +322,8 @@ async function recoverAfterRestore(world: ChaosWorld, prefix: string, log: (line
 }
 
 /**
- * A run in flight while the records went back in time may fail, as long as it fails visibly with a cause the runbook
- * names (its records are gone or behind): recovery is the runbook's, not the run's. Returns how many did.
+ * A run that ends after the records went back in time may fail, as long as it fails visibly with a cause the runbook
+ * names (its records are gone or behind): recovery is the runbook's, then the run is started again. Returns them.
  */
 const RESTORE_CAUSES = [
   'failed:TENANT_NOT_FOUND',
@@ -320,15 +331,16 @@ const RESTORE_CAUSES = [
   'failed:TENANT_NOT_PROVISIONED',
   'failed:NO_ACTIVE_KEY',
   'failed:SECRET_MISSING',
+  'failed:KEY_RECORD_STATE',
 ];
-function acceptRestoreFailures(operations: Operation[], backedUpAt: number | null, restoredAt: number | null): number {
-  if (backedUpAt === null || restoredAt === null) return 0;
-  let accepted = 0;
-  for (const op of operations) {
-    const crossed = (op.startedAt ?? 0) <= restoredAt && (op.endedAt ?? Infinity) >= restoredAt;
-    if (crossed && RESTORE_CAUSES.includes(op.outcome) && !op.accepted.includes(op.outcome)) {
+function acceptRestoreFailures(operations: Operation[], restoredAt: number | null): Operation[] {
+  if (restoredAt === null) return [];
+  const accepted: Operation[] = [];
+  for (const op of [...operations]) {
+    const afterRestore = op.endedAt !== null && op.endedAt !== undefined && op.endedAt >= restoredAt;
+    if (afterRestore && RESTORE_CAUSES.includes(op.outcome) && !op.accepted.includes(op.outcome)) {
       op.accepted.push(op.outcome);
-      accepted += 1;
+      accepted.push(op);
     }
   }
   return accepted;

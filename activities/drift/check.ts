@@ -17,7 +17,12 @@ import { DEFAULT_DRIFT_OPTIONS } from './options.js';
 import { auditOrigin, type ActivityDeps } from '../context.js';
 import { activityFailure, boundary } from '../failures.js';
 import { auditFinding } from './records.js';
-import { activeRotationScheduleIds, listRotationSchedules, runningTenantWorkflows } from './temporal.js';
+import {
+  activeRotationScheduleIds,
+  endedRunStatus,
+  listRotationSchedules,
+  runningTenantWorkflows,
+} from './temporal.js';
 import { FailureCode } from '../../src/domain/failures.js';
 
 /** The check's own bookkeeping: begin, pages of our records, who is busy, the unowned, finish. */
@@ -113,10 +118,22 @@ export function createDriftCheckActivities(deps: ActivityDeps) {
       }): Promise<{ busy: Record<string, string>; visibility: boolean }> => {
         const refs = input.tenants.map((t) => t.externalRef);
         const busy: Record<string, string> = {};
-        for (const row of await listBusyFromRecords(pool, refs)) busy[row.externalRef] ??= row.reason;
+        const fromRecords = await listBusyFromRecords(pool, refs);
         if (options.temporal) {
-          for (const row of await runningTenantWorkflows(options.temporal, refs)) busy[row.externalRef] = row.reason;
+          const running = await runningTenantWorkflows(options.temporal, refs);
+          const listed = new Set(running.map((r) => r.workflowId));
+          for (const row of fromRecords) {
+            // A rotation our records hold open whose run has ended (not listed running, and its own run says so): the
+            // records lost its end (a restore). Compared, not skipped: reported as rotation_unrecorded.
+            const ended =
+              row.workflowId !== null &&
+              !listed.has(row.workflowId) &&
+              (await endedRunStatus(options.temporal, row.workflowId, row.runId)) !== null;
+            if (!ended) busy[row.externalRef] ??= row.reason;
+          }
+          for (const row of running) busy[row.externalRef] = row.reason;
         } else {
+          for (const row of fromRecords) busy[row.externalRef] ??= row.reason;
           for (const t of input.tenants)
             if (t.status === 'creating' || t.status === 'created')
               busy[t.externalRef] ??= `record is ${t.status} and no Temporal visibility to prove no onboarding runs`;

@@ -62,11 +62,35 @@ export interface TenantFacts {
    * What the tenant's completed runs did (Temporal visibility), read only when the record's state disagrees with the
    * platform's; absent: not read (no visibility), and the state findings stay report only.
    */
-  lifecycle?: { onboarded: boolean; last: 'active' | 'suspended' | 'closed' | null };
+  lifecycle?: { onboarded: boolean; subaccountId?: string | null; last: 'active' | 'suspended' | 'closed' | null };
+  /**
+   * Rotations our records hold open whose run Temporal shows ended (read only with visibility): `runStatus` is how it
+   * ended (COMPLETED, FAILED, CANCELED, TIMED_OUT, TERMINATED, or NOT_FOUND).
+   */
+  endedRotations?: EndedRotation[];
   nowMs: number;
   quietPeriodMs: number;
   rotationMaxAgeMs: number;
 }
+
+/** An open rotation of our records whose run has ended. */
+export interface EndedRotation {
+  id: string;
+  slot: string;
+  fromGeneration: number;
+  toGeneration: number;
+  state: string;
+  workflowId: string;
+  runStatus: string;
+}
+
+/** The state our record of a rotation takes from how its run ended; a terminated run's is resumed by the next. */
+export const ROTATION_END_STATE: Record<string, string> = {
+  COMPLETED: 'completed',
+  FAILED: 'failed',
+  CANCELED: 'cancelled',
+  TIMED_OUT: 'failed',
+};
 
 /** An auto top-up policy, as a plan declares it and as our records hold it (whole micro-USD as strings). */
 export interface PlanPolicy {
@@ -118,7 +142,9 @@ const UNFINISHED_CREATE = ['creating', 'failed'];
 export function needsLifecycle(facts: TenantFacts, found: Finding[]): boolean {
   return (
     found.some((f) => LIFECYCLE_KINDS.includes(f.kind)) ||
-    (ONBOARDING_RECORD.includes(facts.record.status) && facts.record.subaccountId !== null)
+    // Under way in the records: with a sub-account, or idle (no run) with none (both: the records may have lost its end).
+    (ONBOARDING_RECORD.includes(facts.record.status) &&
+      (facts.record.subaccountId !== null || facts.onboardingProvenIdle))
   );
 }
 
@@ -137,7 +163,23 @@ export function compareTenant(facts: TenantFacts): Finding[] {
     ...compareMoney(facts),
     ...compareKeyAges(facts),
     ...comparePlan(facts),
+    ...compareRotations(facts),
   ];
+}
+
+/** Open rotations in our records whose run ended: the records lost its end (a restore) and follow how it ended. */
+function compareRotations(facts: TenantFacts): Finding[] {
+  return (facts.endedRotations ?? []).map((rotation) => {
+    const becomes = ROTATION_END_STATE[rotation.runStatus];
+    return finding(
+      facts,
+      'rotation_unrecorded',
+      rotation.workflowId,
+      facts.record.subaccountId,
+      { rotation, ...(becomes ? { becomes } : {}) },
+      becomes ? true : `its run ended ${rotation.runStatus}: the next rotation of the slot resumes it`,
+    );
+  });
 }
 
 function finding(
@@ -167,6 +209,27 @@ function compareSubaccounts(facts: TenantFacts): Finding[] {
   const strays = facts.subaccounts.filter((s) => s.id !== record.subaccountId && s.externalRef === record.externalRef);
   const recordView = { status: record.status, subaccountId: record.subaccountId };
   if (!record.subaccountId) {
+    // An onboarding our records still call under way, with no sub-account: Temporal shows it completed and our close
+    // of it completed too, and the platform no longer lists it (restored from a backup taken before both).
+    const made = facts.lifecycle?.onboarded ? facts.lifecycle.subaccountId : null;
+    if (
+      made &&
+      strays.length === 0 &&
+      ONBOARDING_RECORD.includes(record.status) &&
+      facts.lifecycle?.last === 'closed' &&
+      !facts.subaccounts.some((x) => x.id === made && x.status !== 'closed')
+    ) {
+      out.push(
+        finding(
+          facts,
+          'onboarding_unrecorded',
+          made,
+          made,
+          { record: recordView, platform: 'not listed (closed or gone)', lifecycle: facts.lifecycle, becomes: 'closed' },
+          true,
+        ),
+      );
+    }
     for (const stray of strays) {
       const fixable = !PENDING_RECORD.includes(record.status)
         ? `the record is ${record.status}`

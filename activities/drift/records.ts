@@ -34,12 +34,15 @@ import {
   compareTenant,
   needsLifecycle,
   PLAN_GOVERNED,
+  type EndedRotation,
   type Finding,
   type PlanFacts,
   type SeenSchedule,
   type TenantFacts,
 } from './compare.js';
-import { describeRotationSchedule, tenantLifecycle } from './temporal.js';
+import { describeRotationSchedule, endedRunStatus, tenantLifecycle } from './temporal.js';
+import type { Client } from '@temporalio/client';
+import { listOpenRotations, updateRotation, type RotationState } from '../../src/db/key-rotations-store.js';
 
 /** The fixes that make the record follow the state a completed run of ours left the tenant in. */
 const FOLLOWED_STATE: Record<string, TenantStatus> = {
@@ -177,6 +180,7 @@ export function createDriftRecordActivities(deps: ActivityDeps) {
       findImport(pool, record.externalRef),
     ]);
     const plan = await planFactsOf(record, check);
+    const endedRotations = options.temporal ? await endedRotationsOf(options.temporal, record.externalRef) : [];
     const observed = input.observation && !input.observation.gone ? input.observation : undefined;
     return {
       record: { externalRef: record.externalRef, subaccountId: record.subaccountId, status: record.status },
@@ -204,10 +208,23 @@ export function createDriftRecordActivities(deps: ActivityDeps) {
       schedules: check.schedulesKnown ? check.schedules : null,
       ...(plan ? { plan } : {}),
       onboardingProvenIdle: input.onboardingProvenIdle,
+      ...(endedRotations.length ? { endedRotations } : {}),
       nowMs: Date.now(),
       quietPeriodMs: input.quietPeriodMs ?? options.quietPeriodMs,
       rotationMaxAgeMs: input.rotationMaxAgeMs ?? options.rotationMaxAgeMs,
     };
+  }
+
+  /** Open rotations of our records whose run has ended (a drift check runs on idle tenants only, so rarely any). */
+  async function endedRotationsOf(client: Client, externalRef: string): Promise<EndedRotation[]> {
+    const ended: EndedRotation[] = [];
+    for (const rotation of await listOpenRotations(pool, externalRef)) {
+      const runStatus = await endedRunStatus(client, rotation.workflowId, rotation.runId);
+      if (runStatus === null) continue;
+      const { id, slot, fromGeneration, toGeneration, state, workflowId } = rotation;
+      ended.push({ id, slot, fromGeneration, toGeneration, state, workflowId, runStatus });
+    }
+    return ended;
   }
 
   /** A database-only fix inside the recording transaction; false when the world moved meanwhile. */
@@ -228,10 +245,16 @@ export function createDriftRecordActivities(deps: ActivityDeps) {
     const follow = FOLLOWED_STATE[finding.fix ?? ''];
     if (follow) {
       // The state our own completed run left the tenant in (the evidence), from the state the record still holds.
-      const { record, becomes } = finding.evidence as { record: { status: TenantStatus }; becomes?: TenantStatus };
+      const { record, becomes } = finding.evidence as {
+        record: { status: TenantStatus; subaccountId: string | null };
+        becomes?: TenantStatus;
+      };
       const to = becomes ?? follow;
       const moved = await transitionTenant(tx, finding.externalRef!, [record.status], to, `drift: ${finding.fix}`);
       if (moved && to === 'closed') await markTenantClosed(tx, finding.externalRef!, null);
+      // The sub-account its completed onboarding made, where the record lost it too.
+      if (moved && !record.subaccountId && finding.subaccountId)
+        await recordSubaccount(tx, finding.externalRef!, finding.subaccountId);
       return moved;
     }
     if (finding.fix === 'settle_transfer') {
@@ -280,6 +303,15 @@ export function createDriftRecordActivities(deps: ActivityDeps) {
         platformKeyId: key.id,
       });
       return recorded !== undefined;
+    }
+    if (finding.fix === 'record_rotation_end') {
+      // Only from an open state: a run that resumes the rotation first settles it its own way.
+      const { rotation, becomes } = finding.evidence as { rotation: EndedRotation; becomes: RotationState };
+      const ended = await updateRotation(tx, rotation.id, {
+        state: becomes,
+        outcome: { recordedBy: 'drift: the records lost its end', runStatus: rotation.runStatus },
+      });
+      return ended !== undefined;
     }
     if (finding.fix === 'mark_key_revoked') {
       const record = keyRecords.find((k) => k.platformKeyId === finding.subject);

@@ -1,5 +1,10 @@
-import { ScheduleNotFoundError, type Client, type ScheduleSpecDescription } from '@temporalio/client';
-import { tenantExternalRefKey } from '../../src/domain/search-attributes.js';
+import {
+  ScheduleNotFoundError,
+  WorkflowNotFoundError,
+  type Client,
+  type ScheduleSpecDescription,
+} from '@temporalio/client';
+import { tenantExternalRefKey, tenantSubaccountIdKey } from '../../src/domain/search-attributes.js';
 
 /**
  * What only Temporal knows: which tenants have a workflow running, and which rotation schedules
@@ -9,18 +14,37 @@ import { tenantExternalRefKey } from '../../src/domain/search-attributes.js';
 export async function runningTenantWorkflows(
   client: Client,
   refs: string[],
-): Promise<Array<{ externalRef: string; reason: string }>> {
+): Promise<Array<{ externalRef: string; reason: string; workflowId: string }>> {
   if (refs.length === 0) return [];
   // Every workflow that works on one tenant carries its TenantExternalRef (set by its starter and by the workflow
   // itself), and nothing else does: the tag, not a list of workflow types, says which runs make a tenant busy.
   // External refs are [A-Za-z0-9._:-] (validated everywhere), so quoting them needs no escaping.
   const query = `ExecutionStatus = "Running" AND TenantExternalRef IN (${refs.map((r) => `"${r}"`).join(', ')})`;
-  const found: Array<{ externalRef: string; reason: string }> = [];
+  const found: Array<{ externalRef: string; reason: string; workflowId: string }> = [];
   for await (const execution of client.workflow.list({ query })) {
     const externalRef = execution.typedSearchAttributes.get(tenantExternalRefKey);
-    if (externalRef) found.push({ externalRef, reason: `${execution.type} running (${execution.workflowId})` });
+    if (externalRef)
+      found.push({
+        externalRef,
+        reason: `${execution.type} running (${execution.workflowId})`,
+        workflowId: execution.workflowId,
+      });
   }
   return found;
+}
+
+/**
+ * How a run our records name ended, read from the run itself (strongly consistent, unlike a listing): null while it
+ * runs; 'NOT_FOUND' when Temporal has no such run (never started, or past retention).
+ */
+export async function endedRunStatus(client: Client, workflowId: string, runId: string | null): Promise<string | null> {
+  try {
+    const { status } = await client.workflow.getHandle(workflowId, runId ?? undefined).describe();
+    return status.name === 'RUNNING' ? null : status.name;
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return 'NOT_FOUND';
+    throw error;
+  }
 }
 
 /** A rotation schedule as a listing (or a describe) shows it: whether it is paused and its one interval. */
@@ -78,6 +102,8 @@ export async function describeRotationSchedule(
 /** What the tenant's completed runs of ours did last: whether its onboarding completed, and its last lifecycle run. */
 export interface TenantLifecycle {
   onboarded: boolean;
+  /** The sub-account its completed onboarding made (its TenantSubaccountId); null when none shows one. */
+  subaccountId: string | null;
   /** The state the last completed suspend, resume or close left it in; null when none completed. */
   last: 'active' | 'suspended' | 'closed' | null;
 }
@@ -97,12 +123,16 @@ export async function tenantLifecycle(client: Client, externalRef: string): Prom
     `ExecutionStatus = "Completed" AND TenantExternalRef = "${externalRef}" AND WorkflowType IN ` +
     `("onboardTenant", "suspendTenant", "resumeTenant", "closeTenant")`;
   let onboarded = false;
+  let subaccountId: string | null = null;
   let last: { state: TenantLifecycle['last']; at: number } | null = null;
   for await (const execution of client.workflow.list({ query })) {
-    if (execution.type === 'onboardTenant') onboarded = true;
+    if (execution.type === 'onboardTenant') {
+      onboarded = true;
+      subaccountId ??= execution.typedSearchAttributes.get(tenantSubaccountIdKey) ?? null;
+    }
     const state = LIFECYCLE_STATE[execution.type];
     const at = execution.closeTime?.getTime() ?? 0;
     if (state && (!last || at > last.at)) last = { state, at };
   }
-  return { onboarded, last: last?.state ?? null };
+  return { onboarded, subaccountId, last: last?.state ?? null };
 }

@@ -25,6 +25,7 @@ import { sealedKeyId, tenantTokenAad } from '../../src/secrets/vault.js';
 import { auditOrigin, type ActivityDeps, type KeyProofOptions } from '../context.js';
 import { activityFailure, assertTenantOpen, boundary } from '../failures.js';
 import { keyNamePrefix } from '../idempotency-keys.js';
+import { isTenantRecordMissing, restoreOnboardingTenant } from '../restored-records.js';
 import { FailureCode } from '../../src/domain/failures.js';
 import { CLOSING_STATES } from '../../src/domain/tenant-rules.js';
 
@@ -81,6 +82,12 @@ export function createKeyActivities(deps: ActivityDeps) {
     });
     for (const orphan of orphans) await revokeMadeKey(input, orphan.id, 'key.orphan_revoked', orphan.name ?? null);
     return orphans.map((o) => o.id);
+  }
+
+  /** The highest create attempt the platform shows a key of for this generation's name (0: none). */
+  async function highestMadeAttempt(input: IssueKeyInput, prefix: string): Promise<number> {
+    const { keys } = await platform.listTenantKeys({ subaccountId: input.subaccountId });
+    return Math.max(0, ...keys.map((k: ApiKeyRecord) => attemptOfKeyName(k.name, prefix) ?? 0));
   }
 
   async function revokeMadeKey(input: IssueKeyInput, keyId: string, action: string, name: string | null) {
@@ -149,20 +156,30 @@ export function createKeyActivities(deps: ActivityDeps) {
   async function issue(input: IssueKeyInput): Promise<Issued> {
     const prefix = keyNamePrefix(input.slot, input.generation);
     // The tenant's check and the record (with its first attempt claimed when new) in one statement.
-    const claimed = await claimKeyRecord(
-      pool,
-      { externalRef: input.externalRef, slot: input.slot, generation: input.generation, keyName: prefix },
-      CLOSING_STATES,
-    );
+    const claimKey = () =>
+      claimKeyRecord(
+        pool,
+        { externalRef: input.externalRef, slot: input.slot, generation: input.generation, keyName: prefix },
+        CLOSING_STATES,
+      );
+    // The tenant's record gone under a running onboarding (a restore): written again from the run, then claimed.
+    const claimed = await claimKey().catch(async (error: unknown) => {
+      if (!isTenantRecordMissing(error)) throw error;
+      await restoreOnboardingTenant(deps, input);
+      return claimKey();
+    });
     if (!claimed) {
       await assertTenantOpen(pool, input.externalRef); // throws, naming the tenant's state
       throw activityFailure(FailureCode.TENANT_CLOSED, `tenant ${input.externalRef} is closing: no new keys`);
     }
     if (claimed.status !== 'creating') return { ...settledRecord(input, claimed), how: 'found', recordId: claimed.id };
     let record: TenantKeyRow = claimed;
-    if (!claimed.fresh) {
+    // A restored tenant's record (restoreOnboardingTenant): creates of this generation before the restore may have
+    // made keys no record holds. This claim goes past them, so they are revoked below as any older attempt's are.
+    const madeBefore = claimed.tenantRestored ? await highestMadeAttempt(input, prefix) : 0;
+    if (!claimed.fresh || madeBefore > 0) {
       // This attempt's fencing token: the next claim, taken only while the record is still creating.
-      const mine = await claimKeyCreateAttempt(pool, record.id, prefix);
+      const mine = await claimKeyCreateAttempt(pool, record.id, prefix, madeBefore);
       // A sibling stored (or gave up) between our two statements: it is live, and proves its own key.
       if (!mine) return { ...settledRecord(input, await currentRecord(input)), how: 'fenced', recordId: record.id };
       record = mine;

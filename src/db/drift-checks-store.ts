@@ -145,13 +145,18 @@ export async function listScheduleSnapshotFor(
 export async function listBusyFromRecords(
   db: Queryable,
   refs: string[],
-): Promise<Array<{ externalRef: string; reason: string }>> {
-  const { rows } = await db.query<{ externalRef: string; reason: string }>(
+): Promise<Array<{ externalRef: string; reason: string; workflowId: string | null; runId: string | null }>> {
+  const { rows } = await db.query<{
+    externalRef: string;
+    reason: string;
+    workflowId: string | null;
+    runId: string | null;
+  }>(
     `SELECT external_ref AS "externalRef", 'open key rotation (' || slot || ', ' || state || ') in our records'
-      AS reason
+      AS reason, workflow_id AS "workflowId", run_id AS "runId"
        FROM key_rotations WHERE external_ref = ANY($1::text[]) AND state = ANY($2::text[])
      UNION ALL
-     SELECT external_ref, 'record is ' || status FROM tenants WHERE external_ref = ANY($1::text[])
+     SELECT external_ref, 'record is ' || status, NULL, NULL FROM tenants WHERE external_ref = ANY($1::text[])
        AND status = $3::text`,
     [refs, OPEN_ROTATION_STATES, TenantStatus.closing],
   );

@@ -47,13 +47,16 @@ export async function claimKeyRecord(
   db: Queryable,
   input: { externalRef: string; slot: string; generation: number; keyName: string },
   closingStates: readonly string[],
-): Promise<(TenantKeyRow & { fresh: boolean }) | undefined> {
-  const { rows } = await db.query<TenantKeyRow & { fresh: boolean }>(
+): Promise<(TenantKeyRow & { fresh: boolean; tenantRestored: boolean }) | undefined> {
+  // tenantRestored: the tenant's record was written again after a restore (restoreOnboardingRecord), so keys of this
+  // generation made before it may be on the platform with no record.
+  const { rows } = await db.query<TenantKeyRow & { fresh: boolean; tenantRestored: boolean }>(
     `INSERT INTO tenant_keys (external_ref, slot, generation, key_name, status, create_attempts)
      SELECT $1::text, $2::text, $3::int, $4::text || '-a1', 'creating', 1
       WHERE NOT EXISTS (SELECT 1 FROM tenants WHERE external_ref = $1::text AND status = ANY($5::text[]))
      ON CONFLICT (external_ref, slot, generation) DO UPDATE SET updated_at = tenant_keys.updated_at
-     RETURNING ${COLUMNS}, (xmax = 0) AS fresh`,
+     RETURNING ${COLUMNS}, (xmax = 0) AS fresh, coalesce((SELECT records_restored_at IS NOT NULL FROM tenants
+       WHERE external_ref = $1::text), false) AS "tenantRestored"`,
     [input.externalRef, input.slot, input.generation, input.keyName, closingStates],
   );
   return rows[0];
@@ -222,13 +225,15 @@ export async function claimKeyCreateAttempt(
   db: Queryable,
   id: string,
   namePrefix: string,
+  /** A claim past this attempt too: the platform shows keys made under it that no record holds (a restore). */
+  pastAttempt = 0,
 ): Promise<TenantKeyRow | undefined> {
   const { rows } = await db.query<TenantKeyRow>(
-    `UPDATE tenant_keys SET create_attempts = create_attempts + 1,
-            key_name = $2::text || '-a' || (create_attempts + 1)::text, updated_at = now()
+    `UPDATE tenant_keys SET create_attempts = greatest(create_attempts, $3::int) + 1,
+            key_name = $2::text || '-a' || (greatest(create_attempts, $3::int) + 1)::text, updated_at = now()
       WHERE id = $1::bigint AND status = 'creating'
       RETURNING ${COLUMNS}`,
-    [id, namePrefix],
+    [id, namePrefix, pastAttempt],
   );
   return rows[0];
 }
@@ -313,8 +318,15 @@ export async function recordLostKey(
   db: Queryable,
   input: { externalRef: string; slot: string; generation: number; keyName: string; platformKeyId: string },
 ): Promise<TenantKeyRow | undefined> {
+  // A create of an older generation of the slot the records still hold unfinished will never finish (generations
+  // only move on, and this one is live): failed by the same statement.
   const { rows } = await db.query<TenantKeyRow>(
-    `INSERT INTO tenant_keys (external_ref, slot, generation, key_name, platform_key_id, status, activated_at)
+    `WITH older AS (
+       UPDATE tenant_keys SET status = 'failed', updated_at = now()
+        WHERE external_ref = $1::text AND slot = $2::text AND generation < $3::int AND status = 'creating'
+          AND platform_key_id IS NULL
+     )
+     INSERT INTO tenant_keys (external_ref, slot, generation, key_name, platform_key_id, status, activated_at)
      VALUES ($1::text, $2::text, $3::int, $4::text, $5::text, 'unmanaged', now())
      ON CONFLICT (external_ref, slot, generation) DO UPDATE SET status = 'unmanaged',
        platform_key_id = EXCLUDED.platform_key_id, key_name = EXCLUDED.key_name,

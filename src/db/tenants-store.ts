@@ -160,6 +160,29 @@ export async function recordOnboardingAttempt(
   return { row, inserted };
 }
 
+/**
+ * An onboarding's record written again, with the sub-account its run holds, after the records went back in time (a
+ * restore from a backup taken before the onboarding recorded it): `created`, as the run left it, marked with
+ * `records_restored_at`, audited, in one statement. A record that exists (a sibling attempt wrote it) is left as it is.
+ */
+export async function restoreOnboardingRecord(
+  db: Queryable,
+  input: { externalRef: string; name: string; subaccountId: string; createIdempotencyKey: string },
+  audit: AuditEntry,
+): Promise<boolean> {
+  const { rows } = await db.query(
+    `WITH changed AS (
+       INSERT INTO tenants (external_ref, name, subaccount_id, status, create_idempotency_key, records_restored_at)
+       VALUES ($1::text, $2::text, $3::text, 'created', $4::text, now())
+       ON CONFLICT DO NOTHING
+       RETURNING external_ref
+     ), audited AS (${auditFrom('changed', 5)})
+     SELECT 1 FROM changed`,
+    [input.externalRef, input.name, input.subaccountId, input.createIdempotencyKey, ...auditParams(audit)],
+  );
+  return rows.length > 0;
+}
+
 /** Records the sub-account id and its audit row in one statement. */
 export async function recordSubaccountAudited(
   db: Queryable,

@@ -256,6 +256,55 @@ export async function findTransferIntentByKey(
  * A transfer the wallet lists under one of our keys that the records lost (restored from a backup), recorded again
  * as made: succeeded, never to be sent. Nothing when an intent already holds the key or the purpose.
  */
+/**
+ * An intent a running transfer holds, written again as it settles, when the records lost its row under the run (a
+ * restore from a backup taken after the run reserved it): the same key, purpose, amount and request, with the
+ * outcome the run saw, audited, in one statement. A row that exists again (a sibling wrote it) is left as it is.
+ */
+export async function rewriteTransferIntent(
+  db: Queryable,
+  intent: TransferIntentRow,
+  change: {
+    state: TransferState;
+    platformTransferId?: string | null;
+    failureCode?: string | null;
+    resolution?: string | null;
+    nextIdempotencyKey?: string;
+  },
+  audit: AuditEntry,
+): Promise<TransferIntentRow | undefined> {
+  const { rows } = await db.query<TransferIntentRow>(
+    `WITH changed AS (
+       INSERT INTO transfer_intents (external_ref, purpose, amount_micro_usd, idempotency_key, state, attempts, kind,
+         caller_key, requested_by, reason, reserved_on, platform_transfer_id, failure_code, resolution, unknown_since)
+       VALUES ($1::text, $2::text, $3::numeric, $4::text, $5::text, $6::int, $7::text, $8::text, $9::text, $10::text,
+         $11::date, $12::text, $13::text, $14::text,
+         CASE WHEN $5::text IN ('unknown', 'needs_operator') THEN now() END)
+       ON CONFLICT DO NOTHING
+       RETURNING ${COLUMNS}
+     ), audited AS (${auditFrom('changed', 15)})
+     SELECT * FROM changed`,
+    [
+      intent.externalRef,
+      intent.purpose,
+      intent.amountMicroUsd,
+      change.nextIdempotencyKey ?? intent.idempotencyKey,
+      change.state,
+      intent.attempts + (change.nextIdempotencyKey ? 1 : 0),
+      intent.kind,
+      intent.callerKey,
+      intent.requestedBy,
+      intent.reason,
+      intent.reservedOn,
+      change.platformTransferId ?? intent.platformTransferId,
+      change.state === 'succeeded' ? null : (change.failureCode ?? intent.failureCode),
+      change.resolution ?? intent.resolution,
+      ...auditParams(audit),
+    ],
+  );
+  return rows[0];
+}
+
 export async function recordRestoredTransfer(
   db: Queryable,
   input: {

@@ -68,6 +68,12 @@ export const DriftKind = {
   plan_policy_differs: 'plan_policy_differs',
   /** A plan slot's rotation Schedule is missing, paused, or rotates at another interval than the plan's rotation. */
   plan_schedule_differs: 'plan_schedule_differs',
+  /**
+   * A rotation our records hold open (running, held, key_limit) whose run Temporal shows ended: the records lost its
+   * end (restored from a backup taken during it). Reported with how the run ended; a terminated run's rotation is
+   * resumed by the next rotation of the slot.
+   */
+  rotation_unrecorded: 'rotation_unrecorded',
 } as const;
 export type DriftKind = (typeof DriftKind)[keyof typeof DriftKind];
 export const DRIFT_KINDS = Object.values(DriftKind) as readonly DriftKind[];
@@ -94,6 +100,8 @@ export const DriftFix = {
   adopt_transfer: 'adopt_transfer',
   /** Record a key of ours the records lost as `unmanaged` (its secret is gone): an adoption rotation replaces it. */
   adopt_key: 'adopt_key',
+  /** Record an open rotation ended as its run ended (completed, failed, cancelled), as Temporal shows. */
+  record_rotation_end: 'record_rotation_end',
 } as const;
 export type DriftFix = (typeof DriftFix)[keyof typeof DriftFix];
 
@@ -108,6 +116,7 @@ export const FIX_OF_KIND: Partial<Record<DriftKind, DriftFix>> = {
   subaccount_not_suspended: 'record_resumed',
   transfer_unrecorded: 'adopt_transfer',
   key_unrecorded: 'adopt_key',
+  rotation_unrecorded: 'record_rotation_end',
 };
 
 export type DriftPolicy = 'report' | 'fix';

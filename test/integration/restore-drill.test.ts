@@ -1,5 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { subaccountCreateKey } from '../../activities/idempotency-keys.js';
+import { ONBOARDING_PURPOSE } from '../../src/domain/onboarding.js';
 import { backUpRecords, restoreRecords } from '../../chaos/records-backup.js';
 import { RESTORE_DRIFT_POLICY } from '../../chaos/options.js';
 import { startLifecycle } from '../../src/client/tenants/start-lifecycle.js';
@@ -12,6 +15,7 @@ import { listFindings } from '../../src/db/drift-findings-store.js';
 import { insertTenantIfAbsent } from '../../src/db/tenants-store.js';
 import { parseDriftPolicies } from '../../src/domain/drift-policy.js';
 import { createDriftEnv, type DriftEnv } from '../harness/drift-env.js';
+import { waitFor } from '../harness/rotation-env.js';
 import { startNotifyReceiver } from '../../src/main/stack/notify-receiver.js';
 
 /**
@@ -43,9 +47,23 @@ describe('a restore of the records from a backup', () => {
         notify: { url: notify.url, secret: notify.secret, timeoutMs: 2_000 },
       },
     );
-    for (const name of ['topped', 'rotated', 'suspended', 'closed']) ids[name] = await env.onboard(ref(name));
+    for (const name of ['topped', 'rotated', 'suspended', 'closed', 'caught']) ids[name] = await env.onboard(ref(name));
 
+    // A rotation the backup catches open (both generations active, the old one not yet revoked), finished after it.
+    const caught = await startRotation(
+      env.client,
+      { externalRef: ref('caught'), reason: 'restore drill: caught open', options: { ...FAST, quietPeriod: '4s' } },
+      { taskQueue: env.taskQueue, operator: 'drill' },
+    );
+    await waitFor(async () => {
+      const { rows } = await env.pool.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM tenant_keys WHERE external_ref = $1 AND status = 'active'`,
+        [ref('caught')],
+      );
+      return rows[0]!.n === 2 ? true : undefined;
+    }, 'the caught rotation to hold two active keys');
     await backUpRecords(env.databaseUrl);
+    await caught.result();
     // Onboarded (and funded) after the backup: the restore leaves no record of it at all.
     await (
       await startOnboarding(
@@ -176,6 +194,90 @@ describe('a restore of the records from a backup', () => {
       ref('inflight'),
     ]);
     expect(rows).toEqual([{ status: 'active', subaccount_id: 'sub_inflight' }]);
+  });
+
+  it('records the end of a rotation the backup caught open, and its old key revoked', async () => {
+    const { rows: rotations } = await env.pool.query<{ state: string }>(
+      'SELECT state FROM key_rotations WHERE external_ref = $1',
+      [ref('caught')],
+    );
+    expect(rotations).toEqual([{ state: 'completed' }]);
+    const active = env.sim
+      .state()
+      .apiKeys.filter((k) => k.subaccountId === ids.caught!.subaccountId && k.status === 'active');
+    const { rows: keys } = await env.pool.query<{ id: string; generation: number; sealed: boolean }>(
+      `SELECT k.platform_key_id AS id, k.generation, s.tenant_key_id IS NOT NULL AS sealed
+         FROM tenant_keys k LEFT JOIN key_secrets s ON s.tenant_key_id = k.id
+        WHERE k.external_ref = $1 AND k.status = 'active'`,
+      [ref('caught')],
+    );
+    expect(active).toHaveLength(1);
+    expect(keys).toEqual([{ id: active[0]!.id, generation: 2, sealed: true }]);
+  });
+
+  it('writes again the tenant record a restore took from under a running onboarding, and the onboarding goes on', async () => {
+    const externalRef = ref('reborn');
+    const { subaccount } = await env.platform.createSubaccount({
+      name: 'Reborn',
+      externalRef,
+      idempotencyKey: subaccountCreateKey(externalRef),
+    });
+    // A key the run's first create made before the restore took its record, and with it its secret.
+    const { key: lost } = await env.platform.createTenantKey({
+      subaccountId: subaccount.id,
+      name: 'tpo-default-g1-a1',
+    });
+    const inOnboarding = new MockActivityEnvironment({ workflowType: 'onboardTenant' });
+    const funded = await inOnboarding.run(env.activities.fundWallet, {
+      externalRef,
+      subaccountId: subaccount.id,
+      amountMicroUsd: '1000000',
+      purpose: ONBOARDING_PURPOSE,
+    });
+    expect(funded).toMatchObject({ state: 'succeeded' });
+    const issued = await inOnboarding.run(env.activities.issueAndVerifyTenantKey, {
+      externalRef,
+      subaccountId: subaccount.id,
+      slot: 'default',
+      generation: 1,
+    });
+    expect(issued).toMatchObject({ state: 'issued', verified: true });
+    const { rows } = await env.pool.query(
+      `SELECT name, status, subaccount_id AS "subaccountId", records_restored_at IS NOT NULL AS restored,
+        (SELECT count(*)::int FROM audit_log WHERE external_ref = $1 AND action = 'tenant.record_restored') AS audited
+        FROM tenants WHERE external_ref = $1`,
+      [externalRef],
+    );
+    expect(rows).toEqual([
+      { name: 'Reborn', status: 'created', subaccountId: subaccount.id, restored: true, audited: 1 },
+    ]);
+    const keys = env.sim.state().apiKeys.filter((k) => k.subaccountId === subaccount.id);
+    // The lost key is revoked (never handed out: the onboarding had not ended); the new one is past its attempt.
+    expect(keys.map((k) => [k.name, k.status]).sort()).toEqual([
+      ['tpo-default-g1-a1', 'revoked'],
+      ['tpo-default-g1-a2', 'active'],
+    ]);
+    expect(keys.find((k) => k.status === 'active')!.id).not.toBe(lost.id);
+  });
+
+  it('writes no record again outside an onboarding: the run fails TENANT_NOT_FOUND, for the import', async () => {
+    const externalRef = ref('stranger');
+    const { subaccount } = await env.platform.createSubaccount({
+      name: 'Stranger',
+      externalRef,
+      idempotencyKey: subaccountCreateKey(externalRef),
+    });
+    const elsewhere = new MockActivityEnvironment({ workflowType: 'fundTenant' });
+    await expect(
+      elsewhere.run(env.activities.fundWallet, {
+        externalRef,
+        subaccountId: subaccount.id,
+        amountMicroUsd: '1000000',
+        purpose: 'top-up:x',
+      }),
+    ).rejects.toMatchObject({ type: 'TENANT_NOT_FOUND' });
+    expect(await statusOf('stranger')).toBeUndefined();
+    expect(env.sim.state().transfers.filter((t) => t.subaccountId === subaccount.id)).toEqual([]);
   });
 
   it('follows the suspend and the close our own runs made after the backup', async () => {

@@ -137,6 +137,61 @@ describe('drift comparison of one tenant', () => {
     ]);
   });
 
+  it('records the end of a rotation whose run ended, and leaves a terminated one to the next rotation', () => {
+    const rotation = {
+      id: '7',
+      slot: 'default',
+      fromGeneration: 1,
+      toGeneration: 2,
+      state: 'running',
+      workflowId: 'rotation:acme:default',
+    };
+    const completed = compareTenant(facts({ endedRotations: [{ ...rotation, runStatus: 'COMPLETED' }] }));
+    expect(completed).toEqual([
+      expect.objectContaining({
+        kind: 'rotation_unrecorded',
+        subject: 'rotation:acme:default',
+        fix: 'record_rotation_end',
+        evidence: expect.objectContaining({ becomes: 'completed' }),
+      }),
+    ]);
+    const cancelled = compareTenant(facts({ endedRotations: [{ ...rotation, runStatus: 'CANCELED' }] }));
+    expect(cancelled[0]).toMatchObject({ fix: 'record_rotation_end', evidence: { becomes: 'cancelled' } });
+    const terminated = compareTenant(facts({ endedRotations: [{ ...rotation, runStatus: 'TERMINATED' }] }));
+    expect(terminated).toEqual([expect.objectContaining({ kind: 'rotation_unrecorded', fix: null })]);
+    expect(kinds(facts())).toEqual([]);
+  });
+
+  it('records closed an onboarding the records hold under way with no sub-account, that completed and was closed', () => {
+    const lost: Partial<TenantFacts> = {
+      record: { externalRef: 'acme', subaccountId: null, status: 'creating' },
+      subaccounts: [],
+      keys: undefined,
+    };
+    const closed = compareTenant(
+      facts({ ...lost, lifecycle: { onboarded: true, subaccountId: 'sa_9', last: 'closed' } }),
+    );
+    expect(closed).toEqual([
+      expect.objectContaining({
+        kind: 'onboarding_unrecorded',
+        subject: 'sa_9',
+        fix: 'record_onboarded',
+        evidence: expect.objectContaining({ becomes: 'closed' }),
+      }),
+    ]);
+    // Without our close completed, or with the sub-account still listed, it is not this finding.
+    expect(kinds(facts({ ...lost, lifecycle: { onboarded: true, subaccountId: 'sa_9', last: null } }))).toEqual([]);
+    expect(
+      kinds(
+        facts({
+          ...lost,
+          subaccounts: [{ id: 'sa_9', externalRef: 'acme', status: 'operating' }],
+          lifecycle: { onboarded: true, subaccountId: 'sa_9', last: 'closed' },
+        }),
+      ),
+    ).toEqual(['subaccount_unrecorded']);
+  });
+
   it('checks no key when the keys were not observed', () => {
     expect(
       kinds(

@@ -1,0 +1,54 @@
+import { Context } from '@temporalio/activity';
+import { restoreOnboardingRecord } from '../src/db/tenants-store.js';
+import { FailureCode } from '../src/domain/failures.js';
+import { auditOrigin, type ActivityDeps } from './context.js';
+import { activityFailure } from './failures.js';
+import { subaccountCreateKey } from './idempotency-keys.js';
+
+/**
+ * The records went back in time under a running onboarding (docs/operations.md, "Restoring Postgres from a backup"):
+ * a restore from a backup taken before this onboarding recorded its tenant. Its later steps (the funding, the first
+ * key) would otherwise fail on the missing record forever (a foreign key) or fail a funded tenant.
+ */
+
+/** A write refused because the tenant's record is gone (a row of its that names the tenant). */
+export function isTenantRecordMissing(error: unknown): boolean {
+  const pg = error as { code?: unknown; constraint?: unknown };
+  return pg?.code === '23503' && typeof pg.constraint === 'string' && pg.constraint.endsWith('_external_ref_fkey');
+}
+
+/**
+ * Writes the onboarding's tenant record again from what the run holds (its external ref, the sub-account it made)
+ * and what the platform shows of that sub-account (its name, and the external ref that proves it is this tenant's),
+ * re-reading the platform rather than starting afresh. Only an onboarding's step does this: anywhere else a missing
+ * record is TENANT_NOT_FOUND, for the runbook's import. Returns whether this call wrote it (false: a sibling did).
+ */
+export async function restoreOnboardingTenant(
+  deps: Pick<ActivityDeps, 'pool' | 'platform'>,
+  input: { externalRef: string; subaccountId: string },
+): Promise<boolean> {
+  const notFound = (why: string) =>
+    activityFailure(FailureCode.TENANT_NOT_FOUND, `no tenant ${input.externalRef} in our records (${why})`);
+  if (Context.current().info.workflowType !== 'onboardTenant') throw notFound('not an onboarding: import it');
+  const { subaccount } = await deps.platform.getSubaccount({ subaccountId: input.subaccountId });
+  if (subaccount.externalRef !== input.externalRef)
+    throw notFound(`sub-account ${input.subaccountId} does not show this external ref`);
+  return restoreOnboardingRecord(
+    deps.pool,
+    {
+      externalRef: input.externalRef,
+      name: subaccount.name?.trim() || input.externalRef,
+      subaccountId: input.subaccountId,
+      createIdempotencyKey: subaccountCreateKey(input.externalRef),
+    },
+    {
+      ...auditOrigin(),
+      action: 'tenant.record_restored',
+      externalRef: input.externalRef,
+      subject: input.subaccountId,
+      details: {
+        reason: 'the records went back in time under this onboarding: written again from the run and the platform',
+      },
+    },
+  );
+}
