@@ -225,7 +225,12 @@ function compareSubaccounts(facts: TenantFacts): Finding[] {
           'onboarding_unrecorded',
           made,
           made,
-          { record: recordView, platform: 'not listed (closed or gone)', lifecycle: facts.lifecycle, becomes: 'closed' },
+          {
+            record: recordView,
+            platform: 'not listed (closed or gone)',
+            lifecycle: facts.lifecycle,
+            becomes: 'closed',
+          },
           true,
         ),
       );
