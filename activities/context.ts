@@ -79,6 +79,15 @@ export interface EventOptions {
 }
 
 /** Who to write into the audit log for the running activity. */
+/** This activity attempt's number (1 outside an activity, as when a test calls it directly). */
+export function activityAttempt(): number {
+  try {
+    return Context.current().info.attempt;
+  } catch {
+    return 1;
+  }
+}
+
 export function auditOrigin(): { actor: string; workflowId: string | null; runId: string | null } {
   try {
     const execution = Context.current().info.workflowExecution;

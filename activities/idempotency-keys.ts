@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ONBOARDING_PURPOSE } from '../src/domain/onboarding.js';
+import { transferKey } from '../src/domain/transfer-keys.js';
 
 /**
  * Idempotency keys derived from the business key: stable across retries, workers and restarts,
@@ -13,10 +14,8 @@ export function subaccountCreateKey(externalRef: string): string {
   return `tpo-sub-${digest('subaccount-create', externalRef)}`;
 }
 
-/** One key per attempt generation: the generation moves only after a definite refusal. */
-export function transferKey(externalRef: string, purpose: string, generation: number): string {
-  return `tpo-xfer-${digest('transfer', externalRef, purpose)}-${generation}`;
-}
+/** One key per attempt generation: the generation moves only after a definite refusal (src/domain/transfer-keys). */
+export { transferKey } from '../src/domain/transfer-keys.js';
 
 /** Name prefix of the platform key for a slot generation; each create attempt appends `-a<N>`. */
 export function keyNamePrefix(slot: string, generation: number): string {

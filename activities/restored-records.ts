@@ -11,6 +11,14 @@ import { subaccountCreateKey } from './idempotency-keys.js';
  * key) would otherwise fail on the missing record forever (a foreign key) or fail a funded tenant.
  */
 
+function workflowTypeOf(): string | undefined {
+  try {
+    return Context.current().info.workflowType;
+  } catch {
+    return undefined;
+  }
+}
+
 /** A write refused because the tenant's record is gone (a row of its that names the tenant). */
 export function isTenantRecordMissing(error: unknown): boolean {
   const pg = error as { code?: unknown; constraint?: unknown };
@@ -29,7 +37,7 @@ export async function restoreOnboardingTenant(
 ): Promise<boolean> {
   const notFound = (why: string) =>
     activityFailure(FailureCode.TENANT_NOT_FOUND, `no tenant ${input.externalRef} in our records (${why})`);
-  if (Context.current().info.workflowType !== 'onboardTenant') throw notFound('not an onboarding: import it');
+  if (workflowTypeOf() !== 'onboardTenant') throw notFound('not an onboarding: import it');
   const { subaccount } = await deps.platform.getSubaccount({ subaccountId: input.subaccountId });
   if (subaccount.externalRef !== input.externalRef)
     throw notFound(`sub-account ${input.subaccountId} does not show this external ref`);

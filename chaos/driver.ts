@@ -32,6 +32,11 @@ export interface Operation {
   endedAt?: number | null;
 }
 
+interface Restart {
+  workflowId: string;
+  start: () => Promise<{ result(): Promise<unknown> }>;
+}
+
 // Seconds, so a rotation finishes in a few seconds; the gate logic is the production one.
 export const ROTATION_TIMINGS = {
   quietPeriod: '2s',
@@ -51,8 +56,8 @@ const CLOSE_OPTIONS = { pollInterval: '1s', unknownTransferDeadline: '10m' } as 
  */
 export class Driver {
   readonly operations: Operation[] = [];
-  /** How each operation was started: what starts it again (`again`). */
-  readonly #starts = new Map<Operation, () => Promise<{ result(): Promise<unknown> }>>();
+  /** What starts each operation again (`again`): the same start, or a top-up's under a key of its own. */
+  readonly #starts = new Map<Operation, Restart>();
   completed = 0;
   started = 0;
   #stop: Promise<'stopped'>;
@@ -100,14 +105,16 @@ export class Driver {
     );
     if (onboarded !== 'completed') return;
     for (const [n, amountMicroUsd] of tenant.topUps.entries()) {
-      const idempotencyKey = `chaos-top-up-${n + 1}`;
-      await this.#operate('top-up', externalRef, topUpWorkflowId(externalRef, idempotencyKey), ['completed'], () =>
+      const topUp = (idempotencyKey: string) => () =>
         startTopUp(
           this.client,
           { externalRef, idempotencyKey, amountMicroUsd, requestedBy: 'chaos', options: TOP_UP_TIMINGS },
           { taskQueue: this.taskQueue },
-        ),
-      );
+        );
+      const key = `chaos-top-up-${n + 1}`;
+      // A key's outcome is final (its run answers every request of it): asked again, it is under a key of its own.
+      const again = { workflowId: topUpWorkflowId(externalRef, `${key}-again`), start: topUp(`${key}-again`) };
+      await this.#operate('top-up', externalRef, topUpWorkflowId(externalRef, key), ['completed'], topUp(key), again);
     }
     const closeInput = { externalRef, reason: 'chaos run: tenant leaves', operator: 'chaos', options: CLOSE_OPTIONS };
     const rotationId = rotationWorkflowId(externalRef, 'default');
@@ -155,6 +162,7 @@ export class Driver {
     workflowId: string,
     accepted: string[],
     start: () => Promise<{ result(): Promise<unknown> }>,
+    restart: Restart = { workflowId, start },
   ): Promise<string> {
     const operation: Operation = {
       kind,
@@ -167,7 +175,7 @@ export class Driver {
       endedAt: null,
     };
     this.operations.push(operation);
-    this.#starts.set(operation, start);
+    this.#starts.set(operation, restart);
     this.started += 1;
     let handle: { result(): Promise<unknown> } | 'stopped';
     try {
@@ -199,9 +207,9 @@ export class Driver {
    * step does for a run that failed while the records were behind the platform (a restore).
    */
   async again(operation: Operation): Promise<string> {
-    const start = this.#starts.get(operation);
-    if (!start) throw new Error(`no start recorded for ${operation.workflowId}`);
-    return this.#operate(operation.kind, operation.externalRef, operation.workflowId, ['completed'], start);
+    const restart = this.#starts.get(operation);
+    if (!restart) throw new Error(`no start recorded for ${operation.workflowId}`);
+    return this.#operate(operation.kind, operation.externalRef, restart.workflowId, ['completed'], restart.start);
   }
 
   #ended(operation: Operation, outcome: string, error: unknown): string {

@@ -123,8 +123,9 @@ export function createDriftCheckActivities(deps: ActivityDeps) {
           const running = await runningTenantWorkflows(options.temporal, refs);
           const listed = new Set(running.map((r) => r.workflowId));
           for (const row of fromRecords) {
-            // A rotation our records hold open whose run has ended (not listed running, and its own run says so): the
-            // records lost its end (a restore). Compared, not skipped: reported as rotation_unrecorded.
+            // A rotation our records hold open, or a close begun, whose run has ended (not listed running, and its own
+            // run says so): the records lost its end (a restore). Compared, not skipped: rotation_unrecorded, or
+            // subaccount_gone for the close.
             const ended =
               row.workflowId !== null &&
               !listed.has(row.workflowId) &&

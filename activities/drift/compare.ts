@@ -281,7 +281,8 @@ function compareSubaccounts(facts: TenantFacts): Finding[] {
           ? true
           : `our last completed lifecycle run left it ${facts.lifecycle.last ?? 'as onboarded'}, not ${state}`;
     const lifecycle = facts.lifecycle ?? null;
-    if (LIVE_RECORD.includes(record.status) && !live) {
+    // A close begun in the records whose run ended (else the tenant is busy, and not compared) counts as live here.
+    if ((LIVE_RECORD.includes(record.status) || record.status === 'closing') && !live) {
       out.push(
         finding(
           facts,

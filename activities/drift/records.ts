@@ -10,7 +10,7 @@ import {
   type DriftFindingRow,
 } from '../../src/db/drift-findings-store.js';
 import { withTransaction, type Queryable } from '../../src/db/pool.js';
-import { listKeyRecords, markKeyRevoked, recordLostKey } from '../../src/db/tenant-keys-store.js';
+import { listKeyRecords, markClosedTenantKeys, markKeyRevoked, recordLostKey } from '../../src/db/tenant-keys-store.js';
 import { findTenant, markTenantClosed, recordSubaccount, transitionTenant } from '../../src/db/tenants-store.js';
 import type { TenantStatus } from '../../src/domain/tenant-rules.js';
 import {
@@ -251,7 +251,11 @@ export function createDriftRecordActivities(deps: ActivityDeps) {
       };
       const to = becomes ?? follow;
       const moved = await transitionTenant(tx, finding.externalRef!, [record.status], to, `drift: ${finding.fix}`);
-      if (moved && to === 'closed') await markTenantClosed(tx, finding.externalRef!, null);
+      if (moved && to === 'closed') {
+        await markTenantClosed(tx, finding.externalRef!, null);
+        // Our close revoked every key before it completed: the key records follow it too.
+        await markClosedTenantKeys(tx, finding.externalRef!);
+      }
       // The sub-account its completed onboarding made, where the record lost it too.
       if (moved && !record.subaccountId && finding.subaccountId)
         await recordSubaccount(tx, finding.externalRef!, finding.subaccountId);

@@ -22,7 +22,7 @@ import {
 } from '../../src/platform/index.js';
 import { fingerprintToken } from '../../src/secrets/fingerprint.js';
 import { sealedKeyId, tenantTokenAad } from '../../src/secrets/vault.js';
-import { auditOrigin, type ActivityDeps, type KeyProofOptions } from '../context.js';
+import { activityAttempt, auditOrigin, type ActivityDeps, type KeyProofOptions } from '../context.js';
 import { activityFailure, assertTenantOpen, boundary } from '../failures.js';
 import { keyNamePrefix } from '../idempotency-keys.js';
 import { isTenantRecordMissing, restoreOnboardingTenant } from '../restored-records.js';
@@ -174,9 +174,11 @@ export function createKeyActivities(deps: ActivityDeps) {
     }
     if (claimed.status !== 'creating') return { ...settledRecord(input, claimed), how: 'found', recordId: claimed.id };
     let record: TenantKeyRow = claimed;
-    // A restored tenant's record (restoreOnboardingTenant): creates of this generation before the restore may have
-    // made keys no record holds. This claim goes past them, so they are revoked below as any older attempt's are.
-    const madeBefore = claimed.tenantRestored ? await highestMadeAttempt(input, prefix) : 0;
+    // A record new to a retry of this step, or a restored tenant's (restoreOnboardingTenant): the records lost the
+    // earlier claims (a restore), whose creates may have made keys no record holds. This claim goes past them, so
+    // they are revoked below as any older attempt's are. A first attempt's fresh record costs no platform call.
+    const lostClaims = claimed.tenantRestored || (claimed.fresh && activityAttempt() > 1);
+    const madeBefore = lostClaims ? await highestMadeAttempt(input, prefix) : 0;
     if (!claimed.fresh || madeBefore > 0) {
       // This attempt's fencing token: the next claim, taken only while the record is still creating.
       const mine = await claimKeyCreateAttempt(pool, record.id, prefix, madeBefore);

@@ -1,5 +1,6 @@
 import type { Queryable } from './pool.js';
 import { OPEN_ROTATION_STATES } from './key-rotations-store.js';
+import { lifecycleWorkflowId } from '../domain/ids.js';
 import { TenantStatus } from '../domain/tenant-rules.js';
 
 /** One row per drift check (a run and its continue-as-new successors), and its sub-account snapshot. */
@@ -160,5 +161,8 @@ export async function listBusyFromRecords(
        AND status = $3::text`,
     [refs, OPEN_ROTATION_STATES, TenantStatus.closing],
   );
-  return rows;
+  // A close begun in the records is the close run's (one per tenant at a time): its id, to ask how it ended.
+  return rows.map((row) =>
+    row.workflowId === null ? { ...row, workflowId: lifecycleWorkflowId('close', row.externalRef) } : row,
+  );
 }

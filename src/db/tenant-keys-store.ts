@@ -301,6 +301,21 @@ export async function markKeyRevoked(db: Queryable, id: string): Promise<TenantK
   return rows[0];
 }
 
+/**
+ * Every key record of a tenant our own completed close revoked on the platform, as the records lost it (a restore):
+ * marked revoked, and creates that will never finish failed. Returns how many records moved.
+ */
+export async function markClosedTenantKeys(db: Queryable, externalRef: string): Promise<number> {
+  const { rowCount } = await db.query(
+    `UPDATE tenant_keys SET status = CASE WHEN status = 'creating' THEN 'failed' ELSE 'revoked' END,
+       revoked_at = CASE WHEN status = 'creating' THEN revoked_at ELSE coalesce(revoked_at, now()) END,
+       updated_at = now()
+      WHERE external_ref = $1::text AND status IN ('active', 'unmanaged', 'revoking', 'creating')`,
+    [externalRef],
+  );
+  return rowCount ?? 0;
+}
+
 /** A key create that will never finish (rotation aborted or cancelled before the key came back). */
 export async function markCreatingKeyFailed(db: Queryable, id: string): Promise<void> {
   await db.query(

@@ -3,6 +3,8 @@ import { findFundingPolicy, getFundingParent } from './funding-store.js';
 import { shortfallHolds } from '../domain/parent-shortfall.js';
 import { transferRefusal } from '../domain/tenant-rules.js';
 import type { PoolClient } from 'pg';
+import type { Queryable } from './pool.js';
+import { transferKeyPrefixOf } from '../domain/transfer-keys.js';
 import { TRANSFER_INTENT_COLUMNS, type TransferIntentRow } from './transfer-intents-store.js';
 
 /**
@@ -52,11 +54,12 @@ export async function reserveTopUp(
   );
   const tenant = tenants[0];
   if (!tenant) return { outcome: 'tenant_missing' };
-  // The same statement finds a transfer of this key that drift recorded again after a restore of the records.
+  // The same statement finds a transfer of this key (any generation) that drift recorded again after a restore.
   const { rows: existing } = await tx.query<TransferIntentRow>(
     `SELECT ${TRANSFER_INTENT_COLUMNS} FROM transfer_intents
-      WHERE external_ref = $1::text AND (caller_key = $2::text OR (idempotency_key = $3::text AND kind = 'restored'))`,
-    [input.externalRef, input.callerKey, input.idempotencyKey],
+      WHERE external_ref = $1::text
+        AND (caller_key = $2::text OR (starts_with(idempotency_key, $3::text) AND kind = 'restored'))`,
+    [input.externalRef, input.callerKey, transferKeyPrefixOf(input.idempotencyKey)],
   );
   const found = existing[0]?.kind === 'restored' ? await claimRestored(tx, input) : existing[0];
   // A recorded request answers as recorded (the caller compares it), even once the tenant closed.
@@ -123,15 +126,23 @@ export async function reserveTopUp(
  * it): this request is the one that made it (the key is a digest of the tenant and the caller's key), so it takes
  * the row as its own, made, and nothing is sent again.
  */
-async function claimRestored(tx: PoolClient, input: ReserveTopUpInput): Promise<TransferIntentRow> {
+export async function claimRestored(
+  tx: Queryable,
+  input: Pick<
+    ReserveTopUpInput,
+    'externalRef' | 'callerKey' | 'purpose' | 'idempotencyKey' | 'kind' | 'requestedBy'
+  > & {
+    reason: string | null;
+  },
+): Promise<TransferIntentRow | undefined> {
   const { rows } = await tx.query<TransferIntentRow>(
     `UPDATE transfer_intents SET purpose = $3::text, caller_key = $4::text, kind = $5::text, requested_by = $6::text,
        reason = $7::text, reserved_on = (now() AT TIME ZONE 'UTC')::date, updated_at = now()
-      WHERE external_ref = $1::text AND idempotency_key = $2::text AND kind = 'restored'
+      WHERE external_ref = $1::text AND starts_with(idempotency_key, $2::text) AND kind = 'restored'
       RETURNING ${TRANSFER_INTENT_COLUMNS}`,
     [
       input.externalRef,
-      input.idempotencyKey,
+      transferKeyPrefixOf(input.idempotencyKey),
       input.purpose,
       input.callerKey,
       input.kind,
@@ -139,7 +150,7 @@ async function claimRestored(tx: PoolClient, input: ReserveTopUpInput): Promise<
       input.reason,
     ],
   );
-  return rows[0]!;
+  return rows[0];
 }
 
 /**

@@ -8,6 +8,7 @@ import { RESTORE_DRIFT_POLICY } from '../../chaos/options.js';
 import { startLifecycle } from '../../src/client/tenants/start-lifecycle.js';
 import { startAdoption, startRotation } from '../../src/client/keys/start-rotation.js';
 import { startTopUp } from '../../src/client/money/start-top-up.js';
+import { claimRestoredTopUp, findRecordedTopUp } from '../../src/client/money/top-up-precheck.js';
 import { applyImport } from '../../src/client/imports/import-apply.js';
 import { buildImportPlan } from '../../src/client/imports/import-plan.js';
 import { startOnboarding } from '../../src/client/tenants/start-onboarding.js';
@@ -146,6 +147,16 @@ describe('a restore of the records from a backup', () => {
     const again = { externalRef: ref('topped'), idempotencyKey: 'after-backup', amountMicroUsd: '250000' };
     await (await startTopUp(env.client, again, { taskQueue: env.taskQueue })).result();
     expect(transfersOf()).toHaveLength(1);
+    // Through the gateway, the same request joins that ended run, which recorded nothing the records kept: the
+    // transfer drift recorded again becomes this key's record, and answers (before: 409 in progress, forever).
+    expect(await findRecordedTopUp(env.pool, again)).toBeUndefined();
+    const claimed = await claimRestoredTopUp(env.pool, { ...again, requestedBy: 'drill' });
+    expect(claimed).toMatchObject({ state: 'succeeded', kind: 'top-up', callerKey: 'after-backup' });
+    expect(await findRecordedTopUp(env.pool, again)).toMatchObject({ id: claimed!.id });
+    await expect(
+      claimRestoredTopUp(env.pool, { ...again, amountMicroUsd: '1', requestedBy: 'drill' }),
+    ).resolves.toBeUndefined();
+    expect(transfersOf()).toHaveLength(1);
   });
 
   it('replaces the key whose secret the restore lost, and keeps exactly one active key', async () => {
@@ -260,6 +271,35 @@ describe('a restore of the records from a backup', () => {
     expect(keys.find((k) => k.status === 'active')!.id).not.toBe(lost.id);
   });
 
+  it('revokes the key an earlier attempt made when a retry finds the key record gone (restored under it)', async () => {
+    const externalRef = ref('retried');
+    const { subaccount } = await env.platform.createSubaccount({
+      name: 'Retried',
+      externalRef,
+      idempotencyKey: subaccountCreateKey(externalRef),
+    });
+    // The tenant's record survived the restore; its key record, and the key attempt 1 made after it, did not.
+    await insertTenantIfAbsent(env.pool, { externalRef, name: 'Retried', createIdempotencyKey: `k2-${s}` });
+    await env.pool.query(`UPDATE tenants SET subaccount_id = $2, status = 'created' WHERE external_ref = $1`, [
+      externalRef,
+      subaccount.id,
+    ]);
+    await env.platform.createTenantKey({ subaccountId: subaccount.id, name: 'tpo-default-g1-a1' });
+    const retry = new MockActivityEnvironment({ workflowType: 'onboardTenant', attempt: 3 });
+    const issued = await retry.run(env.activities.issueAndVerifyTenantKey, {
+      externalRef,
+      subaccountId: subaccount.id,
+      slot: 'default',
+      generation: 1,
+    });
+    expect(issued).toMatchObject({ state: 'issued', verified: true });
+    const keys = env.sim.state().apiKeys.filter((k) => k.subaccountId === subaccount.id);
+    expect(keys.map((k) => [k.name, k.status]).sort()).toEqual([
+      ['tpo-default-g1-a1', 'revoked'],
+      ['tpo-default-g1-a2', 'active'],
+    ]);
+  });
+
   it('writes no record again outside an onboarding: the run fails TENANT_NOT_FOUND, for the import', async () => {
     const externalRef = ref('stranger');
     const { subaccount } = await env.platform.createSubaccount({
@@ -284,6 +324,29 @@ describe('a restore of the records from a backup', () => {
     expect(await statusOf('suspended')).toBe('suspended');
     expect(await statusOf('closed')).toBe('closed');
     expect(await statusOf('topped')).toBe('active');
+    // The close revoked every key before it completed: the records lost that too, and follow it.
+    const { rows } = await env.pool.query('SELECT status FROM tenant_keys WHERE external_ref = $1', [ref('closed')]);
+    expect(rows).toEqual([{ status: 'revoked' }]);
+  });
+
+  it('follows a close the backup caught begun (closing), which no longer makes the tenant busy forever', async () => {
+    const externalRef = ref('halfclosed');
+    ids.halfclosed = await env.onboard(externalRef);
+    await (
+      await startLifecycle(env.client, 'close', { externalRef, reason: 'drill' }, { taskQueue: env.taskQueue })
+    ).result();
+    // The records as a backup taken during the close leaves them: closing, the key still active.
+    await env.pool.query(`UPDATE tenants SET status = 'closing', closed_at = NULL WHERE external_ref = $1`, [
+      externalRef,
+    ]);
+    await env.pool.query(`UPDATE tenant_keys SET status = 'active', revoked_at = NULL WHERE external_ref = $1`, [
+      externalRef,
+    ]);
+    const result = await env.check({ externalRef });
+    expect(result.totals.skipped).toBe(0);
+    expect(await statusOf('halfclosed')).toBe('closed');
+    const { rows } = await env.pool.query('SELECT status FROM tenant_keys WHERE external_ref = $1', [externalRef]);
+    expect(rows).toEqual([{ status: 'revoked' }]);
   });
 
   it('leaves no finding open on any of them', async () => {

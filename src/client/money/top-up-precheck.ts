@@ -6,6 +6,8 @@ import { findTenant, TenantNotFoundError } from '../../db/tenants-store.js';
 import { findTransferIntent, type TransferIntentRow } from '../../db/transfer-intents-store.js';
 import { sameTopUpRequest, type TopUpRequestFields } from '../../domain/top-up-input.js';
 import { topUpPurpose } from '../../domain/top-up-ids.js';
+import { transferKey } from '../../domain/transfer-keys.js';
+import { claimRestored } from '../../db/top-ups-store.js';
 import { assertTenantAllows, transferRefusal } from '../../domain/tenant-rules.js';
 import { IdempotencyKeyReusedError } from './start-top-up.js';
 
@@ -57,6 +59,29 @@ export async function findRecordedTopUp(
   request: TopUpRequestFields & { externalRef: string; idempotencyKey: string },
 ): Promise<TransferIntentRow | undefined> {
   const row = await findTransferIntent(pool, request.externalRef, topUpPurpose(request.idempotencyKey));
+  if (row && !sameTopUpRequest(row, request)) throw new IdempotencyKeyReusedError(request.idempotencyKey);
+  return row;
+}
+
+/**
+ * The top-up of this key that drift recorded again from the wallet after a restore of the records, when the run of
+ * the key ended before the restore (so it answers with nothing recorded): taken as this request's record, as a new
+ * run of the key takes it (reserveTopUp). Nothing is sent again. Undefined when there is none.
+ */
+export async function claimRestoredTopUp(
+  pool: Pool,
+  request: TopUpRequestFields & { externalRef: string; idempotencyKey: string; requestedBy: string },
+): Promise<TransferIntentRow | undefined> {
+  const purpose = topUpPurpose(request.idempotencyKey);
+  const row = await claimRestored(pool, {
+    externalRef: request.externalRef,
+    callerKey: request.idempotencyKey,
+    purpose,
+    idempotencyKey: transferKey(request.externalRef, purpose, 1),
+    kind: 'top-up',
+    requestedBy: request.requestedBy,
+    reason: request.reason ?? null,
+  });
   if (row && !sameTopUpRequest(row, request)) throw new IdempotencyKeyReusedError(request.idempotencyKey);
   return row;
 }

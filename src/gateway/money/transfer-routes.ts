@@ -8,6 +8,7 @@ import { TenantNotFoundError } from '../../domain/record-errors.js';
 import { describeRun } from '../../client/run-status.js';
 import { topUpWorkflowId } from '../../domain/ids.js';
 import {
+  claimRestoredTopUp,
   findRecordedTopUp,
   OPEN_TRANSFER_STATES,
   precheckTopUp,
@@ -77,8 +78,9 @@ export async function transferRoutes(api: FastifyInstance, deps: TransferRoutesD
             started: true,
             statusUrl: location,
           });
-        // Joined a run of this key: it wrote its intent since we looked, or is about to.
-        const now = await findRecordedTopUp(deps.pool, input);
+        // Joined a run of this key: it wrote its intent since we looked, or is about to; or it ended before a restore
+        // of the records, and drift recorded its transfer again from the wallet.
+        const now = (await findRecordedTopUp(deps.pool, input)) ?? (await claimRestoredTopUp(deps.pool, input));
         if (now) return answerRecorded(reply, now, key);
         throw inProgress(key, 1);
       } catch (error) {
