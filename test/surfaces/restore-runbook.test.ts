@@ -15,14 +15,15 @@ import { startDevStackProcess, type DevStackProcess } from '../harness/dev-stack
 
 /**
  * docs/operations.md, "Restoring Postgres from a backup", followed as an operator follows it (issue 48). The dev
- * stack runs against a platform that outlives it (the simulator on its own, as docs/development.md points `npm start`
- * at one), tenants are onboarded, the records backed up, then a tenant onboarded, one topped up, one rotated, one
- * suspended and one closed. The stack is stopped, its Postgres restored from the backup, and the stack started again
- * with the DRIFT_POLICY copied out of the runbook; then each step's commands, copied out of the runbook as written,
- * run in a second terminal that has nothing exported but DATA_DIR (`<ref>` replaced by each tenant's ref). If the
- * runbook and the product drift apart (a renamed flag, a policy kind the worker refuses or that fixes nothing), this
- * fails. The one thing added to a runbook command: seconds for the adoption's durations (quiet period, propagation
- * allowance, poll interval), where an operator waits their hours.
+ * stack runs against a platform that outlives its restart (a simulator this test holds, given to `npm start` with
+ * PLATFORM_BASE_URL as docs/development.md gives it `npm run sim`). Tenants are onboarded, the records backed up,
+ * then a tenant onboarded, one topped up, one rotated, one suspended and one closed. The stack is stopped, its
+ * Postgres restored from the backup, and the stack started again with the DRIFT_POLICY copied out of the runbook;
+ * then each step's commands, copied out of the runbook as written, run in a second terminal that has nothing
+ * exported but DATA_DIR (`<ref>` replaced by each tenant's ref). If the runbook and the product drift apart (a
+ * renamed flag, a policy kind the worker refuses or that fixes nothing), this fails. The one thing added to a
+ * runbook command: seconds for the adoption's durations (quiet period, propagation allowance, poll interval), where
+ * an operator waits their hours.
  */
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -149,7 +150,7 @@ describe('the runbook "Restoring Postgres from a backup", followed as written ag
     }
   });
 
-  it('3. checks the fleet twice, records what the platform shows, and imports the sub-account no record has', async () => {
+  it('3. checks the fleet twice, records what the platform shows, imports the sub-account no record has', async () => {
     expect(runbook.steps[2]!.text).toMatch(/Run the check twice/);
     const first = await runbookCommand(3, 'npx tenantctl drift check');
     const { subaccounts } = platform();
@@ -172,7 +173,7 @@ describe('the runbook "Restoring Postgres from a backup", followed as written ag
     expect(await runbookCommand(3, 'npx tenantctl import apply')).toMatch(/^\s*imported\s+late\s/m);
   });
 
-  it('4. replaces every key whose secret was lost: unmanaged before the adoption, a new active key after it', async () => {
+  it('4. replaces each key whose secret was lost: unmanaged before the adoption, a new active key after', async () => {
     const keysOf = (ref: string) => runbookCommand(4, 'npx tenantctl key list', ref);
     const unmanaged: Record<string, string[]> = {};
     for (const ref of ['topped', 'rotated', 'suspended', 'closed', 'late']) {
