@@ -53,6 +53,8 @@ export interface DevStackProcessOptions {
   dataDir?: string;
   /** The ports an earlier start was given (default: free ones, never the defaults). */
   ports?: DevStackProcess['ports'];
+  /** Settings given to `npm start` as a user exports them (PLATFORM_BASE_URL, DRIFT_POLICY, ...). */
+  settings?: Record<string, string>;
 }
 
 export async function startDevStackProcess(
@@ -66,6 +68,7 @@ export async function startDevStackProcess(
     GATEWAY_PORT: await nonDefaultPort(8080),
   };
   const env: Record<string, string> = {
+    ...options.settings,
     DATA_DIR: dataDir,
     ...Object.fromEntries(Object.entries(ports).map(([name, port]) => [name, String(port)])),
   };
