@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openGateway } from '../../src/cli/gateway-access.js';
-import { ConfigError, loadConfig } from '../../src/config/index.js';
+import { openGateway, TENANTCTL_VARIABLES } from '../../src/cli/gateway-access.js';
+import { ConfigError, configSchema, loadConfig, stackSchema } from '../../src/config/index.js';
 
 /**
  * A gateway command reads its three settings without the configuration schema (issue 49): each must be read as the
@@ -41,7 +41,7 @@ describe('openGateway reads the gateway settings as the schema does', () => {
       it(`${name}=${JSON.stringify(value)}`, () => {
         const env = { ...NO_STACK, [name]: value, TENANTCTL_OPERATOR_TOKEN: 'token' };
         const schema = problemsOf(() => loadConfig(env));
-        const ours = problemsOf(() => openGateway(undefined, env));
+        const ours = problemsOf(() => openGateway(undefined, env, () => undefined));
         if (schema !== 'accepted') {
           // Refused by the schema: refused here, in the same words.
           expect(ours).toEqual(schema);
@@ -96,5 +96,28 @@ describe('openGateway reads the gateway settings as the schema does', () => {
         `${join(dir, 'stack.json')}: not valid JSON (delete it; \`npm start\` writes it again)`,
       ]);
     });
+  });
+});
+
+describe("a misspelt TENANTCTL_ variable, reported as the schema's check reports it", () => {
+  it("knows every TENANTCTL_ variable of the schema's", () => {
+    const schema = [...Object.keys(configSchema.shape), ...Object.keys(stackSchema.shape)];
+    expect([...TENANTCTL_VARIABLES].sort()).toEqual(schema.filter((name) => name.startsWith('TENANTCTL_')).sort());
+  });
+
+  it('warns in the same words, and only of TENANTCTL_ names', () => {
+    const env = {
+      ...NO_STACK,
+      TENANTCTL_GATEWAY_URL: 'https://gw.example.com',
+      TENANTCTL_OPERATOR_TOKEN: 't',
+      TENANTCTL_GATEWAY_ULR: 'https://elsewhere.example.com',
+      TENANTCTL_OPERATOR_TOKN: 'x',
+      TENANTCTL_DEBUGG: '1',
+      TENANTCTL_FROM_SOURCE: '1',
+    };
+    const warnings: string[] = [];
+    openGateway(undefined, { ...env, GATEWAY_PROT: '1' }, (message) => warnings.push(message));
+    expect(warnings).toEqual(loadConfig(env).warnings);
+    expect(warnings).toHaveLength(3);
   });
 });
