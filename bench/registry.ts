@@ -8,6 +8,7 @@ import { topUpsBenchmark } from './topups.js';
 import { eventsBenchmark } from './events.js';
 import { fleetBenchmark } from './fleet.js';
 import { plansBenchmark } from './plans.js';
+import { cliBenchmark } from './cli.js';
 
 /**
  * Every benchmark `npm run bench` knows, in the order a bare `npm run bench` runs them. To add one,
@@ -23,4 +24,5 @@ export const benchmarks: readonly Benchmark[] = [
   eventsBenchmark,
   fleetBenchmark,
   plansBenchmark,
+  cliBenchmark,
 ];

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { distEntry, distState } from '../../bin/dist-fresh.js';
 import { loadConfig } from '../../src/config/index.js';
@@ -18,11 +19,22 @@ import type { OnboardingWorld } from './world.js';
  */
 const TENANTCTL = fileURLToPath(new URL('../../bin/tenantctl.js', import.meta.url));
 
+/** Where each timed run's own CPU comes from: a probe loaded into it (see exit-rusage.js). */
+const EXIT_RUSAGE = new URL('../lib/exit-rusage.js', import.meta.url).href;
+
+/** One command's runs: wall time from spawn to exit, and CPU (user + system) per run. */
+export type CommandTimings = LatencySummary & {
+  /** The process's own CPU per run (getrusage at its exit, microsecond resolution), ms. */
+  cpu: LatencySummary;
+  /** The whole process tree's CPU per run (the kernel's count of waited-for children, 10 ms ticks), mean, ms. */
+  cpuMsPerRun: number;
+};
+
 export interface CliTimings {
   runs: number;
   code: string;
-  help: LatencySummary & { cpuMsPerRun: number };
-  status: LatencySummary & { cpuMsPerRun: number };
+  help: CommandTimings;
+  status: CommandTimings;
 }
 
 /** CPU (user + system, ms) of this process's waited-for children so far: /proc/self/stat cutime + cstime. */
@@ -64,14 +76,28 @@ export async function startCliGateway(world: OnboardingWorld, context: BenchCont
   return { url: gateway.url, token: viewer.token, close };
 }
 
-/** One run of tenantctl, awaited (not spawnSync: the gateway answering it runs in this process's event loop). */
-function runTenantctl(args: string[], env: NodeJS.ProcessEnv): Promise<{ status: number | null; stderr: string }> {
+/**
+ * One run of tenantctl, awaited (not spawnSync: the gateway answering it runs in this process's event loop), with
+ * the probe reporting its CPU on file descriptor 3.
+ */
+function runTenantctl(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ status: number | null; stderr: string; cpuMs: number }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [TENANTCTL, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', EXIT_RUSAGE, TENANTCTL, ...args], {
+      env,
+      stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    let usage = '';
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    (child.stdio[3] as Readable).setEncoding('utf8').on('data', (chunk: string) => (usage += chunk));
     child.once('error', reject);
-    child.once('close', (status) => resolve({ status, stderr }));
+    child.once('close', (status) => {
+      const cpu = usage ? (JSON.parse(usage) as { userCPUTime: number; systemCPUTime: number }) : undefined;
+      resolve({ status, stderr, cpuMs: cpu ? (cpu.userCPUTime + cpu.systemCPUTime) / 1000 : Number.NaN });
+    });
   });
 }
 
@@ -91,18 +117,27 @@ export async function timeCli(
     TENANTCTL_GATEWAY_URL: gateway.url,
     TENANTCTL_OPERATOR_TOKEN: gateway.token,
   };
-  const time = async (args: string[]) => {
-    const samples: number[] = [];
-    const cpuBefore = childrenCpuMs();
-    for (let i = 0; i < runs; i++) {
+  // The two commands take turns, so that a change in the machine's load weighs on both alike.
+  const commands = { help: ['--help'], status: ['status', externalRef] };
+  const sampled = () => ({ wall: [] as number[], cpu: [] as number[], tree: 0 });
+  const samples = { help: sampled(), status: sampled() };
+  for (let i = 0; i < runs; i++)
+    for (const name of ['help', 'status'] as const) {
+      const args = commands[name];
+      const treeBefore = childrenCpuMs();
       const started = performance.now();
       const result = await runTenantctl(args, childEnv);
-      samples.push(performance.now() - started);
+      samples[name].wall.push(performance.now() - started);
+      samples[name].cpu.push(result.cpuMs);
+      samples[name].tree += childrenCpuMs() - treeBefore;
       if (result.status !== 0) throw new Error(`tenantctl ${args.join(' ')} exited ${result.status}: ${result.stderr}`);
     }
-    // Wall time waits on the machine and the stack; CPU is what the command itself costs.
-    return { ...summarize(samples), cpuMsPerRun: Math.round((childrenCpuMs() - cpuBefore) / runs) };
-  };
+  // Wall time waits on the machine and the stack; CPU is what the command itself costs.
+  const timings = (name: 'help' | 'status'): CommandTimings => ({
+    ...summarize(samples[name].wall),
+    cpu: summarize(samples[name].cpu),
+    cpuMsPerRun: Math.round(samples[name].tree / runs),
+  });
   const state = distState();
   return {
     runs,
@@ -112,7 +147,7 @@ export async function timeCli(
         : distEntry(['status']).pathname.endsWith('/dist/cli/main.js')
           ? 'dist, CLI bundle'
           : 'dist (compiled)',
-    help: await time(['--help']),
-    status: await time(['status', externalRef]),
+    help: timings('help'),
+    status: timings('status'),
   };
 }

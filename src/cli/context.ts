@@ -1,7 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { DEFAULTS } from '../config/defaults.js';
-import { ConfigError, loadConfig, type Config } from '../config/index.js';
-import { stackFile } from '../main/stack/stack-file.js';
+import { loadConfig, type Config } from '../config/index.js';
+import { withStackDefaults } from './stack-env.js';
 
 /**
  * The configuration, with the dev stack's stack.json (see stackFile) under the real environment. Its
@@ -9,15 +7,5 @@ import { stackFile } from '../main/stack/stack-file.js';
  * gateway through their logger, other commands on stderr (runtime.ts).
  */
 export function loadCliConfig(env: Record<string, string | undefined> = process.env): Config {
-  const dataDir = env.DATA_DIR || DEFAULTS.DATA_DIR;
-  let defaults: Record<string, string> = {};
-  const file = stackFile(dataDir);
-  if (existsSync(file)) {
-    try {
-      defaults = JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>;
-    } catch {
-      throw new ConfigError([`${file}: not valid JSON (delete it; \`npm start\` writes it again)`]);
-    }
-  }
-  return loadConfig({ ...defaults, ...env });
+  return loadConfig(withStackDefaults(env));
 }

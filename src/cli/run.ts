@@ -32,12 +32,13 @@ export async function withRuntime<T>(fn: (runtime: CliRuntime) => Promise<T>): P
 
 /**
  * Runs an operator command that talks to the gateway only: no database, no master key, no Temporal
- * connection is opened, and every rule (who may, approvals, limits) is decided by the server.
+ * connection is opened (nor their modules loaded, see gateway-access.ts), and every rule (who may, approvals,
+ * limits) is decided by the server.
  */
 export async function withGateway<T>(fn: (gateway: GatewayClient) => Promise<T>): Promise<T | undefined> {
-  const { createCliRuntime } = await import('./runtime.js');
+  const { openGateway } = await import('./gateway-access.js');
   try {
-    return await fn(createCliRuntime(operatorTokenFlag).gateway());
+    return await fn(openGateway(operatorTokenFlag));
   } catch (error) {
     if (!(error instanceof Error && error.name === 'StillWaitingError')) throw error;
     // `--timeout` ended first: where the run stands is the answer (exit 4); the run goes on.

@@ -3,8 +3,6 @@ import { ConfigError, reportConfigWarnings, type Config } from '../config/index.
 import { createPool, type Pool } from '../db/pool.js';
 import { safeOpsOf, type SafeOps } from '../main/wiring/safe-ops.js';
 import { UnknownOperatorError } from '../secrets/operators.js';
-import { createGatewayClient, type GatewayClient } from '../api-client/gateway-client.js';
-import { isHttpsOrLoopback } from '../domain/outbound-rule.js';
 import { loadCliConfig } from './context.js';
 import { printErrorLine } from './output.js';
 
@@ -21,12 +19,6 @@ export interface CliRuntime {
    * that same name. Without a list (the dev stack): the typed name, else `fallback`.
    */
   operator(typed: string | undefined, fallback?: string): string;
-  /**
-   * The gateway's /v1 API as this operator (TENANTCTL_GATEWAY_URL, else GATEWAY_PUBLIC_URL; the token
-   * of --operator-token or TENANTCTL_OPERATOR_TOKEN): the one way operator commands that moved behind
-   * the gateway reach the system. The server decides who may do what.
-   */
-  gateway(): GatewayClient;
 }
 
 export function createCliRuntime(tokenFlag?: string): CliRuntime {
@@ -35,7 +27,6 @@ export function createCliRuntime(tokenFlag?: string): CliRuntime {
   const safeOps = safeOpsOf(config);
   let pool: Pool | undefined;
   let client: Promise<Client> | undefined;
-  let gateway: GatewayClient | undefined;
   return {
     config,
     safeOps,
@@ -60,23 +51,6 @@ export function createCliRuntime(tokenFlag?: string): CliRuntime {
           `--operator: the token authenticates ${name}, not the name typed (leave --operator out)`,
         );
       return name;
-    },
-    gateway() {
-      const url = config.TENANTCTL_GATEWAY_URL ?? config.GATEWAY_PUBLIC_URL;
-      const token = tokenFlag ?? config.TENANTCTL_OPERATOR_TOKEN;
-      const problems: string[] = [];
-      if (!url)
-        problems.push('TENANTCTL_GATEWAY_URL: is not set (and no dev stack is running: start one with `npm start`)');
-      else if (!isHttpsOrLoopback(url))
-        problems.push(
-          'TENANTCTL_GATEWAY_URL: must be https (plain http only to a loopback gateway): the token would travel in ' +
-            'clear',
-        );
-      if (!token)
-        problems.push('TENANTCTL_OPERATOR_TOKEN: is required (or --operator-token): the gateway decides who you are');
-      if (problems.length > 0) throw new ConfigError(problems);
-      gateway ??= createGatewayClient({ url: url!, token: token! });
-      return gateway;
     },
     pool() {
       if (!config.DATABASE_URL)

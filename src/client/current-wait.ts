@@ -11,10 +11,3 @@ export type { WaitView };
 export async function currentWaitOf(handle: WorkflowHandle): Promise<WaitView | null> {
   return queryOrNull(handle, currentWaitQuery);
 }
-
-/** One line for a wait: what it waits for, since when, and the decisions that apply. */
-export function formatWait(wait: WaitView): string {
-  const decide = wait.decisions.length > 0 ? `; decisions: ${wait.decisions.join(', ')}` : '';
-  const next = wait.nextCheckAt ? `; next look ${wait.nextCheckAt}` : '';
-  return `waiting (${wait.stage}) since ${wait.since}: ${wait.waitingFor}${next}${decide}`;
-}

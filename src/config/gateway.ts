@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DEFAULTS } from './defaults.js';
+import { GATEWAY_PUBLIC_URL_RULE } from './gateway-url-rules.js';
 import { area, httpUrl, list, port, setting, text, wholeNumber } from './helpers.js';
 
 export const MIN_TOKEN_LENGTH = 32;
@@ -56,7 +57,7 @@ export const gatewaySettings = area('gateway', {
       unset: 'none',
     },
   ),
-  GATEWAY_PUBLIC_URL: setting(httpUrl('must be the http(s) base URL the platform and clients reach the gateway at'), {
+  GATEWAY_PUBLIC_URL: setting(httpUrl(GATEWAY_PUBLIC_URL_RULE), {
     description:
       'Base URL the platform and clients reach the gateway at: webhook receiver URLs and status URLs are built ' +
       'from it.',

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ConfigError } from './config-error.js';
 import { outboundConfigProblems } from '../domain/outbound-rule.js';
 import { databaseSettings } from './database.js';
 import { deprecatedSettingWarnings, deprecatedSettings } from './deprecated.js';
@@ -90,12 +91,7 @@ export function allSettings(
   );
 }
 
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-  constructor(readonly problems: string[]) {
-    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
-  }
-}
+export { ConfigError };
 
 /** Validates the environment; throws ConfigError listing every problem (values are never echoed). */
 export function loadConfig(env: Record<string, string | undefined>): Config {

@@ -1,3 +1,4 @@
+import { TENANTCTL_GATEWAY_URL_RULE } from './gateway-url-rules.js';
 import { area, httpUrl, optionalText, setting } from './helpers.js';
 
 export const tenantctlSettings = area('tenantctl', {
@@ -9,7 +10,7 @@ export const tenantctlSettings = area('tenantctl', {
     unset: 'no token (only without `OPERATORS`)',
     devStack: "the dev admin's",
   }),
-  TENANTCTL_GATEWAY_URL: setting(httpUrl('must be the http(s) URL of the gateway'), {
+  TENANTCTL_GATEWAY_URL: setting(httpUrl(TENANTCTL_GATEWAY_URL_RULE), {
     description: 'tenantctl: the gateway its operator commands talk to (https, or http to loopback).',
     unset: '`GATEWAY_PUBLIC_URL`',
     devStack: 'its gateway (written to `.data/stack.json`)',

@@ -1,7 +1,8 @@
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { expect } from 'vitest';
-import { formatWait } from '../../src/client/current-wait.js';
-import { formatLastRun, listLastRuns } from '../../src/client/tenants/last-runs.js';
+import { formatWait } from '../../src/client/wait-lines.js';
+import { listLastRuns } from '../../src/client/tenants/last-runs.js';
+import { formatLastRun } from '../../src/cli/status-lines.js';
 import { describeRun } from '../../src/client/run-status.js';
 import { waitReporter } from '../../src/cli/poll-run.js';
 import { tenantStatusKey } from '../../src/domain/search-attributes.js';

@@ -249,7 +249,7 @@ describe('one tenant, one picture: a tenant held by a plan rollout', () => {
     expect(listed).toMatch(/^ret-a\s+active\s+attention\s+ret@2\s/m);
     const status = await http('GET', '/v1/tenants/ret-a');
     const run = (status.json.data.lastRuns as LooseJson[]).find((r) => r.workflowId === 'key:ret-a:c');
-    const { formatWait } = await import('../../src/client/current-wait.js');
+    const { formatWait } = await import('../../src/client/wait-lines.js');
     expect(listed).toContain(`  attention key:ret-a:c (key_limit): ${formatWait(run!.waiting)}`);
     expect(listed).toMatch(/^ {4}decision: retryKeyCreate$/m);
     expect(listed).toMatch(/^ {4}decision: abortKeyIssue$/m);

@@ -1,4 +1,6 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,8 +14,11 @@ import { TENANTCTL } from '../harness/cli.js';
  * only: each action imports its dependencies when it runs. Checked by the modules loaded (not by
  * a clock): a static import of pg, Temporal, Fastify or zod in a command file fails this. From the CLI
  * bundle (dist/cli/, see scripts/build-dist.js) the modules loaded are those of the chunks loaded.
+ * A gateway command (`status`) loads what it uses to ask the gateway and print the answer, and none of these
+ * either (issue 49), nor Node's fetch (undici, reported by the exit hook of register.mjs).
  */
-const HEAVY = ['@temporalio/', '/pg/', '/fastify/', '/zod/', '/pino/'];
+const HEAVY = ['/@temporalio/', '/@grpc/', '/protobufjs/', '/pg/', '/fastify/', '/zod/', '/pino/'];
+const UNDICI = 'NativeModule internal/deps/undici/undici';
 
 const BUNDLE = fileURLToPath(new URL('../../dist/cli/', import.meta.url));
 
@@ -51,7 +56,8 @@ describe('tenantctl --help loads no command dependencies', () => {
   );
   writeFileSync(
     join(dir, 'register.mjs'),
-    "import { register } from 'node:module'; register('./hooks.mjs', import.meta.url);\n",
+    "import { register } from 'node:module'; register('./hooks.mjs', import.meta.url);\n" +
+      "process.once('exit', () => { for (const m of process.moduleLoadList) process.stderr.write(`INTERNAL ${m}\\n`); });\n",
   );
 
   for (const [label, env] of [
@@ -79,7 +85,7 @@ describe('a built dist/ runs operator commands from the CLI bundle, the worker a
     expect(existsSync(`${BUNDLE}main.js`)).toBe(true);
   });
 
-  it.runIf(built)('status from the bundle (and its Temporal client in it), worker and gateway from dist/src', () => {
+  it.runIf(built)('status from the bundle (every package it uses in it), worker and gateway from dist/src', () => {
     const entries = (args: string[]) =>
       launch(args)
         .stderr.split('\n')
@@ -96,4 +102,129 @@ describe('a built dist/ runs operator commands from the CLI bundle, the worker a
     // Every package it used came out of the bundle's chunks: no file read from node_modules one by one.
     expect(status.stderr.split('\n').filter((line) => /^LOADED file:.*\/node_modules\//.test(line))).toEqual([]);
   });
+});
+
+/** A stand-in for the gateway: every section of a tenant's status, so that every printer of `status` runs. */
+const STATUS_VIEW = {
+  externalRef: 'acme',
+  record: { name: 'Acme', status: 'active', subaccountId: 'sub_1', plan: { name: 'basic', version: 2 } },
+  onboarding: { workflowId: 'onboard:acme', runStatus: 'COMPLETED', progress: { stage: 'done' } },
+  keys: [{ slot: 'default', generation: 1, keyId: 'k1', status: 'active', fingerprint: 'fp', verified: true }],
+  transfers: [{ purpose: 'initial-funding', state: 'succeeded', amountMicroUsd: '1000000', failureCode: null }],
+  recentAudit: [],
+  rotation: {
+    rotations: [
+      {
+        slot: 'default',
+        fromGeneration: 1,
+        toGeneration: 2,
+        state: 'running',
+        emergency: false,
+        workflowId: 'rotate:acme:default',
+        startedAt: 'then',
+        finishedAt: null,
+        live: { stage: 'waiting_for_quiet', notes: ['a note'], waitingFor: 'quiet' },
+        waiting: {
+          stage: 'waiting_for_quiet',
+          waitingFor: 'quiet',
+          since: 'then',
+          decisions: ['skip'],
+          nextCheckAt: null,
+        },
+      },
+    ],
+  },
+  lastRuns: [
+    {
+      kind: 'onboard',
+      workflowId: 'onboard:acme',
+      runId: 'r',
+      status: 'COMPLETED',
+      startedAt: 'then',
+      closedAt: 'later',
+      outcome: 'active',
+      failure: null,
+      result: null,
+      waiting: null,
+      partOf: null,
+    },
+  ],
+  close: null,
+  plan: {
+    on: { name: 'basic', version: 2 },
+    convergence: {
+      workflowId: 'plan:acme',
+      status: 'COMPLETED',
+      from: null,
+      to: { name: 'basic', version: 2 },
+      stage: null,
+      outcome: 'converged',
+      reason: null,
+      startedAt: 'then',
+      closedAt: 'later',
+      partOf: null,
+      failure: null,
+      hold: null,
+    },
+  },
+  fleetRuns: [
+    { workflowId: 'plan-rollout:basic@2', type: 'rolloutPlan', status: 'RUNNING', via: 'its plan', waiting: null },
+  ],
+  attention: [{ workflowId: 'rotate:acme:default', stage: 'waiting_for_quiet', lines: ['quiet'], wayOut: ['skip'] }],
+};
+
+describe('tenantctl status (a gateway command) loads no Temporal, gRPC, protobuf, pg or zod module, nor fetch', () => {
+  const server = createServer((_req, res) => {
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ data: STATUS_VIEW }));
+  });
+  const listening = new Promise<string>((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)),
+  );
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  /** Awaited, not spawnSync: the stand-in gateway answers from this process's event loop. */
+  const launchAsync = (args: string[], env: Record<string, string>) =>
+    new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+      const child = spawn(process.execPath, ['--import', join(dir, 'register.mjs'), TENANTCTL, ...args], {
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', ...env },
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+      child.once('error', reject);
+      child.once('close', (status) => resolve({ status, stdout, stderr }));
+    });
+
+  for (const [label, env] of [
+    ['as launched (dist/ when fresh)', {}],
+    ['from the sources (tsx)', { TENANTCTL_FROM_SOURCE: '1' }],
+  ] as const) {
+    it(label, async () => {
+      const result = await launchAsync(['status', 'acme'], {
+        ...env,
+        DATA_DIR: '/nonexistent-stack-dir',
+        TENANTCTL_GATEWAY_URL: await listening,
+        TENANTCTL_OPERATOR_TOKEN: 'viewer-token',
+      });
+      expect(result.status, result.stderr).toBe(0);
+      // Every section printed: each printer ran.
+      for (const line of [
+        'tenant acme: active — "Acme", sub-account sub_1, plan basic@2',
+        'rotation default g1→g2: running [rotate:acme:default]',
+        '  waiting (waiting_for_quiet) since then: quiet; decisions: skip',
+        'plan convergence plan:acme: COMPLETED, no plan → basic@2',
+        'fleet run plan-rollout:basic@2 (rolloutPlan): RUNNING; its plan',
+        'last onboard: COMPLETED (active) [onboard:acme] started then, ended later',
+        'attention rotate:acme:default (waiting_for_quiet): quiet',
+      ])
+        expect(result.stdout).toContain(line);
+      const loaded = modulesLoaded(result.stderr);
+      expect(loaded.some((line) => line.includes('/cli/main.'))).toBe(true);
+      expect(loaded.filter((line) => HEAVY.some((heavy) => line.includes(`node_modules${heavy}`)))).toEqual([]);
+      expect(result.stderr.split('\n')).toContain('INTERNAL NativeModule http');
+      expect(result.stderr.split('\n')).not.toContain(`INTERNAL ${UNDICI}`);
+    });
+  }
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { configSchema, loadConfig, reportConfigWarnings } from '../../src/config/index.js';
-import { editDistance, prefixesOf, unknownVariables } from '../../src/config/unknown.js';
+import { unknownVariables } from '../../src/config/unknown.js';
+import { editDistance, prefixesOf } from '../../src/config/variable-names.js';
 import { runCli } from '../harness/cli.js';
 
 const known = Object.keys(configSchema.shape);

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { currentWaitOf, formatWait } from '../../src/client/current-wait.js';
+import { currentWaitOf } from '../../src/client/current-wait.js';
+import { formatWait } from '../../src/client/wait-lines.js';
 import { VIEW_QUERY_TIMEOUT_MS } from '../../src/client/query-run.js';
-import { formatLastRun, listLastRuns } from '../../src/client/tenants/last-runs.js';
+import { listLastRuns } from '../../src/client/tenants/last-runs.js';
+import { formatLastRun } from '../../src/cli/status-lines.js';
 import { describeRun } from '../../src/client/run-status.js';
 import { waitReporter } from '../../src/cli/poll-run.js';
 import { keyIssueWorkflowId } from '../../src/domain/ids.js';

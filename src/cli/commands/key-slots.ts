@@ -65,7 +65,7 @@ export function registerKeySlotCommands(key: Command): void {
           },
         );
         if (opts.json) return printJson(keys);
-        const { formatWait } = await import('../../client/current-wait.js');
+        const { formatWait } = await import('../../client/wait-lines.js');
         for (const k of keys) {
           printLine(
             `${k.slot.padEnd(16)} g${k.generation} ${k.status.padEnd(8)} ${k.keyId ?? '-'} ` +

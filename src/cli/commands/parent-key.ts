@@ -130,7 +130,7 @@ export function registerParentKeyCommands(program: Command): void {
             `(platform id ${rotation.oldKey?.platformKeyId ?? 'unknown'}), new key ${rotation.newKey?.rowId ?? '-'}`,
         );
         if (rotation.waiting) {
-          const { formatWait } = await import('../../client/current-wait.js');
+          const { formatWait } = await import('../../client/wait-lines.js');
           printLine(`  ${formatWait(rotation.waiting)}`);
         }
         for (const p of rotation.notSwitched)

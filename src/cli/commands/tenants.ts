@@ -20,12 +20,8 @@ function attentionLines(items: readonly AttentionItem[] | undefined, indent: str
 type TenantRowView = Omit<TenantListRow, 'plan' | 'attention'> & Partial<Pick<TenantListRow, 'plan' | 'attention'>>;
 
 async function printStatus(view: TenantStatusView): Promise<void> {
-  const [{ formatRotationSection }, { formatLastRun }, { formatPlanSection }, { formatFleetRun }] = await Promise.all([
-    import('../../client/keys/rotation-status.js'),
-    import('../../client/tenants/last-runs.js'),
-    import('../../client/plans/tenant-plan.js'),
-    import('../../client/tenants/fleet-runs.js'),
-  ]);
+  const { formatFleetRun, formatLastRun, formatPlanSection, formatRotationSection } =
+    await import('../status-lines.js');
   const r = view.record;
   printLine(
     `tenant ${view.externalRef}: ` +

@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import { listRotations, OPEN_ROTATION_STATES } from '../../db/key-rotations-store.js';
 import type { Pool } from '../../db/pool.js';
 import { rotationStatusQuery, type RotationStatus } from '../../../workflows/keys/rotate-tenant-key-messages.js';
-import { currentWaitOf, formatWait, type WaitView } from '../current-wait.js';
+import { currentWaitOf, type WaitView } from '../current-wait.js';
 import { queryOrNull } from '../query-run.js';
 
 /**
@@ -57,28 +57,4 @@ export async function getRotationSection(
 async function liveStatus(client: Client, workflowId: string): Promise<RotationStatus | null> {
   // Gone from Temporal (retention) or no worker to answer in time: the records still tell the state.
   return queryOrNull(client.workflow.getHandle(workflowId), rotationStatusQuery);
-}
-
-export function formatRotationSection(section: RotationSection): string[] {
-  const lines: string[] = [];
-  for (const r of section.rotations) {
-    lines.push(
-      `rotation ${r.slot} g${r.fromGeneration}→g${r.toGeneration}: ${r.state}${r.emergency ? ' (emergency)' : ''} ` +
-        `[${r.workflowId}]`,
-    );
-    if (r.live) {
-      lines.push(`  stage: ${r.live.stage}${r.live.heldReason ? ` (held: ${r.live.heldReason})` : ''}`);
-      if (r.live.quietCheck) lines.push(`  quiet check: ${r.live.quietCheck.verdict}`);
-      for (const k of r.live.activeKeys ?? [])
-        lines.push(
-          `  active key ${k.id}: last used ` +
-            (k.lastUseKnown ? (k.lastUsedAt ?? 'never') : 'not shown') +
-            (k.isCurrentKeyOfSlot ? ' (being rotated)' : k.looksUnused ? ' (looks unused)' : ''),
-        );
-      for (const note of r.live.notes) lines.push(`  note: ${note}`);
-      if (r.live.waitingFor && !r.waiting) lines.push(`  waiting: ${r.live.waitingFor}`);
-    }
-    if (r.waiting) lines.push(`  ${formatWait(r.waiting)}`);
-  }
-  return lines;
 }

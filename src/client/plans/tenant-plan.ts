@@ -170,22 +170,3 @@ async function heldSlotsOf(externalRef: string, result: ConvergeTenantPlanResult
   );
   return slots.filter((slot): slot is HeldSlot => slot !== null);
 }
-
-/** The plan section as `tenantctl status` prints it. */
-export function formatPlanSection(section: TenantPlanSection): string[] {
-  const c = section.convergence;
-  if (!c) return [];
-  const label = (plan: PlanRef | null) => (plan ? `${plan.name}@${plan.version}` : 'no plan');
-  const lines = [
-    `plan convergence ${c.workflowId}: ${c.status}${c.stage ? ` (${c.stage})` : ''}, ` +
-      `${label(c.from)} → ${c.to ? label(c.to) : '?'}, started ` +
-      `${c.startedAt}${c.closedAt ? `, ended ${c.closedAt}` : ''}`,
-  ];
-  if (c.partOf) lines.push(`  part of ${c.partOf}`);
-  if (c.failure) lines.push(`  failed: ${c.failure.message}${c.failure.type ? ` [${c.failure.type}]` : ''}`);
-  if (c.hold) {
-    for (const hold of c.hold.holds) lines.push(`  ${hold}`);
-    for (const step of c.hold.wayOut) lines.push(`  way out: ${step}`);
-  } else if (c.reason) lines.push(`  ${c.reason}`);
-  return lines;
-}

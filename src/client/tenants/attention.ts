@@ -3,7 +3,8 @@ import { heldConvergencesQuery, openPersonWaitsQuery, waitsForPerson } from '../
 import { tenantExternalRefKey, tenantStatusKey } from '../../domain/search-attributes.js';
 import type { TenantRow } from '../../db/tenants-store.js';
 import { currentWaitQuery } from '../../../workflows/waits-messages.js';
-import { formatWait, type WaitView } from '../current-wait.js';
+import type { WaitView } from '../current-wait.js';
+import { formatWait } from '../wait-lines.js';
 import { queryAnswer } from '../query-run.js';
 import { runReader, tenantPlanSection, type TenantPlanSection } from '../plans/tenant-plan.js';
 

@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { PlanRef } from '../../domain/plan-ref.js';
 import { rolloutStatusQuery } from '../../../workflows/plan-rollout-messages.js';
-import { formatWait, type WaitView } from '../current-wait.js';
+import type { WaitView } from '../current-wait.js';
 import { queryOrNull } from '../query-run.js';
 import { readRun } from '../run-status.js';
 
@@ -83,11 +83,4 @@ async function rolloutsToCome(
     }),
   );
   return views.filter((view): view is FleetRunView => view !== null);
-}
-
-/** A fleet run as `tenantctl status` prints it. */
-export function formatFleetRun(run: FleetRunView): string[] {
-  const lines = [`fleet run ${run.workflowId} (${run.type}): ${run.status}; ${run.via}`];
-  if (run.waiting) lines.push(`  ${formatWait(run.waiting)}`);
-  return lines;
 }

@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import { formatWait, type WaitView } from '../current-wait.js';
+import type { WaitView } from '../current-wait.js';
 import { readRun, type RunFailure } from '../run-status.js';
 import {
   importWorkflowId,
@@ -123,20 +123,4 @@ function outcomeOf(result: unknown): string | null {
   const { outcome, status } = result as { outcome?: unknown; status?: unknown };
   if (typeof outcome === 'string') return outcome;
   return typeof status === 'string' ? status : null;
-}
-
-/** A last run as `tenantctl status` prints it: status and times, why it failed, what it waits for. */
-export function formatLastRun(run: LastRun): string[] {
-  const name = run.slot ? `${run.kind} ${run.slot}` : run.kind;
-  const lines = [
-    `last ${name}: ${run.status}${run.outcome ? ` (${run.outcome})` : ''} [${run.workflowId}] ` +
-      `started ${run.startedAt}${run.closedAt ? `, ended ${run.closedAt}` : ''}`,
-  ];
-  if (run.failure) {
-    lines.push(`  failed: ${run.failure.message}${run.failure.type ? ` [${run.failure.type}]` : ''}`);
-    for (const cause of run.failure.causes) lines.push(`  cause: ${cause}`);
-  }
-  if (run.waiting) lines.push(`  ${formatWait(run.waiting)}`);
-  if (run.partOf) lines.push(`  part of ${run.partOf}`);
-  return lines;
 }
