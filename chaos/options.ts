@@ -108,12 +108,13 @@ export const RESTORE_ADDITIONS = { restore: true, topUpShare: 0.5, suspendShare:
 
 /**
  * The drift policy of the drill's worker, as the runbook (docs/operations.md, "Restoring Postgres from a backup")
- * sets it after a restore: every fix that records what the platform shows, none that changes the platform.
+ * sets it after a restore: every fix that records what the platform shows, and one that changes it only through the
+ * quiet gate (a superseded key of ours the records lost, revoked once quiet for DRIFT_QUIET_PERIOD).
  */
 export const RESTORE_DRIFT_POLICY =
   'transfer_unknown=fix,transfer_unrecorded=fix,key_unrecorded=fix,key_revoked_on_platform=fix,' +
   'subaccount_unrecorded=fix,onboarding_unrecorded=fix,subaccount_gone=fix,subaccount_suspended=fix,' +
-  'subaccount_not_suspended=fix,rotation_unrecorded=fix';
+  'subaccount_not_suspended=fix,rotation_unrecorded=fix,key_orphan=fix';
 
 /** Where the drill backs up and restores, as shares of the run's progress. */
 export const RESTORE_POINTS = { backUp: 0.3, restore: 0.75 } as const;

@@ -122,7 +122,8 @@ export async function startWorld(options: ChaosOptions, runId: string, cleanup: 
       OUTBOUND_ALLOW_HOSTS: new URL(notify.url).host,
       LOG_LEVEL: 'info',
       // The restore drill's recovery: drift records again what the platform shows the records lost (never re-sent).
-      ...(options.restore ? { DRIFT_POLICY: RESTORE_DRIFT_POLICY } : {}),
+      // Its quiet gate at the drill's time scale (the rotations' is 2 s).
+      ...(options.restore ? { DRIFT_POLICY: RESTORE_DRIFT_POLICY, DRIFT_QUIET_PERIOD: '5s' } : {}),
     },
   };
 }

@@ -49,7 +49,12 @@ export interface TenantFacts {
     generation: number;
     activatedAt: string | null;
   }>;
-  transfers: Array<{ idempotencyKey: string; state: string; amountMicroUsd: string }>;
+  transfers: Array<{ idempotencyKey: string; state: string; amountMicroUsd: string; purpose?: string }>;
+  /**
+   * For open intents whose wallet could not be read: the platform transfer id the run that owned each reports, by
+   * idempotency key (Temporal: the run's result). Read only then.
+   */
+  madeByRun?: Record<string, string>;
   /** An imported tenant: the wallet's transfers at import (made before us, explained by the opening balance). */
   importedTransfers?: { keys: string[]; ids: string[] };
   /** Rotation schedule ids in effect; null when they could not be read (the age check is then off). */
@@ -139,10 +144,28 @@ const ONBOARDING_RECORD = ['creating', 'created'];
 /** A key record of a create that never came back: what a restore leaves of a key made after the backup. */
 const UNFINISHED_CREATE = ['creating', 'failed'];
 /** Whether the comparison needs what the tenant's completed runs did (TenantFacts.lifecycle) to be complete. */
+/** Open intents reported with no wallet to read, whose owning run's result may settle them (a closed tenant). */
+export function unreadIntents(
+  facts: TenantFacts,
+  found: Finding[],
+): Array<{ idempotencyKey: string; purpose: string }> {
+  const unread = new Set(
+    found
+      .filter(
+        (f) =>
+          f.kind === 'transfer_unknown' && (f.evidence as { platformShows?: string }).platformShows === 'not shown',
+      )
+      .map((f) => f.subject),
+  );
+  return facts.transfers
+    .filter((t) => unread.has(t.idempotencyKey) && t.purpose !== undefined)
+    .map((t) => ({ idempotencyKey: t.idempotencyKey, purpose: t.purpose! }));
+}
+
 export function needsLifecycle(facts: TenantFacts, found: Finding[]): boolean {
   return (
     found.some((f) => LIFECYCLE_KINDS.includes(f.kind)) ||
-    // Under way in the records: with a sub-account, or idle (no run) with none (both: the records may have lost its end).
+    // Under way in the records: with a sub-account, or idle (no run) with none (the records may have lost its end).
     (ONBOARDING_RECORD.includes(facts.record.status) &&
       (facts.record.subaccountId !== null || facts.onboardingProvenIdle))
   );
@@ -439,8 +462,11 @@ function compareMoney(facts: TenantFacts): Finding[] {
     // A pending intent is a run's business until the wallet shows it made (records restored behind the platform).
     if (intent.state === 'pending' && platformShows !== 'applied') continue;
     const made = listed.get(intent.idempotencyKey);
-    const fixable =
-      !made || platformShows !== 'applied'
+    // The wallet cannot be read (the tenant was closed since): the run that owned the intent says it made it.
+    const byRun = platformShows === 'not shown' ? facts.madeByRun?.[intent.idempotencyKey] : undefined;
+    const fixable = byRun
+      ? true
+      : !made || platformShows !== 'applied'
         ? 'the wallet does not list a transfer under its key'
         : made.amountMicroUsd !== intent.amountMicroUsd
           ? `the wallet lists ${made.amountMicroUsd ?? 'no amount'} under its key, the intent ${intent.amountMicroUsd}`
@@ -451,7 +477,12 @@ function compareMoney(facts: TenantFacts): Finding[] {
         'transfer_unknown',
         intent.idempotencyKey,
         facts.record.subaccountId,
-        { intent, platformShows, ...(made ? { platformTransferId: made.id } : {}) },
+        {
+          intent,
+          platformShows,
+          ...(made ? { platformTransferId: made.id } : {}),
+          ...(byRun ? { platformTransferId: byRun, runShows: 'made by the run that owned it (completed)' } : {}),
+        },
         fixable,
       ),
     );

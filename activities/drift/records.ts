@@ -27,20 +27,21 @@ import { findFundingPolicy } from '../../src/db/funding-store.js';
 import { findPlanVersion, findTenantPlanRef } from '../../src/db/plans-store.js';
 import { policyFieldsOf } from '../../src/db/plan-state.js';
 import { msOf } from '../../src/domain/durations.js';
-import { rotationScheduleId } from '../../src/domain/ids.js';
+import { onboardingWorkflowId, rotationScheduleId, topUpWorkflowId } from '../../src/domain/ids.js';
 import { planBodySchema, type PlanBody } from '../../src/domain/plans.js';
 import { planSlots } from '../plan.js';
 import {
   compareTenant,
   needsLifecycle,
   PLAN_GOVERNED,
+  unreadIntents,
   type EndedRotation,
   type Finding,
   type PlanFacts,
   type SeenSchedule,
   type TenantFacts,
 } from './compare.js';
-import { describeRotationSchedule, endedRunStatus, tenantLifecycle } from './temporal.js';
+import { describeRotationSchedule, endedRunStatus, tenantLifecycle, transferMadeByRun } from './temporal.js';
 import type { Client } from '@temporalio/client';
 import { listOpenRotations, updateRotation, type RotationState } from '../../src/db/key-rotations-store.js';
 
@@ -203,6 +204,7 @@ export function createDriftRecordActivities(deps: ActivityDeps) {
         idempotencyKey: t.idempotencyKey,
         state: t.state,
         amountMicroUsd: t.amountMicroUsd,
+        purpose: t.purpose,
       })),
       ...(imported ? { importedTransfers: { keys: imported.knownTransferKeys, ids: imported.knownTransferIds } } : {}),
       schedules: check.schedulesKnown ? check.schedules : null,
@@ -225,6 +227,12 @@ export function createDriftRecordActivities(deps: ActivityDeps) {
       ended.push({ id, slot, fromGeneration, toGeneration, state, workflowId, runStatus });
     }
     return ended;
+  }
+
+  /** The run that owns an intent of this purpose: the onboarding's funding, or a top-up of a caller's key. */
+  function owningRunOf(externalRef: string, purpose: string): string | null {
+    if (purpose === ONBOARDING_PURPOSE) return onboardingWorkflowId(externalRef);
+    return purpose.startsWith('top-up:') ? topUpWorkflowId(externalRef, purpose.slice('top-up:'.length)) : null;
   }
 
   /** A database-only fix inside the recording transaction; false when the world moved meanwhile. */
@@ -266,11 +274,11 @@ export function createDriftRecordActivities(deps: ActivityDeps) {
       // first, the same way).
       const intent = await findTransferIntentByKey(tx, finding.subject);
       if (!intent) return false;
-      const evidence = finding.evidence as { platformTransferId?: string | null };
+      const evidence = finding.evidence as { platformTransferId?: string | null; runShows?: string };
       const settled = await updateTransferIntent(tx, intent.id, ['pending', 'unknown', 'needs_operator'], {
         state: 'succeeded',
         platformTransferId: evidence.platformTransferId ?? null,
-        resolution: 'drift:wallet-transfer-list',
+        resolution: evidence.runShows ? 'drift:run-result' : 'drift:wallet-transfer-list',
       });
       return settled !== undefined;
     }
@@ -333,6 +341,18 @@ export function createDriftRecordActivities(deps: ActivityDeps) {
       // Only a record whose state disagrees with the platform's costs a visibility read: what our runs did since.
       if (options.temporal && needsLifecycle(facts, found)) {
         facts.lifecycle = await tenantLifecycle(options.temporal, input.externalRef);
+        found = compareTenant(facts);
+      }
+      // An open intent with no wallet to read (closed since): what the run that owned it reports, if it completed.
+      const unread = options.temporal ? unreadIntents(facts, found) : [];
+      if (unread.length) {
+        const madeByRun: Record<string, string> = {};
+        for (const intent of unread) {
+          const workflowId = owningRunOf(input.externalRef, intent.purpose);
+          const transferId = workflowId ? await transferMadeByRun(options.temporal!, workflowId) : null;
+          if (transferId) madeByRun[intent.idempotencyKey] = transferId;
+        }
+        facts.madeByRun = madeByRun;
         found = compareTenant(facts);
       }
       await withTransaction(pool, async (tx) => {

@@ -136,3 +136,24 @@ export async function tenantLifecycle(client: Client, externalRef: string): Prom
   }
   return { onboarded, subaccountId, last: last?.state ?? null };
 }
+
+/**
+ * The platform's transfer id a completed run of ours reports for the transfer it owned (an onboarding's funding, a
+ * top-up's transfer), read from the run itself: the evidence that settles an intent the records went back on when
+ * the wallet can no longer be read (the tenant was closed since). Null when the run is not completed or made none.
+ */
+export async function transferMadeByRun(client: Client, workflowId: string): Promise<string | null> {
+  try {
+    const handle = client.workflow.getHandle(workflowId);
+    if ((await handle.describe()).status.name !== 'COMPLETED') return null;
+    const result = (await handle.result()) as {
+      funding?: { transferId: string | null } | null;
+      state?: string;
+      transferId?: string | null;
+    } | null;
+    return result?.funding?.transferId ?? (result?.state === 'succeeded' ? (result.transferId ?? null) : null);
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return null;
+    throw error;
+  }
+}

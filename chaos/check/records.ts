@@ -157,7 +157,11 @@ export function compareRecords(
       );
 
     const simActive = sim.apiKeys.filter((k) => k.subaccountId === sub.id && k.status === 'active');
-    const ourActive = keys.filter((k) => k.external_ref === ref && k.status === 'active');
+    // A suspended tenant is not rotated: a key whose secret a restore lost stays recorded `unmanaged` (known, never an
+    // orphan) until the tenant is resumed and its adoption replaces it (docs/operations.md, the restore runbook).
+    const held = (status: string | undefined) =>
+      status === 'active' || (expected === 'suspended' && status === 'unmanaged');
+    const ourActive = keys.filter((k) => k.external_ref === ref && held(k.status));
     const want = expected === 'closed' ? 0 : 1;
     // Recorded by id, or by name while the create's answer is still on its way to our records.
     const recordedAtAll = (key: { id: string; name: string }) =>
@@ -181,7 +185,7 @@ export function compareRecords(
     for (const key of sim.apiKeys.filter((k) => k.subaccountId === sub.id)) {
       orphans.checked += 1;
       const record = keys.find((k) => k.external_ref === ref && k.platform_key_id === key.id);
-      if (key.status === 'active' && record?.status !== 'active')
+      if (key.status === 'active' && !held(record?.status))
         orphans.violations.push(
           `${ref}: platform key ${key.id} (${key.name}) is active; our record: ${record ? record.status : 'none'}`,
         );

@@ -81,4 +81,17 @@ describe('chaos records check: keys', () => {
     );
     expect(violations.join('\n')).toMatch(/2 active key\(s\) on the platform/);
   });
+
+  it('a suspended tenant may keep a lost key unmanaged (replaced on resume); an active one may not', () => {
+    const unmanaged: KeyRow = { ...old, status: 'unmanaged' };
+    const check = (status: 'active' | 'suspended') =>
+      compareRecords(
+        { tenants: [{ external_ref: ref, subaccount_id: sub.id, status }], intents: [], keys: [unmanaged] },
+        { subaccounts: [{ ...sub, status }], transfers: [], apiKeys: [platformKey('key_old', 'old')] },
+        'chaos-',
+        [op('onboard', 'completed'), ...(status === 'suspended' ? [op('suspend', 'completed')] : [])],
+      ).flatMap((r) => r.violations);
+    expect(check('suspended')).toEqual([]);
+    expect(check('active').join('\n')).toMatch(/our record: unmanaged/);
+  });
 });

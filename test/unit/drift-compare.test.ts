@@ -192,6 +192,31 @@ describe('drift comparison of one tenant', () => {
     ).toEqual(['subaccount_unrecorded']);
   });
 
+  it("settles an open intent of a closed tenant from its owning run's result, never without it", () => {
+    const intent = {
+      idempotencyKey: 'tpo-xfer-aa-1',
+      state: 'unknown',
+      amountMicroUsd: '5',
+      purpose: 'initial-funding',
+    };
+    const closed: Partial<TenantFacts> = { keys: undefined, transfers: [intent] };
+    expect(compareTenant(facts(closed))).toEqual([
+      expect.objectContaining({
+        kind: 'transfer_unknown',
+        fix: null,
+        evidence: expect.objectContaining({ platformShows: 'not shown' }),
+      }),
+    ]);
+    const settled = compareTenant(facts({ ...closed, madeByRun: { 'tpo-xfer-aa-1': 'txn_1' } }));
+    expect(settled).toEqual([
+      expect.objectContaining({
+        kind: 'transfer_unknown',
+        fix: 'settle_transfer',
+        evidence: expect.objectContaining({ platformTransferId: 'txn_1' }),
+      }),
+    ]);
+  });
+
   it('checks no key when the keys were not observed', () => {
     expect(
       kinds(
