@@ -79,6 +79,11 @@ export class Driver {
     this.#stopNow();
   }
 
+  /** Waits again after a stop (for the operations started `again`), until the next `stop`. */
+  resume(): void {
+    this.#stop = new Promise((resolve) => (this.#stopNow = () => resolve('stopped')));
+  }
+
   async run(): Promise<void> {
     const scripts: Promise<void>[] = [];
     for (const tenant of this.plan.tenants) {
@@ -179,7 +184,9 @@ export class Driver {
     this.started += 1;
     let handle: { result(): Promise<unknown> } | 'stopped';
     try {
-      handle = await Promise.race([start(), this.#stop]);
+      const started = start();
+      started.catch(() => undefined); // a start the deadline left behind ends unobserved
+      handle = await Promise.race([started, this.#stop]);
     } catch (error) {
       return this.#ended(operation, 'start-failed', error);
     }

@@ -147,10 +147,21 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await sleep(2000); // visibility catches up with the last closes
     if (options.restore) {
       drill.recovery.push(...(await recoverAfterRestore(world, `chaos-${runId}-`, log)));
+      // What the restore took from under the records: the operations that ran after the backup, by kind.
+      const afterBackup = driver.operations.filter((op) => (op.startedAt ?? 0) > (drill.backedUpAt ?? Infinity));
+      const madeAfter = `operations started after the backup: ${Object.entries(countBy(afterBackup, (op) => op.kind))
+        .map(([kind, n]) => `${kind} ${n}`)
+        .join(', ')}`;
+      drill.recovery.unshift(madeAfter);
+      log(`recovery: ${madeAfter}`);
       // The runbook's last step: a run that failed with a named cause while the records were behind is started
       // again, and must now complete.
       const failedVisibly = acceptRestoreFailures(driver.operations, drill.restoredAt, world.sim.state());
+      // Waited for as the load was, within a deadline of their own (the load's may have passed).
+      driver.resume();
+      const againDeadline = setTimeout(() => driver.stop(), options.timeoutMs);
       const again = await Promise.all(failedVisibly.map((op) => driver.again(op)));
+      clearTimeout(againDeadline);
       const line =
         `runs that failed with a named cause after the restore: ${failedVisibly.length}` +
         (failedVisibly.length

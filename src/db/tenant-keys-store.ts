@@ -87,6 +87,13 @@ export async function storeIssuedKey(
        UPDATE tenant_keys SET platform_key_id = $2::text, fingerprint = $3::text, status = 'active',
          activated_at = now(), updated_at = now()
         WHERE id = $1::bigint AND status = 'creating' AND create_attempts = $6::int RETURNING id
+     ), superseded AS (
+       -- A create of an older generation of the slot still unfinished will never finish (generations only move on;
+       -- a records restore can leave one): failed, so no attempt of it stores a key beside this one.
+       UPDATE tenant_keys o SET status = 'failed', updated_at = now()
+         FROM tenant_keys n
+        WHERE n.id = (SELECT id FROM changed) AND o.external_ref = n.external_ref AND o.slot = n.slot
+          AND o.generation < n.generation AND o.status = 'creating' AND o.platform_key_id IS NULL
      ), secret AS (
        INSERT INTO key_secrets (tenant_key_id, master_key_id, sealed)
        SELECT id, $4::text, $5::text FROM changed

@@ -300,6 +300,33 @@ describe('a restore of the records from a backup', () => {
     ]);
   });
 
+  it("fails an older generation's unfinished create, left by a restore, when a newer generation is stored", async () => {
+    const externalRef = ref('retried');
+    const { rows: sub } = await env.pool.query<{ id: string }>(
+      'SELECT subaccount_id AS id FROM tenants WHERE external_ref = $1',
+      [externalRef],
+    );
+    // The records as a restore can leave them: generation 1 of a slot still creating, with no key.
+    await env.pool.query(
+      `INSERT INTO tenant_keys (external_ref, slot, generation, key_name, status, create_attempts)
+       VALUES ($1, 'extra', 1, 'tpo-extra-g1-a1', 'creating', 1)`,
+      [externalRef],
+    );
+    const issued = await new MockActivityEnvironment({ workflowType: 'rotateTenantKey' }).run(
+      env.activities.issueTenantKey,
+      { externalRef, subaccountId: sub[0]!.id, slot: 'extra', generation: 2 },
+    );
+    expect(issued).toMatchObject({ state: 'issued' });
+    const { rows } = await env.pool.query(
+      `SELECT generation, status FROM tenant_keys WHERE external_ref = $1 AND slot = 'extra' ORDER BY generation`,
+      [externalRef],
+    );
+    expect(rows).toEqual([
+      { generation: 1, status: 'failed' },
+      { generation: 2, status: 'active' },
+    ]);
+  });
+
   it('writes no record again outside an onboarding: the run fails TENANT_NOT_FOUND, for the import', async () => {
     const externalRef = ref('stranger');
     const { subaccount } = await env.platform.createSubaccount({
