@@ -144,21 +144,11 @@ const ONBOARDING_RECORD = ['creating', 'created'];
 /** A key record of a create that never came back: what a restore leaves of a key made after the backup. */
 const UNFINISHED_CREATE = ['creating', 'failed'];
 /** Whether the comparison needs what the tenant's completed runs did (TenantFacts.lifecycle) to be complete. */
-/** Open intents reported with no wallet to read, whose owning run's result may settle them (a closed tenant). */
-export function unreadIntents(
-  facts: TenantFacts,
-  found: Finding[],
-): Array<{ idempotencyKey: string; purpose: string }> {
-  const unread = new Set(
-    found
-      .filter(
-        (f) =>
-          f.kind === 'transfer_unknown' && (f.evidence as { platformShows?: string }).platformShows === 'not shown',
-      )
-      .map((f) => f.subject),
-  );
+/** Open intents of a tenant whose wallet was not read (closed since), whose owning run's result may settle them. */
+export function unreadIntents(facts: TenantFacts): Array<{ idempotencyKey: string; purpose: string }> {
+  if (facts.wallet) return [];
   return facts.transfers
-    .filter((t) => unread.has(t.idempotencyKey) && t.purpose !== undefined)
+    .filter((t) => OPEN_INTENT.includes(t.state) && t.purpose !== undefined)
     .map((t) => ({ idempotencyKey: t.idempotencyKey, purpose: t.purpose! }));
 }
 
@@ -376,7 +366,7 @@ function quietForMs(key: PlatformKey, nowMs: number): number | null {
 }
 
 function compareKeys(facts: TenantFacts): Finding[] {
-  if (!facts.keys) return [];
+  if (!facts.keys) return facts.record.status === 'closed' ? closedTenantKeys(facts) : [];
   const subaccountId = facts.record.subaccountId;
   const out: Finding[] = [];
   const byId = new Map(facts.keys.map((k) => [k.id, k]));
@@ -445,6 +435,25 @@ function compareKeys(facts: TenantFacts): Finding[] {
   return out;
 }
 
+/**
+ * A closed tenant's key records that still say live (a restore took the close's revokes, or a key the close did not
+ * know of): the sub-account is closed, so no key of it works; recorded revoked.
+ */
+function closedTenantKeys(facts: TenantFacts): Finding[] {
+  return facts.keyRecords
+    .filter((r) => r.platformKeyId && (r.status === 'active' || r.status === 'unmanaged'))
+    .map((record) =>
+      finding(
+        facts,
+        'key_revoked_on_platform',
+        record.platformKeyId!,
+        facts.record.subaccountId,
+        { record, platform: 'the sub-account is closed: none of its keys works' },
+        true,
+      ),
+    );
+}
+
 function compareMoney(facts: TenantFacts): Finding[] {
   const out: Finding[] = [];
   const platformKeys = new Set(
@@ -459,11 +468,11 @@ function compareMoney(facts: TenantFacts): Finding[] {
         ? 'applied'
         : 'not in recent transfers'
       : 'not shown';
-    // A pending intent is a run's business until the wallet shows it made (records restored behind the platform).
-    if (intent.state === 'pending' && platformShows !== 'applied') continue;
-    const made = listed.get(intent.idempotencyKey);
     // The wallet cannot be read (the tenant was closed since): the run that owned the intent says it made it.
     const byRun = platformShows === 'not shown' ? facts.madeByRun?.[intent.idempotencyKey] : undefined;
+    // A pending intent is a run's business until the wallet (or its own completed run) shows it made.
+    if (intent.state === 'pending' && platformShows !== 'applied' && !byRun) continue;
+    const made = listed.get(intent.idempotencyKey);
     const fixable = byRun
       ? true
       : !made || platformShows !== 'applied'

@@ -344,7 +344,7 @@ export function createDriftRecordActivities(deps: ActivityDeps) {
         found = compareTenant(facts);
       }
       // An open intent with no wallet to read (closed since): what the run that owned it reports, if it completed.
-      const unread = options.temporal ? unreadIntents(facts, found) : [];
+      const unread = options.temporal ? unreadIntents(facts) : [];
       if (unread.length) {
         const madeByRun: Record<string, string> = {};
         for (const intent of unread) {

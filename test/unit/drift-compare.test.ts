@@ -207,6 +207,12 @@ describe('drift comparison of one tenant', () => {
         evidence: expect.objectContaining({ platformShows: 'not shown' }),
       }),
     ]);
+    // A pending one is its run's business: reported only with the run's word that it made it.
+    const pending = { ...closed, transfers: [{ ...intent, state: 'pending' }] };
+    expect(compareTenant(facts(pending))).toEqual([]);
+    expect(compareTenant(facts({ ...pending, madeByRun: { 'tpo-xfer-aa-1': 'txn_1' } }))).toEqual([
+      expect.objectContaining({ kind: 'transfer_unknown', fix: 'settle_transfer' }),
+    ]);
     const settled = compareTenant(facts({ ...closed, madeByRun: { 'tpo-xfer-aa-1': 'txn_1' } }));
     expect(settled).toEqual([
       expect.objectContaining({
@@ -214,6 +220,21 @@ describe('drift comparison of one tenant', () => {
         fix: 'settle_transfer',
         evidence: expect.objectContaining({ platformTransferId: 'txn_1' }),
       }),
+    ]);
+  });
+
+  it("records revoked a closed tenant's key records that still say live", () => {
+    const closed = facts({
+      record: { externalRef: 'acme', subaccountId: 'sa_1', status: 'closed' },
+      subaccounts: [],
+      keys: undefined,
+      keyRecords: [
+        { id: 'r1', platformKeyId: 'key_1', status: 'active', slot: 'default', generation: 1, activatedAt: ago(DAY) },
+        { id: 'r2', platformKeyId: 'key_0', status: 'revoked', slot: 'default', generation: 0, activatedAt: null },
+      ],
+    });
+    expect(compareTenant(closed)).toEqual([
+      expect.objectContaining({ kind: 'key_revoked_on_platform', subject: 'key_1', fix: 'mark_key_revoked' }),
     ]);
   });
 
