@@ -6,6 +6,7 @@ import {
   endTransferSend,
   findTransferIntent,
   insertTransferIntentIfAbsent,
+  recordRestoredTransfer,
   rewriteTransferIntent,
   listTransferIntents,
   updateTransferIntent,
@@ -23,7 +24,9 @@ import {
 import { isTenantRecordMissing, restoreOnboardingTenant } from './restored-records.js';
 import { auditOrigin, type ActivityDeps } from './context.js';
 import { activityFailure, assertTenantOpen, boundary } from './failures.js';
-import { transferKey } from './idempotency-keys.js';
+import { isInitialFundingKey, transferKey } from './idempotency-keys.js';
+import { OUR_TRANSFER_KEY } from '../src/domain/drift-kinds.js';
+import { ONBOARDING_PURPOSE } from '../src/domain/onboarding.js';
 import { checkTransferVerdict } from '../src/domain/operator-decisions.js';
 import { FailureCode } from '../src/domain/failures.js';
 
@@ -274,6 +277,56 @@ export function createWalletActivities(deps: ActivityDeps) {
     return attempt(intent, subaccountId);
   }
 
+  /**
+   * Transfers the wallet lists under one of our keys (`tpo-xfer-…`) that no intent records, recorded as made (the
+   * onboarding's funding with its purpose, any other under its key, which a top-up of that key claims), and intents
+   * still pending or unknown whose key the wallet lists with their amount, recorded succeeded. Each audited. A wallet
+   * that lists no transfers (its record's fields are not shown) changes nothing.
+   */
+  async function recordWhatTheWalletShows(
+    externalRef: string,
+    subaccountId: string,
+    intents: TransferIntentRow[],
+  ): Promise<void> {
+    const { wallet } = await platform.getWallet({ subaccountId });
+    const byKey = new Map(intents.map((i) => [i.idempotencyKey, i]));
+    for (const t of wallet.transfers ?? []) {
+      if (!t.idempotencyKey || !OUR_TRANSFER_KEY.test(t.idempotencyKey) || !t.amountMicroUsd) continue;
+      const intent = byKey.get(t.idempotencyKey);
+      const audit = {
+        ...auditOrigin(),
+        action: 'transfer.record_restored',
+        externalRef,
+        subject: t.idempotencyKey,
+        details: { amountMicroUsd: t.amountMicroUsd, platformTransferId: t.id ?? null, seen: 'wallet, before a close' },
+      };
+      if (!intent) {
+        const initial =
+          isInitialFundingKey(externalRef, t.idempotencyKey) && !intents.some((i) => i.purpose === ONBOARDING_PURPOSE);
+        const recorded = await recordRestoredTransfer(pool, {
+          externalRef,
+          purpose: initial ? ONBOARDING_PURPOSE : `restored:${t.idempotencyKey}`,
+          kind: initial ? 'initial' : 'restored',
+          amountMicroUsd: t.amountMicroUsd,
+          idempotencyKey: t.idempotencyKey,
+          platformTransferId: t.id ?? null,
+        });
+        if (recorded) await appendAudit(pool, audit);
+      } else if (
+        (intent.state === 'pending' || intent.state === 'unknown') &&
+        intent.amountMicroUsd === t.amountMicroUsd
+      ) {
+        await updateTransferIntent(
+          pool,
+          intent.id,
+          ['pending', 'unknown'],
+          { state: 'succeeded', platformTransferId: t.id ?? null, resolution: 'close:wallet-transfer-list' },
+          audit,
+        );
+      }
+    }
+  }
+
   return {
     fundWallet: boundary(async (input: FundWalletInput): Promise<FundWalletResult> => {
       await assertTenantOpen(pool, input.externalRef);
@@ -324,6 +377,10 @@ export function createWalletActivities(deps: ActivityDeps) {
         subaccountId: string;
       }): Promise<Array<{ purpose: string; state: TransferState; idempotencyKey: string }>> => {
         const open: Array<{ purpose: string; state: TransferState; idempotencyKey: string }> = [];
+        const intents = await listTransferIntents(pool, input.externalRef);
+        // The last moment the wallet can be read: what it lists under our keys that the records lost (a restore of
+        // them) is recorded now, never sent again, so the close's statement and the records hold every transfer.
+        await recordWhatTheWalletShows(input.externalRef, input.subaccountId, intents);
         for (const intent of await listTransferIntents(pool, input.externalRef)) {
           let row = intent;
           if (row.state === 'unknown') {

@@ -356,6 +356,29 @@ describe('a restore of the records from a backup', () => {
     expect(rows).toEqual([{ status: 'revoked' }]);
   });
 
+  it('records, before a close, what the wallet shows under our keys that the records lost', async () => {
+    const externalRef = ref('closer');
+    ids.closer = await env.onboard(externalRef);
+    const topUp = { externalRef, idempotencyKey: 'lost-top-up', amountMicroUsd: '120000' };
+    await (await startTopUp(env.client, topUp, { taskQueue: env.taskQueue })).result();
+    // The records as a restore leaves them: the top-up's intent gone, the transfer on the platform.
+    await env.pool.query(
+      `DELETE FROM transfer_sends WHERE intent_id IN
+      (SELECT id FROM transfer_intents WHERE external_ref = $1)`,
+      [externalRef],
+    );
+    await env.pool.query('DELETE FROM transfer_intents WHERE external_ref = $1', [externalRef]);
+    await (
+      await startLifecycle(env.client, 'close', { externalRef, reason: 'drill' }, { taskQueue: env.taskQueue })
+    ).result();
+    const { rows } = await env.pool.query(
+      `SELECT kind, state, amount_micro_usd::text AS amount FROM transfer_intents WHERE external_ref = $1`,
+      [externalRef],
+    );
+    expect(rows).toEqual([{ kind: 'restored', state: 'succeeded', amount: '120000' }]);
+    expect(env.sim.state().transfers.filter((t) => t.subaccountId === ids.closer!.subaccountId)).toHaveLength(1);
+  });
+
   it('follows a close the backup caught begun (closing), which no longer makes the tenant busy forever', async () => {
     const externalRef = ref('halfclosed');
     ids.halfclosed = await env.onboard(externalRef);
