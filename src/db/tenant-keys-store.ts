@@ -1,6 +1,6 @@
 import { auditFrom, auditParams, type AuditEntry } from './audit-store.js';
 import { eventFrom, eventParams, type NewEvent } from './events-store.js';
-import type { Queryable } from './pool.js';
+import { prepared, type Queryable } from './pool.js';
 
 /** Key records: slot, generation, the platform's key id, status and a fingerprint. Never the token. */
 export const KeyRecordStatus = {
@@ -49,12 +49,14 @@ export async function claimKeyRecord(
   closingStates: readonly string[],
 ): Promise<(TenantKeyRow & { fresh: boolean }) | undefined> {
   const { rows } = await db.query<TenantKeyRow & { fresh: boolean }>(
-    `INSERT INTO tenant_keys (external_ref, slot, generation, key_name, status, create_attempts)
+    prepared(
+      `INSERT INTO tenant_keys (external_ref, slot, generation, key_name, status, create_attempts)
      SELECT $1::text, $2::text, $3::int, $4::text || '-a1', 'creating', 1
       WHERE NOT EXISTS (SELECT 1 FROM tenants WHERE external_ref = $1::text AND status = ANY($5::text[]))
      ON CONFLICT (external_ref, slot, generation) DO UPDATE SET updated_at = tenant_keys.updated_at
      RETURNING ${COLUMNS}, (xmax = 0) AS fresh`,
-    [input.externalRef, input.slot, input.generation, input.keyName, closingStates],
+      [input.externalRef, input.slot, input.generation, input.keyName, closingStates],
+    ),
   );
   return rows[0];
 }
@@ -80,7 +82,8 @@ export async function storeIssuedKey(
   event?: NewEvent,
 ): Promise<{ activated: boolean }> {
   const { rows } = await db.query<{ changed: string }>(
-    `WITH changed AS (
+    prepared(
+      `WITH changed AS (
        UPDATE tenant_keys SET platform_key_id = $2::text, fingerprint = $3::text, status = 'active',
          activated_at = now(), updated_at = now()
         WHERE id = $1::bigint AND status = 'creating' AND create_attempts = $6::int RETURNING id
@@ -91,16 +94,17 @@ export async function storeIssuedKey(
        RETURNING tenant_key_id
      ), audited AS (${auditFrom('changed', 7)})${event ? `, ${eventFrom('changed', 14)}` : ''}
      SELECT (SELECT count(*) FROM secret) AS secrets, (SELECT count(*) FROM changed) AS changed`,
-    [
-      input.id,
-      input.platformKeyId,
-      input.fingerprint,
-      input.masterKeyId,
-      input.sealed,
-      input.claim,
-      ...auditParams(audit),
-      ...(event ? eventParams(event) : []),
-    ],
+      [
+        input.id,
+        input.platformKeyId,
+        input.fingerprint,
+        input.masterKeyId,
+        input.sealed,
+        input.claim,
+        ...auditParams(audit),
+        ...(event ? eventParams(event) : []),
+      ],
+    ),
   );
   return { activated: Number(rows[0]?.changed ?? 0) > 0 };
 }
@@ -162,13 +166,15 @@ export async function markKeyVerifiedAudited(
   audit: AuditEntry,
 ): Promise<boolean> {
   const { rows } = await db.query<{ verified: boolean }>(
-    `WITH changed AS (UPDATE tenant_keys SET verified_at = now()
+    prepared(
+      `WITH changed AS (UPDATE tenant_keys SET verified_at = now()
         WHERE id = $1::bigint AND verified_at IS NULL AND status = 'active' AND platform_key_id = $2::text
       RETURNING id),
           audited AS (${auditFrom('changed', 3)})
      SELECT EXISTS (SELECT 1 FROM changed) OR EXISTS (SELECT 1 FROM tenant_keys WHERE id = $1::bigint
        AND status = 'active' AND platform_key_id = $2::text AND verified_at IS NOT NULL) AS verified`,
-    [id, platformKeyId, ...auditParams(audit)],
+      [id, platformKeyId, ...auditParams(audit)],
+    ),
   );
   return Boolean(rows[0]?.verified);
 }
