@@ -1,11 +1,11 @@
 import { appendAudit } from '../src/db/audit-store.js';
-import { clearParentShortfallCoveredBy, noteParentShortfall } from '../src/db/funding-store.js';
+import { noteParentShortfall } from '../src/db/funding-store.js';
 import { withTransaction, type Queryable } from '../src/db/pool.js';
 import {
   claimTransferSend,
   endTransferSend,
   findTransferIntent,
-  insertTransferIntentIfAbsent,
+  insertTransferIntentUnlessClosing,
   listTransferIntents,
   updateTransferIntent,
   type TransferIntentRow,
@@ -20,7 +20,7 @@ import {
   PlatformTransientError,
 } from '../src/platform/index.js';
 import { auditOrigin, type ActivityDeps } from './context.js';
-import { activityFailure, assertTenantOpen, boundary } from './failures.js';
+import { activityFailure, boundary, tenantClosed } from './failures.js';
 import { transferKey } from './idempotency-keys.js';
 import { checkTransferVerdict } from '../src/domain/operator-decisions.js';
 import { FailureCode } from '../src/domain/failures.js';
@@ -84,6 +84,7 @@ export function createWalletActivities(deps: ActivityDeps) {
     action: string,
     details: Record<string, unknown>,
     send?: TransferSend,
+    clearShortfall?: Parameters<typeof updateTransferIntent>[6],
   ) {
     const audit = {
       ...auditOrigin(),
@@ -92,7 +93,11 @@ export function createWalletActivities(deps: ActivityDeps) {
       subject: intent.idempotencyKey,
       details: { amountMicroUsd: intent.amountMicroUsd, ...details },
     };
-    return (await updateTransferIntent(pool, intent.id, OPEN, change, audit, send)) ?? reread(pool, intent);
+    const moved = await updateTransferIntent(pool, intent.id, OPEN, change, audit, send, clearShortfall);
+    if (!moved) return reread(pool, intent);
+    const { shortfallCleared, ...row } = moved;
+    if (shortfallCleared) await auditShortfallCleared(intent, shortfallCleared);
+    return row;
   }
 
   async function reread(
@@ -127,9 +132,11 @@ export function createWalletActivities(deps: ActivityDeps) {
     });
   }
 
-  async function clearShortfall(intent: TransferIntentRow, sentAt: Date): Promise<void> {
-    const cleared = await clearParentShortfallCoveredBy(pool, intent.amountMicroUsd, sentAt, 'worker');
-    if (!cleared) return;
+  /** The state a success cleared (settle's statement clears it): audited as the parent funded. */
+  async function auditShortfallCleared(
+    intent: TransferIntentRow,
+    cleared: { since: Date; refusedMicroUsd: string },
+  ): Promise<void> {
     await appendAudit(pool, {
       ...auditOrigin(),
       action: 'parent.funded',
@@ -166,15 +173,15 @@ export function createWalletActivities(deps: ActivityDeps) {
         amountMicroUsd: intent.amountMicroUsd,
         idempotencyKey: intent.idempotencyKey,
       });
-      const row = await settle(
+      // The intent, its audit row, its event and (when this success covers it) the parent's shortfall cleared.
+      return await settle(
         intent,
         { state: 'succeeded', platformTransferId: transfer.id ?? null },
         'transfer.succeeded',
         { requestId },
         send,
+        { sentAt, updatedBy: 'worker' },
       );
-      await clearShortfall(intent, sentAt);
-      return row;
     } catch (error) {
       if (error instanceof PlatformAmbiguousError || error instanceof PlatformIdempotencyConflictError) {
         return settle(intent, { state: 'unknown', failureCode: error.code }, 'transfer.unknown', {
@@ -246,8 +253,8 @@ export function createWalletActivities(deps: ActivityDeps) {
 
   return {
     fundWallet: boundary(async (input: FundWalletInput): Promise<FundWalletResult> => {
-      await assertTenantOpen(pool, input.externalRef);
-      const { row, inserted } = await insertTransferIntentIfAbsent(
+      // The tenant's check (no new transfer once a close has begun) and the intent, in one statement.
+      const written = await insertTransferIntentUnlessClosing(
         pool,
         {
           externalRef: input.externalRef,
@@ -257,6 +264,8 @@ export function createWalletActivities(deps: ActivityDeps) {
         },
         auditOrigin(),
       );
+      if ('closing' in written) throw tenantClosed(input.externalRef, written.closing);
+      const { row, inserted } = written;
       if (!inserted && row.amountMicroUsd !== input.amountMicroUsd) {
         throw activityFailure(
           FailureCode.TRANSFER_CONFLICT,
