@@ -37,7 +37,7 @@ export async function statementStats(databaseUrl: string, textChars = 160): Prom
         `SELECT query, calls::text, total_exec_time AS exec, total_plan_time AS plan, rows::text
            FROM pg_stat_statements
           WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
-            AND query NOT LIKE '%pg_stat_statements%'
+            AND calls > 0 AND query NOT LIKE '%pg_stat_statements%'
           ORDER BY total_exec_time + total_plan_time DESC`,
       );
       const round = (x: number, places: number) => Math.round(x * 10 ** places) / 10 ** places;
