@@ -65,12 +65,12 @@ function toFailure(error: unknown): ApplicationFailure {
 /** New work (a transfer, a key) is refused once a close has begun. */
 export async function assertTenantOpen(db: Queryable, externalRef: string): Promise<void> {
   const tenant = await findTenant(db, externalRef);
-  if (tenant && isClosing(tenant.status)) {
-    throw activityFailure(
-      FailureCode.TENANT_CLOSED,
-      `tenant ${externalRef} is ${tenant.status}: no new transfers or keys`,
-    );
-  }
+  if (tenant && isClosing(tenant.status)) throw tenantClosed(externalRef, tenant.status);
+}
+
+/** The refusal of new work (a transfer, a key) for a tenant whose close has begun. */
+export function tenantClosed(externalRef: string, status: string): ApplicationFailure {
+  return activityFailure(FailureCode.TENANT_CLOSED, `tenant ${externalRef} is ${status}: no new transfers or keys`);
 }
 
 /** Wraps an activity so every failure leaves it converted exactly once. */

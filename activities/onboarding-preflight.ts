@@ -1,6 +1,6 @@
 import type { Logger } from '../src/infra/log.js';
 import type { Pool } from '../src/db/pool.js';
-import { getFundingParent } from '../src/db/funding-store.js';
+import { getFundingParent, getFundingParentAndTenantRecorded, type FundingParentRow } from '../src/db/funding-store.js';
 import { shortfallDetail, shortfallHolds } from '../src/domain/parent-shortfall.js';
 import { findTenant, type TenantRow } from '../src/db/tenants-store.js';
 import type { OnboardTenantInput } from '../src/domain/tenant-input.js';
@@ -33,6 +33,8 @@ export async function runOnboardingChecks(
     askPlatform?: boolean;
     /** The ref's record as the caller just read it (null: none), so it is not read twice. */
     recorded?: TenantRow | null;
+    /** The parent's funding row as the caller just read it, likewise. */
+    parent?: FundingParentRow;
   },
 ): Promise<PreflightCheck[]> {
   const checks: PreflightCheck[] = [];
@@ -60,7 +62,7 @@ export async function runOnboardingChecks(
     // The contract shows no endpoint for the parent's own balance: the best evidence is the smallest
     // amount the platform last refused for INSUFFICIENT_BALANCE (src/domain/parent-shortfall.ts);
     // funding below it goes ahead, funding at or above it would meet the same refusal.
-    const parent = await getFundingParent(deps.pool);
+    const parent = options.parent ?? (await getFundingParent(deps.pool));
     const shortfall = { since: parent.insufficientSince, refusedMicroUsd: parent.insufficientMicroUsd };
     checks.push(
       shortfallHolds(shortfall, input.fundingMicroUsd)
@@ -108,8 +110,15 @@ export async function preflightInsideRun(
 ): Promise<void> {
   let checks: PreflightCheck[];
   try {
-    if (await findTenant(deps.pool, input.externalRef)) return;
-    checks = await runOnboardingChecks(deps, input, { ownRecordResumes: true, askPlatform: false, recorded: null });
+    // Whether the ref is recorded and the parent's shortfall, in one statement.
+    const { parent, tenantRecorded } = await getFundingParentAndTenantRecorded(deps.pool, input.externalRef);
+    if (tenantRecorded) return;
+    checks = await runOnboardingChecks(deps, input, {
+      ownRecordResumes: true,
+      askPlatform: false,
+      recorded: null,
+      parent,
+    });
   } catch (error) {
     // Our records unreachable for now: the steps that follow check the ref again, atomically, and
     // retry their own database work; an early warning is not worth failing the run for.

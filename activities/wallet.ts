@@ -1,11 +1,11 @@
 import { appendAudit } from '../src/db/audit-store.js';
-import { clearParentShortfallCoveredBy, noteParentShortfall } from '../src/db/funding-store.js';
+import { noteParentShortfall } from '../src/db/funding-store.js';
 import { withTransaction, type Queryable } from '../src/db/pool.js';
 import {
   claimTransferSend,
   endTransferSend,
   findTransferIntent,
-  insertTransferIntentIfAbsent,
+  insertTransferIntentUnlessClosing,
   recordRestoredTransfer,
   rewriteTransferIntent,
   listTransferIntents,
@@ -23,7 +23,7 @@ import {
 } from '../src/platform/index.js';
 import { isTenantRecordMissing, restoreOnboardingTenant } from './restored-records.js';
 import { auditOrigin, type ActivityDeps } from './context.js';
-import { activityFailure, assertTenantOpen, boundary } from './failures.js';
+import { activityFailure, boundary, tenantClosed } from './failures.js';
 import { isInitialFundingKey, transferKey } from './idempotency-keys.js';
 import { OUR_TRANSFER_KEY } from '../src/domain/drift-kinds.js';
 import { ONBOARDING_PURPOSE } from '../src/domain/onboarding.js';
@@ -89,6 +89,7 @@ export function createWalletActivities(deps: ActivityDeps) {
     action: string,
     details: Record<string, unknown>,
     send?: TransferSend,
+    clearShortfall?: Parameters<typeof updateTransferIntent>[6],
   ) {
     const audit = {
       ...auditOrigin(),
@@ -97,10 +98,11 @@ export function createWalletActivities(deps: ActivityDeps) {
       subject: intent.idempotencyKey,
       details: { amountMicroUsd: intent.amountMicroUsd, ...details },
     };
-    return (
-      (await updateTransferIntent(pool, intent.id, OPEN, change, audit, send)) ??
-      (await reread(pool, intent, { intent, change }))
-    );
+    const moved = await updateTransferIntent(pool, intent.id, OPEN, change, audit, send, clearShortfall);
+    if (!moved) return reread(pool, intent, { intent, change });
+    const { shortfallCleared, ...row } = moved;
+    if (shortfallCleared) await auditShortfallCleared(intent, shortfallCleared);
+    return row;
   }
 
   /**
@@ -160,9 +162,11 @@ export function createWalletActivities(deps: ActivityDeps) {
     });
   }
 
-  async function clearShortfall(intent: TransferIntentRow, sentAt: Date): Promise<void> {
-    const cleared = await clearParentShortfallCoveredBy(pool, intent.amountMicroUsd, sentAt, 'worker');
-    if (!cleared) return;
+  /** The state a success cleared (settle's statement clears it): audited as the parent funded. */
+  async function auditShortfallCleared(
+    intent: TransferIntentRow,
+    cleared: { since: Date; refusedMicroUsd: string },
+  ): Promise<void> {
     await appendAudit(pool, {
       ...auditOrigin(),
       action: 'parent.funded',
@@ -199,15 +203,15 @@ export function createWalletActivities(deps: ActivityDeps) {
         amountMicroUsd: intent.amountMicroUsd,
         idempotencyKey: intent.idempotencyKey,
       });
-      const row = await settle(
+      // The intent, its audit row, its event and (when this success covers it) the parent's shortfall cleared.
+      return await settle(
         intent,
         { state: 'succeeded', platformTransferId: transfer.id ?? null },
         'transfer.succeeded',
         { requestId },
         send,
+        { sentAt, updatedBy: 'worker' },
       );
-      await clearShortfall(intent, sentAt);
-      return row;
     } catch (error) {
       if (error instanceof PlatformAmbiguousError || error instanceof PlatformIdempotencyConflictError) {
         return settle(intent, { state: 'unknown', failureCode: error.code }, 'transfer.unknown', {
@@ -329,9 +333,9 @@ export function createWalletActivities(deps: ActivityDeps) {
 
   return {
     fundWallet: boundary(async (input: FundWalletInput): Promise<FundWalletResult> => {
-      await assertTenantOpen(pool, input.externalRef);
+      // The tenant's check (no new transfer once a close has begun) and the intent, in one statement.
       const recordIntent = () =>
-        insertTransferIntentIfAbsent(
+        insertTransferIntentUnlessClosing(
           pool,
           {
             externalRef: input.externalRef,
@@ -343,11 +347,13 @@ export function createWalletActivities(deps: ActivityDeps) {
         );
       // The tenant's record gone under a running onboarding (a restore): written again from the run, then the intent,
       // whose key is the one the platform saw before (the intent's digest): sent again, it gets the first answer.
-      const { row, inserted } = await recordIntent().catch(async (error: unknown) => {
+      const written = await recordIntent().catch(async (error: unknown) => {
         if (!isTenantRecordMissing(error)) throw error;
         await restoreOnboardingTenant(deps, input);
         return recordIntent();
       });
+      if ('closing' in written) throw tenantClosed(input.externalRef, written.closing);
+      const { row, inserted } = written;
       if (!inserted && row.amountMicroUsd !== input.amountMicroUsd) {
         throw activityFailure(
           FailureCode.TRANSFER_CONFLICT,

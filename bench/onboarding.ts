@@ -37,6 +37,7 @@ import { throughputCeilingMetrics } from './onboarding/throughput-ceiling.js';
 import { launchedSemiSpaceMb } from '../src/infra/worker-node-flags.js';
 import { heapGrowthLabel } from '../src/main/wiring/worker-heap.js';
 import { createOnboardingWorld, type OnboardingWorld } from './onboarding/world.js';
+import { statementStats, type StatementStat } from './lib/statement-stats.js';
 import { onboardingWorkflowId } from '../src/domain/ids.js';
 
 const FUNDING_MICRO_USD = '1000000';
@@ -148,6 +149,9 @@ async function run(context: BenchContext): Promise<BenchResult> {
   const concRefs = Array.from({ length: count }, (_, i) => `bench-${tag}-c-${i}`);
   const statsBefore = await world.sim.stats();
   const statementsBefore = await workerProcess.statements();
+  // BENCH_PG_STAT_STATEMENTS=1: what Postgres spent on each statement of the throughput phase.
+  const pgStats = infra.statementStats ? await statementStats(world.wiring.databaseUrl) : undefined;
+  await pgStats?.reset();
   const concurrentRss = sampleRss(workerProcess.rssMb);
   const onboardConcurrent = onboardingRunner(world, FUNDING_MICRO_USD, starts.concurrent, apart);
   const concurrent = await withCpu(count, () =>
@@ -156,6 +160,9 @@ async function run(context: BenchContext): Promise<BenchResult> {
   const workerRss = concurrentRss.stop();
   const statsAfter = await world.sim.stats();
   const statementsPerOnboarding = ((await workerProcess.statements()) - statementsBefore) / count;
+  const byStatement = await pgStats?.read(count);
+  await pgStats?.close();
+  if (byStatement) log(`Postgres per onboarding, by statement:\n${statementTable(byStatement)}`);
   const callsPerOnboarding = (statsAfter.requestsTotal - statsBefore.requestsTotal) / count;
   const callsByRoute = Object.fromEntries(
     Object.entries(statsAfter.byRoute).map(([route, total]) => [
@@ -390,7 +397,7 @@ async function run(context: BenchContext): Promise<BenchResult> {
       workerHeapGrowingPercent: workerProcess.heapGrowingPercent,
       workerProcessCode: workerProcess.code,
       floor: { callsOnly: floorCalls, activitiesDirect: floorDirect },
-      onboardTenant: { sequential, concurrent, callsPerOnboarding, callsByRoute, histories, starts },
+      onboardTenant: { sequential, concurrent, callsPerOnboarding, callsByRoute, histories, starts, byStatement },
       activityTimings: timings,
       bare: { ...bare, histories: bareHistories },
       rss: { workerProcessAtConcurrency: workerRss },
@@ -407,6 +414,17 @@ function perProcess(prefix: string, measured: CpuMeasured<object>, benchProcess:
       .sort(([, a], [, b]) => b - a)
       .map(([name, ms]): Metric => ({ metric: `${prefix}: ${name}`, value: ms, unit: 'ms' })),
   ];
+}
+
+/** pg_stat_statements over the throughput phase, one line per statement: calls, exec and plan ms per onboarding. */
+function statementTable(stats: StatementStat[]): string {
+  const head = 'calls  exec ms  plan ms  rows/call  statement';
+  const lines = stats.map(
+    (s) =>
+      `${s.callsPerRun.toFixed(2).padStart(5)}  ${s.execMsPerRun.toFixed(3).padStart(7)}  ` +
+      `${s.planMsPerRun.toFixed(3).padStart(7)}  ${s.rowsPerCall.toFixed(2).padStart(9)}  ${s.statement}`,
+  );
+  return [head, ...lines].join('\n');
 }
 
 function ratio(a: number, b: number): number {

@@ -22,7 +22,15 @@ export interface BenchInfra {
   cleanup: Cleanup;
   /** A new, migrated database on the Postgres server, dropped at the end of the run. */
   freshDatabase(label: string): Promise<string>;
+  /** The embedded Postgres loaded pg_stat_statements (BENCH_PG_STAT_STATEMENTS=1): statementStats can read it. */
+  statementStats: boolean;
 }
+
+const STATEMENT_STATS_SETTINGS = {
+  shared_preload_libraries: 'pg_stat_statements',
+  'pg_stat_statements.track': 'all',
+  'pg_stat_statements.track_planning': 'on',
+};
 
 export async function startBenchInfra(cleanup: Cleanup, log: (line: string) => void): Promise<BenchInfra> {
   let temporalAddress = process.env.TEMPORAL_ADDRESS;
@@ -34,11 +42,17 @@ export async function startBenchInfra(cleanup: Cleanup, log: (line: string) => v
   }
 
   let adminUrl = process.env.DATABASE_URL;
+  // Opt-in: tracking every statement (and its planning) costs Postgres CPU, which the CPU rows would count.
+  const statementStats = !adminUrl && process.env.BENCH_PG_STAT_STATEMENTS === '1';
   if (!adminUrl) {
     // initdb runs as the postgres user when we are root: its temp parent must be traversable.
     const dir = mkdtempSync(join(tmpdir(), 'tenant-orch-bench-pg-'));
     chmodSync(dir, 0o755);
-    const server = await startEmbeddedPostgres({ dataDir: join(dir, 'data'), persistent: false });
+    const server = await startEmbeddedPostgres({
+      dataDir: join(dir, 'data'),
+      persistent: false,
+      ...(statementStats ? { settings: STATEMENT_STATS_SETTINGS } : {}),
+    });
     cleanup.defer('embedded Postgres', async () => {
       await server.stop();
       rmSync(dir, { recursive: true, force: true });
@@ -52,6 +66,7 @@ export async function startBenchInfra(cleanup: Cleanup, log: (line: string) => v
     namespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
     sources: { temporal: temporalSource, postgres: process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded' },
     cleanup,
+    statementStats,
     async freshDatabase(label) {
       const name = `bench_${label.replace(/[^a-z0-9]/g, '_').slice(0, 30)}_${process.pid}`;
       await dropDatabase(serverUrl, name);

@@ -1,4 +1,4 @@
-import type { Queryable } from './pool.js';
+import { prepared, type Queryable } from './pool.js';
 
 /**
  * Auto top-up policies (one per tenant) and the parent's row: its daily cap over every top-up of the
@@ -92,12 +92,33 @@ export async function listPolicyTenantsPage(
   return rows;
 }
 
+/**
+ * The parent's funding row and whether `externalRef` is recorded, in one statement: what the onboarding's preflight
+ * reads (activities/onboarding-preflight.ts).
+ */
+export async function getFundingParentAndTenantRecorded(
+  db: Queryable,
+  externalRef: string,
+): Promise<{ parent: FundingParentRow; tenantRecorded: boolean }> {
+  const { rows } = await db.query<FundingParentRow & { tenantRecorded: boolean }>(
+    prepared(
+      `SELECT ${PARENT_COLUMNS}, EXISTS (SELECT 1 FROM tenants WHERE external_ref = $1::text) AS "tenantRecorded"
+         FROM funding_parent WHERE id`,
+      [externalRef],
+    ),
+  );
+  const { tenantRecorded, ...parent } = rows[0]!;
+  return { parent, tenantRecorded };
+}
+
 export async function getFundingParent(
   db: Queryable,
   options: { lock?: 'update' | 'share' } = {},
 ): Promise<FundingParentRow> {
   const lock = options.lock === 'update' ? ' FOR UPDATE' : options.lock === 'share' ? ' FOR SHARE' : '';
-  const { rows } = await db.query<FundingParentRow>(`SELECT ${PARENT_COLUMNS} FROM funding_parent WHERE id${lock}`);
+  const { rows } = await db.query<FundingParentRow>(
+    prepared(`SELECT ${PARENT_COLUMNS} FROM funding_parent WHERE id${lock}`, []),
+  );
   return rows[0]!;
 }
 
@@ -150,30 +171,4 @@ export async function noteParentShortfall(
   );
   if (!rows[0]) return 'unchanged';
   return rows[0].was === null ? 'set' : 'lowered';
-}
-
-/**
- * A transfer of `amountMicroUsd` sent at `sentAt` succeeded: when the state was set before it was
- * sent and its amount is at most this one, the parent's balance covered what was refused, and the
- * state clears. Returns the cleared state, or null. Takes no lock when there is nothing to clear
- * (every successful transfer asks).
- */
-export async function clearParentShortfallCoveredBy(
-  db: Queryable,
-  amountMicroUsd: string,
-  sentAt: Date,
-  updatedBy: string,
-): Promise<{ since: Date; refusedMicroUsd: string } | null> {
-  const { rows } = await db.query<{ since: Date; refusedMicroUsd: string }>(
-    `WITH old AS (
-       SELECT insufficient_since AS since, insufficient_micro_usd AS refused FROM funding_parent
-        WHERE id AND insufficient_micro_usd <= $1::numeric AND insufficient_since <= $2::timestamptz FOR UPDATE
-     )
-     UPDATE funding_parent p SET insufficient_since = NULL, insufficient_micro_usd = NULL,
-       updated_by = $3::text, updated_at = now()
-       FROM old WHERE p.id
-     RETURNING old.since, old.refused::text AS "refusedMicroUsd"`,
-    [amountMicroUsd, sentAt.toISOString(), updatedBy],
-  );
-  return rows[0] ?? null;
 }

@@ -1,6 +1,6 @@
 import { auditFrom, auditParams, type AuditEntry } from './audit-store.js';
 import { eventFrom, eventParams, type NewEvent } from './events-store.js';
-import type { Queryable } from './pool.js';
+import { prepared, type Queryable } from './pool.js';
 
 /** Key records: slot, generation, the platform's key id, status and a fingerprint. Never the token. */
 export const KeyRecordStatus = {
@@ -51,13 +51,15 @@ export async function claimKeyRecord(
   // tenantRestored: the tenant's record was written again after a restore (restoreOnboardingRecord), so keys of this
   // generation made before it may be on the platform with no record.
   const { rows } = await db.query<TenantKeyRow & { fresh: boolean; tenantRestored: boolean }>(
-    `INSERT INTO tenant_keys (external_ref, slot, generation, key_name, status, create_attempts)
+    prepared(
+      `INSERT INTO tenant_keys (external_ref, slot, generation, key_name, status, create_attempts)
      SELECT $1::text, $2::text, $3::int, $4::text || '-a1', 'creating', 1
       WHERE NOT EXISTS (SELECT 1 FROM tenants WHERE external_ref = $1::text AND status = ANY($5::text[]))
      ON CONFLICT (external_ref, slot, generation) DO UPDATE SET updated_at = tenant_keys.updated_at
      RETURNING ${COLUMNS}, (xmax = 0) AS fresh, coalesce((SELECT records_restored_at IS NOT NULL FROM tenants
        WHERE external_ref = $1::text), false) AS "tenantRestored"`,
-    [input.externalRef, input.slot, input.generation, input.keyName, closingStates],
+      [input.externalRef, input.slot, input.generation, input.keyName, closingStates],
+    ),
   );
   return rows[0];
 }
@@ -83,7 +85,8 @@ export async function storeIssuedKey(
   event?: NewEvent,
 ): Promise<{ activated: boolean }> {
   const { rows } = await db.query<{ changed: string }>(
-    `WITH changed AS (
+    prepared(
+      `WITH changed AS (
        UPDATE tenant_keys SET platform_key_id = $2::text, fingerprint = $3::text, status = 'active',
          activated_at = now(), updated_at = now()
         WHERE id = $1::bigint AND status = 'creating' AND create_attempts = $6::int RETURNING id
@@ -101,16 +104,17 @@ export async function storeIssuedKey(
        RETURNING tenant_key_id
      ), audited AS (${auditFrom('changed', 7)})${event ? `, ${eventFrom('changed', 14)}` : ''}
      SELECT (SELECT count(*) FROM secret) AS secrets, (SELECT count(*) FROM changed) AS changed`,
-    [
-      input.id,
-      input.platformKeyId,
-      input.fingerprint,
-      input.masterKeyId,
-      input.sealed,
-      input.claim,
-      ...auditParams(audit),
-      ...(event ? eventParams(event) : []),
-    ],
+      [
+        input.id,
+        input.platformKeyId,
+        input.fingerprint,
+        input.masterKeyId,
+        input.sealed,
+        input.claim,
+        ...auditParams(audit),
+        ...(event ? eventParams(event) : []),
+      ],
+    ),
   );
   return { activated: Number(rows[0]?.changed ?? 0) > 0 };
 }
@@ -172,13 +176,15 @@ export async function markKeyVerifiedAudited(
   audit: AuditEntry,
 ): Promise<boolean> {
   const { rows } = await db.query<{ verified: boolean }>(
-    `WITH changed AS (UPDATE tenant_keys SET verified_at = now()
+    prepared(
+      `WITH changed AS (UPDATE tenant_keys SET verified_at = now()
         WHERE id = $1::bigint AND verified_at IS NULL AND status = 'active' AND platform_key_id = $2::text
       RETURNING id),
           audited AS (${auditFrom('changed', 3)})
      SELECT EXISTS (SELECT 1 FROM changed) OR EXISTS (SELECT 1 FROM tenant_keys WHERE id = $1::bigint
        AND status = 'active' AND platform_key_id = $2::text AND verified_at IS NOT NULL) AS verified`,
-    [id, platformKeyId, ...auditParams(audit)],
+      [id, platformKeyId, ...auditParams(audit)],
+    ),
   );
   return Boolean(rows[0]?.verified);
 }

@@ -1,6 +1,6 @@
 import { auditFrom, auditParams, type AuditEntry } from './audit-store.js';
 import { eventFrom, eventParams, type NewEvent } from './events-store.js';
-import type { Queryable } from './pool.js';
+import { prepared, type Queryable } from './pool.js';
 import type { TenantStatus } from '../domain/tenant-rules.js';
 import { TenantNotFoundError } from '../domain/record-errors.js';
 
@@ -40,9 +40,9 @@ export async function insertTenantIfAbsent(
 }
 
 export async function findTenant(db: Queryable, externalRef: string): Promise<TenantRow | undefined> {
-  const { rows } = await db.query<TenantRow>(`SELECT ${COLUMNS} FROM tenants WHERE external_ref = $1::text`, [
-    externalRef,
-  ]);
+  const { rows } = await db.query<TenantRow>(
+    prepared(`SELECT ${COLUMNS} FROM tenants WHERE external_ref = $1::text`, [externalRef]),
+  );
   return rows[0];
 }
 
@@ -136,7 +136,8 @@ export async function recordOnboardingAttempt(
   audit: Omit<AuditEntry, 'action' | 'externalRef' | 'subject' | 'details'>,
 ): Promise<{ row: TenantRow; inserted: boolean }> {
   const { rows } = await db.query<TenantRow & { inserted: boolean }>(
-    `WITH changed AS (
+    prepared(
+      `WITH changed AS (
        INSERT INTO tenants (external_ref, name, status, create_idempotency_key, create_attempts)
        VALUES ($1::text, $2::text, 'creating', $3::text, 1)
        ON CONFLICT (external_ref) DO UPDATE SET create_attempts = tenants.create_attempts
@@ -144,17 +145,18 @@ export async function recordOnboardingAttempt(
        RETURNING ${COLUMNS}, (xmax = 0) AS inserted
      ), audited AS (${auditFrom('changed', 4, 'WHERE inserted')})
      SELECT * FROM changed`,
-    [
-      input.externalRef,
-      input.name,
-      input.createIdempotencyKey,
-      ...auditParams({
-        ...audit,
-        action: 'tenant.recorded',
-        externalRef: input.externalRef,
-        details: { name: input.name },
-      }),
-    ],
+      [
+        input.externalRef,
+        input.name,
+        input.createIdempotencyKey,
+        ...auditParams({
+          ...audit,
+          action: 'tenant.recorded',
+          externalRef: input.externalRef,
+          details: { name: input.name },
+        }),
+      ],
+    ),
   );
   const { inserted, ...row } = rows[0]!;
   return { row, inserted };
@@ -191,14 +193,16 @@ export async function recordSubaccountAudited(
   audit: AuditEntry,
 ): Promise<void> {
   await db.query(
-    `WITH changed AS (
+    prepared(
+      `WITH changed AS (
        UPDATE tenants SET subaccount_id = $2::text, 
          status = CASE WHEN status = 'creating' THEN 'created' ELSE status END, updated_at = now()
         WHERE external_ref = $1::text AND (subaccount_id IS NULL OR subaccount_id = $2::text)
         RETURNING external_ref
      ), audited AS (${auditFrom('changed', 3)})
      SELECT 1 FROM changed`,
-    [externalRef, subaccountId, ...auditParams(audit)],
+      [externalRef, subaccountId, ...auditParams(audit)],
+    ),
   );
 }
 
@@ -225,7 +229,8 @@ export async function transitionTenantAudited(
     ? `, subaccount_id = coalesce(subaccount_id, $${params.push(subaccountId)}::text)`
     : '';
   const { rows } = await db.query<{ moved: boolean; status: TenantStatus }>(
-    `WITH changed AS (
+    prepared(
+      `WITH changed AS (
        UPDATE tenants SET status = $3::text, updated_at = now()${recordSub}
         WHERE external_ref = $1::text AND status = ANY($2::text[])
         RETURNING external_ref, subaccount_id
@@ -235,7 +240,8 @@ export async function transitionTenantAudited(
      SELECT EXISTS (SELECT 1 FROM changed) AS moved,
             CASE WHEN EXISTS (SELECT 1 FROM changed) THEN $3::text
               ELSE (SELECT status FROM tenants WHERE external_ref = $1::text) END AS status`,
-    params,
+      params,
+    ),
   );
   const row = rows[0];
   return row?.status ? row : undefined;

@@ -1,7 +1,8 @@
 import { auditFrom, auditParams, type AuditEntry } from './audit-store.js';
 import { eventsFrom } from './events-store.js';
-import type { Queryable } from './pool.js';
+import { prepared, type Queryable } from './pool.js';
 import { INITIAL_TRANSFER, ONBOARDING_PURPOSE } from '../domain/onboarding.js';
+import { CLOSING_STATES, type TenantStatus } from '../domain/tenant-rules.js';
 
 /**
  * A transfer intent is written BEFORE the transfer call. Its idempotency key changes only after a
@@ -56,9 +57,39 @@ const COLUMNS = `id, external_ref AS "externalRef", purpose, amount_micro_usd::t
  */
 export async function insertTransferIntentIfAbsent(
   db: Queryable,
-  input: { externalRef: string; purpose: string; amountMicroUsd: string; idempotencyKey: string },
+  input: IntentInput,
   audit?: Omit<AuditEntry, 'action' | 'externalRef' | 'subject' | 'details'>,
 ): Promise<{ row: TransferIntentRow; inserted: boolean }> {
+  const written = await upsertIntent(db, input, audit, false);
+  return { row: written.row!, inserted: written.inserted };
+}
+
+/**
+ * The same write, but only while the tenant is not closing (CLOSING_STATES): the check a new transfer needs and the
+ * intent in one statement. `closing`: the tenant's status when it refused (nothing written, whatever is recorded).
+ */
+export async function insertTransferIntentUnlessClosing(
+  db: Queryable,
+  input: IntentInput,
+  audit: Omit<AuditEntry, 'action' | 'externalRef' | 'subject' | 'details'>,
+): Promise<{ row: TransferIntentRow; inserted: boolean } | { closing: TenantStatus }> {
+  const written = await upsertIntent(db, input, audit, true);
+  return written.row ? { row: written.row, inserted: written.inserted } : { closing: written.tenantStatus! };
+}
+
+interface IntentInput {
+  externalRef: string;
+  purpose: string;
+  amountMicroUsd: string;
+  idempotencyKey: string;
+}
+
+async function upsertIntent(
+  db: Queryable,
+  input: IntentInput,
+  audit: Omit<AuditEntry, 'action' | 'externalRef' | 'subject' | 'details'> | undefined,
+  unlessClosing: boolean,
+): Promise<{ row: TransferIntentRow | undefined; inserted: boolean; tenantStatus: TenantStatus | null }> {
   const entry = audit && {
     ...audit,
     action: 'transfer.intent',
@@ -66,24 +97,34 @@ export async function insertTransferIntentIfAbsent(
     subject: input.idempotencyKey,
     details: { amountMicroUsd: input.amountMicroUsd, purpose: input.purpose },
   };
-  const { rows } = await db.query<TransferIntentRow & { inserted: boolean }>(
-    `WITH changed AS (
+  const params: unknown[] = [
+    input.externalRef,
+    input.purpose,
+    input.amountMicroUsd,
+    input.idempotencyKey,
+    ...(entry ? auditParams(entry) : []),
+  ];
+  // A refused tenant: the SELECT yields no row, so nothing is inserted and no conflict updates the recorded one.
+  const closingAt = unlessClosing ? params.push(CLOSING_STATES) : 0;
+  const open = unlessClosing
+    ? `WHERE NOT EXISTS (SELECT 1 FROM tenants WHERE external_ref = $1::text AND status = ANY($${closingAt}::text[]))`
+    : '';
+  const { rows } = await db.query<TransferIntentRow & { inserted: boolean | null; tenantStatus: TenantStatus | null }>(
+    prepared(
+      `WITH changed AS (
        INSERT INTO transfer_intents (external_ref, purpose, amount_micro_usd, idempotency_key, state, attempts)
-       VALUES ($1::text, $2::text, $3::numeric, $4::text, 'pending', 1)
+       SELECT $1::text, $2::text, $3::numeric, $4::text, 'pending', 1 ${open}
        ON CONFLICT (external_ref, purpose) DO UPDATE SET updated_at = transfer_intents.updated_at
        RETURNING ${COLUMNS}, (xmax = 0) AS inserted
      )${entry ? `, audited AS (${auditFrom('changed', 5, 'WHERE inserted')})` : ''}
-     SELECT * FROM changed`,
-    [
-      input.externalRef,
-      input.purpose,
-      input.amountMicroUsd,
-      input.idempotencyKey,
-      ...(entry ? auditParams(entry) : []),
-    ],
+     SELECT changed.*, ${unlessClosing ? '(SELECT status FROM tenants WHERE external_ref = $1::text)' : 'NULL'}
+            AS "tenantStatus"
+       FROM (SELECT 1) one LEFT JOIN changed ON true`,
+      params,
+    ),
   );
-  const { inserted, ...row } = rows[0]!;
-  return { row, inserted };
+  const { inserted, tenantStatus, ...row } = rows[0]!;
+  return { row: row.id === null ? undefined : row, inserted: inserted === true, tenantStatus };
 }
 
 export async function findTransferIntent(
@@ -127,14 +168,16 @@ export async function claimTransferSend(
   idempotencyKey: string,
 ): Promise<number | undefined> {
   const { rows } = await db.query<{ claim: number }>(
-    `WITH c AS (
+    prepared(
+      `WITH c AS (
        UPDATE transfer_intents SET send_claims = send_claims + 1
         WHERE id = $1::bigint AND idempotency_key = $2::text AND state IN ('pending', 'unknown')
         RETURNING send_claims
      )
      INSERT INTO transfer_sends (intent_id, claim, idempotency_key) SELECT $1::bigint, send_claims, $2::text FROM c
      RETURNING claim`,
-    [intentId, idempotencyKey],
+      [intentId, idempotencyKey],
+    ),
   );
   return rows[0]?.claim;
 }
@@ -169,8 +212,34 @@ export async function updateTransferIntent(
    * under it meets the refusal again, alone).
    */
   send?: TransferSend,
-): Promise<TransferIntentRow | undefined> {
+  /**
+   * A send that succeeded: the parent's insufficient-balance state (src/domain/parent-shortfall.ts) is cleared by the
+   * same statement when this move made the intent succeed, the state was set before `sentAt` (the parent's balance
+   * covered what was refused) and its refused amount is at most this intent's. What it cleared comes back as
+   * `shortfallCleared`.
+   */
+  clearShortfall?: { sentAt: Date; updatedBy: string },
+): Promise<(TransferIntentRow & { shortfallCleared?: { since: Date; refusedMicroUsd: string } }) | undefined> {
   const sendAt = audit ? 8 + auditParams(audit).length : 8;
+  const clearAt = sendAt + (send ? 3 : 0);
+  // Takes no lock when there is nothing to clear (the SELECT finds no row): every successful send asks.
+  const shortfallCtes = clearShortfall
+    ? `, shortfall_old AS (
+         SELECT insufficient_since AS since, insufficient_micro_usd AS refused FROM funding_parent
+          WHERE id AND insufficient_since <= $${clearAt}::timestamptz
+            AND insufficient_micro_usd <= (SELECT c."amountMicroUsd"::numeric FROM changed c
+                                            WHERE c.state = 'succeeded' AND c.prev_state <> 'succeeded')
+          FOR UPDATE
+       ), shortfall AS (
+         UPDATE funding_parent p SET insufficient_since = NULL, insufficient_micro_usd = NULL,
+           updated_by = $${clearAt + 1}::text, updated_at = now()
+           FROM shortfall_old WHERE p.id
+         RETURNING shortfall_old.since, shortfall_old.refused::text AS refused
+       )`
+    : '';
+  const shortfallColumns = clearShortfall
+    ? `, (SELECT since FROM shortfall) AS shortfall_since, (SELECT refused FROM shortfall) AS shortfall_refused`
+    : '';
   const sendCtes = send
     ? `, ended AS (UPDATE transfer_sends SET ended_at = now()
           WHERE intent_id = $1::bigint AND claim = $${sendAt}::int RETURNING claim)`
@@ -180,8 +249,16 @@ export async function updateTransferIntent(
           WHERE s.intent_id = $1::bigint AND s.claim <> $${sendAt}::int AND s.idempotency_key = $${sendAt + 1}::text
             AND s.ended_at IS NULL AND s.started_at > now() - make_interval(secs => $${sendAt + 2}::int)))`
     : 'true';
-  const { rows } = await db.query<TransferIntentRow & { prev_state: string; prev_code: string | null }>(
-    `WITH prev AS (
+  const { rows } = await db.query<
+    TransferIntentRow & {
+      prev_state: string;
+      prev_code: string | null;
+      shortfall_since?: Date | null;
+      shortfall_refused?: string | null;
+    }
+  >(
+    prepared(
+      `WITH prev AS (
        SELECT id AS prev_id, state AS prev_state, failure_code AS prev_code, ${mayTakeKey} AS may_take_key
          FROM transfer_intents WHERE id = $1::bigint
      )${sendCtes}, changed AS (UPDATE transfer_intents SET
@@ -197,23 +274,25 @@ export async function updateTransferIntent(
       FROM prev
       WHERE id = prev.prev_id AND state = ANY($2::text[])
       RETURNING ${COLUMNS}, prev.prev_state, prev.prev_code),
-        ${TRANSFER_EVENTS}${audit ? `, audited AS (${auditFrom('changed', 8)})` : ''}
-     SELECT * FROM changed`,
-    [
-      id,
-      from,
-      change.state,
-      change.platformTransferId ?? null,
-      change.failureCode ?? null,
-      change.resolution ?? null,
-      change.nextIdempotencyKey ?? null,
-      ...(audit ? auditParams(audit) : []),
-      ...(send ? [send.claim, send.idempotencyKey, send.leaseSeconds] : []),
-    ],
+        ${TRANSFER_EVENTS}${audit ? `, audited AS (${auditFrom('changed', 8)})` : ''}${shortfallCtes}
+     SELECT changed.*${shortfallColumns} FROM changed`,
+      [
+        id,
+        from,
+        change.state,
+        change.platformTransferId ?? null,
+        change.failureCode ?? null,
+        change.resolution ?? null,
+        change.nextIdempotencyKey ?? null,
+        ...(audit ? auditParams(audit) : []),
+        ...(send ? [send.claim, send.idempotencyKey, send.leaseSeconds] : []),
+        ...(clearShortfall ? [clearShortfall.sentAt.toISOString(), clearShortfall.updatedBy] : []),
+      ],
+    ),
   );
   if (!rows[0]) return undefined;
-  const { prev_state: _state, prev_code: _code, ...row } = rows[0];
-  return row;
+  const { prev_state: _state, prev_code: _code, shortfall_since: since, shortfall_refused: refused, ...row } = rows[0];
+  return since && refused ? { ...row, shortfallCleared: { since, refusedMicroUsd: refused } } : row;
 }
 
 /**

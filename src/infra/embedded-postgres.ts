@@ -23,6 +23,8 @@ export interface EmbeddedPostgresOptions {
   nativeDir?: string;
   /** Called with the postmaster's pid the moment it is spawned (the dev stack records it: stack-record.ts). */
   onSpawn?: (pid: number) => void;
+  /** More server settings, each passed as `-c name=value` (the benchmarks load pg_stat_statements this way). */
+  settings?: Readonly<Record<string, string>>;
 }
 
 export interface RunningPostgres {
@@ -69,7 +71,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     await initdb(bin, dataDir, account, log);
   }
   const port = await preferredOrFreePort(options.port ?? 0);
-  const server = await startServer(bin, dataDir, port, account, log, options.onSpawn);
+  const server = await startServer(bin, dataDir, port, account, log, options.onSpawn, options.settings ?? {});
   const killOnExit = () => server.kill('SIGINT');
   process.once('exit', killOnExit);
   return {
@@ -168,6 +170,7 @@ async function startServer(
   account: PostgresAccount | undefined,
   log: (line: string) => void,
   onSpawn: ((pid: number) => void) | undefined,
+  settings: Readonly<Record<string, string>>,
 ): Promise<ChildProcess> {
   // TCP on loopback only and no Unix socket: nothing to collide with a system Postgres.
   const args = [
@@ -181,6 +184,7 @@ async function startServer(
     'unix_socket_directories=',
     '-c',
     'max_connections=200',
+    ...Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
   ];
   // Its own process group, as the Temporal dev server's: a Ctrl-C reaches us, not the server, so the worker
   // drains against a live database before we stop it (it met a database shutting down, and the console showed

@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { platformTaskQueue } from '../../src/domain/ids.js';
 import { createLogger } from '../../src/infra/log.js';
 import { workerRuntimeLogger } from '../../src/main/wiring/telemetry.js';
@@ -34,5 +34,30 @@ describe('worker runtime logger', () => {
       ['Worker state changed to FAILED', platform.taskQueue],
       [`${NO_WORKFLOWS}!`, platform.taskQueue],
     ]);
+  });
+
+  it('drops what is below LOG_LEVEL before it reaches pino: the SDK logs every activity at DEBUG', () => {
+    const quiet = createLogger({
+      level: 'info',
+      format: 'json',
+      destination: new Writable({ write: (_c, _e, done) => done() }),
+    });
+    const debug = vi.spyOn(quiet, 'debug');
+    const info = vi.spyOn(quiet, 'info');
+    const runtime = workerRuntimeLogger(quiet, 'info');
+    runtime.debug('Activity started', { sdkComponent: 'activity', activityType: 'fundWallet' });
+    runtime.trace('Activity completed', { sdkComponent: 'activity' });
+    expect(debug).not.toHaveBeenCalled();
+    runtime.info('onboarding active', { sdkComponent: 'workflow' });
+    expect(info).toHaveBeenCalledTimes(1);
+
+    const verbose = createLogger({
+      level: 'debug',
+      format: 'json',
+      destination: new Writable({ write: (_c, _e, done) => done() }),
+    });
+    const verboseDebug = vi.spyOn(verbose, 'debug');
+    workerRuntimeLogger(verbose, 'debug').debug('Activity started', { sdkComponent: 'activity' });
+    expect(verboseDebug).toHaveBeenCalledTimes(1);
   });
 });

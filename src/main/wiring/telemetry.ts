@@ -1,4 +1,4 @@
-import type { Logger as TemporalLogger } from '@temporalio/common';
+import type { LogLevel, Logger as TemporalLogger } from '@temporalio/common';
 import { DefaultLogger, type TelemetryOptions } from '@temporalio/worker';
 import type { LevelWithSilent } from 'pino';
 import { platformTaskQueue } from '../../domain/ids.js';
@@ -12,13 +12,25 @@ import { temporalSdkLogger, toTemporalLogger, type Logger } from '../../infra/lo
 export function workerRuntimeLogger(logger: Logger, level: LevelWithSilent): TemporalLogger {
   const ours = toTemporalLogger(logger);
   const sdk = temporalSdkLogger(logger, level);
-  // The SDK's DefaultLogger supplies the per-level methods; pino does the level filtering.
-  return new DefaultLogger('TRACE', ({ level: at, message, meta }) => {
+  // The SDK's DefaultLogger supplies the per-level methods and drops what is below LOG_LEVEL before anything else
+  // runs (the SDK logs every activity's start and end at DEBUG); pino filters the SDK's own lines one level further.
+  return new DefaultLogger(RUNTIME_LEVELS[level], ({ level: at, message, meta }) => {
     if (expectedOfPlatformWorker(message, meta)) return;
     const component = meta?.sdkComponent;
     (component === 'workflow' || component === 'activity' ? ours : sdk).log(at, message, meta);
   });
 }
+
+/** The least severe line the Runtime's logger passes on, for each LOG_LEVEL (silent: errors, which pino drops). */
+const RUNTIME_LEVELS = {
+  trace: 'TRACE',
+  debug: 'DEBUG',
+  info: 'INFO',
+  warn: 'WARN',
+  error: 'ERROR',
+  fatal: 'ERROR',
+  silent: 'ERROR',
+} as const satisfies Record<LevelWithSilent, LogLevel>;
 
 /**
  * The platform queue's worker runs activities only, by design (src/main/wiring/platform-worker.ts), so the SDK's
