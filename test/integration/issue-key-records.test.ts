@@ -1,15 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createActivities } from '../../activities/index.js';
-import { createPool, type Pool } from '../../src/db/pool.js';
+import { createCountingEnv, type CountingEnv } from '../harness/counting-env.js';
 import { insertTenantIfAbsent, recordSubaccount, setTenantStatus } from '../../src/db/tenants-store.js';
 import { TenantStatus } from '../../src/domain/tenant-rules.js';
-import { createLogger } from '../../src/infra/log.js';
-import { createPlatformClient } from '../../src/platform/index.js';
-import { generateMasterKey, parseMasterKeys } from '../../src/secrets/master-keys.js';
-import { createVault } from '../../src/secrets/vault.js';
-import { DEFAULT_PLATFORM_KEY, startSimulator, type RunningSimulator } from '../../src/sim/index.js';
-import { countStatements } from '../../bench/onboarding/statements.js';
-import { createTestContext, type TestContext } from '../harness/context.js';
 
 /**
  * The key step's records against real Postgres and the simulator: a first create claims its record, with the
@@ -18,78 +10,65 @@ import { createTestContext, type TestContext } from '../harness/context.js';
  * behave as before.
  */
 describe('issue key: records and round trips', () => {
-  let ctx: TestContext;
-  let sim: RunningSimulator;
-  let pool: Pool;
-  let statements: () => number;
-  let activities: ReturnType<typeof createActivities>;
-  const platform = () => createPlatformClient({ baseUrl: sim.apiBase, platformKey: DEFAULT_PLATFORM_KEY });
-
+  let env: CountingEnv;
   beforeAll(async () => {
-    ctx = await createTestContext('issue-key-records');
-    sim = await startSimulator();
-    pool = createPool(ctx.databaseUrl, { max: 1 });
-    statements = countStatements(pool);
-    activities = createActivities({
-      pool,
-      platform: platform(),
-      vault: createVault(parseMasterKeys(generateMasterKey('issuekeys'))),
-      logger: createLogger({ level: 'silent' }),
-    });
+    env = await createCountingEnv('issue-key-records');
   });
   afterAll(async () => {
-    await pool?.end();
-    await sim?.close();
-    await ctx?.close();
+    await env?.close();
   });
 
   async function tenant(externalRef: string, status: TenantStatus = TenantStatus.created) {
-    await insertTenantIfAbsent(ctx.pool, { externalRef, name: externalRef, createIdempotencyKey: `c-${externalRef}` });
-    const { subaccount } = await platform().createSubaccount({
+    await insertTenantIfAbsent(env.ctx.pool, {
+      externalRef,
+      name: externalRef,
+      createIdempotencyKey: `c-${externalRef}`,
+    });
+    const { subaccount } = await env.platform().createSubaccount({
       name: externalRef,
       externalRef,
       idempotencyKey: `c-${externalRef}`,
     });
-    await recordSubaccount(ctx.pool, externalRef, subaccount.id);
-    await setTenantStatus(ctx.pool, externalRef, status);
+    await recordSubaccount(env.ctx.pool, externalRef, subaccount.id);
+    await setTenantStatus(env.ctx.pool, externalRef, status);
     return subaccount.id;
   }
   const keyRow = async (externalRef: string) =>
     (
-      await ctx.pool.query(
+      await env.ctx.pool.query(
         `SELECT key_name, create_attempts, status, verified_at IS NOT NULL AS verified,
                 (SELECT count(*)::int FROM key_secrets WHERE tenant_key_id = k.id) AS secrets
            FROM tenant_keys k WHERE external_ref = $1`,
         [externalRef],
       )
     ).rows;
-  const keysOn = async (subaccountId: string) => (await platform().listTenantKeys({ subaccountId })).keys;
+  const keysOn = async (subaccountId: string) => (await env.platform().listTenantKeys({ subaccountId })).keys;
 
   it('a first issue and verify: one key named for attempt 1, stored, verified, in 3 statements', async () => {
     const subaccountId = await tenant('ik-first');
-    const before = statements();
-    const result = await activities.issueAndVerifyTenantKey({
+    const before = env.statements();
+    const result = await env.activities.issueAndVerifyTenantKey({
       externalRef: 'ik-first',
       subaccountId,
       slot: 'default',
       generation: 1,
     });
-    expect(statements() - before).toBe(3);
+    expect(env.statements() - before).toBe(3);
     expect(result).toMatchObject({ state: 'issued', verified: true, orphansRevoked: [] });
     expect(await keyRow('ik-first')).toEqual([
       { key_name: 'tpo-default-g1-a1', create_attempts: 1, status: 'active', verified: true, secrets: 1 },
     ]);
     const keys = await keysOn(subaccountId);
     expect(keys.map((k) => [k.name, k.status])).toEqual([['tpo-default-g1-a1', 'active']]);
-    const audits = await ctx.pool.query(`SELECT action FROM audit_log WHERE external_ref = 'ik-first' ORDER BY id`);
+    const audits = await env.ctx.pool.query(`SELECT action FROM audit_log WHERE external_ref = 'ik-first' ORDER BY id`);
     expect(audits.rows.map((r) => r.action)).toEqual(['key.issued', 'key.verified']);
   });
 
   it('again after the issue (a retry): the stored key, its stored copy opened and verified, nothing new', async () => {
     const subaccountId = await tenant('ik-again');
     const input = { externalRef: 'ik-again', subaccountId, slot: 'default', generation: 1 };
-    const issued = await activities.issueTenantKey(input);
-    const again = await activities.issueAndVerifyTenantKey(input);
+    const issued = await env.activities.issueTenantKey(input);
+    const again = await env.activities.issueAndVerifyTenantKey(input);
     expect(again).toEqual({ ...issued, verified: true });
     // The retry took the proof over with the next claim (issue 44): create_attempts counts claims, not creates.
     expect(await keyRow('ik-again')).toEqual([
@@ -101,12 +80,12 @@ describe('issue key: records and round trips', () => {
   it('after an attempt whose answer was lost: its key revoked as an orphan, the next attempt named -a2', async () => {
     const subaccountId = await tenant('ik-lost');
     // Attempt 1 claimed its record and its create reached the platform; the answer (and token) never came back.
-    await ctx.pool.query(
+    await env.ctx.pool.query(
       `INSERT INTO tenant_keys (external_ref, slot, generation, key_name, status, create_attempts)
        VALUES ('ik-lost', 'default', 1, 'tpo-default-g1-a1', 'creating', 1)`,
     );
-    const lost = await platform().createTenantKey({ subaccountId, name: 'tpo-default-g1-a1' });
-    const result = await activities.issueTenantKey({
+    const lost = await env.platform().createTenantKey({ subaccountId, name: 'tpo-default-g1-a1' });
+    const result = await env.activities.issueTenantKey({
       externalRef: 'ik-lost',
       subaccountId,
       slot: 'default',
@@ -129,7 +108,7 @@ describe('issue key: records and round trips', () => {
       const ref = `ik-${status}`;
       const subaccountId = await tenant(ref, status);
       await expect(
-        activities.issueAndVerifyTenantKey({ externalRef: ref, subaccountId, slot: 'default', generation: 1 }),
+        env.activities.issueAndVerifyTenantKey({ externalRef: ref, subaccountId, slot: 'default', generation: 1 }),
       ).rejects.toMatchObject({
         message: expect.stringContaining(`tenant ${ref} is ${status}: no new transfers or keys`),
       });

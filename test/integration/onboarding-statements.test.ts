@@ -1,17 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApplicationFailure } from '@temporalio/common';
-import { createActivities } from '../../activities/index.js';
-import { createPool, type Pool } from '../../src/db/pool.js';
+import { createCountingEnv, type CountingEnv } from '../harness/counting-env.js';
 import { getFundingParent, noteParentShortfall } from '../../src/db/funding-store.js';
 import { insertTenantIfAbsent, recordSubaccount, setTenantStatus } from '../../src/db/tenants-store.js';
 import { TenantStatus } from '../../src/domain/tenant-rules.js';
-import { createLogger } from '../../src/infra/log.js';
-import { createPlatformClient } from '../../src/platform/index.js';
-import { generateMasterKey, parseMasterKeys } from '../../src/secrets/master-keys.js';
-import { createVault } from '../../src/secrets/vault.js';
-import { DEFAULT_PLATFORM_KEY, startSimulator, type RunningSimulator } from '../../src/sim/index.js';
-import { countStatements } from '../../bench/onboarding/statements.js';
-import { createTestContext, type TestContext } from '../harness/context.js';
 
 /**
  * Issue 49: the Postgres statements each onboarding step sends, pinned (a counting pool; each statement is a round
@@ -20,67 +12,54 @@ import { createTestContext, type TestContext } from '../harness/context.js';
  * the tenant's check, the send's claim, the outcome with its event and the parent's shortfall), key 3, active 1.
  */
 describe('onboarding steps: statements per step', () => {
-  let ctx: TestContext;
-  let sim: RunningSimulator;
-  let pool: Pool;
-  let statements: () => number;
-  let activities: ReturnType<typeof createActivities>;
-  const platform = () => createPlatformClient({ baseUrl: sim.apiBase, platformKey: DEFAULT_PLATFORM_KEY });
-
+  let env: CountingEnv;
   beforeAll(async () => {
-    ctx = await createTestContext('onboarding-statements');
-    sim = await startSimulator();
-    pool = createPool(ctx.databaseUrl, { max: 1 });
-    statements = countStatements(pool);
-    activities = createActivities({
-      pool,
-      platform: platform(),
-      vault: createVault(parseMasterKeys(generateMasterKey('statements'))),
-      logger: createLogger({ level: 'silent' }),
-    });
+    env = await createCountingEnv('onboarding-statements');
   });
   afterAll(async () => {
-    await pool?.end();
-    await sim?.close();
-    await ctx?.close();
+    await env?.close();
   });
 
   async function counted<T>(step: () => Promise<T>): Promise<[T, number]> {
-    const before = statements();
+    const before = env.statements();
     const result = await step();
-    return [result, statements() - before];
+    return [result, env.statements() - before];
   }
   const audited = async (externalRef: string) =>
     (
-      await ctx.pool.query<{ action: string }>(`SELECT action FROM audit_log WHERE external_ref = $1 ORDER BY id`, [
+      await env.ctx.pool.query<{ action: string }>(`SELECT action FROM audit_log WHERE external_ref = $1 ORDER BY id`, [
         externalRef,
       ])
     ).rows.map((r) => r.action);
   const events = async (externalRef: string) =>
     (
-      await ctx.pool.query<{ type: string }>(`SELECT type FROM event_outbox WHERE external_ref = $1 ORDER BY seq`, [
+      await env.ctx.pool.query<{ type: string }>(`SELECT type FROM event_outbox WHERE external_ref = $1 ORDER BY seq`, [
         externalRef,
       ])
     ).rows.map((r) => r.type);
   const transfersTo = (subaccountId: string) =>
-    sim.state().transfers.filter((t) => t.subaccountId === subaccountId).length;
-  const shortfall = async () => (await getFundingParent(ctx.pool)).insufficientMicroUsd;
+    env.sim.state().transfers.filter((t) => t.subaccountId === subaccountId).length;
+  const shortfall = async () => (await getFundingParent(env.ctx.pool)).insufficientMicroUsd;
   async function recordedTenant(externalRef: string, status: TenantStatus) {
-    await insertTenantIfAbsent(ctx.pool, { externalRef, name: externalRef, createIdempotencyKey: `c-${externalRef}` });
-    const { subaccount } = await platform().createSubaccount({
+    await insertTenantIfAbsent(env.ctx.pool, {
+      externalRef,
+      name: externalRef,
+      createIdempotencyKey: `c-${externalRef}`,
+    });
+    const { subaccount } = await env.platform().createSubaccount({
       name: externalRef,
       externalRef,
       idempotencyKey: `c-${externalRef}`,
     });
-    await recordSubaccount(ctx.pool, externalRef, subaccount.id);
-    await setTenantStatus(ctx.pool, externalRef, status);
+    await recordSubaccount(env.ctx.pool, externalRef, subaccount.id);
+    await setTenantStatus(env.ctx.pool, externalRef, status);
     return subaccount.id;
   }
 
   it('a fresh onboarding: begin 3, funding 3, key 3, active 1, with every audit row and event written', async () => {
     const externalRef = 'os-fresh';
     const [begun, begin] = await counted(() =>
-      activities.beginOnboarding({
+      env.activities.beginOnboarding({
         input: { externalRef, name: 'Fresh', fundingMicroUsd: '1000' },
         workflowType: 'onboardTenant',
       }),
@@ -89,15 +68,15 @@ describe('onboarding steps: statements per step', () => {
     if (begun.step.lookupNeeded) throw new Error('a fresh create needs no lookup');
     const { subaccountId } = begun.step;
     const fundInput = { externalRef, subaccountId, amountMicroUsd: '1000', purpose: 'initial-funding' };
-    const [funded, funding] = await counted(() => activities.fundWallet(fundInput));
+    const [funded, funding] = await counted(() => env.activities.fundWallet(fundInput));
     expect(funded.state).toBe('succeeded');
     expect(funding).toBe(3);
     const [issued, key] = await counted(() =>
-      activities.issueAndVerifyTenantKey({ externalRef, subaccountId, slot: 'default', generation: 1 }),
+      env.activities.issueAndVerifyTenantKey({ externalRef, subaccountId, slot: 'default', generation: 1 }),
     );
     expect(issued.state).toBe('issued');
     expect(key).toBe(3);
-    const [, active] = await counted(() => activities.markTenantActive({ externalRef, subaccountId }));
+    const [, active] = await counted(() => env.activities.markTenantActive({ externalRef, subaccountId }));
     expect(active).toBe(1);
 
     expect(await audited(externalRef)).toEqual(
@@ -109,7 +88,7 @@ describe('onboarding steps: statements per step', () => {
     );
     // A repeat of the funding step moves no money: the recorded outcome, one statement, nothing sent.
     const transfersBefore = transfersTo(subaccountId);
-    const [again, repeat] = await counted(() => activities.fundWallet(fundInput));
+    const [again, repeat] = await counted(() => env.activities.fundWallet(fundInput));
     expect(again).toEqual(funded);
     expect(repeat).toBe(1);
     expect(transfersTo(subaccountId)).toBe(transfersBefore);
@@ -120,7 +99,7 @@ describe('onboarding steps: statements per step', () => {
     const externalRef = 'os-closing';
     const subaccountId = await recordedTenant(externalRef, TenantStatus.closing);
     const [refused, sent] = await counted(() =>
-      activities
+      env.activities
         .fundWallet({ externalRef, subaccountId, amountMicroUsd: '1000', purpose: 'initial-funding' })
         .then(() => undefined)
         .catch((error: unknown) => error),
@@ -129,16 +108,16 @@ describe('onboarding steps: statements per step', () => {
     expect((refused as ApplicationFailure).type).toBe('TENANT_CLOSED');
     expect(sent).toBe(1);
     expect(
-      (await ctx.pool.query(`SELECT 1 FROM transfer_intents WHERE external_ref = $1`, [externalRef])).rowCount,
+      (await env.ctx.pool.query(`SELECT 1 FROM transfer_intents WHERE external_ref = $1`, [externalRef])).rowCount,
     ).toBe(0);
     expect(transfersTo(subaccountId)).toBe(0);
   });
 
   it("a success clears the parent's shortfall it covers in the outcome's statement, audited; a larger one stays", async () => {
     const small = await recordedTenant('os-covers', TenantStatus.created);
-    await noteParentShortfall(ctx.pool, '2000', 'test');
+    await noteParentShortfall(env.ctx.pool, '2000', 'test');
     const [covered, coveredStatements] = await counted(() =>
-      activities.fundWallet({
+      env.activities.fundWallet({
         externalRef: 'os-covers',
         subaccountId: small,
         amountMicroUsd: '2000',
@@ -152,8 +131,8 @@ describe('onboarding steps: statements per step', () => {
     expect(await audited('os-covers')).toContain('parent.funded');
 
     const other = await recordedTenant('os-short', TenantStatus.created);
-    await noteParentShortfall(ctx.pool, '5000', 'test');
-    const done = await activities.fundWallet({
+    await noteParentShortfall(env.ctx.pool, '5000', 'test');
+    const done = await env.activities.fundWallet({
       externalRef: 'os-short',
       subaccountId: other,
       amountMicroUsd: '1000',

@@ -1,0 +1,52 @@
+import { createActivities, type Activities } from '../../activities/index.js';
+import { countStatements } from '../../bench/onboarding/statements.js';
+import { createPool, type Pool } from '../../src/db/pool.js';
+import { createLogger } from '../../src/infra/log.js';
+import { createPlatformClient, type PlatformClient } from '../../src/platform/index.js';
+import { generateMasterKey, parseMasterKeys } from '../../src/secrets/master-keys.js';
+import { createVault } from '../../src/secrets/vault.js';
+import { DEFAULT_PLATFORM_KEY, startSimulator, type RunningSimulator } from '../../src/sim/index.js';
+import { createTestContext, type TestContext } from './context.js';
+
+/**
+ * The worker's activities over a pool of one connection whose statements are counted, against the simulator: what
+ * the tests that pin a step's round trips to Postgres stand on.
+ */
+export interface CountingEnv {
+  ctx: TestContext;
+  sim: RunningSimulator;
+  pool: Pool;
+  activities: Activities;
+  /** A client of the simulator with the parent's platform key. */
+  platform(): PlatformClient;
+  /** Statements the pool has sent so far. */
+  statements(): number;
+  close(): Promise<void>;
+}
+
+export async function createCountingEnv(name: string): Promise<CountingEnv> {
+  const ctx = await createTestContext(name);
+  const sim = await startSimulator();
+  const pool = createPool(ctx.databaseUrl, { max: 1 });
+  const statements = countStatements(pool);
+  const platform = () => createPlatformClient({ baseUrl: sim.apiBase, platformKey: DEFAULT_PLATFORM_KEY });
+  const activities = createActivities({
+    pool,
+    platform: platform(),
+    vault: createVault(parseMasterKeys(generateMasterKey(name))),
+    logger: createLogger({ level: 'silent' }),
+  });
+  return {
+    ctx,
+    sim,
+    pool,
+    activities,
+    platform,
+    statements,
+    close: async () => {
+      await pool.end();
+      await sim.close();
+      await ctx.close();
+    },
+  };
+}
