@@ -190,19 +190,22 @@ export async function endTransferSend(db: Queryable, intentId: string, claim: nu
   ]);
 }
 
+/** An intent's move: its new state and what the platform answered. */
+export interface TransferChange {
+  state: TransferState;
+  platformTransferId?: string | null;
+  failureCode?: string | null;
+  resolution?: string | null;
+  /** A definite refusal: the next attempt uses this new key. */
+  nextIdempotencyKey?: string;
+}
+
 /** Moves the intent on, but only from a state in `from`: a late writer never undoes a settled outcome. */
 export async function updateTransferIntent(
   db: Queryable,
   id: string,
   from: readonly TransferState[],
-  change: {
-    state: TransferState;
-    platformTransferId?: string | null;
-    failureCode?: string | null;
-    resolution?: string | null;
-    /** A definite refusal: the next attempt uses this new key. */
-    nextIdempotencyKey?: string;
-  },
+  change: TransferChange,
   /** Written by the same statement when the intent moved. */
   audit?: AuditEntry,
   /**
@@ -343,13 +346,7 @@ export async function findTransferIntentByKey(
 export async function rewriteTransferIntent(
   db: Queryable,
   intent: TransferIntentRow,
-  change: {
-    state: TransferState;
-    platformTransferId?: string | null;
-    failureCode?: string | null;
-    resolution?: string | null;
-    nextIdempotencyKey?: string;
-  },
+  change: TransferChange,
   audit: AuditEntry,
 ): Promise<TransferIntentRow | undefined> {
   const { rows } = await db.query<TransferIntentRow>(
