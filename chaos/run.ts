@@ -269,11 +269,13 @@ async function recoverAfterRestore(world: ChaosWorld, prefix: string, log: (line
       {},
       { taskQueue: world.taskQueue },
     );
-    const { totals } = await handle.result();
+    const { totals, skipped } = await handle.result();
     say(
       `drift check (${pass}): ${totals.tenantsChecked} tenants, ${totals.findingsSeen} findings, ` +
-        `${totals.fixesApplied} fixes, ${totals.failed} failed`,
+        `${totals.fixesApplied} fixes, ${totals.failed} failed, ${totals.skipped} skipped`,
     );
+    const ours = skipped.filter((s) => s.externalRef.startsWith(prefix));
+    if (ours.length) say(`  skipped: ${ours.map((s) => `${s.externalRef} (${s.reason})`).join('; ')}`);
     const { rows } = await world.pool.query<{ kind: string; fix: string | null; n: number }>(
       `SELECT kind, fix, count(*)::int AS n FROM drift_findings
         WHERE last_check_id = (SELECT max(id) FROM drift_checks) GROUP BY kind, fix ORDER BY kind`,
