@@ -19,6 +19,7 @@ import {
   PlatformBusinessStateError,
   PlatformDefiniteError,
   PlatformIdempotencyConflictError,
+  PlatformError,
   PlatformTransientError,
 } from '../src/platform/index.js';
 import { isTenantRecordMissing, restoreOnboardingTenant } from './restored-records.js';
@@ -292,7 +293,13 @@ export function createWalletActivities(deps: ActivityDeps) {
     subaccountId: string,
     intents: TransferIntentRow[],
   ): Promise<void> {
-    const { wallet } = await platform.getWallet({ subaccountId });
+    // Best effort: a wallet that cannot be read now leaves the close to its own reconciling, as before.
+    const read = await platform.getWallet({ subaccountId }).catch((error: unknown) => {
+      if (error instanceof PlatformError) return undefined;
+      throw error;
+    });
+    if (!read) return;
+    const { wallet } = read;
     const byKey = new Map(intents.map((i) => [i.idempotencyKey, i]));
     for (const t of wallet.transfers ?? []) {
       if (!t.idempotencyKey || !OUR_TRANSFER_KEY.test(t.idempotencyKey) || !t.amountMicroUsd) continue;
