@@ -19,7 +19,6 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import { tenantStatusKey } from '../src/domain/search-attributes.js';
 import { currentWaitQuery, type WaitView } from './waits-messages.js';
 
@@ -88,8 +87,6 @@ export interface WaitsOptions {
 export class Waits {
   current: WaitView | null;
   private attributeStage: string | null = null;
-  /** Attributes that go out with the next TenantStatus upsert, in its one command (`withNextStatus`). */
-  private pending: SearchAttributeUpdatePair[] = [];
 
   constructor(
     private readonly options: WaitsOptions = {},
@@ -126,14 +123,6 @@ export class Waits {
     this.publish();
   }
 
-  /**
-   * Sets `pairs` with the next TenantStatus upsert instead of in a command of their own (each upsert is an event
-   * and a visibility write). The caller sets a stage in the same activation, so nothing waits on them.
-   */
-  withNextStatus(pairs: SearchAttributeUpdatePair[]): void {
-    this.pending.push(...pairs);
-  }
-
   /** Shows the run's details again (its own summary changed; the wait did not). */
   refresh(): void {
     this.publish();
@@ -156,9 +145,6 @@ export class Waits {
   private setAttribute(stage: string): void {
     if (!this.options.tenantStatus || this.attributeStage === stage) return;
     this.attributeStage = stage;
-    upsertSearchAttributes([
-      ...this.pending.splice(0),
-      { key: tenantStatusKey, value: this.options.tenantStatus(stage) },
-    ]);
+    upsertSearchAttributes([{ key: tenantStatusKey, value: this.options.tenantStatus(stage) }]);
   }
 }

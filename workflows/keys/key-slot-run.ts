@@ -80,15 +80,6 @@ export type SettledOutcome = RotationSettled['outcome'];
 export const FLEET_QUIET_RELEASE_PATCH = 'fleet-releases-quiet-waits';
 
 /**
- * 1.0 compatibility: a rotation sets TenantExternalRef with its first TenantStatus (one upsert, not two), and
- * tells its parent no end that the parent never reads (issue 49): runs recorded before it keep both commands.
- */
-export const ROTATION_FEWER_TASKS_PATCH = 'rotation-fewer-tasks';
-
-/** Ends a parent reads only from a run it released (`settles`); rotateTenantKeyOnSchedule reads no tell. */
-const ENDS: readonly SettledOutcome[] = ['completed', 'aborted', 'failed'];
-
-/**
  * What the fleet run that started this one was told: nothing yet; held or at the key limit first (counted
  * as held then, as before the patch); that it waits out its quiet gate (released from the bound, not yet
  * counted); or, after that, how it settled (counted: nothing more is told).
@@ -100,13 +91,6 @@ export type FleetTold = 'none' | 'held' | 'waiting' | 'settled';
  * continue-as-new (`told`). A rotation and an adoption each hold one, and hand it to their SlotRun.
  */
 export class FleetTell {
-  /**
-   * An end told to a run that was not released (no `settles`) changes nothing in rotateFleet and is not read by
-   * rotateTenantKeyOnSchedule: skipping it saves the signal's two events and the workflow task its answer takes.
-   * Set once the run's patch says so (ROTATION_FEWER_TASKS_PATCH).
-   */
-  skipsUnreadEnds = false;
-
   constructor(public told: FleetTold) {}
 
   /**
@@ -116,7 +100,6 @@ export class FleetTell {
   tellParent(outcome: SettledOutcome): Promise<void> {
     const parent = workflowInfo().parent;
     if (!parent || this.told === 'settled') return Promise.resolve();
-    if (this.skipsUnreadEnds && this.told !== 'waiting' && ENDS.includes(outcome)) return Promise.resolve();
     const settles = this.told === 'waiting' && outcome !== 'waiting_for_quiet';
     if (outcome === 'waiting_for_quiet') this.told = 'waiting';
     else if (settles) this.told = 'settled';
@@ -156,11 +139,6 @@ export interface SlotRunParts<Status, Carried> {
   fleet: FleetTell;
   /** Whether waiting out the quiet gate releases the run from its fleet's bound (a rotation's; not an adoption's). */
   releasesFleetWhileQuiet: boolean;
-  /**
-   * Whether TenantExternalRef goes out with the run's first TenantStatus, in one upsert (the workflow's patch);
-   * its flow then shows a stage in the activation `run` calls it in.
-   */
-  refWithFirstStatus?: () => boolean;
 }
 
 /** How a run ends other than by its flow's result (not a continuation), in a non-cancellable scope. */
@@ -246,11 +224,7 @@ export class SlotRun<
   /** The run, once its input is checked: `steps` is its flow; a failure or a cancel ends as `ending` says. */
   async run<Result>(input: SlotRunInput, steps: () => Promise<Result>, ending: SlotRunEnding): Promise<Result> {
     this.configure(input);
-    if (!this.carried) {
-      const ref = [{ key: tenantExternalRefKey, value: this.externalRef }];
-      if (this.parts.refWithFirstStatus?.()) this.waits.withNextStatus(ref);
-      else upsertSearchAttributes(ref);
-    }
+    if (!this.carried) upsertSearchAttributes([{ key: tenantExternalRefKey, value: this.externalRef }]);
     try {
       return await steps();
     } catch (error) {

@@ -23,7 +23,7 @@
  * each decision taken by its own method (`decide`); the steps it takes alike with an adoption are a `SlotRun` it
  * holds, its tells to a fleet a `FleetTell` (key-slot-run.ts).
  */
-import { CancellationScope, patched, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { CancellationScope, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../../activities/index.js';
 import type { BeginRotationResult } from '../../activities/keys/rotation.js';
 import type { IssueKeyResult } from '../../activities/keys/issue-key.js';
@@ -49,7 +49,7 @@ import {
   type RotationStatus,
 } from './rotate-tenant-key-messages.js';
 import { databaseStep } from '../activity-policies.js';
-import { FleetTell, ROTATION_FEWER_TASKS_PATCH, SlotRun, type SlotRunCarried } from './key-slot-run.js';
+import { FleetTell, SlotRun, type SlotRunCarried } from './key-slot-run.js';
 
 export * from './rotate-tenant-key-messages.js';
 
@@ -91,8 +91,6 @@ class Rotation {
   private oldRevoked = false;
   private told: boolean;
   private memory: GateMemory | null;
-  /** ROTATION_FEWER_TASKS_PATCH, asked once as the checked run begins (runs recorded before it say no). */
-  private fewerTasks = false;
 
   private input!: ParsedRotateTenantKeyInput;
 
@@ -114,8 +112,6 @@ class Rotation {
       fleet: this.fleet,
       // Its quiet gate waits an hour and more by default: the fleet that started it need not count it meanwhile.
       releasesFleetWhileQuiet: true,
-      // `steps` shows `starting` in run's activation.
-      refWithFirstStatus: () => this.fewerTasks,
     });
     this.startedAtMs = carried?.startedAtMs ?? workflowInfo().startTime.getTime();
     this.deployed = carried ? carried.phase !== 'key_limit' : false;
@@ -143,8 +139,6 @@ class Rotation {
   /** The run, once its input is checked. */
   run(input: ParsedRotateTenantKeyInput): Promise<RotateTenantKeyResult> {
     this.input = input;
-    this.fewerTasks = patched(ROTATION_FEWER_TASKS_PATCH);
-    this.fleet.skipsUnreadEnds = this.fewerTasks;
     return this.slotRun.run(input, () => this.steps(), {
       settleFailure: (error, cancelled) => this.settleFailure(error, cancelled),
       failed: (_error, cancelled) => this.failed(cancelled),
