@@ -17,7 +17,7 @@ import { createVault } from '../../src/secrets/vault.js';
 import { installQuietSdkLogging } from '../lib/sdk-log.js';
 import type { WorkerTuning } from '../lib/worker.js';
 import { createBareActivities } from './bare-activities.js';
-import { countStatements } from './statements.js';
+import { countStatements } from '../../test/harness/count-statements.js';
 
 export interface WorkerChildOptions {
   temporalAddress: string;

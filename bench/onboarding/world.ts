@@ -12,7 +12,7 @@ import { startSimProcess, type SimProcess } from '../lib/sim-process.js';
 import type { BenchContext } from '../lib/types.js';
 import { startBenchWorker, type StartedWorker, type WorkerTuning } from '../lib/worker.js';
 import { createBareActivities } from './bare-activities.js';
-import { countStatements } from './statements.js';
+import { countStatements } from '../../test/harness/count-statements.js';
 
 /**
  * The onboarding benchmark's world, wired like production (src/main/worker.ts) and the test

@@ -1,5 +1,5 @@
 import { createActivities, type Activities } from '../../activities/index.js';
-import { countStatements } from '../../bench/onboarding/statements.js';
+import { countStatements } from './count-statements.js';
 import { createPool, type Pool } from '../../src/db/pool.js';
 import { createLogger } from '../../src/infra/log.js';
 import { createPlatformClient, type PlatformClient } from '../../src/platform/index.js';
