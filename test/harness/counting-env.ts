@@ -1,6 +1,8 @@
 import { createActivities, type Activities } from '../../activities/index.js';
 import { countStatements } from './count-statements.js';
 import { createPool, type Pool } from '../../src/db/pool.js';
+import { insertTenantIfAbsent, recordSubaccount, setTenantStatus } from '../../src/db/tenants-store.js';
+import type { TenantStatus } from '../../src/domain/tenant-rules.js';
 import { createLogger } from '../../src/infra/log.js';
 import { createPlatformClient, type PlatformClient } from '../../src/platform/index.js';
 import { generateMasterKey, parseMasterKeys } from '../../src/secrets/master-keys.js';
@@ -21,6 +23,8 @@ export interface CountingEnv {
   platform(): PlatformClient;
   /** Statements the pool has sent so far. */
   statements(): number;
+  /** A tenant recorded with its sub-account (made on the simulator) in `status`; returns the sub-account id. */
+  recordedTenant(externalRef: string, status: TenantStatus): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -36,8 +40,20 @@ export async function createCountingEnv(name: string): Promise<CountingEnv> {
     vault: createVault(parseMasterKeys(generateMasterKey(name))),
     logger: createLogger({ level: 'silent' }),
   });
+  async function recordedTenant(externalRef: string, status: TenantStatus): Promise<string> {
+    await insertTenantIfAbsent(ctx.pool, { externalRef, name: externalRef, createIdempotencyKey: `c-${externalRef}` });
+    const { subaccount } = await platform().createSubaccount({
+      name: externalRef,
+      externalRef,
+      idempotencyKey: `c-${externalRef}`,
+    });
+    await recordSubaccount(ctx.pool, externalRef, subaccount.id);
+    await setTenantStatus(ctx.pool, externalRef, status);
+    return subaccount.id;
+  }
   return {
     ctx,
+    recordedTenant,
     sim,
     pool,
     activities,

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCountingEnv, type CountingEnv } from '../harness/counting-env.js';
-import { insertTenantIfAbsent, recordSubaccount, setTenantStatus } from '../../src/db/tenants-store.js';
 import { TenantStatus } from '../../src/domain/tenant-rules.js';
 
 /**
@@ -18,21 +17,8 @@ describe('issue key: records and round trips', () => {
     await env?.close();
   });
 
-  async function tenant(externalRef: string, status: TenantStatus = TenantStatus.created) {
-    await insertTenantIfAbsent(env.ctx.pool, {
-      externalRef,
-      name: externalRef,
-      createIdempotencyKey: `c-${externalRef}`,
-    });
-    const { subaccount } = await env.platform().createSubaccount({
-      name: externalRef,
-      externalRef,
-      idempotencyKey: `c-${externalRef}`,
-    });
-    await recordSubaccount(env.ctx.pool, externalRef, subaccount.id);
-    await setTenantStatus(env.ctx.pool, externalRef, status);
-    return subaccount.id;
-  }
+  const tenant = (externalRef: string, status: TenantStatus = TenantStatus.created) =>
+    env.recordedTenant(externalRef, status);
   const keyRow = async (externalRef: string) =>
     (
       await env.ctx.pool.query(

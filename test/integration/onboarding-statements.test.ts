@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApplicationFailure } from '@temporalio/common';
 import { createCountingEnv, type CountingEnv } from '../harness/counting-env.js';
 import { getFundingParent, noteParentShortfall } from '../../src/db/funding-store.js';
-import { insertTenantIfAbsent, recordSubaccount, setTenantStatus } from '../../src/db/tenants-store.js';
 import { TenantStatus } from '../../src/domain/tenant-rules.js';
 
 /**
@@ -40,21 +39,7 @@ describe('onboarding steps: statements per step', () => {
   const transfersTo = (subaccountId: string) =>
     env.sim.state().transfers.filter((t) => t.subaccountId === subaccountId).length;
   const shortfall = async () => (await getFundingParent(env.ctx.pool)).insufficientMicroUsd;
-  async function recordedTenant(externalRef: string, status: TenantStatus) {
-    await insertTenantIfAbsent(env.ctx.pool, {
-      externalRef,
-      name: externalRef,
-      createIdempotencyKey: `c-${externalRef}`,
-    });
-    const { subaccount } = await env.platform().createSubaccount({
-      name: externalRef,
-      externalRef,
-      idempotencyKey: `c-${externalRef}`,
-    });
-    await recordSubaccount(env.ctx.pool, externalRef, subaccount.id);
-    await setTenantStatus(env.ctx.pool, externalRef, status);
-    return subaccount.id;
-  }
+  const recordedTenant = (externalRef: string, status: TenantStatus) => env.recordedTenant(externalRef, status);
 
   it('a fresh onboarding: begin 3, funding 3, key 3, active 1, with every audit row and event written', async () => {
     const externalRef = 'os-fresh';
