@@ -1,9 +1,16 @@
 import { Context } from '@temporalio/activity';
+import type { Queryable } from '../src/db/pool.js';
 import { restoreOnboardingRecord } from '../src/db/tenants-store.js';
+import {
+  findTransferIntent,
+  recordRestoredTransfer,
+  type TransferIntentRow,
+} from '../src/db/transfer-intents-store.js';
+import { ONBOARDING_PURPOSE } from '../src/domain/onboarding.js';
 import { FailureCode } from '../src/domain/failures.js';
 import { auditOrigin, type ActivityDeps } from './context.js';
 import { activityFailure } from './failures.js';
-import { subaccountCreateKey } from './idempotency-keys.js';
+import { isInitialFundingKey, subaccountCreateKey } from './idempotency-keys.js';
 
 /**
  * The records went back in time under a running onboarding (docs/operations.md, "Restoring Postgres from a backup"):
@@ -59,4 +66,45 @@ export async function restoreOnboardingTenant(
       },
     },
   );
+}
+
+/**
+ * A write of an onboarding's step that names its tenant (`write`), done again once restoreOnboardingTenant wrote the
+ * tenant's record again, when the first try found the record gone.
+ */
+export async function withTenantRecord<T>(
+  deps: Pick<ActivityDeps, 'pool' | 'platform'>,
+  input: { externalRef: string; subaccountId: string },
+  write: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (!isTenantRecordMissing(error)) throw error;
+    await restoreOnboardingTenant(deps, input);
+    return write();
+  }
+}
+
+/**
+ * A transfer the platform shows under one of our keys that no intent records (the records lost it), recorded as made,
+ * never sent again: the onboarding's funding with the purpose its key proves; any other under its key alone, which a
+ * top-up of the same key claims (reserveTopUp). Undefined when a row of that key exists already.
+ */
+export async function recordLostTransfer(
+  db: Queryable,
+  externalRef: string,
+  transfer: { id: string | null; idempotencyKey: string; amountMicroUsd: string },
+): Promise<TransferIntentRow | undefined> {
+  const initial =
+    isInitialFundingKey(externalRef, transfer.idempotencyKey) &&
+    !(await findTransferIntent(db, externalRef, ONBOARDING_PURPOSE));
+  return recordRestoredTransfer(db, {
+    externalRef,
+    purpose: initial ? ONBOARDING_PURPOSE : `restored:${transfer.idempotencyKey}`,
+    kind: initial ? 'initial' : 'restored',
+    amountMicroUsd: transfer.amountMicroUsd,
+    idempotencyKey: transfer.idempotencyKey,
+    platformTransferId: transfer.id,
+  });
 }

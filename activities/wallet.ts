@@ -6,7 +6,6 @@ import {
   endTransferSend,
   findTransferIntent,
   insertTransferIntentUnlessClosing,
-  recordRestoredTransfer,
   rewriteTransferIntent,
   listTransferIntents,
   updateTransferIntent,
@@ -22,12 +21,11 @@ import {
   PlatformError,
   PlatformTransientError,
 } from '../src/platform/index.js';
-import { isTenantRecordMissing, restoreOnboardingTenant } from './restored-records.js';
+import { isTenantRecordMissing, recordLostTransfer, withTenantRecord } from './restored-records.js';
 import { auditOrigin, type ActivityDeps } from './context.js';
 import { activityFailure, boundary, tenantClosed } from './failures.js';
-import { isInitialFundingKey, transferKey } from './idempotency-keys.js';
+import { transferKey } from './idempotency-keys.js';
 import { OUR_TRANSFER_KEY } from '../src/domain/drift-kinds.js';
-import { ONBOARDING_PURPOSE } from '../src/domain/onboarding.js';
 import { checkTransferVerdict } from '../src/domain/operator-decisions.js';
 import { FailureCode } from '../src/domain/failures.js';
 
@@ -118,7 +116,6 @@ export function createWalletActivities(deps: ActivityDeps) {
   ): Promise<TransferIntentRow> {
     const row = await findTransferIntent(db, intent.externalRef, intent.purpose);
     if (row) return row;
-    const change = settling?.change;
     const rewritten = settling
       ? await rewriteTransferIntent(db, settling.intent, settling.change, {
           ...auditOrigin(),
@@ -135,7 +132,7 @@ export function createWalletActivities(deps: ActivityDeps) {
           throw error;
         })
       : undefined;
-    const now = rewritten ?? (change ? await findTransferIntent(db, intent.externalRef, intent.purpose) : undefined);
+    const now = rewritten ?? (settling ? await findTransferIntent(db, intent.externalRef, intent.purpose) : undefined);
     if (!now)
       throw activityFailure(
         FailureCode.TENANT_NOT_FOUND,
@@ -292,13 +289,14 @@ export function createWalletActivities(deps: ActivityDeps) {
     externalRef: string,
     subaccountId: string,
     intents: TransferIntentRow[],
-  ): Promise<void> {
+  ): Promise<boolean> {
     // Best effort: a wallet that cannot be read now leaves the close to its own reconciling, as before.
     const read = await platform.getWallet({ subaccountId }).catch((error: unknown) => {
       if (error instanceof PlatformError) return undefined;
       throw error;
     });
-    if (!read) return;
+    if (!read) return false;
+    let changed = false;
     const { wallet } = read;
     const byKey = new Map(intents.map((i) => [i.idempotencyKey, i]));
     for (const t of wallet.transfers ?? []) {
@@ -312,36 +310,36 @@ export function createWalletActivities(deps: ActivityDeps) {
         details: { amountMicroUsd: t.amountMicroUsd, platformTransferId: t.id ?? null, seen: 'wallet, before a close' },
       };
       if (!intent) {
-        const initial =
-          isInitialFundingKey(externalRef, t.idempotencyKey) && !intents.some((i) => i.purpose === ONBOARDING_PURPOSE);
-        const recorded = await recordRestoredTransfer(pool, {
-          externalRef,
-          purpose: initial ? ONBOARDING_PURPOSE : `restored:${t.idempotencyKey}`,
-          kind: initial ? 'initial' : 'restored',
-          amountMicroUsd: t.amountMicroUsd,
+        const recorded = await recordLostTransfer(pool, externalRef, {
+          id: t.id ?? null,
           idempotencyKey: t.idempotencyKey,
-          platformTransferId: t.id ?? null,
+          amountMicroUsd: t.amountMicroUsd,
         });
         if (recorded) await appendAudit(pool, audit);
+        changed ||= recorded !== undefined;
       } else if (
         (intent.state === 'pending' || intent.state === 'unknown') &&
         intent.amountMicroUsd === t.amountMicroUsd
       ) {
-        await updateTransferIntent(
+        const settled = await updateTransferIntent(
           pool,
           intent.id,
           ['pending', 'unknown'],
           { state: 'succeeded', platformTransferId: t.id ?? null, resolution: 'close:wallet-transfer-list' },
           audit,
         );
+        changed ||= settled !== undefined;
       }
     }
+    return changed;
   }
 
   return {
     fundWallet: boundary(async (input: FundWalletInput): Promise<FundWalletResult> => {
       // The tenant's check (no new transfer once a close has begun) and the intent, in one statement.
-      const recordIntent = () =>
+      // The tenant's record gone under a running onboarding (a restore): written again from the run, then the intent,
+      // whose key is the one the platform saw before (the intent's digest): sent again, it gets the first answer.
+      const written = await withTenantRecord(deps, input, () =>
         insertTransferIntentUnlessClosing(
           pool,
           {
@@ -351,14 +349,8 @@ export function createWalletActivities(deps: ActivityDeps) {
             idempotencyKey: transferKey(input.externalRef, input.purpose, 1),
           },
           auditOrigin(),
-        );
-      // The tenant's record gone under a running onboarding (a restore): written again from the run, then the intent,
-      // whose key is the one the platform saw before (the intent's digest): sent again, it gets the first answer.
-      const written = await recordIntent().catch(async (error: unknown) => {
-        if (!isTenantRecordMissing(error)) throw error;
-        await restoreOnboardingTenant(deps, input);
-        return recordIntent();
-      });
+        ),
+      );
       if ('closing' in written) throw tenantClosed(input.externalRef, written.closing);
       const { row, inserted } = written;
       if (!inserted && row.amountMicroUsd !== input.amountMicroUsd) {
@@ -393,8 +385,8 @@ export function createWalletActivities(deps: ActivityDeps) {
         const intents = await listTransferIntents(pool, input.externalRef);
         // The last moment the wallet can be read: what it lists under our keys that the records lost (a restore of
         // them) is recorded now, never sent again, so the close's statement and the records hold every transfer.
-        await recordWhatTheWalletShows(input.externalRef, input.subaccountId, intents);
-        for (const intent of await listTransferIntents(pool, input.externalRef)) {
+        const changed = await recordWhatTheWalletShows(input.externalRef, input.subaccountId, intents);
+        for (const intent of changed ? await listTransferIntents(pool, input.externalRef) : intents) {
           let row = intent;
           if (row.state === 'unknown') {
             row = await reconcile(row, input.subaccountId).catch((error: unknown) => {

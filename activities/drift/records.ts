@@ -14,13 +14,11 @@ import { listKeyRecords, markClosedTenantKeys, markKeyRevoked, recordLostKey } f
 import { findTenant, markTenantClosed, recordSubaccount, transitionTenant } from '../../src/db/tenants-store.js';
 import type { TenantStatus } from '../../src/domain/tenant-rules.js';
 import {
-  findTransferIntent,
   findTransferIntentByKey,
   listTransferIntents,
-  recordRestoredTransfer,
   updateTransferIntent,
 } from '../../src/db/transfer-intents-store.js';
-import { isInitialFundingKey } from '../idempotency-keys.js';
+import { recordLostTransfer } from '../restored-records.js';
 import { ONBOARDING_PURPOSE } from '../../src/domain/onboarding.js';
 import { findImport } from '../../src/db/imports-store.js';
 import { findFundingPolicy } from '../../src/db/funding-store.js';
@@ -286,19 +284,7 @@ export function createDriftRecordActivities(deps: ActivityDeps) {
       const { transfer } = finding.evidence as {
         transfer: { id: string | null; idempotencyKey: string; amountMicroUsd: string };
       };
-      // The onboarding's funding carries a purpose its key proves; any other is recorded under its key alone, and a
-      // top-up of the same key claims it (reserveTopUp) rather than send it again.
-      const initial =
-        isInitialFundingKey(finding.externalRef!, transfer.idempotencyKey) &&
-        !(await findTransferIntent(tx, finding.externalRef!, ONBOARDING_PURPOSE));
-      const recorded = await recordRestoredTransfer(tx, {
-        externalRef: finding.externalRef!,
-        purpose: initial ? ONBOARDING_PURPOSE : `restored:${transfer.idempotencyKey}`,
-        kind: initial ? 'initial' : 'restored',
-        amountMicroUsd: transfer.amountMicroUsd,
-        idempotencyKey: transfer.idempotencyKey,
-        platformTransferId: transfer.id,
-      });
+      const recorded = await recordLostTransfer(tx, finding.externalRef!, transfer);
       return recorded !== undefined;
     }
     if (finding.fix === 'adopt_key') {

@@ -25,7 +25,7 @@ import { sealedKeyId, tenantTokenAad } from '../../src/secrets/vault.js';
 import { activityAttempt, auditOrigin, type ActivityDeps, type KeyProofOptions } from '../context.js';
 import { activityFailure, assertTenantOpen, boundary } from '../failures.js';
 import { keyNamePrefix } from '../idempotency-keys.js';
-import { isTenantRecordMissing, restoreOnboardingTenant } from '../restored-records.js';
+import { withTenantRecord } from '../restored-records.js';
 import { FailureCode } from '../../src/domain/failures.js';
 import { CLOSING_STATES } from '../../src/domain/tenant-rules.js';
 
@@ -156,18 +156,14 @@ export function createKeyActivities(deps: ActivityDeps) {
   async function issue(input: IssueKeyInput): Promise<Issued> {
     const prefix = keyNamePrefix(input.slot, input.generation);
     // The tenant's check and the record (with its first attempt claimed when new) in one statement.
-    const claimKey = () =>
+    // The tenant's record gone under a running onboarding (a restore): written again from the run, then claimed.
+    const claimed = await withTenantRecord(deps, input, () =>
       claimKeyRecord(
         pool,
         { externalRef: input.externalRef, slot: input.slot, generation: input.generation, keyName: prefix },
         CLOSING_STATES,
-      );
-    // The tenant's record gone under a running onboarding (a restore): written again from the run, then claimed.
-    const claimed = await claimKey().catch(async (error: unknown) => {
-      if (!isTenantRecordMissing(error)) throw error;
-      await restoreOnboardingTenant(deps, input);
-      return claimKey();
-    });
+      ),
+    );
     if (!claimed) {
       await assertTenantOpen(pool, input.externalRef); // throws, naming the tenant's state
       throw activityFailure(FailureCode.TENANT_CLOSED, `tenant ${input.externalRef} is closing: no new keys`);
