@@ -271,6 +271,36 @@ describe('a restore of the records from a backup', () => {
     expect(keys.find((k) => k.status === 'active')!.id).not.toBe(lost.id);
   });
 
+  it('two attempts of each step at once, the record gone under them: one record, one transfer, one live key', async () => {
+    const externalRef = ref('twins');
+    const { subaccount } = await env.platform.createSubaccount({
+      name: 'Twins',
+      externalRef,
+      idempotencyKey: subaccountCreateKey(externalRef),
+    });
+    // A key an attempt made before the restore took the record; then two attempts of each step overlap.
+    await env.platform.createTenantKey({ subaccountId: subaccount.id, name: 'tpo-default-g1-a1' });
+    const attempt = (n: number) => new MockActivityEnvironment({ workflowType: 'onboardTenant', attempt: n });
+    const fund = { externalRef, subaccountId: subaccount.id, amountMicroUsd: '700000', purpose: ONBOARDING_PURPOSE };
+    const funded = await Promise.all([2, 3].map((n) => attempt(n).run(env.activities.fundWallet, fund)));
+    expect(funded.some((r) => (r as { state: string }).state === 'succeeded')).toBe(true);
+    const key = { externalRef, subaccountId: subaccount.id, slot: 'default', generation: 1 };
+    await Promise.allSettled([2, 3].map((n) => attempt(n).run(env.activities.issueAndVerifyTenantKey, key)));
+    // The retry of the fenced one (as the workflow retries it) finds the key its sibling stored.
+    await attempt(4).run(env.activities.issueAndVerifyTenantKey, key);
+    const { rows } = await env.pool.query(
+      `SELECT (SELECT count(*)::int FROM tenants WHERE external_ref = $1) AS records,
+        (SELECT count(*)::int FROM audit_log WHERE external_ref = $1 AND action = 'tenant.record_restored') AS restored,
+        (SELECT count(*)::int FROM transfer_intents WHERE external_ref = $1) AS intents,
+        (SELECT count(*)::int FROM tenant_keys WHERE external_ref = $1 AND status = 'active') AS active`,
+      [externalRef],
+    );
+    expect(rows).toEqual([{ records: 1, restored: 1, intents: 1, active: 1 }]);
+    expect(env.sim.state().transfers.filter((t) => t.subaccountId === subaccount.id)).toHaveLength(1);
+    const live = env.sim.state().apiKeys.filter((k) => k.subaccountId === subaccount.id && k.status === 'active');
+    expect(live).toHaveLength(1);
+  });
+
   it('revokes the key an earlier attempt made when a retry finds the key record gone (restored under it)', async () => {
     const externalRef = ref('retried');
     const { subaccount } = await env.platform.createSubaccount({
