@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { ApplicationFailure, type UpdateDefinition } from '@temporalio/common';
 import type { DecisionAnswer } from '../domain/operator-decisions.js';
@@ -29,9 +30,13 @@ export async function sendDecision<Decision>(
   update: UpdateDefinition<DecisionAnswer, [Decision]>,
   decision: Decision,
 ): Promise<DecisionAnswer> {
+  // One update id for every attempt: an attempt the client saw fail can still have landed (its workflow task failed
+  // and the retried task took it), and the server answers a second send of the same id with the first one's outcome
+  // instead of running the decision twice, or of refusing it because the run it completed has ended.
+  const updateId = randomUUID();
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return await send(client, workflowId, update, decision);
+      return await send(client, workflowId, update, decision, updateId, attempt > 1);
     } catch (error) {
       // A run that continued as new while the update was on its way aborts it ("aborted by closing
       // workflow"); the workflow goes on in its next run, which takes the decision (workflows/waits.ts).
@@ -56,16 +61,13 @@ async function send<Decision>(
   workflowId: string,
   update: UpdateDefinition<DecisionAnswer, [Decision]>,
   decision: Decision,
+  updateId: string,
+  sentBefore: boolean,
 ): Promise<DecisionAnswer> {
   try {
-    return await client.workflow.getHandle(workflowId).executeUpdate(update, { args: [decision] });
+    return await client.workflow.getHandle(workflowId).executeUpdate(update, { args: [decision], updateId });
   } catch (error) {
-    if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
-      throw new DecisionRefusedError(
-        `${workflowId} refused ${update.name}: ${error.cause.message}`,
-        error.cause.type ?? 'REFUSED',
-      );
-    }
+    throwIfRefused(error, workflowId, update.name);
     if ((error as Error).name === 'WorkflowNotFoundError') {
       const running = await client.workflow
         .getHandle(workflowId)
@@ -73,12 +75,39 @@ async function send<Decision>(
         .then((run) => run.status.name === 'RUNNING')
         .catch(() => false);
       if (running) throw Object.assign(new Error((error as Error).message), { name: 'DecisionAbortedByContinuation' });
+      // The run has ended; an earlier attempt of this decision may be what ended it: its outcome, if it landed.
+      if (sentBefore) {
+        const landed = await landedOutcome(client, workflowId, update.name, updateId);
+        if (landed) return landed;
+      }
       throw new DecisionRefusedError(
         `no running workflow ${workflowId}: nothing is waiting for ${update.name}`,
         'WORKFLOW_NOT_FOUND',
       );
     }
     throw error;
+  }
+}
+
+/** The outcome of an update that landed on the workflow's last run, or undefined when it never reached history. */
+async function landedOutcome(
+  client: Client,
+  workflowId: string,
+  name: string,
+  updateId: string,
+): Promise<DecisionAnswer | undefined> {
+  try {
+    return await client.workflow.getHandle(workflowId).getUpdateHandle<DecisionAnswer>(updateId).result();
+  } catch (error) {
+    throwIfRefused(error, workflowId, name);
+    return undefined;
+  }
+}
+
+/** The workflow's refusal of a decision (its validator or its handler), with the rule it named. */
+function throwIfRefused(error: unknown, workflowId: string, name: string): void {
+  if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
+    throw new DecisionRefusedError(`${workflowId} refused ${name}: ${error.cause.message}`, error.cause.type ?? 'REFUSED');
   }
 }
 
