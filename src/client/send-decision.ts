@@ -107,7 +107,8 @@ async function landedOutcome(
 /** The workflow's refusal of a decision (its validator or its handler), with the rule it named. */
 function throwIfRefused(error: unknown, workflowId: string, name: string): void {
   if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
-    throw new DecisionRefusedError(`${workflowId} refused ${name}: ${error.cause.message}`, error.cause.type ?? 'REFUSED');
+    const { message, type } = error.cause;
+    throw new DecisionRefusedError(`${workflowId} refused ${name}: ${message}`, type ?? 'REFUSED');
   }
 }
 
