@@ -94,7 +94,7 @@ export async function withTenantRecord<T>(
 export async function recordLostTransfer(
   db: Queryable,
   externalRef: string,
-  transfer: { id: string | null; idempotencyKey: string; amountMicroUsd: string },
+  transfer: { id: string | null; idempotencyKey: string; amountMicroUsd: string; createdAt?: string | undefined },
 ): Promise<TransferIntentRow | undefined> {
   const initial =
     isInitialFundingKey(externalRef, transfer.idempotencyKey) &&
@@ -106,5 +106,6 @@ export async function recordLostTransfer(
     amountMicroUsd: transfer.amountMicroUsd,
     idempotencyKey: transfer.idempotencyKey,
     platformTransferId: transfer.id,
+    createdAt: transfer.createdAt,
   });
 }

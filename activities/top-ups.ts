@@ -15,7 +15,7 @@ import { transferKey } from './idempotency-keys.js';
 export type RecordTopUpResult =
   | { state: 'recorded'; subaccountId: string; purpose: string; intentState: string; kind: string; requestedBy: string }
   | { state: 'cap_refused'; cap: CapName | string; purpose: string }
-  | { state: 'skipped'; why: 'parent_insufficient' | 'balance_changed' };
+  | { state: 'skipped'; why: 'parent_insufficient' | 'balance_changed' | 'records_restored' };
 
 export function createTopUpActivities(deps: ActivityDeps) {
   const { pool } = deps;
@@ -56,6 +56,8 @@ export function createTopUpActivities(deps: ActivityDeps) {
             `tenant ${input.externalRef} is ${reserved.status}: top-ups need an active or ` +
               `suspended tenant with a sub-account`,
           );
+        case 'money_held':
+          throw activityFailure(FailureCode.RECORDS_RESTORED, reserved.message);
         case 'skipped':
           return { state: 'skipped', why: reserved.why };
         case 'refused':

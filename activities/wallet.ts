@@ -314,6 +314,7 @@ export function createWalletActivities(deps: ActivityDeps) {
           id: t.id ?? null,
           idempotencyKey: t.idempotencyKey,
           amountMicroUsd: t.amountMicroUsd,
+          createdAt: t.createdAt,
         });
         if (recorded) await appendAudit(pool, audit);
         changed ||= recorded !== undefined;

@@ -11,7 +11,13 @@ import {
 } from '../../src/db/drift-findings-store.js';
 import { withTransaction, type Queryable } from '../../src/db/pool.js';
 import { listKeyRecords, markClosedTenantKeys, markKeyRevoked, recordLostKey } from '../../src/db/tenant-keys-store.js';
-import { findTenant, markTenantClosed, recordSubaccount, transitionTenant } from '../../src/db/tenants-store.js';
+import {
+  findTenant,
+  markTenantClosed,
+  recordSubaccount,
+  releaseMoneyHold,
+  transitionTenant,
+} from '../../src/db/tenants-store.js';
 import type { TenantStatus } from '../../src/domain/tenant-rules.js';
 import {
   findTransferIntentByKey,
@@ -79,6 +85,8 @@ export interface RecordTenantDriftResult {
   fixesApplied: Array<{ kind: string; subject: string; fix: DriftFix }>;
   /** Platform fixes to run on the platform queue. */
   platformFixes: Array<{ findingId: string; kind: string; subject: string }>;
+  /** The tenant's new money, held since a restore of the records, moves again (releaseMoneyHold). */
+  moneyHoldReleased?: boolean;
 }
 
 /** The audit row of a finding's change and, in the same transaction, its event (opened, reopened or resolved). */
@@ -282,7 +290,7 @@ export function createDriftRecordActivities(deps: ActivityDeps) {
     }
     if (finding.fix === 'adopt_transfer') {
       const { transfer } = finding.evidence as {
-        transfer: { id: string | null; idempotencyKey: string; amountMicroUsd: string };
+        transfer: { id: string | null; idempotencyKey: string; amountMicroUsd: string; createdAt?: string };
       };
       const recorded = await recordLostTransfer(tx, finding.externalRef!, transfer);
       return recorded !== undefined;
@@ -376,6 +384,9 @@ export function createDriftRecordActivities(deps: ActivityDeps) {
           await auditFinding(tx, row, 'drift.resolved');
           result.resolved += 1;
         }
+        // A restore's hold on the tenant's new money ends with the check that recorded what the restore lost.
+        if (await releaseMoneyHold(tx, input.externalRef, input.checkId, auditOrigin()))
+          result.moneyHoldReleased = true;
       });
       return result;
     }),

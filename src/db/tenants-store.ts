@@ -17,11 +17,15 @@ export interface TenantRow {
   /** The plan version it is on (both null: none). */
   planName: string | null;
   planVersion: number | null;
+  /** Since when its new top-ups wait for a drift check after a restore of the records (null: not held), and why. */
+  moneyHeldSince: Date | null;
+  moneyHoldReason: string | null;
 }
 
 const COLUMNS = `external_ref AS "externalRef", name, subaccount_id AS "subaccountId", status,
   create_idempotency_key AS "createIdempotencyKey", create_attempts AS "createAttempts",
-  created_at AS "createdAt", updated_at AS "updatedAt", plan_name AS "planName", plan_version AS "planVersion"`;
+  created_at AS "createdAt", updated_at AS "updatedAt", plan_name AS "planName", plan_version AS "planVersion",
+  money_held_since AS "moneyHeldSince", money_hold_reason AS "moneyHoldReason"`;
 
 /** Inserts the record unless the external ref exists; returns the stored row and whether it is new. */
 export async function insertTenantIfAbsent(
@@ -94,6 +98,14 @@ export async function listTenantsByRefs(
     [refs, options.after ?? null, options.limit ?? refs.length],
   );
   return rows;
+}
+
+/** The tenants whose new money is held after a restore of the records (few: a restore's, until drift runs). */
+export async function listMoneyHeldRefs(db: Queryable): Promise<string[]> {
+  const { rows } = await db.query<{ ref: string }>(
+    `SELECT external_ref AS ref FROM tenants WHERE money_held_since IS NOT NULL ORDER BY external_ref`,
+  );
+  return rows.map((row) => row.ref);
 }
 
 /** Moves the status only from one of `from`; returns the row when it moved. */
@@ -174,13 +186,68 @@ export async function restoreOnboardingRecord(
 ): Promise<boolean> {
   const { rows } = await db.query(
     `WITH changed AS (
-       INSERT INTO tenants (external_ref, name, subaccount_id, status, create_idempotency_key, records_restored_at)
-       VALUES ($1::text, $2::text, $3::text, 'created', $4::text, now())
+       INSERT INTO tenants (external_ref, name, subaccount_id, status, create_idempotency_key, records_restored_at,
+         money_held_since, money_hold_reason)
+       VALUES ($1::text, $2::text, $3::text, 'created', $4::text, now(), now(), 'its onboarding found its record gone')
        ON CONFLICT DO NOTHING
        RETURNING external_ref
      ), audited AS (${auditFrom('changed', 5)})
      SELECT 1 FROM changed`,
     [input.externalRef, input.name, input.subaccountId, input.createIdempotencyKey, ...auditParams(audit)],
+  );
+  return rows.length > 0;
+}
+
+/**
+ * Holds the tenant's new money after its records went back in time (issue 48): from now, its top-ups are refused
+ * (RECORDS_RESTORED) until a drift check that started after this records what the restore lost (releaseMoneyHold).
+ * A hold already in place is kept as it is (its first reason and time). Audited `tenant.money_held` in the same
+ * statement; true when this call set it.
+ */
+export async function holdMoney(
+  db: Queryable,
+  externalRef: string,
+  reason: string,
+  audit: Omit<AuditEntry, 'action' | 'details'>,
+): Promise<boolean> {
+  const { rows } = await db.query(
+    `WITH changed AS (
+       UPDATE tenants SET money_held_since = now(), money_hold_reason = $2::text
+        WHERE external_ref = $1::text AND money_held_since IS NULL
+        RETURNING external_ref
+     ), audited AS (${auditFrom('changed', 3)})
+     SELECT 1 FROM changed`,
+    [externalRef, reason, ...auditParams({ ...audit, externalRef, action: 'tenant.money_held', details: { reason } })],
+  );
+  return rows.length > 0;
+}
+
+/**
+ * Lifts the hold once drift check `checkId`, begun after the hold, has run for the tenant and left none of its
+ * transfers unrecorded (every transfer the restore lost is recorded again). Audited `tenant.money_hold_released`.
+ */
+export async function releaseMoneyHold(
+  db: Queryable,
+  externalRef: string,
+  checkId: string,
+  audit: Omit<AuditEntry, 'action' | 'details'>,
+): Promise<boolean> {
+  const { rows } = await db.query(
+    `WITH changed AS (
+       UPDATE tenants SET money_held_since = NULL, money_hold_reason = NULL
+        WHERE external_ref = $1::text AND money_held_since IS NOT NULL
+          AND money_held_since < (SELECT started_at FROM drift_checks WHERE id = $2::bigint)
+          AND NOT EXISTS (SELECT 1 FROM drift_findings f
+                           WHERE f.external_ref = $1::text AND f.kind = 'transfer_unrecorded'
+                             AND f.status = 'open' AND f.fixed_at IS NULL)
+        RETURNING external_ref
+     ), audited AS (${auditFrom('changed', 3)})
+     SELECT 1 FROM changed`,
+    [
+      externalRef,
+      checkId,
+      ...auditParams({ ...audit, externalRef, action: 'tenant.money_hold_released', details: { checkId } }),
+    ],
   );
   return rows.length > 0;
 }

@@ -39,7 +39,9 @@ export type ReserveTopUpResult =
   | { outcome: 'reserved' | 'refused' | 'existing'; intent: TransferIntentRow; subaccountId: string }
   | { outcome: 'tenant_missing' }
   | { outcome: 'tenant_closed' | 'tenant_not_provisioned'; status: string }
-  | { outcome: 'skipped'; why: 'parent_insufficient' | 'balance_changed' };
+  /** A top-up of a tenant whose records were restored, before its drift check (an auto top-up is skipped). */
+  | { outcome: 'money_held'; message: string }
+  | { outcome: 'skipped'; why: 'parent_insufficient' | 'balance_changed' | 'records_restored' };
 
 /** Runs inside the caller's transaction (withTransaction). */
 export async function reserveTopUp(
@@ -48,8 +50,15 @@ export async function reserveTopUp(
   audit: Omit<AuditEntry, 'action' | 'externalRef' | 'subject' | 'details'>,
 ): Promise<ReserveTopUpResult> {
   const parent = await lockFundingParent(tx);
-  const { rows: tenants } = await tx.query<{ status: string; subaccountId: string | null }>(
-    `SELECT status, subaccount_id AS "subaccountId" FROM tenants WHERE external_ref = $1::text FOR UPDATE`,
+  const { rows: tenants } = await tx.query<{
+    status: string;
+    subaccountId: string | null;
+    moneyHeldSince: Date | null;
+    moneyHoldReason: string | null;
+  }>(
+    `SELECT status, subaccount_id AS "subaccountId", money_held_since AS "moneyHeldSince",
+            money_hold_reason AS "moneyHoldReason"
+       FROM tenants WHERE external_ref = $1::text FOR UPDATE`,
     [input.externalRef],
   );
   const tenant = tenants[0];
@@ -65,6 +74,10 @@ export async function reserveTopUp(
   // A recorded request answers as recorded (the caller compares it), even once the tenant closed.
   if (found) return { outcome: 'existing', intent: found, subaccountId: tenant.subaccountId ?? '' };
   const refused = transferRefusal({ externalRef: input.externalRef, ...tenant });
+  if (refused?.code === 'RECORDS_RESTORED')
+    return input.kind === 'auto'
+      ? { outcome: 'skipped', why: 'records_restored' }
+      : { outcome: 'money_held', message: refused.message };
   if (refused)
     return {
       outcome: refused.code === 'TENANT_CLOSED' ? 'tenant_closed' : 'tenant_not_provisioned',

@@ -335,10 +335,6 @@ export async function findTransferIntentByKey(
 }
 
 /**
- * A transfer the wallet lists under one of our keys that the records lost (restored from a backup), recorded again
- * as made: succeeded, never to be sent. Nothing when an intent already holds the key or the purpose.
- */
-/**
  * An intent a running transfer holds, written again as it settles, when the records lost its row under the run (a
  * restore from a backup taken after the run reserved it): the same key, purpose, amount and request, with the
  * outcome the run saw, audited, in one statement. A row that exists again (a sibling wrote it) is left as it is.
@@ -358,7 +354,12 @@ export async function rewriteTransferIntent(
          CASE WHEN $5::text IN ('unknown', 'needs_operator') THEN now() END)
        ON CONFLICT DO NOTHING
        RETURNING ${COLUMNS}
-     ), audited AS (${auditFrom('changed', 15)})
+     ), audited AS (${auditFrom('changed', 15)}),
+     -- The tenant's new money waits for a drift check (migrations/0021): what else did the restore lose?
+     held AS (
+       UPDATE tenants SET money_held_since = now(), money_hold_reason = 'a transfer run found its record gone'
+        WHERE external_ref = $1::text AND money_held_since IS NULL AND EXISTS (SELECT 1 FROM changed)
+     )
      SELECT * FROM changed`,
     [
       intent.externalRef,
@@ -381,6 +382,10 @@ export async function rewriteTransferIntent(
   return rows[0];
 }
 
+/**
+ * A transfer the wallet lists under one of our keys that the records lost (restored from a backup), recorded again
+ * as made: succeeded, never to be sent. Nothing when an intent already holds the key or the purpose.
+ */
 export async function recordRestoredTransfer(
   db: Queryable,
   input: {
@@ -390,12 +395,17 @@ export async function recordRestoredTransfer(
     amountMicroUsd: string;
     idempotencyKey: string;
     platformTransferId: string | null;
+    /** When the platform made it, if its wallet shows it: the day its amount counts in the caps (else today). */
+    createdAt?: string | undefined;
   },
 ): Promise<TransferIntentRow | undefined> {
+  // A lost top-up counts in the caps as it did before the restore (reserved_on): on the day the platform made it.
   const { rows } = await db.query<TransferIntentRow>(
     `INSERT INTO transfer_intents (external_ref, purpose, amount_micro_usd, idempotency_key, state, attempts, kind,
-       platform_transfer_id, resolution)
-     VALUES ($1::text, $2::text, $3::numeric, $4::text, 'succeeded', 1, $5::text, $6::text, 'drift:restored')
+       platform_transfer_id, resolution, reserved_on)
+     VALUES ($1::text, $2::text, $3::numeric, $4::text, 'succeeded', 1, $5::text, $6::text, 'drift:restored',
+       CASE WHEN $5::text = 'restored'
+         THEN (coalesce($7::timestamptz, now()) AT TIME ZONE 'UTC')::date END)
      ON CONFLICT DO NOTHING
      RETURNING ${COLUMNS}`,
     [
@@ -405,6 +415,7 @@ export async function recordRestoredTransfer(
       input.idempotencyKey,
       input.kind,
       input.platformTransferId,
+      input.createdAt ?? null,
     ],
   );
   return rows[0];

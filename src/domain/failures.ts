@@ -63,6 +63,11 @@ export const FailureCode = {
   PREFLIGHT_FAILED: 'PREFLIGHT_FAILED',
   /** An adoption rotation of a slot that holds no `unmanaged` key (nothing imported is left to replace). */
   NO_UNMANAGED_KEY: 'NO_UNMANAGED_KEY',
+  /**
+   * A new top-up of a tenant whose records were restored from a backup: it waits for a drift check of the tenant
+   * (which records the transfers the restore lost) before money moves again.
+   */
+  RECORDS_RESTORED: 'RECORDS_RESTORED',
 } as const;
 export type FailureCode = (typeof FailureCode)[keyof typeof FailureCode];
 

@@ -31,6 +31,10 @@ export interface TenantFacts {
   externalRef: string;
   status: string;
   subaccountId: string | null;
+  /** Since when new money waits for a drift check after a restore of the records (absent or null: not held). */
+  moneyHeldSince?: Date | null;
+  /** Why it is held: what found the records gone back in time. */
+  moneyHoldReason?: string | null;
 }
 
 export type TenantRefusalCode =
@@ -38,7 +42,8 @@ export type TenantRefusalCode =
   | typeof FailureCode.TENANT_NOT_ACTIVE
   | typeof FailureCode.TENANT_NOT_PROVISIONED
   | typeof FailureCode.CLOSE_SCHEDULED
-  | typeof FailureCode.BALANCE_BELOW_FLOOR;
+  | typeof FailureCode.BALANCE_BELOW_FLOOR
+  | typeof FailureCode.RECORDS_RESTORED;
 
 /** Why a tenant is refused: the failure code, the rule it breaks, and a message naming the tenant and its status. */
 export interface TenantRefusal {
@@ -76,16 +81,32 @@ export const keyIssueRefusal: TenantRule = (tenant) =>
     ? undefined
     : refusal(tenant, FailureCode.TENANT_NOT_ACTIVE, 'keys are issued to active tenants only'));
 
-/** A transfer (a top-up): an onboarded tenant, active or suspended, with a sub-account; a closing one never. */
+/**
+ * A transfer (a top-up): an onboarded tenant, active or suspended, with a sub-account; a closing one never; and none
+ * while its records, restored from a backup, wait for the drift check that records what the restore lost.
+ */
 export const transferRefusal: TenantRule = (tenant) =>
   closedRefusal(tenant, 'it takes no new transfers') ??
   ((tenant.status === TenantStatus.active || tenant.status === TenantStatus.suspended) && tenant.subaccountId
-    ? undefined
+    ? moneyHoldRefusal(tenant)
     : refusal(
         tenant,
         FailureCode.TENANT_NOT_PROVISIONED,
         'top-ups need an onboarded (active or suspended) tenant with a sub-account',
       ));
+
+/** New money of a tenant whose records went back in time waits for its drift check (issue 48). */
+export const moneyHoldRefusal: TenantRule = (tenant) =>
+  tenant.moneyHeldSince
+    ? {
+        code: FailureCode.RECORDS_RESTORED,
+        rule: 'new money waits for a drift check after a restore of the records',
+        message:
+          `tenant ${tenant.externalRef}'s records were restored from a backup (${tenant.moneyHoldReason ?? 'found'} ` +
+          `at ${tenant.moneyHeldSince.toISOString()}): its new top-ups wait until a drift check records what the ` +
+          `restore lost; run tenantctl drift check ${tenant.externalRef}, then send the top-up again`,
+      }
+    : undefined;
 
 /**
  * A plan converged onto a tenant (assigned, or rolled out): an active tenant with a sub-account; a closing one never.

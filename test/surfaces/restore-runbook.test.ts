@@ -54,6 +54,10 @@ function restoreRunbook(): { driftPolicy: string; steps: RunbookStep[] } {
   return { driftPolicy, steps };
 }
 
+/** A top-up the signup backend asks for after the restore: held until the drift check of step 3, then made. */
+const AFTER_RESTORE_TOP_UP =
+  'npx tenantctl fund topped --amount 1000 --key after-restore --reason "after the restore" --wait';
+
 /** The adoption's durations in seconds: the quiet gate of the lost key passes while the test waits. */
 const ADOPTION_DURATIONS = '--quiet-period 1s --propagation-allowance 1s --poll-interval 1s';
 
@@ -148,6 +152,23 @@ describe('the runbook "Restoring Postgres from a backup", followed as written ag
       ran.add(`2 ${command}`);
       expect((await shell(command)).stdout.trim(), command).toBe('');
     }
+    // New money of the tenant whose top-up the restore lost is held (Temporal shows the run; the records lost it).
+    const refused = await runProcess('sh', ['-c', AFTER_RESTORE_TOP_UP], {
+      cwd: root,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', DATA_DIR: dataDir },
+      timeoutMs: 180_000,
+    });
+    expect(refused.code, refused.stdout).not.toBe(0);
+    expect(refused.stderr).toMatch(
+      /records were restored from a backup .*fund:topped:after-backup.*run tenantctl drift check topped/s,
+    );
+    expect(platform().transfers.filter((t) => t.subaccountId === subaccountOf('topped').id)).toHaveLength(2);
+    // And the hold is what now waits for a person, with its way out.
+    const attention = (await shell('npx tenantctl list --attention')).stdout;
+    expect(attention).toMatch(/^topped\s/m);
+    expect(attention).toMatch(
+      /attention money-hold:topped \(money_held\): new top-ups held since .*restored from a backup/,
+    );
   });
 
   it('3. checks the fleet twice, records what the platform shows, imports the sub-account no record has', async () => {
@@ -171,6 +192,9 @@ describe('the runbook "Restoring Postgres from a backup", followed as written ag
       expect.objectContaining({ subaccountId: id('late'), externalRef: 'late', importable: true }),
     ]);
     expect(await runbookCommand(3, 'npx tenantctl import apply')).toMatch(/^\s*imported\s+late\s/m);
+    // The check recorded the lost top-up: money moves again, counted with it.
+    expect((await shell('npx tenantctl list --attention')).stdout).not.toMatch(/money-hold/);
+    expect((await shell(AFTER_RESTORE_TOP_UP)).stdout).toMatch(/succeeded/);
   });
 
   it('4. replaces each key whose secret was lost: unmanaged before the adoption, a new active key after', async () => {
@@ -231,11 +255,11 @@ describe('the runbook "Restoring Postgres from a backup", followed as written ag
     // Every live sub-account on the platform has its one record: nothing left to import.
     expect(JSON.parse((await shell('npx tenantctl import plan --json')).stdout)).toMatchObject({ rows: [] });
     const transfersTo = (ref: string) => platform().transfers.filter((t) => t.subaccountId === subaccountOf(ref).id);
-    expect(transfersTo('topped').map((t) => t.amountMicroUsd)).toEqual(['5000000', '250000']);
+    expect(transfersTo('topped').map((t) => t.amountMicroUsd)).toEqual(['5000000', '250000', '1000']);
     expect(transfersTo('late').map((t) => t.amountMicroUsd)).toEqual(['1000000']);
     const ledger = (await shell('npx tenantctl transfers topped')).stdout;
     expect(ledger.match(/\b250000 micro-USD\s+succeeded/g)).toHaveLength(1);
-    expect(ledger).toMatch(/succeeded in total: 5250000 micro-USD/);
+    expect(ledger).toMatch(/succeeded in total: 5251000 micro-USD/);
     for (const ref of ['topped', 'late'])
       expect((await shell(`npx tenantctl wallet ${ref}`)).stdout).toMatch(
         /difference \(wallet − ledger\): 0 micro-USD/,
@@ -247,6 +271,6 @@ describe('the runbook "Restoring Postgres from a backup", followed as written ag
     );
     expect(replay.stdout).not.toMatch(/already running/);
     expect(replay.stdout).toMatch(/succeeded/);
-    expect(transfersTo('topped')).toHaveLength(2);
+    expect(transfersTo('topped')).toHaveLength(3);
   });
 });

@@ -13,6 +13,7 @@ import {
   TenantRefusedError,
   TenantStatus,
   transferRefusal,
+  type TenantFacts,
   type TenantRule,
 } from '../../src/domain/tenant-rules.js';
 
@@ -21,8 +22,7 @@ import {
  * change to a rule shows here before it shows on a surface (the gateway, tenantctl, an activity).
  */
 const onboarded = (status: string) => ({ externalRef: 't-1', status, subaccountId: 'sub_1' });
-const codeOf = (rule: TenantRule, tenant: { externalRef: string; status: string; subaccountId: string | null }) =>
-  rule(tenant)?.code ?? 'allowed';
+const codeOf = (rule: TenantRule, tenant: TenantFacts) => rule(tenant)?.code ?? 'allowed';
 const everyStatus = Object.values(TenantStatus);
 const table = (rule: TenantRule) =>
   Object.fromEntries(everyStatus.map((status) => [status, codeOf(rule, onboarded(status))]));
@@ -80,6 +80,27 @@ describe('tenant rules', () => {
     expect(codeOf(transferRefusal, { externalRef: 't-1', status: 'suspended', subaccountId: null })).toBe(
       'TENANT_NOT_PROVISIONED',
     );
+  });
+
+  it('holds the transfers of a tenant whose records were restored until its drift check (RECORDS_RESTORED)', () => {
+    const held = (status: string) => ({
+      ...onboarded(status),
+      moneyHeldSince: new Date('2026-11-29T09:00:00Z'),
+      moneyHoldReason: 'Temporal shows top-up runs completed that its records lost: fund:t-1:k1',
+    });
+    const heldTable = Object.fromEntries(everyStatus.map((status) => [status, codeOf(transferRefusal, held(status))]));
+    // A closing or unprovisioned tenant keeps its own answer; an onboarded one is held, whatever its status.
+    expect(heldTable).toMatchObject({ active: 'RECORDS_RESTORED', suspended: 'RECORDS_RESTORED' });
+    expect(heldTable).toMatchObject({ closing: 'TENANT_CLOSED', creating: 'TENANT_NOT_PROVISIONED' });
+    expect(transferRefusal(held('active'))?.message).toBe(
+      "tenant t-1's records were restored from a backup (Temporal shows top-up runs completed that its records " +
+        'lost: fund:t-1:k1 at 2026-11-29T09:00:00.000Z): its new top-ups wait until a drift check records what the ' +
+        'restore lost; run tenantctl drift check t-1, then send the top-up again',
+    );
+    // Nothing else is held: the rules of rotations, keys and policies read no hold.
+    expect(codeOf(rotationRefusal, held('active'))).toBe('allowed');
+    expect(codeOf(fundingPolicyRefusal, held('active'))).toBe('allowed');
+    expect(codeOf(transferRefusal, { ...held('active'), moneyHeldSince: null })).toBe('allowed');
   });
 
   it('takes a funding policy from any tenant that is not closing, onboarded or not', () => {

@@ -2,7 +2,9 @@ import { getFundingParent } from '../../db/funding-store.js';
 import type { Pool } from '../../db/pool.js';
 import { shortfallDetail, shortfallHolds } from '../../domain/parent-shortfall.js';
 import { assertWithinTransferLimit } from '../../domain/transfer-limit.js';
-import { findTenant, TenantNotFoundError } from '../../db/tenants-store.js';
+import type { Client } from '@temporalio/client';
+import { findTenant, getTenant, TenantNotFoundError } from '../../db/tenants-store.js';
+import { holdIfRecordsBehindRuns } from './restore-witness.js';
 import { findTransferIntent, type TransferIntentRow } from '../../db/transfer-intents-store.js';
 import { sameTopUpRequest, type TopUpRequestFields } from '../../domain/top-up-input.js';
 import { topUpPurpose } from '../../domain/top-up-ids.js';
@@ -38,7 +40,11 @@ export const OPEN_TRANSFER_STATES: ReadonlySet<string> = new Set(['pending', 'un
 export async function precheckTopUp(
   pool: Pool,
   request: TopUpRequestFields & { externalRef: string; idempotencyKey: string },
-  options: { maxTransferMicroUsd?: string | undefined } = {},
+  options: {
+    maxTransferMicroUsd?: string | undefined;
+    /** Temporal, the witness of a restore of the records (restore-witness.ts), and who asks (the hold's actor). */
+    witness?: { client: Client; actor: string };
+  } = {},
 ): Promise<TransferIntentRow | undefined> {
   assertWithinTransferLimit({ amountMicroUsd: request.amountMicroUsd }, options.maxTransferMicroUsd);
   const tenant = await findTenant(pool, request.externalRef);
@@ -46,6 +52,11 @@ export async function precheckTopUp(
   const recorded = await findRecordedTopUp(pool, request);
   if (recorded) return recorded;
   assertTenantAllows(transferRefusal, tenant);
+  if (
+    options.witness &&
+    (await holdIfRecordsBehindRuns(pool, options.witness.client, tenant.externalRef, options.witness.actor))
+  )
+    assertTenantAllows(transferRefusal, await getTenant(pool, tenant.externalRef));
   const parent = await getFundingParent(pool);
   const shortfall = { since: parent.insufficientSince, refusedMicroUsd: parent.insufficientMicroUsd };
   if (shortfallHolds(shortfall, request.amountMicroUsd))

@@ -20,9 +20,9 @@ import { runReader, tenantPlanSection, type TenantPlanSection } from '../plans/t
  * still not on the version. Both sets are small (what waits for a person), so the runs read after them are few.
  */
 export interface AttentionItem {
-  /** The run that waits, or the convergence that ended held. */
+  /** The run that waits, or the convergence that ended held; `money-hold:<ref>` for a restore's hold on new money. */
   workflowId: string;
-  /** The wait's stage, or `held` for a tenant held off a plan version. */
+  /** The wait's stage, `held` for a tenant held off a plan version, or `money_held` (new top-ups held). */
   stage: string;
   /** What waits: the run's current wait as `--wait` prints it, or what holds the tenant. */
   lines: string[];
@@ -39,15 +39,37 @@ function holdItem(plan: TenantPlanSection): AttentionItem[] {
   return c?.hold ? [{ workflowId: c.workflowId, stage: 'held', lines: c.hold.holds, wayOut: c.hold.wayOut }] : [];
 }
 
-/** The tenant view's attention: its runs waiting for a person, and a plan hold. */
+/**
+ * A tenant whose new top-ups are held after a restore of the records (migrations/0021): a person runs the drift check
+ * that records what the restore lost (docs/operations.md, "Restoring Postgres from a backup").
+ */
+export function moneyHoldItem(
+  tenant: Pick<TenantRow, 'externalRef' | 'moneyHeldSince' | 'moneyHoldReason'>,
+): AttentionItem[] {
+  if (!tenant.moneyHeldSince) return [];
+  return [
+    {
+      workflowId: `money-hold:${tenant.externalRef}`,
+      stage: 'money_held',
+      lines: [
+        `new top-ups held since ${tenant.moneyHeldSince.toISOString()}: its records were restored from a backup ` +
+          `(${tenant.moneyHoldReason ?? 'found'})`,
+      ],
+      wayOut: [`tenantctl drift check ${tenant.externalRef}`],
+    },
+  ];
+}
+
+/** The tenant view's attention: its runs waiting for a person, a plan hold, and a restore's hold on new money. */
 export function attentionOf(
   runs: ReadonlyArray<{ workflowId: string; waiting: WaitView | null }>,
   plan: TenantPlanSection,
+  tenant: Pick<TenantRow, 'externalRef' | 'moneyHeldSince' | 'moneyHoldReason'>,
 ): AttentionItem[] {
   const waiting = runs
     .filter((run) => waitsForPerson(run.waiting))
     .map((run) => waitItem(run.workflowId, run.waiting!));
-  return [...waiting, ...holdItem(plan)];
+  return [...waiting, ...holdItem(plan), ...moneyHoldItem(tenant)];
 }
 
 /** Runs read per query at most: what waits for a person is few, and a list shows what it found. */

@@ -1,8 +1,8 @@
 import type { Client } from '@temporalio/client';
 import type { Pool } from '../../db/pool.js';
-import { listTenants, listTenantsByRefs, type TenantRow } from '../../db/tenants-store.js';
+import { listMoneyHeldRefs, listTenants, listTenantsByRefs, type TenantRow } from '../../db/tenants-store.js';
 import type { PlanRef } from '../../domain/plan-ref.js';
-import { findAttention, type AttentionItem } from './attention.js';
+import { findAttention, moneyHoldItem, type AttentionItem } from './attention.js';
 
 /**
  * A tenant as `tenantctl list` and `GET /v1/tenants` show it: its records, its plan version, what waits for a person.
@@ -32,7 +32,8 @@ export async function listTenantRows(
   let attention: Map<string, AttentionItem[]>;
   if (query.attention) {
     attention = await findAttention(deps.client, (refs) => listTenantsByRefs(deps.pool, refs));
-    rows = await listTenantsByRefs(deps.pool, [...attention.keys()], page);
+    const held = await listMoneyHeldRefs(deps.pool);
+    rows = await listTenantsByRefs(deps.pool, [...new Set([...attention.keys(), ...held])], page);
   } else {
     const listed = await listTenants(deps.pool, page);
     // What waits for a person anywhere, kept for the tenants of this page (none listed: Temporal is not asked).
@@ -49,6 +50,6 @@ export async function listTenantRows(
     subaccountId: t.subaccountId,
     createdAt: t.createdAt.toISOString(),
     plan: t.planName !== null && t.planVersion !== null ? { name: t.planName, version: t.planVersion } : null,
-    attention: attention.get(t.externalRef) ?? [],
+    attention: [...(attention.get(t.externalRef) ?? []), ...moneyHoldItem(t)],
   }));
 }

@@ -139,7 +139,7 @@ export async function getTenantStatus(
     close,
     plan,
     fleetRuns,
-    attention: attentionOf(lastRuns, plan),
+    attention: attentionOf(lastRuns, plan, tenant ?? { externalRef, moneyHeldSince: null, moneyHoldReason: null }),
   };
 }
 

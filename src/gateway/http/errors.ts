@@ -45,6 +45,11 @@ export const GatewayErrorCode = {
    * A resume of a tenant whose wallet is below its resume floor (its plan's, or RESUME_BALANCE_FLOOR_MICRO_USD) (409).
    */
   BALANCE_BELOW_FLOOR: 'BALANCE_BELOW_FLOOR',
+  /**
+   * A top-up of a tenant whose records were restored from a backup, before a drift check of it has run (409): the
+   * message names the command (`tenantctl drift check R`).
+   */
+  RECORDS_RESTORED: 'RECORDS_RESTORED',
   /** A transfer of an amount the platform already refused for the parent's balance, or more (409). */
   PARENT_INSUFFICIENT_BALANCE: 'PARENT_INSUFFICIENT_BALANCE',
   DEPLOYER_NOT_CONFIGURED: 'DEPLOYER_NOT_CONFIGURED',

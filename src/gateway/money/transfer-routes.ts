@@ -67,7 +67,8 @@ export async function transferRoutes(api: FastifyInstance, deps: TransferRoutesD
       const location = transferUrl(externalRef, key);
       try {
         const limit = { maxTransferMicroUsd: deps.maxTransferMicroUsd };
-        const recorded = await precheckTopUp(deps.pool, input, limit);
+        const witness = { client: deps.client, actor: input.requestedBy };
+        const recorded = await precheckTopUp(deps.pool, input, { ...limit, witness });
         if (recorded) return answerRecorded(reply, recorded, key);
         const handle = await startTopUp(deps.client, input, { taskQueue: deps.taskQueue, ...limit });
         if (handle.started)
