@@ -39,7 +39,13 @@ export interface FundWalletInput {
 
 /** What the workflow needs to decide; business states are results, not exceptions. */
 export type FundWalletResult =
-  | { state: 'succeeded'; transferId: string | null; resolution: string | null }
+  | {
+      state: 'succeeded';
+      transferId: string | null;
+      resolution: string | null;
+      /** The idempotency key the platform made it under (absent from results recorded before issue 48's hold). */
+      idempotencyKey?: string;
+    }
   | { state: 'insufficient_balance'; attempts: number }
   | { state: 'unknown'; unknownSince: string }
   | { state: 'needs_operator'; unknownSince: string | null }
@@ -66,7 +72,12 @@ const SEND_LEASE_SECONDS = 300;
 function resultOf(row: TransferIntentRow): FundWalletResult {
   switch (row.state) {
     case 'succeeded':
-      return { state: 'succeeded', transferId: row.platformTransferId, resolution: row.resolution };
+      return {
+        state: 'succeeded',
+        transferId: row.platformTransferId,
+        resolution: row.resolution,
+        idempotencyKey: row.idempotencyKey,
+      };
     case 'unknown':
       return { state: 'unknown', unknownSince: (row.unknownSince ?? row.updatedAt).toISOString() };
     case 'needs_operator':

@@ -40,6 +40,11 @@ export interface FundTenantResult {
    */
   state: 'succeeded' | 'cap_refused' | 'skipped';
   transferId: string | null;
+  /**
+   * succeeded: the idempotency key the platform made the transfer under (what drift records a transfer by when a
+   * restore of the records lost it and the closed wallet shows nothing). Absent from runs before it was kept.
+   */
+  transferKey?: string;
   /** The cap that refused, or why an auto top-up was skipped. */
   refusedBy: string | null;
 }

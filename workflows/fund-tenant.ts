@@ -79,6 +79,8 @@ class TopUp {
   private readonly startedAtMs: number;
   /** The transfer intent's purpose, once recorded (a cancel gives its reservation back). */
   private purpose: string | null;
+  /** The platform's idempotency key of the transfer made (its result carries it). */
+  private transferKey: string | undefined;
 
   constructor(
     private readonly rawInput: FundTenantInput,
@@ -183,6 +185,7 @@ class TopUp {
     switch (end.state) {
       case 'succeeded':
         this.status.transferId = end.transferId;
+        this.transferKey = end.idempotencyKey;
         this.show('succeeded');
         recordOutcome('top-up', 'succeeded', this.startedAtMs, {
           ...this.ids(),
@@ -266,6 +269,8 @@ class TopUp {
 
   private result(state: FundTenantResult['state'], refusedBy: string | null = null): FundTenantResult {
     const { externalRef, idempotencyKey, amountMicroUsd, kind } = this.input;
-    return { externalRef, idempotencyKey, amountMicroUsd, kind, state, transferId: this.status.transferId, refusedBy };
+    const { transferId } = this.status;
+    const made = this.transferKey ? { transferKey: this.transferKey } : {};
+    return { externalRef, idempotencyKey, amountMicroUsd, kind, state, transferId, ...made, refusedBy };
   }
 }

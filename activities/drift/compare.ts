@@ -55,6 +55,11 @@ export interface TenantFacts {
    * idempotency key (Temporal: the run's result). Read only then.
    */
   madeByRun?: Record<string, string>;
+  /**
+   * For a tenant whose wallet could not be read and whose record says it is not closed (the records went back in
+   * time): what its completed top-up runs made that no intent records (Temporal). Read only then.
+   */
+  lostByRuns?: Array<{ workflowId: string; transferId: string | null; amountMicroUsd: string; idempotencyKey: string }>;
   /** An imported tenant: the wallet's transfers at import (made before us, explained by the opening balance). */
   importedTransfers?: { keys: string[]; ids: string[] };
   /** Rotation schedule ids in effect; null when they could not be read (the age check is then off). */
@@ -493,6 +498,21 @@ function compareMoney(facts: TenantFacts): Finding[] {
           ...(byRun ? { platformTransferId: byRun, runShows: 'made by the run that owned it (completed)' } : {}),
         },
         fixable,
+      ),
+    );
+  }
+  // A wallet that cannot be read (closed since a restore of the records): the transfers Temporal shows its completed
+  // top-up runs made and the records lost, recorded as made from the runs' results (never sent again).
+  for (const lost of facts.lostByRuns ?? []) {
+    const transfer = { id: lost.transferId, idempotencyKey: lost.idempotencyKey, amountMicroUsd: lost.amountMicroUsd };
+    out.push(
+      finding(
+        facts,
+        'transfer_unrecorded',
+        lost.idempotencyKey,
+        facts.record.subaccountId,
+        { transfer, runShows: `made by ${lost.workflowId} (completed); the wallet cannot be read` },
+        true,
       ),
     );
   }

@@ -25,6 +25,10 @@ import {
   updateTransferIntent,
 } from '../../src/db/transfer-intents-store.js';
 import { recordLostTransfer } from '../restored-records.js';
+import { topUpsLostByRecords } from '../../src/infra/records-witness.js';
+
+/** Record states whose wallet is not read because the tenant ended in our records too. */
+const RECORD_ENDED: ReadonlySet<string> = new Set(['closed', 'cancelled', 'failed']);
 import { ONBOARDING_PURPOSE } from '../../src/domain/onboarding.js';
 import { findImport } from '../../src/db/imports-store.js';
 import { findFundingPolicy } from '../../src/db/funding-store.js';
@@ -348,6 +352,11 @@ export function createDriftRecordActivities(deps: ActivityDeps) {
         }
         facts.madeByRun = madeByRun;
         found = compareTenant(facts);
+      }
+      // A record that says live over a wallet that cannot be read (a close the records lost): what its top-ups made.
+      if (options.temporal && !facts.wallet && facts.record.subaccountId && !RECORD_ENDED.has(facts.record.status)) {
+        facts.lostByRuns = await topUpsLostByRecords(pool, options.temporal, input.externalRef);
+        if (facts.lostByRuns.length) found = compareTenant(facts);
       }
       await withTransaction(pool, async (tx) => {
         const balance = facts.wallet?.balanceMicroUsd;

@@ -48,7 +48,8 @@ describe('a restore of the records from a backup', () => {
         notify: { url: notify.url, secret: notify.secret, timeoutMs: 2_000 },
       },
     );
-    for (const name of ['topped', 'rotated', 'suspended', 'closed', 'caught']) ids[name] = await env.onboard(ref(name));
+    for (const name of ['topped', 'rotated', 'suspended', 'closed', 'caught', 'paidclosed'])
+      ids[name] = await env.onboard(ref(name));
 
     // A rotation the backup catches open (both generations active, the old one not yet revoked), finished after it.
     const caught = await startRotation(
@@ -95,6 +96,18 @@ describe('a restore of the records from a backup', () => {
         env.client,
         'close',
         { externalRef: ref('closed'), reason: 'restore drill' },
+        { taskQueue: env.taskQueue },
+      )
+    ).result();
+    // Topped up, then closed, after the backup: the restore loses the top-up's record, and the closed wallet shows
+    // nothing (404); only Temporal's runs know the transfer.
+    const paid = { externalRef: ref('paidclosed'), idempotencyKey: 'before-close', amountMicroUsd: '125000' };
+    await (await startTopUp(env.client, paid, { taskQueue: env.taskQueue })).result();
+    await (
+      await startLifecycle(
+        env.client,
+        'close',
+        { externalRef: ref('paidclosed'), reason: 'restore drill' },
         { taskQueue: env.taskQueue },
       )
     ).result();
@@ -157,6 +170,26 @@ describe('a restore of the records from a backup', () => {
       claimRestoredTopUp(env.pool, { ...again, amountMicroUsd: '1', requestedBy: 'drill' }),
     ).resolves.toBeUndefined();
     expect(transfersOf()).toHaveLength(1);
+  });
+
+  it('records the top-up of a tenant closed after the backup from its run: the closed wallet shows nothing', async () => {
+    expect(await statusOf('paidclosed')).toBe('closed');
+    const made = env.sim.state().transfers.filter((t) => t.subaccountId === ids.paidclosed!.subaccountId);
+    expect(made).toHaveLength(1);
+    const { rows } = await env.pool.query<{ key: string; state: string; amount: string; transferId: string | null }>(
+      `SELECT idempotency_key AS key, state, amount_micro_usd::text AS amount, platform_transfer_id AS "transferId"
+         FROM transfer_intents WHERE external_ref = $1`,
+      [ref('paidclosed')],
+    );
+    // Under the key the platform saw, as made, once; and the finding that did it names the run.
+    expect(rows).toEqual([
+      { key: made[0]!.idempotencyKey, state: 'succeeded', amount: '125000', transferId: made[0]!.id },
+    ]);
+    const adopted = (await listFindings(env.pool, { externalRef: ref('paidclosed') })).find(
+      (f) => f.kind === 'transfer_unrecorded',
+    );
+    expect(adopted).toMatchObject({ fix: 'adopt_transfer', subject: made[0]!.idempotencyKey });
+    expect(JSON.stringify(adopted!.evidence)).toMatch(new RegExp(`made by fund:${ref('paidclosed')}:before-close`));
   });
 
   it('replaces the key whose secret the restore lost, and keeps exactly one active key', async () => {

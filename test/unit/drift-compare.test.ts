@@ -223,6 +223,33 @@ describe('drift comparison of one tenant', () => {
     ]);
   });
 
+  it('records from its run a top-up the records lost of a tenant whose wallet cannot be read (closed since)', () => {
+    const gone = {
+      record: { externalRef: 'acme', subaccountId: 'sa_1', status: 'active' },
+      subaccounts: [],
+      keys: undefined,
+      keyRecords: [],
+    };
+    const lost = {
+      workflowId: 'fund:acme:k1',
+      transferId: 'txn_9',
+      amountMicroUsd: '125000',
+      idempotencyKey: 'tpo-xfer-bb-1',
+    };
+    const found = compareTenant(facts({ ...gone, lostByRuns: [lost] })).filter((f) => f.kind === 'transfer_unrecorded');
+    expect(found).toEqual([
+      expect.objectContaining({
+        subject: 'tpo-xfer-bb-1',
+        fix: 'adopt_transfer',
+        evidence: {
+          transfer: { id: 'txn_9', idempotencyKey: 'tpo-xfer-bb-1', amountMicroUsd: '125000' },
+          runShows: 'made by fund:acme:k1 (completed); the wallet cannot be read',
+        },
+      }),
+    ]);
+    expect(compareTenant(facts(gone)).filter((f) => f.kind === 'transfer_unrecorded')).toEqual([]);
+  });
+
   it("records revoked a closed tenant's key records that still say live", () => {
     const closed = facts({
       record: { externalRef: 'acme', subaccountId: 'sa_1', status: 'closed' },

@@ -1,0 +1,92 @@
+import type { Client } from '@temporalio/client';
+import { topUpWorkflowId } from '../domain/ids.js';
+import { topUpPurpose } from '../domain/top-up-ids.js';
+import { transferKey, transferKeyPrefix } from '../domain/transfer-keys.js';
+
+/**
+ * Temporal as the witness that the records went back in time (issue 48). A top-up run writes its intent before it
+ * moves money and settles it before it completes, so a run Temporal shows completed with a transfer made, whose intent
+ * our records do not hold, proves the records were restored from a backup taken before it: the transfer it made is
+ * on the platform and in no cap. The gateway then holds the tenant's new money (src/client/money/restore-witness.ts);
+ * drift records such a transfer from the run when the tenant's wallet can no longer be read (a closed tenant).
+ *
+ * Only runs that closed after the newest write our records hold of the tenant's transfers are looked at (less a
+ * minute for the clocks of two servers): one visibility query, and usually one run, the last top-up.
+ */
+export const CLOCK_MARGIN_MS = 60_000;
+const RUNS_LOOKED_AT = 50;
+
+/** What the witness reads our records with (a pool or a transaction's client; src/db/pool.ts's Queryable). */
+interface RecordsReader {
+  query<Row extends object>(text: string, values: unknown[]): Promise<{ rows: Row[] }>;
+}
+
+/** A transfer a completed top-up run made that our records do not hold. */
+export interface TransferLostByRecords {
+  workflowId: string;
+  /** The caller's idempotency key of the top-up. */
+  callerKey: string;
+  transferId: string | null;
+  amountMicroUsd: string;
+  /** The platform's idempotency key: the run's own (results since issue 48), else its intent's first generation. */
+  idempotencyKey: string;
+}
+
+/** The transfers of a tenant's completed top-up runs that our records do not hold. */
+export async function topUpsLostByRecords(
+  db: RecordsReader,
+  client: Client,
+  externalRef: string,
+): Promise<TransferLostByRecords[]> {
+  const { rows } = await db.query<{ since: Date }>(
+    `SELECT coalesce((SELECT max(updated_at) FROM transfer_intents WHERE external_ref = $1::text),
+                     (SELECT created_at FROM tenants WHERE external_ref = $1::text), now()) AS since`,
+    [externalRef],
+  );
+  const since = new Date(rows[0]!.since.getTime() - CLOCK_MARGIN_MS);
+  const prefix = topUpWorkflowId(externalRef, '');
+  const closed: { workflowId: string; key: string }[] = [];
+  const query =
+    `WorkflowType = 'fundTenant' AND TenantExternalRef = '${externalRef.replace(/'/g, "''")}' ` +
+    `AND ExecutionStatus = 'Completed' AND CloseTime > '${since.toISOString()}'`;
+  for await (const run of client.workflow.list({ query, pageSize: RUNS_LOOKED_AT })) {
+    if (run.workflowId.startsWith(prefix))
+      closed.push({ workflowId: run.workflowId, key: run.workflowId.slice(prefix.length) });
+    if (closed.length >= RUNS_LOOKED_AT) break;
+  }
+  if (!closed.length) return [];
+  // Recorded under its purpose, or (drift recorded it again from the wallet) under its key alone.
+  const prefixes = closed.map((run) => transferKeyPrefix(externalRef, topUpPurpose(run.key)));
+  const { rows: recorded } = await db.query<{ prefix: string }>(
+    `SELECT p.prefix FROM unnest($2::text[], $3::text[]) AS p(purpose, prefix)
+      WHERE EXISTS (SELECT 1 FROM transfer_intents t
+                     WHERE t.external_ref = $1::text
+                       AND (t.purpose = p.purpose
+                            OR (t.kind = 'restored' AND starts_with(t.idempotency_key, p.prefix))))`,
+    [externalRef, closed.map((run) => topUpPurpose(run.key)), prefixes],
+  );
+  const held = new Set(recorded.map((row) => row.prefix));
+  const lost: TransferLostByRecords[] = [];
+  for (const [i, run] of closed.entries()) {
+    if (held.has(prefixes[i]!)) continue;
+    // A completed run that moved nothing (an auto top-up skipped, a cap refusal never recorded) proves nothing.
+    const result = (await client.workflow
+      .getHandle(run.workflowId)
+      .result()
+      .catch(() => null)) as {
+      state?: string;
+      transferId?: string | null;
+      transferKey?: string;
+      amountMicroUsd?: string;
+    } | null;
+    if (result?.state !== 'succeeded' || !result.amountMicroUsd) continue;
+    lost.push({
+      workflowId: run.workflowId,
+      callerKey: run.key,
+      transferId: result.transferId ?? null,
+      amountMicroUsd: result.amountMicroUsd,
+      idempotencyKey: result.transferKey ?? transferKey(externalRef, topUpPurpose(run.key), 1),
+    });
+  }
+  return lost;
+}
