@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { ONBOARDING_PURPOSE } from '../src/domain/onboarding.js';
 import { transferKey } from '../src/domain/transfer-keys.js';
 
@@ -6,13 +5,7 @@ import { transferKey } from '../src/domain/transfer-keys.js';
  * Idempotency keys derived from the business key: stable across retries, workers and restarts,
  * bounded (under 64 characters) and of a safe charset ([a-z0-9-]) whatever the external ref holds.
  */
-function digest(...parts: string[]): string {
-  return createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, 32);
-}
-
-export function subaccountCreateKey(externalRef: string): string {
-  return `tpo-sub-${digest('subaccount-create', externalRef)}`;
-}
+export { subaccountCreateKey } from '../src/domain/transfer-keys.js';
 
 /** One key per attempt generation: the generation moves only after a definite refusal (src/domain/transfer-keys). */
 export { transferKey } from '../src/domain/transfer-keys.js';

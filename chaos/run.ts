@@ -7,6 +7,7 @@ import { parseMasterKeys } from '../src/secrets/master-keys.js';
 import { checkChaosApplied, checkNotices, checkOperations, checkWorkerExits, checkWorkerLog } from './check/process.js';
 import { checkKeySecrets, checkRecords, checkTokensInRecords } from './check/records.js';
 import { backUpRecords, restoreRecords } from './records-backup.js';
+import { importClosedTenants } from '../src/client/imports/import-closed.js';
 import { startDriftCheck } from '../src/client/drift/start-drift-check.js';
 import { startAdoption } from '../src/client/keys/start-rotation.js';
 import { applyImport } from '../src/client/imports/import-apply.js';
@@ -106,6 +107,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       undid: {} as Record<string, number>,
       recovery: [] as string[],
       backedUpAt: null as number | null,
+      /** The backup's time, as an operator gives it to `import closed --since`. */
+      backupStartedAt: null as Date | null,
       restoredAt: null as number | null,
     };
     const databaseUrl = world.workerEnv.DATABASE_URL!;
@@ -113,6 +116,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       simUrl: world.sim.url,
       records: {
         backUp: async () => {
+          drill.backupStartedAt = new Date();
           drill.backedUp = (await backUpRecords(databaseUrl)).rows;
           drill.backedUpAt = Date.now();
           log(`records backed up: ${describeRows(drill.backedUp)}`);
@@ -146,7 +150,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await Promise.all(workers.map((worker) => worker.start()));
     await sleep(2000); // visibility catches up with the last closes
     if (options.restore) {
-      drill.recovery.push(...(await recoverAfterRestore(world, `chaos-${runId}-`, log)));
+      drill.recovery.push(...(await recoverAfterRestore(world, `chaos-${runId}-`, drill.backupStartedAt, log)));
       // What the restore took from under the records: the operations that ran after the backup, by kind.
       const afterBackup = driver.operations.filter((op) => (op.startedAt ?? 0) > (drill.backedUpAt ?? Infinity));
       const madeAfter = `operations started after the backup: ${Object.entries(countBy(afterBackup, (op) => op.kind))
@@ -260,7 +264,12 @@ async function countOverlaps(pool: Pool, logFiles: string[]): Promise<Record<str
  * What an operator does after a restore (docs/operations.md, "Restoring Postgres from a backup"): a drift check of
  * the whole fleet, waited for; returns what it found and fixed, for the report.
  */
-async function recoverAfterRestore(world: ChaosWorld, prefix: string, log: (line: string) => void): Promise<string[]> {
+async function recoverAfterRestore(
+  world: ChaosWorld,
+  prefix: string,
+  backupAt: Date | null,
+  log: (line: string) => void,
+): Promise<string[]> {
   const lines: string[] = [];
   const say = (line: string) => (lines.push(line), log(`recovery: ${line}`));
   const driftCheck = async (pass: string) => {
@@ -306,6 +315,23 @@ async function recoverAfterRestore(world: ChaosWorld, prefix: string, log: (line
     `imports: ${imported.results.length - failedImports.length} of ${only.length} sub-accounts without a record` +
       (failedImports.length ? `; failed: ${failedImports.map((r) => r.externalRef).join(', ')}` : ''),
   );
+  // A tenant onboarded and closed between the backup and the restore: no record, a closed sub-account the platform
+  // answers nothing about; recorded closed from its runs, its transfers as made.
+  if (backupAt) {
+    const closed = await importClosedTenants({ client: world.client, pool: world.pool }, backupAt, {
+      apply: true,
+      requestedBy: 'chaos-restore-drill',
+    });
+    const ours = closed.rows.filter((row) => row.externalRef.startsWith(prefix));
+    const skipped = ours.filter((row) => row.problems.length);
+    say(
+      `closed since the backup, from their runs: ${ours.length} tenants, ` +
+        `${closed.recorded.filter((ref) => ref.startsWith(prefix)).length} recorded` +
+        (skipped.length
+          ? `; not recorded: ${skipped.map((r) => `${r.externalRef} (${r.problems[0]})`).join('; ')}`
+          : ''),
+    );
+  }
   // Every key whose secret the restore lost is replaced by an adoption rotation: a new key deployed, the old one
   // revoked only once quiet.
   const { rows: unmanaged } = await world.pool.query<{ ref: string; slot: string }>(

@@ -46,7 +46,11 @@ export interface OnboardTenantResult {
   status: 'active';
   keyId: string;
   fingerprint: string;
-  funding: { transferId: string | null } | null;
+  /**
+   * The funding made: its transfer id, and (runs since issue 48's import of closed tenants) its amount and the
+   * idempotency key the platform made it under, from which a restore of the records can be recorded again.
+   */
+  funding: { transferId: string | null; amountMicroUsd?: string; transferKey?: string } | null;
   /** An onboarding by plan: what it did for the plan (absent without one). */
   plan?: OnboardingPlanOutcome;
 }

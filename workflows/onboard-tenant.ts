@@ -181,7 +181,7 @@ class Onboarding {
         planOutcome = await carryOutPlan(externalRef, this.plan);
       }
       this.show('active');
-      const funding = status.funding.state === 'succeeded' ? { transferId: status.funding.transferId } : null;
+      const funding = fundingMade(status.funding);
       recordOutcome('onboarding', 'active', workflowInfo().startTime.getTime(), {
         externalRef,
         subaccountId,
@@ -363,4 +363,11 @@ function withPlanFunding(input: OnboardTenantInput, plan: ResolvedPlan | null): 
   const { fundingMicroUsd: _none, ...rest } = input;
   const amount = plan.body.initialFundingMicroUsd;
   return amount === undefined ? rest : { ...rest, fundingMicroUsd: amount };
+}
+
+/** What the result says of a funding made: its transfer id, amount and platform key (null: none was made). */
+function fundingMade(funding: OnboardingStatus['funding']): OnboardTenantResult['funding'] {
+  if (funding.state !== 'succeeded') return null;
+  const { transferId, amountMicroUsd, idempotencyKey } = funding;
+  return { transferId, amountMicroUsd, ...(idempotencyKey ? { transferKey: idempotencyKey } : {}) };
 }

@@ -176,3 +176,50 @@ export async function listImportedRefs(db: Queryable, refs: string[]): Promise<s
   );
   return rows.map((r) => r.externalRef);
 }
+
+/** A tenant closed since a restore point, as its runs show it (src/infra/records-witness.ts). */
+export interface ClosedTenantRecordInput {
+  externalRef: string;
+  subaccountId: string;
+  createIdempotencyKey: string;
+  transfers: Array<{ purpose: string; idempotencyKey: string; amountMicroUsd: string; transferId: string | null }>;
+  evidence: Record<string, unknown>;
+}
+
+/**
+ * Records a tenant that a restore of the records lost whole (onboarded and closed since the backup): its record,
+ * closed, with the sub-account its onboarding made, and each transfer its runs made, as made (never sent again), in
+ * one transaction, audited `tenant.record_restored_closed`. False when a record of the ref exists (nothing written).
+ */
+export async function recordClosedTenant(
+  pool: Pool,
+  input: ClosedTenantRecordInput,
+  audit: Omit<AuditEntry, 'action' | 'externalRef' | 'subject' | 'details'>,
+): Promise<boolean> {
+  return withTransaction(pool, async (tx) => {
+    const inserted = await tx.query(
+      `INSERT INTO tenants (external_ref, name, subaccount_id, status, create_idempotency_key, records_restored_at)
+       VALUES ($1::text, $1::text, $2::text, 'closed', $3::text, now())
+       ON CONFLICT DO NOTHING RETURNING external_ref`,
+      [input.externalRef, input.subaccountId, input.createIdempotencyKey],
+    );
+    if (!inserted.rowCount) return false;
+    for (const t of input.transfers)
+      await recordRestoredTransfer(tx, {
+        externalRef: input.externalRef,
+        purpose: t.purpose,
+        kind: t.purpose === ONBOARDING_PURPOSE ? 'initial' : 'restored',
+        amountMicroUsd: t.amountMicroUsd,
+        idempotencyKey: t.idempotencyKey,
+        platformTransferId: t.transferId,
+      });
+    await appendAudit(tx, {
+      ...audit,
+      action: 'tenant.record_restored_closed',
+      externalRef: input.externalRef,
+      subject: input.subaccountId,
+      details: input.evidence,
+    });
+    return true;
+  });
+}

@@ -22,3 +22,12 @@ export function transferKeyPrefix(externalRef: string, purpose: string): string 
 export function transferKeyPrefixOf(idempotencyKey: string): string {
   return idempotencyKey.slice(0, idempotencyKey.lastIndexOf('-') + 1);
 }
+
+/** The sub-account create's idempotency key of a tenant: one per external ref, for good. */
+export function subaccountCreateKey(externalRef: string): string {
+  const digest = createHash('sha256')
+    .update(JSON.stringify(['subaccount-create', externalRef]))
+    .digest('hex')
+    .slice(0, 32);
+  return `tpo-sub-${digest}`;
+}

@@ -1,5 +1,7 @@
 import type { Client } from '@temporalio/client';
-import { topUpWorkflowId } from '../domain/ids.js';
+import { onboardingWorkflowId, topUpWorkflowId } from '../domain/ids.js';
+import { ONBOARDING_PURPOSE } from '../domain/onboarding.js';
+import { tenantExternalRefKey } from '../domain/search-attributes.js';
 import { topUpPurpose } from '../domain/top-up-ids.js';
 import { transferKey, transferKeyPrefix } from '../domain/transfer-keys.js';
 
@@ -37,13 +39,15 @@ export async function topUpsLostByRecords(
   db: RecordsReader,
   client: Client,
   externalRef: string,
+  /** Runs closed after this (absent: after the newest write our records hold of the tenant's transfers). */
+  closedAfter?: Date,
 ): Promise<TransferLostByRecords[]> {
   const { rows } = await db.query<{ since: Date }>(
     `SELECT coalesce((SELECT max(updated_at) FROM transfer_intents WHERE external_ref = $1::text),
                      (SELECT created_at FROM tenants WHERE external_ref = $1::text), now()) AS since`,
     [externalRef],
   );
-  const since = new Date(rows[0]!.since.getTime() - CLOCK_MARGIN_MS);
+  const since = closedAfter ?? new Date(rows[0]!.since.getTime() - CLOCK_MARGIN_MS);
   const prefix = topUpWorkflowId(externalRef, '');
   const closed: { workflowId: string; key: string }[] = [];
   const query =
@@ -86,6 +90,95 @@ export async function topUpsLostByRecords(
       transferId: result.transferId ?? null,
       amountMicroUsd: result.amountMicroUsd,
       idempotencyKey: result.transferKey ?? transferKey(externalRef, topUpPurpose(run.key), 1),
+    });
+  }
+  return lost;
+}
+
+/** A tenant whose whole life since a restore point our records lost: onboarded and closed by runs Temporal shows. */
+export interface ClosedTenantLostByRecords {
+  externalRef: string;
+  subaccountId: string;
+  onboardedBy: string;
+  closedBy: string;
+  closedAt: string | null;
+  /** Its transfers: the onboarding's funding (purpose initial-funding) and each top-up run's. */
+  transfers: Array<{
+    purpose: string;
+    idempotencyKey: string;
+    amountMicroUsd: string;
+    transferId: string | null;
+    madeBy: string;
+  }>;
+  /** Why it cannot be recorded from its runs (empty: it can). */
+  problems: string[];
+}
+
+/**
+ * The tenants that Temporal shows closed (a closeTenant run completed) after `since`, whose onboarding completed too,
+ * and that no record holds: a restore from a backup taken before they were onboarded took them out of the records,
+ * and the platform answers nothing about a closed sub-account (404). What their runs say is all there is.
+ */
+export async function closedTenantsLostByRecords(
+  db: RecordsReader,
+  client: Client,
+  since: Date,
+): Promise<ClosedTenantLostByRecords[]> {
+  const closes = new Map<string, { workflowId: string; closedAt: string | null }>();
+  const query =
+    `WorkflowType = 'closeTenant' AND ExecutionStatus = 'Completed' ` + `AND CloseTime > '${since.toISOString()}'`;
+  for await (const run of client.workflow.list({ query, pageSize: 200 })) {
+    const ref = run.typedSearchAttributes.get(tenantExternalRefKey);
+    if (ref && !closes.has(ref))
+      closes.set(ref, { workflowId: run.workflowId, closedAt: run.closeTime?.toISOString() ?? null });
+  }
+  if (!closes.size) return [];
+  const { rows } = await db.query<{ ref: string }>(
+    `SELECT external_ref AS ref FROM tenants WHERE external_ref = ANY($1::text[])`,
+    [[...closes.keys()]],
+  );
+  const recorded = new Set(rows.map((row) => row.ref));
+  const lost: ClosedTenantLostByRecords[] = [];
+  for (const [externalRef, close] of [...closes].sort(([a], [b]) => a.localeCompare(b))) {
+    if (recorded.has(externalRef)) continue;
+    const onboardedBy = onboardingWorkflowId(externalRef);
+    const onboarding = (await client.workflow
+      .getHandle(onboardedBy)
+      .result()
+      .catch(() => null)) as {
+      subaccountId?: string;
+      funding?: { transferId: string | null; amountMicroUsd?: string; transferKey?: string } | null;
+    } | null;
+    if (!onboarding?.subaccountId) continue; // not onboarded by us, or its onboarding did not complete
+    const problems: string[] = [];
+    const transfers: ClosedTenantLostByRecords['transfers'] = [];
+    const funding = onboarding.funding;
+    if (funding && !funding.amountMicroUsd)
+      problems.push(`${onboardedBy} made a funding transfer and its result does not say the amount`);
+    else if (funding)
+      transfers.push({
+        purpose: ONBOARDING_PURPOSE,
+        idempotencyKey: funding.transferKey ?? transferKey(externalRef, ONBOARDING_PURPOSE, 1),
+        amountMicroUsd: funding.amountMicroUsd!,
+        transferId: funding.transferId,
+        madeBy: onboardedBy,
+      });
+    for (const topUp of await topUpsLostByRecords(db, client, externalRef, since))
+      transfers.push({
+        purpose: `restored:${topUp.idempotencyKey}`,
+        idempotencyKey: topUp.idempotencyKey,
+        amountMicroUsd: topUp.amountMicroUsd,
+        transferId: topUp.transferId,
+        madeBy: topUp.workflowId,
+      });
+    lost.push({
+      externalRef,
+      subaccountId: onboarding.subaccountId,
+      onboardedBy,
+      closedBy: close.workflowId,
+      closedAt: close.closedAt,
+      transfers,
+      problems,
     });
   }
   return lost;

@@ -11,6 +11,7 @@ import { startTopUp } from '../../src/client/money/start-top-up.js';
 import { claimRestoredTopUp, findRecordedTopUp } from '../../src/client/money/top-up-precheck.js';
 import { applyImport } from '../../src/client/imports/import-apply.js';
 import { buildImportPlan } from '../../src/client/imports/import-plan.js';
+import { importClosedTenants, type ClosedImport } from '../../src/client/imports/import-closed.js';
 import { startOnboarding } from '../../src/client/tenants/start-onboarding.js';
 import { listFindings } from '../../src/db/drift-findings-store.js';
 import { insertTenantIfAbsent } from '../../src/db/tenants-store.js';
@@ -32,6 +33,8 @@ const FAST = { quietPeriod: '1s', propagationAllowance: '1s', pollInterval: '1s'
 describe('a restore of the records from a backup', () => {
   let env: DriftEnv;
   let notify: Awaited<ReturnType<typeof startNotifyReceiver>>;
+  let backedUpAt: Date;
+  let closedImport: ClosedImport;
   const ids: Record<string, { subaccountId: string; keyId: string }> = {};
 
   beforeAll(async () => {
@@ -64,6 +67,7 @@ describe('a restore of the records from a backup', () => {
       );
       return rows[0]!.n === 2 ? true : undefined;
     }, 'the caught rotation to hold two active keys');
+    backedUpAt = new Date();
     await backUpRecords(env.databaseUrl);
     await caught.result();
     // Onboarded (and funded) after the backup: the restore leaves no record of it at all.
@@ -111,6 +115,28 @@ describe('a restore of the records from a backup', () => {
         { taskQueue: env.taskQueue },
       )
     ).result();
+    // A whole life between the backup and the restore: onboarded (funded), topped up, closed. No record survives
+    // it, and the platform answers nothing about a closed sub-account.
+    const brief = (
+      await (
+        await startOnboarding(
+          env.client,
+          { externalRef: ref('brief'), name: 'Brief', fundingMicroUsd: '700000' },
+          { taskQueue: env.taskQueue },
+        )
+      ).result()
+    ).subaccountId;
+    ids.brief = { subaccountId: brief, keyId: '' };
+    const briefTopUp = { externalRef: ref('brief'), idempotencyKey: 'brief-1', amountMicroUsd: '50000' };
+    await (await startTopUp(env.client, briefTopUp, { taskQueue: env.taskQueue })).result();
+    await (
+      await startLifecycle(
+        env.client,
+        'close',
+        { externalRef: ref('brief'), reason: 'restore drill' },
+        { taskQueue: env.taskQueue },
+      )
+    ).result();
     await restoreRecords(env.databaseUrl);
 
     // The runbook's recovery.
@@ -123,6 +149,10 @@ describe('a restore of the records from a backup', () => {
       taskQueue: env.taskQueue,
     });
     expect(imported.results).toEqual([expect.objectContaining({ ok: true, externalRef: ref('late') })]);
+    closedImport = await importClosedTenants({ client: env.client, pool: env.pool }, backedUpAt, {
+      apply: true,
+      requestedBy: 'drill',
+    });
     const { rows } = await env.pool.query<{ ref: string; slot: string }>(
       `SELECT DISTINCT external_ref AS ref, slot FROM tenant_keys WHERE status = 'unmanaged'`,
     );
@@ -170,6 +200,47 @@ describe('a restore of the records from a backup', () => {
       claimRestoredTopUp(env.pool, { ...again, amountMicroUsd: '1', requestedBy: 'drill' }),
     ).resolves.toBeUndefined();
     expect(transfersOf()).toHaveLength(1);
+  });
+
+  it('records a tenant onboarded and closed between the backup and the restore from its runs, once', async () => {
+    const ours = closedImport.rows.filter((row) => row.externalRef.startsWith(ref('')));
+    expect(ours.map((row) => row.externalRef)).toEqual([ref('brief')]);
+    expect(closedImport.recorded.filter((r) => r.startsWith(ref('')))).toEqual([ref('brief')]);
+    expect(await statusOf('brief')).toBe('closed');
+    const made = env.sim.state().transfers.filter((t) => t.subaccountId === ids.brief!.subaccountId);
+    expect(made.map((t) => t.amountMicroUsd).sort()).toEqual(['50000', '700000']);
+    const { rows } = await env.pool.query<{ key: string; kind: string; amount: string; subaccount: string }>(
+      `SELECT i.idempotency_key AS key, i.kind, i.amount_micro_usd::text AS amount, t.subaccount_id AS subaccount
+         FROM transfer_intents i JOIN tenants t USING (external_ref)
+        WHERE i.external_ref = $1 AND i.state = 'succeeded' ORDER BY i.amount_micro_usd`,
+      [ref('brief')],
+    );
+    // Under the keys the platform saw, as made: the onboarding's funding and the top-up.
+    expect(rows).toEqual([
+      {
+        key: made.find((t) => t.amountMicroUsd === '50000')!.idempotencyKey,
+        kind: 'restored',
+        amount: '50000',
+        subaccount: ids.brief!.subaccountId,
+      },
+      {
+        key: made.find((t) => t.amountMicroUsd === '700000')!.idempotencyKey,
+        kind: 'initial',
+        amount: '700000',
+        subaccount: ids.brief!.subaccountId,
+      },
+    ]);
+    // Again: found recorded, nothing written twice.
+    const again = await importClosedTenants({ client: env.client, pool: env.pool }, backedUpAt, {
+      apply: true,
+      requestedBy: 'drill',
+    });
+    expect(again.rows.filter((row) => row.externalRef.startsWith(ref('')))).toEqual([]);
+    const { rows: count } = await env.pool.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM transfer_intents WHERE external_ref = $1',
+      [ref('brief')],
+    );
+    expect(count[0]!.n).toBe(2);
   });
 
   it('records the top-up of a tenant closed after the backup from its run: the closed wallet shows nothing', async () => {

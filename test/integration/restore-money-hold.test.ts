@@ -9,6 +9,7 @@ import { parseDriftPolicies } from '../../src/domain/drift-policy.js';
 import type { GatewayApp } from '../../src/gateway/app.js';
 import { listenGatewayOver, TEST_API_TOKEN } from '../harness/gateway-app.js';
 import { createDriftEnv, type DriftEnv } from '../harness/drift-env.js';
+import { callAs, HARNESS_OPERATOR, startOperatorGateway, type OperatorGateway } from '../harness/operator-gateway.js';
 
 /**
  * Issue 48: the records went back in time (a restore from a backup) after a top-up was made. Before, the signup
@@ -26,6 +27,7 @@ describe("a tenant's new money after a restore of the records", () => {
   let gateway: GatewayApp;
   let url: string;
   let subaccountId: string;
+  let ops: OperatorGateway;
   const post = (key: string, amountMicroUsd: string) =>
     fetch(`${url}/v1/tenants/${ref}/transfers`, {
       method: 'POST',
@@ -63,6 +65,7 @@ describe("a tenant's new money after a restore of the records", () => {
     expect(problems).toEqual([]);
     env = await createDriftEnv('hold', { policies, quietPeriodMs: 1_000 });
     ({ gateway, url } = await listenGatewayOver(env, { publicUrl: 'https://gateway.example' }));
+    ops = await startOperatorGateway(env);
     ({ subaccountId } = await env.onboard(ref));
     await upsertFundingPolicy(env.pool, {
       externalRef: ref,
@@ -84,6 +87,7 @@ describe("a tenant's new money after a restore of the records", () => {
 
   afterAll(async () => {
     await gateway?.app.close();
+    await ops?.close();
     await env?.close();
   });
 
@@ -139,6 +143,27 @@ describe("a tenant's new money after a restore of the records", () => {
     });
     expect(transfersMade().map((t) => t.amountMicroUsd)).toEqual(['600000', '300000']);
   }, 240_000);
+
+  it('POST /v1/imports/closed refuses a restore point it cannot use, naming since, and reads nothing else', async () => {
+    const closed = (body: unknown) => callAs(ops.url, 'POST', '/v1/imports/closed', HARNESS_OPERATOR.token, body);
+    // The route's permission is imports.manage: the signup backend's token is refused.
+    expect((await callAs(url, 'POST', '/v1/imports/closed', TEST_API_TOKEN, { since: 'x' })).status).toBe(403);
+    for (const since of ['yesterday', '2026-11-29', '2999-01-01T00:00:00Z', '2020-01-01T00:00:00Z', 42]) {
+      const refused = await closed({ since });
+      expect(refused.status, String(since)).toBe(400);
+      expect(refused.json.error).toMatchObject({ code: 'INVALID_INPUT', fields: ['since'] });
+    }
+    expect((await closed({ since: new Date().toISOString(), apply: 'yes' })).json.error).toMatchObject({
+      code: 'INVALID_INPUT',
+      fields: ['apply'],
+    });
+    // Nothing of this tenant was closed: nothing to record.
+    const found = await closed({ since: new Date(Date.now() - 3_600_000).toISOString(), apply: true });
+    expect(found.status).toBe(200);
+    const data = found.json.data as { recorded: string[]; alreadyRecorded: string[]; rows: { externalRef: string }[] };
+    expect(data).toMatchObject({ recorded: [], alreadyRecorded: [] });
+    expect(data.rows.filter((r) => r.externalRef === ref)).toEqual([]);
+  });
 
   it('holds a run started elsewhere too (the Web UI, the sweep): a top-up fails naming the rule, an auto top-up waits', async () => {
     // What a run that found its record gone does (a sibling attempt of the same hold is a no-op).

@@ -67,6 +67,8 @@ describe('the runbook "Restoring Postgres from a backup", followed as written ag
   let sim: RunningSimulator;
   let stack: DevStackProcess | undefined;
   let dataDir = '';
+  /** When the backup was taken, as the operator gives it to `import closed --since`. */
+  let backedUpAt = '';
   const made: Record<string, string> = {};
 
   /** A command line in the operator's terminal: PATH, HOME and DATA_DIR; exit 0 expected. */
@@ -85,7 +87,8 @@ describe('the runbook "Restoring Postgres from a backup", followed as written ag
     const command = runbook.steps.find((s) => s.number === step)?.commands.find((c) => c.startsWith(verb));
     expect(command, `runbook step ${step}: no \`${verb}...\``).toBeDefined();
     ran.add(`${step} ${command!}`);
-    const line = ref ? command!.replaceAll('<ref>', ref) : command!;
+    const typed = command!.replaceAll('<backup time>', backedUpAt);
+    const line = ref ? typed.replaceAll('<ref>', ref) : typed;
     expect(line, 'a placeholder left').not.toMatch(/<\w+>/);
     return (await shell(extra ? `${line} ${extra}` : line)).stdout;
   }
@@ -114,6 +117,7 @@ describe('the runbook "Restoring Postgres from a backup", followed as written ag
       made[`${ref}Key`] = /key (key_\w+)/.exec(onboarded.stdout)![1]!;
     }
 
+    backedUpAt = new Date().toISOString();
     await backUpRecords(stack.stackEnv.DATABASE_URL!);
     // After the backup: the restore takes all of this out of the records; the platform keeps it.
     const late = await shell('npx tenantctl onboard --external-ref late --name "Late" --funding 1000000 --wait');
@@ -123,6 +127,9 @@ describe('the runbook "Restoring Postgres from a backup", followed as written ag
     made.rotatedLostKey = /current key (key_\w+)/.exec(rotated.stdout)![1]!;
     await shell('npx tenantctl suspend suspended --reason "after the backup"');
     await shell('npx tenantctl close closed --reason "after the backup"');
+    // A whole life after the backup: onboarded (funded), closed. The restore leaves no record; the platform, a 404.
+    await shell('npx tenantctl onboard --external-ref brief --name "Brief" --funding 700000 --wait');
+    await shell('npx tenantctl close brief --reason "after the backup"');
 
     // The restore: the workers stopped, the records' database put back to the backup, nothing started on it yet.
     await stack.stop({ keepDataDir: true });
@@ -192,6 +199,15 @@ describe('the runbook "Restoring Postgres from a backup", followed as written ag
       expect.objectContaining({ subaccountId: id('late'), externalRef: 'late', importable: true }),
     ]);
     expect(await runbookCommand(3, 'npx tenantctl import apply')).toMatch(/^\s*imported\s+late\s/m);
+
+    // The tenant onboarded and closed since the backup: found from its runs, then recorded closed with its funding.
+    const closedAgo = await runbookCommand(3, 'npx tenantctl import closed --since <backup time>');
+    expect(closedAgo).toMatch(
+      new RegExp(`^\\s+record\\s+brief ${subaccountOf('brief').id} .*1 transfer\\(s\\) of 700000`, 'm'),
+    );
+    const recorded = await runbookCommand(3, 'npx tenantctl import closed --since <backup time> --apply');
+    expect(recorded).toMatch(/: 1 recorded, 0 recorded already/);
+    expect(recorded).toMatch(/^\s+recorded brief /m);
     // The check recorded the lost top-up: money moves again, counted with it.
     expect((await shell('npx tenantctl list --attention')).stdout).not.toMatch(/money-hold/);
     expect((await shell(AFTER_RESTORE_TOP_UP)).stdout).toMatch(/succeeded/);
@@ -247,6 +263,7 @@ describe('the runbook "Restoring Postgres from a backup", followed as written ag
       suspended: 'suspended',
       closed: 'closed',
       late: 'active',
+      brief: 'closed',
     })) {
       const rows = list.split('\n').filter((line) => line.startsWith(`${ref} `));
       expect(rows, ref).toHaveLength(1);
@@ -257,6 +274,8 @@ describe('the runbook "Restoring Postgres from a backup", followed as written ag
     const transfersTo = (ref: string) => platform().transfers.filter((t) => t.subaccountId === subaccountOf(ref).id);
     expect(transfersTo('topped').map((t) => t.amountMicroUsd)).toEqual(['5000000', '250000', '1000']);
     expect(transfersTo('late').map((t) => t.amountMicroUsd)).toEqual(['1000000']);
+    expect(transfersTo('brief').map((t) => t.amountMicroUsd)).toEqual(['700000']);
+    expect((await shell('npx tenantctl transfers brief')).stdout).toMatch(/succeeded in total: 700000 micro-USD/);
     const ledger = (await shell('npx tenantctl transfers topped')).stdout;
     expect(ledger.match(/\b250000 micro-USD\s+succeeded/g)).toHaveLength(1);
     expect(ledger).toMatch(/succeeded in total: 5251000 micro-USD/);

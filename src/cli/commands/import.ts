@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { GatewayClient } from '../../api-client/gateway-client.js';
 import type { ApplyOutcome, ImportStart } from '../../client/imports/import-apply.js';
 import type { ImportPlan, PlanRow } from '../../client/imports/import-plan.js';
+import type { ClosedImport } from '../../client/imports/import-closed.js';
 import type { RunView } from '../../client/run-status.js';
 import type { ImportTenantResult } from '../../domain/import-input.js';
 import { segment, withGateway } from '../run.js';
@@ -84,6 +85,28 @@ function printPlan(plan: ImportPlan): void {
   }
 }
 
+function printClosed(outcome: ClosedImport, applied: boolean): void {
+  printLine(
+    `${outcome.rows.length} tenant(s) onboarded and closed since ${outcome.since} that no record holds` +
+      (applied ? `: ${outcome.recorded.length} recorded, ${outcome.alreadyRecorded.length} recorded already` : ''),
+  );
+  for (const row of outcome.rows) {
+    const state = row.problems.length
+      ? 'skip    '
+      : !applied
+        ? 'record  '
+        : outcome.recorded.includes(row.externalRef)
+          ? 'recorded'
+          : 'already ';
+    const moved = row.transfers.reduce((sum, t) => sum + BigInt(t.amountMicroUsd), 0n);
+    printLine(
+      `  ${state} ${row.externalRef} ${row.subaccountId} closed by ${row.closedBy}, ` +
+        `${row.transfers.length} transfer(s) of ${moved} micro-USD`,
+    );
+    for (const problem of row.problems) printLine(`    ${problem}`);
+  }
+}
+
 export function registerImportCommands(program: Command): void {
   const cmd = program
     .command('import')
@@ -99,6 +122,24 @@ export function registerImportCommands(program: Command): void {
         const plan = await gateway.post<ImportPlan>('/v1/imports/plan', await mapOf(opts.map));
         if (opts.json) printJson(plan);
         else printPlan(plan);
+      }),
+    );
+
+  cmd
+    .command('closed')
+    .description(
+      'after a restore of the records: the tenants onboarded and closed since the backup (from their runs); ' +
+        '--apply records them closed, with their transfers as made',
+    )
+    .requiredOption('--since <time>', 'the time of the backup the records were restored from (ISO 8601)')
+    .option('--apply', 'record them (closed, their transfers as made, nothing sent)')
+    .option('--json', 'print JSON')
+    .action(async (opts: { since: string; apply?: boolean; json?: boolean }) =>
+      withGateway(async (gateway) => {
+        const body = { since: opts.since, ...(opts.apply ? { apply: true } : {}) };
+        const outcome = await gateway.post<ClosedImport>('/v1/imports/closed', body);
+        if (opts.json) printJson(outcome);
+        else printClosed(outcome, opts.apply === true);
       }),
     );
 

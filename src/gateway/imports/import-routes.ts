@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { startImports } from '../../client/imports/import-apply.js';
 import { parseRefMap, type RefMapping } from '../../client/imports/import-map.js';
 import { buildImportPlan, type ImportPlan } from '../../client/imports/import-plan.js';
+import { closedSinceOf, importClosedTenants } from '../../client/imports/import-closed.js';
 import { describeRun } from '../../client/run-status.js';
 import type { Pool } from '../../client/records.js';
 import { importWorkflowId } from '../../domain/ids.js';
@@ -20,6 +21,8 @@ import { externalRefSchema } from '../../domain/tenant-input.js';
  * - `POST /v1/imports/apply` `{ map?, only? }`: a fresh plan, then one importTenant run per importable row
  *   (or per `only` ref, each checked against the plan first: a bad one refuses the whole call and nothing
  *   starts); 202 with the runs started, which the caller follows with
+ * - `POST /v1/imports/closed` `{ since, apply? }`: after a restore of the records, the tenants onboarded and closed
+ *   since the backup, from Temporal's runs (src/client/imports/import-closed.ts); `apply` records them;
  * - `GET /v1/imports/:externalRef` (tenants.read): `{ run }`, the latest `import:<ref>` run with its result.
  * `map` is the operator's mapping file as data, `{ file, text }` (the CSV of `tenantctl import --map`; `file`
  * only names it in errors). The platform is listed with the parent key this gateway holds, paced under the
@@ -77,6 +80,20 @@ export async function importRoutes(api: FastifyInstance, deps: ImportRoutesDeps)
       return sendData(reply, 202, started);
     },
   );
+
+  // After a restore of the records: the tenants onboarded and closed since the backup, from Temporal's runs.
+  api.post('/closed', { config: { permission: 'imports.manage' }, schema: closedDoc }, async (request, reply) => {
+    const { since, apply, operator, ...rest } = bodyOf(request.body);
+    refuseUnknown(rest);
+    if (apply !== undefined && typeof apply !== 'boolean') throw badField('apply', 'must be true or false');
+    const requestedBy = actorOf(request, operator, 'operator');
+    const sinceAt = closedSinceOf(since);
+    const outcome = await importClosedTenants({ client: deps.client, pool: deps.pool }, sinceAt, {
+      apply: apply === true,
+      requestedBy,
+    });
+    return sendData(reply, 200, outcome);
+  });
 
   api.get('/:externalRef', { config: { permission: 'tenants.read' }, schema: importRunDoc }, async (request, reply) => {
     const externalRef = refOf(request.params);
@@ -148,6 +165,28 @@ const applyDoc = doc({
     202: { description: 'The runs started.', data: anyObject },
     502: 'The platform refused or did not answer (PLATFORM_FAILED); nothing was started.',
     503: notListable,
+  },
+});
+
+const closedDoc = doc({
+  summary: 'After a restore of the records: the tenants onboarded and closed since the backup, from their runs',
+  description:
+    'Lists each tenant a closeTenant run closed after `since` whose onboarding completed and that no record holds, ' +
+    'with the sub-account and the transfers its runs made; with `apply: true`, records each as closed and its ' +
+    'transfers as made (never sent again). Idempotent.',
+  body: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['since'],
+    properties: {
+      since: { type: 'string', description: 'The time of the backup the records were restored from (ISO 8601).' },
+      apply: { type: 'boolean' },
+      operator: actorField,
+    },
+  },
+  answers: {
+    200: { description: 'The tenants found, and with apply those recorded.', data: anyObject },
+    400: 'A field breaks its rule (INVALID_INPUT), naming it.',
   },
 });
 
