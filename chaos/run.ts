@@ -383,6 +383,9 @@ const RESTORE_CAUSES = [
   'failed:NO_ACTIVE_KEY',
   'failed:SECRET_MISSING',
   'failed:KEY_RECORD_STATE',
+  // A top-up run started (not through the gateway, which refuses it before any run) while the tenant's new money
+  // was held for its drift check: asked again after the check, under a new key.
+  'failed:RECORDS_RESTORED',
 ];
 function acceptRestoreFailures(
   operations: Operation[],

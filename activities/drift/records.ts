@@ -25,7 +25,7 @@ import {
   updateTransferIntent,
 } from '../../src/db/transfer-intents-store.js';
 import { recordLostTransfer } from '../restored-records.js';
-import { topUpsLostByRecords } from '../../src/infra/records-witness.js';
+import { completedOnboarding, topUpsLostByRecords } from '../../src/infra/records-witness.js';
 
 /** Record states whose wallet is not read because the tenant ended in our records too. */
 const RECORD_ENDED: ReadonlySet<string> = new Set(['closed', 'cancelled', 'failed']);
@@ -356,6 +356,13 @@ export function createDriftRecordActivities(deps: ActivityDeps) {
       // A record that says live over a wallet that cannot be read (a close the records lost): what its top-ups made.
       if (options.temporal && !facts.wallet && facts.record.subaccountId && !RECORD_ENDED.has(facts.record.status)) {
         facts.lostByRuns = await topUpsLostByRecords(pool, options.temporal, input.externalRef);
+        // The onboarding's funding too, when no intent of it survived.
+        if (!facts.transfers.some((t) => t.purpose === ONBOARDING_PURPOSE)) {
+          const onboarding = await completedOnboarding(options.temporal, input.externalRef);
+          const funding = onboarding?.funding;
+          if (onboarding && funding && funding !== 'amount not shown')
+            facts.lostByRuns.push({ ...funding, workflowId: onboarding.onboardedBy });
+        }
         if (facts.lostByRuns.length) found = compareTenant(facts);
       }
       await withTransaction(pool, async (tx) => {

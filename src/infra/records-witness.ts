@@ -141,28 +141,14 @@ export async function closedTenantsLostByRecords(
   const lost: ClosedTenantLostByRecords[] = [];
   for (const [externalRef, close] of [...closes].sort(([a], [b]) => a.localeCompare(b))) {
     if (recorded.has(externalRef)) continue;
-    const onboardedBy = onboardingWorkflowId(externalRef);
-    const onboarding = (await client.workflow
-      .getHandle(onboardedBy)
-      .result()
-      .catch(() => null)) as {
-      subaccountId?: string;
-      funding?: { transferId: string | null; amountMicroUsd?: string; transferKey?: string } | null;
-    } | null;
-    if (!onboarding?.subaccountId) continue; // not onboarded by us, or its onboarding did not complete
+    const onboarding = await completedOnboarding(client, externalRef);
+    if (!onboarding) continue; // not onboarded by us, or its onboarding did not complete
+    const { onboardedBy, funding } = onboarding;
     const problems: string[] = [];
     const transfers: ClosedTenantLostByRecords['transfers'] = [];
-    const funding = onboarding.funding;
-    if (funding && !funding.amountMicroUsd)
+    if (funding === 'amount not shown')
       problems.push(`${onboardedBy} made a funding transfer and its result does not say the amount`);
-    else if (funding)
-      transfers.push({
-        purpose: ONBOARDING_PURPOSE,
-        idempotencyKey: funding.transferKey ?? transferKey(externalRef, ONBOARDING_PURPOSE, 1),
-        amountMicroUsd: funding.amountMicroUsd!,
-        transferId: funding.transferId,
-        madeBy: onboardedBy,
-      });
+    else if (funding) transfers.push({ ...funding, purpose: ONBOARDING_PURPOSE, madeBy: onboardedBy });
     for (const topUp of await topUpsLostByRecords(db, client, externalRef, since))
       transfers.push({
         purpose: `restored:${topUp.idempotencyKey}`,
@@ -182,4 +168,38 @@ export async function closedTenantsLostByRecords(
     });
   }
   return lost;
+}
+
+/**
+ * What a tenant's completed onboarding made, from its result: its sub-account and its funding transfer (the key the
+ * platform saw: the result's, else the intent's first generation). Null when no onboarding of ours completed.
+ */
+export async function completedOnboarding(
+  client: Client,
+  externalRef: string,
+): Promise<{
+  onboardedBy: string;
+  subaccountId: string;
+  funding: { idempotencyKey: string; amountMicroUsd: string; transferId: string | null } | 'amount not shown' | null;
+} | null> {
+  const onboardedBy = onboardingWorkflowId(externalRef);
+  const result = (await client.workflow
+    .getHandle(onboardedBy)
+    .result()
+    .catch(() => null)) as {
+    subaccountId?: string;
+    funding?: { transferId: string | null; amountMicroUsd?: string; transferKey?: string } | null;
+  } | null;
+  if (!result?.subaccountId) return null;
+  const made = result.funding;
+  const funding = !made
+    ? null
+    : !made.amountMicroUsd
+      ? ('amount not shown' as const)
+      : {
+          idempotencyKey: made.transferKey ?? transferKey(externalRef, ONBOARDING_PURPOSE, 1),
+          amountMicroUsd: made.amountMicroUsd,
+          transferId: made.transferId,
+        };
+  return { onboardedBy, subaccountId: result.subaccountId, funding };
 }

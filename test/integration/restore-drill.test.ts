@@ -53,6 +53,19 @@ describe('a restore of the records from a backup', () => {
     );
     for (const name of ['topped', 'rotated', 'suspended', 'closed', 'caught', 'paidclosed'])
       ids[name] = await env.onboard(ref(name));
+    // Onboarded with its funding before the backup; closed after it.
+    ids.fundedclosed = {
+      subaccountId: (
+        await (
+          await startOnboarding(
+            env.client,
+            { externalRef: ref('fundedclosed'), name: 'Funded', fundingMicroUsd: '300000' },
+            { taskQueue: env.taskQueue },
+          )
+        ).result()
+      ).subaccountId,
+      keyId: '',
+    };
 
     // A rotation the backup catches open (both generations active, the old one not yet revoked), finished after it.
     const caught = await startRotation(
@@ -137,7 +150,22 @@ describe('a restore of the records from a backup', () => {
         { taskQueue: env.taskQueue },
       )
     ).result();
+    await (
+      await startLifecycle(
+        env.client,
+        'close',
+        { externalRef: ref('fundedclosed'), reason: 'restore drill' },
+        { taskQueue: env.taskQueue },
+      )
+    ).result();
     await restoreRecords(env.databaseUrl);
+    // A backup taken between its sub-account's record and its funding's intent (the chaos drill met one: the intent
+    // is written a moment after): the records hold the tenant with its sub-account and no intent of the funding.
+    await env.pool.query(
+      `DELETE FROM transfer_sends WHERE intent_id IN (SELECT id FROM transfer_intents WHERE external_ref = $1)`,
+      [ref('fundedclosed')],
+    );
+    await env.pool.query('DELETE FROM transfer_intents WHERE external_ref = $1', [ref('fundedclosed')]);
 
     // The runbook's recovery.
     await env.check();
@@ -241,6 +269,19 @@ describe('a restore of the records from a backup', () => {
       [ref('brief')],
     );
     expect(count[0]!.n).toBe(2);
+  });
+
+  it("records the funding of a tenant closed since whose intent the records lost, from its onboarding's result", async () => {
+    expect(await statusOf('fundedclosed')).toBe('closed');
+    const made = env.sim.state().transfers.filter((t) => t.subaccountId === ids.fundedclosed!.subaccountId);
+    expect(made.map((t) => t.amountMicroUsd)).toEqual(['300000']);
+    const { rows } = await env.pool.query<{ key: string; purpose: string; kind: string; state: string }>(
+      `SELECT idempotency_key AS key, purpose, kind, state FROM transfer_intents WHERE external_ref = $1`,
+      [ref('fundedclosed')],
+    );
+    expect(rows).toEqual([
+      { key: made[0]!.idempotencyKey, purpose: 'initial-funding', kind: 'initial', state: 'succeeded' },
+    ]);
   });
 
   it('records the top-up of a tenant closed after the backup from its run: the closed wallet shows nothing', async () => {
