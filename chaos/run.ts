@@ -164,7 +164,20 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       // Waited for as the load was, within a deadline of their own (the load's may have passed).
       driver.resume();
       const againDeadline = setTimeout(() => driver.stop(), options.timeoutMs);
-      const again = await Promise.all(failedVisibly.map((op) => driver.again(op)));
+      // One tenant's runs in the order they first started (a rotation before the close that followed it), tenants
+      // side by side: as an operator starts them again.
+      const byTenant = new Map<string, Operation[]>();
+      for (const op of failedVisibly) byTenant.set(op.externalRef, [...(byTenant.get(op.externalRef) ?? []), op]);
+      const again = (
+        await Promise.all(
+          [...byTenant.values()].map(async (ops) => {
+            const outcomes: string[] = [];
+            for (const op of ops.sort((a, b) => (a.startedAt ?? 0) - (b.startedAt ?? 0)))
+              outcomes.push(await driver.again(op));
+            return outcomes;
+          }),
+        )
+      ).flat();
       clearTimeout(againDeadline);
       const line =
         `runs that failed with a named cause after the restore: ${failedVisibly.length}` +

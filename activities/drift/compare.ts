@@ -34,7 +34,8 @@ export interface PlatformWallet {
   transfers: Array<{ id: string | null; idempotencyKey: string | null; amountMicroUsd: string | null }> | null;
 }
 export interface TenantFacts {
-  record: { externalRef: string; subaccountId: string | null; status: string };
+  /** `updatedAt`: when the record last changed (absent: not read). */
+  record: { externalRef: string; subaccountId: string | null; status: string; updatedAt?: Date };
   /** Snapshot rows carrying the tenant's external ref, or its recorded sub-account id. */
   subaccounts: PlatformSubaccount[];
   /** Undefined: not observed (the sub-account is not live on the platform). */

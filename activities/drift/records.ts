@@ -29,6 +29,18 @@ import { completedOnboarding, topUpsLostByRecords } from '../../src/infra/record
 
 /** Record states whose wallet is not read because the tenant ended in our records too. */
 const RECORD_ENDED: ReadonlySet<string> = new Set(['closed', 'cancelled', 'failed']);
+/** How long after its record last changed an ended tenant's runs are still read for transfers the records lost. */
+const RECENTLY_ENDED_MS = 7 * 86_400_000;
+
+/**
+ * A tenant whose wallet cannot be read may have transfers the records lost when its record says it is live (the close
+ * came after the backup), or ended only lately (drift itself just recorded its close or its onboarding's end, as the
+ * first check after a restore does); one long closed in our records is not read again on every check.
+ */
+function mayHaveLostTransfers(record: { status: string; updatedAt?: Date }): boolean {
+  if (!RECORD_ENDED.has(record.status)) return true;
+  return record.updatedAt !== undefined && Date.now() - record.updatedAt.getTime() < RECENTLY_ENDED_MS;
+}
 import { ONBOARDING_PURPOSE } from '../../src/domain/onboarding.js';
 import { findImport } from '../../src/db/imports-store.js';
 import { findFundingPolicy } from '../../src/db/funding-store.js';
@@ -194,7 +206,12 @@ export function createDriftRecordActivities(deps: ActivityDeps) {
     const endedRotations = options.temporal ? await endedRotationsOf(options.temporal, record.externalRef) : [];
     const observed = input.observation && !input.observation.gone ? input.observation : undefined;
     return {
-      record: { externalRef: record.externalRef, subaccountId: record.subaccountId, status: record.status },
+      record: {
+        externalRef: record.externalRef,
+        subaccountId: record.subaccountId,
+        status: record.status,
+        updatedAt: record.updatedAt,
+      },
       // A sub-account that vanished between the snapshot and the read is gone.
       subaccounts: snapshot
         .filter((s) => !(input.observation?.gone && s.subaccountId === record.subaccountId))
@@ -354,7 +371,7 @@ export function createDriftRecordActivities(deps: ActivityDeps) {
         found = compareTenant(facts);
       }
       // A record that says live over a wallet that cannot be read (a close the records lost): what its top-ups made.
-      if (options.temporal && !facts.wallet && facts.record.subaccountId && !RECORD_ENDED.has(facts.record.status)) {
+      if (options.temporal && !facts.wallet && facts.record.subaccountId && mayHaveLostTransfers(facts.record)) {
         facts.lostByRuns = await topUpsLostByRecords(pool, options.temporal, input.externalRef);
         // The onboarding's funding too, when no intent of it survived.
         if (!facts.transfers.some((t) => t.purpose === ONBOARDING_PURPOSE)) {
