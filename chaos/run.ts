@@ -160,7 +160,17 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       log(`recovery: ${madeAfter}`);
       // The runbook's last step: a run that failed with a named cause while the records were behind is started
       // again, and must now complete.
-      const failedVisibly = acceptRestoreFailures(driver.operations, drill.restoredAt, world.sim.state());
+      const failedAfterRestore = acceptRestoreFailures(driver.operations, drill.restoredAt, world.sim.state());
+      // An onboarding whose tenant the recovery imported (its sub-account had no record) is done: the import recorded
+      // it with its keys and transfers, and the adoption replaced its key; the runbook does not start it again.
+      const { rows: importedRows } = await world.pool.query<{ ref: string }>(
+        `SELECT external_ref AS ref FROM tenant_imports WHERE external_ref = ANY($1::text[])`,
+        [failedAfterRestore.filter((op) => op.kind === 'onboard').map((op) => op.externalRef)],
+      );
+      const imported = new Set(importedRows.map((row) => row.ref));
+      const failedVisibly = failedAfterRestore.filter((op) => !(op.kind === 'onboard' && imported.has(op.externalRef)));
+      if (imported.size)
+        log(`recovery: onboardings whose tenant the import recorded, not started again: ${imported.size}`);
       // Waited for as the load was, within a deadline of their own (the load's may have passed).
       driver.resume();
       const againDeadline = setTimeout(() => driver.stop(), options.timeoutMs);
