@@ -37,6 +37,28 @@ describe('a restore of the records from a backup', () => {
   let closedImport: ClosedImport;
   const ids: Record<string, { subaccountId: string; keyId: string }> = {};
 
+  /** An onboarding with its funding, run to its end: the sub-account it made. */
+  const onboardFunded = async (name: string, fundingMicroUsd: string) =>
+    (
+      await (
+        await startOnboarding(
+          env.client,
+          { externalRef: ref(name), name, fundingMicroUsd },
+          { taskQueue: env.taskQueue },
+        )
+      ).result()
+    ).subaccountId;
+  /** A suspend or a close of one of the drill's tenants, run to its end. */
+  const lifecycle = async (action: 'suspend' | 'close', name: string) =>
+    (
+      await startLifecycle(
+        env.client,
+        action,
+        { externalRef: ref(name), reason: 'restore drill' },
+        { taskQueue: env.taskQueue },
+      )
+    ).result();
+
   beforeAll(async () => {
     const { policies, problems } = parseDriftPolicies(RESTORE_DRIFT_POLICY);
     expect(problems).toEqual([]);
@@ -54,18 +76,7 @@ describe('a restore of the records from a backup', () => {
     for (const name of ['topped', 'rotated', 'suspended', 'closed', 'caught', 'paidclosed'])
       ids[name] = await env.onboard(ref(name));
     // Onboarded with its funding before the backup; closed after it.
-    ids.fundedclosed = {
-      subaccountId: (
-        await (
-          await startOnboarding(
-            env.client,
-            { externalRef: ref('fundedclosed'), name: 'Funded', fundingMicroUsd: '300000' },
-            { taskQueue: env.taskQueue },
-          )
-        ).result()
-      ).subaccountId,
-      keyId: '',
-    };
+    ids.fundedclosed = { subaccountId: await onboardFunded('fundedclosed', '300000'), keyId: '' };
 
     // A rotation the backup catches open (both generations active, the old one not yet revoked), finished after it.
     const caught = await startRotation(
@@ -84,13 +95,7 @@ describe('a restore of the records from a backup', () => {
     await backUpRecords(env.databaseUrl);
     await caught.result();
     // Onboarded (and funded) after the backup: the restore leaves no record of it at all.
-    await (
-      await startOnboarding(
-        env.client,
-        { externalRef: ref('late'), name: 'Late', fundingMicroUsd: '1000000' },
-        { taskQueue: env.taskQueue },
-      )
-    ).result();
+    await onboardFunded('late', '1000000');
     const topUp = { externalRef: ref('topped'), idempotencyKey: 'after-backup', amountMicroUsd: '250000' };
     await (await startTopUp(env.client, topUp, { taskQueue: env.taskQueue })).result();
     await (
@@ -100,64 +105,20 @@ describe('a restore of the records from a backup', () => {
         { taskQueue: env.taskQueue, operator: 'drill' },
       )
     ).result();
-    await (
-      await startLifecycle(
-        env.client,
-        'suspend',
-        { externalRef: ref('suspended'), reason: 'restore drill' },
-        { taskQueue: env.taskQueue },
-      )
-    ).result();
-    await (
-      await startLifecycle(
-        env.client,
-        'close',
-        { externalRef: ref('closed'), reason: 'restore drill' },
-        { taskQueue: env.taskQueue },
-      )
-    ).result();
+    await lifecycle('suspend', 'suspended');
+    await lifecycle('close', 'closed');
     // Topped up, then closed, after the backup: the restore loses the top-up's record, and the closed wallet shows
     // nothing (404); only Temporal's runs know the transfer.
     const paid = { externalRef: ref('paidclosed'), idempotencyKey: 'before-close', amountMicroUsd: '125000' };
     await (await startTopUp(env.client, paid, { taskQueue: env.taskQueue })).result();
-    await (
-      await startLifecycle(
-        env.client,
-        'close',
-        { externalRef: ref('paidclosed'), reason: 'restore drill' },
-        { taskQueue: env.taskQueue },
-      )
-    ).result();
+    await lifecycle('close', 'paidclosed');
     // A whole life between the backup and the restore: onboarded (funded), topped up, closed. No record survives
     // it, and the platform answers nothing about a closed sub-account.
-    const brief = (
-      await (
-        await startOnboarding(
-          env.client,
-          { externalRef: ref('brief'), name: 'Brief', fundingMicroUsd: '700000' },
-          { taskQueue: env.taskQueue },
-        )
-      ).result()
-    ).subaccountId;
-    ids.brief = { subaccountId: brief, keyId: '' };
+    ids.brief = { subaccountId: await onboardFunded('brief', '700000'), keyId: '' };
     const briefTopUp = { externalRef: ref('brief'), idempotencyKey: 'brief-1', amountMicroUsd: '50000' };
     await (await startTopUp(env.client, briefTopUp, { taskQueue: env.taskQueue })).result();
-    await (
-      await startLifecycle(
-        env.client,
-        'close',
-        { externalRef: ref('brief'), reason: 'restore drill' },
-        { taskQueue: env.taskQueue },
-      )
-    ).result();
-    await (
-      await startLifecycle(
-        env.client,
-        'close',
-        { externalRef: ref('fundedclosed'), reason: 'restore drill' },
-        { taskQueue: env.taskQueue },
-      )
-    ).result();
+    await lifecycle('close', 'brief');
+    await lifecycle('close', 'fundedclosed');
     await restoreRecords(env.databaseUrl);
     // A backup taken between its sub-account's record and its funding's intent (the chaos drill met one: the intent
     // is written a moment after): the records hold the tenant with its sub-account and no intent of the funding.
