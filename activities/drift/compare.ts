@@ -143,7 +143,8 @@ export interface Finding {
 }
 
 const LIVE_RECORD = ['created', 'active', 'suspended'];
-const ENDED_RECORD = ['closed', 'cancelled', 'failed'];
+/** Record states of a tenant that ended in our records. */
+export const ENDED_RECORD: readonly string[] = ['closed', 'cancelled', 'failed'];
 const PENDING_RECORD = ['creating', 'failed', 'cancelled'];
 const OPEN_INTENT = ['pending', 'unknown', 'needs_operator'];
 const ONBOARDING_RECORD = ['creating', 'created'];

@@ -26,21 +26,6 @@ import {
 } from '../../src/db/transfer-intents-store.js';
 import { recordLostTransfer } from '../restored-records.js';
 import { completedOnboarding, topUpsLostByRecords } from '../../src/infra/records-witness.js';
-
-/** Record states whose wallet is not read because the tenant ended in our records too. */
-const RECORD_ENDED: ReadonlySet<string> = new Set(['closed', 'cancelled', 'failed']);
-/** How long after its record last changed an ended tenant's runs are still read for transfers the records lost. */
-const RECENTLY_ENDED_MS = 7 * 86_400_000;
-
-/**
- * A tenant whose wallet cannot be read may have transfers the records lost when its record says it is live (the close
- * came after the backup), or ended only lately (drift itself just recorded its close or its onboarding's end, as the
- * first check after a restore does); one long closed in our records is not read again on every check.
- */
-function mayHaveLostTransfers(record: { status: string; updatedAt?: Date }): boolean {
-  if (!RECORD_ENDED.has(record.status)) return true;
-  return record.updatedAt !== undefined && Date.now() - record.updatedAt.getTime() < RECENTLY_ENDED_MS;
-}
 import { ONBOARDING_PURPOSE } from '../../src/domain/onboarding.js';
 import { findImport } from '../../src/db/imports-store.js';
 import { findFundingPolicy } from '../../src/db/funding-store.js';
@@ -51,6 +36,7 @@ import { onboardingWorkflowId, rotationScheduleId, topUpWorkflowId } from '../..
 import { planBodySchema, type PlanBody } from '../../src/domain/plans.js';
 import { planSlots } from '../plan.js';
 import {
+  ENDED_RECORD,
   compareTenant,
   needsLifecycle,
   PLAN_GOVERNED,
@@ -81,6 +67,19 @@ import { auditOrigin, type ActivityDeps } from '../context.js';
 import { boundary } from '../failures.js';
 import type { TenantObservation } from './platform.js';
 
+/** How long after its record last changed an ended tenant's runs are still read for transfers the records lost. */
+const RECENTLY_ENDED_MS = 7 * 86_400_000;
+
+/**
+ * A tenant whose wallet cannot be read may have transfers the records lost when its record says it is live (the close
+ * came after the backup), or ended only lately (drift itself just recorded its close or its onboarding's end, as the
+ * first check after a restore does); one long closed in our records is not read again on every check.
+ */
+function mayHaveLostTransfers(record: { status: string; updatedAt?: Date }): boolean {
+  if (!ENDED_RECORD.includes(record.status)) return true;
+  return record.updatedAt !== undefined && Date.now() - record.updatedAt.getTime() < RECENTLY_ENDED_MS;
+}
+
 /**
  * Recording one tenant's findings: compare, upsert by natural key, resolve what was not seen, and
  * apply the database-only fixes the policy allows — all in one transaction, each change audited.
@@ -101,8 +100,6 @@ export interface RecordTenantDriftResult {
   fixesApplied: Array<{ kind: string; subject: string; fix: DriftFix }>;
   /** Platform fixes to run on the platform queue. */
   platformFixes: Array<{ findingId: string; kind: string; subject: string }>;
-  /** The tenant's new money, held since a restore of the records, moves again (releaseMoneyHold). */
-  moneyHoldReleased?: boolean;
 }
 
 /** The audit row of a finding's change and, in the same transaction, its event (opened, reopened or resolved). */
@@ -418,8 +415,7 @@ export function createDriftRecordActivities(deps: ActivityDeps) {
           result.resolved += 1;
         }
         // A restore's hold on the tenant's new money ends with the check that recorded what the restore lost.
-        if (await releaseMoneyHold(tx, input.externalRef, input.checkId, auditOrigin()))
-          result.moneyHoldReleased = true;
+        await releaseMoneyHold(tx, input.externalRef, input.checkId, auditOrigin());
       });
       return result;
     }),
