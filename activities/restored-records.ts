@@ -69,18 +69,37 @@ export async function restoreOnboardingTenant(
 }
 
 /**
- * A write of an onboarding's step that names its tenant (`write`), done again once restoreOnboardingTenant wrote the
- * tenant's record again, when the first try found the record gone.
+ * The tenant's record is gone under a run that may have moved money and cannot write it again (not an onboarding):
+ * a restore of the records from a backup taken before the tenant was recorded. The run waits for the runbook's
+ * import, visibly, rather than failing a transfer the platform may have made (fundWallet answers it as a wait).
+ */
+export class TenantRecordGone extends Error {
+  constructor(readonly externalRef: string) {
+    super(
+      `no tenant ${externalRef} in our records (restored from a backup taken before it?): waiting for the ` +
+        `runbook's import to record it again (\`tenantctl import plan\`, then \`tenantctl import apply --only ` +
+        `${externalRef}\`)`,
+    );
+    this.name = 'TenantRecordGone';
+  }
+}
+
+/**
+ * A write of a step that names its tenant (`write`), done again once restoreOnboardingTenant wrote the tenant's
+ * record again, when the first try found the record gone. Outside an onboarding the record is not written again:
+ * TENANT_NOT_FOUND, or with `gone: 'wait'` TenantRecordGone (the caller waits for the import).
  */
 export async function withTenantRecord<T>(
   deps: Pick<ActivityDeps, 'pool' | 'platform'>,
   input: { externalRef: string; subaccountId: string },
   write: () => Promise<T>,
+  gone: 'fail' | 'wait' = 'fail',
 ): Promise<T> {
   try {
     return await write();
   } catch (error) {
     if (!isTenantRecordMissing(error)) throw error;
+    if (gone === 'wait' && workflowTypeOf() !== 'onboardTenant') throw new TenantRecordGone(input.externalRef);
     await restoreOnboardingTenant(deps, input);
     return write();
   }

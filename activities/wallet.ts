@@ -2,10 +2,12 @@ import { appendAudit } from '../src/db/audit-store.js';
 import { noteParentShortfall } from '../src/db/funding-store.js';
 import { withTransaction, type Queryable } from '../src/db/pool.js';
 import {
+  claimRestoredKey,
   claimTransferSend,
   endTransferSend,
   findTransferIntent,
   insertTransferIntentUnlessClosing,
+  isIdempotencyKeyTaken,
   rewriteTransferIntent,
   listTransferIntents,
   updateTransferIntent,
@@ -21,7 +23,7 @@ import {
   PlatformError,
   PlatformTransientError,
 } from '../src/platform/index.js';
-import { isTenantRecordMissing, recordLostTransfer, withTenantRecord } from './restored-records.js';
+import { isTenantRecordMissing, recordLostTransfer, TenantRecordGone, withTenantRecord } from './restored-records.js';
 import { auditOrigin, type ActivityDeps } from './context.js';
 import { activityFailure, boundary, tenantClosed } from './failures.js';
 import { transferKey } from './idempotency-keys.js';
@@ -47,7 +49,15 @@ export type FundWalletResult =
       idempotencyKey?: string;
     }
   | { state: 'insufficient_balance'; attempts: number }
-  | { state: 'unknown'; unknownSince: string }
+  | {
+      state: 'unknown';
+      unknownSince: string;
+      /**
+       * Set when the tenant's record is gone under the run (a restore of the records, outside an onboarding): what it
+       * waits for. Each answer is a new `unknownSince`, so no deadline passes: the run waits for the import.
+       */
+      recordsMissing?: string;
+    }
   | { state: 'needs_operator'; unknownSince: string | null }
   | { state: 'failed'; code: string };
 
@@ -87,6 +97,11 @@ function resultOf(row: TransferIntentRow): FundWalletResult {
     default:
       return { state: 'insufficient_balance', attempts: row.attempts };
   }
+}
+
+/** A transfer whose tenant's record is gone: unknown to the records until the import writes it again. */
+function waitingForRecords(gone: TenantRecordGone): FundWalletResult {
+  return { state: 'unknown', unknownSince: new Date().toISOString(), recordsMissing: gone.message };
 }
 
 export function createWalletActivities(deps: ActivityDeps) {
@@ -139,7 +154,7 @@ export function createWalletActivities(deps: ActivityDeps) {
             state: settling.change.state,
           },
         }).catch((error: unknown) => {
-          if (isTenantRecordMissing(error)) return undefined;
+          if (isTenantRecordMissing(error)) throw new TenantRecordGone(intent.externalRef);
           throw error;
         })
       : undefined;
@@ -346,43 +361,54 @@ export function createWalletActivities(deps: ActivityDeps) {
     return changed;
   }
 
-  return {
-    fundWallet: boundary(async (input: FundWalletInput): Promise<FundWalletResult> => {
-      // The tenant's check (no new transfer once a close has begun) and the intent, in one statement.
-      // The tenant's record gone under a running onboarding (a restore): written again from the run, then the intent,
-      // whose key is the one the platform saw before (the intent's digest): sent again, it gets the first answer.
-      const written = await withTenantRecord(deps, input, () =>
-        insertTransferIntentUnlessClosing(
-          pool,
-          {
-            externalRef: input.externalRef,
-            purpose: input.purpose,
-            amountMicroUsd: input.amountMicroUsd,
-            idempotencyKey: transferKey(input.externalRef, input.purpose, 1),
-          },
-          auditOrigin(),
-        ),
+  /** fundWallet's step; a tenant record gone under a run outside an onboarding is thrown (TenantRecordGone). */
+  async function fundWalletOnce(input: FundWalletInput): Promise<FundWalletResult> {
+    // The tenant's check (no new transfer once a close has begun) and the intent, in one statement.
+    // The tenant's record gone under a running onboarding (a restore): written again from the run, then the intent,
+    // whose key is the one the platform saw before (the intent's digest): sent again, it gets the first answer.
+    // Outside an onboarding a record gone is waited for (the import writes it again): the transfer may be made.
+    const intent = {
+      externalRef: input.externalRef,
+      purpose: input.purpose,
+      amountMicroUsd: input.amountMicroUsd,
+      idempotencyKey: transferKey(input.externalRef, input.purpose, 1),
+    };
+    const insert = () => insertTransferIntentUnlessClosing(pool, intent, auditOrigin());
+    // Drift or the import recorded this run's transfer under its key alone meanwhile: the run takes it as made.
+    const insertOrClaim = () =>
+      insert().catch(async (error: unknown) => {
+        if (!isIdempotencyKeyTaken(error) || !(await claimRestoredKey(pool, intent))) throw error;
+        return insert();
+      });
+    const written = await withTenantRecord(deps, input, insertOrClaim, 'wait');
+    if ('closing' in written) throw tenantClosed(input.externalRef, written.closing);
+    const { row, inserted } = written;
+    if (!inserted && row.amountMicroUsd !== input.amountMicroUsd) {
+      throw activityFailure(
+        FailureCode.TRANSFER_CONFLICT,
+        `a ${input.purpose} transfer of another amount is already recorded for ${input.externalRef}`,
       );
-      if ('closing' in written) throw tenantClosed(input.externalRef, written.closing);
-      const { row, inserted } = written;
-      if (!inserted && row.amountMicroUsd !== input.amountMicroUsd) {
-        throw activityFailure(
-          FailureCode.TRANSFER_CONFLICT,
-          `a ${input.purpose} transfer of another amount is already recorded for ${input.externalRef}`,
-        );
+    }
+    if (row.state === 'pending') return resultOf(await attempt(row, input.subaccountId));
+    if (row.state === 'unknown') {
+      try {
+        return resultOf(await reconcile(row, input.subaccountId));
+      } catch (error) {
+        // Still cannot tell: stay unknown (same key kept) and let the workflow's deadline decide.
+        if (error instanceof PlatformTransientError || error instanceof PlatformAmbiguousError) return resultOf(row);
+        throw error;
       }
-      if (row.state === 'pending') return resultOf(await attempt(row, input.subaccountId));
-      if (row.state === 'unknown') {
-        try {
-          return resultOf(await reconcile(row, input.subaccountId));
-        } catch (error) {
-          // Still cannot tell: stay unknown (same key kept) and let the workflow's deadline decide.
-          if (error instanceof PlatformTransientError || error instanceof PlatformAmbiguousError) return resultOf(row);
-          throw error;
-        }
-      }
-      return resultOf(row);
-    }),
+    }
+    return resultOf(row);
+  }
+
+  return {
+    fundWallet: boundary(async (input: FundWalletInput): Promise<FundWalletResult> =>
+      fundWalletOnce(input).catch((error: unknown) => {
+        if (error instanceof TenantRecordGone) return waitingForRecords(error);
+        throw error;
+      }),
+    ),
 
     /**
      * Before a close: every transfer still `unknown` is reconciled the same way (wallet, then the

@@ -359,15 +359,19 @@ export async function runTransferLoop(loop: TransferLoop): Promise<TransferLoopE
       }
       case 'unknown': {
         const deadline = Date.parse(outcome.unknownSince) + msOf(timings.unknownTransferDeadline);
-        if (Date.now() >= deadline) {
+        // The tenant's record gone under the run (a restore): no deadline, the run waits for the runbook's import.
+        if (Date.now() >= deadline && !outcome.recordsMissing) {
           loop.note(await steps.markTransferNeedsOperator({ externalRef, purpose }));
           break;
         }
         // Backing off, but never past the deadline: an operator is asked on time.
-        const waitMs = Math.max(1, Math.min(nextPoll('reconciling_transfer', reconcile), deadline - Date.now()));
-        const waitingFor =
-          `the transfer's outcome is unknown: reconciling every ${timings.reconcileInterval} backing off ` +
-          `(same idempotency key) until ${new Date(deadline).toISOString()}`;
+        const poll = nextPoll('reconciling_transfer', reconcile);
+        const waitMs = outcome.recordsMissing ? poll : Math.max(1, Math.min(poll, deadline - Date.now()));
+        const waitingFor = outcome.recordsMissing
+          ? `${outcome.recordsMissing}; asking again every ${timings.reconcileInterval} backing off ` +
+            `(same idempotency key)`
+          : `the transfer's outcome is unknown: reconciling every ${timings.reconcileInterval} backing off ` +
+            `(same idempotency key) until ${new Date(deadline).toISOString()}`;
         loop.show('reconciling_transfer', waitingFor);
         view.enter('reconciling_transfer', waitingFor, [], waitMs);
         await sleep(waitMs);

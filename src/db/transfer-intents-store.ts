@@ -3,6 +3,7 @@ import { eventsFrom } from './events-store.js';
 import { prepared, type Queryable } from './pool.js';
 import { INITIAL_TRANSFER, ONBOARDING_PURPOSE } from '../domain/onboarding.js';
 import { CLOSING_STATES, type TenantStatus } from '../domain/tenant-rules.js';
+import { topUpPurpose } from '../domain/top-up-ids.js';
 
 /**
  * A transfer intent is written BEFORE the transfer call. Its idempotency key changes only after a
@@ -380,6 +381,32 @@ export async function rewriteTransferIntent(
     ],
   );
   return rows[0];
+}
+
+/**
+ * The transfer drift or import recorded again under its key alone (`restored:<key>`, the records had lost its intent)
+ * taken by the run that made it, under its own purpose: the key is a digest of the tenant and that purpose, so the
+ * row is this run's, made; nothing is sent again. A top-up's purpose also gives the row its caller key.
+ */
+export async function claimRestoredKey(
+  db: Queryable,
+  input: { externalRef: string; idempotencyKey: string; purpose: string },
+): Promise<TransferIntentRow | undefined> {
+  const topUp = topUpPurpose('');
+  const callerKey = input.purpose.startsWith(topUp) ? input.purpose.slice(topUp.length) : null;
+  const { rows } = await db.query<TransferIntentRow>(
+    `UPDATE transfer_intents SET purpose = $3::text, caller_key = coalesce($4::text, caller_key), updated_at = now()
+      WHERE external_ref = $1::text AND idempotency_key = $2::text AND kind = 'restored'
+      RETURNING ${COLUMNS}`,
+    [input.externalRef, input.idempotencyKey, input.purpose, callerKey],
+  );
+  return rows[0];
+}
+
+/** An insert refused because a row of another purpose holds its idempotency key (a restored transfer's). */
+export function isIdempotencyKeyTaken(error: unknown): boolean {
+  const pg = error as { code?: unknown; constraint?: unknown };
+  return pg?.code === '23505' && pg.constraint === 'transfer_intents_idempotency_key_key';
 }
 
 /**

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { subaccountCreateKey } from '../../activities/idempotency-keys.js';
+import { subaccountCreateKey, transferKey } from '../../activities/idempotency-keys.js';
 import { ONBOARDING_PURPOSE } from '../../src/domain/onboarding.js';
 import { backUpRecords, restoreRecords } from '../../chaos/records-backup.js';
 import { RESTORE_DRIFT_POLICY } from '../../chaos/options.js';
@@ -18,6 +18,8 @@ import { insertTenantIfAbsent } from '../../src/db/tenants-store.js';
 import { parseDriftPolicies } from '../../src/domain/drift-policy.js';
 import { createDriftEnv, type DriftEnv } from '../harness/drift-env.js';
 import { waitFor } from '../harness/rotation-env.js';
+import { clearFaults, setFaults } from '../harness/onboarding-env.js';
+import { topUpStatusQuery } from '../../workflows/fund-tenant-messages.js';
 import { startNotifyReceiver } from '../../src/main/stack/notify-receiver.js';
 
 /**
@@ -28,6 +30,7 @@ import { startNotifyReceiver } from '../../src/main/stack/notify-receiver.js';
  */
 const s = randomBytes(3).toString('hex');
 const ref = (name: string) => `rs${s}-${name}`;
+const ACROSS = { externalRef: ref('across'), idempotencyKey: 'across-restore', amountMicroUsd: '40000' };
 const FAST = { quietPeriod: '1s', propagationAllowance: '1s', pollInterval: '1s', quietDeadline: '5m' } as const;
 
 describe('a restore of the records from a backup', () => {
@@ -35,6 +38,8 @@ describe('a restore of the records from a backup', () => {
   let notify: Awaited<ReturnType<typeof startNotifyReceiver>>;
   let backedUpAt: Date;
   let closedImport: ClosedImport;
+  let acrossTopUp: Awaited<ReturnType<typeof startTopUp>>;
+  let acrossWait: string;
   const ids: Record<string, { subaccountId: string; keyId: string }> = {};
 
   /** An onboarding with its funding, run to its end: the sub-account it made. */
@@ -119,7 +124,29 @@ describe('a restore of the records from a backup', () => {
     await (await startTopUp(env.client, briefTopUp, { taskQueue: env.taskQueue })).result();
     await lifecycle('close', 'brief');
     await lifecycle('close', 'fundedclosed');
+    // Onboarded after the backup, then a top-up whose transfer the platform made but whose answer was lost, still
+    // reconciling (the wallet unreadable) when the restore takes the tenant's record from under it.
+    const acrossId = await onboardFunded('across', '100000');
+    await setFaults(env.sim, [
+      { method: 'POST', path: `/subaccounts/${acrossId}/wallet/transfers`, mode: 'drop-after-commit', count: 1 },
+      { method: 'GET', path: `/subaccounts/${acrossId}/wallet`, mode: 'error-before-commit', status: 503 },
+    ]);
+    acrossTopUp = await startTopUp(
+      env.client,
+      { ...ACROSS, options: { reconcileInterval: '1s', pollCeiling: '2s' } },
+      { taskQueue: env.taskQueue },
+    );
+    await waitFor(async () => {
+      const status = await acrossTopUp.query(topUpStatusQuery).catch(() => undefined);
+      return status?.stage === 'reconciling_transfer' ? true : undefined;
+    }, 'the top-up to reconcile');
     await restoreRecords(env.databaseUrl);
+    await clearFaults(env.sim);
+    // Before: the run failed TENANT_NOT_FOUND with its transfer made. Now it waits for the import, and says so.
+    acrossWait = await waitFor(async () => {
+      const status = await acrossTopUp.query(topUpStatusQuery).catch(() => undefined);
+      return status?.waitingFor?.includes('import') ? status.waitingFor : undefined;
+    }, 'the top-up to wait for the import');
     // A backup taken between its sub-account's record and its funding's intent (the chaos drill met one: the intent
     // is written a moment after): the records hold the tenant with its sub-account and no intent of the funding.
     await env.pool.query(
@@ -133,11 +160,14 @@ describe('a restore of the records from a backup', () => {
     await env.check();
     const plan = await buildImportPlan({ platform: env.platform, db: env.pool });
     const imported = await applyImport({ client: env.client, db: env.pool }, plan, {
-      only: [ref('late')],
+      only: [ref('late'), ref('across')],
       requestedBy: 'drill',
       taskQueue: env.taskQueue,
     });
-    expect(imported.results).toEqual([expect.objectContaining({ ok: true, externalRef: ref('late') })]);
+    expect(imported.results).toEqual([
+      expect.objectContaining({ ok: true, externalRef: ref('across') }),
+      expect.objectContaining({ ok: true, externalRef: ref('late') }),
+    ]);
     // Two operators apply it at once: one records each tenant, the other finds it recorded; nothing is written twice.
     const applyClosed = () =>
       importClosedTenants({ client: env.client, pool: env.pool }, backedUpAt, { apply: true, requestedBy: 'drill' });
@@ -306,6 +336,23 @@ describe('a restore of the records from a backup', () => {
     expect(keys).toEqual([{ id: active[0]!.id, status: 'active' }]);
   });
 
+  it('lets a top-up whose transfer was made wait for its tenant, gone by the restore, and end with that transfer', async () => {
+    expect(acrossWait).toContain(`tenantctl import apply --only ${ref('across')}`);
+    const result = await acrossTopUp.result();
+    expect(result).toMatchObject({ state: 'succeeded' });
+    const subaccountId = env.sim.state().subaccounts.find((x) => x.externalRef === ref('across'))!.id;
+    const made = env.sim.state().transfers.filter((t) => t.subaccountId === subaccountId);
+    // The funding and the top-up, each once; the top-up's record is the run's own (claimed from the import's).
+    expect(made.map((t) => t.amountMicroUsd).sort()).toEqual(['100000', '40000']);
+    const { rows } = await env.pool.query<{ key: string; purpose: string; callerKey: string | null }>(
+      `SELECT idempotency_key AS key, purpose, caller_key AS "callerKey" FROM transfer_intents
+        WHERE external_ref = $1 AND amount_micro_usd = 40000`,
+      [ref('across')],
+    );
+    const topUpKey = made.find((t) => t.amountMicroUsd === '40000')!.idempotencyKey;
+    expect(rows).toEqual([{ key: topUpKey, purpose: 'top-up:across-restore', callerKey: 'across-restore' }]);
+  });
+
   it('lets an onboarding in flight across the restore record the sub-account it holds as it ends', async () => {
     // The record as a restore leaves it: the onboarding began before the backup, created its sub-account after.
     await insertTenantIfAbsent(env.pool, {
@@ -470,7 +517,7 @@ describe('a restore of the records from a backup', () => {
     ]);
   });
 
-  it('writes no record again outside an onboarding: the run fails TENANT_NOT_FOUND, for the import', async () => {
+  it('writes no record again outside an onboarding: the transfer waits for the import, then takes what it made', async () => {
     const externalRef = ref('stranger');
     const { subaccount } = await env.platform.createSubaccount({
       name: 'Stranger',
@@ -478,16 +525,36 @@ describe('a restore of the records from a backup', () => {
       idempotencyKey: subaccountCreateKey(externalRef),
     });
     const elsewhere = new MockActivityEnvironment({ workflowType: 'fundTenant' });
-    await expect(
-      elsewhere.run(env.activities.fundWallet, {
-        externalRef,
-        subaccountId: subaccount.id,
-        amountMicroUsd: '1000000',
-        purpose: 'top-up:x',
-      }),
-    ).rejects.toMatchObject({ type: 'TENANT_NOT_FOUND' });
+    const step = { externalRef, subaccountId: subaccount.id, amountMicroUsd: '1000000', purpose: 'top-up:x' };
+    const waiting = await elsewhere.run(env.activities.fundWallet, step);
+    // Before: TENANT_NOT_FOUND, a failed run whose transfer may have been made. Now: a wait naming the import.
+    expect(waiting).toMatchObject({ state: 'unknown', recordsMissing: expect.stringContaining('import apply') });
     expect(await statusOf('stranger')).toBeUndefined();
     expect(env.sim.state().transfers.filter((t) => t.subaccountId === subaccount.id)).toEqual([]);
+    // The run's transfer made before the restore took its records (the same key: a digest of tenant and purpose).
+    const idempotencyKey = transferKey(externalRef, 'top-up:x', 1);
+    await env.platform.transfer({ subaccountId: subaccount.id, amountMicroUsd: '1000000', idempotencyKey });
+    await expect(elsewhere.run(env.activities.fundWallet, step)).resolves.toMatchObject({ state: 'unknown' });
+    // The runbook's import records the tenant and the transfer under its key; the run's next try takes it as made.
+    const plan = await buildImportPlan({ platform: env.platform, db: env.pool });
+    const imported = await applyImport({ client: env.client, db: env.pool }, plan, {
+      only: [externalRef],
+      requestedBy: 'drill',
+      taskQueue: env.taskQueue,
+    });
+    expect(imported.results).toEqual([expect.objectContaining({ ok: true, externalRef })]);
+    const [first, second] = await Promise.all([
+      elsewhere.run(env.activities.fundWallet, step),
+      elsewhere.run(env.activities.fundWallet, step),
+    ]);
+    expect(first).toMatchObject({ state: 'succeeded', idempotencyKey });
+    expect(second).toEqual(first);
+    expect(env.sim.state().transfers.filter((t) => t.subaccountId === subaccount.id)).toHaveLength(1);
+    const { rows } = await env.pool.query<{ purpose: string; state: string }>(
+      'SELECT purpose, state FROM transfer_intents WHERE external_ref = $1',
+      [externalRef],
+    );
+    expect(rows).toEqual([{ purpose: 'top-up:x', state: 'succeeded' }]);
   });
 
   it('follows the suspend and the close our own runs made after the backup', async () => {

@@ -48,7 +48,7 @@ function platform() {
   /** The runs that sent the transfer (a continued run sends it again, under the same purpose). */
   const runs = new Set<string>();
   const state = {
-    answer: 'insufficient' as 'insufficient' | 'apply' | 'unknown' | 'unknown-past-deadline',
+    answer: 'insufficient' as 'insufficient' | 'apply' | 'unknown' | 'unknown-past-deadline' | 'records-missing',
     needsOperator: false,
     approval: null as null | Promise<void>,
   };
@@ -81,6 +81,12 @@ function platform() {
           return { state: 'insufficient_balance' as const, attempts: calls.send };
         case 'unknown':
           return { state: 'unknown' as const, unknownSince: new Date().toISOString() };
+        case 'records-missing':
+          return {
+            state: 'unknown' as const,
+            unknownSince: new Date(Date.now() - 2 * 3_600_000).toISOString(),
+            recordsMissing: `no tenant in our records: waiting for the import (tenantctl import apply --only x)`,
+          };
         case 'unknown-past-deadline':
           return { state: 'unknown' as const, unknownSince: new Date(Date.now() - 2 * 3_600_000).toISOString() };
         case 'apply':
@@ -270,6 +276,36 @@ describe('fundTenant waits (mocked activities)', () => {
       expect(await answerOf(handle, currentWaitQuery)).toBeNull();
     });
   }, 240_000);
+
+  it("waits for the import while the tenant's record is gone, past any deadline, then ends with the transfer", async () => {
+    const ref = uniqueId('t');
+    const world$ = platform();
+    world$.state.answer = 'records-missing';
+    await world.run(world$.activities, async ({ client, taskQueue }) => {
+      const handle = await client.workflow.start('fundTenant', {
+        taskQueue,
+        workflowId: topUpWorkflowId(ref, 'k4'),
+        args: [
+          {
+            externalRef: ref,
+            idempotencyKey: 'k4',
+            amountMicroUsd: '1000000',
+            options: { reconcileInterval: '1ms', unknownTransferDeadline: '1ms', ...fast },
+          },
+        ],
+      });
+      while (world$.calls.send < 5) await new Promise((r) => setTimeout(r, 50));
+      const waiting = await answerOf(handle, currentWaitQuery);
+      expect(waiting).toMatchObject({ stage: 'reconciling_transfer', decisions: [] });
+      expect(waiting?.waitingFor).toMatch(/waiting for the import .*same idempotency key/);
+      // Before: past its deadline the run asked an operator about a transfer whose record it cannot mark.
+      expect(world$.calls.mark).toBe(0);
+      world$.state.answer = 'apply';
+      await expect(handle.result()).resolves.toMatchObject({ state: 'succeeded' });
+      expect(world$.calls.mark).toBe(0);
+      expect(world$.applied.size).toBe(1);
+    });
+  });
 
   it('refuses a continued state the run was not handed by its own continuation', async () => {
     const ref = uniqueId('t');
