@@ -62,6 +62,8 @@ export class Driver {
   started = 0;
   #stop: Promise<'stopped'>;
   #stopNow!: () => void;
+  /** Set by a stop that also starts nothing new (a load that stalled): the plan's later operations are skipped. */
+  #startNothing = false;
 
   constructor(
     private readonly client: Client,
@@ -74,14 +76,24 @@ export class Driver {
     this.#stop = new Promise((resolve) => (this.#stopNow = () => resolve('stopped')));
   }
 
-  /** Stop waiting: every operation not finished yet is recorded as `unfinished`. */
-  stop(): void {
+  /**
+   * Stop waiting: every operation not finished yet is recorded as `unfinished`. With `startNothingNew`, the plan's
+   * operations not yet started are skipped (not asked for, not recorded) instead of started unwatched.
+   */
+  stop(options: { startNothingNew?: boolean } = {}): void {
+    if (options.startNothingNew) this.#startNothing = true;
     this.#stopNow();
   }
 
-  /** Waits again after a stop (for the operations started `again`), until the next `stop`. */
+  /** Waits again after a stop (for the operations started `again`, or waited for `again`), until the next `stop`. */
   resume(): void {
+    this.#startNothing = false;
     this.#stop = new Promise((resolve) => (this.#stopNow = () => resolve('stopped')));
+  }
+
+  /** Operations started and not yet ended. */
+  get inFlight(): number {
+    return this.operations.filter((op) => op.outcome === 'unfinished').length;
   }
 
   async run(): Promise<void> {
@@ -169,6 +181,7 @@ export class Driver {
     start: () => Promise<{ result(): Promise<unknown> }>,
     restart: Restart = { workflowId, start },
   ): Promise<string> {
+    if (this.#startNothing) return 'skipped';
     const operation: Operation = {
       kind,
       externalRef,
@@ -191,8 +204,12 @@ export class Driver {
       return this.#ended(operation, 'start-failed', error);
     }
     if (handle === 'stopped') return operation.outcome;
+    return this.#awaitEnd(operation, handle.result());
+  }
+
+  /** The operation's run to its end, or to the next stop (left `unfinished`). */
+  async #awaitEnd(operation: Operation, result: Promise<unknown>): Promise<string> {
     // A wait the deadline left behind may still be polling when the connection closes: its end is nobody's.
-    const result = handle.result();
     result.catch(() => undefined);
     try {
       if ((await Promise.race([result, this.#stop])) === 'stopped') return operation.outcome;
@@ -217,6 +234,15 @@ export class Driver {
     const restart = this.#starts.get(operation);
     if (!restart) throw new Error(`no start recorded for ${operation.workflowId}`);
     return this.#operate(operation.kind, operation.externalRef, restart.workflowId, ['completed'], restart.start);
+  }
+
+  /**
+   * An operation the stop left unfinished, waited for again to its end (its run, started once, goes on): a run that
+   * waited for the recovery (its tenant's record gone, waiting for the import) must now complete.
+   */
+  async awaitUnfinished(operation: Operation): Promise<string> {
+    if (operation.outcome !== 'unfinished') return operation.outcome;
+    return this.#awaitEnd(operation, this.client.workflow.getHandle(operation.workflowId).result());
   }
 
   #ended(operation: Operation, outcome: string, error: unknown): string {

@@ -93,15 +93,23 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       () => (log('deadline reached: no more waiting for operations'), driver.stop()),
       options.timeoutMs,
     );
-    const progressTimer = setInterval(
-      () =>
-        log(
-          `progress: ${driver.completed}/${plan.totalOperations} operations finished, ` +
-            `${driver.started - driver.completed} in flight, workers ` +
-            `${workers.map((w) => (w.running ? 'up' : 'DOWN')).join('/')}`,
-        ),
-      15_000,
-    );
+    /** The last time an operation ended, for the restore drill's stall check. */
+    let lastEnd = { completed: 0, at: Date.now() };
+    const progressTimer = setInterval(() => {
+      log(
+        `progress: ${driver.completed}/${plan.totalOperations} operations finished, ` +
+          `${driver.started - driver.completed} in flight, workers ` +
+          `${workers.map((w) => (w.running ? 'up' : 'DOWN')).join('/')}`,
+      );
+      if (driver.completed !== lastEnd.completed) lastEnd = { completed: driver.completed, at: Date.now() };
+      // After the restore, runs whose tenant's record it took wait for the runbook's import, which the recovery
+      // does: a load where nothing ended for a while goes to the recovery (an operator would not wait for them),
+      // and what it left running is waited for after it. The plan's operations not yet started are not started.
+      else if (drill.restoredAt !== null && Date.now() - lastEnd.at > STALL_MS && driver.inFlight > 0) {
+        log(`load stalled ${STALL_MS / 1000} s after the restore with ${driver.inFlight} in flight: recovering`);
+        driver.stop({ startNothingNew: true });
+      }
+    }, 15_000);
     const drill = {
       backedUp: {} as Record<string, number>,
       undid: {} as Record<string, number>,
@@ -188,7 +196,17 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           }),
         )
       ).flat();
+      // The runs the load left running (waiting for the import, or slow): each must now complete.
+      const leftRunning = driver.operations.filter((op) => op.outcome === 'unfinished');
+      const ended = await Promise.all(leftRunning.map((op) => driver.awaitUnfinished(op)));
       clearTimeout(againDeadline);
+      if (leftRunning.length) {
+        const waited = `runs left running by the load, waited for after the recovery: ${leftRunning.length}, ${
+          ended.filter((o) => o === 'completed').length
+        } completed`;
+        drill.recovery.push(waited);
+        log(`recovery: ${waited}`);
+      }
       const line =
         `runs that failed with a named cause after the restore: ${failedVisibly.length}` +
         (failedVisibly.length
@@ -399,6 +417,9 @@ async function recoverAfterRestore(
  * A run that ends after the records went back in time may fail, as long as it fails visibly with a cause the runbook
  * names (its records are gone or behind): recovery is the runbook's, then the run is started again. Returns them.
  */
+/** A restore drill's load in which nothing ended for this long after the restore goes to the recovery. */
+const STALL_MS = 90_000;
+
 const RESTORE_CAUSES = [
   'failed:TENANT_NOT_FOUND',
   'failed:TENANT_NOT_ACTIVE',
