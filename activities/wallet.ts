@@ -374,10 +374,13 @@ export function createWalletActivities(deps: ActivityDeps) {
       idempotencyKey: transferKey(input.externalRef, input.purpose, 1),
     };
     const insert = () => insertTransferIntentUnlessClosing(pool, intent, auditOrigin());
-    // Drift or the import recorded this run's transfer under its key alone meanwhile: the run takes it as made.
+    // The key taken: drift or the import recorded this run's transfer under its key alone meanwhile (the run takes
+    // it as made), or a sibling attempt inserted the same intent at the same moment (ON CONFLICT arbitrates the
+    // purpose only, so the key's index refuses the race): inserted again, the row found is the answer.
     const insertOrClaim = () =>
       insert().catch(async (error: unknown) => {
-        if (!isIdempotencyKeyTaken(error) || !(await claimRestoredKey(pool, intent))) throw error;
+        if (!isIdempotencyKeyTaken(error)) throw error;
+        await claimRestoredKey(pool, intent);
         return insert();
       });
     const written = await withTenantRecord(deps, input, insertOrClaim, 'wait');

@@ -344,6 +344,21 @@ describe('two attempts of one step at once', () => {
     expect(mine.map((k) => k.id)).toEqual([stored.rows[0]!.id]);
   });
 
+  it("two attempts write one transfer's intent at the same moment: neither fails on the key's index, one transfer", async () => {
+    const ref = 'ov-intent-race';
+    const subaccountId = await tenant(ref);
+    const [a, b] = [attempt(), attempt()];
+    // ON CONFLICT arbitrates the purpose only: the same row inserted by both at once met the key's unique index
+    // (the fresh-clone CI at 0406908 failed on it). Each round is a new intent, both attempts at once.
+    const rounds = 150;
+    for (let round = 0; round < rounds; round += 1) {
+      const input = { externalRef: ref, subaccountId, amountMicroUsd: '1000', purpose: `race-${round}` };
+      const outcomes = await Promise.all([a.fundWallet(input), b.fundWallet(input)]);
+      expect(outcomes.map((o) => o.state)).toContain('succeeded');
+    }
+    expect(sim.state().transfers.filter((t) => t.subaccountId === subaccountId)).toHaveLength(rounds);
+  });
+
   describe.each<[string, Partial<SimChoices>]>([
     ['successes replayed, refusals not recorded', {}],
     ['replays answered 409, refusals recorded', { replay: 'conflict', recordRefusals: true } as Partial<SimChoices>],
