@@ -176,9 +176,24 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         [failedAfterRestore.filter((op) => op.kind === 'onboard').map((op) => op.externalRef)],
       );
       const imported = new Set(importedRows.map((row) => row.ref));
-      const failedVisibly = failedAfterRestore.filter((op) => !(op.kind === 'onboard' && imported.has(op.externalRef)));
+      // A top-up of a tenant whose close completed since is not asked again (it moved no money: accepted above): an
+      // operator does not fund a closed tenant, and the platform would refuse it (TENANT_CLOSED).
+      const closedSince = (op: Operation) =>
+        driver.operations.some(
+          (close) =>
+            close.kind === 'close' &&
+            close.externalRef === op.externalRef &&
+            close.outcome === 'completed' &&
+            (close.startedAt ?? 0) > (op.startedAt ?? 0),
+        );
+      const topUpsOfClosed = failedAfterRestore.filter((op) => op.kind === 'top-up' && closedSince(op));
+      const failedVisibly = failedAfterRestore.filter(
+        (op) => !(op.kind === 'onboard' && imported.has(op.externalRef)) && !topUpsOfClosed.includes(op),
+      );
       if (imported.size)
         log(`recovery: onboardings whose tenant the import recorded, not started again: ${imported.size}`);
+      if (topUpsOfClosed.length)
+        log(`recovery: top-ups of tenants closed since, not asked again: ${topUpsOfClosed.length}`);
       // Waited for as the load was, within a deadline of their own (the load's may have passed).
       driver.resume();
       const againDeadline = setTimeout(() => driver.stop(), options.timeoutMs);
