@@ -38,6 +38,22 @@ export function assertTenantRule<T extends Omit<TenantFacts, 'externalRef'>>(
 }
 
 /**
+ * The tenant's record is gone under a run that may have moved money and cannot write it again (not an onboarding):
+ * a restore of the records from a backup taken before the tenant was recorded. fundWallet answers it as a wait for
+ * the runbook's import (the transfer may be made); any other step that meets it fails TENANT_NOT_FOUND (toFailure).
+ */
+export class TenantRecordGone extends Error {
+  constructor(readonly externalRef: string) {
+    super(
+      `no tenant ${externalRef} in our records (restored from a backup taken before it?): waiting for the ` +
+        `runbook's import to record it again (\`tenantctl import plan\`, then \`tenantctl import apply --only ` +
+        `${externalRef}\`)`,
+    );
+    this.name = 'TenantRecordGone';
+  }
+}
+
+/**
  * Converts anything thrown by a platform call or the database into an ApplicationFailure.
  * Ambiguous failures are retried: every activity here retries a mutation only under the same
  * idempotency key, or looks for the earlier attempt's effect first (sub-account by external ref,
@@ -45,6 +61,8 @@ export function assertTenantRule<T extends Omit<TenantFacts, 'externalRef'>>(
  */
 function toFailure(error: unknown): ApplicationFailure {
   if (error instanceof ApplicationFailure) return error;
+  // Outside the transfer step that waits for it (fundWallet), a tenant record gone is what it always was.
+  if (error instanceof TenantRecordGone) return activityFailure(FailureCode.TENANT_NOT_FOUND, error.message);
   const classified = classifyError(error);
   return ApplicationFailure.create({
     type: classified.type,

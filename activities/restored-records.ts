@@ -9,7 +9,7 @@ import {
 import { ONBOARDING_PURPOSE } from '../src/domain/onboarding.js';
 import { FailureCode } from '../src/domain/failures.js';
 import { auditOrigin, type ActivityDeps } from './context.js';
-import { activityFailure } from './failures.js';
+import { activityFailure, TenantRecordGone } from './failures.js';
 import { isInitialFundingKey, subaccountCreateKey } from './idempotency-keys.js';
 
 /**
@@ -66,22 +66,6 @@ export async function restoreOnboardingTenant(
       },
     },
   );
-}
-
-/**
- * The tenant's record is gone under a run that may have moved money and cannot write it again (not an onboarding):
- * a restore of the records from a backup taken before the tenant was recorded. The run waits for the runbook's
- * import, visibly, rather than failing a transfer the platform may have made (fundWallet answers it as a wait).
- */
-export class TenantRecordGone extends Error {
-  constructor(readonly externalRef: string) {
-    super(
-      `no tenant ${externalRef} in our records (restored from a backup taken before it?): waiting for the ` +
-        `runbook's import to record it again (\`tenantctl import plan\`, then \`tenantctl import apply --only ` +
-        `${externalRef}\`)`,
-    );
-    this.name = 'TenantRecordGone';
-  }
 }
 
 /**

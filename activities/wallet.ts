@@ -23,9 +23,9 @@ import {
   PlatformError,
   PlatformTransientError,
 } from '../src/platform/index.js';
-import { isTenantRecordMissing, recordLostTransfer, TenantRecordGone, withTenantRecord } from './restored-records.js';
+import { isTenantRecordMissing, recordLostTransfer, withTenantRecord } from './restored-records.js';
 import { auditOrigin, type ActivityDeps } from './context.js';
-import { activityFailure, boundary, tenantClosed } from './failures.js';
+import { activityFailure, boundary, tenantClosed, TenantRecordGone } from './failures.js';
 import { transferKey } from './idempotency-keys.js';
 import { OUR_TRANSFER_KEY } from '../src/domain/drift-kinds.js';
 import { checkTransferVerdict } from '../src/domain/operator-decisions.js';
