@@ -66,6 +66,13 @@ const steps = proxyLocalActivities<Activities>(databaseStep);
 
 /** The wait after the key step's bound on refused new keys (KEY_REJECTED, final): a timer, then one more key. */
 export const KEY_REJECTED_WAIT_PATCH = 'onboarding-key-rejected-waits';
+/**
+ * The key, then the funding, in turn (before: both at once). Two local activities at once do not replay in the order
+ * they ran when one goes into a backoff timer as the other returns in one workflow task: the replay resolves both in
+ * one activation, and the backoff's timer comes before the other branch's commands (TMPRL1100; the restore drill's
+ * 429 storm and a worker kill met it). One branch, one order.
+ */
+export const STEPS_IN_TURN_PATCH = 'onboarding-steps-in-turn';
 const KEY_REJECTED_WAIT_MAX_MS = 60 * 60_000;
 const waitText = (ms: number) => (ms >= 60_000 ? `${Math.round(ms / 60_000)} min` : `${Math.ceil(ms / 1000)} s`);
 
@@ -78,8 +85,11 @@ export async function onboardTenant(rawInput: OnboardTenantInput): Promise<Onboa
     const input = await validateWorkflowInput('onboardTenant', rawInput, (i) => onboardingWorkflowId(i.externalRef));
     return new Onboarding(rawInput, input).run();
   }
+  // Asked first, before any local activity: a patch asked right after one replays wrong when a workflow task
+  // heartbeat put the activity's marker and the code's commands in two tasks (test/harness/history-split.ts).
+  const stepsInTurn = patched(STEPS_IN_TURN_PATCH);
   const { input, firstStep, plan } = await beginOnboarding(rawInput);
-  return new Onboarding(rawInput, input, plan).run(firstStep);
+  return new Onboarding(rawInput, input, plan).run(firstStep, stepsInTurn);
 }
 
 /**
@@ -147,8 +157,11 @@ class Onboarding {
     this.waits.view.refresh();
   }
 
-  /** `firstStep`: the sub-account step's answer (a new run); none for a continued run. */
-  async run(firstStep?: FirstStep): Promise<OnboardTenantResult> {
+  /**
+   * `firstStep`: the sub-account step's answer (a new run); none for a continued run. `stepsInTurn`: the key, then the
+   * funding (STEPS_IN_TURN_PATCH); false for a run of the code before it, which took both at once.
+   */
+  async run(firstStep?: FirstStep, stepsInTurn = false): Promise<OnboardTenantResult> {
     const { externalRef, name } = this.input;
     const { status } = this;
     try {
@@ -166,7 +179,10 @@ class Onboarding {
         status.waitingFor = null;
         onboardingAttributes.subaccount(subaccountId, status.stage);
         this.waits.view.refresh();
-        [funded] = await Promise.all([this.fund(subaccountId), this.issueAndVerifyKey(subaccountId)]);
+        if (stepsInTurn) {
+          await this.issueAndVerifyKey(subaccountId);
+          funded = await this.fund(subaccountId);
+        } else [funded] = await Promise.all([this.fund(subaccountId), this.issueAndVerifyKey(subaccountId)]);
       }
       if (funded) {
         const next: Carried = { status, subaccountId, transfer: funded, ...(this.plan ? { plan: this.plan } : {}) };

@@ -37,7 +37,7 @@ describe('onboarding history', () => {
     expect(attributes.get(tenantStatusKey)).toBe('active');
   };
 
-  it('records 11 events (at most 14): four local activities, two upserts, for a run started by startOnboarding', async () => {
+  it('records 13 events (at most 14): four local activities, three upserts, one patch, for a run by startOnboarding', async () => {
     const handle = await startOnboarding(
       env.client,
       { externalRef: 'hist-1', name: 'History One', fundingMicroUsd: '1000' },
@@ -49,12 +49,13 @@ describe('onboarding history', () => {
     expect(types.length).toBeLessThanOrEqual(14);
     // Four steps: the input's checks with the sub-account, funding, the key (issued and verified), activation.
     expect(eventNames(history).filter((n) => n === 'core_local_activity')).toHaveLength(4);
-    expect(types).toHaveLength(11);
-    // Sub-account with its stage, then active; no patch marker (1.0 has none).
+    expect(types).toHaveLength(13);
+    // Sub-account with its stage, then active, and the patch's TemporalChangeVersion; one patch marker (1.0 had 11
+    // events, none: the key and the funding in turn, onboarding-steps-in-turn, asked once as the run starts).
     expect(
       types.filter((t) => t === proto.temporal.api.enums.v1.EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES),
-    ).toHaveLength(2);
-    expect(eventNames(history)).not.toContain('core_patch');
+    ).toHaveLength(3);
+    expect(eventNames(history).filter((n) => n === 'core_patch')).toHaveLength(1);
     await expectSearchable(handle.workflowId, 'hist-1', result.subaccountId);
     await expect(replay(history, handle.workflowId)).resolves.toBeUndefined();
   });
