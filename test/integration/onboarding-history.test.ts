@@ -51,7 +51,7 @@ describe('onboarding history', () => {
     expect(eventNames(history).filter((n) => n === 'core_local_activity')).toHaveLength(4);
     expect(types).toHaveLength(13);
     // Sub-account with its stage, then active, and the patch's TemporalChangeVersion; one patch marker (1.0 had 11
-    // events, none: the key and the funding in turn, onboarding-steps-in-turn, asked once as the run starts).
+    // events, none: onboarding-first-answers-together, asked once as the run starts).
     expect(
       types.filter((t) => t === proto.temporal.api.enums.v1.EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES),
     ).toHaveLength(3);

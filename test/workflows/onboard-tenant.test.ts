@@ -241,46 +241,60 @@ describe.concurrent('onboardTenant funding waits (mocked activities)', () => {
 });
 
 describe('onboardTenant replays what it ran (mocked activities)', () => {
-  it('replays an onboarding whose key step backs off into a timer: the steps in turn (at once: TMPRL1100)', async () => {
-    const ref = uniqueId('t');
-    const o = onboarding();
-    o.state.answer = 'unknown';
-    // The key step fails its first 7 attempts: the 8th backoff (12.8 s) passes the local retry threshold (10 s) and
-    // becomes a timer, in the workflow task in which the funding answered and began its wait (the chaos drill's 429
-    // storm). Replayed, both answers came in one activation and the timer went first.
-    const activities = {
-      ...o.activities,
-      issueAndVerifyTenantKey: async () => {
-        if (Context.current().info.attempt <= 7) throw new Error('HTTP 429 RATE_LIMITED (test)');
-        return o.activities.issueAndVerifyTenantKey();
-      },
+  // A step that fails its first 7 attempts: the 8th backoff (12.8 s) passes the local retry threshold (10 s) and
+  // becomes a timer, in the workflow task in which the other step answered (the chaos drill's 429 storm). Replayed,
+  // both answers came in one activation, and the timer went before the funding wait's commands (TMPRL1100).
+  const backsOff =
+    <T>(answer: () => Promise<T>) =>
+    async () => {
+      if (Context.current().info.attempt <= 7) throw new Error('HTTP 429 RATE_LIMITED (test)');
+      return answer();
     };
-    await world.run(activities, async ({ client, taskQueue }) => {
-      const handle = await client.workflow.start('onboardTenant', {
-        taskQueue,
-        workflowId: onboardingWorkflowId(ref),
-        // Long enough that the key step's seven attempts fit in the first workflow task, as they did in the drill.
-        workflowTaskTimeout: '60s',
-        args: [
-          {
-            externalRef: ref,
-            name: 'Tenant',
-            fundingMicroUsd: '1000000',
-            options: { reconcileInterval: '1s', unknownTransferDeadline: '1h' },
-          },
-        ],
+  it.each([
+    ['the key step backs off as the funding answers unknown', 'key'],
+    ['the funding step backs off as the key answers', 'funding'],
+    ['both steps back off', 'both'],
+  ] as const)(
+    'replays an onboarding in which %s',
+    async (_what, which) => {
+      const ref = uniqueId('t');
+      const o = onboarding();
+      o.state.answer = 'unknown';
+      const activities = {
+        ...o.activities,
+        ...(which !== 'funding' ? { issueAndVerifyTenantKey: backsOff(o.activities.issueAndVerifyTenantKey) } : {}),
+        ...(which !== 'key'
+          ? { fundWallet: backsOff(() => o.activities.fundWallet({ purpose: ONBOARDING_PURPOSE })) }
+          : {}),
+      };
+      await world.run(activities, async ({ client, taskQueue }) => {
+        const handle = await client.workflow.start('onboardTenant', {
+          taskQueue,
+          workflowId: onboardingWorkflowId(ref),
+          // Long enough that the seven attempts fit in the first workflow task, as they did in the drill.
+          workflowTaskTimeout: '60s',
+          args: [
+            {
+              externalRef: ref,
+              name: 'Tenant',
+              fundingMicroUsd: '1000000',
+              options: { reconcileInterval: '1s', unknownTransferDeadline: '1h' },
+            },
+          ],
+        });
+        const backedOff = await until(
+          () => handle.fetchHistory(),
+          (history) =>
+            (history.events ?? []).some(
+              (e) => Number(e.timerStartedEventAttributes?.startToFireTimeout?.seconds ?? 0) >= 10,
+            ),
+        );
+        await expect(
+          Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, backedOff, ref),
+        ).resolves.toBeUndefined();
+        await handle.terminate('test done');
       });
-      const backedOff = await until(
-        () => handle.fetchHistory(),
-        (history) =>
-          (history.events ?? []).some(
-            (e) => Number(e.timerStartedEventAttributes?.startToFireTimeout?.seconds ?? 0) >= 10,
-          ),
-      );
-      await expect(
-        Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, backedOff, ref),
-      ).resolves.toBeUndefined();
-      await handle.terminate('test done');
-    });
-  }, 90_000);
+    },
+    90_000,
+  );
 });
