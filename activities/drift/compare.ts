@@ -8,6 +8,7 @@ import {
   type DriftKind,
 } from '../../src/domain/drift-kinds.js';
 import { fleetScheduleId, rotationScheduleId } from '../../src/domain/ids.js';
+import { ROTATION_END_STATE } from '../../src/infra/records-witness.js';
 
 /**
  * The comparison itself: one tenant's records against what the platform showed, as a list of
@@ -94,14 +95,6 @@ export interface EndedRotation {
   workflowId: string;
   runStatus: string;
 }
-
-/** The state our record of a rotation takes from how its run ended; a terminated run's is resumed by the next. */
-export const ROTATION_END_STATE: Record<string, string> = {
-  COMPLETED: 'completed',
-  FAILED: 'failed',
-  CANCELED: 'cancelled',
-  TIMED_OUT: 'failed',
-};
 
 /** An auto top-up policy, as a plan declares it and as our records hold it (whole micro-USD as strings). */
 export interface PlanPolicy {

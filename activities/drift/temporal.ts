@@ -33,19 +33,7 @@ export async function runningTenantWorkflows(
   return found;
 }
 
-/**
- * How a run our records name ended, read from the run itself (strongly consistent, unlike a listing): null while it
- * runs; 'NOT_FOUND' when Temporal has no such run (never started, or past retention).
- */
-export async function endedRunStatus(client: Client, workflowId: string, runId: string | null): Promise<string | null> {
-  try {
-    const { status } = await client.workflow.getHandle(workflowId, runId ?? undefined).describe();
-    return status.name === 'RUNNING' ? null : status.name;
-  } catch (error) {
-    if (error instanceof WorkflowNotFoundError) return 'NOT_FOUND';
-    throw error;
-  }
-}
+export { endedRunStatus } from '../../src/infra/records-witness.js';
 
 /** A rotation schedule as a listing (or a describe) shows it: whether it is paused and its one interval. */
 export interface RotationScheduleSeen {

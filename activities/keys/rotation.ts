@@ -7,6 +7,7 @@ import {
   listOpenRotations,
   lockTenantForRotation,
   updateRotation,
+  type KeyRotationRow,
   type RotationChange,
 } from '../../src/db/key-rotations-store.js';
 import { withTransaction } from '../../src/db/pool.js';
@@ -26,6 +27,7 @@ import { activityFailure, boundary, assertTenantRule } from '../failures.js';
 import { keyNamePrefix } from '../idempotency-keys.js';
 import { createDeployActivities } from './deployers/index.js';
 import { FailureCode } from '../../src/domain/failures.js';
+import { endedRunStatus, ROTATION_END_STATE } from '../../src/infra/records-witness.js';
 import { rotationRefusal } from '../../src/domain/tenant-rules.js';
 
 export interface BeginRotationInput {
@@ -105,6 +107,28 @@ export function createRotationActivities(deps: ActivityDeps) {
         },
       });
     }
+  }
+
+  /** A rotation record left open whose run ended: written as its run ended (audited); false while the run runs. */
+  async function recordEndIfRunEnded(rotation: KeyRotationRow): Promise<boolean> {
+    const temporal = deps.drift?.temporal;
+    if (!temporal) return false;
+    const runStatus = await endedRunStatus(temporal, rotation.workflowId, rotation.runId);
+    const becomes = runStatus ? ROTATION_END_STATE[runStatus] : undefined;
+    if (!becomes) return false;
+    const ended = await updateRotation(pool, rotation.id, {
+      state: becomes,
+      outcome: { recordedBy: 'the records lost its end: written as its run ended', runStatus },
+    });
+    if (ended)
+      await appendAudit(pool, {
+        ...auditOrigin(),
+        action: 'rotation.end_recorded',
+        externalRef: rotation.externalRef,
+        subject: rotation.workflowId,
+        details: { rotationId: rotation.id, runStatus, state: becomes },
+      });
+    return true;
   }
 
   return {
@@ -305,12 +329,20 @@ export function createRotationActivities(deps: ActivityDeps) {
       },
     ),
 
+    /**
+     * The tenant's rotations our records hold open (a close waits for them). One whose run Temporal shows ended is
+     * recorded as it ended instead: the records lost its end (a restore from a backup taken while it ran; the run
+     * writes its record before it ends), and no run will write it again. Drift records it too, but skips a tenant
+     * whose close runs: the close would wait for it until its deadline (the restore drill met it).
+     */
     listOpenRotationsOfTenant: boundary(
       async (input: {
         externalRef: string;
       }): Promise<Array<{ rotationId: string; slot: string; state: string; workflowId: string }>> => {
-        const rows = await listOpenRotations(pool, input.externalRef);
-        return rows.map((r) => ({ rotationId: r.id, slot: r.slot, state: r.state, workflowId: r.workflowId }));
+        const open = [];
+        for (const r of await listOpenRotations(pool, input.externalRef))
+          if (!(await recordEndIfRunEnded(r))) open.push(r);
+        return open.map((r) => ({ rotationId: r.id, slot: r.slot, state: r.state, workflowId: r.workflowId }));
       },
     ),
 

@@ -1,4 +1,4 @@
-import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { onboardingWorkflowId, topUpWorkflowId } from '../domain/ids.js';
 import { ONBOARDING_PURPOSE } from '../domain/onboarding.js';
 import { tenantExternalRefKey } from '../domain/search-attributes.js';
@@ -203,3 +203,25 @@ export async function completedOnboarding(
         };
   return { onboardedBy, subaccountId: result.subaccountId, funding };
 }
+
+/**
+ * How a run our records name ended, read from the run itself (strongly consistent, unlike a listing): null while it
+ * runs; 'NOT_FOUND' when Temporal has no such run (never started, or past retention).
+ */
+export async function endedRunStatus(client: Client, workflowId: string, runId: string | null): Promise<string | null> {
+  try {
+    const { status } = await client.workflow.getHandle(workflowId, runId ?? undefined).describe();
+    return status.name === 'RUNNING' ? null : status.name;
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return 'NOT_FOUND';
+    throw error;
+  }
+}
+
+/** The state a rotation record takes from how its run ended; none for a run that ended otherwise (terminated, gone). */
+export const ROTATION_END_STATE: Record<string, 'completed' | 'failed' | 'cancelled'> = {
+  COMPLETED: 'completed',
+  FAILED: 'failed',
+  CANCELED: 'cancelled',
+  TIMED_OUT: 'failed',
+};

@@ -78,27 +78,34 @@ describe('a restore of the records from a backup', () => {
         notify: { url: notify.url, secret: notify.secret, timeoutMs: 2_000 },
       },
     );
-    for (const name of ['topped', 'rotated', 'suspended', 'closed', 'caught', 'paidclosed'])
+    for (const name of ['topped', 'rotated', 'suspended', 'closed', 'caught', 'paidclosed', 'rotclose'])
       ids[name] = await env.onboard(ref(name));
     // Onboarded with its funding before the backup; closed after it.
     ids.fundedclosed = { subaccountId: await onboardFunded('fundedclosed', '300000'), keyId: '' };
 
-    // A rotation the backup catches open (both generations active, the old one not yet revoked), finished after it.
-    const caught = await startRotation(
-      env.client,
-      { externalRef: ref('caught'), reason: 'restore drill: caught open', options: { ...FAST, quietPeriod: '4s' } },
-      { taskQueue: env.taskQueue, operator: 'drill' },
-    );
-    await waitFor(async () => {
-      const { rows } = await env.pool.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM tenant_keys WHERE external_ref = $1 AND status = 'active'`,
-        [ref('caught')],
+    // A rotation the backup catches open (both generations active, the old one not yet revoked), finished after it;
+    // another whose tenant is closed after the restore, before any drift check.
+    const caughtOpen = async (name: string) => {
+      const rotation = await startRotation(
+        env.client,
+        { externalRef: ref(name), reason: 'restore drill: caught open', options: { ...FAST, quietPeriod: '4s' } },
+        { taskQueue: env.taskQueue, operator: 'drill' },
       );
-      return rows[0]!.n === 2 ? true : undefined;
-    }, 'the caught rotation to hold two active keys');
+      await waitFor(async () => {
+        const { rows } = await env.pool.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM tenant_keys WHERE external_ref = $1 AND status = 'active'`,
+          [ref(name)],
+        );
+        return rows[0]!.n === 2 ? true : undefined;
+      }, `the ${name} rotation to hold two active keys`);
+      return rotation;
+    };
+    const caught = await caughtOpen('caught');
+    const rotclose = await caughtOpen('rotclose');
     backedUpAt = new Date();
     await backUpRecords(env.databaseUrl);
     await caught.result();
+    await rotclose.result();
     // Onboarded (and funded) after the backup: the restore leaves no record of it at all.
     await onboardFunded('late', '1000000');
     const topUp = { externalRef: ref('topped'), idempotencyKey: 'after-backup', amountMicroUsd: '250000' };
@@ -154,6 +161,10 @@ describe('a restore of the records from a backup', () => {
       [ref('fundedclosed')],
     );
     await env.pool.query('DELETE FROM transfer_intents WHERE external_ref = $1', [ref('fundedclosed')]);
+    // A close before any drift check, of a tenant whose rotation the records hold open (its run ended after the
+    // backup). Before: the close waited for that rotation to roll back until its deadline (10 min, then
+    // ROTATION_STILL_OPEN), and drift skipped the tenant while the close ran (the restore drill met it).
+    await lifecycle('close', 'rotclose');
 
     // The runbook's recovery.
     await env.check();
@@ -555,6 +566,19 @@ describe('a restore of the records from a backup', () => {
       [externalRef],
     );
     expect(rows).toEqual([{ purpose: 'top-up:x', state: 'succeeded' }]);
+  });
+
+  it('closes a tenant whose rotation the records hold open after its run ended, recording that end', async () => {
+    expect(await statusOf('rotclose')).toBe('closed');
+    const { rows } = await env.pool.query<{ state: string; outcome: { runStatus?: string } }>(
+      'SELECT state, outcome FROM key_rotations WHERE external_ref = $1',
+      [ref('rotclose')],
+    );
+    expect(rows).toEqual([
+      expect.objectContaining({ state: 'completed', outcome: expect.objectContaining({ runStatus: 'COMPLETED' }) }),
+    ]);
+    const active = env.sim.state().apiKeys.filter((k) => k.subaccountId === ids.rotclose!.subaccountId);
+    expect(active.filter((k) => k.status === 'active')).toEqual([]);
   });
 
   it('follows the suspend and the close our own runs made after the backup', async () => {
