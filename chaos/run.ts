@@ -428,13 +428,13 @@ async function recoverAfterRestore(
   return lines;
 }
 
+/** A restore drill's load in which nothing ended for this long after the restore goes to the recovery. */
+const STALL_MS = 90_000;
+
 /**
  * A run that ends after the records went back in time may fail, as long as it fails visibly with a cause the runbook
  * names (its records are gone or behind): recovery is the runbook's, then the run is started again. Returns them.
  */
-/** A restore drill's load in which nothing ended for this long after the restore goes to the recovery. */
-const STALL_MS = 90_000;
-
 const RESTORE_CAUSES = [
   'failed:TENANT_NOT_FOUND',
   'failed:TENANT_NOT_ACTIVE',
