@@ -297,7 +297,7 @@ class Onboarding {
    * reason to give up a funded tenant: the run waits visibly (needs_operator) and tries one new key per wait.
    */
   private async issueAndVerifyKey(subaccountId: string, first?: Settled<KeyAnswer>): Promise<void> {
-    const keyRef = { externalRef: this.input.externalRef, slot: DEFAULT_SLOT, generation: 1 };
+    const { externalRef } = this.input;
     let issued: KeyAnswer | undefined;
     let answered = first;
     for (let round = 0; !issued; round++) {
@@ -317,9 +317,9 @@ class Onboarding {
         this.status.key = { state: 'rejected', keyId: null, fingerprint: null };
         this.show(
           'needs_operator',
-          `the platform refused every new key of ${keyRef.externalRef} at its first use (401), each revoked; ` +
+          `the platform refused every new key of ${externalRef} at its first use (401), each revoked; ` +
             `the run tries another in ${waitText(waitMs)}. Check the platform's status and the ` +
-            `sub-account ${subaccountId}; \`tenantctl status ${keyRef.externalRef}\` shows each try`,
+            `sub-account ${subaccountId}; \`tenantctl status ${externalRef}\` shows each try`,
         );
         await sleep(waitMs);
         this.show('funding_and_issuing_key');
