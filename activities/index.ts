@@ -3,7 +3,7 @@ import { createDriftActivities } from './drift/index.js';
 import { createInputValidationActivities } from './input-validation.js';
 import { createKeyActivities } from './keys/issue-key.js';
 import { createLifecycleActivities } from './lifecycle.js';
-import { createRotationActivities } from './keys/rotation.js';
+import { createRotationActivities, verifyThenObserve } from './keys/rotation.js';
 import { createRegistryActivities } from './registry.js';
 import { createTenantActivities } from './tenants.js';
 import { createTopUpActivities } from './top-ups.js';
@@ -20,6 +20,7 @@ import { createBeginOnboardingActivity } from './onboarding-begin.js';
 import { createApprovalActivities } from './approvals.js';
 import { createPlanActivities } from './plan.js';
 import { resolvePlan } from '../src/db/plans-store.js';
+import { boundary } from './failures.js';
 
 export type { ActivityDeps } from './context.js';
 
@@ -36,6 +37,8 @@ export function createActivities(deps: ActivityDeps) {
     },
   );
   const tenants = createTenantActivities(deps);
+  const keys = createKeyActivities(deps);
+  const rotation = createRotationActivities(deps);
   return {
     ...validation,
     ...tenants,
@@ -49,9 +52,10 @@ export function createActivities(deps: ActivityDeps) {
     ...createWalletActivities(deps),
     ...createTopUpActivities(deps),
     ...createAutoTopUpActivities(deps),
-    ...createKeyActivities(deps),
+    ...keys,
     ...createLifecycleActivities(deps),
-    ...createRotationActivities(deps),
+    ...rotation,
+    verifyKeyAndObserveUsage: boundary(verifyThenObserve(keys.verifyTenantKey, rotation.observeKeyUsage)),
     ...createRegistryActivities(deps),
     ...createDriftActivities(deps),
     ...createCloseScheduleActivities(deps),

@@ -19,6 +19,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import { tenantStatusKey } from '../src/domain/search-attributes.js';
 import { currentWaitQuery, type WaitView } from './waits-messages.js';
 
@@ -87,6 +88,8 @@ export interface WaitsOptions {
 export class Waits {
   current: WaitView | null;
   private attributeStage: string | null = null;
+  /** Attributes that go out with the next TenantStatus upsert, in its one command (`withNextStatus`). */
+  private pending: SearchAttributeUpdatePair[] = [];
 
   constructor(
     private readonly options: WaitsOptions = {},
@@ -123,6 +126,14 @@ export class Waits {
     this.publish();
   }
 
+  /**
+   * Sets `pairs` with the next TenantStatus upsert instead of in a command of their own (each upsert is an event
+   * and a visibility write). The caller sets a stage in the same activation, so nothing waits on them.
+   */
+  withNextStatus(pairs: SearchAttributeUpdatePair[]): void {
+    this.pending.push(...pairs);
+  }
+
   /** Shows the run's details again (its own summary changed; the wait did not). */
   refresh(): void {
     this.publish();
@@ -145,6 +156,9 @@ export class Waits {
   private setAttribute(stage: string): void {
     if (!this.options.tenantStatus || this.attributeStage === stage) return;
     this.attributeStage = stage;
-    upsertSearchAttributes([{ key: tenantStatusKey, value: this.options.tenantStatus(stage) }]);
+    upsertSearchAttributes([
+      ...this.pending.splice(0),
+      { key: tenantStatusKey, value: this.options.tenantStatus(stage) },
+    ]);
   }
 }

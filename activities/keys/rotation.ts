@@ -77,6 +77,32 @@ export interface KeyGenerationRef {
   generation: number;
 }
 
+/** What a rotation's verify-and-look takes: the new key's record, and the keys the quiet gate's first look reads. */
+export interface VerifyAndObserveInput {
+  externalRef: string;
+  slot: string;
+  generation: number;
+  subaccountId: string;
+  keyIds: string[];
+}
+
+/**
+ * A rotation's verify of its new key, then the quiet gate's first look, as one platform activity (issue 49: one
+ * round trip through Temporal, not two). The look reads the new key's first use, which fixes deploy time on the
+ * platform's clock, right after the proof made it, as when they were two steps. A retry proves the key again (as a
+ * retried verify did), then looks: each is safe to repeat, and every request is paced as before. `verify` and
+ * `observe` are the activities themselves, whose failures are already the activity boundary's.
+ */
+export function verifyThenObserve(
+  verify: (input: { externalRef: string; slot: string; generation: number }) => Promise<{ verified: true }>,
+  observe: (input: { subaccountId: string; keyIds: string[] }) => Promise<Record<string, KeyUsage | null>>,
+) {
+  return async (input: VerifyAndObserveInput): Promise<Record<string, KeyUsage | null>> => {
+    await verify({ externalRef: input.externalRef, slot: input.slot, generation: input.generation });
+    return observe({ subaccountId: input.subaccountId, keyIds: input.keyIds });
+  };
+}
+
 export function createRotationActivities(deps: ActivityDeps) {
   const { pool, platform } = deps;
   const options = deps.rotation ?? DEFAULT_ROTATION_OPTIONS;

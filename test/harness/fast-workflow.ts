@@ -11,6 +11,7 @@ import type { QueryDefinition, UpdateDefinition } from '@temporalio/common';
 import { expect, inject } from 'vitest';
 import type { Activities } from '../../activities/index.js';
 import { createInputValidationActivities } from '../../activities/input-validation.js';
+import { verifyThenObserve } from '../../activities/keys/rotation.js';
 import { platformTaskQueue } from '../../src/domain/ids.js';
 import { currentWaitQuery, type WaitView } from '../../workflows/waits-messages.js';
 import { quietLogger } from './quiet-logger.js';
@@ -249,6 +250,16 @@ export async function answerOf<Ret>(handle: WorkflowHandle, query: QueryDefiniti
 }
 
 /**
+ * The activities production composes of two others, made of a test's mocks of those two when it mocks them and
+ * not the composed one (a rotation's verify-and-look: its calls still reach the two mocks, in order).
+ */
+function withComposed(mocks: ActivityMocks): ActivityMocks {
+  const m = mocks as Partial<Activities>;
+  if (m.verifyKeyAndObserveUsage || !m.verifyTenantKey || !m.observeKeyUsage) return mocks;
+  return { ...mocks, verifyKeyAndObserveUsage: verifyThenObserve(m.verifyTenantKey, m.observeKeyUsage) };
+}
+
+/**
  * The two workers of a fast test on `taskQueue`: the production workflows (and the mocks) on it, and the mocks
  * on its `-platform` queue. Used by fastWorld's run() and by test/harness/first-task.ts.
  */
@@ -258,7 +269,7 @@ export async function createFastWorkers(
   mocks: ActivityMocks,
 ): Promise<{ main: Worker; platform: Worker }> {
   // Input validation is the real one (pure zod): a test's input is checked as in production.
-  const activities = { ...createInputValidationActivities(), ...mocks } as Record<
+  const activities = { ...createInputValidationActivities(), ...withComposed(mocks) } as Record<
     string,
     (...args: unknown[]) => unknown
   >;

@@ -80,6 +80,17 @@ export type SettledOutcome = RotationSettled['outcome'];
 export const FLEET_QUIET_RELEASE_PATCH = 'fleet-releases-quiet-waits';
 
 /**
+ * 1.0 compatibility (issue 49): a rotation sets TenantExternalRef with its first TenantStatus (one upsert, not
+ * two), tells its parent no end that the parent never reads, and verifies its new key and takes the quiet gate's
+ * first look in one platform activity (one round trip through Temporal, not two). Runs recorded before it keep
+ * the old commands. (An earlier `rotation-fewer-tasks`, asked after the input check, was reverted unreleased.)
+ */
+export const ROTATION_FEWER_ROUND_TRIPS_PATCH = 'rotation-fewer-round-trips';
+
+/** Ends a parent reads only from a run it released (`settles`); rotateTenantKeyOnSchedule reads no tell. */
+const ENDS = new Set<SettledOutcome>(['completed', 'aborted', 'failed']);
+
+/**
  * What the fleet run that started this one was told: nothing yet; held or at the key limit first (counted
  * as held then, as before the patch); that it waits out its quiet gate (released from the bound, not yet
  * counted); or, after that, how it settled (counted: nothing more is told).
@@ -91,6 +102,13 @@ export type FleetTold = 'none' | 'held' | 'waiting' | 'settled';
  * continue-as-new (`told`). A rotation and an adoption each hold one, and hand it to their SlotRun.
  */
 export class FleetTell {
+  /**
+   * An end told to a run that was not released (no `settles`) changes nothing in rotateFleet and is not read by
+   * rotateTenantKeyOnSchedule: skipping it saves the signal's two events and the workflow task its answer takes.
+   * Set once the run's patch says so (ROTATION_FEWER_ROUND_TRIPS_PATCH).
+   */
+  skipsUnreadEnds = false;
+
   constructor(public told: FleetTold) {}
 
   /**
@@ -100,6 +118,7 @@ export class FleetTell {
   tellParent(outcome: SettledOutcome): Promise<void> {
     const parent = workflowInfo().parent;
     if (!parent || this.told === 'settled') return Promise.resolve();
+    if (this.skipsUnreadEnds && this.told !== 'waiting' && ENDS.has(outcome)) return Promise.resolve();
     const settles = this.told === 'waiting' && outcome !== 'waiting_for_quiet';
     if (outcome === 'waiting_for_quiet') this.told = 'waiting';
     else if (settles) this.told = 'settled';
@@ -139,6 +158,11 @@ export interface SlotRunParts<Status, Carried> {
   fleet: FleetTell;
   /** Whether waiting out the quiet gate releases the run from its fleet's bound (a rotation's; not an adoption's). */
   releasesFleetWhileQuiet: boolean;
+  /**
+   * Whether TenantExternalRef goes out with the run's first TenantStatus, in one upsert (the workflow's patch);
+   * its flow then shows a stage in the activation `run` calls it in.
+   */
+  refWithFirstStatus?: () => boolean;
 }
 
 /** How a run ends other than by its flow's result (not a continuation), in a non-cancellable scope. */
@@ -224,7 +248,11 @@ export class SlotRun<
   /** The run, once its input is checked: `steps` is its flow; a failure or a cancel ends as `ending` says. */
   async run<Result>(input: SlotRunInput, steps: () => Promise<Result>, ending: SlotRunEnding): Promise<Result> {
     this.configure(input);
-    if (!this.carried) upsertSearchAttributes([{ key: tenantExternalRefKey, value: this.externalRef }]);
+    if (!this.carried) {
+      const ref = [{ key: tenantExternalRefKey, value: this.externalRef }];
+      if (this.parts.refWithFirstStatus?.()) this.waits.withNextStatus(ref);
+      else upsertSearchAttributes(ref);
+    }
     try {
       return await steps();
     } catch (error) {
@@ -363,6 +391,36 @@ export class SlotRun<
       subaccountId,
       keyIds: [...keys.map((k) => k.keyId), newKeyId],
     });
+    return this.judge(usage, keys, newKeyId, freshUse, lookingAtMs);
+  }
+
+  /**
+   * A rotation's verify of its new key and the gate's first look, in one platform activity
+   * (ROTATION_FEWER_ROUND_TRIPS_PATCH): judged as `lookAtGate` judges, the look taken to begin as the step is sent.
+   */
+  async verifyAndLook(
+    key: { generation: number; subaccountId: string },
+    keys: ReadonlyArray<{ keyId: string; memory: GateMemory }>,
+    newKeyId: string,
+  ): Promise<GateDecision[]> {
+    const lookingAtMs = Date.now();
+    const usage = await this.platform.verifyKeyAndObserveUsage({
+      externalRef: this.externalRef,
+      slot: this.slot,
+      generation: key.generation,
+      subaccountId: key.subaccountId,
+      keyIds: [...keys.map((k) => k.keyId), newKeyId],
+    });
+    return this.judge(usage, keys, newKeyId, true, lookingAtMs);
+  }
+
+  private judge(
+    usage: Awaited<ReturnType<Activities['observeKeyUsage']>>,
+    keys: ReadonlyArray<{ keyId: string; memory: GateMemory }>,
+    newKeyId: string,
+    freshUse: boolean,
+    lookingAtMs: number,
+  ): GateDecision[] {
     const nowMs = Date.now();
     const decisions = keys.map(({ keyId, memory }) =>
       evaluateGate(memory, usage[keyId] ?? null, freshUse ? (usage[newKeyId] ?? null) : null, nowMs, {

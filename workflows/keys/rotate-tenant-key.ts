@@ -23,7 +23,7 @@
  * each decision taken by its own method (`decide`); the steps it takes alike with an adoption are a `SlotRun` it
  * holds, its tells to a fleet a `FleetTell` (key-slot-run.ts).
  */
-import { CancellationScope, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { CancellationScope, patched, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../../activities/index.js';
 import type { BeginRotationResult } from '../../activities/keys/rotation.js';
 import type { IssueKeyResult } from '../../activities/keys/issue-key.js';
@@ -49,7 +49,7 @@ import {
   type RotationStatus,
 } from './rotate-tenant-key-messages.js';
 import { databaseStep } from '../activity-policies.js';
-import { FleetTell, SlotRun, type SlotRunCarried } from './key-slot-run.js';
+import { FleetTell, ROTATION_FEWER_ROUND_TRIPS_PATCH, SlotRun, type SlotRunCarried } from './key-slot-run.js';
 
 export * from './rotate-tenant-key-messages.js';
 
@@ -58,6 +58,8 @@ const db = proxyLocalActivities<Activities>(databaseStep);
 export async function rotateTenantKey(rawInput: RotateTenantKeyInput): Promise<RotateTenantKeyResult> {
   // Made first, so its Updates are installed before the input check's await (SlotRun, key-slot-run.ts).
   const rotation = new Rotation(rawInput);
+  // Asked before the first local activity (a patch asked after one splits differently on replay).
+  rotation.fewerRoundTrips(patched(ROTATION_FEWER_ROUND_TRIPS_PATCH));
   // The id is the business key: a second start for the same slot then cannot run beside this one.
   const input: ParsedRotateTenantKeyInput = await validateWorkflowInput('rotateTenantKey', rawInput, (i) =>
     rotationWorkflowId(i.externalRef, i.slot),
@@ -91,6 +93,8 @@ class Rotation {
   private oldRevoked = false;
   private told: boolean;
   private memory: GateMemory | null;
+  /** ROTATION_FEWER_ROUND_TRIPS_PATCH, asked as the run starts (runs recorded before it say no). */
+  private fewer = false;
 
   private input!: ParsedRotateTenantKeyInput;
 
@@ -112,6 +116,8 @@ class Rotation {
       fleet: this.fleet,
       // Its quiet gate waits an hour and more by default: the fleet that started it need not count it meanwhile.
       releasesFleetWhileQuiet: true,
+      // `steps` shows `starting` in run's activation.
+      refWithFirstStatus: () => this.fewer,
     });
     this.startedAtMs = carried?.startedAtMs ?? workflowInfo().startTime.getTime();
     this.deployed = carried ? carried.phase !== 'key_limit' : false;
@@ -134,6 +140,12 @@ class Rotation {
 
   private get slot(): string {
     return this.status.slot;
+  }
+
+  /** Whether the run takes ROTATION_FEWER_ROUND_TRIPS_PATCH's path. */
+  fewerRoundTrips(yes: boolean): void {
+    this.fewer = yes;
+    this.fleet.skipsUnreadEnds = yes;
   }
 
   /** The run, once its input is checked. */
@@ -268,6 +280,19 @@ class Rotation {
     await this.slotRun.record({ stage: 'verifying', deployed: true });
 
     this.slotRun.show('verifying');
+    const memory: GateMemory = { deployedAtMs, deployedAtPlatform: null, lastSeen: null, polls: 0 };
+    if (this.fewer && !this.status.emergency) {
+      // The proof and the gate's first look in one step; an emergency looks at nothing.
+      this.memory = memory;
+      this.slotRun.lookedAtMs = deployedAtMs;
+      const [first] = await this.slotRun.verifyAndLook(
+        { generation: b.toGeneration, subaccountId: b.subaccountId },
+        [{ keyId: b.oldKeyId, memory }],
+        this.status.newKey.keyId!,
+      );
+      this.status.newKey.status = 'verified';
+      return this.passQuietGate(true, first);
+    }
     await this.slotRun.platform.verifyTenantKey({
       externalRef: this.externalRef,
       slot: this.slot,
@@ -275,7 +300,7 @@ class Rotation {
     });
     this.status.newKey.status = 'verified';
 
-    this.memory = { deployedAtMs, deployedAtPlatform: null, lastSeen: null, polls: 0 };
+    this.memory = memory;
     this.slotRun.lookedAtMs = deployedAtMs;
     return this.passQuietGate();
   }
@@ -305,8 +330,9 @@ class Rotation {
   /**
    * Polls key records until the old key is quiet; held (deadline, late use) waits for an operator.
    * `fresh`: the poll starts again from its base interval (a new gate, or back after a refused revoke).
+   * `looked`: the first look, taken with the verify; judged only if nothing decided the gate meanwhile.
    */
-  private async passQuietGate(fresh = true): Promise<Decision> {
+  private async passQuietGate(fresh = true, looked?: GateDecision): Promise<Decision> {
     const { status, signals } = this;
     const b = this.slotRun.begun!;
     const memory = this.memory!;
@@ -326,9 +352,10 @@ class Rotation {
       }
       if (signals.decision) return signals.decision;
       if (this.slotRun.historyFull()) await this.slotRun.continueRun('gate');
-      const gate = (
-        await this.slotRun.lookAtGate(b.subaccountId, [{ keyId: b.oldKeyId, memory }], status.newKey.keyId!)
-      )[0]!;
+      const gate =
+        looked ??
+        (await this.slotRun.lookAtGate(b.subaccountId, [{ keyId: b.oldKeyId, memory }], status.newKey.keyId!))[0]!;
+      looked = undefined;
       status.quietCheck = gate.view;
       if (gate.view.method === 'overlap-window' && !status.notes.some((n) => n.startsWith('no last-use'))) {
         status.notes.push(
