@@ -88,7 +88,7 @@ export const FLEET_QUIET_RELEASE_PATCH = 'fleet-releases-quiet-waits';
 export const ROTATION_FEWER_ROUND_TRIPS_PATCH = 'rotation-fewer-round-trips';
 
 /** Ends a parent reads only from a run it released (`settles`); rotateTenantKeyOnSchedule reads no tell. */
-const ENDS = new Set<SettledOutcome>(['completed', 'aborted', 'failed']);
+const ENDS: readonly SettledOutcome[] = ['completed', 'aborted', 'failed'];
 
 /**
  * What the fleet run that started this one was told: nothing yet; held or at the key limit first (counted
@@ -118,7 +118,7 @@ export class FleetTell {
   tellParent(outcome: SettledOutcome): Promise<void> {
     const parent = workflowInfo().parent;
     if (!parent || this.told === 'settled') return Promise.resolve();
-    if (this.skipsUnreadEnds && this.told !== 'waiting' && ENDS.has(outcome)) return Promise.resolve();
+    if (this.skipsUnreadEnds && this.told !== 'waiting' && ENDS.includes(outcome)) return Promise.resolve();
     const settles = this.told === 'waiting' && outcome !== 'waiting_for_quiet';
     if (outcome === 'waiting_for_quiet') this.told = 'waiting';
     else if (settles) this.told = 'settled';
