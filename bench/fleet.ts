@@ -31,6 +31,7 @@ import { ROLLOUT_CONCURRENCY_MAX } from '../src/domain/plan-rollout.js';
 import { tenantStatusKey } from '../src/domain/search-attributes.js';
 import { startTemporalCluster } from '../src/infra/temporal-cluster.js';
 import { createLogger } from '../src/infra/log.js';
+import { statementStats, type StatementStats } from './lib/statement-stats.js';
 import { createPlatformClient } from '../src/platform/index.js';
 import { generateMasterKey, parseMasterKeys } from '../src/secrets/master-keys.js';
 import { createVault } from '../src/secrets/vault.js';
@@ -225,7 +226,10 @@ async function run(context: BenchContext): Promise<BenchResult> {
 
   const idleRssMb = Math.max(...workers.rssMb());
   limitPlatform(runtime, limit);
-  const measure = phaseMeasurer({ runtime, workers, client, limit, log });
+  // BENCH_PG_STAT_STATEMENTS=1: what Postgres spent on each statement of a phase, per tenant (printed).
+  const pgStats = infra.statementStats ? await statementStats(databaseUrl) : undefined;
+  if (pgStats) infra.cleanup.defer('statement stats', () => pgStats.close());
+  const measure = phaseMeasurer({ runtime, workers, client, limit, log, pgStats });
   const results: PhaseResult[] = [];
 
   if (phases & 1) {
@@ -386,6 +390,7 @@ function phaseMeasurer(deps: {
   client: Client;
   limit: number;
   log: (line: string) => void;
+  pgStats?: StatementStats | undefined;
 }) {
   return async <T>(
     phase: FleetPhase,
@@ -404,6 +409,7 @@ function phaseMeasurer(deps: {
         `at ${limit}/s${counts.waitSeconds ? ` (${counts.waitSeconds} s of it the wait one rotation makes)` : ''}`,
     );
     runtime.traffic = new TrafficMeter();
+    await deps.pgStats?.reset();
     const rss = sampleWorkersRss(workers);
     const cpuBefore = descendantsCpuMs();
     const ownBefore = process.cpuUsage();
@@ -412,6 +418,12 @@ function phaseMeasurer(deps: {
     const seconds = (performance.now() - started) / 1000;
     const own = process.cpuUsage(ownBefore);
     const cpuAfter = descendantsCpuMs();
+    const statements = await deps.pgStats?.read(counts.tenants);
+    for (const st of statements ?? [])
+      log(
+        `${label}: per tenant ${st.callsPerRun} x ${st.execMsPerRun} ms exec + ${st.planMsPerRun} ms plan: ` +
+          st.statement,
+      );
     const traffic = runtime.traffic.snapshot();
     const rssSeen = rss.stop();
     const cpuMs: Record<string, number> = {

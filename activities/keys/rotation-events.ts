@@ -1,14 +1,13 @@
 import type pg from 'pg';
 import { emitEvent } from '../../src/db/events-store.js';
 import type { KeyRotationRow } from '../../src/db/key-rotations-store.js';
-import type { Queryable } from '../../src/db/pool.js';
+import { prepared, type Queryable } from '../../src/db/pool.js';
 import { findKeyRecord } from '../../src/db/tenant-keys-store.js';
 
 /** A rotation's state before a change, under the row lock the change takes anyway. */
 export async function lockRotationState(db: Queryable, id: string): Promise<string | undefined> {
   const { rows } = await db.query<{ state: string }>(
-    `SELECT state FROM key_rotations WHERE id = $1::bigint FOR UPDATE`,
-    [id],
+    prepared(`SELECT state FROM key_rotations WHERE id = $1::bigint FOR UPDATE`, [id]),
   );
   return rows[0]?.state;
 }

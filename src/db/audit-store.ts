@@ -1,4 +1,4 @@
-import type { Queryable } from './pool.js';
+import { prepared, type Queryable } from './pool.js';
 
 /** The append-only audit log (the database refuses updates and deletes). */
 export interface AuditEntry {
@@ -19,9 +19,11 @@ export interface AuditRow extends Required<Omit<AuditEntry, 'details'>> {
 
 export async function appendAudit(db: Queryable, entry: AuditEntry): Promise<void> {
   await db.query(
-    `INSERT INTO audit_log (actor, action, external_ref, subject, details, workflow_id, run_id)
+    prepared(
+      `INSERT INTO audit_log (actor, action, external_ref, subject, details, workflow_id, run_id)
      VALUES ($1::text, $2::text, $3::text, $4::text, $5::jsonb, $6::text, $7::text)`,
-    auditParams(entry),
+      auditParams(entry),
+    ),
   );
 }
 

@@ -1,4 +1,4 @@
-import type { Queryable } from './pool.js';
+import { prepared, type Queryable } from './pool.js';
 
 /** Rotations of a key slot: which generation replaces which, and how far the run got. Never a token. */
 export const RotationState = {
@@ -51,8 +51,9 @@ export async function lockTenantForRotation(
   externalRef: string,
 ): Promise<{ status: string; subaccountId: string | null } | undefined> {
   const { rows } = await db.query<{ status: string; subaccountId: string | null }>(
-    `SELECT status, subaccount_id AS "subaccountId" FROM tenants WHERE external_ref = $1::text FOR SHARE`,
-    [externalRef],
+    prepared(`SELECT status, subaccount_id AS "subaccountId" FROM tenants WHERE external_ref = $1::text FOR SHARE`, [
+      externalRef,
+    ]),
   );
   return rows[0];
 }
@@ -63,9 +64,11 @@ export async function findOpenRotation(
   slot: string,
 ): Promise<KeyRotationRow | undefined> {
   const { rows } = await db.query<KeyRotationRow>(
-    `SELECT ${COLUMNS} FROM key_rotations WHERE external_ref = $1::text AND slot = $2::text
+    prepared(
+      `SELECT ${COLUMNS} FROM key_rotations WHERE external_ref = $1::text AND slot = $2::text
       AND state = ANY($3::text[])`,
-    [externalRef, slot, OPEN_ROTATION_STATES],
+      [externalRef, slot, OPEN_ROTATION_STATES],
+    ),
   );
   return rows[0];
 }
@@ -84,20 +87,22 @@ export async function insertRotation(
   },
 ): Promise<KeyRotationRow> {
   const { rows } = await db.query<KeyRotationRow>(
-    `INSERT INTO key_rotations (external_ref, slot, from_generation, to_generation, state, emergency, deployer,
+    prepared(
+      `INSERT INTO key_rotations (external_ref, slot, from_generation, to_generation, state, emergency, deployer,
       workflow_id, run_id)
      VALUES ($1::text, $2::text, $3::int, $4::int, 'running', $5::boolean, $6::text, $7::text, $8::text)
      RETURNING ${COLUMNS}`,
-    [
-      input.externalRef,
-      input.slot,
-      input.fromGeneration,
-      input.toGeneration,
-      input.emergency,
-      input.deployer,
-      input.workflowId,
-      input.runId,
-    ],
+      [
+        input.externalRef,
+        input.slot,
+        input.fromGeneration,
+        input.toGeneration,
+        input.emergency,
+        input.deployer,
+        input.workflowId,
+        input.runId,
+      ],
+    ),
   );
   return rows[0]!;
 }
@@ -133,7 +138,8 @@ export async function updateRotation(
 ): Promise<KeyRotationRow | undefined> {
   const finished = change.state !== undefined && !OPEN_ROTATION_STATES.includes(change.state);
   const { rows } = await db.query<KeyRotationRow>(
-    `UPDATE key_rotations SET
+    prepared(
+      `UPDATE key_rotations SET
         state = coalesce($2::text, state),
         stage = coalesce($3::text, stage),
         deployed_at = CASE WHEN $4::boolean THEN coalesce(deployed_at, now()) ELSE deployed_at END,
@@ -143,16 +149,17 @@ export async function updateRotation(
         updated_at = now()
       WHERE id = $1::bigint AND state = ANY($8::text[])
       RETURNING ${COLUMNS}`,
-    [
-      id,
-      change.state ?? null,
-      change.stage ?? null,
-      change.deployed ?? false,
-      change.emergency ?? null,
-      change.outcome ? JSON.stringify(change.outcome) : null,
-      finished,
-      OPEN_ROTATION_STATES,
-    ],
+      [
+        id,
+        change.state ?? null,
+        change.stage ?? null,
+        change.deployed ?? false,
+        change.emergency ?? null,
+        change.outcome ? JSON.stringify(change.outcome) : null,
+        finished,
+        OPEN_ROTATION_STATES,
+      ],
+    ),
   );
   return rows[0];
 }

@@ -1,4 +1,4 @@
-import type { Queryable } from './pool.js';
+import { prepared, type Queryable } from './pool.js';
 
 /**
  * Takes the next free instant of the shared platform request budget (migration 0017), unless it is more than
@@ -11,14 +11,16 @@ export async function takePlatformRequestSlot(
   maxWaitMs: number,
 ): Promise<number | null> {
   const { rows } = await db.query<{ waitMs: number }>(
-    `WITH now AS (SELECT clock_timestamp() AS at)
+    prepared(
+      `WITH now AS (SELECT clock_timestamp() AS at)
      UPDATE platform_request_pacing p
         SET next_at = GREATEST(p.next_at, now.at) + make_interval(secs => $1::float8 / 1000)
        FROM now
       WHERE p.id = 1 AND GREATEST(p.next_at, now.at) <= now.at + make_interval(secs => $2::float8 / 1000)
   RETURNING (EXTRACT(EPOCH FROM (p.next_at - make_interval(secs => $1::float8 / 1000) - now.at)) * 1000)::float8
             AS "waitMs"`,
-    [intervalMs, maxWaitMs],
+      [intervalMs, maxWaitMs],
+    ),
   );
   const row = rows[0];
   return row === undefined ? null : Math.max(0, row.waitMs);

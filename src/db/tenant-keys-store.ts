@@ -157,10 +157,12 @@ export async function findKeyWithSecret(
   generation: number,
 ): Promise<(TenantKeyRow & { sealed: string | null }) | undefined> {
   const { rows } = await db.query<TenantKeyRow & { sealed: string | null }>(
-    `SELECT k.*, (SELECT sealed FROM key_secrets WHERE tenant_key_id = k.id) AS sealed
+    prepared(
+      `SELECT k.*, (SELECT sealed FROM key_secrets WHERE tenant_key_id = k.id) AS sealed
        FROM (SELECT ${COLUMNS} FROM tenant_keys WHERE external_ref = $1::text AND slot = $2::text
          AND generation = $3::int) k`,
-    [externalRef, slot, generation],
+      [externalRef, slot, generation],
+    ),
   );
   return rows[0];
 }
@@ -196,14 +198,18 @@ export async function findKeyRecord(
   generation: number,
 ): Promise<TenantKeyRow | undefined> {
   const { rows } = await db.query<TenantKeyRow>(
-    `SELECT ${COLUMNS} FROM tenant_keys WHERE external_ref = $1::text AND slot = $2::text AND generation = $3::int`,
-    [externalRef, slot, generation],
+    prepared(
+      `SELECT ${COLUMNS} FROM tenant_keys WHERE external_ref = $1::text AND slot = $2::text AND generation = $3::int`,
+      [externalRef, slot, generation],
+    ),
   );
   return rows[0];
 }
 
 export async function findKeyRecordOfId(db: Queryable, id: string): Promise<TenantKeyRow | undefined> {
-  const { rows } = await db.query<TenantKeyRow>(`SELECT ${COLUMNS} FROM tenant_keys WHERE id = $1::bigint`, [id]);
+  const { rows } = await db.query<TenantKeyRow>(
+    prepared(`SELECT ${COLUMNS} FROM tenant_keys WHERE id = $1::bigint`, [id]),
+  );
   return rows[0];
 }
 
@@ -296,9 +302,11 @@ export async function keyProofStanding(
 /** The newest generation recorded for a slot (any status), 0 when the slot has none. */
 export async function findMaxGeneration(db: Queryable, externalRef: string, slot: string): Promise<number> {
   const { rows } = await db.query<{ generation: number }>(
-    `SELECT coalesce(max(generation), 0)::int AS generation FROM tenant_keys WHERE ` +
-      `external_ref = $1::text AND slot = $2::text`,
-    [externalRef, slot],
+    prepared(
+      `SELECT coalesce(max(generation), 0)::int AS generation FROM tenant_keys WHERE ` +
+        `external_ref = $1::text AND slot = $2::text`,
+      [externalRef, slot],
+    ),
   );
   return rows[0]!.generation;
 }
@@ -306,10 +314,12 @@ export async function findMaxGeneration(db: Queryable, externalRef: string, slot
 /** Marks a key revoked (from active, unmanaged or revoking); a key already revoked keeps its first revoked_at. */
 export async function markKeyRevoked(db: Queryable, id: string): Promise<TenantKeyRow | undefined> {
   const { rows } = await db.query<TenantKeyRow>(
-    `UPDATE tenant_keys SET status = 'revoked', revoked_at = coalesce(revoked_at, now()), updated_at = now()
+    prepared(
+      `UPDATE tenant_keys SET status = 'revoked', revoked_at = coalesce(revoked_at, now()), updated_at = now()
       WHERE id = $1::bigint AND status IN ('active', 'unmanaged', 'revoking', 'revoked')
       RETURNING ${COLUMNS}`,
-    [id],
+      [id],
+    ),
   );
   return rows[0];
 }
