@@ -136,6 +136,33 @@ function start(client: FastWorld['client'], taskQueue: string, ref: string, opti
 // Concurrent: each test has its own task queue, workers, mocks and workflow id, and waits on the dev server far
 // more than on a CPU.
 describe.concurrent('adoptTenantKeys waits (mocked activities)', () => {
+  it('cancelled while its deploy is out: the managed key stays (consumers may hold it), nothing is revoked', async () => {
+    // Before, the run counted the deploy only once it answered, and revoked a managed key its notice may have
+    // handed out already.
+    let release!: () => void;
+    const w: World = { limit: false, lastUse: {}, deployGate: new Promise<void>((r) => (release = r)) };
+    const { calls, activities } = mocks(w);
+    const revokedGenerations: number[] = [];
+    const recording = {
+      ...(activities as Record<string, (input: never) => Promise<unknown>>),
+      revokeKeyGeneration: async (input: { generation: number }) => {
+        revokedGenerations.push(input.generation);
+        return { keyId: NEW, result: 'revoked' as const };
+      },
+    };
+    await world.run(recording as never, async ({ client, taskQueue }) => {
+      const handle = await start(client, taskQueue, uniqueId('adopt'), { propagationAllowance: '0s' });
+      await waitForStage(handle, 'deploying');
+      await until(async () => calls.deploy === 1);
+      await handle.cancel();
+      await expect(handle.result()).rejects.toMatchObject({ name: 'WorkflowFailedError' });
+      expect(revokedGenerations).toEqual([]);
+      expect(calls.revoked).toEqual([]);
+      expect((await handle.query(adoptionStatusQuery)).stage).toBe('cancelled');
+      release();
+    });
+  });
+
   it("answers a decision that comes with the run's first task with its own refusal, not a missing handler", async () => {
     const { activities } = mocks({ limit: true, lastUse: {}, deployGate: null });
     await sentWithFirstTask(

@@ -283,6 +283,44 @@ describe.concurrent('rotateTenantKey waits (mocked activities)', () => {
     });
   });
 
+  it('cancelled while its deploy is out: the roll-back redeploys the old key before it revokes the new one', async () => {
+    // The notice may have reached the parent (the deploy was sent; a cancel does not wait for its answer): consumers
+    // may hold the new key, so it is revoked only after the old one is deployed again. Before, the run counted the
+    // deploy only once it answered, and revoked the new key with nothing redeployed.
+    const ref = uniqueId('rot');
+    let release!: () => void;
+    const w: World = { limit: false, oldLastUse: null, deployGate: new Promise<void>((r) => (release = r)) };
+    const { calls, activities } = mocks(w);
+    const order: string[] = [];
+    const recording = {
+      ...(activities as Record<string, (input: never) => Promise<unknown>>),
+      deployKeyGeneration: async (input: { event: string }) => {
+        order.push(`deploy ${input.event}`);
+        calls.deploy.push(input.event);
+        // The new key's notice hangs (sent, never answered); the old key's goes through.
+        if (input.event === 'keyRotated') await w.deployGate;
+        return { deployed: true };
+      },
+      revokeNewGeneration: async () => {
+        order.push('revoke new');
+        calls.revokeNew += 1;
+        return { revoked: [NEW], refused: false };
+      },
+    };
+    await world.run(recording as never, async ({ client, taskQueue }) => {
+      const handle = await start(client, taskQueue, ref, { propagationAllowance: '0s' });
+      await waitForStage(handle, 'deploying');
+      await until(async () => calls.deploy.length === 1);
+      await handle.cancel();
+      await expect(handle.result()).rejects.toMatchObject({ name: 'WorkflowFailedError' });
+      expect(order).toEqual(['deploy keyRotated', 'deploy keyRotationAborted', 'revoke new']);
+      expect(calls.revokeOld).toEqual([]);
+      expect((await handle.query(rotationStatusQuery)).stage).toBe('cancelled');
+      // The first notice's answer comes at last (the worker waits for its activities to end).
+      release();
+    });
+  });
+
   it('quiet gate: passes once the old key shows no use for the quiet period, handing what it saw to the revoke', async () => {
     const ref = uniqueId('rot');
     const w: World = { limit: false, oldLastUse: BEFORE_DEPLOY, deployGate: null };

@@ -21,7 +21,7 @@
  * each decision taken by its own method (`decide`); the steps it takes alike with a rotation are a `SlotRun` it
  * holds (key-slot-run.ts).
  */
-import { ApplicationFailure, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, patched, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../../activities/index.js';
 import type { BeginAdoptionResult } from '../../activities/keys/adoption.js';
 import type { LastUseExpectation } from '../../activities/keys/rotation.js';
@@ -54,11 +54,19 @@ const db = proxyLocalActivities<Activities>(databaseStep);
 export async function adoptTenantKeys(rawInput: AdoptTenantKeysInput): Promise<AdoptTenantKeysResult> {
   // Made first, so its Updates are installed before the input check's await (SlotRun, key-slot-run.ts).
   const adoption = new Adoption(rawInput);
+  // Asked before the first local activity (a patch asked after one splits differently on replay).
+  adoption.deploySentCounts = patched(ADOPTION_DEPLOY_SENT_PATCH);
   const input: ParsedAdoptTenantKeysInput = await validateWorkflowInput('adoptTenantKeys', rawInput, (i) =>
     rotationWorkflowId(i.externalRef, i.slot),
   );
   return adoption.run(input);
 }
+
+/**
+ * 1.0 compatibility: an adoption counts its managed key's deploy as made once it is sent, so a cancel or a failure
+ * mid-deploy keeps the key (issue 49's review); runs recorded before it revoked it when the deploy had not answered.
+ */
+export const ADOPTION_DEPLOY_SENT_PATCH = 'adoption-deploy-counts-when-sent';
 
 const GATE = ['waiting_for_quiet', 'held'] as const;
 
@@ -86,6 +94,8 @@ class Adoption {
   private readonly fleet: FleetTell;
   private readonly applicable: () => readonly string[];
   private deployed: boolean;
+  /** ADOPTION_DEPLOY_SENT_PATCH, asked as the run starts. */
+  deploySentCounts = false;
   private issuedHere: boolean;
   /** The quiet gate's memory per unmanaged key. */
   private memories: Map<string, GateMemory> | null;
@@ -272,6 +282,9 @@ class Adoption {
       });
     }
     this.slotRun.waitAt('deploying', `the managed key's deploy through ${b.deployer.kind} (retried until it succeeds)`);
+    // Once its notice is sent, consumers may hold the managed key whether or not the answer comes (a cancel does not
+    // wait for it): a failure or a cancel from here keeps the key.
+    if (this.deploySentCounts) this.deployed = true;
     await this.slotRun.deploy(b.deployer, {
       rotationId: b.rotationId,
       externalRef,

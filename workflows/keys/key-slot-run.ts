@@ -82,8 +82,10 @@ export const FLEET_QUIET_RELEASE_PATCH = 'fleet-releases-quiet-waits';
 /**
  * 1.0 compatibility (issue 49): a rotation sets TenantExternalRef with its first TenantStatus (one upsert, not
  * two), tells its parent no end that the parent never reads, and verifies its new key and takes the quiet gate's
- * first look in one platform activity (one round trip through Temporal, not two). Runs recorded before it keep
- * the old commands. (An earlier `rotation-fewer-tasks`, asked after the input check, was reverted unreleased.)
+ * first look in one platform activity (one round trip through Temporal, not two); and it counts its new key's deploy
+ * as made once it is sent, so a roll-back after a cancel mid-deploy redeploys the old key before it revokes the new
+ * one. Runs recorded before it keep the old commands. (An earlier `rotation-fewer-tasks`, asked after the input
+ * check, was reverted unreleased.)
  */
 export const ROTATION_FEWER_ROUND_TRIPS_PATCH = 'rotation-fewer-round-trips';
 

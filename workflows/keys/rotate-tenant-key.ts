@@ -273,6 +273,10 @@ class Rotation {
 
   /** Deploys the new generation, verifies it works, then waits at the quiet gate for the old key. */
   private async deployAndVerify(b: BeginRotationResult): Promise<Decision> {
+    // Once the deploy is sent, consumers may hold the new key whether or not its answer comes (a cancel does not
+    // wait for it): a roll-back then redeploys the old key before it revokes the new one. Runs recorded before the
+    // patch counted the deploy only once it answered.
+    if (this.fewer) this.deployed = true;
     await this.deployGeneration(b.toGeneration, b.fromGeneration, 'keyRotated');
     this.deployed = true;
     const deployedAtMs = Date.now();
