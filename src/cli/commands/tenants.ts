@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { AttentionItem } from '../../client/tenants/attention.js';
 import type { TenantListRow } from '../../client/tenants/tenant-list.js';
 import type { TenantStatusView } from '../../client/tenants/tenant-status.js';
+import type * as StatusLines from '../status-lines.js';
 import type { RevealAnswer } from '../../client/keys/reveal-key.js';
 import { segment, withGateway } from '../run.js';
 import { printJson, printLine } from '../output.js';
@@ -19,9 +20,8 @@ function attentionLines(items: readonly AttentionItem[] | undefined, indent: str
 /** A row as the gateway answers it (a gateway from before issue 47 sends no plan or attention). */
 type TenantRowView = Omit<TenantListRow, 'plan' | 'attention'> & Partial<Pick<TenantListRow, 'plan' | 'attention'>>;
 
-async function printStatus(view: TenantStatusView): Promise<void> {
-  const { formatFleetRun, formatLastRun, formatPlanSection, formatRotationSection } =
-    await import('../status-lines.js');
+function printStatus(view: TenantStatusView, printers: typeof StatusLines): void {
+  const { formatFleetRun, formatLastRun, formatPlanSection, formatRotationSection } = printers;
   const r = view.record;
   printLine(
     `tenant ${view.externalRef}: ` +
@@ -62,9 +62,11 @@ export function registerTenantCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (externalRef: string, opts: { json?: boolean }) =>
       withGateway(async (gateway) => {
-        const view = await gateway.get<TenantStatusView>(`/v1/tenants/${segment(externalRef, 'externalRef')}`);
-        if (opts.json) printJson(view);
-        else await printStatus(view);
+        const answer = gateway.get<TenantStatusView>(`/v1/tenants/${segment(externalRef, 'externalRef')}`);
+        // The printers load while the gateway answers (both settle before either is used).
+        const [view, printers] = await Promise.all([answer, opts.json ? null : import('../status-lines.js')]);
+        if (opts.json || !printers) printJson(view);
+        else printStatus(view, printers);
       }),
     );
 

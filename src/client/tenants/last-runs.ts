@@ -75,13 +75,14 @@ export async function listLastRuns(client: Client, externalRef: string, slots: r
     { kind: 'plan', workflowId: planConvergenceWorkflowId(externalRef) },
   ];
   // Top-ups have an id per idempotency key: they are found by the tenant's search attribute, every running
-  // one (up to 64) and the latest ended ones.
-  const [running, ended] = await Promise.all([
+  // one (up to 64) and the latest ended ones. The runs of known ids are read meanwhile (one round trip less).
+  const [known, running, ended] = await Promise.all([
+    Promise.all(ids.map((id) => lastRun(client, id))),
     topUpIds(client, externalRef, `ExecutionStatus = 'Running'`, 64),
     topUpIds(client, externalRef, `ExecutionStatus != 'Running'`, ENDED_TOP_UPS_LISTED),
   ]);
-  for (const workflowId of new Set([...running, ...ended])) ids.push({ kind: 'fund', workflowId });
-  const runs = await Promise.all(ids.map((id) => lastRun(client, id)));
+  const topUps = [...new Set([...running, ...ended])].map((workflowId) => ({ kind: 'fund' as const, workflowId }));
+  const runs = [...known, ...(await Promise.all(topUps.map((id) => lastRun(client, id))))];
   return runs.filter((run): run is LastRun => run !== null);
 }
 
