@@ -336,6 +336,12 @@ export function createRotationActivities(deps: ActivityDeps) {
         audit?: string;
         operator?: string;
       }): Promise<void> => {
+        // A change that moves no state and writes no audit row (a stage, the deploy's time) has no event to emit:
+        // its one UPDATE is the whole step (issue 49: three statements fewer than the transaction).
+        if (input.change.state === undefined && !input.audit) {
+          await updateRotation(pool, input.rotationId, input.change);
+          return;
+        }
         await withTransaction(pool, async (tx) => {
           const before = await lockRotationState(tx, input.rotationId);
           const row = await updateRotation(tx, input.rotationId, input.change);

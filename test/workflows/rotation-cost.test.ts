@@ -105,7 +105,7 @@ describe('one rotation in Temporal (issue 49)', () => {
       expect(cost.upserts[0]).toEqual(['TemporalChangeVersion']);
       expect(cost.upserts[1]).toEqual(['TenantExternalRef', 'TenantStatus']);
       expect(cost.upserts.length).toBe(7);
-      expect(cost.tasks).toBe(5);
+      expect(cost.tasks).toBeLessThanOrEqual(5);
       expect(cost.events).toBeLessThanOrEqual(41);
       // One proof and one look, both through the one activity.
       expect(calls).toMatchObject({ verify: 1, observe: 1, revoked: ['quiet'] });
@@ -122,7 +122,7 @@ describe('one rotation in Temporal (issue 49)', () => {
       const launcher = await costOf(world, launcherId);
       expect(child.signalsSent).toBe(0);
       expect(launcher.signalsReceived).toBe(0);
-      expect(child.tasks).toBe(5);
+      expect(child.tasks).toBeLessThanOrEqual(5);
       expect(launcher.events).toBeLessThanOrEqual(15);
     });
   });
