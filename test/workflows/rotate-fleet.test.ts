@@ -6,6 +6,7 @@ import type { RotateFleetInput } from '../../src/domain/rotation-input.js';
 import { fleetStatusQuery, type FleetTotals } from '../../workflows/keys/rotate-fleet.js';
 import { abortRotationUpdate } from '../../workflows/keys/rotate-tenant-key-messages.js';
 import { fastWorld, uniqueId, waitForStage, type ActivityMocks, type FastWorld } from '../harness/fast-workflow.js';
+import { begunRotation } from '../harness/rotation-begun.js';
 
 /**
  * rotateFleet with mocked activities (its rotateTenantKey / adoptTenantKeys children run on the same mocks): one
@@ -45,16 +46,10 @@ function rotationMocks(
     beginRotation: async (input: { externalRef: string; reason: unknown }) => {
       begun.push({ externalRef: input.externalRef, reason: input.reason, at: Date.now() });
       if (fail.has(input.externalRef)) throw refused();
-      return {
+      return begunRotation(OLD, {
         rotationId: `rot_${input.externalRef}`,
         subaccountId: ownSubaccounts ? `sa_${input.externalRef}` : 'sa_1',
-        fromGeneration: 1,
-        toGeneration: 2,
-        oldKeyId: OLD,
-        oldFingerprint: 'fp_old',
-        deployer: { kind: 'notify' as const },
-        adopted: false,
-      };
+      });
     },
     recordRotation: async () => undefined,
     issueTenantKey: async (input: { externalRef: string }) =>

@@ -12,6 +12,7 @@ import {
   type ActivityMocks,
   type FastWorld,
 } from '../harness/fast-workflow.js';
+import { begunRotation } from '../harness/rotation-begun.js';
 
 /**
  * rotateTenantKeyOnSchedule with mocked activities (its rotateTenantKey child runs on the same mocks): the
@@ -48,16 +49,7 @@ function mocks(scene: { limit?: boolean; refuse?: boolean }) {
         reason: input.reason,
       });
       if (scene.refuse) throw ApplicationFailure.nonRetryable('no such tenant', 'TENANT_NOT_FOUND');
-      return {
-        rotationId: 'rot_1',
-        subaccountId: 'sa_1',
-        fromGeneration: 1,
-        toGeneration: 2,
-        oldKeyId: OLD,
-        oldFingerprint: 'fp_old',
-        deployer: { kind: 'notify' as const },
-        adopted: false,
-      };
+      return begunRotation(OLD);
     },
     recordRotation: async () => undefined,
     issueTenantKey: async () =>

@@ -25,6 +25,7 @@ import {
 } from '../harness/fast-workflow.js';
 import { sentWithFirstTask } from '../harness/first-task.js';
 import { expectWaitOnEverySurface } from '../harness/wait-surfaces.js';
+import { begunRotation } from '../harness/rotation-begun.js';
 
 /**
  * rotateTenantKey's waits with mocked activities: key_limit, deploying, waiting_for_quiet and held each
@@ -79,16 +80,7 @@ function mocks(w: World) {
   return {
     calls,
     activities: {
-      beginRotation: async () => ({
-        rotationId: 'rot_1',
-        subaccountId: 'sa_1',
-        fromGeneration: 1,
-        toGeneration: 2,
-        oldKeyId: OLD,
-        oldFingerprint: 'fp_old',
-        deployer: { kind: 'notify' as const },
-        adopted: false,
-      }),
+      beginRotation: async () => begunRotation(OLD),
       recordRotation: async (input: { audit?: string }) => {
         if (input.audit) calls.audits.push(input.audit);
       },

@@ -5,6 +5,7 @@ import { rotationWorkflowId } from '../../src/domain/ids.js';
 import type { RotateTenantKeyInput } from '../../src/domain/rotation-input.js';
 import { escalateToEmergencyUpdate, rotationStatusQuery } from '../../workflows/keys/rotate-tenant-key-messages.js';
 import { decide, fastWorld, uniqueId, until, type FastWorld } from '../harness/fast-workflow.js';
+import { begunRotation } from '../harness/rotation-begun.js';
 
 /**
  * What one rotation costs Temporal (issue 49): its history events, workflow tasks, activities and search-attribute
@@ -34,16 +35,7 @@ const usage = (keyId: string, lastUsedAt: string | null): KeyUsage => ({
 function mocks(oldLastUse: string | null = null, verifyGate: Promise<void> | null = null) {
   const calls = { verify: 0, observe: 0, revoked: [] as string[] };
   const activities = {
-    beginRotation: async () => ({
-      rotationId: 'rot_1',
-      subaccountId: 'sa_1',
-      fromGeneration: 1,
-      toGeneration: 2,
-      oldKeyId: OLD,
-      oldFingerprint: 'fp_old',
-      deployer: { kind: 'notify' as const },
-      adopted: false,
-    }),
+    beginRotation: async () => begunRotation(OLD),
     recordRotation: async () => undefined,
     issueTenantKey: async () => ({ state: 'issued' as const, keyId: NEW, fingerprint: 'fp_new', orphansRevoked: [] }),
     deployKeyGeneration: async () => ({ deployed: true }),
