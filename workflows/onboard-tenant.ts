@@ -112,9 +112,18 @@ type FundWalletAnswer = Awaited<ReturnType<typeof steps.fundWallet>>;
 type KeyAnswer = Awaited<ReturnType<typeof steps.issueAndVerifyTenantKey>>;
 type Settled<T> = PromiseSettledResult<T | undefined>;
 
-/** A step's answer that came earlier (Promise.allSettled), as the step's own call would have given it. */
-function settledValue<T>(settled: Settled<T>): Promise<T> {
-  return settled.status === 'fulfilled' ? Promise.resolve(settled.value as T) : Promise.reject(settled.reason);
+/**
+ * A step's calls: first the answer that came earlier (Promise.allSettled), as the step's own call would have given
+ * it, once; then the step itself (`attempt`). No earlier answer: the step from the start.
+ */
+function firstThen<T>(first: Settled<T> | undefined, attempt: () => Promise<T>): () => Promise<T> {
+  let earlier = first;
+  return () => {
+    const settled = earlier;
+    earlier = undefined;
+    if (!settled) return attempt();
+    return settled.status === 'fulfilled' ? Promise.resolve(settled.value as T) : Promise.reject(settled.reason);
+  };
 }
 
 /** One onboarding run: its status, its funding's waits (the transfer loop's) and its steps. */
@@ -237,7 +246,6 @@ class Onboarding {
   private async fund(subaccountId: string, first?: Settled<FundWalletAnswer>): Promise<TransferCarried | undefined> {
     const { externalRef, fundingMicroUsd: amountMicroUsd } = this.input;
     if (!amountMicroUsd) return undefined;
-    let answered = first;
     const startedAtMs = Date.now();
     const ids = { externalRef, subaccountId, purpose: ONBOARDING_PURPOSE };
     const end = await runTransferLoop({
@@ -246,11 +254,7 @@ class Onboarding {
       amountMicroUsd,
       timings: this.timings,
       // The first attempt's answer when it came beside the key's (`together`), then the step itself.
-      send: () => {
-        const given = answered;
-        answered = undefined;
-        return given ? settledValue(given) : this.fundAttempt(subaccountId, amountMicroUsd);
-      },
+      send: firstThen(first, () => this.fundAttempt(subaccountId, amountMicroUsd)),
       note: (state) => (this.status.funding = { ...state, amountMicroUsd }),
       show: (stage, waitingFor) => this.show(stage, waitingFor),
       afterRound: () => this.show(this.status.key.state === 'verified' ? 'funding' : 'funding_and_issuing_key'),
@@ -299,13 +303,11 @@ class Onboarding {
   private async issueAndVerifyKey(subaccountId: string, first?: Settled<KeyAnswer>): Promise<void> {
     const { externalRef } = this.input;
     let issued: KeyAnswer | undefined;
-    let answered = first;
+    // The first attempt's answer when it came beside the funding's (`together`), then the step itself.
+    const attempt = firstThen(first, () => this.keyAttempt(subaccountId));
     for (let round = 0; !issued; round++) {
       try {
-        const given = answered;
-        answered = undefined;
-        // The first attempt's answer when it came beside the funding's (`together`), then the step itself.
-        issued = await (given ? settledValue(given) : this.keyAttempt(subaccountId));
+        issued = await attempt();
       } catch (error) {
         if (failureType(error) !== FailureCode.KEY_REJECTED || !patched(KEY_REJECTED_WAIT_PATCH)) throw error;
         // The onboarding's slow retry (balanceRetryInterval, 10 m by default), doubling up to its ceiling (1 h).

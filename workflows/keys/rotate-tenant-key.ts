@@ -285,10 +285,10 @@ class Rotation {
 
     this.slotRun.show('verifying');
     const memory: GateMemory = { deployedAtMs, deployedAtPlatform: null, lastSeen: null, polls: 0 };
+    this.memory = memory;
+    this.slotRun.lookedAtMs = deployedAtMs;
     if (this.fewer && !this.status.emergency) {
       // The proof and the gate's first look in one step; an emergency looks at nothing.
-      this.memory = memory;
-      this.slotRun.lookedAtMs = deployedAtMs;
       const [first] = await this.slotRun.verifyAndLook(
         { generation: b.toGeneration, subaccountId: b.subaccountId },
         [{ keyId: b.oldKeyId, memory }],
@@ -303,9 +303,6 @@ class Rotation {
       generation: b.toGeneration,
     });
     this.status.newKey.status = 'verified';
-
-    this.memory = memory;
-    this.slotRun.lookedAtMs = deployedAtMs;
     return this.passQuietGate();
   }
 

@@ -65,7 +65,7 @@ export function registerTenantCommands(program: Command): void {
         const answer = gateway.get<TenantStatusView>(`/v1/tenants/${segment(externalRef, 'externalRef')}`);
         // The printers load while the gateway answers (both settle before either is used).
         const [view, printers] = await Promise.all([answer, opts.json ? null : import('../status-lines.js')]);
-        if (opts.json || !printers) printJson(view);
+        if (!printers) printJson(view);
         else printStatus(view, printers);
       }),
     );
