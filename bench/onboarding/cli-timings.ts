@@ -85,10 +85,18 @@ function runTenantctl(
   env: NodeJS.ProcessEnv,
 ): Promise<{ status: number | null; stderr: string; cpuMs: number }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', EXIT_RUSAGE, TENANTCTL, ...args], {
-      env,
-      stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        // Node flags for every timed run (`BENCH_CLI_FLAGS='--cpu-prof --cpu-prof-dir=DIR'`), as for the worker.
+        ...(process.env.BENCH_CLI_FLAGS ? process.env.BENCH_CLI_FLAGS.split(' ') : []),
+        '--import',
+        EXIT_RUSAGE,
+        TENANTCTL,
+        ...args,
+      ],
+      { env, stdio: ['ignore', 'ignore', 'pipe', 'pipe'] },
+    );
     let stderr = '';
     let usage = '';
     child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));

@@ -2,7 +2,7 @@ import { createGatewayClient, type GatewayClient } from '../api-client/gateway-c
 import { ConfigError } from '../config/config-error.js';
 import { GATEWAY_PUBLIC_URL_RULE, TENANTCTL_GATEWAY_URL_RULE } from '../config/gateway-url-rules.js';
 import { nearestKnown } from '../config/variable-names.js';
-import { isHttpsOrLoopback } from '../domain/outbound-rule.js';
+import { isPlainLoopbackHost } from '../domain/loopback-host.js';
 import { printErrorLine } from './output.js';
 import { withStackDefaults } from './stack-env.js';
 
@@ -16,11 +16,11 @@ import { withStackDefaults } from './stack-env.js';
  * TENANTCTL_ variable that is none of tenantctl's is reported as the schema's check reports it (a misspelt
  * TENANTCTL_GATEWAY_URL would otherwise send the command to GATEWAY_PUBLIC_URL's gateway).
  */
-export function openGateway(
+export async function openGateway(
   tokenFlag: string | undefined,
   environment: Record<string, string | undefined> = process.env,
   warn: (message: string) => void = (message) => printErrorLine(`warning: ${message}`),
-): GatewayClient {
+): Promise<GatewayClient> {
   const env = withStackDefaults(environment);
   for (const name of Object.keys(env).sort())
     if (name.startsWith('TENANTCTL_') && env[name] !== undefined && !TENANTCTL_VARIABLES.includes(name))
@@ -34,7 +34,7 @@ export function openGateway(
   const problems: string[] = [];
   if (!url)
     problems.push('TENANTCTL_GATEWAY_URL: is not set (and no dev stack is running: start one with `npm start`)');
-  else if (!isHttpsOrLoopback(url))
+  else if (!(await tokenMayTravel(url)))
     problems.push(
       'TENANTCTL_GATEWAY_URL: must be https (plain http only to a loopback gateway): the token would travel in ' +
         'clear',
@@ -43,6 +43,18 @@ export function openGateway(
     problems.push('TENANTCTL_OPERATOR_TOKEN: is required (or --operator-token): the gateway decides who you are');
   if (problems.length > 0) throw new ConfigError(problems);
   return createGatewayClient({ url: url!, token: token! });
+}
+
+/**
+ * Whether the token may go to this URL: https, or plain http to a loopback host. The usual loopback hosts (the dev
+ * stack's 127.0.0.1, localhost, [::1]) are told apart without loading the address classifier; any other plain-http
+ * host is judged by it (outbound-rule.ts), as the configuration's own rule judges it.
+ */
+async function tokenMayTravel(value: string): Promise<boolean> {
+  const url = new URL(value);
+  if (url.protocol === 'https:' || (url.protocol === 'http:' && isPlainLoopbackHost(url.hostname))) return true;
+  const { isHttpsOrLoopback } = await import('../domain/outbound-rule.js');
+  return isHttpsOrLoopback(value);
 }
 
 /**

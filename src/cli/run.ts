@@ -38,7 +38,7 @@ export async function withRuntime<T>(fn: (runtime: CliRuntime) => Promise<T>): P
 export async function withGateway<T>(fn: (gateway: GatewayClient) => Promise<T>): Promise<T | undefined> {
   const { openGateway } = await import('./gateway-access.js');
   try {
-    return await fn(openGateway(operatorTokenFlag));
+    return await fn(await openGateway(operatorTokenFlag));
   } catch (error) {
     if (!(error instanceof Error && error.name === 'StillWaitingError')) throw error;
     // `--timeout` ended first: where the run stands is the answer (exit 4); the run goes on.

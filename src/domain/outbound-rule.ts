@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { isLoopbackName } from './loopback-host.js';
 import { AddressClass, classifyAddress } from './outbound-addresses.js';
 
 /**
@@ -21,11 +22,6 @@ export interface AllowedHost {
   port?: number;
 }
 export type AllowHosts = readonly AllowedHost[];
-
-/** Names that are loopback by definition (RFC 6761), whatever a resolver says. */
-function isLoopbackName(host: string): boolean {
-  return host === 'localhost' || host.endsWith('.localhost');
-}
 
 /** The hostname without brackets, in lower case, without a trailing dot (`localhost.` is `localhost`). */
 function bareHost(hostname: string): string {

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { getTenantStatus } from '../../src/client/tenants/tenant-status.js';
 import { appendAudit } from '../../src/db/audit-store.js';
@@ -34,4 +35,54 @@ describe('tenant status from records', () => {
     );
     expect(view.record?.status).toBe('creating');
   });
+
+  it('reads every run once: the onboarding and the plan convergence from the last runs, a second slot once named', async () => {
+    const externalRef = 'status-reads-1';
+    await insertTenantIfAbsent(pool, { externalRef, name: 'Reads Co', createIdempotencyKey: 'k-status-reads-1' });
+    await pool.query(
+      `INSERT INTO tenant_keys (external_ref, slot, generation, key_name, status, create_attempts)
+       VALUES ($1, 'web', 1, 'tpo-web-g1-a1', 'creating', 1)`,
+      [externalRef],
+    );
+    const temporal = countingTemporal({ [`onboard:${externalRef}`]: { status: 'active' } });
+    const view = await getTenantStatus({ pool, client: temporal.client }, externalRef);
+
+    // Before: the onboarding's run was described twice (the last runs and the onboarding section) and the plan
+    // convergence's twice (the last runs, then the plan section, which did not know it had none).
+    const repeated = Object.entries(temporal.described).filter(([, times]) => times > 1);
+    expect(repeated).toEqual([]);
+    expect(Object.keys(temporal.described)).toEqual(
+      expect.arrayContaining([`onboard:${externalRef}`, `rotate:${externalRef}:web`, `rotate:${externalRef}:default`]),
+    );
+    expect(view.onboarding).toEqual({ workflowId: `onboard:${externalRef}`, runStatus: 'COMPLETED', progress: null });
+    expect(view.lastRuns.map((r) => [r.kind, r.outcome])).toEqual([['onboard', 'active']]);
+    expect(view.plan).toEqual({ on: null, convergence: null });
+    expect(view.keys.map((k) => k.slot)).toEqual(['web']);
+  });
 });
+
+/**
+ * A Temporal client for the status read that knows only `completed` (workflow id -> result) and counts the describes
+ * of every workflow id; every other id has no run, and no top-up is listed.
+ */
+function countingTemporal(completed: Record<string, unknown>) {
+  const described: Record<string, number> = {};
+  const handle = (workflowId: string) => ({
+    workflowId,
+    describe: async () => {
+      described[workflowId] = (described[workflowId] ?? 0) + 1;
+      if (!(workflowId in completed)) throw new WorkflowNotFoundError('no run', workflowId, undefined);
+      const at = new Date('2026-11-29T10:00:00Z');
+      return { runId: 'r1', type: 'onboardTenant', status: { name: 'COMPLETED' }, startTime: at, closeTime: at };
+    },
+    result: async () => completed[workflowId],
+    query: async () => null,
+  });
+  const client = {
+    workflow: {
+      getHandle: handle,
+      list: async function* () {},
+    },
+  } as unknown as Client;
+  return { client, described };
+}

@@ -11,9 +11,9 @@ import { ConfigError, configSchema, loadConfig, stackSchema } from '../../src/co
  */
 const NO_STACK = { DATA_DIR: '/nonexistent-stack-dir' };
 
-function problemsOf(run: () => unknown): string[] | 'accepted' {
+async function problemsOf(run: () => unknown): Promise<string[] | 'accepted'> {
   try {
-    run();
+    await run();
     return 'accepted';
   } catch (error) {
     if (error instanceof ConfigError) return error.problems;
@@ -38,10 +38,10 @@ describe('openGateway reads the gateway settings as the schema does', () => {
   ];
   for (const name of ['TENANTCTL_GATEWAY_URL', 'GATEWAY_PUBLIC_URL'] as const)
     for (const value of urls)
-      it(`${name}=${JSON.stringify(value)}`, () => {
+      it(`${name}=${JSON.stringify(value)}`, async () => {
         const env = { ...NO_STACK, [name]: value, TENANTCTL_OPERATOR_TOKEN: 'token' };
-        const schema = problemsOf(() => loadConfig(env));
-        const ours = problemsOf(() => openGateway(undefined, env, () => undefined));
+        const schema = await problemsOf(() => loadConfig(env));
+        const ours = await problemsOf(() => openGateway(undefined, env, () => undefined));
         if (schema !== 'accepted') {
           // Refused by the schema: refused here, in the same words.
           expect(ours).toEqual(schema);
@@ -50,49 +50,51 @@ describe('openGateway reads the gateway settings as the schema does', () => {
         const config = loadConfig(env);
         const url = config.TENANTCTL_GATEWAY_URL ?? config.GATEWAY_PUBLIC_URL;
         if (url === undefined) expect(ours).toEqual([expect.stringMatching(/^TENANTCTL_GATEWAY_URL: is not set/)]);
-        else expect(openGateway(undefined, env).url).toBe(url.replace(/\/+$/, ''));
+        else expect((await openGateway(undefined, env)).url).toBe(url.replace(/\/+$/, ''));
       });
 
-  it('prefers TENANTCTL_GATEWAY_URL, and refuses plain http beyond loopback', () => {
+  it('prefers TENANTCTL_GATEWAY_URL, and refuses plain http beyond loopback', async () => {
     const env = { ...NO_STACK, TENANTCTL_OPERATOR_TOKEN: 't' };
     expect(
-      openGateway(undefined, {
-        ...env,
-        TENANTCTL_GATEWAY_URL: 'https://a.example',
-        GATEWAY_PUBLIC_URL: 'https://b.example',
-      }).url,
+      (
+        await openGateway(undefined, {
+          ...env,
+          TENANTCTL_GATEWAY_URL: 'https://a.example',
+          GATEWAY_PUBLIC_URL: 'https://b.example',
+        })
+      ).url,
     ).toBe('https://a.example');
-    expect(problemsOf(() => openGateway(undefined, { ...env, GATEWAY_PUBLIC_URL: 'http://gw.example.com' }))).toEqual([
-      expect.stringMatching(/^TENANTCTL_GATEWAY_URL: must be https/),
-    ]);
+    expect(
+      await problemsOf(() => openGateway(undefined, { ...env, GATEWAY_PUBLIC_URL: 'http://gw.example.com' })),
+    ).toEqual([expect.stringMatching(/^TENANTCTL_GATEWAY_URL: must be https/)]);
   });
 
-  it('needs a token: the flag, else TENANTCTL_OPERATOR_TOKEN (blank is none)', () => {
+  it('needs a token: the flag, else TENANTCTL_OPERATOR_TOKEN (blank is none)', async () => {
     const env = { ...NO_STACK, TENANTCTL_GATEWAY_URL: 'https://gw.example.com' };
-    expect(problemsOf(() => openGateway(undefined, { ...env, TENANTCTL_OPERATOR_TOKEN: '  ' }))).toEqual([
+    expect(await problemsOf(() => openGateway(undefined, { ...env, TENANTCTL_OPERATOR_TOKEN: '  ' }))).toEqual([
       expect.stringMatching(/^TENANTCTL_OPERATOR_TOKEN: is required/),
     ]);
-    expect(problemsOf(() => openGateway('from-flag', env))).toBe('accepted');
+    expect(await problemsOf(() => openGateway('from-flag', env))).toBe('accepted');
   });
 
   describe("under the dev stack's stack.json", () => {
     const dir = mkdtempSync(join(tmpdir(), 'gateway-access-'));
     afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-    it('takes its values, the environment winning', () => {
+    it('takes its values, the environment winning', async () => {
       writeFileSync(
         join(dir, 'stack.json'),
         JSON.stringify({ TENANTCTL_GATEWAY_URL: 'http://127.0.0.1:1', TENANTCTL_OPERATOR_TOKEN: 'dev' }),
       );
-      expect(openGateway(undefined, { DATA_DIR: dir }).url).toBe('http://127.0.0.1:1');
-      expect(openGateway(undefined, { DATA_DIR: dir, TENANTCTL_GATEWAY_URL: 'https://gw.example.com' }).url).toBe(
-        'https://gw.example.com',
-      );
+      expect((await openGateway(undefined, { DATA_DIR: dir })).url).toBe('http://127.0.0.1:1');
+      expect(
+        (await openGateway(undefined, { DATA_DIR: dir, TENANTCTL_GATEWAY_URL: 'https://gw.example.com' })).url,
+      ).toBe('https://gw.example.com');
     });
 
-    it('refuses a stack.json that is not JSON, as loadConfig does', () => {
+    it('refuses a stack.json that is not JSON, as loadConfig does', async () => {
       writeFileSync(join(dir, 'stack.json'), '{');
-      expect(problemsOf(() => openGateway(undefined, { DATA_DIR: dir }))).toEqual([
+      expect(await problemsOf(() => openGateway(undefined, { DATA_DIR: dir }))).toEqual([
         `${join(dir, 'stack.json')}: not valid JSON (delete it; \`npm start\` writes it again)`,
       ]);
     });
@@ -100,12 +102,12 @@ describe('openGateway reads the gateway settings as the schema does', () => {
 });
 
 describe("a misspelt TENANTCTL_ variable, reported as the schema's check reports it", () => {
-  it("knows every TENANTCTL_ variable of the schema's", () => {
+  it("knows every TENANTCTL_ variable of the schema's", async () => {
     const schema = [...Object.keys(configSchema.shape), ...Object.keys(stackSchema.shape)];
     expect([...TENANTCTL_VARIABLES].sort()).toEqual(schema.filter((name) => name.startsWith('TENANTCTL_')).sort());
   });
 
-  it('warns in the same words, and only of TENANTCTL_ names', () => {
+  it('warns in the same words, and only of TENANTCTL_ names', async () => {
     const env = {
       ...NO_STACK,
       TENANTCTL_GATEWAY_URL: 'https://gw.example.com',
@@ -116,7 +118,7 @@ describe("a misspelt TENANTCTL_ variable, reported as the schema's check reports
       TENANTCTL_FROM_SOURCE: '1',
     };
     const warnings: string[] = [];
-    openGateway(undefined, { ...env, GATEWAY_PROT: '1' }, (message) => warnings.push(message));
+    await openGateway(undefined, { ...env, GATEWAY_PROT: '1' }, (message) => warnings.push(message));
     expect(warnings).toEqual(loadConfig(env).warnings);
     expect(warnings).toHaveLength(3);
   });

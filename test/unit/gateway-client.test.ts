@@ -43,7 +43,7 @@ describe('the gateway client over node:http', () => {
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
   it('sends the token, the query and a JSON body with its length; answers data, status and headers', async () => {
-    const gateway = openGateway('tok', { ...NO_STACK, TENANTCTL_GATEWAY_URL: `${base}/` });
+    const gateway = await openGateway('tok', { ...NO_STACK, TENANTCTL_GATEWAY_URL: `${base}/` });
     expect(await gateway.get('/v1/things', { limit: 5, after: undefined })).toEqual({ echo: null, word: 'café' });
     const answer = await gateway.call('POST', '/v1/things', {
       body: { name: 'Zoë' },
@@ -65,7 +65,7 @@ describe('the gateway client over node:http', () => {
   });
 
   it("throws the gateway's error by its code", async () => {
-    const gateway = openGateway('tok', { ...NO_STACK, TENANTCTL_GATEWAY_URL: base });
+    const gateway = await openGateway('tok', { ...NO_STACK, TENANTCTL_GATEWAY_URL: base });
     const error = await gateway.get('/v1/missing').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(GatewayCallError);
     expect(error).toMatchObject({ status: 404, code: 'TENANT_NOT_FOUND', message: 'no tenant ré' });
@@ -76,7 +76,9 @@ describe('the gateway client over node:http', () => {
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
-    const error = await openGateway('tok', { ...NO_STACK, TENANTCTL_GATEWAY_URL: url })
+    const error = await (
+      await openGateway('tok', { ...NO_STACK, TENANTCTL_GATEWAY_URL: url })
+    )
       .get('/v1/tenants')
       .catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'GATEWAY_UNREACHABLE' });

@@ -36,6 +36,13 @@ export async function getRotationSection(
   const rotations = await Promise.all(
     rows.map(async (r) => {
       const open = deps.client !== undefined && OPEN_ROTATION_STATES.includes(r.state);
+      // An open one's two queries together.
+      const [live, waiting] = open
+        ? await Promise.all([
+            liveStatus(deps.client!, r.workflowId),
+            currentWaitOf(deps.client!.workflow.getHandle(r.workflowId)),
+          ])
+        : [null, null];
       return {
         slot: r.slot,
         fromGeneration: r.fromGeneration,
@@ -46,8 +53,8 @@ export async function getRotationSection(
         workflowId: r.workflowId,
         startedAt: r.createdAt.toISOString(),
         finishedAt: r.finishedAt?.toISOString() ?? null,
-        live: open ? await liveStatus(deps.client!, r.workflowId) : null,
-        waiting: open ? await currentWaitOf(deps.client!.workflow.getHandle(r.workflowId)) : null,
+        live,
+        waiting,
       };
     }),
   );

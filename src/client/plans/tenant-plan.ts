@@ -63,9 +63,15 @@ export interface SeenRun {
 
 export type RunReader = (workflowId: string) => Promise<SeenRun | null>;
 
-/** Reads each run once: from `known` (the tenant view's last runs) when it is there, else from Temporal. */
-export function runReader(client: Client, known: readonly SeenRun[] = []): RunReader {
-  const seen = new Map<string, Promise<SeenRun | null>>(known.map((run) => [run.workflowId, Promise.resolve(run)]));
+/**
+ * Reads each run once: from `known` (the tenant view's last runs) when it is there, none for an id in `absent` (read
+ * by the same view and found to have no run), else from Temporal.
+ */
+export function runReader(client: Client, known: readonly SeenRun[] = [], absent: readonly string[] = []): RunReader {
+  const seen = new Map<string, Promise<SeenRun | null>>([
+    ...absent.map((workflowId): [string, Promise<null>] => [workflowId, Promise.resolve(null)]),
+    ...known.map((run): [string, Promise<SeenRun>] => [run.workflowId, Promise.resolve(run)]),
+  ]);
   return (workflowId) => {
     let run = seen.get(workflowId);
     if (!run) {

@@ -61,29 +61,62 @@ export interface LastRun {
 export const ENDED_TOP_UPS_LISTED = 5;
 
 export async function listLastRuns(client: Client, externalRef: string, slots: readonly string[]): Promise<LastRun[]> {
-  const ids: Array<{ kind: RunKind; slot?: string; workflowId: string }> = [
+  return (await readLastRuns(client, externalRef, slots)).runs;
+}
+
+type RunId = { kind: RunKind; slot?: string; workflowId: string };
+
+/**
+ * The last runs, and the workflow ids read and found to have no run (`absent`: a later reader of the same answer
+ * need not ask Temporal again). `slots` may still be coming (the tenant view reads them from the records meanwhile):
+ * the ids that need no slot, the default slot's among them, are read at once, another slot's once it is known.
+ */
+export async function readLastRuns(
+  client: Client,
+  externalRef: string,
+  slots: readonly string[] | Promise<readonly string[]>,
+): Promise<{ runs: LastRun[]; absent: string[] }> {
+  const slotIds = (slot: string): RunId[] => [
+    { kind: 'issue-key', slot, workflowId: keyIssueWorkflowId(externalRef, slot) },
+    { kind: 'rotate', slot, workflowId: rotationWorkflowId(externalRef, slot) },
+    { kind: 'revoke-key', slot, workflowId: keyRevokeWorkflowId(externalRef, slot) },
+  ];
+  const ids: RunId[] = [
     { kind: 'onboard', workflowId: onboardingWorkflowId(externalRef) },
     { kind: 'import', workflowId: importWorkflowId(externalRef) },
-    ...[...new Set(['default', ...slots])].sort().flatMap((slot) => [
-      { kind: 'issue-key' as const, slot, workflowId: keyIssueWorkflowId(externalRef, slot) },
-      { kind: 'rotate' as const, slot, workflowId: rotationWorkflowId(externalRef, slot) },
-      { kind: 'revoke-key' as const, slot, workflowId: keyRevokeWorkflowId(externalRef, slot) },
-    ]),
+    ...slotIds('default'),
     { kind: 'suspend', workflowId: lifecycleWorkflowId('suspend', externalRef) },
     { kind: 'resume', workflowId: lifecycleWorkflowId('resume', externalRef) },
     { kind: 'close', workflowId: lifecycleWorkflowId('close', externalRef) },
     { kind: 'plan', workflowId: planConvergenceWorkflowId(externalRef) },
   ];
+  const read = (id: RunId) => lastRun(client, id).then((run) => ({ id, run }));
   // Top-ups have an id per idempotency key: they are found by the tenant's search attribute, every running
   // one (up to 64) and the latest ended ones. The runs of known ids are read meanwhile (one round trip less).
-  const [known, running, ended] = await Promise.all([
-    Promise.all(ids.map((id) => lastRun(client, id))),
+  const [known, otherSlots, running, ended] = await Promise.all([
+    Promise.all(ids.map(read)),
+    Promise.resolve(slots).then((all) =>
+      Promise.all(
+        [...new Set(all)]
+          .filter((slot) => slot !== 'default')
+          .flatMap(slotIds)
+          .map(read),
+      ),
+    ),
     topUpIds(client, externalRef, `ExecutionStatus = 'Running'`, 64),
     topUpIds(client, externalRef, `ExecutionStatus != 'Running'`, ENDED_TOP_UPS_LISTED),
   ]);
   const topUps = [...new Set([...running, ...ended])].map((workflowId) => ({ kind: 'fund' as const, workflowId }));
-  const runs = [...known, ...(await Promise.all(topUps.map((id) => lastRun(client, id))))];
-  return runs.filter((run): run is LastRun => run !== null);
+  const seen = [...known, ...otherSlots, ...(await Promise.all(topUps.map(read)))];
+  // In the order the view lists them: onboarding and import, each slot's runs by slot, then the rest.
+  const order = (id: RunId) => (id.slot === undefined ? (id.kind === 'onboard' || id.kind === 'import' ? 0 : 2) : 1);
+  const bySlot = (a: RunId, b: RunId) =>
+    (a.slot ?? '') < (b.slot ?? '') ? -1 : (a.slot ?? '') > (b.slot ?? '') ? 1 : 0;
+  const listed = [...seen].sort((a, b) => order(a.id) - order(b.id) || bySlot(a.id, b.id));
+  return {
+    runs: listed.flatMap(({ run }) => (run ? [run] : [])),
+    absent: seen.flatMap(({ id, run }) => (run ? [] : [id.workflowId])),
+  };
 }
 
 async function topUpIds(client: Client, externalRef: string, status: string, most: number): Promise<string[]> {
@@ -99,10 +132,7 @@ async function topUpIds(client: Client, externalRef: string, status: string, mos
   return [...found];
 }
 
-async function lastRun(
-  client: Client,
-  id: { kind: RunKind; slot?: string; workflowId: string },
-): Promise<LastRun | null> {
+async function lastRun(client: Client, id: RunId): Promise<LastRun | null> {
   const run = await readRun(client, id.workflowId);
   if (!run) return null;
   return {

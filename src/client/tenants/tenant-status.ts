@@ -1,14 +1,13 @@
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { listRecentAuditForTenant } from '../../db/audit-store.js';
 import type { Pool } from '../../db/pool.js';
 import { listKeyRecords } from '../../db/tenant-keys-store.js';
 import { findTenant, TenantNotFoundError } from '../../db/tenants-store.js';
 import { listTransferIntents } from '../../db/transfer-intents-store.js';
 import { getRotationSection, type RotationSection } from '../keys/rotation-status.js';
-import { listLastRuns, type LastRun } from './last-runs.js';
+import { readLastRuns, type LastRun } from './last-runs.js';
 import { onboardingStatusQuery, type OnboardingStatus } from '../../../workflows/onboard-tenant-messages.js';
 import { closeStatusQuery, type CloseStatus } from '../../../workflows/close-tenant-messages.js';
-import { onboardingWorkflowId } from '../../domain/ids.js';
 import { transferNameOf } from '../../domain/onboarding.js';
 import { queryOrNull } from '../query-run.js';
 import { attentionOf, type AttentionItem } from './attention.js';
@@ -75,35 +74,42 @@ export async function getTenantStatus(
   externalRef: string,
 ): Promise<TenantStatusView> {
   // Runs first, records after: a run shown finished has already written what it changed, so one
-  // answer never shows a completed resume beside a record that still says suspended.
-  // The Temporal reads go out together (one round trip's wait, not eight).
-  const [keyRecords, client] = await Promise.all([listKeyRecords(deps.pool, externalRef), deps.client]);
-  const slots = keyRecords.map((k) => k.slot);
-  const [lastRuns, onboarding] = client
-    ? await Promise.all([listLastRuns(client, externalRef, slots), onboardingRun(client, externalRef)])
-    : [[], null];
-  const close = client ? await closeRun(client, lastRuns) : null;
-  const tenant = await findTenant(deps.pool, externalRef);
-  if (!tenant && !onboarding) throw new TenantNotFoundError(externalRef);
-  const planOn =
-    tenant?.planName != null && tenant.planVersion !== null
-      ? { name: tenant.planName, version: tenant.planVersion }
-      : null;
-  const facts = { externalRef, status: tenant?.status ?? 'creating', plan: planOn } as const;
-  const [plan, fleetRuns] = client
-    ? await Promise.all([
-        tenantPlanSection(client, facts, runReader(client, lastRuns)),
-        listFleetRuns(client, facts, lastRuns),
-      ])
-    : [{ on: planOn, convergence: null }, []];
-  const [keys, transfers, audit, rotation] = tenant
-    ? await Promise.all([
-        listKeyRecords(deps.pool, externalRef),
-        listTransferIntents(deps.pool, externalRef),
-        listRecentAuditForTenant(deps.pool, externalRef, 20),
-        getRotationSection({ pool: deps.pool, ...(client ? { client } : {}) }, externalRef),
-      ])
-    : [[], [], [], { rotations: [] }];
+  // answer never shows a completed resume beside a record that still says suspended. Two rounds: the Temporal
+  // reads together (the slots' runs beyond the default slot's once the key records name them), then every record
+  // with what needs a run's answer (a close's stage) or the tenant's record (its plan and fleet runs).
+  const slots = listKeyRecords(deps.pool, externalRef).then((records) => records.map((k) => k.slot));
+  // Not left unhandled while the client connects (the runs' read awaits it, or a failure ends the answer first).
+  slots.catch(() => undefined);
+  const client = await deps.client;
+  const { runs: lastRuns, absent } = client ? await readLastRuns(client, externalRef, slots) : { runs: [], absent: [] };
+  const onboardRun = lastRuns.find((run) => run.kind === 'onboard');
+  // The tenant's plan and fleet runs follow its record; null: no such tenant (no record, no onboarding run).
+  const sections = findTenant(deps.pool, externalRef).then(async (tenant) => {
+    if (!tenant && !onboardRun) return null;
+    const planOn =
+      tenant?.planName != null && tenant.planVersion !== null
+        ? { name: tenant.planName, version: tenant.planVersion }
+        : null;
+    const facts = { externalRef, status: tenant?.status ?? 'creating', plan: planOn } as const;
+    const [plan, fleetRuns] = client
+      ? await Promise.all([
+          tenantPlanSection(client, facts, runReader(client, lastRuns, absent)),
+          listFleetRuns(client, facts, lastRuns),
+        ])
+      : [{ on: planOn, convergence: null }, []];
+    return { tenant, planOn, plan, fleetRuns };
+  });
+  const [onboarding, close, found, keys, transfers, audit, rotation] = await Promise.all([
+    client && onboardRun ? onboardingOf(client, onboardRun) : null,
+    client ? closeRun(client, lastRuns) : null,
+    sections,
+    listKeyRecords(deps.pool, externalRef),
+    listTransferIntents(deps.pool, externalRef),
+    listRecentAuditForTenant(deps.pool, externalRef, 20),
+    getRotationSection({ pool: deps.pool, ...(client ? { client } : {}) }, externalRef),
+  ]);
+  if (!found) throw new TenantNotFoundError(externalRef);
+  const { tenant, planOn, plan, fleetRuns } = found;
   return {
     externalRef,
     record: tenant
@@ -116,7 +122,7 @@ export async function getTenantStatus(
           updatedAt: tenant.updatedAt.toISOString(),
         }
       : null,
-    keys: keys.map((k) => ({
+    keys: (tenant ? keys : []).map((k) => ({
       slot: k.slot,
       generation: k.generation,
       keyId: k.platformKeyId,
@@ -124,7 +130,7 @@ export async function getTenantStatus(
       fingerprint: k.fingerprint,
       verified: k.verifiedAt !== null,
     })),
-    transfers: transfers.map((t) => ({
+    transfers: (tenant ? transfers : []).map((t) => ({
       purpose: transferNameOf(t.purpose),
       amountMicroUsd: t.amountMicroUsd,
       state: t.state,
@@ -133,8 +139,13 @@ export async function getTenantStatus(
       resolution: t.resolution,
     })),
     onboarding,
-    recentAudit: audit.map((a) => ({ at: a.at.toISOString(), actor: a.actor, action: a.action, subject: a.subject })),
-    rotation,
+    recentAudit: (tenant ? audit : []).map((a) => ({
+      at: a.at.toISOString(),
+      actor: a.actor,
+      action: a.action,
+      subject: a.subject,
+    })),
+    rotation: tenant ? rotation : { rotations: [] },
     lastRuns,
     close,
     plan,
@@ -155,15 +166,11 @@ async function closeRun(client: Client, lastRuns: readonly LastRun[]): Promise<C
   );
 }
 
-async function onboardingRun(client: Client, externalRef: string): Promise<TenantStatusView['onboarding']> {
-  const handle = client.workflow.getHandle(onboardingWorkflowId(externalRef));
-  try {
-    const description = await handle.describe();
-    const runStatus = description.status.name;
-    const progress = runStatus === 'RUNNING' ? await queryOrNull(handle, onboardingStatusQuery) : null;
-    return { workflowId: handle.workflowId, runStatus, progress };
-  } catch (error) {
-    if (error instanceof WorkflowNotFoundError) return null;
-    throw error;
-  }
+/** The onboarding as its last run (read with the others) shows it, with its progress while it runs. */
+async function onboardingOf(client: Client, run: LastRun): Promise<TenantStatusView['onboarding']> {
+  const progress =
+    run.status === 'RUNNING'
+      ? await queryOrNull(client.workflow.getHandle(run.workflowId), onboardingStatusQuery)
+      : null;
+  return { workflowId: run.workflowId, runStatus: run.status, progress };
 }
