@@ -11,7 +11,9 @@ export function isLoopbackName(host: string): boolean {
   return host === 'localhost' || host.endsWith('.localhost');
 }
 
-const IPV4_LOOPBACK = /^127\.(?:25[0-5]|2[0-4]\d|1?\d?\d)\.(?:25[0-5]|2[0-4]\d|1?\d?\d)\.(?:25[0-5]|2[0-4]\d|1?\d?\d)$/;
+/** An octet as the URL parser writes it: 0-255, no leading zero. */
+const OCTET = '(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)';
+const IPV4_LOOPBACK = new RegExp(`^127\\.${OCTET}\\.${OCTET}\\.${OCTET}$`);
 
 /**
  * True for a URL hostname (as `new URL(...).hostname` gives it) that is surely loopback; false means "ask

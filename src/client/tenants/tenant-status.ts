@@ -73,43 +73,42 @@ export async function getTenantStatus(
   },
   externalRef: string,
 ): Promise<TenantStatusView> {
-  // Runs first, records after: a run shown finished has already written what it changed, so one
-  // answer never shows a completed resume beside a record that still says suspended. Two rounds: the Temporal
-  // reads together (the slots' runs beyond the default slot's once the key records name them), then every record
-  // with what needs a run's answer (a close's stage) or the tenant's record (its plan and fleet runs).
-  const slots = listKeyRecords(deps.pool, externalRef).then((records) => records.map((k) => k.slot));
+  // Runs first, records after: a run shown finished has already written what it changed, so one answer never shows
+  // a completed resume beside a record that still says suspended. The runs together (the slots' beyond the default
+  // slot's once the key records name them), then what a run's answer calls for (a running onboarding's progress, a
+  // close's stage), the tenant's record and the runs it calls for (its plan's, its fleet runs), and the records last.
+  const slots = deps.client
+    ? listKeyRecords(deps.pool, externalRef).then((records) => records.map((k) => k.slot))
+    : Promise.resolve([]);
   // Not left unhandled while the client connects (the runs' read awaits it, or a failure ends the answer first).
   slots.catch(() => undefined);
   const client = await deps.client;
   const { runs: lastRuns, absent } = client ? await readLastRuns(client, externalRef, slots) : { runs: [], absent: [] };
   const onboardRun = lastRuns.find((run) => run.kind === 'onboard');
-  // The tenant's plan and fleet runs follow its record; null: no such tenant (no record, no onboarding run).
-  const sections = findTenant(deps.pool, externalRef).then(async (tenant) => {
-    if (!tenant && !onboardRun) return null;
-    const planOn =
-      tenant?.planName != null && tenant.planVersion !== null
-        ? { name: tenant.planName, version: tenant.planVersion }
-        : null;
-    const facts = { externalRef, status: tenant?.status ?? 'creating', plan: planOn } as const;
-    const [plan, fleetRuns] = client
-      ? await Promise.all([
-          tenantPlanSection(client, facts, runReader(client, lastRuns, absent)),
-          listFleetRuns(client, facts, lastRuns),
-        ])
-      : [{ on: planOn, convergence: null }, []];
-    return { tenant, planOn, plan, fleetRuns };
-  });
-  const [onboarding, close, found, keys, transfers, audit, rotation] = await Promise.all([
-    client && onboardRun ? onboardingOf(client, onboardRun) : null,
-    client ? closeRun(client, lastRuns) : null,
-    sections,
-    listKeyRecords(deps.pool, externalRef),
-    listTransferIntents(deps.pool, externalRef),
-    listRecentAuditForTenant(deps.pool, externalRef, 20),
-    getRotationSection({ pool: deps.pool, ...(client ? { client } : {}) }, externalRef),
-  ]);
-  if (!found) throw new TenantNotFoundError(externalRef);
-  const { tenant, planOn, plan, fleetRuns } = found;
+  const [onboarding, close] = client
+    ? await Promise.all([onboardRun ? onboardingOf(client, onboardRun) : null, closeRun(client, lastRuns)])
+    : [null, null];
+  const tenant = await findTenant(deps.pool, externalRef);
+  if (!tenant && !onboarding) throw new TenantNotFoundError(externalRef);
+  const planOn =
+    tenant?.planName != null && tenant.planVersion !== null
+      ? { name: tenant.planName, version: tenant.planVersion }
+      : null;
+  const facts = { externalRef, status: tenant?.status ?? 'creating', plan: planOn } as const;
+  const [plan, fleetRuns] = client
+    ? await Promise.all([
+        tenantPlanSection(client, facts, runReader(client, lastRuns, absent)),
+        listFleetRuns(client, facts, lastRuns),
+      ])
+    : [{ on: planOn, convergence: null }, []];
+  const [keys, transfers, audit, rotation] = tenant
+    ? await Promise.all([
+        listKeyRecords(deps.pool, externalRef),
+        listTransferIntents(deps.pool, externalRef),
+        listRecentAuditForTenant(deps.pool, externalRef, 20),
+        getRotationSection({ pool: deps.pool, ...(client ? { client } : {}) }, externalRef),
+      ])
+    : [[], [], [], { rotations: [] }];
   return {
     externalRef,
     record: tenant
@@ -122,7 +121,7 @@ export async function getTenantStatus(
           updatedAt: tenant.updatedAt.toISOString(),
         }
       : null,
-    keys: (tenant ? keys : []).map((k) => ({
+    keys: keys.map((k) => ({
       slot: k.slot,
       generation: k.generation,
       keyId: k.platformKeyId,
@@ -130,7 +129,7 @@ export async function getTenantStatus(
       fingerprint: k.fingerprint,
       verified: k.verifiedAt !== null,
     })),
-    transfers: (tenant ? transfers : []).map((t) => ({
+    transfers: transfers.map((t) => ({
       purpose: transferNameOf(t.purpose),
       amountMicroUsd: t.amountMicroUsd,
       state: t.state,
@@ -139,13 +138,8 @@ export async function getTenantStatus(
       resolution: t.resolution,
     })),
     onboarding,
-    recentAudit: (tenant ? audit : []).map((a) => ({
-      at: a.at.toISOString(),
-      actor: a.actor,
-      action: a.action,
-      subject: a.subject,
-    })),
-    rotation: tenant ? rotation : { rotations: [] },
+    recentAudit: audit.map((a) => ({ at: a.at.toISOString(), actor: a.actor, action: a.action, subject: a.subject })),
+    rotation,
     lastRuns,
     close,
     plan,
