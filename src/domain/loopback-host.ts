@@ -15,11 +15,17 @@ export function isLoopbackName(host: string): boolean {
 const OCTET = '(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)';
 const IPV4_LOOPBACK = new RegExp(`^127\\.${OCTET}\\.${OCTET}\\.${OCTET}$`);
 
+/** The hostname without brackets, in lower case, without a trailing dot (`localhost.` is `localhost`). */
+export function bareHost(hostname: string): string {
+  const unbracketed = hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
+  return unbracketed.toLowerCase().replace(/\.$/, '');
+}
+
 /**
  * True for a URL hostname (as `new URL(...).hostname` gives it) that is surely loopback; false means "ask
  * hostClassOf", not "not loopback".
  */
 export function isPlainLoopbackHost(hostname: string): boolean {
-  const host = hostname.toLowerCase().replace(/\.$/, '');
-  return isLoopbackName(host) || host === '[::1]' || IPV4_LOOPBACK.test(host);
+  const host = bareHost(hostname);
+  return isLoopbackName(host) || host === '::1' || IPV4_LOOPBACK.test(host);
 }

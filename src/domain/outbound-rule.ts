@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { isLoopbackName } from './loopback-host.js';
+import { bareHost, isLoopbackName } from './loopback-host.js';
 import { AddressClass, classifyAddress } from './outbound-addresses.js';
 
 /**
@@ -22,12 +22,6 @@ export interface AllowedHost {
   port?: number;
 }
 export type AllowHosts = readonly AllowedHost[];
-
-/** The hostname without brackets, in lower case, without a trailing dot (`localhost.` is `localhost`). */
-function bareHost(hostname: string): string {
-  const unbracketed = hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
-  return unbracketed.toLowerCase().replace(/\.$/, '');
-}
 
 /**
  * What a URL's host is before any DNS: an inward class, `public` for a public literal, `name` for a name to resolve.

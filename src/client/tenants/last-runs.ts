@@ -76,46 +76,44 @@ export async function readLastRuns(
   externalRef: string,
   slots: readonly string[] | Promise<readonly string[]>,
 ): Promise<{ runs: LastRun[]; absent: string[] }> {
-  const slotIds = (slot: string): RunId[] => [
-    { kind: 'issue-key', slot, workflowId: keyIssueWorkflowId(externalRef, slot) },
-    { kind: 'rotate', slot, workflowId: rotationWorkflowId(externalRef, slot) },
-    { kind: 'revoke-key', slot, workflowId: keyRevokeWorkflowId(externalRef, slot) },
-  ];
-  const ids: RunId[] = [
+  const idsOf = (all: readonly string[]): RunId[] => [
     { kind: 'onboard', workflowId: onboardingWorkflowId(externalRef) },
     { kind: 'import', workflowId: importWorkflowId(externalRef) },
-    ...slotIds('default'),
+    ...[...new Set(['default', ...all])].sort().flatMap((slot) => [
+      { kind: 'issue-key' as const, slot, workflowId: keyIssueWorkflowId(externalRef, slot) },
+      { kind: 'rotate' as const, slot, workflowId: rotationWorkflowId(externalRef, slot) },
+      { kind: 'revoke-key' as const, slot, workflowId: keyRevokeWorkflowId(externalRef, slot) },
+    ]),
     { kind: 'suspend', workflowId: lifecycleWorkflowId('suspend', externalRef) },
     { kind: 'resume', workflowId: lifecycleWorkflowId('resume', externalRef) },
     { kind: 'close', workflowId: lifecycleWorkflowId('close', externalRef) },
     { kind: 'plan', workflowId: planConvergenceWorkflowId(externalRef) },
   ];
-  const read = (id: RunId) => lastRun(client, id).then((run) => ({ id, run }));
+  // Each id read once: the ids with no slot of the records' (the default slot's among them) at once.
+  const reads = new Map<string, Promise<LastRun | null>>();
+  const read = (id: RunId) => {
+    let run = reads.get(id.workflowId);
+    if (!run) {
+      reads.set(id.workflowId, (run = lastRun(client, id)));
+      // Not left unhandled when the answer fails before awaiting it (the slots' read, a top-up list).
+      run.catch(() => undefined);
+    }
+    return run;
+  };
+  for (const id of idsOf([])) void read(id);
   // Top-ups have an id per idempotency key: they are found by the tenant's search attribute, every running
   // one (up to 64) and the latest ended ones. The runs of known ids are read meanwhile (one round trip less).
-  const [known, otherSlots, running, ended] = await Promise.all([
-    Promise.all(ids.map(read)),
-    Promise.resolve(slots).then((all) =>
-      Promise.all(
-        [...new Set(all)]
-          .filter((slot) => slot !== 'default')
-          .flatMap(slotIds)
-          .map(read),
-      ),
-    ),
+  const [ids, running, ended] = await Promise.all([
+    Promise.resolve(slots).then(idsOf),
     topUpIds(client, externalRef, `ExecutionStatus = 'Running'`, 64),
     topUpIds(client, externalRef, `ExecutionStatus != 'Running'`, ENDED_TOP_UPS_LISTED),
   ]);
   const topUps = [...new Set([...running, ...ended])].map((workflowId) => ({ kind: 'fund' as const, workflowId }));
-  const seen = [...known, ...otherSlots, ...(await Promise.all(topUps.map(read)))];
-  // In the order the view lists them: onboarding and import, each slot's runs by slot, then the rest.
-  const order = (id: RunId) => (id.slot === undefined ? (id.kind === 'onboard' || id.kind === 'import' ? 0 : 2) : 1);
-  const bySlot = (a: RunId, b: RunId) =>
-    (a.slot ?? '') < (b.slot ?? '') ? -1 : (a.slot ?? '') > (b.slot ?? '') ? 1 : 0;
-  const listed = [...seen].sort((a, b) => order(a.id) - order(b.id) || bySlot(a.id, b.id));
+  const all = [...ids, ...topUps];
+  const seen = await Promise.all(all.map(read));
   return {
-    runs: listed.flatMap(({ run }) => (run ? [run] : [])),
-    absent: seen.flatMap(({ id, run }) => (run ? [] : [id.workflowId])),
+    runs: seen.filter((run): run is LastRun => run !== null),
+    absent: all.flatMap((id, at) => (seen[at] ? [] : [id.workflowId])),
   };
 }
 
