@@ -214,6 +214,28 @@ describe('two attempts of one step at once', () => {
     expect(loserUses).toBe(0);
   });
 
+  it("a rotation's verify-and-look beside a sibling's: both prove the key and look, it is verified once, it works", async () => {
+    const ref = 'ov-verify-look';
+    const subaccountId = await tenant(ref);
+    const key = { externalRef: ref, slot: 'default', generation: 1 };
+    await expect(attempt().issueTenantKey({ ...key, subaccountId })).resolves.toMatchObject({ state: 'issued' });
+    const { platformKeyId } = await record(ref);
+    const input = { ...key, subaccountId, keyIds: [platformKeyId!] };
+    const beforeProof = barrier();
+    const a = attempt({ before: { listProjects: onCall(1, beforeProof.hook) } }).verifyKeyAndObserveUsage(input);
+    await beforeProof.reached; // attempt 1 is about to prove the key; attempt 2 proves and looks meanwhile
+    const b = await attempt().verifyKeyAndObserveUsage(input);
+    beforeProof.open();
+    for (const usage of [b, await a]) expect(usage[platformKeyId!]).toMatchObject({ status: 'active' });
+    expect((await record(ref)).verified).toBe(true);
+    const audited = await ctx.pool.query(
+      `SELECT 1 FROM audit_log WHERE external_ref = $1 AND action = 'key.verified'`,
+      [ref],
+    );
+    expect(audited.rowCount).toBe(1);
+    await oneWorkingKey(ref, subaccountId);
+  });
+
   it('a new key refused at its first use while it propagates: the proof is retried, the key kept', async () => {
     const ref = 'ov-propagating';
     const subaccountId = await tenant(ref);
