@@ -21,6 +21,7 @@ import { createApprovalActivities } from './approvals.js';
 import { createPlanActivities } from './plan.js';
 import { resolvePlan } from '../src/db/plans-store.js';
 import { boundary } from './failures.js';
+import { watchThenObserve } from './keys/watch-key-usage.js';
 
 export type { ActivityDeps } from './context.js';
 
@@ -56,6 +57,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createLifecycleActivities(deps),
     ...rotation,
     verifyKeyAndObserveUsage: boundary(verifyThenObserve(keys.verifyTenantKey, rotation.observeKeyUsage)),
+    watchKeyUsage: boundary(watchThenObserve(rotation.observeKeyUsage)),
     ...createRegistryActivities(deps),
     ...createDriftActivities(deps),
     ...createCloseScheduleActivities(deps),

@@ -56,6 +56,21 @@ export function platformCall(taskQueue: string) {
   } as const satisfies ActivityOptions;
 }
 
+/**
+ * The quiet gate's watch (watchKeyUsage): its retries are the gate's looks, each after the `nextRetryDelay` the
+ * attempt before asked for, so it has no attempt limit. A platform failure is retried as platformCall's are; the
+ * watch ends by itself at the first look after `watchMs`, and gives up half an hour after that if the platform
+ * never answers (about platformCall's own attempts), failing as a look would.
+ */
+export function quietGateWatch(taskQueue: string, watchMs: number) {
+  return {
+    taskQueue,
+    startToCloseTimeout: '30s',
+    scheduleToCloseTimeout: Math.max(0, Math.round(watchMs)) + 30 * 60_000,
+    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+  } as const satisfies ActivityOptions;
+}
+
 /** The whole sub-account list in one activity, paced page by page: allow it time. */
 export function platformListing(taskQueue: string) {
   return {

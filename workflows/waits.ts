@@ -20,6 +20,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
+import { backoffDelayMs } from '../src/domain/poll-backoff.js';
 import { tenantStatusKey } from '../src/domain/search-attributes.js';
 import { currentWaitQuery, type WaitView } from './waits-messages.js';
 
@@ -55,8 +56,8 @@ export const POLL_CEILING_MS = 5 * 60_000;
  */
 export class Backoff {
   constructor(
-    private readonly baseMs: number,
-    private readonly ceilingMs: number = POLL_CEILING_MS,
+    readonly baseMs: number,
+    readonly ceilingMs: number = POLL_CEILING_MS,
     public polls = 0,
     private readonly steady = 10,
   ) {}
@@ -64,8 +65,7 @@ export class Backoff {
   /** The interval before the next poll (and counts this poll). */
   next(): number {
     this.polls += 1;
-    const grown = this.baseMs * Math.pow(1.5, Math.max(0, this.polls - this.steady));
-    return Math.round(Math.max(this.baseMs, Math.min(grown, Math.max(this.baseMs, this.ceilingMs))));
+    return backoffDelayMs(this.baseMs, this.ceilingMs, this.polls, this.steady);
   }
 
   /** Back to the base interval (something changed: look closely again). */

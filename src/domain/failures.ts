@@ -46,6 +46,11 @@ export const FailureCode = {
   ROTATION_STILL_OPEN: 'ROTATION_STILL_OPEN',
   /** The revoke's own re-read saw the old key's last use move since the quiet gate passed: nothing was revoked. */
   KEY_IN_USE: 'KEY_IN_USE',
+  /**
+   * Not an error: a quiet gate's watch looked and saw nothing to judge yet (activities/keys/watch-key-usage.ts). A
+   * benign retryable failure, whose retry after `nextRetryDelay` is the gate's next look; never seen by a workflow.
+   */
+  QUIET_GATE_WATCHING: 'QUIET_GATE_WATCHING',
   /** An operator decision with a field missing, malformed, out of its closed set or unknown. */
   INVALID_DECISION: 'INVALID_DECISION',
   /** A well-formed decision the run is not waiting for (e.g. no transfer needs an operator). */

@@ -12,6 +12,7 @@ import { expect, inject } from 'vitest';
 import type { Activities } from '../../activities/index.js';
 import { createInputValidationActivities } from '../../activities/input-validation.js';
 import { verifyThenObserve } from '../../activities/keys/rotation.js';
+import { watchThenObserve } from '../../activities/keys/watch-key-usage.js';
 import { platformTaskQueue } from '../../src/domain/ids.js';
 import { currentWaitQuery, type WaitView } from '../../workflows/waits-messages.js';
 import { quietLogger } from './quiet-logger.js';
@@ -250,13 +251,21 @@ export async function answerOf<Ret>(handle: WorkflowHandle, query: QueryDefiniti
 }
 
 /**
- * The activities production composes of two others, made of a test's mocks of those two when it mocks them and
- * not the composed one (a rotation's verify-and-look: its calls still reach the two mocks, in order).
+ * The activities production composes of others, made of a test's mocks of those when it mocks them and not the
+ * composed one (a rotation's verify-and-look: its calls still reach the two mocks, in order; the quiet gate's
+ * watch: each of its looks is a call of the observeKeyUsage mock).
  */
 function withComposed(mocks: ActivityMocks): ActivityMocks {
   const m = mocks as Partial<Activities>;
-  if (m.verifyKeyAndObserveUsage || !m.verifyTenantKey || !m.observeKeyUsage) return mocks;
-  return { ...mocks, verifyKeyAndObserveUsage: verifyThenObserve(m.verifyTenantKey, m.observeKeyUsage) };
+  if (!m.observeKeyUsage) return mocks;
+  return {
+    ...mocks,
+    // The quiet gate's watch: its looks are this mock's calls, its retries the real server's.
+    ...(m.watchKeyUsage ? {} : { watchKeyUsage: watchThenObserve(m.observeKeyUsage) }),
+    ...(m.verifyKeyAndObserveUsage || !m.verifyTenantKey
+      ? {}
+      : { verifyKeyAndObserveUsage: verifyThenObserve(m.verifyTenantKey, m.observeKeyUsage) }),
+  };
 }
 
 /**
@@ -298,4 +307,32 @@ export async function createFastWorkers(
     shutdownForceTime: SHUTDOWN_FORCE_TIME,
   });
   return { main, platform };
+}
+
+/**
+ * The quiet gate's watch (QUIET_GATE_WATCH_PATCH) takes `looks` more looks (`looksSoFar`: the observeKeyUsage
+ * mock's calls) while the run's history stays as it was: one watchKeyUsage activity pending, its attempts the
+ * looks. Call it once the run shows `waiting_for_quiet` with nothing changing in the key records.
+ */
+export async function expectLooksWithoutEvents(
+  handle: WorkflowHandle,
+  looksSoFar: () => number,
+  looks: number,
+): Promise<void> {
+  const events = await historyLength(handle);
+  const from = looksSoFar();
+  await until(() => looksSoFar() >= from + looks);
+  expect(await historyLength(handle)).toBe(events);
+  const pending = (await handle.describe()).raw.pendingActivities ?? [];
+  expect(pending.map((p) => p.activityType?.name)).toEqual(['watchKeyUsage']);
+  expect(pending[0]!.attempt).toBeGreaterThanOrEqual(looks);
+}
+
+/** Waits until the workflow id has had `count` runs (continue-as-new). */
+export async function untilRuns(handle: WorkflowHandle, count: number): Promise<void> {
+  await until(async () => {
+    let runs = 0;
+    for await (const _ of handle.client.list({ query: `WorkflowId = '${handle.workflowId}'` })) runs += 1;
+    return runs >= count;
+  });
 }

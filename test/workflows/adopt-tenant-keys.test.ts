@@ -19,7 +19,9 @@ import {
   waitOf,
   type FastWorld,
   decide,
+  expectLooksWithoutEvents,
   paceAfter,
+  untilRuns,
   signalUntilContinued,
 } from '../harness/fast-workflow.js';
 import { expectWaitOnEverySurface } from '../harness/wait-surfaces.js';
@@ -36,8 +38,8 @@ beforeAll(async () => {
 afterAll(() => world.close());
 
 const BOUND = 200;
-/** The polls a test waits for (60 at most) and some: slower after them (paceAfter). */
-const PACED_AFTER = 80;
+/** The polls a test waits for (about 120 at most) and some: slower after them (paceAfter). */
+const PACED_AFTER = 150;
 const NEW = 'key_managed';
 const UNMANAGED = ['key_u1', 'key_u2'];
 const BEFORE = '2026-01-01T00:00:00.000Z';
@@ -46,6 +48,10 @@ interface World {
   limit: boolean;
   /** Each unmanaged key's last use as the platform shows it. */
   lastUse: Record<string, string | null>;
+  /** When set, key_u1's last use moves between these, one each look (its record changes at every look). */
+  u1Uses?: string[];
+  /** The managed key's last use (default null: not seen in use, the gate measures on the workflow's clock). */
+  newLastUse?: string;
   deployGate: Promise<void> | null;
 }
 
@@ -101,7 +107,8 @@ function mocks(w: World) {
         await paceAfter(calls.observe, PACED_AFTER);
         return {
           ...Object.fromEntries(UNMANAGED.map((id) => [id, usage(id, w.lastUse[id] ?? null)])),
-          [NEW]: usage(NEW, null),
+          ...(w.u1Uses ? { key_u1: usage('key_u1', w.u1Uses[calls.observe % w.u1Uses.length]!) } : {}),
+          [NEW]: usage(NEW, w.newLastUse ?? null),
         };
       },
       revokeUnmanagedKey: async (input: { keyId: string; why: string }) => {
@@ -235,7 +242,7 @@ describe.concurrent('adoptTenantKeys waits (mocked activities)', () => {
     });
   }, 240_000);
 
-  it('quiet gate: bounded across continuations, a late use holds one key (no timer while held), abort after a continuation keeps it', async () => {
+  it('quiet gate: looks that see nothing new add no event; bounded across continuations while a record keeps changing; a late use holds one key (no timer while held), abort after a continuation keeps it', async () => {
     const ref = uniqueId('adopt');
     const w: World = { limit: false, lastUse: { key_u1: BEFORE, key_u2: null }, deployGate: null };
     const { calls, activities } = mocks(w);
@@ -251,8 +258,20 @@ describe.concurrent('adoptTenantKeys waits (mocked activities)', () => {
       const waiting = await waitForStage(handle, 'waiting_for_quiet');
       expect(waiting.decisions).toEqual(['revokeAnyway', 'abortRotation']);
       expect(await tenantStatusOf(handle)).toEqual(['rotation_waiting_for_quiet']);
-      await until(() => calls.observe >= 60);
+      // Nothing changes: the watch looks 30 times as one activity's attempts, adding no event to the run.
+      await expectLooksWithoutEvents(handle, () => calls.observe, 30);
+      // The managed key is seen in use (deploy time on the platform's clock) and key_u1's last use moves between two
+      // times before it at every look: every look is judged, the run's history grows, and it continues as new.
+      const deployedOnPlatform = Date.now();
+      w.newLastUse = new Date(deployedOnPlatform).toISOString();
+      w.u1Uses = [
+        new Date(deployedOnPlatform - 2_000).toISOString(),
+        new Date(deployedOnPlatform - 1_000).toISOString(),
+      ];
+      await untilRuns(handle, 3);
       expect(await everyRunWithinBound(handle, BOUND)).toBeGreaterThanOrEqual(3);
+      w.lastUse.key_u1 = w.u1Uses[0]!;
+      delete w.u1Uses;
       await expectSinceCarried(handle, 'waiting_for_quiet', waiting.since);
       await expectWaitOnEverySurface(client, handle, 'waiting_for_quiet', {
         externalRef: ref,
@@ -265,7 +284,7 @@ describe.concurrent('adoptTenantKeys waits (mocked activities)', () => {
       expect(status.keys.map((k) => k.state)).toEqual(['waiting', 'revoked']);
       expect(status.keys[0]!.quietCheck!.polls).toBeGreaterThanOrEqual(60);
 
-      w.lastUse.key_u1 = new Date().toISOString();
+      w.lastUse.key_u1 = new Date(deployedOnPlatform + 5_000).toISOString();
       const held = await waitForStage(handle, 'held');
       expect(held.decisions).toEqual(['revokeAnyway', 'abortRotation']);
       expect(held.nextCheckAt).toBeNull();

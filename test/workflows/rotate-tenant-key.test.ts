@@ -20,7 +20,9 @@ import {
   waitOf,
   type FastWorld,
   decide,
+  expectLooksWithoutEvents,
   paceAfter,
+  untilRuns,
   signalUntilContinued,
 } from '../harness/fast-workflow.js';
 import { sentWithFirstTask } from '../harness/first-task.js';
@@ -39,8 +41,8 @@ beforeAll(async () => {
 afterAll(() => world.close());
 
 const BOUND = 200;
-/** The polls a test waits for (60 at most) and some: slower after them (paceAfter). */
-const PACED_AFTER = 80;
+/** The polls a test waits for (about 120 at most) and some: slower after them (paceAfter). */
+const PACED_AFTER = 150;
 const OLD = 'key_old';
 const NEW = 'key_new';
 const BEFORE_DEPLOY = '2026-01-01T00:00:00.000Z';
@@ -58,6 +60,10 @@ interface World {
   limit: boolean;
   /** The old key's last use as the platform shows it (null: never used). */
   oldLastUse: string | null;
+  /** When set, the old key's last use moves between these, one each look (its record changes at every look). */
+  oldUses?: string[];
+  /** The new key's last use (default null: not seen in use, the gate measures on the workflow's clock). */
+  newLastUse?: string;
   /** Hold the notify deploy until this resolves. */
   deployGate: Promise<void> | null;
 }
@@ -98,8 +104,8 @@ function mocks(w: World) {
       observeKeyUsage: async () => {
         calls.observe += 1;
         await paceAfter(calls.observe, PACED_AFTER);
-        // The new key is not seen in use: the gate measures on the workflow's clock.
-        return { [OLD]: usage(OLD, w.oldLastUse), [NEW]: usage(NEW, null) };
+        const old = w.oldUses ? w.oldUses[calls.observe % w.oldUses.length]! : w.oldLastUse;
+        return { [OLD]: usage(OLD, old), [NEW]: usage(NEW, w.newLastUse ?? null) };
       },
       revokeKeyGeneration: async (input: { why: string; expect?: unknown }) => {
         calls.revokeOld.push({ why: input.why, ...(input.expect ? { expect: input.expect } : {}) });
@@ -339,7 +345,7 @@ describe.concurrent('rotateTenantKey waits (mocked activities)', () => {
     });
   });
 
-  it('quiet gate: bounded across continuations; a late use holds (no polls while held); revokeAnyway after a continuation lands', async () => {
+  it('quiet gate: looks that see nothing new add no event; bounded across continuations while the record keeps changing; a late use holds (no polls while held); revokeAnyway after a continuation lands', async () => {
     const ref = uniqueId('rot');
     const w: World = { limit: false, oldLastUse: BEFORE_DEPLOY, deployGate: null };
     const { calls, activities } = mocks(w);
@@ -353,8 +359,20 @@ describe.concurrent('rotateTenantKey waits (mocked activities)', () => {
         historyEventBound: BOUND,
       });
       const waiting = await waitForStage(handle, 'waiting_for_quiet');
-      await until(() => calls.observe >= 60);
+      // Nothing changes: the watch looks 30 times as one activity's attempts, adding no event to the run.
+      await expectLooksWithoutEvents(handle, () => calls.observe, 30);
+      // The new key is seen in use (deploy time on the platform's clock) and the old key's last use moves between
+      // two times before it at every look: every look is judged, the run's history grows, and it continues as new.
+      const deployedOnPlatform = Date.now();
+      w.newLastUse = new Date(deployedOnPlatform).toISOString();
+      w.oldUses = [
+        new Date(deployedOnPlatform - 2_000).toISOString(),
+        new Date(deployedOnPlatform - 1_000).toISOString(),
+      ];
+      await untilRuns(handle, 3);
       expect(await everyRunWithinBound(handle, BOUND)).toBeGreaterThanOrEqual(3);
+      w.oldLastUse = w.oldUses[0]!;
+      delete w.oldUses;
       // The same wait since the first run; the gate's memory carried (its polls keep counting).
       await expectSinceCarried(handle, 'waiting_for_quiet', waiting.since);
       await expectWaitOnEverySurface(client, handle, 'waiting_for_quiet', {
@@ -367,7 +385,7 @@ describe.concurrent('rotateTenantKey waits (mocked activities)', () => {
       expect(status.deployedAt).not.toBeNull();
 
       // A use after the allowance, seen in a continued run: a consumer never switched. Held, never revoked.
-      w.oldLastUse = new Date().toISOString();
+      w.oldLastUse = new Date(deployedOnPlatform + 5_000).toISOString();
       const held = await waitForStage(handle, 'held');
       expect(held.decisions).toEqual(['revokeAnyway', 'abortRotation', 'escalateToEmergency']);
       expect(held.nextCheckAt).toBeNull();

@@ -42,7 +42,7 @@ import {
   type AdoptionStatus,
 } from './adopt-tenant-keys-messages.js';
 import { installDecisions } from '../decision-table.js';
-import { expectationOf, isKeyInUseRefusal, type GateMemory } from './quiet-gate.js';
+import { expectationOf, isKeyInUseRefusal, type GateDecision, type GateMemory } from './quiet-gate.js';
 import { abortRotationUpdate, retryKeyCreateUpdate, revokeAnywayUpdate } from './rotate-tenant-key-messages.js';
 import { validateWorkflowInput } from '../validate-input.js';
 import { FleetTell, SlotRun, type SlotRunCarried } from './key-slot-run.js';
@@ -56,6 +56,7 @@ export async function adoptTenantKeys(rawInput: AdoptTenantKeysInput): Promise<A
   const adoption = new Adoption(rawInput);
   // Asked before the first local activity (a patch asked after one splits differently on replay).
   adoption.deploySentCounts = patched(ADOPTION_DEPLOY_SENT_PATCH);
+  adoption.watchesQuietGate();
   const input: ParsedAdoptTenantKeysInput = await validateWorkflowInput('adoptTenantKeys', rawInput, (i) =>
     rotationWorkflowId(i.externalRef, i.slot),
   );
@@ -94,6 +95,11 @@ class Adoption {
   private readonly fleet: FleetTell;
   private readonly applicable: () => readonly string[];
   private deployed: boolean;
+  /** Asks QUIET_GATE_WATCH_PATCH now, before any local activity (key-slot-run.ts says why). */
+  watchesQuietGate(): void {
+    this.slotRun.watches();
+  }
+
   /** ADOPTION_DEPLOY_SENT_PATCH, asked as the run starts. */
   deploySentCounts = false;
   private issuedHere: boolean;
@@ -303,17 +309,24 @@ class Adoption {
 
   /** Polls every unmanaged key still waiting: a quiet one is revoked, a late use or the deadline holds it. */
   private async passQuietGate(b: BeginAdoptionResult, memories: Map<string, GateMemory>): Promise<void> {
+    // What a watch answered, for the keys it watched (judged already: its looks count as the next look).
+    let looked: { keyIds: string; gates: GateDecision[] } | undefined;
     while (!this.decision && this.waiting().length > 0) {
       if (this.slotRun.historyFull()) await this.slotRun.continueRun('gate');
       const waiting = this.waiting();
-      const gates = await this.slotRun.lookAtGate(
-        b.subaccountId,
-        waiting.map((k) => ({ keyId: k.keyId, memory: memories.get(k.keyId)! })),
-        this.status.newKey.keyId!,
-        // The managed key's first use is deploy time on the platform's clock only when this run deployed it;
-        // an earlier adoption's key was used long ago, so this run measures from its own start instead.
-        b.issue,
-      );
+      const ids = waiting.map((k) => k.keyId).join(',');
+      const gates =
+        looked?.keyIds === ids
+          ? looked.gates
+          : await this.slotRun.lookAtGate(
+              b.subaccountId,
+              waiting.map((k) => ({ keyId: k.keyId, memory: memories.get(k.keyId)! })),
+              this.status.newKey.keyId!,
+              // The managed key's first use is deploy time on the platform's clock only when this run deployed it;
+              // an earlier adoption's key was used long ago, so this run measures from its own start instead.
+              b.issue,
+            );
+      looked = undefined;
       for (const [i, key] of waiting.entries()) {
         const gate = gates[i]!;
         key.quietCheck = gate.view;
@@ -325,10 +338,28 @@ class Adoption {
         }
       }
       if (this.waiting().length === 0) break;
-      await this.slotRun.waitForQuiet(
-        (waitMs) => `quiet gate of ${this.waiting().length} unmanaged key(s); next look in ${waitMs} ms`,
-        () => this.decision !== undefined,
-      );
+      const next = (waitMs: number) =>
+        `quiet gate of ${this.waiting().length} unmanaged key(s); next look in ${waitMs} ms`;
+      const woken = () => this.decision !== undefined;
+      if (this.slotRun.watches()) {
+        const still = this.waiting();
+        const keys = still.map((k) => ({
+          keyId: k.keyId,
+          memory: memories.get(k.keyId)!,
+          method: k.quietCheck!.method,
+        }));
+        const answer = await this.slotRun.watchForQuiet(
+          b.subaccountId,
+          keys,
+          this.status.newKey.keyId!,
+          b.issue,
+          next,
+          woken,
+        );
+        if (answer) looked = { keyIds: still.map((k) => k.keyId).join(','), gates: answer };
+        continue;
+      }
+      await this.slotRun.waitForQuiet(next, woken);
     }
   }
 

@@ -23,9 +23,19 @@ import {
   notifyDeploy as notifyDeployPolicy,
   platformCall,
   projectEnvDeploy as projectEnvDeployPolicy,
+  quietGateWatch,
 } from '../activity-policies.js';
 import { Backoff, handlersFinished, historyFull, Waits, type WaitView } from '../waits.js';
-import { evaluateGate, gateTimingsOf, type GateDecision, type GateMemory, type GateTimings } from './quiet-gate.js';
+import type { KeyUsage } from '../../activities/keys/rotation.js';
+import {
+  evaluateGate,
+  gateTimingsOf,
+  waitEndsAtMs,
+  type GateDecision,
+  type GateMemory,
+  type GateTimings,
+} from './quiet-gate.js';
+import type { QuietCheckView } from './rotate-tenant-key-messages.js';
 import { rotationSettledSignal, type RotationSettled } from './rotate-tenant-key-messages.js';
 import { waitForKeySlot, type KeySlotDecisions, type KeySlotWait } from './key-slot-wait.js';
 
@@ -88,6 +98,18 @@ export const FLEET_QUIET_RELEASE_PATCH = 'fleet-releases-quiet-waits';
  * check, was reverted unreleased.)
  */
 export const ROTATION_FEWER_ROUND_TRIPS_PATCH = 'rotation-fewer-round-trips';
+
+/**
+ * 1.0 compatibility (issue 49): between two looks of the quiet gate, a rotation or an adoption watches the key
+ * records with one activity whose retries are the looks (SlotRun.watchForQuiet, activities/keys/watch-key-usage.ts)
+ * instead of a timer and a look per poll: a look that sees nothing new adds no event and no workflow task. Runs
+ * recorded before it keep their timers. A rotation asks it only before its first wait for quiet (SlotRun.watches),
+ * so one whose gate passes at its first look pays no marker and no TemporalChangeVersion upsert for it; that
+ * activation is the one a look's answer started, with no local activity before the question (a patch asked after
+ * one can split differently on replay). An adoption, whose gate revokes keys (and records it) in the activation
+ * that then waits, asks it as it starts.
+ */
+export const QUIET_GATE_WATCH_PATCH = 'quiet-gate-watch';
 
 /** Ends a parent reads only from a run it released (`settles`); rotateTenantKeyOnSchedule reads no tell. */
 const ENDS: readonly SettledOutcome[] = ['completed', 'aborted', 'failed'];
@@ -203,6 +225,11 @@ export class SlotRun<
   private readonly projectEnvDeploy: ReturnType<typeof proxyActivities<Activities>>;
   lookedAtMs: number | null;
   begun: Begun | undefined;
+  /** QUIET_GATE_WATCH_PATCH's answer, once asked (`watches`). */
+  private watchPatch: boolean | undefined;
+  /** The records the gate's last look read: what "nothing changed" means to the watch that follows it. */
+  private seen: Record<string, KeyUsage | null> | null = null;
+  private readonly queue: string;
   private readonly status: Status;
   private readonly carried: Carried | undefined;
 
@@ -211,7 +238,7 @@ export class SlotRun<
    * run's first task: an Update that comes with it (right after a start or a continue-as-new) finds them.
    */
   constructor(private readonly parts: SlotRunParts<Status, Carried>) {
-    const queue = platformTaskQueue(workflowInfo().taskQueue);
+    const queue = (this.queue = platformTaskQueue(workflowInfo().taskQueue));
     this.platform = proxyActivities<Activities>(platformCall(queue));
     this.projectEnvDeploy = proxyActivities<Activities>(projectEnvDeployPolicy(queue));
     this.status = parts.status;
@@ -245,6 +272,11 @@ export class SlotRun<
       this.pollCeilingMs,
       carried?.phase === 'key_limit' ? carried.polls : 0,
     );
+  }
+
+  /** Whether the run watches between the gate's looks: QUIET_GATE_WATCH_PATCH, asked the first time. */
+  watches(): boolean {
+    return (this.watchPatch ??= patched(QUIET_GATE_WATCH_PATCH));
   }
 
   /** The run, once its input is checked: `steps` is its flow; a failure or a cancel ends as `ending` says. */
@@ -393,7 +425,7 @@ export class SlotRun<
       subaccountId,
       keyIds: [...keys.map((k) => k.keyId), newKeyId],
     });
-    return this.judge(usage, keys, newKeyId, freshUse, lookingAtMs);
+    return this.judge(usage, keys, newKeyId, freshUse, { lookedAtMs: lookingAtMs });
   }
 
   /**
@@ -413,25 +445,88 @@ export class SlotRun<
       subaccountId: key.subaccountId,
       keyIds: [...keys.map((k) => k.keyId), newKeyId],
     });
-    return this.judge(usage, keys, newKeyId, true, lookingAtMs);
+    return this.judge(usage, keys, newKeyId, true, { lookedAtMs: lookingAtMs });
   }
 
+  /**
+   * Judges one look. `look.lookedAtMs`: when it began; `look.previousLookMs`: the look before it, which did not
+   * show what this one may (default: the run's previous look); `look.looks`: how many looks it stands for (a
+   * watch's looks that saw nothing new count in the gate's polls and the backoff).
+   */
   private judge(
     usage: Awaited<ReturnType<Activities['observeKeyUsage']>>,
     keys: ReadonlyArray<{ keyId: string; memory: GateMemory }>,
     newKeyId: string,
     freshUse: boolean,
-    lookingAtMs: number,
+    look: { lookedAtMs: number; previousLookMs?: number; looks?: number },
   ): GateDecision[] {
     const nowMs = Date.now();
-    const decisions = keys.map(({ keyId, memory }) =>
-      evaluateGate(memory, usage[keyId] ?? null, freshUse ? (usage[newKeyId] ?? null) : null, nowMs, {
+    const unseen = (look.looks ?? 1) - 1;
+    this.backoff.polls += unseen;
+    const decisions = keys.map(({ keyId, memory }) => {
+      memory.polls += unseen;
+      return evaluateGate(memory, usage[keyId] ?? null, freshUse ? (usage[newKeyId] ?? null) : null, nowMs, {
         ...this.timings,
-        pollIntervalMs: nowMs - (this.lookedAtMs ?? memory.deployedAtMs),
-      }),
-    );
-    this.lookedAtMs = lookingAtMs;
+        pollIntervalMs: nowMs - (look.previousLookMs ?? this.lookedAtMs ?? memory.deployedAtMs),
+      });
+    });
+    this.lookedAtMs = look.lookedAtMs;
+    this.seen = usage;
     return decisions;
+  }
+
+  /**
+   * Between two looks of the gate (QUIET_GATE_WATCH_PATCH): one activity on the platform queue looks from the
+   * next poll on (or from when the verdict can change, if sooner), backing off as the timers did, and answers only
+   * when an old key's record changed, the new key shows the first use the gate still wants, or the verdict can leave
+   * "wait" by time alone (waitEndsAtMs). Its looks that see nothing new are its retries: no history event, no
+   * workflow task. Returns the gate's decisions at the look that answered, or null when `woken` (a decision, an
+   * escalation) ended the wait first: the watch is then cancelled (at once when between two looks).
+   */
+  async watchForQuiet(
+    subaccountId: string,
+    keys: ReadonlyArray<{ keyId: string; memory: GateMemory; method: QuietCheckView['method'] }>,
+    newKeyId: string,
+    freshUse: boolean,
+    waitingFor: (waitMs: number) => string,
+    woken: () => boolean,
+  ): Promise<GateDecision[] | null> {
+    // The wait calls the platform only to look again: the fleet need not count it against its bound.
+    if (this.parts.releasesFleetWhileQuiet) await this.parts.fleet.releaseWhileQuiet();
+    const nowMs = Date.now();
+    // The next poll, or sooner when the verdict can change by time before it.
+    const untilMs = Math.max(nowMs, Math.min(...keys.map((k) => waitEndsAtMs(k.memory, k.method, this.timings))));
+    const firstLookMs = Math.min(nowMs + this.backoff.next(), untilMs);
+    const watching =
+      `${waitingFor(firstLookMs - nowMs)}; the looks after it that see no change take no workflow task, ` +
+      `up to ${new Date(untilMs).toISOString()}, when the verdict can change by time`;
+    this.waitAt('waiting_for_quiet' as Stage, watching, firstLookMs - nowMs);
+    const watch = proxyActivities<Activities>(quietGateWatch(this.queue, untilMs - nowMs)).watchKeyUsage;
+    const scope = new CancellationScope();
+    const answer = await scope.run(async () => {
+      const looked = watch({
+        subaccountId,
+        keyIds: keys.map((k) => k.keyId),
+        newKeyId,
+        freshNeeded: freshUse && keys.some((k) => k.memory.deployedAtPlatform === null),
+        seen: Object.fromEntries(keys.map((k) => [k.keyId, this.seen?.[k.keyId] ?? null])),
+        previousLookMs: this.lookedAtMs ?? nowMs,
+        firstLookMs,
+        untilMs,
+        delays: { baseMs: this.backoff.baseMs, ceilingMs: this.backoff.ceilingMs, polls: this.backoff.polls },
+      });
+      const wake = condition(woken).then(() => null);
+      // The loser is cancelled with the scope; its rejection is expected and dropped.
+      looked.catch(() => undefined);
+      wake.catch(() => undefined);
+      try {
+        return await Promise.race([looked, wake]);
+      } finally {
+        scope.cancel();
+      }
+    });
+    if (!answer) return null;
+    return this.judge(answer.usage, keys, newKeyId, freshUse, answer);
   }
 
   /** Between two looks of the gate: the wait shown, until the next look or `woken`. */

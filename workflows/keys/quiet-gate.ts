@@ -147,6 +147,23 @@ export function evaluateGate(
   return { kind: 'wait', view: { ...view, verdict: `waiting: quiet for ${quietForMs} of ${t.quietPeriodMs} ms` } };
 }
 
+/**
+ * When a "wait" verdict could become another by time alone, its key's record unchanged (workflow clock): the end
+ * of the overlap window; else the earlier of the deadline and the moment the key has been quiet for the quiet
+ * period with the allowance over. What could end it sooner is a change in the record, which the watch returns.
+ */
+export function waitEndsAtMs(memory: GateMemory, method: QuietCheckView['method'], t: GateTimings): number {
+  if (method === 'overlap-window') return memory.deployedAtMs + t.overlapWindowMs;
+  const allowanceEndsMs = memory.deployedAtMs + t.propagationAllowanceMs;
+  const deadlineMs = memory.deployedAtMs + t.quietDeadlineMs;
+  const seen = memory.lastSeen;
+  if (!seen || seen.value === null) return Math.min(allowanceEndsMs, deadlineMs);
+  const before = memory.deployedAtPlatform
+    ? Math.max(0, Date.parse(memory.deployedAtPlatform) - Date.parse(seen.value))
+    : 0;
+  return Math.min(Math.max(allowanceEndsMs, seen.firstSeenAtMs + t.quietPeriodMs - before), deadlineMs);
+}
+
 /** A use after deploy + allowance, on the platform's clock when we know its deploy time, else on ours. */
 function lateUse(memory: GateMemory, lastUsedAt: string | null, t: GateTimings): string | null {
   if (!lastUsedAt) return null;

@@ -367,10 +367,16 @@ class Rotation {
       if (gate.kind === 'quiet') return { kind: 'revoke', by: null, observed: gate.observed };
       if (gate.kind === 'gone') return { kind: 'revoke', by: null };
       if (gate.kind === 'held') return this.hold(gate);
-      await this.slotRun.waitForQuiet(
-        (waitMs) => `${gate.view.verdict}; next look in ${waitMs} ms`,
-        () => signals.decision !== undefined || status.emergency,
-      );
+      const next = (waitMs: number) => `${gate.view.verdict}; next look in ${waitMs} ms`;
+      const woken = () => signals.decision !== undefined || status.emergency;
+      if (this.slotRun.watches()) {
+        const oldKey = { keyId: b.oldKeyId, memory, method: gate.view.method };
+        looked = (
+          await this.slotRun.watchForQuiet(b.subaccountId, [oldKey], status.newKey.keyId!, true, next, woken)
+        )?.[0];
+        continue;
+      }
+      await this.slotRun.waitForQuiet(next, woken);
     }
   }
 

@@ -1,0 +1,173 @@
+import { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { KeyUsage } from '../../activities/keys/rotation.js';
+import { rotationWorkflowId } from '../../src/domain/ids.js';
+import type { RotateTenantKeyInput } from '../../src/domain/rotation-input.js';
+import { QUIET_GATE_WATCH_PATCH } from '../../workflows/keys/key-slot-run.js';
+import {
+  escalateToEmergencyUpdate,
+  revokeAnywayUpdate,
+  rotationStatusQuery,
+} from '../../workflows/keys/rotate-tenant-key-messages.js';
+import { decide, fastWorld, until, uniqueId, waitForStage, type FastWorld } from '../harness/fast-workflow.js';
+import { eventNames, localActivityMarkersFollowedByCommands, splitTaskAfter } from '../harness/history-split.js';
+import { begunRotation } from '../harness/rotation-begun.js';
+
+/**
+ * The quiet gate's watch (QUIET_GATE_WATCH_PATCH) on the dev server with mocked activities: the looks are one
+ * activity's retries (the server's own, after the `nextRetryDelay` each attempt asks for), and what the gate
+ * judges from them is what the timers' looks gave it: the verdict when it can change, a late use by the look
+ * before it, a decision at once.
+ */
+let world: FastWorld;
+beforeAll(async () => {
+  world = await fastWorld();
+});
+afterAll(() => world.close());
+
+const OLD = 'key_old';
+const NEW = 'key_new';
+const BEFORE_DEPLOY = '2026-01-01T00:00:00.000Z';
+
+function mocks(w: { oldLastUse: string | null }) {
+  const calls = { observe: 0, revoked: [] as string[] };
+  const usage = (keyId: string, lastUsedAt: string | null): KeyUsage => ({
+    keyId,
+    status: 'active',
+    lastUsedAt,
+    lastUseKnown: true,
+  });
+  return {
+    calls,
+    activities: {
+      beginRotation: async () => begunRotation(OLD),
+      recordRotation: async () => undefined,
+      issueTenantKey: async () => ({ state: 'issued' as const, keyId: NEW, fingerprint: 'fp_new', orphansRevoked: [] }),
+      deployKeyGeneration: async () => ({ deployed: true }),
+      verifyTenantKey: async () => ({ verified: true as const, requestId: null }),
+      observeKeyUsage: async () => {
+        calls.observe += 1;
+        // The new key is not seen in use: the gate measures on the workflow's clock.
+        return { [OLD]: usage(OLD, w.oldLastUse), [NEW]: usage(NEW, null) };
+      },
+      revokeKeyGeneration: async (input: { why: string }) => {
+        calls.revoked.push(input.why);
+        return { keyId: OLD, result: 'revoked' as const };
+      },
+    } as never,
+  };
+}
+
+const start = (client: FastWorld['client'], taskQueue: string, options: RotateTenantKeyInput['options']) => {
+  const ref = uniqueId('watch');
+  return client.workflow.start('rotateTenantKey', {
+    taskQueue,
+    workflowId: rotationWorkflowId(ref, 'default'),
+    args: [{ externalRef: ref, options } satisfies RotateTenantKeyInput],
+  });
+};
+
+const replay = (history: Parameters<typeof Worker.runReplayHistory>[1], workflowId: string) =>
+  Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, history, workflowId);
+
+describe.concurrent('the quiet gate watch (mocked activities, real server retries)', () => {
+  it('passes when the verdict can change, not at the next poll: quiet period 2 s, poll interval 1 h', async () => {
+    const { calls, activities } = mocks({ oldLastUse: BEFORE_DEPLOY });
+    await world.run(activities, async ({ client, taskQueue }) => {
+      const handle = await start(client, taskQueue, {
+        propagationAllowance: '0s',
+        quietPeriod: '2s',
+        pollInterval: '1h',
+      });
+      const waiting = await waitForStage(handle, 'waiting_for_quiet');
+      expect(waiting.waitingFor).toMatch(/no workflow task, up to .*when the verdict can change by time/);
+      await expect(handle.result()).resolves.toMatchObject({
+        outcome: 'completed',
+        quietCheck: { verdict: expect.stringMatching(/^no use for \d+ ms \(quiet period 2000 ms\)$/) },
+      });
+      // The verify-and-look, and the watch's one look when the quiet period had passed.
+      expect(calls).toEqual({ observe: 2, revoked: ['quiet'] });
+      const names = eventNames(await handle.fetchHistory());
+      expect(names.filter((n) => n === 'TIMER_STARTED')).toEqual([]);
+      expect(names.filter((n) => n === 'core_patch')).toHaveLength(2);
+    });
+  });
+
+  it('a decision ends the watch at once, between two looks: revokeAnyway lands, nothing more is looked at', async () => {
+    const { calls, activities } = mocks({ oldLastUse: BEFORE_DEPLOY });
+    await world.run(activities, async ({ client, taskQueue }) => {
+      const handle = await start(client, taskQueue, {
+        propagationAllowance: '0s',
+        quietPeriod: '1h',
+        pollInterval: '1h',
+      });
+      await waitForStage(handle, 'waiting_for_quiet');
+      const looks = calls.observe;
+      await decide(handle, revokeAnywayUpdate, { operator: 'alice', reason: 'consumer confirmed gone' });
+      await expect(handle.result()).resolves.toMatchObject({ outcome: 'completed' });
+      expect(calls.revoked).toEqual(['revoked anyway by alice: consumer confirmed gone']);
+      expect(calls.observe).toBe(looks);
+      const names = eventNames(await handle.fetchHistory());
+      expect(names).toContain('ACTIVITY_TASK_CANCEL_REQUESTED');
+    });
+  });
+
+  it('an escalation ends the watch at once: the emergency revokes without another look', async () => {
+    const { calls, activities } = mocks({ oldLastUse: BEFORE_DEPLOY });
+    await world.run(activities, async ({ client, taskQueue }) => {
+      const handle = await start(client, taskQueue, {
+        propagationAllowance: '0s',
+        quietPeriod: '1h',
+        pollInterval: '1h',
+      });
+      await waitForStage(handle, 'waiting_for_quiet');
+      const looks = calls.observe;
+      await decide(handle, escalateToEmergencyUpdate, { operator: 'alice', reason: 'leaked' });
+      await expect(handle.result()).resolves.toMatchObject({ outcome: 'completed' });
+      expect(calls.revoked).toEqual(['emergency rotation']);
+      expect(calls.observe).toBe(looks);
+    });
+  });
+
+  it('judges a late use by the look before it, carried from attempt to attempt; the history replays, split or not', async () => {
+    const w = { oldLastUse: BEFORE_DEPLOY as string | null };
+    const { calls, activities } = mocks(w);
+    await world.run(activities, async ({ client, taskQueue }) => {
+      const handle = await start(client, taskQueue, {
+        propagationAllowance: '1s',
+        quietPeriod: '1h',
+        pollInterval: '200ms',
+        pollCeiling: '200ms',
+      });
+      await waitForStage(handle, 'waiting_for_quiet');
+      const deployedAt = Date.parse((await handle.query(rotationStatusQuery)).deployedAt!);
+      // Looks that saw no use until well after the allowance: the use first seen now happened after it. Judged by
+      // the watch's first look instead (before the allowance ended), it would not be.
+      await until(() => calls.observe >= 12 && Date.now() > deployedAt + 2_500);
+      w.oldLastUse = new Date().toISOString();
+      await waitForStage(handle, 'held');
+      const status = await handle.query(rotationStatusQuery);
+      expect(status.heldReason).toBe('used_after_allowance');
+      expect(status.quietCheck?.polls).toBeGreaterThanOrEqual(12);
+      await decide(handle, revokeAnywayUpdate, { operator: 'alice', reason: 'consumer confirmed gone' });
+      await expect(handle.result()).resolves.toMatchObject({ outcome: 'completed' });
+
+      const history = await handle.fetchHistory();
+      expect(eventNames(history).filter((n) => n === 'ACTIVITY_TASK_SCHEDULED').length).toBeLessThan(8);
+      await expect(replay(history, handle.workflowId)).resolves.toBeUndefined();
+      // A workflow task completed right after a local activity's marker (Core's task heartbeat under load) must
+      // replay too: the patch is asked in the activation a look's answer started, after no local activity.
+      const splits = localActivityMarkersFollowedByCommands(history);
+      expect(splits.length).toBeGreaterThan(0);
+      for (const index of splits)
+        await expect(
+          replay(splitTaskAfter(history, index), handle.workflowId),
+          `split after ${index + 1}`,
+        ).resolves.toBeUndefined();
+    });
+  });
+
+  it('names its patch as the CHANGELOG does', () => {
+    expect(QUIET_GATE_WATCH_PATCH).toBe('quiet-gate-watch');
+  });
+});
