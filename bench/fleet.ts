@@ -103,6 +103,13 @@ export const fleetBenchmark: Benchmark = {
       defaultValue: 0,
     },
     {
+      flags: '--gate-poll-interval <seconds>',
+      description:
+        "fleet: the quiet gate's poll interval; 0: the allowance, at least 1 s (one look as the gate opens, the " +
+        'next as the allowance ends); shorter, the gate looks that often while it waits, as a production rotation does',
+      defaultValue: 0,
+    },
+    {
       flags: '--policy-percent <n>',
       description: 'fleet: percent of the fleet with an auto top-up policy (half of them below their floor)',
       defaultValue: 20,
@@ -158,6 +165,7 @@ async function run(context: BenchContext): Promise<BenchResult> {
   const limit = options.rateLimit!;
   const phases = options.fleetPhases!;
   const allowanceSeconds = Number(options.propagationAllowance ?? 0);
+  const gatePollSeconds = Number(options.gatePollInterval ?? 0) || Math.max(1, allowanceSeconds);
   const tag = Date.now().toString(36);
 
   const temporal = options.cluster
@@ -250,8 +258,8 @@ async function run(context: BenchContext): Promise<BenchResult> {
                 options: {
                   quietPeriod: '0s',
                   propagationAllowance: `${allowanceSeconds}s`,
-                  // One look as the gate opens, the next as the allowance ends (as a fleet is best configured).
-                  pollInterval: `${Math.max(1, allowanceSeconds)}s`,
+                  // By default one look as the gate opens, the next as the allowance ends (as a fleet is best configured).
+                  pollInterval: `${gatePollSeconds}s`,
                 },
               },
             ],
@@ -720,6 +728,7 @@ function report(input: {
       workersBudgetPerSecond: (limit * input.options.workerBudgetPercent!) / 100,
       fleetConcurrency: input.options.fleetConcurrency,
       propagationAllowanceSeconds: input.options.propagationAllowance,
+      gatePollIntervalSeconds: input.options.gatePollInterval || null,
       workers: input.options.fleetWorkers,
       seedSeconds: input.seedSeconds,
       phases: results.map(({ violations, ...r }) => ({ ...r, violationsSample: violations.slice(0, 20) })),

@@ -2,7 +2,11 @@ import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/comm
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
 import type { KeyUsage } from '../../activities/keys/rotation.js';
-import { watchThenObserve, type WatchKeyUsageInput } from '../../activities/keys/watch-key-usage.js';
+import {
+  watchThenObserve,
+  type WatchKeyUsageInput,
+  type WatchKeyUsageResult,
+} from '../../activities/keys/watch-key-usage.js';
 import { FailureCode } from '../../src/domain/failures.js';
 import { backoffDelayMs } from '../../src/domain/poll-backoff.js';
 import { evaluateGate, waitEndsAtMs, type GateMemory, type GateTimings } from '../../workflows/keys/quiet-gate.js';
@@ -52,8 +56,8 @@ async function attempt(
     reads += 1;
     return Object.fromEntries(keyIds.map((id) => [id, records[id] ?? null]));
   });
-  const outcome = await env.run(watch, input).then(
-    (value) => ({ value }),
+  const outcome: { value?: WatchKeyUsageResult; error?: ApplicationFailure } = await env.run(watch, input).then(
+    (value) => ({ value: value as WatchKeyUsageResult }),
     (error: unknown) => ({ error: error as ApplicationFailure }),
   );
   return { ...outcome, heartbeats, reads };
