@@ -22,7 +22,8 @@ export interface WatchKeyUsageInput {
   subaccountId: string;
   /** The old keys the gate waits for, in the order the workflow judges them. */
   keyIds: string[];
-  newKeyId: string;
+  /** A rotation's new key (a slot's revoke has none). */
+  newKeyId?: string;
   /** The new key's first use is still wanted (some gate memory has no platform deploy time yet). */
   freshNeeded: boolean;
   /** The old keys' records as the workflow's last look saw them. */
@@ -61,7 +62,8 @@ export function watchThenObserve(observe: Observe) {
     const context = Context.current();
     const atMs = context.info.currentAttemptScheduledTimestampMs;
     if (atMs < input.firstLookMs) throw stillWatching(input.firstLookMs - atMs, 'the first look is not due yet');
-    const usage = await observe({ subaccountId: input.subaccountId, keyIds: [...input.keyIds, input.newKeyId] });
+    const keyIds = input.newKeyId ? [...input.keyIds, input.newKeyId] : input.keyIds;
+    const usage = await observe({ subaccountId: input.subaccountId, keyIds });
     const progress = progressOf(context.info.heartbeatDetails);
     const looks = (progress?.looks ?? 0) + 1;
     const previousLookMs = progress?.lookMs ?? input.previousLookMs;
@@ -79,7 +81,7 @@ export function changed(
   usage: Record<string, KeyUsage | null>,
 ) {
   if (input.keyIds.some((id) => !isDeepStrictEqual(comparable(usage[id]), comparable(input.seen[id])))) return true;
-  const fresh = usage[input.newKeyId];
+  const fresh = input.newKeyId ? usage[input.newKeyId] : null;
   return input.freshNeeded && Boolean(fresh?.lastUseKnown && fresh.lastUsedAt);
 }
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { KeyUsage } from '../../activities/keys/rotation.js';
 import { rotationWorkflowId } from '../../src/domain/ids.js';
 import type { RotateTenantKeyInput } from '../../src/domain/rotation-input.js';
-import { QUIET_GATE_WATCH_PATCH } from '../../workflows/keys/key-slot-run.js';
+import { QUIET_GATE_WATCH_PATCH } from '../../workflows/keys/quiet-watch.js';
 import {
   escalateToEmergencyUpdate,
   revokeAnywayUpdate,

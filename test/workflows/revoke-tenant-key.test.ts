@@ -4,7 +4,14 @@ import type { KeyUsage } from '../../activities/keys/rotation.js';
 import { keyRevokeWorkflowId } from '../../src/domain/ids.js';
 import { keyRevokeStatusQuery } from '../../workflows/keys/key-slot-messages.js';
 import { currentWaitQuery } from '../../workflows/waits-messages.js';
-import { fastWorld, historyLength, uniqueId, type FastWorld } from '../harness/fast-workflow.js';
+import {
+  expectLooksWithoutEvents,
+  fastWorld,
+  historyLength,
+  uniqueId,
+  waitForStage,
+  type FastWorld,
+} from '../harness/fast-workflow.js';
 import { expectWaitOnEverySurface } from '../harness/wait-surfaces.js';
 
 /** revokeTenantKeySlot's quiet gate with mocked activities: the wait, its bound, the state a continuation carries. */
@@ -22,7 +29,7 @@ const USED_BEFORE = '2026-01-01T00:00:00.000Z';
  * The platform's reading of the key: `reading(firstOfRun)` gives it per poll; `firstOfRun` is true on the first
  * poll of each run (a new run id), so a test can make something happen right after a continuation.
  */
-function mocks(reading: (firstOfRun: boolean) => KeyUsage) {
+function mocks(reading: (firstOfRun: boolean, look: number) => KeyUsage) {
   const calls = { find: 0, observe: 0, revoke: [] as unknown[], runs: new Set<string>() };
   return {
     calls,
@@ -36,7 +43,7 @@ function mocks(reading: (firstOfRun: boolean) => KeyUsage) {
         const runId = Context.current().info.workflowExecution?.runId ?? '';
         const firstOfRun = !calls.runs.has(runId);
         calls.runs.add(runId);
-        return { [TARGET.keyId]: reading(firstOfRun) };
+        return { [TARGET.keyId]: reading(firstOfRun, calls.observe) };
       },
       revokeSlotKey: async (input: unknown) => {
         calls.revoke.push(input);
@@ -46,12 +53,20 @@ function mocks(reading: (firstOfRun: boolean) => KeyUsage) {
   };
 }
 
-const usage = (lastUsedAt: string | null, status: KeyUsage['status'] = 'active'): KeyUsage => ({
+const usage = (lastUsedAt: string | null, status: KeyUsage['status'] = 'active', useCount?: number): KeyUsage => ({
   keyId: TARGET.keyId,
   status,
   lastUsedAt,
   lastUseKnown: true,
+  ...(useCount === undefined ? {} : { useCount }),
 });
+
+/**
+ * The record changes at every look in a field the gate does not judge by (its use count moves between two values,
+ * its last use does not): each look is judged, and the run's history grows to its bound. Unchanged, the quiet
+ * gate's watch looks without adding events (QUIET_GATE_WATCH_PATCH).
+ */
+const churning = (look: number) => look % 2;
 
 const waitUntil = async (done: () => boolean) => {
   while (!done()) await new Promise((r) => setTimeout(r, 100));
@@ -72,16 +87,22 @@ const slowGate = {
 // Concurrent: each test has its own task queue, workers, mocks and workflow id, and waits on the dev server far
 // more than on a CPU.
 describe.concurrent('revokeTenantKeySlot (mocked activities)', () => {
-  it('shows the quiet wait, bounds its history across continuations, and revokes the carried key after them', async () => {
+  it('shows the quiet wait, looks without events while nothing changes, bounds its history across continuations while the record changes, and revokes the carried key after them', async () => {
     const ref = uniqueId('t');
     let gone = false;
-    const { calls, activities } = mocks(() => (gone ? usage(USED_BEFORE, 'revoked') : usage(USED_BEFORE)));
+    let churn = false;
+    const { calls, activities } = mocks((_first, look) =>
+      gone ? usage(USED_BEFORE, 'revoked') : usage(USED_BEFORE, 'active', churn ? churning(look) : undefined),
+    );
     await world.run(activities, async ({ client, taskQueue }) => {
       const handle = await client.workflow.start('revokeTenantKeySlot', {
         taskQueue,
         workflowId: keyRevokeWorkflowId(ref, 'ci'),
         args: [{ externalRef: ref, slot: 'ci', options: slowGate }],
       });
+      await waitForStage(handle, 'waiting_for_quiet');
+      await expectLooksWithoutEvents(handle, () => calls.observe, 30);
+      churn = true;
       await waitUntil(() => calls.runs.size >= 3);
       const wait = await handle.query(currentWaitQuery);
       expect(wait).toMatchObject({ stage: 'waiting_for_quiet', decisions: [] });
@@ -117,11 +138,11 @@ describe.concurrent('revokeTenantKeySlot (mocked activities)', () => {
     const ref = uniqueId('t');
     let useNow = false;
     let usedAt = USED_BEFORE;
-    const { calls, activities } = mocks((firstOfRun) => {
+    const { calls, activities } = mocks((firstOfRun, look) => {
       // The new use shows up on the first reading of a continued run: a run that forgot when its gate
       // began would take it for the starting point and keep waiting.
       if (useNow && firstOfRun) usedAt = new Date().toISOString();
-      return usage(usedAt);
+      return usage(usedAt, 'active', usedAt === USED_BEFORE ? churning(look) : undefined);
     });
     await world.run(activities, async ({ client, taskQueue }) => {
       const handle = await client.workflow.start('revokeTenantKeySlot', {

@@ -95,7 +95,7 @@ class Adoption {
   private readonly fleet: FleetTell;
   private readonly applicable: () => readonly string[];
   private deployed: boolean;
-  /** Asks QUIET_GATE_WATCH_PATCH now, before any local activity (key-slot-run.ts says why). */
+  /** Asks QUIET_GATE_WATCH_PATCH now, before any local activity (quiet-watch.ts says why). */
   watchesQuietGate(): void {
     this.slotRun.watches();
   }

@@ -23,8 +23,8 @@ import {
   notifyDeploy as notifyDeployPolicy,
   platformCall,
   projectEnvDeploy as projectEnvDeployPolicy,
-  quietGateWatch,
 } from '../activity-policies.js';
+import { QUIET_GATE_WATCH_PATCH, watchKeys } from './quiet-watch.js';
 import { Backoff, handlersFinished, historyFull, Waits, type WaitView } from '../waits.js';
 import type { KeyUsage } from '../../activities/keys/rotation.js';
 import {
@@ -98,18 +98,6 @@ export const FLEET_QUIET_RELEASE_PATCH = 'fleet-releases-quiet-waits';
  * check, was reverted unreleased.)
  */
 export const ROTATION_FEWER_ROUND_TRIPS_PATCH = 'rotation-fewer-round-trips';
-
-/**
- * 1.0 compatibility (issue 49): between two looks of the quiet gate, a rotation or an adoption watches the key
- * records with one activity whose retries are the looks (SlotRun.watchForQuiet, activities/keys/watch-key-usage.ts)
- * instead of a timer and a look per poll: a look that sees nothing new adds no event and no workflow task. Runs
- * recorded before it keep their timers. A rotation asks it only before its first wait for quiet (SlotRun.watches),
- * so one whose gate passes at its first look pays no marker and no TemporalChangeVersion upsert for it; that
- * activation is the one a look's answer started, with no local activity before the question (a patch asked after
- * one can split differently on replay). An adoption, whose gate revokes keys (and records it) in the activation
- * that then waits, asks it as it starts.
- */
-export const QUIET_GATE_WATCH_PATCH = 'quiet-gate-watch';
 
 /** Ends a parent reads only from a run it released (`settles`); rotateTenantKeyOnSchedule reads no tell. */
 const ENDS: readonly SettledOutcome[] = ['completed', 'aborted', 'failed'];
@@ -501,10 +489,9 @@ export class SlotRun<
       `${waitingFor(firstLookMs - nowMs)}; the looks after it that see no change take no workflow task, ` +
       `up to ${new Date(untilMs).toISOString()}, when the verdict can change by time`;
     this.waitAt('waiting_for_quiet' as Stage, watching, firstLookMs - nowMs);
-    const watch = proxyActivities<Activities>(quietGateWatch(this.queue, untilMs - nowMs)).watchKeyUsage;
-    const scope = new CancellationScope();
-    const answer = await scope.run(async () => {
-      const looked = watch({
+    const answer = await watchKeys(
+      this.queue,
+      {
         subaccountId,
         keyIds: keys.map((k) => k.keyId),
         newKeyId,
@@ -514,17 +501,9 @@ export class SlotRun<
         firstLookMs,
         untilMs,
         delays: { baseMs: this.backoff.baseMs, ceilingMs: this.backoff.ceilingMs, polls: this.backoff.polls },
-      });
-      const wake = condition(woken).then(() => null);
-      // The loser is cancelled with the scope; its rejection is expected and dropped.
-      looked.catch(() => undefined);
-      wake.catch(() => undefined);
-      try {
-        return await Promise.race([looked, wake]);
-      } finally {
-        scope.cancel();
-      }
-    });
+      },
+      woken,
+    );
     if (!answer) return null;
     return this.judge(answer.usage, keys, newKeyId, freshUse, answer);
   }

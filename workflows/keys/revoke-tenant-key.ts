@@ -18,6 +18,7 @@
  */
 import {
   continueAsNew,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -32,7 +33,9 @@ import type { RevokeTenantKeyInput } from '../../src/domain/key-slot-input.js';
 import { tenantExternalRefKey } from '../../src/domain/search-attributes.js';
 import { databaseStep, platformCall } from '../activity-policies.js';
 import { keyRevokeStatusQuery, type KeyRevokeStatus } from './key-slot-messages.js';
-import { evaluateGate, type GateMemory } from './quiet-gate.js';
+import type { WatchKeyUsageResult } from '../../activities/keys/watch-key-usage.js';
+import { evaluateGate, waitEndsAtMs, type GateMemory } from './quiet-gate.js';
+import { QUIET_GATE_WATCH_PATCH, watchKeys } from './quiet-watch.js';
 import { msOf, validateWorkflowInput } from '../validate-input.js';
 import { Backoff, handlersFinished, historyFull, Waits, type WaitView } from '../waits.js';
 
@@ -73,6 +76,8 @@ class KeyRevoke {
   private target!: SlotKeyTarget;
   // The last use the gate saw (a result field only: no command, so recorded histories replay as before).
   private lastUsedAt: string | null = null;
+  /** QUIET_GATE_WATCH_PATCH's answer, once asked. */
+  private watches: boolean | undefined;
 
   constructor(
     private readonly rawInput: RevokeTenantKeyInput,
@@ -133,21 +138,30 @@ class KeyRevoke {
     );
     // When the key was last read: the gate judges a use first seen now by the time since that look.
     let lastLookMs = carried?.lastLookMs ?? null;
+    // What the watch since the previous look answered (QUIET_GATE_WATCH_PATCH): judged as that look.
+    let watched: WatchKeyUsageResult | null = null;
     status.stage = 'waiting_for_quiet';
     for (;;) {
       if (historyFull(o.historyEventBound)) {
         await this.continueRun({ target, memory, status, wait: waits.current, polls: backoff.polls, lastLookMs });
       }
-      const usage = await this.platform.observeKeyUsage({
-        subaccountId: target.subaccountId,
-        keyIds: [target.keyId],
-      });
+      const usage =
+        watched?.usage ??
+        (await this.platform.observeKeyUsage({
+          subaccountId: target.subaccountId,
+          keyIds: [target.keyId],
+        }));
       // The gate's clock starts at the first reading: a use seen after it means the key is in use.
       const now = Date.now();
       if (memory.polls === 0) memory.deployedAtMs = now;
+      // The watch's looks that saw nothing new count as polls.
+      memory.polls += (watched?.looks ?? 1) - 1;
+      backoff.polls += (watched?.looks ?? 1) - 1;
       // The interval actually waited since the previous look (the poll backs off), not the configured one.
-      const sinceLook = lastLookMs === null ? t.pollIntervalMs : now - lastLookMs;
-      lastLookMs = now;
+      const previousLookMs = watched ? watched.previousLookMs : lastLookMs;
+      const sinceLook = previousLookMs === null ? t.pollIntervalMs : now - previousLookMs;
+      lastLookMs = watched ? watched.lookedAtMs : now;
+      watched = null;
       const decision = evaluateGate(memory, usage[target.keyId] ?? null, null, now, {
         ...t,
         pollIntervalMs: sinceLook,
@@ -180,7 +194,22 @@ class KeyRevoke {
         [],
         waitMs,
       );
-      await sleep(waitMs);
+      // Asked at the first wait, in the activation the look's answer started (quiet-watch.ts says why).
+      if (!(this.watches ??= patched(QUIET_GATE_WATCH_PATCH))) {
+        await sleep(waitMs);
+        continue;
+      }
+      const untilMs = Math.max(now, waitEndsAtMs(memory, decision.view.method, t));
+      watched = await watchKeys(platformTaskQueue(workflowInfo().taskQueue), {
+        subaccountId: target.subaccountId,
+        keyIds: [target.keyId],
+        freshNeeded: false,
+        seen: { [target.keyId]: usage[target.keyId] ?? null },
+        previousLookMs: lastLookMs,
+        firstLookMs: Math.min(now + waitMs, untilMs),
+        untilMs,
+        delays: { baseMs: backoff.baseMs, ceilingMs: backoff.ceilingMs, polls: backoff.polls },
+      });
     }
   }
 

@@ -1,0 +1,42 @@
+import { CancellationScope, condition, proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../../activities/index.js';
+import type { WatchKeyUsageInput, WatchKeyUsageResult } from '../../activities/keys/watch-key-usage.js';
+import { quietGateWatch } from '../activity-policies.js';
+
+/**
+ * 1.0 compatibility (issue 49): between two looks of a quiet gate, a run watches the key records with one activity
+ * whose retries are the looks (`watchKeys`, activities/keys/watch-key-usage.ts) instead of a timer and a look per
+ * poll: a look that sees nothing new adds no event and no workflow task. Runs recorded before it keep their timers.
+ *
+ * Where it is asked: a rotation and a slot's revoke ask it only before their first wait, so a gate that passes at
+ * its first look pays no marker and no TemporalChangeVersion upsert for it. That activation is the one a look's
+ * answer started, with no local activity before the question (a patch asked after one can split differently on
+ * replay). An adoption, whose gate revokes keys (and records it) in the activation that then waits, asks it as it
+ * starts.
+ */
+export const QUIET_GATE_WATCH_PATCH = 'quiet-gate-watch';
+
+/**
+ * One watch, on the platform queue `queue`, until it answers (what it saw, at which look) or `woken` holds (null:
+ * the watch is cancelled, at once when between two looks). `input.untilMs` bounds it: it answers by then.
+ */
+export async function watchKeys(
+  queue: string,
+  input: WatchKeyUsageInput,
+  woken: () => boolean = () => false,
+): Promise<WatchKeyUsageResult | null> {
+  const watch = proxyActivities<Activities>(quietGateWatch(queue, input.untilMs - Date.now())).watchKeyUsage;
+  const scope = new CancellationScope();
+  return scope.run(async () => {
+    const looked = watch(input);
+    const wake = condition(woken).then(() => null);
+    // The loser is cancelled with the scope; its rejection is expected and dropped.
+    looked.catch(() => undefined);
+    wake.catch(() => undefined);
+    try {
+      return await Promise.race([looked, wake]);
+    } finally {
+      scope.cancel();
+    }
+  });
+}
