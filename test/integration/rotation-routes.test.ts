@@ -4,7 +4,8 @@ import { generateOperator } from '../../src/secrets/operators.js';
 import { rotationStatusQuery } from '../../workflows/keys/rotate-tenant-key-messages.js';
 import { runCli } from '../harness/cli.js';
 import { callAs, startOperatorGateway, type OperatorGateway } from '../harness/operator-gateway.js';
-import { createRotationEnv, keysOf, waitFor, waitForStage, type RotationEnv } from '../harness/rotation-env.js';
+import { eventNames } from '../harness/history-split.js';
+import { createRotationEnv, keysOf, useKey, waitFor, waitForStage, type RotationEnv } from '../harness/rotation-env.js';
 
 /**
  * The rotation routes tenantctl's rotation commands use, over HTTP with one caller of each role that
@@ -148,6 +149,30 @@ describe('rotation routes', () => {
       started: true,
       result: { outcome: 'completed', fromGeneration: 2, toGeneration: 3 },
     });
+  });
+
+  it('rotate-key --wait through a gate that waits: the looks are one watch of the key records, no timer; the old key goes after its quiet period', async () => {
+    const { subaccountId, keyId: oldKeyId } = await env.onboard('rr-watch');
+    expect(await useKey(env, await env.token('rr-watch'))).toBe(200);
+    const gate = ['--quiet-period', '2s', '--propagation-allowance', '0s', '--poll-interval', '200ms'];
+    const cli = await runCli(['rotate-key', 'rr-watch', '--wait', '--json', ...gate], env.cliEnv);
+    expect(cli.code, cli.stderr).toBe(0);
+    expect(JSON.parse(cli.stdout)).toMatchObject({
+      workflowId: 'rotate:rr-watch:default',
+      result: { outcome: 'completed', quietCheck: { method: 'last-use' } },
+    });
+    const names = eventNames(await env.client.workflow.getHandle('rotate:rr-watch:default').fetchHistory());
+    expect(names).not.toContain('TIMER_STARTED');
+    expect(names).toContain('core_patch');
+    const history = await env.client.workflow.getHandle('rotate:rr-watch:default').fetchHistory();
+    const scheduled = (history.events ?? []).flatMap(
+      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? [],
+    );
+    expect(scheduled.filter((n) => n === 'watchKeyUsage').length).toBeGreaterThanOrEqual(1);
+    expect(scheduled.filter((n) => n === 'observeKeyUsage')).toEqual([]);
+    const old = keysOf(env, subaccountId).find((k) => k.id === oldKeyId)!;
+    expect(old.status).toBe('revoked');
+    expect(Date.parse(old.revokedAt!) - Date.parse(old.lastUsedAt!)).toBeGreaterThanOrEqual(2_000);
   });
 
   it('refuses an adoption to a viewer and names the rule for a tenant without unmanaged keys', async () => {
