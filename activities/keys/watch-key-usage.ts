@@ -15,8 +15,13 @@ import type { KeyUsage } from './rotation.js';
  *
  * The watch returns the observation when an old key's record changed, when the new key first shows a use the
  * workflow still needs (deploy time on the platform's clock), or at the first look at or after `untilMs`, the
- * earliest moment the verdict could leave "wait" by time alone. Times are the server's
- * (`currentAttemptScheduledTimestampMs`), the clock the workflow judges by.
+ * earliest moment the verdict could leave "wait" by time alone (or the allowance's end, workflows/keys/quiet-gate.ts
+ * `watchUntilMs`). Times are the server's (`currentAttemptScheduledTimestampMs`), the clock the workflow judges by.
+ *
+ * An attempt keeps nothing for the next (no heartbeat: measured, heartbeats per look cost the worker 90 MB of RSS
+ * and the server more than the looks saved in the fleet bench). Its delay follows from its attempt number, and the
+ * workflow judges a change by its own previous look, which `watchUntilMs` keeps on the same side of the allowance's
+ * end as every look of the watch.
  */
 export interface WatchKeyUsageInput {
   subaccountId: string;
@@ -28,8 +33,6 @@ export interface WatchKeyUsageInput {
   freshNeeded: boolean;
   /** The old keys' records as the workflow's last look saw them. */
   seen: Record<string, KeyUsage | null>;
-  /** The workflow's previous look (server time): the look before the first of this watch. */
-  previousLookMs: number;
   /** The first look is not taken before this (the gate's next poll). */
   firstLookMs: number;
   /** At the first look at or after this, the watch returns whatever it sees. */
@@ -42,15 +45,7 @@ export interface WatchKeyUsageResult {
   usage: Record<string, KeyUsage | null>;
   /** When the look that returned began (server time). */
   lookedAtMs: number;
-  /** The look before it, which did not show what this one returns. */
-  previousLookMs: number;
-  /** The looks this watch took (its attempts that read the records). */
-  looks: number;
-}
-
-/** What an attempt hands the next through heartbeat details: its look, and the looks so far. */
-interface WatchProgress {
-  lookMs: number;
+  /** The looks this watch took: its attempts after the first look was due (one the platform failed counts too). */
   looks: number;
 }
 
@@ -59,16 +54,14 @@ type Observe = (input: { subaccountId: string; keyIds: string[] }) => Promise<Re
 /** The activity, over the one read of key records the gate's looks all make (observeKeyUsage). */
 export function watchThenObserve(observe: Observe) {
   return async (input: WatchKeyUsageInput): Promise<WatchKeyUsageResult> => {
-    const context = Context.current();
-    const atMs = context.info.currentAttemptScheduledTimestampMs;
+    const { info } = Context.current();
+    const atMs = info.currentAttemptScheduledTimestampMs;
     if (atMs < input.firstLookMs) throw stillWatching(input.firstLookMs - atMs, 'the first look is not due yet');
     const keyIds = input.newKeyId ? [...input.keyIds, input.newKeyId] : input.keyIds;
     const usage = await observe({ subaccountId: input.subaccountId, keyIds });
-    const progress = progressOf(context.info.heartbeatDetails);
-    const looks = (progress?.looks ?? 0) + 1;
-    const previousLookMs = progress?.lookMs ?? input.previousLookMs;
-    if (atMs >= input.untilMs || changed(input, usage)) return { usage, lookedAtMs: atMs, previousLookMs, looks };
-    context.heartbeat({ lookMs: atMs, looks } satisfies WatchProgress);
+    // The first attempt only waited when the first look was not due as the watch was scheduled.
+    const looks = info.attempt - (info.scheduledTimestampMs < input.firstLookMs ? 1 : 0);
+    if (atMs >= input.untilMs || changed(input, usage)) return { usage, lookedAtMs: atMs, looks };
     const { baseMs, ceilingMs, polls } = input.delays;
     const delayMs = Math.min(backoffDelayMs(baseMs, ceilingMs, polls + looks), input.untilMs - atMs);
     throw stillWatching(delayMs, `no change in the key records after ${looks} look(s)`);
@@ -88,11 +81,6 @@ export function changed(
 /** A record as it crossed Temporal (JSON): absent fields and `undefined` ones compare equal. */
 function comparable(usage: KeyUsage | null | undefined): unknown {
   return usage ? JSON.parse(JSON.stringify(usage)) : null;
-}
-
-function progressOf(details: unknown): WatchProgress | null {
-  const d = details as Partial<WatchProgress> | undefined;
-  return typeof d?.lookMs === 'number' && typeof d.looks === 'number' ? { lookMs: d.lookMs, looks: d.looks } : null;
 }
 
 /** The retry that is the next look: benign (logged at debug, not counted as a failure), after `delayMs`. */

@@ -9,7 +9,13 @@ import {
 } from '../../activities/keys/watch-key-usage.js';
 import { FailureCode } from '../../src/domain/failures.js';
 import { backoffDelayMs } from '../../src/domain/poll-backoff.js';
-import { evaluateGate, waitEndsAtMs, type GateMemory, type GateTimings } from '../../workflows/keys/quiet-gate.js';
+import {
+  evaluateGate,
+  waitEndsAtMs,
+  watchUntilMs,
+  type GateMemory,
+  type GateTimings,
+} from '../../workflows/keys/quiet-gate.js';
 import { Backoff } from '../../workflows/waits.js';
 import { quietLogger } from '../harness/quiet-logger.js';
 
@@ -32,21 +38,22 @@ const base: WatchKeyUsageInput = {
   newKeyId: 'new',
   freshNeeded: false,
   seen: { old: usage('old', BEFORE) },
-  previousLookMs: 1_000,
   firstLookMs: 2_000,
   untilMs: 100_000,
   delays: { baseMs: 500, ceilingMs: 4_000, polls: 12 },
 };
 
-/** One attempt, scheduled at `atMs`, after attempts that left `progress`; what it read and what it heartbeat. */
+/**
+ * Attempt `n` of a watch scheduled at `scheduledMs` (default: as its first look was due), this attempt scheduled at
+ * `atMs`: what it read, and what it answered or asked.
+ */
 async function attempt(
   input: WatchKeyUsageInput,
-  atMs: number,
+  { n, atMs, scheduledMs = input.firstLookMs }: { n: number; atMs: number; scheduledMs?: number },
   records: Record<string, KeyUsage | null>,
-  progress?: { lookMs: number; looks: number },
 ) {
   const env = new MockActivityEnvironment(
-    { currentAttemptScheduledTimestampMs: atMs, ...(progress ? { heartbeatDetails: progress } : {}) },
+    { attempt: n, scheduledTimestampMs: scheduledMs, currentAttemptScheduledTimestampMs: atMs },
     { logger: quietLogger() },
   );
   const heartbeats: unknown[] = [];
@@ -67,9 +74,8 @@ const unchanged = { old: usage('old', BEFORE), new: usage('new', null) };
 
 describe('the quiet gate watch, attempt by attempt', () => {
   it('reads nothing before its first look is due, and retries at that moment', async () => {
-    const { error, reads, heartbeats } = await attempt(base, 1_200, unchanged);
+    const { error, reads } = await attempt(base, { n: 1, atMs: 1_200, scheduledMs: 1_200 }, unchanged);
     expect(reads).toBe(0);
-    expect(heartbeats).toEqual([]);
     expect(error).toBeInstanceOf(ApplicationFailure);
     expect(error).toMatchObject({
       type: FailureCode.QUIET_GATE_WATCHING,
@@ -79,26 +85,25 @@ describe('the quiet gate watch, attempt by attempt', () => {
     });
   });
 
-  it('a look that sees nothing new leaves its time for the next and retries after the backoff', async () => {
-    const first = await attempt(base, 2_000, unchanged);
+  it('a look that sees nothing new retries after the backoff, keeping nothing (no heartbeat)', async () => {
+    const first = await attempt(base, { n: 1, atMs: 2_000 }, unchanged);
     expect(first.reads).toBe(1);
-    expect(first.heartbeats).toEqual([{ lookMs: 2_000, looks: 1 }]);
+    expect(first.heartbeats).toEqual([]);
     // The gate's 13th poll interval: as the timers of a run without the watch would have waited.
     expect(first.error).toMatchObject({ nextRetryDelay: backoffDelayMs(500, 4_000, 13) });
     expect(backoffDelayMs(500, 4_000, 13)).toBe(new Backoff(500, 4_000, 12).next());
-    const third = await attempt(base, 9_000, unchanged, { lookMs: 6_000, looks: 2 });
-    expect(third.heartbeats).toEqual([{ lookMs: 9_000, looks: 3 }]);
+    // Its third look (the first attempt waited for the first look): the 15th interval.
+    const third = await attempt(base, { n: 4, atMs: 9_000, scheduledMs: 1_200 }, unchanged);
     expect(third.error).toMatchObject({ nextRetryDelay: backoffDelayMs(500, 4_000, 15) });
+    expect(third.heartbeats).toEqual([]);
   });
 
-  it('returns a change with the look before it (from the attempt before), and how many looks it took', async () => {
+  it('returns a change with its look time and how many looks it took', async () => {
     const moved = { old: usage('old', '2026-06-01T00:00:00.000Z'), new: usage('new', null) };
-    const { value, heartbeats } = await attempt(base, 9_000, moved, { lookMs: 6_000, looks: 2 });
-    expect(heartbeats).toEqual([]);
-    expect(value).toEqual({ usage: moved, lookedAtMs: 9_000, previousLookMs: 6_000, looks: 3 });
-    // At its first look, the look before is the workflow's.
-    const first = await attempt(base, 2_000, moved);
-    expect(first.value).toMatchObject({ lookedAtMs: 2_000, previousLookMs: 1_000, looks: 1 });
+    const { value } = await attempt(base, { n: 4, atMs: 9_000, scheduledMs: 1_200 }, moved);
+    expect(value).toEqual({ usage: moved, lookedAtMs: 9_000, looks: 3 });
+    const first = await attempt(base, { n: 1, atMs: 2_000 }, moved);
+    expect(first.value).toEqual({ usage: moved, lookedAtMs: 2_000, looks: 1 });
   });
 
   it('takes any change of an old key for a change: status, last-use reading, use count, gone', async () => {
@@ -110,29 +115,33 @@ describe('the quiet gate watch, attempt by attempt', () => {
       null,
     ];
     for (const old of changes) {
-      const { value } = await attempt(base, 3_000, { old, new: usage('new', null) });
+      const { value } = await attempt(base, { n: 2, atMs: 3_000 }, { old, new: usage('new', null) });
       expect(value?.usage.old).toEqual(old);
     }
   });
 
   it("the new key's use is a change only while the gate still wants its first use", async () => {
     const used = { old: usage('old', BEFORE), new: usage('new', '2026-11-29T10:00:00.000Z') };
-    expect((await attempt(base, 3_000, used)).error?.type).toBe(FailureCode.QUIET_GATE_WATCHING);
-    expect((await attempt({ ...base, freshNeeded: true }, 3_000, used)).value?.usage).toEqual(used);
+    const at = { n: 2, atMs: 3_000 };
+    expect((await attempt(base, at, used)).error?.type).toBe(FailureCode.QUIET_GATE_WATCHING);
+    expect((await attempt({ ...base, freshNeeded: true }, at, used)).value?.usage).toEqual(used);
     const unknown = { ...used, new: usage('new', null, { lastUseKnown: false }) };
-    expect((await attempt({ ...base, freshNeeded: true }, 3_000, unknown)).error).toBeDefined();
+    expect((await attempt({ ...base, freshNeeded: true }, at, unknown)).error).toBeDefined();
+    // A slot's revoke has no new key: it reads the old keys only.
+    const { reads, error } = await attempt({ ...base, newKeyId: undefined as never }, at, unchanged);
+    expect([reads, error?.type]).toEqual([1, FailureCode.QUIET_GATE_WATCHING]);
   });
 
   it('waits no longer than until the verdict can change, and returns at that look whatever it sees', async () => {
     const input = { ...base, untilMs: 10_000, delays: { baseMs: 60_000, ceilingMs: 60_000, polls: 0 } };
-    expect((await attempt(input, 2_000, unchanged)).error).toMatchObject({ nextRetryDelay: 8_000 });
-    const { value } = await attempt(input, 10_004, unchanged, { lookMs: 2_000, looks: 1 });
-    expect(value).toMatchObject({ lookedAtMs: 10_004, previousLookMs: 2_000, looks: 2 });
+    expect((await attempt(input, { n: 1, atMs: 2_000 }, unchanged)).error).toMatchObject({ nextRetryDelay: 8_000 });
+    const { value } = await attempt(input, { n: 2, atMs: 10_004 }, unchanged);
+    expect(value).toMatchObject({ lookedAtMs: 10_004, looks: 2 });
   });
 
   it('compares records as they crossed Temporal: an absent field and an undefined one are the same', async () => {
     const seen = { old: JSON.parse(JSON.stringify(usage('old', BEFORE, { useCount: undefined }))) as KeyUsage };
-    const { error } = await attempt({ ...base, seen }, 3_000, unchanged);
+    const { error } = await attempt({ ...base, seen }, { n: 2, atMs: 3_000 }, unchanged);
     expect(error?.type).toBe(FailureCode.QUIET_GATE_WATCHING);
   });
 });
@@ -183,11 +192,71 @@ describe('when a "wait" verdict can change by time alone (waitEndsAtMs)', () => 
     ],
     ['no last use shown: the overlap window', memory, usage('old', null, { lastUseKnown: false }), null, 2_000],
   ];
+  it('a last use that does not parse, beside deploy time on the platform clock: only the deadline', () => {
+    const make = () => ({ ...memory(), deployedAtPlatform: '2026-11-29T10:00:03.000Z' });
+    const m = make();
+    const first = evaluateGate(m, usage('old', 'yesterday'), null, 2_000, T);
+    expect(first.kind).toBe('wait');
+    expect(waitEndsAtMs(m, first.view.method, T)).toBe(61_000);
+    expect(firstNotWait(make, usage('old', 'yesterday'), null, 2_000, 100)).toBe(61_000);
+  });
+
   it.each(cases)('%s', (_name, make, old, fresh, fromMs) => {
     const m = make();
     const first = evaluateGate(m, old, fresh, fromMs, T);
     expect(first.kind).toBe('wait');
     const ends = waitEndsAtMs(m, first.view.method, T);
     expect(ends).toBe(firstNotWait(make, old, fresh, fromMs, 1));
+  });
+});
+
+describe('judged only where the watch answers, the gate decides as when it judged every look (watchUntilMs)', () => {
+  const timings = { ...T, propagationAllowanceMs: 4_000 };
+  const fresh = (): GateMemory => ({ deployedAtMs: 0, deployedAtPlatform: null, lastSeen: null, polls: 0 });
+  /** Looks every 300 ms; from look `usedAt` on, the record shows a use (null: never). */
+  const recordAt = (i: number, usedAt: number | null) =>
+    usage('old', usedAt !== null && i >= usedAt ? `2026-11-29T10:00:${String(usedAt % 60).padStart(2, '0')}Z` : BEFORE);
+  const LOOK = 300;
+
+  function everyLook(usedAt: number | null) {
+    const memory = fresh();
+    let previous = 0;
+    for (let i = 0; ; i += 1) {
+      const at = i * LOOK;
+      const d = evaluateGate(memory, recordAt(i, usedAt), null, at, { ...timings, pollIntervalMs: at - previous });
+      previous = at;
+      if (d.kind !== 'wait') return { kind: d.kind, reason: 'reason' in d ? d.reason : null, at };
+    }
+  }
+
+  function watched(usedAt: number | null) {
+    const memory = fresh();
+    let previous = 0;
+    let i = 0;
+    for (;;) {
+      const at = i * LOOK;
+      const seen = recordAt(i, usedAt);
+      const d = evaluateGate(memory, seen, null, at, { ...timings, pollIntervalMs: at - previous });
+      previous = at;
+      if (d.kind !== 'wait') return { kind: d.kind, reason: 'reason' in d ? d.reason : null, at };
+      // The watch: looks until the record changes or the first look at or after its bound.
+      const until = watchUntilMs(memory, d.view.method, timings, previous);
+      do i += 1;
+      while (i * LOOK < until && JSON.stringify(recordAt(i, usedAt)) === JSON.stringify(seen));
+    }
+  }
+
+  it.each([null, 1, 5, 13, 14, 15, 20, 40, 90, 150, 199])('a use first shown at look %s', (usedAt) => {
+    expect(watched(usedAt)).toEqual(everyLook(usedAt));
+  });
+
+  it('is the verdict bound, or the allowance end while the previous look came before it', () => {
+    const m = { ...fresh(), lastSeen: { value: BEFORE, firstSeenAtMs: 0 } };
+    expect(watchUntilMs(m, 'last-use', timings, 0)).toBe(4_000);
+    expect(watchUntilMs(m, 'last-use', timings, 4_200)).toBe(waitEndsAtMs(m, 'last-use', timings));
+    const onPlatformClock = { ...m, deployedAtPlatform: '2026-11-29T10:00:00.000Z' };
+    expect(watchUntilMs(onPlatformClock, 'last-use', timings, 0)).toBe(
+      waitEndsAtMs(onPlatformClock, 'last-use', timings),
+    );
   });
 });

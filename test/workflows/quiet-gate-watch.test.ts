@@ -80,7 +80,9 @@ describe.concurrent('the quiet gate watch (mocked activities, real server retrie
         pollInterval: '1h',
       });
       const waiting = await waitForStage(handle, 'waiting_for_quiet');
-      expect(waiting.waitingFor).toMatch(/no workflow task, up to .*when the verdict can change by time/);
+      expect(waiting.waitingFor).toMatch(
+        /^waiting: quiet for \d+ of 2000 ms; next look in \d+ ms, then backing off; judged again when the key's use changes, or at \S+ when the verdict can change by time$/,
+      );
       await expect(handle.result()).resolves.toMatchObject({
         outcome: 'completed',
         quietCheck: { verdict: expect.stringMatching(/^no use for \d+ ms \(quiet period 2000 ms\)$/) },
@@ -129,7 +131,7 @@ describe.concurrent('the quiet gate watch (mocked activities, real server retrie
     });
   });
 
-  it('judges a late use by the look before it, carried from attempt to attempt; the history replays, split or not', async () => {
+  it('judges a late use by the look before it (a watch answers as the allowance ends); the history replays, split or not', async () => {
     const w = { oldLastUse: BEFORE_DEPLOY as string | null };
     const { calls, activities } = mocks(w);
     await world.run(activities, async ({ client, taskQueue }) => {
@@ -141,8 +143,8 @@ describe.concurrent('the quiet gate watch (mocked activities, real server retrie
       });
       await waitForStage(handle, 'waiting_for_quiet');
       const deployedAt = Date.parse((await handle.query(rotationStatusQuery)).deployedAt!);
-      // Looks that saw no use until well after the allowance: the use first seen now happened after it. Judged by
-      // the watch's first look instead (before the allowance ended), it would not be.
+      // Looks that saw no use until well after the allowance: the use first seen now happened after it. A watch that
+      // began before the allowance ended and went on past it would judge it by a look before (not late).
       await until(() => calls.observe >= 12 && Date.now() > deployedAt + 2_500);
       w.oldLastUse = new Date().toISOString();
       await waitForStage(handle, 'held');

@@ -30,7 +30,7 @@ import type { KeyUsage } from '../../activities/keys/rotation.js';
 import {
   evaluateGate,
   gateTimingsOf,
-  waitEndsAtMs,
+  watchUntilMs,
   type GateDecision,
   type GateMemory,
   type GateTimings,
@@ -437,16 +437,15 @@ export class SlotRun<
   }
 
   /**
-   * Judges one look. `look.lookedAtMs`: when it began; `look.previousLookMs`: the look before it, which did not
-   * show what this one may (default: the run's previous look); `look.looks`: how many looks it stands for (a
-   * watch's looks that saw nothing new count in the gate's polls and the backoff).
+   * Judges one look, by the time since the run's previous look. `look.lookedAtMs`: when it began; `look.looks`: how
+   * many looks it stands for (a watch's looks that saw nothing new count in the gate's polls and the backoff).
    */
   private judge(
     usage: Awaited<ReturnType<Activities['observeKeyUsage']>>,
     keys: ReadonlyArray<{ keyId: string; memory: GateMemory }>,
     newKeyId: string,
     freshUse: boolean,
-    look: { lookedAtMs: number; previousLookMs?: number; looks?: number },
+    look: { lookedAtMs: number; looks?: number },
   ): GateDecision[] {
     const nowMs = Date.now();
     const unseen = (look.looks ?? 1) - 1;
@@ -455,7 +454,7 @@ export class SlotRun<
       memory.polls += unseen;
       return evaluateGate(memory, usage[keyId] ?? null, freshUse ? (usage[newKeyId] ?? null) : null, nowMs, {
         ...this.timings,
-        pollIntervalMs: nowMs - (look.previousLookMs ?? this.lookedAtMs ?? memory.deployedAtMs),
+        pollIntervalMs: nowMs - (this.lookedAtMs ?? memory.deployedAtMs),
       });
     });
     this.lookedAtMs = look.lookedAtMs;
@@ -483,11 +482,16 @@ export class SlotRun<
     if (this.parts.releasesFleetWhileQuiet) await this.parts.fleet.releaseWhileQuiet();
     const nowMs = Date.now();
     // The next poll, or sooner when the verdict can change by time before it.
-    const untilMs = Math.max(nowMs, Math.min(...keys.map((k) => waitEndsAtMs(k.memory, k.method, this.timings))));
+    const untilMs = Math.max(
+      nowMs,
+      Math.min(
+        ...keys.map((k) => watchUntilMs(k.memory, k.method, this.timings, this.lookedAtMs ?? k.memory.deployedAtMs)),
+      ),
+    );
     const firstLookMs = Math.min(nowMs + this.backoff.next(), untilMs);
     const watching =
-      `${waitingFor(firstLookMs - nowMs)}; the looks after it that see no change take no workflow task, ` +
-      `up to ${new Date(untilMs).toISOString()}, when the verdict can change by time`;
+      `${waitingFor(firstLookMs - nowMs)}, then backing off; judged again when the key's use changes, or at ` +
+      `${new Date(untilMs).toISOString()} when the verdict can change by time`;
     this.waitAt('waiting_for_quiet' as Stage, watching, firstLookMs - nowMs);
     const answer = await watchKeys(
       this.queue,
@@ -497,7 +501,6 @@ export class SlotRun<
         newKeyId,
         freshNeeded: freshUse && keys.some((k) => k.memory.deployedAtPlatform === null),
         seen: Object.fromEntries(keys.map((k) => [k.keyId, this.seen?.[k.keyId] ?? null])),
-        previousLookMs: this.lookedAtMs ?? nowMs,
         firstLookMs,
         untilMs,
         delays: { baseMs: this.backoff.baseMs, ceilingMs: this.backoff.ceilingMs, polls: this.backoff.polls },

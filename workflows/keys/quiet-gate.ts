@@ -161,7 +161,29 @@ export function waitEndsAtMs(memory: GateMemory, method: QuietCheckView['method'
   const before = memory.deployedAtPlatform
     ? Math.max(0, Date.parse(memory.deployedAtPlatform) - Date.parse(seen.value))
     : 0;
-  return Math.min(Math.max(allowanceEndsMs, seen.firstSeenAtMs + t.quietPeriodMs - before), deadlineMs);
+  const quietAtMs = seen.firstSeenAtMs + t.quietPeriodMs - before;
+  // A time the platform wrote that does not parse never makes the key quiet (quietFor): only the deadline can.
+  return Number.isFinite(quietAtMs) ? Math.min(Math.max(allowanceEndsMs, quietAtMs), deadlineMs) : deadlineMs;
+}
+
+/**
+ * Up to when a watch (activities/keys/watch-key-usage.ts) may look without the workflow judging: `waitEndsAtMs`,
+ * and while deploy time on the platform's clock is unknown, no later than the first look after the allowance's end
+ * if the workflow's previous look (`previousLookMs`) came before it. A use first seen by a watch is judged late or
+ * not by that previous look (lateUse: was the look before it after the allowance?), and this keeps it on the same
+ * side of the allowance's end as every look of the watch: the verdict each look's own judgment would have given.
+ */
+export function watchUntilMs(
+  memory: GateMemory,
+  method: QuietCheckView['method'],
+  t: GateTimings,
+  previousLookMs: number,
+): number {
+  const endsMs = waitEndsAtMs(memory, method, t);
+  const allowanceEndsMs = memory.deployedAtMs + t.propagationAllowanceMs;
+  return memory.deployedAtPlatform === null && previousLookMs < allowanceEndsMs
+    ? Math.min(endsMs, allowanceEndsMs)
+    : endsMs;
 }
 
 /** A use after deploy + allowance, on the platform's clock when we know its deploy time, else on ours. */

@@ -34,7 +34,7 @@ import { tenantExternalRefKey } from '../../src/domain/search-attributes.js';
 import { databaseStep, platformCall } from '../activity-policies.js';
 import { keyRevokeStatusQuery, type KeyRevokeStatus } from './key-slot-messages.js';
 import type { WatchKeyUsageResult } from '../../activities/keys/watch-key-usage.js';
-import { evaluateGate, waitEndsAtMs, type GateMemory } from './quiet-gate.js';
+import { evaluateGate, watchUntilMs, type GateMemory } from './quiet-gate.js';
 import { QUIET_GATE_WATCH_PATCH, watchKeys } from './quiet-watch.js';
 import { msOf, validateWorkflowInput } from '../validate-input.js';
 import { Backoff, handlersFinished, historyFull, Waits, type WaitView } from '../waits.js';
@@ -158,8 +158,7 @@ class KeyRevoke {
       memory.polls += (watched?.looks ?? 1) - 1;
       backoff.polls += (watched?.looks ?? 1) - 1;
       // The interval actually waited since the previous look (the poll backs off), not the configured one.
-      const previousLookMs = watched ? watched.previousLookMs : lastLookMs;
-      const sinceLook = previousLookMs === null ? t.pollIntervalMs : now - previousLookMs;
+      const sinceLook = lastLookMs === null ? t.pollIntervalMs : now - lastLookMs;
       lastLookMs = watched ? watched.lookedAtMs : now;
       watched = null;
       const decision = evaluateGate(memory, usage[target.keyId] ?? null, null, now, {
@@ -199,13 +198,12 @@ class KeyRevoke {
         await sleep(waitMs);
         continue;
       }
-      const untilMs = Math.max(now, waitEndsAtMs(memory, decision.view.method, t));
+      const untilMs = Math.max(now, watchUntilMs(memory, decision.view.method, t, lastLookMs));
       watched = await watchKeys(platformTaskQueue(workflowInfo().taskQueue), {
         subaccountId: target.subaccountId,
         keyIds: [target.keyId],
         freshNeeded: false,
         seen: { [target.keyId]: usage[target.keyId] ?? null },
-        previousLookMs: lastLookMs,
         firstLookMs: Math.min(now + waitMs, untilMs),
         untilMs,
         delays: { baseMs: backoff.baseMs, ceilingMs: backoff.ceilingMs, polls: backoff.polls },
