@@ -95,6 +95,24 @@ describe.concurrent('the quiet gate watch (mocked activities, real server retrie
     });
   });
 
+  it('costs one workflow task however many looks see nothing new: ten looks in 2 s, every 200 ms', async () => {
+    const { calls, activities } = mocks({ oldLastUse: BEFORE_DEPLOY });
+    await world.run(activities, async ({ client, taskQueue }) => {
+      const handle = await start(client, taskQueue, {
+        propagationAllowance: '0s',
+        quietPeriod: '2s',
+        pollInterval: '200ms',
+      });
+      await expect(handle.result()).resolves.toMatchObject({ outcome: 'completed' });
+      expect(calls.observe).toBeGreaterThanOrEqual(8);
+      const names = eventNames(await handle.fetchHistory());
+      // As a rotation whose gate passes at its first look (rotation-cost.test.ts: 5 tasks), and one task for the
+      // watch's answer: with a timer per look it was two tasks a look.
+      expect(names.filter((n) => n === 'WORKFLOW_TASK_COMPLETED').length).toBeLessThanOrEqual(6);
+      expect(names.filter((n) => n === 'ACTIVITY_TASK_SCHEDULED')).toHaveLength(5);
+    });
+  });
+
   it('a decision ends the watch at once, between two looks: revokeAnyway lands, nothing more is looked at', async () => {
     const { calls, activities } = mocks({ oldLastUse: BEFORE_DEPLOY });
     await world.run(activities, async ({ client, taskQueue }) => {
