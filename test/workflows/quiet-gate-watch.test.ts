@@ -1,3 +1,4 @@
+import type { WorkflowHandle } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { KeyUsage } from '../../activities/keys/rotation.js';
@@ -113,41 +114,40 @@ describe.concurrent('the quiet gate watch (mocked activities, real server retrie
     });
   });
 
-  it('a decision ends the watch at once, between two looks: revokeAnyway lands, nothing more is looked at', async () => {
-    const { calls, activities } = mocks({ oldLastUse: BEFORE_DEPLOY });
-    await world.run(activities, async ({ client, taskQueue }) => {
-      const handle = await start(client, taskQueue, {
-        propagationAllowance: '0s',
-        quietPeriod: '1h',
-        pollInterval: '1h',
+  const decisions = [
+    {
+      name: 'revokeAnyway lands',
+      send: (handle: WorkflowHandle) =>
+        decide(handle, revokeAnywayUpdate, { operator: 'alice', reason: 'consumer confirmed gone' }),
+      why: 'revoked anyway by alice: consumer confirmed gone',
+    },
+    {
+      name: 'an escalation revokes at once',
+      send: (handle: WorkflowHandle) =>
+        decide(handle, escalateToEmergencyUpdate, { operator: 'alice', reason: 'leaked' }),
+      why: 'emergency rotation',
+    },
+  ];
+  it.each(decisions)(
+    'a decision ends the watch at once, between two looks: $name, nothing more looked at',
+    async (d) => {
+      const { calls, activities } = mocks({ oldLastUse: BEFORE_DEPLOY });
+      await world.run(activities, async ({ client, taskQueue }) => {
+        const handle = await start(client, taskQueue, {
+          propagationAllowance: '0s',
+          quietPeriod: '1h',
+          pollInterval: '1h',
+        });
+        await waitForStage(handle, 'waiting_for_quiet');
+        const looks = calls.observe;
+        await d.send(handle);
+        await expect(handle.result()).resolves.toMatchObject({ outcome: 'completed' });
+        expect(calls.revoked).toEqual([d.why]);
+        expect(calls.observe).toBe(looks);
+        expect(eventNames(await handle.fetchHistory())).toContain('ACTIVITY_TASK_CANCEL_REQUESTED');
       });
-      await waitForStage(handle, 'waiting_for_quiet');
-      const looks = calls.observe;
-      await decide(handle, revokeAnywayUpdate, { operator: 'alice', reason: 'consumer confirmed gone' });
-      await expect(handle.result()).resolves.toMatchObject({ outcome: 'completed' });
-      expect(calls.revoked).toEqual(['revoked anyway by alice: consumer confirmed gone']);
-      expect(calls.observe).toBe(looks);
-      const names = eventNames(await handle.fetchHistory());
-      expect(names).toContain('ACTIVITY_TASK_CANCEL_REQUESTED');
-    });
-  });
-
-  it('an escalation ends the watch at once: the emergency revokes without another look', async () => {
-    const { calls, activities } = mocks({ oldLastUse: BEFORE_DEPLOY });
-    await world.run(activities, async ({ client, taskQueue }) => {
-      const handle = await start(client, taskQueue, {
-        propagationAllowance: '0s',
-        quietPeriod: '1h',
-        pollInterval: '1h',
-      });
-      await waitForStage(handle, 'waiting_for_quiet');
-      const looks = calls.observe;
-      await decide(handle, escalateToEmergencyUpdate, { operator: 'alice', reason: 'leaked' });
-      await expect(handle.result()).resolves.toMatchObject({ outcome: 'completed' });
-      expect(calls.revoked).toEqual(['emergency rotation']);
-      expect(calls.observe).toBe(looks);
-    });
-  });
+    },
+  );
 
   it('judges a late use by the look before it (a watch answers as the allowance ends); the history replays, split or not', async () => {
     const w = { oldLastUse: BEFORE_DEPLOY as string | null };
