@@ -21,8 +21,9 @@ import { quietLogger } from '../harness/quiet-logger.js';
 
 /**
  * The quiet gate's watch (QUIET_GATE_WATCH_PATCH), one attempt at a time as the server would run them: the attempt's
- * scheduled time and the heartbeat details the attempt before left are the activity's only memory. And the moment
- * a "wait" verdict can change by time alone, against the gate itself.
+ * number and scheduled times are the activity's only memory (no heartbeat). And the moment a "wait" verdict can
+ * change by time alone, against the gate itself; and the gate judged only where a watch answers, against the gate
+ * judging every look.
  */
 const usage = (keyId: string, lastUsedAt: string | null, fields: Partial<KeyUsage> = {}): KeyUsage => ({
   keyId,
@@ -211,26 +212,20 @@ describe('when a "wait" verdict can change by time alone (waitEndsAtMs)', () => 
 });
 
 describe('judged only where the watch answers, the gate decides as when it judged every look (watchUntilMs)', () => {
-  const timings = { ...T, propagationAllowanceMs: 4_000 };
-  const fresh = (): GateMemory => ({ deployedAtMs: 0, deployedAtPlatform: null, lastSeen: null, polls: 0 });
-  /** Looks every 300 ms; from look `usedAt` on, the record shows a use (null: never). */
+  const LOOK = 400;
+  /** From look `usedAt` on, the record shows a use (null: never). */
   const recordAt = (i: number, usedAt: number | null) =>
     usage('old', usedAt !== null && i >= usedAt ? `2026-11-29T10:00:${String(usedAt % 60).padStart(2, '0')}Z` : BEFORE);
-  const LOOK = 300;
+  type Decided = { kind: string; reason: string | null; at: number };
+  const decided = (d: ReturnType<typeof evaluateGate>, at: number): Decided | null =>
+    d.kind === 'wait' ? null : { kind: d.kind, reason: 'reason' in d ? d.reason : null, at };
 
-  function everyLook(usedAt: number | null) {
-    const memory = fresh();
-    let previous = 0;
-    for (let i = 0; ; i += 1) {
-      const at = i * LOOK;
-      const d = evaluateGate(memory, recordAt(i, usedAt), null, at, { ...timings, pollIntervalMs: at - previous });
-      previous = at;
-      if (d.kind !== 'wait') return { kind: d.kind, reason: 'reason' in d ? d.reason : null, at };
-    }
-  }
-
-  function watched(usedAt: number | null) {
-    const memory = fresh();
+  /**
+   * Looks every 400 ms from 0, the gate's clock from `deployedAtMs` (a slot's revoke: 0, its first look, and no
+   * allowance); judged at every look, or only at a watch's answers (`watch`).
+   */
+  function gate(timings: GateTimings, usedAt: number | null, watch: boolean): Decided {
+    const memory: GateMemory = { deployedAtMs: 0, deployedAtPlatform: null, lastSeen: null, polls: 0 };
     let previous = 0;
     let i = 0;
     for (;;) {
@@ -238,21 +233,39 @@ describe('judged only where the watch answers, the gate decides as when it judge
       const seen = recordAt(i, usedAt);
       const d = evaluateGate(memory, seen, null, at, { ...timings, pollIntervalMs: at - previous });
       previous = at;
-      if (d.kind !== 'wait') return { kind: d.kind, reason: 'reason' in d ? d.reason : null, at };
-      // The watch: looks until the record changes or the first look at or after its bound.
-      const until = watchUntilMs(memory, d.view.method, timings, previous);
-      do i += 1;
-      while (i * LOOK < until && JSON.stringify(recordAt(i, usedAt)) === JSON.stringify(seen));
+      const done = decided(d, at);
+      if (done) return done;
+      if (!watch) i += 1;
+      else {
+        // The watch: looks until the record changes or its first look at or after its bound.
+        const until = watchUntilMs(memory, d.view.method, timings, previous);
+        do i += 1;
+        while (i * LOOK < until && JSON.stringify(recordAt(i, usedAt)) === JSON.stringify(seen));
+      }
     }
   }
 
-  it.each([null, 1, 5, 13, 14, 15, 20, 40, 90, 150, 199])('a use first shown at look %s', (usedAt) => {
-    expect(watched(usedAt)).toEqual(everyLook(usedAt));
+  const shapes: Array<[string, GateTimings]> = [
+    ['a rotation: allowance 4 s, a look on its end', { ...T, propagationAllowanceMs: 4_000 }],
+    ['a rotation: allowance 4.1 s, no look on its end', { ...T, propagationAllowanceMs: 4_100 }],
+    ['a slot revoke: no allowance, its clock from its first look', { ...T, propagationAllowanceMs: 0 }],
+  ];
+  describe.each(shapes)('%s', (_name, timings) => {
+    it.each([null, 1, 2, 3, 5, 9, 10, 11, 12, 15, 20, 40, 90, 149])('a use first shown at look %s', (usedAt) => {
+      expect(gate(timings, usedAt, true)).toEqual(gate(timings, usedAt, false));
+    });
   });
 
-  it('is the verdict bound, or the allowance end while the previous look came before it', () => {
-    const m = { ...fresh(), lastSeen: { value: BEFORE, firstSeenAtMs: 0 } };
-    expect(watchUntilMs(m, 'last-use', timings, 0)).toBe(4_000);
+  it('is the verdict bound, or just after the allowance end while the previous look was not after it', () => {
+    const timings = { ...T, propagationAllowanceMs: 4_000 };
+    const m: GateMemory = {
+      deployedAtMs: 0,
+      deployedAtPlatform: null,
+      lastSeen: { value: BEFORE, firstSeenAtMs: 0 },
+      polls: 0,
+    };
+    expect(watchUntilMs(m, 'last-use', timings, 0)).toBe(4_001);
+    expect(watchUntilMs(m, 'last-use', timings, 4_000)).toBe(4_001);
     expect(watchUntilMs(m, 'last-use', timings, 4_200)).toBe(waitEndsAtMs(m, 'last-use', timings));
     const onPlatformClock = { ...m, deployedAtPlatform: '2026-11-29T10:00:00.000Z' };
     expect(watchUntilMs(onPlatformClock, 'last-use', timings, 0)).toBe(

@@ -162,6 +162,30 @@ describe.concurrent('revokeTenantKeySlot (mocked activities)', () => {
     });
   }, 120_000);
 
+  it('refuses on a use first shown by a later look of its watch, as it does at any look while it waits', async () => {
+    const ref = uniqueId('t');
+    let usedAt: string | null = null;
+    const { calls, activities } = mocks((_first, look) => {
+      // Its first reading starts the gate's clock; the use shows from the third look on (the watch's second).
+      if (look >= 3) usedAt ??= new Date().toISOString();
+      return usage(usedAt ?? USED_BEFORE);
+    });
+    await world.run(activities, async ({ client, taskQueue }) => {
+      const handle = await client.workflow.start('revokeTenantKeySlot', {
+        taskQueue,
+        workflowId: keyRevokeWorkflowId(ref, 'web'),
+        args: [
+          { externalRef: ref, slot: 'web', options: { quietPeriod: '1h', quietDeadline: '2h', pollInterval: '50ms' } },
+        ],
+      });
+      const result = await handle.result();
+      expect(result).toMatchObject({ outcome: 'refused', keyId: 'key_old' });
+      expect(result.verdict).toMatch(/^the key is in use: not revoked/);
+      expect(calls.observe).toBeGreaterThanOrEqual(3);
+      expect(calls.revoke).toEqual([]);
+    });
+  });
+
   it('revokes a key that was never used at once, with no wait', async () => {
     const ref = uniqueId('t');
     const { calls, activities } = mocks(() => usage(null));

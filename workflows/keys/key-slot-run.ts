@@ -30,6 +30,7 @@ import type { KeyUsage } from '../../activities/keys/rotation.js';
 import {
   evaluateGate,
   gateTimingsOf,
+  waitEndsAtMs,
   watchUntilMs,
   type GateDecision,
   type GateMemory,
@@ -481,17 +482,19 @@ export class SlotRun<
     // The wait calls the platform only to look again: the fleet need not count it against its bound.
     if (this.parts.releasesFleetWhileQuiet) await this.parts.fleet.releaseWhileQuiet();
     const nowMs = Date.now();
-    // The next poll, or sooner when the verdict can change by time before it.
+    // The next poll, or sooner when the verdict can change by time before it (not brought forward to the allowance's
+    // end: watchUntilMs only makes the watch answer at its first look after it).
+    const verdictMs = Math.max(nowMs, Math.min(...keys.map((k) => waitEndsAtMs(k.memory, k.method, this.timings))));
     const untilMs = Math.max(
       nowMs,
       Math.min(
         ...keys.map((k) => watchUntilMs(k.memory, k.method, this.timings, this.lookedAtMs ?? k.memory.deployedAtMs)),
       ),
     );
-    const firstLookMs = Math.min(nowMs + this.backoff.next(), untilMs);
+    const firstLookMs = Math.min(nowMs + this.backoff.next(), verdictMs);
     const watching =
       `${waitingFor(firstLookMs - nowMs)}, then backing off; judged again when the key's use changes, or at ` +
-      `${new Date(untilMs).toISOString()} when the verdict can change by time`;
+      `${new Date(verdictMs).toISOString()} when the verdict can change by time`;
     this.waitAt('waiting_for_quiet' as Stage, watching, firstLookMs - nowMs);
     const answer = await watchKeys(
       this.queue,

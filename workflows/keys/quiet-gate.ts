@@ -168,10 +168,12 @@ export function waitEndsAtMs(memory: GateMemory, method: QuietCheckView['method'
 
 /**
  * Up to when a watch (activities/keys/watch-key-usage.ts) may look without the workflow judging: `waitEndsAtMs`,
- * and while deploy time on the platform's clock is unknown, no later than the first look after the allowance's end
- * if the workflow's previous look (`previousLookMs`) came before it. A use first seen by a watch is judged late or
- * not by that previous look (lateUse: was the look before it after the allowance?), and this keeps it on the same
- * side of the allowance's end as every look of the watch: the verdict each look's own judgment would have given.
+ * and while deploy time on the platform's clock is unknown, no later than its first look strictly after the
+ * allowance's end if the workflow's previous look (`previousLookMs`) was not after it. A use first seen by a watch
+ * is judged late or not by that previous look (lateUse: was the look before it after the allowance?), and this keeps
+ * it on the same side of the allowance's end as every look of the watch: the verdict each look's own judgment would
+ * have given. (A look exactly at the end is not after it: a slot's revoke, whose allowance is 0 and whose clock
+ * starts at its first look, answers at its watch's first look once.)
  */
 export function watchUntilMs(
   memory: GateMemory,
@@ -181,8 +183,8 @@ export function watchUntilMs(
 ): number {
   const endsMs = waitEndsAtMs(memory, method, t);
   const allowanceEndsMs = memory.deployedAtMs + t.propagationAllowanceMs;
-  return memory.deployedAtPlatform === null && previousLookMs < allowanceEndsMs
-    ? Math.min(endsMs, allowanceEndsMs)
+  return memory.deployedAtPlatform === null && previousLookMs <= allowanceEndsMs
+    ? Math.min(endsMs, allowanceEndsMs + 1)
     : endsMs;
 }
 

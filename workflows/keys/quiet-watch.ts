@@ -18,14 +18,16 @@ export const QUIET_GATE_WATCH_PATCH = 'quiet-gate-watch';
 
 /**
  * One watch, on the platform queue `queue`, until it answers (what it saw, at which look) or `woken` holds (null:
- * the watch is cancelled, at once when between two looks). `input.untilMs` bounds it: it answers by then.
+ * the watch is cancelled, at once when between two looks). It answers at its first look at or after `input.untilMs`
+ * (its first look, when that is due later).
  */
 export async function watchKeys(
   queue: string,
   input: WatchKeyUsageInput,
   woken: () => boolean = () => false,
 ): Promise<WatchKeyUsageResult | null> {
-  const watch = proxyActivities<Activities>(quietGateWatch(queue, input.untilMs - Date.now())).watchKeyUsage;
+  const watchMs = Math.max(input.untilMs, input.firstLookMs) - Date.now();
+  const watch = proxyActivities<Activities>(quietGateWatch(queue, watchMs)).watchKeyUsage;
   const scope = new CancellationScope();
   return scope.run(async () => {
     const looked = watch(input);

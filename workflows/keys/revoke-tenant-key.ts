@@ -34,7 +34,7 @@ import { tenantExternalRefKey } from '../../src/domain/search-attributes.js';
 import { databaseStep, platformCall } from '../activity-policies.js';
 import { keyRevokeStatusQuery, type KeyRevokeStatus } from './key-slot-messages.js';
 import type { WatchKeyUsageResult } from '../../activities/keys/watch-key-usage.js';
-import { evaluateGate, watchUntilMs, type GateMemory } from './quiet-gate.js';
+import { evaluateGate, waitEndsAtMs, watchUntilMs, type GateMemory } from './quiet-gate.js';
 import { QUIET_GATE_WATCH_PATCH, watchKeys } from './quiet-watch.js';
 import { msOf, validateWorkflowInput } from '../validate-input.js';
 import { Backoff, handlersFinished, historyFull, Waits, type WaitView } from '../waits.js';
@@ -198,13 +198,14 @@ class KeyRevoke {
         await sleep(waitMs);
         continue;
       }
+      const verdictMs = Math.max(now, waitEndsAtMs(memory, decision.view.method, t));
       const untilMs = Math.max(now, watchUntilMs(memory, decision.view.method, t, lastLookMs));
       watched = await watchKeys(platformTaskQueue(workflowInfo().taskQueue), {
         subaccountId: target.subaccountId,
         keyIds: [target.keyId],
         freshNeeded: false,
         seen: { [target.keyId]: usage[target.keyId] ?? null },
-        firstLookMs: Math.min(now + waitMs, untilMs),
+        firstLookMs: Math.min(now + waitMs, verdictMs),
         untilMs,
         delays: { baseMs: backoff.baseMs, ceilingMs: backoff.ceilingMs, polls: backoff.polls },
       });
