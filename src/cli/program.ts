@@ -1,8 +1,8 @@
 /**
- * tenantctl. Answers like a CLI: this file and the command files load only commander and the
- * command definitions; each action imports what it needs when it runs (see run.ts), so `--help`
- * or a misspelt flag never loads pg, Temporal or the worker. bin/tenantctl.js runs the compiled
- * copy in dist/ when it is fresh.
+ * tenantctl's program (main.ts, the entry, loads it). Answers like a CLI: this file and the command files load only
+ * commander and the command definitions; each action imports what it needs when it runs (see run.ts), so `--help`
+ * or a misspelt flag never loads pg, Temporal or the worker. bin/tenantctl.js runs the compiled copy in dist/ when
+ * it is fresh.
  */
 import { Command } from 'commander';
 import { registerDriftCommands } from './commands/drift.js';

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { CliRuntime } from './runtime.js';
 import type { GatewayClient } from '../api-client/gateway-client.js';
 import { printJson, printLine } from './output.js';
+import { earlyGateway } from './early-read.js';
 
 /**
  * What command actions share, light enough to load for `tenantctl --help`: the runtime (pg, the
@@ -10,7 +11,7 @@ import { printJson, printLine } from './output.js';
  */
 let operatorTokenFlag: string | undefined;
 
-/** The global `--operator-token` (set by main.ts before an action runs); TENANTCTL_OPERATOR_TOKEN otherwise. */
+/** The global `--operator-token` (set by program.ts before an action runs); TENANTCTL_OPERATOR_TOKEN otherwise. */
 export function setOperatorTokenFlag(token: string | undefined): void {
   operatorTokenFlag = token;
 }
@@ -36,9 +37,10 @@ export async function withRuntime<T>(fn: (runtime: CliRuntime) => Promise<T>): P
  * limits) is decided by the server.
  */
 export async function withGateway<T>(fn: (gateway: GatewayClient) => Promise<T>): Promise<T | undefined> {
-  const { openGateway } = await import('./gateway-access.js');
+  const opened =
+    earlyGateway(operatorTokenFlag) ?? import('./gateway-access.js').then((g) => g.openGateway(operatorTokenFlag));
   try {
-    return await fn(await openGateway(operatorTokenFlag));
+    return await fn(await opened);
   } catch (error) {
     if (!(error instanceof Error && error.name === 'StillWaitingError')) throw error;
     // `--timeout` ended first: where the run stands is the answer (exit 4); the run goes on.
@@ -72,7 +74,7 @@ export function addWaitTimeouts(command: Command): void {
 }
 
 /**
- * Before a command's action (main.ts's preAction hook): its `--timeout` starts now. `--timeout` is
+ * Before a command's action (program.ts's preAction hook): its `--timeout` starts now. `--timeout` is
  * refused (exit 2) when the command will not wait, or when it is not a duration.
  */
 export async function setWaitFlags(command: Command): Promise<void> {

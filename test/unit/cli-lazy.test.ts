@@ -174,7 +174,10 @@ const STATUS_VIEW = {
 };
 
 describe('tenantctl status (a gateway command) loads no Temporal, gRPC, protobuf, pg, zod or ipaddr module, nor fetch', () => {
-  const server = createServer((_req, res) => {
+  /** Each request the stand-in gateway answered: its path and the token it came with. */
+  const requests: Array<{ url: string | undefined; authorization: string | undefined }> = [];
+  const server = createServer((req, res) => {
+    requests.push({ url: req.url, authorization: req.headers.authorization });
     res.setHeader('content-type', 'application/json');
     res.end(JSON.stringify({ data: STATUS_VIEW }));
   });
@@ -229,4 +232,57 @@ describe('tenantctl status (a gateway command) loads no Temporal, gRPC, protobuf
       expect(result.stderr.split('\n')).not.toContain(`INTERNAL ${UNDICI}`);
     });
   }
+
+  // The request goes out as the process starts (src/cli/early-read.ts): still one request, with the token the
+  // command would send, one warning, one refusal, and every other form of the command as before.
+  const env = async (more: Record<string, string> = {}) => ({
+    DATA_DIR: '/nonexistent-stack-dir',
+    TENANTCTL_GATEWAY_URL: await listening,
+    TENANTCTL_OPERATOR_TOKEN: 'viewer-token',
+    ...more,
+  });
+  const forms: Array<[string[], string]> = [
+    [['status', 'acme'], 'Bearer viewer-token'],
+    [['status', 'acme', '--json'], 'Bearer viewer-token'],
+    [['--operator-token', 'flag-token', 'status', 'acme'], 'Bearer flag-token'],
+    [['--operator-token=flag-token', 'status', '--json', 'acme'], 'Bearer flag-token'],
+    // Not read early: the program reads them as before.
+    [['status', 'acme', '--operator-token', 'late-token'], 'Bearer late-token'],
+    [['status', 'a c/me'], 'Bearer viewer-token'],
+  ];
+  it.each(forms)('%j: one request, with the token %s', async (args, authorization) => {
+    requests.length = 0;
+    const result = await launchAsync(args, await env());
+    expect(result.status, result.stderr).toBe(0);
+    const ref = args.find(
+      (a, i) => i > args.indexOf('status') && !a.startsWith('-') && args[i - 1] !== '--operator-token',
+    );
+    expect(requests).toEqual([{ url: `/v1/tenants/${encodeURIComponent(ref!)}`, authorization }]);
+    if (args.includes('--json')) expect(JSON.parse(result.stdout)).toMatchObject({ externalRef: 'acme' });
+    else expect(result.stdout).toContain('tenant acme: active');
+  });
+
+  it('warns once of a misspelt variable, and refuses a gateway the token may not travel to once, sending nothing', async () => {
+    requests.length = 0;
+    const warned = await launchAsync(['status', 'acme'], await env({ TENANTCTL_GATEWAY_ULR: 'x' }));
+    expect(warned.status, warned.stderr).toBe(0);
+    expect(warned.stderr.split('\n').filter((l) => l.includes('unknown variable TENANTCTL_GATEWAY_ULR'))).toHaveLength(
+      1,
+    );
+    requests.length = 0;
+    const refused = await launchAsync(
+      ['status', 'acme'],
+      await env({ TENANTCTL_GATEWAY_URL: 'http://gateway.example:8080' }),
+    );
+    expect(refused.status).toBe(2);
+    expect(refused.stderr.split('\n').filter((l) => l.includes('TENANTCTL_GATEWAY_URL: must be https'))).toHaveLength(
+      1,
+    );
+    expect(requests).toEqual([]);
+    // A ref the command refuses is refused by it, as before (nothing read early).
+    const dots = await launchAsync(['status', '..'], await env());
+    expect(dots.status).toBe(2);
+    expect(dots.stderr).toContain('externalRef: must not be ".."');
+    expect(requests).toEqual([]);
+  });
 });

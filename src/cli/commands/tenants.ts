@@ -7,6 +7,7 @@ import type { RevealAnswer } from '../../client/keys/reveal-key.js';
 import { segment, withGateway } from '../run.js';
 import { printJson, printLine } from '../output.js';
 import { registerKeySlotCommands } from './key-slots.js';
+import { takeEarlyAnswer } from '../early-read.js';
 
 /** What waits for a person, as `status` and `list` print it: the run (or the hold), its words, what ends it. */
 function attentionLines(items: readonly AttentionItem[] | undefined, indent: string): string[] {
@@ -62,7 +63,9 @@ export function registerTenantCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (externalRef: string, opts: { json?: boolean }) =>
       withGateway(async (gateway) => {
-        const answer = gateway.get<TenantStatusView>(`/v1/tenants/${segment(externalRef, 'externalRef')}`);
+        const path = `/v1/tenants/${segment(externalRef, 'externalRef')}`;
+        // Sent as the process started when the command was given in its plainest form (early-read.ts).
+        const answer = takeEarlyAnswer<TenantStatusView>(path) ?? gateway.get<TenantStatusView>(path);
         // The printers load while the gateway answers (both settle before either is used).
         const [view, printers] = await Promise.all([answer, opts.json ? null : import('../status-lines.js')]);
         if (!printers) printJson(view);
