@@ -14,6 +14,8 @@ interface EarlyRead {
   token: string | undefined;
   gateway: Promise<GatewayClient>;
   answer: Promise<unknown> | undefined;
+  /** The command took the early gateway (its token is the early read's): only then may it take the answer. */
+  taken: boolean;
 }
 
 let early: EarlyRead | undefined;
@@ -35,9 +37,9 @@ export function earlyStatusRead(args: readonly string[]): { path: string; token:
 }
 
 /**
- * Sends the early read when `args` are the plainest `status <ref>`; otherwise does nothing. Settles once the request
- * is out (or the gateway refused), so the caller loads the rest of the CLI while the gateway answers, not before it
- * asks (loaded side by side, the program's modules held the request back).
+ * Starts the early read when `args` are the plainest `status <ref>`; otherwise does nothing. Settles once the
+ * gateway is opened (or refused), the request then on its way, so the caller loads the rest of the CLI while the
+ * gateway answers, not before it asks (loaded side by side, the program's modules held the request back).
  */
 export async function startEarlyRead(args: readonly string[]): Promise<void> {
   const read = earlyStatusRead(args);
@@ -47,7 +49,7 @@ export async function startEarlyRead(args: readonly string[]): Promise<void> {
   const answer = gateway.then((client) => client.get(read.path));
   gateway.catch(() => undefined);
   answer.catch(() => undefined);
-  early = { ...read, gateway, answer };
+  early = { ...read, gateway, answer, taken: false };
   await gateway.then(
     () => undefined,
     () => undefined,
@@ -56,12 +58,17 @@ export async function startEarlyRead(args: readonly string[]): Promise<void> {
 
 /** The gateway opened early for this token (once: its warnings and refusals are not made twice), or undefined. */
 export function earlyGateway(token: string | undefined): Promise<GatewayClient> | undefined {
-  return early && early.token === token ? early.gateway : undefined;
+  if (!early || early.token !== token) return undefined;
+  early.taken = true;
+  return early.gateway;
 }
 
-/** The early answer for `path`, taken once, or undefined (no early read, or another path). */
+/**
+ * The early answer for `path`, taken once, or undefined: no early read, another path, or a command that did not
+ * take the early gateway (another token) must ask again.
+ */
 export function takeEarlyAnswer<T>(path: string): Promise<T> | undefined {
-  if (!early || early.path !== path || !early.answer) return undefined;
+  if (!early?.taken || early.path !== path || !early.answer) return undefined;
   const { answer } = early;
   early.answer = undefined;
   return answer as Promise<T>;

@@ -246,9 +246,9 @@ describe('tenantctl status (a gateway command) loads no Temporal, gRPC, protobuf
     [['status', 'acme', '--json'], 'Bearer viewer-token'],
     [['--operator-token', 'flag-token', 'status', 'acme'], 'Bearer flag-token'],
     [['--operator-token=flag-token', 'status', '--json', 'acme'], 'Bearer flag-token'],
-    // Not read early: the program reads them as before.
-    [['status', 'acme', '--operator-token', 'late-token'], 'Bearer late-token'],
     [['status', 'a c/me'], 'Bearer viewer-token'],
+    // Not read early: the program reads it as before.
+    [['status', 'acme', '--operator-token', 'late-token'], 'Bearer late-token'],
   ];
   it.each(forms)('%j: one request, with the token %s', async (args, authorization) => {
     requests.length = 0;
@@ -261,6 +261,64 @@ describe('tenantctl status (a gateway command) loads no Temporal, gRPC, protobuf
     if (args.includes('--json')) expect(JSON.parse(result.stdout)).toMatchObject({ externalRef: 'acme' });
     else expect(result.stdout).toContain('tenant acme: active');
   });
+
+  // Whether the request left before the program (commander and the commands) was loaded: a load hook marks the
+  // program's module (or the bundle's chunk holding it) as it is evaluated, and a wrapper of http.request reports
+  // the mark when the request is made.
+  writeFileSync(
+    join(dir, 'program-hooks.mjs'),
+    String.raw`import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+const bundle = process.env.PROBE_BUNDLE;
+let chunks = {};
+try { chunks = JSON.parse(readFileSync(bundle + 'chunks.json', 'utf8')); } catch {}
+export async function load(url, context, next) {
+  const r = await next(url, context);
+  const path = url.startsWith('file://') ? fileURLToPath(url) : '';
+  const modules = path.startsWith(bundle) ? chunks[path.slice(bundle.length)] ?? [] : [path];
+  if (!modules.some((m) => /\/cli\/program\.(js|ts)$/.test(m))) return r;
+  const source = typeof r.source === 'string' ? r.source : new TextDecoder().decode(r.source);
+  return { ...r, source: 'globalThis.__programLoaded = true;\n' + source };
+}
+`,
+  );
+  writeFileSync(
+    join(dir, 'program-probe.mjs'),
+    String.raw`import { register, syncBuiltinESMExports } from 'node:module';
+import http from 'node:http';
+register('./program-hooks.mjs', import.meta.url);
+const request = http.request;
+http.request = function (...args) {
+  process.stderr.write('REQUEST program-loaded=' + (globalThis.__programLoaded === true) + '\n');
+  return request.apply(this, args);
+};
+syncBuiltinESMExports();
+`,
+  );
+  const probed = (args: string[], env: Record<string, string>) =>
+    new Promise<{ status: number | null; stderr: string }>((resolve, reject) => {
+      const child = spawn(process.execPath, ['--import', join(dir, 'program-probe.mjs'), TENANTCTL, ...args], {
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', PROBE_BUNDLE: BUNDLE, ...env },
+      });
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+      child.stdout.resume();
+      child.once('error', reject);
+      child.once('close', (status) => resolve({ status, stderr }));
+    });
+  for (const [label, launchEnv] of [
+    ['as launched (dist/ when fresh)', {}],
+    ['from the sources (tsx)', { TENANTCTL_FROM_SOURCE: '1' }],
+  ] as const) {
+    it(`${label}: the plainest form asks before the program loads, another form after`, async () => {
+      const early = await probed(['status', 'acme'], await env(launchEnv));
+      expect(early.status, early.stderr).toBe(0);
+      expect(early.stderr.split('\n').filter((l) => l.startsWith('REQUEST'))).toEqual(['REQUEST program-loaded=false']);
+      const late = await probed(['status', 'acme', '--operator-token', 'late-token'], await env(launchEnv));
+      expect(late.status, late.stderr).toBe(0);
+      expect(late.stderr.split('\n').filter((l) => l.startsWith('REQUEST'))).toEqual(['REQUEST program-loaded=true']);
+    });
+  }
 
   it('warns once of a misspelt variable, and refuses a gateway the token may not travel to once, sending nothing', async () => {
     requests.length = 0;
