@@ -45,7 +45,7 @@ export async function startEarlyRead(args: readonly string[]): Promise<void> {
   const read = earlyStatusRead(args);
   if (!read) return;
   // Silent: the warnings of openGateway are printed as it runs; a refusal rejects, for the command to report.
-  const gateway = import('./gateway-access.js').then(({ openGateway }) => openGateway(read.token));
+  const gateway = openLazily(read.token);
   const answer = gateway.then((client) => client.get(read.path));
   gateway.catch(() => undefined);
   answer.catch(() => undefined);
@@ -61,6 +61,16 @@ export function earlyGateway(token: string | undefined): Promise<GatewayClient> 
   if (!early || early.token !== token) return undefined;
   early.taken = true;
   return early.gateway;
+}
+
+/** The gateway for this token: the one opened early, or opened now as openGateway opens it. */
+export function gatewayFor(token: string | undefined): Promise<GatewayClient> {
+  return earlyGateway(token) ?? openLazily(token);
+}
+
+/** openGateway, its module loaded only when a command talks to the gateway. */
+function openLazily(token: string | undefined): Promise<GatewayClient> {
+  return import('./gateway-access.js').then(({ openGateway }) => openGateway(token));
 }
 
 /**

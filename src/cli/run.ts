@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { CliRuntime } from './runtime.js';
 import type { GatewayClient } from '../api-client/gateway-client.js';
 import { printJson, printLine } from './output.js';
-import { earlyGateway } from './early-read.js';
+import { gatewayFor } from './early-read.js';
 
 /**
  * What command actions share, light enough to load for `tenantctl --help`: the runtime (pg, the
@@ -37,8 +37,7 @@ export async function withRuntime<T>(fn: (runtime: CliRuntime) => Promise<T>): P
  * limits) is decided by the server.
  */
 export async function withGateway<T>(fn: (gateway: GatewayClient) => Promise<T>): Promise<T | undefined> {
-  const opened =
-    earlyGateway(operatorTokenFlag) ?? import('./gateway-access.js').then((g) => g.openGateway(operatorTokenFlag));
+  const opened = gatewayFor(operatorTokenFlag);
   try {
     return await fn(await opened);
   } catch (error) {

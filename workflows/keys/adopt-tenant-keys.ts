@@ -309,23 +309,22 @@ class Adoption {
 
   /** Polls every unmanaged key still waiting: a quiet one is revoked, a late use or the deadline holds it. */
   private async passQuietGate(b: BeginAdoptionResult, memories: Map<string, GateMemory>): Promise<void> {
-    // What a watch answered, for the keys it watched (judged already: its looks count as the next look).
-    let looked: { keyIds: string; gates: GateDecision[] } | undefined;
+    // What a watch answered for the keys still waiting (judged already: its looks count as the next look). Only this
+    // loop changes which keys wait, and a decision ends it: the next turn's keys are the ones watched.
+    let looked: GateDecision[] | undefined;
     while (!this.decision && this.waiting().length > 0) {
       if (this.slotRun.historyFull()) await this.slotRun.continueRun('gate');
       const waiting = this.waiting();
-      const ids = waiting.map((k) => k.keyId).join(',');
       const gates =
-        looked?.keyIds === ids
-          ? looked.gates
-          : await this.slotRun.lookAtGate(
-              b.subaccountId,
-              waiting.map((k) => ({ keyId: k.keyId, memory: memories.get(k.keyId)! })),
-              this.status.newKey.keyId!,
-              // The managed key's first use is deploy time on the platform's clock only when this run deployed it;
-              // an earlier adoption's key was used long ago, so this run measures from its own start instead.
-              b.issue,
-            );
+        looked ??
+        (await this.slotRun.lookAtGate(
+          b.subaccountId,
+          waiting.map((k) => ({ keyId: k.keyId, memory: memories.get(k.keyId)! })),
+          this.status.newKey.keyId!,
+          // The managed key's first use is deploy time on the platform's clock only when this run deployed it;
+          // an earlier adoption's key was used long ago, so this run measures from its own start instead.
+          b.issue,
+        ));
       looked = undefined;
       for (const [i, key] of waiting.entries()) {
         const gate = gates[i]!;
@@ -342,21 +341,14 @@ class Adoption {
         `quiet gate of ${this.waiting().length} unmanaged key(s); next look in ${waitMs} ms`;
       const woken = () => this.decision !== undefined;
       if (this.slotRun.watches()) {
-        const still = this.waiting();
-        const keys = still.map((k) => ({
+        const keys = this.waiting().map((k) => ({
           keyId: k.keyId,
           memory: memories.get(k.keyId)!,
           method: k.quietCheck!.method,
         }));
-        const answer = await this.slotRun.watchForQuiet(
-          b.subaccountId,
-          keys,
-          this.status.newKey.keyId!,
-          b.issue,
-          next,
-          woken,
-        );
-        if (answer) looked = { keyIds: still.map((k) => k.keyId).join(','), gates: answer };
+        looked =
+          (await this.slotRun.watchForQuiet(b.subaccountId, keys, this.status.newKey.keyId!, b.issue, next, woken)) ??
+          undefined;
         continue;
       }
       await this.slotRun.waitForQuiet(next, woken);

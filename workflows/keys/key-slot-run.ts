@@ -24,20 +24,11 @@ import {
   platformCall,
   projectEnvDeploy as projectEnvDeployPolicy,
 } from '../activity-policies.js';
-import { QUIET_GATE_WATCH_PATCH, watchKeys } from './quiet-watch.js';
+import { QUIET_GATE_WATCH_PATCH, watchKeys, watchTimes } from './quiet-watch.js';
 import { Backoff, handlersFinished, historyFull, Waits, type WaitView } from '../waits.js';
 import type { KeyUsage } from '../../activities/keys/rotation.js';
-import {
-  evaluateGate,
-  gateTimingsOf,
-  waitEndsAtMs,
-  watchUntilMs,
-  type GateDecision,
-  type GateMemory,
-  type GateTimings,
-} from './quiet-gate.js';
-import type { QuietCheckView } from './rotate-tenant-key-messages.js';
-import { rotationSettledSignal, type RotationSettled } from './rotate-tenant-key-messages.js';
+import { evaluateGate, gateTimingsOf, type GateDecision, type GateMemory, type GateTimings } from './quiet-gate.js';
+import { rotationSettledSignal, type QuietCheckView, type RotationSettled } from './rotate-tenant-key-messages.js';
 import { waitForKeySlot, type KeySlotDecisions, type KeySlotWait } from './key-slot-wait.js';
 
 const db = proxyLocalActivities<Activities>(databaseStep);
@@ -482,16 +473,15 @@ export class SlotRun<
     // The wait calls the platform only to look again: the fleet need not count it against its bound.
     if (this.parts.releasesFleetWhileQuiet) await this.parts.fleet.releaseWhileQuiet();
     const nowMs = Date.now();
-    // The next poll, or sooner when the verdict can change by time before it (not brought forward to the allowance's
-    // end: watchUntilMs only makes the watch answer at its first look after it).
-    const verdictMs = Math.max(nowMs, Math.min(...keys.map((k) => waitEndsAtMs(k.memory, k.method, this.timings))));
-    const untilMs = Math.max(
+    const { verdictMs, times } = watchTimes(
+      keys,
+      this.timings,
+      this.lookedAtMs,
       nowMs,
-      Math.min(
-        ...keys.map((k) => watchUntilMs(k.memory, k.method, this.timings, this.lookedAtMs ?? k.memory.deployedAtMs)),
-      ),
+      this.backoff.next(),
+      this.backoff,
     );
-    const firstLookMs = Math.min(nowMs + this.backoff.next(), verdictMs);
+    const { firstLookMs } = times;
     const watching =
       `${waitingFor(firstLookMs - nowMs)}, then backing off; judged again when the key's use changes, or at ` +
       `${new Date(verdictMs).toISOString()} when the verdict can change by time`;
@@ -504,9 +494,7 @@ export class SlotRun<
         newKeyId,
         freshNeeded: freshUse && keys.some((k) => k.memory.deployedAtPlatform === null),
         seen: Object.fromEntries(keys.map((k) => [k.keyId, this.seen?.[k.keyId] ?? null])),
-        firstLookMs,
-        untilMs,
-        delays: { baseMs: this.backoff.baseMs, ceilingMs: this.backoff.ceilingMs, polls: this.backoff.polls },
+        ...times,
       },
       woken,
     );

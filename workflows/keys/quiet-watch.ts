@@ -2,6 +2,9 @@ import { CancellationScope, condition, proxyActivities } from '@temporalio/workf
 import type { Activities } from '../../activities/index.js';
 import type { WatchKeyUsageInput, WatchKeyUsageResult } from '../../activities/keys/watch-key-usage.js';
 import { quietGateWatch } from '../activity-policies.js';
+import type { Backoff } from '../waits.js';
+import { waitEndsAtMs, watchUntilMs, type GateMemory, type GateTimings } from './quiet-gate.js';
+import type { QuietCheckView } from './rotate-tenant-key-messages.js';
 
 /**
  * 1.0 compatibility (issue 49): between two looks of a quiet gate, a run watches the key records with one activity
@@ -15,6 +18,30 @@ import { quietGateWatch } from '../activity-policies.js';
  * starts.
  */
 export const QUIET_GATE_WATCH_PATCH = 'quiet-gate-watch';
+
+/**
+ * When a watch of gates `keys` (judged "wait" at `nowMs`) looks first and until when it looks: first `firstDelayMs`
+ * from now (the gate's next poll), or at the moment the verdict can change by time if that is sooner (`verdictMs`,
+ * waitEndsAtMs; not brought forward to the allowance's end: watchUntilMs only makes the watch answer at its first
+ * look after it); later looks back off as `backoff` does from its count. `previousLookMs`: the run's previous judged
+ * look (none yet: each gate's deploy time).
+ */
+export function watchTimes(
+  keys: ReadonlyArray<{ memory: GateMemory; method: QuietCheckView['method'] }>,
+  t: GateTimings,
+  previousLookMs: number | null,
+  nowMs: number,
+  firstDelayMs: number,
+  backoff: Backoff,
+): { times: Pick<WatchKeyUsageInput, 'firstLookMs' | 'untilMs' | 'delays'>; verdictMs: number } {
+  const verdictMs = Math.max(nowMs, Math.min(...keys.map((k) => waitEndsAtMs(k.memory, k.method, t))));
+  const untilMs = Math.max(
+    nowMs,
+    Math.min(...keys.map((k) => watchUntilMs(k.memory, k.method, t, previousLookMs ?? k.memory.deployedAtMs))),
+  );
+  const delays = { baseMs: backoff.baseMs, ceilingMs: backoff.ceilingMs, polls: backoff.polls };
+  return { times: { firstLookMs: Math.min(nowMs + firstDelayMs, verdictMs), untilMs, delays }, verdictMs };
+}
 
 /**
  * One watch, on the platform queue `queue`, until it answers (what it saw, at which look) or `woken` holds (null:

@@ -34,8 +34,8 @@ import { tenantExternalRefKey } from '../../src/domain/search-attributes.js';
 import { databaseStep, platformCall } from '../activity-policies.js';
 import { keyRevokeStatusQuery, type KeyRevokeStatus } from './key-slot-messages.js';
 import type { WatchKeyUsageResult } from '../../activities/keys/watch-key-usage.js';
-import { evaluateGate, waitEndsAtMs, watchUntilMs, type GateMemory } from './quiet-gate.js';
-import { QUIET_GATE_WATCH_PATCH, watchKeys } from './quiet-watch.js';
+import { evaluateGate, type GateMemory } from './quiet-gate.js';
+import { QUIET_GATE_WATCH_PATCH, watchKeys, watchTimes } from './quiet-watch.js';
 import { msOf, validateWorkflowInput } from '../validate-input.js';
 import { Backoff, handlersFinished, historyFull, Waits, type WaitView } from '../waits.js';
 
@@ -198,16 +198,13 @@ class KeyRevoke {
         await sleep(waitMs);
         continue;
       }
-      const verdictMs = Math.max(now, waitEndsAtMs(memory, decision.view.method, t));
-      const untilMs = Math.max(now, watchUntilMs(memory, decision.view.method, t, lastLookMs));
+      const { times } = watchTimes([{ memory, method: decision.view.method }], t, lastLookMs, now, waitMs, backoff);
       watched = await watchKeys(platformTaskQueue(workflowInfo().taskQueue), {
         subaccountId: target.subaccountId,
         keyIds: [target.keyId],
         freshNeeded: false,
         seen: { [target.keyId]: usage[target.keyId] ?? null },
-        firstLookMs: Math.min(now + waitMs, verdictMs),
-        untilMs,
-        delays: { baseMs: backoff.baseMs, ceilingMs: backoff.ceilingMs, polls: backoff.polls },
+        ...times,
       });
     }
   }
