@@ -319,6 +319,14 @@ export async function expectLooksWithoutEvents(
   looksSoFar: () => number,
   looks: number,
 ): Promise<void> {
+  // From a watch that has looked without answering: a run's first watch may answer at its first look (the end of
+  // the propagation allowance, quiet-gate.ts watchUntilMs), adding its events after the wait is shown.
+  await until(async () => {
+    const watching = ((await handle.describe()).raw.pendingActivities ?? []).find(
+      (p) => p.activityType?.name === 'watchKeyUsage',
+    );
+    return (watching?.attempt ?? 0) >= 3;
+  });
   const events = await historyLength(handle);
   const from = looksSoFar();
   await until(() => looksSoFar() >= from + looks);
